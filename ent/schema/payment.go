@@ -1,0 +1,77 @@
+package schema
+
+import (
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+
+	"github.com/paygate/paygate/internal/card"
+	"github.com/paygate/paygate/internal/prefixid"
+	"github.com/paygate/paygate/internal/state"
+)
+
+// Payment is one card payment. Amounts are minor units of the currency; GraphQL serves them as
+// Decimal through resolvers in graph/, since formatting needs the currency too.
+type Payment struct {
+	ent.Schema
+}
+
+func (Payment) Fields() []ent.Field {
+	hidden := entgql.Skip(entgql.SkipType, entgql.SkipWhereInput, entgql.SkipOrderField)
+	return []ent.Field{
+		field.String("id").Immutable().NotEmpty().MaxLen(40).DefaultFunc(prefixid.Generator("pay")),
+		field.Int64("amount").Immutable().Positive().Annotations(hidden),
+		field.String("currency").Immutable().MinLen(3).MaxLen(3),
+		field.Enum("status").GoType(state.PaymentStatus("")).
+			Annotations(entgql.Type("PaymentStatus"), entgql.Skip(entgql.SkipEnumField)),
+		field.Enum("payment_method").GoType(card.PaymentMethod("")).Immutable().
+			Annotations(entgql.Type("PaymentMethod"), entgql.Skip(entgql.SkipEnumField, entgql.SkipWhereInput)),
+		field.String("customer_email").Immutable().MaxLen(254).
+			Annotations(entgql.Skip(entgql.SkipType, entgql.SkipOrderField)),
+		field.String("customer_name").Immutable().MaxLen(200).Default("").Annotations(hidden),
+		field.String("card_brand").Immutable().Annotations(hidden),
+		field.String("card_last4").Immutable().MinLen(4).MaxLen(4).Annotations(hidden),
+		field.Int("card_exp_month").Immutable().Range(1, 12).Annotations(hidden),
+		field.Int("card_exp_year").Immutable().Annotations(hidden),
+		field.String("card_fingerprint").Immutable().Annotations(hidden),
+		field.String("provider").Annotations(entgql.Skip(entgql.SkipOrderField)),
+		field.String("provider_payment_id").Optional().Nillable().Annotations(hidden),
+		field.Int64("amount_refunded").Default(0).NonNegative().Annotations(hidden),
+		field.String("failure_code").Optional().Nillable().
+			Annotations(entgql.Skip(entgql.SkipOrderField)),
+		field.String("failure_message").Optional().Nillable().
+			Annotations(entgql.Skip(entgql.SkipWhereInput, entgql.SkipOrderField)),
+		field.String("description").Optional().Nillable().MaxLen(1000).
+			Annotations(entgql.Skip(entgql.SkipWhereInput, entgql.SkipOrderField)),
+		field.JSON("metadata", map[string]string{}).Optional().
+			Annotations(entgql.Type("StringMap"), entgql.Skip(entgql.SkipWhereInput, entgql.SkipOrderField)),
+	}
+}
+
+func (Payment) Mixin() []ent.Mixin {
+	return []ent.Mixin{timestamps{}}
+}
+
+func (Payment) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("created_at", "id"),
+		index.Fields("status", "created_at"),
+		index.Fields("customer_email", "created_at"),
+	}
+}
+
+func (Payment) Annotations() []schema.Annotation {
+	return []schema.Annotation{
+		// The database holds the money invariants too, whatever code writes to it.
+		entsql.Checks(map[string]string{
+			"payment_amount_positive":      "amount > 0",
+			"payment_refund_within_amount": "amount_refunded >= 0 AND amount_refunded <= amount",
+			"payment_status_known":         "status IN ('pending', 'processing', 'succeeded', 'failed', 'partially_refunded', 'refunded')",
+		}),
+		entgql.QueryField().Directives(hasScope("payments:read")),
+		entgql.RelayConnection(),
+	}
+}

@@ -1,0 +1,18 @@
+// Package graph is the GraphQL layer: thin resolvers over the domain services in internal/.
+package graph
+
+import (
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/payment"
+)
+
+//go:generate sh -c "cd .. && go run github.com/99designs/gqlgen generate"
+
+// Resolver holds the services every resolver calls; server.go builds it once.
+type Resolver struct {
+	AuthService    *auth.Service
+	PaymentService *payment.Service
+	// Ent resolves node(id:) lookups, which span every type.
+	Ent *ent.Client
+}

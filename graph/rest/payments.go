@@ -1,0 +1,215 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/graph/model"
+	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/card"
+	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/state"
+	"github.com/paygate/paygate/internal/web"
+)
+
+type createPaymentRequest struct {
+	Amount        decimalField      `json:"amount"`
+	Currency      string            `json:"currency"`
+	PaymentMethod string            `json:"payment_method"`
+	Customer      *customerRequest  `json:"customer"`
+	Card          *cardRequest      `json:"card"`
+	Description   *string           `json:"description"`
+	Metadata      map[string]string `json:"metadata"`
+}
+
+type customerRequest struct {
+	Email string  `json:"email"`
+	Name  *string `json:"name"`
+}
+
+type cardRequest struct {
+	Number   string `json:"number"`
+	ExpMonth int    `json:"exp_month"`
+	ExpYear  int    `json:"exp_year"`
+	CVC      string `json:"cvc"`
+}
+
+// decimalField takes an amount as a JSON number (49.99) or string ("49.99") and keeps its text,
+// so it never passes through floating point.
+type decimalField money.Decimal
+
+func (d *decimalField) UnmarshalJSON(raw []byte) error {
+	var text string
+	switch {
+	case bytes.Equal(raw, []byte("null")):
+	case len(raw) > 0 && raw[0] == '"':
+		if err := json.Unmarshal(raw, &text); err != nil {
+			return err
+		}
+	case len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9'):
+		text = string(raw)
+	default:
+		return &fieldError{apierror.ForParam(apierror.InvalidAmount, "amount", "amount must be a number such as 49.99")}
+	}
+	*d = decimalField(text)
+	return nil
+}
+
+func (h *Handlers) createPayment(w http.ResponseWriter, r *http.Request) {
+	var req createPaymentRequest
+	if err := decode(r, &req); err != nil {
+		web.WriteError(w, r, err, nil)
+		return
+	}
+	input := model.CreatePaymentInput{
+		Amount:        money.Decimal(req.Amount),
+		Currency:      req.Currency,
+		PaymentMethod: card.PaymentMethod(req.PaymentMethod),
+		Customer:      &model.CustomerInput{},
+		Description:   req.Description,
+		Metadata:      req.Metadata,
+	}
+	if req.Customer != nil {
+		input.Customer = &model.CustomerInput{Email: req.Customer.Email, Name: req.Customer.Name}
+	}
+	if req.Card != nil {
+		input.Card = &model.CardInput{Number: req.Card.Number, ExpMonth: req.Card.ExpMonth, ExpYear: req.Card.ExpYear, Cvc: req.Card.CVC}
+	}
+	p, err := h.mutation.CreatePayment(r.Context(), input)
+	if err != nil {
+		web.WriteError(w, r, err, nil)
+		return
+	}
+	if p.Status == state.PaymentFailed && p.FailureCode != nil {
+		// The payment exists, failed: the error rides with it, as Stripe answers a decline.
+		web.WriteError(w, r, apierror.New(apierror.Code(*p.FailureCode), *p.FailureMessage), paymentOf(p))
+		return
+	}
+	web.WriteJSON(w, http.StatusCreated, paymentOf(p))
+}
+
+func (h *Handlers) getPayment(w http.ResponseWriter, r *http.Request) {
+	p, err := h.query.Payment(r.Context(), r.PathValue("id"))
+	if err != nil {
+		web.WriteError(w, r, err, nil)
+		return
+	}
+	web.WriteJSON(w, http.StatusOK, paymentOf(p))
+}
+
+// listPayments pages newest first, Stripe style: limit (1-100, default 20), starting_after (the
+// page after this payment) or ending_before (the page before it), and has_more.
+func (h *Handlers) listPayments(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit := 20
+	if text := q.Get("limit"); text != "" {
+		n, err := strconv.Atoi(text)
+		if err != nil || n < 1 || n > 100 {
+			web.WriteError(w, r, apierror.ForParam(apierror.InvalidRequest, "limit", "limit must be a whole number from 1 to 100"), nil)
+			return
+		}
+		limit = n
+	}
+	startingAfter, endingBefore := q.Get("starting_after"), q.Get("ending_before")
+	if startingAfter != "" && endingBefore != "" {
+		web.WriteError(w, r, apierror.ForParam(apierror.InvalidRequest, "ending_before", "give starting_after or ending_before, not both"), nil)
+		return
+	}
+	var after, before *ent.Cursor
+	var first, last *int
+	var err error
+	switch {
+	case endingBefore != "":
+		before, err = h.cursorAt(r.Context(), endingBefore, "ending_before")
+		last = &limit
+	case startingAfter != "":
+		after, err = h.cursorAt(r.Context(), startingAfter, "starting_after")
+		first = &limit
+	default:
+		first = &limit
+	}
+	if err != nil {
+		web.WriteError(w, r, err, nil)
+		return
+	}
+	conn, err := h.query.Payments(r.Context(), after, first, before, last, payment.NewestFirst, nil)
+	if err != nil {
+		web.WriteError(w, r, err, nil)
+		return
+	}
+	data := make([]paymentJSON, 0, len(conn.Edges))
+	for _, edge := range conn.Edges {
+		data = append(data, paymentOf(edge.Node))
+	}
+	hasMore := conn.PageInfo.HasNextPage
+	if endingBefore != "" {
+		hasMore = conn.PageInfo.HasPreviousPage
+	}
+	web.WriteList(w, data, hasMore)
+}
+
+// paymentJSON is the REST shape of a payment (SPEC 3). Amounts are JSON numbers written from
+// their exact decimal text.
+type paymentJSON struct {
+	ID                string              `json:"id"`
+	Object            string              `json:"object"`
+	Amount            json.Number         `json:"amount"`
+	Currency          string              `json:"currency"`
+	Status            state.PaymentStatus `json:"status"`
+	PaymentMethod     card.PaymentMethod  `json:"payment_method"`
+	Customer          customerJSON        `json:"customer"`
+	Card              cardJSON            `json:"card"`
+	Provider          string              `json:"provider"`
+	ProviderPaymentID *string             `json:"provider_payment_id"`
+	AmountRefunded    json.Number         `json:"amount_refunded"`
+	FailureCode       *string             `json:"failure_code"`
+	FailureMessage    *string             `json:"failure_message"`
+	Description       *string             `json:"description"`
+	Metadata          map[string]string   `json:"metadata"`
+	CreatedAt         time.Time           `json:"created_at"`
+	UpdatedAt         time.Time           `json:"updated_at"`
+}
+
+type customerJSON struct {
+	Email string `json:"email"`
+	Name  string `json:"name"`
+}
+
+type cardJSON struct {
+	Brand       string `json:"brand"`
+	Last4       string `json:"last4"`
+	ExpMonth    int    `json:"exp_month"`
+	ExpYear     int    `json:"exp_year"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+func paymentOf(p *ent.Payment) paymentJSON {
+	metadata := p.Metadata
+	if metadata == nil {
+		metadata = map[string]string{}
+	}
+	return paymentJSON{
+		ID:                p.ID,
+		Object:            "payment",
+		Amount:            json.Number(money.Amount{Minor: p.Amount, Currency: p.Currency}.String()),
+		Currency:          p.Currency,
+		Status:            p.Status,
+		PaymentMethod:     p.PaymentMethod,
+		Customer:          customerJSON{Email: p.CustomerEmail, Name: p.CustomerName},
+		Card:              cardJSON{Brand: p.CardBrand, Last4: p.CardLast4, ExpMonth: p.CardExpMonth, ExpYear: p.CardExpYear, Fingerprint: p.CardFingerprint},
+		Provider:          p.Provider,
+		ProviderPaymentID: p.ProviderPaymentID,
+		AmountRefunded:    json.Number(money.Amount{Minor: p.AmountRefunded, Currency: p.Currency}.String()),
+		FailureCode:       p.FailureCode,
+		FailureMessage:    p.FailureMessage,
+		Description:       p.Description,
+		Metadata:          metadata,
+		CreatedAt:         p.CreatedAt.UTC(),
+		UpdatedAt:         p.UpdatedAt.UTC(),
+	}
+}

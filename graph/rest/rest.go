@@ -1,0 +1,114 @@
+// Package rest is the REST shim: it keeps the original /api/v1 routes by decoding each request,
+// calling the same GraphQL resolver method the GraphQL twin calls, and encoding the envelope.
+package rest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/graph"
+	"github.com/paygate/paygate/graph/generated"
+	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/web"
+)
+
+// Handlers serve the REST routes.
+type Handlers struct {
+	query    generated.QueryResolver
+	mutation generated.MutationResolver
+	// cursorAt turns a payment ID (starting_after, ending_before) into a Relay cursor.
+	cursorAt func(ctx context.Context, id, param string) (*ent.Cursor, error)
+}
+
+// New returns the REST handlers over the resolver.
+func New(r *graph.Resolver) *Handlers {
+	return &Handlers{query: r.Query(), mutation: r.Mutation(), cursorAt: r.PaymentService.CursorAt}
+}
+
+// Routes registers every REST route on mux.
+func (h *Handlers) Routes(mux *http.ServeMux) {
+	mux.HandleFunc("POST /api/v1/auth/login", h.login)
+	mux.HandleFunc("POST /api/v1/auth/refresh", h.refresh)
+	mux.Handle("POST /api/v1/payments", requireScope(auth.ScopePaymentsWrite, h.createPayment))
+	mux.Handle("GET /api/v1/payments", requireScope(auth.ScopePaymentsRead, h.listPayments))
+	mux.Handle("GET /api/v1/payments/{id}", requireScope(auth.ScopePaymentsRead, h.getPayment))
+	mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
+		web.WriteError(w, r, apierror.New(apierror.NotFound, "no route "+r.Method+" "+r.URL.Path), nil)
+	})
+}
+
+// requireScope guards a route with the same scope as the @hasScope directive on its GraphQL twin.
+func requireScope(scope string, next http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := auth.RequireScope(r.Context(), scope); err != nil {
+			web.WriteError(w, r, err, nil)
+			return
+		}
+		next(w, r)
+	})
+}
+
+// decode reads a JSON object body into dst strictly: unknown fields, wrong types, trailing data
+// and malformed JSON are invalid_request errors naming the field when there is one.
+func decode(r *http.Request, dst any) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return apierror.New(apierror.InvalidRequest, "the request body could not be read")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return apierror.New(apierror.InvalidRequest, "the request body must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	err = dec.Decode(dst)
+	if err == nil && dec.More() {
+		err = errors.New("trailing data")
+	}
+	if err == nil {
+		return nil
+	}
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr) && typeErr.Field != "":
+		return apierror.ForParam(apierror.InvalidRequest, typeErr.Field, fmt.Sprintf("%s must be a %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String())))
+	case errors.As(err, &typeErr):
+		return apierror.New(apierror.InvalidRequest, "the request body must be a JSON object")
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return apierror.ForParam(apierror.InvalidRequest, field, "unknown field "+field)
+	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):
+		return apierror.New(apierror.InvalidRequest, "the request body is not valid JSON")
+	default:
+		var fieldErr *fieldError
+		if errors.As(err, &fieldErr) {
+			return fieldErr.apiError
+		}
+		return apierror.New(apierror.InvalidRequest, "the request body is not valid JSON: "+err.Error())
+	}
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "int", "int64", "int32":
+		return "whole number"
+	case "struct", "map":
+		return "JSON object"
+	default:
+		return goKind
+	}
+}
+
+// fieldError carries an API error out of a field's UnmarshalJSON through encoding/json.
+type fieldError struct{ apiError *apierror.Error }
+
+func (e *fieldError) Error() string { return e.apiError.Error() }

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/user"
+	"github.com/paygate/paygate/graph"
+	"github.com/paygate/paygate/internal/config"
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/prefixid"
+)
+
+const testJWTSecret = "test-secret-test-secret-test-secret-0123"
+
+// testEnv is Paygate's real HTTP handler on a real database, wired as serve wires it.
+type testEnv struct {
+	t    *testing.T
+	db   *database.DB
+	svc  services
+	url  string
+	logs *lockedBuffer
+}
+
+// lockedBuffer collects log lines written from many request goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func newTestEnv(t *testing.T, db *database.DB, extraEnv ...string) *testEnv {
+	t.Helper()
+	base := []string{"PAYGATE_DATA_DIR=" + t.TempDir(), "PAYGATE_JWT_SECRET=" + testJWTSecret}
+	cfg, err := config.Load(append(base, extraEnv...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedBuffer{}
+	logger := newLogger(logs, "debug")
+	svc, err := newServices(cfg, db, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	latest, err := db.LatestMigration()
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := httptest.NewServer(NewServer(ServerDeps{
+		Logger:          logger,
+		DB:              db,
+		LatestMigration: latest,
+		Resolver:        &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Ent: db.Ent},
+		Tokens:          svc.auth.Tokens(),
+		Production:      cfg.Production(),
+		CORSOrigins:     cfg.CORSOrigins,
+	}))
+	t.Cleanup(server.Close)
+	return &testEnv{t: t, db: db, svc: svc, url: server.URL, logs: logs}
+}
+
+// tokenFor returns an access token of a new user with the role. The user gets no usable password:
+// tests that log in create their users through auth.Service.CreateUser instead.
+func (e *testEnv) tokenFor(role string) string {
+	e.t.Helper()
+	u, err := e.db.Ent.User.Create().
+		SetEmail(prefixid.New(role) + "@example.com").
+		SetPasswordHash("!").SetRole(user.Role(role)).Save(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	token, err := e.svc.auth.Tokens().Issue(u.ID, role)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return token
+}
+
+// response is a decoded answer; numbers stay json.Number so amounts are compared as text.
+type response struct {
+	status int
+	header http.Header
+	body   map[string]any
+	raw    string
+}
+
+// request sends body (a string is sent as is, anything else as JSON) with the token, if any.
+func (e *testEnv) request(method, path, token string, body any, headers ...string) response {
+	e.t.Helper()
+	var reader io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		reader = strings.NewReader(b)
+	default:
+		encoded, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		reader = bytes.NewReader(encoded)
+	}
+	req, err := http.NewRequest(method, e.url+path, reader)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if reader != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	r := response{status: resp.StatusCode, header: resp.Header, raw: string(raw)}
+	if strings.Contains(resp.Header.Get("Content-Type"), "json") {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&r.body); err != nil {
+			e.t.Fatalf("%s %s: answer is not JSON: %v\n%s", method, path, err, raw)
+		}
+	}
+	return r
+}
+
+// graphql posts a GraphQL document and returns data and errors.
+func (e *testEnv) graphql(token, query string, variables map[string]any, headers ...string) (map[string]any, []gqlError) {
+	e.t.Helper()
+	r := e.request(http.MethodPost, "/query", token, map[string]any{"query": query, "variables": variables}, headers...)
+	if r.status != http.StatusOK {
+		e.t.Fatalf("graphql answered %d: %s", r.status, r.raw)
+	}
+	var decoded struct {
+		Data   map[string]any `json:"data"`
+		Errors []gqlError     `json:"errors"`
+	}
+	dec := json.NewDecoder(strings.NewReader(r.raw))
+	dec.UseNumber()
+	if err := dec.Decode(&decoded); err != nil {
+		e.t.Fatal(err)
+	}
+	return decoded.Data, decoded.Errors
+}
+
+type gqlError struct {
+	Message    string         `json:"message"`
+	Path       []any          `json:"path"`
+	Extensions map[string]any `json:"extensions"`
+}
+
+func (g gqlError) code() string { s, _ := g.Extensions["code"].(string); return s }
+
+// mustGraphQL fails the test on any GraphQL error.
+func (e *testEnv) mustGraphQL(token, query string, variables map[string]any) map[string]any {
+	e.t.Helper()
+	data, errs := e.graphql(token, query, variables)
+	if len(errs) > 0 {
+		e.t.Fatalf("graphql errors: %+v", errs)
+	}
+	return data
+}
+
+// errorCode returns the REST error envelope's code and param.
+func (r response) errorCode() (code, param string) {
+	errBody, _ := r.body["error"].(map[string]any)
+	code, _ = errBody["code"].(string)
+	param, _ = errBody["param"].(string)
+	return code, param
+}
+
+func (r response) data() map[string]any {
+	d, _ := r.body["data"].(map[string]any)
+	return d
+}
+
+// get walks a decoded JSON value by keys and list indexes: get(m, "data", "card", "last4").
+func get(v any, path ...any) any {
+	for _, step := range path {
+		switch s := step.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[s]
+		case int:
+			list, _ := v.([]any)
+			if s >= len(list) {
+				return nil
+			}
+			v = list[s]
+		}
+	}
+	return v
+}
+
+func str(v any) string {
+	switch s := v.(type) {
+	case string:
+		return s
+	case json.Number:
+		return s.String()
+	case nil:
+		return ""
+	default:
+		return fmt.Sprint(s)
+	}
+}
+
+func (e *testEnv) paymentCount() int {
+	e.t.Helper()
+	n, err := e.db.Ent.Payment.Query().Count(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+func (e *testEnv) payment(id string) *ent.Payment {
+	e.t.Helper()
+	p, err := e.db.Ent.Payment.Get(context.Background(), id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+// paymentBody is a valid REST payment request; change copies of it for other cases.
+func paymentBody(amount any, currency, cardNumber string) map[string]any {
+	cvc := "123"
+	if strings.HasPrefix(cardNumber, "34") || strings.HasPrefix(cardNumber, "37") {
+		cvc = "1234"
+	}
+	return map[string]any{
+		"amount":         amount,
+		"currency":       currency,
+		"payment_method": "credit_card",
+		"customer":       map[string]any{"email": "ann@example.com", "name": "Ann Lee"},
+		"card":           map[string]any{"number": cardNumber, "exp_month": 12, "exp_year": 2030, "cvc": cvc},
+	}
+}

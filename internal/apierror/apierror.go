@@ -1,0 +1,99 @@
+// Package apierror is the one error type of the API: a stable code, a message for people and the
+// parameter at fault. One table maps each code to its HTTP status; GraphQL uses the code as
+// extensions.code.
+package apierror
+
+import (
+	"errors"
+	"net/http"
+)
+
+// Code is a stable, machine-readable error code.
+type Code string
+
+const (
+	InvalidRequest       Code = "invalid_request"
+	InvalidAmount        Code = "invalid_amount"
+	InvalidCurrency      Code = "invalid_currency"
+	InvalidCard          Code = "invalid_card"
+	InvalidPaymentMethod Code = "invalid_payment_method"
+	MissingField         Code = "missing_field"
+	Unauthenticated      Code = "unauthenticated"
+	InvalidCredentials   Code = "invalid_credentials"
+	TokenExpired         Code = "token_expired"
+	TokenInvalid         Code = "token_invalid"
+	TokenRevoked         Code = "token_revoked"
+	RefreshTokenReused   Code = "refresh_token_reused"
+	CardDeclined         Code = "card_declined"
+	InsufficientFunds    Code = "insufficient_funds"
+	ExpiredCard          Code = "expired_card"
+	Forbidden            Code = "forbidden"
+	NotFound             Code = "not_found"
+	MethodNotAllowed     Code = "method_not_allowed"
+	PayloadTooLarge      Code = "payload_too_large"
+	ProviderUnavailable  Code = "provider_unavailable"
+	ServiceUnavailable   Code = "service_unavailable"
+	Internal             Code = "internal_error"
+)
+
+var statusByCode = map[Code]int{
+	InvalidRequest:       http.StatusBadRequest,
+	InvalidAmount:        http.StatusBadRequest,
+	InvalidCurrency:      http.StatusBadRequest,
+	InvalidCard:          http.StatusBadRequest,
+	InvalidPaymentMethod: http.StatusBadRequest,
+	MissingField:         http.StatusBadRequest,
+	Unauthenticated:      http.StatusUnauthorized,
+	InvalidCredentials:   http.StatusUnauthorized,
+	TokenExpired:         http.StatusUnauthorized,
+	TokenInvalid:         http.StatusUnauthorized,
+	TokenRevoked:         http.StatusUnauthorized,
+	RefreshTokenReused:   http.StatusUnauthorized,
+	CardDeclined:         http.StatusPaymentRequired,
+	InsufficientFunds:    http.StatusPaymentRequired,
+	ExpiredCard:          http.StatusPaymentRequired,
+	Forbidden:            http.StatusForbidden,
+	NotFound:             http.StatusNotFound,
+	MethodNotAllowed:     http.StatusMethodNotAllowed,
+	PayloadTooLarge:      http.StatusRequestEntityTooLarge,
+	ProviderUnavailable:  http.StatusBadGateway,
+	ServiceUnavailable:   http.StatusServiceUnavailable,
+	Internal:             http.StatusInternalServerError,
+}
+
+// HTTPStatus returns the HTTP status the code answers with.
+func (c Code) HTTPStatus() int {
+	if status, ok := statusByCode[c]; ok {
+		return status
+	}
+	return http.StatusInternalServerError
+}
+
+// Error is an API error.
+type Error struct {
+	Code    Code
+	Message string
+	// Param names the request field at fault in REST's snake_case ("card.exp_month"), or is empty.
+	Param string
+}
+
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+// New returns an error with no parameter.
+func New(code Code, message string) *Error {
+	return &Error{Code: code, Message: message}
+}
+
+// ForParam returns an error about one request field.
+func ForParam(code Code, param, message string) *Error {
+	return &Error{Code: code, Message: message, Param: param}
+}
+
+// From returns err as an API error; anything that is not one becomes internal_error, with a
+// message that reveals nothing of the cause.
+func From(err error) *Error {
+	if apiErr, ok := errors.AsType[*Error](err); ok {
+		return apiErr
+	}
+	return New(Internal, "an internal error occurred")
+}

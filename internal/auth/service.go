@@ -1,0 +1,210 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/refreshtoken"
+	"github.com/paygate/paygate/ent/user"
+	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/prefixid"
+)
+
+// PasswordCost is the bcrypt cost of stored passwords.
+const PasswordCost = 12
+
+// RefreshTokenLifetime is how long an unused refresh token stays good.
+const RefreshTokenLifetime = 30 * 24 * time.Hour
+
+// Session is what a login or a refresh hands out.
+type Session struct {
+	AccessToken  string
+	RefreshToken string
+	ExpiresIn    int // seconds
+}
+
+// Service manages users and their sessions.
+type Service struct {
+	client *ent.Client
+	tokens *Tokens
+	now    func() time.Time
+}
+
+// NewService returns the auth service.
+func NewService(client *ent.Client, tokens *Tokens, now func() time.Time) *Service {
+	return &Service{client: client, tokens: tokens, now: now}
+}
+
+// Tokens returns the access token issuer and verifier.
+func (s *Service) Tokens() *Tokens { return s.tokens }
+
+// missingUserHash is compared against when the email is unknown, so a login takes as long for an
+// unknown email as for a wrong password and does not reveal which emails exist.
+var missingUserHash = sync.OnceValue(func() []byte {
+	hash, _ := bcrypt.GenerateFromPassword([]byte("no user has this password"), PasswordCost)
+	return hash
+})
+
+// Login checks an email and password and starts a session.
+func (s *Service) Login(ctx context.Context, email, password string) (Session, error) {
+	u, err := s.client.User.Query().Where(user.EmailEQ(normalizeEmail(email))).Only(ctx)
+	if ent.IsNotFound(err) {
+		bcrypt.CompareHashAndPassword(missingUserHash(), []byte(password))
+		return Session{}, apierror.New(apierror.InvalidCredentials, "the email or password is wrong")
+	}
+	if err != nil {
+		return Session{}, err
+	}
+	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(password)) != nil {
+		return Session{}, apierror.New(apierror.InvalidCredentials, "the email or password is wrong")
+	}
+	refresh, err := s.newRefreshToken(ctx, s.client, u.ID, prefixid.New("fam"))
+	if err != nil {
+		return Session{}, err
+	}
+	return s.session(u, refresh)
+}
+
+// Refresh trades a refresh token for a new session. Each refresh token works once: presenting one
+// that was already used revokes every token of its family, since one of the two holders is a thief.
+func (s *Service) Refresh(ctx context.Context, token string) (Session, error) {
+	rt, err := s.client.RefreshToken.Query().
+		Where(refreshtoken.TokenHashEQ(hashToken(token))).WithUser().Only(ctx)
+	if ent.IsNotFound(err) {
+		return Session{}, apierror.New(apierror.TokenInvalid, "the refresh token is not valid")
+	}
+	if err != nil {
+		return Session{}, err
+	}
+	now := s.now()
+	switch {
+	case rt.RevokedAt != nil && rt.UsedAt == nil:
+		return Session{}, apierror.New(apierror.TokenRevoked, "the refresh token has been revoked")
+	case rt.UsedAt != nil:
+		return Session{}, s.revokeFamily(ctx, rt.Family)
+	case !now.Before(rt.ExpiresAt):
+		return Session{}, apierror.New(apierror.TokenExpired, "the refresh token has expired; log in again")
+	}
+
+	tx, err := s.client.Tx(ctx)
+	if err != nil {
+		return Session{}, err
+	}
+	// The conditional update settles a race between two uses of one token: only one marks it used.
+	claimed, err := tx.RefreshToken.Update().
+		Where(refreshtoken.ID(rt.ID), refreshtoken.UsedAtIsNil(), refreshtoken.RevokedAtIsNil()).
+		SetUsedAt(now).Save(ctx)
+	if err != nil {
+		return Session{}, rollback(tx, err)
+	}
+	if claimed == 0 {
+		tx.Rollback()
+		return Session{}, s.revokeFamily(ctx, rt.Family)
+	}
+	refresh, err := s.newRefreshToken(ctx, tx.Client(), rt.UserID, rt.Family)
+	if err != nil {
+		return Session{}, rollback(tx, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return Session{}, err
+	}
+	return s.session(rt.Edges.User, refresh)
+}
+
+func (s *Service) revokeFamily(ctx context.Context, family string) error {
+	if _, err := s.client.RefreshToken.Update().
+		Where(refreshtoken.FamilyEQ(family), refreshtoken.RevokedAtIsNil()).
+		SetRevokedAt(s.now()).Save(ctx); err != nil {
+		return err
+	}
+	return apierror.New(apierror.RefreshTokenReused, "the refresh token was already used; every session from that login is now revoked")
+}
+
+func (s *Service) newRefreshToken(ctx context.Context, client *ent.Client, userID, family string) (string, error) {
+	raw := make([]byte, 32)
+	rand.Read(raw)
+	token := "rt_" + base64.RawURLEncoding.EncodeToString(raw)
+	err := client.RefreshToken.Create().
+		SetTokenHash(hashToken(token)).
+		SetFamily(family).
+		SetUserID(userID).
+		SetExpiresAt(s.now().Add(RefreshTokenLifetime)).
+		Exec(ctx)
+	return token, err
+}
+
+func (s *Service) session(u *ent.User, refresh string) (Session, error) {
+	access, err := s.tokens.Issue(u.ID, string(u.Role))
+	if err != nil {
+		return Session{}, err
+	}
+	return Session{AccessToken: access, RefreshToken: refresh, ExpiresIn: int(AccessTokenLifetime / time.Second)}, nil
+}
+
+// hashToken stores refresh tokens as SHA-256: they are long random strings, so a fast hash is
+// enough and finding one by hash stays a single index lookup.
+func hashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// CreateUser adds a user with a bcrypt-hashed password.
+func (s *Service) CreateUser(ctx context.Context, email, password, role string) (*ent.User, error) {
+	email = normalizeEmail(email)
+	if _, err := mail.ParseAddress(email); err != nil || strings.ContainsAny(email, " <>") {
+		return nil, apierror.ForParam(apierror.InvalidRequest, "email", "email is not a valid address")
+	}
+	if ScopesOf(role) == nil {
+		return nil, apierror.ForParam(apierror.InvalidRequest, "role", "role must be admin, operator, developer or viewer")
+	}
+	if len(password) < 12 || len(password) > 72 {
+		return nil, apierror.ForParam(apierror.InvalidRequest, "password", "password must be 12 to 72 characters")
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), PasswordCost)
+	if err != nil {
+		return nil, err
+	}
+	return s.client.User.Create().SetEmail(email).SetPasswordHash(string(hash)).SetRole(user.Role(role)).Save(ctx)
+}
+
+// EnsureFirstAdmin creates the first admin when there are no users. With no email given it
+// creates admin@localhost with a random password, which it returns so it can be shown once.
+func (s *Service) EnsureFirstAdmin(ctx context.Context, email, password string) (created *ent.User, generatedPassword string, err error) {
+	exists, err := s.client.User.Query().Exist(ctx)
+	if err != nil || exists {
+		return nil, "", err
+	}
+	if email == "" {
+		email = "admin@localhost"
+		raw := make([]byte, 18)
+		rand.Read(raw)
+		password = base64.RawURLEncoding.EncodeToString(raw)
+		generatedPassword = password
+	}
+	u, err := s.CreateUser(ctx, email, password, "admin")
+	if err != nil {
+		return nil, "", fmt.Errorf("creating the first admin: %w", err)
+	}
+	return u, generatedPassword, nil
+}
+
+func normalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+
+func rollback(tx *ent.Tx, err error) error {
+	if rbErr := tx.Rollback(); rbErr != nil {
+		return errors.Join(err, rbErr)
+	}
+	return err
+}

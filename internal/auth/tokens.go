@@ -1,0 +1,84 @@
+package auth
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/prefixid"
+)
+
+// AccessTokenLifetime is how long an access token is good for.
+const AccessTokenLifetime = 15 * time.Minute
+
+const (
+	issuer   = "paygate"
+	audience = "paygate-api"
+)
+
+type accessClaims struct {
+	Role  string `json:"role"`
+	Scope string `json:"scope"`
+	jwt.RegisteredClaims
+}
+
+// Tokens issues and verifies HS256 access tokens.
+type Tokens struct {
+	secret []byte
+	parser *jwt.Parser
+	now    func() time.Time
+}
+
+// NewTokens returns a token issuer; secret must hold at least 32 bytes.
+func NewTokens(secret []byte, now func() time.Time) (*Tokens, error) {
+	if len(secret) < 32 {
+		return nil, errors.New("the JWT secret must be at least 32 bytes")
+	}
+	return &Tokens{
+		secret: secret,
+		// The algorithm is pinned: "none" and any switch to another algorithm are rejected.
+		parser: jwt.NewParser(
+			jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+			jwt.WithIssuer(issuer),
+			jwt.WithAudience(audience),
+			jwt.WithExpirationRequired(),
+			jwt.WithIssuedAt(),
+			jwt.WithTimeFunc(now),
+		),
+		now: now,
+	}, nil
+}
+
+// Issue returns a signed access token for the user.
+func (t *Tokens) Issue(userID, role string) (string, error) {
+	now := t.now()
+	claims := accessClaims{
+		Role:  role,
+		Scope: strings.Join(ScopesOf(role), " "),
+		RegisteredClaims: jwt.RegisteredClaims{
+			Subject:   userID,
+			ID:        prefixid.New("jti"),
+			Issuer:    issuer,
+			Audience:  jwt.ClaimStrings{audience},
+			IssuedAt:  jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(now.Add(AccessTokenLifetime)),
+		},
+	}
+	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(t.secret)
+}
+
+// Verify checks an access token and returns its principal.
+func (t *Tokens) Verify(token string) (Principal, error) {
+	var claims accessClaims
+	_, err := t.parser.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return t.secret, nil })
+	switch {
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return Principal{}, apierror.New(apierror.TokenExpired, "the access token has expired; refresh it")
+	case err != nil, claims.Subject == "":
+		return Principal{}, apierror.New(apierror.TokenInvalid, "the access token is not valid")
+	}
+	return Principal{Subject: claims.Subject, Role: claims.Role, Scopes: strings.Fields(claims.Scope)}, nil
+}

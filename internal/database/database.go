@@ -1,0 +1,194 @@
+// Package database opens Paygate's SQL database (embedded SQLite or PostgreSQL), applies the
+// embedded migrations and reports readiness.
+package database
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+	"github.com/golang-migrate/migrate/v4"
+	migratedb "github.com/golang-migrate/migrate/v4/database"
+	"github.com/golang-migrate/migrate/v4/database/postgres"
+	"github.com/golang-migrate/migrate/v4/database/sqlite"
+	"github.com/golang-migrate/migrate/v4/source"
+	"github.com/golang-migrate/migrate/v4/source/iofs"
+	_ "github.com/lib/pq"
+	_ "modernc.org/sqlite"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/migrations"
+)
+
+// DB is an open database with its ent client.
+type DB struct {
+	SQL     *sql.DB
+	Dialect string // dialect.SQLite or dialect.Postgres
+	Ent     *ent.Client
+}
+
+// Options size the connection pool.
+type Options struct {
+	// MaxConns bounds open connections to PostgreSQL; SQLite files get a fixed small pool since
+	// writes serialize anyway.
+	MaxConns int
+}
+
+// Open opens the database named by rawURL: "" or sqlite://PATH (the embedded SQLite; PATH may be
+// :memory:) or postgres://... (PostgreSQL through lib/pq).
+func Open(rawURL string, opts Options) (*DB, error) {
+	driverName, dialectName, dsn, err := parseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	sqlDB, err := sql.Open(driverName, dsn)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case dialectName == dialect.SQLite && strings.Contains(dsn, ":memory:"):
+		// Each connection to :memory: is its own database: keep exactly one, forever.
+		sqlDB.SetMaxOpenConns(1)
+		sqlDB.SetConnMaxIdleTime(0)
+		sqlDB.SetConnMaxLifetime(0)
+	case dialectName == dialect.SQLite:
+		sqlDB.SetMaxOpenConns(4)
+		sqlDB.SetMaxIdleConns(4)
+	default:
+		maxConns := opts.MaxConns
+		if maxConns <= 0 {
+			maxConns = 20
+		}
+		sqlDB.SetMaxOpenConns(maxConns)
+		sqlDB.SetMaxIdleConns(maxConns)
+		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := sqlDB.PingContext(ctx); err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("connecting to the database: %w", err)
+	}
+	return &DB{
+		SQL:     sqlDB,
+		Dialect: dialectName,
+		Ent:     ent.NewClient(ent.Driver(entsql.OpenDB(dialectName, sqlDB))),
+	}, nil
+}
+
+func parseURL(rawURL string) (driverName, dialectName, dsn string, err error) {
+	switch {
+	case rawURL == "":
+		return "sqlite", dialect.SQLite, sqliteDSN("./paygate.db"), nil
+	case strings.HasPrefix(rawURL, "sqlite://"):
+		path := strings.TrimPrefix(rawURL, "sqlite://")
+		if path == "" {
+			return "", "", "", errors.New("DATABASE_URL sqlite:// needs a path, or :memory:")
+		}
+		return "sqlite", dialect.SQLite, sqliteDSN(path), nil
+	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
+		if _, err := url.Parse(rawURL); err != nil {
+			return "", "", "", errors.New("DATABASE_URL is not a valid postgres:// URL")
+		}
+		return "postgres", dialect.Postgres, rawURL, nil
+	default:
+		return "", "", "", errors.New("DATABASE_URL must start with sqlite:// or postgres://")
+	}
+}
+
+func sqliteDSN(path string) string {
+	// WAL lets readers run beside the writer; immediate transactions take the write lock at BEGIN,
+	// so two writers queue on busy_timeout instead of failing with SQLITE_BUSY on upgrade.
+	return "file:" + path + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)" +
+		"&_pragma=synchronous(NORMAL)&_txlock=immediate"
+}
+
+// Close closes the database.
+func (db *DB) Close() error { return db.Ent.Close() }
+
+func (db *DB) migrationSource() (source.Driver, error) {
+	dir := "sqlite"
+	if db.Dialect == dialect.Postgres {
+		dir = "postgres"
+	}
+	return iofs.New(migrations.FS, dir)
+}
+
+// Migrate applies every embedded migration not yet applied. On PostgreSQL an advisory lock keeps
+// servers that start together from migrating twice.
+func (db *DB) Migrate(ctx context.Context) error {
+	src, err := db.migrationSource()
+	if err != nil {
+		return err
+	}
+	var driver migratedb.Driver
+	if db.Dialect == dialect.Postgres {
+		conn, err := db.SQL.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		pg, err := postgres.WithConnection(ctx, conn, &postgres.Config{})
+		if err != nil {
+			conn.Close()
+			return err
+		}
+		defer pg.Close() // closes only the connection: WithConnection leaves the pool alone
+		driver = pg
+	} else {
+		// The sqlite driver's Close would close the whole pool, so it is never closed.
+		if driver, err = sqlite.WithInstance(db.SQL, &sqlite.Config{}); err != nil {
+			return err
+		}
+	}
+	m, err := migrate.NewWithInstance("iofs", src, db.Dialect, driver)
+	if err != nil {
+		return err
+	}
+	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+		return fmt.Errorf("applying migrations: %w", err)
+	}
+	return nil
+}
+
+// LatestMigration returns the version of the newest embedded migration.
+func (db *DB) LatestMigration() (uint, error) {
+	dir := "sqlite"
+	if db.Dialect == dialect.Postgres {
+		dir = "postgres"
+	}
+	entries, err := fs.Glob(migrations.FS, dir+"/*.up.sql")
+	if err != nil || len(entries) == 0 {
+		return 0, fmt.Errorf("no embedded migrations for %s", dir)
+	}
+	var latest uint
+	for _, name := range entries {
+		var version uint
+		if _, err := fmt.Sscanf(name[len(dir)+1:], "%d_", &version); err == nil && version > latest {
+			latest = version
+		}
+	}
+	return latest, nil
+}
+
+// Ready reports whether the database answers and has every migration applied, clean.
+func (db *DB) Ready(ctx context.Context, latest uint) error {
+	var version uint
+	var dirty bool
+	err := db.SQL.QueryRowContext(ctx, "SELECT version, dirty FROM schema_migrations LIMIT 1").Scan(&version, &dirty)
+	switch {
+	case err != nil:
+		return fmt.Errorf("reading the migration version: %w", err)
+	case dirty:
+		return fmt.Errorf("migration %d failed halfway", version)
+	case version < latest:
+		return fmt.Errorf("migration %d applied, %d expected", version, latest)
+	}
+	return nil
+}

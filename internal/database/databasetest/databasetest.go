@@ -1,0 +1,81 @@
+// Package databasetest gives each test its own migrated database: a SQLite file, and a fresh
+// PostgreSQL schema when PAYGATE_TEST_DATABASE_URL is set.
+package databasetest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+
+	_ "github.com/lib/pq"
+
+	"github.com/paygate/paygate/internal/database"
+)
+
+// ForEach runs fn as a subtest on SQLite and, when PAYGATE_TEST_DATABASE_URL is set, on
+// PostgreSQL, each with a new migrated database.
+func ForEach(t *testing.T, fn func(t *testing.T, db *database.DB)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) { fn(t, SQLite(t)) })
+	if os.Getenv("PAYGATE_TEST_DATABASE_URL") != "" {
+		t.Run("postgres", func(t *testing.T) { fn(t, Postgres(t)) })
+	}
+}
+
+// SQLite returns a migrated SQLite database in a file of the test's temp dir.
+func SQLite(t *testing.T) *database.DB {
+	t.Helper()
+	return open(t, "sqlite://"+filepath.Join(t.TempDir(), "paygate.db"))
+}
+
+// Postgres returns a migrated database in a new schema of PAYGATE_TEST_DATABASE_URL, dropped when
+// the test ends. It skips the test when the variable is unset.
+func Postgres(t *testing.T) *database.DB {
+	t.Helper()
+	base := os.Getenv("PAYGATE_TEST_DATABASE_URL")
+	if base == "" {
+		t.Skip("PAYGATE_TEST_DATABASE_URL is not set")
+	}
+	admin, err := sql.Open("postgres", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	suffix := make([]byte, 8)
+	rand.Read(suffix)
+	schema := "test_" + hex.EncodeToString(suffix)
+	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
+		t.Fatalf("creating schema: %v", err)
+	}
+	t.Cleanup(func() {
+		if _, err := admin.Exec("DROP SCHEMA " + schema + " CASCADE"); err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return open(t, u.String())
+}
+
+func open(t *testing.T, rawURL string) *database.DB {
+	t.Helper()
+	db, err := database.Open(rawURL, database.Options{MaxConns: 30})
+	if err != nil {
+		t.Fatalf("opening %s: %v", rawURL, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(context.Background()); err != nil {
+		t.Fatalf("migrating: %v", err)
+	}
+	return db
+}

@@ -1,0 +1,162 @@
+// Package money holds exact amounts: int64 minor units of an ISO 4217 currency, parsed from and
+// formatted to decimal text without ever passing through floating point.
+package money
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/text/currency"
+)
+
+// Amount is an exact amount: Minor units (cents for USD, yen for JPY, fils for KWD) of Currency,
+// an upper-case ISO 4217 code.
+type Amount struct {
+	Minor    int64
+	Currency string
+}
+
+// Errors of parsing; callers turn them into API errors with their own parameter names.
+var (
+	ErrUnknownCurrency = errors.New("currency must be a three-letter ISO 4217 code of a currency in use")
+	ErrSyntax          = errors.New("amount must be a plain decimal number such as 49.99")
+	ErrTooPrecise      = errors.New("amount has more decimal places than the currency allows")
+	ErrTooLarge        = errors.New("amount is too large")
+)
+
+// maxDigits bounds the digits an amount may have, far below int64's 19, so arithmetic on minor
+// units can never overflow.
+const maxDigits = 15
+
+// tender holds the codes of currencies in use as legal tender somewhere today, with their scale.
+// x/text also parses non-tender codes (XXX, XTS, XAU), which no payment may use.
+var tender = sync.OnceValue(func() map[string]int {
+	codes := make(map[string]int)
+	for it := currency.Query(); it.Next(); {
+		unit := it.Unit()
+		scale, _ := currency.Standard.Rounding(unit)
+		codes[unit.String()] = scale
+	}
+	return codes
+})
+
+// ParseCurrency returns the upper-case code of a supported currency, whatever the case of code.
+func ParseCurrency(code string) (string, error) {
+	if len(code) != 3 {
+		return "", ErrUnknownCurrency
+	}
+	upper := strings.ToUpper(code)
+	if _, ok := tender()[upper]; !ok {
+		return "", ErrUnknownCurrency
+	}
+	return upper, nil
+}
+
+// Scale returns how many decimal places the currency's minor unit has (USD 2, JPY 0, KWD 3).
+func Scale(currencyCode string) int {
+	return tender()[currencyCode]
+}
+
+// Parse reads decimal text ("49.99", "1000", "0.5") as an amount of the currency, which must come
+// from ParseCurrency. Trailing zeros beyond the currency's scale are allowed (they change nothing);
+// any other extra decimal place is an error, never rounded.
+func Parse(text string, currencyCode string) (Amount, error) {
+	whole, fraction, hasPoint := strings.Cut(text, ".")
+	negative := strings.HasPrefix(whole, "-")
+	whole = strings.TrimPrefix(whole, "-")
+	if whole == "" || !allDigits(whole) || !allDigits(fraction) || (hasPoint && fraction == "") {
+		return Amount{}, ErrSyntax
+	}
+	scale := Scale(currencyCode)
+	if len(fraction) > scale {
+		if strings.Trim(fraction[scale:], "0") != "" {
+			return Amount{}, ErrTooPrecise
+		}
+		fraction = fraction[:scale]
+	}
+	whole = strings.TrimLeft(whole, "0")
+	if len(whole)+scale > maxDigits {
+		return Amount{}, ErrTooLarge
+	}
+	digits := whole + fraction + strings.Repeat("0", scale-len(fraction))
+	minor, err := strconv.ParseInt("0"+digits, 10, 64)
+	if err != nil {
+		return Amount{}, ErrTooLarge
+	}
+	if negative {
+		minor = -minor
+	}
+	return Amount{Minor: minor, Currency: currencyCode}, nil
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// String formats the amount in major units with exactly the currency's decimal places: "49.99".
+func (a Amount) String() string {
+	scale := Scale(a.Currency)
+	minor := a.Minor
+	sign := ""
+	if minor < 0 {
+		sign, minor = "-", -minor
+	}
+	digits := strconv.FormatInt(minor, 10)
+	if scale == 0 {
+		return sign + digits
+	}
+	if len(digits) <= scale {
+		digits = strings.Repeat("0", scale-len(digits)+1) + digits
+	}
+	point := len(digits) - scale
+	return sign + digits[:point] + "." + digits[point:]
+}
+
+// Decimal returns the amount as the GraphQL and REST decimal value.
+func (a Amount) Decimal() Decimal { return Decimal(a.String()) }
+
+// ExceedsMajor reports whether the amount is above limit, a count of hundredths of the major unit
+// (99999999 is 999999.99), whatever the currency's own scale.
+func (a Amount) ExceedsMajor(limitHundredths int64) bool {
+	scale := Scale(a.Currency)
+	// Compare a.Minor/10^scale with limit/100 as a.Minor*100 and limit*10^scale; both stay far
+	// below int64's range because amounts have at most maxDigits digits.
+	left, right := a.Minor*100, limitHundredths
+	for range scale {
+		right *= 10
+	}
+	return left > right
+}
+
+// Decimal is an amount's decimal text as it crosses the API: a JSON number or string over REST,
+// the Decimal scalar over GraphQL. It is only text; Parse gives it a value once the currency is known.
+type Decimal string
+
+// MarshalGQL writes the decimal as a GraphQL string.
+func (d Decimal) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(string(d)))
+}
+
+// UnmarshalGQL accepts a string or a JSON number (variables are decoded with json.Number, and
+// literals are kept as text by the graph package), never a float.
+func (d *Decimal) UnmarshalGQL(v any) error {
+	switch value := v.(type) {
+	case string:
+		*d = Decimal(value)
+	case json.Number:
+		*d = Decimal(value)
+	default:
+		return fmt.Errorf("Decimal must be a string or a number, got %T", v)
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package money
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestParseAndFormat(t *testing.T) {
+	tests := []struct {
+		text, currency string
+		minor          int64
+		formatted      string
+		err            error
+	}{
+		{"49.99", "USD", 4999, "49.99", nil},
+		{"49.9", "USD", 4990, "49.90", nil},
+		{"0.01", "USD", 1, "0.01", nil},
+		{"1000", "USD", 100000, "1000.00", nil},
+		{"49.990", "USD", 4999, "49.99", nil},
+		{"007.50", "EUR", 750, "7.50", nil},
+		{"100", "JPY", 100, "100", nil},
+		{"100.0", "JPY", 100, "100", nil},
+		{"1.234", "KWD", 1234, "1.234", nil},
+		{"0.001", "KWD", 1, "0.001", nil},
+		{"12", "KWD", 12000, "12.000", nil},
+		{"-5.00", "USD", -500, "-5.00", nil},
+		{"49.999", "USD", 0, "", ErrTooPrecise},
+		{"100.5", "JPY", 0, "", ErrTooPrecise},
+		{"1.2345", "KWD", 0, "", ErrTooPrecise},
+		{"1e3", "USD", 0, "", ErrSyntax},
+		{"", "USD", 0, "", ErrSyntax},
+		{"1.", "USD", 0, "", ErrSyntax},
+		{".5", "USD", 0, "", ErrSyntax},
+		{"+5", "USD", 0, "", ErrSyntax},
+		{"5,00", "USD", 0, "", ErrSyntax},
+		{" 5", "USD", 0, "", ErrSyntax},
+		{"NaN", "USD", 0, "", ErrSyntax},
+		{"9999999999999999", "USD", 0, "", ErrTooLarge},
+		{"99999999999999999999999", "JPY", 0, "", ErrTooLarge},
+	}
+	for _, tt := range tests {
+		got, err := Parse(tt.text, tt.currency)
+		if !errors.Is(err, tt.err) {
+			t.Errorf("Parse(%q, %s) error = %v, want %v", tt.text, tt.currency, err, tt.err)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		if got.Minor != tt.minor || got.Currency != tt.currency {
+			t.Errorf("Parse(%q, %s) = %+v, want %d", tt.text, tt.currency, got, tt.minor)
+		}
+		if s := got.String(); s != tt.formatted {
+			t.Errorf("Parse(%q, %s).String() = %q, want %q", tt.text, tt.currency, s, tt.formatted)
+		}
+	}
+}
+
+func TestParseCurrency(t *testing.T) {
+	for _, code := range []string{"usd", "USD", "Eur", "jpy", "KWD", "chf"} {
+		if _, err := ParseCurrency(code); err != nil {
+			t.Errorf("ParseCurrency(%q) = %v, want ok", code, err)
+		}
+	}
+	for _, code := range []string{"", "US", "USDX", "ABC", "XXX", "XTS", "XAU", "12$"} {
+		if _, err := ParseCurrency(code); !errors.Is(err, ErrUnknownCurrency) {
+			t.Errorf("ParseCurrency(%q) = %v, want ErrUnknownCurrency", code, err)
+		}
+	}
+	if got, _ := ParseCurrency("usd"); got != "USD" {
+		t.Errorf("ParseCurrency(usd) = %q, want USD", got)
+	}
+	for code, scale := range map[string]int{"USD": 2, "EUR": 2, "JPY": 0, "KWD": 3, "BHD": 3} {
+		if got := Scale(code); got != scale {
+			t.Errorf("Scale(%s) = %d, want %d", code, got, scale)
+		}
+	}
+}
+
+func TestExceedsMajor(t *testing.T) {
+	const limit = 99999999 // 999999.99
+	tests := []struct {
+		amount Amount
+		want   bool
+	}{
+		{Amount{99999999, "USD"}, false},
+		{Amount{100000000, "USD"}, true},
+		{Amount{999999, "JPY"}, false},
+		{Amount{1000000, "JPY"}, true},
+		{Amount{999999990, "KWD"}, false},
+		{Amount{999999991, "KWD"}, true},
+	}
+	for _, tt := range tests {
+		if got := tt.amount.ExceedsMajor(limit); got != tt.want {
+			t.Errorf("%+v.ExceedsMajor = %v, want %v", tt.amount, got, tt.want)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{"49.99", "0.001", "1e3", "-0", "99999999999999.99"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, code := range []string{"USD", "JPY", "KWD"} {
+			amount, err := Parse(text, code)
+			if err != nil {
+				continue
+			}
+			again, err := Parse(amount.String(), code)
+			if err != nil || again != amount {
+				t.Fatalf("%q in %s: formatted %q parses back to %+v, %v", text, code, amount.String(), again, err)
+			}
+		}
+	})
+}

@@ -1,0 +1,238 @@
+// Package payment takes card payments: it validates the request, records the payment, charges it
+// through a provider and records the outcome.
+package payment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"entgo.io/contrib/entgql"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/payment"
+	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/card"
+	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/state"
+)
+
+// Limits on free-form fields, as the big providers set them.
+const (
+	maxMetadataKeys   = 50
+	maxMetadataKey    = 40
+	maxMetadataValue  = 500
+	maxDescription    = 1000
+	maxCustomerName   = 200
+	providerCallLimit = 30 * time.Second
+)
+
+// CreateInput is a payment request as a client sends it, on either surface.
+type CreateInput struct {
+	Amount        money.Decimal
+	Currency      string
+	PaymentMethod card.PaymentMethod
+	CustomerEmail string
+	CustomerName  string
+	Card          *card.Input
+	Description   *string
+	Metadata      map[string]string
+}
+
+// Service takes and reads payments.
+type Service struct {
+	client         *ent.Client
+	provider       provider.Provider
+	fingerprintKey []byte
+	// maxAmount bounds an amount, in hundredths of the major unit of any currency.
+	maxAmount int64
+	now       func() time.Time
+}
+
+// NewService returns the payment service.
+func NewService(client *ent.Client, p provider.Provider, fingerprintKey []byte, maxAmountHundredths int64, now func() time.Time) *Service {
+	return &Service{client: client, provider: p, fingerprintKey: fingerprintKey, maxAmount: maxAmountHundredths, now: now}
+}
+
+// validated is a request that passed every check, reduced to what may be stored.
+type validated struct {
+	amount money.Amount
+	card   card.Card
+}
+
+func (s *Service) validate(in CreateInput) (validated, error) {
+	if in.Amount == "" {
+		return validated{}, apierror.ForParam(apierror.MissingField, "amount", "amount is required")
+	}
+	if in.Currency == "" {
+		return validated{}, apierror.ForParam(apierror.MissingField, "currency", "currency is required")
+	}
+	currency, err := money.ParseCurrency(in.Currency)
+	if err != nil {
+		return validated{}, apierror.ForParam(apierror.InvalidCurrency, "currency", err.Error())
+	}
+	amount, err := money.Parse(string(in.Amount), currency)
+	if err != nil {
+		return validated{}, apierror.ForParam(apierror.InvalidAmount, "amount", err.Error())
+	}
+	if amount.Minor <= 0 {
+		return validated{}, apierror.ForParam(apierror.InvalidAmount, "amount", "amount must be greater than zero")
+	}
+	if amount.ExceedsMajor(s.maxAmount) {
+		limit := money.Amount{Minor: s.maxAmount, Currency: "USD"}
+		return validated{}, apierror.ForParam(apierror.InvalidAmount, "amount", "amount must not exceed "+limit.String())
+	}
+	if in.PaymentMethod == "" {
+		return validated{}, apierror.ForParam(apierror.MissingField, "payment_method", "payment_method is required")
+	}
+	if !in.PaymentMethod.Valid() {
+		return validated{}, apierror.ForParam(apierror.InvalidPaymentMethod, "payment_method", "payment_method must be credit_card")
+	}
+	if err := validateCustomer(in.CustomerEmail, in.CustomerName); err != nil {
+		return validated{}, err
+	}
+	if in.Card == nil {
+		return validated{}, apierror.ForParam(apierror.MissingField, "card", "card is required for credit_card payments")
+	}
+	c, err := card.Validate(*in.Card, s.now())
+	if err != nil {
+		return validated{}, err
+	}
+	if in.Description != nil && utf8.RuneCountInString(*in.Description) > maxDescription {
+		return validated{}, apierror.ForParam(apierror.InvalidRequest, "description", fmt.Sprintf("description must be at most %d characters", maxDescription))
+	}
+	if err := validateMetadata(in.Metadata); err != nil {
+		return validated{}, err
+	}
+	return validated{amount: amount, card: c}, nil
+}
+
+func validateCustomer(email, name string) error {
+	if email == "" {
+		return apierror.ForParam(apierror.MissingField, "customer.email", "customer.email is required")
+	}
+	address, err := mail.ParseAddress(email)
+	if err != nil || address.Address != email || len(email) > 254 {
+		return apierror.ForParam(apierror.InvalidRequest, "customer.email", "customer.email is not a valid email address")
+	}
+	if utf8.RuneCountInString(name) > maxCustomerName {
+		return apierror.ForParam(apierror.InvalidRequest, "customer.name", fmt.Sprintf("customer.name must be at most %d characters", maxCustomerName))
+	}
+	return nil
+}
+
+func validateMetadata(metadata map[string]string) error {
+	if len(metadata) > maxMetadataKeys {
+		return apierror.ForParam(apierror.InvalidRequest, "metadata", fmt.Sprintf("metadata may hold at most %d keys", maxMetadataKeys))
+	}
+	for key, value := range metadata {
+		if key == "" || utf8.RuneCountInString(key) > maxMetadataKey {
+			return apierror.ForParam(apierror.InvalidRequest, "metadata", fmt.Sprintf("metadata keys must be 1 to %d characters", maxMetadataKey))
+		}
+		if utf8.RuneCountInString(value) > maxMetadataValue {
+			return apierror.ForParam(apierror.InvalidRequest, "metadata."+key, fmt.Sprintf("metadata values must be at most %d characters", maxMetadataValue))
+		}
+	}
+	return nil
+}
+
+// Create validates the request, records the payment as processing, charges the card and records
+// the outcome. A decline is not an error: the payment comes back failed with its failure code.
+func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, error) {
+	v, err := s.validate(in)
+	if err != nil {
+		return nil, err
+	}
+	// From here on the charge must be seen through and recorded even if the client goes away.
+	ctx = context.WithoutCancel(ctx)
+	created, err := s.client.Payment.Create().
+		SetAmount(v.amount.Minor).
+		SetCurrency(v.amount.Currency).
+		SetStatus(state.PaymentProcessing).
+		SetPaymentMethod(in.PaymentMethod).
+		SetCustomerEmail(in.CustomerEmail).
+		SetCustomerName(strings.TrimSpace(in.CustomerName)).
+		SetCardBrand(v.card.Brand).
+		SetCardLast4(v.card.Last4).
+		SetCardExpMonth(v.card.ExpMonth).
+		SetCardExpYear(v.card.ExpYear).
+		SetCardFingerprint(card.Fingerprint(s.fingerprintKey, v.card)).
+		SetProvider(s.provider.Name()).
+		SetNillableDescription(in.Description).
+		SetMetadata(in.Metadata).
+		Save(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("recording the payment: %w", err)
+	}
+
+	callCtx, cancel := context.WithTimeout(ctx, providerCallLimit)
+	result, chargeErr := s.provider.Charge(callCtx, provider.ChargeRequest{
+		PaymentID:   created.ID,
+		Amount:      v.amount,
+		Card:        v.card,
+		Description: description(created),
+	})
+	cancel()
+
+	update := created.Update()
+	switch {
+	case errors.Is(chargeErr, provider.ErrUnavailable):
+		update.SetStatus(state.PaymentFailed).
+			SetFailureCode(string(apierror.ProviderUnavailable)).
+			SetFailureMessage("The payment provider could not process the payment; nothing was charged.")
+	case chargeErr != nil:
+		return nil, fmt.Errorf("charging payment %s: %w", created.ID, chargeErr)
+	case result.Approved:
+		update.SetStatus(state.PaymentSucceeded).SetProviderPaymentID(result.ProviderPaymentID)
+	default:
+		update.SetStatus(state.PaymentFailed).
+			SetProviderPaymentID(result.ProviderPaymentID).
+			SetFailureCode(result.DeclineCode).
+			SetFailureMessage(result.DeclineMessage)
+	}
+	return update.Save(ctx)
+}
+
+// Get returns one payment.
+func (s *Service) Get(ctx context.Context, id string) (*ent.Payment, error) {
+	p, err := s.client.Payment.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, apierror.ForParam(apierror.NotFound, "id", "no payment has the id "+id)
+	}
+	return p, err
+}
+
+// List returns one page of payments as a Relay connection.
+func (s *Service) List(ctx context.Context, after *ent.Cursor, first *int, before *ent.Cursor, last *int,
+	orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) (*ent.PaymentConnection, error) {
+	return s.client.Payment.Query().Paginate(ctx, after, first, before, last,
+		ent.WithPaymentOrder(orderBy), ent.WithPaymentFilter(where.Filter))
+}
+
+// NewestFirst orders payments as REST lists them.
+var NewestFirst = &ent.PaymentOrder{Direction: entgql.OrderDirectionDesc, Field: ent.PaymentOrderFieldCreatedAt}
+
+// CursorAt returns the cursor of the payment with the given id under NewestFirst, for REST's
+// starting_after and ending_before.
+func (s *Service) CursorAt(ctx context.Context, id, param string) (*ent.Cursor, error) {
+	p, err := s.client.Payment.Query().Where(payment.ID(id)).Select(payment.FieldCreatedAt).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, apierror.ForParam(apierror.InvalidRequest, param, "no payment has the id "+id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &ent.Cursor{ID: id, Value: p.CreatedAt}, nil
+}
+
+func description(p *ent.Payment) string {
+	if p.Description == nil {
+		return ""
+	}
+	return *p.Description
+}

@@ -1,0 +1,39 @@
+// Package provider is the boundary to the card processors: one interface that every adapter (the
+// built-in sandbox now; Stripe, Adyen and Checkout.com next) implements.
+package provider
+
+import (
+	"context"
+	"errors"
+
+	"github.com/paygate/paygate/internal/card"
+	"github.com/paygate/paygate/internal/money"
+)
+
+// ChargeRequest asks a provider to charge a card.
+type ChargeRequest struct {
+	PaymentID   string // our ID, sent as the provider's idempotency key and reference
+	Amount      money.Amount
+	Card        card.Card
+	Description string
+}
+
+// ChargeResult is the provider's answer to a charge it processed. A decline is a result, not an
+// error: the card was looked at and refused.
+type ChargeResult struct {
+	ProviderPaymentID string
+	Approved          bool
+	// DeclineCode is card_declined, insufficient_funds or expired_card when not approved.
+	DeclineCode    string
+	DeclineMessage string
+}
+
+// ErrUnavailable means the provider could not process the charge (outage, timeout, 5xx): nothing
+// was charged, and another provider may be tried.
+var ErrUnavailable = errors.New("the payment provider is unavailable")
+
+// Provider charges cards.
+type Provider interface {
+	Name() string
+	Charge(ctx context.Context, req ChargeRequest) (ChargeResult, error)
+}

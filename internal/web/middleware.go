@@ -1,0 +1,197 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/auth"
+)
+
+// Middleware wraps a handler.
+type Middleware func(http.Handler) http.Handler
+
+// Chain applies middleware so that the first listed runs first.
+func Chain(h http.Handler, middleware ...Middleware) http.Handler {
+	for i := len(middleware) - 1; i >= 0; i-- {
+		h = middleware[i](h)
+	}
+	return h
+}
+
+type requestIDKey struct{}
+
+// RequestID returns the request's id, or "" outside a request.
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+var acceptableRequestID = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// WithRequestID gives every request an id: the caller's X-Request-Id when it is sane, else a new
+// one. It is echoed in X-Request-Id and carried in every log line and error body.
+func WithRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if !acceptableRequestID.MatchString(id) {
+			raw := make([]byte, 12)
+			rand.Read(raw)
+			id = "req_" + hex.EncodeToString(raw)
+		}
+		w.Header().Set("X-Request-Id", id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+	})
+}
+
+// statusRecorder remembers the status a handler wrote, for the access log.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(status int) {
+	if s.status == 0 {
+		s.status = status
+	}
+	s.ResponseWriter.WriteHeader(status)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// AccessLog logs one line per request: method, path, status, duration, request id. Never the
+// query string, headers or body, which may carry credentials or card data.
+func AccessLog(logger *slog.Logger) Middleware {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			rec := &statusRecorder{ResponseWriter: w}
+			next.ServeHTTP(rec, r)
+			logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+				slog.String("request_id", RequestID(r.Context())),
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path),
+				slog.Int("status", rec.status),
+				slog.Duration("duration", time.Since(start)),
+			)
+		})
+	}
+}
+
+// Recover turns a panic into a 500 error envelope and a log line with the stack.
+func Recover(logger *slog.Logger) Middleware {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer func() {
+				if v := recover(); v != nil {
+					if v == http.ErrAbortHandler {
+						panic(v)
+					}
+					logger.LogAttrs(r.Context(), slog.LevelError, "panic",
+						slog.String("request_id", RequestID(r.Context())),
+						slog.Any("panic", v),
+						slog.String("stack", string(debug.Stack())),
+					)
+					WriteError(w, r, errors.New("panic"), nil)
+				}
+			}()
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// SecurityHeaders sets the headers an API answer should carry. The playground page at / loads
+// its scripts from a CDN, so it gets a policy that allows that; everything else gets none.
+func SecurityHeaders(production bool) Middleware {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h := w.Header()
+			h.Set("X-Content-Type-Options", "nosniff")
+			h.Set("X-Frame-Options", "DENY")
+			h.Set("Referrer-Policy", "no-referrer")
+			h.Set("Cross-Origin-Opener-Policy", "same-origin")
+			if r.URL.Path == "/" {
+				h.Set("Content-Security-Policy", "default-src 'self' https://unpkg.com https://cdn.jsdelivr.net 'unsafe-inline'; frame-ancestors 'none'")
+			} else {
+				h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+				h.Set("Cache-Control", "no-store")
+			}
+			if production {
+				h.Set("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// LimitBody reads a request body of at most limit bytes up front, so an oversized one answers
+// 413 payload_too_large the same way on every route, before any handler runs.
+func LimitBody(limit int64) Middleware {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Body == nil || r.Body == http.NoBody {
+				next.ServeHTTP(w, r)
+				return
+			}
+			tooLarge := apierror.New(apierror.PayloadTooLarge, "the request body is larger than 1 MiB")
+			if r.ContentLength > limit {
+				WriteError(w, r, tooLarge, nil)
+				return
+			}
+			body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+			r.Body.Close()
+			switch {
+			case err != nil:
+				WriteError(w, r, apierror.New(apierror.InvalidRequest, "the request body could not be read"), nil)
+				return
+			case int64(len(body)) > limit:
+				WriteError(w, r, tooLarge, nil)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// Authenticate reads a bearer access token. A valid one puts its principal in the context; a
+// bad one records why, and the operation answers 401 with that reason if it needs a principal.
+// Routes that need no principal (login, refresh) work either way.
+func Authenticate(tokens *auth.Tokens) Middleware {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			header := r.Header.Get("Authorization")
+			if header == "" {
+				next.ServeHTTP(w, r)
+				return
+			}
+			ctx := r.Context()
+			scheme, token, _ := strings.Cut(header, " ")
+			if !strings.EqualFold(scheme, "Bearer") || token == "" {
+				ctx = auth.WithFailure(ctx, apierror.New(apierror.TokenInvalid, "the Authorization header must be: Bearer <token>"))
+			} else if principal, err := tokens.Verify(strings.TrimSpace(token)); err != nil {
+				ctx = auth.WithFailure(ctx, apierror.From(err))
+			} else {
+				ctx = auth.WithPrincipal(ctx, principal)
+			}
+			next.ServeHTTP(w, r.WithContext(ctx))
+		})
+	}
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql/playground"
+	"github.com/rs/cors"
+
+	"github.com/paygate/paygate/graph"
+	"github.com/paygate/paygate/graph/rest"
+	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/web"
+)
+
+// maxBodyBytes is the largest request body accepted (SPEC 7).
+const maxBodyBytes = 1 << 20
+
+// ServerDeps is everything the HTTP handler needs.
+type ServerDeps struct {
+	Logger          *slog.Logger
+	DB              *database.DB
+	LatestMigration uint
+	Resolver        *graph.Resolver
+	Tokens          *auth.Tokens
+	Production      bool
+	CORSOrigins     []string
+}
+
+// NewServer returns Paygate's HTTP handler: every route, behind every middleware.
+func NewServer(deps ServerDeps) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/query", graph.NewHandler(deps.Resolver, graph.HandlerOptions{
+		Introspection: !deps.Production,
+		Logger:        deps.Logger,
+	}))
+	rest.New(deps.Resolver).Routes(mux)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeStatus(w, http.StatusOK, "ok", "")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := deps.DB.Ready(ctx, deps.LatestMigration); err != nil {
+			deps.Logger.WarnContext(ctx, "not ready", "error", err)
+			writeStatus(w, http.StatusServiceUnavailable, "unavailable", err.Error())
+			return
+		}
+		writeStatus(w, http.StatusOK, "ready", "")
+	})
+	if !deps.Production {
+		mux.Handle("GET /{$}", playground.Handler("Paygate", "/query"))
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		web.WriteError(w, r, apierror.New(apierror.NotFound, "no route "+r.Method+" "+r.URL.Path), nil)
+	})
+
+	// rs/cors allows every origin when given none, so with no origins configured there is no CORS.
+	allowOrigins := func(h http.Handler) http.Handler { return h }
+	if len(deps.CORSOrigins) > 0 {
+		allowOrigins = cors.New(cors.Options{
+			AllowedOrigins: deps.CORSOrigins,
+			AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete},
+			AllowedHeaders: []string{"Authorization", "Content-Type", "Idempotency-Key", "X-API-Key", "X-Request-Id"},
+			ExposedHeaders: []string{"X-Request-Id", "Idempotent-Replayed", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After"},
+			MaxAge:         600,
+		}).Handler
+	}
+	return web.Chain(mux,
+		web.WithRequestID,
+		web.AccessLog(deps.Logger),
+		web.Recover(deps.Logger),
+		web.SecurityHeaders(deps.Production),
+		allowOrigins,
+		web.LimitBody(maxBodyBytes),
+		web.Authenticate(deps.Tokens),
+	)
+}
+
+func writeStatus(w http.ResponseWriter, status int, state, reason string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(struct {
+		Status string `json:"status"`
+		Reason string `json:"reason,omitempty"`
+	}{state, reason})
+}

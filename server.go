@@ -1,0 +1,226 @@
+// Paygate is a payment API: GraphQL first, with a REST shim for the original /api/v1 routes.
+//
+//	paygate [serve]                                         run the server (default)
+//	paygate migrate                                         apply database migrations and exit
+//	paygate user create --email E --password P --role R     add a user
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/paygate/paygate/graph"
+	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/config"
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/provider"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "paygate:", err)
+		os.Exit(1)
+	}
+}
+
+// run is the whole program; tests call it as main does.
+func run(ctx context.Context, args []string, environ []string, stdout, stderr io.Writer) error {
+	cfg, err := config.Load(environ)
+	if err != nil {
+		return err
+	}
+	logger := newLogger(stdout, cfg.LogLevel)
+	command := "serve"
+	if len(args) > 0 {
+		command, args = args[0], args[1:]
+	}
+	switch command {
+	case "serve":
+		return serve(ctx, cfg, logger)
+	case "migrate":
+		db, err := openDatabase(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		logger.Info("migrations applied")
+		return nil
+	case "user":
+		return userCommand(ctx, cfg, args, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprintln(stdout, "usage: paygate [serve | migrate | user create --email E --password P --role R]")
+		return nil
+	default:
+		return fmt.Errorf("unknown command %q (try: serve, migrate, user create)", command)
+	}
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// openDatabase opens the configured database and brings its schema up to date.
+func openDatabase(ctx context.Context, cfg config.Config) (*database.DB, error) {
+	db, err := database.Open(cfg.DatabaseURL, database.Options{MaxConns: cfg.DBMaxConns})
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// services are the domain services, built once.
+type services struct {
+	auth     *auth.Service
+	payments *payment.Service
+}
+
+func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (services, error) {
+	secrets, err := cfg.LoadSecrets()
+	if err != nil {
+		return services{}, err
+	}
+	for _, path := range secrets.Generated {
+		logger.Warn("generated a development secret; set it in the environment for production", "file", path)
+	}
+	maxAmount, err := cfg.MaxAmountHundredths()
+	if err != nil {
+		return services{}, err
+	}
+	now := func() time.Time { return time.Now().UTC() }
+	tokens, err := auth.NewTokens(secrets.JWT, now)
+	if err != nil {
+		return services{}, err
+	}
+	return services{
+		auth:     auth.NewService(db.Ent, tokens, now),
+		payments: payment.NewService(db.Ent, provider.Sandbox{}, secrets.CardFingerprintKey, maxAmount, now),
+	}, nil
+}
+
+func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
+	db, err := openDatabase(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	svc, err := newServices(cfg, db, logger)
+	if err != nil {
+		return err
+	}
+	if err := ensureFirstAdmin(ctx, cfg, svc.auth, logger); err != nil {
+		return err
+	}
+	latestMigration, err := db.LatestMigration()
+	if err != nil {
+		return err
+	}
+	handler := NewServer(ServerDeps{
+		Logger:          logger,
+		DB:              db,
+		LatestMigration: latestMigration,
+		Resolver:        &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Ent: db.Ent},
+		Tokens:          svc.auth.Tokens(),
+		Production:      cfg.Production(),
+		CORSOrigins:     cfg.CORSOrigins,
+	})
+
+	listener, err := net.Listen("tcp", cfg.ListenAddr())
+	if err != nil {
+		return err
+	}
+	server := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      45 * time.Second, // above the provider call limit of 30 s
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	logger.Info("paygate listening", "addr", listener.Addr().String(), "env", cfg.Env, "database", db.Dialect)
+	served := make(chan error, 1)
+	go func() { served <- server.Serve(listener) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: finishing requests in flight")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	if err := server.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutting down: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+// ensureFirstAdmin creates the first admin of an empty database (SPEC 1).
+func ensureFirstAdmin(ctx context.Context, cfg config.Config, authService *auth.Service, logger *slog.Logger) error {
+	if cfg.AdminEmail == "" && cfg.Production() {
+		return nil
+	}
+	admin, generatedPassword, err := authService.EnsureFirstAdmin(ctx, cfg.AdminEmail, cfg.AdminPassword)
+	switch {
+	case err != nil:
+		return err
+	case admin == nil:
+		return nil
+	case generatedPassword != "":
+		// Shown once, so a development run can log in; it is never shown again.
+		logger.Warn("created the first admin with a generated password; change it",
+			"email", admin.Email, "password", generatedPassword)
+	default:
+		logger.Info("created the first admin", "email", admin.Email)
+	}
+	return nil
+}
+
+func userCommand(ctx context.Context, cfg config.Config, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "create" {
+		return errors.New("usage: paygate user create --email E --password P --role R")
+	}
+	flags := flag.NewFlagSet("user create", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	email := flags.String("email", "", "the user's email")
+	password := flags.String("password", "", "the user's password (12 to 72 characters)")
+	role := flags.String("role", "viewer", "admin, operator, developer or viewer")
+	if err := flags.Parse(args[1:]); err != nil {
+		return err
+	}
+	db, err := openDatabase(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	u, err := auth.NewService(db.Ent, nil, time.Now).CreateUser(ctx, *email, *password, *role)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "created user %s (%s, %s)\n", u.ID, u.Email, u.Role)
+	return nil
+}
