@@ -17,13 +17,19 @@ import (
 	"github.com/paygate/paygate/internal/database"
 )
 
-// ForEach runs fn as a subtest on SQLite and, when PAYGATE_TEST_DATABASE_URL is set, on
+// ForEach runs fn as parallel subtests on SQLite and, when PAYGATE_TEST_DATABASE_URL is set, on
 // PostgreSQL, each with a new migrated database.
 func ForEach(t *testing.T, fn func(t *testing.T, db *database.DB)) {
 	t.Helper()
-	t.Run("sqlite", func(t *testing.T) { fn(t, SQLite(t)) })
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		fn(t, SQLite(t))
+	})
 	if os.Getenv("PAYGATE_TEST_DATABASE_URL") != "" {
-		t.Run("postgres", func(t *testing.T) { fn(t, Postgres(t)) })
+		t.Run("postgres", func(t *testing.T) {
+			t.Parallel()
+			fn(t, Postgres(t))
+		})
 	}
 }
 

@@ -1,0 +1,98 @@
+package database_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/state"
+)
+
+func TestOpenChoosesTheDatabaseFromTheURL(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	db, err := database.Open("", database.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if db.Dialect != "sqlite3" {
+		t.Errorf("default dialect = %s", db.Dialect)
+	}
+	if err := db.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "paygate.db")); err != nil {
+		t.Errorf("the default database is not ./paygate.db: %v", err)
+	}
+
+	memory, err := database.Open("sqlite://:memory:", database.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer memory.Close()
+	if err := memory.Migrate(context.Background()); err != nil {
+		t.Fatalf("migrating :memory: %v", err)
+	}
+	latest, _ := memory.LatestMigration()
+	if err := memory.Ready(context.Background(), latest); err != nil {
+		t.Errorf(":memory: not ready after migrating: %v", err)
+	}
+
+	for _, bad := range []string{"mysql://x", "sqlite://", "file.db"} {
+		if _, err := database.Open(bad, database.Options{}); err == nil {
+			t.Errorf("Open(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestMigrationsAreIdempotentAndReadinessFollowsThem(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		ctx := context.Background()
+		latest, err := db.LatestMigration()
+		if err != nil || latest == 0 {
+			t.Fatalf("latest migration = %d, %v", latest, err)
+		}
+		if err := db.Ready(ctx, latest); err != nil {
+			t.Errorf("not ready after migrating: %v", err)
+		}
+		if err := db.Migrate(ctx); err != nil {
+			t.Errorf("migrating twice: %v", err)
+		}
+		if err := db.Ready(ctx, latest+1); err == nil {
+			t.Error("ready although a newer migration exists")
+		}
+	})
+}
+
+// TestDatabaseHoldsTheMoneyInvariants writes around the code: the CHECK constraints refuse a
+// refunded total above the amount, a non-positive amount and an unknown status.
+func TestDatabaseHoldsTheMoneyInvariants(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		ctx := context.Background()
+		p, err := db.Ent.Payment.Create().
+			SetAmount(1000).SetCurrency("USD").SetStatus(state.PaymentSucceeded).SetPaymentMethod("credit_card").
+			SetCustomerEmail("a@example.com").SetCardBrand("visa").SetCardLast4("4242").SetCardExpMonth(12).
+			SetCardExpYear(2030).SetCardFingerprint("f").SetProvider("sandbox").Save(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		statements := map[string]string{
+			"refund above amount": "UPDATE payments SET amount_refunded = 1001 WHERE id = $1",
+			"negative refund":     "UPDATE payments SET amount_refunded = -1 WHERE id = $1",
+			"zero amount":         "UPDATE payments SET amount = 0 WHERE id = $1",
+			"unknown status":      "UPDATE payments SET status = 'paid' WHERE id = $1",
+		}
+		for name, statement := range statements {
+			if _, err := db.SQL.ExecContext(ctx, statement, p.ID); err == nil {
+				t.Errorf("%s: the database accepted it", name)
+			}
+		}
+		if _, err := db.SQL.ExecContext(ctx, "UPDATE payments SET amount_refunded = 1000 WHERE id = $1", p.ID); err != nil {
+			t.Errorf("refunding exactly the amount: %v", err)
+		}
+	})
+}
