@@ -24,7 +24,7 @@ const testJWTSecret = "test-secret-test-secret-test-secret-0123"
 
 // testEnv is Paygate's real HTTP handler on a real database, wired as serve wires it.
 type testEnv struct {
-	t    *testing.T
+	t    testing.TB
 	db   *database.DB
 	svc  services
 	url  string
@@ -49,7 +49,7 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-func newTestEnv(t *testing.T, db *database.DB, extraEnv ...string) *testEnv {
+func newTestEnv(t testing.TB, db *database.DB, extraEnv ...string) *testEnv {
 	t.Helper()
 	base := []string{"PAYGATE_DATA_DIR=" + t.TempDir(), "PAYGATE_JWT_SECRET=" + testJWTSecret}
 	cfg, err := config.Load(append(base, extraEnv...))
@@ -77,6 +77,10 @@ func newTestEnv(t *testing.T, db *database.DB, extraEnv ...string) *testEnv {
 	}))
 	t.Cleanup(server.Close)
 	return &testEnv{t: t, db: db, svc: svc, url: server.URL, logs: logs}
+}
+
+func resolverOf(e *testEnv) *graph.Resolver {
+	return &graph.Resolver{AuthService: e.svc.auth, PaymentService: e.svc.payments, Ent: e.db.Ent}
 }
 
 // tokenFor returns an access token of a new user with the role. The user gets no usable password:

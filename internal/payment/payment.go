@@ -179,23 +179,56 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 	})
 	cancel()
 
-	update := created.Update()
+	var out outcome
 	switch {
 	case errors.Is(chargeErr, provider.ErrUnavailable):
-		update.SetStatus(state.PaymentFailed).
-			SetFailureCode(string(apierror.ProviderUnavailable)).
-			SetFailureMessage("The payment provider could not process the payment; nothing was charged.")
+		out = failed(string(apierror.ProviderUnavailable), "The payment provider could not process the payment; nothing was charged.", nil)
 	case chargeErr != nil:
 		return nil, fmt.Errorf("charging payment %s: %w", created.ID, chargeErr)
 	case result.Approved:
-		update.SetStatus(state.PaymentSucceeded).SetProviderPaymentID(result.ProviderPaymentID)
+		out = outcome{status: state.PaymentSucceeded, providerPaymentID: &result.ProviderPaymentID}
 	default:
-		update.SetStatus(state.PaymentFailed).
-			SetProviderPaymentID(result.ProviderPaymentID).
-			SetFailureCode(result.DeclineCode).
-			SetFailureMessage(result.DeclineMessage)
+		out = failed(result.DeclineCode, result.DeclineMessage, &result.ProviderPaymentID)
 	}
-	return update.Save(ctx)
+	if err := s.record(ctx, created, out); err != nil {
+		return nil, fmt.Errorf("recording the outcome of payment %s: %w", created.ID, err)
+	}
+	return created, nil
+}
+
+// outcome is what a charge did to a payment.
+type outcome struct {
+	status                      state.PaymentStatus
+	providerPaymentID           *string
+	failureCode, failureMessage *string
+}
+
+func failed(code, message string, providerPaymentID *string) outcome {
+	return outcome{status: state.PaymentFailed, providerPaymentID: providerPaymentID, failureCode: &code, failureMessage: &message}
+}
+
+// record writes the outcome with one UPDATE, only while the payment is still processing, and
+// applies it to p. (ent's UpdateOne would add a transaction and a SELECT to read back what we
+// already know, on the hot path of every payment.)
+func (s *Service) record(ctx context.Context, p *ent.Payment, out outcome) error {
+	now := s.now()
+	n, err := s.client.Payment.Update().
+		Where(payment.ID(p.ID), payment.StatusEQ(state.PaymentProcessing)).
+		SetStatus(out.status).
+		SetNillableProviderPaymentID(out.providerPaymentID).
+		SetNillableFailureCode(out.failureCode).
+		SetNillableFailureMessage(out.failureMessage).
+		SetUpdatedAt(now).
+		Save(ctx)
+	if err != nil {
+		return err
+	}
+	if n != 1 {
+		return fmt.Errorf("payment %s was no longer processing", p.ID)
+	}
+	p.Status, p.ProviderPaymentID, p.FailureCode, p.FailureMessage, p.UpdatedAt =
+		out.status, out.providerPaymentID, out.failureCode, out.failureMessage, now
+	return nil
 }
 
 // Get returns one payment.

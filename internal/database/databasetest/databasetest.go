@@ -34,14 +34,14 @@ func ForEach(t *testing.T, fn func(t *testing.T, db *database.DB)) {
 }
 
 // SQLite returns a migrated SQLite database in a file of the test's temp dir.
-func SQLite(t *testing.T) *database.DB {
+func SQLite(t testing.TB) *database.DB {
 	t.Helper()
 	return open(t, "sqlite://"+filepath.Join(t.TempDir(), "paygate.db"))
 }
 
 // Postgres returns a migrated database in a new schema of PAYGATE_TEST_DATABASE_URL, dropped when
 // the test ends. It skips the test when the variable is unset.
-func Postgres(t *testing.T) *database.DB {
+func Postgres(t testing.TB) *database.DB {
 	t.Helper()
 	base := os.Getenv("PAYGATE_TEST_DATABASE_URL")
 	if base == "" {
@@ -73,7 +73,7 @@ func Postgres(t *testing.T) *database.DB {
 	return open(t, u.String())
 }
 
-func open(t *testing.T, rawURL string) *database.DB {
+func open(t testing.TB, rawURL string) *database.DB {
 	t.Helper()
 	db, err := database.Open(rawURL, database.Options{MaxConns: 30})
 	if err != nil {

@@ -1,0 +1,131 @@
+package payment_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	entpayment "github.com/paygate/paygate/ent/payment"
+	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/card"
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/state"
+)
+
+var fingerprintKey = []byte("fingerprint-key-fingerprint-key-")
+
+func validInput() payment.CreateInput {
+	return payment.CreateInput{
+		Amount:        "25.00",
+		Currency:      "usd",
+		PaymentMethod: card.MethodCreditCard,
+		CustomerEmail: "ann@example.com",
+		CustomerName:  " Ann ",
+		Card:          &card.Input{Number: "4242424242424242", ExpMonth: 12, ExpYear: 2030, CVC: "123"},
+	}
+}
+
+func hasCode(err error, code apierror.Code) bool {
+	got, _ := codeAndParam(err)
+	return got == code
+}
+
+func codeAndParam(err error) (apierror.Code, string) {
+	if apiErr, ok := errors.AsType[*apierror.Error](err); ok {
+		return apiErr.Code, apiErr.Param
+	}
+	return "", ""
+}
+
+// brokenProvider fails in a way that is not a provider outage: a bug, not a decline.
+type brokenProvider struct{}
+
+func (brokenProvider) Name() string { return "broken" }
+func (brokenProvider) Charge(context.Context, provider.ChargeRequest) (provider.ChargeResult, error) {
+	return provider.ChargeResult{}, errors.New("unexpected answer")
+}
+
+func TestCreate(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		ctx := context.Background()
+		svc := payment.NewService(db.Ent, provider.Sandbox{}, fingerprintKey, 99999999, time.Now)
+		p, err := svc.Create(ctx, validInput())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Status != state.PaymentSucceeded || p.Amount != 2500 || p.Currency != "USD" || p.CustomerName != "Ann" ||
+			p.CardLast4 != "4242" || p.ProviderPaymentID == nil || p.FailureCode != nil {
+			t.Errorf("payment = %+v", p)
+		}
+		if got, err := svc.Get(ctx, p.ID); err != nil || got.ID != p.ID {
+			t.Errorf("Get = %v, %v", got, err)
+		}
+		if _, err := svc.Get(ctx, "pay_missing"); !hasCode(err, apierror.NotFound) {
+			t.Errorf("Get(missing) = %v", err)
+		}
+
+		// A provider failure that is not an outage is an internal error, and the payment stays
+		// processing for a person to look at rather than being guessed failed or succeeded.
+		broken := payment.NewService(db.Ent, brokenProvider{}, fingerprintKey, 99999999, time.Now)
+		if _, err := broken.Create(ctx, validInput()); err == nil {
+			t.Error("a broken provider's answer was taken")
+		}
+		processing, err := db.Ent.Payment.Query().Where(entpayment.StatusEQ(state.PaymentProcessing)).Count(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if processing != 1 {
+			t.Errorf("%d payments left processing, want 1", processing)
+		}
+	})
+}
+
+func TestCreateRefusesBadInput(t *testing.T) {
+	db := databasetest.SQLite(t)
+	svc := payment.NewService(db.Ent, provider.Sandbox{}, fingerprintKey, 100000, time.Now) // 1000.00
+	long := func(n int) string { return strings.Repeat("a", n) }
+	tests := []struct {
+		name   string
+		change func(*payment.CreateInput)
+		code   apierror.Code
+		param  string
+	}{
+		{"over configured maximum", func(in *payment.CreateInput) { in.Amount = "1000.01" }, apierror.InvalidAmount, "amount"},
+		{"float syntax", func(in *payment.CreateInput) { in.Amount = "1e2" }, apierror.InvalidAmount, "amount"},
+		{"name too long", func(in *payment.CreateInput) { in.CustomerName = long(201) }, apierror.InvalidRequest, "customer.name"},
+		{"description too long", func(in *payment.CreateInput) { d := long(1001); in.Description = &d }, apierror.InvalidRequest, "description"},
+		{"too many metadata keys", func(in *payment.CreateInput) {
+			in.Metadata = map[string]string{}
+			for i := range 51 {
+				in.Metadata[fmt.Sprintf("key%d", i)] = "v"
+			}
+		}, apierror.InvalidRequest, "metadata"},
+		{"metadata key too long", func(in *payment.CreateInput) { in.Metadata = map[string]string{long(41): "v"} }, apierror.InvalidRequest, "metadata"},
+		{"metadata value too long", func(in *payment.CreateInput) { in.Metadata = map[string]string{"k": long(501)} }, apierror.InvalidRequest, "metadata.k"},
+		{"display-name email", func(in *payment.CreateInput) { in.CustomerEmail = "Ann <ann@example.com>" }, apierror.InvalidRequest, "customer.email"},
+		{"no method", func(in *payment.CreateInput) { in.PaymentMethod = "" }, apierror.MissingField, "payment_method"},
+	}
+	for _, tt := range tests {
+		in := validInput()
+		tt.change(&in)
+		_, err := svc.Create(context.Background(), in)
+		if code, param := codeAndParam(err); code != tt.code || param != tt.param {
+			t.Errorf("%s: %v, want %s on %s", tt.name, err, tt.code, tt.param)
+		}
+	}
+	if n, _ := db.Ent.Payment.Query().Count(context.Background()); n != 0 {
+		t.Errorf("refused input wrote %d payments", n)
+	}
+	in := validInput()
+	in.Amount = money.Decimal("1000.00")
+	if _, err := svc.Create(context.Background(), in); err != nil {
+		t.Errorf("the configured maximum itself was refused: %v", err)
+	}
+}
