@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -37,7 +38,7 @@ func NewHandler(r *Resolver, opts HandlerOptions) *handler.Server {
 		return next(ctx)
 	}
 	srv := handler.New(generated.NewExecutableSchema(cfg))
-	srv.AddTransport(transport.GET{})
+	srv.AddTransport(queriesOnlyGET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	if opts.Introspection {
@@ -108,4 +109,22 @@ func camelCaseParam(param string) string {
 		}
 	}
 	return strings.Join(parts, "")
+}
+
+// queriesOnlyGET is gqlgen's GET transport answering a mutation with 405 Method Not Allowed, as
+// GraphQL over HTTP requires, where gqlgen answers 406.
+type queriesOnlyGET struct{ transport.GET }
+
+func (t queriesOnlyGET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	t.GET.Do(methodNotAllowedFor406{ResponseWriter: w}, r, exec)
+}
+
+type methodNotAllowedFor406 struct{ http.ResponseWriter }
+
+func (w methodNotAllowedFor406) WriteHeader(status int) {
+	if status == http.StatusNotAcceptable {
+		w.Header().Set("Allow", http.MethodPost)
+		status = http.StatusMethodNotAllowed
+	}
+	w.ResponseWriter.WriteHeader(status)
 }

@@ -1,0 +1,85 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestListenAddr(t *testing.T) {
+	tests := []struct {
+		environ []string
+		want    string
+	}{
+		{nil, "127.0.0.1:8080"},
+		{[]string{"PORT=9000"}, ":9000"},
+		{[]string{"PORT=9000", "PAYGATE_ADDR=0.0.0.0:7000"}, "0.0.0.0:7000"},
+	}
+	for _, tt := range tests {
+		cfg, err := Load(tt.environ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.ListenAddr(); got != tt.want {
+			t.Errorf("%v: ListenAddr = %s, want %s", tt.environ, got, tt.want)
+		}
+	}
+}
+
+func TestLoadRefusesBadSettings(t *testing.T) {
+	for _, environ := range [][]string{
+		{"PAYGATE_ENV=prod"},
+		{"PAYGATE_MAX_AMOUNT=ten"},
+		{"PAYGATE_MAX_AMOUNT=0"},
+		{"PAYGATE_MAX_AMOUNT=1.001"},
+		{"PAYGATE_ADMIN_EMAIL=a@example.com"},
+		{"PAYGATE_DB_MAX_CONNS=many"},
+	} {
+		if _, err := Load(environ); err == nil {
+			t.Errorf("Load(%v) succeeded", environ)
+		}
+	}
+	cfg, err := Load([]string{"PAYGATE_MAX_AMOUNT=5000", "PAYGATE_CORS_ORIGINS=https://a.example,https://b.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limit, _ := cfg.MaxAmountHundredths(); limit != 500000 {
+		t.Errorf("max amount = %d hundredths, want 500000", limit)
+	}
+	if len(cfg.CORSOrigins) != 2 {
+		t.Errorf("CORS origins = %v", cfg.CORSOrigins)
+	}
+}
+
+func TestSecrets(t *testing.T) {
+	dir := t.TempDir()
+	cfg, _ := Load([]string{"PAYGATE_DATA_DIR=" + dir})
+	first, err := cfg.LoadSecrets()
+	if err != nil || len(first.Generated) != 2 || len(first.JWT) < 32 || len(first.CardFingerprintKey) < 32 {
+		t.Fatalf("generated secrets = %+v, %v", first, err)
+	}
+	again, err := cfg.LoadSecrets()
+	if err != nil || len(again.Generated) != 0 || string(again.JWT) != string(first.JWT) {
+		t.Errorf("secrets were not kept: %+v, %v", again, err)
+	}
+	info, err := os.Stat(filepath.Join(dir, "jwt_secret"))
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("jwt_secret mode = %v, %v", info, err)
+	}
+
+	given := strings.Repeat("k", 32)
+	cfg, _ = Load([]string{"PAYGATE_ENV=production", "PAYGATE_JWT_SECRET=" + given, "PAYGATE_CARD_FINGERPRINT_KEY=" + given})
+	if s, err := cfg.LoadSecrets(); err != nil || string(s.JWT) != given {
+		t.Errorf("configured secrets = %+v, %v", s, err)
+	}
+	for _, environ := range [][]string{
+		{"PAYGATE_ENV=production", "PAYGATE_JWT_SECRET=" + given},
+		{"PAYGATE_JWT_SECRET=short", "PAYGATE_DATA_DIR=" + dir},
+	} {
+		cfg, _ = Load(environ)
+		if _, err := cfg.LoadSecrets(); err == nil {
+			t.Errorf("LoadSecrets with %v succeeded", environ)
+		}
+	}
+}

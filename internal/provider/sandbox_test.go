@@ -1,0 +1,38 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/card"
+	"github.com/paygate/paygate/internal/money"
+)
+
+func TestSandboxHonoursTheTestCards(t *testing.T) {
+	tests := map[string]string{
+		"4242424242424242": "",
+		"5555555555554444": "",
+		"4000000000000002": "card_declined",
+		"4000000000009995": "insufficient_funds",
+		"4000000000000069": "expired_card",
+	}
+	for number, decline := range tests {
+		c, err := card.Validate(card.Input{Number: number, ExpMonth: 12, ExpYear: 2030, CVC: "123"}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		result, err := Sandbox{}.Charge(context.Background(), ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}, Card: c})
+		if err != nil {
+			t.Fatalf("%s: %v", number, err)
+		}
+		if result.Approved != (decline == "") || result.DeclineCode != decline || result.ProviderPaymentID == "" {
+			t.Errorf("%s: %+v", number, result)
+		}
+	}
+	c, _ := card.Validate(card.Input{Number: "4000000000000119", ExpMonth: 12, ExpYear: 2030, CVC: "123"}, time.Now())
+	if _, err := (Sandbox{}).Charge(context.Background(), ChargeRequest{Card: c}); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("processing-error card: %v", err)
+	}
+}
