@@ -9,6 +9,7 @@ import (
 
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/payment"
 )
 
 const createPaymentMutation = `mutation($in: CreatePaymentInput!) {
@@ -235,5 +236,67 @@ func TestGraphQLOverHTTP(t *testing.T) {
 	r = env.request(http.MethodPost, "/query", token, map[string]any{"query": "{ __typename }", "variables": map[string]any{"x": strings.Repeat("y", 1<<20)}})
 	if code, _ := r.errorCode(); r.status != http.StatusRequestEntityTooLarge || code != "payload_too_large" {
 		t.Errorf("large body = %d %s", r.status, r.raw)
+	}
+}
+
+func TestGraphQLRefusesBadPagingAsClientErrors(t *testing.T) {
+	env := newTestEnv(t, databasetest.SQLite(t))
+	token := env.tokenFor("viewer")
+	for _, args := range []string{`first: 1, last: 1`, `first: 0`, `first: 101`, `last: -1`, `after: "not-a-cursor", first: 1`} {
+		_, errs := env.graphql(token, `{ payments(`+args+`) { totalCount } }`, nil)
+		if len(errs) != 1 || errs[0].code() != "invalid_request" {
+			t.Errorf("payments(%s) = %+v, want invalid_request", args, errs)
+		}
+	}
+	if strings.Contains(env.logs.String(), `"level":"ERROR"`) {
+		t.Errorf("client mistakes were logged as server errors:\n%s", env.logs.String())
+	}
+	// Without first or last a page still has a bound.
+	for range payment.DefaultPageSize + 1 {
+		env.request(http.MethodPost, "/api/v1/payments", env.tokenFor("developer"), paymentBody("1.00", "USD", "4242424242424242"))
+	}
+	data := env.mustGraphQL(token, `{ payments { totalCount edges { node { id } } } }`, nil)
+	if n := len(get(data, "payments", "edges").([]any)); n != payment.DefaultPageSize {
+		t.Errorf("an unbounded page held %d payments, want %d", n, payment.DefaultPageSize)
+	}
+}
+
+func TestGraphQLStatusCodes(t *testing.T) {
+	env := newTestEnv(t, databasetest.SQLite(t))
+	token := env.tokenFor("viewer")
+	r := env.request(http.MethodPut, "/query", token, map[string]any{"query": "{ __typename }"})
+	if r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") != "GET, POST" {
+		t.Errorf("PUT = %d %v", r.status, r.header)
+	}
+	r = env.request(http.MethodPost, "/query", token, map[string]any{"query": "{ __typename }"}, "Content-Type", "text/plain")
+	if r.status != http.StatusUnsupportedMediaType {
+		t.Errorf("text/plain = %d %s", r.status, r.raw)
+	}
+	r = env.request(http.MethodPost, "/query", token, map[string]any{"query": "{ nothing }"}, "Accept", "application/json")
+	if r.status != http.StatusOK || len(get(r.body, "errors").([]any)) != 1 {
+		t.Errorf("invalid document under application/json = %d %s", r.status, r.raw)
+	}
+}
+
+// TestConcurrentInlineDecimals runs documents with inline amounts side by side; with -race it
+// shows that preparing a document never touches one another request holds.
+func TestConcurrentInlineDecimals(t *testing.T) {
+	env := newTestEnv(t, databasetest.SQLite(t))
+	token := env.tokenFor("developer")
+	const query = `mutation($card: CardInput) { createPayment(input: {amount: 10.25, currency: "USD",
+		paymentMethod: CREDIT_CARD, customer: {email: "a@example.com"}, card: $card}) { amount } }`
+	card := map[string]any{"number": "4242424242424242", "expMonth": 12, "expYear": 2030, "cvc": "123"}
+	const requests = 20
+	amounts := make(chan string, requests)
+	for range requests {
+		go func() {
+			r := env.request(http.MethodPost, "/query", token, map[string]any{"query": query, "variables": map[string]any{"card": card}})
+			amounts <- str(get(r.body, "data", "createPayment", "amount"))
+		}()
+	}
+	for range requests {
+		if amount := <-amounts; amount != "10.25" {
+			t.Errorf("amount = %q, want 10.25", amount)
+		}
 	}
 }

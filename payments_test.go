@@ -2,8 +2,10 @@ package main
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
@@ -297,4 +299,97 @@ func TestListPaymentsPagesBothWays(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestListPaymentsFilters(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db)
+		token := env.tokenFor("developer")
+		create := func(amount, currency, number, email string) string {
+			body := paymentBody(amount, currency, number)
+			body["customer"] = map[string]any{"email": email}
+			return str(env.request(http.MethodPost, "/api/v1/payments", token, body).data()["id"])
+		}
+		usdOK := create("1.00", "USD", "4242424242424242", "a@example.com")
+		eurFailed := create("2.00", "EUR", "4000000000000002", "b@example.com")
+		before := time.Now().UTC()
+		time.Sleep(10 * time.Millisecond)
+		usdFailed := create("3.00", "USD", "4000000000000002", "a@example.com")
+		ids := func(query string) string {
+			r := env.request(http.MethodGet, "/api/v1/payments"+query, token, nil)
+			if r.status != http.StatusOK {
+				t.Fatalf("list %s: %d %s", query, r.status, r.raw)
+			}
+			var got []string
+			for _, item := range r.body["data"].([]any) {
+				got = append(got, str(get(item, "id")))
+			}
+			return strings.Join(got, ",")
+		}
+		tests := map[string]string{
+			"?status=failed":                                  usdFailed + "," + eurFailed,
+			"?status=succeeded":                               usdOK,
+			"?currency=usd":                                   usdFailed + "," + usdOK,
+			"?currency=USD&status=failed":                     usdFailed,
+			"?customer_email=b@example.com":                   eurFailed,
+			"?created_gte=" + before.Format(time.RFC3339Nano): usdFailed,
+			"?created_lte=" + before.Format(time.RFC3339Nano): eurFailed + "," + usdOK,
+			"?created_lte=" + strconv.FormatInt(before.Add(-time.Hour).Unix(), 10): "",
+		}
+		for query, want := range tests {
+			if got := ids(strings.ReplaceAll(query, "+", "%2B")); got != want {
+				t.Errorf("list %s = %s, want %s", query, got, want)
+			}
+		}
+		for query, code := range map[string]string{
+			"?status=paid":        "invalid_request",
+			"?currency=ABC":       "invalid_currency",
+			"?created_gte=monday": "invalid_request",
+			"?colour=red":         "invalid_request",
+		} {
+			r := env.request(http.MethodGet, "/api/v1/payments"+query, token, nil)
+			if got, _ := r.errorCode(); r.status != http.StatusBadRequest || got != code {
+				t.Errorf("list %s = %d %s, want %s", query, r.status, r.raw, code)
+			}
+		}
+	})
+}
+
+func TestRESTEdges(t *testing.T) {
+	env := newTestEnv(t, databasetest.SQLite(t))
+	token := env.tokenFor("developer")
+
+	r := env.request(http.MethodPost, "/api/v1/payments", token, `{"amount": 1, "currency": "USD"}}`)
+	if code, _ := r.errorCode(); r.status != http.StatusBadRequest || code != "invalid_request" {
+		t.Errorf("trailing brace = %d %s", r.status, r.raw)
+	}
+	for path, allowed := range map[string]string{"/api/v1/payments": "GET, POST", "/api/v1/payments/pay_x": "GET", "/api/v1/auth/login": "POST"} {
+		r := env.request(http.MethodPut, path, token, "{}")
+		if code, _ := r.errorCode(); r.status != http.StatusMethodNotAllowed || code != "method_not_allowed" || r.header.Get("Allow") != allowed {
+			t.Errorf("PUT %s = %d %s %v", path, r.status, r.raw, r.header.Get("Allow"))
+		}
+	}
+
+	// Names and descriptions are limited in characters, not bytes.
+	body := paymentBody("1.00", "USD", "4242424242424242")
+	body["customer"] = map[string]any{"email": "a@example.com", "name": strings.Repeat("é", 200)}
+	body["description"] = strings.Repeat("ü", 1000)
+	if r := env.request(http.MethodPost, "/api/v1/payments", token, body); r.status != http.StatusCreated {
+		t.Errorf("200 accented characters = %d %s", r.status, r.raw)
+	}
+
+	// With the database gone: readiness fails without detail, and a failing request answers
+	// 500 internal_error and is logged with its request id.
+	env.db.SQL.Close()
+	if r := env.request(http.MethodGet, "/readyz", "", nil); r.status != http.StatusServiceUnavailable || len(r.body) != 1 {
+		t.Errorf("readyz without a database = %d %s", r.status, r.raw)
+	}
+	r = env.request(http.MethodGet, "/api/v1/payments/pay_x", token, nil)
+	if code, _ := r.errorCode(); r.status != http.StatusInternalServerError || code != "internal_error" || strings.Contains(r.raw, "sql") {
+		t.Errorf("get without a database = %d %s", r.status, r.raw)
+	}
+	if !strings.Contains(env.logs.String(), `"request_id":"`+r.header.Get("X-Request-Id")+`"`) ||
+		!strings.Contains(env.logs.String(), `"msg":"request failed"`) {
+		t.Errorf("the failure was not logged:\n%s", env.logs.String())
+	}
 }

@@ -41,17 +41,18 @@ func NewServer(deps ServerDeps) http.Handler {
 	}))
 	rest.New(deps.Resolver).Routes(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeStatus(w, http.StatusOK, "ok", "")
+		writeStatus(w, http.StatusOK, "ok")
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := deps.DB.Ready(ctx, deps.LatestMigration); err != nil {
+			// The cause names hosts and users: it goes to the log, not to whoever asks.
 			deps.Logger.WarnContext(ctx, "not ready", "error", err)
-			writeStatus(w, http.StatusServiceUnavailable, "unavailable", err.Error())
+			writeStatus(w, http.StatusServiceUnavailable, "unavailable")
 			return
 		}
-		writeStatus(w, http.StatusOK, "ready", "")
+		writeStatus(w, http.StatusOK, "ready")
 	})
 	if !deps.Production {
 		mux.Handle("GET /{$}", playground.Handler("Paygate", "/query"))
@@ -73,6 +74,7 @@ func NewServer(deps ServerDeps) http.Handler {
 	}
 	return web.Chain(mux,
 		web.WithRequestID,
+		web.WithLogger(deps.Logger),
 		web.AccessLog(deps.Logger),
 		web.Recover(deps.Logger),
 		web.SecurityHeaders(deps.Production),
@@ -82,11 +84,8 @@ func NewServer(deps ServerDeps) http.Handler {
 	)
 }
 
-func writeStatus(w http.ResponseWriter, status int, state, reason string) {
+func writeStatus(w http.ResponseWriter, status int, state string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(struct {
-		Status string `json:"status"`
-		Reason string `json:"reason,omitempty"`
-	}{state, reason})
+	json.NewEncoder(w).Encode(map[string]string{"status": state})
 }

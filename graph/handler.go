@@ -2,17 +2,17 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"mime"
 	"net/http"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/paygate/paygate/graph/generated"
@@ -29,7 +29,7 @@ type HandlerOptions struct {
 
 // NewHandler returns the GraphQL endpoint: POST and GET per GraphQL over HTTP, with parsed
 // documents cached, scopes enforced by @hasScope and errors rendered from the API error table.
-func NewHandler(r *Resolver, opts HandlerOptions) *handler.Server {
+func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
 	cfg := generated.Config{Resolvers: r}
 	cfg.Directives.HasScope = func(ctx context.Context, _ any, next graphql.Resolver, scope string) (any, error) {
 		if err := auth.RequireScope(ctx, scope); err != nil {
@@ -38,47 +38,62 @@ func NewHandler(r *Resolver, opts HandlerOptions) *handler.Server {
 		return next(ctx)
 	}
 	srv := handler.New(generated.NewExecutableSchema(cfg))
-	srv.AddTransport(queriesOnlyGET{})
+	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.SetQueryCache(newDocumentCache(1000))
 	if opts.Introspection {
 		srv.Use(extension.Introspection{})
 	}
 	srv.Use(extension.FixedComplexityLimit(1000))
-	srv.Use(decimalLiterals{})
+	srv.AroundFields(markInternalErrors)
 	srv.SetErrorPresenter(presentError(opts.Logger))
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
 		opts.Logger.ErrorContext(ctx, "panic in resolver", "request_id", web.RequestID(ctx), "panic", v)
-		return errors.New("panic")
+		return internalError{errors.New("panic")}
 	})
-	return srv
+	return overHTTP(srv)
 }
 
-// presentError renders an error with the code of the API error table in extensions.code.
-// Errors gqlgen raised itself (parsing, validation) keep their own code.
+// internalError is a resolver failure that is not an API error: a bug or an outage, whose
+// detail is logged and never shown.
+type internalError struct{ err error }
+
+func (e internalError) Error() string { return e.err.Error() }
+func (e internalError) Unwrap() error { return e.err }
+
+// markInternalErrors tells resolver failures apart from the errors gqlgen raises itself while
+// reading arguments (a malformed cursor, a bad Decimal), which are the client's.
+func markInternalErrors(ctx context.Context, next graphql.Resolver) (any, error) {
+	result, err := next(ctx)
+	if err != nil {
+		if _, ok := errors.AsType[*apierror.Error](err); !ok {
+			err = internalError{err}
+		}
+	}
+	return result, err
+}
+
+// presentError renders every error with a code of the API error table in extensions.code,
+// except parse and validation errors, which keep gqlgen's GRAPHQL_* codes.
 func presentError(logger *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
-		if _, ok := errors.AsType[*apierror.Error](err); !ok {
-			if _, generated := gqlErr.Extensions["code"]; generated {
-				return gqlErr
-			}
-			// The POST transport quotes the whole body in this message; it may hold a card number.
-			if strings.HasPrefix(gqlErr.Message, "json request body could not be decoded") {
-				gqlErr.Message = "the request body is not valid JSON"
-				gqlErr.Extensions = map[string]any{"code": apierror.InvalidRequest}
-				return gqlErr
-			}
-			if gqlErr.Path == nil && gqlErr.Rule != "" {
-				return gqlErr
-			}
-			if unmarshalErr := inputError(err); unmarshalErr != nil {
-				gqlErr.Extensions = map[string]any{"code": apierror.InvalidRequest}
-				return gqlErr
-			}
-			logger.ErrorContext(ctx, "resolver failed", "request_id", web.RequestID(ctx), "error", err)
+		if _, generated := gqlErr.Extensions["code"]; generated {
+			return gqlErr
 		}
-		apiErr := apierror.From(err)
+		apiErr, isAPIError := errors.AsType[*apierror.Error](err)
+		_, isInternal := errors.AsType[internalError](err)
+		switch {
+		case isAPIError:
+		case isInternal:
+			logger.ErrorContext(ctx, "resolver failed", "request_id", web.RequestID(ctx), "error", err)
+			apiErr = apierror.From(err)
+		case strings.HasPrefix(gqlErr.Message, "json request body could not be decoded"):
+			// The POST transport quotes the whole body in this message; it may hold a card number.
+			apiErr = apierror.New(apierror.InvalidRequest, "the request body is not valid JSON")
+		default:
+			apiErr = apierror.New(apierror.InvalidRequest, gqlErr.Message)
+		}
 		gqlErr.Message = apiErr.Message
 		gqlErr.Extensions = map[string]any{"code": apiErr.Code}
 		if apiErr.Param != "" {
@@ -86,18 +101,6 @@ func presentError(logger *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		return gqlErr
 	}
-}
-
-// inputError finds an argument that failed to decode (a bad Decimal, an unknown enum value).
-func inputError(err error) error {
-	var gqlErr *gqlerror.Error
-	if errors.As(err, &gqlErr) && gqlErr.Err != nil {
-		return inputError(gqlErr.Err)
-	}
-	if strings.Contains(err.Error(), "must be") || strings.Contains(err.Error(), "is not a") {
-		return err
-	}
-	return nil
 }
 
 // camelCaseParam turns a REST parameter name (card.exp_month) into its GraphQL one (card.expMonth).
@@ -111,20 +114,43 @@ func camelCaseParam(param string) string {
 	return strings.Join(parts, "")
 }
 
-// queriesOnlyGET is gqlgen's GET transport answering a mutation with 405 Method Not Allowed, as
-// GraphQL over HTTP requires, where gqlgen answers 406.
-type queriesOnlyGET struct{ transport.GET }
-
-func (t queriesOnlyGET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	t.GET.Do(methodNotAllowedFor406{ResponseWriter: w}, r, exec)
+// overHTTP applies the GraphQL-over-HTTP status rules where gqlgen's transports differ: another
+// method answers 405, a POST body that is not JSON 415, a mutation over GET 405 (gqlgen: 406),
+// and a document that fails to parse or validate 200 under application/json (gqlgen: 422), since
+// a legacy JSON client reads errors from the body.
+func overHTTP(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet:
+		case http.MethodPost:
+			if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != "application/json" {
+				writeRequestError(w, http.StatusUnsupportedMediaType, "send the GraphQL request as application/json")
+				return
+			}
+		default:
+			w.Header().Set("Allow", "GET, POST")
+			writeRequestError(w, http.StatusMethodNotAllowed, "use POST, or GET for queries")
+			return
+		}
+		next.ServeHTTP(statusRules{ResponseWriter: w}, r)
+	})
 }
 
-type methodNotAllowedFor406 struct{ http.ResponseWriter }
+type statusRules struct{ http.ResponseWriter }
 
-func (w methodNotAllowedFor406) WriteHeader(status int) {
-	if status == http.StatusNotAcceptable {
+func (w statusRules) WriteHeader(status int) {
+	switch {
+	case status == http.StatusNotAcceptable:
 		w.Header().Set("Allow", http.MethodPost)
 		status = http.StatusMethodNotAllowed
+	case status == http.StatusUnprocessableEntity && strings.HasPrefix(w.Header().Get("Content-Type"), "application/json"):
+		status = http.StatusOK
 	}
 	w.ResponseWriter.WriteHeader(status)
+}
+
+func writeRequestError(w http.ResponseWriter, status int, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{"message": message}}})
 }

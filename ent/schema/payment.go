@@ -29,9 +29,9 @@ func (Payment) Fields() []ent.Field {
 			Annotations(entgql.Type("PaymentStatus"), entgql.Skip(entgql.SkipEnumField)),
 		field.Enum("payment_method").GoType(card.PaymentMethod("")).Immutable().
 			Annotations(entgql.Type("PaymentMethod"), entgql.Skip(entgql.SkipEnumField, entgql.SkipWhereInput)),
-		field.String("customer_email").Immutable().MaxLen(254).
+		field.String("customer_email").Immutable().MaxRuneLen(254).
 			Annotations(entgql.Skip(entgql.SkipType, entgql.SkipOrderField)),
-		field.String("customer_name").Immutable().MaxLen(200).Default("").Annotations(hidden),
+		field.String("customer_name").Immutable().MaxRuneLen(200).Default("").Annotations(hidden),
 		field.String("card_brand").Immutable().Annotations(hidden),
 		field.String("card_last4").Immutable().MinLen(4).MaxLen(4).Annotations(hidden),
 		field.Int("card_exp_month").Immutable().Range(1, 12).Annotations(hidden),
@@ -44,7 +44,7 @@ func (Payment) Fields() []ent.Field {
 			Annotations(entgql.Skip(entgql.SkipOrderField)),
 		field.String("failure_message").Optional().Nillable().
 			Annotations(entgql.Skip(entgql.SkipWhereInput, entgql.SkipOrderField)),
-		field.String("description").Optional().Nillable().MaxLen(1000).
+		field.String("description").Optional().Nillable().MaxRuneLen(1000).
 			Annotations(entgql.Skip(entgql.SkipWhereInput, entgql.SkipOrderField)),
 		field.JSON("metadata", map[string]string{}).Optional().
 			Annotations(entgql.Type("StringMap"), entgql.Skip(entgql.SkipWhereInput, entgql.SkipOrderField)),

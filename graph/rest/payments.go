@@ -3,8 +3,12 @@ package rest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/paygate/paygate/ent"
@@ -102,15 +106,69 @@ func (h *Handlers) getPayment(w http.ResponseWriter, r *http.Request) {
 	web.WriteJSON(w, http.StatusOK, paymentOf(p))
 }
 
+// listParams are the query parameters of GET /api/v1/payments.
+var listParams = []string{"limit", "starting_after", "ending_before", "status", "currency", "created_gte", "created_lte", "customer_email"}
+
+// listFilter reads the filter parameters into the GraphQL twin's where input.
+func listFilter(q url.Values) (*ent.PaymentWhereInput, error) {
+	for name := range q {
+		if !slices.Contains(listParams, name) {
+			return nil, apierror.ForParam(apierror.InvalidRequest, name, "unknown parameter "+name+"; known: "+strings.Join(listParams, ", "))
+		}
+	}
+	where := &ent.PaymentWhereInput{}
+	if text := q.Get("status"); text != "" {
+		status := state.PaymentStatus(text)
+		if !slices.Contains(status.Values(), text) {
+			return nil, apierror.ForParam(apierror.InvalidRequest, "status", "status must be one of "+strings.Join(status.Values(), ", "))
+		}
+		where.Status = &status
+	}
+	if text := q.Get("currency"); text != "" {
+		code, err := money.ParseCurrency(text)
+		if err != nil {
+			return nil, apierror.ForParam(apierror.InvalidCurrency, "currency", err.Error())
+		}
+		where.Currency = &code
+	}
+	for param, into := range map[string]**time.Time{"created_gte": &where.CreatedAtGTE, "created_lte": &where.CreatedAtLTE} {
+		if text := q.Get(param); text != "" {
+			t, err := parseTime(text)
+			if err != nil {
+				return nil, apierror.ForParam(apierror.InvalidRequest, param, param+" must be an RFC 3339 time or Unix seconds")
+			}
+			*into = &t
+		}
+	}
+	if email := q.Get("customer_email"); email != "" {
+		where.CustomerEmail = &email
+	}
+	return where, nil
+}
+
+// parseTime reads Unix seconds (Stripe's created filters) or an RFC 3339 time.
+func parseTime(text string) (time.Time, error) {
+	if seconds, err := strconv.ParseInt(text, 10, 64); err == nil {
+		return time.Unix(seconds, 0).UTC(), nil
+	}
+	return time.Parse(time.RFC3339Nano, text)
+}
+
 // listPayments pages newest first, Stripe style: limit (1-100, default 20), starting_after (the
-// page after this payment) or ending_before (the page before it), and has_more.
+// page after this payment) or ending_before (the page before it), and has_more; filters narrow
+// the list as the GraphQL twin's where does.
 func (h *Handlers) listPayments(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	limit := 20
+	where, err := listFilter(q)
+	if err != nil {
+		web.WriteError(w, r, err, nil)
+		return
+	}
+	limit := payment.DefaultPageSize
 	if text := q.Get("limit"); text != "" {
 		n, err := strconv.Atoi(text)
-		if err != nil || n < 1 || n > 100 {
-			web.WriteError(w, r, apierror.ForParam(apierror.InvalidRequest, "limit", "limit must be a whole number from 1 to 100"), nil)
+		if err != nil || n < 1 || n > payment.MaxPageSize {
+			web.WriteError(w, r, apierror.ForParam(apierror.InvalidRequest, "limit", fmt.Sprintf("limit must be a whole number from 1 to %d", payment.MaxPageSize)), nil)
 			return
 		}
 		limit = n
@@ -122,7 +180,6 @@ func (h *Handlers) listPayments(w http.ResponseWriter, r *http.Request) {
 	}
 	var after, before *ent.Cursor
 	var first, last *int
-	var err error
 	switch {
 	case endingBefore != "":
 		before, err = h.cursorAt(r.Context(), endingBefore, "ending_before")
@@ -137,7 +194,7 @@ func (h *Handlers) listPayments(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	conn, err := h.query.Payments(r.Context(), after, first, before, last, payment.NewestFirst, nil)
+	conn, err := h.query.Payments(r.Context(), after, first, before, last, payment.NewestFirst, where)
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return

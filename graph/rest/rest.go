@@ -40,8 +40,21 @@ func (h *Handlers) Routes(mux *http.ServeMux) {
 	mux.Handle("POST /api/v1/payments", requireScope(auth.ScopePaymentsWrite, h.createPayment))
 	mux.Handle("GET /api/v1/payments", requireScope(auth.ScopePaymentsRead, h.listPayments))
 	mux.Handle("GET /api/v1/payments/{id}", requireScope(auth.ScopePaymentsRead, h.getPayment))
+	// A known path with another method answers 405 with the methods it has.
+	mux.Handle("/api/v1/auth/login", allow(http.MethodPost))
+	mux.Handle("/api/v1/auth/refresh", allow(http.MethodPost))
+	mux.Handle("/api/v1/payments", allow(http.MethodGet, http.MethodPost))
+	mux.Handle("/api/v1/payments/{id}", allow(http.MethodGet))
 	mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, apierror.New(apierror.NotFound, "no route "+r.Method+" "+r.URL.Path), nil)
+	})
+}
+
+func allow(methods ...string) http.Handler {
+	allowed := strings.Join(methods, ", ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allowed)
+		web.WriteError(w, r, apierror.New(apierror.MethodNotAllowed, r.Method+" is not allowed here; use "+allowed), nil)
 	})
 }
 
@@ -70,8 +83,10 @@ func decode(r *http.Request, dst any) error {
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
 	err = dec.Decode(dst)
-	if err == nil && dec.More() {
-		err = errors.New("trailing data")
+	if err == nil {
+		if _, next := dec.Token(); next != io.EOF {
+			err = errors.New("trailing data after the JSON object")
+		}
 	}
 	if err == nil {
 		return nil

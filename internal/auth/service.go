@@ -194,6 +194,9 @@ func (s *Service) EnsureFirstAdmin(ctx context.Context, email, password string) 
 		generatedPassword = password
 	}
 	u, err := s.CreateUser(ctx, email, password, "admin")
+	if ent.IsConstraintError(err) {
+		return nil, "", nil // another server starting at the same moment created it
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("creating the first admin: %w", err)
 	}

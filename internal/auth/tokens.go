@@ -15,8 +15,9 @@ import (
 const AccessTokenLifetime = 15 * time.Minute
 
 const (
-	issuer   = "paygate"
-	audience = "paygate-api"
+	clockSkew = 30 * time.Second
+	issuer    = "paygate"
+	audience  = "paygate-api"
 )
 
 type accessClaims struct {
@@ -46,6 +47,9 @@ func NewTokens(secret []byte, now func() time.Time) (*Tokens, error) {
 			jwt.WithAudience(audience),
 			jwt.WithExpirationRequired(),
 			jwt.WithIssuedAt(),
+			// Servers behind one load balancer issue and check each other's tokens; allow their
+			// clocks to differ a little.
+			jwt.WithLeeway(clockSkew),
 			jwt.WithTimeFunc(now),
 		),
 		now: now,

@@ -75,8 +75,8 @@ func TestTokensRefuseForgeries(t *testing.T) {
 		"wrong audience":   {sign(jwt.SigningMethodHS256, with("aud", "other"), secret), apierror.TokenInvalid},
 		"no expiry":        {sign(jwt.SigningMethodHS256, with("exp", nil), secret), apierror.TokenInvalid},
 		"no subject":       {sign(jwt.SigningMethodHS256, with("sub", nil), secret), apierror.TokenInvalid},
-		"expired":          {sign(jwt.SigningMethodHS256, with("exp", now.Add(-time.Second).Unix()), secret), apierror.TokenExpired},
-		"issued in future": {sign(jwt.SigningMethodHS256, with("iat", now.Add(time.Hour).Unix()), secret), apierror.TokenInvalid},
+		"expired":          {sign(jwt.SigningMethodHS256, with("exp", now.Add(-clockSkew-time.Second).Unix()), secret), apierror.TokenExpired},
+		"issued in future": {sign(jwt.SigningMethodHS256, with("iat", now.Add(clockSkew+time.Minute).Unix()), secret), apierror.TokenInvalid},
 		"not a jwt":        {"abc", apierror.TokenInvalid},
 	}
 	if ok := sign(jwt.SigningMethodHS256, valid, secret); codeOf(func() error { _, err := tokens.Verify(ok); return err }()) != "" {

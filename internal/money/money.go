@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"golang.org/x/text/currency"
+
+	"github.com/paygate/paygate/internal/apierror"
 )
 
 // Amount is an exact amount: Minor units (cents for USD, yen for JPY, fils for KWD) of Currency,
@@ -33,17 +35,26 @@ var (
 // units can never overflow.
 const maxDigits = 15
 
-// tender holds the codes of currencies in use as legal tender somewhere today, with their scale.
-// x/text also parses non-tender codes (XXX, XTS, XAU), which no payment may use.
-var tender = sync.OnceValue(func() map[string]int {
-	codes := make(map[string]int)
+// tender holds the codes of currencies in use as legal tender somewhere, from x/text's ISO 4217
+// data. x/text also parses non-tender codes (XXX, XTS, XAU), which no payment may use.
+var tender = sync.OnceValue(func() map[string]bool {
+	codes := make(map[string]bool)
 	for it := currency.Query(); it.Next(); {
-		unit := it.Unit()
-		scale, _ := currency.Standard.Rounding(unit)
-		codes[unit.String()] = scale
+		codes[it.Unit().String()] = true
 	}
 	return codes
 })
+
+// isoExponents lists the currencies whose ISO 4217 minor unit is not 2 decimal places. x/text
+// only offers CLDR's display rounding, which differs from ISO for two dozen currencies (IQD 0
+// instead of 3, COP and IDR 0 instead of 2, ...), and an amount's minor units must follow ISO,
+// as the card networks and providers do.
+var isoExponents = map[string]int{
+	"BIF": 0, "CLP": 0, "DJF": 0, "GNF": 0, "ISK": 0, "JPY": 0, "KMF": 0, "KRW": 0, "PYG": 0,
+	"RWF": 0, "UGX": 0, "UYI": 0, "VND": 0, "VUV": 0, "XAF": 0, "XOF": 0, "XPF": 0,
+	"BHD": 3, "IQD": 3, "JOD": 3, "KWD": 3, "LYD": 3, "OMR": 3, "TND": 3,
+	"CLF": 4, "UYW": 4,
+}
 
 // ParseCurrency returns the upper-case code of a supported currency, whatever the case of code.
 func ParseCurrency(code string) (string, error) {
@@ -51,15 +62,19 @@ func ParseCurrency(code string) (string, error) {
 		return "", ErrUnknownCurrency
 	}
 	upper := strings.ToUpper(code)
-	if _, ok := tender()[upper]; !ok {
+	if !tender()[upper] {
 		return "", ErrUnknownCurrency
 	}
 	return upper, nil
 }
 
-// Scale returns how many decimal places the currency's minor unit has (USD 2, JPY 0, KWD 3).
+// Scale returns how many decimal places the currency's ISO 4217 minor unit has (USD 2, JPY 0,
+// KWD 3).
 func Scale(currencyCode string) int {
-	return tender()[currencyCode]
+	if exponent, ok := isoExponents[currencyCode]; ok {
+		return exponent
+	}
+	return 2
 }
 
 // Parse reads decimal text ("49.99", "1000", "0.5") as an amount of the currency, which must come
@@ -156,7 +171,7 @@ func (d *Decimal) UnmarshalGQL(v any) error {
 	case json.Number:
 		*d = Decimal(value)
 	default:
-		return fmt.Errorf("Decimal must be a string or a number, got %T", v)
+		return apierror.ForParam(apierror.InvalidAmount, "amount", fmt.Sprintf("an amount must be a decimal string or number, not %T", v))
 	}
 	return nil
 }

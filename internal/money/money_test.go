@@ -23,6 +23,8 @@ func TestParseAndFormat(t *testing.T) {
 		{"1.234", "KWD", 1234, "1.234", nil},
 		{"0.001", "KWD", 1, "0.001", nil},
 		{"12", "KWD", 12000, "12.000", nil},
+		{"1.01", "COP", 101, "1.01", nil},
+		{"0.125", "IQD", 125, "0.125", nil},
 		{"-5.00", "USD", -500, "-5.00", nil},
 		{"49.999", "USD", 0, "", ErrTooPrecise},
 		{"100.5", "JPY", 0, "", ErrTooPrecise},
@@ -70,7 +72,12 @@ func TestParseCurrency(t *testing.T) {
 	if got, _ := ParseCurrency("usd"); got != "USD" {
 		t.Errorf("ParseCurrency(usd) = %q, want USD", got)
 	}
-	for code, scale := range map[string]int{"USD": 2, "EUR": 2, "JPY": 0, "KWD": 3, "BHD": 3} {
+	// ISO 4217 exponents, including the currencies where CLDR's display rounding differs.
+	iso := map[string]int{
+		"USD": 2, "EUR": 2, "JPY": 0, "KWD": 3, "BHD": 3, "IQD": 3, "COP": 2, "IDR": 2, "PKR": 2,
+		"HUF": 2, "ISK": 0, "CLP": 0, "VND": 0, "XOF": 0, "TND": 3, "UGX": 0, "KRW": 0,
+	}
+	for code, scale := range iso {
 		if got := Scale(code); got != scale {
 			t.Errorf("Scale(%s) = %d, want %d", code, got, scale)
 		}

@@ -29,7 +29,7 @@ const (
 	maxMetadataValue  = 500
 	maxDescription    = 1000
 	maxCustomerName   = 200
-	providerCallLimit = 30 * time.Second
+	providerCallLimit = 20 * time.Second
 )
 
 // CreateInput is a payment request as a client sends it, on either surface.
@@ -240,9 +240,27 @@ func (s *Service) Get(ctx context.Context, id string) (*ent.Payment, error) {
 	return p, err
 }
 
-// List returns one page of payments as a Relay connection.
+// Page sizes of lists: a page is never unbounded.
+const (
+	DefaultPageSize = 20
+	MaxPageSize     = 100
+)
+
+// List returns one page of payments as a Relay connection: first (after) pages forwards, last
+// (before) backwards; neither means the first DefaultPageSize.
 func (s *Service) List(ctx context.Context, after *ent.Cursor, first *int, before *ent.Cursor, last *int,
 	orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) (*ent.PaymentConnection, error) {
+	switch {
+	case first != nil && last != nil:
+		return nil, apierror.ForParam(apierror.InvalidRequest, "last", "give first or last, not both")
+	case first != nil && (*first < 1 || *first > MaxPageSize):
+		return nil, apierror.ForParam(apierror.InvalidRequest, "first", fmt.Sprintf("first must be from 1 to %d", MaxPageSize))
+	case last != nil && (*last < 1 || *last > MaxPageSize):
+		return nil, apierror.ForParam(apierror.InvalidRequest, "last", fmt.Sprintf("last must be from 1 to %d", MaxPageSize))
+	case first == nil && last == nil:
+		pageSize := DefaultPageSize
+		first = &pageSize
+	}
 	return s.client.Payment.Query().Paginate(ctx, after, first, before, last,
 		ent.WithPaymentOrder(orderBy), ent.WithPaymentFilter(where.Filter))
 }

@@ -37,6 +37,10 @@ func WriteList(w http.ResponseWriter, data any, hasMore bool) {
 // along (a declined payment still exists and is returned with its 402).
 func WriteError(w http.ResponseWriter, r *http.Request, err error, data any) {
 	apiErr := apierror.From(err)
+	if apiErr.Code == apierror.Internal {
+		logger(r.Context()).ErrorContext(r.Context(), "request failed",
+			"request_id", RequestID(r.Context()), "error", err)
+	}
 	write(w, apiErr.Code.HTTPStatus(), envelope{
 		Data: data,
 		Error: &errorBody{

@@ -54,6 +54,24 @@ func WithRequestID(next http.Handler) http.Handler {
 	})
 }
 
+type loggerKey struct{}
+
+// WithLogger makes logger the request's logger, for the handlers that report failures.
+func WithLogger(l *slog.Logger) Middleware {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), loggerKey{}, l)))
+		})
+	}
+}
+
+func logger(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return slog.Default()
+}
+
 // statusRecorder remembers the status a handler wrote, for the access log.
 type statusRecorder struct {
 	http.ResponseWriter
