@@ -255,17 +255,7 @@ func TestListPaymentsPagesBothWays(t *testing.T) {
 			}
 			ids = append(ids, str(r.data()["id"]))
 		}
-		page := func(query string) ([]string, bool) {
-			r := env.request(http.MethodGet, "/api/v1/payments"+query, token, nil)
-			if r.status != http.StatusOK {
-				t.Fatalf("list %s: %d %s", query, r.status, r.raw)
-			}
-			var got []string
-			for _, item := range r.body["data"].([]any) {
-				got = append(got, str(get(item, "id")))
-			}
-			return got, r.body["has_more"] == true
-		}
+		page := func(query string) ([]string, bool) { return env.listPaymentIDs(token, query) }
 		equal := func(got []string, want ...string) bool { return strings.Join(got, ",") == strings.Join(want, ",") }
 
 		got, more := page("?limit=2")
@@ -316,14 +306,7 @@ func TestListPaymentsFilters(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 		usdFailed := create("3.00", "USD", "4000000000000002", "a@example.com")
 		ids := func(query string) string {
-			r := env.request(http.MethodGet, "/api/v1/payments"+query, token, nil)
-			if r.status != http.StatusOK {
-				t.Fatalf("list %s: %d %s", query, r.status, r.raw)
-			}
-			var got []string
-			for _, item := range r.body["data"].([]any) {
-				got = append(got, str(get(item, "id")))
-			}
+			got, _ := env.listPaymentIDs(token, query)
 			return strings.Join(got, ",")
 		}
 		tests := map[string]string{
@@ -392,4 +375,18 @@ func TestRESTEdges(t *testing.T) {
 		!strings.Contains(env.logs.String(), `"msg":"request failed"`) {
 		t.Errorf("the failure was not logged:\n%s", env.logs.String())
 	}
+}
+
+// listPaymentIDs lists payments over REST and returns their ids in order and has_more.
+func (e *testEnv) listPaymentIDs(token, query string) ([]string, bool) {
+	e.t.Helper()
+	r := e.request(http.MethodGet, "/api/v1/payments"+query, token, nil)
+	if r.status != http.StatusOK {
+		e.t.Fatalf("list %s: %d %s", query, r.status, r.raw)
+	}
+	var ids []string
+	for _, item := range r.body["data"].([]any) {
+		ids = append(ids, str(get(item, "id")))
+	}
+	return ids, r.body["has_more"] == true
 }
