@@ -69,7 +69,7 @@ func TestCardDataIsNeverStoredOrLogged(t *testing.T) {
 // dumpDatabase renders every value of every table as |value|value|... lines.
 func dumpDatabase(t *testing.T, db *sql.DB) string {
 	t.Helper()
-	tables := []string{"payments", "users", "refresh_tokens", "schema_migrations"}
+	tables := []string{"payments", "payment_status_changes", "refunds", "users", "refresh_tokens", "schema_migrations"}
 	var out strings.Builder
 	for _, table := range tables {
 		rows, err := db.QueryContext(context.Background(), "SELECT * FROM "+table)

@@ -12,8 +12,11 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"github.com/paygate/paygate/ent/idempotencykey"
 	"github.com/paygate/paygate/ent/payment"
+	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/refreshtoken"
+	"github.com/paygate/paygate/ent/refund"
 	"github.com/paygate/paygate/ent/user"
 )
 
@@ -75,9 +78,12 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			payment.Table:      payment.ValidColumn,
-			refreshtoken.Table: refreshtoken.ValidColumn,
-			user.Table:         user.ValidColumn,
+			idempotencykey.Table:      idempotencykey.ValidColumn,
+			payment.Table:             payment.ValidColumn,
+			paymentstatuschange.Table: paymentstatuschange.ValidColumn,
+			refreshtoken.Table:        refreshtoken.ValidColumn,
+			refund.Table:              refund.ValidColumn,
+			user.Table:                user.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

@@ -8,6 +8,8 @@ import (
 	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/paygate/paygate/ent/payment"
+	"github.com/paygate/paygate/ent/paymentstatuschange"
+	"github.com/paygate/paygate/ent/refund"
 )
 
 // CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
@@ -31,6 +33,32 @@ func (_q *PaymentQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 	)
 	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
 		switch field.Name {
+
+		case "refunds":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&RefundClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, false, opCtx, field, path, mayAddCondition(satisfies, refundImplementors)...); err != nil {
+				return err
+			}
+			_q.WithNamedRefunds(alias, func(wq *RefundQuery) {
+				*wq = *query
+			})
+
+		case "statusHistory":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&PaymentStatusChangeClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, false, opCtx, field, path, mayAddCondition(satisfies, paymentstatuschangeImplementors)...); err != nil {
+				return err
+			}
+			_q.WithNamedStatusHistory(alias, func(wq *PaymentStatusChangeQuery) {
+				*wq = *query
+			})
 		case "createdAt":
 			if _, ok := fieldSeen[payment.FieldCreatedAt]; !ok {
 				selectedFields = append(selectedFields, payment.FieldCreatedAt)
@@ -140,6 +168,216 @@ func newPaymentPaginateArgs(rv map[string]any) *paymentPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*PaymentWhereInput); ok {
 		args.opts = append(args.opts, WithPaymentFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *PaymentStatusChangeQuery) CollectFields(ctx context.Context, satisfies ...string) (*PaymentStatusChangeQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *PaymentStatusChangeQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(paymentstatuschange.Columns))
+		selectedFields = []string{paymentstatuschange.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+		case "from":
+			if _, ok := fieldSeen[paymentstatuschange.FieldFrom]; !ok {
+				selectedFields = append(selectedFields, paymentstatuschange.FieldFrom)
+				fieldSeen[paymentstatuschange.FieldFrom] = struct{}{}
+			}
+		case "to":
+			if _, ok := fieldSeen[paymentstatuschange.FieldTo]; !ok {
+				selectedFields = append(selectedFields, paymentstatuschange.FieldTo)
+				fieldSeen[paymentstatuschange.FieldTo] = struct{}{}
+			}
+		case "reason":
+			if _, ok := fieldSeen[paymentstatuschange.FieldReason]; !ok {
+				selectedFields = append(selectedFields, paymentstatuschange.FieldReason)
+				fieldSeen[paymentstatuschange.FieldReason] = struct{}{}
+			}
+		case "actor":
+			if _, ok := fieldSeen[paymentstatuschange.FieldActor]; !ok {
+				selectedFields = append(selectedFields, paymentstatuschange.FieldActor)
+				fieldSeen[paymentstatuschange.FieldActor] = struct{}{}
+			}
+		case "at":
+			if _, ok := fieldSeen[paymentstatuschange.FieldAt]; !ok {
+				selectedFields = append(selectedFields, paymentstatuschange.FieldAt)
+				fieldSeen[paymentstatuschange.FieldAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type statuschangePaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []StatusChangePaginateOption
+}
+
+func newStatusChangePaginateArgs(rv map[string]any) *statuschangePaginateArgs {
+	args := &statuschangePaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *RefundQuery) CollectFields(ctx context.Context, satisfies ...string) (*RefundQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *RefundQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(refund.Columns))
+		selectedFields = []string{refund.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "payment":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&PaymentClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, paymentImplementors)...); err != nil {
+				return err
+			}
+			_q.withPayment = query
+			if _, ok := fieldSeen[refund.FieldPaymentID]; !ok {
+				selectedFields = append(selectedFields, refund.FieldPaymentID)
+				fieldSeen[refund.FieldPaymentID] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[refund.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, refund.FieldCreatedAt)
+				fieldSeen[refund.FieldCreatedAt] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[refund.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, refund.FieldUpdatedAt)
+				fieldSeen[refund.FieldUpdatedAt] = struct{}{}
+			}
+		case "currency":
+			if _, ok := fieldSeen[refund.FieldCurrency]; !ok {
+				selectedFields = append(selectedFields, refund.FieldCurrency)
+				fieldSeen[refund.FieldCurrency] = struct{}{}
+			}
+		case "status":
+			if _, ok := fieldSeen[refund.FieldStatus]; !ok {
+				selectedFields = append(selectedFields, refund.FieldStatus)
+				fieldSeen[refund.FieldStatus] = struct{}{}
+			}
+		case "reason":
+			if _, ok := fieldSeen[refund.FieldReason]; !ok {
+				selectedFields = append(selectedFields, refund.FieldReason)
+				fieldSeen[refund.FieldReason] = struct{}{}
+			}
+		case "failureCode":
+			if _, ok := fieldSeen[refund.FieldFailureCode]; !ok {
+				selectedFields = append(selectedFields, refund.FieldFailureCode)
+				fieldSeen[refund.FieldFailureCode] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type refundPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []RefundPaginateOption
+}
+
+func newRefundPaginateArgs(rv map[string]any) *refundPaginateArgs {
+	args := &refundPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &RefundOrder{Field: &RefundOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithRefundOrder(order))
+			}
+		case *RefundOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithRefundOrder(v))
+			}
+		}
 	}
 	return args
 }

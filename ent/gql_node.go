@@ -10,6 +10,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/hashicorp/go-multierror"
 	"github.com/paygate/paygate/ent/payment"
+	"github.com/paygate/paygate/ent/paymentstatuschange"
+	"github.com/paygate/paygate/ent/refund"
 )
 
 // Noder wraps the basic Node method.
@@ -21,6 +23,16 @@ var paymentImplementors = []string{"Payment", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*Payment) IsNode() {}
+
+var paymentstatuschangeImplementors = []string{"StatusChange", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*PaymentStatusChange) IsNode() {}
+
+var refundImplementors = []string{"Refund", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Refund) IsNode() {}
 
 var errNodeInvalidID = &NotFoundError{"node"}
 
@@ -85,6 +97,24 @@ func (c *Client) noder(ctx context.Context, table string, id string) (Noder, err
 			Where(payment.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, paymentImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case paymentstatuschange.Table:
+		query := c.PaymentStatusChange.Query().
+			Where(paymentstatuschange.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, paymentstatuschangeImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case refund.Table:
+		query := c.Refund.Query().
+			Where(refund.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, refundImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -166,6 +196,38 @@ func (c *Client) noders(ctx context.Context, table string, ids []string) ([]Node
 		query := c.Payment.Query().
 			Where(payment.IDIn(ids...))
 		query, err := query.CollectFields(ctx, paymentImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case paymentstatuschange.Table:
+		query := c.PaymentStatusChange.Query().
+			Where(paymentstatuschange.IDIn(ids...))
+		query, err := query.CollectFields(ctx, paymentstatuschangeImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case refund.Table:
+		query := c.Refund.Query().
+			Where(refund.IDIn(ids...))
+		query, err := query.CollectFields(ctx, refundImplementors...)
 		if err != nil {
 			return nil, err
 		}

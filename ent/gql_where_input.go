@@ -41,6 +41,16 @@ type PaymentWhereInput struct {
 	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
 	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
 
+	// "amount" field predicates.
+	Amount      *int64  `json:"amount,omitempty"`
+	AmountNEQ   *int64  `json:"amountNEQ,omitempty"`
+	AmountIn    []int64 `json:"amountIn,omitempty"`
+	AmountNotIn []int64 `json:"amountNotIn,omitempty"`
+	AmountGT    *int64  `json:"amountGT,omitempty"`
+	AmountGTE   *int64  `json:"amountGTE,omitempty"`
+	AmountLT    *int64  `json:"amountLT,omitempty"`
+	AmountLTE   *int64  `json:"amountLTE,omitempty"`
+
 	// "currency" field predicates.
 	Currency             *string  `json:"currency,omitempty"`
 	CurrencyNEQ          *string  `json:"currencyNEQ,omitempty"`
@@ -234,6 +244,30 @@ func (i *PaymentWhereInput) P() (predicate.Payment, error) {
 	}
 	if i.CreatedAtLTE != nil {
 		predicates = append(predicates, payment.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.Amount != nil {
+		predicates = append(predicates, payment.AmountEQ(*i.Amount))
+	}
+	if i.AmountNEQ != nil {
+		predicates = append(predicates, payment.AmountNEQ(*i.AmountNEQ))
+	}
+	if len(i.AmountIn) > 0 {
+		predicates = append(predicates, payment.AmountIn(i.AmountIn...))
+	}
+	if len(i.AmountNotIn) > 0 {
+		predicates = append(predicates, payment.AmountNotIn(i.AmountNotIn...))
+	}
+	if i.AmountGT != nil {
+		predicates = append(predicates, payment.AmountGT(*i.AmountGT))
+	}
+	if i.AmountGTE != nil {
+		predicates = append(predicates, payment.AmountGTE(*i.AmountGTE))
+	}
+	if i.AmountLT != nil {
+		predicates = append(predicates, payment.AmountLT(*i.AmountLT))
+	}
+	if i.AmountLTE != nil {
+		predicates = append(predicates, payment.AmountLTE(*i.AmountLTE))
 	}
 	if i.Currency != nil {
 		predicates = append(predicates, payment.CurrencyEQ(*i.Currency))

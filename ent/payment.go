@@ -59,8 +59,45 @@ type Payment struct {
 	// Description holds the value of the "description" field.
 	Description *string `json:"description,omitempty"`
 	// Metadata holds the value of the "metadata" field.
-	Metadata     map[string]string `json:"metadata,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+	// Edges holds the relations/edges for other nodes in the graph.
+	// The values are being populated by the PaymentQuery when eager-loading is set.
+	Edges        PaymentEdges `json:"edges"`
 	selectValues sql.SelectValues
+}
+
+// PaymentEdges holds the relations/edges for other nodes in the graph.
+type PaymentEdges struct {
+	// Refunds holds the value of the refunds edge.
+	Refunds []*Refund `json:"refunds,omitempty"`
+	// StatusHistory holds the value of the status_history edge.
+	StatusHistory []*PaymentStatusChange `json:"status_history,omitempty"`
+	// loadedTypes holds the information for reporting if a
+	// type was loaded (or requested) in eager-loading or not.
+	loadedTypes [2]bool
+	// totalCount holds the count of the edges above.
+	totalCount [2]map[string]int
+
+	namedRefunds       map[string][]*Refund
+	namedStatusHistory map[string][]*PaymentStatusChange
+}
+
+// RefundsOrErr returns the Refunds value or an error if the edge
+// was not loaded in eager-loading.
+func (e PaymentEdges) RefundsOrErr() ([]*Refund, error) {
+	if e.loadedTypes[0] {
+		return e.Refunds, nil
+	}
+	return nil, &NotLoadedError{edge: "refunds"}
+}
+
+// StatusHistoryOrErr returns the StatusHistory value or an error if the edge
+// was not loaded in eager-loading.
+func (e PaymentEdges) StatusHistoryOrErr() ([]*PaymentStatusChange, error) {
+	if e.loadedTypes[1] {
+		return e.StatusHistory, nil
+	}
+	return nil, &NotLoadedError{edge: "status_history"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -236,6 +273,16 @@ func (_m *Payment) Value(name string) (ent.Value, error) {
 	return _m.selectValues.Get(name)
 }
 
+// QueryRefunds queries the "refunds" edge of the Payment entity.
+func (_m *Payment) QueryRefunds() *RefundQuery {
+	return NewPaymentClient(_m.config).QueryRefunds(_m)
+}
+
+// QueryStatusHistory queries the "status_history" edge of the Payment entity.
+func (_m *Payment) QueryStatusHistory() *PaymentStatusChangeQuery {
+	return NewPaymentClient(_m.config).QueryStatusHistory(_m)
+}
+
 // Update returns a builder for updating this Payment.
 // Note that you need to call Payment.Unwrap() before calling this method if this Payment
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -328,6 +375,54 @@ func (_m *Payment) String() string {
 	builder.WriteString(fmt.Sprintf("%v", _m.Metadata))
 	builder.WriteByte(')')
 	return builder.String()
+}
+
+// NamedRefunds returns the Refunds named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Payment) NamedRefunds(name string) ([]*Refund, error) {
+	if _m.Edges.namedRefunds == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedRefunds[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Payment) appendNamedRefunds(name string, edges ...*Refund) {
+	if _m.Edges.namedRefunds == nil {
+		_m.Edges.namedRefunds = make(map[string][]*Refund)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedRefunds[name] = []*Refund{}
+	} else {
+		_m.Edges.namedRefunds[name] = append(_m.Edges.namedRefunds[name], edges...)
+	}
+}
+
+// NamedStatusHistory returns the StatusHistory named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Payment) NamedStatusHistory(name string) ([]*PaymentStatusChange, error) {
+	if _m.Edges.namedStatusHistory == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedStatusHistory[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Payment) appendNamedStatusHistory(name string, edges ...*PaymentStatusChange) {
+	if _m.Edges.namedStatusHistory == nil {
+		_m.Edges.namedStatusHistory = make(map[string][]*PaymentStatusChange)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedStatusHistory[name] = []*PaymentStatusChange{}
+	} else {
+		_m.Edges.namedStatusHistory[name] = append(_m.Edges.namedStatusHistory[name], edges...)
+	}
 }
 
 // Payments is a parsable slice of Payment.

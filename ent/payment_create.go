@@ -11,6 +11,8 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/paygate/paygate/ent/payment"
+	"github.com/paygate/paygate/ent/paymentstatuschange"
+	"github.com/paygate/paygate/ent/refund"
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/state"
 )
@@ -218,6 +220,36 @@ func (_c *PaymentCreate) SetNillableID(v *string) *PaymentCreate {
 		_c.SetID(*v)
 	}
 	return _c
+}
+
+// AddRefundIDs adds the "refunds" edge to the Refund entity by IDs.
+func (_c *PaymentCreate) AddRefundIDs(ids ...string) *PaymentCreate {
+	_c.mutation.AddRefundIDs(ids...)
+	return _c
+}
+
+// AddRefunds adds the "refunds" edges to the Refund entity.
+func (_c *PaymentCreate) AddRefunds(v ...*Refund) *PaymentCreate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddRefundIDs(ids...)
+}
+
+// AddStatusHistoryIDs adds the "status_history" edge to the PaymentStatusChange entity by IDs.
+func (_c *PaymentCreate) AddStatusHistoryIDs(ids ...string) *PaymentCreate {
+	_c.mutation.AddStatusHistoryIDs(ids...)
+	return _c
+}
+
+// AddStatusHistory adds the "status_history" edges to the PaymentStatusChange entity.
+func (_c *PaymentCreate) AddStatusHistory(v ...*PaymentStatusChange) *PaymentCreate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddStatusHistoryIDs(ids...)
 }
 
 // Mutation returns the PaymentMutation object of the builder.
@@ -493,6 +525,38 @@ func (_c *PaymentCreate) createSpec() (*Payment, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Metadata(); ok {
 		_spec.SetField(payment.FieldMetadata, field.TypeJSON, value)
 		_node.Metadata = value
+	}
+	if nodes := _c.mutation.RefundsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   payment.RefundsTable,
+			Columns: []string{payment.RefundsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(refund.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.StatusHistoryIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   payment.StatusHistoryTable,
+			Columns: []string{payment.StatusHistoryColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(paymentstatuschange.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
 	}
 	return _node, _spec
 }

@@ -4,6 +4,7 @@ package ent
 
 import (
 	"context"
+	"database/sql/driver"
 	"fmt"
 	"math"
 
@@ -12,18 +13,24 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/paygate/paygate/ent/payment"
+	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/predicate"
+	"github.com/paygate/paygate/ent/refund"
 )
 
 // PaymentQuery is the builder for querying Payment entities.
 type PaymentQuery struct {
 	config
-	ctx        *QueryContext
-	order      []payment.OrderOption
-	inters     []Interceptor
-	predicates []predicate.Payment
-	modifiers  []func(*sql.Selector)
-	loadTotal  []func(context.Context, []*Payment) error
+	ctx                    *QueryContext
+	order                  []payment.OrderOption
+	inters                 []Interceptor
+	predicates             []predicate.Payment
+	withRefunds            *RefundQuery
+	withStatusHistory      *PaymentStatusChangeQuery
+	modifiers              []func(*sql.Selector)
+	loadTotal              []func(context.Context, []*Payment) error
+	withNamedRefunds       map[string]*RefundQuery
+	withNamedStatusHistory map[string]*PaymentStatusChangeQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -58,6 +65,50 @@ func (_q *PaymentQuery) Unique(unique bool) *PaymentQuery {
 func (_q *PaymentQuery) Order(o ...payment.OrderOption) *PaymentQuery {
 	_q.order = append(_q.order, o...)
 	return _q
+}
+
+// QueryRefunds chains the current query on the "refunds" edge.
+func (_q *PaymentQuery) QueryRefunds() *RefundQuery {
+	query := (&RefundClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(payment.Table, payment.FieldID, selector),
+			sqlgraph.To(refund.Table, refund.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, payment.RefundsTable, payment.RefundsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryStatusHistory chains the current query on the "status_history" edge.
+func (_q *PaymentQuery) QueryStatusHistory() *PaymentStatusChangeQuery {
+	query := (&PaymentStatusChangeClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(payment.Table, payment.FieldID, selector),
+			sqlgraph.To(paymentstatuschange.Table, paymentstatuschange.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, payment.StatusHistoryTable, payment.StatusHistoryColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
 }
 
 // First returns the first Payment entity from the query.
@@ -247,15 +298,39 @@ func (_q *PaymentQuery) Clone() *PaymentQuery {
 		return nil
 	}
 	return &PaymentQuery{
-		config:     _q.config,
-		ctx:        _q.ctx.Clone(),
-		order:      append([]payment.OrderOption{}, _q.order...),
-		inters:     append([]Interceptor{}, _q.inters...),
-		predicates: append([]predicate.Payment{}, _q.predicates...),
+		config:            _q.config,
+		ctx:               _q.ctx.Clone(),
+		order:             append([]payment.OrderOption{}, _q.order...),
+		inters:            append([]Interceptor{}, _q.inters...),
+		predicates:        append([]predicate.Payment{}, _q.predicates...),
+		withRefunds:       _q.withRefunds.Clone(),
+		withStatusHistory: _q.withStatusHistory.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
 	}
+}
+
+// WithRefunds tells the query-builder to eager-load the nodes that are connected to
+// the "refunds" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *PaymentQuery) WithRefunds(opts ...func(*RefundQuery)) *PaymentQuery {
+	query := (&RefundClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withRefunds = query
+	return _q
+}
+
+// WithStatusHistory tells the query-builder to eager-load the nodes that are connected to
+// the "status_history" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *PaymentQuery) WithStatusHistory(opts ...func(*PaymentStatusChangeQuery)) *PaymentQuery {
+	query := (&PaymentStatusChangeClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withStatusHistory = query
+	return _q
 }
 
 // GroupBy is used to group vertices by one or more fields/columns.
@@ -334,8 +409,12 @@ func (_q *PaymentQuery) prepareQuery(ctx context.Context) error {
 
 func (_q *PaymentQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Payment, error) {
 	var (
-		nodes = []*Payment{}
-		_spec = _q.querySpec()
+		nodes       = []*Payment{}
+		_spec       = _q.querySpec()
+		loadedTypes = [2]bool{
+			_q.withRefunds != nil,
+			_q.withStatusHistory != nil,
+		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
 		return (*Payment).scanValues(nil, columns)
@@ -343,6 +422,7 @@ func (_q *PaymentQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Paym
 	_spec.Assign = func(columns []string, values []any) error {
 		node := &Payment{config: _q.config}
 		nodes = append(nodes, node)
+		node.Edges.loadedTypes = loadedTypes
 		return node.assignValues(columns, values)
 	}
 	if len(_q.modifiers) > 0 {
@@ -357,12 +437,101 @@ func (_q *PaymentQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Paym
 	if len(nodes) == 0 {
 		return nodes, nil
 	}
+	if query := _q.withRefunds; query != nil {
+		if err := _q.loadRefunds(ctx, query, nodes,
+			func(n *Payment) { n.Edges.Refunds = []*Refund{} },
+			func(n *Payment, e *Refund) { n.Edges.Refunds = append(n.Edges.Refunds, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withStatusHistory; query != nil {
+		if err := _q.loadStatusHistory(ctx, query, nodes,
+			func(n *Payment) { n.Edges.StatusHistory = []*PaymentStatusChange{} },
+			func(n *Payment, e *PaymentStatusChange) { n.Edges.StatusHistory = append(n.Edges.StatusHistory, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedRefunds {
+		if err := _q.loadRefunds(ctx, query, nodes,
+			func(n *Payment) { n.appendNamedRefunds(name) },
+			func(n *Payment, e *Refund) { n.appendNamedRefunds(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedStatusHistory {
+		if err := _q.loadStatusHistory(ctx, query, nodes,
+			func(n *Payment) { n.appendNamedStatusHistory(name) },
+			func(n *Payment, e *PaymentStatusChange) { n.appendNamedStatusHistory(name, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for i := range _q.loadTotal {
 		if err := _q.loadTotal[i](ctx, nodes); err != nil {
 			return nil, err
 		}
 	}
 	return nodes, nil
+}
+
+func (_q *PaymentQuery) loadRefunds(ctx context.Context, query *RefundQuery, nodes []*Payment, init func(*Payment), assign func(*Payment, *Refund)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*Payment)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(refund.FieldPaymentID)
+	}
+	query.Where(predicate.Refund(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(payment.RefundsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.PaymentID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "payment_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *PaymentQuery) loadStatusHistory(ctx context.Context, query *PaymentStatusChangeQuery, nodes []*Payment, init func(*Payment), assign func(*Payment, *PaymentStatusChange)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[string]*Payment)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(paymentstatuschange.FieldPaymentID)
+	}
+	query.Where(predicate.PaymentStatusChange(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(payment.StatusHistoryColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.PaymentID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "payment_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
 }
 
 func (_q *PaymentQuery) sqlCount(ctx context.Context) (int, error) {
@@ -447,6 +616,34 @@ func (_q *PaymentQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// WithNamedRefunds tells the query-builder to eager-load the nodes that are connected to the "refunds"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *PaymentQuery) WithNamedRefunds(name string, opts ...func(*RefundQuery)) *PaymentQuery {
+	query := (&RefundClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedRefunds == nil {
+		_q.withNamedRefunds = make(map[string]*RefundQuery)
+	}
+	_q.withNamedRefunds[name] = query
+	return _q
+}
+
+// WithNamedStatusHistory tells the query-builder to eager-load the nodes that are connected to the "status_history"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *PaymentQuery) WithNamedStatusHistory(name string, opts ...func(*PaymentStatusChangeQuery)) *PaymentQuery {
+	query := (&PaymentStatusChangeClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedStatusHistory == nil {
+		_q.withNamedStatusHistory = make(map[string]*PaymentStatusChangeQuery)
+	}
+	_q.withNamedStatusHistory[name] = query
+	return _q
 }
 
 // PaymentGroupBy is the group-by builder for Payment entities.

@@ -12,7 +12,9 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/paygate/paygate/ent/payment"
+	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/predicate"
+	"github.com/paygate/paygate/ent/refund"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -176,9 +178,81 @@ func (_u *PaymentUpdate) ClearMetadata() *PaymentUpdate {
 	return _u
 }
 
+// AddRefundIDs adds the "refunds" edge to the Refund entity by IDs.
+func (_u *PaymentUpdate) AddRefundIDs(ids ...string) *PaymentUpdate {
+	_u.mutation.AddRefundIDs(ids...)
+	return _u
+}
+
+// AddRefunds adds the "refunds" edges to the Refund entity.
+func (_u *PaymentUpdate) AddRefunds(v ...*Refund) *PaymentUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddRefundIDs(ids...)
+}
+
+// AddStatusHistoryIDs adds the "status_history" edge to the PaymentStatusChange entity by IDs.
+func (_u *PaymentUpdate) AddStatusHistoryIDs(ids ...string) *PaymentUpdate {
+	_u.mutation.AddStatusHistoryIDs(ids...)
+	return _u
+}
+
+// AddStatusHistory adds the "status_history" edges to the PaymentStatusChange entity.
+func (_u *PaymentUpdate) AddStatusHistory(v ...*PaymentStatusChange) *PaymentUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddStatusHistoryIDs(ids...)
+}
+
 // Mutation returns the PaymentMutation object of the builder.
 func (_u *PaymentUpdate) Mutation() *PaymentMutation {
 	return _u.mutation
+}
+
+// ClearRefunds clears all "refunds" edges to the Refund entity.
+func (_u *PaymentUpdate) ClearRefunds() *PaymentUpdate {
+	_u.mutation.ClearRefunds()
+	return _u
+}
+
+// RemoveRefundIDs removes the "refunds" edge to Refund entities by IDs.
+func (_u *PaymentUpdate) RemoveRefundIDs(ids ...string) *PaymentUpdate {
+	_u.mutation.RemoveRefundIDs(ids...)
+	return _u
+}
+
+// RemoveRefunds removes "refunds" edges to Refund entities.
+func (_u *PaymentUpdate) RemoveRefunds(v ...*Refund) *PaymentUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveRefundIDs(ids...)
+}
+
+// ClearStatusHistory clears all "status_history" edges to the PaymentStatusChange entity.
+func (_u *PaymentUpdate) ClearStatusHistory() *PaymentUpdate {
+	_u.mutation.ClearStatusHistory()
+	return _u
+}
+
+// RemoveStatusHistoryIDs removes the "status_history" edge to PaymentStatusChange entities by IDs.
+func (_u *PaymentUpdate) RemoveStatusHistoryIDs(ids ...string) *PaymentUpdate {
+	_u.mutation.RemoveStatusHistoryIDs(ids...)
+	return _u
+}
+
+// RemoveStatusHistory removes "status_history" edges to PaymentStatusChange entities.
+func (_u *PaymentUpdate) RemoveStatusHistory(v ...*PaymentStatusChange) *PaymentUpdate {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveStatusHistoryIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -293,6 +367,96 @@ func (_u *PaymentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.MetadataCleared() {
 		_spec.ClearField(payment.FieldMetadata, field.TypeJSON)
+	}
+	if _u.mutation.RefundsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   payment.RefundsTable,
+			Columns: []string{payment.RefundsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(refund.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedRefundsIDs(); len(nodes) > 0 && !_u.mutation.RefundsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   payment.RefundsTable,
+			Columns: []string{payment.RefundsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(refund.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RefundsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   payment.RefundsTable,
+			Columns: []string{payment.RefundsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(refund.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.StatusHistoryCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   payment.StatusHistoryTable,
+			Columns: []string{payment.StatusHistoryColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(paymentstatuschange.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedStatusHistoryIDs(); len(nodes) > 0 && !_u.mutation.StatusHistoryCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   payment.StatusHistoryTable,
+			Columns: []string{payment.StatusHistoryColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(paymentstatuschange.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.StatusHistoryIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   payment.StatusHistoryTable,
+			Columns: []string{payment.StatusHistoryColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(paymentstatuschange.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -461,9 +625,81 @@ func (_u *PaymentUpdateOne) ClearMetadata() *PaymentUpdateOne {
 	return _u
 }
 
+// AddRefundIDs adds the "refunds" edge to the Refund entity by IDs.
+func (_u *PaymentUpdateOne) AddRefundIDs(ids ...string) *PaymentUpdateOne {
+	_u.mutation.AddRefundIDs(ids...)
+	return _u
+}
+
+// AddRefunds adds the "refunds" edges to the Refund entity.
+func (_u *PaymentUpdateOne) AddRefunds(v ...*Refund) *PaymentUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddRefundIDs(ids...)
+}
+
+// AddStatusHistoryIDs adds the "status_history" edge to the PaymentStatusChange entity by IDs.
+func (_u *PaymentUpdateOne) AddStatusHistoryIDs(ids ...string) *PaymentUpdateOne {
+	_u.mutation.AddStatusHistoryIDs(ids...)
+	return _u
+}
+
+// AddStatusHistory adds the "status_history" edges to the PaymentStatusChange entity.
+func (_u *PaymentUpdateOne) AddStatusHistory(v ...*PaymentStatusChange) *PaymentUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddStatusHistoryIDs(ids...)
+}
+
 // Mutation returns the PaymentMutation object of the builder.
 func (_u *PaymentUpdateOne) Mutation() *PaymentMutation {
 	return _u.mutation
+}
+
+// ClearRefunds clears all "refunds" edges to the Refund entity.
+func (_u *PaymentUpdateOne) ClearRefunds() *PaymentUpdateOne {
+	_u.mutation.ClearRefunds()
+	return _u
+}
+
+// RemoveRefundIDs removes the "refunds" edge to Refund entities by IDs.
+func (_u *PaymentUpdateOne) RemoveRefundIDs(ids ...string) *PaymentUpdateOne {
+	_u.mutation.RemoveRefundIDs(ids...)
+	return _u
+}
+
+// RemoveRefunds removes "refunds" edges to Refund entities.
+func (_u *PaymentUpdateOne) RemoveRefunds(v ...*Refund) *PaymentUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveRefundIDs(ids...)
+}
+
+// ClearStatusHistory clears all "status_history" edges to the PaymentStatusChange entity.
+func (_u *PaymentUpdateOne) ClearStatusHistory() *PaymentUpdateOne {
+	_u.mutation.ClearStatusHistory()
+	return _u
+}
+
+// RemoveStatusHistoryIDs removes the "status_history" edge to PaymentStatusChange entities by IDs.
+func (_u *PaymentUpdateOne) RemoveStatusHistoryIDs(ids ...string) *PaymentUpdateOne {
+	_u.mutation.RemoveStatusHistoryIDs(ids...)
+	return _u
+}
+
+// RemoveStatusHistory removes "status_history" edges to PaymentStatusChange entities.
+func (_u *PaymentUpdateOne) RemoveStatusHistory(v ...*PaymentStatusChange) *PaymentUpdateOne {
+	ids := make([]string, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveStatusHistoryIDs(ids...)
 }
 
 // Where appends a list predicates to the PaymentUpdate builder.
@@ -608,6 +844,96 @@ func (_u *PaymentUpdateOne) sqlSave(ctx context.Context) (_node *Payment, err er
 	}
 	if _u.mutation.MetadataCleared() {
 		_spec.ClearField(payment.FieldMetadata, field.TypeJSON)
+	}
+	if _u.mutation.RefundsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   payment.RefundsTable,
+			Columns: []string{payment.RefundsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(refund.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedRefundsIDs(); len(nodes) > 0 && !_u.mutation.RefundsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   payment.RefundsTable,
+			Columns: []string{payment.RefundsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(refund.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RefundsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   payment.RefundsTable,
+			Columns: []string{payment.RefundsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(refund.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.StatusHistoryCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   payment.StatusHistoryTable,
+			Columns: []string{payment.StatusHistoryColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(paymentstatuschange.FieldID, field.TypeString),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedStatusHistoryIDs(); len(nodes) > 0 && !_u.mutation.StatusHistoryCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   payment.StatusHistoryTable,
+			Columns: []string{payment.StatusHistoryColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(paymentstatuschange.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.StatusHistoryIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   payment.StatusHistoryTable,
+			Columns: []string{payment.StatusHistoryColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(paymentstatuschange.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
 	_node = &Payment{config: _u.config}
 	_spec.Assign = _node.assignValues

@@ -5,8 +5,11 @@ package ent
 import (
 	"time"
 
+	"github.com/paygate/paygate/ent/idempotencykey"
 	"github.com/paygate/paygate/ent/payment"
+	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/refreshtoken"
+	"github.com/paygate/paygate/ent/refund"
 	"github.com/paygate/paygate/ent/schema"
 	"github.com/paygate/paygate/ent/user"
 )
@@ -15,6 +18,58 @@ import (
 // (default values, validators, hooks and policies) and stitches it
 // to their package variables.
 func init() {
+	idempotencykeyFields := schema.IdempotencyKey{}.Fields()
+	_ = idempotencykeyFields
+	// idempotencykeyDescPrincipal is the schema descriptor for principal field.
+	idempotencykeyDescPrincipal := idempotencykeyFields[1].Descriptor()
+	// idempotencykey.PrincipalValidator is a validator for the "principal" field. It is called by the builders before save.
+	idempotencykey.PrincipalValidator = idempotencykeyDescPrincipal.Validators[0].(func(string) error)
+	// idempotencykeyDescKey is the schema descriptor for key field.
+	idempotencykeyDescKey := idempotencykeyFields[2].Descriptor()
+	// idempotencykey.KeyValidator is a validator for the "key" field. It is called by the builders before save.
+	idempotencykey.KeyValidator = func() func(string) error {
+		validators := idempotencykeyDescKey.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(key string) error {
+			for _, fn := range fns {
+				if err := fn(key); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// idempotencykeyDescRequestHash is the schema descriptor for request_hash field.
+	idempotencykeyDescRequestHash := idempotencykeyFields[3].Descriptor()
+	// idempotencykey.RequestHashValidator is a validator for the "request_hash" field. It is called by the builders before save.
+	idempotencykey.RequestHashValidator = idempotencykeyDescRequestHash.Validators[0].(func(string) error)
+	// idempotencykeyDescCreatedAt is the schema descriptor for created_at field.
+	idempotencykeyDescCreatedAt := idempotencykeyFields[8].Descriptor()
+	// idempotencykey.DefaultCreatedAt holds the default value on creation for the created_at field.
+	idempotencykey.DefaultCreatedAt = idempotencykeyDescCreatedAt.Default.(func() time.Time)
+	// idempotencykeyDescID is the schema descriptor for id field.
+	idempotencykeyDescID := idempotencykeyFields[0].Descriptor()
+	// idempotencykey.DefaultID holds the default value on creation for the id field.
+	idempotencykey.DefaultID = idempotencykeyDescID.Default.(func() string)
+	// idempotencykey.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	idempotencykey.IDValidator = func() func(string) error {
+		validators := idempotencykeyDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
 	paymentMixin := schema.Payment{}.Mixin()
 	paymentMixinFields0 := paymentMixin[0].Fields()
 	_ = paymentMixinFields0
@@ -114,6 +169,40 @@ func init() {
 			return nil
 		}
 	}()
+	paymentstatuschangeFields := schema.PaymentStatusChange{}.Fields()
+	_ = paymentstatuschangeFields
+	// paymentstatuschangeDescReason is the schema descriptor for reason field.
+	paymentstatuschangeDescReason := paymentstatuschangeFields[4].Descriptor()
+	// paymentstatuschange.DefaultReason holds the default value on creation for the reason field.
+	paymentstatuschange.DefaultReason = paymentstatuschangeDescReason.Default.(string)
+	// paymentstatuschangeDescActor is the schema descriptor for actor field.
+	paymentstatuschangeDescActor := paymentstatuschangeFields[5].Descriptor()
+	// paymentstatuschange.DefaultActor holds the default value on creation for the actor field.
+	paymentstatuschange.DefaultActor = paymentstatuschangeDescActor.Default.(string)
+	// paymentstatuschangeDescAt is the schema descriptor for at field.
+	paymentstatuschangeDescAt := paymentstatuschangeFields[6].Descriptor()
+	// paymentstatuschange.DefaultAt holds the default value on creation for the at field.
+	paymentstatuschange.DefaultAt = paymentstatuschangeDescAt.Default.(func() time.Time)
+	// paymentstatuschangeDescID is the schema descriptor for id field.
+	paymentstatuschangeDescID := paymentstatuschangeFields[0].Descriptor()
+	// paymentstatuschange.DefaultID holds the default value on creation for the id field.
+	paymentstatuschange.DefaultID = paymentstatuschangeDescID.Default.(func() string)
+	// paymentstatuschange.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	paymentstatuschange.IDValidator = func() func(string) error {
+		validators := paymentstatuschangeDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
 	refreshtokenMixin := schema.RefreshToken{}.Mixin()
 	refreshtokenMixinFields0 := refreshtokenMixin[0].Fields()
 	_ = refreshtokenMixinFields0
@@ -140,6 +229,67 @@ func init() {
 	// refreshtoken.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	refreshtoken.IDValidator = func() func(string) error {
 		validators := refreshtokenDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	refundMixin := schema.Refund{}.Mixin()
+	refundMixinFields0 := refundMixin[0].Fields()
+	_ = refundMixinFields0
+	refundFields := schema.Refund{}.Fields()
+	_ = refundFields
+	// refundDescCreatedAt is the schema descriptor for created_at field.
+	refundDescCreatedAt := refundMixinFields0[0].Descriptor()
+	// refund.DefaultCreatedAt holds the default value on creation for the created_at field.
+	refund.DefaultCreatedAt = refundDescCreatedAt.Default.(func() time.Time)
+	// refundDescUpdatedAt is the schema descriptor for updated_at field.
+	refundDescUpdatedAt := refundMixinFields0[1].Descriptor()
+	// refund.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	refund.DefaultUpdatedAt = refundDescUpdatedAt.Default.(func() time.Time)
+	// refund.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	refund.UpdateDefaultUpdatedAt = refundDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// refundDescAmount is the schema descriptor for amount field.
+	refundDescAmount := refundFields[2].Descriptor()
+	// refund.AmountValidator is a validator for the "amount" field. It is called by the builders before save.
+	refund.AmountValidator = refundDescAmount.Validators[0].(func(int64) error)
+	// refundDescCurrency is the schema descriptor for currency field.
+	refundDescCurrency := refundFields[3].Descriptor()
+	// refund.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
+	refund.CurrencyValidator = func() func(string) error {
+		validators := refundDescCurrency.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(currency string) error {
+			for _, fn := range fns {
+				if err := fn(currency); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// refundDescReason is the schema descriptor for reason field.
+	refundDescReason := refundFields[5].Descriptor()
+	// refund.ReasonValidator is a validator for the "reason" field. It is called by the builders before save.
+	refund.ReasonValidator = refundDescReason.Validators[0].(func(string) error)
+	// refundDescID is the schema descriptor for id field.
+	refundDescID := refundFields[0].Descriptor()
+	// refund.DefaultID holds the default value on creation for the id field.
+	refund.DefaultID = refundDescID.Default.(func() string)
+	// refund.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	refund.IDValidator = func() func(string) error {
+		validators := refundDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

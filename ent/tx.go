@@ -14,10 +14,16 @@ import (
 // Tx is a transactional client that is created by calling Client.Tx().
 type Tx struct {
 	config
+	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
+	IdempotencyKey *IdempotencyKeyClient
 	// Payment is the client for interacting with the Payment builders.
 	Payment *PaymentClient
+	// PaymentStatusChange is the client for interacting with the PaymentStatusChange builders.
+	PaymentStatusChange *PaymentStatusChangeClient
 	// RefreshToken is the client for interacting with the RefreshToken builders.
 	RefreshToken *RefreshTokenClient
+	// Refund is the client for interacting with the Refund builders.
+	Refund *RefundClient
 	// User is the client for interacting with the User builders.
 	User *UserClient
 
@@ -151,8 +157,11 @@ func (tx *Tx) Client() *Client {
 }
 
 func (tx *Tx) init() {
+	tx.IdempotencyKey = NewIdempotencyKeyClient(tx.config)
 	tx.Payment = NewPaymentClient(tx.config)
+	tx.PaymentStatusChange = NewPaymentStatusChangeClient(tx.config)
 	tx.RefreshToken = NewRefreshTokenClient(tx.config)
+	tx.Refund = NewRefundClient(tx.config)
 	tx.User = NewUserClient(tx.config)
 }
 
@@ -163,7 +172,7 @@ func (tx *Tx) init() {
 // of them in order to commit or rollback the transaction.
 //
 // If a closed transaction is embedded in one of the generated entities, and the entity
-// applies a query, for example: Payment.QueryXXX(), the query will be executed
+// applies a query, for example: IdempotencyKey.QueryXXX(), the query will be executed
 // through the driver which created this transaction.
 //
 // Note that txDriver is not goroutine safe.

@@ -11,7 +11,20 @@ import (
 	"entgo.io/contrib/entgql"
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/graph/generated"
+	"github.com/paygate/paygate/internal/payment"
 )
+
+// Refunds is the resolver for the refunds field.
+func (r *paymentResolver) Refunds(ctx context.Context, obj *ent.Payment) ([]*ent.Refund, error) {
+	refunds, err := obj.Refunds(ctx)
+	return payment.Oldest(refunds, func(r *ent.Refund) string { return r.ID }), err
+}
+
+// StatusHistory is the resolver for the statusHistory field.
+func (r *paymentResolver) StatusHistory(ctx context.Context, obj *ent.Payment) ([]*ent.PaymentStatusChange, error) {
+	history, err := obj.StatusHistory(ctx)
+	return payment.Oldest(history, func(c *ent.PaymentStatusChange) string { return c.ID }), err
+}
 
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (ent.Noder, error) {
@@ -42,7 +55,11 @@ func (r *Resolver) Payment() generated.PaymentResolver { return &paymentResolver
 // Query returns generated.QueryResolver implementation.
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 
+// Refund returns generated.RefundResolver implementation.
+func (r *Resolver) Refund() generated.RefundResolver { return &refundResolver{r} }
+
 type (
 	paymentResolver struct{ *Resolver }
 	queryResolver   struct{ *Resolver }
+	refundResolver  struct{ *Resolver }
 )

@@ -5,6 +5,7 @@ import (
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/payment"
+	"github.com/paygate/paygate/ent/refund"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/prefixid"
 )
@@ -12,6 +13,7 @@ import (
 // nodeTypes maps an ID prefix to the table holding it and the scope that reads it.
 var nodeTypes = map[string]struct{ table, scope string }{
 	"pay": {payment.Table, auth.ScopePaymentsRead},
+	"re":  {refund.Table, auth.ScopePaymentsRead},
 }
 
 // node resolves any ID to its object, or nil when no object has it.

@@ -60,6 +60,15 @@ func (r *mutationResolver) CreatePayment(ctx context.Context, input model.Create
 	return r.PaymentService.Create(ctx, in)
 }
 
+// RefundPayment is the resolver for the refundPayment field.
+func (r *mutationResolver) RefundPayment(ctx context.Context, input model.RefundPaymentInput) (*ent.Refund, error) {
+	in := payment.RefundInput{PaymentID: input.PaymentID, Reason: input.Reason}
+	if input.Amount != nil {
+		in.Amount = *input.Amount
+	}
+	return r.PaymentService.Refund(ctx, in)
+}
+
 // Amount is the resolver for the amount field.
 func (r *paymentResolver) Amount(ctx context.Context, obj *ent.Payment) (money.Decimal, error) {
 	return money.Amount{Minor: obj.Amount, Currency: obj.Currency}.Decimal(), nil
@@ -89,6 +98,16 @@ func (r *paymentResolver) Card(ctx context.Context, obj *ent.Payment) (*model.Ca
 // Payment is the resolver for the payment field.
 func (r *queryResolver) Payment(ctx context.Context, id string) (*ent.Payment, error) {
 	return r.PaymentService.Get(ctx, id)
+}
+
+// Refund is the resolver for the refund field.
+func (r *queryResolver) Refund(ctx context.Context, id string) (*ent.Refund, error) {
+	return r.PaymentService.GetRefund(ctx, id)
+}
+
+// Amount is the resolver for the amount field.
+func (r *refundResolver) Amount(ctx context.Context, obj *ent.Refund) (money.Decimal, error) {
+	return money.Amount{Minor: obj.Amount, Currency: obj.Currency}.Decimal(), nil
 }
 
 // Mutation returns generated.MutationResolver implementation.

@@ -9,6 +9,36 @@ import (
 )
 
 var (
+	// IdempotencyKeysColumns holds the columns for the "idempotency_keys" table.
+	IdempotencyKeysColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "principal", Type: field.TypeString},
+		{Name: "key", Type: field.TypeString, Size: 255},
+		{Name: "request_hash", Type: field.TypeString},
+		{Name: "locked_at", Type: field.TypeTime, Nullable: true},
+		{Name: "response_status", Type: field.TypeInt, Nullable: true},
+		{Name: "response_body", Type: field.TypeBytes, Nullable: true},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// IdempotencyKeysTable holds the schema information for the "idempotency_keys" table.
+	IdempotencyKeysTable = &schema.Table{
+		Name:       "idempotency_keys",
+		Columns:    IdempotencyKeysColumns,
+		PrimaryKey: []*schema.Column{IdempotencyKeysColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "idempotencykey_principal_key",
+				Unique:  true,
+				Columns: []*schema.Column{IdempotencyKeysColumns[1], IdempotencyKeysColumns[2]},
+			},
+			{
+				Name:    "idempotencykey_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{IdempotencyKeysColumns[7]},
+			},
+		},
+	}
 	// PaymentsColumns holds the columns for the "payments" table.
 	PaymentsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -56,6 +86,37 @@ var (
 			},
 		},
 	}
+	// PaymentStatusChangesColumns holds the columns for the "payment_status_changes" table.
+	PaymentStatusChangesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "from", Type: field.TypeEnum, Nullable: true, Enums: []string{"pending", "processing", "succeeded", "failed", "partially_refunded", "refunded"}},
+		{Name: "to", Type: field.TypeEnum, Enums: []string{"pending", "processing", "succeeded", "failed", "partially_refunded", "refunded"}},
+		{Name: "reason", Type: field.TypeString, Default: ""},
+		{Name: "actor", Type: field.TypeString, Default: "system"},
+		{Name: "at", Type: field.TypeTime},
+		{Name: "payment_id", Type: field.TypeString, Size: 40},
+	}
+	// PaymentStatusChangesTable holds the schema information for the "payment_status_changes" table.
+	PaymentStatusChangesTable = &schema.Table{
+		Name:       "payment_status_changes",
+		Columns:    PaymentStatusChangesColumns,
+		PrimaryKey: []*schema.Column{PaymentStatusChangesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "payment_status_changes_payments_status_history",
+				Columns:    []*schema.Column{PaymentStatusChangesColumns[6]},
+				RefColumns: []*schema.Column{PaymentsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "paymentstatuschange_payment_id_at",
+				Unique:  false,
+				Columns: []*schema.Column{PaymentStatusChangesColumns[6], PaymentStatusChangesColumns[5]},
+			},
+		},
+	}
 	// RefreshTokensColumns holds the columns for the "refresh_tokens" table.
 	RefreshTokensColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -89,6 +150,40 @@ var (
 			},
 		},
 	}
+	// RefundsColumns holds the columns for the "refunds" table.
+	RefundsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "amount", Type: field.TypeInt64},
+		{Name: "currency", Type: field.TypeString, Size: 3},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "succeeded", "failed"}},
+		{Name: "reason", Type: field.TypeString, Nullable: true, Size: 500},
+		{Name: "provider_refund_id", Type: field.TypeString, Nullable: true},
+		{Name: "failure_code", Type: field.TypeString, Nullable: true},
+		{Name: "payment_id", Type: field.TypeString, Size: 40},
+	}
+	// RefundsTable holds the schema information for the "refunds" table.
+	RefundsTable = &schema.Table{
+		Name:       "refunds",
+		Columns:    RefundsColumns,
+		PrimaryKey: []*schema.Column{RefundsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "refunds_payments_refunds",
+				Columns:    []*schema.Column{RefundsColumns[9]},
+				RefColumns: []*schema.Column{PaymentsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "refund_payment_id_status",
+				Unique:  false,
+				Columns: []*schema.Column{RefundsColumns[9], RefundsColumns[5]},
+			},
+		},
+	}
 	// UsersColumns holds the columns for the "users" table.
 	UsersColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -106,8 +201,11 @@ var (
 	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
+		IdempotencyKeysTable,
 		PaymentsTable,
+		PaymentStatusChangesTable,
 		RefreshTokensTable,
+		RefundsTable,
 		UsersTable,
 	}
 )
@@ -119,5 +217,12 @@ func init() {
 		"payment_refund_within_amount": "amount_refunded >= 0 AND amount_refunded <= amount",
 		"payment_status_known":         "status IN ('pending', 'processing', 'succeeded', 'failed', 'partially_refunded', 'refunded')",
 	}
+	PaymentStatusChangesTable.ForeignKeys[0].RefTable = PaymentsTable
 	RefreshTokensTable.ForeignKeys[0].RefTable = UsersTable
+	RefundsTable.ForeignKeys[0].RefTable = PaymentsTable
+	RefundsTable.Annotation = &entsql.Annotation{}
+	RefundsTable.Annotation.Checks = map[string]string{
+		"refund_amount_positive": "amount > 0",
+		"refund_status_known":    "status IN ('pending', 'succeeded', 'failed')",
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"entgo.io/ent/dialect/sql"
+	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/state"
@@ -57,8 +58,26 @@ const (
 	FieldDescription = "description"
 	// FieldMetadata holds the string denoting the metadata field in the database.
 	FieldMetadata = "metadata"
+	// EdgeRefunds holds the string denoting the refunds edge name in mutations.
+	EdgeRefunds = "refunds"
+	// EdgeStatusHistory holds the string denoting the status_history edge name in mutations.
+	EdgeStatusHistory = "status_history"
 	// Table holds the table name of the payment in the database.
 	Table = "payments"
+	// RefundsTable is the table that holds the refunds relation/edge.
+	RefundsTable = "refunds"
+	// RefundsInverseTable is the table name for the Refund entity.
+	// It exists in this package in order to avoid circular dependency with the "refund" package.
+	RefundsInverseTable = "refunds"
+	// RefundsColumn is the table column denoting the refunds relation/edge.
+	RefundsColumn = "payment_id"
+	// StatusHistoryTable is the table that holds the status_history relation/edge.
+	StatusHistoryTable = "payment_status_changes"
+	// StatusHistoryInverseTable is the table name for the PaymentStatusChange entity.
+	// It exists in this package in order to avoid circular dependency with the "paymentstatuschange" package.
+	StatusHistoryInverseTable = "payment_status_changes"
+	// StatusHistoryColumn is the table column denoting the status_history relation/edge.
+	StatusHistoryColumn = "payment_id"
 )
 
 // Columns holds all SQL columns for payment fields.
@@ -250,6 +269,48 @@ func ByFailureMessage(opts ...sql.OrderTermOption) OrderOption {
 // ByDescription orders the results by the description field.
 func ByDescription(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDescription, opts...).ToFunc()
+}
+
+// ByRefundsCount orders the results by refunds count.
+func ByRefundsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newRefundsStep(), opts...)
+	}
+}
+
+// ByRefunds orders the results by refunds terms.
+func ByRefunds(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newRefundsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+
+// ByStatusHistoryCount orders the results by status_history count.
+func ByStatusHistoryCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newStatusHistoryStep(), opts...)
+	}
+}
+
+// ByStatusHistory orders the results by status_history terms.
+func ByStatusHistory(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newStatusHistoryStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
+func newRefundsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(RefundsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, RefundsTable, RefundsColumn),
+	)
+}
+func newStatusHistoryStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(StatusHistoryInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, StatusHistoryTable, StatusHistoryColumn),
+	)
 }
 
 var (

@@ -16,8 +16,10 @@ type timestamps struct {
 	mixin.Schema
 }
 
+// now is the default of every time field: the current time in UTC.
+func now() time.Time { return time.Now().UTC() }
+
 func (timestamps) Fields() []ent.Field {
-	now := func() time.Time { return time.Now().UTC() }
 	return []ent.Field{
 		field.Time("created_at").Immutable().Default(now).
 			Annotations(entgql.OrderField("CREATED_AT")),

@@ -5,6 +5,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 
@@ -23,7 +24,9 @@ func (Payment) Fields() []ent.Field {
 	hidden := entgql.Skip(entgql.SkipType, entgql.SkipWhereInput, entgql.SkipOrderField)
 	return []ent.Field{
 		field.String("id").Immutable().NotEmpty().MaxLen(40).DefaultFunc(prefixid.Generator("pay")),
-		field.Int64("amount").Immutable().Positive().Annotations(hidden),
+		// Filters and ordering on amount work in minor units; GraphQL shows it as Decimal.
+		field.Int64("amount").Immutable().Positive().
+			Annotations(entgql.Skip(entgql.SkipType), entgql.OrderField("AMOUNT")),
 		field.String("currency").Immutable().MinLen(3).MaxLen(3),
 		field.Enum("status").GoType(state.PaymentStatus("")).
 			Annotations(entgql.Type("PaymentStatus"), entgql.Skip(entgql.SkipEnumField)),
@@ -53,6 +56,13 @@ func (Payment) Fields() []ent.Field {
 
 func (Payment) Mixin() []ent.Mixin {
 	return []ent.Mixin{timestamps{}}
+}
+
+func (Payment) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.To("refunds", Refund.Type).Annotations(entgql.Skip(entgql.SkipWhereInput)),
+		edge.To("status_history", PaymentStatusChange.Type).Annotations(entgql.Skip(entgql.SkipWhereInput)),
+	}
 }
 
 func (Payment) Indexes() []ent.Index {

@@ -40,6 +40,9 @@ type CreatePaymentInput struct {
 	Card          *CardInput         `json:"card,omitempty"`
 	Description   *string            `json:"description,omitempty"`
 	Metadata      map[string]string  `json:"metadata,omitempty"`
+	// Makes a retry safe: the same key with the same input answers the first response again, for
+	// 24 hours. Wins over the Idempotency-Key header.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 type Customer struct {
@@ -55,4 +58,13 @@ type CustomerInput struct {
 type LoginInput struct {
 	Email    string `json:"email"`
 	Password string `json:"password"`
+}
+
+type RefundPaymentInput struct {
+	PaymentID string `json:"paymentId"`
+	// The amount to give back; omitted, all that is left.
+	Amount *money.Decimal `json:"amount,omitempty"`
+	Reason *string        `json:"reason,omitempty"`
+	// As in CreatePaymentInput.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }

@@ -103,7 +103,28 @@ func (h *Handlers) getPayment(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	web.WriteJSON(w, http.StatusOK, paymentOf(p))
+	history, err := h.payment.StatusHistory(r.Context(), p)
+	if err != nil {
+		web.WriteError(w, r, err, nil)
+		return
+	}
+	body := paymentOf(p)
+	body.StatusHistory = make([]statusChangeJSON, 0, len(history))
+	for _, change := range history {
+		body.StatusHistory = append(body.StatusHistory, statusChangeJSON{
+			From: change.From, To: change.To, Reason: change.Reason, Actor: change.Actor, At: change.At.UTC(),
+		})
+	}
+	web.WriteJSON(w, http.StatusOK, body)
+}
+
+// statusChangeJSON is one entry of a payment's status_history; from is null on its creation.
+type statusChangeJSON struct {
+	From   *state.PaymentStatus `json:"from"`
+	To     state.PaymentStatus  `json:"to"`
+	Reason string               `json:"reason"`
+	Actor  string               `json:"actor"`
+	At     time.Time            `json:"at"`
 }
 
 // listParams are the query parameters of GET /api/v1/payments.
@@ -230,6 +251,8 @@ type paymentJSON struct {
 	Metadata          map[string]string   `json:"metadata"`
 	CreatedAt         time.Time           `json:"created_at"`
 	UpdatedAt         time.Time           `json:"updated_at"`
+	// StatusHistory is only on a payment read by its id.
+	StatusHistory []statusChangeJSON `json:"status_history,omitempty"`
 }
 
 type customerJSON struct {

@@ -24,13 +24,14 @@ import (
 type Handlers struct {
 	query    generated.QueryResolver
 	mutation generated.MutationResolver
+	payment  generated.PaymentResolver
 	// cursorAt turns a payment ID (starting_after, ending_before) into a Relay cursor.
 	cursorAt func(ctx context.Context, id, param string) (*ent.Cursor, error)
 }
 
 // New returns the REST handlers over the resolver.
 func New(r *graph.Resolver) *Handlers {
-	return &Handlers{query: r.Query(), mutation: r.Mutation(), cursorAt: r.PaymentService.CursorAt}
+	return &Handlers{query: r.Query(), mutation: r.Mutation(), payment: r.Payment(), cursorAt: r.PaymentService.CursorAt}
 }
 
 // Routes registers every REST route on mux.
@@ -40,11 +41,14 @@ func (h *Handlers) Routes(mux *http.ServeMux) {
 	mux.Handle("POST /api/v1/payments", requireScope(auth.ScopePaymentsWrite, h.createPayment))
 	mux.Handle("GET /api/v1/payments", requireScope(auth.ScopePaymentsRead, h.listPayments))
 	mux.Handle("GET /api/v1/payments/{id}", requireScope(auth.ScopePaymentsRead, h.getPayment))
+	mux.Handle("POST /api/v1/payments/{id}/refunds", requireScope(auth.ScopeRefundsWrite, h.refundPayment))
+	mux.Handle("GET /api/v1/payments/{id}/refunds", requireScope(auth.ScopePaymentsRead, h.listRefunds))
 	// A known path with another method answers 405 with the methods it has.
 	mux.Handle("/api/v1/auth/login", allow(http.MethodPost))
 	mux.Handle("/api/v1/auth/refresh", allow(http.MethodPost))
 	mux.Handle("/api/v1/payments", allow(http.MethodGet, http.MethodPost))
 	mux.Handle("/api/v1/payments/{id}", allow(http.MethodGet))
+	mux.Handle("/api/v1/payments/{id}/refunds", allow(http.MethodGet, http.MethodPost))
 	mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, apierror.New(apierror.NotFound, "no route "+r.Method+" "+r.URL.Path), nil)
 	})

@@ -30,6 +30,10 @@ const (
 	Forbidden            Code = "forbidden"
 	NotFound             Code = "not_found"
 	MethodNotAllowed     Code = "method_not_allowed"
+	InvalidState         Code = "invalid_state"
+	RefundExceedsPayment Code = "refund_exceeds_payment"
+	IdempotencyKeyInUse  Code = "idempotency_key_in_use"
+	IdempotencyKeyReused Code = "idempotency_key_reused"
 	PayloadTooLarge      Code = "payload_too_large"
 	ProviderUnavailable  Code = "provider_unavailable"
 	ServiceUnavailable   Code = "service_unavailable"
@@ -55,6 +59,10 @@ var statusByCode = map[Code]int{
 	Forbidden:            http.StatusForbidden,
 	NotFound:             http.StatusNotFound,
 	MethodNotAllowed:     http.StatusMethodNotAllowed,
+	InvalidState:         http.StatusConflict,
+	RefundExceedsPayment: http.StatusUnprocessableEntity,
+	IdempotencyKeyInUse:  http.StatusConflict,
+	IdempotencyKeyReused: http.StatusUnprocessableEntity,
 	PayloadTooLarge:      http.StatusRequestEntityTooLarge,
 	ProviderUnavailable:  http.StatusBadGateway,
 	ServiceUnavailable:   http.StatusServiceUnavailable,

@@ -16,6 +16,7 @@ import (
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/provider"
@@ -150,22 +151,37 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 	}
 	// From here on the charge must be seen through and recorded even if the client goes away.
 	ctx = context.WithoutCancel(ctx)
-	created, err := s.client.Payment.Create().
-		SetAmount(v.amount.Minor).
-		SetCurrency(v.amount.Currency).
-		SetStatus(state.PaymentProcessing).
-		SetPaymentMethod(in.PaymentMethod).
-		SetCustomerEmail(in.CustomerEmail).
-		SetCustomerName(strings.TrimSpace(in.CustomerName)).
-		SetCardBrand(v.card.Brand).
-		SetCardLast4(v.card.Last4).
-		SetCardExpMonth(v.card.ExpMonth).
-		SetCardExpYear(v.card.ExpYear).
-		SetCardFingerprint(card.Fingerprint(s.fingerprintKey, v.card)).
-		SetProvider(s.provider.Name()).
-		SetNillableDescription(in.Description).
-		SetMetadata(in.Metadata).
-		Save(ctx)
+	actor := actorOf(ctx)
+	var created *ent.Payment
+	err = s.inTx(ctx, func(tx *ent.Tx) error {
+		var err error
+		created, err = tx.Payment.Create().
+			SetAmount(v.amount.Minor).
+			SetCurrency(v.amount.Currency).
+			SetStatus(state.PaymentProcessing).
+			SetPaymentMethod(in.PaymentMethod).
+			SetCustomerEmail(in.CustomerEmail).
+			SetCustomerName(strings.TrimSpace(in.CustomerName)).
+			SetCardBrand(v.card.Brand).
+			SetCardLast4(v.card.Last4).
+			SetCardExpMonth(v.card.ExpMonth).
+			SetCardExpYear(v.card.ExpYear).
+			SetCardFingerprint(card.Fingerprint(s.fingerprintKey, v.card)).
+			SetProvider(s.provider.Name()).
+			SetNillableDescription(in.Description).
+			SetMetadata(in.Metadata).
+			Save(ctx)
+		if err != nil {
+			return err
+		}
+		// Born pending and handed to the provider at once: both moves are history.
+		return tx.PaymentStatusChange.CreateBulk(
+			tx.PaymentStatusChange.Create().SetPaymentID(created.ID).SetTo(state.PaymentPending).
+				SetReason("created").SetActor(actor).SetAt(created.CreatedAt),
+			tx.PaymentStatusChange.Create().SetPaymentID(created.ID).SetFrom(state.PaymentPending).
+				SetTo(state.PaymentProcessing).SetReason("sent to "+s.provider.Name()).SetActor(actor).SetAt(created.CreatedAt),
+		).Exec(ctx)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("recording the payment: %w", err)
 	}
@@ -175,59 +191,92 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 		PaymentID:   created.ID,
 		Amount:      v.amount,
 		Card:        v.card,
-		Description: description(created),
+		Description: deref(created.Description),
 	})
 	cancel()
 
-	var out outcome
-	switch {
-	case errors.Is(chargeErr, provider.ErrUnavailable):
-		out = failed(string(apierror.ProviderUnavailable), "The payment provider could not process the payment; nothing was charged.", nil)
-	case chargeErr != nil:
-		return nil, fmt.Errorf("charging payment %s: %w", created.ID, chargeErr)
-	case result.Approved:
-		out = outcome{status: state.PaymentSucceeded, providerPaymentID: &result.ProviderPaymentID}
-	default:
-		out = failed(result.DeclineCode, result.DeclineMessage, &result.ProviderPaymentID)
-	}
-	if err := s.record(ctx, created, out); err != nil {
+	byProvider := "provider:" + s.provider.Name()
+	err = s.inTx(ctx, func(tx *ent.Tx) error {
+		switch {
+		case errors.Is(chargeErr, provider.ErrUnavailable):
+			code := string(apierror.ProviderUnavailable)
+			return s.move(ctx, tx, created, state.PaymentFailed, code, byProvider, func(u *ent.PaymentUpdate) {
+				u.SetFailureCode(code).SetFailureMessage("The payment provider could not process the payment; nothing was charged.")
+			})
+		case chargeErr != nil:
+			return fmt.Errorf("charging payment %s: %w", created.ID, chargeErr)
+		case result.Approved:
+			return s.move(ctx, tx, created, state.PaymentSucceeded, "approved", byProvider, func(u *ent.PaymentUpdate) {
+				u.SetProviderPaymentID(result.ProviderPaymentID)
+			})
+		default:
+			return s.move(ctx, tx, created, state.PaymentFailed, result.DeclineCode, byProvider, func(u *ent.PaymentUpdate) {
+				u.SetProviderPaymentID(result.ProviderPaymentID).
+					SetFailureCode(result.DeclineCode).
+					SetFailureMessage(result.DeclineMessage)
+			})
+		}
+	})
+	if err != nil {
 		return nil, fmt.Errorf("recording the outcome of payment %s: %w", created.ID, err)
 	}
-	return created, nil
+	return created.Unwrap(), nil // detached from the committed transaction, so edges load
 }
 
-// outcome is what a charge did to a payment.
-type outcome struct {
-	status                      state.PaymentStatus
-	providerPaymentID           *string
-	failureCode, failureMessage *string
+// actorOf names who is acting: the principal's subject, or "system".
+func actorOf(ctx context.Context) string {
+	if p, ok := auth.PrincipalFrom(ctx); ok {
+		return p.Subject
+	}
+	return "system"
 }
 
-func failed(code, message string, providerPaymentID *string) outcome {
-	return outcome{status: state.PaymentFailed, providerPaymentID: providerPaymentID, failureCode: &code, failureMessage: &message}
+// inTx runs fn in a transaction, committing when it returns nil.
+func (s *Service) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
+	tx, err := s.client.Tx(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		if rbErr := tx.Rollback(); rbErr != nil {
+			return errors.Join(err, rbErr)
+		}
+		return err
+	}
+	return tx.Commit()
 }
 
-// record writes the outcome with one UPDATE, only while the payment is still processing, and
-// applies it to p. (ent's UpdateOne would add a transaction and a SELECT to read back what we
-// already know, on the hot path of every payment.)
-func (s *Service) record(ctx context.Context, p *ent.Payment, out outcome) error {
-	now := s.now()
-	n, err := s.client.Payment.Update().
-		Where(payment.ID(p.ID), payment.StatusEQ(state.PaymentProcessing)).
-		SetStatus(out.status).
-		SetNillableProviderPaymentID(out.providerPaymentID).
-		SetNillableFailureCode(out.failureCode).
-		SetNillableFailureMessage(out.failureMessage).
-		SetUpdatedAt(now).
-		Save(ctx)
+// move changes a payment's status along the state machine and records the move in its history,
+// within tx. The UPDATE is conditional on the status p was read with, so of two concurrent moves
+// one fails instead of both applying. set adds the columns that change with the move. p is
+// read back afterwards, inside tx, so it holds what was written.
+func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state.PaymentStatus, reason, actor string,
+	set func(*ent.PaymentUpdate)) error {
+	from := p.Status
+	if !from.CanMoveTo(to) {
+		return apierror.New(apierror.InvalidState, fmt.Sprintf("a %s payment cannot become %s", from, to))
+	}
+	at := s.now()
+	update := tx.Payment.Update().Where(payment.ID(p.ID), payment.StatusEQ(from)).SetStatus(to).SetUpdatedAt(at)
+	if set != nil {
+		set(update)
+	}
+	n, err := update.Save(ctx)
 	if err != nil {
 		return err
 	}
 	if n != 1 {
-		return fmt.Errorf("payment %s was no longer processing", p.ID)
+		return apierror.New(apierror.InvalidState, fmt.Sprintf("payment %s changed while being updated; try again", p.ID))
 	}
-	p.Status, p.ProviderPaymentID, p.FailureCode, p.FailureMessage, p.UpdatedAt =
-		out.status, out.providerPaymentID, out.failureCode, out.failureMessage, now
+	if err := tx.PaymentStatusChange.Create().SetPaymentID(p.ID).SetFrom(from).SetTo(to).
+		SetReason(reason).SetActor(actor).SetAt(at).Exec(ctx); err != nil {
+		return err
+	}
+	fresh, err := tx.Payment.Get(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	*p = *fresh
 	return nil
 }
 
@@ -279,11 +328,4 @@ func (s *Service) CursorAt(ctx context.Context, id, param string) (*ent.Cursor, 
 		return nil, err
 	}
 	return &ent.Cursor{ID: id, Value: p.CreatedAt}, nil
-}
-
-func description(p *ent.Payment) string {
-	if p.Description == nil {
-		return ""
-	}
-	return *p.Description
 }

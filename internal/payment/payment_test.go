@@ -45,11 +45,17 @@ func codeAndParam(err error) (apierror.Code, string) {
 }
 
 // brokenProvider fails in a way that is not a provider outage: a bug, not a decline.
-type brokenProvider struct{}
+type brokenProvider struct{ provider.Sandbox }
 
-func (brokenProvider) Name() string { return "broken" }
 func (brokenProvider) Charge(context.Context, provider.ChargeRequest) (provider.ChargeResult, error) {
 	return provider.ChargeResult{}, errors.New("unexpected answer")
+}
+
+// refundOutage charges like the sandbox and cannot refund.
+type refundOutage struct{ provider.Sandbox }
+
+func (refundOutage) Refund(context.Context, provider.RefundRequest) (provider.RefundResult, error) {
+	return provider.RefundResult{}, provider.ErrUnavailable
 }
 
 func TestCreate(t *testing.T) {
@@ -128,4 +134,32 @@ func TestCreateRefusesBadInput(t *testing.T) {
 	if _, err := svc.Create(context.Background(), in); err != nil {
 		t.Errorf("the configured maximum itself was refused: %v", err)
 	}
+}
+
+func TestRefundOutageRefundsNothing(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		ctx := context.Background()
+		outage := payment.NewService(db.Ent, refundOutage{}, fingerprintKey, 99999999, time.Now)
+		p, err := outage.Create(ctx, validInput())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := outage.Refund(ctx, payment.RefundInput{PaymentID: p.ID, Amount: "10.00"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != state.RefundFailed || r.FailureCode == nil || *r.FailureCode != "provider_unavailable" {
+			t.Errorf("refund during an outage = %+v", r)
+		}
+		after, _ := db.Ent.Payment.Get(ctx, p.ID)
+		if after.AmountRefunded != 0 || after.Status != state.PaymentSucceeded {
+			t.Errorf("payment after a failed refund: %d refunded, %s", after.AmountRefunded, after.Status)
+		}
+		// The failed refund holds nothing back: the whole amount can still be refunded.
+		sandbox := payment.NewService(db.Ent, provider.Sandbox{}, fingerprintKey, 99999999, time.Now)
+		full, err := sandbox.Refund(ctx, payment.RefundInput{PaymentID: p.ID})
+		if err != nil || full.Amount != p.Amount || full.Status != state.RefundSucceeded {
+			t.Errorf("full refund after the outage = %+v, %v", full, err)
+		}
+	})
 }

@@ -32,8 +32,21 @@ type ChargeResult struct {
 // was charged, and another provider may be tried.
 var ErrUnavailable = errors.New("the payment provider is unavailable")
 
-// Provider charges cards.
+// RefundRequest asks a provider to give back part or all of a charge.
+type RefundRequest struct {
+	RefundID          string // our ID, sent as the provider's idempotency key
+	ProviderPaymentID string
+	Amount            money.Amount
+}
+
+// RefundResult is the provider's answer to a refund it accepted.
+type RefundResult struct {
+	ProviderRefundID string
+}
+
+// Provider charges cards and refunds charges.
 type Provider interface {
 	Name() string
 	Charge(ctx context.Context, req ChargeRequest) (ChargeResult, error)
+	Refund(ctx context.Context, req RefundRequest) (RefundResult, error)
 }

@@ -48,3 +48,11 @@ func (Sandbox) Charge(ctx context.Context, req ChargeRequest) (ChargeResult, err
 		}, nil
 	}
 }
+
+// Refund accepts every refund of a sandbox charge, as test modes do.
+func (Sandbox) Refund(ctx context.Context, req RefundRequest) (RefundResult, error) {
+	if err := ctx.Err(); err != nil {
+		return RefundResult{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return RefundResult{ProviderRefundID: prefixid.New("sbx_re")}, nil
+}

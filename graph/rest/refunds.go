@@ -1,0 +1,90 @@
+package rest
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/graph/model"
+	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/state"
+	"github.com/paygate/paygate/internal/web"
+)
+
+type refundRequest struct {
+	Amount *decimalField `json:"amount"`
+	Reason *string       `json:"reason"`
+}
+
+func (h *Handlers) refundPayment(w http.ResponseWriter, r *http.Request) {
+	var req refundRequest
+	// An empty body refunds all that is left.
+	if r.ContentLength != 0 {
+		if err := decode(r, &req); err != nil {
+			web.WriteError(w, r, err, nil)
+			return
+		}
+	}
+	input := model.RefundPaymentInput{PaymentID: r.PathValue("id"), Reason: req.Reason}
+	if req.Amount != nil && *req.Amount != "" {
+		amount := money.Decimal(*req.Amount)
+		input.Amount = &amount
+	}
+	refund, err := h.mutation.RefundPayment(r.Context(), input)
+	if err != nil {
+		web.WriteError(w, r, err, nil)
+		return
+	}
+	if refund.Status == state.RefundFailed && refund.FailureCode != nil {
+		web.WriteError(w, r, apierror.New(apierror.Code(*refund.FailureCode), "the provider could not refund the payment; nothing was refunded"), refundOf(refund))
+		return
+	}
+	web.WriteJSON(w, http.StatusCreated, refundOf(refund))
+}
+
+func (h *Handlers) listRefunds(w http.ResponseWriter, r *http.Request) {
+	p, err := h.query.Payment(r.Context(), r.PathValue("id"))
+	if err != nil {
+		web.WriteError(w, r, err, nil)
+		return
+	}
+	refunds, err := h.payment.Refunds(r.Context(), p)
+	if err != nil {
+		web.WriteError(w, r, err, nil)
+		return
+	}
+	data := make([]refundJSON, 0, len(refunds))
+	for _, refund := range refunds {
+		data = append(data, refundOf(refund))
+	}
+	web.WriteList(w, data, false)
+}
+
+// refundJSON is the REST shape of a refund (SPEC 3).
+type refundJSON struct {
+	ID          string             `json:"id"`
+	Object      string             `json:"object"`
+	PaymentID   string             `json:"payment_id"`
+	Amount      json.Number        `json:"amount"`
+	Currency    string             `json:"currency"`
+	Status      state.RefundStatus `json:"status"`
+	Reason      *string            `json:"reason"`
+	FailureCode *string            `json:"failure_code"`
+	CreatedAt   time.Time          `json:"created_at"`
+}
+
+func refundOf(r *ent.Refund) refundJSON {
+	return refundJSON{
+		ID:          r.ID,
+		Object:      "refund",
+		PaymentID:   r.PaymentID,
+		Amount:      json.Number(money.Amount{Minor: r.Amount, Currency: r.Currency}.String()),
+		Currency:    r.Currency,
+		Status:      r.Status,
+		Reason:      r.Reason,
+		FailureCode: r.FailureCode,
+		CreatedAt:   r.CreatedAt.UTC(),
+	}
+}

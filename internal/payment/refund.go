@@ -1,0 +1,193 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/payment"
+	"github.com/paygate/paygate/ent/refund"
+	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/state"
+)
+
+const maxRefundReason = 500
+
+// RefundInput asks to give back Amount of a payment, or all that is left when Amount is empty.
+type RefundInput struct {
+	PaymentID string
+	Amount    money.Decimal
+	Reason    *string
+}
+
+// Refund gives back part or all of a succeeded payment. The refund is recorded as pending and
+// its amount counted against the payment before the provider is asked, under the payment's row
+// lock, so concurrent refunds can never together exceed what was paid.
+func (s *Service) Refund(ctx context.Context, in RefundInput) (*ent.Refund, error) {
+	if in.Reason != nil && utf8.RuneCountInString(*in.Reason) > maxRefundReason {
+		return nil, apierror.ForParam(apierror.InvalidRequest, "reason", fmt.Sprintf("reason must be at most %d characters", maxRefundReason))
+	}
+	ctx = context.WithoutCancel(ctx)
+	var p *ent.Payment
+	var created *ent.Refund
+	err := s.inTx(ctx, func(tx *ent.Tx) error {
+		var err error
+		if p, err = lockPayment(ctx, tx, in.PaymentID); err != nil {
+			return err
+		}
+		if !p.Status.Refundable() {
+			return apierror.New(apierror.InvalidState, fmt.Sprintf("payment %s is %s; only a succeeded or partially refunded payment can be refunded", p.ID, p.Status))
+		}
+		pending, err := tx.Refund.Query().
+			Where(refund.PaymentID(p.ID), refund.StatusEQ(state.RefundPending)).All(ctx)
+		if err != nil {
+			return err
+		}
+		left := p.Amount - p.AmountRefunded
+		for _, r := range pending {
+			left -= r.Amount
+		}
+		amount, err := refundAmount(in.Amount, p.Currency, left)
+		if err != nil {
+			return err
+		}
+		created, err = tx.Refund.Create().
+			SetPaymentID(p.ID).
+			SetAmount(amount.Minor).
+			SetCurrency(p.Currency).
+			SetStatus(state.RefundPending).
+			SetNillableReason(in.Reason).
+			Save(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	callCtx, cancel := context.WithTimeout(ctx, providerCallLimit)
+	result, refundErr := s.provider.Refund(callCtx, provider.RefundRequest{
+		RefundID:          created.ID,
+		ProviderPaymentID: deref(p.ProviderPaymentID),
+		Amount:            money.Amount{Minor: created.Amount, Currency: created.Currency},
+	})
+	cancel()
+
+	err = s.inTx(ctx, func(tx *ent.Tx) error {
+		if refundErr != nil {
+			if !errors.Is(refundErr, provider.ErrUnavailable) {
+				return fmt.Errorf("refunding %s: %w", created.ID, refundErr)
+			}
+			return settleRefund(ctx, tx, created, state.RefundFailed, func(u *ent.RefundUpdate) {
+				u.SetFailureCode(string(apierror.ProviderUnavailable))
+			})
+		}
+		p, err := lockPayment(ctx, tx, created.PaymentID)
+		if err != nil {
+			return err
+		}
+		if err := settleRefund(ctx, tx, created, state.RefundSucceeded, func(u *ent.RefundUpdate) {
+			u.SetProviderRefundID(result.ProviderRefundID)
+		}); err != nil {
+			return err
+		}
+		refunded := p.AmountRefunded + created.Amount
+		next := state.PaymentPartiallyRefunded
+		if refunded == p.Amount {
+			next = state.PaymentRefunded
+		}
+		return s.move(ctx, tx, p, next, "refund "+created.ID, actorOf(ctx), func(u *ent.PaymentUpdate) {
+			u.SetAmountRefunded(refunded)
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("recording the outcome of refund %s: %w", created.ID, err)
+	}
+	return created.Unwrap(), nil // detached from the committed transaction, so edges load
+}
+
+// refundAmount reads the requested amount, or takes all that is left, and checks it fits.
+func refundAmount(text money.Decimal, currency string, left int64) (money.Amount, error) {
+	if text == "" {
+		if left <= 0 {
+			return money.Amount{}, apierror.New(apierror.RefundExceedsPayment, "nothing is left to refund")
+		}
+		return money.Amount{Minor: left, Currency: currency}, nil
+	}
+	amount, err := money.Parse(string(text), currency)
+	if err != nil {
+		return money.Amount{}, apierror.ForParam(apierror.InvalidAmount, "amount", err.Error())
+	}
+	if amount.Minor <= 0 {
+		return money.Amount{}, apierror.ForParam(apierror.InvalidAmount, "amount", "amount must be greater than zero")
+	}
+	if amount.Minor > left {
+		return money.Amount{}, apierror.ForParam(apierror.RefundExceedsPayment, "amount",
+			fmt.Sprintf("amount %s is more than the %s left to refund", amount, money.Amount{Minor: max(left, 0), Currency: currency}))
+	}
+	return amount, nil
+}
+
+// lockPayment reads a payment inside tx after taking its row lock, so that refunds of one payment
+// run one after another, on every server. A no-op UPDATE is the lock that works on both
+// PostgreSQL (row lock) and SQLite (the database write lock).
+func lockPayment(ctx context.Context, tx *ent.Tx, id string) (*ent.Payment, error) {
+	n, err := tx.Payment.Update().Where(payment.ID(id)).AddAmountRefunded(0).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, apierror.ForParam(apierror.NotFound, "id", "no payment has the id "+id)
+	}
+	return tx.Payment.Get(ctx, id)
+}
+
+// settleRefund moves a pending refund to its final status, applies set, and updates r to match.
+func settleRefund(ctx context.Context, tx *ent.Tx, r *ent.Refund, to state.RefundStatus, set func(*ent.RefundUpdate)) error {
+	if !r.Status.CanMoveTo(to) {
+		return apierror.New(apierror.InvalidState, fmt.Sprintf("a %s refund cannot become %s", r.Status, to))
+	}
+	update := tx.Refund.Update().Where(refund.ID(r.ID), refund.StatusEQ(r.Status)).SetStatus(to)
+	set(update)
+	n, err := update.Save(ctx)
+	if err != nil {
+		return err
+	}
+	if n != 1 {
+		return apierror.New(apierror.InvalidState, fmt.Sprintf("refund %s changed while being updated", r.ID))
+	}
+	fresh, err := tx.Refund.Get(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	*r = *fresh
+	return nil
+}
+
+// GetRefund returns one refund.
+func (s *Service) GetRefund(ctx context.Context, id string) (*ent.Refund, error) {
+	r, err := s.client.Refund.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, apierror.ForParam(apierror.NotFound, "id", "no refund has the id "+id)
+	}
+	return r, err
+}
+
+// Oldest sorts a payment's refunds or history entries oldest first by their IDs, which sort by
+// creation (prefixid): ent loads edges in no particular order.
+func Oldest[T any](items []T, id func(T) string) []T {
+	slices.SortFunc(items, func(a, b T) int { return strings.Compare(id(a), id(b)) })
+	return items
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

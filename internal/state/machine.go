@@ -1,0 +1,32 @@
+package state
+
+import "slices"
+
+// paymentMoves is the payment lifecycle (SPEC 3): every move a payment may make. A payment is
+// born pending.
+var paymentMoves = map[PaymentStatus][]PaymentStatus{
+	PaymentPending:           {PaymentProcessing, PaymentFailed},
+	PaymentProcessing:        {PaymentSucceeded, PaymentFailed},
+	PaymentSucceeded:         {PaymentPartiallyRefunded, PaymentRefunded},
+	PaymentPartiallyRefunded: {PaymentPartiallyRefunded, PaymentRefunded},
+}
+
+// CanMoveTo reports whether a payment in status s may move to next.
+func (s PaymentStatus) CanMoveTo(next PaymentStatus) bool {
+	return slices.Contains(paymentMoves[s], next)
+}
+
+// Refundable reports whether a payment in status s may be refunded (more).
+func (s PaymentStatus) Refundable() bool {
+	return s.CanMoveTo(PaymentRefunded)
+}
+
+// refundMoves is the refund lifecycle: pending, then succeeded or failed, for good.
+var refundMoves = map[RefundStatus][]RefundStatus{
+	RefundPending: {RefundSucceeded, RefundFailed},
+}
+
+// CanMoveTo reports whether a refund in status s may move to next.
+func (s RefundStatus) CanMoveTo(next RefundStatus) bool {
+	return slices.Contains(refundMoves[s], next)
+}

@@ -1,0 +1,46 @@
+package state
+
+import "testing"
+
+func TestPaymentMoves(t *testing.T) {
+	allowed := map[[2]PaymentStatus]bool{
+		{PaymentPending, PaymentProcessing}:                  true,
+		{PaymentPending, PaymentFailed}:                      true,
+		{PaymentProcessing, PaymentSucceeded}:                true,
+		{PaymentProcessing, PaymentFailed}:                   true,
+		{PaymentSucceeded, PaymentPartiallyRefunded}:         true,
+		{PaymentSucceeded, PaymentRefunded}:                  true,
+		{PaymentPartiallyRefunded, PaymentPartiallyRefunded}: true,
+		{PaymentPartiallyRefunded, PaymentRefunded}:          true,
+	}
+	statuses := PaymentStatus("").Values()
+	for _, from := range statuses {
+		for _, to := range statuses {
+			move := [2]PaymentStatus{PaymentStatus(from), PaymentStatus(to)}
+			if got := move[0].CanMoveTo(move[1]); got != allowed[move] {
+				t.Errorf("%s -> %s allowed = %v, want %v", from, to, got, allowed[move])
+			}
+		}
+	}
+	for _, s := range []PaymentStatus{PaymentSucceeded, PaymentPartiallyRefunded} {
+		if !s.Refundable() {
+			t.Errorf("%s is not refundable", s)
+		}
+	}
+	for _, s := range []PaymentStatus{PaymentPending, PaymentProcessing, PaymentFailed, PaymentRefunded} {
+		if s.Refundable() {
+			t.Errorf("%s is refundable", s)
+		}
+	}
+}
+
+func TestRefundMoves(t *testing.T) {
+	for _, from := range RefundStatus("").Values() {
+		for _, to := range RefundStatus("").Values() {
+			want := from == string(RefundPending) && to != string(RefundPending)
+			if got := RefundStatus(from).CanMoveTo(RefundStatus(to)); got != want {
+				t.Errorf("%s -> %s allowed = %v, want %v", from, to, got, want)
+			}
+		}
+	}
+}
