@@ -197,6 +197,10 @@ func TestReadPaymentsBackOverGraphQL(t *testing.T) {
 		if strings.Join(got, ",") != ids[1] || page["hasPreviousPage"] != true {
 			t.Errorf("page before = %v %v", got, page)
 		}
+		got, _, _ = list(`orderBy: {field: AMOUNT, direction: DESC}, where: {amountGTE: 200, amountLTE: 300}`)
+		if strings.Join(got, ",") != ids[2]+","+ids[1] {
+			t.Errorf("amounts 2.00 to 3.00 by amount = %v", got)
+		}
 		got, total, _ = list(`where: {customerEmail: "nobody@example.com"}`)
 		if len(got) != 0 || total != "0" {
 			t.Errorf("filter by email = %v", got)

@@ -70,7 +70,7 @@ func newTestEnv(t testing.TB, db *database.DB, extraEnv ...string) *testEnv {
 		Logger:          logger,
 		DB:              db,
 		LatestMigration: latest,
-		Resolver:        &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Ent: db.Ent},
+		Resolver:        svc.resolver(db),
 		Tokens:          svc.auth.Tokens(),
 		Production:      cfg.Production(),
 		CORSOrigins:     cfg.CORSOrigins,
@@ -79,9 +79,7 @@ func newTestEnv(t testing.TB, db *database.DB, extraEnv ...string) *testEnv {
 	return &testEnv{t: t, db: db, svc: svc, url: server.URL, logs: logs}
 }
 
-func resolverOf(e *testEnv) *graph.Resolver {
-	return &graph.Resolver{AuthService: e.svc.auth, PaymentService: e.svc.payments, Ent: e.db.Ent}
-}
+func resolverOf(e *testEnv) *graph.Resolver { return e.svc.resolver(e.db) }
 
 // tokenFor returns an access token of a new user with the role. The user gets no usable password:
 // tests that log in create their users through auth.Service.CreateUser instead.
@@ -269,4 +267,13 @@ func paymentBody(amount any, currency, cardNumber string) map[string]any {
 		"customer":       map[string]any{"email": "ann@example.com", "name": "Ann Lee"},
 		"card":           map[string]any{"number": cardNumber, "exp_month": 12, "exp_year": 2030, "cvc": cvc},
 	}
+}
+
+func mustJSON(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

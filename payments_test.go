@@ -318,6 +318,9 @@ func TestListPaymentsFilters(t *testing.T) {
 			"?created_gte=" + before.Format(time.RFC3339Nano): usdFailed,
 			"?created_lte=" + before.Format(time.RFC3339Nano): eurFailed + "," + usdOK,
 			"?created_lte=" + strconv.FormatInt(before.Add(-time.Hour).Unix(), 10): "",
+			"?currency=USD&amount_gte=1.50":                                        usdFailed,
+			"?currency=USD&amount_lte=1.00":                                        usdOK,
+			"?currency=EUR&amount_gte=2&amount_lte=2":                              eurFailed,
 		}
 		for query, want := range tests {
 			if got := ids(strings.ReplaceAll(query, "+", "%2B")); got != want {
@@ -325,10 +328,12 @@ func TestListPaymentsFilters(t *testing.T) {
 			}
 		}
 		for query, code := range map[string]string{
-			"?status=paid":        "invalid_request",
-			"?currency=ABC":       "invalid_currency",
-			"?created_gte=monday": "invalid_request",
-			"?colour=red":         "invalid_request",
+			"?status=paid":                 "invalid_request",
+			"?currency=ABC":                "invalid_currency",
+			"?created_gte=monday":          "invalid_request",
+			"?colour=red":                  "invalid_request",
+			"?amount_gte=1":                "missing_field",
+			"?currency=JPY&amount_gte=1.5": "invalid_amount",
 		} {
 			r := env.request(http.MethodGet, "/api/v1/payments"+query, token, nil)
 			if got, _ := r.errorCode(); r.status != http.StatusBadRequest || got != code {

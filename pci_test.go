@@ -20,16 +20,17 @@ func TestCardDataIsNeverStoredOrLogged(t *testing.T) {
 		token := env.tokenFor("developer")
 		numbers := []string{"4242424242424242", "4000000000000002", "4000000000000119", "378282246310005", "4242424242424241"}
 		cvcs := map[string]string{"378282246310005": "8642"}
-		for _, number := range numbers {
+		for i, number := range numbers {
 			cvc := cvcs[number]
 			if cvc == "" {
 				cvc = "987"
 			}
 			body := paymentBody("12.34", "USD", number)
 			body["card"].(map[string]any)["cvc"] = cvc
-			env.request(http.MethodPost, "/api/v1/payments", token, body)
+			env.request(http.MethodPost, "/api/v1/payments", token, body, "Idempotency-Key", fmt.Sprintf("pci-rest-%d", i))
 			input := gqlPaymentInput("12.34", "USD", number)
 			input["card"].(map[string]any)["cvc"] = cvc
+			input["idempotencyKey"] = fmt.Sprintf("pci-graphql-%d", i)
 			env.graphql(token, createPaymentMutation, map[string]any{"in": input})
 		}
 		// Malformed and invalid requests must not spill the card into errors or logs either.
@@ -69,7 +70,7 @@ func TestCardDataIsNeverStoredOrLogged(t *testing.T) {
 // dumpDatabase renders every value of every table as |value|value|... lines.
 func dumpDatabase(t *testing.T, db *sql.DB) string {
 	t.Helper()
-	tables := []string{"payments", "payment_status_changes", "refunds", "users", "refresh_tokens", "schema_migrations"}
+	tables := []string{"payments", "payment_status_changes", "refunds", "idempotency_keys", "users", "refresh_tokens", "schema_migrations"}
 	var out strings.Builder
 	for _, table := range tables {
 		rows, err := db.QueryContext(context.Background(), "SELECT * FROM "+table)

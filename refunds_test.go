@@ -182,7 +182,8 @@ func TestRefundAmountsInEveryCurrencyScale(t *testing.T) {
 // amount.
 func TestConcurrentRefundsNeverExceedThePayment(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		env := newTestEnv(t, db)
+		// A provider round trip keeps the refunds in flight together.
+		env := newTestEnv(t, db, "PAYGATE_SANDBOX_LATENCY=20ms")
 		operator := env.tokenFor("operator")
 		id := createPayment(t, env, "100.00", "USD", "4242424242424242")
 		const attempts = 20
@@ -208,6 +209,11 @@ func TestConcurrentRefundsNeverExceedThePayment(t *testing.T) {
 		}
 		if sum := sumSucceededRefunds(t, env, id); sum != p.Amount {
 			t.Errorf("succeeded refunds sum to %d, want %d", sum, p.Amount)
+		}
+		// A refused refund was refused before the provider was asked: no refund row is left
+		// pending or failed, as one would be if the money went back and the books did not follow.
+		if refunds, _ := p.QueryRefunds().All(context.Background()); len(refunds) != 10 {
+			t.Errorf("%d refunds recorded, want the 10 that succeeded", len(refunds))
 		}
 	})
 }

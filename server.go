@@ -23,6 +23,7 @@ import (
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/config"
 	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
 )
@@ -91,8 +92,9 @@ func openDatabase(ctx context.Context, cfg config.Config) (*database.DB, error) 
 
 // services are the domain services, built once.
 type services struct {
-	auth     *auth.Service
-	payments *payment.Service
+	auth        *auth.Service
+	payments    *payment.Service
+	idempotency *idempotency.Store
 }
 
 func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (services, error) {
@@ -113,9 +115,15 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 		return services{}, err
 	}
 	return services{
-		auth:     auth.NewService(db.Ent, tokens, now),
-		payments: payment.NewService(db.Ent, provider.Sandbox{}, secrets.CardFingerprintKey, maxAmount, now),
+		auth:        auth.NewService(db.Ent, tokens, now),
+		payments:    payment.NewService(db.Ent, provider.Sandbox{Latency: cfg.SandboxLatency}, secrets.CardFingerprintKey, maxAmount, now),
+		idempotency: idempotency.NewStore(db.Ent, now),
 	}, nil
+}
+
+// resolver is the GraphQL resolver over the services, which the REST shim calls too.
+func (s services) resolver(db *database.DB) *graph.Resolver {
+	return &graph.Resolver{AuthService: s.auth, PaymentService: s.payments, Idempotency: s.idempotency, Ent: db.Ent}
 }
 
 func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
@@ -139,7 +147,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		Logger:          logger,
 		DB:              db,
 		LatestMigration: latestMigration,
-		Resolver:        &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Ent: db.Ent},
+		Resolver:        svc.resolver(db),
 		Tokens:          svc.auth.Tokens(),
 		Production:      cfg.Production(),
 		CORSOrigins:     cfg.CORSOrigins,
@@ -158,6 +166,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	go purgeIdempotencyKeys(ctx, svc.idempotency, logger)
 	logger.Info("paygate listening", "addr", listener.Addr().String(), "env", cfg.Env, "database", db.Dialect)
 	served := make(chan error, 1)
 	go func() { served <- server.Serve(listener) }()
@@ -178,6 +187,25 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// purgeIdempotencyKeys deletes expired idempotency keys every few minutes until ctx ends. Every
+// server may do it; deleting what another already deleted is harmless.
+func purgeIdempotencyKeys(ctx context.Context, store *idempotency.Store, logger *slog.Logger) {
+	ticker := time.NewTicker(10 * time.Minute)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			if n, err := store.Purge(ctx); err != nil {
+				logger.Warn("purging expired idempotency keys failed", "error", err)
+			} else if n > 0 {
+				logger.Info("purged expired idempotency keys", "count", n)
+			}
+		}
+	}
 }
 
 // ensureFirstAdmin creates the first admin of an empty database (SPEC 1).

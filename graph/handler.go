@@ -45,6 +45,7 @@ func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
 		srv.Use(extension.Introspection{})
 	}
 	srv.Use(extension.FixedComplexityLimit(1000))
+	srv.Use(idempotentMutations{store: r.Idempotency, logger: opts.Logger})
 	srv.AroundFields(markInternalErrors)
 	srv.SetErrorPresenter(presentError(opts.Logger))
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {

@@ -128,7 +128,8 @@ type statusChangeJSON struct {
 }
 
 // listParams are the query parameters of GET /api/v1/payments.
-var listParams = []string{"limit", "starting_after", "ending_before", "status", "currency", "created_gte", "created_lte", "customer_email"}
+var listParams = []string{"limit", "starting_after", "ending_before", "status", "currency", "created_gte", "created_lte",
+	"customer_email", "amount_gte", "amount_lte"}
 
 // listFilter reads the filter parameters into the GraphQL twin's where input.
 func listFilter(q url.Values) (*ent.PaymentWhereInput, error) {
@@ -163,6 +164,19 @@ func listFilter(q url.Values) (*ent.PaymentWhereInput, error) {
 	}
 	if email := q.Get("customer_email"); email != "" {
 		where.CustomerEmail = &email
+	}
+	// Amounts are decimals of one currency, so an amount filter needs the currency.
+	for param, into := range map[string]**int64{"amount_gte": &where.AmountGTE, "amount_lte": &where.AmountLTE} {
+		if text := q.Get(param); text != "" {
+			if where.Currency == nil {
+				return nil, apierror.ForParam(apierror.MissingField, "currency", param+" needs currency, since amounts are in a currency")
+			}
+			amount, err := money.Parse(text, *where.Currency)
+			if err != nil {
+				return nil, apierror.ForParam(apierror.InvalidAmount, param, err.Error())
+			}
+			*into = &amount.Minor
+		}
 	}
 	return where, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/paygate/paygate/graph/generated"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/web"
 )
 
@@ -25,23 +26,26 @@ type Handlers struct {
 	query    generated.QueryResolver
 	mutation generated.MutationResolver
 	payment  generated.PaymentResolver
+	// idempotency stores the responses of POSTs sent with an Idempotency-Key.
+	idempotency *idempotency.Store
 	// cursorAt turns a payment ID (starting_after, ending_before) into a Relay cursor.
 	cursorAt func(ctx context.Context, id, param string) (*ent.Cursor, error)
 }
 
 // New returns the REST handlers over the resolver.
 func New(r *graph.Resolver) *Handlers {
-	return &Handlers{query: r.Query(), mutation: r.Mutation(), payment: r.Payment(), cursorAt: r.PaymentService.CursorAt}
+	return &Handlers{query: r.Query(), mutation: r.Mutation(), payment: r.Payment(),
+		idempotency: r.Idempotency, cursorAt: r.PaymentService.CursorAt}
 }
 
 // Routes registers every REST route on mux.
 func (h *Handlers) Routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/v1/auth/login", h.login)
 	mux.HandleFunc("POST /api/v1/auth/refresh", h.refresh)
-	mux.Handle("POST /api/v1/payments", requireScope(auth.ScopePaymentsWrite, h.createPayment))
+	mux.Handle("POST /api/v1/payments", requireScope(auth.ScopePaymentsWrite, h.idempotent(h.createPayment)))
 	mux.Handle("GET /api/v1/payments", requireScope(auth.ScopePaymentsRead, h.listPayments))
 	mux.Handle("GET /api/v1/payments/{id}", requireScope(auth.ScopePaymentsRead, h.getPayment))
-	mux.Handle("POST /api/v1/payments/{id}/refunds", requireScope(auth.ScopeRefundsWrite, h.refundPayment))
+	mux.Handle("POST /api/v1/payments/{id}/refunds", requireScope(auth.ScopeRefundsWrite, h.idempotent(h.refundPayment)))
 	mux.Handle("GET /api/v1/payments/{id}/refunds", requireScope(auth.ScopePaymentsRead, h.listRefunds))
 	// A known path with another method answers 405 with the methods it has.
 	mux.Handle("/api/v1/auth/login", allow(http.MethodPost))

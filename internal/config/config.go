@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/caarlos0/env/v11"
 
@@ -18,19 +19,20 @@ import (
 
 // Config is everything Paygate reads from its environment.
 type Config struct {
-	Env                string   `env:"PAYGATE_ENV" envDefault:"development"`
-	Addr               string   `env:"PAYGATE_ADDR"`
-	Port               string   `env:"PORT"`
-	DatabaseURL        string   `env:"DATABASE_URL"`
-	DBMaxConns         int      `env:"PAYGATE_DB_MAX_CONNS" envDefault:"20"`
-	DataDir            string   `env:"PAYGATE_DATA_DIR" envDefault:".paygate"`
-	JWTSecret          string   `env:"PAYGATE_JWT_SECRET"`
-	CardFingerprintKey string   `env:"PAYGATE_CARD_FINGERPRINT_KEY"`
-	AdminEmail         string   `env:"PAYGATE_ADMIN_EMAIL"`
-	AdminPassword      string   `env:"PAYGATE_ADMIN_PASSWORD"`
-	CORSOrigins        []string `env:"PAYGATE_CORS_ORIGINS" envSeparator:","`
-	MaxAmount          string   `env:"PAYGATE_MAX_AMOUNT" envDefault:"999999.99"`
-	LogLevel           string   `env:"PAYGATE_LOG_LEVEL" envDefault:"info"`
+	Env                string        `env:"PAYGATE_ENV" envDefault:"development"`
+	Addr               string        `env:"PAYGATE_ADDR"`
+	Port               string        `env:"PORT"`
+	DatabaseURL        string        `env:"DATABASE_URL"`
+	DBMaxConns         int           `env:"PAYGATE_DB_MAX_CONNS" envDefault:"20"`
+	DataDir            string        `env:"PAYGATE_DATA_DIR" envDefault:".paygate"`
+	JWTSecret          string        `env:"PAYGATE_JWT_SECRET"`
+	CardFingerprintKey string        `env:"PAYGATE_CARD_FINGERPRINT_KEY"`
+	AdminEmail         string        `env:"PAYGATE_ADMIN_EMAIL"`
+	AdminPassword      string        `env:"PAYGATE_ADMIN_PASSWORD"`
+	CORSOrigins        []string      `env:"PAYGATE_CORS_ORIGINS" envSeparator:","`
+	MaxAmount          string        `env:"PAYGATE_MAX_AMOUNT" envDefault:"999999.99"`
+	LogLevel           string        `env:"PAYGATE_LOG_LEVEL" envDefault:"info"`
+	SandboxLatency     time.Duration `env:"PAYGATE_SANDBOX_LATENCY" envDefault:"0s"`
 }
 
 // Load reads the configuration from environ (KEY=value strings, as os.Environ gives them).

@@ -3,13 +3,31 @@ package provider
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/paygate/paygate/internal/prefixid"
 )
 
 // Sandbox is the built-in test-mode provider. It honours the big providers' test cards; every
 // other valid card is approved.
-type Sandbox struct{}
+type Sandbox struct {
+	// Latency is how long each call takes, as a real provider's round trip would: load and
+	// concurrency tests use it to keep requests in flight together.
+	Latency time.Duration
+}
+
+func (s Sandbox) wait(ctx context.Context) error {
+	if s.Latency > 0 {
+		select {
+		case <-time.After(s.Latency):
+		case <-ctx.Done():
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return nil
+}
 
 // sandboxOutcomes maps the test card numbers to their outcome: a decline code, or "error" for a
 // provider failure.
@@ -30,9 +48,9 @@ var declineMessages = map[string]string{
 func (Sandbox) Name() string { return "sandbox" }
 
 // Charge decides the outcome from the card number, as the providers' test modes do.
-func (Sandbox) Charge(ctx context.Context, req ChargeRequest) (ChargeResult, error) {
-	if err := ctx.Err(); err != nil {
-		return ChargeResult{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+func (s Sandbox) Charge(ctx context.Context, req ChargeRequest) (ChargeResult, error) {
+	if err := s.wait(ctx); err != nil {
+		return ChargeResult{}, err
 	}
 	outcome := sandboxOutcomes[req.Card.Number()]
 	switch outcome {
@@ -50,9 +68,9 @@ func (Sandbox) Charge(ctx context.Context, req ChargeRequest) (ChargeResult, err
 }
 
 // Refund accepts every refund of a sandbox charge, as test modes do.
-func (Sandbox) Refund(ctx context.Context, req RefundRequest) (RefundResult, error) {
-	if err := ctx.Err(); err != nil {
-		return RefundResult{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+func (s Sandbox) Refund(ctx context.Context, req RefundRequest) (RefundResult, error) {
+	if err := s.wait(ctx); err != nil {
+		return RefundResult{}, err
 	}
 	return RefundResult{ProviderRefundID: prefixid.New("sbx_re")}, nil
 }

@@ -38,7 +38,7 @@ func WriteList(w http.ResponseWriter, data any, hasMore bool) {
 func WriteError(w http.ResponseWriter, r *http.Request, err error, data any) {
 	apiErr := apierror.From(err)
 	if apiErr.Code == apierror.Internal {
-		logger(r.Context()).ErrorContext(r.Context(), "request failed",
+		Logger(r.Context()).ErrorContext(r.Context(), "request failed",
 			"request_id", RequestID(r.Context()), "error", err)
 	}
 	write(w, apiErr.Code.HTTPStatus(), envelope{

@@ -65,7 +65,8 @@ func WithLogger(l *slog.Logger) Middleware {
 	}
 }
 
-func logger(ctx context.Context) *slog.Logger {
+// Logger returns the request's logger.
+func Logger(ctx context.Context) *slog.Logger {
 	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
 		return l
 	}

@@ -1,0 +1,66 @@
+package rest
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+
+	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/idempotency"
+	"github.com/paygate/paygate/internal/web"
+)
+
+// idempotent makes a POST route honour the Idempotency-Key header: the first response is stored
+// and replayed with Idempotent-Replayed: true. It runs after requireScope, so a principal is set.
+func (h *Handlers) idempotent(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get("Idempotency-Key")
+		principal, ok := auth.PrincipalFrom(r.Context())
+		if key == "" || !ok {
+			next(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			web.WriteError(w, r, err, nil)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		fingerprint := idempotency.Fingerprint([]byte("rest"), []byte(r.Method+" "+r.URL.Path), body)
+		stored, err := h.idempotency.Begin(r.Context(), principal.Subject, key, fingerprint)
+		if err != nil {
+			web.WriteError(w, r, err, nil)
+			return
+		}
+		if stored != nil {
+			w.Header().Set("Idempotent-Replayed", "true")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(stored.Status)
+			w.Write(stored.Body)
+			return
+		}
+		rec := &responseCopy{ResponseWriter: w, status: http.StatusOK}
+		next(rec, r)
+		if err := h.idempotency.Finish(r.Context(), principal.Subject, key, idempotency.Response{Status: rec.status, Body: rec.body.Bytes()}); err != nil {
+			web.Logger(r.Context()).ErrorContext(r.Context(), "storing an idempotent response failed",
+				"request_id", web.RequestID(r.Context()), "error", err)
+		}
+	}
+}
+
+// responseCopy passes a response through and keeps a copy of its status and body.
+type responseCopy struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (c *responseCopy) WriteHeader(status int) {
+	c.status = status
+	c.ResponseWriter.WriteHeader(status)
+}
+
+func (c *responseCopy) Write(b []byte) (int, error) {
+	c.body.Write(b)
+	return c.ResponseWriter.Write(b)
+}

@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/idempotency"
+)
+
+func TestIdempotentPaymentsREST(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db)
+		token := env.tokenFor("operator")
+		body := paymentBody("12.00", "USD", "4242424242424242")
+
+		first := env.request(http.MethodPost, "/api/v1/payments", token, body, "Idempotency-Key", "order-1")
+		again := env.request(http.MethodPost, "/api/v1/payments", token, body, "Idempotency-Key", "order-1")
+		if first.status != http.StatusCreated || again.status != http.StatusCreated || again.raw != first.raw {
+			t.Errorf("replay = %d %s\nfirst = %d %s", again.status, again.raw, first.status, first.raw)
+		}
+		if first.header.Get("Idempotent-Replayed") != "" || again.header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("Idempotent-Replayed = %q then %q", first.header.Get("Idempotent-Replayed"), again.header.Get("Idempotent-Replayed"))
+		}
+		// The body is compared by meaning: key order and spacing do not matter.
+		reordered := `{"card": {"cvc": "123", "exp_year": 2030, "exp_month": 12, "number": "4242424242424242"},
+			"customer": {"name": "Ann Lee", "email": "ann@example.com"}, "payment_method": "credit_card", "currency": "USD", "amount": "12.00"}`
+		if r := env.request(http.MethodPost, "/api/v1/payments", token, reordered, "Idempotency-Key", "order-1"); r.status != http.StatusCreated || r.header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("reordered body = %d %s", r.status, r.raw)
+		}
+		if n := env.paymentCount(); n != 1 {
+			t.Errorf("%d payments, want 1", n)
+		}
+
+		r := env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("13.00", "USD", "4242424242424242"), "Idempotency-Key", "order-1")
+		if code, _ := r.errorCode(); r.status != http.StatusUnprocessableEntity || code != "idempotency_key_reused" {
+			t.Errorf("same key, other body = %d %s", r.status, r.raw)
+		}
+
+		// A decline is an outcome: it is replayed, never charged twice.
+		declined := paymentBody("5.00", "USD", "4000000000000002")
+		r = env.request(http.MethodPost, "/api/v1/payments", token, declined, "Idempotency-Key", "order-2")
+		replay := env.request(http.MethodPost, "/api/v1/payments", token, declined, "Idempotency-Key", "order-2")
+		if r.status != http.StatusPaymentRequired || replay.status != http.StatusPaymentRequired || replay.raw != r.raw {
+			t.Errorf("declined replay = %d %s", replay.status, replay.raw)
+		}
+
+		// A refused request did nothing: its key is free for the corrected retry.
+		bad := paymentBody("0", "USD", "4242424242424242")
+		if r := env.request(http.MethodPost, "/api/v1/payments", token, bad, "Idempotency-Key", "order-3"); r.status != http.StatusBadRequest {
+			t.Errorf("bad amount = %d", r.status)
+		}
+		if r := env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("1.00", "USD", "4242424242424242"), "Idempotency-Key", "order-3"); r.status != http.StatusCreated || r.header.Get("Idempotent-Replayed") != "" {
+			t.Errorf("corrected retry = %d %s", r.status, r.raw)
+		}
+
+		// Keys belong to their principal.
+		if r := env.request(http.MethodPost, "/api/v1/payments", env.tokenFor("operator"), body, "Idempotency-Key", "order-1"); r.status != http.StatusCreated || r.header.Get("Idempotent-Replayed") != "" {
+			t.Errorf("another principal's key = %d %v", r.status, r.header)
+		}
+		if r := env.request(http.MethodPost, "/api/v1/payments", token, body, "Idempotency-Key", strings.Repeat("k", 256)); r.status != http.StatusBadRequest {
+			t.Errorf("256-character key = %d %s", r.status, r.raw)
+		}
+		if r := env.request(http.MethodPost, "/api/v1/payments", token, body, "Idempotency-Key", strings.Repeat("k", 255)); r.status != http.StatusCreated {
+			t.Errorf("255-character key = %d %s", r.status, r.raw)
+		}
+
+		// A refund retried with its key refunds once.
+		id := str(first.data()["id"])
+		refund := map[string]any{"amount": "2.00"}
+		r1 := env.request(http.MethodPost, "/api/v1/payments/"+id+"/refunds", token, refund, "Idempotency-Key", "refund-1")
+		r2 := env.request(http.MethodPost, "/api/v1/payments/"+id+"/refunds", token, refund, "Idempotency-Key", "refund-1")
+		if r1.status != http.StatusCreated || r2.raw != r1.raw || r2.header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("refund replay = %d %s", r2.status, r2.raw)
+		}
+		if p := env.payment(id); p.AmountRefunded != 200 {
+			t.Errorf("refunded %d, want 200", p.AmountRefunded)
+		}
+	})
+}
+
+func TestIdempotentMutationsGraphQL(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db)
+		token := env.tokenFor("operator")
+		input := gqlPaymentInput("8.00", "EUR", "4242424242424242")
+		input["idempotencyKey"] = "gql-1"
+		post := func(vars map[string]any, headers ...string) response {
+			return env.request(http.MethodPost, "/query", token, map[string]any{"query": createPaymentMutation, "variables": vars}, headers...)
+		}
+		first := post(map[string]any{"in": input})
+		again := post(map[string]any{"in": input})
+		id := str(get(first.body, "data", "createPayment", "id"))
+		if id == "" || get(again.body, "data", "createPayment", "id") != id || get(again.body, "extensions", "idempotentReplayed") != true {
+			t.Errorf("replay = %s\nfirst = %s", again.raw, first.raw)
+		}
+		if get(first.body, "extensions", "idempotentReplayed") != nil {
+			t.Errorf("the first answer says replayed: %s", first.raw)
+		}
+		input["amount"] = "9.00"
+		if r := post(map[string]any{"in": input}); str(get(r.body, "errors", 0, "extensions", "code")) != "idempotency_key_reused" {
+			t.Errorf("same key, other input = %s", r.raw)
+		}
+
+		// The header works for a single mutation; one key space with REST.
+		plain := gqlPaymentInput("3.00", "EUR", "4242424242424242")
+		h1 := post(map[string]any{"in": plain}, "Idempotency-Key", "shared")
+		h2 := post(map[string]any{"in": plain}, "Idempotency-Key", "shared")
+		if get(h2.body, "data", "createPayment", "id") != get(h1.body, "data", "createPayment", "id") {
+			t.Errorf("header replay = %s", h2.raw)
+		}
+		r := env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("3.00", "EUR", "4242424242424242"), "Idempotency-Key", "shared")
+		if code, _ := r.errorCode(); code != "idempotency_key_reused" {
+			t.Errorf("REST with a GraphQL request's key = %d %s", r.status, r.raw)
+		}
+		two := `mutation($a: CreatePaymentInput!, $b: CreatePaymentInput!) { a: createPayment(input: $a) { id } b: createPayment(input: $b) { id } }`
+		r = env.request(http.MethodPost, "/query", token, map[string]any{"query": two, "variables": map[string]any{"a": plain, "b": plain}}, "Idempotency-Key", "two")
+		if str(get(r.body, "errors", 0, "extensions", "code")) != "invalid_request" {
+			t.Errorf("a key on two mutations = %s", r.raw)
+		}
+
+		refund := `mutation($in: RefundPaymentInput!) { refundPayment(input: $in) { id amount } }`
+		in := map[string]any{"paymentId": id, "amount": "1.00", "idempotencyKey": "gql-refund"}
+		a := env.mustGraphQL(token, refund, map[string]any{"in": in})
+		b := env.mustGraphQL(token, refund, map[string]any{"in": in})
+		if get(a, "refundPayment", "id") != get(b, "refundPayment", "id") || env.payment(id).AmountRefunded != 100 {
+			t.Errorf("refund replay: %v then %v, refunded %d", a, b, env.payment(id).AmountRefunded)
+		}
+	})
+}
+
+// TestConcurrentIdenticalIdempotentRequests fires 20 identical requests with one key at once, on
+// each surface: exactly one payment is made; every answer is that payment or "still running".
+func TestConcurrentIdenticalIdempotentRequests(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db, "PAYGATE_SANDBOX_LATENCY=20ms")
+		token := env.tokenFor("operator")
+		const attempts = 20
+		for _, surface := range []string{"rest", "graphql"} {
+			before := env.paymentCount()
+			ids := make([]string, attempts)
+			statuses := make([]int, attempts)
+			var wg sync.WaitGroup
+			for i := range attempts {
+				wg.Go(func() {
+					if surface == "rest" {
+						r := env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("7.00", "USD", "4242424242424242"), "Idempotency-Key", "same-"+surface)
+						statuses[i], ids[i] = r.status, str(r.data()["id"])
+						return
+					}
+					r := env.request(http.MethodPost, "/query", token, map[string]any{"query": createPaymentMutation,
+						"variables": map[string]any{"in": gqlPaymentInput("7.00", "USD", "4242424242424242")}}, "Idempotency-Key", "same-"+surface)
+					ids[i] = str(get(r.body, "data", "createPayment", "id"))
+					statuses[i] = http.StatusCreated
+					if code := str(get(r.body, "errors", 0, "extensions", "code")); code != "" {
+						statuses[i] = map[string]int{"idempotency_key_in_use": http.StatusConflict}[code]
+					}
+				})
+			}
+			wg.Wait()
+			if n := env.paymentCount() - before; n != 1 {
+				t.Errorf("%s: %d payments made, want 1", surface, n)
+			}
+			made := ""
+			for i := range attempts {
+				switch statuses[i] {
+				case http.StatusCreated:
+					if made == "" {
+						made = ids[i]
+					}
+					if ids[i] != made {
+						t.Errorf("%s: answers name two payments: %s and %s", surface, made, ids[i])
+					}
+				case http.StatusConflict:
+				default:
+					t.Errorf("%s: answer %d", surface, statuses[i])
+				}
+			}
+		}
+	})
+}
+
+func TestIdempotencyKeyInUseAndExpiry(t *testing.T) {
+	db := databasetest.SQLite(t)
+	env := newTestEnv(t, db)
+	token := env.tokenFor("operator")
+	principal := principalOf(t, env, token)
+	ctx := context.Background()
+
+	// A request still holding the key: a retry is told to wait.
+	body := paymentBody("1.00", "USD", "4242424242424242")
+	store := idempotency.NewStore(db.Ent, time.Now)
+	fingerprint := idempotency.Fingerprint([]byte("rest"), []byte("POST /api/v1/payments"), []byte(mustJSON(t, body)))
+	if stored, err := store.Begin(ctx, principal, "running", fingerprint); err != nil || stored != nil {
+		t.Fatalf("Begin = %v, %v", stored, err)
+	}
+	r := env.request(http.MethodPost, "/api/v1/payments", token, body, "Idempotency-Key", "running")
+	if code, _ := r.errorCode(); r.status != http.StatusConflict || code != "idempotency_key_in_use" {
+		t.Errorf("key in use = %d %s", r.status, r.raw)
+	}
+
+	// After 24 hours a key is purged and may be used afresh.
+	if r := env.request(http.MethodPost, "/api/v1/payments", token, body, "Idempotency-Key", "old"); r.status != http.StatusCreated {
+		t.Fatalf("create = %d", r.status)
+	}
+	later := idempotency.NewStore(db.Ent, func() time.Time { return time.Now().Add(idempotency.TTL + time.Minute) })
+	purged, err := later.Purge(ctx)
+	if err != nil || purged != 2 {
+		t.Errorf("Purge = %d, %v; want both keys", purged, err)
+	}
+	if r := env.request(http.MethodPost, "/api/v1/payments", token, body, "Idempotency-Key", "old"); r.status != http.StatusCreated || r.header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("after purge = %d replayed=%q", r.status, r.header.Get("Idempotent-Replayed"))
+	}
+}
+
+func principalOf(t *testing.T, env *testEnv, token string) string {
+	t.Helper()
+	p, err := env.svc.auth.Tokens().Verify(token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Subject
+}
+
+// TestRefundSequencesKeepTheBooks is a property test: random sequences of refunds on a few
+// payments, some concurrent and some retried with the same key, always leave amount_refunded
+// equal to the sum of succeeded refunds, never above the amount, and one refund per key.
+func TestRefundSequencesKeepTheBooks(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		seed := time.Now().UnixNano()
+		t.Logf("seed %d", seed)
+		rng := rand.New(rand.NewPCG(uint64(seed), 0))
+		env := newTestEnv(t, db, "PAYGATE_SANDBOX_LATENCY=5ms")
+		token := env.tokenFor("operator")
+		payments := []string{
+			createPayment(t, env, "10.00", "USD", "4242424242424242"),
+			createPayment(t, env, "7", "JPY", "4242424242424242"),
+			createPayment(t, env, "0.500", "KWD", "4242424242424242"),
+		}
+		scale := map[int]int64{0: 100, 1: 1, 2: 1000}
+		keys := map[string]string{} // key -> the request it was first used with
+		for round := range 8 {
+			var wg sync.WaitGroup
+			for range 1 + rng.IntN(6) {
+				which := rng.IntN(len(payments))
+				minor := 1 + rng.Int64N(4*scale[which]/2)
+				amount := fmt.Sprintf("%d", minor)
+				if which == 0 {
+					amount = fmt.Sprintf("%d.%02d", minor/100, minor%100)
+				} else if which == 2 {
+					amount = fmt.Sprintf("%d.%03d", minor/1000, minor%1000)
+				}
+				path := "/api/v1/payments/" + payments[which] + "/refunds"
+				key := fmt.Sprintf("k%d", rng.IntN(12))
+				request := path + " " + amount
+				if first, used := keys[key]; used && rng.IntN(2) == 0 {
+					request = first // a retry of what the key first did
+				} else if !used {
+					keys[key] = request
+				}
+				path, amount, _ = strings.Cut(request, " ")
+				wg.Go(func() {
+					r := env.request(http.MethodPost, path, token, map[string]any{"amount": amount}, "Idempotency-Key", key)
+					if r.status >= 500 {
+						t.Errorf("round %d: %s %s = %d %s", round, path, amount, r.status, r.raw)
+					}
+				})
+			}
+			wg.Wait()
+		}
+		for _, id := range payments {
+			p := env.payment(id)
+			if sum := sumSucceededRefunds(t, env, id); p.AmountRefunded != sum || p.AmountRefunded > p.Amount {
+				t.Errorf("%s: amount_refunded %d, succeeded refunds %d, amount %d", id, p.AmountRefunded, sum, p.Amount)
+			}
+		}
+		refunds, err := db.Ent.Refund.Query().All(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(refunds) > len(keys) {
+			t.Errorf("%d refunds for %d keys", len(refunds), len(keys))
+		}
+		for _, r := range refunds {
+			if r.Status != "succeeded" {
+				t.Errorf("refund %s left %s", r.ID, r.Status)
+			}
+		}
+	})
+}
