@@ -200,20 +200,21 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 		switch {
 		case errors.Is(chargeErr, provider.ErrUnavailable):
 			code := string(apierror.ProviderUnavailable)
-			return s.move(ctx, tx, created, state.PaymentFailed, code, byProvider, func(u *ent.PaymentUpdate) {
-				u.SetFailureCode(code).SetFailureMessage("The payment provider could not process the payment; nothing was charged.")
+			return s.move(ctx, tx, created, state.PaymentFailed, code, byProvider, changes{
+				failureCode:    &code,
+				failureMessage: ptr("The payment provider could not process the payment; nothing was charged."),
 			})
 		case chargeErr != nil:
 			return fmt.Errorf("charging payment %s: %w", created.ID, chargeErr)
 		case result.Approved:
-			return s.move(ctx, tx, created, state.PaymentSucceeded, "approved", byProvider, func(u *ent.PaymentUpdate) {
-				u.SetProviderPaymentID(result.ProviderPaymentID)
+			return s.move(ctx, tx, created, state.PaymentSucceeded, "approved", byProvider, changes{
+				providerPaymentID: &result.ProviderPaymentID,
 			})
 		default:
-			return s.move(ctx, tx, created, state.PaymentFailed, result.DeclineCode, byProvider, func(u *ent.PaymentUpdate) {
-				u.SetProviderPaymentID(result.ProviderPaymentID).
-					SetFailureCode(result.DeclineCode).
-					SetFailureMessage(result.DeclineMessage)
+			return s.move(ctx, tx, created, state.PaymentFailed, result.DeclineCode, byProvider, changes{
+				providerPaymentID: &result.ProviderPaymentID,
+				failureCode:       &result.DeclineCode,
+				failureMessage:    &result.DeclineMessage,
 			})
 		}
 	})
@@ -246,21 +247,28 @@ func (s *Service) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 	return tx.Commit()
 }
 
+// changes are the columns that change with a move besides the status; nil leaves one as it is.
+type changes struct {
+	providerPaymentID, failureCode, failureMessage *string
+	amountRefunded                                 *int64
+}
+
+func ptr[T any](v T) *T { return &v }
+
 // move changes a payment's status along the state machine and records the move in its history,
 // within tx. The UPDATE is conditional on the status p was read with, so of two concurrent moves
-// one fails instead of both applying. set adds the columns that change with the move. p is
-// read back afterwards, inside tx, so it holds what was written.
-func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state.PaymentStatus, reason, actor string,
-	set func(*ent.PaymentUpdate)) error {
+// one fails instead of both applying. p is updated to what was written, without reading it back.
+func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state.PaymentStatus, reason, actor string, c changes) error {
 	from := p.Status
 	if !from.CanMoveTo(to) {
 		return apierror.New(apierror.InvalidState, fmt.Sprintf("a %s payment cannot become %s", from, to))
 	}
 	at := s.now()
-	update := tx.Payment.Update().Where(payment.ID(p.ID), payment.StatusEQ(from)).SetStatus(to).SetUpdatedAt(at)
-	if set != nil {
-		set(update)
-	}
+	update := tx.Payment.Update().Where(payment.ID(p.ID), payment.StatusEQ(from)).SetStatus(to).SetUpdatedAt(at).
+		SetNillableProviderPaymentID(c.providerPaymentID).
+		SetNillableFailureCode(c.failureCode).
+		SetNillableFailureMessage(c.failureMessage).
+		SetNillableAmountRefunded(c.amountRefunded)
 	n, err := update.Save(ctx)
 	if err != nil {
 		return err
@@ -272,11 +280,16 @@ func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state
 		SetReason(reason).SetActor(actor).SetAt(at).Exec(ctx); err != nil {
 		return err
 	}
-	fresh, err := tx.Payment.Get(ctx, p.ID)
-	if err != nil {
-		return err
+	p.Status, p.UpdatedAt = to, at
+	if c.providerPaymentID != nil {
+		p.ProviderPaymentID = c.providerPaymentID
 	}
-	*p = *fresh
+	if c.failureCode != nil {
+		p.FailureCode, p.FailureMessage = c.failureCode, c.failureMessage
+	}
+	if c.amountRefunded != nil {
+		p.AmountRefunded = *c.amountRefunded
+	}
 	return nil
 }
 

@@ -101,9 +101,7 @@ func (s *Service) Refund(ctx context.Context, in RefundInput) (*ent.Refund, erro
 		if refunded == p.Amount {
 			next = state.PaymentRefunded
 		}
-		return s.move(ctx, tx, p, next, "refund "+created.ID, actorOf(ctx), func(u *ent.PaymentUpdate) {
-			u.SetAmountRefunded(refunded)
-		})
+		return s.move(ctx, tx, p, next, "refund "+created.ID, actorOf(ctx), changes{amountRefunded: &refunded})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("recording the outcome of refund %s: %w", created.ID, err)
