@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -206,13 +207,24 @@ func TestIdempotencyKeyInUseAndExpiry(t *testing.T) {
 		t.Errorf("key in use = %d %s", r.status, r.raw)
 	}
 
+	variables := map[string]any{"in": gqlPaymentInput("1.00", "USD", "4242424242424242")}
+	gqlVariables, _ := json.Marshal(variables)
+	gqlFingerprint := idempotency.Fingerprint([]byte("graphql"), []byte(createPaymentMutation), nil, gqlVariables)
+	if _, err := store.Begin(ctx, principal, "running-graphql", gqlFingerprint); err != nil {
+		t.Fatal(err)
+	}
+	_, errs := env.graphql(token, createPaymentMutation, variables, "Idempotency-Key", "running-graphql")
+	if len(errs) != 1 || errs[0].code() != "idempotency_key_in_use" {
+		t.Errorf("GraphQL key in use = %+v", errs)
+	}
+
 	// After 24 hours a key is purged and may be used afresh.
 	if r := env.request(http.MethodPost, "/api/v1/payments", token, body, "Idempotency-Key", "old"); r.status != http.StatusCreated {
 		t.Fatalf("create = %d", r.status)
 	}
 	later := idempotency.NewStore(db.Ent, func() time.Time { return time.Now().Add(idempotency.TTL + time.Minute) })
 	purged, err := later.Purge(ctx)
-	if err != nil || purged != 2 {
+	if err != nil || purged != 3 {
 		t.Errorf("Purge = %d, %v; want both keys", purged, err)
 	}
 	if r := env.request(http.MethodPost, "/api/v1/payments", token, body, "Idempotency-Key", "old"); r.status != http.StatusCreated || r.header.Get("Idempotent-Replayed") != "" {

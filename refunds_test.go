@@ -145,6 +145,10 @@ func TestRefundsGraphQL(t *testing.T) {
 		if str(get(data, "refundPayment", "amount")) != "7.500" || get(data, "refundPayment", "payment", "status") != "REFUNDED" {
 			t.Errorf("refund of the rest = %v", data)
 		}
+		_, errs = env.graphql(operator, refund, map[string]any{"in": map[string]any{"paymentId": id}})
+		if len(errs) != 1 || errs[0].code() != "invalid_state" {
+			t.Errorf("refund of a refunded payment = %+v", errs)
+		}
 	})
 }
 
