@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/idempotency"
@@ -127,6 +129,27 @@ func TestIdempotentMutationsGraphQL(t *testing.T) {
 			t.Errorf("a key on two mutations = %s", r.raw)
 		}
 
+		// The key is applied however the mutation is written: beside __typename, in a fragment.
+		for i, query := range []string{
+			`mutation($in: CreatePaymentInput!) { __typename createPayment(input: $in) { id } }`,
+			`mutation($in: CreatePaymentInput!) { ... on Mutation { createPayment(input: $in) { id } } }`,
+		} {
+			in := gqlPaymentInput("4.00", "EUR", "4242424242424242")
+			in["idempotencyKey"] = fmt.Sprintf("shape-%d", i)
+			before := env.paymentCount()
+			a := env.mustGraphQL(token, query, map[string]any{"in": in})
+			b := env.mustGraphQL(token, query, map[string]any{"in": in})
+			if env.paymentCount()-before != 1 || get(a, "createPayment", "id") != get(b, "createPayment", "id") {
+				t.Errorf("%s: %d payments (%v, %v)", query, env.paymentCount()-before, a, b)
+			}
+		}
+		// Answers holding secrets are never stored.
+		keysBefore, _ := db.Ent.IdempotencyKey.Query().Count(context.Background())
+		env.graphql(token, `mutation { refreshToken(refreshToken: "rt_x") { accessToken } }`, nil, "Idempotency-Key", "tokens")
+		if keysAfter, _ := db.Ent.IdempotencyKey.Query().Count(context.Background()); keysAfter != keysBefore {
+			t.Error("a refreshToken answer was stored under an idempotency key")
+		}
+
 		refund := `mutation($in: RefundPaymentInput!) { refundPayment(input: $in) { id amount } }`
 		in := map[string]any{"paymentId": id, "amount": "1.00", "idempotencyKey": "gql-refund"}
 		a := env.mustGraphQL(token, refund, map[string]any{"in": in})
@@ -189,7 +212,10 @@ func TestConcurrentIdenticalIdempotentRequests(t *testing.T) {
 }
 
 func TestIdempotencyKeyInUseAndExpiry(t *testing.T) {
-	db := databasetest.SQLite(t)
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) { testIdempotencyKeyInUseAndExpiry(t, db) })
+}
+
+func testIdempotencyKeyInUseAndExpiry(t *testing.T, db *database.DB) {
 	env := newTestEnv(t, db)
 	token := env.tokenFor("operator")
 	principal := principalOf(t, env, token)
@@ -197,8 +223,8 @@ func TestIdempotencyKeyInUseAndExpiry(t *testing.T) {
 
 	// A request still holding the key: a retry is told to wait.
 	body := paymentBody("1.00", "USD", "4242424242424242")
-	store := idempotency.NewStore(db.Ent, time.Now)
-	fingerprint := idempotency.Fingerprint([]byte("rest"), []byte("POST /api/v1/payments"), []byte(mustJSON(t, body)))
+	store := env.svc.idempotency
+	fingerprint := store.Fingerprint([]byte("rest"), []byte("POST /api/v1/payments"), []byte(mustJSON(t, body)))
 	if stored, err := store.Begin(ctx, principal, "running", fingerprint); err != nil || stored != nil {
 		t.Fatalf("Begin = %v, %v", stored, err)
 	}
@@ -209,7 +235,7 @@ func TestIdempotencyKeyInUseAndExpiry(t *testing.T) {
 
 	variables := map[string]any{"in": gqlPaymentInput("1.00", "USD", "4242424242424242")}
 	gqlVariables, _ := json.Marshal(variables)
-	gqlFingerprint := idempotency.Fingerprint([]byte("graphql"), []byte(createPaymentMutation), nil, gqlVariables)
+	gqlFingerprint := store.Fingerprint([]byte("graphql"), []byte(createPaymentMutation), nil, gqlVariables)
 	if _, err := store.Begin(ctx, principal, "running-graphql", gqlFingerprint); err != nil {
 		t.Fatal(err)
 	}
@@ -218,11 +244,23 @@ func TestIdempotencyKeyInUseAndExpiry(t *testing.T) {
 		t.Errorf("GraphQL key in use = %+v", errs)
 	}
 
+	// A held key is never taken over, however long it is held: running the request again could
+	// charge twice. It waits for its request, or for expiry.
+	hourLater := idempotency.NewStore(db.Ent, nil, func() time.Time { return time.Now().Add(time.Hour) })
+	if _, err := hourLater.Begin(ctx, principal, "running", fingerprint); !hasCode(err, "idempotency_key_in_use") {
+		t.Errorf("an hour-old held key = %v", err)
+	}
+	for _, key := range []string{"clé", "tab\tkey", strings.Repeat("k", 256)} {
+		if r := env.request(http.MethodPost, "/api/v1/payments", token, body, "Idempotency-Key", key); r.status != http.StatusBadRequest {
+			t.Errorf("key %q = %d %s", key, r.status, r.raw)
+		}
+	}
+
 	// After 24 hours a key is purged and may be used afresh.
 	if r := env.request(http.MethodPost, "/api/v1/payments", token, body, "Idempotency-Key", "old"); r.status != http.StatusCreated {
 		t.Fatalf("create = %d", r.status)
 	}
-	later := idempotency.NewStore(db.Ent, func() time.Time { return time.Now().Add(idempotency.TTL + time.Minute) })
+	later := idempotency.NewStore(db.Ent, nil, func() time.Time { return time.Now().Add(idempotency.TTL + time.Minute) })
 	purged, err := later.Purge(ctx)
 	if err != nil || purged != 3 {
 		t.Errorf("Purge = %d, %v; want both keys", purged, err)
@@ -230,6 +268,11 @@ func TestIdempotencyKeyInUseAndExpiry(t *testing.T) {
 	if r := env.request(http.MethodPost, "/api/v1/payments", token, body, "Idempotency-Key", "old"); r.status != http.StatusCreated || r.header.Get("Idempotent-Replayed") != "" {
 		t.Errorf("after purge = %d replayed=%q", r.status, r.header.Get("Idempotent-Replayed"))
 	}
+}
+
+func hasCode(err error, code string) bool {
+	apiErr, ok := errors.AsType[*apierror.Error](err)
+	return ok && string(apiErr.Code) == code
 }
 
 func principalOf(t *testing.T, env *testEnv, token string) string {
@@ -241,9 +284,10 @@ func principalOf(t *testing.T, env *testEnv, token string) string {
 	return p.Subject
 }
 
-// TestRefundSequencesKeepTheBooks is a property test: random sequences of refunds on a few
-// payments, some concurrent and some retried with the same key, always leave amount_refunded
-// equal to the sum of succeeded refunds, never above the amount, and one refund per key.
+// TestRefundSequencesKeepTheBooks is a property test: random rounds of concurrent payments and
+// refunds over both surfaces, some retried with the same key, always leave amount_refunded equal
+// to the sum of succeeded refunds and never above the amount, no refund pending, and at most one
+// payment or refund per key.
 func TestRefundSequencesKeepTheBooks(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		seed := time.Now().UnixNano()
@@ -251,59 +295,101 @@ func TestRefundSequencesKeepTheBooks(t *testing.T) {
 		rng := rand.New(rand.NewPCG(uint64(seed), 0))
 		env := newTestEnv(t, db, "PAYGATE_SANDBOX_LATENCY=5ms")
 		token := env.tokenFor("operator")
-		payments := []string{
-			createPayment(t, env, "10.00", "USD", "4242424242424242"),
-			createPayment(t, env, "7", "JPY", "4242424242424242"),
-			createPayment(t, env, "0.500", "KWD", "4242424242424242"),
+		currencies := []string{"USD", "JPY", "KWD"}
+		scale := map[string]int64{"USD": 100, "JPY": 1, "KWD": 1000} // minor units per major unit
+		decimal := func(minor, scale int64) string {
+			switch scale {
+			case 1:
+				return fmt.Sprint(minor)
+			case 100:
+				return fmt.Sprintf("%d.%02d", minor/100, minor%100)
+			default:
+				return fmt.Sprintf("%d.%03d", minor/1000, minor%1000)
+			}
 		}
-		scale := map[int]int64{0: 100, 1: 1, 2: 1000}
-		keys := map[string]string{} // key -> the request it was first used with
+		var mu sync.Mutex
+		var payments []string
+		firstUse := map[string]func(){} // key -> the request it was first sent with, to retry
 		for round := range 8 {
-			var wg sync.WaitGroup
-			for range 1 + rng.IntN(6) {
-				which := rng.IntN(len(payments))
-				minor := 1 + rng.Int64N(4*scale[which]/2)
-				amount := fmt.Sprintf("%d", minor)
-				if which == 0 {
-					amount = fmt.Sprintf("%d.%02d", minor/100, minor%100)
-				} else if which == 2 {
-					amount = fmt.Sprintf("%d.%03d", minor/1000, minor%1000)
+			var ops []func()
+			for range 2 + rng.IntN(6) {
+				key := fmt.Sprintf("k%d", rng.IntN(16))
+				if retry, used := firstUse[key]; used && rng.IntN(3) == 0 {
+					ops = append(ops, retry)
+					continue
 				}
-				path := "/api/v1/payments/" + payments[which] + "/refunds"
-				key := fmt.Sprintf("k%d", rng.IntN(12))
-				request := path + " " + amount
-				if first, used := keys[key]; used && rng.IntN(2) == 0 {
-					request = first // a retry of what the key first did
-				} else if !used {
-					keys[key] = request
-				}
-				path, amount, _ = strings.Cut(request, " ")
-				wg.Go(func() {
-					r := env.request(http.MethodPost, path, token, map[string]any{"amount": amount}, "Idempotency-Key", key)
-					if r.status >= 500 {
-						t.Errorf("round %d: %s %s = %d %s", round, path, amount, r.status, r.raw)
+				currency := currencies[rng.IntN(len(currencies))]
+				graphQL := rng.IntN(2) == 0
+				var op func()
+				if mu.Lock(); len(payments) == 0 || rng.IntN(3) == 0 {
+					amount := decimal(1+rng.Int64N(5*scale[currency]), scale[currency])
+					op = func() {
+						var id string
+						if graphQL {
+							in := gqlPaymentInput(amount, currency, "4242424242424242")
+							in["idempotencyKey"] = key
+							data, _ := env.graphql(token, createPaymentMutation, map[string]any{"in": in})
+							id = str(get(data, "createPayment", "id"))
+						} else {
+							id = str(env.request(http.MethodPost, "/api/v1/payments", token, paymentBody(amount, currency, "4242424242424242"), "Idempotency-Key", key).data()["id"])
+						}
+						if id != "" {
+							mu.Lock()
+							payments = append(payments, id)
+							mu.Unlock()
+						}
 					}
-				})
+				} else {
+					id := payments[rng.IntN(len(payments))]
+					p := env.payment(id)
+					amount := decimal(1+rng.Int64N(p.Amount/2+1), scale[p.Currency])
+					op = func() {
+						if graphQL {
+							env.graphql(token, `mutation($in: RefundPaymentInput!) { refundPayment(input: $in) { id } }`,
+								map[string]any{"in": map[string]any{"paymentId": id, "amount": amount, "idempotencyKey": key}})
+							return
+						}
+						r := env.request(http.MethodPost, "/api/v1/payments/"+id+"/refunds", token, map[string]any{"amount": amount}, "Idempotency-Key", key)
+						if r.status >= 500 {
+							t.Errorf("round %d: refund %s of %s = %d %s", round, amount, id, r.status, r.raw)
+						}
+					}
+				}
+				mu.Unlock()
+				if _, used := firstUse[key]; !used {
+					firstUse[key] = op
+				}
+				ops = append(ops, op)
+			}
+			var wg sync.WaitGroup
+			for _, op := range ops {
+				wg.Go(op)
 			}
 			wg.Wait()
 		}
-		for _, id := range payments {
-			p := env.payment(id)
-			if sum := sumSucceededRefunds(t, env, id); p.AmountRefunded != sum || p.AmountRefunded > p.Amount {
-				t.Errorf("%s: amount_refunded %d, succeeded refunds %d, amount %d", id, p.AmountRefunded, sum, p.Amount)
-			}
-		}
-		refunds, err := db.Ent.Refund.Query().All(context.Background())
+
+		ctx := context.Background()
+		all, err := db.Ent.Payment.Query().WithRefunds().All(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(refunds) > len(keys) {
-			t.Errorf("%d refunds for %d keys", len(refunds), len(keys))
-		}
-		for _, r := range refunds {
-			if r.Status != "succeeded" {
-				t.Errorf("refund %s left %s", r.ID, r.Status)
+		refunds := 0
+		for _, p := range all {
+			var sum int64
+			for _, r := range p.Edges.Refunds {
+				refunds++
+				if r.Status == "succeeded" {
+					sum += r.Amount
+				} else {
+					t.Errorf("refund %s left %s", r.ID, r.Status)
+				}
 			}
+			if p.AmountRefunded != sum || p.AmountRefunded > p.Amount {
+				t.Errorf("%s: amount_refunded %d, succeeded refunds %d, amount %d", p.ID, p.AmountRefunded, sum, p.Amount)
+			}
+		}
+		if len(all)+refunds > len(firstUse) {
+			t.Errorf("%d payments and %d refunds made with %d keys", len(all), refunds, len(firstUse))
 		}
 	})
 }

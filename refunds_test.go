@@ -88,7 +88,9 @@ func TestRefundsREST(t *testing.T) {
 			{"developer lacks refunds:write", refundsPath, env.tokenFor("developer"), map[string]any{"amount": 1}, 403, "forbidden"},
 			{"no token", refundsPath, "", map[string]any{"amount": 1}, 401, "unauthenticated"},
 			{"too precise", "/api/v1/payments/" + createPayment(t, env, "5.00", "USD", "4242424242424242") + "/refunds", operator, map[string]any{"amount": "1.001"}, 400, "invalid_amount"},
-			{"zero", refundsPath, operator, map[string]any{"amount": 0}, 409, "invalid_state"},
+			{"refunded payment", refundsPath, operator, map[string]any{"amount": 1}, 409, "invalid_state"},
+			{"zero", "/api/v1/payments/" + createPayment(t, env, "5.00", "USD", "4242424242424242") + "/refunds", operator, map[string]any{"amount": 0}, 400, "invalid_amount"},
+			{"empty amount", "/api/v1/payments/" + createPayment(t, env, "5.00", "USD", "4242424242424242") + "/refunds", operator, map[string]any{"amount": ""}, 400, "invalid_amount"},
 			{"unknown field", refundsPath, operator, map[string]any{"amount": 1, "currency": "USD"}, 400, "invalid_request"},
 			{"long reason", refundsPath, operator, map[string]any{"reason": strings.Repeat("x", 501)}, 400, "invalid_request"},
 		}
@@ -136,6 +138,10 @@ func TestRefundsGraphQL(t *testing.T) {
 		_, errs = env.graphql(env.tokenFor("viewer"), refund, map[string]any{"in": map[string]any{"paymentId": id}})
 		if len(errs) != 1 || errs[0].code() != "forbidden" {
 			t.Errorf("viewer = %+v", errs)
+		}
+		_, errs = env.graphql(operator, refund, map[string]any{"in": map[string]any{"paymentId": id, "amount": ""}})
+		if len(errs) != 1 || errs[0].code() != "invalid_amount" {
+			t.Errorf("empty amount = %+v", errs)
 		}
 		_, errs = env.graphql(operator, `{ refund(id: "re_missing") { id } }`, nil)
 		if len(errs) != 1 || errs[0].code() != "not_found" {

@@ -117,7 +117,7 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 	return services{
 		auth:        auth.NewService(db.Ent, tokens, now),
 		payments:    payment.NewService(db.Ent, provider.Sandbox{Latency: cfg.SandboxLatency}, secrets.CardFingerprintKey, maxAmount, now),
-		idempotency: idempotency.NewStore(db.Ent, now),
+		idempotency: idempotency.NewStore(db.Ent, secrets.CardFingerprintKey, now),
 	}, nil
 }
 

@@ -7,6 +7,7 @@ package graph
 
 import (
 	"context"
+	"time"
 
 	"entgo.io/contrib/entgql"
 	"github.com/paygate/paygate/ent"
@@ -17,13 +18,13 @@ import (
 // Refunds is the resolver for the refunds field.
 func (r *paymentResolver) Refunds(ctx context.Context, obj *ent.Payment) ([]*ent.Refund, error) {
 	refunds, err := obj.Refunds(ctx)
-	return payment.Oldest(refunds, func(r *ent.Refund) string { return r.ID }), err
+	return payment.Oldest(refunds, func(r *ent.Refund) (time.Time, string) { return r.CreatedAt, r.ID }), err
 }
 
 // StatusHistory is the resolver for the statusHistory field.
 func (r *paymentResolver) StatusHistory(ctx context.Context, obj *ent.Payment) ([]*ent.PaymentStatusChange, error) {
 	history, err := obj.StatusHistory(ctx)
-	return payment.Oldest(history, func(c *ent.PaymentStatusChange) string { return c.ID }), err
+	return payment.Oldest(history, func(c *ent.PaymentStatusChange) (time.Time, string) { return c.At, c.ID }), err
 }
 
 // Node is the resolver for the node field.

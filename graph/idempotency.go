@@ -17,9 +17,10 @@ import (
 	"github.com/paygate/paygate/internal/web"
 )
 
-// idempotentMutations applies idempotency keys to GraphQL: a request holding one mutation, with
-// input.idempotencyKey or else the Idempotency-Key header, gets its first response stored and
-// replayed (extensions.idempotentReplayed), in the same key space as REST.
+// idempotentMutations applies idempotency keys to GraphQL: a request holding one money mutation
+// (createPayment, refundPayment), with input.idempotencyKey or else the Idempotency-Key header,
+// gets its first response stored and replayed (extensions.idempotentReplayed), in the same key
+// space as REST. Other mutations (login, refreshToken) are never stored: their answers are secrets.
 type idempotentMutations struct {
 	store  *idempotency.Store
 	logger *slog.Logger
@@ -51,7 +52,7 @@ func (m idempotentMutations) InterceptResponse(ctx context.Context, next graphql
 		return next(ctx)
 	}
 	variables, _ := json.Marshal(oc.Variables)
-	fingerprint := idempotency.Fingerprint([]byte("graphql"), []byte(oc.RawQuery), []byte(oc.OperationName), variables)
+	fingerprint := m.store.Fingerprint([]byte("graphql"), []byte(oc.RawQuery), []byte(oc.OperationName), variables)
 	stored, err := m.store.Begin(ctx, principal.Subject, key, fingerprint)
 	if err != nil {
 		return errorResponse(err)
@@ -78,22 +79,34 @@ func (m idempotentMutations) InterceptResponse(ctx context.Context, next graphql
 	return resp
 }
 
-// idempotencyKey finds the key of a single-mutation request: input.idempotencyKey, else the header.
+// moneyMutations are the mutations idempotency keys apply to.
+var moneyMutations = map[string]bool{"createPayment": true, "refundPayment": true}
+
+// idempotencyKey finds the key of a request: input.idempotencyKey of its money mutation, else the
+// header. Fields are collected as the executor will run them (fragments included). A key that
+// cannot be applied to exactly one money mutation is refused rather than ignored, since ignoring
+// it would let a retry charge again.
 func idempotencyKey(oc *graphql.OperationContext) (string, error) {
 	header := oc.Headers.Get("Idempotency-Key")
-	var fields []*ast.Field
-	for _, selection := range oc.Operation.SelectionSet {
-		if field, ok := selection.(*ast.Field); ok {
-			fields = append(fields, field)
+	var money []*ast.Field
+	keyed := header != ""
+	for _, collected := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{"Mutation"}) {
+		if !moneyMutations[collected.Name] {
+			continue
+		}
+		money = append(money, collected.Field)
+		input, _ := collected.ArgumentMap(oc.Variables)["input"].(map[string]any)
+		if _, ok := input["idempotencyKey"]; ok {
+			keyed = true
 		}
 	}
-	if len(fields) != 1 {
-		if header != "" {
-			return "", apierror.New(apierror.InvalidRequest, "an Idempotency-Key applies to a request holding exactly one mutation")
-		}
+	switch {
+	case !keyed || len(money) == 0:
 		return "", nil
+	case len(money) > 1:
+		return "", apierror.New(apierror.InvalidRequest, "an idempotency key applies to a request holding exactly one createPayment or refundPayment")
 	}
-	input, _ := fields[0].ArgumentMap(oc.Variables)["input"].(map[string]any)
+	input, _ := money[0].ArgumentMap(oc.Variables)["input"].(map[string]any)
 	if key, ok := input["idempotencyKey"].(string); ok {
 		return key, nil
 	}

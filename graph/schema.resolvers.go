@@ -62,11 +62,7 @@ func (r *mutationResolver) CreatePayment(ctx context.Context, input model.Create
 
 // RefundPayment is the resolver for the refundPayment field.
 func (r *mutationResolver) RefundPayment(ctx context.Context, input model.RefundPaymentInput) (*ent.Refund, error) {
-	in := payment.RefundInput{PaymentID: input.PaymentID, Reason: input.Reason}
-	if input.Amount != nil {
-		in.Amount = *input.Amount
-	}
-	return r.PaymentService.Refund(ctx, in)
+	return r.PaymentService.Refund(ctx, payment.RefundInput{PaymentID: input.PaymentID, Amount: input.Amount, Reason: input.Reason})
 }
 
 // Amount is the resolver for the amount field.

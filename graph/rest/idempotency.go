@@ -26,7 +26,7 @@ func (h *Handlers) idempotent(next http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		fingerprint := idempotency.Fingerprint([]byte("rest"), []byte(r.Method+" "+r.URL.Path), body)
+		fingerprint := h.idempotency.Fingerprint([]byte("rest"), []byte(r.Method+" "+r.URL.Path), body)
 		stored, err := h.idempotency.Begin(r.Context(), principal.Subject, key, fingerprint)
 		if err != nil {
 			web.WriteError(w, r, err, nil)

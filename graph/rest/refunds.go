@@ -28,7 +28,7 @@ func (h *Handlers) refundPayment(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	input := model.RefundPaymentInput{PaymentID: r.PathValue("id"), Reason: req.Reason}
-	if req.Amount != nil && *req.Amount != "" {
+	if req.Amount != nil { // null or absent refunds the rest; anything else must be an amount
 		amount := money.Decimal(*req.Amount)
 		input.Amount = &amount
 	}

@@ -6,6 +6,7 @@ package idempotency
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -23,9 +24,6 @@ const (
 	TTL = 24 * time.Hour
 	// MaxKeyLength bounds a key.
 	MaxKeyLength = 255
-	// lockTimeout is how long a request may hold its key before a retry may take it over: far
-	// beyond any request's deadline, so it only frees keys of servers that died mid-request.
-	lockTimeout = 5 * time.Minute
 )
 
 // Response is a stored answer: the HTTP status and body it was sent with.
@@ -37,18 +35,24 @@ type Response struct {
 // Store keeps keys and responses in the database, where every server sees them.
 type Store struct {
 	client *ent.Client
+	// secret keys the request fingerprints: a request body holds a card number and CVC, and a
+	// plain hash of it could be brute-forced back to them from the other stored fields.
+	secret []byte
 	now    func() time.Time
 }
 
-// NewStore returns the store.
-func NewStore(client *ent.Client, now func() time.Time) *Store {
-	return &Store{client: client, now: now}
+// NewStore returns the store. The fingerprint key is derived from secret, so the secret can be
+// one that serves another purpose too.
+func NewStore(client *ent.Client, secret []byte, now func() time.Time) *Store {
+	derive := hmac.New(sha256.New, secret)
+	derive.Write([]byte("paygate idempotency fingerprint"))
+	return &Store{client: client, secret: derive.Sum(nil), now: now}
 }
 
-// Fingerprint identifies a request: a hash of its parts (surface, route, body). A JSON body is
-// compared by meaning, so key order and spacing do not make it another request.
-func Fingerprint(parts ...[]byte) string {
-	h := sha256.New()
+// Fingerprint identifies a request: a keyed hash of its parts (surface, route, body). A JSON
+// body is compared by meaning, so key order and spacing do not make it another request.
+func (s *Store) Fingerprint(parts ...[]byte) string {
+	h := hmac.New(sha256.New, s.secret)
 	for _, part := range parts {
 		var value any
 		dec := json.NewDecoder(bytes.NewReader(part))
@@ -66,8 +70,9 @@ func Fingerprint(parts ...[]byte) string {
 // the caller runs the request and then calls Finish (or Release). The database's unique index
 // settles a race between two servers: exactly one claims the key.
 func (s *Store) Begin(ctx context.Context, principal, key, fingerprint string) (*Response, error) {
-	if key == "" || len(key) > MaxKeyLength {
-		return nil, apierror.ForParam(apierror.InvalidRequest, "idempotency_key", fmt.Sprintf("an idempotency key has 1 to %d characters", MaxKeyLength))
+	if !validKey(key) {
+		return nil, apierror.ForParam(apierror.InvalidRequest, "idempotency_key",
+			fmt.Sprintf("an idempotency key has 1 to %d printable ASCII characters", MaxKeyLength))
 	}
 	now := s.now()
 	err := s.client.IdempotencyKey.Create().
@@ -98,24 +103,29 @@ func (s *Store) Begin(ctx context.Context, principal, key, fingerprint string) (
 		return nil, apierror.New(apierror.IdempotencyKeyReused, "this idempotency key was used with another request; use a new key")
 	case existing.ResponseStatus != nil:
 		return &Response{Status: *existing.ResponseStatus, Body: *existing.ResponseBody}, nil
-	case existing.LockedAt != nil && now.Sub(*existing.LockedAt) > lockTimeout:
-		taken, err := s.client.IdempotencyKey.Update().
-			Where(idempotencykey.ID(existing.ID), idempotencykey.LockedAtEQ(*existing.LockedAt), idempotencykey.ResponseStatusIsNil()).
-			SetLockedAt(now).Save(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if taken == 1 {
-			return nil, nil
+	}
+	// Still held. A key whose request died with its server stays held until it expires: running
+	// the request again could charge twice, and answering 409 never does.
+	return nil, apierror.New(apierror.IdempotencyKeyInUse, "a request with this idempotency key is still running; retry later")
+}
+
+func validKey(key string) bool {
+	if key == "" || len(key) > MaxKeyLength {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x20 || key[i] > 0x7e {
+			return false
 		}
 	}
-	return nil, apierror.New(apierror.IdempotencyKeyInUse, "a request with this idempotency key is still running; retry later")
+	return true
 }
 
 // Keeps reports whether a response with this status is stored for replay. A request refused
 // before it did anything (bad input, no permission, a conflict) is not: the key is released so
 // that a corrected retry runs. A payment that was attempted (201, 402, 502) and any server error
-// (the outcome may be unknown) are kept, so a retry never runs them twice.
+// (the outcome may be unknown) are kept, so a retry never runs them twice. The services answer
+// every failure after a provider call as a server error for this reason.
 func Keeps(status int) bool {
 	return status < http.StatusBadRequest || status == http.StatusPaymentRequired || status >= http.StatusInternalServerError
 }

@@ -219,7 +219,9 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("recording the outcome of payment %s: %w", created.ID, err)
+		// Not wrapped: whatever went wrong after the provider was asked is a server error, so an
+		// idempotent retry replays it instead of charging again.
+		return nil, fmt.Errorf("recording the outcome of payment %s: %v", created.ID, err)
 	}
 	return created.Unwrap(), nil // detached from the committed transaction, so edges load
 }

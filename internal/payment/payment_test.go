@@ -144,7 +144,7 @@ func TestRefundOutageRefundsNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := outage.Refund(ctx, payment.RefundInput{PaymentID: p.ID, Amount: "10.00"})
+		r, err := outage.Refund(ctx, payment.RefundInput{PaymentID: p.ID, Amount: ptr(money.Decimal("10.00"))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,3 +163,5 @@ func TestRefundOutageRefundsNothing(t *testing.T) {
 		}
 	})
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/paygate/paygate/ent"
@@ -19,10 +20,10 @@ import (
 
 const maxRefundReason = 500
 
-// RefundInput asks to give back Amount of a payment, or all that is left when Amount is empty.
+// RefundInput asks to give back Amount of a payment, or all that is left when Amount is nil.
 type RefundInput struct {
 	PaymentID string
-	Amount    money.Decimal
+	Amount    *money.Decimal
 	Reason    *string
 }
 
@@ -104,20 +105,22 @@ func (s *Service) Refund(ctx context.Context, in RefundInput) (*ent.Refund, erro
 		return s.move(ctx, tx, p, next, "refund "+created.ID, actorOf(ctx), changes{amountRefunded: &refunded})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("recording the outcome of refund %s: %w", created.ID, err)
+		// Not wrapped: a failure after the provider was asked is a server error, so an idempotent
+		// retry replays it instead of refunding again.
+		return nil, fmt.Errorf("recording the outcome of refund %s: %v", created.ID, err)
 	}
 	return created.Unwrap(), nil // detached from the committed transaction, so edges load
 }
 
 // refundAmount reads the requested amount, or takes all that is left, and checks it fits.
-func refundAmount(text money.Decimal, currency string, left int64) (money.Amount, error) {
-	if text == "" {
+func refundAmount(text *money.Decimal, currency string, left int64) (money.Amount, error) {
+	if text == nil {
 		if left <= 0 {
 			return money.Amount{}, apierror.New(apierror.RefundExceedsPayment, "nothing is left to refund")
 		}
 		return money.Amount{Minor: left, Currency: currency}, nil
 	}
-	amount, err := money.Parse(string(text), currency)
+	amount, err := money.Parse(string(*text), currency)
 	if err != nil {
 		return money.Amount{}, apierror.ForParam(apierror.InvalidAmount, "amount", err.Error())
 	}
@@ -176,10 +179,17 @@ func (s *Service) GetRefund(ctx context.Context, id string) (*ent.Refund, error)
 	return r, err
 }
 
-// Oldest sorts a payment's refunds or history entries oldest first by their IDs, which sort by
-// creation (prefixid): ent loads edges in no particular order.
-func Oldest[T any](items []T, id func(T) string) []T {
-	slices.SortFunc(items, func(a, b T) int { return strings.Compare(id(a), id(b)) })
+// Oldest sorts a payment's refunds or history entries oldest first, as ent loads edges in no
+// particular order: by time, then by ID, which within one server sorts by creation (prefixid).
+func Oldest[T any](items []T, key func(T) (time.Time, string)) []T {
+	slices.SortFunc(items, func(a, b T) int {
+		aTime, aID := key(a)
+		bTime, bID := key(b)
+		if c := aTime.Compare(bTime); c != 0 {
+			return c
+		}
+		return strings.Compare(aID, bID)
+	})
 	return items
 }
 

@@ -28,8 +28,10 @@ type ChargeResult struct {
 	DeclineMessage string
 }
 
-// ErrUnavailable means the provider could not process the charge (outage, timeout, 5xx): nothing
-// was charged, and another provider may be tried.
+// ErrUnavailable means the provider declared it could not process the request (outage, refused
+// connection, a 5xx that says so): nothing happened, and another provider may be tried. Any other
+// error, a timeout above all, leaves the outcome unknown: the payment or refund stays in flight
+// (processing, pending) and is never retried as if nothing happened.
 var ErrUnavailable = errors.New("the payment provider is unavailable")
 
 // RefundRequest asks a provider to give back part or all of a charge.

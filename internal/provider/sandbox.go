@@ -23,8 +23,10 @@ func (s Sandbox) wait(ctx context.Context) error {
 		case <-ctx.Done():
 		}
 	}
+	// A call cut off by its deadline may have gone through at a real provider: its outcome is
+	// unknown, which is not ErrUnavailable ("nothing happened").
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return fmt.Errorf("sandbox call cut off, outcome unknown: %w", err)
 	}
 	return nil
 }
