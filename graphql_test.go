@@ -197,9 +197,13 @@ func TestReadPaymentsBackOverGraphQL(t *testing.T) {
 		if strings.Join(got, ",") != ids[1] || page["hasPreviousPage"] != true {
 			t.Errorf("page before = %v %v", got, page)
 		}
-		got, _, _ = list(`orderBy: {field: AMOUNT, direction: DESC}, where: {amountGTE: 200, amountLTE: 300}`)
+		got, _, _ = list(`orderBy: {field: AMOUNT, direction: DESC}, where: {currency: "USD", amountGTE: 200, amountLTE: 300}`)
 		if strings.Join(got, ",") != ids[2]+","+ids[1] {
 			t.Errorf("amounts 2.00 to 3.00 by amount = %v", got)
+		}
+		_, errs = env.graphql(viewer, `{ payments(where: {amountGTE: 200}) { totalCount } }`, nil)
+		if len(errs) != 1 || errs[0].code() != "missing_field" {
+			t.Errorf("amount filter without currency = %+v", errs)
 		}
 		got, total, _ = list(`where: {customerEmail: "nobody@example.com"}`)
 		if len(got) != 0 || total != "0" {

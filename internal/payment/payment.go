@@ -325,6 +325,11 @@ func (s *Service) List(ctx context.Context, after *ent.Cursor, first *int, befor
 		pageSize := DefaultPageSize
 		first = &pageSize
 	}
+	if where != nil && where.Currency == nil && (where.Amount != nil || where.AmountGT != nil || where.AmountGTE != nil ||
+		where.AmountLT != nil || where.AmountLTE != nil || len(where.AmountIn) > 0) {
+		// Amount filters are minor units, which mean something only within one currency.
+		return nil, apierror.ForParam(apierror.MissingField, "where.currency", "amount filters are in minor units of one currency: give currency too")
+	}
 	return s.client.Payment.Query().Paginate(ctx, after, first, before, last,
 		ent.WithPaymentOrder(orderBy), ent.WithPaymentFilter(where.Filter))
 }
