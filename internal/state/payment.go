@@ -4,6 +4,7 @@ package state
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -29,22 +30,29 @@ func (PaymentStatus) Values() []string {
 }
 
 // MarshalGQL writes the GraphQL enum name.
-func (s PaymentStatus) MarshalGQL(w io.Writer) {
-	io.WriteString(w, strconv.Quote(strings.ToUpper(string(s))))
-}
+func (s PaymentStatus) MarshalGQL(w io.Writer) { marshalEnum(w, string(s)) }
 
 // UnmarshalGQL reads the GraphQL enum name.
 func (s *PaymentStatus) UnmarshalGQL(v any) error {
+	value, err := unmarshalEnum(v, s.Values(), "payment status")
+	*s = PaymentStatus(value)
+	return err
+}
+
+// marshalEnum writes a stored lower-case value as its upper-case GraphQL enum name.
+func marshalEnum(w io.Writer, value string) {
+	io.WriteString(w, strconv.Quote(strings.ToUpper(value)))
+}
+
+// unmarshalEnum reads a GraphQL enum name as one of the stored lower-case values.
+func unmarshalEnum(v any, values []string, what string) (string, error) {
 	name, ok := v.(string)
 	if !ok {
-		return fmt.Errorf("payment status must be a string")
+		return "", fmt.Errorf("a %s must be a string", what)
 	}
-	status := PaymentStatus(strings.ToLower(name))
-	for _, known := range status.Values() {
-		if string(status) == known {
-			*s = status
-			return nil
-		}
+	value := strings.ToLower(name)
+	if !slices.Contains(values, value) {
+		return "", fmt.Errorf("%q is not a %s", name, what)
 	}
-	return fmt.Errorf("%q is not a payment status", name)
+	return value, nil
 }

@@ -1,11 +1,6 @@
 package state
 
-import (
-	"fmt"
-	"io"
-	"strconv"
-	"strings"
-)
+import "io"
 
 // RefundStatus is stored and served over REST in lower case and served over GraphQL in upper case.
 type RefundStatus string
@@ -22,22 +17,11 @@ func (RefundStatus) Values() []string {
 }
 
 // MarshalGQL writes the GraphQL enum name.
-func (s RefundStatus) MarshalGQL(w io.Writer) {
-	io.WriteString(w, strconv.Quote(strings.ToUpper(string(s))))
-}
+func (s RefundStatus) MarshalGQL(w io.Writer) { marshalEnum(w, string(s)) }
 
 // UnmarshalGQL reads the GraphQL enum name.
 func (s *RefundStatus) UnmarshalGQL(v any) error {
-	name, ok := v.(string)
-	if !ok {
-		return fmt.Errorf("refund status must be a string")
-	}
-	status := RefundStatus(strings.ToLower(name))
-	for _, known := range status.Values() {
-		if string(status) == known {
-			*s = status
-			return nil
-		}
-	}
-	return fmt.Errorf("%q is not a refund status", name)
+	value, err := unmarshalEnum(v, s.Values(), "refund status")
+	*s = RefundStatus(value)
+	return err
 }
