@@ -194,18 +194,21 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 		Description: deref(created.Description),
 	})
 	cancel()
+	if chargeErr != nil && !errors.Is(chargeErr, provider.ErrUnavailable) {
+		// The outcome is unknown (a timeout, an answer we cannot read): the payment stays
+		// processing until it is reconciled with the provider, and is never charged again.
+		return nil, fmt.Errorf("charging payment %s: %v", created.ID, chargeErr)
+	}
 
 	byProvider := "provider:" + s.provider.Name()
 	err = s.inTx(ctx, func(tx *ent.Tx) error {
 		switch {
-		case errors.Is(chargeErr, provider.ErrUnavailable):
+		case chargeErr != nil:
 			code := string(apierror.ProviderUnavailable)
 			return s.move(ctx, tx, created, state.PaymentFailed, code, byProvider, changes{
 				failureCode:    &code,
 				failureMessage: ptr("The payment provider could not process the payment; nothing was charged."),
 			})
-		case chargeErr != nil:
-			return fmt.Errorf("charging payment %s: %w", created.ID, chargeErr)
 		case result.Approved:
 			return s.move(ctx, tx, created, state.PaymentSucceeded, "approved", byProvider, changes{
 				providerPaymentID: &result.ProviderPaymentID,

@@ -165,3 +165,36 @@ func TestRefundOutageRefundsNothing(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// refundLost refunds with an answer that cannot be read: the outcome is unknown.
+type refundLost struct{ provider.Sandbox }
+
+func (refundLost) Refund(context.Context, provider.RefundRequest) (provider.RefundResult, error) {
+	return provider.RefundResult{}, context.DeadlineExceeded
+}
+
+func TestRefundWithUnknownOutcomeHoldsItsAmount(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		ctx := context.Background()
+		svc := payment.NewService(db.Ent, refundLost{}, fingerprintKey, 99999999, time.Now)
+		p, err := svc.Create(ctx, validInput())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Refund(ctx, payment.RefundInput{PaymentID: p.ID, Amount: ptr(money.Decimal("10.00"))}); err == nil || hasCode(err, apierror.ProviderUnavailable) {
+			t.Fatalf("a refund with an unknown outcome = %v, want a server error", err)
+		}
+		pending, _ := db.Ent.Payment.QueryRefunds(p).All(ctx)
+		if len(pending) != 1 || pending[0].Status != state.RefundPending {
+			t.Fatalf("refunds = %+v, want one pending", pending)
+		}
+		// The pending 10.00 may have gone back: only 15.00 of the 25.00 is left to refund.
+		sandbox := payment.NewService(db.Ent, provider.Sandbox{}, fingerprintKey, 99999999, time.Now)
+		if _, err := sandbox.Refund(ctx, payment.RefundInput{PaymentID: p.ID, Amount: ptr(money.Decimal("15.01"))}); !hasCode(err, apierror.RefundExceedsPayment) {
+			t.Errorf("refund over what is left = %v", err)
+		}
+		if r, err := sandbox.Refund(ctx, payment.RefundInput{PaymentID: p.ID}); err != nil || r.Amount != 1500 {
+			t.Errorf("refund of the rest = %+v, %v", r, err)
+		}
+	})
+}

@@ -78,12 +78,14 @@ func (s *Service) Refund(ctx context.Context, in RefundInput) (*ent.Refund, erro
 		Amount:            money.Amount{Minor: created.Amount, Currency: created.Currency},
 	})
 	cancel()
+	if refundErr != nil && !errors.Is(refundErr, provider.ErrUnavailable) {
+		// The outcome is unknown: the refund stays pending, holding its amount, until it is
+		// reconciled with the provider; it is never refunded again.
+		return nil, fmt.Errorf("refunding %s: %v", created.ID, refundErr)
+	}
 
 	err = s.inTx(ctx, func(tx *ent.Tx) error {
 		if refundErr != nil {
-			if !errors.Is(refundErr, provider.ErrUnavailable) {
-				return fmt.Errorf("refunding %s: %w", created.ID, refundErr)
-			}
 			return settleRefund(ctx, tx, created, state.RefundFailed, func(u *ent.RefundUpdate) {
 				u.SetFailureCode(string(apierror.ProviderUnavailable))
 			})
