@@ -128,6 +128,27 @@ func TestIdempotentMutationsGraphQL(t *testing.T) {
 		if str(get(r.body, "errors", 0, "extensions", "code")) != "invalid_request" {
 			t.Errorf("a key on two mutations = %s", r.raw)
 		}
+		// A sibling would run again on every retry, or have its answer (tokens) stored: refused.
+		keyedIn := gqlPaymentInput("5.00", "EUR", "4242424242424242")
+		keyedIn["idempotencyKey"] = "with-sibling"
+		withSibling := `mutation($in: CreatePaymentInput!) { createPayment(input: $in) { id } refreshToken(refreshToken: "rt_x") { accessToken } }`
+		before := env.paymentCount()
+		for range 3 {
+			r := env.request(http.MethodPost, "/query", token, map[string]any{"query": withSibling, "variables": map[string]any{"in": keyedIn}})
+			if str(get(r.body, "errors", 0, "extensions", "code")) != "invalid_request" || get(r.body, "data") != nil {
+				t.Errorf("a keyed mutation beside another = %s", r.raw)
+			}
+		}
+		if made := env.paymentCount() - before; made != 0 {
+			t.Errorf("a refused keyed request made %d payments", made)
+		}
+		// An empty key in the input would silently drop the header's key: refused.
+		emptyKey := gqlPaymentInput("5.00", "EUR", "4242424242424242")
+		emptyKey["idempotencyKey"] = ""
+		r = post(map[string]any{"in": emptyKey}, "Idempotency-Key", "header-key")
+		if str(get(r.body, "errors", 0, "extensions", "code")) != "invalid_request" || env.paymentCount() != before {
+			t.Errorf("an empty idempotencyKey = %s", r.raw)
+		}
 
 		// The key is applied however the mutation is written: beside __typename, in a fragment.
 		for i, query := range []string{

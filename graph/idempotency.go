@@ -44,7 +44,7 @@ func (m idempotentMutations) InterceptResponse(ctx context.Context, next graphql
 	if oc.Operation == nil || oc.Operation.Operation != ast.Mutation || !authenticated {
 		return next(ctx)
 	}
-	key, err := idempotencyKey(oc)
+	field, key, err := keyedMutation(oc)
 	if err != nil {
 		return errorResponse(err)
 	}
@@ -71,7 +71,7 @@ func (m idempotentMutations) InterceptResponse(ctx context.Context, next graphql
 	resp := next(ctx)
 	body, err := json.Marshal(resp)
 	if err == nil {
-		err = m.store.Finish(ctx, principal.Subject, key, idempotency.Response{Status: responseStatus(resp), Body: body})
+		err = m.store.Finish(ctx, principal.Subject, key, idempotency.Response{Status: responseStatus(resp, field), Body: body})
 	}
 	if err != nil {
 		m.logger.ErrorContext(ctx, "storing an idempotent response failed", "request_id", web.RequestID(ctx), "error", err)
@@ -82,44 +82,56 @@ func (m idempotentMutations) InterceptResponse(ctx context.Context, next graphql
 // moneyMutations are the mutations idempotency keys apply to.
 var moneyMutations = map[string]bool{"createPayment": true, "refundPayment": true}
 
-// idempotencyKey finds the key of a request: input.idempotencyKey of its money mutation, else the
-// header. Fields are collected as the executor will run them (fragments included). A key that
-// cannot be applied to exactly one money mutation is refused rather than ignored, since ignoring
-// it would let a retry charge again.
-func idempotencyKey(oc *graphql.OperationContext) (string, error) {
+// keyedMutation finds the money mutation of a request and its key: input.idempotencyKey, else
+// the header. Fields are collected as the executor will run them (fragments included). A key
+// applies only to a request whose sole field is one money mutation: with siblings, a replay would
+// run them again (a second charge) or store their answers (tokens), so such a key is refused
+// rather than ignored. A request without a money mutation has nothing to keep and runs as is.
+func keyedMutation(oc *graphql.OperationContext) (field graphql.CollectedField, key string, err error) {
 	header := oc.Headers.Get("Idempotency-Key")
-	var money []*ast.Field
-	keyed := header != ""
+	var fields []graphql.CollectedField
+	money, keyed := 0, header != ""
 	for _, collected := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{"Mutation"}) {
+		if collected.Name == "__typename" {
+			continue
+		}
+		fields = append(fields, collected)
 		if !moneyMutations[collected.Name] {
 			continue
 		}
-		money = append(money, collected.Field)
+		money++
 		input, _ := collected.ArgumentMap(oc.Variables)["input"].(map[string]any)
-		if _, ok := input["idempotencyKey"]; ok {
+		switch inputKey, present := input["idempotencyKey"]; {
+		case inputKey == "" && present:
+			return field, "", apierror.ForParam(apierror.InvalidRequest, "idempotencyKey", "idempotencyKey must not be empty; omit it to send no key")
+		case inputKey != nil:
 			keyed = true
 		}
 	}
-	switch {
-	case !keyed || len(money) == 0:
-		return "", nil
-	case len(money) > 1:
-		return "", apierror.New(apierror.InvalidRequest, "an idempotency key applies to a request holding exactly one createPayment or refundPayment")
+	if !keyed || money == 0 {
+		return field, "", nil
 	}
-	input, _ := money[0].ArgumentMap(oc.Variables)["input"].(map[string]any)
-	if key, ok := input["idempotencyKey"].(string); ok {
-		return key, nil
+	if len(fields) != 1 {
+		return field, "", apierror.New(apierror.InvalidRequest, "an idempotency key applies to a request holding exactly one createPayment or refundPayment and nothing else")
 	}
-	return header, nil
+	field = fields[0]
+	input, _ := field.ArgumentMap(oc.Variables)["input"].(map[string]any)
+	if inputKey, ok := input["idempotencyKey"].(string); ok {
+		return field, inputKey, nil
+	}
+	return field, header, nil
 }
 
 // responseStatus is the HTTP status a REST twin would have answered, which decides whether the
-// response is kept for replay: 200 without errors, else the status of the first error's code.
-func responseStatus(resp *graphql.Response) int {
-	if len(resp.Errors) == 0 {
-		return http.StatusOK
+// response is kept for replay: 200 unless the mutation's own field failed, else the status of
+// its first error's code.
+func responseStatus(resp *graphql.Response, field graphql.CollectedField) int {
+	for _, gqlErr := range resp.Errors {
+		if len(gqlErr.Path) == 0 || gqlErr.Path[0] == ast.PathName(field.Alias) {
+			return apierror.Code(fmt.Sprint(gqlErr.Extensions["code"])).HTTPStatus()
+		}
 	}
-	return apierror.Code(fmt.Sprint(resp.Errors[0].Extensions["code"])).HTTPStatus()
+	return http.StatusOK
 }
 
 func errorResponse(err error) *graphql.Response {
