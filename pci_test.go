@@ -33,9 +33,29 @@ func TestCardDataIsNeverStoredOrLogged(t *testing.T) {
 			input["idempotencyKey"] = fmt.Sprintf("pci-graphql-%d", i)
 			env.graphql(token, createPaymentMutation, map[string]any{"in": input})
 		}
-		// Malformed and invalid requests must not spill the card into errors or logs either.
-		env.request(http.MethodPost, "/api/v1/payments", token, `{"card": {"number": "4242424242424242", "cvc": "987"`)
-		env.request(http.MethodPost, "/query", token, `{"query": "x", "variables": {"n": "4242424242424242", "cvc": "987"`)
+		// Malformed and invalid requests must not spill the card into errors, answers or logs either.
+		var answers strings.Builder
+		for _, bad := range []struct{ path, body string }{
+			{"/api/v1/payments", `{"card": {"number": "4242424242424242", "cvc": "987"`},
+			{"/api/v1/payments", `{"amount": 1, "card": {"number": 4242424242424242, "cvc": 987}}`},
+			{"/query", `{"query": "x", "variables": {"n": "4242424242424242", "cvc": "987"`},
+			// Literals of the wrong type, which validation messages would quote.
+			{"/query", `{"query": "mutation { createPayment(input: {amount: \"1.00\", currency: \"USD\", card: {number: 4242424242424242, expMonth: 12, expYear: 2030, cvc: 987}}) { id } }"}`},
+			{"/query", `{"query": "mutation { createPayment(input: {amount: \"1.00\", currency: \"USD\", card: {number: \"4\", expMonth: \"4242424242424242\", expYear: 2030, cvc: \"987\"}}) { id } }"}`},
+			{"/query", `{"query": "mutation { createPayment(input: 4242424242424242) { id } }"}`},
+			{"/query", `{"query": "mutation { 4242424242424242 }"}`},
+			{"/query", `{"query": "mutation { __typename } 4242424242424242"}`},
+			{"/query", `{"query": "query($s: PaymentStatus) { payments(where: {status: $s}) { totalCount } }", "variables": {"s": "4242424242424242"}}`},
+		} {
+			r := env.request(http.MethodPost, bad.path, token, bad.body)
+			if r.status == http.StatusOK && get(r.body, "errors") == nil || r.status >= 500 {
+				t.Errorf("%s %s = %d %s, want a client error", bad.path, bad.body, r.status, r.raw)
+			}
+			answers.WriteString(r.raw)
+		}
+		if strings.Contains(answers.String(), "4242424242424242") || strings.Contains(answers.String(), "987") {
+			t.Errorf("an error answer repeats card data: %s", answers.String())
+		}
 		if env.paymentCount() < 6 {
 			t.Fatalf("only %d payments recorded; the flows did not run", env.paymentCount())
 		}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -80,6 +81,7 @@ func presentError(logger *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
 		if _, generated := gqlErr.Extensions["code"]; generated {
+			gqlErr.Message = withoutEchoedValue(gqlErr.Message)
 			return gqlErr
 		}
 		apiErr, isAPIError := errors.AsType[*apierror.Error](err)
@@ -102,6 +104,28 @@ func presentError(logger *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		return gqlErr
 	}
+}
+
+// echoedValues match parse and validation messages that quote a value of the request, which may
+// be card data written as a literal (`number: 4242…` where a String is expected); the value is
+// cut so that an error never repeats it to a client's logs.
+var echoedValues = []struct {
+	pattern *regexp.Regexp
+	replace string
+}{
+	{regexp.MustCompile(`(?s)^(.* value): .*$`), "$1."},
+	{regexp.MustCompile(`(?s)^(Expected value of type "[^"]*"), found .*$`), "$1."},
+	{regexp.MustCompile(`(?s)^(Unexpected \w+) ".*"$`), "$1"},
+	{regexp.MustCompile(`(?s)^.* (is not a valid \w+)$`), "the value $1"},
+}
+
+func withoutEchoedValue(message string) string {
+	for _, echoed := range echoedValues {
+		if echoed.pattern.MatchString(message) {
+			return echoed.pattern.ReplaceAllString(message, echoed.replace)
+		}
+	}
+	return message
 }
 
 // camelCaseParam turns a REST parameter name (card.exp_month) into its GraphQL one (card.expMonth).
