@@ -201,32 +201,56 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 	}
 
 	byProvider := "provider:" + s.provider.Name()
-	err = s.inTx(ctx, func(tx *ent.Tx) error {
+	err = s.recordOutcome(ctx, func(tx *ent.Tx) error {
+		p := *created // a failed attempt must not leave its moves on the payment the next starts from
+		var err error
 		switch {
 		case chargeErr != nil:
 			code := string(apierror.ProviderUnavailable)
-			return s.move(ctx, tx, created, state.PaymentFailed, code, byProvider, changes{
+			err = s.move(ctx, tx, &p, state.PaymentFailed, code, byProvider, changes{
 				failureCode:    &code,
 				failureMessage: ptr("The payment provider could not process the payment; nothing was charged."),
 			})
 		case result.Approved:
-			return s.move(ctx, tx, created, state.PaymentSucceeded, "approved", byProvider, changes{
+			err = s.move(ctx, tx, &p, state.PaymentSucceeded, "approved", byProvider, changes{
 				providerPaymentID: &result.ProviderPaymentID,
 			})
 		default:
-			return s.move(ctx, tx, created, state.PaymentFailed, result.DeclineCode, byProvider, changes{
+			err = s.move(ctx, tx, &p, state.PaymentFailed, result.DeclineCode, byProvider, changes{
 				providerPaymentID: &result.ProviderPaymentID,
 				failureCode:       &result.DeclineCode,
 				failureMessage:    &result.DeclineMessage,
 			})
 		}
+		if err == nil {
+			*created = p
+		}
+		return err
 	})
 	if err != nil {
 		// Not wrapped: whatever went wrong after the provider was asked is a server error, so an
 		// idempotent retry replays it instead of charging again.
-		return nil, fmt.Errorf("recording the outcome of payment %s: %v", created.ID, err)
+		return nil, fmt.Errorf("recording the outcome of payment %s (provider id %q): %v", created.ID, result.ProviderPaymentID, err)
 	}
 	return created.Unwrap(), nil // detached from the committed transaction, so edges load
+}
+
+// outcomeWaits are the pauses between attempts to record what a provider answered.
+var outcomeWaits = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond, 800 * time.Millisecond, 3 * time.Second}
+
+// recordOutcome writes a provider's answer in a transaction, retrying a failed write a few times:
+// the provider has already moved the money, so giving up leaves books that disagree with it until
+// reconciliation. A refusal by our own rules (an API error) is final and not retried.
+func (s *Service) recordOutcome(ctx context.Context, write func(tx *ent.Tx) error) error {
+	err := s.inTx(ctx, write)
+	for _, wait := range outcomeWaits {
+		if _, refused := errors.AsType[*apierror.Error](err); err == nil || refused {
+			return err
+		}
+		time.Sleep(wait)
+		err = s.inTx(ctx, write)
+	}
+	return err
 }
 
 // actorOf names who is acting: the principal's subject, or "system".

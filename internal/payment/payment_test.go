@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -197,4 +198,66 @@ func TestRefundWithUnknownOutcomeHoldsItsAmount(t *testing.T) {
 			t.Errorf("refund of the rest = %+v, %v", r, err)
 		}
 	})
+}
+
+// countingSandbox is the sandbox, counting the calls it answers.
+type countingSandbox struct {
+	provider.Sandbox
+	charges, refunds *atomic.Int32
+}
+
+func (c countingSandbox) Charge(ctx context.Context, r provider.ChargeRequest) (provider.ChargeResult, error) {
+	c.charges.Add(1)
+	return c.Sandbox.Charge(ctx, r)
+}
+
+func (c countingSandbox) Refund(ctx context.Context, r provider.RefundRequest) (provider.RefundResult, error) {
+	c.refunds.Add(1)
+	return c.Sandbox.Refund(ctx, r)
+}
+
+// TestProviderOutcomeSurvivesFailedWrites makes the database refuse the first two writes of a
+// provider's answer, after the provider has acted: the answer is still recorded, once, and the
+// provider is not asked again. PostgreSQL only: its sequences outlive the rolled-back attempts,
+// which lets a trigger fail exactly the first two.
+func TestProviderOutcomeSurvivesFailedWrites(t *testing.T) {
+	db := databasetest.Postgres(t)
+	ctx := context.Background()
+	for _, statement := range []string{
+		`CREATE SEQUENCE charge_write_failures`,
+		`CREATE SEQUENCE refund_write_failures`,
+		`CREATE FUNCTION fail_twice() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			IF nextval(TG_ARGV[0]::regclass) <= 2 THEN RAISE EXCEPTION 'injected write failure'; END IF;
+			RETURN NEW;
+		END $$`,
+		`CREATE TRIGGER fail_charge_outcome BEFORE INSERT ON payment_status_changes
+			FOR EACH ROW WHEN (NEW.reason = 'approved') EXECUTE FUNCTION fail_twice('charge_write_failures')`,
+		`CREATE TRIGGER fail_refund_outcome BEFORE UPDATE ON refunds
+			FOR EACH ROW WHEN (NEW.status = 'succeeded') EXECUTE FUNCTION fail_twice('refund_write_failures')`,
+	} {
+		if _, err := db.SQL.ExecContext(ctx, statement); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sandbox := countingSandbox{charges: new(atomic.Int32), refunds: new(atomic.Int32)}
+	svc := payment.NewService(db.Ent, sandbox, fingerprintKey, 99999999, time.Now)
+
+	p, err := svc.Create(ctx, validInput())
+	if err != nil || p.Status != state.PaymentSucceeded {
+		t.Fatalf("payment = %+v, %v; want succeeded after the failed writes", p, err)
+	}
+	history, _ := db.Ent.Payment.QueryStatusHistory(p).All(ctx)
+	if len(history) != 3 || sandbox.charges.Load() != 1 {
+		t.Errorf("%d history entries, %d charges; want 3 and 1", len(history), sandbox.charges.Load())
+	}
+
+	r, err := svc.Refund(ctx, payment.RefundInput{PaymentID: p.ID, Amount: ptr(money.Decimal("10.00"))})
+	if err != nil || r.Status != state.RefundSucceeded {
+		t.Fatalf("refund = %+v, %v; want succeeded after the failed writes", r, err)
+	}
+	after, _ := db.Ent.Payment.Get(ctx, p.ID)
+	if after.AmountRefunded != 1000 || after.Status != state.PaymentPartiallyRefunded || sandbox.refunds.Load() != 1 {
+		t.Errorf("payment after the refund: %d refunded, %s, %d provider refunds", after.AmountRefunded, after.Status, sandbox.refunds.Load())
+	}
 }

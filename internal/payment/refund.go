@@ -84,34 +84,45 @@ func (s *Service) Refund(ctx context.Context, in RefundInput) (*ent.Refund, erro
 		return nil, fmt.Errorf("refunding %s: %v", created.ID, refundErr)
 	}
 
-	err = s.inTx(ctx, func(tx *ent.Tx) error {
-		if refundErr != nil {
-			return settleRefund(ctx, tx, created, state.RefundFailed, func(u *ent.RefundUpdate) {
-				u.SetFailureCode(string(apierror.ProviderUnavailable))
-			})
-		}
-		p, err := lockPayment(ctx, tx, created.PaymentID)
-		if err != nil {
+	err = s.recordOutcome(ctx, func(tx *ent.Tx) error {
+		r := *created // a failed attempt must not leave its changes on the refund the next starts from
+		if err := s.settleRefundOutcome(ctx, tx, &r, result, refundErr); err != nil {
 			return err
 		}
-		if err := settleRefund(ctx, tx, created, state.RefundSucceeded, func(u *ent.RefundUpdate) {
-			u.SetProviderRefundID(result.ProviderRefundID)
-		}); err != nil {
-			return err
-		}
-		refunded := p.AmountRefunded + created.Amount
-		next := state.PaymentPartiallyRefunded
-		if refunded == p.Amount {
-			next = state.PaymentRefunded
-		}
-		return s.move(ctx, tx, p, next, "refund "+created.ID, actorOf(ctx), changes{amountRefunded: &refunded})
+		*created = r
+		return nil
 	})
 	if err != nil {
 		// Not wrapped: a failure after the provider was asked is a server error, so an idempotent
 		// retry replays it instead of refunding again.
-		return nil, fmt.Errorf("recording the outcome of refund %s: %v", created.ID, err)
+		return nil, fmt.Errorf("recording the outcome of refund %s (provider id %q): %v", created.ID, result.ProviderRefundID, err)
 	}
 	return created.Unwrap(), nil // detached from the committed transaction, so edges load
+}
+
+// settleRefundOutcome records within tx what the provider answered for pending refund r: failed
+// on an outage, else succeeded with the payment's refunded total and status following.
+func (s *Service) settleRefundOutcome(ctx context.Context, tx *ent.Tx, r *ent.Refund, result provider.RefundResult, refundErr error) error {
+	if refundErr != nil {
+		return settleRefund(ctx, tx, r, state.RefundFailed, func(u *ent.RefundUpdate) {
+			u.SetFailureCode(string(apierror.ProviderUnavailable))
+		})
+	}
+	p, err := lockPayment(ctx, tx, r.PaymentID)
+	if err != nil {
+		return err
+	}
+	if err := settleRefund(ctx, tx, r, state.RefundSucceeded, func(u *ent.RefundUpdate) {
+		u.SetProviderRefundID(result.ProviderRefundID)
+	}); err != nil {
+		return err
+	}
+	refunded := p.AmountRefunded + r.Amount
+	next := state.PaymentPartiallyRefunded
+	if refunded == p.Amount {
+		next = state.PaymentRefunded
+	}
+	return s.move(ctx, tx, p, next, "refund "+r.ID, actorOf(ctx), changes{amountRefunded: &refunded})
 }
 
 // refundAmount reads the requested amount, or takes all that is left, and checks it fits.
