@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -201,9 +202,16 @@ func TestReadPaymentsBackOverGraphQL(t *testing.T) {
 		if strings.Join(got, ",") != ids[2]+","+ids[1] {
 			t.Errorf("amounts 2.00 to 3.00 by amount = %v", got)
 		}
-		_, errs = env.graphql(viewer, `{ payments(where: {amountGTE: 200}) { totalCount } }`, nil)
-		if len(errs) != 1 || errs[0].code() != "missing_field" {
-			t.Errorf("amount filter without currency = %+v", errs)
+		for _, where := range []string{`{amountGTE: 200}`, `{or: [{currency: "USD"}, {amountGTE: 200}]}`,
+			`{and: [{currency: "USD"}, {not: {amountIn: [200]}}]}`, `{not: {currency: "USD"}, amountNEQ: 200}`} {
+			_, errs = env.graphql(viewer, `{ payments(where: `+where+`) { totalCount } }`, nil)
+			if len(errs) != 1 || errs[0].code() != "missing_field" {
+				t.Errorf("amount filter without currency %s = %+v", where, errs)
+			}
+		}
+		got, _, _ = list(`where: {currency: "USD", or: [{amountLT: 200}, {amountGT: 300}]}`)
+		if slices.Contains(got, ids[1]) || slices.Contains(got, ids[2]) || len(got) == 0 {
+			t.Errorf("amounts outside 2.00 to 3.00 = %v", got)
 		}
 		got, total, _ = list(`where: {customerEmail: "nobody@example.com"}`)
 		if len(got) != 0 || total != "0" {

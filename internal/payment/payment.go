@@ -352,13 +352,32 @@ func (s *Service) List(ctx context.Context, after *ent.Cursor, first *int, befor
 		pageSize := DefaultPageSize
 		first = &pageSize
 	}
-	if where != nil && where.Currency == nil && (where.Amount != nil || where.AmountGT != nil || where.AmountGTE != nil ||
-		where.AmountLT != nil || where.AmountLTE != nil || len(where.AmountIn) > 0) {
-		// Amount filters are minor units, which mean something only within one currency.
-		return nil, apierror.ForParam(apierror.MissingField, "where.currency", "amount filters are in minor units of one currency: give currency too")
+	if err := amountsNeedCurrency(where, false); err != nil {
+		return nil, err
 	}
 	return s.client.Payment.Query().Paginate(ctx, after, first, before, last,
 		ent.WithPaymentOrder(orderBy), ent.WithPaymentFilter(where.Filter))
+}
+
+// amountsNeedCurrency refuses an amount filter, at any depth of where, that neither its own
+// filter nor an enclosing one pins to one currency: minor units mean something only within one.
+func amountsNeedCurrency(where *ent.PaymentWhereInput, currencyPinned bool) error {
+	if where == nil {
+		return nil
+	}
+	currencyPinned = currencyPinned || where.Currency != nil
+	filtersAmount := where.Amount != nil || where.AmountNEQ != nil || len(where.AmountIn) > 0 || len(where.AmountNotIn) > 0 ||
+		where.AmountGT != nil || where.AmountGTE != nil || where.AmountLT != nil || where.AmountLTE != nil
+	if filtersAmount && !currencyPinned {
+		return apierror.ForParam(apierror.MissingField, "where.currency", "amount filters are in minor units of one currency: give currency too")
+	}
+	nested := append([]*ent.PaymentWhereInput{where.Not}, where.Or...)
+	for _, inner := range append(nested, where.And...) {
+		if err := amountsNeedCurrency(inner, currencyPinned); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // NewestFirst orders payments as REST lists them.
