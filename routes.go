@@ -35,10 +35,6 @@ type ServerDeps struct {
 // NewServer returns Paygate's HTTP handler: every route, behind every middleware.
 func NewServer(deps ServerDeps) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/query", graph.NewHandler(deps.Resolver, graph.HandlerOptions{
-		Introspection: !deps.Production,
-		Logger:        deps.Logger,
-	}))
 	rest.New(deps.Resolver).Routes(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusOK, "ok")
@@ -61,6 +57,16 @@ func NewServer(deps ServerDeps) http.Handler {
 		web.WriteError(w, r, apierror.New(apierror.NotFound, "no route "+r.Method+" "+r.URL.Path), nil)
 	})
 
+	// Each surface answers an oversized body in its own error shape.
+	surfaces := http.NewServeMux()
+	surfaces.Handle("/query", web.LimitBody(maxBodyBytes, graph.WriteError)(graph.NewHandler(deps.Resolver, graph.HandlerOptions{
+		Introspection: !deps.Production,
+		Logger:        deps.Logger,
+	})))
+	surfaces.Handle("/", web.LimitBody(maxBodyBytes, func(w http.ResponseWriter, r *http.Request, err error) {
+		web.WriteError(w, r, err, nil)
+	})(mux))
+
 	// rs/cors allows every origin when given none, so with no origins configured there is no CORS.
 	allowOrigins := func(h http.Handler) http.Handler { return h }
 	if len(deps.CORSOrigins) > 0 {
@@ -72,14 +78,13 @@ func NewServer(deps ServerDeps) http.Handler {
 			MaxAge:         600,
 		}).Handler
 	}
-	return web.Chain(mux,
+	return web.Chain(surfaces,
 		web.WithRequestID,
 		web.WithLogger(deps.Logger),
 		web.AccessLog(deps.Logger),
 		web.Recover(deps.Logger),
 		web.SecurityHeaders(deps.Production),
 		allowOrigins,
-		web.LimitBody(maxBodyBytes),
 		web.Authenticate(deps.Tokens),
 	)
 }

@@ -149,12 +149,12 @@ func overHTTP(next http.Handler) http.Handler {
 		case http.MethodGet:
 		case http.MethodPost:
 			if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != "application/json" {
-				writeRequestError(w, http.StatusUnsupportedMediaType, "send the GraphQL request as application/json")
+				writeRequestError(w, http.StatusUnsupportedMediaType, apierror.InvalidRequest, "send the GraphQL request as application/json")
 				return
 			}
 		default:
 			w.Header().Set("Allow", "GET, POST")
-			writeRequestError(w, http.StatusMethodNotAllowed, "use POST, or GET for queries")
+			writeRequestError(w, http.StatusMethodNotAllowed, apierror.MethodNotAllowed, "use POST, or GET for queries")
 			return
 		}
 		next.ServeHTTP(statusRules{ResponseWriter: w}, r)
@@ -174,8 +174,15 @@ func (w statusRules) WriteHeader(status int) {
 	w.ResponseWriter.WriteHeader(status)
 }
 
-func writeRequestError(w http.ResponseWriter, status int, message string) {
+// WriteError answers a request refused before GraphQL runs (a body too large) in GraphQL's error
+// shape, with the HTTP status of its code.
+func WriteError(w http.ResponseWriter, _ *http.Request, err error) {
+	apiErr := apierror.From(err)
+	writeRequestError(w, apiErr.Code.HTTPStatus(), apiErr.Code, apiErr.Message)
+}
+
+func writeRequestError(w http.ResponseWriter, status int, code apierror.Code, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{"message": message}}})
+	json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{"message": message, "extensions": map[string]any{"code": code}}}})
 }

@@ -161,8 +161,9 @@ func SecurityHeaders(production bool) Middleware {
 }
 
 // LimitBody reads a request body of at most limit bytes up front, so an oversized one answers
-// 413 payload_too_large the same way on every route, before any handler runs.
-func LimitBody(limit int64) Middleware {
+// 413 payload_too_large before any handler runs, through writeError, which renders it in the
+// shape of the surface the request was for.
+func LimitBody(limit int64, writeError func(http.ResponseWriter, *http.Request, error)) Middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Body == nil || r.Body == http.NoBody {
@@ -171,17 +172,17 @@ func LimitBody(limit int64) Middleware {
 			}
 			tooLarge := apierror.New(apierror.PayloadTooLarge, "the request body is larger than 1 MiB")
 			if r.ContentLength > limit {
-				WriteError(w, r, tooLarge, nil)
+				writeError(w, r, tooLarge)
 				return
 			}
 			body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 			r.Body.Close()
 			switch {
 			case err != nil:
-				WriteError(w, r, apierror.New(apierror.InvalidRequest, "the request body could not be read"), nil)
+				writeError(w, r, apierror.New(apierror.InvalidRequest, "the request body could not be read"))
 				return
 			case int64(len(body)) > limit:
-				WriteError(w, r, tooLarge, nil)
+				writeError(w, r, tooLarge)
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))

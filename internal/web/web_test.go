@@ -59,7 +59,7 @@ func TestRecoverAnswers500AndLogs(t *testing.T) {
 
 func TestLimitBody(t *testing.T) {
 	var got []byte
-	h := LimitBody(10)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got, _ = io.ReadAll(r.Body) }))
+	h := LimitBody(10, func(w http.ResponseWriter, r *http.Request, err error) { WriteError(w, r, err, nil) })(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got, _ = io.ReadAll(r.Body) }))
 	if w := serve(h, httptest.NewRequest("POST", "/", strings.NewReader("0123456789"))); w.Code != http.StatusOK || string(got) != "0123456789" {
 		t.Errorf("10 bytes: %d %q", w.Code, got)
 	}
