@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -241,4 +242,26 @@ func sumSucceededRefunds(t *testing.T, env *testEnv, paymentID string) int64 {
 		}
 	}
 	return sum
+}
+
+// TestRefundWithAnEmptyStreamedBody sends no body the way a streaming client does, chunked with
+// no length: it refunds all that is left, as a request without a body does.
+func TestRefundWithAnEmptyStreamedBody(t *testing.T) {
+	env := newTestEnv(t, databasetest.SQLite(t))
+	id := createPayment(t, env, "12.50", "EUR", "4242424242424242")
+	req, err := http.NewRequest(http.MethodPost, env.url+"/api/v1/payments/"+id+"/refunds", io.NopCloser(strings.NewReader("")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = -1
+	req.TransferEncoding = []string{"chunked"}
+	req.Header.Set("Authorization", "Bearer "+env.tokenFor("operator"))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || env.payment(id).AmountRefunded != 1250 {
+		t.Errorf("empty chunked refund = %d, refunded %d", resp.StatusCode, env.payment(id).AmountRefunded)
+	}
 }

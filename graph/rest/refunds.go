@@ -20,12 +20,9 @@ type refundRequest struct {
 
 func (h *Handlers) refundPayment(w http.ResponseWriter, r *http.Request) {
 	var req refundRequest
-	// An empty body refunds all that is left.
-	if r.ContentLength != 0 {
-		if err := decode(r, &req); err != nil {
-			web.WriteError(w, r, err, nil)
-			return
-		}
+	if err := decodeOptional(r, &req); err != nil { // no body refunds all that is left
+		web.WriteError(w, r, err, nil)
+		return
 	}
 	input := model.RefundPaymentInput{PaymentID: r.PathValue("id"), Reason: req.Reason}
 	if req.Amount != nil { // null or absent refunds the rest; anything else must be an amount

@@ -77,6 +77,20 @@ func requireScope(scope string, next http.HandlerFunc) http.Handler {
 	})
 }
 
+// decodeOptional is decode for a body that may be left out, with or without a length: an empty
+// one leaves dst as it is.
+func decodeOptional(r *http.Request, dst any) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return apierror.New(apierror.InvalidRequest, "the request body could not be read")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return decode(r, dst)
+}
+
 // decode reads a JSON object body into dst strictly: unknown fields, wrong types, trailing data
 // and malformed JSON are invalid_request errors naming the field when there is one.
 func decode(r *http.Request, dst any) error {
