@@ -166,7 +166,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	go purgeIdempotencyKeys(ctx, svc.idempotency, logger)
+	go purgeIdempotencyKeys(ctx, svc.idempotency, 10*time.Minute, logger)
 	logger.Info("paygate listening", "addr", listener.Addr().String(), "env", cfg.Env, "database", db.Dialect)
 	served := make(chan error, 1)
 	go func() { served <- server.Serve(listener) }()
@@ -189,21 +189,22 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 	return nil
 }
 
-// purgeIdempotencyKeys deletes expired idempotency keys every few minutes until ctx ends. Every
-// server may do it; deleting what another already deleted is harmless.
-func purgeIdempotencyKeys(ctx context.Context, store *idempotency.Store, logger *slog.Logger) {
-	ticker := time.NewTicker(10 * time.Minute)
+// purgeIdempotencyKeys deletes expired idempotency keys at start and then every interval until ctx
+// ends, so that a server restarted often still purges. Every server may do it; deleting what
+// another already deleted is harmless.
+func purgeIdempotencyKeys(ctx context.Context, store *idempotency.Store, every time.Duration, logger *slog.Logger) {
+	ticker := time.NewTicker(every)
 	defer ticker.Stop()
 	for {
+		if n, err := store.Purge(ctx); err != nil && ctx.Err() == nil {
+			logger.Warn("purging expired idempotency keys failed", "error", err)
+		} else if n > 0 {
+			logger.Info("purged expired idempotency keys", "count", n)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
-			if n, err := store.Purge(ctx); err != nil {
-				logger.Warn("purging expired idempotency keys failed", "error", err)
-			} else if n > 0 {
-				logger.Info("purged expired idempotency keys", "count", n)
-			}
 		}
 	}
 }
