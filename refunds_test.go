@@ -121,10 +121,10 @@ func TestRefundsGraphQL(t *testing.T) {
 		}
 		data = env.mustGraphQL(operator, `query($p: ID!, $r: ID!) {
 			payment(id: $p) { refunds { id amount } statusHistory { from to reason actor at } }
-			refund(id: $r) { id payment { id } }
+			refund(id: $r) { id paymentId payment { id } }
 			node(id: $r) { __typename id }
 		}`, map[string]any{"p": id, "r": re["id"]})
-		if get(data, "payment", "refunds", 0, "id") != re["id"] || get(data, "refund", "payment", "id") != id || get(data, "node", "__typename") != "Refund" {
+		if get(data, "payment", "refunds", 0, "id") != re["id"] || get(data, "refund", "payment", "id") != id || get(data, "refund", "paymentId") != id || get(data, "node", "__typename") != "Refund" {
 			t.Errorf("read back = %v", data)
 		}
 		history := get(data, "payment", "statusHistory").([]any)

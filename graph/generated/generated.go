@@ -126,6 +126,7 @@ type ComplexityRoot struct {
 		FailureCode func(childComplexity int) int
 		ID          func(childComplexity int) int
 		Payment     func(childComplexity int) int
+		PaymentID   func(childComplexity int) int
 		Reason      func(childComplexity int) int
 		Status      func(childComplexity int) int
 		UpdatedAt   func(childComplexity int) int
@@ -561,6 +562,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Refund.Payment(childComplexity), true
+	case "Refund.paymentId":
+		if e.ComplexityRoot.Refund.PaymentID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.PaymentID(childComplexity), true
 	case "Refund.reason":
 		if e.ComplexityRoot.Refund.Reason == nil {
 			break
@@ -1069,6 +1076,8 @@ extend type Payment {
 }
 
 extend type Refund {
+  "The ID of the payment refunded, without loading it."
+  paymentId: ID!
   amount: Decimal!
 }
 
@@ -1284,6 +1293,8 @@ func (ec *executionContext) childFields_Refund(ctx context.Context, field graphq
 		return ec.fieldContext_Refund_failureCode(ctx, field)
 	case "payment":
 		return ec.fieldContext_Refund_payment(ctx, field)
+	case "paymentId":
+		return ec.fieldContext_Refund_paymentId(ctx, field)
 	case "amount":
 		return ec.fieldContext_Refund_amount(ctx, field)
 	}
@@ -3368,6 +3379,29 @@ func (ec *executionContext) fieldContext_Refund_payment(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Refund_paymentId(ctx context.Context, field graphql.CollectedField, obj *ent.Refund) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Refund_paymentId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PaymentID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Refund_paymentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Refund", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Refund_amount(ctx context.Context, field graphql.CollectedField, obj *ent.Refund) (ret graphql.Marshaler) {
@@ -6492,6 +6526,11 @@ func (ec *executionContext) _Refund(ctx context.Context, sel ast.SelectionSet, o
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "paymentId":
+			out.Values[i] = ec._Refund_paymentId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "amount":
 			field := field
 
