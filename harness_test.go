@@ -20,7 +20,10 @@ import (
 	"github.com/paygate/paygate/internal/prefixid"
 )
 
-const testJWTSecret = "test-secret-test-secret-test-secret-0123"
+const (
+	testJWTSecret      = "test-secret-test-secret-test-secret-0123"
+	testFingerprintKey = "test-fingerprint-key-test-fingerprint-key"
+)
 
 // testEnv is Paygate's real HTTP handler on a real database, wired as serve wires it.
 type testEnv struct {
@@ -77,6 +80,18 @@ func newTestEnv(t testing.TB, db *database.DB, extraEnv ...string) *testEnv {
 	}))
 	t.Cleanup(server.Close)
 	return &testEnv{t: t, db: db, svc: svc, url: server.URL, logs: logs}
+}
+
+// newTestServers starts one server per pool, as separate processes over one database would run:
+// they share the database and the configured secrets, nothing else.
+func newTestServers(t testing.TB, pools []*database.DB, extraEnv ...string) []*testEnv {
+	t.Helper()
+	shared := append([]string{"PAYGATE_CARD_FINGERPRINT_KEY=" + testFingerprintKey}, extraEnv...)
+	servers := make([]*testEnv, len(pools))
+	for i, pool := range pools {
+		servers[i] = newTestEnv(t, pool, shared...)
+	}
+	return servers
 }
 
 func resolverOf(e *testEnv) *graph.Resolver { return e.svc.resolver(e.db) }

@@ -185,8 +185,9 @@ func TestIdempotentMutationsGraphQL(t *testing.T) {
 // TestConcurrentIdenticalIdempotentRequests fires 20 identical requests with one key at once, on
 // each surface: exactly one payment is made; every answer is that payment or "still running".
 func TestConcurrentIdenticalIdempotentRequests(t *testing.T) {
-	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		env := newTestEnv(t, db, "PAYGATE_SANDBOX_LATENCY=20ms")
+	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
+		servers := newTestServers(t, pools, "PAYGATE_SANDBOX_LATENCY=20ms")
+		env := servers[0]
 		token := env.tokenFor("operator")
 		const attempts = 20
 		for _, surface := range []string{"rest", "graphql"} {
@@ -196,12 +197,13 @@ func TestConcurrentIdenticalIdempotentRequests(t *testing.T) {
 			var wg sync.WaitGroup
 			for i := range attempts {
 				wg.Go(func() {
+					server := servers[i%len(servers)]
 					if surface == "rest" {
-						r := env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("7.00", "USD", "4242424242424242"), "Idempotency-Key", "same-"+surface)
+						r := server.request(http.MethodPost, "/api/v1/payments", token, paymentBody("7.00", "USD", "4242424242424242"), "Idempotency-Key", "same-"+surface)
 						statuses[i], ids[i] = r.status, str(r.data()["id"])
 						return
 					}
-					r := env.request(http.MethodPost, "/query", token, map[string]any{"query": createPaymentMutation,
+					r := server.request(http.MethodPost, "/query", token, map[string]any{"query": createPaymentMutation,
 						"variables": map[string]any{"in": gqlPaymentInput("7.00", "USD", "4242424242424242")}}, "Idempotency-Key", "same-"+surface)
 					ids[i] = str(get(r.body, "data", "createPayment", "id"))
 					statuses[i] = http.StatusCreated
@@ -319,15 +321,17 @@ func principalOf(t *testing.T, env *testEnv, token string) string {
 }
 
 // TestRefundSequencesKeepTheBooks is a property test: random rounds of concurrent payments and
-// refunds over both surfaces, some retried with the same key, always leave amount_refunded equal
+// refunds over both surfaces and two servers, some retried with the same key, always leave amount_refunded equal
 // to the sum of succeeded refunds and never above the amount, no refund pending, and at most one
 // payment or refund per key.
 func TestRefundSequencesKeepTheBooks(t *testing.T) {
-	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
+		db := pools[0]
 		seed := time.Now().UnixNano()
 		t.Logf("seed %d", seed)
 		rng := rand.New(rand.NewPCG(uint64(seed), 0))
-		env := newTestEnv(t, db, "PAYGATE_SANDBOX_LATENCY=5ms")
+		servers := newTestServers(t, pools, "PAYGATE_SANDBOX_LATENCY=5ms")
+		env := servers[0]
 		token := env.tokenFor("operator")
 		currencies := []string{"USD", "JPY", "KWD"}
 		scale := map[string]int64{"USD": 100, "JPY": 1, "KWD": 1000} // minor units per major unit
@@ -354,6 +358,7 @@ func TestRefundSequencesKeepTheBooks(t *testing.T) {
 				}
 				currency := currencies[rng.IntN(len(currencies))]
 				graphQL := rng.IntN(2) == 0
+				server := servers[rng.IntN(len(servers))]
 				var op func()
 				if mu.Lock(); len(payments) == 0 || rng.IntN(3) == 0 {
 					amount := decimal(1+rng.Int64N(5*scale[currency]), scale[currency])
@@ -362,10 +367,10 @@ func TestRefundSequencesKeepTheBooks(t *testing.T) {
 						if graphQL {
 							in := gqlPaymentInput(amount, currency, "4242424242424242")
 							in["idempotencyKey"] = key
-							data, _ := env.graphql(token, createPaymentMutation, map[string]any{"in": in})
+							data, _ := server.graphql(token, createPaymentMutation, map[string]any{"in": in})
 							id = str(get(data, "createPayment", "id"))
 						} else {
-							id = str(env.request(http.MethodPost, "/api/v1/payments", token, paymentBody(amount, currency, "4242424242424242"), "Idempotency-Key", key).data()["id"])
+							id = str(server.request(http.MethodPost, "/api/v1/payments", token, paymentBody(amount, currency, "4242424242424242"), "Idempotency-Key", key).data()["id"])
 						}
 						if id != "" {
 							mu.Lock()
@@ -379,11 +384,11 @@ func TestRefundSequencesKeepTheBooks(t *testing.T) {
 					amount := decimal(1+rng.Int64N(p.Amount/2+1), scale[p.Currency])
 					op = func() {
 						if graphQL {
-							env.graphql(token, `mutation($in: RefundPaymentInput!) { refundPayment(input: $in) { id } }`,
+							server.graphql(token, `mutation($in: RefundPaymentInput!) { refundPayment(input: $in) { id } }`,
 								map[string]any{"in": map[string]any{"paymentId": id, "amount": amount, "idempotencyKey": key}})
 							return
 						}
-						r := env.request(http.MethodPost, "/api/v1/payments/"+id+"/refunds", token, map[string]any{"amount": amount}, "Idempotency-Key", key)
+						r := server.request(http.MethodPost, "/api/v1/payments/"+id+"/refunds", token, map[string]any{"amount": amount}, "Idempotency-Key", key)
 						if r.status >= 500 {
 							t.Errorf("round %d: refund %s of %s = %d %s", round, amount, id, r.status, r.raw)
 						}

@@ -192,9 +192,10 @@ func TestRefundAmountsInEveryCurrencyScale(t *testing.T) {
 // the amount, on one payment: exactly the affordable half succeed and the refunded total is the
 // amount.
 func TestConcurrentRefundsNeverExceedThePayment(t *testing.T) {
-	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		// A provider round trip keeps the refunds in flight together.
-		env := newTestEnv(t, db, "PAYGATE_SANDBOX_LATENCY=20ms")
+	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
+		// A provider round trip keeps the refunds in flight together, on two servers at once.
+		servers := newTestServers(t, pools, "PAYGATE_SANDBOX_LATENCY=20ms")
+		env := servers[0]
 		operator := env.tokenFor("operator")
 		id := createPayment(t, env, "100.00", "USD", "4242424242424242")
 		const attempts = 20
@@ -202,7 +203,8 @@ func TestConcurrentRefundsNeverExceedThePayment(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range attempts {
 			wg.Go(func() {
-				statuses[i] = env.request(http.MethodPost, "/api/v1/payments/"+id+"/refunds", operator, map[string]any{"amount": "10.00"}).status
+				server := servers[i%len(servers)]
+				statuses[i] = server.request(http.MethodPost, "/api/v1/payments/"+id+"/refunds", operator, map[string]any{"amount": "10.00"}).status
 			})
 		}
 		wg.Wait()

@@ -21,27 +21,53 @@ import (
 // PostgreSQL, each with a new migrated database.
 func ForEach(t *testing.T, fn func(t *testing.T, db *database.DB)) {
 	t.Helper()
+	ForEachPools(t, 1, func(t *testing.T, pools []*database.DB) { fn(t, pools[0]) })
+}
+
+// ForEachPools is ForEach with n connection pools over the one new database, as n server
+// processes would hold: what they share is the database alone.
+func ForEachPools(t *testing.T, n int, fn func(t *testing.T, pools []*database.DB)) {
+	t.Helper()
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
-		fn(t, SQLite(t))
+		fn(t, openPools(t, sqliteURL(t), n))
 	})
 	if os.Getenv("PAYGATE_TEST_DATABASE_URL") != "" {
 		t.Run("postgres", func(t *testing.T) {
 			t.Parallel()
-			fn(t, Postgres(t))
+			fn(t, openPools(t, postgresURL(t), n))
 		})
 	}
+}
+
+func openPools(t testing.TB, rawURL string, n int) []*database.DB {
+	pools := make([]*database.DB, n)
+	for i := range pools {
+		pools[i] = open(t, rawURL)
+	}
+	return pools
 }
 
 // SQLite returns a migrated SQLite database in a file of the test's temp dir.
 func SQLite(t testing.TB) *database.DB {
 	t.Helper()
-	return open(t, "sqlite://"+filepath.Join(t.TempDir(), "paygate.db"))
+	return open(t, sqliteURL(t))
+}
+
+func sqliteURL(t testing.TB) string {
+	return "sqlite://" + filepath.Join(t.TempDir(), "paygate.db")
 }
 
 // Postgres returns a migrated database in a new schema of PAYGATE_TEST_DATABASE_URL, dropped when
 // the test ends. It skips the test when the variable is unset.
 func Postgres(t testing.TB) *database.DB {
+	t.Helper()
+	return open(t, postgresURL(t))
+}
+
+// postgresURL creates a schema of PAYGATE_TEST_DATABASE_URL, dropped when the test ends, and
+// returns the URL that works in it.
+func postgresURL(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv("PAYGATE_TEST_DATABASE_URL")
 	if base == "" {
@@ -70,7 +96,7 @@ func Postgres(t testing.TB) *database.DB {
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	return open(t, u.String())
+	return u.String()
 }
 
 func open(t testing.TB, rawURL string) *database.DB {
