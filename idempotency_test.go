@@ -321,9 +321,9 @@ func principalOf(t *testing.T, env *testEnv, token string) string {
 }
 
 // TestRefundSequencesKeepTheBooks is a property test: random rounds of concurrent payments and
-// refunds over both surfaces and two servers, some retried with the same key, always leave amount_refunded equal
-// to the sum of succeeded refunds and never above the amount, no refund pending, and at most one
-// payment or refund per key.
+// refunds over both surfaces and two servers, some retried with the same key, always leave
+// amount_refunded equal to the sum of succeeded refunds and never above the amount, no refund
+// pending, and at most one payment or refund per key.
 func TestRefundSequencesKeepTheBooks(t *testing.T) {
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		db := pools[0]
