@@ -317,10 +317,12 @@ func TestListPaymentsFilters(t *testing.T) {
 			"?customer_email=b@example.com":                   eurFailed,
 			"?created_gte=" + before.Format(time.RFC3339Nano): usdFailed,
 			"?created_lte=" + before.Format(time.RFC3339Nano): eurFailed + "," + usdOK,
-			"?created_lte=" + strconv.FormatInt(before.Add(-time.Hour).Unix(), 10): "",
-			"?currency=USD&amount_gte=1.50":                                        usdFailed,
-			"?currency=USD&amount_lte=1.00":                                        usdOK,
-			"?currency=EUR&amount_gte=2&amount_lte=2":                              eurFailed,
+			"?created_gte=" + before.In(time.FixedZone("", 5*3600)).Format(time.RFC3339Nano):  usdFailed,
+			"?created_lte=" + before.In(time.FixedZone("", -5*3600)).Format(time.RFC3339Nano): eurFailed + "," + usdOK,
+			"?created_lte=" + strconv.FormatInt(before.Add(-time.Hour).Unix(), 10):            "",
+			"?currency=USD&amount_gte=1.50":                                                   usdFailed,
+			"?currency=USD&amount_lte=1.00":                                                   usdOK,
+			"?currency=EUR&amount_gte=2&amount_lte=2":                                         eurFailed,
 		}
 		for query, want := range tests {
 			if got := ids(strings.ReplaceAll(query, "+", "%2B")); got != want {

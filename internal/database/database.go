@@ -79,7 +79,7 @@ func Open(rawURL string, opts Options) (*DB, error) {
 	return &DB{
 		SQL:     sqlDB,
 		Dialect: dialectName,
-		Ent:     ent.NewClient(ent.Driver(entsql.OpenDB(dialectName, sqlDB))),
+		Ent:     ent.NewClient(ent.Driver(utcDriver{entsql.OpenDB(dialectName, sqlDB)})),
 	}, nil
 }
 

@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/state"
@@ -93,6 +95,31 @@ func TestDatabaseHoldsTheMoneyInvariants(t *testing.T) {
 		}
 		if _, err := db.SQL.ExecContext(ctx, "UPDATE payments SET amount_refunded = 1000 WHERE id = $1", p.ID); err != nil {
 			t.Errorf("refunding exactly the amount: %v", err)
+		}
+	})
+}
+
+func TestTimesCompareAsInstantsWhateverTheirZone(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		ctx := context.Background()
+		p, err := db.Ent.Payment.Create().
+			SetAmount(1000).SetCurrency("USD").SetStatus(state.PaymentSucceeded).SetPaymentMethod("credit_card").
+			SetCustomerEmail("a@example.com").SetCardBrand("visa").SetCardLast4("4242").SetCardExpMonth(12).
+			SetCardExpYear(2030).SetCardFingerprint("f").SetProvider("sandbox").Save(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// East of UTC the local text of an earlier instant sorts after the UTC text of a later one,
+		// and west of it the other way round.
+		for _, zone := range []*time.Location{time.FixedZone("UTC+9", 9*3600), time.FixedZone("UTC-5", -5*3600)} {
+			before, after := p.CreatedAt.Add(-time.Minute).In(zone), p.CreatedAt.Add(time.Minute).In(zone)
+			n, err := db.Ent.Payment.Query().Where(payment.CreatedAtGT(before), payment.CreatedAtLT(after)).Count(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != 1 {
+				t.Errorf("between %s and %s: %d payments, want 1", before, after, n)
+			}
 		}
 	})
 }
