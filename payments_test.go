@@ -61,6 +61,11 @@ func TestCreatePaymentREST(t *testing.T) {
 		if got.status != http.StatusOK || got.data()["id"] != p["id"] || str(got.data()["amount"]) != "49.99" {
 			t.Errorf("get = %d %s", got.status, got.raw)
 		}
+		for _, field := range []string{"created_at", "updated_at"} {
+			if got.data()[field] != p[field] {
+				t.Errorf("%s read back = %v, answered at creation %v", field, got.data()[field], p[field])
+			}
+		}
 		stored := env.payment(str(p["id"]))
 		if stored.Amount != 4999 || stored.Currency != "USD" {
 			t.Errorf("stored amount = %d %s, want 4999 USD", stored.Amount, stored.Currency)

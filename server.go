@@ -109,7 +109,7 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 	if err != nil {
 		return services{}, err
 	}
-	now := func() time.Time { return time.Now().UTC() }
+	now := func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) } // as PostgreSQL keeps it
 	tokens, err := auth.NewTokens(secrets.JWT, now)
 	if err != nil {
 		return services{}, err

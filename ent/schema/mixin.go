@@ -16,8 +16,9 @@ type timestamps struct {
 	mixin.Schema
 }
 
-// now is the default of every time field: the current time in UTC.
-func now() time.Time { return time.Now().UTC() }
+// now is the default of every time field: the current time in UTC, to the microsecond that
+// PostgreSQL keeps, so an answer shows the time a later read will.
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
 func (timestamps) Fields() []ent.Field {
 	return []ent.Field{
