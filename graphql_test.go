@@ -217,6 +217,31 @@ func TestReadPaymentsBackOverGraphQL(t *testing.T) {
 		if len(got) != 0 || total != "0" {
 			t.Errorf("filter by email = %v", got)
 		}
+		// Currency codes are case-insensitive in, at any depth.
+		for _, where := range []string{`{currency: "usd"}`, `{currencyIn: ["eur", "usd"]}`, `{or: [{currency: "usd"}]}`} {
+			if _, total, _ = list(`where: ` + where); total != "4" {
+				t.Errorf("payments(where: %s) = %s payments, want 4", where, total)
+			}
+		}
+		// A cursor pages only the order it was taken under.
+		got, _, byAmount := list(`first: 2, orderBy: {field: AMOUNT, direction: DESC}`)
+		got2, _, _ := list(`first: 2, after: "` + str(byAmount["endCursor"]) + `", orderBy: {field: AMOUNT, direction: DESC}`)
+		if strings.Join(append(got, got2...), ",") != ids[3]+","+ids[2]+","+ids[1]+","+ids[0] {
+			t.Errorf("pages by amount = %v then %v", got, got2)
+		}
+		_, _, byTime := list(`first: 1, orderBy: {field: CREATED_AT, direction: ASC}`)
+		_, _, byID := list(`first: 1`)
+		for _, args := range []string{
+			`after: "` + str(byTime["endCursor"]) + `", orderBy: {field: AMOUNT, direction: ASC}`,
+			`before: "` + str(byAmount["endCursor"]) + `", last: 1, orderBy: {field: CREATED_AT, direction: ASC}`,
+			`after: "` + str(byID["endCursor"]) + `", orderBy: {field: CREATED_AT, direction: ASC}`,
+			`after: "` + str(byTime["endCursor"]) + `"`,
+		} {
+			_, errs = env.graphql(viewer, `{ payments(`+args+`) { totalCount } }`, nil)
+			if len(errs) != 1 || errs[0].code() != "invalid_request" {
+				t.Errorf("payments(%s) = %+v, want invalid_request", args, errs)
+			}
+		}
 	})
 }
 

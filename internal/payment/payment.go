@@ -355,6 +355,13 @@ func (s *Service) List(ctx context.Context, after *ent.Cursor, first *int, befor
 	if err := amountsNeedCurrency(where, false); err != nil {
 		return nil, err
 	}
+	upperCurrencies(where)
+	if err := cursorFits(after, orderBy, "after"); err != nil {
+		return nil, err
+	}
+	if err := cursorFits(before, orderBy, "before"); err != nil {
+		return nil, err
+	}
 	return s.client.Payment.Query().Paginate(ctx, after, first, before, last,
 		ent.WithPaymentOrder(orderBy), ent.WithPaymentFilter(where.Filter))
 }
@@ -376,6 +383,53 @@ func amountsNeedCurrency(where *ent.PaymentWhereInput, currencyPinned bool) erro
 		if err := amountsNeedCurrency(inner, currencyPinned); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// upperCurrencies makes the currency filters of where, at any depth, match the upper-case codes
+// stored, since currency codes are case-insensitive in.
+func upperCurrencies(where *ent.PaymentWhereInput) {
+	if where == nil {
+		return
+	}
+	for _, code := range []*string{where.Currency, where.CurrencyNEQ, where.CurrencyGT, where.CurrencyGTE,
+		where.CurrencyLT, where.CurrencyLTE, where.CurrencyContains, where.CurrencyHasPrefix, where.CurrencyHasSuffix} {
+		if code != nil {
+			*code = strings.ToUpper(*code)
+		}
+	}
+	for _, codes := range [][]string{where.CurrencyIn, where.CurrencyNotIn} {
+		for i := range codes {
+			codes[i] = strings.ToUpper(codes[i])
+		}
+	}
+	upperCurrencies(where.Not)
+	for _, inner := range append(where.Or, where.And...) {
+		upperCurrencies(inner)
+	}
+}
+
+// cursorFits refuses a cursor taken under another order: its value would be compared with the
+// wrong column.
+func cursorFits(cursor *ent.Cursor, orderBy *ent.PaymentOrder, param string) error {
+	if cursor == nil {
+		return nil
+	}
+	var fits bool
+	switch {
+	case orderBy == nil || orderBy.Field == nil:
+		fits = cursor.Value == nil
+	case orderBy.Field.String() == ent.PaymentOrderFieldCreatedAt.String():
+		_, fits = cursor.Value.(time.Time)
+	default: // amount
+		switch cursor.Value.(type) {
+		case int8, int16, int32, int64, uint8, uint16, uint32, uint64:
+			fits = true
+		}
+	}
+	if !fits {
+		return apierror.ForParam(apierror.InvalidRequest, param, "the cursor belongs to another order of the list")
 	}
 	return nil
 }
