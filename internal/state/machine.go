@@ -5,7 +5,7 @@ import "slices"
 // paymentMoves is the payment lifecycle (SPEC 3): every move a payment may make. A payment is
 // born pending.
 var paymentMoves = map[PaymentStatus][]PaymentStatus{
-	PaymentPending:           {PaymentProcessing, PaymentFailed},
+	PaymentPending:           {PaymentProcessing},
 	PaymentProcessing:        {PaymentSucceeded, PaymentFailed},
 	PaymentSucceeded:         {PaymentPartiallyRefunded, PaymentRefunded},
 	PaymentPartiallyRefunded: {PaymentPartiallyRefunded, PaymentRefunded},
