@@ -323,7 +323,7 @@ func principalOf(t *testing.T, env *testEnv, token string) string {
 // TestRefundSequencesKeepTheBooks is a property test: random rounds of concurrent payments and
 // refunds over both surfaces and two servers, some retried with the same key, always leave
 // amount_refunded equal to the sum of succeeded refunds and never above the amount, no refund
-// pending, and at most one payment or refund per key.
+// pending, and at most one payment or refund per key, each named in an answer.
 func TestRefundSequencesKeepTheBooks(t *testing.T) {
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		db := pools[0]
@@ -347,6 +347,18 @@ func TestRefundSequencesKeepTheBooks(t *testing.T) {
 		}
 		var mu sync.Mutex
 		var payments []string
+		made := map[string]map[string]bool{} // key -> the ids of what requests with it answered
+		answered := func(key, id string) {
+			if id == "" {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if made[key] == nil {
+				made[key] = map[string]bool{}
+			}
+			made[key][id] = true
+		}
 		firstUse := map[string]func(){} // key -> the request it was first sent with, to retry
 		for round := range 8 {
 			var ops []func()
@@ -372,6 +384,7 @@ func TestRefundSequencesKeepTheBooks(t *testing.T) {
 						} else {
 							id = str(server.request(http.MethodPost, "/api/v1/payments", token, paymentBody(amount, currency, "4242424242424242"), "Idempotency-Key", key).data()["id"])
 						}
+						answered(key, id)
 						if id != "" {
 							mu.Lock()
 							payments = append(payments, id)
@@ -384,13 +397,17 @@ func TestRefundSequencesKeepTheBooks(t *testing.T) {
 					amount := decimal(1+rng.Int64N(p.Amount/2+1), scale[p.Currency])
 					op = func() {
 						if graphQL {
-							server.graphql(token, `mutation($in: RefundPaymentInput!) { refundPayment(input: $in) { id } }`,
+							data, _ := server.graphql(token, `mutation($in: RefundPaymentInput!) { refundPayment(input: $in) { id } }`,
 								map[string]any{"in": map[string]any{"paymentId": id, "amount": amount, "idempotencyKey": key}})
+							answered(key, str(get(data, "refundPayment", "id")))
 							return
 						}
 						r := server.request(http.MethodPost, "/api/v1/payments/"+id+"/refunds", token, map[string]any{"amount": amount}, "Idempotency-Key", key)
 						if r.status >= 500 {
 							t.Errorf("round %d: refund %s of %s = %d %s", round, amount, id, r.status, r.raw)
+						}
+						if r.status == http.StatusCreated {
+							answered(key, str(r.data()["id"]))
 						}
 					}
 				}
@@ -427,8 +444,16 @@ func TestRefundSequencesKeepTheBooks(t *testing.T) {
 				t.Errorf("%s: amount_refunded %d, succeeded refunds %d, amount %d", p.ID, p.AmountRefunded, sum, p.Amount)
 			}
 		}
-		if len(all)+refunds > len(firstUse) {
-			t.Errorf("%d payments and %d refunds made with %d keys", len(all), refunds, len(firstUse))
+		// Every key made at most one thing, and nothing was made that no answer named.
+		answers := 0
+		for key, ids := range made {
+			if len(ids) > 1 {
+				t.Errorf("key %s made %d payments or refunds: %v", key, len(ids), ids)
+			}
+			answers += len(ids)
+		}
+		if len(all)+refunds != answers {
+			t.Errorf("%d payments and %d refunds in the database, %d in answers", len(all), refunds, answers)
 		}
 	})
 }
