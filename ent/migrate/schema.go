@@ -218,6 +218,10 @@ func init() {
 		"payment_status_known":         "status IN ('pending', 'processing', 'succeeded', 'failed', 'partially_refunded', 'refunded')",
 	}
 	PaymentStatusChangesTable.ForeignKeys[0].RefTable = PaymentsTable
+	PaymentStatusChangesTable.Annotation = &entsql.Annotation{}
+	PaymentStatusChangesTable.Annotation.Checks = map[string]string{
+		"status_change_statuses_known": "\"to\" IN ('pending', 'processing', 'succeeded', 'failed', 'partially_refunded', 'refunded') AND (\"from\" IS NULL OR \"from\" IN ('pending', 'processing', 'succeeded', 'failed', 'partially_refunded', 'refunded'))",
+	}
 	RefreshTokensTable.ForeignKeys[0].RefTable = UsersTable
 	RefundsTable.ForeignKeys[0].RefTable = PaymentsTable
 	RefundsTable.Annotation = &entsql.Annotation{}

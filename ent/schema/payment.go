@@ -73,13 +73,16 @@ func (Payment) Indexes() []ent.Index {
 	}
 }
 
+// paymentStatuses are the statuses of state.PaymentStatus, as SQL, for the CHECKs that hold them.
+const paymentStatuses = "('pending', 'processing', 'succeeded', 'failed', 'partially_refunded', 'refunded')"
+
 func (Payment) Annotations() []schema.Annotation {
 	return []schema.Annotation{
 		// The database holds the money invariants too, whatever code writes to it.
 		entsql.Checks(map[string]string{
 			"payment_amount_positive":      "amount > 0",
 			"payment_refund_within_amount": "amount_refunded >= 0 AND amount_refunded <= amount",
-			"payment_status_known":         "status IN ('pending', 'processing', 'succeeded', 'failed', 'partially_refunded', 'refunded')",
+			"payment_status_known":         "status IN " + paymentStatuses,
 		}),
 		entgql.QueryField().Directives(hasScope("payments:read")),
 		entgql.RelayConnection(),

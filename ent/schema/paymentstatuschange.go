@@ -3,6 +3,7 @@ package schema
 import (
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
@@ -46,5 +47,10 @@ func (PaymentStatusChange) Indexes() []ent.Index {
 }
 
 func (PaymentStatusChange) Annotations() []schema.Annotation {
-	return []schema.Annotation{entgql.Type("StatusChange"), entgql.Skip(entgql.SkipWhereInput, entgql.SkipOrderField)}
+	return []schema.Annotation{
+		entsql.Checks(map[string]string{
+			"status_change_statuses_known": `"to" IN ` + paymentStatuses + ` AND ("from" IS NULL OR "from" IN ` + paymentStatuses + `)`,
+		}),
+		entgql.Type("StatusChange"), entgql.Skip(entgql.SkipWhereInput, entgql.SkipOrderField),
+	}
 }

@@ -87,11 +87,19 @@ func TestDatabaseHoldsTheMoneyInvariants(t *testing.T) {
 			"negative refund":     "UPDATE payments SET amount_refunded = -1 WHERE id = $1",
 			"zero amount":         "UPDATE payments SET amount = 0 WHERE id = $1",
 			"unknown status":      "UPDATE payments SET status = 'paid' WHERE id = $1",
+			"history to unknown": `INSERT INTO payment_status_changes (id, "from", "to", at, payment_id)
+				VALUES ('psc_1', 'pending', 'paid', '2026-01-01T00:00:00Z', $1)`,
+			"history from unknown": `INSERT INTO payment_status_changes (id, "from", "to", at, payment_id)
+				VALUES ('psc_2', 'paid', 'pending', '2026-01-01T00:00:00Z', $1)`,
 		}
 		for name, statement := range statements {
 			if _, err := db.SQL.ExecContext(ctx, statement, p.ID); err == nil {
 				t.Errorf("%s: the database accepted it", name)
 			}
+		}
+		if _, err := db.SQL.ExecContext(ctx, `INSERT INTO payment_status_changes (id, "from", "to", at, payment_id)
+			VALUES ('psc_3', NULL, 'pending', '2026-01-01T00:00:00Z', $1)`, p.ID); err != nil {
+			t.Errorf("the first history entry: %v", err)
 		}
 		if _, err := db.SQL.ExecContext(ctx, "UPDATE payments SET amount_refunded = 1000 WHERE id = $1", p.ID); err != nil {
 			t.Errorf("refunding exactly the amount: %v", err)
