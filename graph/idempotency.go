@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -21,6 +22,8 @@ import (
 // (createPayment, refundPayment), with input.idempotencyKey or else the Idempotency-Key header,
 // gets its first response stored and replayed (extensions.idempotentReplayed), in the same key
 // space as REST. Other mutations (login, refreshToken) are never stored: their answers are secrets.
+// A request refused before the mutation's resolver ran (invalid variables, the complexity limit)
+// did nothing, so its key is released for the corrected retry, as REST does for a bad request.
 type idempotentMutations struct {
 	store  *idempotency.Store
 	logger *slog.Logger
@@ -29,6 +32,7 @@ type idempotentMutations struct {
 var _ interface {
 	graphql.HandlerExtension
 	graphql.ResponseInterceptor
+	graphql.FieldInterceptor
 } = idempotentMutations{}
 
 func (idempotentMutations) ExtensionName() string { return "IdempotentMutations" }
@@ -68,15 +72,47 @@ func (m idempotentMutations) InterceptResponse(ctx context.Context, next graphql
 		replay.Extensions["idempotentReplayed"] = true
 		return &replay
 	}
-	resp := next(ctx)
-	body, err := json.Marshal(resp)
-	if err == nil {
-		err = m.store.Finish(ctx, principal.Subject, key, idempotency.Response{Status: responseStatus(resp, field), Body: body})
+	run := &keyedRun{alias: field.Alias}
+	resp := next(context.WithValue(ctx, keyedRunKey{}, run))
+	if run.started.Load() {
+		err = m.finish(ctx, principal.Subject, key, resp, field)
+	} else {
+		err = m.store.Release(ctx, principal.Subject, key)
 	}
 	if err != nil {
 		m.logger.ErrorContext(ctx, "storing an idempotent response failed", "request_id", web.RequestID(ctx), "error", err)
 	}
 	return resp
+}
+
+// finish stores the response of a request whose mutation ran, for replay.
+func (m idempotentMutations) finish(ctx context.Context, principal, key string, resp *graphql.Response, field graphql.CollectedField) error {
+	body, err := json.Marshal(resp)
+	if err != nil {
+		return err
+	}
+	return m.store.Finish(ctx, principal, key, idempotency.Response{Status: responseStatus(resp, field), Body: body})
+}
+
+// keyedRun follows the keyed mutation through execution: whether its resolver started tells a
+// request that may have done something (whose answer, even data: null, is kept) from one refused
+// before anything ran.
+type keyedRun struct {
+	alias   string
+	started atomic.Bool
+}
+
+type keyedRunKey struct{}
+
+// InterceptField marks the keyed mutation's resolver as started. It runs once the field's
+// arguments are decoded, before its directives and resolver.
+func (idempotentMutations) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+	if run, ok := ctx.Value(keyedRunKey{}).(*keyedRun); ok {
+		if fc := graphql.GetFieldContext(ctx); fc.Object == "Mutation" && fc.Field.Alias == run.alias {
+			run.started.Store(true)
+		}
+	}
+	return next(ctx)
 }
 
 // moneyMutations are the mutations idempotency keys apply to.

@@ -135,15 +135,20 @@ func Keeps(status int) bool {
 func (s *Store) Finish(ctx context.Context, principal, key string, resp Response) error {
 	ctx = context.WithoutCancel(ctx)
 	if !Keeps(resp.Status) {
-		_, err := s.client.IdempotencyKey.Delete().
-			Where(idempotencykey.PrincipalEQ(principal), idempotencykey.KeyEQ(key), idempotencykey.ResponseStatusIsNil()).
-			Exec(ctx)
-		return err
+		return s.Release(ctx, principal, key)
 	}
 	return s.client.IdempotencyKey.Update().
 		Where(idempotencykey.PrincipalEQ(principal), idempotencykey.KeyEQ(key), idempotencykey.ResponseStatusIsNil()).
 		SetResponseStatus(resp.Status).SetResponseBody(resp.Body).ClearLockedAt().
 		Exec(ctx)
+}
+
+// Release frees the key of the request holding it, which did nothing, so that a retry runs.
+func (s *Store) Release(ctx context.Context, principal, key string) error {
+	_, err := s.client.IdempotencyKey.Delete().
+		Where(idempotencykey.PrincipalEQ(principal), idempotencykey.KeyEQ(key), idempotencykey.ResponseStatusIsNil()).
+		Exec(context.WithoutCancel(ctx))
+	return err
 }
 
 // Purge deletes the keys whose replay window has passed.

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"entgo.io/ent/dialect"
+
+	"github.com/paygate/paygate/ent/idempotencykey"
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/database/databasetest"
+)
+
+// TestGraphQLKeyOfRequestRefusedBeforeExecutionIsReleased: a request refused before the mutation's
+// resolver ran did nothing, so its key stays free for the corrected retry, as over REST.
+func TestGraphQLKeyOfRequestRefusedBeforeExecutionIsReleased(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db)
+		token := env.tokenFor("operator")
+		post := func(query string, in map[string]any, headers ...string) response {
+			return env.request(http.MethodPost, "/query", token, map[string]any{"query": query, "variables": map[string]any{"in": in}}, headers...)
+		}
+
+		// Variables that fail coercion: nothing ran, and another bad request is not a replay.
+		noCurrency := gqlPaymentInput("8.00", "EUR", "4242424242424242")
+		delete(noCurrency, "currency")
+		badMonth := gqlPaymentInput("8.00", "EUR", "4242424242424242")
+		badMonth["card"].(map[string]any)["expMonth"] = "twelve"
+		for _, in := range []map[string]any{noCurrency, badMonth} {
+			r := post(createPaymentMutation, in, "Idempotency-Key", "coercion")
+			if get(r.body, "errors", 0, "path", 0) != "variable" || get(r.body, "extensions", "idempotentReplayed") != nil {
+				t.Errorf("invalid variables = %s", r.raw)
+			}
+		}
+		r := post(createPaymentMutation, gqlPaymentInput("8.00", "EUR", "4242424242424242"), "Idempotency-Key", "coercion")
+		if get(r.body, "data", "createPayment", "id") == nil || get(r.body, "extensions", "idempotentReplayed") != nil {
+			t.Errorf("corrected retry after invalid variables = %s", r.raw)
+		}
+
+		// Over the complexity limit: nothing ran, nothing is stored, a smaller selection runs.
+		var selection strings.Builder
+		for i := range 1001 {
+			fmt.Fprintf(&selection, " f%d: id", i)
+		}
+		tooComplex := `mutation($in: CreatePaymentInput!) { createPayment(input: $in) {` + selection.String() + ` } }`
+		in := gqlPaymentInput("9.00", "EUR", "4242424242424242")
+		in["idempotencyKey"] = "complex"
+		if r := post(tooComplex, in); str(get(r.body, "errors", 0, "extensions", "code")) != "COMPLEXITY_LIMIT_EXCEEDED" {
+			t.Errorf("over the complexity limit = %.300s", r.raw)
+		}
+		if n, _ := db.Ent.IdempotencyKey.Query().Where(idempotencykey.KeyEQ("complex")).Count(context.Background()); n != 0 {
+			t.Error("the key of a request over the complexity limit is still held")
+		}
+		r = post(createPaymentMutation, in)
+		if get(r.body, "data", "createPayment", "id") == nil || get(r.body, "extensions", "idempotentReplayed") != nil {
+			t.Errorf("retry within the complexity limit = %s", r.raw)
+		}
+		if n := env.paymentCount(); n != 2 {
+			t.Errorf("%d payments, want 2", n)
+		}
+
+		// A resolver that failed answers data: null too, but it may have done something: its
+		// outcome is kept and replayed, never run again.
+		refusePaymentInserts(t, db)
+		failing := gqlPaymentInput("6.00", "EUR", "4242424242424242")
+		failing["idempotencyKey"] = "resolver-failed"
+		first := post(createPaymentMutation, failing)
+		if str(get(first.body, "errors", 0, "extensions", "code")) != "internal_error" || get(first.body, "data") != nil {
+			t.Errorf("failing resolver = %s", first.raw)
+		}
+		again := post(createPaymentMutation, failing)
+		if get(again.body, "extensions", "idempotentReplayed") != true || str(get(again.body, "errors", 0, "extensions", "code")) != "internal_error" {
+			t.Errorf("failing resolver retried = %s", again.raw)
+		}
+	})
+}
+
+// refusePaymentInserts makes every new payment fail in the database, as an outage would.
+func refusePaymentInserts(t *testing.T, db *database.DB) {
+	t.Helper()
+	statements := []string{`CREATE TRIGGER refuse_payments BEFORE INSERT ON payments BEGIN SELECT RAISE(ABORT, 'refused'); END`}
+	if db.Dialect != dialect.SQLite {
+		statements = []string{
+			`CREATE FUNCTION refuse_payments() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$`,
+			`CREATE TRIGGER refuse_payments BEFORE INSERT ON payments FOR EACH ROW EXECUTE FUNCTION refuse_payments()`,
+		}
+	}
+	for _, statement := range statements {
+		if _, err := db.SQL.Exec(statement); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
