@@ -10,6 +10,7 @@ import (
 	"entgo.io/ent/dialect"
 
 	"github.com/paygate/paygate/ent/idempotencykey"
+	"github.com/paygate/paygate/ent/user"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 )
@@ -74,6 +75,47 @@ func TestGraphQLKeyOfRequestRefusedBeforeExecutionIsReleased(t *testing.T) {
 		again := post(createPaymentMutation, failing)
 		if get(again.body, "extensions", "idempotentReplayed") != true || str(get(again.body, "errors", 0, "extensions", "code")) != "internal_error" {
 			t.Errorf("failing resolver retried = %s", again.raw)
+		}
+	})
+}
+
+// TestGraphQLReplayNeedsTheFieldScope: a key is per user, not per token; a token of the same user
+// without the mutation's scope is refused, as over REST, not answered the stored replay.
+func TestGraphQLReplayNeedsTheFieldScope(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db)
+		u, err := db.Ent.User.Create().SetEmail("ops@example.com").SetPasswordHash("!").SetRole(user.RoleOperator).Save(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens := map[string]string{}
+		for _, role := range []string{"operator", "developer", "viewer"} {
+			if tokens[role], err = env.svc.auth.Tokens().Issue(u.ID, role); err != nil {
+				t.Fatal(err)
+			}
+		}
+		in := gqlPaymentInput("8.00", "EUR", "4242424242424242")
+		in["idempotencyKey"] = "pay-once"
+		id := str(get(env.mustGraphQL(tokens["operator"], createPaymentMutation, map[string]any{"in": in}), "createPayment", "id"))
+		refundMutation := `mutation($in: RefundPaymentInput!) { refundPayment(input: $in) { id } }`
+		refund := map[string]any{"paymentId": id, "amount": "1.00", "idempotencyKey": "refund-once"}
+		env.mustGraphQL(tokens["operator"], refundMutation, map[string]any{"in": refund})
+
+		for _, tt := range []struct {
+			role, query string
+			in          map[string]any
+		}{
+			{"viewer", createPaymentMutation, in}, // lacks payments:write
+			{"developer", refundMutation, refund}, // lacks refunds:write
+		} {
+			r := env.request(http.MethodPost, "/query", tokens[tt.role], map[string]any{"query": tt.query, "variables": map[string]any{"in": tt.in}})
+			if str(get(r.body, "errors", 0, "extensions", "code")) != "forbidden" || get(r.body, "data") != nil || get(r.body, "extensions", "idempotentReplayed") != nil {
+				t.Errorf("%s replaying an operator's mutation = %s", tt.role, r.raw)
+			}
+		}
+		rest := env.request(http.MethodPost, "/api/v1/payments", tokens["viewer"], paymentBody("8.00", "EUR", "4242424242424242"), "Idempotency-Key", "pay-once")
+		if rest.status != http.StatusForbidden {
+			t.Errorf("viewer over REST = %d %s", rest.status, rest.raw)
 		}
 	})
 }

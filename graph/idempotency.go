@@ -55,6 +55,11 @@ func (m idempotentMutations) InterceptResponse(ctx context.Context, next graphql
 	if key == "" {
 		return next(ctx)
 	}
+	// @hasScope runs only when the field does: checked here, before a replay could answer a
+	// principal without the scope what one holding it stored.
+	if err := requireFieldScope(ctx, field); err != nil {
+		return errorResponse(err)
+	}
 	variables, _ := json.Marshal(oc.Variables)
 	fingerprint := m.store.Fingerprint([]byte("graphql"), []byte(oc.RawQuery), []byte(oc.OperationName), variables)
 	stored, err := m.store.Begin(ctx, principal.Subject, key, fingerprint)
@@ -156,6 +161,15 @@ func keyedMutation(oc *graphql.OperationContext) (field graphql.CollectedField, 
 		return field, inputKey, nil
 	}
 	return field, header, nil
+}
+
+// requireFieldScope checks the scope the field's @hasScope directive demands, as the directive does.
+func requireFieldScope(ctx context.Context, field graphql.CollectedField) error {
+	hasScope := field.Definition.Directives.ForName("hasScope")
+	if hasScope == nil {
+		return nil
+	}
+	return auth.RequireScope(ctx, hasScope.Arguments.ForName("scope").Value.Raw)
 }
 
 // responseStatus is the HTTP status a REST twin would have answered, which decides whether the
