@@ -2,6 +2,7 @@ package rest
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
 
@@ -39,12 +40,27 @@ func (h *Handlers) idempotent(next http.HandlerFunc) http.HandlerFunc {
 			w.Write(stored.Body)
 			return
 		}
+		defer func() {
+			if v := recover(); v != nil {
+				// The handler may have charged the card before it panicked: store the 500 that
+				// Recover answers, so that a retry replays it rather than charging again.
+				status, body := web.ErrorResponse(r, errors.New("panic"))
+				h.finish(r, principal.Subject, key, idempotency.Response{Status: status, Body: body})
+				panic(v)
+			}
+		}()
 		rec := &responseCopy{ResponseWriter: w, status: http.StatusOK}
 		next(rec, r)
-		if err := h.idempotency.Finish(r.Context(), principal.Subject, key, idempotency.Response{Status: rec.status, Body: rec.body.Bytes()}); err != nil {
-			web.Logger(r.Context()).ErrorContext(r.Context(), "storing an idempotent response failed",
-				"request_id", web.RequestID(r.Context()), "error", err)
-		}
+		h.finish(r, principal.Subject, key, idempotency.Response{Status: rec.status, Body: rec.body.Bytes()})
+	}
+}
+
+// finish stores the response of the request holding key; a failure is logged, as the answer
+// has been given.
+func (h *Handlers) finish(r *http.Request, principal, key string, resp idempotency.Response) {
+	if err := h.idempotency.Finish(r.Context(), principal, key, resp); err != nil {
+		web.Logger(r.Context()).ErrorContext(r.Context(), "storing an idempotent response failed",
+			"request_id", web.RequestID(r.Context()), "error", err)
 	}
 }
 

@@ -3,6 +3,7 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 
@@ -41,7 +42,20 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error, data any) {
 		Logger(r.Context()).ErrorContext(r.Context(), "request failed",
 			"request_id", RequestID(r.Context()), "error", err)
 	}
-	write(w, apiErr.Code.HTTPStatus(), envelope{
+	write(w, apiErr.Code.HTTPStatus(), errorEnvelope(r, apiErr, data))
+}
+
+// ErrorResponse returns the status and body WriteError would answer err with, for a response
+// that is kept rather than sent. It logs nothing.
+func ErrorResponse(r *http.Request, err error) (status int, body []byte) {
+	apiErr := apierror.From(err)
+	var buf bytes.Buffer
+	json.NewEncoder(&buf).Encode(errorEnvelope(r, apiErr, nil))
+	return apiErr.Code.HTTPStatus(), buf.Bytes()
+}
+
+func errorEnvelope(r *http.Request, apiErr *apierror.Error, data any) envelope {
+	return envelope{
 		Data: data,
 		Error: &errorBody{
 			Code:      apiErr.Code,
@@ -49,7 +63,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error, data any) {
 			Param:     apiErr.Param,
 			RequestID: RequestID(r.Context()),
 		},
-	})
+	}
 }
 
 func write(w http.ResponseWriter, status int, body envelope) {
