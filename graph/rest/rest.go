@@ -9,7 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/paygate/paygate/ent"
@@ -91,8 +94,9 @@ func decodeOptional(r *http.Request, dst any) error {
 	return decode(r, dst)
 }
 
-// decode reads a JSON object body into dst strictly: unknown fields, wrong types, trailing data
-// and malformed JSON are invalid_request errors naming the field when there is one.
+// decode reads a JSON object body into dst strictly: unknown fields (names are case-sensitive),
+// wrong types, trailing data and malformed JSON are invalid_request errors naming the field when
+// there is one.
 func decode(r *http.Request, dst any) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -101,8 +105,13 @@ func decode(r *http.Request, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return apierror.New(apierror.InvalidRequest, "the request body must be a JSON object")
 	}
+	var value any
+	if json.Unmarshal(body, &value) == nil { // malformed JSON is reported by decoding it below
+		if err := checkFieldNames(value, reflect.TypeOf(dst), ""); err != nil {
+			return err
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
 	dec.UseNumber()
 	err = dec.Decode(dst)
 	if err == nil {
@@ -120,9 +129,6 @@ func decode(r *http.Request, dst any) error {
 		return apierror.ForParam(apierror.InvalidRequest, typeErr.Field, fmt.Sprintf("%s must be a %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String())))
 	case errors.As(err, &typeErr):
 		return apierror.New(apierror.InvalidRequest, "the request body must be a JSON object")
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return apierror.ForParam(apierror.InvalidRequest, field, "unknown field "+field)
 	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):
 		return apierror.New(apierror.InvalidRequest, "the request body is not valid JSON")
 	default:
@@ -132,6 +138,75 @@ func decode(r *http.Request, dst any) error {
 		}
 		return apierror.New(apierror.InvalidRequest, "the request body is not valid JSON: "+err.Error())
 	}
+}
+
+// checkFieldNames refuses every JSON object key that is not exactly the name of a field of the
+// struct it decodes into. encoding/json matches names case-insensitively, the last match winning,
+// so {"Amount":"500.00","amount":"1.00"} would mean 1.00 to the handler while the idempotency
+// fingerprint, which sees the keys as written, cannot tell it from the same keys in the other
+// order, which means 500.00. With exact names only, a body means what it spells.
+func checkFieldNames(value any, t reflect.Type, path string) error {
+	if t.Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+		return nil // the type reads its own JSON
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return checkFieldNames(value, t.Elem(), path)
+	case reflect.Slice, reflect.Array:
+		list, _ := value.([]any)
+		for i, item := range list {
+			if err := checkFieldNames(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map: // any key is allowed, as in metadata
+		object, _ := value.(map[string]any)
+		for _, key := range slices.Sorted(maps.Keys(object)) {
+			if err := checkFieldNames(object[key], t.Elem(), joinPath(path, key)); err != nil {
+				return err
+			}
+		}
+	case reflect.Struct:
+		object, _ := value.(map[string]any)
+		fields := jsonFields(t)
+		for _, key := range slices.Sorted(maps.Keys(object)) {
+			field, known := fields[key]
+			if !known {
+				return apierror.ForParam(apierror.InvalidRequest, joinPath(path, key), "unknown field "+joinPath(path, key))
+			}
+			if err := checkFieldNames(object[key], field, joinPath(path, key)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+
+// jsonFields maps the JSON names of a struct's fields, as encoding/json spells them, to their
+// types. Request structs embed no structs, so promoted fields need no handling.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	fields := map[string]reflect.Type{}
+	for field := range t.Fields() {
+		tag := field.Tag.Get("json")
+		if !field.IsExported() || tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = field.Name
+		}
+		fields[name] = field.Type
+	}
+	return fields
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
 }
 
 func jsonKind(goKind string) string {

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/database/databasetest"
+)
+
+// encoding/json matches field names case-insensitively, the last match winning, while the
+// idempotency fingerprint sees the keys as written: REST accepts only the contract's exact names,
+// so a body cannot mean one amount to the handler and share a fingerprint with another.
+func TestRESTFieldNamesAreExact(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db)
+		token := env.tokenFor("operator")
+		rest := `"currency":"USD","payment_method":"credit_card","customer":{"email":"ann@example.com"},"card":{"number":"4242424242424242","exp_month":12,"exp_year":2030,"cvc":"123"}}`
+		meansOne := `{"Amount":"500.00","amount":"1.00",` + rest
+		meansFiveHundred := `{"amount":"1.00","Amount":"500.00",` + rest
+
+		// The reviewer's case: both orders under one key. Each is refused and the key released,
+		// so the second is never answered with the first's replay.
+		for _, body := range []string{meansOne, meansFiveHundred} {
+			r := env.request(http.MethodPost, "/api/v1/payments", token, body, "Idempotency-Key", "variant")
+			if code, param := r.errorCode(); r.status != http.StatusBadRequest || code != "invalid_request" || param != "Amount" || r.header.Get("Idempotent-Replayed") != "" {
+				t.Errorf("%s: %d %q %s", body, r.status, r.header.Get("Idempotent-Replayed"), r.raw)
+			}
+		}
+
+		// A key that holds a valid request is not replayed to a variant of it either.
+		valid := `{"amount":"1.00",` + rest
+		created := env.request(http.MethodPost, "/api/v1/payments", token, valid, "Idempotency-Key", "valid")
+		if created.status != http.StatusCreated {
+			t.Fatalf("valid body = %d %s", created.status, created.raw)
+		}
+		paymentID := str(created.data()["id"])
+		if r := env.request(http.MethodPost, "/api/v1/payments", token, meansFiveHundred, "Idempotency-Key", "valid"); r.status != http.StatusUnprocessableEntity || r.header.Get("Idempotent-Replayed") != "" {
+			t.Errorf("variant under a used key = %d %q %s", r.status, r.header.Get("Idempotent-Replayed"), r.raw)
+		}
+		if n := env.paymentCount(); n != 1 {
+			t.Fatalf("%d payments, want only the valid one", n)
+		}
+
+		tests := []struct {
+			name, path, body, param string
+		}{
+			{"nested card field", "/api/v1/payments", `{"amount":"1.00","currency":"USD","payment_method":"credit_card","customer":{"email":"ann@example.com"},"card":{"Number":"4242424242424242","exp_month":12,"exp_year":2030,"cvc":"123"}}`, "card.Number"},
+			{"nested customer field", "/api/v1/payments", `{"amount":"1.00","currency":"USD","payment_method":"credit_card","customer":{"EMAIL":"ann@example.com"},"card":{"number":"4242424242424242","exp_month":12,"exp_year":2030,"cvc":"123"}}`, "customer.EMAIL"},
+			{"unknown field", "/api/v1/payments", `{"amout":"1.00",` + rest, "amout"},
+			{"refund", "/api/v1/payments/" + paymentID + "/refunds", `{"Amount":"1.00"}`, "Amount"},
+			{"login", "/api/v1/auth/login", `{"Email":"ann@example.com","password":"secret"}`, "Email"},
+			{"refresh", "/api/v1/auth/refresh", `{"Refresh_Token":"x"}`, "Refresh_Token"},
+		}
+		for _, tt := range tests {
+			r := env.request(http.MethodPost, tt.path, token, tt.body)
+			if code, param := r.errorCode(); r.status != http.StatusBadRequest || code != "invalid_request" || param != tt.param {
+				t.Errorf("%s: %d %s", tt.name, r.status, r.raw)
+			}
+		}
+		if n := env.paymentCount(); n != 1 {
+			t.Errorf("refused requests wrote payments: %d", n)
+		}
+		if n, err := db.Ent.Refund.Query().Count(context.Background()); err != nil || n != 0 {
+			t.Errorf("refused requests wrote %d refunds (%v)", n, err)
+		}
+
+		// Metadata is a map: its keys are the client's own, in any case.
+		r := env.request(http.MethodPost, "/api/v1/payments", token, `{"amount":"2.00","metadata":{"Order":"1","order":"2"},`+rest)
+		if r.status != http.StatusCreated || get(r.body, "data", "metadata", "Order") != "1" || get(r.body, "data", "metadata", "order") != "2" {
+			t.Errorf("metadata keys = %d %s", r.status, r.raw)
+		}
+	})
+}
