@@ -11,7 +11,7 @@ import (
 
 // encoding/json matches field names case-insensitively, the last match winning, while the
 // idempotency fingerprint sees the keys as written: REST accepts only the contract's exact names,
-// so a body cannot mean one amount to the handler and share a fingerprint with another.
+// each once, so a body cannot mean one amount to the handler and share a fingerprint with another.
 func TestRESTFieldNamesAreExact(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
@@ -64,6 +64,24 @@ func TestRESTFieldNamesAreExact(t *testing.T) {
 		}
 		if n, err := db.Ent.Refund.Query().Count(context.Background()); err != nil || n != 0 {
 			t.Errorf("refused requests wrote %d refunds (%v)", n, err)
+		}
+
+		// encoding/json merges a repeated object into the struct, where the fingerprint keeps only
+		// the last: two cards sent with the same repeated tail must not share a replay.
+		for _, number := range []string{"4242424242424242", "5555555555554444"} {
+			body := `{"amount":"1.00","currency":"USD","payment_method":"credit_card","customer":{"email":"ann@example.com"},` +
+				`"card":{"number":"` + number + `","exp_month":12,"exp_year":2030},"card":{"cvc":"123"}}`
+			r := env.request(http.MethodPost, "/api/v1/payments", token, body, "Idempotency-Key", "repeated")
+			if code, param := r.errorCode(); r.status != http.StatusBadRequest || code != "invalid_request" || param != "card" || r.header.Get("Idempotent-Replayed") != "" {
+				t.Errorf("repeated card %s: %d %q %s", number, r.status, r.header.Get("Idempotent-Replayed"), r.raw)
+			}
+		}
+		repeatedMetadataKey := `{"amount":"2.00","metadata":{"order":"1","order":"2"},` + rest
+		if r := env.request(http.MethodPost, "/api/v1/payments", token, repeatedMetadataKey); r.status != http.StatusBadRequest || get(r.body, "error", "param") != "metadata.order" {
+			t.Errorf("repeated metadata key = %d %s", r.status, r.raw)
+		}
+		if n := env.paymentCount(); n != 1 {
+			t.Errorf("repeated fields wrote payments: %d", n)
 		}
 
 		// Metadata is a map: its keys are the client's own, in any case.

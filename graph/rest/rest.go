@@ -95,8 +95,8 @@ func decodeOptional(r *http.Request, dst any) error {
 }
 
 // decode reads a JSON object body into dst strictly: unknown fields (names are case-sensitive),
-// wrong types, trailing data and malformed JSON are invalid_request errors naming the field when
-// there is one.
+// repeated fields, wrong types, trailing data and malformed JSON are invalid_request errors
+// naming the field when there is one.
 func decode(r *http.Request, dst any) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -105,8 +105,11 @@ func decode(r *http.Request, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return apierror.New(apierror.InvalidRequest, "the request body must be a JSON object")
 	}
-	var value any
-	if json.Unmarshal(body, &value) == nil { // malformed JSON is reported by decoding it below
+	value, err := jsonValue(json.NewDecoder(bytes.NewReader(body)), "")
+	if apiErr, ok := errors.AsType[*apierror.Error](err); ok {
+		return apiErr
+	}
+	if err == nil { // malformed JSON is reported by decoding it below
 		if err := checkFieldNames(value, reflect.TypeOf(dst), ""); err != nil {
 			return err
 		}
@@ -138,6 +141,48 @@ func decode(r *http.Request, dst any) error {
 		}
 		return apierror.New(apierror.InvalidRequest, "the request body is not valid JSON: "+err.Error())
 	}
+}
+
+// jsonValue reads the next JSON value from dec as json.Unmarshal into an any would, but refuses
+// a key repeated in one object. encoding/json merges a repeated object into the struct field it
+// fills, while the idempotency fingerprint keeps only the last one: {"card":{A},"card":{"cvc":C}}
+// would charge card A yet share a fingerprint with any other card sent the same way.
+func jsonValue(dec *json.Decoder, path string) (any, error) {
+	token, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch token {
+	case json.Delim('{'):
+		object := map[string]any{}
+		for dec.More() {
+			token, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			key := token.(string) // the decoder allows nothing else here
+			if _, repeated := object[key]; repeated {
+				return nil, apierror.ForParam(apierror.InvalidRequest, joinPath(path, key), joinPath(path, key)+" appears more than once")
+			}
+			if object[key], err = jsonValue(dec, joinPath(path, key)); err != nil {
+				return nil, err
+			}
+		}
+		_, err := dec.Token()
+		return object, err
+	case json.Delim('['):
+		list := []any{}
+		for dec.More() {
+			item, err := jsonValue(dec, fmt.Sprintf("%s[%d]", path, len(list)))
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, item)
+		}
+		_, err := dec.Token()
+		return list, err
+	}
+	return token, nil
 }
 
 // checkFieldNames refuses every JSON object key that is not exactly the name of a field of the
