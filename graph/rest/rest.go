@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/graph"
@@ -229,9 +230,15 @@ func checkFieldNames(value any, t reflect.Type, path string) error {
 
 var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
 
+// fieldsByType caches jsonFields: request types are few and fixed.
+var fieldsByType sync.Map // reflect.Type -> map[string]reflect.Type
+
 // jsonFields maps the JSON names of a struct's fields, as encoding/json spells them, to their
 // types. Request structs embed no structs, so promoted fields need no handling.
 func jsonFields(t reflect.Type) map[string]reflect.Type {
+	if fields, ok := fieldsByType.Load(t); ok {
+		return fields.(map[string]reflect.Type)
+	}
 	fields := map[string]reflect.Type{}
 	for field := range t.Fields() {
 		tag := field.Tag.Get("json")
@@ -244,6 +251,7 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 		}
 		fields[name] = field.Type
 	}
+	fieldsByType.Store(t, fields)
 	return fields
 }
 
