@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
@@ -75,13 +76,7 @@ func TestMigrationsAreIdempotentAndReadinessFollowsThem(t *testing.T) {
 func TestDatabaseHoldsTheMoneyInvariants(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		ctx := context.Background()
-		p, err := db.Ent.Payment.Create().
-			SetAmount(1000).SetCurrency("USD").SetStatus(state.PaymentSucceeded).SetPaymentMethod("credit_card").
-			SetCustomerEmail("a@example.com").SetCardBrand("visa").SetCardLast4("4242").SetCardExpMonth(12).
-			SetCardExpYear(2030).SetCardFingerprint("f").SetProvider("sandbox").Save(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := succeededPayment(t, db)
 		statements := map[string]string{
 			"refund above amount": "UPDATE payments SET amount_refunded = 1001 WHERE id = $1",
 			"negative refund":     "UPDATE payments SET amount_refunded = -1 WHERE id = $1",
@@ -110,13 +105,7 @@ func TestDatabaseHoldsTheMoneyInvariants(t *testing.T) {
 func TestTimesCompareAsInstantsWhateverTheirZone(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		ctx := context.Background()
-		p, err := db.Ent.Payment.Create().
-			SetAmount(1000).SetCurrency("USD").SetStatus(state.PaymentSucceeded).SetPaymentMethod("credit_card").
-			SetCustomerEmail("a@example.com").SetCardBrand("visa").SetCardLast4("4242").SetCardExpMonth(12).
-			SetCardExpYear(2030).SetCardFingerprint("f").SetProvider("sandbox").Save(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := succeededPayment(t, db)
 		// East of UTC the local text of an earlier instant sorts after the UTC text of a later one,
 		// and west of it the other way round.
 		for _, zone := range []*time.Location{time.FixedZone("UTC+9", 9*3600), time.FixedZone("UTC-5", -5*3600)} {
@@ -130,4 +119,17 @@ func TestTimesCompareAsInstantsWhateverTheirZone(t *testing.T) {
 			}
 		}
 	})
+}
+
+// succeededPayment writes a payment of 10.00 USD straight to the database.
+func succeededPayment(t *testing.T, db *database.DB) *ent.Payment {
+	t.Helper()
+	p, err := db.Ent.Payment.Create().
+		SetAmount(1000).SetCurrency("USD").SetStatus(state.PaymentSucceeded).SetPaymentMethod("credit_card").
+		SetCustomerEmail("a@example.com").SetCardBrand("visa").SetCardLast4("4242").SetCardExpMonth(12).
+		SetCardExpYear(2030).SetCardFingerprint("f").SetProvider("sandbox").Save(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
