@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,7 +61,7 @@ func TestCardDataIsNeverStoredOrLogged(t *testing.T) {
 			t.Fatalf("only %d payments recorded; the flows did not run", env.paymentCount())
 		}
 
-		dump := dumpDatabase(t, db.SQL)
+		dump, columns := dumpDatabase(t, db.SQL)
 		logs := env.logs.String()
 		if !strings.Contains(logs, `"path":"/api/v1/payments"`) {
 			t.Fatal("the access log was not captured")
@@ -81,14 +82,18 @@ func TestCardDataIsNeverStoredOrLogged(t *testing.T) {
 				t.Errorf("CVC %s is in the logs", cvc)
 			}
 		}
-		if strings.Contains(strings.ToLower(dump), "cvc") || strings.Contains(strings.ToLower(logs), "cvc") {
+		// By name: a column, or a JSON key in a stored body or a log line. Not any "cvc" in the
+		// dump, which random ids and hashes spell now and then.
+		if slices.ContainsFunc(columns, func(c string) bool { return strings.Contains(c, "cvc") }) ||
+			strings.Contains(strings.ToLower(dump), `"cvc`) || strings.Contains(strings.ToLower(logs), `"cvc`) {
 			t.Error("something named cvc is stored or logged")
 		}
 	})
 }
 
-// dumpDatabase renders every value of every table as |value|value|... lines.
-func dumpDatabase(t *testing.T, db *sql.DB) string {
+// dumpDatabase renders every value of every table as |value|value|... lines, and lists the
+// tables' column names.
+func dumpDatabase(t *testing.T, db *sql.DB) (dump string, columnNames []string) {
 	t.Helper()
 	tables := []string{"payments", "payment_status_changes", "refunds", "idempotency_keys", "users", "refresh_tokens", "schema_migrations"}
 	var out strings.Builder
@@ -98,6 +103,7 @@ func dumpDatabase(t *testing.T, db *sql.DB) string {
 			t.Fatalf("reading %s: %v", table, err)
 		}
 		columns, _ := rows.Columns()
+		columnNames = append(columnNames, columns...)
 		for rows.Next() {
 			values := make([]any, len(columns))
 			pointers := make([]any, len(columns))
@@ -118,5 +124,5 @@ func dumpDatabase(t *testing.T, db *sql.DB) string {
 		}
 		rows.Close()
 	}
-	return out.String()
+	return out.String(), columnNames
 }
