@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/paygate/paygate/internal/database"
@@ -82,6 +83,14 @@ func TestRESTFieldNamesAreExact(t *testing.T) {
 		}
 		if n := env.paymentCount(); n != 1 {
 			t.Errorf("repeated fields wrote payments: %d", n)
+		}
+
+		// A deeply nested body is refused for its depth, unauthenticated too, before reading it
+		// through costs memory and time growing with the square of the depth.
+		deep := `{"email":` + strings.Repeat("[", 1000) + `}`
+		if r := env.request(http.MethodPost, "/api/v1/auth/login", "", deep); r.status != http.StatusBadRequest ||
+			!strings.Contains(str(get(r.body, "error", "message")), "nests deeper") {
+			t.Errorf("deeply nested body = %d %.300s", r.status, r.raw)
 		}
 
 		// Metadata is a map: its keys are the client's own, in any case.

@@ -106,7 +106,7 @@ func decode(r *http.Request, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return apierror.New(apierror.InvalidRequest, "the request body must be a JSON object")
 	}
-	value, err := jsonValue(json.NewDecoder(bytes.NewReader(body)), "")
+	value, err := jsonValue(json.NewDecoder(bytes.NewReader(body)), "", 0)
 	if apiErr, ok := errors.AsType[*apierror.Error](err); ok {
 		return apiErr
 	}
@@ -144,14 +144,21 @@ func decode(r *http.Request, dst any) error {
 	}
 }
 
+// maxBodyDepth bounds the nesting of a REST request body: the deepest request holds a few levels.
+const maxBodyDepth = 16
+
 // jsonValue reads the next JSON value from dec as json.Unmarshal into an any would, but refuses
 // a key repeated in one object. encoding/json merges a repeated object into the struct field it
 // fills, while the idempotency fingerprint keeps only the last one: {"card":{A},"card":{"cvc":C}}
 // would charge card A yet share a fingerprint with any other card sent the same way.
-func jsonValue(dec *json.Decoder, path string) (any, error) {
+func jsonValue(dec *json.Decoder, path string, depth int) (any, error) {
 	token, err := dec.Token()
 	if err != nil {
 		return nil, err
+	}
+	if (token == json.Delim('{') || token == json.Delim('[')) && depth == maxBodyDepth {
+		// Request bodies are shallow; a deeper one is refused before it costs memory or time.
+		return nil, apierror.ForParam(apierror.InvalidRequest, path, fmt.Sprintf("the request body nests deeper than %d levels", maxBodyDepth))
 	}
 	switch token {
 	case json.Delim('{'):
@@ -165,7 +172,7 @@ func jsonValue(dec *json.Decoder, path string) (any, error) {
 			if _, repeated := object[key]; repeated {
 				return nil, apierror.ForParam(apierror.InvalidRequest, joinPath(path, key), joinPath(path, key)+" appears more than once")
 			}
-			if object[key], err = jsonValue(dec, joinPath(path, key)); err != nil {
+			if object[key], err = jsonValue(dec, joinPath(path, key), depth+1); err != nil {
 				return nil, err
 			}
 		}
@@ -174,7 +181,7 @@ func jsonValue(dec *json.Decoder, path string) (any, error) {
 	case json.Delim('['):
 		list := []any{}
 		for dec.More() {
-			item, err := jsonValue(dec, fmt.Sprintf("%s[%d]", path, len(list)))
+			item, err := jsonValue(dec, fmt.Sprintf("%s[%d]", path, len(list)), depth+1)
 			if err != nil {
 				return nil, err
 			}
