@@ -9,10 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"reflect"
-	"slices"
 	"strings"
 	"sync"
 
@@ -106,14 +104,9 @@ func decode(r *http.Request, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return apierror.New(apierror.InvalidRequest, "the request body must be a JSON object")
 	}
-	value, err := jsonValue(json.NewDecoder(bytes.NewReader(body)), "", 0)
-	if apiErr, ok := errors.AsType[*apierror.Error](err); ok {
+	// Malformed JSON is left to the decoding below, which says what is wrong with it.
+	if apiErr, ok := errors.AsType[*apierror.Error](checkFields(json.NewDecoder(bytes.NewReader(body)), reflect.TypeOf(dst), "", 0)); ok {
 		return apiErr
-	}
-	if err == nil { // malformed JSON is reported by decoding it below
-		if err := checkFieldNames(value, reflect.TypeOf(dst), ""); err != nil {
-			return err
-		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -147,92 +140,72 @@ func decode(r *http.Request, dst any) error {
 // maxBodyDepth bounds the nesting of a REST request body: the deepest request holds a few levels.
 const maxBodyDepth = 16
 
-// jsonValue reads the next JSON value from dec as json.Unmarshal into an any would, but refuses
-// a key repeated in one object. encoding/json merges a repeated object into the struct field it
-// fills, while the idempotency fingerprint keeps only the last one: {"card":{A},"card":{"cvc":C}}
-// would charge card A yet share a fingerprint with any other card sent the same way.
-func jsonValue(dec *json.Decoder, path string, depth int) (any, error) {
+// checkFields reads the next JSON value from dec against t, the type it decodes into, and refuses
+// what encoding/json would take silently but the idempotency fingerprint would read otherwise:
+//   - a key that is not exactly a field's name: encoding/json matches names case-insensitively,
+//     the last match winning, so {"Amount":"500.00","amount":"1.00"} would mean 1.00 to the
+//     handler yet share a fingerprint with the same keys in the other order, which means 500.00;
+//   - a key repeated in one object: encoding/json merges a repeated object into the field it
+//     fills, so {"card":{A},"card":{"cvc":C}} would charge card A yet share a fingerprint with any
+//     other card sent the same way.
+//
+// Map keys (metadata) are the client's own, in any case. It reads in one pass, building nothing.
+func checkFields(dec *json.Decoder, t reflect.Type, path string, depth int) error {
 	token, err := dec.Token()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if (token == json.Delim('{') || token == json.Delim('[')) && depth == maxBodyDepth {
+	if token != json.Delim('{') && token != json.Delim('[') {
+		return nil
+	}
+	if depth == maxBodyDepth {
 		// Request bodies are shallow; a deeper one is refused before it costs memory or time.
-		return nil, apierror.ForParam(apierror.InvalidRequest, path, fmt.Sprintf("the request body nests deeper than %d levels", maxBodyDepth))
+		return apierror.ForParam(apierror.InvalidRequest, path, fmt.Sprintf("the request body nests deeper than %d levels", maxBodyDepth))
 	}
-	switch token {
-	case json.Delim('{'):
-		object := map[string]any{}
-		for dec.More() {
-			token, err := dec.Token()
-			if err != nil {
-				return nil, err
-			}
-			key := token.(string) // the decoder allows nothing else here
-			if _, repeated := object[key]; repeated {
-				return nil, apierror.ForParam(apierror.InvalidRequest, joinPath(path, key), joinPath(path, key)+" appears more than once")
-			}
-			if object[key], err = jsonValue(dec, joinPath(path, key), depth+1); err != nil {
-				return nil, err
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t != nil && (t.Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(jsonUnmarshaler)) {
+		t = nil // the type reads its own JSON: its insides are not field names
+	}
+	var elem reflect.Type // what the items decode into; nil where decoding will fail on the type
+	if t != nil && (t.Kind() == reflect.Map || t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+		elem = t.Elem()
+	}
+	if token == json.Delim('[') {
+		for i := 0; dec.More(); i++ {
+			if err := checkFields(dec, elem, fmt.Sprintf("%s[%d]", path, i), depth+1); err != nil {
+				return err
 			}
 		}
 		_, err := dec.Token()
-		return object, err
-	case json.Delim('['):
-		list := []any{}
-		for dec.More() {
-			item, err := jsonValue(dec, fmt.Sprintf("%s[%d]", path, len(list)), depth+1)
-			if err != nil {
-				return nil, err
-			}
-			list = append(list, item)
-		}
-		_, err := dec.Token()
-		return list, err
+		return err
 	}
-	return token, nil
-}
-
-// checkFieldNames refuses every JSON object key that is not exactly the name of a field of the
-// struct it decodes into. encoding/json matches names case-insensitively, the last match winning,
-// so {"Amount":"500.00","amount":"1.00"} would mean 1.00 to the handler while the idempotency
-// fingerprint, which sees the keys as written, cannot tell it from the same keys in the other
-// order, which means 500.00. With exact names only, a body means what it spells.
-func checkFieldNames(value any, t reflect.Type, path string) error {
-	if t.Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(jsonUnmarshaler) {
-		return nil // the type reads its own JSON
-	}
-	switch t.Kind() {
-	case reflect.Pointer:
-		return checkFieldNames(value, t.Elem(), path)
-	case reflect.Slice, reflect.Array:
-		list, _ := value.([]any)
-		for i, item := range list {
-			if err := checkFieldNames(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
+	seen := map[string]bool{}
+	for dec.More() {
+		token, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key := token.(string) // the decoder allows nothing else here
+		keyPath := joinPath(path, key)
+		if seen[key] {
+			return apierror.ForParam(apierror.InvalidRequest, keyPath, keyPath+" appears more than once")
+		}
+		seen[key] = true
+		fieldType := elem
+		if t != nil && t.Kind() == reflect.Struct {
+			var known bool
+			if fieldType, known = jsonFields(t)[key]; !known {
+				return apierror.ForParam(apierror.InvalidRequest, keyPath, "unknown field "+keyPath)
 			}
 		}
-	case reflect.Map: // any key is allowed, as in metadata
-		object, _ := value.(map[string]any)
-		for _, key := range slices.Sorted(maps.Keys(object)) {
-			if err := checkFieldNames(object[key], t.Elem(), joinPath(path, key)); err != nil {
-				return err
-			}
-		}
-	case reflect.Struct:
-		object, _ := value.(map[string]any)
-		fields := jsonFields(t)
-		for _, key := range slices.Sorted(maps.Keys(object)) {
-			field, known := fields[key]
-			if !known {
-				return apierror.ForParam(apierror.InvalidRequest, joinPath(path, key), "unknown field "+joinPath(path, key))
-			}
-			if err := checkFieldNames(object[key], field, joinPath(path, key)); err != nil {
-				return err
-			}
+		if err := checkFields(dec, fieldType, keyPath, depth+1); err != nil {
+			return err
 		}
 	}
-	return nil
+	_, err = dec.Token()
+	return err
 }
 
 var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
