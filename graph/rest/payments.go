@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/graph/model"
@@ -163,6 +164,9 @@ func listFilter(q url.Values) (*ent.PaymentWhereInput, error) {
 		}
 	}
 	if email := q.Get("customer_email"); email != "" {
+		if utf8.RuneCountInString(email) > payment.MaxFilterText {
+			return nil, apierror.ForParam(apierror.InvalidRequest, "customer_email", fmt.Sprintf("customer_email is longer than %d characters", payment.MaxFilterText))
+		}
 		where.CustomerEmail = &email
 	}
 	// Amounts are decimals of one currency, so an amount filter needs the currency.

@@ -20,6 +20,14 @@ import (
 
 const maxRefundReason = 500
 
+// MaxRefunds is the most refunds one payment takes, failed ones included, so that a payment's
+// refunds and its status history are lists of known length, which GraphQL cost estimates rely on.
+const MaxRefunds = 100
+
+// MaxStatusChanges is the longest status history a payment can have: pending, processing and
+// the outcome, then one move per refund that succeeds.
+const MaxStatusChanges = 3 + MaxRefunds
+
 // RefundInput asks to give back Amount of a payment, or all that is left when Amount is nil.
 type RefundInput struct {
 	PaymentID string
@@ -45,14 +53,19 @@ func (s *Service) Refund(ctx context.Context, in RefundInput) (*ent.Refund, erro
 		if !p.Status.Refundable() {
 			return apierror.New(apierror.InvalidState, fmt.Sprintf("payment %s is %s; only a succeeded or partially refunded payment can be refunded", p.ID, p.Status))
 		}
-		pending, err := tx.Refund.Query().
-			Where(refund.PaymentID(p.ID), refund.StatusEQ(state.RefundPending)).All(ctx)
+		refunds, err := tx.Refund.Query().Where(refund.PaymentID(p.ID)).
+			Select(refund.FieldStatus, refund.FieldAmount).All(ctx)
 		if err != nil {
 			return err
 		}
+		if len(refunds) >= MaxRefunds {
+			return apierror.New(apierror.InvalidState, fmt.Sprintf("payment %s has had %d refunds, the most one payment takes", p.ID, MaxRefunds))
+		}
 		left := p.Amount - p.AmountRefunded
-		for _, r := range pending {
-			left -= r.Amount
+		for _, r := range refunds {
+			if r.Status == state.RefundPending {
+				left -= r.Amount
+			}
 		}
 		amount, err := refundAmount(in.Amount, p.Currency, left)
 		if err != nil {

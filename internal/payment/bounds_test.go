@@ -1,0 +1,119 @@
+package payment_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/state"
+)
+
+// TestRefundsPerPaymentAreBounded: a payment takes MaxRefunds refunds and no more, so its list
+// of refunds (and its status history) has a known length.
+func TestRefundsPerPaymentAreBounded(t *testing.T) {
+	db := databasetest.SQLite(t)
+	ctx := context.Background()
+	svc := payment.NewService(db.Ent, provider.Sandbox{}, fingerprintKey, 99999999, time.Now)
+	p, err := svc.Create(ctx, validInput())
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := money.Decimal("0.01")
+	for i := range payment.MaxRefunds {
+		if _, err := svc.Refund(ctx, payment.RefundInput{PaymentID: p.ID, Amount: &one}); err != nil {
+			t.Fatalf("refund %d: %v", i+1, err)
+		}
+	}
+	_, err = svc.Refund(ctx, payment.RefundInput{PaymentID: p.ID, Amount: &one})
+	if !hasCode(err, apierror.InvalidState) {
+		t.Fatalf("refund %d = %v, want invalid_state", payment.MaxRefunds+1, err)
+	}
+	p, err = svc.Get(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refunds, _ := p.QueryRefunds().Count(ctx)
+	history, _ := p.QueryStatusHistory().Count(ctx)
+	if refunds != payment.MaxRefunds || history > payment.MaxStatusChanges || p.AmountRefunded != payment.MaxRefunds {
+		t.Errorf("%d refunds, %d status changes, %d refunded; want %d, at most %d, %d",
+			refunds, history, p.AmountRefunded, payment.MaxRefunds, payment.MaxStatusChanges, payment.MaxRefunds)
+	}
+}
+
+// TestFilterBounds: a where over its bounds is a client's invalid_request naming the field, and
+// the largest where within them is a query both databases answer.
+func TestFilterBounds(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		svc := payment.NewService(db.Ent, provider.Sandbox{}, fingerprintKey, 99999999, time.Now)
+		list := func(where *ent.PaymentWhereInput) error {
+			_, err := svc.List(context.Background(), nil, nil, nil, nil, nil, where)
+			return err
+		}
+		nested := func(depth int) *ent.PaymentWhereInput {
+			status := state.PaymentFailed
+			where := &ent.PaymentWhereInput{Status: &status}
+			for range depth - 1 {
+				where = &ent.PaymentWhereInput{Not: where}
+			}
+			return where
+		}
+		terms := func(n int) []*ent.PaymentWhereInput {
+			or := make([]*ent.PaymentWhereInput, n)
+			for i := range or {
+				status := state.PaymentSucceeded
+				or[i] = &ent.PaymentWhereInput{Status: &status}
+			}
+			return or
+		}
+		emails := func(n int) []string {
+			list := make([]string, n)
+			for i := range list {
+				list[i] = fmt.Sprintf("customer%d@example.com", i)
+			}
+			return list
+		}
+		long := strings.Repeat("x", payment.MaxFilterText+1)
+		for _, tc := range []struct {
+			name  string
+			where *ent.PaymentWhereInput
+			param string
+		}{
+			{"or of 5000", &ent.PaymentWhereInput{Or: terms(5000)}, "where.or"},
+			{"and of 51", &ent.PaymentWhereInput{And: terms(payment.MaxFilterTerms)}, "where.and"},
+			{"not 2000 deep", nested(2000), "where" + strings.Repeat(".not", payment.MaxFilterDepth)},
+			{"40000 emails", &ent.PaymentWhereInput{CustomerEmailIn: emails(40000)}, "where.customerEmailIn"},
+			{"empty not", &ent.PaymentWhereInput{Not: &ent.PaymentWhereInput{}}, "where.not"},
+			{"empty or", &ent.PaymentWhereInput{Or: []*ent.PaymentWhereInput{{}}}, "where.or"},
+			{"long email", &ent.PaymentWhereInput{Or: []*ent.PaymentWhereInput{{CustomerEmailContains: &long}}}, "where.or.customerEmailContains"},
+		} {
+			code, param := codeAndParam(list(tc.where))
+			if code != apierror.InvalidRequest || param != tc.param {
+				t.Errorf("%s: %s %s, want invalid_request %s", tc.name, code, param, tc.param)
+			}
+		}
+
+		// The most a filter may hold: deepest nesting, most terms, most values (one status in the
+		// innermost not, one per term of or, the emails and one more).
+		largest := nested(payment.MaxFilterDepth)
+		largest.Or = terms(payment.MaxFilterTerms - payment.MaxFilterDepth)
+		largest.CustomerEmailNotIn = emails(payment.MaxFilterValues - 1 - len(largest.Or) - 1)
+		email := strings.Repeat("y", payment.MaxFilterText)
+		largest.CustomerEmailNEQ = &email
+		if err := list(largest); err != nil {
+			t.Errorf("the largest filter within the bounds = %v", err)
+		}
+		largest.ProviderNEQ = &email
+		if code, _ := codeAndParam(list(largest)); code != apierror.InvalidRequest {
+			t.Errorf("one value over = %v, want invalid_request", code)
+		}
+	})
+}

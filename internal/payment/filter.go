@@ -1,0 +1,110 @@
+package payment
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/internal/apierror"
+)
+
+// Bounds of a payment filter. Beyond them a filter is no dashboard's, and the databases refuse it
+// anyway (SQLite nests an expression at most 1,000 deep), which would answer a server error for a
+// client's mistake.
+const (
+	// MaxFilterDepth bounds the nesting of not, and, or.
+	MaxFilterDepth = 5
+	// MaxFilterTerms bounds the filters of a where, nested ones included.
+	MaxFilterTerms = 50
+	// MaxFilterValues bounds the values compared in a where, each entry of an In list counting one.
+	MaxFilterValues = 500
+	// MaxFilterText bounds one string compared, in characters: as long as an email address may be.
+	MaxFilterText = 254
+)
+
+var (
+	whereType      = reflect.TypeFor[ent.PaymentWhereInput]()
+	whereRef       = reflect.PointerTo(whereType)
+	whereRefs      = reflect.SliceOf(whereRef)
+	whereJSONNames = jsonNames(whereType)
+)
+
+// checkFilter refuses a where over its bounds as invalid_request, naming the field at fault.
+func checkFilter(where *ent.PaymentWhereInput) error {
+	var counts filterCounts
+	return counts.where(reflect.ValueOf(where), "where", 1)
+}
+
+type filterCounts struct{ terms, values int }
+
+func (c *filterCounts) where(ref reflect.Value, path string, depth int) error {
+	if ref.IsNil() {
+		return nil
+	}
+	if depth > MaxFilterDepth {
+		return apierror.ForParam(apierror.InvalidRequest, path, fmt.Sprintf("filters nest at most %d deep (not, and, or)", MaxFilterDepth))
+	}
+	if c.terms++; c.terms > MaxFilterTerms {
+		return apierror.ForParam(apierror.InvalidRequest, path, fmt.Sprintf("a filter holds at most %d filters within it", MaxFilterTerms))
+	}
+	where, conditions := ref.Elem(), 0
+	for i, name := range whereJSONNames {
+		value, fieldPath := where.Field(i), path+"."+name
+		if name != "" && !value.IsZero() && (value.Kind() != reflect.Slice || value.Len() > 0) {
+			conditions++
+		}
+		switch {
+		case name == "":
+		case value.Type() == whereRef:
+			if err := c.where(value, fieldPath, depth+1); err != nil {
+				return err
+			}
+		case value.Type() == whereRefs:
+			for j := range value.Len() {
+				if err := c.where(value.Index(j), fieldPath, depth+1); err != nil {
+					return err
+				}
+			}
+		case value.Kind() == reflect.Slice:
+			for j := range value.Len() {
+				if err := c.value(value.Index(j), fieldPath); err != nil {
+					return err
+				}
+			}
+		case value.Kind() == reflect.Pointer && !value.IsNil():
+			if err := c.value(value.Elem(), fieldPath); err != nil {
+				return err
+			}
+		}
+	}
+	if conditions == 0 && depth > 1 {
+		// ent refuses an empty filter within another; at the top it means no filter.
+		return apierror.ForParam(apierror.InvalidRequest, path, path+" holds no condition")
+	}
+	return nil
+}
+
+func (c *filterCounts) value(v reflect.Value, path string) error {
+	if c.values++; c.values > MaxFilterValues {
+		return apierror.ForParam(apierror.InvalidRequest, path, fmt.Sprintf("a filter compares at most %d values in all", MaxFilterValues))
+	}
+	if v.Kind() == reflect.String && utf8.RuneCountInString(v.String()) > MaxFilterText {
+		return apierror.ForParam(apierror.InvalidRequest, path, fmt.Sprintf("%s is longer than %d characters", path, MaxFilterText))
+	}
+	return nil
+}
+
+// jsonNames lists the GraphQL names of a where type's fields, in field order; fields that are not
+// part of the input (predicates built in code) have none.
+func jsonNames(t reflect.Type) []string {
+	names := make([]string, t.NumField())
+	for i := range names {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "-" {
+			names[i] = name
+		}
+	}
+	return names
+}
