@@ -60,8 +60,8 @@ func NewServer(deps ServerDeps) http.Handler {
 	// Each surface answers an oversized body in its own error shape.
 	surfaces := http.NewServeMux()
 	surfaces.Handle("/query", web.LimitBody(maxBodyBytes, graph.WriteError)(graph.NewHandler(deps.Resolver, graph.HandlerOptions{
-		Introspection: !deps.Production,
-		Logger:        deps.Logger,
+		Production: deps.Production,
+		Logger:     deps.Logger,
 	})))
 	surfaces.Handle("/", web.LimitBody(maxBodyBytes, func(w http.ResponseWriter, r *http.Request, err error) {
 		web.WriteError(w, r, err, nil)

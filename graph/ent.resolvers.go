@@ -34,15 +34,7 @@ func (r *queryResolver) Node(ctx context.Context, id string) (ent.Noder, error) 
 
 // Nodes is the resolver for the nodes field.
 func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]ent.Noder, error) {
-	nodes := make([]ent.Noder, len(ids))
-	for i, id := range ids {
-		node, err := r.node(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		nodes[i] = node
-	}
-	return nodes, nil
+	return r.nodes(ctx, ids)
 }
 
 // Payments is the resolver for the payments field.

@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
@@ -24,13 +26,33 @@ import (
 
 // HandlerOptions configure the GraphQL endpoint.
 type HandlerOptions struct {
-	Introspection bool
-	Logger        *slog.Logger
+	// Production turns introspection off and leaves "did you mean" hints out of validation errors,
+	// which would name fields to someone guessing at the schema.
+	Production bool
+	// Limits bound each document before it is validated; zero means DefaultDocumentLimits.
+	Limits DocumentLimits
+	Logger *slog.Logger
 }
 
-// NewHandler returns the GraphQL endpoint: POST and GET per GraphQL over HTTP, with parsed
-// documents cached, scopes enforced by @hasScope and errors rendered from the API error table.
+// maxErrors bounds the errors of one answer: a document within its limits may still hold
+// thousands of mistakes, and the first few say what to fix.
+const maxErrors = 20
+
+var registerRequestErrors sync.Once
+
+// NewHandler returns the GraphQL endpoint: POST and GET per GraphQL over HTTP, with documents
+// bounded before they are validated, parsed documents cached, costs limited, scopes enforced by
+// @hasScope and errors rendered from the API error table.
 func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
+	if opts.Limits == (DocumentLimits{}) {
+		opts.Limits = DefaultDocumentLimits
+	}
+	// Refusals of a whole document answer as request errors (4xx under
+	// application/graphql-response+json), as gqlgen's parse and validation errors do.
+	registerRequestErrors.Do(func() {
+		errcode.RegisterErrorType(string(apierror.QueryTooComplex), errcode.KindProtocol)
+		errcode.RegisterErrorType(string(apierror.IntrospectionDisabled), errcode.KindProtocol)
+	})
 	cfg := generated.Config{Resolvers: r}
 	cfg.Directives.HasScope = func(ctx context.Context, _ any, next graphql.Resolver, scope string) (any, error) {
 		if err := auth.RequireScope(ctx, scope); err != nil {
@@ -38,17 +60,29 @@ func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
 		}
 		return next(ctx)
 	}
+	listCosts(&cfg.Complexity)
 	srv := handler.New(generated.NewExecutableSchema(cfg))
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
-	srv.SetQueryCache(newDocumentCache(1000))
-	if opts.Introspection {
+	cache := newDocumentCache(1000)
+	srv.SetQueryCache(cache)
+	srv.SetParserTokenLimit(opts.Limits.Tokens)
+	srv.SetDisableSuggestion(opts.Production)
+	srv.Use(documentBounds{limits: opts.Limits, cache: cache, noIntrospection: opts.Production})
+	if !opts.Production {
 		srv.Use(extension.Introspection{})
 	}
-	srv.Use(extension.FixedComplexityLimit(1000))
+	srv.Use(&costLimit{limit: MaxQueryCost})
 	srv.Use(idempotentMutations{store: r.Idempotency, logger: opts.Logger})
+	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		resp := next(ctx)
+		if resp != nil && len(resp.Errors) > maxErrors {
+			resp.Errors = resp.Errors[:maxErrors]
+		}
+		return resp
+	})
 	srv.AroundFields(markInternalErrors)
-	srv.SetErrorPresenter(presentError(opts.Logger))
+	srv.SetErrorPresenter(presentError(opts.Logger, opts.Production))
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
 		opts.Logger.ErrorContext(ctx, "panic in resolver", "request_id", web.RequestID(ctx), "panic", v)
 		return internalError{errors.New("panic")}
@@ -76,12 +110,16 @@ func markInternalErrors(ctx context.Context, next graphql.Resolver) (any, error)
 }
 
 // presentError renders every error with a code of the API error table in extensions.code,
-// except parse and validation errors, which keep gqlgen's GRAPHQL_* codes.
-func presentError(logger *slog.Logger) graphql.ErrorPresenterFunc {
+// except parse and validation errors, which keep gqlgen's GRAPHQL_* codes. In production,
+// validation messages lose their "did you mean" hints.
+func presentError(logger *slog.Logger, production bool) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
 		if _, generated := gqlErr.Extensions["code"]; generated {
 			gqlErr.Message = withoutEchoedValue(gqlErr.Message)
+			if production {
+				gqlErr.Message = suggestion.ReplaceAllString(gqlErr.Message, "")
+			}
 			return gqlErr
 		}
 		apiErr, isAPIError := errors.AsType[*apierror.Error](err)
@@ -118,6 +156,9 @@ var echoedValues = []struct {
 	{regexp.MustCompile(`(?s)^(Unexpected \w+) ".*"$`), "$1"},
 	{regexp.MustCompile(`(?s)^.* (is not a valid \w+)$`), "the value $1"},
 }
+
+// suggestion matches gqlparser's hints at names the schema has ("Did you mean "amount"?").
+var suggestion = regexp.MustCompile(`(?s)\s*Did you mean .*\?$`)
 
 func withoutEchoedValue(message string) string {
 	for _, echoed := range echoedValues {

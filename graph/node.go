@@ -2,18 +2,47 @@ package graph
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/refund"
+	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/prefixid"
 )
 
-// nodeTypes maps an ID prefix to the table holding it and the scope that reads it.
-var nodeTypes = map[string]struct{ table, scope string }{
-	"pay": {payment.Table, auth.ScopePaymentsRead},
-	"re":  {refund.Table, auth.ScopePaymentsRead},
+// nodeType is a kind of object node(id:) resolves: the table holding it, the scope that reads
+// it, and how to load many of them in one query (with the edges the request selects).
+type nodeType struct {
+	table, scope string
+	load         func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error
+}
+
+// nodeTypes maps an ID prefix to its node type.
+var nodeTypes = map[string]nodeType{
+	"pay": {table: payment.Table, scope: auth.ScopePaymentsRead, load: func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error {
+		query, err := client.Payment.Query().Where(payment.IDIn(ids...)).CollectFields(ctx, "Payment", "Node")
+		if err != nil {
+			return err
+		}
+		payments, err := query.All(ctx)
+		for _, p := range payments {
+			into[p.ID] = p
+		}
+		return err
+	}},
+	"re": {table: refund.Table, scope: auth.ScopePaymentsRead, load: func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error {
+		query, err := client.Refund.Query().Where(refund.IDIn(ids...)).CollectFields(ctx, "Refund", "Node")
+		if err != nil {
+			return err
+		}
+		refunds, err := query.All(ctx)
+		for _, r := range refunds {
+			into[r.ID] = r
+		}
+		return err
+	}},
 }
 
 // node resolves any ID to its object, or nil when no object has it.
@@ -32,4 +61,33 @@ func (r *Resolver) node(ctx context.Context, id string) (ent.Noder, error) {
 		return nil, nil
 	}
 	return node, err
+}
+
+// nodes resolves up to MaxNodes IDs in one query per type; an ID no object has answers nil in
+// its place, as node does.
+func (r *Resolver) nodes(ctx context.Context, ids []string) ([]ent.Noder, error) {
+	if len(ids) > MaxNodes {
+		return nil, apierror.ForParam(apierror.InvalidRequest, "ids", fmt.Sprintf("nodes takes at most %d ids", MaxNodes))
+	}
+	idsByPrefix := map[string][]string{}
+	for _, id := range ids {
+		prefix := prefixid.Prefix(id)
+		if nodeType, ok := nodeTypes[prefix]; ok {
+			if err := auth.RequireScope(ctx, nodeType.scope); err != nil {
+				return nil, err
+			}
+			idsByPrefix[prefix] = append(idsByPrefix[prefix], id)
+		}
+	}
+	byID := make(map[string]ent.Noder, len(ids))
+	for prefix, typeIDs := range idsByPrefix {
+		if err := nodeTypes[prefix].load(ctx, r.Ent, typeIDs, byID); err != nil {
+			return nil, err
+		}
+	}
+	nodes := make([]ent.Noder, len(ids))
+	for i, id := range ids {
+		nodes[i] = byID[id]
+	}
+	return nodes, nil
 }

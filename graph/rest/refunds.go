@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"time"
@@ -14,8 +15,22 @@ import (
 )
 
 type refundRequest struct {
-	Amount *decimalField `json:"amount"`
-	Reason *string       `json:"reason"`
+	Amount refundAmountField `json:"amount"`
+	Reason *string           `json:"reason"`
+}
+
+// refundAmountField is a refund's amount. Left out, the refund is of all that is left; null is
+// refused, as a client that meant an amount and lost it must not refund everything.
+type refundAmountField struct {
+	text *decimalField
+}
+
+func (a *refundAmountField) UnmarshalJSON(raw []byte) error {
+	if bytes.Equal(raw, []byte("null")) {
+		return &fieldError{apierror.ForParam(apierror.InvalidAmount, "amount", "amount must be a number such as 10.00; leave it out to refund all that is left")}
+	}
+	a.text = new(decimalField)
+	return a.text.UnmarshalJSON(raw)
 }
 
 func (h *Handlers) refundPayment(w http.ResponseWriter, r *http.Request) {
@@ -25,8 +40,8 @@ func (h *Handlers) refundPayment(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	input := model.RefundPaymentInput{PaymentID: r.PathValue("id"), Reason: req.Reason}
-	if req.Amount != nil { // null or absent refunds the rest; anything else must be an amount
-		amount := money.Decimal(*req.Amount)
+	if req.Amount.text != nil { // absent refunds the rest
+		amount := money.Decimal(*req.Amount.text)
 		input.Amount = &amount
 	}
 	refund, err := h.mutation.RefundPayment(r.Context(), input)

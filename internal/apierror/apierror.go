@@ -35,38 +35,44 @@ const (
 	IdempotencyKeyInUse  Code = "idempotency_key_in_use"
 	IdempotencyKeyReused Code = "idempotency_key_reused"
 	PayloadTooLarge      Code = "payload_too_large"
-	ProviderUnavailable  Code = "provider_unavailable"
-	ServiceUnavailable   Code = "service_unavailable"
-	Internal             Code = "internal_error"
+	// QueryTooComplex refuses a GraphQL document over a bound of size, depth or estimated cost.
+	QueryTooComplex Code = "query_too_complex"
+	// IntrospectionDisabled refuses GraphQL introspection in production.
+	IntrospectionDisabled Code = "introspection_disabled"
+	ProviderUnavailable   Code = "provider_unavailable"
+	ServiceUnavailable    Code = "service_unavailable"
+	Internal              Code = "internal_error"
 )
 
 var statusByCode = map[Code]int{
-	InvalidRequest:       http.StatusBadRequest,
-	InvalidAmount:        http.StatusBadRequest,
-	InvalidCurrency:      http.StatusBadRequest,
-	InvalidCard:          http.StatusBadRequest,
-	InvalidPaymentMethod: http.StatusBadRequest,
-	MissingField:         http.StatusBadRequest,
-	Unauthenticated:      http.StatusUnauthorized,
-	InvalidCredentials:   http.StatusUnauthorized,
-	TokenExpired:         http.StatusUnauthorized,
-	TokenInvalid:         http.StatusUnauthorized,
-	TokenRevoked:         http.StatusUnauthorized,
-	RefreshTokenReused:   http.StatusUnauthorized,
-	CardDeclined:         http.StatusPaymentRequired,
-	InsufficientFunds:    http.StatusPaymentRequired,
-	ExpiredCard:          http.StatusPaymentRequired,
-	Forbidden:            http.StatusForbidden,
-	NotFound:             http.StatusNotFound,
-	MethodNotAllowed:     http.StatusMethodNotAllowed,
-	InvalidState:         http.StatusConflict,
-	RefundExceedsPayment: http.StatusUnprocessableEntity,
-	IdempotencyKeyInUse:  http.StatusConflict,
-	IdempotencyKeyReused: http.StatusUnprocessableEntity,
-	PayloadTooLarge:      http.StatusRequestEntityTooLarge,
-	ProviderUnavailable:  http.StatusBadGateway,
-	ServiceUnavailable:   http.StatusServiceUnavailable,
-	Internal:             http.StatusInternalServerError,
+	InvalidRequest:        http.StatusBadRequest,
+	InvalidAmount:         http.StatusBadRequest,
+	InvalidCurrency:       http.StatusBadRequest,
+	InvalidCard:           http.StatusBadRequest,
+	InvalidPaymentMethod:  http.StatusBadRequest,
+	MissingField:          http.StatusBadRequest,
+	Unauthenticated:       http.StatusUnauthorized,
+	InvalidCredentials:    http.StatusUnauthorized,
+	TokenExpired:          http.StatusUnauthorized,
+	TokenInvalid:          http.StatusUnauthorized,
+	TokenRevoked:          http.StatusUnauthorized,
+	RefreshTokenReused:    http.StatusUnauthorized,
+	CardDeclined:          http.StatusPaymentRequired,
+	InsufficientFunds:     http.StatusPaymentRequired,
+	ExpiredCard:           http.StatusPaymentRequired,
+	Forbidden:             http.StatusForbidden,
+	NotFound:              http.StatusNotFound,
+	MethodNotAllowed:      http.StatusMethodNotAllowed,
+	InvalidState:          http.StatusConflict,
+	RefundExceedsPayment:  http.StatusUnprocessableEntity,
+	IdempotencyKeyInUse:   http.StatusConflict,
+	IdempotencyKeyReused:  http.StatusUnprocessableEntity,
+	PayloadTooLarge:       http.StatusRequestEntityTooLarge,
+	QueryTooComplex:       http.StatusBadRequest,
+	IntrospectionDisabled: http.StatusBadRequest,
+	ProviderUnavailable:   http.StatusBadGateway,
+	ServiceUnavailable:    http.StatusServiceUnavailable,
+	Internal:              http.StatusInternalServerError,
 }
 
 // HTTPStatus returns the HTTP status the code answers with.

@@ -1,0 +1,81 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"entgo.io/contrib/entgql"
+	"github.com/99designs/gqlgen/complexity"
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/graph/generated"
+	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/payment"
+)
+
+// MaxQueryCost bounds the estimated cost of one operation. A field costs 1 plus what it selects,
+// and a list costs as many times what each item selects as it may hold, so a cost is the product
+// of the list sizes along each path. A page of 100 payments with their refunds and status
+// history costs about 75,000; refunds of refunds of refunds cost 100 times more at each level.
+const MaxQueryCost = 200_000
+
+// MaxNodes is the most IDs one nodes(ids:) looks up.
+const MaxNodes = 100
+
+// listCosts sets the cost of every field that answers a list, by the most items it may hold.
+func listCosts(c *generated.ComplexityRoot) {
+	c.Query.Payments = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.PaymentOrder, _ *ent.PaymentWhereInput) int {
+		size := payment.DefaultPageSize
+		switch {
+		case first != nil:
+			size = *first
+		case last != nil:
+			size = *last
+		}
+		// A size out of range is refused by the resolver with a clearer error than this one.
+		return listCost(min(max(size, 1), payment.MaxPageSize), child)
+	}
+	c.Query.Nodes = func(child int, ids []string) int {
+		return listCost(min(max(len(ids), 1), MaxNodes), child)
+	}
+	c.Payment.Refunds = func(child int) int { return listCost(payment.MaxRefunds, child) }
+	c.Payment.StatusHistory = func(child int) int { return listCost(payment.MaxStatusChanges, child) }
+}
+
+// listCost is 1 for the field plus n items of child each, saturating instead of overflowing.
+func listCost(n, child int) int {
+	if child > (math.MaxInt32-1)/n {
+		return math.MaxInt32
+	}
+	return 1 + n*child
+}
+
+// costLimit refuses an operation whose estimated cost is over limit, once its variables are
+// known and before anything runs.
+type costLimit struct {
+	schema graphql.ExecutableSchema
+	limit  int
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = &costLimit{}
+
+func (*costLimit) ExtensionName() string { return "CostLimit" }
+
+func (c *costLimit) Validate(schema graphql.ExecutableSchema) error {
+	c.schema = schema
+	return nil
+}
+
+func (c *costLimit) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	if cost := complexity.Calculate(ctx, c.schema, oc.Operation, oc.Variables); cost > c.limit {
+		return requestError(apierror.QueryTooComplex,
+			fmt.Sprintf("the query may cost %d, over the limit of %d: ask for smaller pages or fewer nested lists", cost, c.limit))
+	}
+	return nil
+}
