@@ -18,7 +18,7 @@ import (
 	"github.com/paygate/paygate/internal/web"
 )
 
-// maxBodyBytes is the largest request body accepted (SPEC 7).
+// maxBodyBytes is the largest request body accepted.
 const maxBodyBytes = 1 << 20
 
 // ServerDeps is everything the HTTP handler needs.

@@ -209,7 +209,7 @@ func purgeIdempotencyKeys(ctx context.Context, store *idempotency.Store, every t
 	}
 }
 
-// ensureFirstAdmin creates the first admin of an empty database (SPEC 1).
+// ensureFirstAdmin creates the first admin of an empty database.
 func ensureFirstAdmin(ctx context.Context, cfg config.Config, authService *auth.Service, logger *slog.Logger) error {
 	if cfg.AdminEmail == "" && cfg.Production() {
 		return nil

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -76,24 +77,22 @@ func (b documentBounds) MutateOperationParameters(ctx context.Context, params *g
 	}
 	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: params.Query}, b.limits.Tokens)
 	if err != nil {
-		if strings.HasPrefix(err.Error(), "exceeded token limit") {
-			return requestError(apierror.QueryTooComplex, fmt.Sprintf("the document has more than %d tokens", b.limits.Tokens))
-		}
-		// Reported as gqlgen reports it, so the document is not parsed a second time to fail again.
-		gqlErr, ok := err.(*gqlerror.Error)
+		gqlErr, ok := errors.AsType[*gqlerror.Error](err)
 		if !ok {
 			gqlErr = gqlerror.Wrap(err)
 		}
+		if strings.HasPrefix(gqlErr.Message, "exceeded token limit") {
+			return requestError(apierror.QueryTooComplex, fmt.Sprintf("the document has more than %d tokens", b.limits.Tokens))
+		}
+		// Reported as gqlgen reports it, so the document is not parsed a second time to fail again.
 		errcode.Set(gqlErr, errcode.ParseFailed)
 		return gqlErr
 	}
-	return measureDocument(doc, b.limits, b.noIntrospection)
+	return newDocumentWalk(doc, b.limits, b.noIntrospection).measure(doc)
 }
 
-// measureDocument walks every operation of doc, then every fragment no operation spreads (which
-// validation still reads), and refuses the document at the first bound it exceeds.
-func measureDocument(doc *ast.QueryDocument, limits DocumentLimits, noIntrospection bool) *gqlerror.Error {
-	w := documentWalk{
+func newDocumentWalk(doc *ast.QueryDocument, limits DocumentLimits, noIntrospection bool) *documentWalk {
+	w := &documentWalk{
 		limits:          limits,
 		noIntrospection: noIntrospection,
 		fragments:       make(map[string]*ast.FragmentDefinition, len(doc.Fragments)),
@@ -103,6 +102,12 @@ func measureDocument(doc *ast.QueryDocument, limits DocumentLimits, noIntrospect
 	for _, fragment := range doc.Fragments {
 		w.fragments[fragment.Name] = fragment
 	}
+	return w
+}
+
+// measure walks every operation of doc, then every fragment no operation spreads (which
+// validation still reads), and refuses the document at the first bound it exceeds.
+func (w *documentWalk) measure(doc *ast.QueryDocument) *gqlerror.Error {
 	for _, op := range doc.Operations {
 		w.credentials = 0
 		w.mutation = op.Operation == ast.Mutation

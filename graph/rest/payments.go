@@ -249,7 +249,7 @@ func (h *Handlers) listPayments(w http.ResponseWriter, r *http.Request) {
 	web.WriteList(w, data, hasMore)
 }
 
-// paymentJSON is the REST shape of a payment (SPEC 3). Amounts are JSON numbers written from
+// paymentJSON is the REST shape of a payment . Amounts are JSON numbers written from
 // their exact decimal text.
 type paymentJSON struct {
 	ID                string              `json:"id"`

@@ -74,7 +74,7 @@ func (h *Handlers) listRefunds(w http.ResponseWriter, r *http.Request) {
 	web.WriteList(w, data, false)
 }
 
-// refundJSON is the REST shape of a refund (SPEC 3).
+// refundJSON is the REST shape of a refund.
 type refundJSON struct {
 	ID          string             `json:"id"`
 	Object      string             `json:"object"`

@@ -22,7 +22,7 @@ const (
 	ScopeAPIKeysManage  = "apikeys:manage"
 )
 
-// scopesByRole is the role table of the contract (SPEC 6).
+// scopesByRole says which scopes each role grants.
 var scopesByRole = map[string][]string{
 	"admin": {
 		ScopePaymentsRead, ScopePaymentsWrite, ScopeRefundsWrite, ScopeWebhooksRead, ScopeWebhooksManage,

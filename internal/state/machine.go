@@ -2,7 +2,7 @@ package state
 
 import "slices"
 
-// paymentMoves is the payment lifecycle (SPEC 3): every move a payment may make. A payment is
+// paymentMoves is the payment lifecycle: every move a payment may make. A payment is
 // born pending.
 var paymentMoves = map[PaymentStatus][]PaymentStatus{
 	PaymentPending:           {PaymentProcessing},

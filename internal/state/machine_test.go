@@ -5,7 +5,7 @@ import "testing"
 func TestPaymentMoves(t *testing.T) {
 	allowed := map[[2]PaymentStatus]bool{
 		{PaymentPending, PaymentProcessing}:                  true,
-		{PaymentPending, PaymentFailed}:                      false, // SPEC 3: a payment fails only once processing
+		{PaymentPending, PaymentFailed}:                      false, // a payment fails only once processing
 		{PaymentProcessing, PaymentSucceeded}:                true,
 		{PaymentProcessing, PaymentFailed}:                   true,
 		{PaymentSucceeded, PaymentPartiallyRefunded}:         true,
