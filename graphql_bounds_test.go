@@ -57,6 +57,10 @@ func TestOneLoginPerRequest(t *testing.T) {
 	if len(errs) != 1 || errs[0].code() != "invalid_request" || data != nil {
 		t.Errorf("8 logins = %v %+v", data, errs)
 	}
+	r := env.request(http.MethodPost, "/query", "", map[string]any{"query": "mutation {" + guesses.String() + "}"}, "Accept", "application/graphql-response+json")
+	if r.status != http.StatusBadRequest {
+		t.Errorf("8 logins under application/graphql-response+json = %d %s", r.status, r.raw)
+	}
 	if n, _ := env.db.Ent.RefreshToken.Query().Count(context.Background()); n != 0 {
 		t.Errorf("%d sessions were opened by a refused request", n)
 	}
@@ -115,31 +119,46 @@ func TestListsAreCounted(t *testing.T) {
 	}
 }
 
-// TestHugeFiltersAreClientErrors: a filter over its bounds is invalid_request naming the field,
-// answered without touching the database or logging an error.
+// TestHugeFiltersAreClientErrors: a filter over its bounds is invalid_request naming the field
+// (or the variable, when it is over the bounds of any variable), answered without touching the
+// database or logging an error.
 func TestHugeFiltersAreClientErrors(t *testing.T) {
 	env := newTestEnv(t, databasetest.SQLite(t))
 	viewer := env.tokenFor("viewer")
-	or := make([]any, 5000)
-	for i := range or {
-		or[i] = map[string]any{"status": "FAILED"}
+	or := func(n int) []any {
+		terms := make([]any, n)
+		for i := range terms {
+			terms[i] = map[string]any{"status": "FAILED"}
+		}
+		return terms
 	}
-	var not map[string]any = map[string]any{"status": "FAILED"}
-	for range 2000 {
-		not = map[string]any{"not": not}
+	not := func(depth int) map[string]any {
+		where := map[string]any{"status": "FAILED"}
+		for range depth - 1 {
+			where = map[string]any{"not": where}
+		}
+		return where
 	}
-	emails := make([]string, 40000)
-	for i := range emails {
-		emails[i] = fmt.Sprintf("c%d@example.com", i)
+	emails := func(n int) []string {
+		list := make([]string, n)
+		for i := range list {
+			list[i] = fmt.Sprintf("c%d@example.com", i)
+		}
+		return list
 	}
 	const query = `query($where: PaymentWhereInput) { payments(where: $where) { totalCount } }`
 	for name, tc := range map[string]struct {
 		where map[string]any
 		param string
 	}{
-		"or of 5,000":        {map[string]any{"or": or}, "where.or"},
-		"not 2,000 deep":     {not, "where" + strings.Repeat(".not", 5)},
-		"40,000 emails":      {map[string]any{"customerEmailIn": emails}, "where.customerEmailIn"},
+		// Over the bounds of any variable: refused before gqlgen reads them.
+		"or of 5,000":    {map[string]any{"or": or(5000)}, "variables.where"},
+		"not 2,000 deep": {not(2000), "variables.where"},
+		"40,000 emails":  {map[string]any{"customerEmailIn": emails(40000)}, "variables.where"},
+		// Within them, over the bounds of a payment filter.
+		"or of 60":           {map[string]any{"or": or(60)}, "where.or"},
+		"not 6 deep":         {not(6), "where" + strings.Repeat(".not", 5)},
+		"600 emails":         {map[string]any{"customerEmailIn": emails(600)}, "where.customerEmailIn"},
 		"a 1,000-char email": {map[string]any{"customerEmailContains": strings.Repeat("x", 1000)}, "where.customerEmailContains"},
 	} {
 		_, errs := env.graphql(viewer, query, map[string]any{"where": tc.where})

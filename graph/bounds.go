@@ -15,11 +15,11 @@ import (
 	"github.com/paygate/paygate/internal/apierror"
 )
 
-// DocumentLimits bound a GraphQL document before it is validated. gqlparser's validation compares
-// fields pairwise (the overlapping-fields rule), so its cost grows with the square of a document's
-// size: without these bounds a 24 KB document sent without a token held the server for seconds
-// and gigabytes. Every bound is checked in one pass over the parsed document, in which each
-// fragment spread is walked as the fields it brings, so the pass costs at most Fields steps.
+// DocumentLimits bound a GraphQL request before it is validated. gqlparser's validation compares
+// fields pairwise (the overlapping-fields rule), so its cost grows with the square of what it
+// compares: without these bounds a 24 KB document sent without a token held the server for
+// seconds and gigabytes. Every bound is checked in one pass over the parsed document, in which
+// each fragment spread is walked as the fields it brings, and one pass over the variables.
 type DocumentLimits struct {
 	// Tokens bounds the lexical tokens of the document; parsing stops at the first one over.
 	Tokens int
@@ -27,25 +27,36 @@ type DocumentLimits struct {
 	Fields int
 	// Aliases bounds the aliased fields, counted as Fields are.
 	Aliases int
-	// SameName bounds the fields of one response name merged into one selection set (written
-	// side by side or brought by fragments): validation compares each pair of them.
+	// SameName bounds the fields of one response name that validation merges: written side by
+	// side, brought by fragments, or below fields of one response name. It compares each pair.
 	SameName int
 	// Depth bounds the nesting of selection sets.
 	Depth int
 	// FragmentDepth bounds fragments spread within fragments.
 	FragmentDepth int
+	// InlineNesting bounds inline fragments written directly inside one another: validation reads
+	// the fields below such a chain once per link.
+	InlineNesting int
+	// ValueDepth bounds the nesting of objects and lists in an argument or a variable: the
+	// generated readers of input objects cost the square of their depth.
+	ValueDepth int
+	// VariableValues bounds the values in all the variables, objects and lists included.
+	VariableValues int
 }
 
 // DefaultDocumentLimits are generous for real clients: a dashboard page of 100 payments with
-// their refunds and status history is about 40 fields 6 deep, and the standard introspection
-// query (development only) about 150 fields 13 deep.
+// their refunds and status history is about 40 fields 6 deep, the standard introspection query
+// (development only) about 150 fields 13 deep, and the deepest payment filter 11 values deep.
 var DefaultDocumentLimits = DocumentLimits{
-	Tokens:        10_000,
-	Fields:        1_000,
-	Aliases:       100,
-	SameName:      10,
-	Depth:         15,
-	FragmentDepth: 10,
+	Tokens:         10_000,
+	Fields:         1_000,
+	Aliases:        100,
+	SameName:       30,
+	Depth:          15,
+	FragmentDepth:  10,
+	InlineNesting:  3,
+	ValueDepth:     16,
+	VariableValues: 2_000,
 }
 
 // credentialFields are mutations that check a secret. One request tests at most one secret:
@@ -53,9 +64,9 @@ var DefaultDocumentLimits = DocumentLimits{
 // would tell which alias held the right one.
 var credentialFields = map[string]bool{"login": true, "refreshToken": true}
 
-// documentBounds refuses a document over its limits, or asking for introspection in production,
+// documentBounds refuses a request over its limits, or asking for introspection in production,
 // before gqlgen validates it. A document already in the cache passed these checks when it was
-// first parsed, so a repeated query costs one cache look-up here.
+// first parsed, so a repeated query costs one cache look-up and the pass over its variables.
 type documentBounds struct {
 	limits          DocumentLimits
 	cache           documentCache
@@ -72,6 +83,15 @@ func (documentBounds) ExtensionName() string { return "DocumentBounds" }
 func (documentBounds) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (b documentBounds) MutateOperationParameters(ctx context.Context, params *graphql.RawParams) *gqlerror.Error {
+	values := 0
+	for name, value := range params.Variables {
+		if over := b.variable(value, 1, &values); over != "" {
+			// The variables' size is the client's to fix, as a filter's is.
+			err := requestError(apierror.InvalidRequest, "$"+name+" "+over)
+			err.Extensions["param"] = "variables." + name
+			return err
+		}
+	}
 	if _, checked := b.cache.Get(ctx, params.Query); checked {
 		return nil
 	}
@@ -82,7 +102,7 @@ func (b documentBounds) MutateOperationParameters(ctx context.Context, params *g
 			gqlErr = gqlerror.Wrap(err)
 		}
 		if strings.HasPrefix(gqlErr.Message, "exceeded token limit") {
-			return requestError(apierror.QueryTooComplex, fmt.Sprintf("the document has more than %d tokens", b.limits.Tokens))
+			return tooComplex("the document has more than %d tokens", b.limits.Tokens)
 		}
 		// Reported as gqlgen reports it, so the document is not parsed a second time to fail again.
 		errcode.Set(gqlErr, errcode.ParseFailed)
@@ -91,38 +111,79 @@ func (b documentBounds) MutateOperationParameters(ctx context.Context, params *g
 	return newDocumentWalk(doc, b.limits, b.noIntrospection).measure(doc)
 }
 
+// variable counts a decoded JSON variable value (objects, lists and scalars) and its depth, and
+// says which bound it exceeds, if any.
+func (b documentBounds) variable(value any, depth int, values *int) (over string) {
+	if *values++; *values > b.limits.VariableValues {
+		return fmt.Sprintf("takes the variables over %d values in all", b.limits.VariableValues)
+	}
+	var items []any
+	switch v := value.(type) {
+	case map[string]any:
+		for _, item := range v {
+			items = append(items, item)
+		}
+	case []any:
+		items = v
+	default:
+		return ""
+	}
+	if depth > b.limits.ValueDepth {
+		return fmt.Sprintf("nests objects and lists more than %d deep", b.limits.ValueDepth)
+	}
+	for _, item := range items {
+		if over := b.variable(item, depth+1, values); over != "" {
+			return over
+		}
+	}
+	return ""
+}
+
 func newDocumentWalk(doc *ast.QueryDocument, limits DocumentLimits, noIntrospection bool) *documentWalk {
 	w := &documentWalk{
 		limits:          limits,
 		noIntrospection: noIntrospection,
 		fragments:       make(map[string]*ast.FragmentDefinition, len(doc.Fragments)),
 		spreading:       map[string]bool{},
-		reached:         map[string]bool{},
 	}
 	for _, fragment := range doc.Fragments {
+		if w.fragments[fragment.Name] != nil {
+			w.duplicate = fragment.Name
+		}
 		w.fragments[fragment.Name] = fragment
 	}
 	return w
 }
 
-// measure walks every operation of doc, then every fragment no operation spreads (which
-// validation still reads), and refuses the document at the first bound it exceeds.
+// measure walks every operation of doc, then every fragment definition, and refuses the document
+// at the first bound it exceeds.
 func (w *documentWalk) measure(doc *ast.QueryDocument) *gqlerror.Error {
+	if w.duplicate != "" {
+		// Validation refuses it too, but only after reading the definition this walk would skip.
+		err := gqlerror.Errorf("there can be only one fragment named %q", w.duplicate)
+		errcode.Set(err, errcode.ValidationFailed)
+		return err
+	}
 	for _, op := range doc.Operations {
+		for _, variable := range op.VariableDefinitions {
+			if err := w.value(variable.DefaultValue, 1); err != nil {
+				return err
+			}
+		}
+		if err := w.directives(op.Directives); err != nil {
+			return err
+		}
 		w.credentials = 0
 		w.mutation = op.Operation == ast.Mutation
-		if err := w.selectionSet(op.SelectionSet, 1, 0, map[string]int{}); err != nil {
+		if err := w.selectionSet(op.SelectionSet, 1, 0, 0, newMergedSelection()); err != nil {
 			return err
 		}
 	}
+	// Validation reads every fragment on its own too, each time anew: so does the walk.
 	w.mutation = false
 	for _, fragment := range doc.Fragments {
-		if w.reached[fragment.Name] {
-			continue
-		}
-		w.reached[fragment.Name] = true
 		w.spreading[fragment.Name] = true
-		err := w.selectionSet(fragment.SelectionSet, 1, 1, map[string]int{})
+		err := w.selectionSet(fragment.SelectionSet, 1, 1, 0, newMergedSelection())
 		w.spreading[fragment.Name] = false
 		if err != nil {
 			return err
@@ -135,36 +196,69 @@ type documentWalk struct {
 	limits          DocumentLimits
 	noIntrospection bool
 	fragments       map[string]*ast.FragmentDefinition
+	duplicate       string // a fragment name defined twice
 	// spreading holds the fragments on the path being walked: a spread of one of them is a cycle,
 	// which is not followed (validation reports it).
 	spreading map[string]bool
-	reached   map[string]bool
-	// steps counts fields and spreads walked, so fragments that spread others and bring no field
-	// of their own are bounded too.
+	// steps counts the work validation does: fields and fragments as walked, each field once more
+	// for every inline fragment directly around it (validation reads it anew), and each pair of
+	// same-named fields that may conflict.
 	steps, aliases int
 	// mutation and credentials follow the root fields of the operation being walked.
 	mutation    bool
 	credentials int
 }
 
-// selectionSet walks the selections of one selection set whose fields sit at depth; names counts
-// the response names merged into it, which its fragments share.
-func (w *documentWalk) selectionSet(set ast.SelectionSet, depth, fragmentDepth int, names map[string]int) *gqlerror.Error {
+// mergedSelection counts the fields of one response name that validation merges into one
+// selection set; the fields below same-named fields merge too, so they share a child.
+type mergedSelection struct {
+	counts   map[string]int
+	children map[string]*mergedSelection
+}
+
+func newMergedSelection() *mergedSelection {
+	return &mergedSelection{counts: map[string]int{}, children: map[string]*mergedSelection{}}
+}
+
+func (m *mergedSelection) child(name string) *mergedSelection {
+	child := m.children[name]
+	if child == nil {
+		child = newMergedSelection()
+		m.children[name] = child
+	}
+	return child
+}
+
+// selectionSet walks the selections of one selection set whose fields sit at depth, inline
+// fragments nesting directly around it, into merged.
+func (w *documentWalk) selectionSet(set ast.SelectionSet, depth, fragmentDepth, inlineNesting int, merged *mergedSelection) *gqlerror.Error {
 	for _, selection := range set {
 		w.steps++
+		if _, isField := selection.(*ast.Field); isField {
+			w.steps += inlineNesting
+		}
 		if w.steps > w.limits.Fields {
 			return tooComplex("the document has more than %d fields, counting each fragment once per spread", w.limits.Fields)
 		}
 		switch s := selection.(type) {
 		case *ast.Field:
-			if err := w.field(s, depth, fragmentDepth, names); err != nil {
+			if err := w.field(s, depth, fragmentDepth, inlineNesting, merged); err != nil {
 				return err
 			}
 		case *ast.InlineFragment:
-			if err := w.selectionSet(s.SelectionSet, depth, fragmentDepth, names); err != nil {
+			if inlineNesting+1 > w.limits.InlineNesting {
+				return tooComplex("inline fragments nest directly more than %d deep", w.limits.InlineNesting)
+			}
+			if err := w.directives(s.Directives); err != nil {
+				return err
+			}
+			if err := w.selectionSet(s.SelectionSet, depth, fragmentDepth, inlineNesting+1, merged); err != nil {
 				return err
 			}
 		case *ast.FragmentSpread:
+			if err := w.directives(s.Directives); err != nil {
+				return err
+			}
 			fragment := w.fragments[s.Name]
 			if fragment == nil || w.spreading[s.Name] {
 				continue // an unknown fragment or a cycle: validation refuses the document
@@ -172,9 +266,8 @@ func (w *documentWalk) selectionSet(set ast.SelectionSet, depth, fragmentDepth i
 			if fragmentDepth+1 > w.limits.FragmentDepth {
 				return tooComplex("fragments are spread more than %d deep", w.limits.FragmentDepth)
 			}
-			w.reached[s.Name] = true
 			w.spreading[s.Name] = true
-			err := w.selectionSet(fragment.SelectionSet, depth, fragmentDepth+1, names)
+			err := w.selectionSet(fragment.SelectionSet, depth, fragmentDepth+1, 0, merged)
 			w.spreading[s.Name] = false
 			if err != nil {
 				return err
@@ -184,7 +277,7 @@ func (w *documentWalk) selectionSet(set ast.SelectionSet, depth, fragmentDepth i
 	return nil
 }
 
-func (w *documentWalk) field(f *ast.Field, depth, fragmentDepth int, names map[string]int) *gqlerror.Error {
+func (w *documentWalk) field(f *ast.Field, depth, fragmentDepth, inlineNesting int, merged *mergedSelection) *gqlerror.Error {
 	if depth > w.limits.Depth {
 		return tooComplex("the document nests fields more than %d deep", w.limits.Depth)
 	}
@@ -194,8 +287,16 @@ func (w *documentWalk) field(f *ast.Field, depth, fragmentDepth int, names map[s
 			return tooComplex("the document has more than %d aliases", w.limits.Aliases)
 		}
 	}
-	names[f.Alias]++
-	if names[f.Alias] > w.limits.SameName {
+	if f.Alias != f.Name || len(f.Arguments) > 0 {
+		// It may conflict with each field of its name before it (other arguments, another field
+		// under the alias), and validation describes every conflicting pair: each is a step.
+		w.steps += merged.counts[f.Alias] * (1 + inlineNesting)
+		if w.steps > w.limits.Fields {
+			return tooComplex("the document has more than %d fields, counting each fragment once per spread and fields of one name with arguments or aliases once per pair", w.limits.Fields)
+		}
+	}
+	merged.counts[f.Alias]++
+	if merged.counts[f.Alias] > w.limits.SameName {
 		return tooComplex("more than %d fields of one selection answer under the same name", w.limits.SameName)
 	}
 	if w.noIntrospection && (f.Name == "__schema" || f.Name == "__type") {
@@ -207,10 +308,45 @@ func (w *documentWalk) field(f *ast.Field, depth, fragmentDepth int, names map[s
 			return requestError(apierror.InvalidRequest, "a request may hold one login or refreshToken, not several")
 		}
 	}
+	for _, argument := range f.Arguments {
+		if err := w.value(argument.Value, 1); err != nil {
+			return err
+		}
+	}
+	if err := w.directives(f.Directives); err != nil {
+		return err
+	}
 	if len(f.SelectionSet) == 0 {
 		return nil
 	}
-	return w.selectionSet(f.SelectionSet, depth+1, fragmentDepth, map[string]int{})
+	return w.selectionSet(f.SelectionSet, depth+1, fragmentDepth, 0, merged.child(f.Alias))
+}
+
+func (w *documentWalk) directives(directives ast.DirectiveList) *gqlerror.Error {
+	for _, directive := range directives {
+		for _, argument := range directive.Arguments {
+			if err := w.value(argument.Value, 1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// value bounds the nesting of a value written in the document; its size is bounded by Tokens.
+func (w *documentWalk) value(v *ast.Value, depth int) *gqlerror.Error {
+	if v == nil || len(v.Children) == 0 {
+		return nil
+	}
+	if depth > w.limits.ValueDepth {
+		return tooComplex("an argument nests objects and lists more than %d deep", w.limits.ValueDepth)
+	}
+	for _, child := range v.Children {
+		if err := w.value(child.Value, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func tooComplex(format string, limit int) *gqlerror.Error {

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,7 +120,11 @@ func TestFloodsAreRefusedBeforeValidation(t *testing.T) {
 		{"one alias with 1,000 different arguments", "{" + repeat(1000, ` a:payment(id:"%d"){id}`) + "}", "query_too_complex"},
 		{"1,000 aliases", "{" + repeat(1000, ` a%d:__typename`) + "}", "query_too_complex"},
 		{"20,000 __typename", "{" + strings.Repeat(" __typename", 20000) + "}", "query_too_complex"},
-		{"11 __typename", "{" + strings.Repeat(" __typename", 11) + "}", "query_too_complex"},
+		{"31 __typename", "{" + strings.Repeat(" __typename", 31) + "}", "query_too_complex"},
+		{"same names merged below same-named fields", "{" + strings.Repeat(` payment(id: "1") {`+strings.Repeat(" refunds { id }", 10)+" }", 10) + "}", "query_too_complex"},
+		{"inline fragments nested 4 deep", "{" + strings.Repeat(" ... {", 4) + " __typename" + strings.Repeat(" }", 4) + "}", "query_too_complex"},
+		{"a filter literal nested 17 deep", "{ payments(where: " + strings.Repeat("{not: ", 16) + "{status: FAILED}" + strings.Repeat("}", 16) + ") { totalCount } }", "query_too_complex"},
+		{"a fragment defined twice, the first one large", "{ ...F } fragment F on Query {" + strings.Repeat(" __typename", 2000) + " } fragment F on Query { __typename }", "GRAPHQL_VALIDATION_FAILED"},
 		{"3,000 chained fragments", chain.String(), "query_too_complex"},
 		{"fragments doubling 30 times", exponentialFragments(30), "query_too_complex"},
 		{"nesting 16 deep", "{ payments { edges { node" + strings.Repeat(" { refunds { payment", 6) + " { id }" + strings.Repeat(" } }", 6) + " } } }", "query_too_complex"},
@@ -137,11 +142,17 @@ func TestFloodsAreRefusedBeforeValidation(t *testing.T) {
 			if code := fmt.Sprint(err.Extensions["code"]); code != tc.code {
 				t.Errorf("code %s (%s), want %s", code, err.Message, tc.code)
 			}
-			if w != nil && w.steps > DefaultDocumentLimits.Fields+1 {
-				t.Errorf("walked %d selections before refusing, over the %d+1 bound", w.steps, DefaultDocumentLimits.Fields)
+			if w != nil && w.steps > maxSteps(DefaultDocumentLimits) {
+				t.Errorf("walked %d steps before refusing, over %d", w.steps, maxSteps(DefaultDocumentLimits))
 			}
 		})
 	}
+}
+
+// maxSteps is the most steps a walk may take: it stops at the first step over Fields, which is
+// at most a pair charge of every earlier same-named field, once per inline fragment around it.
+func maxSteps(limits DocumentLimits) int {
+	return limits.Fields + (limits.SameName+1)*(limits.InlineNesting+1)
 }
 
 // exponentialFragments spreads each fragment twice in the next: 2^n fields from 3n lines.
@@ -153,6 +164,63 @@ func exponentialFragments(n int) string {
 	}
 	fmt.Fprintf(&b, "{ ...F%d }", n)
 	return b.String()
+}
+
+// TestColocatedFragmentsPass: a client that spreads many component fragments on one object, each
+// asking for __typename and id as Apollo and Relay clients do, is no attack.
+func TestColocatedFragmentsPass(t *testing.T) {
+	query := `query($id: ID!) { payment(id: $id) { __typename id` + repeat(20, " ...P%d") + " } }" +
+		repeat(20, "\nfragment P%d on Payment { __typename id status }")
+	query = strings.NewReplacer(`\n`, "\n").Replace(query)
+	if _, err := measureQuery(t, query, false); err != nil {
+		t.Errorf("20 colocated fragments refused: %v", err)
+	}
+}
+
+// TestVariablesAreBounded: variables are bounded in depth and size before gqlgen reads them, for
+// a cached document as for a new one.
+func TestVariablesAreBounded(t *testing.T) {
+	bounds := documentBounds{limits: DefaultDocumentLimits, cache: newDocumentCache(10)}
+	const query = `query($w: PaymentWhereInput) { payments(where: $w) { totalCount } }`
+	doc, _ := parser.ParseQuery(&ast.Source{Input: query})
+	deep := any(map[string]any{"status": "FAILED"})
+	for range DefaultDocumentLimits.ValueDepth {
+		deep = map[string]any{"not": deep}
+	}
+	wide := make([]any, DefaultDocumentLimits.VariableValues)
+	for i := range wide {
+		wide[i] = map[string]any{}
+	}
+	within := make([]any, 400)
+	for i := range within {
+		within[i] = map[string]any{"status": "FAILED"}
+	}
+	for _, cached := range []bool{false, true} {
+		if cached {
+			bounds.cache.Add(context.Background(), query, doc)
+		}
+		for name, tc := range map[string]struct {
+			where any
+			code  string
+		}{
+			"17 deep":       {deep, "invalid_request"},
+			"2,001 values":  {map[string]any{"or": wide}, "invalid_request"},
+			"800 values":    {map[string]any{"or": within}, ""},
+			"a deep one ok": {deep.(map[string]any)["not"], ""},
+		} {
+			err := bounds.MutateOperationParameters(context.Background(), &graphql.RawParams{Query: query, Variables: map[string]any{"w": tc.where}})
+			if code := codeOf(err); code != tc.code {
+				t.Errorf("%s (cached %t) = %v, want %q", name, cached, err, tc.code)
+			}
+		}
+	}
+}
+
+func codeOf(err *gqlerror.Error) string {
+	if err == nil {
+		return ""
+	}
+	return fmt.Sprint(err.Extensions["code"])
 }
 
 func TestOneCredentialPerOperation(t *testing.T) {
@@ -180,8 +248,8 @@ func TestProductionRefusesIntrospectionOnly(t *testing.T) {
 	}
 }
 
-// FuzzDocumentBounds: whatever the document, measuring it never panics, walks at most
-// Fields+1 selections, and a document it accepts is within every bound when expanded naively.
+// FuzzDocumentBounds: whatever the document, measuring it never panics, takes at most a few
+// steps over Fields, and a document it accepts is within every bound when expanded naively.
 func FuzzDocumentBounds(f *testing.F) {
 	for _, seed := range []string{
 		dashboardQuery, introspectionQuery, exponentialFragments(12),
@@ -192,7 +260,7 @@ func FuzzDocumentBounds(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	limits := DocumentLimits{Tokens: 2000, Fields: 60, Aliases: 8, SameName: 4, Depth: 6, FragmentDepth: 4}
+	limits := DocumentLimits{Tokens: 2000, Fields: 60, Aliases: 8, SameName: 4, Depth: 6, FragmentDepth: 4, InlineNesting: 2, ValueDepth: 4, VariableValues: 20}
 	f.Fuzz(func(t *testing.T, query string) {
 		doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, limits.Tokens)
 		if err != nil {
@@ -200,15 +268,15 @@ func FuzzDocumentBounds(f *testing.F) {
 		}
 		w := newDocumentWalk(doc, limits, false)
 		refusal := w.measure(doc)
-		if w.steps > limits.Fields+1 {
-			t.Fatalf("walked %d selections, over %d+1", w.steps, limits.Fields)
+		if w.steps > maxSteps(limits) {
+			t.Fatalf("walked %d steps, over %d", w.steps, maxSteps(limits))
 		}
 		if refusal != nil {
 			return
 		}
 		naive := naiveExpansion{fragments: w.fragments, budget: limits.Fields + 1}
 		for _, op := range doc.Operations {
-			naive.selectionSet(op.SelectionSet, 1, nil)
+			naive.merge([]pathedSet{{op.SelectionSet, nil}}, 1)
 		}
 		if naive.fields > limits.Fields || naive.depth > limits.Depth || naive.sameName > limits.SameName {
 			t.Fatalf("accepted a document of %d fields, %d deep, %d of one name", naive.fields, naive.depth, naive.sameName)
@@ -216,23 +284,34 @@ func FuzzDocumentBounds(f *testing.F) {
 	})
 }
 
-// naiveExpansion inlines every fragment spread, as validation and execution see the document.
+// naiveExpansion inlines every fragment spread and merges the fields of one response name, as
+// validation sees the document, until it has counted budget fields.
 type naiveExpansion struct {
 	fragments               map[string]*ast.FragmentDefinition
 	budget                  int
 	fields, depth, sameName int
 }
 
-func (n *naiveExpansion) selectionSet(set ast.SelectionSet, depth int, path []string) map[string]int {
-	names := map[string]int{}
-	n.collect(set, depth, path, names)
-	for _, count := range names {
-		n.sameName = max(n.sameName, count)
-	}
-	return names
+// pathedSet is a selection set with the fragments spread to reach it, to stop at cycles.
+type pathedSet struct {
+	set  ast.SelectionSet
+	path []string
 }
 
-func (n *naiveExpansion) collect(set ast.SelectionSet, depth int, path []string, names map[string]int) {
+func (n *naiveExpansion) merge(sets []pathedSet, depth int) {
+	counts, children := map[string]int{}, map[string][]pathedSet{}
+	for _, s := range sets {
+		n.collect(s.set, depth, s.path, counts, children)
+	}
+	for _, count := range counts {
+		n.sameName = max(n.sameName, count)
+	}
+	for _, child := range children {
+		n.merge(child, depth+1)
+	}
+}
+
+func (n *naiveExpansion) collect(set ast.SelectionSet, depth int, path []string, counts map[string]int, children map[string][]pathedSet) {
 	for _, selection := range set {
 		if n.fields >= n.budget {
 			return
@@ -241,29 +320,20 @@ func (n *naiveExpansion) collect(set ast.SelectionSet, depth int, path []string,
 		case *ast.Field:
 			n.fields++
 			n.depth = max(n.depth, depth)
-			names[s.Alias]++
+			counts[s.Alias]++
 			if len(s.SelectionSet) > 0 {
-				n.selectionSet(s.SelectionSet, depth+1, path)
+				children[s.Alias] = append(children[s.Alias], pathedSet{s.SelectionSet, path})
 			}
 		case *ast.InlineFragment:
-			n.collect(s.SelectionSet, depth, path, names)
+			n.collect(s.SelectionSet, depth, path, counts, children)
 		case *ast.FragmentSpread:
 			fragment := n.fragments[s.Name]
-			if fragment == nil || contains(path, s.Name) {
+			if fragment == nil || slices.Contains(path, s.Name) {
 				continue
 			}
-			n.collect(fragment.SelectionSet, depth, append(path, s.Name), names)
+			n.collect(fragment.SelectionSet, depth, append(slices.Clip(path), s.Name), counts, children)
 		}
 	}
-}
-
-func contains(path []string, name string) bool {
-	for _, p := range path {
-		if p == name {
-			return true
-		}
-	}
-	return false
 }
 
 // BenchmarkDocumentBounds measures what the bound adds to the dashboard query: for a new

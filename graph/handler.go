@@ -49,9 +49,11 @@ func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
 	}
 	// Refusals of a whole document answer as request errors (4xx under
 	// application/graphql-response+json), as gqlgen's parse and validation errors do.
+	// gqlgen asks for a request error's kind only for an error raised before execution starts.
 	registerRequestErrors.Do(func() {
-		errcode.RegisterErrorType(string(apierror.QueryTooComplex), errcode.KindProtocol)
-		errcode.RegisterErrorType(string(apierror.IntrospectionDisabled), errcode.KindProtocol)
+		for _, code := range []apierror.Code{apierror.QueryTooComplex, apierror.IntrospectionDisabled, apierror.InvalidRequest} {
+			errcode.RegisterErrorType(string(code), errcode.KindProtocol)
+		}
 	})
 	cfg := generated.Config{Resolvers: r}
 	cfg.Directives.HasScope = func(ctx context.Context, _ any, next graphql.Resolver, scope string) (any, error) {
@@ -66,7 +68,8 @@ func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
 	srv.AddTransport(transport.POST{})
 	cache := newDocumentCache(1000)
 	srv.SetQueryCache(cache)
-	srv.SetParserTokenLimit(opts.Limits.Tokens)
+	// Without suggestions gqlgen also skips computing them; the presenter removes the hints of
+	// the rules this does not reach.
 	srv.SetDisableSuggestion(opts.Production)
 	srv.Use(documentBounds{limits: opts.Limits, cache: cache, noIntrospection: opts.Production})
 	if !opts.Production {

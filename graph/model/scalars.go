@@ -3,7 +3,6 @@ package model
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 
 	"github.com/99designs/gqlgen/graphql"
 )
@@ -11,7 +10,7 @@ import (
 // The built-in scalars, read as the GraphQL specification coerces input: gqlgen's own readers
 // also take a number for a String (a card number sent as 4242424242424242 would be read), a
 // string for an Int or a Boolean, and a boolean for an ID. Values come from the document
-// (string, int64, float64, bool) or from JSON variables (string, json.Number, bool).
+// (string, int64, bool) or from JSON variables (string, json.Number, bool).
 
 // MarshalString writes a String.
 func MarshalString(s string) graphql.Marshaler { return graphql.MarshalString(s) }
@@ -41,15 +40,9 @@ func UnmarshalInt64(v any) (int64, error) {
 	switch n := v.(type) {
 	case int64:
 		return n, nil
-	case int:
-		return int64(n), nil
 	case json.Number:
 		if i, err := n.Int64(); err == nil {
 			return i, nil
-		}
-	case float64:
-		if n == math.Trunc(n) && math.Abs(n) < 1<<53 {
-			return int64(n), nil
 		}
 	}
 	return 0, fmt.Errorf("%s is not an Int: send a whole number", describe(v))
@@ -80,8 +73,6 @@ func UnmarshalID(v any) (string, error) {
 		}
 	case int64:
 		return fmt.Sprint(id), nil
-	case int:
-		return fmt.Sprint(id), nil
 	}
 	return "", fmt.Errorf("%s is not an ID: send a string", describe(v))
 }
@@ -89,7 +80,7 @@ func UnmarshalID(v any) (string, error) {
 // describe names the kind of a value without repeating it: it may be a card number.
 func describe(v any) string {
 	switch v.(type) {
-	case json.Number, int, int64, float64:
+	case json.Number, int64, float64:
 		return "a number"
 	case string:
 		return "a string"
