@@ -53,6 +53,28 @@ func BenchmarkCreatePayment(b *testing.B) {
 	}
 }
 
+// BenchmarkDashboardPage is the largest real query, a page of 100 payments with their refunds
+// and status history over GraphQL: the yardstick for what bounding a document may cost (see
+// BenchmarkDocumentBounds in graph/, a small fraction of this).
+//
+//	go test -run '^$' -bench DashboardPage -benchmem .
+func BenchmarkDashboardPage(b *testing.B) {
+	db := databasetest.SQLite(b)
+	env := newTestEnv(b, db)
+	developer, operator := env.tokenFor("developer"), env.tokenFor("operator")
+	for i := range 100 {
+		id := str(get(env.request(http.MethodPost, "/api/v1/payments", developer, paymentBody("10.00", "USD", "4242424242424242")).body, "data", "id"))
+		if i%10 == 0 {
+			env.request(http.MethodPost, "/api/v1/payments/"+id+"/refunds", operator, map[string]any{"amount": "2.50"})
+		}
+	}
+	handler, token := benchServer(b, db)
+	page, _ := json.Marshal(map[string]any{"query": `{ payments(first: 100) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node {
+		id amount amountRefunded currency status provider createdAt customer { email name } card { brand last4 }
+		refunds { id amount status createdAt } statusHistory { from to at reason } } } } }`})
+	benchmarkHandler(b, handler, token, "/query", page, http.StatusOK)
+}
+
 // benchServer is the real handler with the access log off, as a loaded server would run it
 // at warn level.
 func benchServer(b *testing.B, db *database.DB) (http.Handler, string) {

@@ -23,9 +23,12 @@ import (
 type DocumentLimits struct {
 	// Tokens bounds the lexical tokens of the document; parsing stops at the first one over.
 	Tokens int
-	// Fields bounds the fields of the document, counting a fragment's fields once per spread.
-	Fields int
-	// Aliases bounds the aliased fields, counted as Fields are.
+	// Nodes bounds the work validation does on the document: its fields, fragment spreads,
+	// directives and argument values, a fragment's counted each time it is spread and once on its
+	// own (validation reads it as often, reporting each mistake in it each time), plus the extra
+	// readings of Depth, InlineNesting and SameName below.
+	Nodes int
+	// Aliases bounds the aliased fields, counted as Nodes are.
 	Aliases int
 	// SameName bounds the fields of one response name that validation merges: written side by
 	// side, brought by fragments, or below fields of one response name. It compares each pair.
@@ -45,13 +48,13 @@ type DocumentLimits struct {
 }
 
 // DefaultDocumentLimits are generous for real clients: a dashboard page of 100 payments with
-// their refunds and status history is about 40 fields 6 deep, the standard introspection query
-// (development only) about 150 fields 13 deep, and the deepest payment filter 11 values deep.
+// their refunds and status history is about 60 nodes 6 deep, the standard introspection query
+// (development only) about 500 nodes 13 deep, and the deepest payment filter 11 values deep.
 var DefaultDocumentLimits = DocumentLimits{
 	Tokens:         10_000,
-	Fields:         1_000,
+	Nodes:          1_000,
 	Aliases:        100,
-	SameName:       30,
+	SameName:       50,
 	Depth:          15,
 	FragmentDepth:  10,
 	InlineNesting:  3,
@@ -169,6 +172,9 @@ func (w *documentWalk) measure(doc *ast.QueryDocument) *gqlerror.Error {
 			if err := w.value(variable.DefaultValue, 1); err != nil {
 				return err
 			}
+			if err := w.directives(variable.Directives); err != nil {
+				return err
+			}
 		}
 		if err := w.directives(op.Directives); err != nil {
 			return err
@@ -182,12 +188,28 @@ func (w *documentWalk) measure(doc *ast.QueryDocument) *gqlerror.Error {
 	// Validation reads every fragment on its own too, each time anew: so does the walk.
 	w.mutation = false
 	for _, fragment := range doc.Fragments {
-		w.spreading[fragment.Name] = true
-		err := w.selectionSet(fragment.SelectionSet, 1, 1, 0, newMergedSelection())
-		w.spreading[fragment.Name] = false
-		if err != nil {
+		if err := w.fragment(fragment, 1, 1, newMergedSelection()); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// fragment walks a fragment definition, its directives included, with its fields at depth.
+func (w *documentWalk) fragment(fragment *ast.FragmentDefinition, depth, fragmentDepth int, merged *mergedSelection) *gqlerror.Error {
+	if err := w.directives(fragment.Directives); err != nil {
+		return err
+	}
+	w.spreading[fragment.Name] = true
+	defer func() { w.spreading[fragment.Name] = false }()
+	return w.selectionSet(fragment.SelectionSet, depth, fragmentDepth, 0, merged)
+}
+
+// charge counts n steps of validation work and refuses the document once they exceed Nodes.
+func (w *documentWalk) charge(n int) *gqlerror.Error {
+	w.steps += n
+	if w.steps > w.limits.Nodes {
+		return tooComplex("the document is too large to check: more than %d fields, fragments, directives and values, counting a fragment each time it is spread", w.limits.Nodes)
 	}
 	return nil
 }
@@ -200,9 +222,9 @@ type documentWalk struct {
 	// spreading holds the fragments on the path being walked: a spread of one of them is a cycle,
 	// which is not followed (validation reports it).
 	spreading map[string]bool
-	// steps counts the work validation does: fields and fragments as walked, each field once more
-	// for every inline fragment directly around it (validation reads it anew), and each pair of
-	// same-named fields that may conflict.
+	// steps counts the work validation does: fields, fragments, directives and values as walked,
+	// each field once more for every inline fragment directly around it (validation reads it
+	// anew), and each pair of same-named fields that may conflict.
 	steps, aliases int
 	// mutation and credentials follow the root fields of the operation being walked.
 	mutation    bool
@@ -233,12 +255,12 @@ func (m *mergedSelection) child(name string) *mergedSelection {
 // fragments nesting directly around it, into merged.
 func (w *documentWalk) selectionSet(set ast.SelectionSet, depth, fragmentDepth, inlineNesting int, merged *mergedSelection) *gqlerror.Error {
 	for _, selection := range set {
-		w.steps++
+		cost := 1
 		if _, isField := selection.(*ast.Field); isField {
-			w.steps += inlineNesting
+			cost += inlineNesting
 		}
-		if w.steps > w.limits.Fields {
-			return tooComplex("the document has more than %d fields, counting each fragment once per spread", w.limits.Fields)
+		if err := w.charge(cost); err != nil {
+			return err
 		}
 		switch s := selection.(type) {
 		case *ast.Field:
@@ -266,10 +288,7 @@ func (w *documentWalk) selectionSet(set ast.SelectionSet, depth, fragmentDepth, 
 			if fragmentDepth+1 > w.limits.FragmentDepth {
 				return tooComplex("fragments are spread more than %d deep", w.limits.FragmentDepth)
 			}
-			w.spreading[s.Name] = true
-			err := w.selectionSet(fragment.SelectionSet, depth, fragmentDepth+1, 0, merged)
-			w.spreading[s.Name] = false
-			if err != nil {
+			if err := w.fragment(fragment, depth, fragmentDepth+1, merged); err != nil {
 				return err
 			}
 		}
@@ -290,9 +309,8 @@ func (w *documentWalk) field(f *ast.Field, depth, fragmentDepth, inlineNesting i
 	if f.Alias != f.Name || len(f.Arguments) > 0 {
 		// It may conflict with each field of its name before it (other arguments, another field
 		// under the alias), and validation describes every conflicting pair: each is a step.
-		w.steps += merged.counts[f.Alias] * (1 + inlineNesting)
-		if w.steps > w.limits.Fields {
-			return tooComplex("the document has more than %d fields, counting each fragment once per spread and fields of one name with arguments or aliases once per pair", w.limits.Fields)
+		if err := w.charge(merged.counts[f.Alias] * (1 + inlineNesting)); err != nil {
+			return err
 		}
 	}
 	merged.counts[f.Alias]++
@@ -324,6 +342,9 @@ func (w *documentWalk) field(f *ast.Field, depth, fragmentDepth, inlineNesting i
 
 func (w *documentWalk) directives(directives ast.DirectiveList) *gqlerror.Error {
 	for _, directive := range directives {
+		if err := w.charge(1); err != nil {
+			return err
+		}
 		for _, argument := range directive.Arguments {
 			if err := w.value(argument.Value, 1); err != nil {
 				return err
@@ -333,9 +354,16 @@ func (w *documentWalk) directives(directives ast.DirectiveList) *gqlerror.Error 
 	return nil
 }
 
-// value bounds the nesting of a value written in the document; its size is bounded by Tokens.
+// value counts the nodes of a value written in the document (each item of a list, each field of
+// an object, each use of a variable) and bounds its nesting.
 func (w *documentWalk) value(v *ast.Value, depth int) *gqlerror.Error {
-	if v == nil || len(v.Children) == 0 {
+	if v == nil {
+		return nil
+	}
+	if err := w.charge(1); err != nil {
+		return err
+	}
+	if len(v.Children) == 0 {
 		return nil
 	}
 	if depth > w.limits.ValueDepth {

@@ -120,7 +120,12 @@ func TestFloodsAreRefusedBeforeValidation(t *testing.T) {
 		{"one alias with 1,000 different arguments", "{" + repeat(1000, ` a:payment(id:"%d"){id}`) + "}", "query_too_complex"},
 		{"1,000 aliases", "{" + repeat(1000, ` a%d:__typename`) + "}", "query_too_complex"},
 		{"20,000 __typename", "{" + strings.Repeat(" __typename", 20000) + "}", "query_too_complex"},
-		{"31 __typename", "{" + strings.Repeat(" __typename", 31) + "}", "query_too_complex"},
+		{"51 __typename", "{" + strings.Repeat(" __typename", 51) + "}", "query_too_complex"},
+		{"unknown directives in a fragment spread by 450 operations", strings.Repeat("{...F}\n", 450) + "fragment F on Query { __typename" + strings.Repeat(" @x", 3800) + " }", "query_too_complex"},
+		{"4,900 directives", "{ __typename" + strings.Repeat(" @x", 4900) + " }", "query_too_complex"},
+		{"variable uses in a fragment spread by 450 operations", strings.Repeat("{...F}\n", 450) + "fragment F on Query { __typename(x: [" + strings.Repeat(" $a", 3800) + "]) }", "query_too_complex"},
+		{"a list of 6,000 in a fragment spread by 300 operations", strings.Repeat("{...F}\n", 300) + "fragment F on Query { nodes(ids: [" + strings.Repeat(" true", 6000) + "]) { id } }", "query_too_complex"},
+		{"directives on a fragment definition", "{...F ...F}\nfragment F on Query" + strings.Repeat(" @x", 3000) + " { __typename }", "query_too_complex"},
 		{"same names merged below same-named fields", "{" + strings.Repeat(` payment(id: "1") {`+strings.Repeat(" refunds { id }", 10)+" }", 10) + "}", "query_too_complex"},
 		{"inline fragments nested 4 deep", "{" + strings.Repeat(" ... {", 4) + " __typename" + strings.Repeat(" }", 4) + "}", "query_too_complex"},
 		{"a filter literal nested 17 deep", "{ payments(where: " + strings.Repeat("{not: ", 16) + "{status: FAILED}" + strings.Repeat("}", 16) + ") { totalCount } }", "query_too_complex"},
@@ -149,10 +154,10 @@ func TestFloodsAreRefusedBeforeValidation(t *testing.T) {
 	}
 }
 
-// maxSteps is the most steps a walk may take: it stops at the first step over Fields, which is
+// maxSteps is the most steps a walk may take: it stops at the first step over Nodes, which is
 // at most a pair charge of every earlier same-named field, once per inline fragment around it.
 func maxSteps(limits DocumentLimits) int {
-	return limits.Fields + (limits.SameName+1)*(limits.InlineNesting+1)
+	return limits.Nodes + (limits.SameName+1)*(limits.InlineNesting+1)
 }
 
 // exponentialFragments spreads each fragment twice in the next: 2^n fields from 3n lines.
@@ -169,11 +174,10 @@ func exponentialFragments(n int) string {
 // TestColocatedFragmentsPass: a client that spreads many component fragments on one object, each
 // asking for __typename and id as Apollo and Relay clients do, is no attack.
 func TestColocatedFragmentsPass(t *testing.T) {
-	query := `query($id: ID!) { payment(id: $id) { __typename id` + repeat(20, " ...P%d") + " } }" +
-		repeat(20, "\nfragment P%d on Payment { __typename id status }")
-	query = strings.NewReplacer(`\n`, "\n").Replace(query)
+	query := `query($id: ID!) { payment(id: $id) { __typename id` + repeat(45, " ...P%d") + " } }" +
+		repeat(45, "\nfragment P%d on Payment { __typename id status }")
 	if _, err := measureQuery(t, query, false); err != nil {
-		t.Errorf("20 colocated fragments refused: %v", err)
+		t.Errorf("45 colocated fragments refused: %v", err)
 	}
 }
 
@@ -249,7 +253,7 @@ func TestProductionRefusesIntrospectionOnly(t *testing.T) {
 }
 
 // FuzzDocumentBounds: whatever the document, measuring it never panics, takes at most a few
-// steps over Fields, and a document it accepts is within every bound when expanded naively.
+// steps over Nodes, and a document it accepts is within every bound when expanded naively.
 func FuzzDocumentBounds(f *testing.F) {
 	for _, seed := range []string{
 		dashboardQuery, introspectionQuery, exponentialFragments(12),
@@ -260,7 +264,7 @@ func FuzzDocumentBounds(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	limits := DocumentLimits{Tokens: 2000, Fields: 60, Aliases: 8, SameName: 4, Depth: 6, FragmentDepth: 4, InlineNesting: 2, ValueDepth: 4, VariableValues: 20}
+	limits := DocumentLimits{Tokens: 2000, Nodes: 60, Aliases: 8, SameName: 4, Depth: 6, FragmentDepth: 4, InlineNesting: 2, ValueDepth: 4, VariableValues: 20}
 	f.Fuzz(func(t *testing.T, query string) {
 		doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, limits.Tokens)
 		if err != nil {
@@ -274,11 +278,11 @@ func FuzzDocumentBounds(f *testing.F) {
 		if refusal != nil {
 			return
 		}
-		naive := naiveExpansion{fragments: w.fragments, budget: limits.Fields + 1}
+		naive := naiveExpansion{fragments: w.fragments, budget: limits.Nodes + 1}
 		for _, op := range doc.Operations {
 			naive.merge([]pathedSet{{op.SelectionSet, nil}}, 1)
 		}
-		if naive.fields > limits.Fields || naive.depth > limits.Depth || naive.sameName > limits.SameName {
+		if naive.fields > limits.Nodes || naive.depth > limits.Depth || naive.sameName > limits.SameName {
 			t.Fatalf("accepted a document of %d fields, %d deep, %d of one name", naive.fields, naive.depth, naive.sameName)
 		}
 	})
