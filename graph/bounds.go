@@ -15,18 +15,18 @@ import (
 	"github.com/paygate/paygate/internal/apierror"
 )
 
-// DocumentLimits bound a GraphQL request before it is validated. gqlparser's validation compares
+// documentLimits bound a GraphQL request before it is validated. gqlparser's validation compares
 // fields pairwise (the overlapping-fields rule), so its cost grows with the square of what it
 // compares: without these bounds a 24 KB document sent without a token held the server for
 // seconds and gigabytes. Every bound is checked in one pass over the parsed document, in which
 // each fragment spread is walked as the fields it brings, and one pass over the variables.
-type DocumentLimits struct {
+type documentLimits struct {
 	// Tokens bounds the lexical tokens of the document; parsing stops at the first one over.
 	Tokens int
 	// Nodes bounds the work validation does on the document: its fields, fragment spreads,
 	// directives and argument values, a fragment's counted each time it is spread and once on its
 	// own (validation reads it as often, reporting each mistake in it each time), plus the extra
-	// readings of Depth, InlineNesting and SameName below.
+	// readings that inline fragments and same-named fields cause (see InlineNesting, SameName).
 	Nodes int
 	// Aliases bounds the aliased fields, counted as Nodes are.
 	Aliases int
@@ -47,10 +47,10 @@ type DocumentLimits struct {
 	VariableValues int
 }
 
-// DefaultDocumentLimits are generous for real clients: a dashboard page of 100 payments with
+// defaultDocumentLimits are generous for real clients: a dashboard page of 100 payments with
 // their refunds and status history is about 60 nodes 6 deep, the standard introspection query
 // (development only) about 500 nodes 13 deep, and the deepest payment filter 11 values deep.
-var DefaultDocumentLimits = DocumentLimits{
+var defaultDocumentLimits = documentLimits{
 	Tokens:         10_000,
 	Nodes:          1_000,
 	Aliases:        100,
@@ -71,7 +71,7 @@ var credentialFields = map[string]bool{"login": true, "refreshToken": true}
 // before gqlgen validates it. A document already in the cache passed these checks when it was
 // first parsed, so a repeated query costs one cache look-up and the pass over its variables.
 type documentBounds struct {
-	limits          DocumentLimits
+	limits          documentLimits
 	cache           documentCache
 	noIntrospection bool
 }
@@ -142,7 +142,7 @@ func (b documentBounds) variable(value any, depth int, values *int) (over string
 	return ""
 }
 
-func newDocumentWalk(doc *ast.QueryDocument, limits DocumentLimits, noIntrospection bool) *documentWalk {
+func newDocumentWalk(doc *ast.QueryDocument, limits documentLimits, noIntrospection bool) *documentWalk {
 	w := &documentWalk{
 		limits:          limits,
 		noIntrospection: noIntrospection,
@@ -185,7 +185,7 @@ func (w *documentWalk) measure(doc *ast.QueryDocument) *gqlerror.Error {
 			return err
 		}
 	}
-	// Validation reads every fragment on its own too, each time anew: so does the walk.
+	// Validation reads every fragment definition on its own as well: so does the walk.
 	w.mutation = false
 	for _, fragment := range doc.Fragments {
 		if err := w.fragment(fragment, 1, 1, newMergedSelection()); err != nil {
@@ -215,7 +215,7 @@ func (w *documentWalk) charge(n int) *gqlerror.Error {
 }
 
 type documentWalk struct {
-	limits          DocumentLimits
+	limits          documentLimits
 	noIntrospection bool
 	fragments       map[string]*ast.FragmentDefinition
 	duplicate       string // a fragment name defined twice

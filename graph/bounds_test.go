@@ -69,13 +69,13 @@ func schemaForTest() *ast.Schema {
 // over the parsed document (nil when it did not parse).
 func measureQuery(t testing.TB, query string, noIntrospection bool) (*documentWalk, *gqlerror.Error) {
 	t.Helper()
-	bounds := documentBounds{limits: DefaultDocumentLimits, cache: newDocumentCache(1), noIntrospection: noIntrospection}
+	bounds := documentBounds{limits: defaultDocumentLimits, cache: newDocumentCache(1), noIntrospection: noIntrospection}
 	refusal := bounds.MutateOperationParameters(context.Background(), &graphql.RawParams{Query: query})
-	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, DefaultDocumentLimits.Tokens)
+	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, defaultDocumentLimits.Tokens)
 	if err != nil {
 		return nil, refusal
 	}
-	w := newDocumentWalk(doc, DefaultDocumentLimits, noIntrospection)
+	w := newDocumentWalk(doc, defaultDocumentLimits, noIntrospection)
 	if walked := w.measure(doc); fmt.Sprint(walked) != fmt.Sprint(refusal) {
 		t.Fatalf("the walk answered %v, /query %v", walked, refusal)
 	}
@@ -147,8 +147,8 @@ func TestFloodsAreRefusedBeforeValidation(t *testing.T) {
 			if code := fmt.Sprint(err.Extensions["code"]); code != tc.code {
 				t.Errorf("code %s (%s), want %s", code, err.Message, tc.code)
 			}
-			if w != nil && w.steps > maxSteps(DefaultDocumentLimits) {
-				t.Errorf("walked %d steps before refusing, over %d", w.steps, maxSteps(DefaultDocumentLimits))
+			if w != nil && w.steps > maxSteps(defaultDocumentLimits) {
+				t.Errorf("walked %d steps before refusing, over %d", w.steps, maxSteps(defaultDocumentLimits))
 			}
 		})
 	}
@@ -156,7 +156,7 @@ func TestFloodsAreRefusedBeforeValidation(t *testing.T) {
 
 // maxSteps is the most steps a walk may take: it stops at the first step over Nodes, which is
 // at most a pair charge of every earlier same-named field, once per inline fragment around it.
-func maxSteps(limits DocumentLimits) int {
+func maxSteps(limits documentLimits) int {
 	return limits.Nodes + (limits.SameName+1)*(limits.InlineNesting+1)
 }
 
@@ -184,14 +184,14 @@ func TestColocatedFragmentsPass(t *testing.T) {
 // TestVariablesAreBounded: variables are bounded in depth and size before gqlgen reads them, for
 // a cached document as for a new one.
 func TestVariablesAreBounded(t *testing.T) {
-	bounds := documentBounds{limits: DefaultDocumentLimits, cache: newDocumentCache(10)}
+	bounds := documentBounds{limits: defaultDocumentLimits, cache: newDocumentCache(10)}
 	const query = `query($w: PaymentWhereInput) { payments(where: $w) { totalCount } }`
 	doc, _ := parser.ParseQuery(&ast.Source{Input: query})
 	deep := any(map[string]any{"status": "FAILED"})
-	for range DefaultDocumentLimits.ValueDepth {
+	for range defaultDocumentLimits.ValueDepth {
 		deep = map[string]any{"not": deep}
 	}
-	wide := make([]any, DefaultDocumentLimits.VariableValues)
+	wide := make([]any, defaultDocumentLimits.VariableValues)
 	for i := range wide {
 		wide[i] = map[string]any{}
 	}
@@ -264,7 +264,7 @@ func FuzzDocumentBounds(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	limits := DocumentLimits{Tokens: 2000, Nodes: 60, Aliases: 8, SameName: 4, Depth: 6, FragmentDepth: 4, InlineNesting: 2, ValueDepth: 4, VariableValues: 20}
+	limits := documentLimits{Tokens: 2000, Nodes: 60, Aliases: 8, SameName: 4, Depth: 6, FragmentDepth: 4, InlineNesting: 2, ValueDepth: 4, VariableValues: 20}
 	f.Fuzz(func(t *testing.T, query string) {
 		doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, limits.Tokens)
 		if err != nil {
@@ -345,7 +345,7 @@ func (n *naiveExpansion) collect(set ast.SelectionSet, depth int, path []string,
 // document seen before, one cache look-up.
 func BenchmarkDocumentBounds(b *testing.B) {
 	ctx := context.Background()
-	bounds := documentBounds{limits: DefaultDocumentLimits, cache: newDocumentCache(10)}
+	bounds := documentBounds{limits: defaultDocumentLimits, cache: newDocumentCache(10)}
 	params := &graphql.RawParams{Query: dashboardQuery}
 	b.Run("new", func(b *testing.B) {
 		for b.Loop() {

@@ -29,9 +29,7 @@ type HandlerOptions struct {
 	// Production turns introspection off and leaves "did you mean" hints out of validation errors,
 	// which would name fields to someone guessing at the schema.
 	Production bool
-	// Limits bound each document before it is validated; zero means DefaultDocumentLimits.
-	Limits DocumentLimits
-	Logger *slog.Logger
+	Logger     *slog.Logger
 }
 
 // maxErrors bounds the errors of one answer: a document within its limits may still hold
@@ -44,12 +42,9 @@ var registerRequestErrors sync.Once
 // bounded before they are validated, parsed documents cached, costs limited, scopes enforced by
 // @hasScope and errors rendered from the API error table.
 func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
-	if opts.Limits == (DocumentLimits{}) {
-		opts.Limits = DefaultDocumentLimits
-	}
-	// Refusals of a whole document answer as request errors (4xx under
-	// application/graphql-response+json), as gqlgen's parse and validation errors do.
-	// gqlgen asks for a request error's kind only for an error raised before execution starts.
+	// Refusals of a whole request answer as request errors (4xx under
+	// application/graphql-response+json), as gqlgen's parse and validation errors do. gqlgen asks
+	// for an error's kind only when it is raised before execution starts.
 	registerRequestErrors.Do(func() {
 		for _, code := range []apierror.Code{apierror.QueryTooComplex, apierror.IntrospectionDisabled, apierror.InvalidRequest} {
 			errcode.RegisterErrorType(string(code), errcode.KindProtocol)
@@ -71,7 +66,7 @@ func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
 	// Without suggestions gqlgen also skips computing them; the presenter removes the hints of
 	// the rules this does not reach.
 	srv.SetDisableSuggestion(opts.Production)
-	srv.Use(documentBounds{limits: opts.Limits, cache: cache, noIntrospection: opts.Production})
+	srv.Use(documentBounds{limits: defaultDocumentLimits, cache: cache, noIntrospection: opts.Production})
 	if !opts.Production {
 		srv.Use(extension.Introspection{})
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // The built-in scalars, read as the GraphQL specification coerces input: gqlgen's own readers
-// also take a number for a String (a card number sent as 4242424242424242 would be read), a
+// also take a number for a String (a card number sent as a JSON number would be read), a
 // string for an Int or a Boolean, and a boolean for an ID. Values come from the document
 // (string, int64, bool) or from JSON variables (string, json.Number, bool).
 
