@@ -122,8 +122,19 @@ type response struct {
 }
 
 // request sends body (a string is sent as is, anything else as JSON) with the token, if any.
+// Concurrency tests call it from many goroutines, so a failure to send or read marks the test
+// failed with Errorf (safe from any goroutine, unlike Fatal) and answers a zero response, which
+// fails the caller's own checks in turn.
 func (e *testEnv) request(method, path, token string, body any, headers ...string) response {
 	e.t.Helper()
+	r, err := e.send(method, path, token, body, headers...)
+	if err != nil {
+		e.t.Errorf("%s %s: %v", method, path, err)
+	}
+	return r
+}
+
+func (e *testEnv) send(method, path, token string, body any, headers ...string) (response, error) {
 	var reader io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -132,13 +143,13 @@ func (e *testEnv) request(method, path, token string, body any, headers ...strin
 	default:
 		encoded, err := json.Marshal(b)
 		if err != nil {
-			e.t.Fatal(err)
+			return response{}, err
 		}
 		reader = bytes.NewReader(encoded)
 	}
 	req, err := http.NewRequest(method, e.url+path, reader)
 	if err != nil {
-		e.t.Fatal(err)
+		return response{}, err
 	}
 	if reader != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -151,31 +162,32 @@ func (e *testEnv) request(method, path, token string, body any, headers ...strin
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		e.t.Fatal(err)
+		return response{}, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		e.t.Fatal(err)
+		return response{}, err
 	}
 	r := response{status: resp.StatusCode, header: resp.Header, raw: string(raw)}
 	if strings.Contains(resp.Header.Get("Content-Type"), "json") {
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
 		if err := dec.Decode(&r.body); err != nil {
-			e.t.Fatalf("%s %s: answer is not JSON: %v\n%s", method, path, err, raw)
+			return r, fmt.Errorf("answer is not JSON: %v\n%s", err, raw)
 		}
 	}
-	return r
+	return r, nil
 }
 
 // graphql posts a GraphQL document and returns data and errors; under application/json every
-// answer to a well-formed request is 200.
+// answer to a well-formed request is 200. Like request, it is safe from any goroutine.
 func (e *testEnv) graphql(token, query string, variables map[string]any, headers ...string) (map[string]any, []gqlError) {
 	e.t.Helper()
 	r := e.request(http.MethodPost, "/query", token, map[string]any{"query": query, "variables": variables}, headers...)
 	if r.status != http.StatusOK {
-		e.t.Fatalf("graphql answered %d: %s", r.status, r.raw)
+		e.t.Errorf("graphql answered %d: %s", r.status, r.raw)
+		return nil, nil
 	}
 	var decoded struct {
 		Data   map[string]any `json:"data"`
@@ -184,7 +196,7 @@ func (e *testEnv) graphql(token, query string, variables map[string]any, headers
 	dec := json.NewDecoder(strings.NewReader(r.raw))
 	dec.UseNumber()
 	if err := dec.Decode(&decoded); err != nil {
-		e.t.Fatal(err)
+		e.t.Errorf("graphql answer: %v", err)
 	}
 	return decoded.Data, decoded.Errors
 }
@@ -197,12 +209,12 @@ type gqlError struct {
 
 func (g gqlError) code() string { s, _ := g.Extensions["code"].(string); return s }
 
-// mustGraphQL fails the test on any GraphQL error.
+// mustGraphQL fails the test on any GraphQL error; it is safe from any goroutine.
 func (e *testEnv) mustGraphQL(token, query string, variables map[string]any) map[string]any {
 	e.t.Helper()
 	data, errs := e.graphql(token, query, variables)
 	if len(errs) > 0 {
-		e.t.Fatalf("graphql errors: %+v", errs)
+		e.t.Errorf("graphql errors: %+v", errs)
 	}
 	return data
 }

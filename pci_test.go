@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -54,7 +55,9 @@ func TestCardDataIsNeverStoredOrLogged(t *testing.T) {
 			}
 			answers.WriteString(r.raw)
 		}
-		if strings.Contains(answers.String(), "4242424242424242") || strings.Contains(answers.String(), "987") {
+		// The CVC as a number of its own: ids (req_…, pay_…) and hashes are runs of letters and
+		// digits, which hold 987 now and then, so a plain search for it would fail by chance.
+		if strings.Contains(answers.String(), "4242424242424242") || regexp.MustCompile(`\b987\b`).MatchString(answers.String()) {
 			t.Errorf("an error answer repeats card data: %s", answers.String())
 		}
 		if env.paymentCount() < 6 {
