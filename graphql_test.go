@@ -26,7 +26,7 @@ func gqlPaymentInput(amount any, currency, number string) map[string]any {
 	return map[string]any{
 		"amount": amount, "currency": currency, "paymentMethod": "CREDIT_CARD",
 		"customer": map[string]any{"email": "ann@example.com", "name": "Ann Lee"},
-		"card":     map[string]any{"number": number, "expMonth": 12, "expYear": 2030, "cvc": "123"},
+		"card":     map[string]any{"number": number, "expMonth": 12, "expYear": cardExpYear, "cvc": "123"},
 	}
 }
 
@@ -326,7 +326,7 @@ func TestConcurrentInlineDecimals(t *testing.T) {
 	token := env.tokenFor("developer")
 	const query = `mutation($card: CardInput) { createPayment(input: {amount: 10.25, currency: "USD",
 		paymentMethod: CREDIT_CARD, customer: {email: "a@example.com"}, card: $card}) { amount } }`
-	card := map[string]any{"number": "4242424242424242", "expMonth": 12, "expYear": 2030, "cvc": "123"}
+	card := map[string]any{"number": "4242424242424242", "expMonth": 12, "expYear": cardExpYear, "cvc": "123"}
 	const requests = 20
 	amounts := make(chan string, requests)
 	for range requests {

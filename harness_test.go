@@ -8,9 +8,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/user"
@@ -281,6 +283,13 @@ func (e *testEnv) payment(id string) *ent.Payment {
 	return p
 }
 
+// cardExpYear is an expiry year always ahead of the clock the servers run on, so the tests' cards
+// never expire, whatever year the tests run in.
+var cardExpYear = time.Now().Year() + 4
+
+// cardExpYearText is cardExpYear as it is written in a JSON body.
+var cardExpYearText = strconv.Itoa(cardExpYear)
+
 // paymentBody is a valid REST payment request; change copies of it for other cases.
 func paymentBody(amount any, currency, cardNumber string) map[string]any {
 	cvc := "123"
@@ -292,7 +301,7 @@ func paymentBody(amount any, currency, cardNumber string) map[string]any {
 		"currency":       currency,
 		"payment_method": "credit_card",
 		"customer":       map[string]any{"email": "ann@example.com", "name": "Ann Lee"},
-		"card":           map[string]any{"number": cardNumber, "exp_month": 12, "exp_year": 2030, "cvc": cvc},
+		"card":           map[string]any{"number": cardNumber, "exp_month": 12, "exp_year": cardExpYear, "cvc": cvc},
 	}
 }
 

@@ -17,7 +17,7 @@ func TestRESTFieldNamesAreExact(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("operator")
-		rest := `"currency":"USD","payment_method":"credit_card","customer":{"email":"ann@example.com"},"card":{"number":"4242424242424242","exp_month":12,"exp_year":2030,"cvc":"123"}}`
+		rest := `"currency":"USD","payment_method":"credit_card","customer":{"email":"ann@example.com"},"card":{"number":"4242424242424242","exp_month":12,"exp_year":` + cardExpYearText + `,"cvc":"123"}}`
 		meansOne := `{"Amount":"500.00","amount":"1.00",` + rest
 		meansFiveHundred := `{"amount":"1.00","Amount":"500.00",` + rest
 
@@ -47,8 +47,8 @@ func TestRESTFieldNamesAreExact(t *testing.T) {
 		tests := []struct {
 			name, path, body, param string
 		}{
-			{"nested card field", "/api/v1/payments", `{"amount":"1.00","currency":"USD","payment_method":"credit_card","customer":{"email":"ann@example.com"},"card":{"Number":"4242424242424242","exp_month":12,"exp_year":2030,"cvc":"123"}}`, "card.Number"},
-			{"nested customer field", "/api/v1/payments", `{"amount":"1.00","currency":"USD","payment_method":"credit_card","customer":{"EMAIL":"ann@example.com"},"card":{"number":"4242424242424242","exp_month":12,"exp_year":2030,"cvc":"123"}}`, "customer.EMAIL"},
+			{"nested card field", "/api/v1/payments", `{"amount":"1.00","currency":"USD","payment_method":"credit_card","customer":{"email":"ann@example.com"},"card":{"Number":"4242424242424242","exp_month":12,"exp_year":` + cardExpYearText + `,"cvc":"123"}}`, "card.Number"},
+			{"nested customer field", "/api/v1/payments", `{"amount":"1.00","currency":"USD","payment_method":"credit_card","customer":{"EMAIL":"ann@example.com"},"card":{"number":"4242424242424242","exp_month":12,"exp_year":` + cardExpYearText + `,"cvc":"123"}}`, "customer.EMAIL"},
 			{"unknown field", "/api/v1/payments", `{"amout":"1.00",` + rest, "amout"},
 			{"refund", "/api/v1/payments/" + paymentID + "/refunds", `{"Amount":"1.00"}`, "Amount"},
 			{"login", "/api/v1/auth/login", `{"Email":"ann@example.com","password":"secret"}`, "Email"},
@@ -71,7 +71,7 @@ func TestRESTFieldNamesAreExact(t *testing.T) {
 		// the last: two cards sent with the same repeated tail must not share a replay.
 		for _, number := range []string{"4242424242424242", "5555555555554444"} {
 			body := `{"amount":"1.00","currency":"USD","payment_method":"credit_card","customer":{"email":"ann@example.com"},` +
-				`"card":{"number":"` + number + `","exp_month":12,"exp_year":2030},"card":{"cvc":"123"}}`
+				`"card":{"number":"` + number + `","exp_month":12,"exp_year":` + cardExpYearText + `},"card":{"cvc":"123"}}`
 			r := env.request(http.MethodPost, "/api/v1/payments", token, body, "Idempotency-Key", "repeated")
 			if code, param := r.errorCode(); r.status != http.StatusBadRequest || code != "invalid_request" || param != "card" || r.header.Get("Idempotent-Replayed") != "" {
 				t.Errorf("repeated card %s: %d %q %s", number, r.status, r.header.Get("Idempotent-Replayed"), r.raw)

@@ -19,7 +19,7 @@ func TestSandboxHonoursTheTestCards(t *testing.T) {
 		"4000000000000069": "expired_card",
 	}
 	for number, decline := range tests {
-		c, err := card.Validate(card.Input{Number: number, ExpMonth: 12, ExpYear: 2030, CVC: "123"}, time.Now())
+		c, err := card.Validate(card.Input{Number: number, ExpMonth: 12, ExpYear: 2030, CVC: "123"}, cardsValidAt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,8 +31,11 @@ func TestSandboxHonoursTheTestCards(t *testing.T) {
 			t.Errorf("%s: %+v", number, result)
 		}
 	}
-	c, _ := card.Validate(card.Input{Number: "4000000000000119", ExpMonth: 12, ExpYear: 2030, CVC: "123"}, time.Now())
+	c, _ := card.Validate(card.Input{Number: "4000000000000119", ExpMonth: 12, ExpYear: 2030, CVC: "123"}, cardsValidAt)
 	if _, err := (Sandbox{}).Charge(context.Background(), ChargeRequest{Card: c}); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("processing-error card: %v", err)
 	}
 }
+
+// cardsValidAt is a time at which the test cards, expiring in 2030, are valid.
+var cardsValidAt = time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
