@@ -65,7 +65,7 @@ func NewServer(deps ServerDeps) http.Handler {
 	})))
 	surfaces.Handle("/", web.LimitBody(maxBodyBytes, func(w http.ResponseWriter, r *http.Request, err error) {
 		web.WriteError(w, r, err, nil)
-	})(mux))
+	})(web.Routed(mux)))
 
 	// rs/cors allows every origin when given none, so with no origins configured there is no CORS.
 	allowOrigins := func(h http.Handler) http.Handler { return h }
@@ -78,7 +78,7 @@ func NewServer(deps ServerDeps) http.Handler {
 			MaxAge:         600,
 		}).Handler
 	}
-	return web.Chain(surfaces,
+	return web.Chain(web.Routed(surfaces),
 		web.WithRequestID,
 		web.WithLogger(deps.Logger),
 		web.AccessLog(deps.Logger),

@@ -202,6 +202,9 @@ func overHTTP(next http.Handler) http.Handler {
 
 type statusRules struct{ http.ResponseWriter }
 
+// Unwrap gives http.ResponseController (and websockets, later) the connection beneath.
+func (w statusRules) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w statusRules) WriteHeader(status int) {
 	switch {
 	case status == http.StatusNotAcceptable:

@@ -80,3 +80,6 @@ func (c *responseCopy) Write(b []byte) (int, error) {
 	c.body.Write(b)
 	return c.ResponseWriter.Write(b)
 }
+
+// Unwrap gives http.ResponseController the connection beneath.
+func (c *responseCopy) Unwrap() http.ResponseWriter { return c.ResponseWriter }

@@ -64,3 +64,11 @@ func errorCode(t *testing.T, w *httptest.ResponseRecorder) any {
 	}
 	return body.Error["code"]
 }
+
+// TestResponseCopyUnwrap: keeping a copy of the answer hides nothing of the connection from
+// http.ResponseController.
+func TestResponseCopyUnwrap(t *testing.T) {
+	if err := http.NewResponseController(&responseCopy{ResponseWriter: httptest.NewRecorder()}).Flush(); err != nil {
+		t.Errorf("flush through responseCopy = %v", err)
+	}
+}

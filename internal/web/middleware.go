@@ -95,23 +95,40 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// AccessLog logs one line per request: method, path, status, duration, request id. Never the
-// query string, headers or body, which may carry credentials or card data.
+// AccessLog logs one line per request: method, path, route (the pattern that served it, one
+// value per route whatever the ids in the path), status, duration, request id. Never the query
+// string, headers or body, which may carry credentials or card data.
 func AccessLog(logger *slog.Logger) Middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
 			rec := &statusRecorder{ResponseWriter: w}
+			route := new(string)
+			r = r.WithContext(context.WithValue(r.Context(), routeKey{}, route))
 			next.ServeHTTP(rec, r)
 			logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
 				slog.String("request_id", RequestID(r.Context())),
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
+				slog.String("route", *route),
 				slog.Int("status", rec.status),
 				slog.Duration("duration", time.Since(start)),
 			)
 		})
 	}
+}
+
+type routeKey struct{}
+
+// Routed serves mux and records the pattern it served the request with for AccessLog. Of nested
+// muxes, the innermost names the route.
+func Routed(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.ServeHTTP(w, r) // sets r.Pattern
+		if route, ok := r.Context().Value(routeKey{}).(*string); ok && *route == "" {
+			*route = r.Pattern
+		}
+	})
 }
 
 // Recover turns a panic into a 500 error envelope and a log line with the stack.
