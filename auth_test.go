@@ -46,7 +46,7 @@ func TestLoginAndRefresh(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		const password = "correct horse battery"
-		u, err := env.svc.auth.CreateUser(context.Background(), "Ops@Example.com", password, "operator")
+		u, err := env.app.services.auth.CreateUser(context.Background(), "Ops@Example.com", password, "operator")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,10 +158,10 @@ func TestLoginAndRefresh(t *testing.T) {
 func TestConcurrentRefreshesHonourSingleUse(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
-		if _, err := env.svc.auth.CreateUser(context.Background(), "race@example.com", "correct horse battery", "viewer"); err != nil {
+		if _, err := env.app.services.auth.CreateUser(context.Background(), "race@example.com", "correct horse battery", "viewer"); err != nil {
 			t.Fatal(err)
 		}
-		session, err := env.svc.auth.Login(context.Background(), "race@example.com", "correct horse battery")
+		session, err := env.app.services.auth.Login(context.Background(), "race@example.com", "correct horse battery")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -76,13 +76,11 @@ func BenchmarkDashboardPage(b *testing.B) {
 }
 
 // benchServer is the real handler with the access log off, as a loaded server would run it
-// at warn level.
+// at warn level, and a developer's token for it.
 func benchServer(b *testing.B, db *database.DB) (http.Handler, string) {
-	env := newTestEnv(b, db)
-	handler := NewServer(ServerDeps{
-		Logger: newLogger(io.Discard, "warn"), DB: db, Resolver: resolverOf(env), Tokens: env.svc.auth.Tokens(),
-	})
-	return handler, env.tokenFor("developer")
+	paygate := newTestApp(b, db, newLogger(io.Discard, "warn"))
+	env := &testEnv{t: b, db: db, app: paygate}
+	return paygate.handler, env.tokenFor("developer")
 }
 
 func benchmarkHandler(b *testing.B, h http.Handler, token, path string, body []byte, want int) {

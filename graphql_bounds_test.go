@@ -46,7 +46,7 @@ func TestHostileDocumentsAnswerOneShortError(t *testing.T) {
 // TestOneLoginPerRequest: aliases of login test no password at all, so their errors tell nothing.
 func TestOneLoginPerRequest(t *testing.T) {
 	env := newTestEnv(t, databasetest.SQLite(t))
-	if _, err := env.svc.auth.CreateUser(context.Background(), "guess@example.com", "the right password", "viewer"); err != nil {
+	if _, err := env.app.services.auth.CreateUser(context.Background(), "guess@example.com", "the right password", "viewer"); err != nil {
 		t.Fatal(err)
 	}
 	var guesses strings.Builder

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -31,7 +32,7 @@ const (
 type testEnv struct {
 	t    testing.TB
 	db   *database.DB
-	svc  services
+	app  *app
 	url  string
 	logs *lockedBuffer
 }
@@ -56,32 +57,26 @@ func (b *lockedBuffer) String() string {
 
 func newTestEnv(t testing.TB, db *database.DB, extraEnv ...string) *testEnv {
 	t.Helper()
+	logs := &lockedBuffer{}
+	paygate := newTestApp(t, db, newLogger(logs, "debug"), extraEnv...)
+	server := httptest.NewServer(paygate.handler)
+	t.Cleanup(server.Close)
+	return &testEnv{t: t, db: db, app: paygate, url: server.URL, logs: logs}
+}
+
+// newTestApp builds Paygate as serve does, from a test configuration.
+func newTestApp(t testing.TB, db *database.DB, logger *slog.Logger, extraEnv ...string) *app {
+	t.Helper()
 	base := []string{"PAYGATE_DATA_DIR=" + t.TempDir(), "PAYGATE_JWT_SECRET=" + testJWTSecret}
 	cfg, err := config.Load(append(base, extraEnv...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
-	logger := newLogger(logs, "debug")
-	svc, err := newServices(cfg, db, logger)
+	paygate, err := newApp(cfg, db, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	latest, err := db.LatestMigration()
-	if err != nil {
-		t.Fatal(err)
-	}
-	server := httptest.NewServer(NewServer(ServerDeps{
-		Logger:          logger,
-		DB:              db,
-		LatestMigration: latest,
-		Resolver:        svc.resolver(db),
-		Tokens:          svc.auth.Tokens(),
-		Production:      cfg.Production(),
-		CORSOrigins:     cfg.CORSOrigins,
-	}))
-	t.Cleanup(server.Close)
-	return &testEnv{t: t, db: db, svc: svc, url: server.URL, logs: logs}
+	return paygate
 }
 
 // newTestServers starts one server per pool, as separate processes over one database would run:
@@ -96,7 +91,7 @@ func newTestServers(t testing.TB, pools []*database.DB, extraEnv ...string) []*t
 	return servers
 }
 
-func resolverOf(e *testEnv) *graph.Resolver { return e.svc.resolver(e.db) }
+func resolverOf(e *testEnv) *graph.Resolver { return e.app.resolver }
 
 // tokenFor returns an access token of a new user with the role. The user gets no usable password:
 // tests that log in create their users through auth.Service.CreateUser instead.
@@ -108,7 +103,7 @@ func (e *testEnv) tokenFor(role string) string {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	token, err := e.svc.auth.Tokens().Issue(u.ID, role)
+	token, err := e.app.services.auth.Tokens().Issue(u.ID, role)
 	if err != nil {
 		e.t.Fatal(err)
 	}

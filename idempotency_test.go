@@ -247,7 +247,7 @@ func testIdempotencyKeyInUseAndExpiry(t *testing.T, db *database.DB) {
 
 	// A request still holding the key: a retry is told to wait.
 	body := paymentBody("1.00", "USD", "4242424242424242")
-	store := env.svc.idempotency
+	store := env.app.services.idempotency
 	fingerprint := store.Fingerprint([]byte("rest"), []byte("POST /api/v1/payments"), []byte(mustJSON(t, body)))
 	if stored, err := store.Begin(ctx, principal, "running", fingerprint); err != nil || stored != nil {
 		t.Fatalf("Begin = %v, %v", stored, err)
@@ -322,7 +322,7 @@ func hasCode(err error, code string) bool {
 
 func principalOf(t *testing.T, env *testEnv, token string) string {
 	t.Helper()
-	p, err := env.svc.auth.Tokens().Verify(token)
+	p, err := env.app.services.auth.Tokens().Verify(token)
 	if err != nil {
 		t.Fatal(err)
 	}

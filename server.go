@@ -121,9 +121,36 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 	}, nil
 }
 
-// resolver is the GraphQL resolver over the services, which the REST shim calls too.
-func (s services) resolver(db *database.DB) *graph.Resolver {
-	return &graph.Resolver{AuthService: s.auth, PaymentService: s.payments, Idempotency: s.idempotency, Ent: db.Ent}
+// app is Paygate built from its configuration over an open database: the services and the HTTP
+// handler over them. serve, the tests and the benchmarks all build it here, so they run what
+// production runs.
+type app struct {
+	services services
+	resolver *graph.Resolver
+	handler  http.Handler
+}
+
+func newApp(cfg config.Config, db *database.DB, logger *slog.Logger) (*app, error) {
+	svc, err := newServices(cfg, db, logger)
+	if err != nil {
+		return nil, err
+	}
+	latestMigration, err := db.LatestMigration()
+	if err != nil {
+		return nil, err
+	}
+	// The GraphQL resolver over the services, which the REST shim calls too.
+	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Idempotency: svc.idempotency, Ent: db.Ent}
+	handler := NewServer(ServerDeps{
+		Logger:          logger,
+		DB:              db,
+		LatestMigration: latestMigration,
+		Resolver:        resolver,
+		Tokens:          svc.auth.Tokens(),
+		Production:      cfg.Production(),
+		CORSOrigins:     cfg.CORSOrigins,
+	})
+	return &app{services: svc, resolver: resolver, handler: handler}, nil
 }
 
 func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
@@ -132,33 +159,20 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		return err
 	}
 	defer db.Close()
-	svc, err := newServices(cfg, db, logger)
+	paygate, err := newApp(cfg, db, logger)
 	if err != nil {
 		return err
 	}
-	if err := ensureFirstAdmin(ctx, cfg, svc.auth, logger); err != nil {
+	if err := ensureFirstAdmin(ctx, cfg, paygate.services.auth, logger); err != nil {
 		return err
 	}
-	latestMigration, err := db.LatestMigration()
-	if err != nil {
-		return err
-	}
-	handler := NewServer(ServerDeps{
-		Logger:          logger,
-		DB:              db,
-		LatestMigration: latestMigration,
-		Resolver:        svc.resolver(db),
-		Tokens:          svc.auth.Tokens(),
-		Production:      cfg.Production(),
-		CORSOrigins:     cfg.CORSOrigins,
-	})
 
 	listener, err := net.Listen("tcp", cfg.ListenAddr())
 	if err != nil {
 		return err
 	}
 	server := &http.Server{
-		Handler:           handler,
+		Handler:           paygate.handler,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
 		WriteTimeout:      30 * time.Second, // above the provider call limit of 20 s
@@ -166,7 +180,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	go purgeIdempotencyKeys(ctx, svc.idempotency, 10*time.Minute, logger)
+	go purgeIdempotencyKeys(ctx, paygate.services.idempotency, 10*time.Minute, logger)
 	logger.Info("paygate listening", "addr", listener.Addr().String(), "env", cfg.Env, "database", db.Dialect)
 	served := make(chan error, 1)
 	go func() { served <- server.Serve(listener) }()
