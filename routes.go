@@ -12,7 +12,6 @@ import (
 
 	"github.com/paygate/paygate/graph"
 	"github.com/paygate/paygate/graph/rest"
-	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/web"
@@ -35,7 +34,19 @@ type ServerDeps struct {
 // NewServer returns Paygate's HTTP handler: every route, behind every middleware.
 func NewServer(deps ServerDeps) http.Handler {
 	mux := http.NewServeMux()
-	rest.New(deps.Resolver).Routes(mux)
+	api := rest.New(deps.Resolver)
+	mux.HandleFunc("POST /api/v1/auth/login", api.Login)
+	mux.HandleFunc("POST /api/v1/auth/refresh", api.Refresh)
+	mux.Handle("POST /api/v1/payments", rest.RequireScope(auth.ScopePaymentsWrite, api.Idempotent(api.CreatePayment)))
+	mux.Handle("GET /api/v1/payments", rest.RequireScope(auth.ScopePaymentsRead, api.ListPayments))
+	mux.Handle("GET /api/v1/payments/{id}", rest.RequireScope(auth.ScopePaymentsRead, api.GetPayment))
+	mux.Handle("POST /api/v1/payments/{id}/refunds", rest.RequireScope(auth.ScopeRefundsWrite, api.Idempotent(api.RefundPayment)))
+	mux.Handle("GET /api/v1/payments/{id}/refunds", rest.RequireScope(auth.ScopePaymentsRead, api.ListRefunds))
+	mux.Handle("/api/v1/auth/login", rest.Allow(http.MethodPost))
+	mux.Handle("/api/v1/auth/refresh", rest.Allow(http.MethodPost))
+	mux.Handle("/api/v1/payments", rest.Allow(http.MethodGet, http.MethodPost))
+	mux.Handle("/api/v1/payments/{id}", rest.Allow(http.MethodGet))
+	mux.Handle("/api/v1/payments/{id}/refunds", rest.Allow(http.MethodGet, http.MethodPost))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusOK, "ok")
 	})
@@ -53,9 +64,7 @@ func NewServer(deps ServerDeps) http.Handler {
 	if !deps.Production {
 		mux.Handle("GET /{$}", playground.Handler("Paygate", "/query"))
 	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		web.WriteError(w, r, apierror.New(apierror.NotFound, "no route "+r.Method+" "+r.URL.Path), nil)
-	})
+	mux.HandleFunc("/", rest.NotFound)
 
 	// Each surface answers an oversized body in its own error shape.
 	surfaces := http.NewServeMux()

@@ -29,7 +29,8 @@ func tokensOf(p *model.AuthPayload) tokens {
 	return tokens{AccessToken: p.AccessToken, RefreshToken: p.RefreshToken, ExpiresIn: p.ExpiresIn, TokenType: p.TokenType}
 }
 
-func (h *Handlers) login(w http.ResponseWriter, r *http.Request) {
+// Login is POST /api/v1/auth/login.
+func (h *Handlers) Login(w http.ResponseWriter, r *http.Request) {
 	var req loginRequest
 	if err := decode(r, &req); err != nil {
 		web.WriteError(w, r, err, nil)
@@ -51,7 +52,8 @@ func (h *Handlers) login(w http.ResponseWriter, r *http.Request) {
 	web.WriteJSON(w, http.StatusOK, tokensOf(payload))
 }
 
-func (h *Handlers) refresh(w http.ResponseWriter, r *http.Request) {
+// Refresh is POST /api/v1/auth/refresh.
+func (h *Handlers) Refresh(w http.ResponseWriter, r *http.Request) {
 	var req refreshRequest
 	if err := decode(r, &req); err != nil {
 		web.WriteError(w, r, err, nil)

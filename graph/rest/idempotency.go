@@ -11,9 +11,9 @@ import (
 	"github.com/paygate/paygate/internal/web"
 )
 
-// idempotent makes a POST route honour the Idempotency-Key header: the first response is stored
-// and replayed with Idempotent-Replayed: true. It runs after requireScope, so a principal is set.
-func (h *Handlers) idempotent(next http.HandlerFunc) http.HandlerFunc {
+// Idempotent makes a POST route honour the Idempotency-Key header: the first response is stored
+// and replayed with Idempotent-Replayed: true. It runs after RequireScope, so a principal is set.
+func (h *Handlers) Idempotent(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get("Idempotency-Key")
 		principal, ok := auth.PrincipalFrom(r.Context())

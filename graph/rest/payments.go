@@ -65,7 +65,8 @@ func (d *decimalField) UnmarshalJSON(raw []byte) error {
 	return nil
 }
 
-func (h *Handlers) createPayment(w http.ResponseWriter, r *http.Request) {
+// CreatePayment is POST /api/v1/payments.
+func (h *Handlers) CreatePayment(w http.ResponseWriter, r *http.Request) {
 	var req createPaymentRequest
 	if err := decode(r, &req); err != nil {
 		web.WriteError(w, r, err, nil)
@@ -98,7 +99,8 @@ func (h *Handlers) createPayment(w http.ResponseWriter, r *http.Request) {
 	web.WriteJSON(w, http.StatusCreated, paymentOf(p))
 }
 
-func (h *Handlers) getPayment(w http.ResponseWriter, r *http.Request) {
+// GetPayment is GET /api/v1/payments/{id}.
+func (h *Handlers) GetPayment(w http.ResponseWriter, r *http.Request) {
 	p, err := h.query.Payment(r.Context(), r.PathValue("id"))
 	if err != nil {
 		web.WriteError(w, r, err, nil)
@@ -193,10 +195,10 @@ func parseTime(text string) (time.Time, error) {
 	return time.Parse(time.RFC3339Nano, text)
 }
 
-// listPayments pages newest first, Stripe style: limit (1-100, default 20), starting_after (the
+// ListPayments (GET /api/v1/payments) pages newest first, Stripe style: limit (1-100, default 20), starting_after (the
 // page after this payment) or ending_before (the page before it), and has_more; filters narrow
 // the list as the GraphQL twin's where does.
-func (h *Handlers) listPayments(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) ListPayments(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	where, err := listFilter(q)
 	if err != nil {

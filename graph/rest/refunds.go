@@ -33,7 +33,8 @@ func (a *refundAmountField) UnmarshalJSON(raw []byte) error {
 	return a.text.UnmarshalJSON(raw)
 }
 
-func (h *Handlers) refundPayment(w http.ResponseWriter, r *http.Request) {
+// RefundPayment is POST /api/v1/payments/{id}/refunds.
+func (h *Handlers) RefundPayment(w http.ResponseWriter, r *http.Request) {
 	var req refundRequest
 	if err := decodeOptional(r, &req); err != nil { // no body refunds all that is left
 		web.WriteError(w, r, err, nil)
@@ -56,7 +57,8 @@ func (h *Handlers) refundPayment(w http.ResponseWriter, r *http.Request) {
 	web.WriteJSON(w, http.StatusCreated, refundOf(refund))
 }
 
-func (h *Handlers) listRefunds(w http.ResponseWriter, r *http.Request) {
+// ListRefunds is GET /api/v1/payments/{id}/refunds.
+func (h *Handlers) ListRefunds(w http.ResponseWriter, r *http.Request) {
 	p, err := h.query.Payment(r.Context(), r.PathValue("id"))
 	if err != nil {
 		web.WriteError(w, r, err, nil)

@@ -40,27 +40,8 @@ func New(r *graph.Resolver) *Handlers {
 		idempotency: r.Idempotency, cursorAt: r.PaymentService.CursorAt}
 }
 
-// Routes registers every REST route on mux.
-func (h *Handlers) Routes(mux *http.ServeMux) {
-	mux.HandleFunc("POST /api/v1/auth/login", h.login)
-	mux.HandleFunc("POST /api/v1/auth/refresh", h.refresh)
-	mux.Handle("POST /api/v1/payments", requireScope(auth.ScopePaymentsWrite, h.idempotent(h.createPayment)))
-	mux.Handle("GET /api/v1/payments", requireScope(auth.ScopePaymentsRead, h.listPayments))
-	mux.Handle("GET /api/v1/payments/{id}", requireScope(auth.ScopePaymentsRead, h.getPayment))
-	mux.Handle("POST /api/v1/payments/{id}/refunds", requireScope(auth.ScopeRefundsWrite, h.idempotent(h.refundPayment)))
-	mux.Handle("GET /api/v1/payments/{id}/refunds", requireScope(auth.ScopePaymentsRead, h.listRefunds))
-	// A known path with another method answers 405 with the methods it has.
-	mux.Handle("/api/v1/auth/login", allow(http.MethodPost))
-	mux.Handle("/api/v1/auth/refresh", allow(http.MethodPost))
-	mux.Handle("/api/v1/payments", allow(http.MethodGet, http.MethodPost))
-	mux.Handle("/api/v1/payments/{id}", allow(http.MethodGet))
-	mux.Handle("/api/v1/payments/{id}/refunds", allow(http.MethodGet, http.MethodPost))
-	mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
-		web.WriteError(w, r, apierror.New(apierror.NotFound, "no route "+r.Method+" "+r.URL.Path), nil)
-	})
-}
-
-func allow(methods ...string) http.Handler {
+// Allow answers a known path asked with another method: 405, with the methods it has.
+func Allow(methods ...string) http.Handler {
 	allowed := strings.Join(methods, ", ")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allowed)
@@ -68,8 +49,13 @@ func allow(methods ...string) http.Handler {
 	})
 }
 
-// requireScope guards a route with the same scope as the @hasScope directive on its GraphQL twin.
-func requireScope(scope string, next http.HandlerFunc) http.Handler {
+// NotFound answers a path no route has, in the REST envelope.
+func NotFound(w http.ResponseWriter, r *http.Request) {
+	web.WriteError(w, r, apierror.New(apierror.NotFound, "no route "+r.Method+" "+r.URL.Path), nil)
+}
+
+// RequireScope guards a route with the same scope as the @hasScope directive on its GraphQL twin.
+func RequireScope(scope string, next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := auth.RequireScope(r.Context(), scope); err != nil {
 			web.WriteError(w, r, err, nil)
