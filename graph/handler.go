@@ -220,7 +220,7 @@ func (w statusRules) WriteHeader(status int) {
 // shape, with the HTTP status of its code.
 func WriteError(w http.ResponseWriter, _ *http.Request, err error) {
 	apiErr := apierror.From(err)
-	writeRequestError(w, apiErr.Code.HTTPStatus(), apiErr.Code, apiErr.Message)
+	writeRequestError(w, web.Status(apiErr.Code), apiErr.Code, apiErr.Message)
 }
 
 func writeRequestError(w http.ResponseWriter, status int, code apierror.Code, message string) {

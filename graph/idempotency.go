@@ -178,7 +178,7 @@ func requireFieldScope(ctx context.Context, field graphql.CollectedField) error 
 func responseStatus(resp *graphql.Response, field graphql.CollectedField) int {
 	for _, gqlErr := range resp.Errors {
 		if len(gqlErr.Path) == 0 || gqlErr.Path[0] == ast.PathName(field.Alias) {
-			return apierror.Code(fmt.Sprint(gqlErr.Extensions["code"])).HTTPStatus()
+			return web.Status(apierror.Code(fmt.Sprint(gqlErr.Extensions["code"])))
 		}
 	}
 	return http.StatusOK

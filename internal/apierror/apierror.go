@@ -1,12 +1,9 @@
 // Package apierror is the one error type of the API: a stable code, a message for people and the
-// parameter at fault. One table maps each code to its HTTP status; GraphQL uses the code as
-// extensions.code.
+// parameter at fault. It knows nothing of HTTP: the web package maps each code to its HTTP
+// status at the edge; GraphQL answers with the code as extensions.code.
 package apierror
 
-import (
-	"errors"
-	"net/http"
-)
+import "errors"
 
 // Code is a stable, machine-readable error code.
 type Code string
@@ -43,45 +40,6 @@ const (
 	ServiceUnavailable    Code = "service_unavailable"
 	Internal              Code = "internal_error"
 )
-
-var statusByCode = map[Code]int{
-	InvalidRequest:        http.StatusBadRequest,
-	InvalidAmount:         http.StatusBadRequest,
-	InvalidCurrency:       http.StatusBadRequest,
-	InvalidCard:           http.StatusBadRequest,
-	InvalidPaymentMethod:  http.StatusBadRequest,
-	MissingField:          http.StatusBadRequest,
-	Unauthenticated:       http.StatusUnauthorized,
-	InvalidCredentials:    http.StatusUnauthorized,
-	TokenExpired:          http.StatusUnauthorized,
-	TokenInvalid:          http.StatusUnauthorized,
-	TokenRevoked:          http.StatusUnauthorized,
-	RefreshTokenReused:    http.StatusUnauthorized,
-	CardDeclined:          http.StatusPaymentRequired,
-	InsufficientFunds:     http.StatusPaymentRequired,
-	ExpiredCard:           http.StatusPaymentRequired,
-	Forbidden:             http.StatusForbidden,
-	NotFound:              http.StatusNotFound,
-	MethodNotAllowed:      http.StatusMethodNotAllowed,
-	InvalidState:          http.StatusConflict,
-	RefundExceedsPayment:  http.StatusUnprocessableEntity,
-	IdempotencyKeyInUse:   http.StatusConflict,
-	IdempotencyKeyReused:  http.StatusUnprocessableEntity,
-	PayloadTooLarge:       http.StatusRequestEntityTooLarge,
-	QueryTooComplex:       http.StatusBadRequest,
-	IntrospectionDisabled: http.StatusBadRequest,
-	ProviderUnavailable:   http.StatusBadGateway,
-	ServiceUnavailable:    http.StatusServiceUnavailable,
-	Internal:              http.StatusInternalServerError,
-}
-
-// HTTPStatus returns the HTTP status the code answers with.
-func (c Code) HTTPStatus() int {
-	if status, ok := statusByCode[c]; ok {
-		return status
-	}
-	return http.StatusInternalServerError
-}
 
 // Error is an API error.
 type Error struct {

@@ -3,23 +3,8 @@ package apierror
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"testing"
 )
-
-func TestEveryCodeHasAClientOrServerStatus(t *testing.T) {
-	for code, status := range statusByCode {
-		if status < 400 || status > 599 {
-			t.Errorf("%s maps to %d", code, status)
-		}
-	}
-	if got := CardDeclined.HTTPStatus(); got != http.StatusPaymentRequired {
-		t.Errorf("card_declined = %d, want 402", got)
-	}
-	if got := Code("no_such_code").HTTPStatus(); got != http.StatusInternalServerError {
-		t.Errorf("unknown code = %d, want 500", got)
-	}
-}
 
 func TestFromKeepsAPIErrorsAndHidesOthers(t *testing.T) {
 	wrapped := fmt.Errorf("creating: %w", ForParam(InvalidAmount, "amount", "too small"))

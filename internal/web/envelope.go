@@ -42,7 +42,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error, data any) {
 		Logger(r.Context()).ErrorContext(r.Context(), "request failed",
 			"request_id", RequestID(r.Context()), "error", err)
 	}
-	write(w, apiErr.Code.HTTPStatus(), errorEnvelope(r, apiErr, data))
+	write(w, Status(apiErr.Code), errorEnvelope(r, apiErr, data))
 }
 
 // ErrorResponse returns the status and body WriteError would answer err with, for a response
@@ -51,7 +51,7 @@ func ErrorResponse(r *http.Request, err error) (status int, body []byte) {
 	apiErr := apierror.From(err)
 	var buf bytes.Buffer
 	json.NewEncoder(&buf).Encode(errorEnvelope(r, apiErr, nil))
-	return apiErr.Code.HTTPStatus(), buf.Bytes()
+	return Status(apiErr.Code), buf.Bytes()
 }
 
 func errorEnvelope(r *http.Request, apiErr *apierror.Error, data any) envelope {
