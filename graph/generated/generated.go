@@ -7112,13 +7112,19 @@ func (ec *executionContext) unmarshalNCustomerInput2ᚖgithubᚗcomᚋpaygateᚋ
 }
 
 func (ec *executionContext) unmarshalNDecimal2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmoneyᚐDecimal(ctx context.Context, v any) (money.Decimal, error) {
-	var res money.Decimal
-	err := res.UnmarshalGQL(v)
+	res, err := model.UnmarshalDecimal(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNDecimal2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmoneyᚐDecimal(ctx context.Context, sel ast.SelectionSet, v money.Decimal) graphql.Marshaler {
-	return v
+	_ = sel
+	res := model.MarshalDecimal(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
@@ -7553,16 +7559,18 @@ func (ec *executionContext) unmarshalODecimal2ᚖgithubᚗcomᚋpaygateᚋpaygat
 	if v == nil {
 		return nil, nil
 	}
-	var res = new(money.Decimal)
-	err := res.UnmarshalGQL(v)
-	return res, graphql.ErrorOnPath(ctx, err)
+	res, err := model.UnmarshalDecimal(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalODecimal2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmoneyᚐDecimal(ctx context.Context, sel ast.SelectionSet, v *money.Decimal) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
-	return v
+	_ = sel
+	_ = ctx
+	res := model.MarshalDecimal(*v)
+	return res
 }
 
 func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

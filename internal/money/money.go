@@ -3,17 +3,12 @@
 package money
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"sync"
 
 	"golang.org/x/text/currency"
-
-	"github.com/paygate/paygate/internal/apierror"
 )
 
 // Amount is an exact amount: Minor units (cents for USD, yen for JPY, fils for KWD) of Currency,
@@ -156,22 +151,3 @@ func (a Amount) ExceedsMajor(limitHundredths int64) bool {
 // Decimal is an amount's decimal text as it crosses the API: a JSON number or string over REST,
 // the Decimal scalar over GraphQL. It is only text; Parse gives it a value once the currency is known.
 type Decimal string
-
-// MarshalGQL writes the decimal as a GraphQL string.
-func (d Decimal) MarshalGQL(w io.Writer) {
-	io.WriteString(w, strconv.Quote(string(d)))
-}
-
-// UnmarshalGQL accepts a string or a JSON number (variables are decoded with json.Number, and
-// literals are kept as text by the graph package), never a float.
-func (d *Decimal) UnmarshalGQL(v any) error {
-	switch value := v.(type) {
-	case string:
-		*d = Decimal(value)
-	case json.Number:
-		*d = Decimal(value)
-	default:
-		return apierror.ForParam(apierror.InvalidAmount, "amount", fmt.Sprintf("an amount must be a decimal string or number, not %T", v))
-	}
-	return nil
-}
