@@ -9,9 +9,10 @@ import (
 	"github.com/paygate/paygate/internal/database/databasetest"
 )
 
-// TestEveryOperationIsAuthorised sends every operation that needs a scope, on both surfaces,
-// with no token, with a token holding no scope, and with a token of a role holding the scope:
-// 401, 403 and success. Removing any one check fails it.
+// TestEveryOperationIsAuthorised walks the table of operations: each one that needs a scope is
+// sent along every entry path (REST route, GraphQL field, node, nodes, fragments) with no token,
+// with a token holding no scope, and with a token of a role holding the scope: 401, 403 and
+// success. An operation added to the table without an entry here fails it.
 func TestEveryOperationIsAuthorised(t *testing.T) {
 	env := newTestEnv(t, databasetest.SQLite(t))
 	developer, operator := env.tokenFor("developer"), env.tokenFor("operator")
@@ -26,61 +27,72 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	type operation struct {
-		name, scope, role string
-		// The REST route, where there is one, and the GraphQL twin.
+	// Each entry path to each operation: its REST route where there is one, and a GraphQL document.
+	type entry struct {
 		method, path string
 		body         any
 		query        string
 		variables    map[string]any
 	}
 	refund := map[string]any{"amount": "1.00"}
-	operations := []operation{
-		{name: "create payment", scope: auth.ScopePaymentsWrite, role: "developer", method: http.MethodPost, path: "/api/v1/payments", body: paymentBody("5.00", "USD", "4242424242424242"),
-			query: createPaymentMutation, variables: map[string]any{"in": gqlPaymentInput("5.00", "USD", "4242424242424242")}},
-		{name: "list payments", scope: auth.ScopePaymentsRead, role: "viewer", method: http.MethodGet, path: "/api/v1/payments",
-			query: `{ payments(first: 1) { totalCount } }`},
-		{name: "get payment", scope: auth.ScopePaymentsRead, role: "viewer", method: http.MethodGet, path: "/api/v1/payments/" + paymentID,
-			query: `query($id: ID!) { payment(id: $id) { id } }`, variables: map[string]any{"id": paymentID}},
-		{name: "refund payment", scope: auth.ScopeRefundsWrite, role: "operator", method: http.MethodPost, path: "/api/v1/payments/" + paymentID + "/refunds", body: refund,
-			query: `mutation($id: ID!) { refundPayment(input: {paymentId: $id, amount: "1.00"}) { id } }`, variables: map[string]any{"id": paymentID}},
-		{name: "list refunds", scope: auth.ScopePaymentsRead, role: "viewer", method: http.MethodGet, path: "/api/v1/payments/" + paymentID + "/refunds",
-			query: `query($id: ID!) { payment(id: $id) { refunds { id } } }`, variables: map[string]any{"id": paymentID}},
-		{name: "get refund", scope: auth.ScopePaymentsRead, role: "viewer",
-			query: `query($id: ID!) { refund(id: $id) { id } }`, variables: map[string]any{"id": refundID}},
-		{name: "node", scope: auth.ScopePaymentsRead, role: "viewer",
-			query: `query($id: ID!) { node(id: $id) { id } }`, variables: map[string]any{"id": paymentID}},
-		{name: "nodes", scope: auth.ScopePaymentsRead, role: "viewer",
-			query: `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, variables: map[string]any{"ids": []string{paymentID, refundID}}},
-		{name: "node through a fragment", scope: auth.ScopePaymentsRead, role: "viewer",
-			query: `query($id: ID!) { ...N } fragment N on Query { a: node(id: $id) { ... on Payment { amount } } }`, variables: map[string]any{"id": paymentID}},
+	entries := map[string][]entry{
+		auth.CreatePayment.Name: {{method: http.MethodPost, path: "/api/v1/payments", body: paymentBody("5.00", "USD", "4242424242424242"),
+			query: createPaymentMutation, variables: map[string]any{"in": gqlPaymentInput("5.00", "USD", "4242424242424242")}}},
+		auth.ListPayments.Name: {{method: http.MethodGet, path: "/api/v1/payments",
+			query: `{ payments(first: 1) { totalCount } }`}},
+		auth.GetPayment.Name: {
+			{method: http.MethodGet, path: "/api/v1/payments/" + paymentID,
+				query: `query($id: ID!) { payment(id: $id) { id } }`, variables: map[string]any{"id": paymentID}},
+			{method: http.MethodGet, path: "/api/v1/payments/" + paymentID + "/refunds",
+				query: `query($id: ID!) { payment(id: $id) { refunds { id } } }`, variables: map[string]any{"id": paymentID}},
+			{query: `query($id: ID!) { node(id: $id) { id } }`, variables: map[string]any{"id": paymentID}},
+			{query: `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, variables: map[string]any{"ids": []string{paymentID}}},
+			{query: `query($id: ID!) { ...N } fragment N on Query { a: node(id: $id) { ... on Payment { amount } } }`, variables: map[string]any{"id": paymentID}},
+		},
+		auth.RefundPayment.Name: {{method: http.MethodPost, path: "/api/v1/payments/" + paymentID + "/refunds", body: refund,
+			query: `mutation($id: ID!) { refundPayment(input: {paymentId: $id, amount: "1.00"}) { id } }`, variables: map[string]any{"id": paymentID}}},
+		auth.GetRefund.Name: {
+			{query: `query($id: ID!) { refund(id: $id) { id } }`, variables: map[string]any{"id": refundID}},
+			{query: `query($id: ID!) { node(id: $id) { id } }`, variables: map[string]any{"id": refundID}},
+		},
 	}
-	for _, op := range operations {
-		if !slices.Contains(auth.ScopesOf(op.role), op.scope) {
-			t.Fatalf("%s: role %s does not grant %s", op.name, op.role, op.scope)
+	roles := map[string]string{auth.ScopePaymentsRead: "viewer", auth.ScopePaymentsWrite: "developer", auth.ScopeRefundsWrite: "operator"}
+	for _, op := range auth.Operations {
+		if op.Scope == "" {
+			continue // open to anyone: login, refresh
 		}
-		allowed := env.tokenFor(op.role)
-		for _, tc := range []struct {
-			who, token, code string
-			status           int
-		}{
-			{"no token", "", "unauthenticated", http.StatusUnauthorized},
-			{"no scope", scopeless, "forbidden", http.StatusForbidden},
-			{op.role, allowed, "", 0},
-		} {
-			if op.path != "" {
-				r := env.request(op.method, op.path, tc.token, op.body)
-				code, _ := r.errorCode()
-				if tc.code == "" && (r.status < 200 || r.status > 299) || tc.code != "" && (r.status != tc.status || code != tc.code) {
-					t.Errorf("REST %s, %s = %d %.200s", op.name, tc.who, r.status, r.raw)
+		if len(entries[op.Name]) == 0 {
+			t.Errorf("operation %s has no entry path in this test", op.Name)
+			continue
+		}
+		role := roles[op.Scope]
+		if !slices.Contains(auth.ScopesOf(role), op.Scope) {
+			t.Fatalf("%s: role %q does not grant %s", op.Name, role, op.Scope)
+		}
+		allowed := env.tokenFor(role)
+		for _, e := range entries[op.Name] {
+			for _, tc := range []struct {
+				who, token, code string
+				status           int
+			}{
+				{"no token", "", "unauthenticated", http.StatusUnauthorized},
+				{"no scope", scopeless, "forbidden", http.StatusForbidden},
+				{role, allowed, "", 0},
+			} {
+				if e.path != "" {
+					r := env.request(e.method, e.path, tc.token, e.body)
+					code, _ := r.errorCode()
+					if tc.code == "" && (r.status < 200 || r.status > 299) || tc.code != "" && (r.status != tc.status || code != tc.code) {
+						t.Errorf("%s %s, %s = %d %.200s", e.method, e.path, tc.who, r.status, r.raw)
+					}
 				}
-			}
-			data, errs := env.graphql(tc.token, op.query, op.variables)
-			switch {
-			case tc.code == "" && len(errs) > 0:
-				t.Errorf("GraphQL %s, %s = %+v", op.name, tc.who, errs)
-			case tc.code != "" && (len(errs) == 0 || errs[0].code() != tc.code):
-				t.Errorf("GraphQL %s, %s = %v %+v, want %s", op.name, tc.who, data, errs, tc.code)
+				data, errs := env.graphql(tc.token, e.query, e.variables)
+				switch {
+				case tc.code == "" && len(errs) > 0:
+					t.Errorf("%s, %s = %+v", e.query, tc.who, errs)
+				case tc.code != "" && (len(errs) == 0 || errs[0].code() != tc.code):
+					t.Errorf("%s, %s = %v %+v, want %s", e.query, tc.who, data, errs, tc.code)
+				}
 			}
 		}
 	}

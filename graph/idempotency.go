@@ -55,9 +55,10 @@ func (m idempotentMutations) InterceptResponse(ctx context.Context, next graphql
 	if key == "" {
 		return next(ctx)
 	}
-	// @hasScope runs only when the field does: checked here, before a replay could answer a
-	// principal without the scope what one holding it stored.
-	if err := requireFieldScope(ctx, field); err != nil {
+	// The operation is authorised here, before a replay could answer a principal without the
+	// scope what one holding it stored.
+	op, _ := auth.OperationNamed(field.Name)
+	if err := auth.Authorize(ctx, op); err != nil {
 		return errorResponse(err)
 	}
 	variables, _ := json.Marshal(oc.Variables)
@@ -120,9 +121,6 @@ func (idempotentMutations) InterceptField(ctx context.Context, next graphql.Reso
 	return next(ctx)
 }
 
-// moneyMutations are the mutations idempotency keys apply to.
-var moneyMutations = map[string]bool{"createPayment": true, "refundPayment": true}
-
 // keyedMutation finds the money mutation of a request and its key: input.idempotencyKey, else
 // the header. Fields are collected as the executor will run them (fragments included). A key
 // applies only to a request whose sole field is one money mutation: with siblings, a replay would
@@ -137,7 +135,7 @@ func keyedMutation(oc *graphql.OperationContext) (field graphql.CollectedField, 
 			continue
 		}
 		fields = append(fields, collected)
-		if !moneyMutations[collected.Name] {
+		if op, ok := auth.OperationNamed(collected.Name); !ok || !op.Idempotent {
 			continue
 		}
 		money++
@@ -161,15 +159,6 @@ func keyedMutation(oc *graphql.OperationContext) (field graphql.CollectedField, 
 		return field, inputKey, nil
 	}
 	return field, header, nil
-}
-
-// requireFieldScope checks the scope the field's @hasScope directive demands, as the directive does.
-func requireFieldScope(ctx context.Context, field graphql.CollectedField) error {
-	hasScope := field.Definition.Directives.ForName("hasScope")
-	if hasScope == nil {
-		return nil
-	}
-	return auth.RequireScope(ctx, hasScope.Arguments.ForName("scope").Value.Raw)
 }
 
 // responseStatus is the HTTP status a REST twin would have answered, which decides whether the

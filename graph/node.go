@@ -12,16 +12,17 @@ import (
 	"github.com/paygate/paygate/internal/prefixid"
 )
 
-// nodeType is a kind of object node(id:) resolves: the table holding it, the scope that reads
-// it, and how to load many of them in one query (with the edges the request selects).
+// nodeType is a kind of object node(id:) resolves: the table holding it, the operation that
+// reads it, and how to load many of them in one query (with the edges the request selects).
 type nodeType struct {
-	table, scope string
-	load         func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error
+	table string
+	read  auth.Operation
+	load  func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error
 }
 
 // nodeTypes maps an ID prefix to its node type.
 var nodeTypes = map[string]nodeType{
-	"pay": {table: payment.Table, scope: auth.ScopePaymentsRead, load: func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error {
+	"pay": {table: payment.Table, read: auth.GetPayment, load: func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error {
 		query, err := client.Payment.Query().Where(payment.IDIn(ids...)).CollectFields(ctx, "Payment", "Node")
 		if err != nil {
 			return err
@@ -32,7 +33,7 @@ var nodeTypes = map[string]nodeType{
 		}
 		return err
 	}},
-	"re": {table: refund.Table, scope: auth.ScopePaymentsRead, load: func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error {
+	"re": {table: refund.Table, read: auth.GetRefund, load: func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error {
 		query, err := client.Refund.Query().Where(refund.IDIn(ids...)).CollectFields(ctx, "Refund", "Node")
 		if err != nil {
 			return err
@@ -51,7 +52,7 @@ func (r *Resolver) node(ctx context.Context, id string) (ent.Noder, error) {
 	if !ok {
 		return nil, nil
 	}
-	if err := auth.RequireScope(ctx, nodeType.scope); err != nil {
+	if err := auth.Authorize(ctx, nodeType.read); err != nil {
 		return nil, err
 	}
 	node, err := r.Ent.Noder(ctx, id, ent.WithNodeType(func(context.Context, string) (string, error) {
@@ -73,7 +74,7 @@ func (r *Resolver) nodes(ctx context.Context, ids []string) ([]ent.Noder, error)
 	for _, id := range ids {
 		prefix := prefixid.Prefix(id)
 		if nodeType, ok := nodeTypes[prefix]; ok {
-			if err := auth.RequireScope(ctx, nodeType.scope); err != nil {
+			if err := auth.Authorize(ctx, nodeType.read); err != nil {
 				return nil, err
 			}
 			idsByPrefix[prefix] = append(idsByPrefix[prefix], id)

@@ -11,9 +11,9 @@ import (
 	"github.com/paygate/paygate/internal/web"
 )
 
-// Idempotent makes a POST route honour the Idempotency-Key header: the first response is stored
-// and replayed with Idempotent-Replayed: true. It runs after RequireScope, so a principal is set.
-func (h *Handlers) Idempotent(next http.HandlerFunc) http.HandlerFunc {
+// idempotent makes a POST route honour the Idempotency-Key header: the first response is stored
+// and replayed with Idempotent-Replayed: true. It runs once the principal is authorised.
+func (h *Handlers) idempotent(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get("Idempotency-Key")
 		principal, ok := auth.PrincipalFrom(r.Context())

@@ -24,7 +24,7 @@ func TestPanicStoresA500ToReplay(t *testing.T) {
 		h := &Handlers{idempotency: idempotency.NewStore(db.Ent, []byte("secret"), time.Now)}
 		var logs bytes.Buffer
 		calls := 0
-		handler := web.WithRequestID(web.Recover(slog.New(slog.NewJSONHandler(&logs, nil)))(h.Idempotent(func(http.ResponseWriter, *http.Request) {
+		handler := web.WithRequestID(web.Recover(slog.New(slog.NewJSONHandler(&logs, nil)))(h.idempotent(func(http.ResponseWriter, *http.Request) {
 			calls++
 			panic("charged, then a bug")
 		})))

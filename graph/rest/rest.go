@@ -54,14 +54,19 @@ func NotFound(w http.ResponseWriter, r *http.Request) {
 	web.WriteError(w, r, apierror.New(apierror.NotFound, "no route "+r.Method+" "+r.URL.Path), nil)
 }
 
-// RequireScope guards a route with the same scope as the @hasScope directive on its GraphQL twin.
-func RequireScope(scope string, next http.HandlerFunc) http.Handler {
+// Operation serves op's route with handle: the principal is authorised for op before the body is
+// read (the service authorises again; this answers 401 or 403 before any 400), and an idempotent
+// op honours the Idempotency-Key header.
+func (h *Handlers) Operation(op auth.Operation, handle http.HandlerFunc) http.Handler {
+	if op.Idempotent {
+		handle = h.idempotent(handle)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := auth.RequireScope(r.Context(), scope); err != nil {
+		if err := auth.Authorize(r.Context(), op); err != nil {
 			web.WriteError(w, r, err, nil)
 			return
 		}
-		next(w, r)
+		handle(w, r)
 	})
 }
 

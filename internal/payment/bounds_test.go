@@ -9,6 +9,7 @@ import (
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/money"
@@ -21,7 +22,7 @@ import (
 // of refunds (and its status history) has a known length.
 func TestRefundsPerPaymentAreBounded(t *testing.T) {
 	db := databasetest.SQLite(t)
-	ctx := context.Background()
+	ctx := allowed()
 	svc := payment.NewService(db.Ent, provider.Sandbox{}, fingerprintKey, 99999999, time.Now)
 	p, err := svc.Create(ctx, validInput())
 	if err != nil {
@@ -55,7 +56,7 @@ func TestFilterBounds(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		svc := payment.NewService(db.Ent, provider.Sandbox{}, fingerprintKey, 99999999, time.Now)
 		list := func(where *ent.PaymentWhereInput) error {
-			_, err := svc.List(context.Background(), nil, nil, nil, nil, nil, where)
+			_, err := svc.List(allowed(), nil, nil, nil, nil, nil, where)
 			return err
 		}
 		nested := func(depth int) *ent.PaymentWhereInput {
@@ -116,4 +117,44 @@ func TestFilterBounds(t *testing.T) {
 			t.Errorf("one value over = %v, want invalid_request", code)
 		}
 	})
+}
+
+// TestServicesAuthoriseEveryCall: whichever surface or path leads to it, a service call of a
+// principal that may not ask the operation is refused before anything is read or written.
+func TestServicesAuthoriseEveryCall(t *testing.T) {
+	db := databasetest.SQLite(t)
+	svc := payment.NewService(db.Ent, provider.Sandbox{}, fingerprintKey, 99999999, time.Now)
+	p, err := svc.Create(allowed(), validInput())
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]func(context.Context) error{
+		"create": func(ctx context.Context) error { _, err := svc.Create(ctx, validInput()); return err },
+		"refund": func(ctx context.Context) error {
+			_, err := svc.Refund(ctx, payment.RefundInput{PaymentID: p.ID})
+			return err
+		},
+		"get":        func(ctx context.Context) error { _, err := svc.Get(ctx, p.ID); return err },
+		"get refund": func(ctx context.Context) error { _, err := svc.GetRefund(ctx, "re_x"); return err },
+		"list": func(ctx context.Context) error {
+			_, err := svc.List(ctx, nil, nil, nil, nil, nil, nil)
+			return err
+		},
+		"cursor": func(ctx context.Context) error { _, err := svc.CursorAt(ctx, p.ID, "starting_after"); return err },
+	}
+	scopeless := auth.WithPrincipal(context.Background(), auth.Principal{Subject: "usr_none"})
+	for name, call := range calls {
+		if err := call(context.Background()); !hasCode(err, apierror.Unauthenticated) {
+			t.Errorf("%s without a principal = %v", name, err)
+		}
+		if err := call(scopeless); !hasCode(err, apierror.Forbidden) {
+			t.Errorf("%s without the scope = %v", name, err)
+		}
+	}
+	if n, _ := db.Ent.Payment.Query().Count(context.Background()); n != 1 {
+		t.Errorf("%d payments after refused calls, want 1", n)
+	}
+	if p, _ := svc.Get(allowed(), p.ID); p.AmountRefunded != 0 {
+		t.Errorf("refunded %d by refused calls", p.AmountRefunded)
+	}
 }

@@ -145,6 +145,9 @@ func validateMetadata(metadata map[string]string) error {
 // Create validates the request, records the payment as processing, charges the card and records
 // the outcome. A decline is not an error: the payment comes back failed with its failure code.
 func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, error) {
+	if err := auth.Authorize(ctx, auth.CreatePayment); err != nil {
+		return nil, err
+	}
 	v, err := s.validate(in)
 	if err != nil {
 		return nil, err
@@ -324,6 +327,9 @@ func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state
 
 // Get returns one payment.
 func (s *Service) Get(ctx context.Context, id string) (*ent.Payment, error) {
+	if err := auth.Authorize(ctx, auth.GetPayment); err != nil {
+		return nil, err
+	}
 	p, err := s.client.Payment.Get(ctx, id)
 	if ent.IsNotFound(err) {
 		return nil, apierror.ForParam(apierror.NotFound, "id", "no payment has the id "+id)
@@ -341,6 +347,9 @@ const (
 // (before) backwards; neither means the first DefaultPageSize.
 func (s *Service) List(ctx context.Context, after *ent.Cursor, first *int, before *ent.Cursor, last *int,
 	orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) (*ent.PaymentConnection, error) {
+	if err := auth.Authorize(ctx, auth.ListPayments); err != nil {
+		return nil, err
+	}
 	switch {
 	case first != nil && last != nil:
 		return nil, apierror.ForParam(apierror.InvalidRequest, "last", "give first or last, not both")
@@ -443,6 +452,9 @@ var NewestFirst = &ent.PaymentOrder{Direction: entgql.OrderDirectionDesc, Field:
 // CursorAt returns the cursor of the payment with the given id under NewestFirst, for REST's
 // starting_after and ending_before.
 func (s *Service) CursorAt(ctx context.Context, id, param string) (*ent.Cursor, error) {
+	if err := auth.Authorize(ctx, auth.ListPayments); err != nil {
+		return nil, err
+	}
 	p, err := s.client.Payment.Query().Where(payment.ID(id)).Select(payment.FieldCreatedAt).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, apierror.ForParam(apierror.InvalidRequest, param, "no payment has the id "+id)

@@ -11,6 +11,7 @@ import (
 
 	entpayment "github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
@@ -32,6 +33,11 @@ func validInput() payment.CreateInput {
 		// An expiry ahead of the clock the services run on, in any year the tests run.
 		Card: &card.Input{Number: "4242424242424242", ExpMonth: 12, ExpYear: time.Now().Year() + 4, CVC: "123"},
 	}
+}
+
+// allowed is the context of a request whose principal may ask every payment operation.
+func allowed() context.Context {
+	return auth.WithPrincipal(context.Background(), auth.Principal{Subject: "usr_test", Role: "admin", Scopes: auth.ScopesOf("admin")})
 }
 
 func hasCode(err error, code apierror.Code) bool {
@@ -62,7 +68,7 @@ func (refundOutage) Refund(context.Context, provider.RefundRequest) (provider.Re
 
 func TestCreate(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		ctx := context.Background()
+		ctx := allowed()
 		svc := payment.NewService(db.Ent, provider.Sandbox{}, fingerprintKey, 99999999, time.Now)
 		p, err := svc.Create(ctx, validInput())
 		if err != nil {
@@ -123,7 +129,7 @@ func TestCreateRefusesBadInput(t *testing.T) {
 	for _, tt := range tests {
 		in := validInput()
 		tt.change(&in)
-		_, err := svc.Create(context.Background(), in)
+		_, err := svc.Create(allowed(), in)
 		if code, param := codeAndParam(err); code != tt.code || param != tt.param {
 			t.Errorf("%s: %v, want %s on %s", tt.name, err, tt.code, tt.param)
 		}
@@ -133,14 +139,14 @@ func TestCreateRefusesBadInput(t *testing.T) {
 	}
 	in := validInput()
 	in.Amount = money.Decimal("1000.00")
-	if _, err := svc.Create(context.Background(), in); err != nil {
+	if _, err := svc.Create(allowed(), in); err != nil {
 		t.Errorf("the configured maximum itself was refused: %v", err)
 	}
 }
 
 func TestRefundOutageRefundsNothing(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		ctx := context.Background()
+		ctx := allowed()
 		outage := payment.NewService(db.Ent, refundOutage{}, fingerprintKey, 99999999, time.Now)
 		p, err := outage.Create(ctx, validInput())
 		if err != nil {
@@ -177,7 +183,7 @@ func (refundLost) Refund(context.Context, provider.RefundRequest) (provider.Refu
 
 func TestRefundWithUnknownOutcomeHoldsItsAmount(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		ctx := context.Background()
+		ctx := allowed()
 		svc := payment.NewService(db.Ent, refundLost{}, fingerprintKey, 99999999, time.Now)
 		p, err := svc.Create(ctx, validInput())
 		if err != nil {
@@ -223,7 +229,7 @@ func (c countingSandbox) Refund(ctx context.Context, r provider.RefundRequest) (
 // which lets a trigger fail exactly the first two.
 func TestProviderOutcomeSurvivesFailedWrites(t *testing.T) {
 	db := databasetest.Postgres(t)
-	ctx := context.Background()
+	ctx := allowed()
 	for _, statement := range []string{
 		`CREATE SEQUENCE charge_write_failures`,
 		`CREATE SEQUENCE refund_write_failures`,

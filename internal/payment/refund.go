@@ -13,6 +13,7 @@ import (
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/refund"
 	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/state"
@@ -39,6 +40,9 @@ type RefundInput struct {
 // its amount counted against the payment before the provider is asked, under the payment's row
 // lock, so concurrent refunds can never together exceed what was paid.
 func (s *Service) Refund(ctx context.Context, in RefundInput) (*ent.Refund, error) {
+	if err := auth.Authorize(ctx, auth.RefundPayment); err != nil {
+		return nil, err
+	}
 	if in.Reason != nil && utf8.RuneCountInString(*in.Reason) > maxRefundReason {
 		return nil, apierror.ForParam(apierror.InvalidRequest, "reason", fmt.Sprintf("reason must be at most %d characters", maxRefundReason))
 	}
@@ -198,6 +202,9 @@ func settleRefund(ctx context.Context, tx *ent.Tx, r *ent.Refund, to state.Refun
 
 // GetRefund returns one refund.
 func (s *Service) GetRefund(ctx context.Context, id string) (*ent.Refund, error) {
+	if err := auth.Authorize(ctx, auth.GetRefund); err != nil {
+		return nil, err
+	}
 	r, err := s.client.Refund.Get(ctx, id)
 	if ent.IsNotFound(err) {
 		return nil, apierror.ForParam(apierror.NotFound, "id", "no refund has the id "+id)
