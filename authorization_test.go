@@ -85,6 +85,14 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 					if tc.code == "" && (r.status < 200 || r.status > 299) || tc.code != "" && (r.status != tc.status || code != tc.code) {
 						t.Errorf("%s %s, %s = %d %.200s", e.method, e.path, tc.who, r.status, r.raw)
 					}
+					// Refused before the request is read: a route authorised by the wrong
+					// operation would answer its bad input 400 first.
+					if tc.code != "" {
+						r := env.request(e.method, e.path+"?unknown=1", tc.token, `{"unknown": true}`)
+						if code, _ := r.errorCode(); r.status != tc.status || code != tc.code {
+							t.Errorf("%s %s with bad input, %s = %d %.200s", e.method, e.path, tc.who, r.status, r.raw)
+						}
+					}
 				}
 				data, errs := env.graphql(tc.token, e.query, e.variables)
 				switch {

@@ -17,7 +17,6 @@ import (
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/user"
-	"github.com/paygate/paygate/graph"
 	"github.com/paygate/paygate/internal/config"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/prefixid"
@@ -91,8 +90,6 @@ func newTestServers(t testing.TB, pools []*database.DB, extraEnv ...string) []*t
 	return servers
 }
 
-func resolverOf(e *testEnv) *graph.Resolver { return e.app.resolver }
-
 // tokenFor returns an access token of a new user with the role. The user gets no usable password:
 // tests that log in create their users through auth.Service.CreateUser instead.
 func (e *testEnv) tokenFor(role string) string {
@@ -120,8 +117,8 @@ type response struct {
 
 // request sends body (a string is sent as is, anything else as JSON) with the token, if any.
 // Concurrency tests call it from many goroutines, so a failure to send or read marks the test
-// failed with Errorf (safe from any goroutine, unlike Fatal) and answers a zero response, which
-// fails the caller's own checks in turn.
+// failed with Errorf (safe from any goroutine, unlike Fatal) and answers what it has (nothing, or
+// an answer whose body is not JSON), which fails the caller's own checks in turn.
 func (e *testEnv) request(method, path, token string, body any, headers ...string) response {
 	e.t.Helper()
 	r, err := e.send(method, path, token, body, headers...)

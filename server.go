@@ -126,7 +126,6 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 // production runs.
 type app struct {
 	services services
-	resolver *graph.Resolver
 	handler  http.Handler
 }
 
@@ -150,7 +149,7 @@ func newApp(cfg config.Config, db *database.DB, logger *slog.Logger) (*app, erro
 		Production:      cfg.Production(),
 		CORSOrigins:     cfg.CORSOrigins,
 	})
-	return &app{services: svc, resolver: resolver, handler: handler}, nil
+	return &app{services: svc, handler: handler}, nil
 }
 
 func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {

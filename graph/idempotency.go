@@ -18,10 +18,10 @@ import (
 	"github.com/paygate/paygate/internal/web"
 )
 
-// idempotentMutations applies idempotency keys to GraphQL: a request holding one money mutation
-// (createPayment, refundPayment), with input.idempotencyKey or else the Idempotency-Key header,
-// gets its first response stored and replayed (extensions.idempotentReplayed), in the same key
-// space as REST. Other mutations (login, refreshToken) are never stored: their answers are secrets.
+// idempotentMutations applies idempotency keys to GraphQL: a request holding one mutation whose
+// operation is idempotent (createPayment, refundPayment), with input.idempotencyKey or else the
+// Idempotency-Key header, gets its first response stored and replayed
+// (extensions.idempotentReplayed), in the same key space as REST. Other mutations (login, refreshToken) are never stored: their answers are secrets.
 // A request refused before the mutation's resolver ran (invalid variables, the complexity limit)
 // did nothing, so its key is released for the corrected retry, as REST does for a bad request.
 type idempotentMutations struct {
@@ -121,11 +121,11 @@ func (idempotentMutations) InterceptField(ctx context.Context, next graphql.Reso
 	return next(ctx)
 }
 
-// keyedMutation finds the money mutation of a request and its key: input.idempotencyKey, else
-// the header. Fields are collected as the executor will run them (fragments included). A key
-// applies only to a request whose sole field is one money mutation: with siblings, a replay would
-// run them again (a second charge) or store their answers (tokens), so such a key is refused
-// rather than ignored. A request without a money mutation has nothing to keep and runs as is.
+// keyedMutation finds the idempotent mutation of a request and its key: input.idempotencyKey,
+// else the header. Fields are collected as the executor will run them (fragments included). A key
+// applies only to a request whose sole field is one idempotent mutation: with siblings, a replay
+// would run them again (a second charge) or store their answers (tokens), so such a key is
+// refused rather than ignored. A request without one has nothing to keep and runs as is.
 func keyedMutation(oc *graphql.OperationContext) (field graphql.CollectedField, key string, err error) {
 	header := oc.Headers.Get("Idempotency-Key")
 	var fields []graphql.CollectedField
@@ -151,7 +151,7 @@ func keyedMutation(oc *graphql.OperationContext) (field graphql.CollectedField, 
 		return field, "", nil
 	}
 	if len(fields) != 1 {
-		return field, "", apierror.New(apierror.InvalidRequest, "an idempotency key applies to a request holding exactly one createPayment or refundPayment and nothing else")
+		return field, "", apierror.New(apierror.InvalidRequest, "an idempotency key applies to a request holding exactly one idempotent mutation (createPayment, refundPayment) and nothing else")
 	}
 	field = fields[0]
 	input, _ := field.ArgumentMap(oc.Variables)["input"].(map[string]any)

@@ -54,9 +54,9 @@ func NotFound(w http.ResponseWriter, r *http.Request) {
 	web.WriteError(w, r, apierror.New(apierror.NotFound, "no route "+r.Method+" "+r.URL.Path), nil)
 }
 
-// Operation serves op's route with handle: the principal is authorised for op before the body is
-// read (the service authorises again; this answers 401 or 403 before any 400), and an idempotent
-// op honours the Idempotency-Key header.
+// Operation serves op's route with handle: the principal is authorised for op before the request
+// is decoded (the service authorises again; this answers 401 or 403 before any 400), and an
+// idempotent op honours the Idempotency-Key header.
 func (h *Handlers) Operation(op auth.Operation, handle http.HandlerFunc) http.Handler {
 	if op.Idempotent {
 		handle = h.idempotent(handle)

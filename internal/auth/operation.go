@@ -10,16 +10,19 @@ import "context"
 type Operation struct {
 	// Name is the operation's GraphQL field; its REST route calls the same resolver.
 	Name string
-	// Scope is what the principal must hold; empty for an operation open to anyone.
+	// Scope is what the principal must hold.
 	Scope string
+	// Public operations are open to anyone, with or without credentials. Any other operation
+	// without a scope is refused to everyone, so one left unset fails closed.
+	Public bool
 	// Idempotent operations take an idempotency key: a retry with the key replays the first
 	// answer instead of running again.
 	Idempotent bool
 }
 
 var (
-	Login         = Operation{Name: "login"}
-	RefreshToken  = Operation{Name: "refreshToken"}
+	Login         = Operation{Name: "login", Public: true}
+	RefreshToken  = Operation{Name: "refreshToken", Public: true}
 	CreatePayment = Operation{Name: "createPayment", Scope: ScopePaymentsWrite, Idempotent: true}
 	RefundPayment = Operation{Name: "refundPayment", Scope: ScopeRefundsWrite, Idempotent: true}
 	GetPayment    = Operation{Name: "payment", Scope: ScopePaymentsRead}
@@ -43,7 +46,7 @@ func OperationNamed(name string) (Operation, bool) {
 // Authorize returns nil when the request's principal may ask op, and otherwise the error to
 // answer with: 401 without valid credentials, 403 without the scope.
 func Authorize(ctx context.Context, op Operation) error {
-	if op.Scope == "" {
+	if op.Public {
 		return nil
 	}
 	return RequireScope(ctx, op.Scope)

@@ -124,10 +124,14 @@ type routeKey struct{}
 // muxes, the innermost names the route.
 func Routed(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mux.ServeHTTP(w, r) // sets r.Pattern
-		if route, ok := r.Context().Value(routeKey{}).(*string); ok && *route == "" {
-			*route = r.Pattern
-		}
+		// Deferred, so a request whose handler panics is named too; mux sets r.Pattern before it
+		// calls the handler.
+		defer func() {
+			if route, ok := r.Context().Value(routeKey{}).(*string); ok && *route == "" {
+				*route = r.Pattern
+			}
+		}()
+		mux.ServeHTTP(w, r)
 	})
 }
 

@@ -1,0 +1,44 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/paygate/paygate/internal/apierror"
+)
+
+func codeOf(err error) apierror.Code {
+	if apiErr, ok := errors.AsType[*apierror.Error](err); ok {
+		return apiErr.Code
+	}
+	return ""
+}
+
+// TestAuthorizeFailsClosed: an operation without a scope is refused to everyone unless it is
+// public, so one added without its scope is never open by mistake.
+func TestAuthorizeFailsClosed(t *testing.T) {
+	admin := WithPrincipal(context.Background(), Principal{Subject: "usr_a", Role: "admin", Scopes: ScopesOf("admin")})
+	anonymous := context.Background()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		op   Operation
+		want apierror.Code
+	}{
+		{"unset, anonymous", anonymous, Operation{Name: "new"}, apierror.Unauthenticated},
+		{"unset, admin", admin, Operation{Name: "new"}, apierror.Forbidden},
+		{"public, anonymous", anonymous, Login, ""},
+		{"scoped, anonymous", anonymous, CreatePayment, apierror.Unauthenticated},
+		{"scoped, admin", admin, CreatePayment, ""},
+	} {
+		if got := codeOf(Authorize(tc.ctx, tc.op)); got != tc.want {
+			t.Errorf("%s = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	for _, op := range Operations {
+		if op.Scope == "" && !op.Public {
+			t.Errorf("operation %s has no scope and is not public: nobody may ask it", op.Name)
+		}
+	}
+}
