@@ -2,18 +2,10 @@ package auth
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/paygate/paygate/internal/apierror"
 )
-
-func codeOf(err error) apierror.Code {
-	if apiErr, ok := errors.AsType[*apierror.Error](err); ok {
-		return apiErr.Code
-	}
-	return ""
-}
 
 // TestAuthorizeFailsClosed: an operation without a scope is refused to everyone unless it is
 // public, so one added without its scope is never open by mistake.
