@@ -57,6 +57,22 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 		},
 	}
 	roles := map[string]string{auth.ScopePaymentsRead: "viewer", auth.ScopePaymentsWrite: "developer", auth.ScopeRefundsWrite: "operator"}
+	// GraphQL, too, refuses before it reads the arguments: bad input from someone who may not ask
+	// is no 400.
+	tooMany := make([]string, 101)
+	for i := range tooMany {
+		tooMany[i] = paymentID
+	}
+	for _, who := range []struct{ token, code string }{{"", "unauthenticated"}, {scopeless, "forbidden"}} {
+		_, errs := env.graphql(who.token, `mutation { createPayment(input: {amount: true, currency: "USD", paymentMethod: CREDIT_CARD, customer: {email: "a@example.com"}}) { id } }`, nil)
+		if len(errs) != 1 || errs[0].code() != who.code {
+			t.Errorf("createPayment with bad input, token %q = %+v, want %s", who.token, errs, who.code)
+		}
+		_, errs = env.graphql(who.token, `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": tooMany})
+		if len(errs) != 1 || errs[0].code() != who.code {
+			t.Errorf("nodes of 101 ids, token %q = %+v, want %s", who.token, errs, who.code)
+		}
+	}
 	for _, op := range auth.Operations {
 		if op.Scope == "" {
 			continue // open to anyone: login, refresh

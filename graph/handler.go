@@ -79,6 +79,7 @@ func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
 		}
 		return resp
 	})
+	srv.AroundRootFields(authorizeRootFields)
 	srv.AroundFields(markInternalErrors)
 	srv.SetErrorPresenter(presentError(opts.Logger, opts.Production))
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
@@ -86,6 +87,19 @@ func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
 		return internalError{errors.New("panic")}
 	})
 	return overHTTP(srv)
+}
+
+// authorizeRootFields authorises each root field by its operation before gqlgen reads the field's
+// arguments, so a request without the scope answers 401 or 403, as over REST, never a 400 about
+// input it may not send. (@hasScope, and the service, check again.)
+func authorizeRootFields(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
+	if op, ok := auth.OperationNamed(graphql.GetRootFieldContext(ctx).Field.Name); ok {
+		if err := auth.Authorize(ctx, op); err != nil {
+			graphql.AddError(ctx, err)
+			return graphql.Null
+		}
+	}
+	return next(ctx)
 }
 
 // internalError is a resolver failure that is not an API error: a bug or an outage, whose

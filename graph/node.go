@@ -67,9 +67,6 @@ func (r *Resolver) node(ctx context.Context, id string) (ent.Noder, error) {
 // nodes resolves up to MaxNodes IDs in one query per type; an ID no object has answers nil in
 // its place, as node does.
 func (r *Resolver) nodes(ctx context.Context, ids []string) ([]ent.Noder, error) {
-	if len(ids) > MaxNodes {
-		return nil, apierror.ForParam(apierror.InvalidRequest, "ids", fmt.Sprintf("nodes takes at most %d ids", MaxNodes))
-	}
 	idsByPrefix := map[string][]string{}
 	for _, id := range ids {
 		prefix := prefixid.Prefix(id)
@@ -79,6 +76,10 @@ func (r *Resolver) nodes(ctx context.Context, ids []string) ([]ent.Noder, error)
 			}
 			idsByPrefix[prefix] = append(idsByPrefix[prefix], id)
 		}
+	}
+	// Counted once the principal is known to read these types: 401 and 403 come before a 400.
+	if len(ids) > MaxNodes {
+		return nil, apierror.ForParam(apierror.InvalidRequest, "ids", fmt.Sprintf("nodes takes at most %d ids", MaxNodes))
 	}
 	byID := make(map[string]ent.Noder, len(ids))
 	for prefix, typeIDs := range idsByPrefix {
