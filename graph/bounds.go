@@ -18,8 +18,9 @@ import (
 // documentLimits bound a GraphQL request before it is validated. gqlparser's validation compares
 // fields pairwise (the overlapping-fields rule), so its cost grows with the square of what it
 // compares: without these bounds a 24 KB document sent without a token held the server for
-// seconds and gigabytes. Every bound is checked in one pass over the parsed document, in which
-// each fragment spread is walked as the fields it brings, and one pass over the variables.
+// seconds and gigabytes. Every bound is checked in one walk over the parsed document, which reads
+// each fragment where it is spread and once on its own, as validation does, and stops at the first
+// bound exceeded; and in one pass over the variables.
 type documentLimits struct {
 	// Tokens bounds the lexical tokens of the document; parsing stops at the first one over.
 	Tokens int
