@@ -12,17 +12,16 @@ import (
 	"github.com/paygate/paygate/internal/prefixid"
 )
 
-// nodeType is a kind of object node(id:) resolves: the table holding it, the operation that
-// reads it, and how to load many of them in one query (with the edges the request selects).
+// nodeType is a kind of object node(id:) resolves: the operation that reads it, and how to load
+// many of them in one query (with the edges the request selects).
 type nodeType struct {
-	table string
-	read  auth.Operation
-	load  func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error
+	read auth.Operation
+	load func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error
 }
 
 // nodeTypes maps an ID prefix to its node type.
 var nodeTypes = map[string]nodeType{
-	"pay": {table: payment.Table, read: auth.GetPayment, load: func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error {
+	"pay": {read: auth.GetPayment, load: func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error {
 		query, err := client.Payment.Query().Where(payment.IDIn(ids...)).CollectFields(ctx, "Payment", "Node")
 		if err != nil {
 			return err
@@ -33,7 +32,7 @@ var nodeTypes = map[string]nodeType{
 		}
 		return err
 	}},
-	"re": {table: refund.Table, read: auth.GetRefund, load: func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error {
+	"re": {read: auth.GetRefund, load: func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error {
 		query, err := client.Refund.Query().Where(refund.IDIn(ids...)).CollectFields(ctx, "Refund", "Node")
 		if err != nil {
 			return err
@@ -48,20 +47,11 @@ var nodeTypes = map[string]nodeType{
 
 // node resolves any ID to its object, or nil when no object has it.
 func (r *Resolver) node(ctx context.Context, id string) (ent.Noder, error) {
-	nodeType, ok := nodeTypes[prefixid.Prefix(id)]
-	if !ok {
-		return nil, nil
-	}
-	if err := auth.Authorize(ctx, nodeType.read); err != nil {
+	nodes, err := r.nodes(ctx, []string{id})
+	if err != nil {
 		return nil, err
 	}
-	node, err := r.Ent.Noder(ctx, id, ent.WithNodeType(func(context.Context, string) (string, error) {
-		return nodeType.table, nil
-	}))
-	if ent.IsNotFound(err) {
-		return nil, nil
-	}
-	return node, err
+	return nodes[0], nil
 }
 
 // nodes resolves up to MaxNodes IDs in one query per type; an ID no object has answers nil in

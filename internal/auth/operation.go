@@ -5,8 +5,8 @@ import "context"
 // Operation is one thing a client asks of Paygate, the same over REST and GraphQL: what the
 // principal must hold to ask it, and whether an idempotency key applies. This table is the one
 // place that says so; the services authorise every call from it, and each surface reads it to
-// refuse early (REST before decoding a body, GraphQL through the @hasScope directive that a test
-// holds to this table).
+// refuse early (REST before decoding a body, GraphQL before reading a root field's arguments;
+// the schema's @hasScope directives, which a test holds to this table, say the same).
 type Operation struct {
 	// Name is the operation's GraphQL field; its REST route calls the same resolver.
 	Name string
