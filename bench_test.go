@@ -2,28 +2,24 @@ package main
 
 import (
 	"bytes"
-	"database/sql"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strings"
 	"testing"
-	"time"
-
-	"entgo.io/ent/dialect"
 
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/loadtest"
 	"github.com/paygate/paygate/internal/prefixid"
 )
 
-// BenchmarkCreatePayment compares create-payment over REST and GraphQL with a bare handler that
-// decodes the same body and makes the least writes a durable design makes, with database/sql: one
-// transaction inserting the payment and its first two history entries (and, with an idempotency
-// key, the key), one updating it to the outcome with a third (and storing the key's answer). The
-// goals: REST within 15% of bare, GraphQL within 10% of REST, keyed or not.
+// BenchmarkCreatePayment compares create-payment over REST and GraphQL with the bare yardstick
+// handler (internal/loadtest), which decodes the same body and makes the least writes a durable
+// design makes, in two transactions. The goals: REST within 15% of bare, GraphQL within 10% of
+// REST, keyed or not. This measures one client at a time in process; cmd/paygate-load measures
+// many clients against a running server.
 //
 //	go test -run '^$' -bench CreatePayment -benchmem .
 func BenchmarkCreatePayment(b *testing.B) {
@@ -43,7 +39,7 @@ func BenchmarkCreatePayment(b *testing.B) {
 				suffix := map[bool]string{false: "", true: "-keyed"}[keyed]
 				b.Run("bare"+suffix, func(b *testing.B) {
 					db := open(b)
-					benchmarkHandler(b, bareCreatePayment(db), "", "/bare", restBody, http.StatusCreated, keyed)
+					benchmarkHandler(b, loadtest.Bare(db.SQL, db.Dialect), "", "/payments", restBody, http.StatusCreated, keyed)
 				})
 				b.Run("rest"+suffix, func(b *testing.B) {
 					handler, token := benchServer(b, open(b))
@@ -105,92 +101,4 @@ func benchmarkHandler(b *testing.B, h http.Handler, token, path string, body []b
 			b.Fatalf("%s answered %d: %s", path, w.Code, w.Body.String())
 		}
 	}
-}
-
-// bareCreatePayment is the yardstick: no validation beyond decoding, no middleware, no GraphQL,
-// two transactions through database/sql, the key in the first and its answer in the second.
-func bareCreatePayment(db *database.DB) http.Handler {
-	insert := `INSERT INTO payments (id, created_at, updated_at, amount, currency, status, payment_method,
-		customer_email, customer_name, card_brand, card_last4, card_exp_month, card_exp_year, card_fingerprint,
-		provider, amount_refunded) VALUES ($1, $2, $2, $3, $4, 'processing', $5, $6, $7, 'visa', $8, $9, $10, 'f', 'sandbox', 0)`
-	update := `UPDATE payments SET status = 'succeeded', provider_payment_id = $1, updated_at = $2 WHERE id = $3 AND status = 'processing'`
-	history := `INSERT INTO payment_status_changes (id, payment_id, "from", "to", reason, actor, at) VALUES ($1, $2, $3, $4, 'r', 'a', $5)`
-	claimKey := `INSERT INTO idempotency_keys (id, principal, key, request_hash, locked_at, expires_at, created_at) VALUES ($1, 'bench', $2, 'h', $3, $3, $3)`
-	storeAnswer := `UPDATE idempotency_keys SET locked_at = NULL, response_status = 201, response_body = $1 WHERE principal = 'bench' AND key = $2`
-	if db.Dialect == dialect.SQLite {
-		insert = strings.ReplaceAll(insert, "$", "?")
-		update = strings.ReplaceAll(update, "$", "?")
-		history = strings.ReplaceAll(history, "$", "?")
-		claimKey = strings.ReplaceAll(claimKey, "$", "?")
-		storeAnswer = strings.ReplaceAll(storeAnswer, "$", "?")
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Amount        json.Number `json:"amount"`
-			Currency      string      `json:"currency"`
-			PaymentMethod string      `json:"payment_method"`
-			Customer      struct{ Email, Name string }
-			Card          struct {
-				Number   string `json:"number"`
-				ExpMonth int    `json:"exp_month"`
-				ExpYear  int    `json:"exp_year"`
-				CVC      string `json:"cvc"`
-			}
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		id, now, key := prefixid.New("pay"), time.Now().UTC(), r.Header.Get("Idempotency-Key")
-		err := inTx(db.SQL, func(tx *sql.Tx) error {
-			if key != "" {
-				if _, err := tx.Exec(claimKey, prefixid.New("idk"), key, now); err != nil {
-					return err
-				}
-			}
-			if _, err := tx.Exec(insert, id, now, 4999, strings.ToUpper(req.Currency), req.PaymentMethod, req.Customer.Email,
-				req.Customer.Name, req.Card.Number[len(req.Card.Number)-4:], req.Card.ExpMonth, req.Card.ExpYear); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(history, prefixid.New("psc"), id, nil, "pending", now); err != nil {
-				return err
-			}
-			_, err := tx.Exec(history, prefixid.New("psc"), id, "pending", "processing", now)
-			return err
-		})
-		if err == nil {
-			err = inTx(db.SQL, func(tx *sql.Tx) error {
-				if _, err := tx.Exec(update, prefixid.New("sbx_ch"), time.Now().UTC(), id); err != nil {
-					return err
-				}
-				if _, err := tx.Exec(history, prefixid.New("psc"), id, "processing", "succeeded", time.Now().UTC()); err != nil {
-					return err
-				}
-				if key != "" {
-					_, err := tx.Exec(storeAnswer, []byte(`{"success":true,"data":{"id":"`+id+`"}}`), key)
-					return err
-				}
-				return nil
-			})
-		}
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
-		json.NewEncoder(w).Encode(map[string]any{"success": true, "data": map[string]any{"id": id, "status": "succeeded"}})
-	})
-}
-
-func inTx(db *sql.DB, fn func(*sql.Tx) error) error {
-	tx, err := db.Begin()
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paygate/paygate/ent/idempotencykey"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
@@ -52,8 +53,10 @@ func TestIdempotentPaymentsREST(t *testing.T) {
 		declined := paymentBody("5.00", "USD", "4000000000000002")
 		r = env.request(http.MethodPost, "/api/v1/payments", token, declined, "Idempotency-Key", "order-2")
 		replay := env.request(http.MethodPost, "/api/v1/payments", token, declined, "Idempotency-Key", "order-2")
-		if r.status != http.StatusPaymentRequired || replay.status != http.StatusPaymentRequired || replay.raw != r.raw {
-			t.Errorf("declined replay = %d %s", replay.status, replay.raw)
+		// Each answer's error names its own request, for support to find it in the logs.
+		if r.status != http.StatusPaymentRequired || replay.status != http.StatusPaymentRequired || replay.header.Get("Idempotent-Replayed") != "true" ||
+			withoutRequestID(t, replay.raw) != withoutRequestID(t, r.raw) || str(get(replay.body, "error", "request_id")) != replay.header.Get("X-Request-Id") {
+			t.Errorf("declined replay = %d %s\nfirst = %s", replay.status, replay.raw, r.raw)
 		}
 
 		// A refused request did nothing: its key is free for the corrected retry.
@@ -120,9 +123,14 @@ func TestIdempotentMutationsGraphQL(t *testing.T) {
 		if get(h2.body, "data", "createPayment", "id") != get(h1.body, "data", "createPayment", "id") {
 			t.Errorf("header replay = %s", h2.raw)
 		}
+		// The same payment over REST with the key is the same call: it replays.
 		r := env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("3.00", "EUR", "4242424242424242"), "Idempotency-Key", "shared")
-		if code, _ := r.errorCode(); code != "idempotency_key_reused" {
+		if r.status != http.StatusCreated || r.header.Get("Idempotent-Replayed") != "true" || r.data()["id"] != get(h1.body, "data", "createPayment", "id") {
 			t.Errorf("REST with a GraphQL request's key = %d %s", r.status, r.raw)
+		}
+		r = env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("3.01", "EUR", "4242424242424242"), "Idempotency-Key", "shared")
+		if code, _ := r.errorCode(); code != "idempotency_key_reused" {
+			t.Errorf("REST with a GraphQL request's key and another amount = %d %s", r.status, r.raw)
 		}
 		two := `mutation($a: CreatePaymentInput!, $b: CreatePaymentInput!) { a: createPayment(input: $a) { id } b: createPayment(input: $b) { id } }`
 		r = env.request(http.MethodPost, "/query", token, map[string]any{"query": two, "variables": map[string]any{"a": plain, "b": plain}}, "Idempotency-Key", "two")
@@ -245,25 +253,27 @@ func testIdempotencyKeyInUseAndExpiry(t *testing.T, db *database.DB) {
 	principal := principalOf(t, env, token)
 	ctx := context.Background()
 
-	// A request still holding the key: a retry is told to wait.
+	// A request still holding the key (its server died mid-call): a retry is told to wait, over
+	// either surface. The held key is written as the claim writes it, with the fingerprint of the
+	// same payment made under another key.
 	body := paymentBody("1.00", "USD", "4242424242424242")
-	store := env.app.services.idempotency
-	fingerprint := store.Fingerprint([]byte("rest"), []byte("POST /api/v1/payments"), []byte(mustJSON(t, body)))
-	if stored, err := store.Begin(ctx, principal, "running", fingerprint); err != nil || stored != nil {
-		t.Fatalf("Begin = %v, %v", stored, err)
+	if r := env.request(http.MethodPost, "/api/v1/payments", token, body, "Idempotency-Key", "done"); r.status != http.StatusCreated {
+		t.Fatalf("create = %d %s", r.status, r.raw)
+	}
+	done, err := db.Ent.IdempotencyKey.Query().Where(idempotencykey.KeyEQ("done")).Only(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Ent.IdempotencyKey.Create().SetPrincipal(principal).SetKey("running").SetRequestHash(done.RequestHash).
+		SetResourceID("pay_running").SetExpiresAt(time.Now().Add(idempotency.TTL)).Exec(ctx); err != nil {
+		t.Fatal(err)
 	}
 	r := env.request(http.MethodPost, "/api/v1/payments", token, body, "Idempotency-Key", "running")
 	if code, _ := r.errorCode(); r.status != http.StatusConflict || code != "idempotency_key_in_use" {
 		t.Errorf("key in use = %d %s", r.status, r.raw)
 	}
-
 	variables := map[string]any{"in": gqlPaymentInput("1.00", "USD", "4242424242424242")}
-	gqlVariables, _ := json.Marshal(variables)
-	gqlFingerprint := store.Fingerprint([]byte("graphql"), []byte(createPaymentMutation), nil, gqlVariables)
-	if _, err := store.Begin(ctx, principal, "running-graphql", gqlFingerprint); err != nil {
-		t.Fatal(err)
-	}
-	_, errs := env.graphql(token, createPaymentMutation, variables, "Idempotency-Key", "running-graphql")
+	_, errs := env.graphql(token, createPaymentMutation, variables, "Idempotency-Key", "running")
 	if len(errs) != 1 || errs[0].code() != "idempotency_key_in_use" {
 		t.Errorf("GraphQL key in use = %+v", errs)
 	}
@@ -271,7 +281,8 @@ func testIdempotencyKeyInUseAndExpiry(t *testing.T, db *database.DB) {
 	// A held key is never taken over, however long it is held: running the request again could
 	// charge twice. It waits for its request, or for expiry.
 	hourLater := idempotency.NewStore(db.Ent, nil, func() time.Time { return time.Now().Add(time.Hour) })
-	if _, err := hourLater.Begin(ctx, principal, "running", fingerprint); !hasCode(err, "idempotency_key_in_use") {
+	held := &idempotency.Key{Principal: principal, Value: "running", Fingerprint: done.RequestHash}
+	if _, _, err := hourLater.Previous(ctx, held); !hasCode(err, "idempotency_key_in_use") {
 		t.Errorf("an hour-old held key = %v", err)
 	}
 	for _, key := range []string{"clé", "tab\tkey", strings.Repeat("k", 256)} {
@@ -294,7 +305,7 @@ func testIdempotencyKeyInUseAndExpiry(t *testing.T, db *database.DB) {
 		return n
 	}
 	if n := keysLeft(); n != 3 {
-		t.Fatalf("%d keys before the purge, want 3", n)
+		t.Fatalf("%d keys before the purge, want 3 (done, running, old)", n)
 	}
 	loopCtx, stopLoop := context.WithCancel(ctx)
 	loopDone := make(chan struct{})
@@ -313,6 +324,19 @@ func testIdempotencyKeyInUseAndExpiry(t *testing.T, db *database.DB) {
 	if r := env.request(http.MethodPost, "/api/v1/payments", token, body, "Idempotency-Key", "old"); r.status != http.StatusCreated || r.header.Get("Idempotent-Replayed") != "" {
 		t.Errorf("after purge = %d replayed=%q", r.status, r.header.Get("Idempotent-Replayed"))
 	}
+}
+
+// withoutRequestID is an answer's body without its error's request_id.
+func withoutRequestID(t *testing.T, raw string) string {
+	t.Helper()
+	var body map[string]any
+	if err := json.Unmarshal([]byte(raw), &body); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	if e, ok := body["error"].(map[string]any); ok {
+		delete(e, "request_id")
+	}
+	return mustJSON(t, body)
 }
 
 func hasCode(err error, code string) bool {

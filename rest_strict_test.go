@@ -10,9 +10,10 @@ import (
 	"github.com/paygate/paygate/internal/database/databasetest"
 )
 
-// encoding/json matches field names case-insensitively, the last match winning, while the
-// idempotency fingerprint sees the keys as written: REST accepts only the contract's exact names,
-// each once, so a body cannot mean one amount to the handler and share a fingerprint with another.
+// encoding/json matches field names case-insensitively, the last match winning, and merges a
+// repeated object into the field it fills: a body such as {"Amount":"500.00","amount":"1.00"}
+// means whatever its order says. REST accepts only the contract's exact names, each once, so what
+// a client meant is never a guess, and a typo is named rather than read as a missing field.
 func TestRESTFieldNamesAreExact(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
@@ -37,7 +38,7 @@ func TestRESTFieldNamesAreExact(t *testing.T) {
 			t.Fatalf("valid body = %d %s", created.status, created.raw)
 		}
 		paymentID := str(created.data()["id"])
-		if r := env.request(http.MethodPost, "/api/v1/payments", token, meansFiveHundred, "Idempotency-Key", "valid"); r.status != http.StatusUnprocessableEntity || r.header.Get("Idempotent-Replayed") != "" {
+		if r := env.request(http.MethodPost, "/api/v1/payments", token, meansFiveHundred, "Idempotency-Key", "valid"); r.status != http.StatusBadRequest || r.header.Get("Idempotent-Replayed") != "" {
 			t.Errorf("variant under a used key = %d %q %s", r.status, r.header.Get("Idempotent-Replayed"), r.raw)
 		}
 		if n := env.paymentCount(); n != 1 {

@@ -114,10 +114,11 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 	if err != nil {
 		return services{}, err
 	}
+	keys := idempotency.NewStore(db.Ent, secrets.CardFingerprintKey, now)
 	return services{
 		auth:        auth.NewService(db.Ent, tokens, now),
-		payments:    payment.NewService(db.Ent, provider.Sandbox{Latency: cfg.SandboxLatency}, secrets.CardFingerprintKey, maxAmount, now),
-		idempotency: idempotency.NewStore(db.Ent, secrets.CardFingerprintKey, now),
+		payments:    payment.NewService(db.Ent, keys, provider.Sandbox{Latency: cfg.SandboxLatency}, secrets.CardFingerprintKey, maxAmount, now),
+		idempotency: keys,
 	}, nil
 }
 
@@ -139,7 +140,7 @@ func newApp(cfg config.Config, db *database.DB, logger *slog.Logger) (*app, erro
 		return nil, err
 	}
 	// The GraphQL resolver over the services, which the REST shim calls too.
-	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Idempotency: svc.idempotency, Ent: db.Ent}
+	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Ent: db.Ent}
 	handler := NewServer(ServerDeps{
 		Logger:          logger,
 		DB:              db,

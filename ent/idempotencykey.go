@@ -23,12 +23,16 @@ type IdempotencyKey struct {
 	Key string `json:"key,omitempty"`
 	// RequestHash holds the value of the "request_hash" field.
 	RequestHash string `json:"request_hash,omitempty"`
-	// LockedAt holds the value of the "locked_at" field.
-	LockedAt *time.Time `json:"locked_at,omitempty"`
-	// ResponseStatus holds the value of the "response_status" field.
-	ResponseStatus *int `json:"response_status,omitempty"`
-	// ResponseBody holds the value of the "response_body" field.
-	ResponseBody *[]byte `json:"response_body,omitempty"`
+	// ResourceID holds the value of the "resource_id" field.
+	ResourceID *string `json:"resource_id,omitempty"`
+	// SettledAt holds the value of the "settled_at" field.
+	SettledAt *time.Time `json:"settled_at,omitempty"`
+	// ErrorCode holds the value of the "error_code" field.
+	ErrorCode *string `json:"error_code,omitempty"`
+	// ErrorMessage holds the value of the "error_message" field.
+	ErrorMessage *string `json:"error_message,omitempty"`
+	// ErrorParam holds the value of the "error_param" field.
+	ErrorParam *string `json:"error_param,omitempty"`
 	// ExpiresAt holds the value of the "expires_at" field.
 	ExpiresAt time.Time `json:"expires_at,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
@@ -41,13 +45,9 @@ func (*IdempotencyKey) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case idempotencykey.FieldResponseBody:
-			values[i] = new([]byte)
-		case idempotencykey.FieldResponseStatus:
-			values[i] = new(sql.NullInt64)
-		case idempotencykey.FieldID, idempotencykey.FieldPrincipal, idempotencykey.FieldKey, idempotencykey.FieldRequestHash:
+		case idempotencykey.FieldID, idempotencykey.FieldPrincipal, idempotencykey.FieldKey, idempotencykey.FieldRequestHash, idempotencykey.FieldResourceID, idempotencykey.FieldErrorCode, idempotencykey.FieldErrorMessage, idempotencykey.FieldErrorParam:
 			values[i] = new(sql.NullString)
-		case idempotencykey.FieldLockedAt, idempotencykey.FieldExpiresAt, idempotencykey.FieldCreatedAt:
+		case idempotencykey.FieldSettledAt, idempotencykey.FieldExpiresAt, idempotencykey.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -88,25 +88,40 @@ func (_m *IdempotencyKey) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.RequestHash = value.String
 			}
-		case idempotencykey.FieldLockedAt:
+		case idempotencykey.FieldResourceID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field resource_id", values[i])
+			} else if value.Valid {
+				_m.ResourceID = new(string)
+				*_m.ResourceID = value.String
+			}
+		case idempotencykey.FieldSettledAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
-				return fmt.Errorf("unexpected type %T for field locked_at", values[i])
+				return fmt.Errorf("unexpected type %T for field settled_at", values[i])
 			} else if value.Valid {
-				_m.LockedAt = new(time.Time)
-				*_m.LockedAt = value.Time
+				_m.SettledAt = new(time.Time)
+				*_m.SettledAt = value.Time
 			}
-		case idempotencykey.FieldResponseStatus:
-			if value, ok := values[i].(*sql.NullInt64); !ok {
-				return fmt.Errorf("unexpected type %T for field response_status", values[i])
+		case idempotencykey.FieldErrorCode:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field error_code", values[i])
 			} else if value.Valid {
-				_m.ResponseStatus = new(int)
-				*_m.ResponseStatus = int(value.Int64)
+				_m.ErrorCode = new(string)
+				*_m.ErrorCode = value.String
 			}
-		case idempotencykey.FieldResponseBody:
-			if value, ok := values[i].(*[]byte); !ok {
-				return fmt.Errorf("unexpected type %T for field response_body", values[i])
-			} else if value != nil {
-				_m.ResponseBody = value
+		case idempotencykey.FieldErrorMessage:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field error_message", values[i])
+			} else if value.Valid {
+				_m.ErrorMessage = new(string)
+				*_m.ErrorMessage = value.String
+			}
+		case idempotencykey.FieldErrorParam:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field error_param", values[i])
+			} else if value.Valid {
+				_m.ErrorParam = new(string)
+				*_m.ErrorParam = value.String
 			}
 		case idempotencykey.FieldExpiresAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -165,19 +180,29 @@ func (_m *IdempotencyKey) String() string {
 	builder.WriteString("request_hash=")
 	builder.WriteString(_m.RequestHash)
 	builder.WriteString(", ")
-	if v := _m.LockedAt; v != nil {
-		builder.WriteString("locked_at=")
+	if v := _m.ResourceID; v != nil {
+		builder.WriteString("resource_id=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.SettledAt; v != nil {
+		builder.WriteString("settled_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteString(", ")
-	if v := _m.ResponseStatus; v != nil {
-		builder.WriteString("response_status=")
-		builder.WriteString(fmt.Sprintf("%v", *v))
+	if v := _m.ErrorCode; v != nil {
+		builder.WriteString("error_code=")
+		builder.WriteString(*v)
 	}
 	builder.WriteString(", ")
-	if v := _m.ResponseBody; v != nil {
-		builder.WriteString("response_body=")
-		builder.WriteString(fmt.Sprintf("%v", *v))
+	if v := _m.ErrorMessage; v != nil {
+		builder.WriteString("error_message=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.ErrorParam; v != nil {
+		builder.WriteString("error_param=")
+		builder.WriteString(*v)
 	}
 	builder.WriteString(", ")
 	builder.WriteString("expires_at=")

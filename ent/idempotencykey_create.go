@@ -38,37 +38,73 @@ func (_c *IdempotencyKeyCreate) SetRequestHash(v string) *IdempotencyKeyCreate {
 	return _c
 }
 
-// SetLockedAt sets the "locked_at" field.
-func (_c *IdempotencyKeyCreate) SetLockedAt(v time.Time) *IdempotencyKeyCreate {
-	_c.mutation.SetLockedAt(v)
+// SetResourceID sets the "resource_id" field.
+func (_c *IdempotencyKeyCreate) SetResourceID(v string) *IdempotencyKeyCreate {
+	_c.mutation.SetResourceID(v)
 	return _c
 }
 
-// SetNillableLockedAt sets the "locked_at" field if the given value is not nil.
-func (_c *IdempotencyKeyCreate) SetNillableLockedAt(v *time.Time) *IdempotencyKeyCreate {
+// SetNillableResourceID sets the "resource_id" field if the given value is not nil.
+func (_c *IdempotencyKeyCreate) SetNillableResourceID(v *string) *IdempotencyKeyCreate {
 	if v != nil {
-		_c.SetLockedAt(*v)
+		_c.SetResourceID(*v)
 	}
 	return _c
 }
 
-// SetResponseStatus sets the "response_status" field.
-func (_c *IdempotencyKeyCreate) SetResponseStatus(v int) *IdempotencyKeyCreate {
-	_c.mutation.SetResponseStatus(v)
+// SetSettledAt sets the "settled_at" field.
+func (_c *IdempotencyKeyCreate) SetSettledAt(v time.Time) *IdempotencyKeyCreate {
+	_c.mutation.SetSettledAt(v)
 	return _c
 }
 
-// SetNillableResponseStatus sets the "response_status" field if the given value is not nil.
-func (_c *IdempotencyKeyCreate) SetNillableResponseStatus(v *int) *IdempotencyKeyCreate {
+// SetNillableSettledAt sets the "settled_at" field if the given value is not nil.
+func (_c *IdempotencyKeyCreate) SetNillableSettledAt(v *time.Time) *IdempotencyKeyCreate {
 	if v != nil {
-		_c.SetResponseStatus(*v)
+		_c.SetSettledAt(*v)
 	}
 	return _c
 }
 
-// SetResponseBody sets the "response_body" field.
-func (_c *IdempotencyKeyCreate) SetResponseBody(v []byte) *IdempotencyKeyCreate {
-	_c.mutation.SetResponseBody(v)
+// SetErrorCode sets the "error_code" field.
+func (_c *IdempotencyKeyCreate) SetErrorCode(v string) *IdempotencyKeyCreate {
+	_c.mutation.SetErrorCode(v)
+	return _c
+}
+
+// SetNillableErrorCode sets the "error_code" field if the given value is not nil.
+func (_c *IdempotencyKeyCreate) SetNillableErrorCode(v *string) *IdempotencyKeyCreate {
+	if v != nil {
+		_c.SetErrorCode(*v)
+	}
+	return _c
+}
+
+// SetErrorMessage sets the "error_message" field.
+func (_c *IdempotencyKeyCreate) SetErrorMessage(v string) *IdempotencyKeyCreate {
+	_c.mutation.SetErrorMessage(v)
+	return _c
+}
+
+// SetNillableErrorMessage sets the "error_message" field if the given value is not nil.
+func (_c *IdempotencyKeyCreate) SetNillableErrorMessage(v *string) *IdempotencyKeyCreate {
+	if v != nil {
+		_c.SetErrorMessage(*v)
+	}
+	return _c
+}
+
+// SetErrorParam sets the "error_param" field.
+func (_c *IdempotencyKeyCreate) SetErrorParam(v string) *IdempotencyKeyCreate {
+	_c.mutation.SetErrorParam(v)
+	return _c
+}
+
+// SetNillableErrorParam sets the "error_param" field if the given value is not nil.
+func (_c *IdempotencyKeyCreate) SetNillableErrorParam(v *string) *IdempotencyKeyCreate {
+	if v != nil {
+		_c.SetErrorParam(*v)
+	}
 	return _c
 }
 
@@ -177,6 +213,11 @@ func (_c *IdempotencyKeyCreate) check() error {
 			return &ValidationError{Name: "request_hash", err: fmt.Errorf(`ent: validator failed for field "IdempotencyKey.request_hash": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.ResourceID(); ok {
+		if err := idempotencykey.ResourceIDValidator(v); err != nil {
+			return &ValidationError{Name: "resource_id", err: fmt.Errorf(`ent: validator failed for field "IdempotencyKey.resource_id": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.ExpiresAt(); !ok {
 		return &ValidationError{Name: "expires_at", err: errors.New(`ent: missing required field "IdempotencyKey.expires_at"`)}
 	}
@@ -235,17 +276,25 @@ func (_c *IdempotencyKeyCreate) createSpec() (*IdempotencyKey, *sqlgraph.CreateS
 		_spec.SetField(idempotencykey.FieldRequestHash, field.TypeString, value)
 		_node.RequestHash = value
 	}
-	if value, ok := _c.mutation.LockedAt(); ok {
-		_spec.SetField(idempotencykey.FieldLockedAt, field.TypeTime, value)
-		_node.LockedAt = &value
+	if value, ok := _c.mutation.ResourceID(); ok {
+		_spec.SetField(idempotencykey.FieldResourceID, field.TypeString, value)
+		_node.ResourceID = &value
 	}
-	if value, ok := _c.mutation.ResponseStatus(); ok {
-		_spec.SetField(idempotencykey.FieldResponseStatus, field.TypeInt, value)
-		_node.ResponseStatus = &value
+	if value, ok := _c.mutation.SettledAt(); ok {
+		_spec.SetField(idempotencykey.FieldSettledAt, field.TypeTime, value)
+		_node.SettledAt = &value
 	}
-	if value, ok := _c.mutation.ResponseBody(); ok {
-		_spec.SetField(idempotencykey.FieldResponseBody, field.TypeBytes, value)
-		_node.ResponseBody = &value
+	if value, ok := _c.mutation.ErrorCode(); ok {
+		_spec.SetField(idempotencykey.FieldErrorCode, field.TypeString, value)
+		_node.ErrorCode = &value
+	}
+	if value, ok := _c.mutation.ErrorMessage(); ok {
+		_spec.SetField(idempotencykey.FieldErrorMessage, field.TypeString, value)
+		_node.ErrorMessage = &value
+	}
+	if value, ok := _c.mutation.ErrorParam(); ok {
+		_spec.SetField(idempotencykey.FieldErrorParam, field.TypeString, value)
+		_node.ErrorParam = &value
 	}
 	if value, ok := _c.mutation.ExpiresAt(); ok {
 		_spec.SetField(idempotencykey.FieldExpiresAt, field.TypeTime, value)

@@ -28,62 +28,83 @@ func (_u *IdempotencyKeyUpdate) Where(ps ...predicate.IdempotencyKey) *Idempoten
 	return _u
 }
 
-// SetLockedAt sets the "locked_at" field.
-func (_u *IdempotencyKeyUpdate) SetLockedAt(v time.Time) *IdempotencyKeyUpdate {
-	_u.mutation.SetLockedAt(v)
+// SetSettledAt sets the "settled_at" field.
+func (_u *IdempotencyKeyUpdate) SetSettledAt(v time.Time) *IdempotencyKeyUpdate {
+	_u.mutation.SetSettledAt(v)
 	return _u
 }
 
-// SetNillableLockedAt sets the "locked_at" field if the given value is not nil.
-func (_u *IdempotencyKeyUpdate) SetNillableLockedAt(v *time.Time) *IdempotencyKeyUpdate {
+// SetNillableSettledAt sets the "settled_at" field if the given value is not nil.
+func (_u *IdempotencyKeyUpdate) SetNillableSettledAt(v *time.Time) *IdempotencyKeyUpdate {
 	if v != nil {
-		_u.SetLockedAt(*v)
+		_u.SetSettledAt(*v)
 	}
 	return _u
 }
 
-// ClearLockedAt clears the value of the "locked_at" field.
-func (_u *IdempotencyKeyUpdate) ClearLockedAt() *IdempotencyKeyUpdate {
-	_u.mutation.ClearLockedAt()
+// ClearSettledAt clears the value of the "settled_at" field.
+func (_u *IdempotencyKeyUpdate) ClearSettledAt() *IdempotencyKeyUpdate {
+	_u.mutation.ClearSettledAt()
 	return _u
 }
 
-// SetResponseStatus sets the "response_status" field.
-func (_u *IdempotencyKeyUpdate) SetResponseStatus(v int) *IdempotencyKeyUpdate {
-	_u.mutation.ResetResponseStatus()
-	_u.mutation.SetResponseStatus(v)
+// SetErrorCode sets the "error_code" field.
+func (_u *IdempotencyKeyUpdate) SetErrorCode(v string) *IdempotencyKeyUpdate {
+	_u.mutation.SetErrorCode(v)
 	return _u
 }
 
-// SetNillableResponseStatus sets the "response_status" field if the given value is not nil.
-func (_u *IdempotencyKeyUpdate) SetNillableResponseStatus(v *int) *IdempotencyKeyUpdate {
+// SetNillableErrorCode sets the "error_code" field if the given value is not nil.
+func (_u *IdempotencyKeyUpdate) SetNillableErrorCode(v *string) *IdempotencyKeyUpdate {
 	if v != nil {
-		_u.SetResponseStatus(*v)
+		_u.SetErrorCode(*v)
 	}
 	return _u
 }
 
-// AddResponseStatus adds value to the "response_status" field.
-func (_u *IdempotencyKeyUpdate) AddResponseStatus(v int) *IdempotencyKeyUpdate {
-	_u.mutation.AddResponseStatus(v)
+// ClearErrorCode clears the value of the "error_code" field.
+func (_u *IdempotencyKeyUpdate) ClearErrorCode() *IdempotencyKeyUpdate {
+	_u.mutation.ClearErrorCode()
 	return _u
 }
 
-// ClearResponseStatus clears the value of the "response_status" field.
-func (_u *IdempotencyKeyUpdate) ClearResponseStatus() *IdempotencyKeyUpdate {
-	_u.mutation.ClearResponseStatus()
+// SetErrorMessage sets the "error_message" field.
+func (_u *IdempotencyKeyUpdate) SetErrorMessage(v string) *IdempotencyKeyUpdate {
+	_u.mutation.SetErrorMessage(v)
 	return _u
 }
 
-// SetResponseBody sets the "response_body" field.
-func (_u *IdempotencyKeyUpdate) SetResponseBody(v []byte) *IdempotencyKeyUpdate {
-	_u.mutation.SetResponseBody(v)
+// SetNillableErrorMessage sets the "error_message" field if the given value is not nil.
+func (_u *IdempotencyKeyUpdate) SetNillableErrorMessage(v *string) *IdempotencyKeyUpdate {
+	if v != nil {
+		_u.SetErrorMessage(*v)
+	}
 	return _u
 }
 
-// ClearResponseBody clears the value of the "response_body" field.
-func (_u *IdempotencyKeyUpdate) ClearResponseBody() *IdempotencyKeyUpdate {
-	_u.mutation.ClearResponseBody()
+// ClearErrorMessage clears the value of the "error_message" field.
+func (_u *IdempotencyKeyUpdate) ClearErrorMessage() *IdempotencyKeyUpdate {
+	_u.mutation.ClearErrorMessage()
+	return _u
+}
+
+// SetErrorParam sets the "error_param" field.
+func (_u *IdempotencyKeyUpdate) SetErrorParam(v string) *IdempotencyKeyUpdate {
+	_u.mutation.SetErrorParam(v)
+	return _u
+}
+
+// SetNillableErrorParam sets the "error_param" field if the given value is not nil.
+func (_u *IdempotencyKeyUpdate) SetNillableErrorParam(v *string) *IdempotencyKeyUpdate {
+	if v != nil {
+		_u.SetErrorParam(*v)
+	}
+	return _u
+}
+
+// ClearErrorParam clears the value of the "error_param" field.
+func (_u *IdempotencyKeyUpdate) ClearErrorParam() *IdempotencyKeyUpdate {
+	_u.mutation.ClearErrorParam()
 	return _u
 }
 
@@ -128,26 +149,32 @@ func (_u *IdempotencyKeyUpdate) sqlSave(ctx context.Context) (_node int, err err
 			}
 		}
 	}
-	if value, ok := _u.mutation.LockedAt(); ok {
-		_spec.SetField(idempotencykey.FieldLockedAt, field.TypeTime, value)
+	if _u.mutation.ResourceIDCleared() {
+		_spec.ClearField(idempotencykey.FieldResourceID, field.TypeString)
 	}
-	if _u.mutation.LockedAtCleared() {
-		_spec.ClearField(idempotencykey.FieldLockedAt, field.TypeTime)
+	if value, ok := _u.mutation.SettledAt(); ok {
+		_spec.SetField(idempotencykey.FieldSettledAt, field.TypeTime, value)
 	}
-	if value, ok := _u.mutation.ResponseStatus(); ok {
-		_spec.SetField(idempotencykey.FieldResponseStatus, field.TypeInt, value)
+	if _u.mutation.SettledAtCleared() {
+		_spec.ClearField(idempotencykey.FieldSettledAt, field.TypeTime)
 	}
-	if value, ok := _u.mutation.AddedResponseStatus(); ok {
-		_spec.AddField(idempotencykey.FieldResponseStatus, field.TypeInt, value)
+	if value, ok := _u.mutation.ErrorCode(); ok {
+		_spec.SetField(idempotencykey.FieldErrorCode, field.TypeString, value)
 	}
-	if _u.mutation.ResponseStatusCleared() {
-		_spec.ClearField(idempotencykey.FieldResponseStatus, field.TypeInt)
+	if _u.mutation.ErrorCodeCleared() {
+		_spec.ClearField(idempotencykey.FieldErrorCode, field.TypeString)
 	}
-	if value, ok := _u.mutation.ResponseBody(); ok {
-		_spec.SetField(idempotencykey.FieldResponseBody, field.TypeBytes, value)
+	if value, ok := _u.mutation.ErrorMessage(); ok {
+		_spec.SetField(idempotencykey.FieldErrorMessage, field.TypeString, value)
 	}
-	if _u.mutation.ResponseBodyCleared() {
-		_spec.ClearField(idempotencykey.FieldResponseBody, field.TypeBytes)
+	if _u.mutation.ErrorMessageCleared() {
+		_spec.ClearField(idempotencykey.FieldErrorMessage, field.TypeString)
+	}
+	if value, ok := _u.mutation.ErrorParam(); ok {
+		_spec.SetField(idempotencykey.FieldErrorParam, field.TypeString, value)
+	}
+	if _u.mutation.ErrorParamCleared() {
+		_spec.ClearField(idempotencykey.FieldErrorParam, field.TypeString)
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -169,62 +196,83 @@ type IdempotencyKeyUpdateOne struct {
 	mutation *IdempotencyKeyMutation
 }
 
-// SetLockedAt sets the "locked_at" field.
-func (_u *IdempotencyKeyUpdateOne) SetLockedAt(v time.Time) *IdempotencyKeyUpdateOne {
-	_u.mutation.SetLockedAt(v)
+// SetSettledAt sets the "settled_at" field.
+func (_u *IdempotencyKeyUpdateOne) SetSettledAt(v time.Time) *IdempotencyKeyUpdateOne {
+	_u.mutation.SetSettledAt(v)
 	return _u
 }
 
-// SetNillableLockedAt sets the "locked_at" field if the given value is not nil.
-func (_u *IdempotencyKeyUpdateOne) SetNillableLockedAt(v *time.Time) *IdempotencyKeyUpdateOne {
+// SetNillableSettledAt sets the "settled_at" field if the given value is not nil.
+func (_u *IdempotencyKeyUpdateOne) SetNillableSettledAt(v *time.Time) *IdempotencyKeyUpdateOne {
 	if v != nil {
-		_u.SetLockedAt(*v)
+		_u.SetSettledAt(*v)
 	}
 	return _u
 }
 
-// ClearLockedAt clears the value of the "locked_at" field.
-func (_u *IdempotencyKeyUpdateOne) ClearLockedAt() *IdempotencyKeyUpdateOne {
-	_u.mutation.ClearLockedAt()
+// ClearSettledAt clears the value of the "settled_at" field.
+func (_u *IdempotencyKeyUpdateOne) ClearSettledAt() *IdempotencyKeyUpdateOne {
+	_u.mutation.ClearSettledAt()
 	return _u
 }
 
-// SetResponseStatus sets the "response_status" field.
-func (_u *IdempotencyKeyUpdateOne) SetResponseStatus(v int) *IdempotencyKeyUpdateOne {
-	_u.mutation.ResetResponseStatus()
-	_u.mutation.SetResponseStatus(v)
+// SetErrorCode sets the "error_code" field.
+func (_u *IdempotencyKeyUpdateOne) SetErrorCode(v string) *IdempotencyKeyUpdateOne {
+	_u.mutation.SetErrorCode(v)
 	return _u
 }
 
-// SetNillableResponseStatus sets the "response_status" field if the given value is not nil.
-func (_u *IdempotencyKeyUpdateOne) SetNillableResponseStatus(v *int) *IdempotencyKeyUpdateOne {
+// SetNillableErrorCode sets the "error_code" field if the given value is not nil.
+func (_u *IdempotencyKeyUpdateOne) SetNillableErrorCode(v *string) *IdempotencyKeyUpdateOne {
 	if v != nil {
-		_u.SetResponseStatus(*v)
+		_u.SetErrorCode(*v)
 	}
 	return _u
 }
 
-// AddResponseStatus adds value to the "response_status" field.
-func (_u *IdempotencyKeyUpdateOne) AddResponseStatus(v int) *IdempotencyKeyUpdateOne {
-	_u.mutation.AddResponseStatus(v)
+// ClearErrorCode clears the value of the "error_code" field.
+func (_u *IdempotencyKeyUpdateOne) ClearErrorCode() *IdempotencyKeyUpdateOne {
+	_u.mutation.ClearErrorCode()
 	return _u
 }
 
-// ClearResponseStatus clears the value of the "response_status" field.
-func (_u *IdempotencyKeyUpdateOne) ClearResponseStatus() *IdempotencyKeyUpdateOne {
-	_u.mutation.ClearResponseStatus()
+// SetErrorMessage sets the "error_message" field.
+func (_u *IdempotencyKeyUpdateOne) SetErrorMessage(v string) *IdempotencyKeyUpdateOne {
+	_u.mutation.SetErrorMessage(v)
 	return _u
 }
 
-// SetResponseBody sets the "response_body" field.
-func (_u *IdempotencyKeyUpdateOne) SetResponseBody(v []byte) *IdempotencyKeyUpdateOne {
-	_u.mutation.SetResponseBody(v)
+// SetNillableErrorMessage sets the "error_message" field if the given value is not nil.
+func (_u *IdempotencyKeyUpdateOne) SetNillableErrorMessage(v *string) *IdempotencyKeyUpdateOne {
+	if v != nil {
+		_u.SetErrorMessage(*v)
+	}
 	return _u
 }
 
-// ClearResponseBody clears the value of the "response_body" field.
-func (_u *IdempotencyKeyUpdateOne) ClearResponseBody() *IdempotencyKeyUpdateOne {
-	_u.mutation.ClearResponseBody()
+// ClearErrorMessage clears the value of the "error_message" field.
+func (_u *IdempotencyKeyUpdateOne) ClearErrorMessage() *IdempotencyKeyUpdateOne {
+	_u.mutation.ClearErrorMessage()
+	return _u
+}
+
+// SetErrorParam sets the "error_param" field.
+func (_u *IdempotencyKeyUpdateOne) SetErrorParam(v string) *IdempotencyKeyUpdateOne {
+	_u.mutation.SetErrorParam(v)
+	return _u
+}
+
+// SetNillableErrorParam sets the "error_param" field if the given value is not nil.
+func (_u *IdempotencyKeyUpdateOne) SetNillableErrorParam(v *string) *IdempotencyKeyUpdateOne {
+	if v != nil {
+		_u.SetErrorParam(*v)
+	}
+	return _u
+}
+
+// ClearErrorParam clears the value of the "error_param" field.
+func (_u *IdempotencyKeyUpdateOne) ClearErrorParam() *IdempotencyKeyUpdateOne {
+	_u.mutation.ClearErrorParam()
 	return _u
 }
 
@@ -299,26 +347,32 @@ func (_u *IdempotencyKeyUpdateOne) sqlSave(ctx context.Context) (_node *Idempote
 			}
 		}
 	}
-	if value, ok := _u.mutation.LockedAt(); ok {
-		_spec.SetField(idempotencykey.FieldLockedAt, field.TypeTime, value)
+	if _u.mutation.ResourceIDCleared() {
+		_spec.ClearField(idempotencykey.FieldResourceID, field.TypeString)
 	}
-	if _u.mutation.LockedAtCleared() {
-		_spec.ClearField(idempotencykey.FieldLockedAt, field.TypeTime)
+	if value, ok := _u.mutation.SettledAt(); ok {
+		_spec.SetField(idempotencykey.FieldSettledAt, field.TypeTime, value)
 	}
-	if value, ok := _u.mutation.ResponseStatus(); ok {
-		_spec.SetField(idempotencykey.FieldResponseStatus, field.TypeInt, value)
+	if _u.mutation.SettledAtCleared() {
+		_spec.ClearField(idempotencykey.FieldSettledAt, field.TypeTime)
 	}
-	if value, ok := _u.mutation.AddedResponseStatus(); ok {
-		_spec.AddField(idempotencykey.FieldResponseStatus, field.TypeInt, value)
+	if value, ok := _u.mutation.ErrorCode(); ok {
+		_spec.SetField(idempotencykey.FieldErrorCode, field.TypeString, value)
 	}
-	if _u.mutation.ResponseStatusCleared() {
-		_spec.ClearField(idempotencykey.FieldResponseStatus, field.TypeInt)
+	if _u.mutation.ErrorCodeCleared() {
+		_spec.ClearField(idempotencykey.FieldErrorCode, field.TypeString)
 	}
-	if value, ok := _u.mutation.ResponseBody(); ok {
-		_spec.SetField(idempotencykey.FieldResponseBody, field.TypeBytes, value)
+	if value, ok := _u.mutation.ErrorMessage(); ok {
+		_spec.SetField(idempotencykey.FieldErrorMessage, field.TypeString, value)
 	}
-	if _u.mutation.ResponseBodyCleared() {
-		_spec.ClearField(idempotencykey.FieldResponseBody, field.TypeBytes)
+	if _u.mutation.ErrorMessageCleared() {
+		_spec.ClearField(idempotencykey.FieldErrorMessage, field.TypeString)
+	}
+	if value, ok := _u.mutation.ErrorParam(); ok {
+		_spec.SetField(idempotencykey.FieldErrorParam, field.TypeString, value)
+	}
+	if _u.mutation.ErrorParamCleared() {
+		_spec.ClearField(idempotencykey.FieldErrorParam, field.TypeString)
 	}
 	_node = &IdempotencyKey{config: _u.config}
 	_spec.Assign = _node.assignValues

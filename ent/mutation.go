@@ -42,22 +42,23 @@ const (
 // IdempotencyKeyMutation represents an operation that mutates the IdempotencyKey nodes in the graph.
 type IdempotencyKeyMutation struct {
 	config
-	op                 Op
-	typ                string
-	id                 *string
-	principal          *string
-	key                *string
-	request_hash       *string
-	locked_at          *time.Time
-	response_status    *int
-	addresponse_status *int
-	response_body      *[]byte
-	expires_at         *time.Time
-	created_at         *time.Time
-	clearedFields      map[string]struct{}
-	done               bool
-	oldValue           func(context.Context) (*IdempotencyKey, error)
-	predicates         []predicate.IdempotencyKey
+	op            Op
+	typ           string
+	id            *string
+	principal     *string
+	key           *string
+	request_hash  *string
+	resource_id   *string
+	settled_at    *time.Time
+	error_code    *string
+	error_message *string
+	error_param   *string
+	expires_at    *time.Time
+	created_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*IdempotencyKey, error)
+	predicates    []predicate.IdempotencyKey
 }
 
 var _ ent.Mutation = (*IdempotencyKeyMutation)(nil)
@@ -272,172 +273,249 @@ func (m *IdempotencyKeyMutation) ResetRequestHash() {
 	m.request_hash = nil
 }
 
-// SetLockedAt sets the "locked_at" field.
-func (m *IdempotencyKeyMutation) SetLockedAt(t time.Time) {
-	m.locked_at = &t
+// SetResourceID sets the "resource_id" field.
+func (m *IdempotencyKeyMutation) SetResourceID(s string) {
+	m.resource_id = &s
 }
 
-// LockedAt returns the value of the "locked_at" field in the mutation.
-func (m *IdempotencyKeyMutation) LockedAt() (r time.Time, exists bool) {
-	v := m.locked_at
+// ResourceID returns the value of the "resource_id" field in the mutation.
+func (m *IdempotencyKeyMutation) ResourceID() (r string, exists bool) {
+	v := m.resource_id
 	if v == nil {
 		return
 	}
 	return *v, true
 }
 
-// OldLockedAt returns the old "locked_at" field's value of the IdempotencyKey entity.
+// OldResourceID returns the old "resource_id" field's value of the IdempotencyKey entity.
 // If the IdempotencyKey object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *IdempotencyKeyMutation) OldLockedAt(ctx context.Context) (v *time.Time, err error) {
+func (m *IdempotencyKeyMutation) OldResourceID(ctx context.Context) (v *string, err error) {
 	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldLockedAt is only allowed on UpdateOne operations")
+		return v, errors.New("OldResourceID is only allowed on UpdateOne operations")
 	}
 	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldLockedAt requires an ID field in the mutation")
+		return v, errors.New("OldResourceID requires an ID field in the mutation")
 	}
 	oldValue, err := m.oldValue(ctx)
 	if err != nil {
-		return v, fmt.Errorf("querying old value for OldLockedAt: %w", err)
+		return v, fmt.Errorf("querying old value for OldResourceID: %w", err)
 	}
-	return oldValue.LockedAt, nil
+	return oldValue.ResourceID, nil
 }
 
-// ClearLockedAt clears the value of the "locked_at" field.
-func (m *IdempotencyKeyMutation) ClearLockedAt() {
-	m.locked_at = nil
-	m.clearedFields[idempotencykey.FieldLockedAt] = struct{}{}
+// ClearResourceID clears the value of the "resource_id" field.
+func (m *IdempotencyKeyMutation) ClearResourceID() {
+	m.resource_id = nil
+	m.clearedFields[idempotencykey.FieldResourceID] = struct{}{}
 }
 
-// LockedAtCleared returns if the "locked_at" field was cleared in this mutation.
-func (m *IdempotencyKeyMutation) LockedAtCleared() bool {
-	_, ok := m.clearedFields[idempotencykey.FieldLockedAt]
+// ResourceIDCleared returns if the "resource_id" field was cleared in this mutation.
+func (m *IdempotencyKeyMutation) ResourceIDCleared() bool {
+	_, ok := m.clearedFields[idempotencykey.FieldResourceID]
 	return ok
 }
 
-// ResetLockedAt resets all changes to the "locked_at" field.
-func (m *IdempotencyKeyMutation) ResetLockedAt() {
-	m.locked_at = nil
-	delete(m.clearedFields, idempotencykey.FieldLockedAt)
+// ResetResourceID resets all changes to the "resource_id" field.
+func (m *IdempotencyKeyMutation) ResetResourceID() {
+	m.resource_id = nil
+	delete(m.clearedFields, idempotencykey.FieldResourceID)
 }
 
-// SetResponseStatus sets the "response_status" field.
-func (m *IdempotencyKeyMutation) SetResponseStatus(i int) {
-	m.response_status = &i
-	m.addresponse_status = nil
+// SetSettledAt sets the "settled_at" field.
+func (m *IdempotencyKeyMutation) SetSettledAt(t time.Time) {
+	m.settled_at = &t
 }
 
-// ResponseStatus returns the value of the "response_status" field in the mutation.
-func (m *IdempotencyKeyMutation) ResponseStatus() (r int, exists bool) {
-	v := m.response_status
+// SettledAt returns the value of the "settled_at" field in the mutation.
+func (m *IdempotencyKeyMutation) SettledAt() (r time.Time, exists bool) {
+	v := m.settled_at
 	if v == nil {
 		return
 	}
 	return *v, true
 }
 
-// OldResponseStatus returns the old "response_status" field's value of the IdempotencyKey entity.
+// OldSettledAt returns the old "settled_at" field's value of the IdempotencyKey entity.
 // If the IdempotencyKey object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *IdempotencyKeyMutation) OldResponseStatus(ctx context.Context) (v *int, err error) {
+func (m *IdempotencyKeyMutation) OldSettledAt(ctx context.Context) (v *time.Time, err error) {
 	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldResponseStatus is only allowed on UpdateOne operations")
+		return v, errors.New("OldSettledAt is only allowed on UpdateOne operations")
 	}
 	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldResponseStatus requires an ID field in the mutation")
+		return v, errors.New("OldSettledAt requires an ID field in the mutation")
 	}
 	oldValue, err := m.oldValue(ctx)
 	if err != nil {
-		return v, fmt.Errorf("querying old value for OldResponseStatus: %w", err)
+		return v, fmt.Errorf("querying old value for OldSettledAt: %w", err)
 	}
-	return oldValue.ResponseStatus, nil
+	return oldValue.SettledAt, nil
 }
 
-// AddResponseStatus adds i to the "response_status" field.
-func (m *IdempotencyKeyMutation) AddResponseStatus(i int) {
-	if m.addresponse_status != nil {
-		*m.addresponse_status += i
-	} else {
-		m.addresponse_status = &i
-	}
+// ClearSettledAt clears the value of the "settled_at" field.
+func (m *IdempotencyKeyMutation) ClearSettledAt() {
+	m.settled_at = nil
+	m.clearedFields[idempotencykey.FieldSettledAt] = struct{}{}
 }
 
-// AddedResponseStatus returns the value that was added to the "response_status" field in this mutation.
-func (m *IdempotencyKeyMutation) AddedResponseStatus() (r int, exists bool) {
-	v := m.addresponse_status
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// ClearResponseStatus clears the value of the "response_status" field.
-func (m *IdempotencyKeyMutation) ClearResponseStatus() {
-	m.response_status = nil
-	m.addresponse_status = nil
-	m.clearedFields[idempotencykey.FieldResponseStatus] = struct{}{}
-}
-
-// ResponseStatusCleared returns if the "response_status" field was cleared in this mutation.
-func (m *IdempotencyKeyMutation) ResponseStatusCleared() bool {
-	_, ok := m.clearedFields[idempotencykey.FieldResponseStatus]
+// SettledAtCleared returns if the "settled_at" field was cleared in this mutation.
+func (m *IdempotencyKeyMutation) SettledAtCleared() bool {
+	_, ok := m.clearedFields[idempotencykey.FieldSettledAt]
 	return ok
 }
 
-// ResetResponseStatus resets all changes to the "response_status" field.
-func (m *IdempotencyKeyMutation) ResetResponseStatus() {
-	m.response_status = nil
-	m.addresponse_status = nil
-	delete(m.clearedFields, idempotencykey.FieldResponseStatus)
+// ResetSettledAt resets all changes to the "settled_at" field.
+func (m *IdempotencyKeyMutation) ResetSettledAt() {
+	m.settled_at = nil
+	delete(m.clearedFields, idempotencykey.FieldSettledAt)
 }
 
-// SetResponseBody sets the "response_body" field.
-func (m *IdempotencyKeyMutation) SetResponseBody(b []byte) {
-	m.response_body = &b
+// SetErrorCode sets the "error_code" field.
+func (m *IdempotencyKeyMutation) SetErrorCode(s string) {
+	m.error_code = &s
 }
 
-// ResponseBody returns the value of the "response_body" field in the mutation.
-func (m *IdempotencyKeyMutation) ResponseBody() (r []byte, exists bool) {
-	v := m.response_body
+// ErrorCode returns the value of the "error_code" field in the mutation.
+func (m *IdempotencyKeyMutation) ErrorCode() (r string, exists bool) {
+	v := m.error_code
 	if v == nil {
 		return
 	}
 	return *v, true
 }
 
-// OldResponseBody returns the old "response_body" field's value of the IdempotencyKey entity.
+// OldErrorCode returns the old "error_code" field's value of the IdempotencyKey entity.
 // If the IdempotencyKey object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *IdempotencyKeyMutation) OldResponseBody(ctx context.Context) (v *[]byte, err error) {
+func (m *IdempotencyKeyMutation) OldErrorCode(ctx context.Context) (v *string, err error) {
 	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldResponseBody is only allowed on UpdateOne operations")
+		return v, errors.New("OldErrorCode is only allowed on UpdateOne operations")
 	}
 	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldResponseBody requires an ID field in the mutation")
+		return v, errors.New("OldErrorCode requires an ID field in the mutation")
 	}
 	oldValue, err := m.oldValue(ctx)
 	if err != nil {
-		return v, fmt.Errorf("querying old value for OldResponseBody: %w", err)
+		return v, fmt.Errorf("querying old value for OldErrorCode: %w", err)
 	}
-	return oldValue.ResponseBody, nil
+	return oldValue.ErrorCode, nil
 }
 
-// ClearResponseBody clears the value of the "response_body" field.
-func (m *IdempotencyKeyMutation) ClearResponseBody() {
-	m.response_body = nil
-	m.clearedFields[idempotencykey.FieldResponseBody] = struct{}{}
+// ClearErrorCode clears the value of the "error_code" field.
+func (m *IdempotencyKeyMutation) ClearErrorCode() {
+	m.error_code = nil
+	m.clearedFields[idempotencykey.FieldErrorCode] = struct{}{}
 }
 
-// ResponseBodyCleared returns if the "response_body" field was cleared in this mutation.
-func (m *IdempotencyKeyMutation) ResponseBodyCleared() bool {
-	_, ok := m.clearedFields[idempotencykey.FieldResponseBody]
+// ErrorCodeCleared returns if the "error_code" field was cleared in this mutation.
+func (m *IdempotencyKeyMutation) ErrorCodeCleared() bool {
+	_, ok := m.clearedFields[idempotencykey.FieldErrorCode]
 	return ok
 }
 
-// ResetResponseBody resets all changes to the "response_body" field.
-func (m *IdempotencyKeyMutation) ResetResponseBody() {
-	m.response_body = nil
-	delete(m.clearedFields, idempotencykey.FieldResponseBody)
+// ResetErrorCode resets all changes to the "error_code" field.
+func (m *IdempotencyKeyMutation) ResetErrorCode() {
+	m.error_code = nil
+	delete(m.clearedFields, idempotencykey.FieldErrorCode)
+}
+
+// SetErrorMessage sets the "error_message" field.
+func (m *IdempotencyKeyMutation) SetErrorMessage(s string) {
+	m.error_message = &s
+}
+
+// ErrorMessage returns the value of the "error_message" field in the mutation.
+func (m *IdempotencyKeyMutation) ErrorMessage() (r string, exists bool) {
+	v := m.error_message
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldErrorMessage returns the old "error_message" field's value of the IdempotencyKey entity.
+// If the IdempotencyKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdempotencyKeyMutation) OldErrorMessage(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldErrorMessage is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldErrorMessage requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldErrorMessage: %w", err)
+	}
+	return oldValue.ErrorMessage, nil
+}
+
+// ClearErrorMessage clears the value of the "error_message" field.
+func (m *IdempotencyKeyMutation) ClearErrorMessage() {
+	m.error_message = nil
+	m.clearedFields[idempotencykey.FieldErrorMessage] = struct{}{}
+}
+
+// ErrorMessageCleared returns if the "error_message" field was cleared in this mutation.
+func (m *IdempotencyKeyMutation) ErrorMessageCleared() bool {
+	_, ok := m.clearedFields[idempotencykey.FieldErrorMessage]
+	return ok
+}
+
+// ResetErrorMessage resets all changes to the "error_message" field.
+func (m *IdempotencyKeyMutation) ResetErrorMessage() {
+	m.error_message = nil
+	delete(m.clearedFields, idempotencykey.FieldErrorMessage)
+}
+
+// SetErrorParam sets the "error_param" field.
+func (m *IdempotencyKeyMutation) SetErrorParam(s string) {
+	m.error_param = &s
+}
+
+// ErrorParam returns the value of the "error_param" field in the mutation.
+func (m *IdempotencyKeyMutation) ErrorParam() (r string, exists bool) {
+	v := m.error_param
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldErrorParam returns the old "error_param" field's value of the IdempotencyKey entity.
+// If the IdempotencyKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdempotencyKeyMutation) OldErrorParam(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldErrorParam is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldErrorParam requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldErrorParam: %w", err)
+	}
+	return oldValue.ErrorParam, nil
+}
+
+// ClearErrorParam clears the value of the "error_param" field.
+func (m *IdempotencyKeyMutation) ClearErrorParam() {
+	m.error_param = nil
+	m.clearedFields[idempotencykey.FieldErrorParam] = struct{}{}
+}
+
+// ErrorParamCleared returns if the "error_param" field was cleared in this mutation.
+func (m *IdempotencyKeyMutation) ErrorParamCleared() bool {
+	_, ok := m.clearedFields[idempotencykey.FieldErrorParam]
+	return ok
+}
+
+// ResetErrorParam resets all changes to the "error_param" field.
+func (m *IdempotencyKeyMutation) ResetErrorParam() {
+	m.error_param = nil
+	delete(m.clearedFields, idempotencykey.FieldErrorParam)
 }
 
 // SetExpiresAt sets the "expires_at" field.
@@ -546,7 +624,7 @@ func (m *IdempotencyKeyMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *IdempotencyKeyMutation) Fields() []string {
-	fields := make([]string, 0, 8)
+	fields := make([]string, 0, 10)
 	if m.principal != nil {
 		fields = append(fields, idempotencykey.FieldPrincipal)
 	}
@@ -556,14 +634,20 @@ func (m *IdempotencyKeyMutation) Fields() []string {
 	if m.request_hash != nil {
 		fields = append(fields, idempotencykey.FieldRequestHash)
 	}
-	if m.locked_at != nil {
-		fields = append(fields, idempotencykey.FieldLockedAt)
+	if m.resource_id != nil {
+		fields = append(fields, idempotencykey.FieldResourceID)
 	}
-	if m.response_status != nil {
-		fields = append(fields, idempotencykey.FieldResponseStatus)
+	if m.settled_at != nil {
+		fields = append(fields, idempotencykey.FieldSettledAt)
 	}
-	if m.response_body != nil {
-		fields = append(fields, idempotencykey.FieldResponseBody)
+	if m.error_code != nil {
+		fields = append(fields, idempotencykey.FieldErrorCode)
+	}
+	if m.error_message != nil {
+		fields = append(fields, idempotencykey.FieldErrorMessage)
+	}
+	if m.error_param != nil {
+		fields = append(fields, idempotencykey.FieldErrorParam)
 	}
 	if m.expires_at != nil {
 		fields = append(fields, idempotencykey.FieldExpiresAt)
@@ -585,12 +669,16 @@ func (m *IdempotencyKeyMutation) Field(name string) (ent.Value, bool) {
 		return m.Key()
 	case idempotencykey.FieldRequestHash:
 		return m.RequestHash()
-	case idempotencykey.FieldLockedAt:
-		return m.LockedAt()
-	case idempotencykey.FieldResponseStatus:
-		return m.ResponseStatus()
-	case idempotencykey.FieldResponseBody:
-		return m.ResponseBody()
+	case idempotencykey.FieldResourceID:
+		return m.ResourceID()
+	case idempotencykey.FieldSettledAt:
+		return m.SettledAt()
+	case idempotencykey.FieldErrorCode:
+		return m.ErrorCode()
+	case idempotencykey.FieldErrorMessage:
+		return m.ErrorMessage()
+	case idempotencykey.FieldErrorParam:
+		return m.ErrorParam()
 	case idempotencykey.FieldExpiresAt:
 		return m.ExpiresAt()
 	case idempotencykey.FieldCreatedAt:
@@ -610,12 +698,16 @@ func (m *IdempotencyKeyMutation) OldField(ctx context.Context, name string) (ent
 		return m.OldKey(ctx)
 	case idempotencykey.FieldRequestHash:
 		return m.OldRequestHash(ctx)
-	case idempotencykey.FieldLockedAt:
-		return m.OldLockedAt(ctx)
-	case idempotencykey.FieldResponseStatus:
-		return m.OldResponseStatus(ctx)
-	case idempotencykey.FieldResponseBody:
-		return m.OldResponseBody(ctx)
+	case idempotencykey.FieldResourceID:
+		return m.OldResourceID(ctx)
+	case idempotencykey.FieldSettledAt:
+		return m.OldSettledAt(ctx)
+	case idempotencykey.FieldErrorCode:
+		return m.OldErrorCode(ctx)
+	case idempotencykey.FieldErrorMessage:
+		return m.OldErrorMessage(ctx)
+	case idempotencykey.FieldErrorParam:
+		return m.OldErrorParam(ctx)
 	case idempotencykey.FieldExpiresAt:
 		return m.OldExpiresAt(ctx)
 	case idempotencykey.FieldCreatedAt:
@@ -650,26 +742,40 @@ func (m *IdempotencyKeyMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetRequestHash(v)
 		return nil
-	case idempotencykey.FieldLockedAt:
+	case idempotencykey.FieldResourceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetResourceID(v)
+		return nil
+	case idempotencykey.FieldSettledAt:
 		v, ok := value.(time.Time)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
-		m.SetLockedAt(v)
+		m.SetSettledAt(v)
 		return nil
-	case idempotencykey.FieldResponseStatus:
-		v, ok := value.(int)
+	case idempotencykey.FieldErrorCode:
+		v, ok := value.(string)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
-		m.SetResponseStatus(v)
+		m.SetErrorCode(v)
 		return nil
-	case idempotencykey.FieldResponseBody:
-		v, ok := value.([]byte)
+	case idempotencykey.FieldErrorMessage:
+		v, ok := value.(string)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
-		m.SetResponseBody(v)
+		m.SetErrorMessage(v)
+		return nil
+	case idempotencykey.FieldErrorParam:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetErrorParam(v)
 		return nil
 	case idempotencykey.FieldExpiresAt:
 		v, ok := value.(time.Time)
@@ -692,21 +798,13 @@ func (m *IdempotencyKeyMutation) SetField(name string, value ent.Value) error {
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *IdempotencyKeyMutation) AddedFields() []string {
-	var fields []string
-	if m.addresponse_status != nil {
-		fields = append(fields, idempotencykey.FieldResponseStatus)
-	}
-	return fields
+	return nil
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *IdempotencyKeyMutation) AddedField(name string) (ent.Value, bool) {
-	switch name {
-	case idempotencykey.FieldResponseStatus:
-		return m.AddedResponseStatus()
-	}
 	return nil, false
 }
 
@@ -715,13 +813,6 @@ func (m *IdempotencyKeyMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *IdempotencyKeyMutation) AddField(name string, value ent.Value) error {
 	switch name {
-	case idempotencykey.FieldResponseStatus:
-		v, ok := value.(int)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.AddResponseStatus(v)
-		return nil
 	}
 	return fmt.Errorf("unknown IdempotencyKey numeric field %s", name)
 }
@@ -730,14 +821,20 @@ func (m *IdempotencyKeyMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *IdempotencyKeyMutation) ClearedFields() []string {
 	var fields []string
-	if m.FieldCleared(idempotencykey.FieldLockedAt) {
-		fields = append(fields, idempotencykey.FieldLockedAt)
+	if m.FieldCleared(idempotencykey.FieldResourceID) {
+		fields = append(fields, idempotencykey.FieldResourceID)
 	}
-	if m.FieldCleared(idempotencykey.FieldResponseStatus) {
-		fields = append(fields, idempotencykey.FieldResponseStatus)
+	if m.FieldCleared(idempotencykey.FieldSettledAt) {
+		fields = append(fields, idempotencykey.FieldSettledAt)
 	}
-	if m.FieldCleared(idempotencykey.FieldResponseBody) {
-		fields = append(fields, idempotencykey.FieldResponseBody)
+	if m.FieldCleared(idempotencykey.FieldErrorCode) {
+		fields = append(fields, idempotencykey.FieldErrorCode)
+	}
+	if m.FieldCleared(idempotencykey.FieldErrorMessage) {
+		fields = append(fields, idempotencykey.FieldErrorMessage)
+	}
+	if m.FieldCleared(idempotencykey.FieldErrorParam) {
+		fields = append(fields, idempotencykey.FieldErrorParam)
 	}
 	return fields
 }
@@ -753,14 +850,20 @@ func (m *IdempotencyKeyMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *IdempotencyKeyMutation) ClearField(name string) error {
 	switch name {
-	case idempotencykey.FieldLockedAt:
-		m.ClearLockedAt()
+	case idempotencykey.FieldResourceID:
+		m.ClearResourceID()
 		return nil
-	case idempotencykey.FieldResponseStatus:
-		m.ClearResponseStatus()
+	case idempotencykey.FieldSettledAt:
+		m.ClearSettledAt()
 		return nil
-	case idempotencykey.FieldResponseBody:
-		m.ClearResponseBody()
+	case idempotencykey.FieldErrorCode:
+		m.ClearErrorCode()
+		return nil
+	case idempotencykey.FieldErrorMessage:
+		m.ClearErrorMessage()
+		return nil
+	case idempotencykey.FieldErrorParam:
+		m.ClearErrorParam()
 		return nil
 	}
 	return fmt.Errorf("unknown IdempotencyKey nullable field %s", name)
@@ -779,14 +882,20 @@ func (m *IdempotencyKeyMutation) ResetField(name string) error {
 	case idempotencykey.FieldRequestHash:
 		m.ResetRequestHash()
 		return nil
-	case idempotencykey.FieldLockedAt:
-		m.ResetLockedAt()
+	case idempotencykey.FieldResourceID:
+		m.ResetResourceID()
 		return nil
-	case idempotencykey.FieldResponseStatus:
-		m.ResetResponseStatus()
+	case idempotencykey.FieldSettledAt:
+		m.ResetSettledAt()
 		return nil
-	case idempotencykey.FieldResponseBody:
-		m.ResetResponseBody()
+	case idempotencykey.FieldErrorCode:
+		m.ResetErrorCode()
+		return nil
+	case idempotencykey.FieldErrorMessage:
+		m.ResetErrorMessage()
+		return nil
+	case idempotencykey.FieldErrorParam:
+		m.ResetErrorParam()
 		return nil
 	case idempotencykey.FieldExpiresAt:
 		m.ResetExpiresAt()

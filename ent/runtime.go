@@ -46,8 +46,12 @@ func init() {
 	idempotencykeyDescRequestHash := idempotencykeyFields[3].Descriptor()
 	// idempotencykey.RequestHashValidator is a validator for the "request_hash" field. It is called by the builders before save.
 	idempotencykey.RequestHashValidator = idempotencykeyDescRequestHash.Validators[0].(func(string) error)
+	// idempotencykeyDescResourceID is the schema descriptor for resource_id field.
+	idempotencykeyDescResourceID := idempotencykeyFields[4].Descriptor()
+	// idempotencykey.ResourceIDValidator is a validator for the "resource_id" field. It is called by the builders before save.
+	idempotencykey.ResourceIDValidator = idempotencykeyDescResourceID.Validators[0].(func(string) error)
 	// idempotencykeyDescCreatedAt is the schema descriptor for created_at field.
-	idempotencykeyDescCreatedAt := idempotencykeyFields[8].Descriptor()
+	idempotencykeyDescCreatedAt := idempotencykeyFields[10].Descriptor()
 	// idempotencykey.DefaultCreatedAt holds the default value on creation for the created_at field.
 	idempotencykey.DefaultCreatedAt = idempotencykeyDescCreatedAt.Default.(func() time.Time)
 	// idempotencykeyDescID is the schema descriptor for id field.

@@ -71,7 +71,7 @@ func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
 		srv.Use(extension.Introspection{})
 	}
 	srv.Use(&costLimit{limit: MaxQueryCost})
-	srv.Use(idempotentMutations{store: r.Idempotency, logger: opts.Logger})
+	srv.Use(keyedMutations{})
 	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		resp := next(ctx)
 		if resp != nil && len(resp.Errors) > maxErrors {

@@ -4,7 +4,6 @@ package graph
 import (
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/auth"
-	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/payment"
 )
 
@@ -14,8 +13,6 @@ import (
 type Resolver struct {
 	AuthService    *auth.Service
 	PaymentService *payment.Service
-	// Idempotency stores the first response to each idempotency key, for REST and GraphQL alike.
-	Idempotency *idempotency.Store
 	// Ent resolves node(id:) lookups, which span every type.
 	Ent *ent.Client
 }

@@ -37,11 +37,12 @@ func (r *mutationResolver) RefreshToken(ctx context.Context, refreshToken string
 // CreatePayment is the resolver for the createPayment field.
 func (r *mutationResolver) CreatePayment(ctx context.Context, input model.CreatePaymentInput) (*ent.Payment, error) {
 	in := payment.CreateInput{
-		Amount:        input.Amount,
-		Currency:      input.Currency,
-		PaymentMethod: input.PaymentMethod,
-		Description:   input.Description,
-		Metadata:      input.Metadata,
+		Amount:         input.Amount,
+		Currency:       input.Currency,
+		PaymentMethod:  input.PaymentMethod,
+		Description:    input.Description,
+		Metadata:       input.Metadata,
+		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
 	}
 	if input.Customer != nil {
 		in.CustomerEmail = input.Customer.Email
@@ -62,7 +63,12 @@ func (r *mutationResolver) CreatePayment(ctx context.Context, input model.Create
 
 // RefundPayment is the resolver for the refundPayment field.
 func (r *mutationResolver) RefundPayment(ctx context.Context, input model.RefundPaymentInput) (*ent.Refund, error) {
-	return r.PaymentService.Refund(ctx, payment.RefundInput{PaymentID: input.PaymentID, Amount: input.Amount, Reason: input.Reason})
+	return r.PaymentService.Refund(ctx, payment.RefundInput{
+		PaymentID:      input.PaymentID,
+		Amount:         input.Amount,
+		Reason:         input.Reason,
+		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
+	})
 }
 
 // Amount is the resolver for the amount field.

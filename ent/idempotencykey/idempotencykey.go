@@ -19,12 +19,16 @@ const (
 	FieldKey = "key"
 	// FieldRequestHash holds the string denoting the request_hash field in the database.
 	FieldRequestHash = "request_hash"
-	// FieldLockedAt holds the string denoting the locked_at field in the database.
-	FieldLockedAt = "locked_at"
-	// FieldResponseStatus holds the string denoting the response_status field in the database.
-	FieldResponseStatus = "response_status"
-	// FieldResponseBody holds the string denoting the response_body field in the database.
-	FieldResponseBody = "response_body"
+	// FieldResourceID holds the string denoting the resource_id field in the database.
+	FieldResourceID = "resource_id"
+	// FieldSettledAt holds the string denoting the settled_at field in the database.
+	FieldSettledAt = "settled_at"
+	// FieldErrorCode holds the string denoting the error_code field in the database.
+	FieldErrorCode = "error_code"
+	// FieldErrorMessage holds the string denoting the error_message field in the database.
+	FieldErrorMessage = "error_message"
+	// FieldErrorParam holds the string denoting the error_param field in the database.
+	FieldErrorParam = "error_param"
 	// FieldExpiresAt holds the string denoting the expires_at field in the database.
 	FieldExpiresAt = "expires_at"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
@@ -39,9 +43,11 @@ var Columns = []string{
 	FieldPrincipal,
 	FieldKey,
 	FieldRequestHash,
-	FieldLockedAt,
-	FieldResponseStatus,
-	FieldResponseBody,
+	FieldResourceID,
+	FieldSettledAt,
+	FieldErrorCode,
+	FieldErrorMessage,
+	FieldErrorParam,
 	FieldExpiresAt,
 	FieldCreatedAt,
 }
@@ -63,6 +69,8 @@ var (
 	KeyValidator func(string) error
 	// RequestHashValidator is a validator for the "request_hash" field. It is called by the builders before save.
 	RequestHashValidator func(string) error
+	// ResourceIDValidator is a validator for the "resource_id" field. It is called by the builders before save.
+	ResourceIDValidator func(string) error
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 	// DefaultID holds the default value on creation for the "id" field.
@@ -94,14 +102,29 @@ func ByRequestHash(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRequestHash, opts...).ToFunc()
 }
 
-// ByLockedAt orders the results by the locked_at field.
-func ByLockedAt(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldLockedAt, opts...).ToFunc()
+// ByResourceID orders the results by the resource_id field.
+func ByResourceID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldResourceID, opts...).ToFunc()
 }
 
-// ByResponseStatus orders the results by the response_status field.
-func ByResponseStatus(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldResponseStatus, opts...).ToFunc()
+// BySettledAt orders the results by the settled_at field.
+func BySettledAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSettledAt, opts...).ToFunc()
+}
+
+// ByErrorCode orders the results by the error_code field.
+func ByErrorCode(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldErrorCode, opts...).ToFunc()
+}
+
+// ByErrorMessage orders the results by the error_message field.
+func ByErrorMessage(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldErrorMessage, opts...).ToFunc()
+}
+
+// ByErrorParam orders the results by the error_param field.
+func ByErrorParam(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldErrorParam, opts...).ToFunc()
 }
 
 // ByExpiresAt orders the results by the expires_at field.

@@ -79,19 +79,29 @@ func RequestHash(v string) predicate.IdempotencyKey {
 	return predicate.IdempotencyKey(sql.FieldEQ(FieldRequestHash, v))
 }
 
-// LockedAt applies equality check predicate on the "locked_at" field. It's identical to LockedAtEQ.
-func LockedAt(v time.Time) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldEQ(FieldLockedAt, v))
+// ResourceID applies equality check predicate on the "resource_id" field. It's identical to ResourceIDEQ.
+func ResourceID(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldEQ(FieldResourceID, v))
 }
 
-// ResponseStatus applies equality check predicate on the "response_status" field. It's identical to ResponseStatusEQ.
-func ResponseStatus(v int) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldEQ(FieldResponseStatus, v))
+// SettledAt applies equality check predicate on the "settled_at" field. It's identical to SettledAtEQ.
+func SettledAt(v time.Time) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldEQ(FieldSettledAt, v))
 }
 
-// ResponseBody applies equality check predicate on the "response_body" field. It's identical to ResponseBodyEQ.
-func ResponseBody(v []byte) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldEQ(FieldResponseBody, v))
+// ErrorCode applies equality check predicate on the "error_code" field. It's identical to ErrorCodeEQ.
+func ErrorCode(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldEQ(FieldErrorCode, v))
+}
+
+// ErrorMessage applies equality check predicate on the "error_message" field. It's identical to ErrorMessageEQ.
+func ErrorMessage(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldEQ(FieldErrorMessage, v))
+}
+
+// ErrorParam applies equality check predicate on the "error_param" field. It's identical to ErrorParamEQ.
+func ErrorParam(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldEQ(FieldErrorParam, v))
 }
 
 // ExpiresAt applies equality check predicate on the "expires_at" field. It's identical to ExpiresAtEQ.
@@ -299,154 +309,354 @@ func RequestHashContainsFold(v string) predicate.IdempotencyKey {
 	return predicate.IdempotencyKey(sql.FieldContainsFold(FieldRequestHash, v))
 }
 
-// LockedAtEQ applies the EQ predicate on the "locked_at" field.
-func LockedAtEQ(v time.Time) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldEQ(FieldLockedAt, v))
+// ResourceIDEQ applies the EQ predicate on the "resource_id" field.
+func ResourceIDEQ(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldEQ(FieldResourceID, v))
 }
 
-// LockedAtNEQ applies the NEQ predicate on the "locked_at" field.
-func LockedAtNEQ(v time.Time) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldNEQ(FieldLockedAt, v))
+// ResourceIDNEQ applies the NEQ predicate on the "resource_id" field.
+func ResourceIDNEQ(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldNEQ(FieldResourceID, v))
 }
 
-// LockedAtIn applies the In predicate on the "locked_at" field.
-func LockedAtIn(vs ...time.Time) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldIn(FieldLockedAt, vs...))
+// ResourceIDIn applies the In predicate on the "resource_id" field.
+func ResourceIDIn(vs ...string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldIn(FieldResourceID, vs...))
 }
 
-// LockedAtNotIn applies the NotIn predicate on the "locked_at" field.
-func LockedAtNotIn(vs ...time.Time) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldNotIn(FieldLockedAt, vs...))
+// ResourceIDNotIn applies the NotIn predicate on the "resource_id" field.
+func ResourceIDNotIn(vs ...string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldNotIn(FieldResourceID, vs...))
 }
 
-// LockedAtGT applies the GT predicate on the "locked_at" field.
-func LockedAtGT(v time.Time) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldGT(FieldLockedAt, v))
+// ResourceIDGT applies the GT predicate on the "resource_id" field.
+func ResourceIDGT(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldGT(FieldResourceID, v))
 }
 
-// LockedAtGTE applies the GTE predicate on the "locked_at" field.
-func LockedAtGTE(v time.Time) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldGTE(FieldLockedAt, v))
+// ResourceIDGTE applies the GTE predicate on the "resource_id" field.
+func ResourceIDGTE(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldGTE(FieldResourceID, v))
 }
 
-// LockedAtLT applies the LT predicate on the "locked_at" field.
-func LockedAtLT(v time.Time) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldLT(FieldLockedAt, v))
+// ResourceIDLT applies the LT predicate on the "resource_id" field.
+func ResourceIDLT(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldLT(FieldResourceID, v))
 }
 
-// LockedAtLTE applies the LTE predicate on the "locked_at" field.
-func LockedAtLTE(v time.Time) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldLTE(FieldLockedAt, v))
+// ResourceIDLTE applies the LTE predicate on the "resource_id" field.
+func ResourceIDLTE(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldLTE(FieldResourceID, v))
 }
 
-// LockedAtIsNil applies the IsNil predicate on the "locked_at" field.
-func LockedAtIsNil() predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldIsNull(FieldLockedAt))
+// ResourceIDContains applies the Contains predicate on the "resource_id" field.
+func ResourceIDContains(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldContains(FieldResourceID, v))
 }
 
-// LockedAtNotNil applies the NotNil predicate on the "locked_at" field.
-func LockedAtNotNil() predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldNotNull(FieldLockedAt))
+// ResourceIDHasPrefix applies the HasPrefix predicate on the "resource_id" field.
+func ResourceIDHasPrefix(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldHasPrefix(FieldResourceID, v))
 }
 
-// ResponseStatusEQ applies the EQ predicate on the "response_status" field.
-func ResponseStatusEQ(v int) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldEQ(FieldResponseStatus, v))
+// ResourceIDHasSuffix applies the HasSuffix predicate on the "resource_id" field.
+func ResourceIDHasSuffix(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldHasSuffix(FieldResourceID, v))
 }
 
-// ResponseStatusNEQ applies the NEQ predicate on the "response_status" field.
-func ResponseStatusNEQ(v int) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldNEQ(FieldResponseStatus, v))
+// ResourceIDIsNil applies the IsNil predicate on the "resource_id" field.
+func ResourceIDIsNil() predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldIsNull(FieldResourceID))
 }
 
-// ResponseStatusIn applies the In predicate on the "response_status" field.
-func ResponseStatusIn(vs ...int) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldIn(FieldResponseStatus, vs...))
+// ResourceIDNotNil applies the NotNil predicate on the "resource_id" field.
+func ResourceIDNotNil() predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldNotNull(FieldResourceID))
 }
 
-// ResponseStatusNotIn applies the NotIn predicate on the "response_status" field.
-func ResponseStatusNotIn(vs ...int) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldNotIn(FieldResponseStatus, vs...))
+// ResourceIDEqualFold applies the EqualFold predicate on the "resource_id" field.
+func ResourceIDEqualFold(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldEqualFold(FieldResourceID, v))
 }
 
-// ResponseStatusGT applies the GT predicate on the "response_status" field.
-func ResponseStatusGT(v int) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldGT(FieldResponseStatus, v))
+// ResourceIDContainsFold applies the ContainsFold predicate on the "resource_id" field.
+func ResourceIDContainsFold(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldContainsFold(FieldResourceID, v))
 }
 
-// ResponseStatusGTE applies the GTE predicate on the "response_status" field.
-func ResponseStatusGTE(v int) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldGTE(FieldResponseStatus, v))
+// SettledAtEQ applies the EQ predicate on the "settled_at" field.
+func SettledAtEQ(v time.Time) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldEQ(FieldSettledAt, v))
 }
 
-// ResponseStatusLT applies the LT predicate on the "response_status" field.
-func ResponseStatusLT(v int) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldLT(FieldResponseStatus, v))
+// SettledAtNEQ applies the NEQ predicate on the "settled_at" field.
+func SettledAtNEQ(v time.Time) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldNEQ(FieldSettledAt, v))
 }
 
-// ResponseStatusLTE applies the LTE predicate on the "response_status" field.
-func ResponseStatusLTE(v int) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldLTE(FieldResponseStatus, v))
+// SettledAtIn applies the In predicate on the "settled_at" field.
+func SettledAtIn(vs ...time.Time) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldIn(FieldSettledAt, vs...))
 }
 
-// ResponseStatusIsNil applies the IsNil predicate on the "response_status" field.
-func ResponseStatusIsNil() predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldIsNull(FieldResponseStatus))
+// SettledAtNotIn applies the NotIn predicate on the "settled_at" field.
+func SettledAtNotIn(vs ...time.Time) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldNotIn(FieldSettledAt, vs...))
 }
 
-// ResponseStatusNotNil applies the NotNil predicate on the "response_status" field.
-func ResponseStatusNotNil() predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldNotNull(FieldResponseStatus))
+// SettledAtGT applies the GT predicate on the "settled_at" field.
+func SettledAtGT(v time.Time) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldGT(FieldSettledAt, v))
 }
 
-// ResponseBodyEQ applies the EQ predicate on the "response_body" field.
-func ResponseBodyEQ(v []byte) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldEQ(FieldResponseBody, v))
+// SettledAtGTE applies the GTE predicate on the "settled_at" field.
+func SettledAtGTE(v time.Time) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldGTE(FieldSettledAt, v))
 }
 
-// ResponseBodyNEQ applies the NEQ predicate on the "response_body" field.
-func ResponseBodyNEQ(v []byte) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldNEQ(FieldResponseBody, v))
+// SettledAtLT applies the LT predicate on the "settled_at" field.
+func SettledAtLT(v time.Time) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldLT(FieldSettledAt, v))
 }
 
-// ResponseBodyIn applies the In predicate on the "response_body" field.
-func ResponseBodyIn(vs ...[]byte) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldIn(FieldResponseBody, vs...))
+// SettledAtLTE applies the LTE predicate on the "settled_at" field.
+func SettledAtLTE(v time.Time) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldLTE(FieldSettledAt, v))
 }
 
-// ResponseBodyNotIn applies the NotIn predicate on the "response_body" field.
-func ResponseBodyNotIn(vs ...[]byte) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldNotIn(FieldResponseBody, vs...))
+// SettledAtIsNil applies the IsNil predicate on the "settled_at" field.
+func SettledAtIsNil() predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldIsNull(FieldSettledAt))
 }
 
-// ResponseBodyGT applies the GT predicate on the "response_body" field.
-func ResponseBodyGT(v []byte) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldGT(FieldResponseBody, v))
+// SettledAtNotNil applies the NotNil predicate on the "settled_at" field.
+func SettledAtNotNil() predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldNotNull(FieldSettledAt))
 }
 
-// ResponseBodyGTE applies the GTE predicate on the "response_body" field.
-func ResponseBodyGTE(v []byte) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldGTE(FieldResponseBody, v))
+// ErrorCodeEQ applies the EQ predicate on the "error_code" field.
+func ErrorCodeEQ(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldEQ(FieldErrorCode, v))
 }
 
-// ResponseBodyLT applies the LT predicate on the "response_body" field.
-func ResponseBodyLT(v []byte) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldLT(FieldResponseBody, v))
+// ErrorCodeNEQ applies the NEQ predicate on the "error_code" field.
+func ErrorCodeNEQ(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldNEQ(FieldErrorCode, v))
 }
 
-// ResponseBodyLTE applies the LTE predicate on the "response_body" field.
-func ResponseBodyLTE(v []byte) predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldLTE(FieldResponseBody, v))
+// ErrorCodeIn applies the In predicate on the "error_code" field.
+func ErrorCodeIn(vs ...string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldIn(FieldErrorCode, vs...))
 }
 
-// ResponseBodyIsNil applies the IsNil predicate on the "response_body" field.
-func ResponseBodyIsNil() predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldIsNull(FieldResponseBody))
+// ErrorCodeNotIn applies the NotIn predicate on the "error_code" field.
+func ErrorCodeNotIn(vs ...string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldNotIn(FieldErrorCode, vs...))
 }
 
-// ResponseBodyNotNil applies the NotNil predicate on the "response_body" field.
-func ResponseBodyNotNil() predicate.IdempotencyKey {
-	return predicate.IdempotencyKey(sql.FieldNotNull(FieldResponseBody))
+// ErrorCodeGT applies the GT predicate on the "error_code" field.
+func ErrorCodeGT(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldGT(FieldErrorCode, v))
+}
+
+// ErrorCodeGTE applies the GTE predicate on the "error_code" field.
+func ErrorCodeGTE(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldGTE(FieldErrorCode, v))
+}
+
+// ErrorCodeLT applies the LT predicate on the "error_code" field.
+func ErrorCodeLT(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldLT(FieldErrorCode, v))
+}
+
+// ErrorCodeLTE applies the LTE predicate on the "error_code" field.
+func ErrorCodeLTE(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldLTE(FieldErrorCode, v))
+}
+
+// ErrorCodeContains applies the Contains predicate on the "error_code" field.
+func ErrorCodeContains(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldContains(FieldErrorCode, v))
+}
+
+// ErrorCodeHasPrefix applies the HasPrefix predicate on the "error_code" field.
+func ErrorCodeHasPrefix(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldHasPrefix(FieldErrorCode, v))
+}
+
+// ErrorCodeHasSuffix applies the HasSuffix predicate on the "error_code" field.
+func ErrorCodeHasSuffix(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldHasSuffix(FieldErrorCode, v))
+}
+
+// ErrorCodeIsNil applies the IsNil predicate on the "error_code" field.
+func ErrorCodeIsNil() predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldIsNull(FieldErrorCode))
+}
+
+// ErrorCodeNotNil applies the NotNil predicate on the "error_code" field.
+func ErrorCodeNotNil() predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldNotNull(FieldErrorCode))
+}
+
+// ErrorCodeEqualFold applies the EqualFold predicate on the "error_code" field.
+func ErrorCodeEqualFold(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldEqualFold(FieldErrorCode, v))
+}
+
+// ErrorCodeContainsFold applies the ContainsFold predicate on the "error_code" field.
+func ErrorCodeContainsFold(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldContainsFold(FieldErrorCode, v))
+}
+
+// ErrorMessageEQ applies the EQ predicate on the "error_message" field.
+func ErrorMessageEQ(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldEQ(FieldErrorMessage, v))
+}
+
+// ErrorMessageNEQ applies the NEQ predicate on the "error_message" field.
+func ErrorMessageNEQ(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldNEQ(FieldErrorMessage, v))
+}
+
+// ErrorMessageIn applies the In predicate on the "error_message" field.
+func ErrorMessageIn(vs ...string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldIn(FieldErrorMessage, vs...))
+}
+
+// ErrorMessageNotIn applies the NotIn predicate on the "error_message" field.
+func ErrorMessageNotIn(vs ...string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldNotIn(FieldErrorMessage, vs...))
+}
+
+// ErrorMessageGT applies the GT predicate on the "error_message" field.
+func ErrorMessageGT(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldGT(FieldErrorMessage, v))
+}
+
+// ErrorMessageGTE applies the GTE predicate on the "error_message" field.
+func ErrorMessageGTE(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldGTE(FieldErrorMessage, v))
+}
+
+// ErrorMessageLT applies the LT predicate on the "error_message" field.
+func ErrorMessageLT(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldLT(FieldErrorMessage, v))
+}
+
+// ErrorMessageLTE applies the LTE predicate on the "error_message" field.
+func ErrorMessageLTE(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldLTE(FieldErrorMessage, v))
+}
+
+// ErrorMessageContains applies the Contains predicate on the "error_message" field.
+func ErrorMessageContains(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldContains(FieldErrorMessage, v))
+}
+
+// ErrorMessageHasPrefix applies the HasPrefix predicate on the "error_message" field.
+func ErrorMessageHasPrefix(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldHasPrefix(FieldErrorMessage, v))
+}
+
+// ErrorMessageHasSuffix applies the HasSuffix predicate on the "error_message" field.
+func ErrorMessageHasSuffix(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldHasSuffix(FieldErrorMessage, v))
+}
+
+// ErrorMessageIsNil applies the IsNil predicate on the "error_message" field.
+func ErrorMessageIsNil() predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldIsNull(FieldErrorMessage))
+}
+
+// ErrorMessageNotNil applies the NotNil predicate on the "error_message" field.
+func ErrorMessageNotNil() predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldNotNull(FieldErrorMessage))
+}
+
+// ErrorMessageEqualFold applies the EqualFold predicate on the "error_message" field.
+func ErrorMessageEqualFold(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldEqualFold(FieldErrorMessage, v))
+}
+
+// ErrorMessageContainsFold applies the ContainsFold predicate on the "error_message" field.
+func ErrorMessageContainsFold(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldContainsFold(FieldErrorMessage, v))
+}
+
+// ErrorParamEQ applies the EQ predicate on the "error_param" field.
+func ErrorParamEQ(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldEQ(FieldErrorParam, v))
+}
+
+// ErrorParamNEQ applies the NEQ predicate on the "error_param" field.
+func ErrorParamNEQ(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldNEQ(FieldErrorParam, v))
+}
+
+// ErrorParamIn applies the In predicate on the "error_param" field.
+func ErrorParamIn(vs ...string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldIn(FieldErrorParam, vs...))
+}
+
+// ErrorParamNotIn applies the NotIn predicate on the "error_param" field.
+func ErrorParamNotIn(vs ...string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldNotIn(FieldErrorParam, vs...))
+}
+
+// ErrorParamGT applies the GT predicate on the "error_param" field.
+func ErrorParamGT(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldGT(FieldErrorParam, v))
+}
+
+// ErrorParamGTE applies the GTE predicate on the "error_param" field.
+func ErrorParamGTE(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldGTE(FieldErrorParam, v))
+}
+
+// ErrorParamLT applies the LT predicate on the "error_param" field.
+func ErrorParamLT(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldLT(FieldErrorParam, v))
+}
+
+// ErrorParamLTE applies the LTE predicate on the "error_param" field.
+func ErrorParamLTE(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldLTE(FieldErrorParam, v))
+}
+
+// ErrorParamContains applies the Contains predicate on the "error_param" field.
+func ErrorParamContains(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldContains(FieldErrorParam, v))
+}
+
+// ErrorParamHasPrefix applies the HasPrefix predicate on the "error_param" field.
+func ErrorParamHasPrefix(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldHasPrefix(FieldErrorParam, v))
+}
+
+// ErrorParamHasSuffix applies the HasSuffix predicate on the "error_param" field.
+func ErrorParamHasSuffix(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldHasSuffix(FieldErrorParam, v))
+}
+
+// ErrorParamIsNil applies the IsNil predicate on the "error_param" field.
+func ErrorParamIsNil() predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldIsNull(FieldErrorParam))
+}
+
+// ErrorParamNotNil applies the NotNil predicate on the "error_param" field.
+func ErrorParamNotNil() predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldNotNull(FieldErrorParam))
+}
+
+// ErrorParamEqualFold applies the EqualFold predicate on the "error_param" field.
+func ErrorParamEqualFold(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldEqualFold(FieldErrorParam, v))
+}
+
+// ErrorParamContainsFold applies the ContainsFold predicate on the "error_param" field.
+func ErrorParamContainsFold(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldContainsFold(FieldErrorParam, v))
 }
 
 // ExpiresAtEQ applies the EQ predicate on the "expires_at" field.

@@ -15,9 +15,11 @@ var (
 		{Name: "principal", Type: field.TypeString},
 		{Name: "key", Type: field.TypeString, Size: 255},
 		{Name: "request_hash", Type: field.TypeString},
-		{Name: "locked_at", Type: field.TypeTime, Nullable: true},
-		{Name: "response_status", Type: field.TypeInt, Nullable: true},
-		{Name: "response_body", Type: field.TypeBytes, Nullable: true},
+		{Name: "resource_id", Type: field.TypeString, Nullable: true, Size: 40},
+		{Name: "settled_at", Type: field.TypeTime, Nullable: true},
+		{Name: "error_code", Type: field.TypeString, Nullable: true},
+		{Name: "error_message", Type: field.TypeString, Nullable: true},
+		{Name: "error_param", Type: field.TypeString, Nullable: true},
 		{Name: "expires_at", Type: field.TypeTime},
 		{Name: "created_at", Type: field.TypeTime},
 	}
@@ -35,7 +37,7 @@ var (
 			{
 				Name:    "idempotencykey_expires_at",
 				Unique:  false,
-				Columns: []*schema.Column{IdempotencyKeysColumns[7]},
+				Columns: []*schema.Column{IdempotencyKeysColumns[9]},
 			},
 		},
 	}

@@ -10,8 +10,10 @@ import (
 	"github.com/paygate/paygate/internal/prefixid"
 )
 
-// IdempotencyKey remembers a mutating request by its Idempotency-Key, per principal: the hash of
-// the request, and once it finished, the response to replay to a retry.
+// IdempotencyKey remembers one call of an idempotent operation by its key, per principal: a keyed
+// hash of the operation and its input, the resource the call made, and once the call ended, its
+// outcome. It is written in the same transaction as the resource, so a call that wrote nothing
+// holds no key.
 type IdempotencyKey struct {
 	ent.Schema
 }
@@ -22,10 +24,17 @@ func (IdempotencyKey) Fields() []ent.Field {
 		field.String("principal").Immutable().NotEmpty(),
 		field.String("key").Immutable().NotEmpty().MaxLen(255),
 		field.String("request_hash").Immutable().NotEmpty(),
-		// locked_at is set while a request holds the key and cleared when its response is stored.
-		field.Time("locked_at").Optional().Nillable(),
-		field.Int("response_status").Optional().Nillable(),
-		field.Bytes("response_body").Optional().Nillable(),
+		// resource_id is the payment or refund the call made; a replay answers with it. Keys
+		// stored before it existed have none and count as held until they expire: a retry then
+		// waits rather than risk a second charge.
+		field.String("resource_id").Optional().Nillable().Immutable().MaxLen(40),
+		// settled_at is set when the call ended; until then the key is held and a retry waits.
+		field.Time("settled_at").Optional().Nillable(),
+		// error_code, error_message and error_param are the error the call ended with, if any:
+		// a replay answers with it instead of the resource.
+		field.String("error_code").Optional().Nillable(),
+		field.String("error_message").Optional().Nillable(),
+		field.String("error_param").Optional().Nillable(),
 		field.Time("expires_at").Immutable(),
 		field.Time("created_at").Immutable().Default(now),
 	}

@@ -72,13 +72,15 @@ func (h *Handlers) CreatePayment(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, err, nil)
 		return
 	}
+	ctx, key, markReplay := keyedCall(r)
 	input := model.CreatePaymentInput{
-		Amount:        money.Decimal(req.Amount),
-		Currency:      req.Currency,
-		PaymentMethod: card.PaymentMethod(req.PaymentMethod),
-		Customer:      &model.CustomerInput{},
-		Description:   req.Description,
-		Metadata:      req.Metadata,
+		IdempotencyKey: key,
+		Amount:         money.Decimal(req.Amount),
+		Currency:       req.Currency,
+		PaymentMethod:  card.PaymentMethod(req.PaymentMethod),
+		Customer:       &model.CustomerInput{},
+		Description:    req.Description,
+		Metadata:       req.Metadata,
 	}
 	if req.Customer != nil {
 		input.Customer = &model.CustomerInput{Email: req.Customer.Email, Name: req.Customer.Name}
@@ -86,7 +88,8 @@ func (h *Handlers) CreatePayment(w http.ResponseWriter, r *http.Request) {
 	if req.Card != nil {
 		input.Card = &model.CardInput{Number: req.Card.Number, ExpMonth: req.Card.ExpMonth, ExpYear: req.Card.ExpYear, Cvc: req.Card.CVC}
 	}
-	p, err := h.mutation.CreatePayment(r.Context(), input)
+	p, err := h.mutation.CreatePayment(ctx, input)
+	markReplay(w)
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return

@@ -40,12 +40,14 @@ func (h *Handlers) RefundPayment(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	input := model.RefundPaymentInput{PaymentID: r.PathValue("id"), Reason: req.Reason}
+	ctx, key, markReplay := keyedCall(r)
+	input := model.RefundPaymentInput{PaymentID: r.PathValue("id"), Reason: req.Reason, IdempotencyKey: key}
 	if req.Amount.text != nil { // absent refunds the rest
 		amount := money.Decimal(*req.Amount.text)
 		input.Amount = &amount
 	}
-	refund, err := h.mutation.RefundPayment(r.Context(), input)
+	refund, err := h.mutation.RefundPayment(ctx, input)
+	markReplay(w)
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return

@@ -19,7 +19,6 @@ import (
 	"github.com/paygate/paygate/graph/generated"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
-	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/web"
 )
 
@@ -28,8 +27,6 @@ type Handlers struct {
 	query    generated.QueryResolver
 	mutation generated.MutationResolver
 	payment  generated.PaymentResolver
-	// idempotency stores the responses of POSTs sent with an Idempotency-Key.
-	idempotency *idempotency.Store
 	// cursorAt turns a payment ID (starting_after, ending_before) into a Relay cursor.
 	cursorAt func(ctx context.Context, id, param string) (*ent.Cursor, error)
 }
@@ -37,7 +34,7 @@ type Handlers struct {
 // New returns the REST handlers over the resolver.
 func New(r *graph.Resolver) *Handlers {
 	return &Handlers{query: r.Query(), mutation: r.Mutation(), payment: r.Payment(),
-		idempotency: r.Idempotency, cursorAt: r.PaymentService.CursorAt}
+		cursorAt: r.PaymentService.CursorAt}
 }
 
 // Allow answers a known path asked with another method: 405, with the methods it has.
@@ -55,12 +52,8 @@ func NotFound(w http.ResponseWriter, r *http.Request) {
 }
 
 // Operation serves op's route with handle: the principal is authorised for op before the request
-// is decoded (the service authorises again; this answers 401 or 403 before any 400), and an
-// idempotent op honours the Idempotency-Key header.
+// is decoded (the service authorises again; this answers 401 or 403 before any 400).
 func (h *Handlers) Operation(op auth.Operation, handle http.HandlerFunc) http.Handler {
-	if op.Idempotent {
-		handle = h.idempotent(handle)
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := auth.Authorize(r.Context(), op); err != nil {
 			web.WriteError(w, r, err, nil)
@@ -132,13 +125,12 @@ func decode(r *http.Request, dst any) error {
 const maxBodyDepth = 16
 
 // checkFields reads the next JSON value from dec against t, the type it decodes into, and refuses
-// what encoding/json would take silently but the idempotency fingerprint would read otherwise:
+// what encoding/json would take silently, leaving the request's meaning to the order of its keys:
 //   - a key that is not exactly a field's name: encoding/json matches names case-insensitively,
-//     the last match winning, so {"Amount":"500.00","amount":"1.00"} would mean 1.00 to the
-//     handler yet share a fingerprint with the same keys in the other order, which means 500.00;
+//     the last match winning, so {"Amount":"500.00","amount":"1.00"} would mean 1.00 and the
+//     same keys in the other order 500.00 (and "Amout" would read as a missing amount);
 //   - a key repeated in one object: encoding/json merges a repeated object into the field it
-//     fills, so {"card":{A},"card":{"cvc":C}} would charge card A yet share a fingerprint with any
-//     other card sent the same way.
+//     fills, so {"card":{A},"card":{"cvc":C}} would charge card A with C's security code.
 //
 // Map keys (metadata) are the client's own, in any case. It reads in one pass, building nothing.
 func checkFields(dec *json.Decoder, t reflect.Type, path string, depth int) error {

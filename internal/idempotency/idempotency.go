@@ -1,42 +1,61 @@
-// Package idempotency makes retried mutations safe (Stripe's and the IETF Idempotency-Key draft's
-// semantics): the first response to a key is stored and replayed for 24 hours; the same key with
-// another request, or while the first still runs, is refused. One key space per principal.
+// Package idempotency makes retried mutations safe, with the semantics of Stripe's idempotency
+// keys and the IETF Idempotency-Key draft: a key names one call of one operation by one principal.
+// A retry with the same key and the same input gets that call's outcome instead of running again,
+// for 24 hours, whichever surface (REST or GraphQL) either came by; the same key with other input,
+// or while the first call still runs, is refused.
+//
+// The services use it in their own transactions: a call claims its key in the transaction that
+// writes what it makes, and settles it in the transaction that records the outcome. So a call
+// refused before it wrote anything holds no key, and one that wrote holds it until its outcome is
+// known; nothing depends on how an error is formatted or which HTTP status it becomes.
 package idempotency
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/idempotencykey"
 	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/auth"
 )
 
 const (
-	// TTL is how long a response is replayed.
+	// TTL is how long an outcome is replayed.
 	TTL = 24 * time.Hour
 	// MaxKeyLength bounds a key.
 	MaxKeyLength = 255
 )
 
-// Response is a stored answer: the HTTP status and body it was sent with.
-type Response struct {
-	Status int
-	Body   []byte
+// Key is one keyed call: whose, the client's key, and a fingerprint of the operation and input.
+type Key struct {
+	Principal   string
+	Value       string
+	Fingerprint string
 }
 
-// Store keeps keys and responses in the database, where every server sees them.
+// Outcome is how an earlier call with a key ended: the resource it made, or the error it ended
+// with (the resource may then exist, its outcome unknown).
+type Outcome struct {
+	ResourceID string
+	Err        *apierror.Error
+}
+
+// ErrTaken means another call holds the key or has settled it: roll back, then ask Previous.
+var ErrTaken = errors.New("the idempotency key is taken")
+
+// Store keeps keys in the database, where every server sees them.
 type Store struct {
 	client *ent.Client
-	// secret keys the request fingerprints: a request body holds a card number and CVC, and a
-	// plain hash of it could be brute-forced back to them from the other stored fields.
+	// secret keys the fingerprints: an input holds a card number and CVC, and a plain hash of it
+	// could be brute-forced back to them from the other stored fields.
 	secret []byte
 	now    func() time.Time
 }
@@ -49,64 +68,29 @@ func NewStore(client *ent.Client, secret []byte, now func() time.Time) *Store {
 	return &Store{client: client, secret: derive.Sum(nil), now: now}
 }
 
-// Fingerprint identifies a request: a keyed hash of its parts (surface, route, body). A JSON
-// body is compared by meaning, so key order and spacing do not make it another request.
-func (s *Store) Fingerprint(parts ...[]byte) string {
-	h := hmac.New(sha256.New, s.secret)
-	for _, part := range parts {
-		var value any
-		dec := json.NewDecoder(bytes.NewReader(part))
-		dec.UseNumber()
-		if dec.Decode(&value) == nil && !dec.More() {
-			part, _ = json.Marshal(value)
-		}
-		fmt.Fprintf(h, "%d:", len(part))
-		h.Write(part)
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-// Begin claims key for the principal's request. It returns a response to replay, or nil when
-// the caller runs the request and then calls Finish (or Release). The database's unique index
-// settles a race between two servers: exactly one claims the key.
-func (s *Store) Begin(ctx context.Context, principal, key, fingerprint string) (*Response, error) {
-	if !validKey(key) {
-		return nil, apierror.ForParam(apierror.InvalidRequest, "idempotency_key",
-			fmt.Sprintf("an idempotency key has 1 to %d printable ASCII characters", MaxKeyLength))
-	}
-	now := s.now()
-	err := s.client.IdempotencyKey.Create().
-		SetPrincipal(principal).SetKey(key).SetRequestHash(fingerprint).
-		SetLockedAt(now).SetExpiresAt(now.Add(TTL)).SetCreatedAt(now).
-		Exec(ctx)
-	if err == nil {
+// For returns the key of a call of op with input by the request's principal, or nil when the
+// client sent none. input is the call's meaning, as the operation's service reads it, so the same
+// request over either surface has one fingerprint. An empty or unprintable key is refused.
+func (s *Store) For(ctx context.Context, op auth.Operation, key *string, input any) (*Key, error) {
+	if key == nil {
 		return nil, nil
 	}
-	if !ent.IsConstraintError(err) {
-		return nil, err
+	if !validKey(*key) {
+		return nil, apierror.ForParam(apierror.InvalidRequest, "idempotency_key",
+			fmt.Sprintf("an idempotency key has 1 to %d printable ASCII characters; send none to send no key", MaxKeyLength))
 	}
-	existing, err := s.client.IdempotencyKey.Query().
-		Where(idempotencykey.PrincipalEQ(principal), idempotencykey.KeyEQ(key)).Only(ctx)
-	if ent.IsNotFound(err) { // released or purged in between: try once more
-		return s.Begin(ctx, principal, key, fingerprint)
+	principal, ok := auth.PrincipalFrom(ctx)
+	if !ok {
+		return nil, apierror.New(apierror.Unauthenticated, "an idempotency key needs credentials")
 	}
+	meaning, err := json.Marshal(input)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case !now.Before(existing.ExpiresAt):
-		if _, err := s.client.IdempotencyKey.Delete().Where(idempotencykey.ID(existing.ID), idempotencykey.ExpiresAtLTE(now)).Exec(ctx); err != nil {
-			return nil, err
-		}
-		return s.Begin(ctx, principal, key, fingerprint)
-	case existing.RequestHash != fingerprint:
-		return nil, apierror.New(apierror.IdempotencyKeyReused, "this idempotency key was used with another request; use a new key")
-	case existing.ResponseStatus != nil:
-		return &Response{Status: *existing.ResponseStatus, Body: *existing.ResponseBody}, nil
-	}
-	// Still held. A key whose request died with its server stays held until it expires: running
-	// the request again could charge twice, and answering 409 never does.
-	return nil, apierror.New(apierror.IdempotencyKeyInUse, "a request with this idempotency key is still running; retry later")
+	h := hmac.New(sha256.New, s.secret)
+	fmt.Fprintf(h, "%d:%s", len(op.Name), op.Name)
+	h.Write(meaning)
+	return &Key{Principal: principal.Subject, Value: *key, Fingerprint: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
 func validKey(key string) bool {
@@ -121,37 +105,98 @@ func validKey(key string) bool {
 	return true
 }
 
-// Keeps reports whether a response with this status is stored for replay. A request refused
-// before it did anything (bad input, no permission, a conflict) is not: the key is released so
-// that a corrected retry runs. A payment that was attempted (201, 402, 502) and any server error
-// (the outcome may be unknown) are kept, so a retry never runs them twice. The services answer
-// every failure after a provider call as a server error for this reason.
-func Keeps(status int) bool {
-	return status < http.StatusBadRequest || status == http.StatusPaymentRequired || status >= http.StatusInternalServerError
-}
-
-// Finish stores the response of the request holding key, or releases the key when Keeps says
-// the response is not to be replayed.
-func (s *Store) Finish(ctx context.Context, principal, key string, resp Response) error {
-	ctx = context.WithoutCancel(ctx)
-	if !Keeps(resp.Status) {
-		return s.Release(ctx, principal, key)
-	}
-	return s.client.IdempotencyKey.Update().
-		Where(idempotencykey.PrincipalEQ(principal), idempotencykey.KeyEQ(key), idempotencykey.ResponseStatusIsNil()).
-		SetResponseStatus(resp.Status).SetResponseBody(resp.Body).ClearLockedAt().
+// Claim records within tx that k's call is making resourceID. It returns ErrTaken when the key
+// exists: the database's unique index settles a race between servers, and on PostgreSQL a claim
+// racing an uncommitted one waits for it, so exactly one call claims a key.
+func (s *Store) Claim(ctx context.Context, tx *ent.Tx, k *Key, resourceID string) error {
+	now := s.now()
+	err := tx.IdempotencyKey.Create().
+		SetPrincipal(k.Principal).SetKey(k.Value).SetRequestHash(k.Fingerprint).SetResourceID(resourceID).
+		SetExpiresAt(now.Add(TTL)).SetCreatedAt(now).
 		Exec(ctx)
+	if ent.IsConstraintError(err) {
+		return ErrTaken
+	}
+	return err
 }
 
-// Release frees the key of the request holding it, which did nothing, so that a retry runs.
-func (s *Store) Release(ctx context.Context, principal, key string) error {
-	_, err := s.client.IdempotencyKey.Delete().
-		Where(idempotencykey.PrincipalEQ(principal), idempotencykey.KeyEQ(key), idempotencykey.ResponseStatusIsNil()).
-		Exec(context.WithoutCancel(ctx))
-	return err
+// Settle records within tx that k's call ended with err (nil: it made its resource).
+func (s *Store) Settle(ctx context.Context, tx *ent.Tx, k *Key, err error) error {
+	return settle(ctx, tx.IdempotencyKey, s.now(), k, err)
+}
+
+// SettleAlone is Settle in a transaction of its own, for a call whose last transaction failed or
+// that never reached it: it is best kept, so a retry replays the error instead of waiting for the
+// key to expire. It goes ahead when the request has been cancelled.
+func (s *Store) SettleAlone(ctx context.Context, k *Key, err error) error {
+	return settle(context.WithoutCancel(ctx), s.client.IdempotencyKey, s.now(), k, err)
+}
+
+func settle(ctx context.Context, keys *ent.IdempotencyKeyClient, now time.Time, k *Key, outcome error) error {
+	update := keys.Update().
+		Where(idempotencykey.PrincipalEQ(k.Principal), idempotencykey.KeyEQ(k.Value), idempotencykey.SettledAtIsNil()).
+		SetSettledAt(now)
+	if outcome != nil {
+		apiErr := apierror.From(outcome)
+		update.SetErrorCode(string(apiErr.Code)).SetErrorMessage(apiErr.Message).SetErrorParam(apiErr.Param)
+	}
+	return update.Exec(ctx)
+}
+
+// Previous returns how the earlier call with k ended, and marks ctx's replay watch. It refuses a
+// key whose call is still running (idempotency_key_in_use) or had another operation or input
+// (idempotency_key_reused), and reports found false when there is no earlier call, or only one
+// whose replay window has passed, which it deletes so the key can be claimed afresh.
+func (s *Store) Previous(ctx context.Context, k *Key) (outcome Outcome, found bool, err error) {
+	earlier, err := s.client.IdempotencyKey.Query().
+		Where(idempotencykey.PrincipalEQ(k.Principal), idempotencykey.KeyEQ(k.Value)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return Outcome{}, false, nil
+	}
+	if err != nil {
+		return Outcome{}, false, err
+	}
+	now := s.now()
+	switch {
+	case !now.Before(earlier.ExpiresAt):
+		_, err := s.client.IdempotencyKey.Delete().
+			Where(idempotencykey.ID(earlier.ID), idempotencykey.ExpiresAtLTE(now)).Exec(ctx)
+		return Outcome{}, false, err
+	case earlier.RequestHash != k.Fingerprint:
+		return Outcome{}, false, apierror.New(apierror.IdempotencyKeyReused, "this idempotency key was used with another request; use a new key")
+	case earlier.SettledAt == nil || earlier.ResourceID == nil:
+		// Still held. A key whose call died with its server stays held until it expires: running
+		// the call again could charge twice, and answering 409 never does.
+		return Outcome{}, false, apierror.New(apierror.IdempotencyKeyInUse, "a request with this idempotency key is still running; retry later")
+	}
+	outcome.ResourceID = *earlier.ResourceID
+	if earlier.ErrorCode != nil {
+		outcome.Err = &apierror.Error{Code: apierror.Code(*earlier.ErrorCode), Message: deref(earlier.ErrorMessage), Param: deref(earlier.ErrorParam)}
+	}
+	if watch, ok := ctx.Value(replayWatchKey{}).(*atomic.Bool); ok {
+		watch.Store(true)
+	}
+	return outcome, true, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // Purge deletes the keys whose replay window has passed.
 func (s *Store) Purge(ctx context.Context) (int, error) {
 	return s.client.IdempotencyKey.Delete().Where(idempotencykey.ExpiresAtLTE(s.now())).Exec(ctx)
+}
+
+type replayWatchKey struct{}
+
+// WatchReplays returns ctx with a watch that Previous marks when a call answers with an earlier
+// call's outcome, and a function that tells whether it did: each surface says so its own way
+// (REST's Idempotent-Replayed header, GraphQL's extensions.idempotentReplayed).
+func WatchReplays(ctx context.Context) (context.Context, func() bool) {
+	watch := new(atomic.Bool)
+	return context.WithValue(ctx, replayWatchKey{}, watch), watch.Load
 }

@@ -2,78 +2,147 @@ package idempotency
 
 import (
 	"context"
-	"net/http"
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 )
 
-func TestFingerprintIsKeyedAndComparesJSONByMeaning(t *testing.T) {
+func signedIn(subject string) context.Context {
+	return auth.WithPrincipal(context.Background(), auth.Principal{Subject: subject, Role: "admin", Scopes: auth.ScopesOf("admin")})
+}
+
+func keyOf(t *testing.T, store *Store, ctx context.Context, op auth.Operation, key string, input any) *Key {
+	t.Helper()
+	k, err := store.For(ctx, op, &key, input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func TestFingerprintIsKeyedAndNamesOperationAndInput(t *testing.T) {
 	a := NewStore(nil, []byte("secret-a"), time.Now)
 	b := NewStore(nil, []byte("secret-b"), time.Now)
-	body := []byte(`{"amount": 1, "card": {"number": "4242424242424242", "cvc": "123"}}`)
-	reordered := []byte(`{"card":{"cvc":"123","number":"4242424242424242"},"amount":1}`)
-	if a.Fingerprint([]byte("rest"), body) != a.Fingerprint([]byte("rest"), reordered) {
-		t.Error("the same JSON in another order is another request")
+	ctx := signedIn("usr_1")
+	input := map[string]any{"amount": "1", "card": map[string]string{"number": "4242424242424242", "cvc": "123"}}
+	fingerprint := keyOf(t, a, ctx, auth.CreatePayment, "k", input).Fingerprint
+	if keyOf(t, a, ctx, auth.CreatePayment, "other", input).Fingerprint != fingerprint {
+		t.Error("the same call under two keys has two fingerprints")
 	}
-	if a.Fingerprint([]byte("rest"), body) == b.Fingerprint([]byte("rest"), body) {
+	if keyOf(t, b, ctx, auth.CreatePayment, "k", input).Fingerprint == fingerprint {
 		t.Error("the fingerprint does not depend on the secret")
 	}
-	if a.Fingerprint([]byte("rest"), body) == a.Fingerprint([]byte("graphql"), body) {
-		t.Error("the surface is not part of the fingerprint")
+	if keyOf(t, a, ctx, auth.RefundPayment, "k", input).Fingerprint == fingerprint {
+		t.Error("the operation is not part of the fingerprint")
 	}
-	if a.Fingerprint([]byte("ab"), []byte("c")) == a.Fingerprint([]byte("a"), []byte("bc")) {
-		t.Error("parts run into each other")
+	if keyOf(t, a, ctx, auth.CreatePayment, "k", map[string]any{"amount": "2"}).Fingerprint == fingerprint {
+		t.Error("the input is not part of the fingerprint")
 	}
-}
-
-func TestKeeps(t *testing.T) {
-	kept := []int{http.StatusOK, http.StatusCreated, http.StatusPaymentRequired, http.StatusInternalServerError, http.StatusBadGateway}
-	released := []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity}
-	for _, status := range kept {
-		if !Keeps(status) {
-			t.Errorf("%d is not kept", status)
-		}
+	if k := keyOf(t, a, ctx, auth.CreatePayment, "k", input); k.Principal != "usr_1" || k.Value != "k" {
+		t.Errorf("key = %+v", k)
 	}
-	for _, status := range released {
-		if Keeps(status) {
-			t.Errorf("%d is kept", status)
+	if k, err := a.For(ctx, auth.CreatePayment, nil, input); k != nil || err != nil {
+		t.Errorf("no key = %v, %v", k, err)
+	}
+	for _, bad := range []string{"", "clé", "tab\tkey", string(make([]byte, MaxKeyLength+1))} {
+		if _, err := a.For(ctx, auth.CreatePayment, &bad, input); !isCode(err, apierror.InvalidRequest) {
+			t.Errorf("key %q = %v", bad, err)
 		}
 	}
 }
 
-func TestBeginFinishRelease(t *testing.T) {
+func isCode(err error, code apierror.Code) bool {
+	apiErr, ok := errors.AsType[*apierror.Error](err)
+	return ok && apiErr.Code == code
+}
+
+// claim runs Claim in a transaction of its own, committed when it succeeds.
+func claim(t *testing.T, db *database.DB, store *Store, k *Key, resourceID string) error {
+	t.Helper()
+	tx, err := db.Ent.Tx(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Claim(context.Background(), tx, k, resourceID); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+func TestClaimSettleAndPrevious(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		ctx := context.Background()
 		store := NewStore(db.Ent, []byte("s"), time.Now)
-		fp := store.Fingerprint([]byte("x"))
-		if stored, err := store.Begin(ctx, "usr_1", "k", fp); stored != nil || err != nil {
-			t.Fatalf("Begin = %v, %v", stored, err)
+		ctx := signedIn("usr_1")
+		k := keyOf(t, store, ctx, auth.CreatePayment, "k", "input")
+		if _, found, err := store.Previous(ctx, k); found || err != nil {
+			t.Fatalf("Previous of a new key = %v, %v", found, err)
 		}
-		if err := store.Finish(ctx, "usr_1", "k", Response{Status: http.StatusBadRequest, Body: []byte("{}")}); err != nil {
+		if err := claim(t, db, store, k, "pay_1"); err != nil {
 			t.Fatal(err)
 		}
-		// Released: the key runs again.
-		if stored, err := store.Begin(ctx, "usr_1", "k", store.Fingerprint([]byte("y"))); stored != nil || err != nil {
-			t.Fatalf("Begin after release = %v, %v", stored, err)
+		if err := claim(t, db, store, k, "pay_2"); !errors.Is(err, ErrTaken) {
+			t.Fatalf("second claim = %v", err)
 		}
-		if err := store.Finish(ctx, "usr_1", "k", Response{Status: http.StatusCreated, Body: []byte(`{"ok":true}`)}); err != nil {
+		if _, _, err := store.Previous(ctx, k); !isCode(err, apierror.IdempotencyKeyInUse) {
+			t.Errorf("held key = %v", err)
+		}
+		other := keyOf(t, store, ctx, auth.CreatePayment, "k", "other input")
+		if _, _, err := store.Previous(ctx, other); !isCode(err, apierror.IdempotencyKeyReused) {
+			t.Errorf("key with other input = %v", err)
+		}
+
+		if err := store.SettleAlone(ctx, k, nil); err != nil {
 			t.Fatal(err)
 		}
-		stored, err := store.Begin(ctx, "usr_1", "k", store.Fingerprint([]byte("y")))
-		if err != nil || stored == nil || stored.Status != http.StatusCreated || string(stored.Body) != `{"ok":true}` {
-			t.Errorf("replay = %+v, %v", stored, err)
+		watched, replayed := WatchReplays(ctx)
+		outcome, found, err := store.Previous(watched, k)
+		if err != nil || !found || outcome.ResourceID != "pay_1" || outcome.Err != nil || !replayed() {
+			t.Errorf("settled key = %+v, %v, %v, replayed %v", outcome, found, err, replayed())
 		}
-		// Another principal's key of the same name is its own.
-		if stored, err := store.Begin(ctx, "usr_2", "k", fp); stored != nil || err != nil {
-			t.Errorf("another principal = %v, %v", stored, err)
+		// Settled once: a later settling changes nothing.
+		if err := store.SettleAlone(ctx, k, errors.New("late")); err != nil {
+			t.Fatal(err)
 		}
-		// An expired key that was not purged yet is replaced.
+		if outcome, _, _ := store.Previous(ctx, k); outcome.Err != nil {
+			t.Errorf("a settled key was settled again: %+v", outcome)
+		}
+
+		// An error outcome is kept as the API error it becomes; a cause that is not one is not shown.
+		failed := keyOf(t, store, ctx, auth.CreatePayment, "failed", "input")
+		if err := claim(t, db, store, failed, "pay_3"); err != nil {
+			t.Fatal(err)
+		}
+		store.SettleAlone(ctx, failed, errors.New("connection reset by 10.0.0.7"))
+		outcome, _, _ = store.Previous(ctx, failed)
+		if outcome.Err == nil || outcome.Err.Code != apierror.Internal || outcome.Err.Message != "an internal error occurred" {
+			t.Errorf("error outcome = %+v", outcome.Err)
+		}
+
+		// Keys are per principal.
+		theirs := keyOf(t, store, signedIn("usr_2"), auth.CreatePayment, "k", "input")
+		if err := claim(t, db, store, theirs, "pay_4"); err != nil {
+			t.Errorf("another principal's key of the same name = %v", err)
+		}
+
+		// After the replay window, Previous deletes the key so that it can be claimed afresh.
 		later := NewStore(db.Ent, []byte("s"), func() time.Time { return time.Now().Add(TTL + time.Second) })
-		if stored, err := later.Begin(ctx, "usr_1", "k", fp); stored != nil || err != nil {
-			t.Errorf("expired key = %v, %v", stored, err)
+		if _, found, err := later.Previous(ctx, k); found || err != nil {
+			t.Errorf("expired key = %v, %v", found, err)
+		}
+		if err := claim(t, db, later, k, "pay_5"); err != nil {
+			t.Errorf("claiming an expired key = %v", err)
+		}
+		if n, err := later.Purge(ctx); err != nil || n != 2 {
+			t.Errorf("Purge = %d, %v; want the 2 keys claimed a day earlier", n, err)
+		}
+		if n, _ := db.Ent.IdempotencyKey.Query().Count(ctx); n != 1 {
+			t.Errorf("%d keys left, want 1", n)
 		}
 	})
 }

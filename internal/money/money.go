@@ -151,3 +151,26 @@ func (a Amount) ExceedsMajor(limitHundredths int64) bool {
 // Decimal is an amount's decimal text as it crosses the API: a JSON number or string over REST,
 // the Decimal scalar over GraphQL. It is only text; Parse gives it a value once the currency is known.
 type Decimal string
+
+// Normalized returns the decimal's text without the zeros that change nothing ("012.50" is
+// "12.5", "12.00" is "12"), so two ways of writing one amount compare equal before the currency
+// is known. Text that is not a plain decimal is returned as it is.
+func (d Decimal) Normalized() string {
+	text := string(d)
+	sign, digits := "", text
+	if rest, negative := strings.CutPrefix(text, "-"); negative {
+		sign, digits = "-", rest
+	}
+	whole, fraction, hasPoint := strings.Cut(digits, ".")
+	if whole == "" || !allDigits(whole) || !allDigits(fraction) || (hasPoint && fraction == "") {
+		return text
+	}
+	whole = strings.TrimLeft(whole, "0")
+	if whole == "" {
+		whole = "0"
+	}
+	if fraction = strings.TrimRight(fraction, "0"); fraction != "" {
+		whole += "." + fraction
+	}
+	return sign + whole
+}

@@ -121,3 +121,14 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestDecimalNormalized(t *testing.T) {
+	for text, want := range map[Decimal]string{
+		"12.00": "12", "012.50": "12.5", "0.50": "0.5", "0": "0", "000": "0", "0.000": "0", "-1.10": "-1.1",
+		"12": "12", "1e3": "1e3", "1.": "1.", ".5": ".5", "": "", "abc": "abc", "--1": "--1",
+	} {
+		if got := text.Normalized(); got != want {
+			t.Errorf("Decimal(%q).Normalized() = %q, want %q", text, got, want)
+		}
+	}
+}

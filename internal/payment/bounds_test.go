@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/apierror"
@@ -23,7 +22,7 @@ import (
 func TestRefundsPerPaymentAreBounded(t *testing.T) {
 	db := databasetest.SQLite(t)
 	ctx := allowed()
-	svc := payment.NewService(db.Ent, provider.Sandbox{}, fingerprintKey, 99999999, time.Now)
+	svc := newService(db, provider.Sandbox{}, 99999999)
 	p, err := svc.Create(ctx, validInput())
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +53,7 @@ func TestRefundsPerPaymentAreBounded(t *testing.T) {
 // the largest where within them is a query both databases answer.
 func TestFilterBounds(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		svc := payment.NewService(db.Ent, provider.Sandbox{}, fingerprintKey, 99999999, time.Now)
+		svc := newService(db, provider.Sandbox{}, 99999999)
 		list := func(where *ent.PaymentWhereInput) error {
 			_, err := svc.List(allowed(), nil, nil, nil, nil, nil, where)
 			return err
@@ -123,7 +122,7 @@ func TestFilterBounds(t *testing.T) {
 // principal that may not ask the operation is refused before anything is read or written.
 func TestServicesAuthoriseEveryCall(t *testing.T) {
 	db := databasetest.SQLite(t)
-	svc := payment.NewService(db.Ent, provider.Sandbox{}, fingerprintKey, 99999999, time.Now)
+	svc := newService(db, provider.Sandbox{}, 99999999)
 	p, err := svc.Create(allowed(), validInput())
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,9 @@ import (
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/card"
+	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/state"
 )
@@ -43,11 +45,28 @@ type CreateInput struct {
 	Card          *card.Input
 	Description   *string
 	Metadata      map[string]string
+	// IdempotencyKey, when not nil, makes a retry with the same key and input answer with this
+	// call's outcome instead of charging again.
+	IdempotencyKey *string
+}
+
+// meaning is what an idempotency key's fingerprint is taken of: the request as the service reads
+// it, so the same payment sent over REST or GraphQL, with its amount written "12" or "12.00", is
+// one request.
+func (in CreateInput) meaning() any {
+	return struct {
+		Amount, Currency, PaymentMethod, CustomerEmail, CustomerName string
+		Card                                                         *card.Input
+		Description                                                  *string
+		Metadata                                                     map[string]string
+	}{in.Amount.Normalized(), strings.ToUpper(in.Currency), string(in.PaymentMethod), in.CustomerEmail,
+		strings.TrimSpace(in.CustomerName), in.Card, in.Description, in.Metadata}
 }
 
 // Service takes and reads payments.
 type Service struct {
 	client         *ent.Client
+	keys           *idempotency.Store
 	provider       provider.Provider
 	fingerprintKey []byte
 	// maxAmount bounds an amount, in hundredths of the major unit of any currency.
@@ -56,8 +75,8 @@ type Service struct {
 }
 
 // NewService returns the payment service.
-func NewService(client *ent.Client, p provider.Provider, fingerprintKey []byte, maxAmountHundredths int64, now func() time.Time) *Service {
-	return &Service{client: client, provider: p, fingerprintKey: fingerprintKey, maxAmount: maxAmountHundredths, now: now}
+func NewService(client *ent.Client, keys *idempotency.Store, p provider.Provider, fingerprintKey []byte, maxAmountHundredths int64, now func() time.Time) *Service {
+	return &Service{client: client, keys: keys, provider: p, fingerprintKey: fingerprintKey, maxAmount: maxAmountHundredths, now: now}
 }
 
 // validated is a request that passed every check, reduced to what may be stored.
@@ -144,21 +163,30 @@ func validateMetadata(metadata map[string]string) error {
 
 // Create validates the request, records the payment as processing, charges the card and records
 // the outcome. A decline is not an error: the payment comes back failed with its failure code.
+// With an idempotency key it commits twice: the key with the payment before the provider is asked,
+// and the key's outcome with the payment's.
 func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, error) {
 	if err := auth.Authorize(ctx, auth.CreatePayment); err != nil {
 		return nil, err
 	}
-	v, err := s.validate(in)
+	key, err := s.keys.For(ctx, auth.CreatePayment, in.IdempotencyKey, in.meaning())
 	if err != nil {
 		return nil, err
+	}
+	v, err := s.validate(in)
+	if err != nil {
+		// A retry of a call that went through replays it even if its input no longer passes
+		// (the card expired since), and a key used with another input says so.
+		return replayOr(ctx, s, key, s.paymentOf, err)
 	}
 	// From here on the charge must be seen through and recorded even if the client goes away.
 	ctx = context.WithoutCancel(ctx)
 	actor := actorOf(ctx)
 	var created *ent.Payment
-	err = s.inTx(ctx, func(tx *ent.Tx) error {
+	earlier, err := s.claimAndWrite(ctx, key, prefixid.New("pay"), func(tx *ent.Tx, id string) error {
 		var err error
 		created, err = tx.Payment.Create().
+			SetID(id).
 			SetAmount(v.amount.Minor).
 			SetCurrency(v.amount.Currency).
 			SetStatus(state.PaymentProcessing).
@@ -185,9 +213,13 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 				SetTo(state.PaymentProcessing).SetReason("sent to "+s.provider.Name()).SetActor(actor).SetAt(created.CreatedAt),
 		).Exec(ctx)
 	})
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, fmt.Errorf("recording the payment: %w", err)
+	case earlier != nil:
+		return answer(ctx, *earlier, s.paymentOf)
 	}
+	defer s.settleOnPanic(ctx, key)
 
 	callCtx, cancel := context.WithTimeout(ctx, providerCallLimit)
 	result, chargeErr := s.provider.Charge(callCtx, provider.ChargeRequest{
@@ -200,7 +232,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 	if chargeErr != nil && !errors.Is(chargeErr, provider.ErrUnavailable) {
 		// The outcome is unknown (a timeout, an answer we cannot read): the payment stays
 		// processing until it is reconciled with the provider, and is never charged again.
-		return nil, fmt.Errorf("charging payment %s: %v", created.ID, chargeErr)
+		return nil, s.endWith(ctx, key, fmt.Errorf("charging payment %s: %v", created.ID, chargeErr))
 	}
 
 	byProvider := "provider:" + s.provider.Name()
@@ -225,17 +257,105 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 				failureMessage:    &result.DeclineMessage,
 			})
 		}
+		if err == nil && key != nil {
+			err = s.keys.Settle(ctx, tx, key, nil)
+		}
 		if err == nil {
 			*created = p
 		}
 		return err
 	})
 	if err != nil {
-		// Not wrapped: whatever went wrong after the provider was asked is a server error, so an
-		// idempotent retry replays it instead of charging again.
-		return nil, fmt.Errorf("recording the outcome of payment %s (provider id %q): %v", created.ID, result.ProviderPaymentID, err)
+		// Not wrapped: the provider has been asked, so whatever went wrong recording its answer is
+		// ours, a server error, whatever the cause says.
+		return nil, s.endWith(ctx, key, fmt.Errorf("recording the outcome of payment %s (provider id %q): %v", created.ID, result.ProviderPaymentID, err))
 	}
 	return created.Unwrap(), nil // detached from the committed transaction, so edges load
+}
+
+// paymentOf loads the payment an earlier call with an idempotency key made, for its replay.
+func (s *Service) paymentOf(ctx context.Context, id string) (*ent.Payment, error) {
+	return s.client.Payment.Get(ctx, id)
+}
+
+// claimAndWrite runs write in one transaction with the claim of key (when there is one) for the
+// resource it makes, under an id chosen here. When an earlier call has the key, nothing is written
+// and that call's outcome is returned instead.
+func (s *Service) claimAndWrite(ctx context.Context, key *idempotency.Key, id string, write func(tx *ent.Tx, id string) error) (*idempotency.Outcome, error) {
+	for attempt := 0; ; attempt++ {
+		err := s.inTx(ctx, func(tx *ent.Tx) error {
+			if key != nil {
+				if err := s.keys.Claim(ctx, tx, key, id); err != nil {
+					return err
+				}
+			}
+			return write(tx, id)
+		})
+		if !errors.Is(err, idempotency.ErrTaken) {
+			return nil, err
+		}
+		earlier, found, err := s.keys.Previous(ctx, key)
+		switch {
+		case err != nil:
+			return nil, err
+		case found:
+			return &earlier, nil
+		case attempt > 0: // taken, yet gone each time we look: another call keeps claiming it
+			return nil, apierror.New(apierror.IdempotencyKeyInUse, "a request with this idempotency key is still running; retry later")
+		}
+		// It had expired, and is deleted: claim it afresh.
+	}
+}
+
+// replayOr answers a call refused by err with the outcome of an earlier call with its key, if
+// there is one, and with err otherwise.
+func replayOr[T any](ctx context.Context, s *Service, key *idempotency.Key, load func(context.Context, string) (T, error), refused error) (T, error) {
+	var none T
+	if key == nil {
+		return none, refused
+	}
+	earlier, found, err := s.keys.Previous(ctx, key)
+	switch {
+	case err != nil:
+		return none, err
+	case !found:
+		return none, refused
+	}
+	return answer(ctx, earlier, load)
+}
+
+// answer is an earlier call's outcome: its error, or the resource it made as it is now.
+func answer[T any](ctx context.Context, earlier idempotency.Outcome, load func(context.Context, string) (T, error)) (T, error) {
+	if earlier.Err != nil {
+		var none T
+		return none, earlier.Err
+	}
+	return load(ctx, earlier.ResourceID)
+}
+
+// endWith settles key with err, the end of a call that wrote and then failed, so a retry replays
+// the error rather than running again; it returns err, with the settling's own failure if any
+// (the key then stays held until it expires, which is safe).
+func (s *Service) endWith(ctx context.Context, key *idempotency.Key, err error) error {
+	if key == nil {
+		return err
+	}
+	if settleErr := s.keys.SettleAlone(ctx, key, err); settleErr != nil {
+		return errors.Join(err, fmt.Errorf("settling idempotency key: %w", settleErr))
+	}
+	return err
+}
+
+// settleOnPanic settles key with an internal error if the call panics after it claimed the key:
+// the provider may have been asked, so a retry must replay, not run again. Deferred.
+func (s *Service) settleOnPanic(ctx context.Context, key *idempotency.Key) {
+	if key == nil {
+		return
+	}
+	if v := recover(); v != nil {
+		s.keys.SettleAlone(ctx, key, errors.New("panic"))
+		panic(v)
+	}
 }
 
 // outcomeWaits are the pauses between attempts to record what a provider answered.

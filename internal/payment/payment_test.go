@@ -15,6 +15,7 @@ import (
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
@@ -33,6 +34,13 @@ func validInput() payment.CreateInput {
 		// An expiry ahead of the clock the services run on, in any year the tests run.
 		Card: &card.Input{Number: "4242424242424242", ExpMonth: 12, ExpYear: time.Now().Year() + 4, CVC: "123"},
 	}
+}
+
+// newService is the payment service over db, charging through p, with amounts bounded by
+// maxAmountHundredths.
+func newService(db *database.DB, p provider.Provider, maxAmountHundredths int64) *payment.Service {
+	keys := idempotency.NewStore(db.Ent, fingerprintKey, time.Now)
+	return payment.NewService(db.Ent, keys, p, fingerprintKey, maxAmountHundredths, time.Now)
 }
 
 // allowed is the context of a request whose principal may ask every payment operation.
@@ -69,7 +77,7 @@ func (refundOutage) Refund(context.Context, provider.RefundRequest) (provider.Re
 func TestCreate(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		ctx := allowed()
-		svc := payment.NewService(db.Ent, provider.Sandbox{}, fingerprintKey, 99999999, time.Now)
+		svc := newService(db, provider.Sandbox{}, 99999999)
 		p, err := svc.Create(ctx, validInput())
 		if err != nil {
 			t.Fatal(err)
@@ -87,7 +95,7 @@ func TestCreate(t *testing.T) {
 
 		// A provider failure that is not an outage is an internal error, and the payment stays
 		// processing for a person to look at rather than being guessed failed or succeeded.
-		broken := payment.NewService(db.Ent, brokenProvider{}, fingerprintKey, 99999999, time.Now)
+		broken := newService(db, brokenProvider{}, 99999999)
 		if _, err := broken.Create(ctx, validInput()); err == nil {
 			t.Error("a broken provider's answer was taken")
 		}
@@ -103,7 +111,7 @@ func TestCreate(t *testing.T) {
 
 func TestCreateRefusesBadInput(t *testing.T) {
 	db := databasetest.SQLite(t)
-	svc := payment.NewService(db.Ent, provider.Sandbox{}, fingerprintKey, 100000, time.Now) // 1000.00
+	svc := newService(db, provider.Sandbox{}, 100000) // 1000.00
 	long := func(n int) string { return strings.Repeat("a", n) }
 	tests := []struct {
 		name   string
@@ -147,7 +155,7 @@ func TestCreateRefusesBadInput(t *testing.T) {
 func TestRefundOutageRefundsNothing(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		ctx := allowed()
-		outage := payment.NewService(db.Ent, refundOutage{}, fingerprintKey, 99999999, time.Now)
+		outage := newService(db, refundOutage{}, 99999999)
 		p, err := outage.Create(ctx, validInput())
 		if err != nil {
 			t.Fatal(err)
@@ -164,7 +172,7 @@ func TestRefundOutageRefundsNothing(t *testing.T) {
 			t.Errorf("payment after a failed refund: %d refunded, %s", after.AmountRefunded, after.Status)
 		}
 		// The failed refund holds nothing back: the whole amount can still be refunded.
-		sandbox := payment.NewService(db.Ent, provider.Sandbox{}, fingerprintKey, 99999999, time.Now)
+		sandbox := newService(db, provider.Sandbox{}, 99999999)
 		full, err := sandbox.Refund(ctx, payment.RefundInput{PaymentID: p.ID})
 		if err != nil || full.Amount != p.Amount || full.Status != state.RefundSucceeded {
 			t.Errorf("full refund after the outage = %+v, %v", full, err)
@@ -184,7 +192,7 @@ func (refundLost) Refund(context.Context, provider.RefundRequest) (provider.Refu
 func TestRefundWithUnknownOutcomeHoldsItsAmount(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		ctx := allowed()
-		svc := payment.NewService(db.Ent, refundLost{}, fingerprintKey, 99999999, time.Now)
+		svc := newService(db, refundLost{}, 99999999)
 		p, err := svc.Create(ctx, validInput())
 		if err != nil {
 			t.Fatal(err)
@@ -197,7 +205,7 @@ func TestRefundWithUnknownOutcomeHoldsItsAmount(t *testing.T) {
 			t.Fatalf("refunds = %+v, want one pending", pending)
 		}
 		// The pending 10.00 may have gone back: only 15.00 of the 25.00 is left to refund.
-		sandbox := payment.NewService(db.Ent, provider.Sandbox{}, fingerprintKey, 99999999, time.Now)
+		sandbox := newService(db, provider.Sandbox{}, 99999999)
 		if _, err := sandbox.Refund(ctx, payment.RefundInput{PaymentID: p.ID, Amount: ptr(money.Decimal("15.01"))}); !hasCode(err, apierror.RefundExceedsPayment) {
 			t.Errorf("refund over what is left = %v", err)
 		}
@@ -248,7 +256,7 @@ func TestProviderOutcomeSurvivesFailedWrites(t *testing.T) {
 		}
 	}
 	sandbox := countingSandbox{charges: new(atomic.Int32), refunds: new(atomic.Int32)}
-	svc := payment.NewService(db.Ent, sandbox, fingerprintKey, 99999999, time.Now)
+	svc := newService(db, sandbox, 99999999)
 
 	p, err := svc.Create(ctx, validInput())
 	if err != nil || p.Status != state.PaymentSucceeded {

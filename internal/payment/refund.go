@@ -15,6 +15,7 @@ import (
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/state"
 )
@@ -34,6 +35,22 @@ type RefundInput struct {
 	PaymentID string
 	Amount    *money.Decimal
 	Reason    *string
+	// IdempotencyKey, when not nil, makes a retry with the same key and input answer with this
+	// call's outcome instead of refunding again.
+	IdempotencyKey *string
+}
+
+// meaning is what an idempotency key's fingerprint is taken of (see CreateInput's).
+func (in RefundInput) meaning() any {
+	var amount *string
+	if in.Amount != nil {
+		amount = ptr(in.Amount.Normalized())
+	}
+	return struct {
+		PaymentID string
+		Amount    *string
+		Reason    *string
+	}{in.PaymentID, amount, in.Reason}
 }
 
 // Refund gives back part or all of a succeeded payment. The refund is recorded as pending and
@@ -43,13 +60,19 @@ func (s *Service) Refund(ctx context.Context, in RefundInput) (*ent.Refund, erro
 	if err := auth.Authorize(ctx, auth.RefundPayment); err != nil {
 		return nil, err
 	}
+	key, err := s.keys.For(ctx, auth.RefundPayment, in.IdempotencyKey, in.meaning())
+	if err != nil {
+		return nil, err
+	}
 	if in.Reason != nil && utf8.RuneCountInString(*in.Reason) > maxRefundReason {
-		return nil, apierror.ForParam(apierror.InvalidRequest, "reason", fmt.Sprintf("reason must be at most %d characters", maxRefundReason))
+		return replayOr(ctx, s, key, s.refundOf, apierror.ForParam(apierror.InvalidRequest, "reason", fmt.Sprintf("reason must be at most %d characters", maxRefundReason)))
 	}
 	ctx = context.WithoutCancel(ctx)
 	var p *ent.Payment
 	var created *ent.Refund
-	err := s.inTx(ctx, func(tx *ent.Tx) error {
+	// The key is claimed before the payment is read, so a retry replays even when the payment
+	// can no longer be refunded (this call refunded all of it).
+	earlier, err := s.claimAndWrite(ctx, key, prefixid.New("re"), func(tx *ent.Tx, id string) error {
 		var err error
 		if p, err = lockPayment(ctx, tx, in.PaymentID); err != nil {
 			return err
@@ -76,6 +99,7 @@ func (s *Service) Refund(ctx context.Context, in RefundInput) (*ent.Refund, erro
 			return err
 		}
 		created, err = tx.Refund.Create().
+			SetID(id).
 			SetPaymentID(p.ID).
 			SetAmount(amount.Minor).
 			SetCurrency(p.Currency).
@@ -84,9 +108,13 @@ func (s *Service) Refund(ctx context.Context, in RefundInput) (*ent.Refund, erro
 			Save(ctx)
 		return err
 	})
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, err
+	case earlier != nil:
+		return answer(ctx, *earlier, s.refundOf)
 	}
+	defer s.settleOnPanic(ctx, key)
 
 	callCtx, cancel := context.WithTimeout(ctx, providerCallLimit)
 	result, refundErr := s.provider.Refund(callCtx, provider.RefundRequest{
@@ -98,7 +126,7 @@ func (s *Service) Refund(ctx context.Context, in RefundInput) (*ent.Refund, erro
 	if refundErr != nil && !errors.Is(refundErr, provider.ErrUnavailable) {
 		// The outcome is unknown: the refund stays pending, holding its amount, until it is
 		// reconciled with the provider; it is never refunded again.
-		return nil, fmt.Errorf("refunding %s: %v", created.ID, refundErr)
+		return nil, s.endWith(ctx, key, fmt.Errorf("refunding %s: %v", created.ID, refundErr))
 	}
 
 	err = s.recordOutcome(ctx, func(tx *ent.Tx) error {
@@ -106,15 +134,25 @@ func (s *Service) Refund(ctx context.Context, in RefundInput) (*ent.Refund, erro
 		if err := s.settleRefundOutcome(ctx, tx, &r, result, refundErr); err != nil {
 			return err
 		}
+		if key != nil {
+			if err := s.keys.Settle(ctx, tx, key, nil); err != nil {
+				return err
+			}
+		}
 		*created = r
 		return nil
 	})
 	if err != nil {
-		// Not wrapped: a failure after the provider was asked is a server error, so an idempotent
-		// retry replays it instead of refunding again.
-		return nil, fmt.Errorf("recording the outcome of refund %s (provider id %q): %v", created.ID, result.ProviderRefundID, err)
+		// Not wrapped: the provider has been asked, so whatever went wrong recording its answer is
+		// ours, a server error, whatever the cause says.
+		return nil, s.endWith(ctx, key, fmt.Errorf("recording the outcome of refund %s (provider id %q): %v", created.ID, result.ProviderRefundID, err))
 	}
 	return created.Unwrap(), nil // detached from the committed transaction, so edges load
+}
+
+// refundOf loads the refund an earlier call with an idempotency key made, for its replay.
+func (s *Service) refundOf(ctx context.Context, id string) (*ent.Refund, error) {
+	return s.client.Refund.Get(ctx, id)
 }
 
 // settleRefundOutcome records within tx what the provider answered for pending refund r: failed

@@ -3,7 +3,6 @@
 package web
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 
@@ -43,15 +42,6 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error, data any) {
 			"request_id", RequestID(r.Context()), "error", err)
 	}
 	write(w, Status(apiErr.Code), errorEnvelope(r, apiErr, data))
-}
-
-// ErrorResponse returns the status and body WriteError would answer err with, for a response
-// that is kept rather than sent. It logs nothing.
-func ErrorResponse(r *http.Request, err error) (status int, body []byte) {
-	apiErr := apierror.From(err)
-	var buf bytes.Buffer
-	json.NewEncoder(&buf).Encode(errorEnvelope(r, apiErr, nil))
-	return Status(apiErr.Code), buf.Bytes()
 }
 
 func errorEnvelope(r *http.Request, apiErr *apierror.Error, data any) envelope {

@@ -1,0 +1,165 @@
+// Command paygate-load drives create, get and list payments against a running Paygate over REST
+// and GraphQL, and against the bare yardstick handler over the same database, then prints each
+// one's throughput, p50 and p99, and Paygate's resident memory.
+//
+//	go build -o /tmp/paygate . && PAYGATE_DATABASE_URL=postgres://... /tmp/paygate &
+//	go run ./cmd/paygate-load -database-url postgres://... -email admin@example.com -password ... -pid $!
+//
+// The bare handler runs in this process unless -bare names one already serving
+// (paygate-load bare -database-url ... -listen 127.0.0.1:8081), which keeps it from sharing a
+// process with the load it is measured under.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/loadtest"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "paygate-load:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "bare" {
+		return serveBare(ctx, args[1:], stdout)
+	}
+	flags := flag.NewFlagSet("paygate-load", flag.ContinueOnError)
+	paygateURL := flags.String("paygate", "http://127.0.0.1:8080", "the running Paygate")
+	token := flags.String("token", "", "a bearer token with payments:read and payments:write (or give -email and -password)")
+	email := flags.String("email", "", "log in as this user")
+	password := flags.String("password", "", "the user's password")
+	databaseURL := flags.String("database-url", "", "Paygate's database, for the bare handler run in this process")
+	bareURL := flags.String("bare", "", "a bare handler already serving (paygate-load bare), instead of one in this process")
+	pid := flags.Int("pid", 0, "Paygate's process id, to read its resident memory (Linux)")
+	concurrency := flags.Int("concurrency", 32, "concurrent clients")
+	duration := flags.Duration("duration", 10*time.Second, "how long each run lasts")
+	keyed := flags.Bool("keyed", true, "send every create with a new Idempotency-Key")
+	operations := flags.String("ops", "create,get,list", "the operations to run, in order")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{
+		MaxIdleConns: *concurrency * 3, MaxIdleConnsPerHost: *concurrency, IdleConnTimeout: time.Minute,
+	}}
+	if *token == "" {
+		if *email == "" {
+			return errors.New("give -token, or -email and -password")
+		}
+		var err error
+		if *token, err = logIn(ctx, client, *paygateURL, *email, *password); err != nil {
+			return err
+		}
+	}
+	if *bareURL == "" {
+		if *databaseURL == "" {
+			return errors.New("give -database-url (Paygate's database) or -bare")
+		}
+		db, err := database.Open(*databaseURL, database.Options{})
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		listener, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		server := &http.Server{Handler: loadtest.Bare(db.SQL, db.Dialect)}
+		go server.Serve(listener)
+		defer server.Close()
+		*bareURL = "http://" + listener.Addr().String()
+	}
+
+	targets := []loadtest.Target{
+		{Surface: loadtest.SurfaceBare, BaseURL: *bareURL},
+		{Surface: loadtest.SurfaceREST, BaseURL: *paygateURL, Token: *token},
+		{Surface: loadtest.SurfaceGraphQL, BaseURL: *paygateURL, Token: *token},
+	}
+	cfg := loadtest.Config{Concurrency: *concurrency, Duration: *duration, Keyed: *keyed, Client: client}
+	fmt.Fprintf(stdout, "%d clients, %s per run, keyed creates: %v\n", cfg.Concurrency, cfg.Duration, cfg.Keyed)
+	results, err := loadtest.Compare(ctx, cfg, targets, strings.Split(*operations, ","))
+	if err != nil {
+		return err
+	}
+	loadtest.Report(stdout, results)
+	if *pid != 0 {
+		now, peak, err := loadtest.ResidentMemory(*pid)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "paygate resident memory: %d MB now, %d MB at peak\n", now>>20, peak>>20)
+	}
+	for _, r := range results {
+		if r.Errors > 0 {
+			return fmt.Errorf("%s over %s: %d of %d requests failed; the figures above do not measure what they claim", r.Operation, r.Surface, r.Errors, r.Requests)
+		}
+	}
+	return nil
+}
+
+// logIn returns an access token for the user.
+func logIn(ctx context.Context, client *http.Client, baseURL, email, password string) (string, error) {
+	body, _ := json.Marshal(map[string]string{"email": email, "password": password})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(baseURL, "/")+"/api/v1/auth/login", bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var answer struct {
+		Data struct {
+			AccessToken string `json:"access_token"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || answer.Data.AccessToken == "" {
+		return "", fmt.Errorf("logging in as %s: %s", email, resp.Status)
+	}
+	return answer.Data.AccessToken, nil
+}
+
+// serveBare serves the bare handler until interrupted.
+func serveBare(ctx context.Context, args []string, stdout io.Writer) error {
+	flags := flag.NewFlagSet("paygate-load bare", flag.ContinueOnError)
+	databaseURL := flags.String("database-url", "", "Paygate's database")
+	listen := flags.String("listen", "127.0.0.1:8081", "the address to serve on")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	db, err := database.Open(*databaseURL, database.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	server := &http.Server{Addr: *listen, Handler: loadtest.Bare(db.SQL, db.Dialect)}
+	go func() {
+		<-ctx.Done()
+		server.Close()
+	}()
+	fmt.Fprintf(stdout, "bare handler on http://%s\n", *listen)
+	if err := server.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,213 @@
+// Package loadtest measures Paygate against a yardstick: a bare Go handler that does the least
+// any durable payment API must do for the same requests, over the same database. It holds that
+// handler and the load driver that the paygate-load command and the benchmarks run.
+package loadtest
+
+import (
+	"database/sql"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect"
+
+	"github.com/paygate/paygate/internal/prefixid"
+)
+
+// Bare is the yardstick handler over Paygate's own tables, with database/sql and nothing else:
+// no validation beyond decoding, no authentication, no middleware, no GraphQL.
+//
+//	POST /payments       two transactions, the least a durable design writes: the payment, its
+//	                     first two history entries and (with an Idempotency-Key) the key before
+//	                     the provider is asked; the outcome, its history entry and the key's
+//	                     outcome after
+//	GET  /payments/{id}  the payment and its status history
+//	GET  /payments       the 20 newest payments
+func Bare(db *sql.DB, dialectName string) http.Handler {
+	q := func(query string) string {
+		if dialectName == dialect.SQLite {
+			return strings.ReplaceAll(query, "$", "?")
+		}
+		return query
+	}
+	b := &bare{
+		db:          db,
+		insert:      q(`INSERT INTO payments (id, created_at, updated_at, amount, currency, status, payment_method, customer_email, customer_name, card_brand, card_last4, card_exp_month, card_exp_year, card_fingerprint, provider, amount_refunded) VALUES ($1, $2, $2, $3, $4, 'processing', $5, $6, $7, 'visa', $8, $9, $10, 'f', 'sandbox', 0)`),
+		history:     q(`INSERT INTO payment_status_changes (id, payment_id, "from", "to", reason, actor, at) VALUES ($1, $2, $3, $4, 'r', 'a', $5)`),
+		succeed:     q(`UPDATE payments SET status = 'succeeded', provider_payment_id = $1, updated_at = $2 WHERE id = $3 AND status = 'processing'`),
+		claimKey:    q(`INSERT INTO idempotency_keys (id, principal, key, request_hash, resource_id, expires_at, created_at) VALUES ($1, 'bare', $2, 'h', $3, $4, $4)`),
+		settleKey:   q(`UPDATE idempotency_keys SET settled_at = $1 WHERE principal = 'bare' AND key = $2`),
+		selectOne:   q(`SELECT id, amount, currency, status, customer_email, card_last4, created_at FROM payments WHERE id = $1`),
+		selectHist:  q(`SELECT "from", "to", reason, actor, at FROM payment_status_changes WHERE payment_id = $1 ORDER BY at, id`),
+		selectNewer: q(`SELECT id, amount, currency, status, customer_email, card_last4, created_at FROM payments ORDER BY created_at DESC, id DESC LIMIT 21`),
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /payments", b.create)
+	mux.HandleFunc("GET /payments/{id}", b.get)
+	mux.HandleFunc("GET /payments", b.list)
+	return mux
+}
+
+type bare struct {
+	db                                            *sql.DB
+	insert, history, succeed, claimKey, settleKey string
+	selectOne, selectHist, selectNewer            string
+}
+
+type bareCard struct {
+	Number   string `json:"number"`
+	ExpMonth int    `json:"exp_month"`
+	ExpYear  int    `json:"exp_year"`
+	CVC      string `json:"cvc"`
+}
+
+type bareCreate struct {
+	Amount        json.Number `json:"amount"`
+	Currency      string      `json:"currency"`
+	PaymentMethod string      `json:"payment_method"`
+	Customer      struct {
+		Email string `json:"email"`
+		Name  string `json:"name"`
+	} `json:"customer"`
+	Card bareCard `json:"card"`
+}
+
+func (b *bare) create(w http.ResponseWriter, r *http.Request) {
+	var req bareCreate
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Card.Number) < 4 {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	id, now, key := prefixid.New("pay"), time.Now().UTC(), r.Header.Get("Idempotency-Key")
+	err := inTx(b.db, func(tx *sql.Tx) error {
+		if key != "" {
+			if _, err := tx.Exec(b.claimKey, prefixid.New("idk"), key, id, now); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(b.insert, id, now, 4999, strings.ToUpper(req.Currency), req.PaymentMethod, req.Customer.Email,
+			req.Customer.Name, req.Card.Number[len(req.Card.Number)-4:], req.Card.ExpMonth, req.Card.ExpYear); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(b.history, prefixid.New("psc"), id, nil, "pending", now); err != nil {
+			return err
+		}
+		_, err := tx.Exec(b.history, prefixid.New("psc"), id, "pending", "processing", now)
+		return err
+	})
+	if err == nil {
+		err = inTx(b.db, func(tx *sql.Tx) error {
+			at := time.Now().UTC()
+			if _, err := tx.Exec(b.succeed, prefixid.New("sbx_ch"), at, id); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(b.history, prefixid.New("psc"), id, "processing", "succeeded", at); err != nil {
+				return err
+			}
+			if key != "" {
+				_, err := tx.Exec(b.settleKey, at, key)
+				return err
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"success": true, "data": map[string]any{"id": id, "status": "succeeded"}})
+}
+
+type barePayment struct {
+	ID            string    `json:"id"`
+	Amount        int64     `json:"amount"`
+	Currency      string    `json:"currency"`
+	Status        string    `json:"status"`
+	CustomerEmail string    `json:"customer_email"`
+	Last4         string    `json:"last4"`
+	CreatedAt     time.Time `json:"created_at"`
+	History       []any     `json:"status_history,omitempty"`
+}
+
+func scanPayment(row interface{ Scan(...any) error }) (barePayment, error) {
+	var p barePayment
+	err := row.Scan(&p.ID, &p.Amount, &p.Currency, &p.Status, &p.CustomerEmail, &p.Last4, &p.CreatedAt)
+	return p, err
+}
+
+func (b *bare) get(w http.ResponseWriter, r *http.Request) {
+	p, err := scanPayment(b.db.QueryRow(b.selectOne, r.PathValue("id")))
+	if err == sql.ErrNoRows {
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	if err == nil {
+		err = b.appendHistory(&p)
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "data": p})
+}
+
+func (b *bare) appendHistory(p *barePayment) error {
+	rows, err := b.db.Query(b.selectHist, p.ID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var from sql.NullString
+		var to, reason, actor string
+		var at time.Time
+		if err := rows.Scan(&from, &to, &reason, &actor, &at); err != nil {
+			return err
+		}
+		p.History = append(p.History, map[string]any{"from": from.String, "to": to, "reason": reason, "actor": actor, "at": at})
+	}
+	return rows.Err()
+}
+
+func (b *bare) list(w http.ResponseWriter, r *http.Request) {
+	rows, err := b.db.Query(b.selectNewer)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	defer rows.Close()
+	page := make([]barePayment, 0, 21)
+	for rows.Next() {
+		p, err := scanPayment(rows)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		page = append(page, p)
+	}
+	if err := rows.Err(); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	hasMore := len(page) > 20
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "data": page[:min(len(page), 20)], "has_more": hasMore})
+}
+
+func writeJSON(w http.ResponseWriter, status int, body any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(body)
+}
+
+func inTx(db *sql.DB, fn func(*sql.Tx) error) error {
+	tx, err := db.Begin()
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}

@@ -1,0 +1,337 @@
+package loadtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/paygate/paygate/internal/prefixid"
+)
+
+// Surface is how a target is spoken to.
+type Surface string
+
+const (
+	SurfaceBare    Surface = "bare"
+	SurfaceREST    Surface = "rest"
+	SurfaceGraphQL Surface = "graphql"
+)
+
+// Operation is what a run asks, over and over.
+type Operation string
+
+const (
+	Create Operation = "create"
+	Get    Operation = "get"
+	List   Operation = "list"
+)
+
+// Target is a server under load.
+type Target struct {
+	Surface Surface
+	BaseURL string
+	// Token is sent as a bearer token (Paygate's surfaces); the bare handler takes none.
+	Token string
+}
+
+// Config shapes a run.
+type Config struct {
+	Concurrency int
+	Duration    time.Duration
+	// Keyed sends every create with a new Idempotency-Key.
+	Keyed  bool
+	Client *http.Client
+}
+
+// Result is what one run measured.
+type Result struct {
+	Surface    Surface
+	Operation  Operation
+	Requests   int
+	Errors     int
+	FirstError string
+	PerSecond  float64
+	P50, P99   time.Duration
+	// Created holds the ids of the payments a create run made, for the get runs to read.
+	Created []string
+}
+
+// Run sends op to target from cfg.Concurrency clients for cfg.Duration; a get picks its payment
+// among ids.
+func Run(ctx context.Context, cfg Config, target Target, op Operation, ids []string) (Result, error) {
+	if op == Get && len(ids) == 0 {
+		return Result{}, errors.New("get reads the payments create made: run create before get")
+	}
+	type worker struct {
+		latencies []time.Duration
+		errors    int
+		firstErr  string
+		created   []string
+	}
+	workers := make([]worker, cfg.Concurrency)
+	started := time.Now()
+	deadline := started.Add(cfg.Duration)
+	var wg sync.WaitGroup
+	for i := range workers {
+		w := &workers[i]
+		rng := rand.New(rand.NewPCG(uint64(i), uint64(started.UnixNano())))
+		wg.Go(func() {
+			// Every client sends at least one request, and none is cut off at the deadline: a
+			// request is measured whole or not sent.
+			for sent := 0; ctx.Err() == nil && (sent == 0 || time.Now().Before(deadline)); sent++ {
+				req, err := newRequest(ctx, cfg, target, op, ids, rng)
+				if err != nil {
+					w.errors++
+					w.firstErr = err.Error()
+					return
+				}
+				begin := time.Now()
+				id, err := send(cfg.Client, req, target.Surface, op)
+				w.latencies = append(w.latencies, time.Since(begin))
+				if err != nil {
+					if w.errors++; w.firstErr == "" {
+						w.firstErr = err.Error()
+					}
+					continue
+				}
+				if id != "" {
+					w.created = append(w.created, id)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(started)
+	result := Result{Surface: target.Surface, Operation: op}
+	var all []time.Duration
+	for _, w := range workers {
+		all = append(all, w.latencies...)
+		result.Errors += w.errors
+		result.Created = append(result.Created, w.created...)
+		if result.FirstError == "" {
+			result.FirstError = w.firstErr
+		}
+	}
+	result.Requests = len(all)
+	result.PerSecond = float64(len(all)) / elapsed.Seconds()
+	if len(all) > 0 {
+		slices.Sort(all)
+		result.P50, result.P99 = all[len(all)*50/100], all[min(len(all)*99/100, len(all)-1)]
+	}
+	return result, nil
+}
+
+func newRequest(ctx context.Context, cfg Config, target Target, op Operation, ids []string, rng *rand.Rand) (*http.Request, error) {
+	var method, path string
+	var body any
+	switch {
+	case target.Surface == SurfaceGraphQL:
+		method, path, body = http.MethodPost, "/query", graphQLBody(op, ids, rng)
+	case op == Create:
+		method, path, body = http.MethodPost, "/payments", paymentBody()
+	case op == Get:
+		method, path = http.MethodGet, "/payments/"+ids[rng.IntN(len(ids))]
+	default:
+		method, path = http.MethodGet, "/payments"
+	}
+	if target.Surface == SurfaceREST {
+		path = "/api/v1" + path
+		if op == List {
+			path += "?limit=20"
+		}
+	}
+	var reader io.Reader
+	if body != nil {
+		encoded, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		reader = bytes.NewReader(encoded)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(target.BaseURL, "/")+path, reader)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if target.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+target.Token)
+	}
+	if op == Create && cfg.Keyed {
+		req.Header.Set("Idempotency-Key", prefixid.New("load"))
+	}
+	return req, nil
+}
+
+// expYear is a card expiry year ahead of any clock the run meets.
+var expYear = time.Now().Year() + 4
+
+func paymentBody() map[string]any {
+	return map[string]any{
+		"amount": "49.99", "currency": "USD", "payment_method": "credit_card",
+		"customer": map[string]any{"email": "load@example.com", "name": "Load Test"},
+		"card":     map[string]any{"number": "4242424242424242", "exp_month": 12, "exp_year": expYear, "cvc": "123"},
+	}
+}
+
+const paymentFields = `id amount currency status customer { email } card { last4 } createdAt`
+
+func graphQLBody(op Operation, ids []string, rng *rand.Rand) map[string]any {
+	switch op {
+	case Create:
+		return map[string]any{
+			"query": `mutation($in: CreatePaymentInput!) { createPayment(input: $in) { ` + paymentFields + ` } }`,
+			"variables": map[string]any{"in": map[string]any{
+				"amount": "49.99", "currency": "USD", "paymentMethod": "CREDIT_CARD",
+				"customer": map[string]any{"email": "load@example.com", "name": "Load Test"},
+				"card":     map[string]any{"number": "4242424242424242", "expMonth": 12, "expYear": expYear, "cvc": "123"},
+			}},
+		}
+	case Get:
+		return map[string]any{
+			"query":     `query($id: ID!) { payment(id: $id) { ` + paymentFields + ` statusHistory { from to reason actor at } } }`,
+			"variables": map[string]any{"id": ids[rng.IntN(len(ids))]},
+		}
+	default:
+		return map[string]any{"query": `{ payments(first: 20) { edges { node { ` + paymentFields + ` } } pageInfo { hasNextPage } } }`}
+	}
+}
+
+// send sends req and checks its answer; for a create it returns the new payment's id.
+func send(client *http.Client, req *http.Request, surface Surface, op Operation) (string, error) {
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	want := http.StatusOK
+	if op == Create && surface != SurfaceGraphQL {
+		want = http.StatusCreated
+	}
+	if resp.StatusCode != want {
+		return "", fmt.Errorf("%s %s answered %d: %.200s", req.Method, req.URL.Path, resp.StatusCode, body)
+	}
+	if op != Create {
+		if surface == SurfaceGraphQL && bytes.Contains(body, []byte(`"errors"`)) {
+			return "", fmt.Errorf("%s answered errors: %.200s", req.URL.Path, body)
+		}
+		return "", nil
+	}
+	var created struct {
+		Data struct {
+			ID            string `json:"id"`
+			CreatePayment struct {
+				ID string `json:"id"`
+			} `json:"createPayment"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &created); err != nil {
+		return "", err
+	}
+	id := created.Data.ID + created.Data.CreatePayment.ID
+	if id == "" {
+		return "", fmt.Errorf("%s answered no payment: %.200s", req.URL.Path, body)
+	}
+	return id, nil
+}
+
+// ResidentMemory reads a Linux process's resident memory now and at its peak, in bytes.
+func ResidentMemory(pid int) (now, peak int64, err error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	scanner := bufio.NewScanner(f)
+	for scanner.Scan() {
+		name, value, _ := strings.Cut(scanner.Text(), ":")
+		fields := strings.Fields(value)
+		if len(fields) != 2 || fields[1] != "kB" {
+			continue
+		}
+		kB, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case "VmRSS":
+			now = kB << 10
+		case "VmHWM":
+			peak = kB << 10
+		}
+	}
+	if now == 0 {
+		return 0, 0, fmt.Errorf("no resident memory in /proc/%d/status", pid)
+	}
+	return now, peak, scanner.Err()
+}
+
+// Report prints results as a table, each Paygate surface beside the bare handler of the same
+// operation (throughput and p99 as a share of bare's) and GraphQL beside REST.
+func Report(w io.Writer, results []Result) {
+	fmt.Fprintf(w, "%-8s %-8s %10s %10s %10s %8s  %s\n", "op", "target", "req/s", "p50", "p99", "errors", "compared")
+	byKey := map[string]Result{}
+	for _, r := range results {
+		byKey[string(r.Operation)+"/"+string(r.Surface)] = r
+	}
+	for _, r := range results {
+		var compared []string
+		if bare, ok := byKey[string(r.Operation)+"/bare"]; ok && r.Surface != SurfaceBare && bare.PerSecond > 0 {
+			compared = append(compared, fmt.Sprintf("%.2fx bare throughput, p99 %.2fx bare", r.PerSecond/bare.PerSecond, float64(r.P99)/float64(bare.P99)))
+		}
+		if rest, ok := byKey[string(r.Operation)+"/rest"]; ok && r.Surface == SurfaceGraphQL && rest.PerSecond > 0 {
+			compared = append(compared, fmt.Sprintf("%.2fx rest", r.PerSecond/rest.PerSecond))
+		}
+		fmt.Fprintf(w, "%-8s %-8s %10.0f %10s %10s %8d  %s\n", r.Operation, r.Surface, r.PerSecond,
+			r.P50.Round(10*time.Microsecond), r.P99.Round(10*time.Microsecond), r.Errors, strings.Join(compared, "; "))
+		if r.FirstError != "" {
+			fmt.Fprintf(w, "         first error: %s\n", r.FirstError)
+		}
+	}
+}
+
+// Compare runs each operation against each target in turn, after a warm-up of a tenth of the
+// run's length, and returns the measured runs. The gets read payments the creates made.
+func Compare(ctx context.Context, cfg Config, targets []Target, operations []string) ([]Result, error) {
+	var results []Result
+	var ids []string
+	for _, name := range operations {
+		op := Operation(strings.TrimSpace(name))
+		if op != Create && op != Get && op != List {
+			return nil, fmt.Errorf("unknown operation %q: give create, get or list", name)
+		}
+		for _, target := range targets {
+			warmUp := cfg
+			warmUp.Duration = cfg.Duration / 10
+			warm, err := Run(ctx, warmUp, target, op, ids)
+			if err != nil {
+				return nil, err
+			}
+			ids = append(ids, warm.Created...)
+			result, err := Run(ctx, cfg, target, op, ids)
+			if err != nil {
+				return nil, err
+			}
+			ids = append(ids, result.Created...)
+			results = append(results, result)
+		}
+	}
+	return results, ctx.Err()
+}

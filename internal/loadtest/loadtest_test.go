@@ -1,0 +1,70 @@
+package loadtest
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/database/databasetest"
+)
+
+// TestBareHandlerUnderLoad runs the driver against the bare handler briefly on each database:
+// every answer is right, and the report names every run.
+func TestBareHandlerUnderLoad(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		server := httptest.NewServer(Bare(db.SQL, db.Dialect))
+		defer server.Close()
+		cfg := Config{Concurrency: 4, Duration: 200 * time.Millisecond, Keyed: true, Client: server.Client()}
+		results, err := Compare(context.Background(), cfg, []Target{{Surface: SurfaceBare, BaseURL: server.URL}}, []string{"create", "get", "list"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(results) != 3 {
+			t.Fatalf("%d results, want 3", len(results))
+		}
+		for _, r := range results {
+			if r.Requests == 0 || r.Errors != 0 || r.PerSecond <= 0 || r.P50 <= 0 || r.P99 < r.P50 {
+				t.Errorf("%s: %+v", r.Operation, r)
+			}
+		}
+		var keys, payments int
+		db.SQL.QueryRow(`SELECT COUNT(*) FROM idempotency_keys WHERE settled_at IS NOT NULL`).Scan(&keys)
+		db.SQL.QueryRow(`SELECT COUNT(*) FROM payments WHERE status = 'succeeded'`).Scan(&payments)
+		if created := len(results[0].Created); keys < created || payments < created {
+			t.Errorf("%d payments answered, %d succeeded and %d keys settled in the database", created, payments, keys)
+		}
+		var report bytes.Buffer
+		Report(&report, results)
+		for _, op := range []string{"create", "get", "list"} {
+			if !strings.Contains(report.String(), op+" ") {
+				t.Errorf("the report has no %s run:\n%s", op, report.String())
+			}
+		}
+	})
+}
+
+func TestRunRefusesGetWithoutPayments(t *testing.T) {
+	_, err := Run(context.Background(), Config{Concurrency: 1, Duration: time.Millisecond, Client: http.DefaultClient}, Target{Surface: SurfaceBare}, Get, nil)
+	if err == nil {
+		t.Error("a get run without ids ran")
+	}
+	if _, err := Compare(context.Background(), Config{Concurrency: 1, Duration: time.Millisecond}, nil, []string{"delete"}); err == nil {
+		t.Error("an unknown operation ran")
+	}
+}
+
+func TestResidentMemory(t *testing.T) {
+	now, peak, err := ResidentMemory(os.Getpid())
+	if err != nil {
+		t.Skipf("no /proc here: %v", err)
+	}
+	if now <= 0 || peak < now {
+		t.Errorf("resident memory %d, peak %d", now, peak)
+	}
+}
