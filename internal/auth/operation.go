@@ -3,7 +3,8 @@ package auth
 import "context"
 
 // Operation is one thing a client asks of Paygate, the same over REST and GraphQL: what the
-// principal must hold to ask it, and whether an idempotency key applies. This table is the one
+// principal must hold to ask it, whether an idempotency key applies, and which rate limit it
+// counts against. This table is the one
 // place that says so; the services authorise every call from it, and each surface reads it to
 // refuse early (REST before decoding a body, GraphQL before reading a root field's arguments;
 // the schema's @hasScope directives, which a test holds to this table, say the same).
@@ -18,16 +19,35 @@ type Operation struct {
 	// Idempotent operations take an idempotency key: a retry with the key replays the first
 	// answer instead of running again.
 	Idempotent bool
+	// RateClass is the rate-limit bucket the operation's requests draw from, per principal (or
+	// per address and account for credentials), so a flood of one kind cannot starve another.
+	RateClass RateClass
 }
 
+// RateClass is a kind of request that shares one rate limit.
+type RateClass string
+
+const (
+	// RateCredentials is a password or refresh token checked: throttled hardest, per account and
+	// per address, since each attempt is a guess.
+	RateCredentials RateClass = "credentials"
+	// RateWrite moves money.
+	RateWrite RateClass = "write"
+	// RateRead only reads.
+	RateRead RateClass = "read"
+)
+
+// RateClasses lists every rate class.
+var RateClasses = []RateClass{RateCredentials, RateWrite, RateRead}
+
 var (
-	Login         = Operation{Name: "login", Public: true}
-	RefreshToken  = Operation{Name: "refreshToken", Public: true}
-	CreatePayment = Operation{Name: "createPayment", Scope: ScopePaymentsWrite, Idempotent: true}
-	RefundPayment = Operation{Name: "refundPayment", Scope: ScopeRefundsWrite, Idempotent: true}
-	GetPayment    = Operation{Name: "payment", Scope: ScopePaymentsRead}
-	ListPayments  = Operation{Name: "payments", Scope: ScopePaymentsRead}
-	GetRefund     = Operation{Name: "refund", Scope: ScopePaymentsRead}
+	Login         = Operation{Name: "login", Public: true, RateClass: RateCredentials}
+	RefreshToken  = Operation{Name: "refreshToken", Public: true, RateClass: RateCredentials}
+	CreatePayment = Operation{Name: "createPayment", Scope: ScopePaymentsWrite, Idempotent: true, RateClass: RateWrite}
+	RefundPayment = Operation{Name: "refundPayment", Scope: ScopeRefundsWrite, Idempotent: true, RateClass: RateWrite}
+	GetPayment    = Operation{Name: "payment", Scope: ScopePaymentsRead, RateClass: RateRead}
+	ListPayments  = Operation{Name: "payments", Scope: ScopePaymentsRead, RateClass: RateRead}
+	GetRefund     = Operation{Name: "refund", Scope: ScopePaymentsRead, RateClass: RateRead}
 )
 
 // Operations lists every operation.
