@@ -239,6 +239,9 @@ func TestConcurrentIdenticalIdempotentRequests(t *testing.T) {
 					t.Errorf("%s: answer %d", surface, statuses[i])
 				}
 			}
+			if made == "" {
+				t.Errorf("%s: no answer named the payment made", surface)
+			}
 		}
 	})
 }

@@ -5,6 +5,10 @@
 //	go build -o /tmp/paygate . && PAYGATE_DATABASE_URL=postgres://... /tmp/paygate &
 //	go run ./cmd/paygate-load -database-url postgres://... -email admin@example.com -password ... -pid $!
 //
+// It makes payments with the sandbox's test card and, through the bare handler, payments
+// recorded as failed: run it against a Paygate and a database set up for measuring, never one
+// that holds real payments.
+//
 // The bare handler runs in this process unless -bare names one already serving
 // (paygate-load bare -database-url ... -listen 127.0.0.1:8081), which keeps it from sharing a
 // process with the load it is measured under.

@@ -51,6 +51,13 @@ type Input struct {
 	CVC      string
 }
 
+// Normalized is the card as it is charged: its number without the spaces and dashes people
+// write in it.
+func (in Input) Normalized() Input {
+	in.Number = strings.NewReplacer(" ", "", "-", "").Replace(in.Number)
+	return in
+}
+
 // Validate checks the card at time now. Errors name the REST parameter at fault.
 func Validate(in Input, now time.Time) (Card, error) {
 	switch {
@@ -63,7 +70,7 @@ func Validate(in Input, now time.Time) (Card, error) {
 	case in.CVC == "":
 		return Card{}, apierror.ForParam(apierror.MissingField, "card.cvc", "card.cvc is required")
 	}
-	number := strings.NewReplacer(" ", "", "-", "").Replace(in.Number)
+	number := in.Normalized().Number
 	if len(number) < 12 || len(number) > 19 || !digitsOnly(number) || !luhnValid(number) {
 		return Card{}, apierror.ForParam(apierror.InvalidCard, "card.number", "card number is not a valid card number")
 	}

@@ -124,37 +124,49 @@ func (db *DB) migrationSource() (source.Driver, error) {
 // Migrate applies every embedded migration not yet applied. On PostgreSQL an advisory lock keeps
 // servers that start together from migrating twice.
 func (db *DB) Migrate(ctx context.Context) error {
-	src, err := db.migrationSource()
+	m, done, err := db.migrator(ctx)
 	if err != nil {
 		return err
 	}
-	var driver migratedb.Driver
-	if db.Dialect == dialect.Postgres {
-		conn, err := db.SQL.Conn(ctx)
-		if err != nil {
-			return err
-		}
-		pg, err := postgres.WithConnection(ctx, conn, &postgres.Config{})
-		if err != nil {
-			conn.Close()
-			return err
-		}
-		defer pg.Close() // closes only the connection: WithConnection leaves the pool alone
-		driver = pg
-	} else {
-		// The sqlite driver's Close would close the whole pool, so it is never closed.
-		if driver, err = sqlite.WithInstance(db.SQL, &sqlite.Config{}); err != nil {
-			return err
-		}
-	}
-	m, err := migrate.NewWithInstance("iofs", src, db.Dialect, driver)
-	if err != nil {
-		return err
-	}
+	defer done()
 	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
 		return fmt.Errorf("applying migrations: %w", err)
 	}
 	return nil
+}
+
+// migrator returns golang-migrate over the embedded migrations of db's dialect, and the function
+// that releases it.
+func (db *DB) migrator(ctx context.Context) (*migrate.Migrate, func(), error) {
+	src, err := db.migrationSource()
+	if err != nil {
+		return nil, nil, err
+	}
+	var driver migratedb.Driver
+	done := func() {}
+	if db.Dialect == dialect.Postgres {
+		conn, err := db.SQL.Conn(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		pg, err := postgres.WithConnection(ctx, conn, &postgres.Config{})
+		if err != nil {
+			conn.Close()
+			return nil, nil, err
+		}
+		driver, done = pg, func() { pg.Close() } // closes only the connection: WithConnection leaves the pool alone
+	} else {
+		// The sqlite driver's Close would close the whole pool, so it is never closed.
+		if driver, err = sqlite.WithInstance(db.SQL, &sqlite.Config{}); err != nil {
+			return nil, nil, err
+		}
+	}
+	m, err := migrate.NewWithInstance("iofs", src, db.Dialect, driver)
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	return m, done, nil
 }
 
 // LatestMigration returns the version of the newest embedded migration.

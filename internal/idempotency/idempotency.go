@@ -162,9 +162,14 @@ func (s *Store) Previous(ctx context.Context, k *Key) (outcome Outcome, found bo
 		_, err := s.client.IdempotencyKey.Delete().
 			Where(idempotencykey.ID(earlier.ID), idempotencykey.ExpiresAtLTE(now)).Exec(ctx)
 		return Outcome{}, false, err
+	case earlier.ResourceID == nil:
+		// Stored before keys named their call's resource, with a fingerprint of another form that
+		// no request matches now: telling its retry to use a new key could charge twice, so it
+		// waits until the key expires.
+		return Outcome{}, false, apierror.New(apierror.IdempotencyKeyInUse, "a request with this idempotency key is still running; retry later")
 	case earlier.RequestHash != k.Fingerprint:
 		return Outcome{}, false, apierror.New(apierror.IdempotencyKeyReused, "this idempotency key was used with another request; use a new key")
-	case earlier.SettledAt == nil || earlier.ResourceID == nil:
+	case earlier.SettledAt == nil:
 		// Still held. A key whose call died with its server stays held until it expires: running
 		// the call again could charge twice, and answering 409 never does.
 		return Outcome{}, false, apierror.New(apierror.IdempotencyKeyInUse, "a request with this idempotency key is still running; retry later")

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paygate/paygate/ent/idempotencykey"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database"
@@ -123,6 +124,18 @@ func TestClaimSettleAndPrevious(t *testing.T) {
 		if outcome.Err == nil || outcome.Err.Code != apierror.Internal || outcome.Err.Message != "an internal error occurred" {
 			t.Errorf("error outcome = %+v", outcome.Err)
 		}
+
+		// A key stored before keys named their resource has a fingerprint no request matches: it
+		// is held until it expires, never "use a new key", which could charge twice.
+		if err := db.Ent.IdempotencyKey.Create().SetPrincipal("usr_1").SetKey("legacy").SetRequestHash("old-form").
+			SetExpiresAt(time.Now().Add(TTL)).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		legacy := keyOf(t, store, ctx, auth.CreatePayment, "legacy", "input")
+		if _, _, err := store.Previous(ctx, legacy); !isCode(err, apierror.IdempotencyKeyInUse) {
+			t.Errorf("legacy key = %v", err)
+		}
+		db.Ent.IdempotencyKey.Delete().Where(idempotencykey.KeyEQ("legacy")).ExecX(ctx)
 
 		// Keys are per principal.
 		theirs := keyOf(t, store, signedIn("usr_2"), auth.CreatePayment, "k", "input")

@@ -16,7 +16,9 @@ import (
 )
 
 // Bare is the yardstick handler over Paygate's own tables, with database/sql and nothing else:
-// no validation beyond decoding, no authentication, no middleware, no GraphQL.
+// no validation beyond decoding, no authentication, no middleware, no GraphQL. It writes what a
+// payment writes, but records its payments as failed with failure_code load_test, so that none
+// can be refunded through Paygate; still, point it only at a database made for measuring.
 //
 //	POST /payments       two transactions, the least a durable design writes: the payment, its
 //	                     first two history entries and (with an Idempotency-Key) the key before
@@ -35,7 +37,7 @@ func Bare(db *sql.DB, dialectName string) http.Handler {
 		db:          db,
 		insert:      q(`INSERT INTO payments (id, created_at, updated_at, amount, currency, status, payment_method, customer_email, customer_name, card_brand, card_last4, card_exp_month, card_exp_year, card_fingerprint, provider, amount_refunded) VALUES ($1, $2, $2, $3, $4, 'processing', $5, $6, $7, 'visa', $8, $9, $10, 'f', 'sandbox', 0)`),
 		history:     q(`INSERT INTO payment_status_changes (id, payment_id, "from", "to", reason, actor, at) VALUES ($1, $2, $3, $4, 'r', 'a', $5)`),
-		succeed:     q(`UPDATE payments SET status = 'succeeded', provider_payment_id = $1, updated_at = $2 WHERE id = $3 AND status = 'processing'`),
+		outcome:     q(`UPDATE payments SET status = 'failed', failure_code = 'load_test', provider_payment_id = $1, updated_at = $2 WHERE id = $3 AND status = 'processing'`),
 		claimKey:    q(`INSERT INTO idempotency_keys (id, principal, key, request_hash, resource_id, expires_at, created_at) VALUES ($1, 'bare', $2, 'h', $3, $4, $4)`),
 		settleKey:   q(`UPDATE idempotency_keys SET settled_at = $1 WHERE principal = 'bare' AND key = $2`),
 		selectOne:   q(`SELECT id, amount, currency, status, customer_email, card_last4, created_at FROM payments WHERE id = $1`),
@@ -51,7 +53,7 @@ func Bare(db *sql.DB, dialectName string) http.Handler {
 
 type bare struct {
 	db                                            *sql.DB
-	insert, history, succeed, claimKey, settleKey string
+	insert, history, outcome, claimKey, settleKey string
 	selectOne, selectHist, selectNewer            string
 }
 
@@ -99,10 +101,10 @@ func (b *bare) create(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = inTx(b.db, func(tx *sql.Tx) error {
 			at := time.Now().UTC()
-			if _, err := tx.Exec(b.succeed, prefixid.New("sbx_ch"), at, id); err != nil {
+			if _, err := tx.Exec(b.outcome, prefixid.New("bare"), at, id); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(b.history, prefixid.New("psc"), id, "processing", "succeeded", at); err != nil {
+			if _, err := tx.Exec(b.history, prefixid.New("psc"), id, "processing", "failed", at); err != nil {
 				return err
 			}
 			if key != "" {
@@ -116,7 +118,7 @@ func (b *bare) create(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"success": true, "data": map[string]any{"id": id, "status": "succeeded"}})
+	writeJSON(w, http.StatusCreated, map[string]any{"success": true, "data": map[string]any{"id": id, "status": "failed"}})
 }
 
 type barePayment struct {

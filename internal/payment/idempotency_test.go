@@ -14,6 +14,7 @@ import (
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/idempotency"
@@ -102,6 +103,7 @@ func TestKeyedCreateReplaysByMeaning(t *testing.T) {
 			t.Fatal(err)
 		}
 		in.Amount, in.Currency, in.CustomerName = "025.0", "USD", "Ann" // 25.00 usd for " Ann ", written otherwise
+		in.Card = &card.Input{Number: "4242 4242-4242 4242", ExpMonth: in.Card.ExpMonth, ExpYear: in.Card.ExpYear, CVC: in.Card.CVC}
 		ctx, replayed := idempotency.WatchReplays(allowed())
 		again, err := svc.Create(ctx, in)
 		if err != nil || again.ID != first.ID || !replayed() {

@@ -51,16 +51,20 @@ type CreateInput struct {
 }
 
 // meaning is what an idempotency key's fingerprint is taken of: the request as the service reads
-// it, so the same payment sent over REST or GraphQL, with its amount written "12" or "12.00", is
-// one request.
+// it, so the same payment sent over REST or GraphQL, with its amount written "12" or "12.00" or
+// its card number with spaces, is one request.
 func (in CreateInput) meaning() any {
+	var c *card.Input
+	if in.Card != nil {
+		c = ptr(in.Card.Normalized())
+	}
 	return struct {
 		Amount, Currency, PaymentMethod, CustomerEmail, CustomerName string
 		Card                                                         *card.Input
 		Description                                                  *string
 		Metadata                                                     map[string]string
 	}{in.Amount.Normalized(), strings.ToUpper(in.Currency), string(in.PaymentMethod), in.CustomerEmail,
-		strings.TrimSpace(in.CustomerName), in.Card, in.Description, in.Metadata}
+		strings.TrimSpace(in.CustomerName), c, in.Description, in.Metadata}
 }
 
 // Service takes and reads payments.
@@ -384,12 +388,19 @@ func actorOf(ctx context.Context) string {
 	return "system"
 }
 
-// inTx runs fn in a transaction, committing when it returns nil.
+// inTx runs fn in a transaction, committing when it returns nil. A panic in fn rolls it back
+// before going on, so it never holds locks (a claimed key above all) until its connection dies.
 func (s *Service) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 	tx, err := s.client.Tx(ctx)
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if v := recover(); v != nil {
+			tx.Rollback()
+			panic(v)
+		}
+	}()
 	if err := fn(tx); err != nil {
 		if rbErr := tx.Rollback(); rbErr != nil {
 			return errors.Join(err, rbErr)
