@@ -28,7 +28,7 @@ func TestLoadDriverAgainstPaygate(t *testing.T) {
 		{Surface: loadtest.SurfaceGraphQL, BaseURL: server.URL, Token: token},
 	}
 	cfg := loadtest.Config{Concurrency: 2, Duration: 200 * time.Millisecond, Keyed: true, Client: server.Client()}
-	results, err := loadtest.Compare(context.Background(), cfg, targets, []string{"create", "get", "list"})
+	results, err := loadtest.Compare(context.Background(), cfg, targets, []string{"create", "get", "list"}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	bareURL := flags.String("bare", "", "a bare handler already serving (paygate-load bare), instead of one in this process")
 	pid := flags.Int("pid", 0, "Paygate's process id, to read its resident memory (Linux)")
 	concurrency := flags.Int("concurrency", 32, "concurrent clients")
-	duration := flags.Duration("duration", 10*time.Second, "how long each run lasts")
+	duration := flags.Duration("duration", 5*time.Second, "how long each run lasts")
+	rounds := flags.Int("rounds", 3, "how many times each target is run, in turn with the others")
 	keyed := flags.Bool("keyed", true, "send every create with a new Idempotency-Key")
 	operations := flags.String("ops", "create,get,list", "the operations to run, in order")
 	if err := flags.Parse(args); err != nil {
@@ -98,8 +99,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		{Surface: loadtest.SurfaceGraphQL, BaseURL: *paygateURL, Token: *token},
 	}
 	cfg := loadtest.Config{Concurrency: *concurrency, Duration: *duration, Keyed: *keyed, Client: client}
-	fmt.Fprintf(stdout, "%d clients, %s per run, keyed creates: %v\n", cfg.Concurrency, cfg.Duration, cfg.Keyed)
-	results, err := loadtest.Compare(ctx, cfg, targets, strings.Split(*operations, ","))
+	fmt.Fprintf(stdout, "%d clients, %d rounds of %s per target, keyed creates: %v\n", cfg.Concurrency, *rounds, cfg.Duration, cfg.Keyed)
+	results, err := loadtest.Compare(ctx, cfg, targets, strings.Split(*operations, ","), *rounds)
 	if err != nil {
 		return err
 	}

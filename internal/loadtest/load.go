@@ -66,6 +66,31 @@ type Result struct {
 	P50, P99   time.Duration
 	// Created holds the ids of the payments a create run made, for the get runs to read.
 	Created []string
+
+	latencies []time.Duration
+	elapsed   time.Duration
+}
+
+// merge adds another run of the same operation against the same target.
+func (r *Result) merge(other Result) {
+	r.Requests += other.Requests
+	r.Errors += other.Errors
+	if r.FirstError == "" {
+		r.FirstError = other.FirstError
+	}
+	r.Created = append(r.Created, other.Created...)
+	r.latencies = append(r.latencies, other.latencies...)
+	r.elapsed += other.elapsed
+	r.summarize()
+}
+
+// summarize computes the throughput and percentiles from the latencies.
+func (r *Result) summarize() {
+	r.PerSecond = float64(len(r.latencies)) / r.elapsed.Seconds()
+	if len(r.latencies) > 0 {
+		slices.Sort(r.latencies)
+		r.P50, r.P99 = r.latencies[len(r.latencies)*50/100], r.latencies[min(len(r.latencies)*99/100, len(r.latencies)-1)]
+	}
 }
 
 // Run sends op to target from cfg.Concurrency clients for cfg.Duration; a get picks its payment
@@ -113,23 +138,17 @@ func Run(ctx context.Context, cfg Config, target Target, op Operation, ids []str
 		})
 	}
 	wg.Wait()
-	elapsed := time.Since(started)
-	result := Result{Surface: target.Surface, Operation: op}
-	var all []time.Duration
+	result := Result{Surface: target.Surface, Operation: op, elapsed: time.Since(started)}
 	for _, w := range workers {
-		all = append(all, w.latencies...)
+		result.latencies = append(result.latencies, w.latencies...)
 		result.Errors += w.errors
 		result.Created = append(result.Created, w.created...)
 		if result.FirstError == "" {
 			result.FirstError = w.firstErr
 		}
 	}
-	result.Requests = len(all)
-	result.PerSecond = float64(len(all)) / elapsed.Seconds()
-	if len(all) > 0 {
-		slices.Sort(all)
-		result.P50, result.P99 = all[len(all)*50/100], all[min(len(all)*99/100, len(all)-1)]
-	}
+	result.Requests = len(result.latencies)
+	result.summarize()
 	return result, nil
 }
 
@@ -307,9 +326,11 @@ func Report(w io.Writer, results []Result) {
 	}
 }
 
-// Compare runs each operation against each target in turn, after a warm-up of a tenth of the
-// run's length, and returns the measured runs. The gets read payments the creates made.
-func Compare(ctx context.Context, cfg Config, targets []Target, operations []string) ([]Result, error) {
+// Compare runs each operation against each target in turn, rounds times over (so that what
+// drifts during a measurement, a growing table or a checkpoint, falls on every target alike),
+// each run after a warm-up of a tenth of its length, and returns one merged result per operation
+// and target. The gets read payments the creates made.
+func Compare(ctx context.Context, cfg Config, targets []Target, operations []string, rounds int) ([]Result, error) {
 	var results []Result
 	var ids []string
 	for _, name := range operations {
@@ -317,21 +338,29 @@ func Compare(ctx context.Context, cfg Config, targets []Target, operations []str
 		if op != Create && op != Get && op != List {
 			return nil, fmt.Errorf("unknown operation %q: give create, get or list", name)
 		}
-		for _, target := range targets {
-			warmUp := cfg
-			warmUp.Duration = cfg.Duration / 10
-			warm, err := Run(ctx, warmUp, target, op, ids)
-			if err != nil {
-				return nil, err
+		merged := make([]Result, len(targets))
+		for round := range max(rounds, 1) {
+			for i, target := range targets {
+				warmUp := cfg
+				warmUp.Duration = cfg.Duration / 10
+				warm, err := Run(ctx, warmUp, target, op, ids)
+				if err != nil {
+					return nil, err
+				}
+				ids = append(ids, warm.Created...)
+				result, err := Run(ctx, cfg, target, op, ids)
+				if err != nil {
+					return nil, err
+				}
+				ids = append(ids, result.Created...)
+				if round == 0 {
+					merged[i] = result
+				} else {
+					merged[i].merge(result)
+				}
 			}
-			ids = append(ids, warm.Created...)
-			result, err := Run(ctx, cfg, target, op, ids)
-			if err != nil {
-				return nil, err
-			}
-			ids = append(ids, result.Created...)
-			results = append(results, result)
 		}
+		results = append(results, merged...)
 	}
 	return results, ctx.Err()
 }

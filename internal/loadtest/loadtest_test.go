@@ -21,7 +21,7 @@ func TestBareHandlerUnderLoad(t *testing.T) {
 		server := httptest.NewServer(Bare(db.SQL, db.Dialect))
 		defer server.Close()
 		cfg := Config{Concurrency: 4, Duration: 200 * time.Millisecond, Keyed: true, Client: server.Client()}
-		results, err := Compare(context.Background(), cfg, []Target{{Surface: SurfaceBare, BaseURL: server.URL}}, []string{"create", "get", "list"})
+		results, err := Compare(context.Background(), cfg, []Target{{Surface: SurfaceBare, BaseURL: server.URL}}, []string{"create", "get", "list"}, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +54,7 @@ func TestRunRefusesGetWithoutPayments(t *testing.T) {
 	if err == nil {
 		t.Error("a get run without ids ran")
 	}
-	if _, err := Compare(context.Background(), Config{Concurrency: 1, Duration: time.Millisecond}, nil, []string{"delete"}); err == nil {
+	if _, err := Compare(context.Background(), Config{Concurrency: 1, Duration: time.Millisecond}, nil, []string{"delete"}, 1); err == nil {
 		t.Error("an unknown operation ran")
 	}
 }
