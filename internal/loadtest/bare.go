@@ -26,6 +26,8 @@ import (
 //	                     outcome after
 //	GET  /payments/{id}  the payment and its status history
 //	GET  /payments       the 20 newest payments
+//
+// Like Paygate it reads and answers whole payments, every column.
 func Bare(db *sql.DB, dialectName string) http.Handler {
 	q := func(query string) string {
 		if dialectName == dialect.SQLite {
@@ -40,9 +42,9 @@ func Bare(db *sql.DB, dialectName string) http.Handler {
 		outcome:     q(`UPDATE payments SET status = 'failed', failure_code = 'load_test', provider_payment_id = $1, updated_at = $2 WHERE id = $3 AND status = 'processing'`),
 		claimKey:    q(`INSERT INTO idempotency_keys (id, principal, key, request_hash, resource_id, expires_at, created_at) VALUES ($1, 'bare', $2, 'h', $3, $4, $4)`),
 		settleKey:   q(`UPDATE idempotency_keys SET settled_at = $1 WHERE principal = 'bare' AND key = $2`),
-		selectOne:   q(`SELECT id, amount, currency, status, customer_email, card_last4, created_at FROM payments WHERE id = $1`),
+		selectOne:   q(`SELECT id, created_at, updated_at, amount, currency, status, payment_method, customer_email, customer_name, card_brand, card_last4, card_exp_month, card_exp_year, card_fingerprint, provider, provider_payment_id, amount_refunded, failure_code, failure_message, description, metadata FROM payments WHERE id = $1`),
 		selectHist:  q(`SELECT "from", "to", reason, actor, at FROM payment_status_changes WHERE payment_id = $1 ORDER BY at, id`),
-		selectNewer: q(`SELECT id, amount, currency, status, customer_email, card_last4, created_at FROM payments ORDER BY created_at DESC, id DESC LIMIT 21`),
+		selectNewer: q(`SELECT id, created_at, updated_at, amount, currency, status, payment_method, customer_email, customer_name, card_brand, card_last4, card_exp_month, card_exp_year, card_fingerprint, provider, provider_payment_id, amount_refunded, failure_code, failure_message, description, metadata FROM payments ORDER BY created_at DESC, id DESC LIMIT 21`),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /payments", b.create)
@@ -81,7 +83,7 @@ func (b *bare) create(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	id, now, key := prefixid.New("pay"), time.Now().UTC(), r.Header.Get("Idempotency-Key")
+	id, now, key, providerID := prefixid.New("pay"), time.Now().UTC(), r.Header.Get("Idempotency-Key"), prefixid.New("bare")
 	err := inTx(b.db, func(tx *sql.Tx) error {
 		if key != "" {
 			if _, err := tx.Exec(b.claimKey, prefixid.New("idk"), key, id, now); err != nil {
@@ -101,7 +103,7 @@ func (b *bare) create(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = inTx(b.db, func(tx *sql.Tx) error {
 			at := time.Now().UTC()
-			if _, err := tx.Exec(b.outcome, prefixid.New("bare"), at, id); err != nil {
+			if _, err := tx.Exec(b.outcome, providerID, at, id); err != nil {
 				return err
 			}
 			if _, err := tx.Exec(b.history, prefixid.New("psc"), id, "processing", "failed", at); err != nil {
@@ -118,23 +120,61 @@ func (b *bare) create(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"success": true, "data": map[string]any{"id": id, "status": "failed"}})
+	failed := "load_test"
+	writeJSON(w, http.StatusCreated, map[string]any{"success": true, "data": barePayment{
+		ID: id, Object: "payment", CreatedAt: now, UpdatedAt: now, Amount: 4999, Currency: strings.ToUpper(req.Currency),
+		Status: "failed", PaymentMethod: req.PaymentMethod, Customer: bareCustomer{req.Customer.Email, req.Customer.Name},
+		Card: bareCardOut{Brand: "visa", Last4: req.Card.Number[len(req.Card.Number)-4:], ExpMonth: req.Card.ExpMonth,
+			ExpYear: req.Card.ExpYear, Fingerprint: "f"}, Provider: "sandbox", ProviderPaymentID: &providerID, FailureCode: &failed,
+	}})
 }
 
+// barePayment is the whole payment resource, as Paygate answers it, so that both read and encode
+// the same fields.
 type barePayment struct {
-	ID            string    `json:"id"`
-	Amount        int64     `json:"amount"`
-	Currency      string    `json:"currency"`
-	Status        string    `json:"status"`
-	CustomerEmail string    `json:"customer_email"`
-	Last4         string    `json:"last4"`
-	CreatedAt     time.Time `json:"created_at"`
-	History       []any     `json:"status_history,omitempty"`
+	ID                string            `json:"id"`
+	Object            string            `json:"object"`
+	CreatedAt         time.Time         `json:"created_at"`
+	UpdatedAt         time.Time         `json:"updated_at"`
+	Amount            int64             `json:"amount"`
+	Currency          string            `json:"currency"`
+	Status            string            `json:"status"`
+	PaymentMethod     string            `json:"payment_method"`
+	Customer          bareCustomer      `json:"customer"`
+	Card              bareCardOut       `json:"card"`
+	Provider          string            `json:"provider"`
+	ProviderPaymentID *string           `json:"provider_payment_id"`
+	AmountRefunded    int64             `json:"amount_refunded"`
+	FailureCode       *string           `json:"failure_code"`
+	FailureMessage    *string           `json:"failure_message"`
+	Description       *string           `json:"description"`
+	Metadata          map[string]string `json:"metadata"`
+	History           []any             `json:"status_history,omitempty"`
+}
+
+type bareCustomer struct {
+	Email string `json:"email"`
+	Name  string `json:"name"`
+}
+
+type bareCardOut struct {
+	Brand       string `json:"brand"`
+	Last4       string `json:"last4"`
+	ExpMonth    int    `json:"exp_month"`
+	ExpYear     int    `json:"exp_year"`
+	Fingerprint string `json:"fingerprint"`
 }
 
 func scanPayment(row interface{ Scan(...any) error }) (barePayment, error) {
-	var p barePayment
-	err := row.Scan(&p.ID, &p.Amount, &p.Currency, &p.Status, &p.CustomerEmail, &p.Last4, &p.CreatedAt)
+	p := barePayment{Object: "payment"}
+	var metadata sql.NullString
+	err := row.Scan(&p.ID, &p.CreatedAt, &p.UpdatedAt, &p.Amount, &p.Currency, &p.Status, &p.PaymentMethod,
+		&p.Customer.Email, &p.Customer.Name, &p.Card.Brand, &p.Card.Last4, &p.Card.ExpMonth, &p.Card.ExpYear,
+		&p.Card.Fingerprint, &p.Provider, &p.ProviderPaymentID, &p.AmountRefunded, &p.FailureCode,
+		&p.FailureMessage, &p.Description, &metadata)
+	if err == nil && metadata.Valid {
+		err = json.Unmarshal([]byte(metadata.String), &p.Metadata)
+	}
 	return p, err
 }
 
