@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -60,6 +61,37 @@ func TestListsCountOnlyWhenAskedTo(t *testing.T) {
 		}
 		if n := counts.Swap(0); n != 1 {
 			t.Errorf("a page with totalCount ran %d counts, want 1", n)
+		}
+
+		// Whatever the selection's shape, the answers are those of the whole connection.
+		for _, tc := range []struct{ query, path, want string }{
+			// No edges: the page info comes from the count.
+			{`{ payments(first: 1) { pageInfo { hasNextPage } } }`, "payments.pageInfo.hasNextPage", "true"},
+			{`{ payments(first: 1) { edges @skip(if: true) { cursor } pageInfo { hasNextPage } } }`, "payments.pageInfo.hasNextPage", "true"},
+			// Aliases: Paginate looks fields up by alias.
+			{`{ payments(first: 2) { t: totalCount pageInfo { hasNextPage } edges { cursor } } }`, "payments.t", "3"},
+			{`{ payments(first: 2) { t: totalCount } }`, "payments.t", "3"},
+			{`{ payments(first: 2) { e: edges { node { id } } pageInfo { hasNextPage } } }`, "payments.e.1.node.id", "pay_"},
+			{`{ payments(first: 2) { e: edges { node { id } } pageInfo { hasNextPage } } }`, "payments.pageInfo.hasNextPage", "true"},
+			// Two connections in one query, each with its own selection.
+			{`{ a: payments(first: 1) { totalCount pageInfo { hasNextPage } } b: payments(first: 3) { edges { node { amount } } pageInfo { hasNextPage } } }`, "b.edges.2.node.amount", "10.00"},
+			{`{ a: payments(first: 1) { totalCount pageInfo { hasNextPage } } b: payments(first: 3) { edges { node { amount } } pageInfo { hasNextPage } } }`, "a.totalCount", "3"},
+			{`{ a: payments(first: 1) { totalCount pageInfo { hasNextPage } } b: payments(first: 3) { edges { node { amount } } pageInfo { hasNextPage } } }`, "b.pageInfo.hasNextPage", "false"},
+			// Backwards.
+			{`{ payments(last: 2) { edges { node { id } } pageInfo { hasPreviousPage hasNextPage } } }`, "payments.pageInfo.hasPreviousPage", "true"},
+		} {
+			data := env.mustGraphQL(token, tc.query, nil)
+			var at any = data
+			for _, step := range strings.Split(tc.path, ".") {
+				if i, err := strconv.Atoi(step); err == nil {
+					at = get(at, i)
+				} else {
+					at = get(at, step)
+				}
+			}
+			if got := fmt.Sprint(at); !strings.HasPrefix(got, tc.want) {
+				t.Errorf("%s: %s = %s, want %s (%v)", tc.query, tc.path, got, tc.want, data)
+			}
 		}
 	})
 }

@@ -39,7 +39,7 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]ent.Noder, e
 
 // Payments is the resolver for the payments field.
 func (r *queryResolver) Payments(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) (*ent.PaymentConnection, error) {
-	return r.PaymentService.List(withoutPageInfo(ctx), after, first, before, last, orderBy, where)
+	return r.PaymentService.List(pageView(ctx), after, first, before, last, orderBy, where)
 }
 
 // Payment returns generated.PaymentResolver implementation.

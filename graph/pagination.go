@@ -7,13 +7,20 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
-// withoutPageInfo returns ctx for entgql's Paginate, with pageInfo left out of the selection it
-// reads. Paginate counts every row the filter matches whenever pageInfo or totalCount is selected,
-// though it takes the page info from the page's own extra row: a count per page, which costs more
-// as the table grows. With pageInfo left out, the count runs only when totalCount is asked for.
-// The REST shim calls without a selection, which Paginate reads as "everything", count included;
-// it is given a selection of the edges alone (every column, no count).
-func withoutPageInfo(ctx context.Context) context.Context {
+// pageView returns ctx for entgql's Paginate, showing it a view of the connection's selection:
+//   - without pageInfo when the edges are selected. Paginate counts every row the filter matches
+//     whenever pageInfo is selected, though it takes the page info from the page's own extra row:
+//     a count per page, which costs more as the table grows. It still counts when totalCount is
+//     asked for, or when no edges are (the page info then comes from the count);
+//   - with edges and totalCount under their own names, whatever their aliases: Paginate looks
+//     fields up by alias, so an aliased edges read as no rows and an aliased totalCount as the
+//     page's length.
+//
+// The view is read through an operation context of its own, since gqlgen caches collected fields
+// per operation by the address of their selection, which the view's short-lived slices would
+// otherwise share with later fields. The REST shim calls without a selection, which Paginate
+// reads as "everything", count included; it is shown the edges alone (every column, no count).
+func pageView(ctx context.Context) context.Context {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil {
 		ctx = graphql.WithOperationContext(ctx, &graphql.OperationContext{})
@@ -22,16 +29,26 @@ func withoutPageInfo(ctx context.Context) context.Context {
 			Selections: ast.SelectionSet{&ast.Field{Name: "edges", Alias: "edges"}},
 		}})
 	}
-	var kept ast.SelectionSet
-	for _, collected := range graphql.CollectFields(graphql.GetOperationContext(ctx), fc.Field.Selections, nil) {
-		if collected.Name == "pageInfo" {
+	oc := graphql.GetOperationContext(ctx)
+	collected := graphql.CollectFields(oc, fc.Field.Selections, nil)
+	var edges bool
+	for _, field := range collected {
+		edges = edges || field.Name == "edges"
+	}
+	var view ast.SelectionSet
+	for _, field := range collected {
+		if field.Name == "pageInfo" && edges {
 			continue
 		}
-		field := *collected.Field
-		field.SelectionSet = collected.Selections // merged from every place the field is selected
-		kept = append(kept, &field)
+		copied := *field.Field
+		copied.Alias = copied.Name
+		copied.SelectionSet = field.Selections // merged from every place the field is selected
+		view = append(view, &copied)
 	}
-	view := *fc
-	view.Field.Selections = kept
-	return graphql.WithFieldContext(ctx, &view)
+	private := &graphql.OperationContext{
+		RawQuery: oc.RawQuery, Variables: oc.Variables, OperationName: oc.OperationName, Doc: oc.Doc, Operation: oc.Operation,
+	}
+	viewed := *fc
+	viewed.Field.Selections = view
+	return graphql.WithFieldContext(graphql.WithOperationContext(ctx, private), &viewed)
 }

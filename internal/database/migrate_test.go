@@ -3,7 +3,9 @@ package database
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
+	"strings"
 	"path/filepath"
 	"testing"
 
@@ -11,8 +13,9 @@ import (
 )
 
 // TestEveryMigrationRollsBack applies the SQLite migrations one at a time, and after each takes
-// it back and applies it again, with a row in the table the last one rebuilt: a down migration
-// that fails or loses rows would leave an operator stuck halfway through a rollback.
+// it back (which must restore the schema it found: tables, columns, indexes) and applies it
+// again, with a row in the idempotency keys to carry through: a down migration that fails, leaves
+// another schema or loses rows would leave an operator stuck halfway through a rollback.
 func TestEveryMigrationRollsBack(t *testing.T) {
 	db, err := Open("sqlite://"+filepath.Join(t.TempDir(), "migrate.db"), Options{})
 	if err != nil {
@@ -40,6 +43,7 @@ func TestEveryMigrationRollsBack(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		before := schemaOf(t, db)
 		err := m.Steps(1)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, migrate.ErrNoChange) || isShortLimit(err) { // past the last
 			break
@@ -50,6 +54,9 @@ func TestEveryMigrationRollsBack(t *testing.T) {
 		version, _, _ := m.Version()
 		if err := m.Steps(-1); err != nil {
 			t.Fatalf("rolling back migration %d: %v", version, err)
+		}
+		if after := schemaOf(t, db); after != before {
+			t.Errorf("migration %d, rolled back, leaves the schema\n%s\nwhere it found\n%s", version, after, before)
 		}
 		if err := m.Steps(1); err != nil {
 			t.Fatalf("applying migration %d again: %v", version, err)
@@ -71,4 +78,29 @@ func TestEveryMigrationRollsBack(t *testing.T) {
 func isShortLimit(err error) bool {
 	var short migrate.ErrShortLimit
 	return errors.As(err, &short)
+}
+
+// schemaOf describes the SQLite schema: every table's columns and every index, in order.
+func schemaOf(t *testing.T, db *DB) string {
+	t.Helper()
+	rows, err := db.SQL.Query(`SELECT m.type, m.name, COALESCE(p.name, ''), COALESCE(p.type, ''), COALESCE(p."notnull", 0), COALESCE(p.pk, 0), COALESCE(p.dflt_value, '')
+		FROM sqlite_master m LEFT JOIN pragma_table_info(m.name) p ON m.type = 'table'
+		WHERE m.name NOT LIKE 'sqlite_%' AND m.name != 'schema_migrations' ORDER BY m.type, m.name, p.cid`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var schema strings.Builder
+	for rows.Next() {
+		var kind, name, column, columnType, defaultValue string
+		var notNull, primaryKey int
+		if err := rows.Scan(&kind, &name, &column, &columnType, &notNull, &primaryKey, &defaultValue); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&schema, "%s %s %s %s notnull=%d pk=%d default=%s\n", kind, name, column, columnType, notNull, primaryKey, defaultValue)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return schema.String()
 }

@@ -326,8 +326,9 @@ func Report(w io.Writer, results []Result) {
 	}
 }
 
-// Compare runs each operation against each target in turn, rounds times over (so that what
-// drifts during a measurement, a growing table or a checkpoint, falls on every target alike),
+// Compare runs each operation against each target in turn, rounds times over, each round
+// starting with the next target (so that what drifts during a measurement, a growing table or a
+// checkpoint, falls on every target alike),
 // each run after a warm-up of a tenth of its length, and returns one merged result per operation
 // and target. The gets read payments the creates made.
 func Compare(ctx context.Context, cfg Config, targets []Target, operations []string, rounds int) ([]Result, error) {
@@ -340,7 +341,9 @@ func Compare(ctx context.Context, cfg Config, targets []Target, operations []str
 		}
 		merged := make([]Result, len(targets))
 		for round := range max(rounds, 1) {
-			for i, target := range targets {
+			for k := range targets {
+				i := (k + round) % len(targets) // each round starts with the next target
+				target := targets[i]
 				warmUp := cfg
 				warmUp.Duration = cfg.Duration / 10
 				warm, err := Run(ctx, warmUp, target, op, ids)
@@ -353,6 +356,10 @@ func Compare(ctx context.Context, cfg Config, targets []Target, operations []str
 					return nil, err
 				}
 				ids = append(ids, result.Created...)
+				result.Errors += warm.Errors // a failure while warming up is a failure too
+				if result.FirstError == "" {
+					result.FirstError = warm.FirstError
+				}
 				if round == 0 {
 					merged[i] = result
 				} else {
