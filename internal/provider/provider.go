@@ -24,7 +24,10 @@ type ChargeResult struct {
 	ProviderPaymentID string
 	Approved          bool
 	// DeclineCode is card_declined, insufficient_funds or expired_card when not approved.
-	DeclineCode    string
+	DeclineCode string
+	// RawDeclineCode is the decline as the provider gave it (Stripe's decline_code, Adyen's
+	// refusalReasonCode, Checkout.com's response_code), for support and reconciliation.
+	RawDeclineCode string
 	DeclineMessage string
 }
 

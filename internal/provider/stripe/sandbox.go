@@ -1,0 +1,177 @@
+package stripe
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	stripego "github.com/stripe/stripe-go/v84"
+
+	"github.com/paygate/paygate/internal/prefixid"
+)
+
+// Sandbox answers as Stripe's test mode does, for the requests the adapter sends: it charges the
+// test cards with their test outcomes, refunds, and replays an answer to a repeated
+// Idempotency-Key. It keeps its state in memory.
+//
+//	4242424242424242  succeeds
+//	4000000000000002  card_declined (decline_code generic_decline)
+//	4000000000009995  card_declined (decline_code insufficient_funds)
+//	4000000000000069  expired_card
+//	4000000000000119  processing_error
+//
+// Outage makes it answer every request 500 api_error, and Latency delays every answer, so that
+// failover and timeouts can be shown.
+type Sandbox struct {
+	Outage  atomic.Bool
+	Latency atomic.Int64 // nanoseconds
+
+	mu      sync.Mutex
+	answers map[string]sandboxAnswer // by idempotency key
+	intents map[string]*stripego.PaymentIntent
+	charged map[string]int64 // refunded so far, by intent
+}
+
+type sandboxAnswer struct {
+	request string // the form, to refuse a key reused with other parameters
+	status  int
+	body    []byte
+}
+
+// NewSandbox returns an empty sandbox.
+func NewSandbox() *Sandbox {
+	return &Sandbox{answers: map[string]sandboxAnswer{}, intents: map[string]*stripego.PaymentIntent{}, charged: map[string]int64{}}
+}
+
+func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if latency := time.Duration(s.Latency.Load()); latency > 0 {
+		select {
+		case <-time.After(latency):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	switch {
+	case !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer "):
+		writeError(w, http.StatusUnauthorized, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Msg: "You did not provide an API key."})
+		return
+	case s.Outage.Load():
+		writeError(w, http.StatusInternalServerError, stripego.Error{Type: stripego.ErrorTypeAPI, Msg: "An unknown error occurred."})
+		return
+	case r.Method != http.MethodPost || (r.URL.Path != "/v1/payment_intents" && r.URL.Path != "/v1/refunds"):
+		writeError(w, http.StatusNotFound, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Msg: "Unrecognized request URL."})
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		writeError(w, http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Msg: "Invalid request body."})
+		return
+	}
+	key, request := r.Header.Get("Idempotency-Key"), r.URL.Path+"?"+r.PostForm.Encode()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if earlier, ok := s.answers[key]; ok && key != "" {
+		if earlier.request != request {
+			writeError(w, http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeIdempotency,
+				Msg: "Keys for idempotent requests can only be used with the same parameters they were first used with."})
+			return
+		}
+		w.Header().Set("Idempotent-Replayed", "true")
+		writeBody(w, earlier.status, earlier.body)
+		return
+	}
+	answer := sandboxAnswer{request: request}
+	if r.URL.Path == "/v1/payment_intents" {
+		answer.status, answer.body = s.intent(r)
+	} else {
+		answer.status, answer.body = s.refund(r)
+	}
+	if key != "" && answer.status < http.StatusInternalServerError {
+		s.answers[key] = answer
+	}
+	writeBody(w, answer.status, answer.body)
+}
+
+// testCards are the outcomes of Stripe's test cards: error code and decline code.
+var testCards = map[string][2]string{
+	"4000000000000002": {"card_declined", "generic_decline"},
+	"4000000000009995": {"card_declined", "insufficient_funds"},
+	"4000000000000069": {"expired_card", "expired_card"},
+	"4000000000000119": {"processing_error", ""},
+}
+
+// intent creates and confirms a PaymentIntent; s.mu is held.
+func (s *Sandbox) intent(r *http.Request) (int, []byte) {
+	amount, err := strconv.ParseInt(r.PostForm.Get("amount"), 10, 64)
+	currency := r.PostForm.Get("currency")
+	number := r.PostForm.Get("payment_method_data[card][number]")
+	switch {
+	case err != nil || amount < 1:
+		return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Param: "amount", Msg: "Invalid positive integer"})
+	case len(currency) != 3 || currency != strings.ToLower(currency):
+		return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Param: "currency", Msg: "Invalid currency"})
+	case r.PostForm.Get("confirm") != "true" || number == "":
+		return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Msg: "This sandbox confirms card PaymentIntents only."})
+	}
+	intent := &stripego.PaymentIntent{
+		ID: prefixid.New("pi"), Object: "payment_intent", Amount: amount, Currency: stripego.Currency(currency),
+		Created: time.Now().Unix(), Metadata: map[string]string{"paygate_id": r.PostForm.Get("metadata[paygate_id]")},
+		Status: stripego.PaymentIntentStatusSucceeded, AmountReceived: amount,
+	}
+	if outcome, declined := testCards[number]; declined {
+		intent.Status, intent.AmountReceived = stripego.PaymentIntentStatusRequiresPaymentMethod, 0
+		s.intents[intent.ID] = intent
+		return errorBody(http.StatusPaymentRequired, stripego.Error{Type: stripego.ErrorTypeCard, Code: stripego.ErrorCode(outcome[0]),
+			DeclineCode: stripego.DeclineCode(outcome[1]), Msg: "Your card was declined.", PaymentIntent: intent})
+	}
+	s.intents[intent.ID] = intent
+	return jsonBody(http.StatusOK, intent)
+}
+
+// refund refunds part or all of a succeeded PaymentIntent; s.mu is held.
+func (s *Sandbox) refund(r *http.Request) (int, []byte) {
+	intent, ok := s.intents[r.PostForm.Get("payment_intent")]
+	if !ok {
+		return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Param: "payment_intent", Msg: "No such payment_intent"})
+	}
+	amount := intent.AmountReceived - s.charged[intent.ID]
+	if text := r.PostForm.Get("amount"); text != "" {
+		var err error
+		if amount, err = strconv.ParseInt(text, 10, 64); err != nil || amount < 1 {
+			return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Param: "amount", Msg: "Invalid positive integer"})
+		}
+	}
+	if intent.Status != stripego.PaymentIntentStatusSucceeded || amount > intent.AmountReceived-s.charged[intent.ID] {
+		return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Code: "charge_already_refunded",
+			Msg: "The refund amount is more than what is left of the charge."})
+	}
+	s.charged[intent.ID] += amount
+	return jsonBody(http.StatusOK, &stripego.Refund{ID: prefixid.New("re"), Object: "refund", Amount: amount, Currency: intent.Currency,
+		PaymentIntent: &stripego.PaymentIntent{ID: intent.ID}, Status: stripego.RefundStatusSucceeded, Created: time.Now().Unix()})
+}
+
+func errorBody(status int, e stripego.Error) (int, []byte) {
+	return jsonBody(status, map[string]any{"error": e})
+}
+
+func jsonBody(status int, v any) (int, []byte) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return http.StatusInternalServerError, []byte(`{"error":{"type":"api_error","message":"encoding failed"}}`)
+	}
+	return status, body
+}
+
+func writeError(w http.ResponseWriter, status int, e stripego.Error) {
+	status, body := errorBody(status, e)
+	writeBody(w, status, body)
+}
+
+func writeBody(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
+}
