@@ -276,3 +276,39 @@ func TestProviderOutcomeSurvivesFailedWrites(t *testing.T) {
 		t.Errorf("payment after the refund: %d refunded, %s, %d provider refunds", after.AmountRefunded, after.Status, sandbox.refunds.Load())
 	}
 }
+
+// asyncRefunds charges like the sandbox and takes refunds to settle later, as Adyen and
+// Checkout.com do.
+type asyncRefunds struct{ provider.Sandbox }
+
+func (asyncRefunds) Refund(context.Context, provider.RefundRequest) (provider.RefundResult, error) {
+	return provider.RefundResult{ProviderRefundID: "act_later", Pending: true}, nil
+}
+
+// TestRefundTakenForLaterStaysPending: a refund the provider settles later stays pending with the
+// provider's id, holding its amount; the payment is not refunded until it settles.
+func TestRefundTakenForLaterStaysPending(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		ctx := allowed()
+		svc := newService(db, asyncRefunds{}, 99999999)
+		p, err := svc.Create(ctx, validInput())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := svc.Refund(ctx, payment.RefundInput{PaymentID: p.ID, Amount: ptr(money.Decimal("20.00"))})
+		if err != nil || r.Status != state.RefundPending || r.ProviderRefundID == nil || *r.ProviderRefundID != "act_later" {
+			t.Fatalf("refund = %+v, %v", r, err)
+		}
+		stored, _ := db.Ent.Refund.Get(context.Background(), r.ID)
+		if stored.Status != state.RefundPending || stored.ProviderRefundID == nil {
+			t.Errorf("stored refund = %+v", stored)
+		}
+		if got, _ := svc.Get(ctx, p.ID); got.Status != state.PaymentSucceeded || got.AmountRefunded != 0 {
+			t.Errorf("payment = %s, refunded %d; want succeeded, 0 until the refund settles", got.Status, got.AmountRefunded)
+		}
+		// The pending 20.00 is held: only 5.00 of 25.00 is left to refund.
+		if _, err := svc.Refund(ctx, payment.RefundInput{PaymentID: p.ID, Amount: ptr(money.Decimal("5.01"))}); !hasCode(err, apierror.RefundExceedsPayment) {
+			t.Errorf("refund over what is left = %v", err)
+		}
+	})
+}

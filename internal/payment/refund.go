@@ -156,12 +156,24 @@ func (s *Service) refundOf(ctx context.Context, id string) (*ent.Refund, error) 
 }
 
 // settleRefundOutcome records within tx what the provider answered for pending refund r: failed
-// on an outage, else succeeded with the payment's refunded total and status following.
+// on an outage; still pending, with the provider's id, when the provider settles it later; else
+// succeeded with the payment's refunded total and status following.
 func (s *Service) settleRefundOutcome(ctx context.Context, tx *ent.Tx, r *ent.Refund, result provider.RefundResult, refundErr error) error {
 	if refundErr != nil {
 		return settleRefund(ctx, tx, r, state.RefundFailed, func(u *ent.RefundUpdate) {
 			u.SetFailureCode(string(apierror.ProviderUnavailable))
 		})
+	}
+	if result.Pending {
+		// Taken, not yet done: the refund stays pending, holding its amount, until the
+		// provider's webhook settles it.
+		n, err := tx.Refund.Update().Where(refund.ID(r.ID), refund.StatusEQ(state.RefundPending)).
+			SetProviderRefundID(result.ProviderRefundID).Save(ctx)
+		if err == nil && n != 1 {
+			err = apierror.New(apierror.InvalidState, fmt.Sprintf("refund %s changed while being updated", r.ID))
+		}
+		r.ProviderRefundID = &result.ProviderRefundID
+		return err
 	}
 	p, err := lockPayment(ctx, tx, r.PaymentID)
 	if err != nil {

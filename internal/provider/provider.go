@@ -47,6 +47,9 @@ type RefundRequest struct {
 // RefundResult is the provider's answer to a refund it accepted.
 type RefundResult struct {
 	ProviderRefundID string
+	// Pending means the provider took the refund and will say later, by webhook, whether it
+	// went through (Adyen, Checkout.com); until then the refund holds its amount.
+	Pending bool
 }
 
 // Provider charges cards and refunds charges.
