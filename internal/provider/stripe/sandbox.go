@@ -5,13 +5,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	stripego "github.com/stripe/stripe-go/v84"
 
 	"github.com/paygate/paygate/internal/prefixid"
+	"github.com/paygate/paygate/internal/provider"
 )
 
 // Sandbox answers as Stripe's test mode does, for the requests the adapter sends: it charges the
@@ -30,21 +30,15 @@ type Sandbox struct {
 	Outage  atomic.Bool
 	Latency atomic.Int64 // nanoseconds
 
-	mu      sync.Mutex
-	answers map[string]sandboxAnswer // by idempotency key
+	answers provider.SandboxAnswers
+	// intents and charged are read and written under the answers' lock.
 	intents map[string]*stripego.PaymentIntent
 	charged map[string]int64 // refunded so far, by intent
 }
 
-type sandboxAnswer struct {
-	request string // the form, to refuse a key reused with other parameters
-	status  int
-	body    []byte
-}
-
 // NewSandbox returns an empty sandbox.
 func NewSandbox() *Sandbox {
-	return &Sandbox{answers: map[string]sandboxAnswer{}, intents: map[string]*stripego.PaymentIntent{}, charged: map[string]int64{}}
+	return &Sandbox{intents: map[string]*stripego.PaymentIntent{}, charged: map[string]int64{}}
 }
 
 func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -71,28 +65,21 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key, request := r.Header.Get("Idempotency-Key"), r.URL.Path+"?"+r.PostForm.Encode()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if earlier, ok := s.answers[key]; ok && key != "" {
-		if earlier.request != request {
-			writeError(w, http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeIdempotency,
-				Msg: "Keys for idempotent requests can only be used with the same parameters they were first used with."})
-			return
+	answer, replayed, reused := s.answers.Answer(key, request, func() (int, []byte) {
+		if r.URL.Path == "/v1/payment_intents" {
+			return s.intent(r)
 		}
-		w.Header().Set("Idempotent-Replayed", "true")
-		writeBody(w, earlier.status, earlier.body)
+		return s.refund(r)
+	})
+	switch {
+	case reused:
+		writeError(w, http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeIdempotency,
+			Msg: "Keys for idempotent requests can only be used with the same parameters they were first used with."})
 		return
+	case replayed:
+		w.Header().Set("Idempotent-Replayed", "true")
 	}
-	answer := sandboxAnswer{request: request}
-	if r.URL.Path == "/v1/payment_intents" {
-		answer.status, answer.body = s.intent(r)
-	} else {
-		answer.status, answer.body = s.refund(r)
-	}
-	if key != "" && answer.status < http.StatusInternalServerError {
-		s.answers[key] = answer
-	}
-	writeBody(w, answer.status, answer.body)
+	writeBody(w, answer.Status, answer.Body)
 }
 
 // testCards are the outcomes of Stripe's test cards: error code and decline code.
@@ -103,7 +90,7 @@ var testCards = map[string][2]string{
 	"4000000000000119": {"processing_error", ""},
 }
 
-// intent creates and confirms a PaymentIntent; s.mu is held.
+// intent creates and confirms a PaymentIntent, under the answers' lock.
 func (s *Sandbox) intent(r *http.Request) (int, []byte) {
 	amount, err := strconv.ParseInt(r.PostForm.Get("amount"), 10, 64)
 	currency := r.PostForm.Get("currency")
@@ -131,7 +118,7 @@ func (s *Sandbox) intent(r *http.Request) (int, []byte) {
 	return jsonBody(http.StatusOK, intent)
 }
 
-// refund refunds part or all of a succeeded PaymentIntent; s.mu is held.
+// refund refunds part or all of a succeeded PaymentIntent, under the answers' lock.
 func (s *Sandbox) refund(r *http.Request) (int, []byte) {
 	intent, ok := s.intents[r.PostForm.Get("payment_intent")]
 	if !ok {

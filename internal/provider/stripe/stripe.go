@@ -6,16 +6,11 @@ package stripe
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
 	stripego "github.com/stripe/stripe-go/v84"
 
@@ -25,17 +20,11 @@ import (
 // Name is the provider's name on payments and in routing.
 const Name = "stripe"
 
-// maxAnswer bounds what is read of an answer: Stripe's objects are a few kilobytes.
-const maxAnswer = 1 << 20
-
 // Client speaks to Stripe's API at BaseURL.
 type Client struct {
 	BaseURL string
 	APIKey  string
-	HTTP    *http.Client
-	// RetryWaits are the pauses before each retry of a request that failed in the network. Every
-	// retry sends the attempt's idempotency key again, so Stripe runs it at most once.
-	RetryWaits []time.Duration
+	provider.Caller
 }
 
 var _ provider.Provider = (*Client)(nil)
@@ -149,55 +138,17 @@ func (c *Client) Refund(ctx context.Context, req provider.RefundRequest) (provid
 	return provider.RefundResult{ProviderRefundID: refund.ID}, nil
 }
 
-// post sends form to path with the idempotency key, retrying what failed in the network.
+// post sends form to path with the idempotency key.
 func (c *Client) post(ctx context.Context, path string, form url.Values, idempotencyKey string) (int, []byte, error) {
 	encoded := form.Encode()
-	var err error
-	for attempt := 0; ; attempt++ {
-		var status int
-		var body []byte
-		status, body, err = c.send(ctx, path, encoded, idempotencyKey)
-		if err == nil || ctx.Err() != nil || attempt == len(c.RetryWaits) {
-			return status, body, c.classify(ctx, err)
+	return c.Caller.Do(ctx, func() (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(c.BaseURL, "/")+path, strings.NewReader(encoded))
+		if err != nil {
+			return nil, err
 		}
-		select {
-		case <-time.After(c.RetryWaits[attempt]):
-		case <-ctx.Done():
-			return 0, nil, c.classify(ctx, err)
-		}
-	}
-}
-
-func (c *Client) send(ctx context.Context, path, form, idempotencyKey string) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(c.BaseURL, "/")+path, strings.NewReader(form))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.APIKey)
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Idempotency-Key", idempotencyKey)
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
-	return resp.StatusCode, body, err
-}
-
-// classify says what a network failure means: a connection that was never made charged nothing
-// (an outage); anything after the request may have left (a timeout, a reset) leaves the outcome
-// unknown.
-func (c *Client) classify(ctx context.Context, err error) error {
-	if err == nil {
-		return nil
-	}
-	if ctx.Err() == nil && errors.Is(err, syscall.ECONNREFUSED) {
-		return fmt.Errorf("%w: %v", provider.ErrUnavailable, err)
-	}
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) {
-		return fmt.Errorf("%w: %v", provider.ErrUnavailable, err)
-	}
-	return fmt.Errorf("stripe: outcome unknown: %w", err)
+		req.Header.Set("Authorization", "Bearer "+c.APIKey)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Idempotency-Key", idempotencyKey)
+		return req, nil
+	})
 }

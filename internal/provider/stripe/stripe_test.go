@@ -36,7 +36,7 @@ func newSandboxServer(t *testing.T) *countingSandbox {
 }
 
 func (s *countingSandbox) client() *Client {
-	return &Client{BaseURL: s.server.URL, APIKey: "sk_test_x", HTTP: s.server.Client(), RetryWaits: []time.Duration{time.Millisecond, time.Millisecond}}
+	return &Client{BaseURL: s.server.URL, APIKey: "sk_test_x", Caller: provider.Caller{HTTP: s.server.Client(), RetryWaits: []time.Duration{time.Millisecond, time.Millisecond}}}
 }
 
 func chargeOf(t *testing.T, number string, minor int64) provider.ChargeRequest {
@@ -159,7 +159,7 @@ func TestFailures(t *testing.T) {
 	}
 	closed := "http://" + listener.Addr().String()
 	listener.Close()
-	refused := &Client{BaseURL: closed, APIKey: "sk_test_x", HTTP: http.DefaultClient, RetryWaits: []time.Duration{time.Millisecond}}
+	refused := &Client{BaseURL: closed, APIKey: "sk_test_x", Caller: provider.Caller{HTTP: http.DefaultClient, RetryWaits: []time.Duration{time.Millisecond}}}
 	if _, err := refused.Charge(context.Background(), chargeOf(t, "4242424242424242", 1000)); !errors.Is(err, provider.ErrUnavailable) {
 		t.Errorf("a refused connection = %v", err)
 	}
@@ -180,7 +180,7 @@ func TestNetworkRetriesReuseTheKey(t *testing.T) {
 		}
 	}))
 	defer flaky.Close()
-	c := &Client{BaseURL: flaky.URL, APIKey: "sk_test_x", HTTP: flaky.Client(), RetryWaits: []time.Duration{time.Millisecond}}
+	c := &Client{BaseURL: flaky.URL, APIKey: "sk_test_x", Caller: provider.Caller{HTTP: flaky.Client(), RetryWaits: []time.Duration{time.Millisecond}}}
 	result, err := c.Charge(context.Background(), chargeOf(t, "4242424242424242", 1000))
 	if err != nil || !result.Approved {
 		t.Fatalf("charge through a dropped answer = %+v, %v", result, err)
