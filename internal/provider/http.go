@@ -1,7 +1,9 @@
 package provider
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,12 +24,12 @@ type Caller struct {
 	RetryWaits []time.Duration
 }
 
-// Do sends the request newRequest builds (again for each retry) and returns the answer's status
-// and body. A connection that was never made charged nothing: ErrUnavailable. A failure after the
-// request may have left (a timeout, a reset) leaves the outcome unknown: another error.
-func (c Caller) Do(ctx context.Context, newRequest func() (*http.Request, error)) (int, []byte, error) {
+// Post sends payload to url with header (which holds the content type, the credentials and the
+// idempotency key). A connection that was never made charged nothing: ErrUnavailable. A failure
+// after the request may have left (a timeout, a reset) leaves the outcome unknown: another error.
+func (c Caller) Post(ctx context.Context, url string, header http.Header, payload []byte) (int, []byte, error) {
 	for attempt := 0; ; attempt++ {
-		status, body, err := c.send(newRequest)
+		status, body, err := c.send(ctx, url, header, payload)
 		if err == nil || ctx.Err() != nil || attempt == len(c.RetryWaits) {
 			return status, body, classify(ctx, err)
 		}
@@ -39,11 +41,23 @@ func (c Caller) Do(ctx context.Context, newRequest func() (*http.Request, error)
 	}
 }
 
-func (c Caller) send(newRequest func() (*http.Request, error)) (int, []byte, error) {
-	req, err := newRequest()
+// PostJSON is Post with body encoded as JSON.
+func (c Caller) PostJSON(ctx context.Context, url string, header http.Header, body any) (int, []byte, error) {
+	payload, err := json.Marshal(body)
 	if err != nil {
 		return 0, nil, err
 	}
+	header = header.Clone()
+	header.Set("Content-Type", "application/json")
+	return c.Post(ctx, url, header, payload)
+}
+
+func (c Caller) send(ctx context.Context, url string, header http.Header, payload []byte) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header = header.Clone()
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return 0, nil, err

@@ -4,7 +4,6 @@
 package checkout
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -128,18 +127,6 @@ func (c *Client) Refund(ctx context.Context, req provider.RefundRequest) (provid
 
 // post sends body as JSON to path with the idempotency key.
 func (c *Client) post(ctx context.Context, path, idempotencyKey string, body any) (int, []byte, error) {
-	encoded, err := json.Marshal(body)
-	if err != nil {
-		return 0, nil, err
-	}
-	return c.Caller.Do(ctx, func() (*http.Request, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(c.BaseURL, "/")+path, bytes.NewReader(encoded))
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Authorization", "Bearer "+c.SecretKey)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Cko-Idempotency-Key", idempotencyKey)
-		return req, nil
-	})
+	header := http.Header{"Authorization": {"Bearer " + c.SecretKey}, "Cko-Idempotency-Key": {idempotencyKey}}
+	return c.Caller.PostJSON(ctx, strings.TrimSuffix(c.BaseURL, "/")+path, header, body)
 }

@@ -5,8 +5,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync/atomic"
-	"time"
 
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
@@ -24,8 +22,7 @@ import (
 //
 // Outage makes it answer every request 500, and Latency delays every answer.
 type Sandbox struct {
-	Outage  atomic.Bool
-	Latency atomic.Int64 // nanoseconds
+	provider.SandboxSwitches
 
 	answers provider.SandboxAnswers
 	// payments and refunded are read and written under the answers' lock.
@@ -47,12 +44,8 @@ var testCards = map[string]string{
 }
 
 func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if latency := time.Duration(s.Latency.Load()); latency > 0 {
-		select {
-		case <-time.After(latency):
-		case <-r.Context().Done():
-			return
-		}
+	if !s.Delay(r) {
+		return
 	}
 	paymentID, isRefund := strings.CutSuffix(strings.TrimPrefix(r.URL.Path, "/payments/"), "/refunds")
 	isRefund = isRefund && strings.HasPrefix(r.URL.Path, "/payments/")
@@ -80,14 +73,12 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	})
 	switch {
 	case reused:
-		writeJSON(w, http.StatusConflict, invalid("idempotency_key_reused"))
+		provider.WriteJSON(w, http.StatusConflict, invalid("idempotency_key_reused"))
 		return
 	case replayed:
 		w.Header().Set("Cko-Idempotent-Replayed", "true")
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(answer.Status)
-	w.Write(answer.Body)
+	provider.WriteAnswer(w, answer.Status, answer.Body)
 }
 
 // invalid is Checkout.com's answer to a request it refuses.
@@ -100,13 +91,13 @@ func (s *Sandbox) pay(body []byte) (int, []byte) {
 	var req paymentRequest
 	switch {
 	case json.Unmarshal(body, &req) != nil:
-		return encode(http.StatusUnprocessableEntity, invalid("request_malformed"))
+		return provider.EncodeJSON(http.StatusUnprocessableEntity, invalid("request_malformed"))
 	case req.Amount < 1:
-		return encode(http.StatusUnprocessableEntity, invalid("amount_invalid"))
+		return provider.EncodeJSON(http.StatusUnprocessableEntity, invalid("amount_invalid"))
 	case len(req.Currency) != 3:
-		return encode(http.StatusUnprocessableEntity, invalid("currency_invalid"))
+		return provider.EncodeJSON(http.StatusUnprocessableEntity, invalid("currency_invalid"))
 	case req.Source.Type != "card" || req.Source.Number == "":
-		return encode(http.StatusUnprocessableEntity, invalid("card_number_invalid"))
+		return provider.EncodeJSON(http.StatusUnprocessableEntity, invalid("card_number_invalid"))
 	}
 	code, listed := testCards[req.Source.Number]
 	if listed && code == "" {
@@ -118,7 +109,7 @@ func (s *Sandbox) pay(body []byte) (int, []byte) {
 		payment.Approved, payment.Status, payment.ResponseCode, payment.ResponseSummary = false, "Declined", code, "Declined"
 	}
 	s.payments[payment.ID] = payment
-	return encode(http.StatusCreated, payment)
+	return provider.EncodeJSON(http.StatusCreated, payment)
 }
 
 // refund takes a refund of a captured payment, under the answers' lock.
@@ -129,28 +120,13 @@ func (s *Sandbox) refund(paymentID string, body []byte) (int, []byte) {
 	case !ok:
 		return http.StatusNotFound, nil
 	case json.Unmarshal(body, &req) != nil:
-		return encode(http.StatusUnprocessableEntity, invalid("request_malformed"))
+		return provider.EncodeJSON(http.StatusUnprocessableEntity, invalid("request_malformed"))
 	case req.Amount == 0:
 		req.Amount = payment.Amount - s.refunded[paymentID]
 	}
 	if !payment.Approved || req.Amount < 1 || req.Amount > payment.Amount-s.refunded[paymentID] {
-		return encode(http.StatusUnprocessableEntity, invalid("refund_amount_exceeds_balance"))
+		return provider.EncodeJSON(http.StatusUnprocessableEntity, invalid("refund_amount_exceeds_balance"))
 	}
 	s.refunded[paymentID] += req.Amount
-	return encode(http.StatusAccepted, refundAnswer{ActionID: prefixid.New("act"), Reference: req.Reference})
-}
-
-func encode(status int, v any) (int, []byte) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		return http.StatusInternalServerError, nil
-	}
-	return status, body
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	status, body := encode(status, v)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(body)
+	return provider.EncodeJSON(http.StatusAccepted, refundAnswer{ActionID: prefixid.New("act"), Reference: req.Reference})
 }

@@ -1,11 +1,9 @@
 package stripe
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	stripego "github.com/stripe/stripe-go/v84"
@@ -27,8 +25,7 @@ import (
 // Outage makes it answer every request 500 api_error, and Latency delays every answer, so that
 // failover and timeouts can be shown.
 type Sandbox struct {
-	Outage  atomic.Bool
-	Latency atomic.Int64 // nanoseconds
+	provider.SandboxSwitches
 
 	answers provider.SandboxAnswers
 	// intents and charged are read and written under the answers' lock.
@@ -42,15 +39,11 @@ func NewSandbox() *Sandbox {
 }
 
 func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if latency := time.Duration(s.Latency.Load()); latency > 0 {
-		select {
-		case <-time.After(latency):
-		case <-r.Context().Done():
-			return
-		}
+	if !s.Delay(r) {
+		return
 	}
 	switch {
-	case !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer "):
+	case !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") || len(r.Header.Get("Authorization")) == len("Bearer "):
 		writeError(w, http.StatusUnauthorized, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Msg: "You did not provide an API key."})
 		return
 	case s.Outage.Load():
@@ -79,7 +72,7 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case replayed:
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
-	writeBody(w, answer.Status, answer.Body)
+	provider.WriteAnswer(w, answer.Status, answer.Body)
 }
 
 // testCards are the outcomes of Stripe's test cards: error code and decline code.
@@ -115,7 +108,7 @@ func (s *Sandbox) intent(r *http.Request) (int, []byte) {
 			DeclineCode: stripego.DeclineCode(outcome[1]), Msg: "Your card was declined.", PaymentIntent: intent})
 	}
 	s.intents[intent.ID] = intent
-	return jsonBody(http.StatusOK, intent)
+	return provider.EncodeJSON(http.StatusOK, intent)
 }
 
 // refund refunds part or all of a succeeded PaymentIntent, under the answers' lock.
@@ -136,29 +129,15 @@ func (s *Sandbox) refund(r *http.Request) (int, []byte) {
 			Msg: "The refund amount is more than what is left of the charge."})
 	}
 	s.charged[intent.ID] += amount
-	return jsonBody(http.StatusOK, &stripego.Refund{ID: prefixid.New("re"), Object: "refund", Amount: amount, Currency: intent.Currency,
+	return provider.EncodeJSON(http.StatusOK, &stripego.Refund{ID: prefixid.New("re"), Object: "refund", Amount: amount, Currency: intent.Currency,
 		PaymentIntent: &stripego.PaymentIntent{ID: intent.ID}, Status: stripego.RefundStatusSucceeded, Created: time.Now().Unix()})
 }
 
 func errorBody(status int, e stripego.Error) (int, []byte) {
-	return jsonBody(status, map[string]any{"error": e})
-}
-
-func jsonBody(status int, v any) (int, []byte) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		return http.StatusInternalServerError, []byte(`{"error":{"type":"api_error","message":"encoding failed"}}`)
-	}
-	return status, body
+	return provider.EncodeJSON(status, map[string]any{"error": e})
 }
 
 func writeError(w http.ResponseWriter, status int, e stripego.Error) {
 	status, body := errorBody(status, e)
-	writeBody(w, status, body)
-}
-
-func writeBody(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(body)
+	provider.WriteAnswer(w, status, body)
 }

@@ -140,15 +140,7 @@ func (c *Client) Refund(ctx context.Context, req provider.RefundRequest) (provid
 
 // post sends form to path with the idempotency key.
 func (c *Client) post(ctx context.Context, path string, form url.Values, idempotencyKey string) (int, []byte, error) {
-	encoded := form.Encode()
-	return c.Caller.Do(ctx, func() (*http.Request, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(c.BaseURL, "/")+path, strings.NewReader(encoded))
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Authorization", "Bearer "+c.APIKey)
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("Idempotency-Key", idempotencyKey)
-		return req, nil
-	})
+	header := http.Header{"Authorization": {"Bearer " + c.APIKey}, "Content-Type": {"application/x-www-form-urlencoded"},
+		"Idempotency-Key": {idempotencyKey}}
+	return c.Caller.Post(ctx, strings.TrimSuffix(c.BaseURL, "/")+path, header, []byte(form.Encode()))
 }

@@ -1,0 +1,145 @@
+// Package adyen is the Adyen adapter: it charges cards through Checkout API v71's /payments and
+// refunds them (JSON requests and answers), and holds a sandbox that answers as Adyen's test
+// environment does.
+package adyen
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/paygate/paygate/internal/provider"
+)
+
+// Name is the provider's name on payments and in routing.
+const Name = "adyen"
+
+// Result codes and refusal reason codes of Adyen's that Paygate tells apart.
+const (
+	resultAuthorised       = "Authorised"
+	resultRefused          = "Refused"
+	reasonExpiredCard      = "6"
+	reasonNotEnoughBalance = "12"
+)
+
+// Client speaks to Adyen's Checkout API at BaseURL for one merchant account.
+type Client struct {
+	BaseURL         string
+	APIKey          string
+	MerchantAccount string
+	provider.Caller
+}
+
+var _ provider.Provider = (*Client)(nil)
+
+// Name identifies Adyen on payments.
+func (*Client) Name() string { return Name }
+
+type amount struct {
+	Value    int64  `json:"value"`
+	Currency string `json:"currency"`
+}
+
+type paymentMethod struct {
+	Type        string `json:"type"`
+	Number      string `json:"number"`
+	ExpiryMonth string `json:"expiryMonth"`
+	ExpiryYear  string `json:"expiryYear"`
+	CVC         string `json:"cvc"`
+}
+
+type paymentRequest struct {
+	Amount          amount        `json:"amount"`
+	Reference       string        `json:"reference"`
+	MerchantAccount string        `json:"merchantAccount"`
+	PaymentMethod   paymentMethod `json:"paymentMethod"`
+}
+
+type paymentAnswer struct {
+	PSPReference      string `json:"pspReference"`
+	ResultCode        string `json:"resultCode"`
+	RefusalReason     string `json:"refusalReason,omitempty"`
+	RefusalReasonCode string `json:"refusalReasonCode,omitempty"`
+	MerchantReference string `json:"merchantReference"`
+	Amount            amount `json:"amount"`
+}
+
+type refundRequest struct {
+	Amount          amount `json:"amount"`
+	MerchantAccount string `json:"merchantAccount"`
+	Reference       string `json:"reference"`
+}
+
+type refundAnswer struct {
+	MerchantAccount     string `json:"merchantAccount"`
+	PaymentPSPReference string `json:"paymentPspReference"`
+	PSPReference        string `json:"pspReference"`
+	Reference           string `json:"reference"`
+	Status              string `json:"status"`
+	Amount              amount `json:"amount"`
+}
+
+// Charge makes a card payment. A refusal is a result; resultCode Error, a refused request, a 5xx
+// or a refused connection is provider.ErrUnavailable; a timeout or an answer that cannot be read
+// leaves the outcome unknown.
+func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
+	status, body, err := c.post(ctx, "/v71/payments", req.PaymentID, paymentRequest{
+		Amount: amount{Value: req.Amount.Minor, Currency: req.Amount.Currency}, Reference: req.PaymentID, MerchantAccount: c.MerchantAccount,
+		PaymentMethod: paymentMethod{Type: "scheme", Number: req.Card.Number(), ExpiryMonth: fmt.Sprintf("%02d", req.Card.ExpMonth),
+			ExpiryYear: strconv.Itoa(req.Card.ExpYear), CVC: req.Card.CVC()},
+	})
+	if err != nil {
+		return provider.ChargeResult{}, err
+	}
+	if status != http.StatusOK {
+		return provider.ChargeResult{}, fmt.Errorf("%w: adyen answered %d", provider.ErrUnavailable, status)
+	}
+	var payment paymentAnswer
+	if err := json.Unmarshal(body, &payment); err != nil || payment.PSPReference == "" {
+		return provider.ChargeResult{}, fmt.Errorf("adyen: unreadable payment (%d bytes)", len(body))
+	}
+	switch payment.ResultCode {
+	case resultAuthorised:
+		return provider.ChargeResult{ProviderPaymentID: payment.PSPReference, Approved: true}, nil
+	case resultRefused:
+		result := provider.ChargeResult{ProviderPaymentID: payment.PSPReference, DeclineCode: "card_declined",
+			RawDeclineCode: payment.RefusalReasonCode, DeclineMessage: payment.RefusalReason}
+		switch payment.RefusalReasonCode {
+		case reasonNotEnoughBalance:
+			result.DeclineCode = "insufficient_funds"
+		case reasonExpiredCard:
+			result.DeclineCode = "expired_card"
+		}
+		return result, nil
+	default: // Error, and anything Paygate cannot complete (RedirectShopper for 3-D Secure)
+		return provider.ChargeResult{}, fmt.Errorf("%w: adyen resultCode %s (%s)", provider.ErrUnavailable, payment.ResultCode, payment.RefusalReason)
+	}
+}
+
+// Refund asks for part or all of a payment back. Adyen takes it ("received") and says later, by
+// a REFUND or REFUND_FAILED notification, whether it went through.
+func (c *Client) Refund(ctx context.Context, req provider.RefundRequest) (provider.RefundResult, error) {
+	status, body, err := c.post(ctx, "/v71/payments/"+req.ProviderPaymentID+"/refunds", req.RefundID, refundRequest{
+		Amount: amount{Value: req.Amount.Minor, Currency: req.Amount.Currency}, MerchantAccount: c.MerchantAccount, Reference: req.RefundID,
+	})
+	if err != nil {
+		return provider.RefundResult{}, err
+	}
+	if status != http.StatusCreated {
+		return provider.RefundResult{}, fmt.Errorf("%w: adyen answered %d", provider.ErrUnavailable, status)
+	}
+	var refund refundAnswer
+	if err := json.Unmarshal(body, &refund); err != nil || refund.PSPReference == "" || refund.Status != "received" {
+		return provider.RefundResult{}, fmt.Errorf("adyen: unreadable refund (%d bytes)", len(body))
+	}
+	return provider.RefundResult{ProviderRefundID: refund.PSPReference, Pending: true}, nil
+}
+
+// post sends body as JSON to path with the idempotency key.
+func (c *Client) post(ctx context.Context, path, idempotencyKey string, body any) (int, []byte, error) {
+	header := http.Header{"X-Api-Key": {c.APIKey}, "Idempotency-Key": {idempotencyKey}}
+	return c.Caller.PostJSON(ctx, strings.TrimSuffix(c.BaseURL, "/")+path, header, body)
+}

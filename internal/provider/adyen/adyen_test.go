@@ -1,0 +1,41 @@
+package adyen
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/providertest"
+)
+
+func newClient(t *testing.T) (*Client, *Sandbox) {
+	t.Helper()
+	sandbox := NewSandbox()
+	server := httptest.NewServer(sandbox)
+	t.Cleanup(server.Close)
+	return &Client{BaseURL: server.URL, APIKey: "AQE_test", MerchantAccount: "PaygateTest",
+		Caller: provider.Caller{HTTP: server.Client(), RetryWaits: []time.Duration{time.Millisecond}}}, sandbox
+}
+
+func TestConformance(t *testing.T) {
+	c, sandbox := newClient(t)
+	unauthenticated := *c
+	unauthenticated.APIKey = ""
+	providertest.Run(t, providertest.Adapter{Client: c, Unauthenticated: &unauthenticated, Switches: &sandbox.SandboxSwitches,
+		RawDeclines:    map[string]string{providertest.Declined: "2", providertest.InsufficientFunds: "12", providertest.ExpiredCard: "6"},
+		RefundsPending: true})
+}
+
+func TestNoMerchantAccountChargesNothing(t *testing.T) {
+	c, sandbox := newClient(t)
+	c.MerchantAccount = ""
+	if _, err := c.Charge(context.Background(), providertest.Charge(t, providertest.Approved, 1000)); !errors.Is(err, provider.ErrUnavailable) {
+		t.Errorf("no merchant account = %v", err)
+	}
+	if len(sandbox.payments) != 0 {
+		t.Errorf("%d payments made", len(sandbox.payments))
+	}
+}
