@@ -19,33 +19,70 @@ const maxAnswer = 1 << 20
 // Caller sends an adapter's requests to its provider.
 type Caller struct {
 	HTTP *http.Client
-	// RetryWaits are the pauses before each retry of a request that failed in the network. A retry
-	// is the same request with the same idempotency key, so the provider runs it at most once.
+	// RetryWaits are the pauses before each retry of a request whose outcome is in doubt: lost in
+	// the network, or answered 500, 502 or 504, which the providers document as indeterminate. A
+	// retry is the same request with the same idempotency key, so the provider runs it at most
+	// once and answers a retry of what it did with what it did.
 	RetryWaits []time.Duration
 }
 
+// Answer is a provider's answer to a request.
+type Answer struct {
+	Status int
+	Body   []byte
+	// inDoubt is set when an earlier try of the request may have been acted on: then no answer
+	// to a later one proves that nothing happened.
+	inDoubt bool
+}
+
+// Refused is the error for an answer by which the provider said it did nothing (a 4xx, a 503):
+// ErrUnavailable, so another provider may be tried; or, when an earlier try may have been acted
+// on, an unknown outcome.
+func (a Answer) Refused(what string) error {
+	if a.inDoubt {
+		return fmt.Errorf("outcome unknown: %s answered %d after an earlier try was lost", what, a.Status)
+	}
+	return fmt.Errorf("%w: %s answered %d", ErrUnavailable, what, a.Status)
+}
+
+// Indeterminate reports whether the answer leaves the outcome unknown: a 5xx other than 503.
+func (a Answer) Indeterminate() bool {
+	return a.Status >= 500 && a.Status != http.StatusServiceUnavailable
+}
+
 // Post sends payload to url with header (which holds the content type, the credentials and the
-// idempotency key). A connection that was never made charged nothing: ErrUnavailable. A failure
-// after the request may have left (a timeout, a reset) leaves the outcome unknown: another error.
-func (c Caller) Post(ctx context.Context, url string, header http.Header, payload []byte) (int, []byte, error) {
+// idempotency key). It returns the provider's answer, or an error when there is none: a
+// connection that was never made charged nothing (ErrUnavailable) unless an earlier try may have
+// been acted on; any other failure leaves the outcome unknown. Redirects are not followed: a
+// request holding a card number goes to the configured address only.
+func (c Caller) Post(ctx context.Context, url string, header http.Header, payload []byte) (Answer, error) {
+	var inDoubt bool
 	for attempt := 0; ; attempt++ {
 		status, body, err := c.send(ctx, url, header, payload)
-		if err == nil || ctx.Err() != nil || attempt == len(c.RetryWaits) {
-			return status, body, classify(ctx, err)
+		answer := Answer{Status: status, Body: body, inDoubt: inDoubt}
+		if err == nil && !answer.Indeterminate() {
+			return answer, nil
+		}
+		inDoubt = inDoubt || err == nil || !neverSent(ctx, err)
+		if ctx.Err() != nil || attempt == len(c.RetryWaits) {
+			if err == nil {
+				return answer, nil
+			}
+			return Answer{}, classify(err, inDoubt)
 		}
 		select {
 		case <-time.After(c.RetryWaits[attempt]):
 		case <-ctx.Done():
-			return 0, nil, classify(ctx, err)
+			return Answer{}, classify(ctx.Err(), true)
 		}
 	}
 }
 
 // PostJSON is Post with body encoded as JSON.
-func (c Caller) PostJSON(ctx context.Context, url string, header http.Header, body any) (int, []byte, error) {
+func (c Caller) PostJSON(ctx context.Context, url string, header http.Header, body any) (Answer, error) {
 	payload, err := json.Marshal(body)
 	if err != nil {
-		return 0, nil, err
+		return Answer{}, err
 	}
 	header = header.Clone()
 	header.Set("Content-Type", "application/json")
@@ -58,7 +95,9 @@ func (c Caller) send(ctx context.Context, url string, header http.Header, payloa
 		return 0, nil, err
 	}
 	req.Header = header.Clone()
-	resp, err := c.HTTP.Do(req)
+	client := *c.HTTP
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -67,12 +106,15 @@ func (c Caller) send(ctx context.Context, url string, header http.Header, payloa
 	return resp.StatusCode, body, err
 }
 
-func classify(ctx context.Context, err error) error {
-	if err == nil {
-		return nil
-	}
+// neverSent reports whether err happened before the request could leave: the connection was
+// refused, or the host is unknown.
+func neverSent(ctx context.Context, err error) bool {
 	var dnsErr *net.DNSError
-	if ctx.Err() == nil && (errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &dnsErr)) {
+	return ctx.Err() == nil && (errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &dnsErr))
+}
+
+func classify(err error, inDoubt bool) error {
+	if !inDoubt {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	return fmt.Errorf("outcome unknown: %w", err)

@@ -10,8 +10,11 @@ import (
 
 // SandboxSwitches make a provider sandbox misbehave, so that failover and timeouts can be shown.
 type SandboxSwitches struct {
-	// Outage makes the sandbox answer every request with a 5xx.
+	// Outage makes the sandbox answer every request 503: it is down and does nothing.
 	Outage atomic.Bool
+	// Fault makes it answer every request 500, which a client cannot tell from a failure after
+	// the work was done.
+	Fault atomic.Bool
 	// Latency delays every answer (nanoseconds).
 	Latency atomic.Int64
 }

@@ -21,6 +21,8 @@ const Name = "adyen"
 const (
 	resultAuthorised       = "Authorised"
 	resultRefused          = "Refused"
+	resultError            = "Error"
+	errorInProgress        = "704" // the key's first request is in progress or done
 	reasonExpiredCard      = "6"
 	reasonNotEnoughBalance = "12"
 )
@@ -82,11 +84,12 @@ type refundAnswer struct {
 	Amount              amount `json:"amount"`
 }
 
-// Charge makes a card payment. A refusal is a result; resultCode Error, a refused request, a 5xx
-// or a refused connection is provider.ErrUnavailable; a timeout or an answer that cannot be read
-// leaves the outcome unknown.
+// Charge makes a card payment. A refusal is a result. An answer by which Adyen did nothing
+// (resultCode Error, a 4xx, a 503) or a refused connection is provider.ErrUnavailable; a payment
+// Adyen will settle later (Pending, Received), a request still in progress, another 5xx, a
+// timeout or an answer that cannot be read leaves the outcome unknown.
 func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
-	status, body, err := c.post(ctx, "/v71/payments", req.PaymentID, paymentRequest{
+	answer, err := c.post(ctx, "/v71/payments", req.PaymentID, paymentRequest{
 		Amount: amount{Value: req.Amount.Minor, Currency: req.Amount.Currency}, Reference: req.PaymentID, MerchantAccount: c.MerchantAccount,
 		PaymentMethod: paymentMethod{Type: "scheme", Number: req.Card.Number(), ExpiryMonth: fmt.Sprintf("%02d", req.Card.ExpMonth),
 			ExpiryYear: strconv.Itoa(req.Card.ExpYear), CVC: req.Card.CVC()},
@@ -94,12 +97,12 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 	if err != nil {
 		return provider.ChargeResult{}, err
 	}
-	if status != http.StatusOK {
-		return provider.ChargeResult{}, fmt.Errorf("%w: adyen answered %d", provider.ErrUnavailable, status)
+	if answer.Status != http.StatusOK {
+		return provider.ChargeResult{}, unsuccessful(answer)
 	}
 	var payment paymentAnswer
-	if err := json.Unmarshal(body, &payment); err != nil || payment.PSPReference == "" {
-		return provider.ChargeResult{}, fmt.Errorf("adyen: unreadable payment (%d bytes)", len(body))
+	if err := json.Unmarshal(answer.Body, &payment); err != nil || payment.PSPReference == "" {
+		return provider.ChargeResult{}, fmt.Errorf("adyen: unreadable payment (%d bytes)", len(answer.Body))
 	}
 	switch payment.ResultCode {
 	case resultAuthorised:
@@ -114,32 +117,46 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 			result.DeclineCode = "expired_card"
 		}
 		return result, nil
-	default: // Error, and anything Paygate cannot complete (RedirectShopper for 3-D Secure)
-		return provider.ChargeResult{}, fmt.Errorf("%w: adyen resultCode %s (%s)", provider.ErrUnavailable, payment.ResultCode, payment.RefusalReason)
+	case resultError:
+		return provider.ChargeResult{}, answer.Refused("adyen (resultCode Error: " + payment.RefusalReason + ")")
+	default: // Pending, Received: settled later by notification; anything else Paygate cannot complete
+		return provider.ChargeResult{}, fmt.Errorf("adyen: payment %s is %s, outcome unknown", payment.PSPReference, payment.ResultCode)
 	}
+}
+
+// unsuccessful is the error an answer other than the one expected means: the outcome in doubt
+// for a request still in progress (422 with errorCode 704) or a 5xx but 503; else a refusal by
+// which Adyen did nothing.
+func unsuccessful(answer provider.Answer) error {
+	var refusal adyenError
+	json.Unmarshal(answer.Body, &refusal)
+	if answer.Indeterminate() || refusal.ErrorCode == errorInProgress {
+		return fmt.Errorf("adyen: outcome unknown: answered %d %s", answer.Status, refusal.ErrorCode)
+	}
+	return answer.Refused("adyen (" + refusal.ErrorCode + ")")
 }
 
 // Refund asks for part or all of a payment back. Adyen takes it ("received") and says later, by
 // a REFUND or REFUND_FAILED notification, whether it went through.
 func (c *Client) Refund(ctx context.Context, req provider.RefundRequest) (provider.RefundResult, error) {
-	status, body, err := c.post(ctx, "/v71/payments/"+req.ProviderPaymentID+"/refunds", req.RefundID, refundRequest{
+	answer, err := c.post(ctx, "/v71/payments/"+req.ProviderPaymentID+"/refunds", req.RefundID, refundRequest{
 		Amount: amount{Value: req.Amount.Minor, Currency: req.Amount.Currency}, MerchantAccount: c.MerchantAccount, Reference: req.RefundID,
 	})
 	if err != nil {
 		return provider.RefundResult{}, err
 	}
-	if status != http.StatusCreated {
-		return provider.RefundResult{}, fmt.Errorf("%w: adyen answered %d", provider.ErrUnavailable, status)
+	if answer.Status != http.StatusCreated {
+		return provider.RefundResult{}, unsuccessful(answer)
 	}
 	var refund refundAnswer
-	if err := json.Unmarshal(body, &refund); err != nil || refund.PSPReference == "" || refund.Status != "received" {
-		return provider.RefundResult{}, fmt.Errorf("adyen: unreadable refund (%d bytes)", len(body))
+	if err := json.Unmarshal(answer.Body, &refund); err != nil || refund.PSPReference == "" || refund.Status != "received" {
+		return provider.RefundResult{}, fmt.Errorf("adyen: unreadable refund (%d bytes)", len(answer.Body))
 	}
 	return provider.RefundResult{ProviderRefundID: refund.PSPReference, Pending: true}, nil
 }
 
 // post sends body as JSON to path with the idempotency key.
-func (c *Client) post(ctx context.Context, path, idempotencyKey string, body any) (int, []byte, error) {
+func (c *Client) post(ctx context.Context, path, idempotencyKey string, body any) (provider.Answer, error) {
 	header := http.Header{"X-Api-Key": {c.APIKey}, "Idempotency-Key": {idempotencyKey}}
 	return c.Caller.PostJSON(ctx, strings.TrimSuffix(c.BaseURL, "/")+path, header, body)
 }

@@ -3,6 +3,7 @@ package adyen
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -37,5 +38,25 @@ func TestNoMerchantAccountChargesNothing(t *testing.T) {
 	}
 	if len(sandbox.payments) != 0 {
 		t.Errorf("%d payments made", len(sandbox.payments))
+	}
+}
+
+// TestAnswersInFlight: a payment Adyen settles later, or a request still in progress, is no
+// outage: another provider must not be tried.
+func TestAnswersInFlight(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		body   string
+	}{
+		{http.StatusOK, `{"pspReference":"1234567890123456","resultCode":"Pending"}`},
+		{http.StatusOK, `{"pspReference":"1234567890123456","resultCode":"Received"}`},
+		{http.StatusUnprocessableEntity, `{"status":422,"errorCode":"704","message":"request already processed or in progress"}`},
+		{http.StatusBadGateway, ``},
+	} {
+		url, caller := providertest.Canned(t, tc.status, tc.body)
+		c := &Client{BaseURL: url, APIKey: "AQE_test", MerchantAccount: "PaygateTest", Caller: caller}
+		if _, err := c.Charge(context.Background(), providertest.Charge(t, providertest.Approved, 100)); !providertest.Unknown(err) {
+			t.Errorf("%d %s = %v, want an unknown outcome", tc.status, tc.body, err)
+		}
 	}
 }

@@ -21,7 +21,7 @@ import (
 //	4000000000000069  Refused, reason 6 (Expired Card)
 //	4000000000000119  Error, reason 4 (Acquirer Error)
 //
-// Outage makes it answer every request 500, and Latency delays every answer.
+// Its switches make it answer 503 (Outage), 500 (Fault) or late (Latency).
 type Sandbox struct {
 	provider.SandboxSwitches
 
@@ -41,7 +41,7 @@ var testCards = map[string][3]string{
 	"4000000000000002": {resultRefused, "2", "Refused"},
 	"4000000000009995": {resultRefused, reasonNotEnoughBalance, "Not enough balance"},
 	"4000000000000069": {resultRefused, reasonExpiredCard, "Expired Card"},
-	"4000000000000119": {"Error", "4", "Acquirer Error"},
+	"4000000000000119": {resultError, "4", "Acquirer Error"},
 }
 
 // adyenError is Adyen's answer to a request it refuses.
@@ -63,6 +63,9 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		provider.WriteJSON(w, http.StatusUnauthorized, adyenError{401, "000", "HTTP Status Response - Unauthorized", "security"})
 		return
 	case s.Outage.Load():
+		provider.WriteJSON(w, http.StatusServiceUnavailable, adyenError{503, "000", "Service Unavailable", "internal"})
+		return
+	case s.Fault.Load():
 		provider.WriteJSON(w, http.StatusInternalServerError, adyenError{500, "901", "Internal error", "internal"})
 		return
 	case r.Method != http.MethodPost || (r.URL.Path != "/v71/payments" && !isRefund):

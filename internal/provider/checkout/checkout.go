@@ -16,8 +16,8 @@ import (
 // Name is the provider's name on payments and in routing.
 const Name = "checkout"
 
-// Response codes of Checkout.com's payments that Paygate tells apart; any other 2xxxx is a
-// decline.
+// Response codes of Checkout.com's declines that Paygate tells apart; any other is card_declined.
+// (An approval is read from approved, since several 10xxx codes approve.)
 const (
 	codeApproved          = "10000"
 	codeInsufficientFunds = "20051"
@@ -76,25 +76,29 @@ type refundAnswer struct {
 }
 
 // Charge requests and captures a card payment. A decline is a result (Checkout.com answers it
-// 201 with approved false); a refused request, a 5xx or a refused connection is
-// provider.ErrUnavailable; a timeout or an answer that cannot be read leaves the outcome unknown.
+// 201 with approved false). An answer by which Checkout.com did nothing (a 4xx, a 503) or a
+// refused connection is provider.ErrUnavailable; a payment still pending, an idempotency
+// conflict, another 5xx, a timeout or an answer that cannot be read leaves the outcome unknown.
 func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
-	status, body, err := c.post(ctx, "/payments", req.PaymentID, paymentRequest{
+	answer, err := c.post(ctx, "/payments", req.PaymentID, paymentRequest{
 		Source: source{Type: "card", Number: req.Card.Number(), ExpiryMonth: req.Card.ExpMonth, ExpiryYear: req.Card.ExpYear, CVV: req.Card.CVC()},
 		Amount: req.Amount.Minor, Currency: req.Amount.Currency, Reference: req.PaymentID, Capture: true, Description: req.Description,
 	})
 	if err != nil {
 		return provider.ChargeResult{}, err
 	}
-	if status != http.StatusCreated && status != http.StatusAccepted {
-		return provider.ChargeResult{}, fmt.Errorf("%w: checkout.com answered %d", provider.ErrUnavailable, status)
+	if answer.Status != http.StatusCreated {
+		return provider.ChargeResult{}, unsuccessful(answer)
 	}
 	var payment paymentAnswer
-	if err := json.Unmarshal(body, &payment); err != nil || payment.ID == "" {
-		return provider.ChargeResult{}, fmt.Errorf("checkout.com: unreadable payment (%d bytes)", len(body))
+	if err := json.Unmarshal(answer.Body, &payment); err != nil || payment.ID == "" {
+		return provider.ChargeResult{}, fmt.Errorf("checkout.com: unreadable payment (%d bytes)", len(answer.Body))
 	}
-	if payment.Approved && payment.ResponseCode == codeApproved {
+	switch {
+	case payment.Approved:
 		return provider.ChargeResult{ProviderPaymentID: payment.ID, Approved: true}, nil
+	case payment.Status != "Declined":
+		return provider.ChargeResult{}, fmt.Errorf("checkout.com: payment %s is %s, outcome unknown", payment.ID, payment.Status)
 	}
 	result := provider.ChargeResult{ProviderPaymentID: payment.ID, DeclineCode: "card_declined", RawDeclineCode: payment.ResponseCode,
 		DeclineMessage: payment.ResponseSummary}
@@ -107,26 +111,36 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 	return result, nil
 }
 
+// unsuccessful is the error an answer other than the one expected means: the outcome in doubt
+// for a 202 (still pending), an idempotency conflict (409: the key's first request may be running
+// or done) or a 5xx but 503; else a refusal by which Checkout.com did nothing.
+func unsuccessful(answer provider.Answer) error {
+	if answer.Status == http.StatusAccepted || answer.Status == http.StatusConflict || answer.Indeterminate() {
+		return fmt.Errorf("checkout.com: outcome unknown: answered %d", answer.Status)
+	}
+	return answer.Refused("checkout.com")
+}
+
 // Refund asks for part or all of a payment back. Checkout.com takes it (202) and says later, by
 // webhook, whether it went through.
 func (c *Client) Refund(ctx context.Context, req provider.RefundRequest) (provider.RefundResult, error) {
-	status, body, err := c.post(ctx, "/payments/"+req.ProviderPaymentID+"/refunds", req.RefundID,
+	answer, err := c.post(ctx, "/payments/"+req.ProviderPaymentID+"/refunds", req.RefundID,
 		refundRequest{Amount: req.Amount.Minor, Reference: req.RefundID})
 	if err != nil {
 		return provider.RefundResult{}, err
 	}
-	if status != http.StatusAccepted {
-		return provider.RefundResult{}, fmt.Errorf("%w: checkout.com answered %d", provider.ErrUnavailable, status)
+	if answer.Status != http.StatusAccepted {
+		return provider.RefundResult{}, unsuccessful(answer)
 	}
 	var refund refundAnswer
-	if err := json.Unmarshal(body, &refund); err != nil || refund.ActionID == "" {
-		return provider.RefundResult{}, fmt.Errorf("checkout.com: unreadable refund (%d bytes)", len(body))
+	if err := json.Unmarshal(answer.Body, &refund); err != nil || refund.ActionID == "" {
+		return provider.RefundResult{}, fmt.Errorf("checkout.com: unreadable refund (%d bytes)", len(answer.Body))
 	}
 	return provider.RefundResult{ProviderRefundID: refund.ActionID, Pending: true}, nil
 }
 
 // post sends body as JSON to path with the idempotency key.
-func (c *Client) post(ctx context.Context, path, idempotencyKey string, body any) (int, []byte, error) {
+func (c *Client) post(ctx context.Context, path, idempotencyKey string, body any) (provider.Answer, error) {
 	header := http.Header{"Authorization": {"Bearer " + c.SecretKey}, "Cko-Idempotency-Key": {idempotencyKey}}
 	return c.Caller.PostJSON(ctx, strings.TrimSuffix(c.BaseURL, "/")+path, header, body)
 }

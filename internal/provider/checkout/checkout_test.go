@@ -1,6 +1,8 @@
 package checkout
 
 import (
+	"context"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -19,4 +21,25 @@ func TestConformance(t *testing.T) {
 	providertest.Run(t, providertest.Adapter{Client: c, Unauthenticated: &unauthenticated, Switches: &sandbox.SandboxSwitches,
 		RawDeclines:    map[string]string{providertest.Declined: "20005", providertest.InsufficientFunds: "20051", providertest.ExpiredCard: "20054"},
 		RefundsPending: true})
+}
+
+// TestAnswersInFlight: a payment still pending is no decline, and every approval code approves.
+func TestAnswersInFlight(t *testing.T) {
+	for _, tc := range []struct {
+		status   int
+		body     string
+		approved bool
+	}{
+		{http.StatusAccepted, `{"id":"pay_1","status":"Pending"}`, false},
+		{http.StatusCreated, `{"id":"pay_1","status":"Pending","approved":false}`, false},
+		{http.StatusConflict, `{"error_type":"request_invalid"}`, false},
+		{http.StatusCreated, `{"id":"pay_1","status":"Captured","approved":true,"response_code":"10008"}`, true},
+	} {
+		url, caller := providertest.Canned(t, tc.status, tc.body)
+		c := &Client{BaseURL: url, SecretKey: "sk_sbox_x", Caller: caller}
+		result, err := c.Charge(context.Background(), providertest.Charge(t, providertest.Approved, 100))
+		if tc.approved && (err != nil || !result.Approved) || !tc.approved && !providertest.Unknown(err) {
+			t.Errorf("%d %s = %+v, %v", tc.status, tc.body, result, err)
+		}
+	}
 }

@@ -18,9 +18,9 @@ import (
 //	4000000000000002  declined, 20005 (do not honour)
 //	4000000000009995  declined, 20051 (insufficient funds)
 //	4000000000000069  declined, 20054 (expired card)
-//	4000000000000119  502: the acquirer could not be reached
+//	4000000000000119  503: the acquirer could not be reached, nothing was done
 //
-// Outage makes it answer every request 500, and Latency delays every answer.
+// Its switches make it answer 503 (Outage), 500 (Fault) or late (Latency).
 type Sandbox struct {
 	provider.SandboxSwitches
 
@@ -54,6 +54,9 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	case s.Outage.Load():
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	case s.Fault.Load():
 		w.WriteHeader(http.StatusInternalServerError)
 		return
 	case r.Method != http.MethodPost || (r.URL.Path != "/payments" && !isRefund):
@@ -101,7 +104,7 @@ func (s *Sandbox) pay(body []byte) (int, []byte) {
 	}
 	code, listed := testCards[req.Source.Number]
 	if listed && code == "" {
-		return http.StatusBadGateway, nil
+		return http.StatusServiceUnavailable, nil
 	}
 	payment := paymentAnswer{ID: prefixid.New("pay"), ActionID: prefixid.New("act"), Amount: req.Amount, Currency: req.Currency,
 		Approved: true, Status: "Captured", ResponseCode: codeApproved, ResponseSummary: "Approved", Reference: req.Reference}

@@ -22,8 +22,8 @@ import (
 //	4000000000000069  expired_card
 //	4000000000000119  processing_error
 //
-// Outage makes it answer every request 500 api_error, and Latency delays every answer, so that
-// failover and timeouts can be shown.
+// Its switches make it answer 503 (Outage), 500 (Fault) or late (Latency), so that failover,
+// unknown outcomes and timeouts can be shown.
 type Sandbox struct {
 	provider.SandboxSwitches
 
@@ -47,6 +47,9 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Msg: "You did not provide an API key."})
 		return
 	case s.Outage.Load():
+		writeError(w, http.StatusServiceUnavailable, stripego.Error{Type: stripego.ErrorTypeAPI, Msg: "Stripe is temporarily unavailable."})
+		return
+	case s.Fault.Load():
 		writeError(w, http.StatusInternalServerError, stripego.Error{Type: stripego.ErrorTypeAPI, Msg: "An unknown error occurred."})
 		return
 	case r.Method != http.MethodPost || (r.URL.Path != "/v1/payment_intents" && r.URL.Path != "/v1/refunds"):

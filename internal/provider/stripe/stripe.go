@@ -32,9 +32,10 @@ var _ provider.Provider = (*Client)(nil)
 // Name identifies Stripe on payments.
 func (*Client) Name() string { return Name }
 
-// Charge creates and confirms a PaymentIntent for the card. A decline is a result; Stripe's
-// processing_error, a refused request, a 5xx or a refused connection is provider.ErrUnavailable
-// (nothing was charged); a timeout or an answer that cannot be read leaves the outcome unknown.
+// Charge creates and confirms a PaymentIntent for the card. A decline is a result. An answer by
+// which Stripe did nothing (processing_error, a refused request, a 503) or a refused connection is
+// provider.ErrUnavailable; an answer that leaves the outcome in doubt (a 500, a key still in use,
+// a payment still processing), a timeout or an answer that cannot be read leaves it unknown.
 func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
 	form := url.Values{
 		"amount":                               {strconv.FormatInt(req.Amount.Minor, 10)},
@@ -50,39 +51,42 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 	if req.Description != "" {
 		form.Set("description", req.Description)
 	}
-	status, body, err := c.post(ctx, "/v1/payment_intents", form, req.PaymentID)
+	answer, err := c.post(ctx, "/v1/payment_intents", form, req.PaymentID)
 	if err != nil {
 		return provider.ChargeResult{}, err
 	}
-	if status == http.StatusPaymentRequired {
-		return declined(body)
+	if answer.Status == http.StatusPaymentRequired {
+		return declined(answer)
 	}
-	if err := refused(status, body); err != nil {
+	if err := unsuccessful(answer); err != nil {
 		return provider.ChargeResult{}, err
 	}
 	var intent stripego.PaymentIntent
-	if err := json.Unmarshal(body, &intent); err != nil || intent.ID == "" {
-		return provider.ChargeResult{}, fmt.Errorf("stripe: unreadable payment intent (%d bytes)", len(body))
+	if err := json.Unmarshal(answer.Body, &intent); err != nil || intent.ID == "" {
+		return provider.ChargeResult{}, fmt.Errorf("stripe: unreadable payment intent (%d bytes)", len(answer.Body))
 	}
-	if intent.Status != stripego.PaymentIntentStatusSucceeded {
-		// Anything else (requires_action for 3-D Secure, above all) cannot complete here.
+	switch intent.Status {
+	case stripego.PaymentIntentStatusSucceeded:
+		return provider.ChargeResult{ProviderPaymentID: intent.ID, Approved: true}, nil
+	case stripego.PaymentIntentStatusProcessing:
+		return provider.ChargeResult{}, fmt.Errorf("stripe: payment intent %s still processing, outcome unknown", intent.ID)
+	default: // requires_action (3-D Secure) above all: a step Paygate cannot take
 		return provider.ChargeResult{ProviderPaymentID: intent.ID, DeclineCode: "card_declined", RawDeclineCode: string(intent.Status),
 			DeclineMessage: "The card needs a step Paygate cannot take (" + string(intent.Status) + ")."}, nil
 	}
-	return provider.ChargeResult{ProviderPaymentID: intent.ID, Approved: true}, nil
 }
 
 // declined reads a 402 card_error into a decline, or an outage for processing_error.
-func declined(body []byte) (provider.ChargeResult, error) {
-	var answer struct {
+func declined(answer provider.Answer) (provider.ChargeResult, error) {
+	var body struct {
 		Error stripego.Error `json:"error"`
 	}
-	if err := json.Unmarshal(body, &answer); err != nil || answer.Error.Type != stripego.ErrorTypeCard {
-		return provider.ChargeResult{}, fmt.Errorf("stripe: unreadable card error (%d bytes)", len(body))
+	if err := json.Unmarshal(answer.Body, &body); err != nil || body.Error.Type != stripego.ErrorTypeCard {
+		return provider.ChargeResult{}, fmt.Errorf("stripe: unreadable card error (%d bytes)", len(answer.Body))
 	}
-	e := answer.Error
+	e := body.Error
 	if e.Code == stripego.ErrorCodeProcessingError {
-		return provider.ChargeResult{}, fmt.Errorf("%w: stripe processing_error", provider.ErrUnavailable)
+		return provider.ChargeResult{}, answer.Refused("stripe (processing_error)")
 	}
 	raw := string(e.DeclineCode)
 	if raw == "" {
@@ -101,45 +105,54 @@ func declined(body []byte) (provider.ChargeResult, error) {
 	return result, nil
 }
 
-// refused turns an answer other than a success into an error: Stripe did nothing for a 4xx, and
-// a 5xx is an outage to fail over from.
-func refused(status int, body []byte) error {
-	if status >= 200 && status < 300 {
+// unsuccessful is nil for a 2xx answer and otherwise the error it means: the outcome in doubt
+// for a 5xx (but 503) or an idempotency conflict (the key's first request may be running or
+// done), else a refusal by which Stripe did nothing.
+func unsuccessful(answer provider.Answer) error {
+	if answer.Status >= 200 && answer.Status < 300 {
 		return nil
 	}
-	var answer struct {
+	var body struct {
 		Error stripego.Error `json:"error"`
 	}
-	json.Unmarshal(body, &answer)
-	return fmt.Errorf("%w: stripe answered %d %s %s", provider.ErrUnavailable, status, answer.Error.Type, answer.Error.Code)
+	json.Unmarshal(answer.Body, &body)
+	if answer.Indeterminate() || answer.Status == http.StatusConflict || body.Error.Type == stripego.ErrorTypeIdempotency {
+		return fmt.Errorf("stripe: outcome unknown: answered %d %s %s", answer.Status, body.Error.Type, body.Error.Code)
+	}
+	return answer.Refused(fmt.Sprintf("stripe (%s %s)", body.Error.Type, body.Error.Code))
 }
 
-// Refund refunds part or all of a PaymentIntent. Stripe answers a card refund at once.
+// Refund refunds part or all of a PaymentIntent. Stripe answers most card refunds at once; one it
+// answers pending settles later.
 func (c *Client) Refund(ctx context.Context, req provider.RefundRequest) (provider.RefundResult, error) {
 	form := url.Values{
 		"payment_intent":       {req.ProviderPaymentID},
 		"amount":               {strconv.FormatInt(req.Amount.Minor, 10)},
 		"metadata[paygate_id]": {req.RefundID},
 	}
-	status, body, err := c.post(ctx, "/v1/refunds", form, req.RefundID)
+	answer, err := c.post(ctx, "/v1/refunds", form, req.RefundID)
 	if err != nil {
 		return provider.RefundResult{}, err
 	}
-	if err := refused(status, body); err != nil {
+	if err := unsuccessful(answer); err != nil {
 		return provider.RefundResult{}, err
 	}
 	var refund stripego.Refund
-	if err := json.Unmarshal(body, &refund); err != nil || refund.ID == "" {
-		return provider.RefundResult{}, fmt.Errorf("stripe: unreadable refund (%d bytes)", len(body))
+	if err := json.Unmarshal(answer.Body, &refund); err != nil || refund.ID == "" {
+		return provider.RefundResult{}, fmt.Errorf("stripe: unreadable refund (%d bytes)", len(answer.Body))
 	}
-	if refund.Status == stripego.RefundStatusFailed || refund.Status == stripego.RefundStatusCanceled {
+	switch refund.Status {
+	case stripego.RefundStatusSucceeded:
+		return provider.RefundResult{ProviderRefundID: refund.ID}, nil
+	case stripego.RefundStatusFailed, stripego.RefundStatusCanceled:
 		return provider.RefundResult{}, fmt.Errorf("%w: stripe refund %s is %s", provider.ErrUnavailable, refund.ID, refund.Status)
+	default: // pending, requires_action
+		return provider.RefundResult{ProviderRefundID: refund.ID, Pending: true}, nil
 	}
-	return provider.RefundResult{ProviderRefundID: refund.ID}, nil
 }
 
 // post sends form to path with the idempotency key.
-func (c *Client) post(ctx context.Context, path string, form url.Values, idempotencyKey string) (int, []byte, error) {
+func (c *Client) post(ctx context.Context, path string, form url.Values, idempotencyKey string) (provider.Answer, error) {
 	header := http.Header{"Authorization": {"Bearer " + c.APIKey}, "Content-Type": {"application/x-www-form-urlencoded"},
 		"Idempotency-Key": {idempotencyKey}}
 	return c.Caller.Post(ctx, strings.TrimSuffix(c.BaseURL, "/")+path, header, []byte(form.Encode()))

@@ -28,12 +28,12 @@ func TestConformance(t *testing.T) {
 	}
 }
 
-// TestNetworkRetriesReuseTheKey: a request whose answer is lost in the network is sent again with
-// its key, and Stripe charges once; an answer, even a 500, is never sent again.
+// TestNetworkRetriesReuseTheKey: a request whose answer is lost in the network, or answered 500,
+// is sent again with its key, and Stripe charges once; any other answer is final.
 func TestNetworkRetriesReuseTheKey(t *testing.T) {
 	sandbox := NewSandbox()
 	var requests atomic.Int32
-	keys := make(chan string, 4)
+	keys := make(chan string, 8)
 	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		keys <- r.Header.Get("Idempotency-Key")
 		sandbox.ServeHTTP(w, r)
@@ -58,10 +58,37 @@ func TestNetworkRetriesReuseTheKey(t *testing.T) {
 		t.Errorf("%d payment intents, want 1", n)
 	}
 
-	sandbox.Outage.Store(true)
+	sandbox.Fault.Store(true)
 	before := requests.Load()
 	c.Charge(context.Background(), providertest.Charge(t, providertest.Approved, 1000))
+	if n := requests.Load() - before; n != 3 {
+		t.Errorf("a request answered 500 was sent %d times, want 3 (two retries)", n)
+	}
+	sandbox.Fault.Store(false)
+	sandbox.Outage.Store(true)
+	before = requests.Load()
+	c.Charge(context.Background(), providertest.Charge(t, providertest.Approved, 1000))
 	if n := requests.Load() - before; n != 1 {
-		t.Errorf("a 500 was sent %d times; an answer is not retried", n)
+		t.Errorf("a request answered 503 was sent %d times; that answer is final", n)
+	}
+}
+
+// TestAnswersInFlight: a payment still processing is no decline, and a refund still pending
+// settles later.
+func TestAnswersInFlight(t *testing.T) {
+	url, caller := providertest.Canned(t, http.StatusOK, `{"id":"pi_1","object":"payment_intent","status":"processing"}`)
+	c := &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
+	if _, err := c.Charge(context.Background(), providertest.Charge(t, providertest.Approved, 100)); !providertest.Unknown(err) {
+		t.Errorf("a processing payment intent = %v, want an unknown outcome", err)
+	}
+	url, caller = providertest.Canned(t, http.StatusOK, `{"id":"re_1","object":"refund","status":"pending"}`)
+	c = &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
+	if r, err := c.Refund(context.Background(), provider.RefundRequest{RefundID: "re_x", ProviderPaymentID: "pi_1"}); err != nil || !r.Pending {
+		t.Errorf("a pending refund = %+v, %v", r, err)
+	}
+	url, caller = providertest.Canned(t, http.StatusConflict, `{"error":{"type":"idempotency_error","code":"idempotency_key_in_use"}}`)
+	c = &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
+	if _, err := c.Charge(context.Background(), providertest.Charge(t, providertest.Approved, 100)); !providertest.Unknown(err) {
+		t.Errorf("a key still in use = %v, want an unknown outcome", err)
 	}
 }
