@@ -1,0 +1,136 @@
+package routing
+
+import (
+	"sync"
+	"time"
+)
+
+// Circuit states.
+const (
+	Closed   = "closed"
+	Open     = "open"
+	HalfOpen = "half_open"
+)
+
+// Breaker keeps a circuit per provider, in this process: a provider whose calls fail at the
+// configured rate is skipped for a while, then tried with one probe, and used again once a probe
+// succeeds. Declines are successes: the provider answered.
+type Breaker struct {
+	mu       sync.Mutex
+	now      func() time.Time
+	circuits map[string]*circuit
+}
+
+type circuit struct {
+	seconds  []second // one per second with calls, oldest first, within the window
+	openedAt time.Time
+	open     bool
+	probing  bool // half open: one call is out to probe
+}
+
+type second struct {
+	at             int64
+	calls, failing int
+}
+
+// NewBreaker returns a breaker with every circuit closed, reading the time from now.
+func NewBreaker(now func() time.Time) *Breaker {
+	return &Breaker{now: now, circuits: map[string]*circuit{}}
+}
+
+func (b *Breaker) circuit(provider string) *circuit {
+	c, ok := b.circuits[provider]
+	if !ok {
+		c = &circuit{}
+		b.circuits[provider] = c
+	}
+	return c
+}
+
+// State is the provider's circuit now.
+func (b *Breaker) State(provider string, s BreakerSettings) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.state(b.circuit(provider), s)
+}
+
+func (b *Breaker) state(c *circuit, s BreakerSettings) string {
+	switch {
+	case !c.open:
+		return Closed
+	case c.probing || b.now().Sub(c.openedAt) >= time.Duration(s.OpenS)*time.Second:
+		return HalfOpen
+	}
+	return Open
+}
+
+// IsOpen reports whether the provider is not to be tried now: open, or half open with its probe
+// already out. It takes no probe; Allow does.
+func (b *Breaker) IsOpen(provider string, s BreakerSettings) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.circuit(provider)
+	state := b.state(c, s)
+	return state == Open || state == HalfOpen && c.probing
+}
+
+// Allow reports whether a call to the provider may go now, and when its circuit is half open
+// takes the one probe.
+func (b *Breaker) Allow(provider string, s BreakerSettings) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.circuit(provider)
+	switch b.state(c, s) {
+	case Closed:
+		return true
+	case HalfOpen:
+		if c.probing {
+			return false
+		}
+		c.probing = true
+		return true
+	}
+	return false
+}
+
+// Record counts a call's outcome: failed for an outage or an unknown outcome. A probe's outcome
+// closes the circuit or opens it again.
+func (b *Breaker) Record(provider string, failed bool, s BreakerSettings) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.circuit(provider)
+	now := b.now()
+	if c.open {
+		if c.probing {
+			c.probing = false
+			if failed {
+				c.openedAt = now
+			} else {
+				*c = circuit{}
+			}
+		}
+		return
+	}
+	at := now.Unix()
+	cutoff := at - int64(s.WindowS)
+	drop := 0
+	for drop < len(c.seconds) && c.seconds[drop].at <= cutoff {
+		drop++
+	}
+	c.seconds = c.seconds[drop:]
+	if n := len(c.seconds); n == 0 || c.seconds[n-1].at != at {
+		c.seconds = append(c.seconds, second{at: at})
+	}
+	last := &c.seconds[len(c.seconds)-1]
+	last.calls++
+	if failed {
+		last.failing++
+	}
+	calls, failing := 0, 0
+	for _, sec := range c.seconds {
+		calls, failing = calls+sec.calls, failing+sec.failing
+	}
+	if calls >= s.MinRequests && float64(failing) >= s.ErrorRate*float64(calls) {
+		*c = circuit{open: true, openedAt: now}
+	}
+}

@@ -1,0 +1,165 @@
+// Package routing decides which provider each payment goes to: the first rule of the routing
+// document that matches the payment (currency, card brand, amount range) picks the first attempt
+// by weight; failover then tries that rule's other providers, then the fallback list, each
+// provider once, skipping those disabled and those whose circuit is open.
+package routing
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/money"
+)
+
+// Config is the routing document, as an operator reads and writes it.
+type Config struct {
+	Version        int                         `json:"version"`
+	Routing        Routing                     `json:"routing"`
+	Providers      map[string]ProviderSettings `json:"providers"`
+	CircuitBreaker BreakerSettings             `json:"circuit_breaker"`
+}
+
+// Routing holds the rules, tried in order, and the fallback order.
+type Routing struct {
+	Rules    []Rule   `json:"rules"`
+	Fallback []string `json:"fallback"`
+}
+
+// Rule routes the payments that match all of its conditions; a condition left out matches any.
+type Rule struct {
+	Name     string   `json:"name"`
+	Currency []string `json:"currency,omitempty"`
+	Brand    []string `json:"brand,omitempty"`
+	// AmountGTE and AmountLTE bound the amount, in major units of the payment's currency.
+	AmountGTE *money.Decimal `json:"amount_gte,omitempty"`
+	AmountLTE *money.Decimal `json:"amount_lte,omitempty"`
+	Providers []Weighted     `json:"providers"`
+}
+
+// Weighted is a provider of a rule and its share of the rule's first attempts.
+type Weighted struct {
+	Provider string `json:"provider"`
+	Weight   int    `json:"weight"`
+}
+
+// ProviderSettings turn a provider on or off and bound its calls.
+type ProviderSettings struct {
+	Enabled   bool `json:"enabled"`
+	TimeoutMS int  `json:"timeout_ms"`
+}
+
+// BreakerSettings say when a provider's circuit opens: when at least MinRequests calls in the
+// last WindowS seconds failed at ErrorRate or more; it stays open OpenS seconds, then lets one
+// call through to probe.
+type BreakerSettings struct {
+	WindowS     int     `json:"window_s"`
+	MinRequests int     `json:"min_requests"`
+	ErrorRate   float64 `json:"error_rate"`
+	OpenS       int     `json:"open_s"`
+}
+
+// Default is the document Paygate starts with: euros to Adyen, pounds to Checkout.com, the rest
+// by the fallback order.
+func Default(providers []string) Config {
+	c := Config{
+		Version: 1,
+		Routing: Routing{
+			Rules: []Rule{
+				{Name: "eur", Currency: []string{"EUR"}, Providers: []Weighted{{Provider: "adyen", Weight: 1}}},
+				{Name: "gbp", Currency: []string{"GBP"}, Providers: []Weighted{{Provider: "checkout", Weight: 1}}},
+			},
+			Fallback: []string{"stripe", "adyen", "checkout"},
+		},
+		Providers:      map[string]ProviderSettings{},
+		CircuitBreaker: BreakerSettings{WindowS: 60, MinRequests: 10, ErrorRate: 0.5, OpenS: 30},
+	}
+	for _, name := range providers {
+		c.Providers[name] = ProviderSettings{Enabled: true, TimeoutMS: 10000}
+	}
+	return c
+}
+
+// Validate checks the document against the providers Paygate has, naming the field at fault.
+func (c Config) Validate(providers []string) error {
+	known := func(name, param string) error {
+		if !slices.Contains(providers, name) {
+			return apierror.ForParam(apierror.InvalidRequest, param, fmt.Sprintf("unknown provider %q; known: %s", name, strings.Join(providers, ", ")))
+		}
+		return nil
+	}
+	for i, rule := range c.Routing.Rules {
+		param := fmt.Sprintf("routing.rules[%d]", i)
+		if rule.Name == "" {
+			return apierror.ForParam(apierror.InvalidRequest, param+".name", "every rule needs a name")
+		}
+		if len(rule.Providers) == 0 {
+			return apierror.ForParam(apierror.InvalidRequest, param+".providers", "a rule needs at least one provider")
+		}
+		for j, w := range rule.Providers {
+			if err := known(w.Provider, fmt.Sprintf("%s.providers[%d].provider", param, j)); err != nil {
+				return err
+			}
+			if w.Weight <= 0 {
+				return apierror.ForParam(apierror.InvalidRequest, fmt.Sprintf("%s.providers[%d].weight", param, j), "weights must be positive")
+			}
+		}
+		for j, code := range rule.Currency {
+			if _, err := money.ParseCurrency(code); err != nil {
+				return apierror.ForParam(apierror.InvalidCurrency, fmt.Sprintf("%s.currency[%d]", param, j), err.Error())
+			}
+		}
+		if err := validRange(rule, param); err != nil {
+			return err
+		}
+	}
+	if len(c.Routing.Fallback) == 0 {
+		return apierror.ForParam(apierror.InvalidRequest, "routing.fallback", "the fallback list needs at least one provider")
+	}
+	for i, name := range c.Routing.Fallback {
+		if err := known(name, fmt.Sprintf("routing.fallback[%d]", i)); err != nil {
+			return err
+		}
+	}
+	for name, settings := range c.Providers {
+		if err := known(name, "providers."+name); err != nil {
+			return err
+		}
+		if settings.TimeoutMS < 100 || settings.TimeoutMS > 60000 {
+			return apierror.ForParam(apierror.InvalidRequest, "providers."+name+".timeout_ms", "timeout_ms must be from 100 to 60000")
+		}
+	}
+	b := c.CircuitBreaker
+	switch {
+	case b.WindowS < 1:
+		return apierror.ForParam(apierror.InvalidRequest, "circuit_breaker.window_s", "window_s must be at least 1")
+	case b.MinRequests < 1:
+		return apierror.ForParam(apierror.InvalidRequest, "circuit_breaker.min_requests", "min_requests must be at least 1")
+	case b.ErrorRate <= 0 || b.ErrorRate > 1:
+		return apierror.ForParam(apierror.InvalidRequest, "circuit_breaker.error_rate", "error_rate must be above 0 and at most 1")
+	case b.OpenS < 1:
+		return apierror.ForParam(apierror.InvalidRequest, "circuit_breaker.open_s", "open_s must be at least 1")
+	}
+	return nil
+}
+
+// validRange checks a rule's amount bounds: plain decimals, the lower not above the upper. The
+// bounds are major units, so any currency's scale reads them; the widest is used here.
+func validRange(rule Rule, param string) error {
+	var bounds [2]*money.Amount
+	for i, bound := range []*money.Decimal{rule.AmountGTE, rule.AmountLTE} {
+		if bound == nil {
+			continue
+		}
+		amount, err := money.Parse(string(*bound), "KWD") // three decimals: the widest scale in use
+		if err != nil || amount.Minor < 0 {
+			return apierror.ForParam(apierror.InvalidAmount, param+[]string{".amount_gte", ".amount_lte"}[i], "amount bounds are plain decimals such as 5000.00")
+		}
+		bounds[i] = &amount
+	}
+	if bounds[0] != nil && bounds[1] != nil && bounds[0].Minor > bounds[1].Minor {
+		return apierror.ForParam(apierror.InvalidAmount, param+".amount_gte", "amount_gte is above amount_lte")
+	}
+	return nil
+}
