@@ -111,7 +111,10 @@ func TestValidateNamesTheField(t *testing.T) {
 		{func(c *Config) { c.Routing.Rules[0].Providers[0].Provider = "paypal" }, "routing.rules[0].providers[0].provider"},
 		{func(c *Config) { c.Routing.Rules[1].Providers[0].Weight = 0 }, "routing.rules[1].providers[0].weight"},
 		{func(c *Config) { c.Routing.Rules[0].Currency = []string{"XXX"} }, "routing.rules[0].currency[0]"},
-		{func(c *Config) { c.Routing.Rules[0].AmountGTE = decimal("10"); c.Routing.Rules[0].AmountLTE = decimal("5") }, "routing.rules[0].amount_gte"},
+		{func(c *Config) {
+			c.Routing.Rules[0].AmountGTE = decimal("10")
+			c.Routing.Rules[0].AmountLTE = decimal("5")
+		}, "routing.rules[0].amount_gte"},
 		{func(c *Config) { c.Routing.Rules[0].AmountLTE = decimal("1e3") }, "routing.rules[0].amount_lte"},
 		{func(c *Config) { c.Routing.Rules[0].Name = "" }, "routing.rules[0].name"},
 		{func(c *Config) { c.Routing.Rules[0].Providers = nil }, "routing.rules[0].providers"},
