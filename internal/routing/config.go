@@ -144,21 +144,19 @@ func (c Config) Validate(providers []string) error {
 	return nil
 }
 
-// validRange checks a rule's amount bounds: plain decimals, the lower not above the upper. The
-// bounds are major units, so any currency's scale reads them; the widest is used here.
+// validRange checks a rule's amount bounds: plain decimals, the lower not above the upper.
 func validRange(rule Rule, param string) error {
-	var bounds [2]*money.Amount
+	var bounds [2]int64
 	for i, bound := range []*money.Decimal{rule.AmountGTE, rule.AmountLTE} {
 		if bound == nil {
 			continue
 		}
-		amount, err := money.Parse(string(*bound), "KWD") // three decimals: the widest scale in use
-		if err != nil || amount.Minor < 0 {
+		var err error
+		if bounds[i], err = boundThousandths(*bound); err != nil || bounds[i] < 0 {
 			return apierror.ForParam(apierror.InvalidAmount, param+[]string{".amount_gte", ".amount_lte"}[i], "amount bounds are plain decimals such as 5000.00")
 		}
-		bounds[i] = &amount
 	}
-	if bounds[0] != nil && bounds[1] != nil && bounds[0].Minor > bounds[1].Minor {
+	if rule.AmountGTE != nil && rule.AmountLTE != nil && bounds[0] > bounds[1] {
 		return apierror.ForParam(apierror.InvalidAmount, param+".amount_gte", "amount_gte is above amount_lte")
 	}
 	return nil

@@ -76,11 +76,15 @@ func (r Rule) matches(p Payment) bool {
 		return false
 	}
 	amount := thousandths(p.Amount)
-	if r.AmountGTE != nil && amount < boundThousandths(*r.AmountGTE) {
-		return false
+	if r.AmountGTE != nil {
+		if bound, _ := boundThousandths(*r.AmountGTE); amount < bound {
+			return false
+		}
 	}
-	if r.AmountLTE != nil && amount > boundThousandths(*r.AmountLTE) {
-		return false
+	if r.AmountLTE != nil {
+		if bound, _ := boundThousandths(*r.AmountLTE); amount > bound {
+			return false
+		}
 	}
 	return true
 }
@@ -96,8 +100,9 @@ func thousandths(a money.Amount) int64 {
 	return minor
 }
 
-// boundThousandths reads a validated bound in thousandths of a major unit.
-func boundThousandths(bound money.Decimal) int64 {
-	amount, _ := money.Parse(string(bound), "KWD")
-	return amount.Minor
+// boundThousandths reads a bound, in major units, in thousandths of a major unit: the scale of
+// KWD, the widest in use.
+func boundThousandths(bound money.Decimal) (int64, error) {
+	amount, err := money.Parse(string(bound), "KWD")
+	return amount.Minor, err
 }

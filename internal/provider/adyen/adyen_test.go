@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
@@ -15,10 +13,8 @@ import (
 func newClient(t *testing.T) (*Client, *Sandbox) {
 	t.Helper()
 	sandbox := NewSandbox()
-	server := httptest.NewServer(sandbox)
-	t.Cleanup(server.Close)
-	return &Client{BaseURL: server.URL, APIKey: "AQE_test", MerchantAccount: "PaygateTest",
-		Caller: provider.Caller{HTTP: server.Client(), RetryWaits: []time.Duration{time.Millisecond}}}, sandbox
+	url, caller := providertest.Serve(t, sandbox)
+	return &Client{BaseURL: url, APIKey: "AQE_test", MerchantAccount: "PaygateTest", Caller: caller}, sandbox
 }
 
 func TestConformance(t *testing.T) {

@@ -3,19 +3,15 @@ package checkout
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"testing"
-	"time"
 
-	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
 )
 
 func TestConformance(t *testing.T) {
 	sandbox := NewSandbox()
-	server := httptest.NewServer(sandbox)
-	defer server.Close()
-	c := &Client{BaseURL: server.URL, SecretKey: "sk_sbox_x", Caller: provider.Caller{HTTP: server.Client(), RetryWaits: []time.Duration{time.Millisecond}}}
+	url, caller := providertest.Serve(t, sandbox)
+	c := &Client{BaseURL: url, SecretKey: "sk_sbox_x", Caller: caller}
 	unauthenticated := *c
 	unauthenticated.SecretKey = ""
 	providertest.Run(t, providertest.Adapter{Client: c, Unauthenticated: &unauthenticated, Switches: &sandbox.SandboxSwitches,

@@ -134,17 +134,24 @@ func failures(t *testing.T, a Adapter) {
 	}
 }
 
+// Serve serves h (a sandbox) over HTTP for the test, and returns its address and a caller for it
+// that retries once.
+func Serve(t *testing.T, h http.Handler) (string, provider.Caller) {
+	t.Helper()
+	server := httptest.NewServer(h)
+	t.Cleanup(server.Close)
+	return server.URL, provider.Caller{HTTP: server.Client(), RetryWaits: []time.Duration{time.Millisecond}}
+}
+
 // Canned is a server that answers every request with status and body, as a provider would in a
 // state its sandbox does not reach; it returns the server's address and a caller for it.
 func Canned(t *testing.T, status int, body string) (string, provider.Caller) {
 	t.Helper()
-	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		w.Write([]byte(body))
 	}))
-	t.Cleanup(server.Close)
-	return server.URL, provider.Caller{HTTP: server.Client()}
 }
 
 // Unknown reports whether err leaves the outcome unknown: an error that is not an outage.

@@ -15,9 +15,8 @@ import (
 
 func TestConformance(t *testing.T) {
 	sandbox := NewSandbox()
-	server := httptest.NewServer(sandbox)
-	defer server.Close()
-	c := &Client{BaseURL: server.URL, APIKey: "sk_test_x", Caller: provider.Caller{HTTP: server.Client(), RetryWaits: []time.Duration{time.Millisecond}}}
+	url, caller := providertest.Serve(t, sandbox)
+	c := &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
 	unauthenticated := *c
 	unauthenticated.APIKey = ""
 	providertest.Run(t, providertest.Adapter{Client: c, Unauthenticated: &unauthenticated, Switches: &sandbox.SandboxSwitches,
