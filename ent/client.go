@@ -15,11 +15,14 @@ import (
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"github.com/paygate/paygate/ent/configversion"
 	"github.com/paygate/paygate/ent/idempotencykey"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/refreshtoken"
 	"github.com/paygate/paygate/ent/refund"
+	"github.com/paygate/paygate/ent/sandboxanswer"
+	"github.com/paygate/paygate/ent/sandboxobject"
 	"github.com/paygate/paygate/ent/user"
 
 	stdsql "database/sql"
@@ -30,6 +33,8 @@ type Client struct {
 	config
 	// Schema is the client for creating, migrating and dropping schema.
 	Schema *migrate.Schema
+	// ConfigVersion is the client for interacting with the ConfigVersion builders.
+	ConfigVersion *ConfigVersionClient
 	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
 	IdempotencyKey *IdempotencyKeyClient
 	// Payment is the client for interacting with the Payment builders.
@@ -40,6 +45,10 @@ type Client struct {
 	RefreshToken *RefreshTokenClient
 	// Refund is the client for interacting with the Refund builders.
 	Refund *RefundClient
+	// SandboxAnswer is the client for interacting with the SandboxAnswer builders.
+	SandboxAnswer *SandboxAnswerClient
+	// SandboxObject is the client for interacting with the SandboxObject builders.
+	SandboxObject *SandboxObjectClient
 	// User is the client for interacting with the User builders.
 	User *UserClient
 }
@@ -53,11 +62,14 @@ func NewClient(opts ...Option) *Client {
 
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
+	c.ConfigVersion = NewConfigVersionClient(c.config)
 	c.IdempotencyKey = NewIdempotencyKeyClient(c.config)
 	c.Payment = NewPaymentClient(c.config)
 	c.PaymentStatusChange = NewPaymentStatusChangeClient(c.config)
 	c.RefreshToken = NewRefreshTokenClient(c.config)
 	c.Refund = NewRefundClient(c.config)
+	c.SandboxAnswer = NewSandboxAnswerClient(c.config)
+	c.SandboxObject = NewSandboxObjectClient(c.config)
 	c.User = NewUserClient(c.config)
 }
 
@@ -151,11 +163,14 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	return &Tx{
 		ctx:                 ctx,
 		config:              cfg,
+		ConfigVersion:       NewConfigVersionClient(cfg),
 		IdempotencyKey:      NewIdempotencyKeyClient(cfg),
 		Payment:             NewPaymentClient(cfg),
 		PaymentStatusChange: NewPaymentStatusChangeClient(cfg),
 		RefreshToken:        NewRefreshTokenClient(cfg),
 		Refund:              NewRefundClient(cfg),
+		SandboxAnswer:       NewSandboxAnswerClient(cfg),
+		SandboxObject:       NewSandboxObjectClient(cfg),
 		User:                NewUserClient(cfg),
 	}, nil
 }
@@ -176,11 +191,14 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	return &Tx{
 		ctx:                 ctx,
 		config:              cfg,
+		ConfigVersion:       NewConfigVersionClient(cfg),
 		IdempotencyKey:      NewIdempotencyKeyClient(cfg),
 		Payment:             NewPaymentClient(cfg),
 		PaymentStatusChange: NewPaymentStatusChangeClient(cfg),
 		RefreshToken:        NewRefreshTokenClient(cfg),
 		Refund:              NewRefundClient(cfg),
+		SandboxAnswer:       NewSandboxAnswerClient(cfg),
+		SandboxObject:       NewSandboxObjectClient(cfg),
 		User:                NewUserClient(cfg),
 	}, nil
 }
@@ -188,7 +206,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 // Debug returns a new debug-client. It's used to get verbose logging on specific operations.
 //
 //	client.Debug().
-//		IdempotencyKey.
+//		ConfigVersion.
 //		Query().
 //		Count(ctx)
 func (c *Client) Debug() *Client {
@@ -211,8 +229,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.IdempotencyKey, c.Payment, c.PaymentStatusChange, c.RefreshToken, c.Refund,
-		c.User,
+		c.ConfigVersion, c.IdempotencyKey, c.Payment, c.PaymentStatusChange,
+		c.RefreshToken, c.Refund, c.SandboxAnswer, c.SandboxObject, c.User,
 	} {
 		n.Use(hooks...)
 	}
@@ -222,8 +240,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.IdempotencyKey, c.Payment, c.PaymentStatusChange, c.RefreshToken, c.Refund,
-		c.User,
+		c.ConfigVersion, c.IdempotencyKey, c.Payment, c.PaymentStatusChange,
+		c.RefreshToken, c.Refund, c.SandboxAnswer, c.SandboxObject, c.User,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -232,6 +250,8 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 // Mutate implements the ent.Mutator interface.
 func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
+	case *ConfigVersionMutation:
+		return c.ConfigVersion.mutate(ctx, m)
 	case *IdempotencyKeyMutation:
 		return c.IdempotencyKey.mutate(ctx, m)
 	case *PaymentMutation:
@@ -242,10 +262,147 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.RefreshToken.mutate(ctx, m)
 	case *RefundMutation:
 		return c.Refund.mutate(ctx, m)
+	case *SandboxAnswerMutation:
+		return c.SandboxAnswer.mutate(ctx, m)
+	case *SandboxObjectMutation:
+		return c.SandboxObject.mutate(ctx, m)
 	case *UserMutation:
 		return c.User.mutate(ctx, m)
 	default:
 		return nil, fmt.Errorf("ent: unknown mutation type %T", m)
+	}
+}
+
+// ConfigVersionClient is a client for the ConfigVersion schema.
+type ConfigVersionClient struct {
+	config
+}
+
+// NewConfigVersionClient returns a client for the ConfigVersion from the given config.
+func NewConfigVersionClient(c config) *ConfigVersionClient {
+	return &ConfigVersionClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `configversion.Hooks(f(g(h())))`.
+func (c *ConfigVersionClient) Use(hooks ...Hook) {
+	c.hooks.ConfigVersion = append(c.hooks.ConfigVersion, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `configversion.Intercept(f(g(h())))`.
+func (c *ConfigVersionClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ConfigVersion = append(c.inters.ConfigVersion, interceptors...)
+}
+
+// Create returns a builder for creating a ConfigVersion entity.
+func (c *ConfigVersionClient) Create() *ConfigVersionCreate {
+	mutation := newConfigVersionMutation(c.config, OpCreate)
+	return &ConfigVersionCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ConfigVersion entities.
+func (c *ConfigVersionClient) CreateBulk(builders ...*ConfigVersionCreate) *ConfigVersionCreateBulk {
+	return &ConfigVersionCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ConfigVersionClient) MapCreateBulk(slice any, setFunc func(*ConfigVersionCreate, int)) *ConfigVersionCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ConfigVersionCreateBulk{err: fmt.Errorf("calling to ConfigVersionClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ConfigVersionCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ConfigVersionCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ConfigVersion.
+func (c *ConfigVersionClient) Update() *ConfigVersionUpdate {
+	mutation := newConfigVersionMutation(c.config, OpUpdate)
+	return &ConfigVersionUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ConfigVersionClient) UpdateOne(_m *ConfigVersion) *ConfigVersionUpdateOne {
+	mutation := newConfigVersionMutation(c.config, OpUpdateOne, withConfigVersion(_m))
+	return &ConfigVersionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ConfigVersionClient) UpdateOneID(id int) *ConfigVersionUpdateOne {
+	mutation := newConfigVersionMutation(c.config, OpUpdateOne, withConfigVersionID(id))
+	return &ConfigVersionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ConfigVersion.
+func (c *ConfigVersionClient) Delete() *ConfigVersionDelete {
+	mutation := newConfigVersionMutation(c.config, OpDelete)
+	return &ConfigVersionDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ConfigVersionClient) DeleteOne(_m *ConfigVersion) *ConfigVersionDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ConfigVersionClient) DeleteOneID(id int) *ConfigVersionDeleteOne {
+	builder := c.Delete().Where(configversion.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ConfigVersionDeleteOne{builder}
+}
+
+// Query returns a query builder for ConfigVersion.
+func (c *ConfigVersionClient) Query() *ConfigVersionQuery {
+	return &ConfigVersionQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeConfigVersion},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ConfigVersion entity by its id.
+func (c *ConfigVersionClient) Get(ctx context.Context, id int) (*ConfigVersion, error) {
+	return c.Query().Where(configversion.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ConfigVersionClient) GetX(ctx context.Context, id int) *ConfigVersion {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ConfigVersionClient) Hooks() []Hook {
+	return c.hooks.ConfigVersion
+}
+
+// Interceptors returns the client interceptors.
+func (c *ConfigVersionClient) Interceptors() []Interceptor {
+	return c.inters.ConfigVersion
+}
+
+func (c *ConfigVersionClient) mutate(ctx context.Context, m *ConfigVersionMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ConfigVersionCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ConfigVersionUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ConfigVersionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ConfigVersionDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown ConfigVersion mutation op: %q", m.Op())
 	}
 }
 
@@ -994,6 +1151,272 @@ func (c *RefundClient) mutate(ctx context.Context, m *RefundMutation) (Value, er
 	}
 }
 
+// SandboxAnswerClient is a client for the SandboxAnswer schema.
+type SandboxAnswerClient struct {
+	config
+}
+
+// NewSandboxAnswerClient returns a client for the SandboxAnswer from the given config.
+func NewSandboxAnswerClient(c config) *SandboxAnswerClient {
+	return &SandboxAnswerClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `sandboxanswer.Hooks(f(g(h())))`.
+func (c *SandboxAnswerClient) Use(hooks ...Hook) {
+	c.hooks.SandboxAnswer = append(c.hooks.SandboxAnswer, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `sandboxanswer.Intercept(f(g(h())))`.
+func (c *SandboxAnswerClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SandboxAnswer = append(c.inters.SandboxAnswer, interceptors...)
+}
+
+// Create returns a builder for creating a SandboxAnswer entity.
+func (c *SandboxAnswerClient) Create() *SandboxAnswerCreate {
+	mutation := newSandboxAnswerMutation(c.config, OpCreate)
+	return &SandboxAnswerCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SandboxAnswer entities.
+func (c *SandboxAnswerClient) CreateBulk(builders ...*SandboxAnswerCreate) *SandboxAnswerCreateBulk {
+	return &SandboxAnswerCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SandboxAnswerClient) MapCreateBulk(slice any, setFunc func(*SandboxAnswerCreate, int)) *SandboxAnswerCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SandboxAnswerCreateBulk{err: fmt.Errorf("calling to SandboxAnswerClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SandboxAnswerCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SandboxAnswerCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SandboxAnswer.
+func (c *SandboxAnswerClient) Update() *SandboxAnswerUpdate {
+	mutation := newSandboxAnswerMutation(c.config, OpUpdate)
+	return &SandboxAnswerUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SandboxAnswerClient) UpdateOne(_m *SandboxAnswer) *SandboxAnswerUpdateOne {
+	mutation := newSandboxAnswerMutation(c.config, OpUpdateOne, withSandboxAnswer(_m))
+	return &SandboxAnswerUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SandboxAnswerClient) UpdateOneID(id int) *SandboxAnswerUpdateOne {
+	mutation := newSandboxAnswerMutation(c.config, OpUpdateOne, withSandboxAnswerID(id))
+	return &SandboxAnswerUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SandboxAnswer.
+func (c *SandboxAnswerClient) Delete() *SandboxAnswerDelete {
+	mutation := newSandboxAnswerMutation(c.config, OpDelete)
+	return &SandboxAnswerDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SandboxAnswerClient) DeleteOne(_m *SandboxAnswer) *SandboxAnswerDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SandboxAnswerClient) DeleteOneID(id int) *SandboxAnswerDeleteOne {
+	builder := c.Delete().Where(sandboxanswer.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SandboxAnswerDeleteOne{builder}
+}
+
+// Query returns a query builder for SandboxAnswer.
+func (c *SandboxAnswerClient) Query() *SandboxAnswerQuery {
+	return &SandboxAnswerQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSandboxAnswer},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SandboxAnswer entity by its id.
+func (c *SandboxAnswerClient) Get(ctx context.Context, id int) (*SandboxAnswer, error) {
+	return c.Query().Where(sandboxanswer.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SandboxAnswerClient) GetX(ctx context.Context, id int) *SandboxAnswer {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SandboxAnswerClient) Hooks() []Hook {
+	return c.hooks.SandboxAnswer
+}
+
+// Interceptors returns the client interceptors.
+func (c *SandboxAnswerClient) Interceptors() []Interceptor {
+	return c.inters.SandboxAnswer
+}
+
+func (c *SandboxAnswerClient) mutate(ctx context.Context, m *SandboxAnswerMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SandboxAnswerCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SandboxAnswerUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SandboxAnswerUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SandboxAnswerDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SandboxAnswer mutation op: %q", m.Op())
+	}
+}
+
+// SandboxObjectClient is a client for the SandboxObject schema.
+type SandboxObjectClient struct {
+	config
+}
+
+// NewSandboxObjectClient returns a client for the SandboxObject from the given config.
+func NewSandboxObjectClient(c config) *SandboxObjectClient {
+	return &SandboxObjectClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `sandboxobject.Hooks(f(g(h())))`.
+func (c *SandboxObjectClient) Use(hooks ...Hook) {
+	c.hooks.SandboxObject = append(c.hooks.SandboxObject, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `sandboxobject.Intercept(f(g(h())))`.
+func (c *SandboxObjectClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SandboxObject = append(c.inters.SandboxObject, interceptors...)
+}
+
+// Create returns a builder for creating a SandboxObject entity.
+func (c *SandboxObjectClient) Create() *SandboxObjectCreate {
+	mutation := newSandboxObjectMutation(c.config, OpCreate)
+	return &SandboxObjectCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SandboxObject entities.
+func (c *SandboxObjectClient) CreateBulk(builders ...*SandboxObjectCreate) *SandboxObjectCreateBulk {
+	return &SandboxObjectCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SandboxObjectClient) MapCreateBulk(slice any, setFunc func(*SandboxObjectCreate, int)) *SandboxObjectCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SandboxObjectCreateBulk{err: fmt.Errorf("calling to SandboxObjectClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SandboxObjectCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SandboxObjectCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SandboxObject.
+func (c *SandboxObjectClient) Update() *SandboxObjectUpdate {
+	mutation := newSandboxObjectMutation(c.config, OpUpdate)
+	return &SandboxObjectUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SandboxObjectClient) UpdateOne(_m *SandboxObject) *SandboxObjectUpdateOne {
+	mutation := newSandboxObjectMutation(c.config, OpUpdateOne, withSandboxObject(_m))
+	return &SandboxObjectUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SandboxObjectClient) UpdateOneID(id string) *SandboxObjectUpdateOne {
+	mutation := newSandboxObjectMutation(c.config, OpUpdateOne, withSandboxObjectID(id))
+	return &SandboxObjectUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SandboxObject.
+func (c *SandboxObjectClient) Delete() *SandboxObjectDelete {
+	mutation := newSandboxObjectMutation(c.config, OpDelete)
+	return &SandboxObjectDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SandboxObjectClient) DeleteOne(_m *SandboxObject) *SandboxObjectDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SandboxObjectClient) DeleteOneID(id string) *SandboxObjectDeleteOne {
+	builder := c.Delete().Where(sandboxobject.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SandboxObjectDeleteOne{builder}
+}
+
+// Query returns a query builder for SandboxObject.
+func (c *SandboxObjectClient) Query() *SandboxObjectQuery {
+	return &SandboxObjectQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSandboxObject},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SandboxObject entity by its id.
+func (c *SandboxObjectClient) Get(ctx context.Context, id string) (*SandboxObject, error) {
+	return c.Query().Where(sandboxobject.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SandboxObjectClient) GetX(ctx context.Context, id string) *SandboxObject {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SandboxObjectClient) Hooks() []Hook {
+	return c.hooks.SandboxObject
+}
+
+// Interceptors returns the client interceptors.
+func (c *SandboxObjectClient) Interceptors() []Interceptor {
+	return c.inters.SandboxObject
+}
+
+func (c *SandboxObjectClient) mutate(ctx context.Context, m *SandboxObjectMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SandboxObjectCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SandboxObjectUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SandboxObjectUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SandboxObjectDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SandboxObject mutation op: %q", m.Op())
+	}
+}
+
 // UserClient is a client for the User schema.
 type UserClient struct {
 	config
@@ -1146,12 +1569,12 @@ func (c *UserClient) mutate(ctx context.Context, m *UserMutation) (Value, error)
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		IdempotencyKey, Payment, PaymentStatusChange, RefreshToken, Refund,
-		User []ent.Hook
+		ConfigVersion, IdempotencyKey, Payment, PaymentStatusChange, RefreshToken,
+		Refund, SandboxAnswer, SandboxObject, User []ent.Hook
 	}
 	inters struct {
-		IdempotencyKey, Payment, PaymentStatusChange, RefreshToken, Refund,
-		User []ent.Interceptor
+		ConfigVersion, IdempotencyKey, Payment, PaymentStatusChange, RefreshToken,
+		Refund, SandboxAnswer, SandboxObject, User []ent.Interceptor
 	}
 )
 

@@ -12,11 +12,14 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"github.com/paygate/paygate/ent/configversion"
 	"github.com/paygate/paygate/ent/idempotencykey"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/refreshtoken"
 	"github.com/paygate/paygate/ent/refund"
+	"github.com/paygate/paygate/ent/sandboxanswer"
+	"github.com/paygate/paygate/ent/sandboxobject"
 	"github.com/paygate/paygate/ent/user"
 )
 
@@ -78,11 +81,14 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
+			configversion.Table:       configversion.ValidColumn,
 			idempotencykey.Table:      idempotencykey.ValidColumn,
 			payment.Table:             payment.ValidColumn,
 			paymentstatuschange.Table: paymentstatuschange.ValidColumn,
 			refreshtoken.Table:        refreshtoken.ValidColumn,
 			refund.Table:              refund.ValidColumn,
+			sandboxanswer.Table:       sandboxanswer.ValidColumn,
+			sandboxobject.Table:       sandboxobject.ValidColumn,
 			user.Table:                user.ValidColumn,
 		})
 	})

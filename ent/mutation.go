@@ -11,14 +11,18 @@ import (
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
+	"github.com/paygate/paygate/ent/configversion"
 	"github.com/paygate/paygate/ent/idempotencykey"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/predicate"
 	"github.com/paygate/paygate/ent/refreshtoken"
 	"github.com/paygate/paygate/ent/refund"
+	"github.com/paygate/paygate/ent/sandboxanswer"
+	"github.com/paygate/paygate/ent/sandboxobject"
 	"github.com/paygate/paygate/ent/user"
 	"github.com/paygate/paygate/internal/card"
+	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -31,13 +35,456 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
+	TypeConfigVersion       = "ConfigVersion"
 	TypeIdempotencyKey      = "IdempotencyKey"
 	TypePayment             = "Payment"
 	TypePaymentStatusChange = "PaymentStatusChange"
 	TypeRefreshToken        = "RefreshToken"
 	TypeRefund              = "Refund"
+	TypeSandboxAnswer       = "SandboxAnswer"
+	TypeSandboxObject       = "SandboxObject"
 	TypeUser                = "User"
 )
+
+// ConfigVersionMutation represents an operation that mutates the ConfigVersion nodes in the graph.
+type ConfigVersionMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	document      *routing.Config
+	changed_by    *string
+	created_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*ConfigVersion, error)
+	predicates    []predicate.ConfigVersion
+}
+
+var _ ent.Mutation = (*ConfigVersionMutation)(nil)
+
+// configversionOption allows management of the mutation configuration using functional options.
+type configversionOption func(*ConfigVersionMutation)
+
+// newConfigVersionMutation creates new mutation for the ConfigVersion entity.
+func newConfigVersionMutation(c config, op Op, opts ...configversionOption) *ConfigVersionMutation {
+	m := &ConfigVersionMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeConfigVersion,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withConfigVersionID sets the ID field of the mutation.
+func withConfigVersionID(id int) configversionOption {
+	return func(m *ConfigVersionMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *ConfigVersion
+		)
+		m.oldValue = func(ctx context.Context) (*ConfigVersion, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().ConfigVersion.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withConfigVersion sets the old ConfigVersion of the mutation.
+func withConfigVersion(node *ConfigVersion) configversionOption {
+	return func(m *ConfigVersionMutation) {
+		m.oldValue = func(context.Context) (*ConfigVersion, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ConfigVersionMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ConfigVersionMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of ConfigVersion entities.
+func (m *ConfigVersionMutation) SetID(id int) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ConfigVersionMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ConfigVersionMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().ConfigVersion.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetDocument sets the "document" field.
+func (m *ConfigVersionMutation) SetDocument(r routing.Config) {
+	m.document = &r
+}
+
+// Document returns the value of the "document" field in the mutation.
+func (m *ConfigVersionMutation) Document() (r routing.Config, exists bool) {
+	v := m.document
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDocument returns the old "document" field's value of the ConfigVersion entity.
+// If the ConfigVersion object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConfigVersionMutation) OldDocument(ctx context.Context) (v routing.Config, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDocument is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDocument requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDocument: %w", err)
+	}
+	return oldValue.Document, nil
+}
+
+// ResetDocument resets all changes to the "document" field.
+func (m *ConfigVersionMutation) ResetDocument() {
+	m.document = nil
+}
+
+// SetChangedBy sets the "changed_by" field.
+func (m *ConfigVersionMutation) SetChangedBy(s string) {
+	m.changed_by = &s
+}
+
+// ChangedBy returns the value of the "changed_by" field in the mutation.
+func (m *ConfigVersionMutation) ChangedBy() (r string, exists bool) {
+	v := m.changed_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldChangedBy returns the old "changed_by" field's value of the ConfigVersion entity.
+// If the ConfigVersion object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConfigVersionMutation) OldChangedBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldChangedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldChangedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldChangedBy: %w", err)
+	}
+	return oldValue.ChangedBy, nil
+}
+
+// ResetChangedBy resets all changes to the "changed_by" field.
+func (m *ConfigVersionMutation) ResetChangedBy() {
+	m.changed_by = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ConfigVersionMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ConfigVersionMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the ConfigVersion entity.
+// If the ConfigVersion object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ConfigVersionMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ConfigVersionMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// Where appends a list predicates to the ConfigVersionMutation builder.
+func (m *ConfigVersionMutation) Where(ps ...predicate.ConfigVersion) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ConfigVersionMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ConfigVersionMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.ConfigVersion, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ConfigVersionMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ConfigVersionMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (ConfigVersion).
+func (m *ConfigVersionMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ConfigVersionMutation) Fields() []string {
+	fields := make([]string, 0, 3)
+	if m.document != nil {
+		fields = append(fields, configversion.FieldDocument)
+	}
+	if m.changed_by != nil {
+		fields = append(fields, configversion.FieldChangedBy)
+	}
+	if m.created_at != nil {
+		fields = append(fields, configversion.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ConfigVersionMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case configversion.FieldDocument:
+		return m.Document()
+	case configversion.FieldChangedBy:
+		return m.ChangedBy()
+	case configversion.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ConfigVersionMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case configversion.FieldDocument:
+		return m.OldDocument(ctx)
+	case configversion.FieldChangedBy:
+		return m.OldChangedBy(ctx)
+	case configversion.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown ConfigVersion field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ConfigVersionMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case configversion.FieldDocument:
+		v, ok := value.(routing.Config)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDocument(v)
+		return nil
+	case configversion.FieldChangedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetChangedBy(v)
+		return nil
+	case configversion.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ConfigVersion field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ConfigVersionMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ConfigVersionMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ConfigVersionMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown ConfigVersion numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ConfigVersionMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ConfigVersionMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ConfigVersionMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown ConfigVersion nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ConfigVersionMutation) ResetField(name string) error {
+	switch name {
+	case configversion.FieldDocument:
+		m.ResetDocument()
+		return nil
+	case configversion.FieldChangedBy:
+		m.ResetChangedBy()
+		return nil
+	case configversion.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown ConfigVersion field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ConfigVersionMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ConfigVersionMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ConfigVersionMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ConfigVersionMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ConfigVersionMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ConfigVersionMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ConfigVersionMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown ConfigVersion unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ConfigVersionMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown ConfigVersion edge %s", name)
+}
 
 // IdempotencyKeyMutation represents an operation that mutates the IdempotencyKey nodes in the graph.
 type IdempotencyKeyMutation struct {
@@ -979,6 +1426,8 @@ type PaymentMutation struct {
 	card_fingerprint      *string
 	provider              *string
 	provider_payment_id   *string
+	provider_decline_code *string
+	routing               *routing.Decision
 	amount_refunded       *int64
 	addamount_refunded    *int64
 	failure_code          *string
@@ -1714,6 +2163,104 @@ func (m *PaymentMutation) ResetProviderPaymentID() {
 	delete(m.clearedFields, payment.FieldProviderPaymentID)
 }
 
+// SetProviderDeclineCode sets the "provider_decline_code" field.
+func (m *PaymentMutation) SetProviderDeclineCode(s string) {
+	m.provider_decline_code = &s
+}
+
+// ProviderDeclineCode returns the value of the "provider_decline_code" field in the mutation.
+func (m *PaymentMutation) ProviderDeclineCode() (r string, exists bool) {
+	v := m.provider_decline_code
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProviderDeclineCode returns the old "provider_decline_code" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldProviderDeclineCode(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProviderDeclineCode is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProviderDeclineCode requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProviderDeclineCode: %w", err)
+	}
+	return oldValue.ProviderDeclineCode, nil
+}
+
+// ClearProviderDeclineCode clears the value of the "provider_decline_code" field.
+func (m *PaymentMutation) ClearProviderDeclineCode() {
+	m.provider_decline_code = nil
+	m.clearedFields[payment.FieldProviderDeclineCode] = struct{}{}
+}
+
+// ProviderDeclineCodeCleared returns if the "provider_decline_code" field was cleared in this mutation.
+func (m *PaymentMutation) ProviderDeclineCodeCleared() bool {
+	_, ok := m.clearedFields[payment.FieldProviderDeclineCode]
+	return ok
+}
+
+// ResetProviderDeclineCode resets all changes to the "provider_decline_code" field.
+func (m *PaymentMutation) ResetProviderDeclineCode() {
+	m.provider_decline_code = nil
+	delete(m.clearedFields, payment.FieldProviderDeclineCode)
+}
+
+// SetRouting sets the "routing" field.
+func (m *PaymentMutation) SetRouting(r routing.Decision) {
+	m.routing = &r
+}
+
+// Routing returns the value of the "routing" field in the mutation.
+func (m *PaymentMutation) Routing() (r routing.Decision, exists bool) {
+	v := m.routing
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRouting returns the old "routing" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldRouting(ctx context.Context) (v routing.Decision, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRouting is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRouting requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRouting: %w", err)
+	}
+	return oldValue.Routing, nil
+}
+
+// ClearRouting clears the value of the "routing" field.
+func (m *PaymentMutation) ClearRouting() {
+	m.routing = nil
+	m.clearedFields[payment.FieldRouting] = struct{}{}
+}
+
+// RoutingCleared returns if the "routing" field was cleared in this mutation.
+func (m *PaymentMutation) RoutingCleared() bool {
+	_, ok := m.clearedFields[payment.FieldRouting]
+	return ok
+}
+
+// ResetRouting resets all changes to the "routing" field.
+func (m *PaymentMutation) ResetRouting() {
+	m.routing = nil
+	delete(m.clearedFields, payment.FieldRouting)
+}
+
 // SetAmountRefunded sets the "amount_refunded" field.
 func (m *PaymentMutation) SetAmountRefunded(i int64) {
 	m.amount_refunded = &i
@@ -2108,7 +2655,7 @@ func (m *PaymentMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *PaymentMutation) Fields() []string {
-	fields := make([]string, 0, 20)
+	fields := make([]string, 0, 22)
 	if m.created_at != nil {
 		fields = append(fields, payment.FieldCreatedAt)
 	}
@@ -2153,6 +2700,12 @@ func (m *PaymentMutation) Fields() []string {
 	}
 	if m.provider_payment_id != nil {
 		fields = append(fields, payment.FieldProviderPaymentID)
+	}
+	if m.provider_decline_code != nil {
+		fields = append(fields, payment.FieldProviderDeclineCode)
+	}
+	if m.routing != nil {
+		fields = append(fields, payment.FieldRouting)
 	}
 	if m.amount_refunded != nil {
 		fields = append(fields, payment.FieldAmountRefunded)
@@ -2207,6 +2760,10 @@ func (m *PaymentMutation) Field(name string) (ent.Value, bool) {
 		return m.Provider()
 	case payment.FieldProviderPaymentID:
 		return m.ProviderPaymentID()
+	case payment.FieldProviderDeclineCode:
+		return m.ProviderDeclineCode()
+	case payment.FieldRouting:
+		return m.Routing()
 	case payment.FieldAmountRefunded:
 		return m.AmountRefunded()
 	case payment.FieldFailureCode:
@@ -2256,6 +2813,10 @@ func (m *PaymentMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldProvider(ctx)
 	case payment.FieldProviderPaymentID:
 		return m.OldProviderPaymentID(ctx)
+	case payment.FieldProviderDeclineCode:
+		return m.OldProviderDeclineCode(ctx)
+	case payment.FieldRouting:
+		return m.OldRouting(ctx)
 	case payment.FieldAmountRefunded:
 		return m.OldAmountRefunded(ctx)
 	case payment.FieldFailureCode:
@@ -2380,6 +2941,20 @@ func (m *PaymentMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetProviderPaymentID(v)
 		return nil
+	case payment.FieldProviderDeclineCode:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProviderDeclineCode(v)
+		return nil
+	case payment.FieldRouting:
+		v, ok := value.(routing.Decision)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRouting(v)
+		return nil
 	case payment.FieldAmountRefunded:
 		v, ok := value.(int64)
 		if !ok {
@@ -2499,6 +3074,12 @@ func (m *PaymentMutation) ClearedFields() []string {
 	if m.FieldCleared(payment.FieldProviderPaymentID) {
 		fields = append(fields, payment.FieldProviderPaymentID)
 	}
+	if m.FieldCleared(payment.FieldProviderDeclineCode) {
+		fields = append(fields, payment.FieldProviderDeclineCode)
+	}
+	if m.FieldCleared(payment.FieldRouting) {
+		fields = append(fields, payment.FieldRouting)
+	}
 	if m.FieldCleared(payment.FieldFailureCode) {
 		fields = append(fields, payment.FieldFailureCode)
 	}
@@ -2527,6 +3108,12 @@ func (m *PaymentMutation) ClearField(name string) error {
 	switch name {
 	case payment.FieldProviderPaymentID:
 		m.ClearProviderPaymentID()
+		return nil
+	case payment.FieldProviderDeclineCode:
+		m.ClearProviderDeclineCode()
+		return nil
+	case payment.FieldRouting:
+		m.ClearRouting()
 		return nil
 	case payment.FieldFailureCode:
 		m.ClearFailureCode()
@@ -2592,6 +3179,12 @@ func (m *PaymentMutation) ResetField(name string) error {
 		return nil
 	case payment.FieldProviderPaymentID:
 		m.ResetProviderPaymentID()
+		return nil
+	case payment.FieldProviderDeclineCode:
+		m.ResetProviderDeclineCode()
+		return nil
+	case payment.FieldRouting:
+		m.ResetRouting()
 		return nil
 	case payment.FieldAmountRefunded:
 		m.ResetAmountRefunded()
@@ -5117,6 +5710,1601 @@ func (m *RefundMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Refund edge %s", name)
+}
+
+// SandboxAnswerMutation represents an operation that mutates the SandboxAnswer nodes in the graph.
+type SandboxAnswerMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	provider      *string
+	key           *string
+	request       *string
+	status        *int
+	addstatus     *int
+	body          *[]byte
+	created_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*SandboxAnswer, error)
+	predicates    []predicate.SandboxAnswer
+}
+
+var _ ent.Mutation = (*SandboxAnswerMutation)(nil)
+
+// sandboxanswerOption allows management of the mutation configuration using functional options.
+type sandboxanswerOption func(*SandboxAnswerMutation)
+
+// newSandboxAnswerMutation creates new mutation for the SandboxAnswer entity.
+func newSandboxAnswerMutation(c config, op Op, opts ...sandboxanswerOption) *SandboxAnswerMutation {
+	m := &SandboxAnswerMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSandboxAnswer,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSandboxAnswerID sets the ID field of the mutation.
+func withSandboxAnswerID(id int) sandboxanswerOption {
+	return func(m *SandboxAnswerMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SandboxAnswer
+		)
+		m.oldValue = func(ctx context.Context) (*SandboxAnswer, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SandboxAnswer.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSandboxAnswer sets the old SandboxAnswer of the mutation.
+func withSandboxAnswer(node *SandboxAnswer) sandboxanswerOption {
+	return func(m *SandboxAnswerMutation) {
+		m.oldValue = func(context.Context) (*SandboxAnswer, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SandboxAnswerMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SandboxAnswerMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SandboxAnswerMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SandboxAnswerMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SandboxAnswer.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetProvider sets the "provider" field.
+func (m *SandboxAnswerMutation) SetProvider(s string) {
+	m.provider = &s
+}
+
+// Provider returns the value of the "provider" field in the mutation.
+func (m *SandboxAnswerMutation) Provider() (r string, exists bool) {
+	v := m.provider
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProvider returns the old "provider" field's value of the SandboxAnswer entity.
+// If the SandboxAnswer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxAnswerMutation) OldProvider(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProvider is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProvider requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProvider: %w", err)
+	}
+	return oldValue.Provider, nil
+}
+
+// ResetProvider resets all changes to the "provider" field.
+func (m *SandboxAnswerMutation) ResetProvider() {
+	m.provider = nil
+}
+
+// SetKey sets the "key" field.
+func (m *SandboxAnswerMutation) SetKey(s string) {
+	m.key = &s
+}
+
+// Key returns the value of the "key" field in the mutation.
+func (m *SandboxAnswerMutation) Key() (r string, exists bool) {
+	v := m.key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKey returns the old "key" field's value of the SandboxAnswer entity.
+// If the SandboxAnswer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxAnswerMutation) OldKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKey: %w", err)
+	}
+	return oldValue.Key, nil
+}
+
+// ResetKey resets all changes to the "key" field.
+func (m *SandboxAnswerMutation) ResetKey() {
+	m.key = nil
+}
+
+// SetRequest sets the "request" field.
+func (m *SandboxAnswerMutation) SetRequest(s string) {
+	m.request = &s
+}
+
+// Request returns the value of the "request" field in the mutation.
+func (m *SandboxAnswerMutation) Request() (r string, exists bool) {
+	v := m.request
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRequest returns the old "request" field's value of the SandboxAnswer entity.
+// If the SandboxAnswer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxAnswerMutation) OldRequest(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRequest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRequest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRequest: %w", err)
+	}
+	return oldValue.Request, nil
+}
+
+// ResetRequest resets all changes to the "request" field.
+func (m *SandboxAnswerMutation) ResetRequest() {
+	m.request = nil
+}
+
+// SetStatus sets the "status" field.
+func (m *SandboxAnswerMutation) SetStatus(i int) {
+	m.status = &i
+	m.addstatus = nil
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *SandboxAnswerMutation) Status() (r int, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the SandboxAnswer entity.
+// If the SandboxAnswer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxAnswerMutation) OldStatus(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// AddStatus adds i to the "status" field.
+func (m *SandboxAnswerMutation) AddStatus(i int) {
+	if m.addstatus != nil {
+		*m.addstatus += i
+	} else {
+		m.addstatus = &i
+	}
+}
+
+// AddedStatus returns the value that was added to the "status" field in this mutation.
+func (m *SandboxAnswerMutation) AddedStatus() (r int, exists bool) {
+	v := m.addstatus
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *SandboxAnswerMutation) ResetStatus() {
+	m.status = nil
+	m.addstatus = nil
+}
+
+// SetBody sets the "body" field.
+func (m *SandboxAnswerMutation) SetBody(b []byte) {
+	m.body = &b
+}
+
+// Body returns the value of the "body" field in the mutation.
+func (m *SandboxAnswerMutation) Body() (r []byte, exists bool) {
+	v := m.body
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBody returns the old "body" field's value of the SandboxAnswer entity.
+// If the SandboxAnswer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxAnswerMutation) OldBody(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBody is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBody requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBody: %w", err)
+	}
+	return oldValue.Body, nil
+}
+
+// ResetBody resets all changes to the "body" field.
+func (m *SandboxAnswerMutation) ResetBody() {
+	m.body = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *SandboxAnswerMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *SandboxAnswerMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the SandboxAnswer entity.
+// If the SandboxAnswer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxAnswerMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *SandboxAnswerMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// Where appends a list predicates to the SandboxAnswerMutation builder.
+func (m *SandboxAnswerMutation) Where(ps ...predicate.SandboxAnswer) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SandboxAnswerMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SandboxAnswerMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SandboxAnswer, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SandboxAnswerMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SandboxAnswerMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SandboxAnswer).
+func (m *SandboxAnswerMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SandboxAnswerMutation) Fields() []string {
+	fields := make([]string, 0, 6)
+	if m.provider != nil {
+		fields = append(fields, sandboxanswer.FieldProvider)
+	}
+	if m.key != nil {
+		fields = append(fields, sandboxanswer.FieldKey)
+	}
+	if m.request != nil {
+		fields = append(fields, sandboxanswer.FieldRequest)
+	}
+	if m.status != nil {
+		fields = append(fields, sandboxanswer.FieldStatus)
+	}
+	if m.body != nil {
+		fields = append(fields, sandboxanswer.FieldBody)
+	}
+	if m.created_at != nil {
+		fields = append(fields, sandboxanswer.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SandboxAnswerMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case sandboxanswer.FieldProvider:
+		return m.Provider()
+	case sandboxanswer.FieldKey:
+		return m.Key()
+	case sandboxanswer.FieldRequest:
+		return m.Request()
+	case sandboxanswer.FieldStatus:
+		return m.Status()
+	case sandboxanswer.FieldBody:
+		return m.Body()
+	case sandboxanswer.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SandboxAnswerMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case sandboxanswer.FieldProvider:
+		return m.OldProvider(ctx)
+	case sandboxanswer.FieldKey:
+		return m.OldKey(ctx)
+	case sandboxanswer.FieldRequest:
+		return m.OldRequest(ctx)
+	case sandboxanswer.FieldStatus:
+		return m.OldStatus(ctx)
+	case sandboxanswer.FieldBody:
+		return m.OldBody(ctx)
+	case sandboxanswer.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown SandboxAnswer field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SandboxAnswerMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case sandboxanswer.FieldProvider:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProvider(v)
+		return nil
+	case sandboxanswer.FieldKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKey(v)
+		return nil
+	case sandboxanswer.FieldRequest:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRequest(v)
+		return nil
+	case sandboxanswer.FieldStatus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case sandboxanswer.FieldBody:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBody(v)
+		return nil
+	case sandboxanswer.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SandboxAnswer field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SandboxAnswerMutation) AddedFields() []string {
+	var fields []string
+	if m.addstatus != nil {
+		fields = append(fields, sandboxanswer.FieldStatus)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SandboxAnswerMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case sandboxanswer.FieldStatus:
+		return m.AddedStatus()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SandboxAnswerMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case sandboxanswer.FieldStatus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddStatus(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SandboxAnswer numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SandboxAnswerMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SandboxAnswerMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SandboxAnswerMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown SandboxAnswer nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SandboxAnswerMutation) ResetField(name string) error {
+	switch name {
+	case sandboxanswer.FieldProvider:
+		m.ResetProvider()
+		return nil
+	case sandboxanswer.FieldKey:
+		m.ResetKey()
+		return nil
+	case sandboxanswer.FieldRequest:
+		m.ResetRequest()
+		return nil
+	case sandboxanswer.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case sandboxanswer.FieldBody:
+		m.ResetBody()
+		return nil
+	case sandboxanswer.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SandboxAnswer field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SandboxAnswerMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SandboxAnswerMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SandboxAnswerMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SandboxAnswerMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SandboxAnswerMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SandboxAnswerMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SandboxAnswerMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SandboxAnswer unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SandboxAnswerMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SandboxAnswer edge %s", name)
+}
+
+// SandboxObjectMutation represents an operation that mutates the SandboxObject nodes in the graph.
+type SandboxObjectMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	provider      *string
+	kind          *sandboxobject.Kind
+	reference     *string
+	charge_id     *string
+	amount        *int64
+	addamount     *int64
+	currency      *string
+	refunded      *int64
+	addrefunded   *int64
+	status        *string
+	body          *[]byte
+	created_at    *time.Time
+	updated_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*SandboxObject, error)
+	predicates    []predicate.SandboxObject
+}
+
+var _ ent.Mutation = (*SandboxObjectMutation)(nil)
+
+// sandboxobjectOption allows management of the mutation configuration using functional options.
+type sandboxobjectOption func(*SandboxObjectMutation)
+
+// newSandboxObjectMutation creates new mutation for the SandboxObject entity.
+func newSandboxObjectMutation(c config, op Op, opts ...sandboxobjectOption) *SandboxObjectMutation {
+	m := &SandboxObjectMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSandboxObject,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSandboxObjectID sets the ID field of the mutation.
+func withSandboxObjectID(id string) sandboxobjectOption {
+	return func(m *SandboxObjectMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SandboxObject
+		)
+		m.oldValue = func(ctx context.Context) (*SandboxObject, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SandboxObject.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSandboxObject sets the old SandboxObject of the mutation.
+func withSandboxObject(node *SandboxObject) sandboxobjectOption {
+	return func(m *SandboxObjectMutation) {
+		m.oldValue = func(context.Context) (*SandboxObject, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SandboxObjectMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SandboxObjectMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SandboxObject entities.
+func (m *SandboxObjectMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SandboxObjectMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SandboxObjectMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SandboxObject.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetProvider sets the "provider" field.
+func (m *SandboxObjectMutation) SetProvider(s string) {
+	m.provider = &s
+}
+
+// Provider returns the value of the "provider" field in the mutation.
+func (m *SandboxObjectMutation) Provider() (r string, exists bool) {
+	v := m.provider
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProvider returns the old "provider" field's value of the SandboxObject entity.
+// If the SandboxObject object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxObjectMutation) OldProvider(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProvider is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProvider requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProvider: %w", err)
+	}
+	return oldValue.Provider, nil
+}
+
+// ResetProvider resets all changes to the "provider" field.
+func (m *SandboxObjectMutation) ResetProvider() {
+	m.provider = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *SandboxObjectMutation) SetKind(s sandboxobject.Kind) {
+	m.kind = &s
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *SandboxObjectMutation) Kind() (r sandboxobject.Kind, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the SandboxObject entity.
+// If the SandboxObject object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxObjectMutation) OldKind(ctx context.Context) (v sandboxobject.Kind, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *SandboxObjectMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetReference sets the "reference" field.
+func (m *SandboxObjectMutation) SetReference(s string) {
+	m.reference = &s
+}
+
+// Reference returns the value of the "reference" field in the mutation.
+func (m *SandboxObjectMutation) Reference() (r string, exists bool) {
+	v := m.reference
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReference returns the old "reference" field's value of the SandboxObject entity.
+// If the SandboxObject object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxObjectMutation) OldReference(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReference is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReference requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReference: %w", err)
+	}
+	return oldValue.Reference, nil
+}
+
+// ResetReference resets all changes to the "reference" field.
+func (m *SandboxObjectMutation) ResetReference() {
+	m.reference = nil
+}
+
+// SetChargeID sets the "charge_id" field.
+func (m *SandboxObjectMutation) SetChargeID(s string) {
+	m.charge_id = &s
+}
+
+// ChargeID returns the value of the "charge_id" field in the mutation.
+func (m *SandboxObjectMutation) ChargeID() (r string, exists bool) {
+	v := m.charge_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldChargeID returns the old "charge_id" field's value of the SandboxObject entity.
+// If the SandboxObject object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxObjectMutation) OldChargeID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldChargeID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldChargeID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldChargeID: %w", err)
+	}
+	return oldValue.ChargeID, nil
+}
+
+// ClearChargeID clears the value of the "charge_id" field.
+func (m *SandboxObjectMutation) ClearChargeID() {
+	m.charge_id = nil
+	m.clearedFields[sandboxobject.FieldChargeID] = struct{}{}
+}
+
+// ChargeIDCleared returns if the "charge_id" field was cleared in this mutation.
+func (m *SandboxObjectMutation) ChargeIDCleared() bool {
+	_, ok := m.clearedFields[sandboxobject.FieldChargeID]
+	return ok
+}
+
+// ResetChargeID resets all changes to the "charge_id" field.
+func (m *SandboxObjectMutation) ResetChargeID() {
+	m.charge_id = nil
+	delete(m.clearedFields, sandboxobject.FieldChargeID)
+}
+
+// SetAmount sets the "amount" field.
+func (m *SandboxObjectMutation) SetAmount(i int64) {
+	m.amount = &i
+	m.addamount = nil
+}
+
+// Amount returns the value of the "amount" field in the mutation.
+func (m *SandboxObjectMutation) Amount() (r int64, exists bool) {
+	v := m.amount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmount returns the old "amount" field's value of the SandboxObject entity.
+// If the SandboxObject object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxObjectMutation) OldAmount(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmount: %w", err)
+	}
+	return oldValue.Amount, nil
+}
+
+// AddAmount adds i to the "amount" field.
+func (m *SandboxObjectMutation) AddAmount(i int64) {
+	if m.addamount != nil {
+		*m.addamount += i
+	} else {
+		m.addamount = &i
+	}
+}
+
+// AddedAmount returns the value that was added to the "amount" field in this mutation.
+func (m *SandboxObjectMutation) AddedAmount() (r int64, exists bool) {
+	v := m.addamount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAmount resets all changes to the "amount" field.
+func (m *SandboxObjectMutation) ResetAmount() {
+	m.amount = nil
+	m.addamount = nil
+}
+
+// SetCurrency sets the "currency" field.
+func (m *SandboxObjectMutation) SetCurrency(s string) {
+	m.currency = &s
+}
+
+// Currency returns the value of the "currency" field in the mutation.
+func (m *SandboxObjectMutation) Currency() (r string, exists bool) {
+	v := m.currency
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCurrency returns the old "currency" field's value of the SandboxObject entity.
+// If the SandboxObject object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxObjectMutation) OldCurrency(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCurrency is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCurrency requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCurrency: %w", err)
+	}
+	return oldValue.Currency, nil
+}
+
+// ResetCurrency resets all changes to the "currency" field.
+func (m *SandboxObjectMutation) ResetCurrency() {
+	m.currency = nil
+}
+
+// SetRefunded sets the "refunded" field.
+func (m *SandboxObjectMutation) SetRefunded(i int64) {
+	m.refunded = &i
+	m.addrefunded = nil
+}
+
+// Refunded returns the value of the "refunded" field in the mutation.
+func (m *SandboxObjectMutation) Refunded() (r int64, exists bool) {
+	v := m.refunded
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRefunded returns the old "refunded" field's value of the SandboxObject entity.
+// If the SandboxObject object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxObjectMutation) OldRefunded(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRefunded is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRefunded requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRefunded: %w", err)
+	}
+	return oldValue.Refunded, nil
+}
+
+// AddRefunded adds i to the "refunded" field.
+func (m *SandboxObjectMutation) AddRefunded(i int64) {
+	if m.addrefunded != nil {
+		*m.addrefunded += i
+	} else {
+		m.addrefunded = &i
+	}
+}
+
+// AddedRefunded returns the value that was added to the "refunded" field in this mutation.
+func (m *SandboxObjectMutation) AddedRefunded() (r int64, exists bool) {
+	v := m.addrefunded
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRefunded resets all changes to the "refunded" field.
+func (m *SandboxObjectMutation) ResetRefunded() {
+	m.refunded = nil
+	m.addrefunded = nil
+}
+
+// SetStatus sets the "status" field.
+func (m *SandboxObjectMutation) SetStatus(s string) {
+	m.status = &s
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *SandboxObjectMutation) Status() (r string, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the SandboxObject entity.
+// If the SandboxObject object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxObjectMutation) OldStatus(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *SandboxObjectMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetBody sets the "body" field.
+func (m *SandboxObjectMutation) SetBody(b []byte) {
+	m.body = &b
+}
+
+// Body returns the value of the "body" field in the mutation.
+func (m *SandboxObjectMutation) Body() (r []byte, exists bool) {
+	v := m.body
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBody returns the old "body" field's value of the SandboxObject entity.
+// If the SandboxObject object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxObjectMutation) OldBody(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBody is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBody requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBody: %w", err)
+	}
+	return oldValue.Body, nil
+}
+
+// ResetBody resets all changes to the "body" field.
+func (m *SandboxObjectMutation) ResetBody() {
+	m.body = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *SandboxObjectMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *SandboxObjectMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the SandboxObject entity.
+// If the SandboxObject object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxObjectMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *SandboxObjectMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *SandboxObjectMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *SandboxObjectMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the SandboxObject entity.
+// If the SandboxObject object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxObjectMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *SandboxObjectMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// Where appends a list predicates to the SandboxObjectMutation builder.
+func (m *SandboxObjectMutation) Where(ps ...predicate.SandboxObject) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SandboxObjectMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SandboxObjectMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SandboxObject, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SandboxObjectMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SandboxObjectMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SandboxObject).
+func (m *SandboxObjectMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SandboxObjectMutation) Fields() []string {
+	fields := make([]string, 0, 11)
+	if m.provider != nil {
+		fields = append(fields, sandboxobject.FieldProvider)
+	}
+	if m.kind != nil {
+		fields = append(fields, sandboxobject.FieldKind)
+	}
+	if m.reference != nil {
+		fields = append(fields, sandboxobject.FieldReference)
+	}
+	if m.charge_id != nil {
+		fields = append(fields, sandboxobject.FieldChargeID)
+	}
+	if m.amount != nil {
+		fields = append(fields, sandboxobject.FieldAmount)
+	}
+	if m.currency != nil {
+		fields = append(fields, sandboxobject.FieldCurrency)
+	}
+	if m.refunded != nil {
+		fields = append(fields, sandboxobject.FieldRefunded)
+	}
+	if m.status != nil {
+		fields = append(fields, sandboxobject.FieldStatus)
+	}
+	if m.body != nil {
+		fields = append(fields, sandboxobject.FieldBody)
+	}
+	if m.created_at != nil {
+		fields = append(fields, sandboxobject.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, sandboxobject.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SandboxObjectMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case sandboxobject.FieldProvider:
+		return m.Provider()
+	case sandboxobject.FieldKind:
+		return m.Kind()
+	case sandboxobject.FieldReference:
+		return m.Reference()
+	case sandboxobject.FieldChargeID:
+		return m.ChargeID()
+	case sandboxobject.FieldAmount:
+		return m.Amount()
+	case sandboxobject.FieldCurrency:
+		return m.Currency()
+	case sandboxobject.FieldRefunded:
+		return m.Refunded()
+	case sandboxobject.FieldStatus:
+		return m.Status()
+	case sandboxobject.FieldBody:
+		return m.Body()
+	case sandboxobject.FieldCreatedAt:
+		return m.CreatedAt()
+	case sandboxobject.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SandboxObjectMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case sandboxobject.FieldProvider:
+		return m.OldProvider(ctx)
+	case sandboxobject.FieldKind:
+		return m.OldKind(ctx)
+	case sandboxobject.FieldReference:
+		return m.OldReference(ctx)
+	case sandboxobject.FieldChargeID:
+		return m.OldChargeID(ctx)
+	case sandboxobject.FieldAmount:
+		return m.OldAmount(ctx)
+	case sandboxobject.FieldCurrency:
+		return m.OldCurrency(ctx)
+	case sandboxobject.FieldRefunded:
+		return m.OldRefunded(ctx)
+	case sandboxobject.FieldStatus:
+		return m.OldStatus(ctx)
+	case sandboxobject.FieldBody:
+		return m.OldBody(ctx)
+	case sandboxobject.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case sandboxobject.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown SandboxObject field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SandboxObjectMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case sandboxobject.FieldProvider:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProvider(v)
+		return nil
+	case sandboxobject.FieldKind:
+		v, ok := value.(sandboxobject.Kind)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case sandboxobject.FieldReference:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReference(v)
+		return nil
+	case sandboxobject.FieldChargeID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetChargeID(v)
+		return nil
+	case sandboxobject.FieldAmount:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmount(v)
+		return nil
+	case sandboxobject.FieldCurrency:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCurrency(v)
+		return nil
+	case sandboxobject.FieldRefunded:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRefunded(v)
+		return nil
+	case sandboxobject.FieldStatus:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case sandboxobject.FieldBody:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBody(v)
+		return nil
+	case sandboxobject.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case sandboxobject.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SandboxObject field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SandboxObjectMutation) AddedFields() []string {
+	var fields []string
+	if m.addamount != nil {
+		fields = append(fields, sandboxobject.FieldAmount)
+	}
+	if m.addrefunded != nil {
+		fields = append(fields, sandboxobject.FieldRefunded)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SandboxObjectMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case sandboxobject.FieldAmount:
+		return m.AddedAmount()
+	case sandboxobject.FieldRefunded:
+		return m.AddedRefunded()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SandboxObjectMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case sandboxobject.FieldAmount:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAmount(v)
+		return nil
+	case sandboxobject.FieldRefunded:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRefunded(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SandboxObject numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SandboxObjectMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(sandboxobject.FieldChargeID) {
+		fields = append(fields, sandboxobject.FieldChargeID)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SandboxObjectMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SandboxObjectMutation) ClearField(name string) error {
+	switch name {
+	case sandboxobject.FieldChargeID:
+		m.ClearChargeID()
+		return nil
+	}
+	return fmt.Errorf("unknown SandboxObject nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SandboxObjectMutation) ResetField(name string) error {
+	switch name {
+	case sandboxobject.FieldProvider:
+		m.ResetProvider()
+		return nil
+	case sandboxobject.FieldKind:
+		m.ResetKind()
+		return nil
+	case sandboxobject.FieldReference:
+		m.ResetReference()
+		return nil
+	case sandboxobject.FieldChargeID:
+		m.ResetChargeID()
+		return nil
+	case sandboxobject.FieldAmount:
+		m.ResetAmount()
+		return nil
+	case sandboxobject.FieldCurrency:
+		m.ResetCurrency()
+		return nil
+	case sandboxobject.FieldRefunded:
+		m.ResetRefunded()
+		return nil
+	case sandboxobject.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case sandboxobject.FieldBody:
+		m.ResetBody()
+		return nil
+	case sandboxobject.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case sandboxobject.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SandboxObject field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SandboxObjectMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SandboxObjectMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SandboxObjectMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SandboxObjectMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SandboxObjectMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SandboxObjectMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SandboxObjectMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SandboxObject unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SandboxObjectMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SandboxObject edge %s", name)
 }
 
 // UserMutation represents an operation that mutates the User nodes in the graph.

@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/internal/card"
+	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -50,6 +51,10 @@ type Payment struct {
 	Provider string `json:"provider,omitempty"`
 	// ProviderPaymentID holds the value of the "provider_payment_id" field.
 	ProviderPaymentID *string `json:"provider_payment_id,omitempty"`
+	// ProviderDeclineCode holds the value of the "provider_decline_code" field.
+	ProviderDeclineCode *string `json:"provider_decline_code,omitempty"`
+	// Routing holds the value of the "routing" field.
+	Routing routing.Decision `json:"routing,omitempty"`
 	// AmountRefunded holds the value of the "amount_refunded" field.
 	AmountRefunded int64 `json:"amount_refunded,omitempty"`
 	// FailureCode holds the value of the "failure_code" field.
@@ -105,11 +110,11 @@ func (*Payment) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case payment.FieldMetadata:
+		case payment.FieldRouting, payment.FieldMetadata:
 			values[i] = new([]byte)
 		case payment.FieldAmount, payment.FieldCardExpMonth, payment.FieldCardExpYear, payment.FieldAmountRefunded:
 			values[i] = new(sql.NullInt64)
-		case payment.FieldID, payment.FieldCurrency, payment.FieldStatus, payment.FieldPaymentMethod, payment.FieldCustomerEmail, payment.FieldCustomerName, payment.FieldCardBrand, payment.FieldCardLast4, payment.FieldCardFingerprint, payment.FieldProvider, payment.FieldProviderPaymentID, payment.FieldFailureCode, payment.FieldFailureMessage, payment.FieldDescription:
+		case payment.FieldID, payment.FieldCurrency, payment.FieldStatus, payment.FieldPaymentMethod, payment.FieldCustomerEmail, payment.FieldCustomerName, payment.FieldCardBrand, payment.FieldCardLast4, payment.FieldCardFingerprint, payment.FieldProvider, payment.FieldProviderPaymentID, payment.FieldProviderDeclineCode, payment.FieldFailureCode, payment.FieldFailureMessage, payment.FieldDescription:
 			values[i] = new(sql.NullString)
 		case payment.FieldCreatedAt, payment.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -224,6 +229,21 @@ func (_m *Payment) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.ProviderPaymentID = new(string)
 				*_m.ProviderPaymentID = value.String
+			}
+		case payment.FieldProviderDeclineCode:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field provider_decline_code", values[i])
+			} else if value.Valid {
+				_m.ProviderDeclineCode = new(string)
+				*_m.ProviderDeclineCode = value.String
+			}
+		case payment.FieldRouting:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field routing", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Routing); err != nil {
+					return fmt.Errorf("unmarshal field routing: %w", err)
+				}
 			}
 		case payment.FieldAmountRefunded:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -352,6 +372,14 @@ func (_m *Payment) String() string {
 		builder.WriteString("provider_payment_id=")
 		builder.WriteString(*v)
 	}
+	builder.WriteString(", ")
+	if v := _m.ProviderDeclineCode; v != nil {
+		builder.WriteString("provider_decline_code=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	builder.WriteString("routing=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Routing))
 	builder.WriteString(", ")
 	builder.WriteString("amount_refunded=")
 	builder.WriteString(fmt.Sprintf("%v", _m.AmountRefunded))

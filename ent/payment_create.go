@@ -14,6 +14,7 @@ import (
 	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/refund"
 	"github.com/paygate/paygate/internal/card"
+	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -142,6 +143,34 @@ func (_c *PaymentCreate) SetProviderPaymentID(v string) *PaymentCreate {
 func (_c *PaymentCreate) SetNillableProviderPaymentID(v *string) *PaymentCreate {
 	if v != nil {
 		_c.SetProviderPaymentID(*v)
+	}
+	return _c
+}
+
+// SetProviderDeclineCode sets the "provider_decline_code" field.
+func (_c *PaymentCreate) SetProviderDeclineCode(v string) *PaymentCreate {
+	_c.mutation.SetProviderDeclineCode(v)
+	return _c
+}
+
+// SetNillableProviderDeclineCode sets the "provider_decline_code" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableProviderDeclineCode(v *string) *PaymentCreate {
+	if v != nil {
+		_c.SetProviderDeclineCode(*v)
+	}
+	return _c
+}
+
+// SetRouting sets the "routing" field.
+func (_c *PaymentCreate) SetRouting(v routing.Decision) *PaymentCreate {
+	_c.mutation.SetRouting(v)
+	return _c
+}
+
+// SetNillableRouting sets the "routing" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableRouting(v *routing.Decision) *PaymentCreate {
+	if v != nil {
+		_c.SetRouting(*v)
 	}
 	return _c
 }
@@ -505,6 +534,14 @@ func (_c *PaymentCreate) createSpec() (*Payment, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ProviderPaymentID(); ok {
 		_spec.SetField(payment.FieldProviderPaymentID, field.TypeString, value)
 		_node.ProviderPaymentID = &value
+	}
+	if value, ok := _c.mutation.ProviderDeclineCode(); ok {
+		_spec.SetField(payment.FieldProviderDeclineCode, field.TypeString, value)
+		_node.ProviderDeclineCode = &value
+	}
+	if value, ok := _c.mutation.Routing(); ok {
+		_spec.SetField(payment.FieldRouting, field.TypeJSON, value)
+		_node.Routing = value
 	}
 	if value, ok := _c.mutation.AmountRefunded(); ok {
 		_spec.SetField(payment.FieldAmountRefunded, field.TypeInt64, value)

@@ -15,6 +15,7 @@ import (
 	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/predicate"
 	"github.com/paygate/paygate/ent/refund"
+	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -82,6 +83,46 @@ func (_u *PaymentUpdate) SetNillableProviderPaymentID(v *string) *PaymentUpdate 
 // ClearProviderPaymentID clears the value of the "provider_payment_id" field.
 func (_u *PaymentUpdate) ClearProviderPaymentID() *PaymentUpdate {
 	_u.mutation.ClearProviderPaymentID()
+	return _u
+}
+
+// SetProviderDeclineCode sets the "provider_decline_code" field.
+func (_u *PaymentUpdate) SetProviderDeclineCode(v string) *PaymentUpdate {
+	_u.mutation.SetProviderDeclineCode(v)
+	return _u
+}
+
+// SetNillableProviderDeclineCode sets the "provider_decline_code" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillableProviderDeclineCode(v *string) *PaymentUpdate {
+	if v != nil {
+		_u.SetProviderDeclineCode(*v)
+	}
+	return _u
+}
+
+// ClearProviderDeclineCode clears the value of the "provider_decline_code" field.
+func (_u *PaymentUpdate) ClearProviderDeclineCode() *PaymentUpdate {
+	_u.mutation.ClearProviderDeclineCode()
+	return _u
+}
+
+// SetRouting sets the "routing" field.
+func (_u *PaymentUpdate) SetRouting(v routing.Decision) *PaymentUpdate {
+	_u.mutation.SetRouting(v)
+	return _u
+}
+
+// SetNillableRouting sets the "routing" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillableRouting(v *routing.Decision) *PaymentUpdate {
+	if v != nil {
+		_u.SetRouting(*v)
+	}
+	return _u
+}
+
+// ClearRouting clears the value of the "routing" field.
+func (_u *PaymentUpdate) ClearRouting() *PaymentUpdate {
+	_u.mutation.ClearRouting()
 	return _u
 }
 
@@ -338,6 +379,18 @@ func (_u *PaymentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.ProviderPaymentIDCleared() {
 		_spec.ClearField(payment.FieldProviderPaymentID, field.TypeString)
 	}
+	if value, ok := _u.mutation.ProviderDeclineCode(); ok {
+		_spec.SetField(payment.FieldProviderDeclineCode, field.TypeString, value)
+	}
+	if _u.mutation.ProviderDeclineCodeCleared() {
+		_spec.ClearField(payment.FieldProviderDeclineCode, field.TypeString)
+	}
+	if value, ok := _u.mutation.Routing(); ok {
+		_spec.SetField(payment.FieldRouting, field.TypeJSON, value)
+	}
+	if _u.mutation.RoutingCleared() {
+		_spec.ClearField(payment.FieldRouting, field.TypeJSON)
+	}
 	if value, ok := _u.mutation.AmountRefunded(); ok {
 		_spec.SetField(payment.FieldAmountRefunded, field.TypeInt64, value)
 	}
@@ -529,6 +582,46 @@ func (_u *PaymentUpdateOne) SetNillableProviderPaymentID(v *string) *PaymentUpda
 // ClearProviderPaymentID clears the value of the "provider_payment_id" field.
 func (_u *PaymentUpdateOne) ClearProviderPaymentID() *PaymentUpdateOne {
 	_u.mutation.ClearProviderPaymentID()
+	return _u
+}
+
+// SetProviderDeclineCode sets the "provider_decline_code" field.
+func (_u *PaymentUpdateOne) SetProviderDeclineCode(v string) *PaymentUpdateOne {
+	_u.mutation.SetProviderDeclineCode(v)
+	return _u
+}
+
+// SetNillableProviderDeclineCode sets the "provider_decline_code" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillableProviderDeclineCode(v *string) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetProviderDeclineCode(*v)
+	}
+	return _u
+}
+
+// ClearProviderDeclineCode clears the value of the "provider_decline_code" field.
+func (_u *PaymentUpdateOne) ClearProviderDeclineCode() *PaymentUpdateOne {
+	_u.mutation.ClearProviderDeclineCode()
+	return _u
+}
+
+// SetRouting sets the "routing" field.
+func (_u *PaymentUpdateOne) SetRouting(v routing.Decision) *PaymentUpdateOne {
+	_u.mutation.SetRouting(v)
+	return _u
+}
+
+// SetNillableRouting sets the "routing" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillableRouting(v *routing.Decision) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetRouting(*v)
+	}
+	return _u
+}
+
+// ClearRouting clears the value of the "routing" field.
+func (_u *PaymentUpdateOne) ClearRouting() *PaymentUpdateOne {
+	_u.mutation.ClearRouting()
 	return _u
 }
 
@@ -814,6 +907,18 @@ func (_u *PaymentUpdateOne) sqlSave(ctx context.Context) (_node *Payment, err er
 	}
 	if _u.mutation.ProviderPaymentIDCleared() {
 		_spec.ClearField(payment.FieldProviderPaymentID, field.TypeString)
+	}
+	if value, ok := _u.mutation.ProviderDeclineCode(); ok {
+		_spec.SetField(payment.FieldProviderDeclineCode, field.TypeString, value)
+	}
+	if _u.mutation.ProviderDeclineCodeCleared() {
+		_spec.ClearField(payment.FieldProviderDeclineCode, field.TypeString)
+	}
+	if value, ok := _u.mutation.Routing(); ok {
+		_spec.SetField(payment.FieldRouting, field.TypeJSON, value)
+	}
+	if _u.mutation.RoutingCleared() {
+		_spec.ClearField(payment.FieldRouting, field.TypeJSON)
 	}
 	if value, ok := _u.mutation.AmountRefunded(); ok {
 		_spec.SetField(payment.FieldAmountRefunded, field.TypeInt64, value)

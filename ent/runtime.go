@@ -5,11 +5,14 @@ package ent
 import (
 	"time"
 
+	"github.com/paygate/paygate/ent/configversion"
 	"github.com/paygate/paygate/ent/idempotencykey"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/refreshtoken"
 	"github.com/paygate/paygate/ent/refund"
+	"github.com/paygate/paygate/ent/sandboxanswer"
+	"github.com/paygate/paygate/ent/sandboxobject"
 	"github.com/paygate/paygate/ent/schema"
 	"github.com/paygate/paygate/ent/user"
 )
@@ -18,6 +21,16 @@ import (
 // (default values, validators, hooks and policies) and stitches it
 // to their package variables.
 func init() {
+	configversionFields := schema.ConfigVersion{}.Fields()
+	_ = configversionFields
+	// configversionDescCreatedAt is the schema descriptor for created_at field.
+	configversionDescCreatedAt := configversionFields[3].Descriptor()
+	// configversion.DefaultCreatedAt holds the default value on creation for the created_at field.
+	configversion.DefaultCreatedAt = configversionDescCreatedAt.Default.(func() time.Time)
+	// configversionDescID is the schema descriptor for id field.
+	configversionDescID := configversionFields[0].Descriptor()
+	// configversion.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	configversion.IDValidator = configversionDescID.Validators[0].(func(int) error)
 	idempotencykeyFields := schema.IdempotencyKey{}.Fields()
 	_ = idempotencykeyFields
 	// idempotencykeyDescPrincipal is the schema descriptor for principal field.
@@ -144,13 +157,13 @@ func init() {
 	// payment.CardExpMonthValidator is a validator for the "card_exp_month" field. It is called by the builders before save.
 	payment.CardExpMonthValidator = paymentDescCardExpMonth.Validators[0].(func(int) error)
 	// paymentDescAmountRefunded is the schema descriptor for amount_refunded field.
-	paymentDescAmountRefunded := paymentFields[14].Descriptor()
+	paymentDescAmountRefunded := paymentFields[16].Descriptor()
 	// payment.DefaultAmountRefunded holds the default value on creation for the amount_refunded field.
 	payment.DefaultAmountRefunded = paymentDescAmountRefunded.Default.(int64)
 	// payment.AmountRefundedValidator is a validator for the "amount_refunded" field. It is called by the builders before save.
 	payment.AmountRefundedValidator = paymentDescAmountRefunded.Validators[0].(func(int64) error)
 	// paymentDescDescription is the schema descriptor for description field.
-	paymentDescDescription := paymentFields[17].Descriptor()
+	paymentDescDescription := paymentFields[19].Descriptor()
 	// payment.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	payment.DescriptionValidator = paymentDescDescription.Validators[0].(func(string) error)
 	// paymentDescID is the schema descriptor for id field.
@@ -294,6 +307,78 @@ func init() {
 	// refund.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	refund.IDValidator = func() func(string) error {
 		validators := refundDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	sandboxanswerFields := schema.SandboxAnswer{}.Fields()
+	_ = sandboxanswerFields
+	// sandboxanswerDescProvider is the schema descriptor for provider field.
+	sandboxanswerDescProvider := sandboxanswerFields[0].Descriptor()
+	// sandboxanswer.ProviderValidator is a validator for the "provider" field. It is called by the builders before save.
+	sandboxanswer.ProviderValidator = sandboxanswerDescProvider.Validators[0].(func(string) error)
+	// sandboxanswerDescKey is the schema descriptor for key field.
+	sandboxanswerDescKey := sandboxanswerFields[1].Descriptor()
+	// sandboxanswer.KeyValidator is a validator for the "key" field. It is called by the builders before save.
+	sandboxanswer.KeyValidator = func() func(string) error {
+		validators := sandboxanswerDescKey.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(key string) error {
+			for _, fn := range fns {
+				if err := fn(key); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// sandboxanswerDescCreatedAt is the schema descriptor for created_at field.
+	sandboxanswerDescCreatedAt := sandboxanswerFields[5].Descriptor()
+	// sandboxanswer.DefaultCreatedAt holds the default value on creation for the created_at field.
+	sandboxanswer.DefaultCreatedAt = sandboxanswerDescCreatedAt.Default.(func() time.Time)
+	sandboxobjectFields := schema.SandboxObject{}.Fields()
+	_ = sandboxobjectFields
+	// sandboxobjectDescProvider is the schema descriptor for provider field.
+	sandboxobjectDescProvider := sandboxobjectFields[1].Descriptor()
+	// sandboxobject.ProviderValidator is a validator for the "provider" field. It is called by the builders before save.
+	sandboxobject.ProviderValidator = sandboxobjectDescProvider.Validators[0].(func(string) error)
+	// sandboxobjectDescReference is the schema descriptor for reference field.
+	sandboxobjectDescReference := sandboxobjectFields[3].Descriptor()
+	// sandboxobject.DefaultReference holds the default value on creation for the reference field.
+	sandboxobject.DefaultReference = sandboxobjectDescReference.Default.(string)
+	// sandboxobjectDescRefunded is the schema descriptor for refunded field.
+	sandboxobjectDescRefunded := sandboxobjectFields[7].Descriptor()
+	// sandboxobject.DefaultRefunded holds the default value on creation for the refunded field.
+	sandboxobject.DefaultRefunded = sandboxobjectDescRefunded.Default.(int64)
+	// sandboxobject.RefundedValidator is a validator for the "refunded" field. It is called by the builders before save.
+	sandboxobject.RefundedValidator = sandboxobjectDescRefunded.Validators[0].(func(int64) error)
+	// sandboxobjectDescCreatedAt is the schema descriptor for created_at field.
+	sandboxobjectDescCreatedAt := sandboxobjectFields[10].Descriptor()
+	// sandboxobject.DefaultCreatedAt holds the default value on creation for the created_at field.
+	sandboxobject.DefaultCreatedAt = sandboxobjectDescCreatedAt.Default.(func() time.Time)
+	// sandboxobjectDescUpdatedAt is the schema descriptor for updated_at field.
+	sandboxobjectDescUpdatedAt := sandboxobjectFields[11].Descriptor()
+	// sandboxobject.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	sandboxobject.DefaultUpdatedAt = sandboxobjectDescUpdatedAt.Default.(func() time.Time)
+	// sandboxobject.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	sandboxobject.UpdateDefaultUpdatedAt = sandboxobjectDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// sandboxobjectDescID is the schema descriptor for id field.
+	sandboxobjectDescID := sandboxobjectFields[0].Descriptor()
+	// sandboxobject.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	sandboxobject.IDValidator = func() func(string) error {
+		validators := sandboxobjectDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

@@ -14,6 +14,8 @@ import (
 // Tx is a transactional client that is created by calling Client.Tx().
 type Tx struct {
 	config
+	// ConfigVersion is the client for interacting with the ConfigVersion builders.
+	ConfigVersion *ConfigVersionClient
 	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
 	IdempotencyKey *IdempotencyKeyClient
 	// Payment is the client for interacting with the Payment builders.
@@ -24,6 +26,10 @@ type Tx struct {
 	RefreshToken *RefreshTokenClient
 	// Refund is the client for interacting with the Refund builders.
 	Refund *RefundClient
+	// SandboxAnswer is the client for interacting with the SandboxAnswer builders.
+	SandboxAnswer *SandboxAnswerClient
+	// SandboxObject is the client for interacting with the SandboxObject builders.
+	SandboxObject *SandboxObjectClient
 	// User is the client for interacting with the User builders.
 	User *UserClient
 
@@ -157,11 +163,14 @@ func (tx *Tx) Client() *Client {
 }
 
 func (tx *Tx) init() {
+	tx.ConfigVersion = NewConfigVersionClient(tx.config)
 	tx.IdempotencyKey = NewIdempotencyKeyClient(tx.config)
 	tx.Payment = NewPaymentClient(tx.config)
 	tx.PaymentStatusChange = NewPaymentStatusChangeClient(tx.config)
 	tx.RefreshToken = NewRefreshTokenClient(tx.config)
 	tx.Refund = NewRefundClient(tx.config)
+	tx.SandboxAnswer = NewSandboxAnswerClient(tx.config)
+	tx.SandboxObject = NewSandboxObjectClient(tx.config)
 	tx.User = NewUserClient(tx.config)
 }
 
@@ -172,7 +181,7 @@ func (tx *Tx) init() {
 // of them in order to commit or rollback the transaction.
 //
 // If a closed transaction is embedded in one of the generated entities, and the entity
-// applies a query, for example: IdempotencyKey.QueryXXX(), the query will be executed
+// applies a query, for example: ConfigVersion.QueryXXX(), the query will be executed
 // through the driver which created this transaction.
 //
 // Note that txDriver is not goroutine safe.

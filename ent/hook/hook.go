@@ -9,6 +9,18 @@ import (
 	"github.com/paygate/paygate/ent"
 )
 
+// The ConfigVersionFunc type is an adapter to allow the use of ordinary
+// function as ConfigVersion mutator.
+type ConfigVersionFunc func(context.Context, *ent.ConfigVersionMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ConfigVersionFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ConfigVersionMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ConfigVersionMutation", m)
+}
+
 // The IdempotencyKeyFunc type is an adapter to allow the use of ordinary
 // function as IdempotencyKey mutator.
 type IdempotencyKeyFunc func(context.Context, *ent.IdempotencyKeyMutation) (ent.Value, error)
@@ -67,6 +79,30 @@ func (f RefundFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, erro
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RefundMutation", m)
+}
+
+// The SandboxAnswerFunc type is an adapter to allow the use of ordinary
+// function as SandboxAnswer mutator.
+type SandboxAnswerFunc func(context.Context, *ent.SandboxAnswerMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SandboxAnswerFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SandboxAnswerMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SandboxAnswerMutation", m)
+}
+
+// The SandboxObjectFunc type is an adapter to allow the use of ordinary
+// function as SandboxObject mutator.
+type SandboxObjectFunc func(context.Context, *ent.SandboxObjectMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SandboxObjectFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SandboxObjectMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SandboxObjectMutation", m)
 }
 
 // The UserFunc type is an adapter to allow the use of ordinary

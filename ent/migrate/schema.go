@@ -9,6 +9,19 @@ import (
 )
 
 var (
+	// ConfigVersionsColumns holds the columns for the "config_versions" table.
+	ConfigVersionsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "document", Type: field.TypeJSON},
+		{Name: "changed_by", Type: field.TypeString},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// ConfigVersionsTable holds the schema information for the "config_versions" table.
+	ConfigVersionsTable = &schema.Table{
+		Name:       "config_versions",
+		Columns:    ConfigVersionsColumns,
+		PrimaryKey: []*schema.Column{ConfigVersionsColumns[0]},
+	}
 	// IdempotencyKeysColumns holds the columns for the "idempotency_keys" table.
 	IdempotencyKeysColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -59,6 +72,8 @@ var (
 		{Name: "card_fingerprint", Type: field.TypeString},
 		{Name: "provider", Type: field.TypeString},
 		{Name: "provider_payment_id", Type: field.TypeString, Nullable: true},
+		{Name: "provider_decline_code", Type: field.TypeString, Nullable: true},
+		{Name: "routing", Type: field.TypeJSON, Nullable: true},
 		{Name: "amount_refunded", Type: field.TypeInt64, Default: 0},
 		{Name: "failure_code", Type: field.TypeString, Nullable: true},
 		{Name: "failure_message", Type: field.TypeString, Nullable: true},
@@ -184,6 +199,72 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{RefundsColumns[9], RefundsColumns[5]},
 			},
+			{
+				Name:    "refund_status_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{RefundsColumns[5], RefundsColumns[1]},
+			},
+		},
+	}
+	// SandboxAnswersColumns holds the columns for the "sandbox_answers" table.
+	SandboxAnswersColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "provider", Type: field.TypeString},
+		{Name: "key", Type: field.TypeString, Size: 255},
+		{Name: "request", Type: field.TypeString},
+		{Name: "status", Type: field.TypeInt},
+		{Name: "body", Type: field.TypeBytes},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// SandboxAnswersTable holds the schema information for the "sandbox_answers" table.
+	SandboxAnswersTable = &schema.Table{
+		Name:       "sandbox_answers",
+		Columns:    SandboxAnswersColumns,
+		PrimaryKey: []*schema.Column{SandboxAnswersColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "sandboxanswer_provider_key",
+				Unique:  true,
+				Columns: []*schema.Column{SandboxAnswersColumns[1], SandboxAnswersColumns[2]},
+			},
+			{
+				Name:    "sandboxanswer_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{SandboxAnswersColumns[6]},
+			},
+		},
+	}
+	// SandboxObjectsColumns holds the columns for the "sandbox_objects" table.
+	SandboxObjectsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 64},
+		{Name: "provider", Type: field.TypeString},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"charge", "refund"}},
+		{Name: "reference", Type: field.TypeString, Default: ""},
+		{Name: "charge_id", Type: field.TypeString, Nullable: true},
+		{Name: "amount", Type: field.TypeInt64},
+		{Name: "currency", Type: field.TypeString},
+		{Name: "refunded", Type: field.TypeInt64, Default: 0},
+		{Name: "status", Type: field.TypeString},
+		{Name: "body", Type: field.TypeBytes},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// SandboxObjectsTable holds the schema information for the "sandbox_objects" table.
+	SandboxObjectsTable = &schema.Table{
+		Name:       "sandbox_objects",
+		Columns:    SandboxObjectsColumns,
+		PrimaryKey: []*schema.Column{SandboxObjectsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "sandboxobject_provider_reference",
+				Unique:  false,
+				Columns: []*schema.Column{SandboxObjectsColumns[1], SandboxObjectsColumns[3]},
+			},
+			{
+				Name:    "sandboxobject_kind_status_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{SandboxObjectsColumns[2], SandboxObjectsColumns[8], SandboxObjectsColumns[10]},
+			},
 		},
 	}
 	// UsersColumns holds the columns for the "users" table.
@@ -203,11 +284,14 @@ var (
 	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
+		ConfigVersionsTable,
 		IdempotencyKeysTable,
 		PaymentsTable,
 		PaymentStatusChangesTable,
 		RefreshTokensTable,
 		RefundsTable,
+		SandboxAnswersTable,
+		SandboxObjectsTable,
 		UsersTable,
 	}
 )

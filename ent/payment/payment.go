@@ -48,6 +48,10 @@ const (
 	FieldProvider = "provider"
 	// FieldProviderPaymentID holds the string denoting the provider_payment_id field in the database.
 	FieldProviderPaymentID = "provider_payment_id"
+	// FieldProviderDeclineCode holds the string denoting the provider_decline_code field in the database.
+	FieldProviderDeclineCode = "provider_decline_code"
+	// FieldRouting holds the string denoting the routing field in the database.
+	FieldRouting = "routing"
 	// FieldAmountRefunded holds the string denoting the amount_refunded field in the database.
 	FieldAmountRefunded = "amount_refunded"
 	// FieldFailureCode holds the string denoting the failure_code field in the database.
@@ -98,6 +102,8 @@ var Columns = []string{
 	FieldCardFingerprint,
 	FieldProvider,
 	FieldProviderPaymentID,
+	FieldProviderDeclineCode,
+	FieldRouting,
 	FieldAmountRefunded,
 	FieldFailureCode,
 	FieldFailureMessage,
@@ -249,6 +255,11 @@ func ByProvider(opts ...sql.OrderTermOption) OrderOption {
 // ByProviderPaymentID orders the results by the provider_payment_id field.
 func ByProviderPaymentID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldProviderPaymentID, opts...).ToFunc()
+}
+
+// ByProviderDeclineCode orders the results by the provider_decline_code field.
+func ByProviderDeclineCode(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldProviderDeclineCode, opts...).ToFunc()
 }
 
 // ByAmountRefunded orders the results by the amount_refunded field.

@@ -132,6 +132,11 @@ func ProviderPaymentID(v string) predicate.Payment {
 	return predicate.Payment(sql.FieldEQ(FieldProviderPaymentID, v))
 }
 
+// ProviderDeclineCode applies equality check predicate on the "provider_decline_code" field. It's identical to ProviderDeclineCodeEQ.
+func ProviderDeclineCode(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldProviderDeclineCode, v))
+}
+
 // AmountRefunded applies equality check predicate on the "amount_refunded" field. It's identical to AmountRefundedEQ.
 func AmountRefunded(v int64) predicate.Payment {
 	return predicate.Payment(sql.FieldEQ(FieldAmountRefunded, v))
@@ -940,6 +945,91 @@ func ProviderPaymentIDEqualFold(v string) predicate.Payment {
 // ProviderPaymentIDContainsFold applies the ContainsFold predicate on the "provider_payment_id" field.
 func ProviderPaymentIDContainsFold(v string) predicate.Payment {
 	return predicate.Payment(sql.FieldContainsFold(FieldProviderPaymentID, v))
+}
+
+// ProviderDeclineCodeEQ applies the EQ predicate on the "provider_decline_code" field.
+func ProviderDeclineCodeEQ(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldProviderDeclineCode, v))
+}
+
+// ProviderDeclineCodeNEQ applies the NEQ predicate on the "provider_decline_code" field.
+func ProviderDeclineCodeNEQ(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldNEQ(FieldProviderDeclineCode, v))
+}
+
+// ProviderDeclineCodeIn applies the In predicate on the "provider_decline_code" field.
+func ProviderDeclineCodeIn(vs ...string) predicate.Payment {
+	return predicate.Payment(sql.FieldIn(FieldProviderDeclineCode, vs...))
+}
+
+// ProviderDeclineCodeNotIn applies the NotIn predicate on the "provider_decline_code" field.
+func ProviderDeclineCodeNotIn(vs ...string) predicate.Payment {
+	return predicate.Payment(sql.FieldNotIn(FieldProviderDeclineCode, vs...))
+}
+
+// ProviderDeclineCodeGT applies the GT predicate on the "provider_decline_code" field.
+func ProviderDeclineCodeGT(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldGT(FieldProviderDeclineCode, v))
+}
+
+// ProviderDeclineCodeGTE applies the GTE predicate on the "provider_decline_code" field.
+func ProviderDeclineCodeGTE(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldGTE(FieldProviderDeclineCode, v))
+}
+
+// ProviderDeclineCodeLT applies the LT predicate on the "provider_decline_code" field.
+func ProviderDeclineCodeLT(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldLT(FieldProviderDeclineCode, v))
+}
+
+// ProviderDeclineCodeLTE applies the LTE predicate on the "provider_decline_code" field.
+func ProviderDeclineCodeLTE(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldLTE(FieldProviderDeclineCode, v))
+}
+
+// ProviderDeclineCodeContains applies the Contains predicate on the "provider_decline_code" field.
+func ProviderDeclineCodeContains(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldContains(FieldProviderDeclineCode, v))
+}
+
+// ProviderDeclineCodeHasPrefix applies the HasPrefix predicate on the "provider_decline_code" field.
+func ProviderDeclineCodeHasPrefix(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldHasPrefix(FieldProviderDeclineCode, v))
+}
+
+// ProviderDeclineCodeHasSuffix applies the HasSuffix predicate on the "provider_decline_code" field.
+func ProviderDeclineCodeHasSuffix(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldHasSuffix(FieldProviderDeclineCode, v))
+}
+
+// ProviderDeclineCodeIsNil applies the IsNil predicate on the "provider_decline_code" field.
+func ProviderDeclineCodeIsNil() predicate.Payment {
+	return predicate.Payment(sql.FieldIsNull(FieldProviderDeclineCode))
+}
+
+// ProviderDeclineCodeNotNil applies the NotNil predicate on the "provider_decline_code" field.
+func ProviderDeclineCodeNotNil() predicate.Payment {
+	return predicate.Payment(sql.FieldNotNull(FieldProviderDeclineCode))
+}
+
+// ProviderDeclineCodeEqualFold applies the EqualFold predicate on the "provider_decline_code" field.
+func ProviderDeclineCodeEqualFold(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEqualFold(FieldProviderDeclineCode, v))
+}
+
+// ProviderDeclineCodeContainsFold applies the ContainsFold predicate on the "provider_decline_code" field.
+func ProviderDeclineCodeContainsFold(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldContainsFold(FieldProviderDeclineCode, v))
+}
+
+// RoutingIsNil applies the IsNil predicate on the "routing" field.
+func RoutingIsNil() predicate.Payment {
+	return predicate.Payment(sql.FieldIsNull(FieldRouting))
+}
+
+// RoutingNotNil applies the NotNil predicate on the "routing" field.
+func RoutingNotNil() predicate.Payment {
+	return predicate.Payment(sql.FieldNotNull(FieldRouting))
 }
 
 // AmountRefundedEQ applies the EQ predicate on the "amount_refunded" field.

@@ -6,6 +6,9 @@ import (
 	"entgo.io/ent/dialect/sql"
 )
 
+// ConfigVersion is the predicate function for configversion builders.
+type ConfigVersion func(*sql.Selector)
+
 // IdempotencyKey is the predicate function for idempotencykey builders.
 type IdempotencyKey func(*sql.Selector)
 
@@ -20,6 +23,12 @@ type RefreshToken func(*sql.Selector)
 
 // Refund is the predicate function for refund builders.
 type Refund func(*sql.Selector)
+
+// SandboxAnswer is the predicate function for sandboxanswer builders.
+type SandboxAnswer func(*sql.Selector)
+
+// SandboxObject is the predicate function for sandboxobject builders.
+type SandboxObject func(*sql.Selector)
 
 // User is the predicate function for user builders.
 type User func(*sql.Selector)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/prefixid"
+	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -42,6 +43,10 @@ func (Payment) Fields() []ent.Field {
 		field.String("card_fingerprint").Immutable().Annotations(hidden),
 		field.String("provider").Annotations(entgql.Skip(entgql.SkipOrderField)),
 		field.String("provider_payment_id").Optional().Nillable().Annotations(hidden),
+		// provider_decline_code is the decline as the provider gave it, beside our failure_code.
+		field.String("provider_decline_code").Optional().Nillable().Annotations(hidden),
+		// routing is how the payment was routed: the rule and each provider tried.
+		field.JSON("routing", routing.Decision{}).Optional().Annotations(hidden),
 		field.Int64("amount_refunded").Default(0).NonNegative().Annotations(hidden),
 		field.String("failure_code").Optional().Nillable().
 			Annotations(entgql.Skip(entgql.SkipOrderField)),

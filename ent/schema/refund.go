@@ -47,7 +47,11 @@ func (Refund) Edges() []ent.Edge {
 }
 
 func (Refund) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("payment_id", "status")}
+	return []ent.Index{
+		index.Fields("payment_id", "status"),
+		// Reconciliation finds the refunds still pending.
+		index.Fields("status", "created_at"),
+	}
 }
 
 func (Refund) Annotations() []schema.Annotation {

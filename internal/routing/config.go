@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/money"
@@ -19,6 +20,27 @@ type Config struct {
 	Routing        Routing                     `json:"routing"`
 	Providers      map[string]ProviderSettings `json:"providers"`
 	CircuitBreaker BreakerSettings             `json:"circuit_breaker"`
+	WebhookRetry   RetrySettings               `json:"webhook_retry"`
+	RateLimits     RateLimits                  `json:"rate_limits"`
+	// UpdatedAt and UpdatedBy say who wrote this version and when; they are read, never written.
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
+	UpdatedBy string     `json:"updated_by,omitempty"`
+}
+
+// RetrySettings space out the retries of an inbound webhook event that failed: BaseS seconds,
+// then Factor times longer each time, until MaxAttempts, when the event is dead.
+type RetrySettings struct {
+	BaseS       int     `json:"base_s"`
+	Factor      float64 `json:"factor"`
+	MaxAttempts int     `json:"max_attempts"`
+}
+
+// RateLimits are the request budgets: PerSecond with Burst per principal or address, and
+// LoginPerMinute sign-in attempts per account and address.
+type RateLimits struct {
+	PerSecond      int `json:"per_second"`
+	Burst          int `json:"burst"`
+	LoginPerMinute int `json:"login_per_minute"`
 }
 
 // Routing holds the rules, tried in order, and the fallback order.
@@ -74,6 +96,8 @@ func Default(providers []string) Config {
 		},
 		Providers:      map[string]ProviderSettings{},
 		CircuitBreaker: BreakerSettings{WindowS: 60, MinRequests: 10, ErrorRate: 0.5, OpenS: 30},
+		WebhookRetry:   RetrySettings{BaseS: 30, Factor: 2, MaxAttempts: 8},
+		RateLimits:     RateLimits{PerSecond: 100, Burst: 200, LoginPerMinute: 5},
 	}
 	for _, name := range providers {
 		c.Providers[name] = ProviderSettings{Enabled: true, TimeoutMS: 10000}
@@ -140,6 +164,24 @@ func (c Config) Validate(providers []string) error {
 		return apierror.ForParam(apierror.InvalidRequest, "circuit_breaker.error_rate", "error_rate must be above 0 and at most 1")
 	case b.OpenS < 1:
 		return apierror.ForParam(apierror.InvalidRequest, "circuit_breaker.open_s", "open_s must be at least 1")
+	}
+	r := c.WebhookRetry
+	switch {
+	case r.BaseS < 1 || r.BaseS > 86400:
+		return apierror.ForParam(apierror.InvalidRequest, "webhook_retry.base_s", "base_s must be from 1 to 86400")
+	case r.Factor < 1 || r.Factor > 10:
+		return apierror.ForParam(apierror.InvalidRequest, "webhook_retry.factor", "factor must be from 1 to 10")
+	case r.MaxAttempts < 1 || r.MaxAttempts > 50:
+		return apierror.ForParam(apierror.InvalidRequest, "webhook_retry.max_attempts", "max_attempts must be from 1 to 50")
+	}
+	l := c.RateLimits
+	switch {
+	case l.PerSecond < 1:
+		return apierror.ForParam(apierror.InvalidRequest, "rate_limits.per_second", "per_second must be at least 1")
+	case l.Burst < l.PerSecond:
+		return apierror.ForParam(apierror.InvalidRequest, "rate_limits.burst", "burst must be at least per_second")
+	case l.LoginPerMinute < 1:
+		return apierror.ForParam(apierror.InvalidRequest, "rate_limits.login_per_minute", "login_per_minute must be at least 1")
 	}
 	return nil
 }

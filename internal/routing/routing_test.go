@@ -126,6 +126,12 @@ func TestValidateNamesTheField(t *testing.T) {
 		{func(c *Config) { c.CircuitBreaker.MinRequests = 0 }, "circuit_breaker.min_requests"},
 		{func(c *Config) { c.CircuitBreaker.WindowS = 0 }, "circuit_breaker.window_s"},
 		{func(c *Config) { c.CircuitBreaker.OpenS = 0 }, "circuit_breaker.open_s"},
+		{func(c *Config) { c.WebhookRetry = RetrySettings{} }, "webhook_retry.base_s"},
+		{func(c *Config) { c.WebhookRetry.Factor = 0.5 }, "webhook_retry.factor"},
+		{func(c *Config) { c.WebhookRetry.MaxAttempts = 0 }, "webhook_retry.max_attempts"},
+		{func(c *Config) { c.RateLimits = RateLimits{} }, "rate_limits.per_second"},
+		{func(c *Config) { c.RateLimits.Burst = 10 }, "rate_limits.burst"},
+		{func(c *Config) { c.RateLimits.LoginPerMinute = 0 }, "rate_limits.login_per_minute"},
 	} {
 		c := Default(providers)
 		tc.change(&c)
@@ -141,7 +147,8 @@ func TestDocumentRoundTrips(t *testing.T) {
 	text := `{"version":4,"routing":{"rules":[{"name":"eu","currency":["EUR"],"brand":["visa","mastercard"],"amount_gte":"0.00","amount_lte":"5000.00",
 		"providers":[{"provider":"adyen","weight":80},{"provider":"stripe","weight":20}]}],"fallback":["stripe","adyen","checkout"]},
 		"providers":{"stripe":{"enabled":true,"timeout_ms":10000},"adyen":{"enabled":true,"timeout_ms":10000},"checkout":{"enabled":true,"timeout_ms":10000}},
-		"circuit_breaker":{"window_s":60,"min_requests":10,"error_rate":0.5,"open_s":30}}`
+		"circuit_breaker":{"window_s":60,"min_requests":10,"error_rate":0.5,"open_s":30},
+		"webhook_retry":{"base_s":30,"factor":2,"max_attempts":8},"rate_limits":{"per_second":100,"burst":200,"login_per_minute":5}}`
 	var c Config
 	if err := json.Unmarshal([]byte(text), &c); err != nil {
 		t.Fatal(err)
@@ -149,7 +156,8 @@ func TestDocumentRoundTrips(t *testing.T) {
 	if err := c.Validate(providers); err != nil {
 		t.Fatal(err)
 	}
-	if c.Version != 4 || *c.Routing.Rules[0].AmountLTE != "5000.00" || c.Routing.Rules[0].Providers[1].Weight != 20 {
+	if c.Version != 4 || *c.Routing.Rules[0].AmountLTE != "5000.00" || c.Routing.Rules[0].Providers[1].Weight != 20 ||
+		c.WebhookRetry.MaxAttempts != 8 || c.RateLimits.LoginPerMinute != 5 {
 		t.Errorf("read %+v", c)
 	}
 }

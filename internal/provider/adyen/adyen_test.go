@@ -5,35 +5,42 @@ import (
 	"errors"
 	"net/http"
 	"testing"
+	"time"
 
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
 )
 
-func newClient(t *testing.T) (*Client, *Sandbox) {
+func newClient(t *testing.T, db *database.DB) (*Client, *Sandbox) {
 	t.Helper()
-	sandbox := NewSandbox()
+	sandbox := NewSandbox(db.Ent, time.Now)
 	url, caller := providertest.Serve(t, sandbox)
 	return &Client{BaseURL: url, APIKey: "AQE_test", MerchantAccount: "PaygateTest", Caller: caller}, sandbox
 }
 
 func TestConformance(t *testing.T) {
-	c, sandbox := newClient(t)
-	unauthenticated := *c
-	unauthenticated.APIKey = ""
-	providertest.Run(t, providertest.Adapter{Client: c, Unauthenticated: &unauthenticated, Switches: &sandbox.SandboxSwitches,
-		RawDeclines:    map[string]string{providertest.Declined: "2", providertest.InsufficientFunds: "12", providertest.ExpiredCard: "6"},
-		RefundsPending: true})
+	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
+		c, sandbox := newClient(t, pools[0])
+		unauthenticated := *c
+		unauthenticated.APIKey = ""
+		twin, _ := newClient(t, pools[1])
+		providertest.Run(t, providertest.Adapter{Client: c, Unauthenticated: &unauthenticated, Switches: &sandbox.SandboxSwitches, Twin: twin,
+			RawDeclines:    map[string]string{providertest.Declined: "2", providertest.InsufficientFunds: "12", providertest.ExpiredCard: "6"},
+			RefundsPending: true})
+	})
 }
 
 func TestNoMerchantAccountChargesNothing(t *testing.T) {
-	c, sandbox := newClient(t)
+	db := databasetest.SQLite(t)
+	c, _ := newClient(t, db)
 	c.MerchantAccount = ""
 	if _, err := c.Charge(context.Background(), providertest.Charge(t, providertest.Approved, 1000)); !errors.Is(err, provider.ErrUnavailable) {
 		t.Errorf("no merchant account = %v", err)
 	}
-	if len(sandbox.payments) != 0 {
-		t.Errorf("%d payments made", len(sandbox.payments))
+	if n := db.Ent.SandboxObject.Query().CountX(context.Background()); n != 0 {
+		t.Errorf("%d payments made", n)
 	}
 }
 

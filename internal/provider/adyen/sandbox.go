@@ -1,19 +1,26 @@
 package adyen
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"io"
 	"math/big"
 	"net/http"
 	"strings"
+	"time"
 
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/sandboxobject"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/sandboxstore"
 )
 
 // Sandbox answers as Adyen's test environment does, for the requests the adapter sends: it
 // authorises the test cards with their outcomes, takes refunds to settle later, and replays an
-// answer to a repeated Idempotency-Key. It keeps its state in memory.
+// answer to a repeated Idempotency-Key. It keeps its state in Paygate's database, so every server
+// sees one Adyen.
 //
 //	4242424242424242  Authorised
 //	4000000000000002  Refused, reason 2 (Refused)
@@ -25,15 +32,12 @@ import (
 type Sandbox struct {
 	provider.SandboxSwitches
 
-	answers provider.SandboxAnswers
-	// payments and refunded are read and written under the answers' lock.
-	payments map[string]paymentAnswer
-	refunded map[string]int64 // asked back so far, by pspReference
+	store *sandboxstore.Store
 }
 
-// NewSandbox returns an empty sandbox.
-func NewSandbox() *Sandbox {
-	return &Sandbox{payments: map[string]paymentAnswer{}, refunded: map[string]int64{}}
+// NewSandbox returns the sandbox over its state in client's database.
+func NewSandbox(client *ent.Client, now func() time.Time) *Sandbox {
+	return &Sandbox{store: sandboxstore.New(client, "adyen", now)}
 }
 
 // testCards are the result and refusal reason of the test cards.
@@ -77,13 +81,16 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		provider.WriteJSON(w, http.StatusBadRequest, adyenError{400, "702", "Unreadable body", "validation"})
 		return
 	}
-	answer, replayed, reused := s.answers.Answer(r.Header.Get("Idempotency-Key"), r.URL.Path+"\n"+string(body), func() (int, []byte) {
+	answer, replayed, reused, err := s.store.Answer(r.Context(), r.Header.Get("Idempotency-Key"), r.URL.Path+"\n"+string(body), func(ctx context.Context, tx *ent.Tx) (sandboxstore.Answer, error) {
 		if isRefund {
-			return s.refund(reference, body)
+			return s.refund(ctx, tx, reference, body)
 		}
-		return s.pay(body)
+		return s.pay(ctx, tx, body)
 	})
 	switch {
+	case err != nil:
+		provider.WriteJSON(w, http.StatusInternalServerError, adyenError{500, "901", "Internal error", "internal"})
+		return
 	case reused:
 		provider.WriteJSON(w, http.StatusUnprocessableEntity, adyenError{422, "704", "request already processed or in progress", "validation"})
 		return
@@ -93,43 +100,52 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	provider.WriteAnswer(w, answer.Status, answer.Body)
 }
 
-// pay authorises a card payment, under the answers' lock.
-func (s *Sandbox) pay(body []byte) (int, []byte) {
+// pay authorises a card payment.
+func (s *Sandbox) pay(ctx context.Context, tx *ent.Tx, body []byte) (sandboxstore.Answer, error) {
 	var req paymentRequest
 	switch {
 	case json.Unmarshal(body, &req) != nil:
-		return provider.EncodeJSON(http.StatusBadRequest, adyenError{400, "702", "Structure could not be parsed", "validation"})
+		return sandboxstore.JSON(http.StatusBadRequest, adyenError{400, "702", "Structure could not be parsed", "validation"}), nil
 	case req.Amount.Value < 1 || len(req.Amount.Currency) != 3:
-		return provider.EncodeJSON(http.StatusUnprocessableEntity, adyenError{422, "137", "Invalid amount specified", "validation"})
+		return sandboxstore.JSON(http.StatusUnprocessableEntity, adyenError{422, "137", "Invalid amount specified", "validation"}), nil
 	case req.MerchantAccount == "":
-		return provider.EncodeJSON(http.StatusUnprocessableEntity, adyenError{422, "901", "Invalid Merchant Account", "security"})
+		return sandboxstore.JSON(http.StatusUnprocessableEntity, adyenError{422, "901", "Invalid Merchant Account", "security"}), nil
 	case req.PaymentMethod.Type != "scheme" || req.PaymentMethod.Number == "" || len(req.PaymentMethod.ExpiryMonth) != 2:
-		return provider.EncodeJSON(http.StatusUnprocessableEntity, adyenError{422, "101", "Invalid card number", "validation"})
+		return sandboxstore.JSON(http.StatusUnprocessableEntity, adyenError{422, "101", "Invalid card number", "validation"}), nil
 	}
 	payment := paymentAnswer{PSPReference: pspReference(), ResultCode: resultAuthorised, MerchantReference: req.Reference, Amount: req.Amount}
 	if outcome, listed := testCards[req.PaymentMethod.Number]; listed {
 		payment.ResultCode, payment.RefusalReasonCode, payment.RefusalReason = outcome[0], outcome[1], outcome[2]
 	}
-	s.payments[payment.PSPReference] = payment
-	return provider.EncodeJSON(http.StatusOK, payment)
+	answer := sandboxstore.JSON(http.StatusOK, payment)
+	err := s.store.Create(ctx, tx, sandboxstore.Object{ID: payment.PSPReference, Kind: sandboxobject.KindCharge, Reference: req.Reference,
+		Amount: req.Amount.Value, Currency: req.Amount.Currency, Status: payment.ResultCode, Body: answer.Body})
+	return answer, err
 }
 
-// refund takes a refund of an authorised payment, under the answers' lock.
-func (s *Sandbox) refund(reference string, body []byte) (int, []byte) {
+// refund takes a refund of an authorised payment, to settle later.
+func (s *Sandbox) refund(ctx context.Context, tx *ent.Tx, reference string, body []byte) (sandboxstore.Answer, error) {
 	var req refundRequest
-	payment, ok := s.payments[reference]
+	payment, err := s.store.GetIn(ctx, tx, sandboxobject.KindCharge, reference)
 	switch {
-	case !ok:
-		return provider.EncodeJSON(http.StatusUnprocessableEntity, adyenError{422, "167", "Original pspReference required for this operation", "validation"})
+	case errors.Is(err, sandboxstore.ErrNotFound):
+		return sandboxstore.JSON(http.StatusUnprocessableEntity, adyenError{422, "167", "Original pspReference required for this operation", "validation"}), nil
+	case err != nil:
+		return sandboxstore.Answer{}, err
 	case json.Unmarshal(body, &req) != nil:
-		return provider.EncodeJSON(http.StatusBadRequest, adyenError{400, "702", "Structure could not be parsed", "validation"})
-	case payment.ResultCode != resultAuthorised || req.Amount.Value < 1 || req.Amount.Currency != payment.Amount.Currency ||
-		req.Amount.Value > payment.Amount.Value-s.refunded[reference]:
-		return provider.EncodeJSON(http.StatusUnprocessableEntity, adyenError{422, "137", "Invalid amount specified", "validation"})
+		return sandboxstore.JSON(http.StatusBadRequest, adyenError{400, "702", "Structure could not be parsed", "validation"}), nil
+	case req.Amount.Value < 1 || req.Amount.Currency != payment.Currency:
+		return sandboxstore.JSON(http.StatusUnprocessableEntity, adyenError{422, "137", "Invalid amount specified", "validation"}), nil
 	}
-	s.refunded[reference] += req.Amount.Value
-	return provider.EncodeJSON(http.StatusCreated, refundAnswer{MerchantAccount: req.MerchantAccount, PaymentPSPReference: reference,
-		PSPReference: pspReference(), Reference: req.Reference, Status: "received", Amount: req.Amount})
+	if taken, err := s.store.TakeRefund(ctx, tx, reference, resultAuthorised, req.Amount.Value); err != nil || !taken {
+		return sandboxstore.JSON(http.StatusUnprocessableEntity, adyenError{422, "137", "Invalid amount specified", "validation"}), err
+	}
+	refund := refundAnswer{MerchantAccount: req.MerchantAccount, PaymentPSPReference: reference,
+		PSPReference: pspReference(), Reference: req.Reference, Status: "received", Amount: req.Amount}
+	answer := sandboxstore.JSON(http.StatusCreated, refund)
+	err = s.store.Create(ctx, tx, sandboxstore.Object{ID: refund.PSPReference, Kind: sandboxobject.KindRefund, Reference: req.Reference,
+		ChargeID: reference, Amount: req.Amount.Value, Currency: req.Amount.Currency, Status: refund.Status, Body: answer.Body})
+	return answer, err
 }
 
 // pspReference is a new Adyen reference: 16 characters.

@@ -4,19 +4,26 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"time"
 
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/provider/providertest"
 )
 
 func TestConformance(t *testing.T) {
-	sandbox := NewSandbox()
-	url, caller := providertest.Serve(t, sandbox)
-	c := &Client{BaseURL: url, SecretKey: "sk_sbox_x", Caller: caller}
-	unauthenticated := *c
-	unauthenticated.SecretKey = ""
-	providertest.Run(t, providertest.Adapter{Client: c, Unauthenticated: &unauthenticated, Switches: &sandbox.SandboxSwitches,
-		RawDeclines:    map[string]string{providertest.Declined: "20005", providertest.InsufficientFunds: "20051", providertest.ExpiredCard: "20054"},
-		RefundsPending: true})
+	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
+		sandbox := NewSandbox(pools[0].Ent, time.Now)
+		url, caller := providertest.Serve(t, sandbox)
+		c := &Client{BaseURL: url, SecretKey: "sk_sbox_x", Caller: caller}
+		unauthenticated := *c
+		unauthenticated.SecretKey = ""
+		twinURL, twinCaller := providertest.Serve(t, NewSandbox(pools[1].Ent, time.Now))
+		providertest.Run(t, providertest.Adapter{Client: c, Unauthenticated: &unauthenticated, Switches: &sandbox.SandboxSwitches,
+			Twin:           &Client{BaseURL: twinURL, SecretKey: "sk_sbox_x", Caller: twinCaller},
+			RawDeclines:    map[string]string{providertest.Declined: "20005", providertest.InsufficientFunds: "20051", providertest.ExpiredCard: "20054"},
+			RefundsPending: true})
+	})
 }
 
 // TestAnswersInFlight: a payment still pending is no decline, and every approval code approves.

@@ -1,18 +1,25 @@
 package checkout
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/sandboxobject"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/sandboxstore"
 )
 
 // Sandbox answers as Checkout.com's sandbox does, for the requests the adapter sends: it charges
 // the test cards with their outcomes, takes refunds to settle later, and replays an answer to a
-// repeated Cko-Idempotency-Key. It keeps its state in memory.
+// repeated Cko-Idempotency-Key. It keeps its state in Paygate's database, so every server sees one
+// Checkout.com.
 //
 //	4242424242424242  approved (10000)
 //	4000000000000002  declined, 20005 (do not honour)
@@ -24,15 +31,12 @@ import (
 type Sandbox struct {
 	provider.SandboxSwitches
 
-	answers provider.SandboxAnswers
-	// payments and refunded are read and written under the answers' lock.
-	payments map[string]paymentAnswer
-	refunded map[string]int64 // asked back so far, by payment
+	store *sandboxstore.Store
 }
 
-// NewSandbox returns an empty sandbox.
-func NewSandbox() *Sandbox {
-	return &Sandbox{payments: map[string]paymentAnswer{}, refunded: map[string]int64{}}
+// NewSandbox returns the sandbox over its state in client's database.
+func NewSandbox(client *ent.Client, now func() time.Time) *Sandbox {
+	return &Sandbox{store: sandboxstore.New(client, "checkout", now)}
 }
 
 // testCards are the response codes of the test cards; an empty code is an acquirer failure.
@@ -68,13 +72,16 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
 		return
 	}
-	answer, replayed, reused := s.answers.Answer(r.Header.Get("Cko-Idempotency-Key"), r.URL.Path+"\n"+string(body), func() (int, []byte) {
+	answer, replayed, reused, err := s.store.Answer(r.Context(), r.Header.Get("Cko-Idempotency-Key"), r.URL.Path+"\n"+string(body), func(ctx context.Context, tx *ent.Tx) (sandboxstore.Answer, error) {
 		if isRefund {
-			return s.refund(paymentID, body)
+			return s.refund(ctx, tx, paymentID, body)
 		}
-		return s.pay(body)
+		return s.pay(ctx, tx, body)
 	})
 	switch {
+	case err != nil:
+		w.WriteHeader(http.StatusInternalServerError)
+		return
 	case reused:
 		provider.WriteJSON(w, http.StatusConflict, invalid("idempotency_key_reused"))
 		return
@@ -89,47 +96,60 @@ func invalid(codes ...string) map[string]any {
 	return map[string]any{"request_id": prefixid.New("req"), "error_type": "request_invalid", "error_codes": codes}
 }
 
-// pay requests a payment, under the answers' lock.
-func (s *Sandbox) pay(body []byte) (int, []byte) {
+// pay requests a payment.
+func (s *Sandbox) pay(ctx context.Context, tx *ent.Tx, body []byte) (sandboxstore.Answer, error) {
 	var req paymentRequest
 	switch {
 	case json.Unmarshal(body, &req) != nil:
-		return provider.EncodeJSON(http.StatusUnprocessableEntity, invalid("request_malformed"))
+		return sandboxstore.JSON(http.StatusUnprocessableEntity, invalid("request_malformed")), nil
 	case req.Amount < 1:
-		return provider.EncodeJSON(http.StatusUnprocessableEntity, invalid("amount_invalid"))
+		return sandboxstore.JSON(http.StatusUnprocessableEntity, invalid("amount_invalid")), nil
 	case len(req.Currency) != 3:
-		return provider.EncodeJSON(http.StatusUnprocessableEntity, invalid("currency_invalid"))
+		return sandboxstore.JSON(http.StatusUnprocessableEntity, invalid("currency_invalid")), nil
 	case req.Source.Type != "card" || req.Source.Number == "":
-		return provider.EncodeJSON(http.StatusUnprocessableEntity, invalid("card_number_invalid"))
+		return sandboxstore.JSON(http.StatusUnprocessableEntity, invalid("card_number_invalid")), nil
 	}
 	code, listed := testCards[req.Source.Number]
 	if listed && code == "" {
-		return http.StatusServiceUnavailable, nil
+		return sandboxstore.Answer{Status: http.StatusServiceUnavailable}, nil
 	}
 	payment := paymentAnswer{ID: prefixid.New("pay"), ActionID: prefixid.New("act"), Amount: req.Amount, Currency: req.Currency,
-		Approved: true, Status: "Captured", ResponseCode: codeApproved, ResponseSummary: "Approved", Reference: req.Reference}
+		Approved: true, Status: statusCaptured, ResponseCode: codeApproved, ResponseSummary: "Approved", Reference: req.Reference}
 	if listed {
 		payment.Approved, payment.Status, payment.ResponseCode, payment.ResponseSummary = false, "Declined", code, "Declined"
 	}
-	s.payments[payment.ID] = payment
-	return provider.EncodeJSON(http.StatusCreated, payment)
+	answer := sandboxstore.JSON(http.StatusCreated, payment)
+	err := s.store.Create(ctx, tx, sandboxstore.Object{ID: payment.ID, Kind: sandboxobject.KindCharge, Reference: req.Reference,
+		Amount: req.Amount, Currency: req.Currency, Status: payment.Status, Body: answer.Body})
+	return answer, err
 }
 
-// refund takes a refund of a captured payment, under the answers' lock.
-func (s *Sandbox) refund(paymentID string, body []byte) (int, []byte) {
+// refund takes a refund of a captured payment, to settle later.
+func (s *Sandbox) refund(ctx context.Context, tx *ent.Tx, paymentID string, body []byte) (sandboxstore.Answer, error) {
 	var req refundRequest
-	payment, ok := s.payments[paymentID]
+	payment, err := s.store.GetIn(ctx, tx, sandboxobject.KindCharge, paymentID)
 	switch {
-	case !ok:
-		return http.StatusNotFound, nil
+	case errors.Is(err, sandboxstore.ErrNotFound):
+		return sandboxstore.Answer{Status: http.StatusNotFound}, nil
+	case err != nil:
+		return sandboxstore.Answer{}, err
 	case json.Unmarshal(body, &req) != nil:
-		return provider.EncodeJSON(http.StatusUnprocessableEntity, invalid("request_malformed"))
+		return sandboxstore.JSON(http.StatusUnprocessableEntity, invalid("request_malformed")), nil
 	case req.Amount == 0:
-		req.Amount = payment.Amount - s.refunded[paymentID]
+		req.Amount = payment.Amount - payment.Refunded
 	}
-	if !payment.Approved || req.Amount < 1 || req.Amount > payment.Amount-s.refunded[paymentID] {
-		return provider.EncodeJSON(http.StatusUnprocessableEntity, invalid("refund_amount_exceeds_balance"))
+	taken := false
+	if req.Amount >= 1 {
+		if taken, err = s.store.TakeRefund(ctx, tx, paymentID, statusCaptured, req.Amount); err != nil {
+			return sandboxstore.Answer{}, err
+		}
 	}
-	s.refunded[paymentID] += req.Amount
-	return provider.EncodeJSON(http.StatusAccepted, refundAnswer{ActionID: prefixid.New("act"), Reference: req.Reference})
+	if !taken {
+		return sandboxstore.JSON(http.StatusUnprocessableEntity, invalid("refund_amount_exceeds_balance")), nil
+	}
+	refund := refundAnswer{ActionID: prefixid.New("act"), Reference: req.Reference}
+	answer := sandboxstore.JSON(http.StatusAccepted, refund)
+	err = s.store.Create(ctx, tx, sandboxstore.Object{ID: refund.ActionID, Kind: sandboxobject.KindRefund, Reference: req.Reference,
+		ChargeID: paymentID, Amount: req.Amount, Currency: payment.Currency, Status: "Pending", Body: answer.Body})
+	return answer, err
 }

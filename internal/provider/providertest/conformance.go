@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +29,9 @@ type Adapter struct {
 	RawDeclines map[string]string
 	// RefundsPending says the provider takes refunds to settle them later.
 	RefundsPending bool
+	// Twin is the same adapter speaking to another server of the same sandbox (over the same
+	// database), as a second Paygate server would.
+	Twin provider.Provider
 }
 
 // The test cards every sandbox knows.
@@ -54,6 +58,51 @@ func Run(t *testing.T, a Adapter) {
 	t.Run("outcomes", func(t *testing.T) { outcomes(t, a) })
 	t.Run("idempotent", func(t *testing.T) { idempotent(t, a) })
 	t.Run("failures", func(t *testing.T) { failures(t, a) })
+	t.Run("concurrent", func(t *testing.T) { concurrent(t, a) })
+}
+
+// concurrent sends one payment through both servers at once, then refunds that together ask back
+// more than it was: the sandbox charges once and refunds no more than it charged.
+func concurrent(t *testing.T, a Adapter) {
+	ctx := context.Background()
+	servers := []provider.Provider{a.Client, a.Twin}
+	if a.Twin == nil {
+		servers = servers[:1]
+	}
+	const n = 8
+	req := Charge(t, Approved, 1000)
+	charges := make([]provider.ChargeResult, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { charges[i], errs[i] = servers[i%len(servers)].Charge(ctx, req) })
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil || !charges[i].Approved || charges[i].ProviderPaymentID != charges[0].ProviderPaymentID {
+			t.Fatalf("charge %d of one payment sent at once = %+v, %v; want %+v", i, charges[i], errs[i], charges[0])
+		}
+	}
+	taken := make([]bool, n)
+	for i := range n {
+		wg.Go(func() {
+			_, err := servers[i%len(servers)].Refund(ctx, provider.RefundRequest{RefundID: prefixid.New("re"),
+				ProviderPaymentID: charges[0].ProviderPaymentID, Amount: money.Amount{Minor: 300, Currency: "EUR"}})
+			taken[i], errs[i] = err == nil, err
+		})
+	}
+	wg.Wait()
+	refunds := 0
+	for i := range n {
+		if taken[i] {
+			refunds++
+		} else if !errors.Is(errs[i], provider.ErrUnavailable) {
+			t.Errorf("refund %d = %v, want taken or refused", i, errs[i])
+		}
+	}
+	if refunds != 3 {
+		t.Errorf("%d refunds of 3.00 taken from a charge of 10.00, want 3", refunds)
+	}
 }
 
 func outcomes(t *testing.T, a Adapter) {

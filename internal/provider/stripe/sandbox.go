@@ -1,6 +1,9 @@
 package stripe
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -8,13 +11,16 @@ import (
 
 	stripego "github.com/stripe/stripe-go/v84"
 
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/sandboxobject"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/sandboxstore"
 )
 
 // Sandbox answers as Stripe's test mode does, for the requests the adapter sends: it charges the
 // test cards with their test outcomes, refunds, and replays an answer to a repeated
-// Idempotency-Key. It keeps its state in memory.
+// Idempotency-Key. It keeps its state in Paygate's database, so every server sees one Stripe.
 //
 //	4242424242424242  succeeds
 //	4000000000000002  card_declined (decline_code generic_decline)
@@ -27,15 +33,12 @@ import (
 type Sandbox struct {
 	provider.SandboxSwitches
 
-	answers provider.SandboxAnswers
-	// intents and charged are read and written under the answers' lock.
-	intents map[string]*stripego.PaymentIntent
-	charged map[string]int64 // refunded so far, by intent
+	store *sandboxstore.Store
 }
 
-// NewSandbox returns an empty sandbox.
-func NewSandbox() *Sandbox {
-	return &Sandbox{intents: map[string]*stripego.PaymentIntent{}, charged: map[string]int64{}}
+// NewSandbox returns the sandbox over its state in client's database.
+func NewSandbox(client *ent.Client, now func() time.Time) *Sandbox {
+	return &Sandbox{store: sandboxstore.New(client, "stripe", now)}
 }
 
 func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -61,13 +64,16 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key, request := r.Header.Get("Idempotency-Key"), r.URL.Path+"?"+r.PostForm.Encode()
-	answer, replayed, reused := s.answers.Answer(key, request, func() (int, []byte) {
+	answer, replayed, reused, err := s.store.Answer(r.Context(), key, request, func(ctx context.Context, tx *ent.Tx) (sandboxstore.Answer, error) {
 		if r.URL.Path == "/v1/payment_intents" {
-			return s.intent(r)
+			return s.intent(ctx, tx, r)
 		}
-		return s.refund(r)
+		return s.refund(ctx, tx, r)
 	})
 	switch {
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, stripego.Error{Type: stripego.ErrorTypeAPI, Msg: "An unknown error occurred."})
+		return
 	case reused:
 		writeError(w, http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeIdempotency,
 			Msg: "Keys for idempotent requests can only be used with the same parameters they were first used with."})
@@ -86,61 +92,82 @@ var testCards = map[string][2]string{
 	"4000000000000119": {"processing_error", ""},
 }
 
-// intent creates and confirms a PaymentIntent, under the answers' lock.
-func (s *Sandbox) intent(r *http.Request) (int, []byte) {
+// intent creates and confirms a PaymentIntent.
+func (s *Sandbox) intent(ctx context.Context, tx *ent.Tx, r *http.Request) (sandboxstore.Answer, error) {
 	amount, err := strconv.ParseInt(r.PostForm.Get("amount"), 10, 64)
 	currency := r.PostForm.Get("currency")
 	number := r.PostForm.Get("payment_method_data[card][number]")
 	switch {
 	case err != nil || amount < 1:
-		return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Param: "amount", Msg: "Invalid positive integer"})
+		return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Param: "amount", Msg: "Invalid positive integer"}), nil
 	case len(currency) != 3 || currency != strings.ToLower(currency):
-		return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Param: "currency", Msg: "Invalid currency"})
+		return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Param: "currency", Msg: "Invalid currency"}), nil
 	case r.PostForm.Get("confirm") != "true" || number == "":
-		return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Msg: "This sandbox confirms card PaymentIntents only."})
+		return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Msg: "This sandbox confirms card PaymentIntents only."}), nil
 	}
 	intent := &stripego.PaymentIntent{
 		ID: prefixid.New("pi"), Object: "payment_intent", Amount: amount, Currency: stripego.Currency(currency),
-		Created: time.Now().Unix(), Metadata: map[string]string{"paygate_id": r.PostForm.Get("metadata[paygate_id]")},
+		Created: s.store.Now().Unix(), Metadata: map[string]string{"paygate_id": r.PostForm.Get("metadata[paygate_id]")},
 		Status: stripego.PaymentIntentStatusSucceeded, AmountReceived: amount,
 	}
-	if outcome, declined := testCards[number]; declined {
+	outcome, declined := testCards[number]
+	if declined {
 		intent.Status, intent.AmountReceived = stripego.PaymentIntentStatusRequiresPaymentMethod, 0
-		s.intents[intent.ID] = intent
-		return errorBody(http.StatusPaymentRequired, stripego.Error{Type: stripego.ErrorTypeCard, Code: stripego.ErrorCode(outcome[0]),
-			DeclineCode: stripego.DeclineCode(outcome[1]), Msg: "Your card was declined.", PaymentIntent: intent})
 	}
-	s.intents[intent.ID] = intent
-	return provider.EncodeJSON(http.StatusOK, intent)
+	body, err := json.Marshal(intent)
+	if err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	if err := s.store.Create(ctx, tx, sandboxstore.Object{ID: intent.ID, Kind: sandboxobject.KindCharge, Reference: intent.Metadata["paygate_id"],
+		Amount: amount, Currency: currency, Status: string(intent.Status), Body: body}); err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	if declined {
+		return errorBody(http.StatusPaymentRequired, stripego.Error{Type: stripego.ErrorTypeCard, Code: stripego.ErrorCode(outcome[0]),
+			DeclineCode: stripego.DeclineCode(outcome[1]), Msg: "Your card was declined.", PaymentIntent: intent}), nil
+	}
+	return sandboxstore.Answer{Status: http.StatusOK, Body: body}, nil
 }
 
-// refund refunds part or all of a succeeded PaymentIntent, under the answers' lock.
-func (s *Sandbox) refund(r *http.Request) (int, []byte) {
-	intent, ok := s.intents[r.PostForm.Get("payment_intent")]
-	if !ok {
-		return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Param: "payment_intent", Msg: "No such payment_intent"})
+// refund refunds part or all of a succeeded PaymentIntent.
+func (s *Sandbox) refund(ctx context.Context, tx *ent.Tx, r *http.Request) (sandboxstore.Answer, error) {
+	intent, err := s.store.GetIn(ctx, tx, sandboxobject.KindCharge, r.PostForm.Get("payment_intent"))
+	if errors.Is(err, sandboxstore.ErrNotFound) {
+		return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Param: "payment_intent", Msg: "No such payment_intent"}), nil
+	} else if err != nil {
+		return sandboxstore.Answer{}, err
 	}
-	amount := intent.AmountReceived - s.charged[intent.ID]
+	amount := intent.Amount - intent.Refunded
 	if text := r.PostForm.Get("amount"); text != "" {
-		var err error
 		if amount, err = strconv.ParseInt(text, 10, 64); err != nil || amount < 1 {
-			return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Param: "amount", Msg: "Invalid positive integer"})
+			return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Param: "amount", Msg: "Invalid positive integer"}), nil
 		}
 	}
-	if intent.Status != stripego.PaymentIntentStatusSucceeded || amount > intent.AmountReceived-s.charged[intent.ID] {
-		return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Code: "charge_already_refunded",
-			Msg: "The refund amount is more than what is left of the charge."})
+	taken, err := s.store.TakeRefund(ctx, tx, intent.ID, string(stripego.PaymentIntentStatusSucceeded), amount)
+	if err != nil {
+		return sandboxstore.Answer{}, err
 	}
-	s.charged[intent.ID] += amount
-	return provider.EncodeJSON(http.StatusOK, &stripego.Refund{ID: prefixid.New("re"), Object: "refund", Amount: amount, Currency: intent.Currency,
-		PaymentIntent: &stripego.PaymentIntent{ID: intent.ID}, Status: stripego.RefundStatusSucceeded, Created: time.Now().Unix()})
+	if !taken || amount < 1 {
+		return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Code: "charge_already_refunded",
+			Msg: "The refund amount is more than what is left of the charge."}), nil
+	}
+	refund := &stripego.Refund{ID: prefixid.New("re"), Object: "refund", Amount: amount, Currency: stripego.Currency(intent.Currency),
+		PaymentIntent: &stripego.PaymentIntent{ID: intent.ID}, Status: stripego.RefundStatusSucceeded, Created: s.store.Now().Unix(),
+		Metadata: map[string]string{"paygate_id": r.PostForm.Get("metadata[paygate_id]")}}
+	body, err := json.Marshal(refund)
+	if err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	err = s.store.Create(ctx, tx, sandboxstore.Object{ID: refund.ID, Kind: sandboxobject.KindRefund, Reference: refund.Metadata["paygate_id"],
+		ChargeID: intent.ID, Amount: amount, Currency: intent.Currency, Status: string(refund.Status), Body: body})
+	return sandboxstore.Answer{Status: http.StatusOK, Body: body}, err
 }
 
-func errorBody(status int, e stripego.Error) (int, []byte) {
-	return provider.EncodeJSON(status, map[string]any{"error": e})
+func errorBody(status int, e stripego.Error) sandboxstore.Answer {
+	return sandboxstore.JSON(status, map[string]any{"error": e})
 }
 
 func writeError(w http.ResponseWriter, status int, e stripego.Error) {
-	status, body := errorBody(status, e)
-	provider.WriteAnswer(w, status, body)
+	answer := errorBody(status, e)
+	provider.WriteAnswer(w, answer.Status, answer.Body)
 }

@@ -9,28 +9,35 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
 )
 
 func TestConformance(t *testing.T) {
-	sandbox := NewSandbox()
-	url, caller := providertest.Serve(t, sandbox)
-	c := &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
-	unauthenticated := *c
-	unauthenticated.APIKey = ""
-	providertest.Run(t, providertest.Adapter{Client: c, Unauthenticated: &unauthenticated, Switches: &sandbox.SandboxSwitches,
-		RawDeclines: map[string]string{providertest.Declined: "generic_decline", providertest.InsufficientFunds: "insufficient_funds",
-			providertest.ExpiredCard: "expired_card"}})
-	if result, err := c.Charge(context.Background(), providertest.Charge(t, providertest.Approved, 100)); err != nil || !strings.HasPrefix(result.ProviderPaymentID, "pi_") {
-		t.Errorf("charge = %+v, %v; want a PaymentIntent id", result, err)
-	}
+	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
+		sandbox := NewSandbox(pools[0].Ent, time.Now)
+		url, caller := providertest.Serve(t, sandbox)
+		c := &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
+		unauthenticated := *c
+		unauthenticated.APIKey = ""
+		twinURL, twinCaller := providertest.Serve(t, NewSandbox(pools[1].Ent, time.Now))
+		providertest.Run(t, providertest.Adapter{Client: c, Unauthenticated: &unauthenticated, Switches: &sandbox.SandboxSwitches,
+			Twin: &Client{BaseURL: twinURL, APIKey: "sk_test_x", Caller: twinCaller},
+			RawDeclines: map[string]string{providertest.Declined: "generic_decline", providertest.InsufficientFunds: "insufficient_funds",
+				providertest.ExpiredCard: "expired_card"}})
+		if result, err := c.Charge(context.Background(), providertest.Charge(t, providertest.Approved, 100)); err != nil || !strings.HasPrefix(result.ProviderPaymentID, "pi_") {
+			t.Errorf("charge = %+v, %v; want a PaymentIntent id", result, err)
+		}
+	})
 }
 
 // TestNetworkRetriesReuseTheKey: a request whose answer is lost in the network, or answered 500,
 // is sent again with its key, and Stripe charges once; any other answer is final.
 func TestNetworkRetriesReuseTheKey(t *testing.T) {
-	sandbox := NewSandbox()
+	db := databasetest.SQLite(t)
+	sandbox := NewSandbox(db.Ent, time.Now)
 	var requests atomic.Int32
 	keys := make(chan string, 8)
 	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -53,7 +60,7 @@ func TestNetworkRetriesReuseTheKey(t *testing.T) {
 	if first, second := <-keys, <-keys; first == "" || first != second {
 		t.Errorf("keys %q then %q; a retry must send the attempt's key", first, second)
 	}
-	if n := len(sandbox.intents); n != 1 {
+	if n := db.Ent.SandboxObject.Query().CountX(context.Background()); n != 1 {
 		t.Errorf("%d payment intents, want 1", n)
 	}
 

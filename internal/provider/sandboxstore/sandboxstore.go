@@ -1,0 +1,178 @@
+// Package sandboxstore keeps a provider sandbox's charges, refunds and idempotent answers in
+// Paygate's database, so that every Paygate server over one database sees one sandbox, as they
+// would see one real provider.
+package sandboxstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	entsql "entgo.io/ent/dialect/sql"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/sandboxanswer"
+	"github.com/paygate/paygate/ent/sandboxobject"
+)
+
+// Store is one sandbox's state.
+type Store struct {
+	client   *ent.Client
+	provider string
+	now      func() time.Time
+}
+
+// New returns the state of the sandbox of provider.
+func New(client *ent.Client, provider string, now func() time.Time) *Store {
+	return &Store{client: client, provider: provider, now: now}
+}
+
+// Now is the sandbox's clock.
+func (s *Store) Now() time.Time { return s.now() }
+
+// Answer is a sandbox's answer: an HTTP status and a JSON body.
+type Answer struct {
+	Status int
+	Body   []byte
+}
+
+// Answer answers request, kept under key (none when key is ""): a key answered before gets that
+// answer again (replayed), or nothing when it came with another request (reused). Otherwise run
+// answers, in a transaction with the keeping of its answer, so two servers answering one key at
+// once leave one answer and the effects of one run. An answer of 5xx is not kept and its run's
+// writes are undone: the sandbox failed, and a retry runs afresh.
+func (s *Store) Answer(ctx context.Context, key, request string, run func(ctx context.Context, tx *ent.Tx) (Answer, error)) (answer Answer, replayed, reused bool, err error) {
+	hash := sha256.Sum256([]byte(request))
+	requestHash := hex.EncodeToString(hash[:])
+	if key != "" {
+		if answer, replayed, reused, found, err := s.kept(ctx, key, requestHash); err != nil || found {
+			return answer, replayed, reused, err
+		}
+	}
+	tx, err := s.client.Tx(ctx)
+	if err != nil {
+		return Answer{}, false, false, err
+	}
+	defer tx.Rollback()
+	answer, err = run(ctx, tx)
+	if err != nil || answer.Status >= 500 {
+		return answer, false, false, err
+	}
+	if key != "" {
+		err = tx.SandboxAnswer.Create().SetProvider(s.provider).SetKey(key).SetRequest(requestHash).
+			SetStatus(answer.Status).SetBody(answer.Body).SetCreatedAt(s.now()).Exec(ctx)
+		if ent.IsConstraintError(err) {
+			// Another server answered the key first: its answer stands, and this run is undone.
+			tx.Rollback()
+			answer, replayed, reused, _, err := s.kept(ctx, key, requestHash)
+			return answer, replayed, reused, err
+		}
+		if err != nil {
+			return Answer{}, false, false, err
+		}
+	}
+	return answer, false, false, tx.Commit()
+}
+
+func (s *Store) kept(ctx context.Context, key, requestHash string) (answer Answer, replayed, reused, found bool, err error) {
+	earlier, err := s.client.SandboxAnswer.Query().
+		Where(sandboxanswer.Provider(s.provider), sandboxanswer.Key(key)).Only(ctx)
+	switch {
+	case ent.IsNotFound(err):
+		return Answer{}, false, false, false, nil
+	case err != nil:
+		return Answer{}, false, false, false, err
+	case earlier.Request != requestHash:
+		return Answer{}, false, true, true, nil
+	}
+	return Answer{Status: earlier.Status, Body: earlier.Body}, true, false, true, nil
+}
+
+// Object is a charge or refund as a sandbox records it.
+type Object struct {
+	ID        string
+	Kind      sandboxobject.Kind
+	Reference string
+	ChargeID  string // a refund's charge
+	Amount    int64
+	Currency  string
+	Status    string
+	Body      []byte
+}
+
+// Create records a new charge or refund.
+func (s *Store) Create(ctx context.Context, tx *ent.Tx, o Object) error {
+	create := tx.SandboxObject.Create().SetID(o.ID).SetProvider(s.provider).SetKind(o.Kind).
+		SetReference(o.Reference).SetAmount(o.Amount).SetCurrency(o.Currency).SetStatus(o.Status).
+		SetBody(o.Body).SetCreatedAt(s.now()).SetUpdatedAt(s.now())
+	if o.ChargeID != "" {
+		create.SetChargeID(o.ChargeID)
+	}
+	return create.Exec(ctx)
+}
+
+// ErrNotFound means the sandbox has no such object.
+var ErrNotFound = errors.New("no such object")
+
+// Get returns the object id of kind, or ErrNotFound.
+func (s *Store) Get(ctx context.Context, kind sandboxobject.Kind, id string) (*ent.SandboxObject, error) {
+	return s.get(ctx, s.client.SandboxObject, kind, id)
+}
+
+// GetIn is Get within tx.
+func (s *Store) GetIn(ctx context.Context, tx *ent.Tx, kind sandboxobject.Kind, id string) (*ent.SandboxObject, error) {
+	return s.get(ctx, tx.SandboxObject, kind, id)
+}
+
+func (s *Store) get(ctx context.Context, objects *ent.SandboxObjectClient, kind sandboxobject.Kind, id string) (*ent.SandboxObject, error) {
+	o, err := objects.Query().
+		Where(sandboxobject.ID(id), sandboxobject.Provider(s.provider), sandboxobject.KindEQ(kind)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, ErrNotFound
+	}
+	return o, err
+}
+
+// ByReference returns the objects of kind made for Paygate's reference, oldest first.
+func (s *Store) ByReference(ctx context.Context, kind sandboxobject.Kind, reference string) ([]*ent.SandboxObject, error) {
+	return s.client.SandboxObject.Query().
+		Where(sandboxobject.Provider(s.provider), sandboxobject.Reference(reference), sandboxobject.KindEQ(kind)).
+		Order(ent.Asc(sandboxobject.FieldCreatedAt)).All(ctx)
+}
+
+// Refunds returns the refunds of a charge, oldest first.
+func (s *Store) Refunds(ctx context.Context, chargeID string) ([]*ent.SandboxObject, error) {
+	return s.client.SandboxObject.Query().
+		Where(sandboxobject.Provider(s.provider), sandboxobject.ChargeID(chargeID), sandboxobject.KindEQ(sandboxobject.KindRefund)).
+		Order(ent.Asc(sandboxobject.FieldCreatedAt)).All(ctx)
+}
+
+// TakeRefund takes amount from what is left to refund of the charge, if the charge has status
+// chargedStatus and that much is left; it reports whether it did. One statement, so refunds
+// through several servers at once never take more than the charge.
+func (s *Store) TakeRefund(ctx context.Context, tx *ent.Tx, chargeID, chargedStatus string, amount int64) (bool, error) {
+	n, err := tx.SandboxObject.Update().
+		Where(sandboxobject.ID(chargeID), sandboxobject.Provider(s.provider), sandboxobject.KindEQ(sandboxobject.KindCharge),
+			sandboxobject.Status(chargedStatus),
+			func(sel *entsql.Selector) {
+				sel.Where(entsql.P(func(b *entsql.Builder) {
+					b.WriteString(sel.C(sandboxobject.FieldRefunded)).WriteString(" + ").Arg(amount).
+						WriteString(" <= ").WriteString(sel.C(sandboxobject.FieldAmount))
+				}))
+			}).
+		AddRefunded(amount).SetUpdatedAt(s.now()).Save(ctx)
+	return n == 1, err
+}
+
+// JSON is the answer of v as JSON with status.
+func JSON(status int, v any) Answer {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return Answer{Status: http.StatusInternalServerError}
+	}
+	return Answer{Status: status, Body: body}
+}
