@@ -55,8 +55,11 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 			{query: `query($id: ID!) { refund(id: $id) { id } }`, variables: map[string]any{"id": refundID}},
 			{query: `query($id: ID!) { node(id: $id) { id } }`, variables: map[string]any{"id": refundID}},
 		},
+		auth.ProviderStatus.Name: {{method: http.MethodGet, path: "/api/v1/monitoring/providers",
+			query: `{ providerStatus { provider circuit } }`}},
 	}
-	roles := map[string]string{auth.ScopePaymentsRead: "viewer", auth.ScopePaymentsWrite: "developer", auth.ScopeRefundsWrite: "operator"}
+	roles := map[string]string{auth.ScopePaymentsRead: "viewer", auth.ScopePaymentsWrite: "developer", auth.ScopeRefundsWrite: "operator",
+		auth.ScopeMonitoringRead: "operator"}
 	// GraphQL, too, refuses before it reads the arguments: bad input from someone who may not ask
 	// is no 400.
 	tooMany := make([]string, 101)

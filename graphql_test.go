@@ -41,7 +41,7 @@ func TestCreatePaymentGraphQL(t *testing.T) {
 		p := data["createPayment"].(map[string]any)
 		want := map[string]string{
 			"amount": "49.99", "amountRefunded": "0.00", "currency": "USD", "status": "SUCCEEDED",
-			"paymentMethod": "CREDIT_CARD", "provider": "sandbox", "failureCode": "",
+			"paymentMethod": "CREDIT_CARD", "provider": "stripe", "failureCode": "",
 		}
 		for field, value := range want {
 			if got := str(p[field]); got != value {

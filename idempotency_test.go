@@ -97,7 +97,7 @@ func TestIdempotentMutationsGraphQL(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("operator")
-		input := gqlPaymentInput("8.00", "EUR", "4242424242424242")
+		input := gqlPaymentInput("8.00", "USD", "4242424242424242")
 		input["idempotencyKey"] = "gql-1"
 		post := func(vars map[string]any, headers ...string) response {
 			return env.request(http.MethodPost, "/query", token, map[string]any{"query": createPaymentMutation, "variables": vars}, headers...)

@@ -26,7 +26,7 @@ func TestCreatePaymentREST(t *testing.T) {
 		p := r.data()
 		want := map[string]string{
 			"object": "payment", "amount": "49.99", "currency": "USD", "status": "succeeded",
-			"payment_method": "credit_card", "provider": "sandbox", "amount_refunded": "0.00",
+			"payment_method": "credit_card", "provider": "stripe", "amount_refunded": "0.00",
 			"description": "Order 1001", "failure_code": "",
 		}
 		for field, value := range want {
@@ -34,7 +34,7 @@ func TestCreatePaymentREST(t *testing.T) {
 				t.Errorf("%s = %q, want %q", field, got, value)
 			}
 		}
-		if !strings.HasPrefix(str(p["id"]), "pay_") || !strings.HasPrefix(str(p["provider_payment_id"]), "sbx_ch_") {
+		if !strings.HasPrefix(str(p["id"]), "pay_") || !strings.HasPrefix(str(p["provider_payment_id"]), "pi_") {
 			t.Errorf("ids = %v, %v", p["id"], p["provider_payment_id"])
 		}
 		if get(p, "customer", "email") != "ann@example.com" || get(p, "customer", "name") != "Ann Lee" {

@@ -65,7 +65,7 @@ func TestRefundsREST(t *testing.T) {
 		for _, entry := range p["status_history"].([]any) {
 			moves = append(moves, str(get(entry, "from"))+">"+str(get(entry, "to"))+" by "+strings.SplitN(str(get(entry, "actor")), "_", 2)[0])
 		}
-		want := "" + ">pending by usr,pending>processing by usr,processing>succeeded by provider:sandbox," +
+		want := "" + ">pending by usr,pending>processing by usr,processing>succeeded by provider:stripe," +
 			"succeeded>partially_refunded by usr,partially_refunded>refunded by usr"
 		if strings.Join(moves, ",") != want {
 			t.Errorf("status history = %v\nwant %s", moves, want)
@@ -250,7 +250,7 @@ func sumSucceededRefunds(t *testing.T, env *testEnv, paymentID string) int64 {
 // no length: it refunds all that is left, as a request without a body does.
 func TestRefundWithAnEmptyStreamedBody(t *testing.T) {
 	env := newTestEnv(t, databasetest.SQLite(t))
-	id := createPayment(t, env, "12.50", "EUR", "4242424242424242")
+	id := createPayment(t, env, "12.50", "USD", "4242424242424242")
 	req, err := http.NewRequest(http.MethodPost, env.url+"/api/v1/payments/"+id+"/refunds", io.NopCloser(strings.NewReader("")))
 	if err != nil {
 		t.Fatal(err)

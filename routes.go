@@ -42,11 +42,13 @@ func NewServer(deps ServerDeps) http.Handler {
 	mux.Handle("GET /api/v1/payments/{id}", api.Operation(auth.GetPayment, api.GetPayment))
 	mux.Handle("POST /api/v1/payments/{id}/refunds", api.Operation(auth.RefundPayment, api.RefundPayment))
 	mux.Handle("GET /api/v1/payments/{id}/refunds", api.Operation(auth.GetPayment, api.ListRefunds))
+	mux.Handle("GET /api/v1/monitoring/providers", api.Operation(auth.ProviderStatus, api.ProviderStatus))
 	mux.Handle("/api/v1/auth/login", rest.Allow(http.MethodPost))
 	mux.Handle("/api/v1/auth/refresh", rest.Allow(http.MethodPost))
 	mux.Handle("/api/v1/payments", rest.Allow(http.MethodGet, http.MethodPost))
 	mux.Handle("/api/v1/payments/{id}", rest.Allow(http.MethodGet))
 	mux.Handle("/api/v1/payments/{id}/refunds", rest.Allow(http.MethodGet, http.MethodPost))
+	mux.Handle("/api/v1/monitoring/providers", rest.Allow(http.MethodGet))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusOK, "ok")
 	})

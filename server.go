@@ -25,7 +25,10 @@ import (
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/adyen"
+	"github.com/paygate/paygate/internal/provider/checkout"
+	"github.com/paygate/paygate/internal/provider/stripe"
+	"github.com/paygate/paygate/internal/routing"
 )
 
 func main() {
@@ -95,6 +98,9 @@ type services struct {
 	auth        *auth.Service
 	payments    *payment.Service
 	idempotency *idempotency.Store
+	router      *routing.Router
+	// sandboxes are the switches of the providers served by their built-in sandboxes.
+	sandboxes sandboxSwitches
 }
 
 func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (services, error) {
@@ -115,10 +121,15 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 		return services{}, err
 	}
 	keys := idempotency.NewStore(db.Ent, secrets.CardFingerprintKey, now)
+	providers, sandboxes := newProviders(cfg, db, now)
+	document := routing.Default([]string{stripe.Name, adyen.Name, checkout.Name})
+	router := routing.NewRouter(providers, func() routing.Config { return document }, now)
 	return services{
 		auth:        auth.NewService(db.Ent, tokens, now),
-		payments:    payment.NewService(db.Ent, keys, provider.Sandbox{Latency: cfg.SandboxLatency}, secrets.CardFingerprintKey, maxAmount, now),
+		payments:    payment.NewService(db.Ent, keys, router, secrets.CardFingerprintKey, maxAmount, now),
 		idempotency: keys,
+		router:      router,
+		sandboxes:   sandboxes,
 	}, nil
 }
 
@@ -140,7 +151,7 @@ func newApp(cfg config.Config, db *database.DB, logger *slog.Logger) (*app, erro
 		return nil, err
 	}
 	// The GraphQL resolver over the services, which the REST shim calls too.
-	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Ent: db.Ent}
+	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Router: svc.router, Ent: db.Ent}
 	handler := NewServer(ServerDeps{
 		Logger:          logger,
 		DB:              db,
@@ -179,6 +190,11 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		IdleTimeout:       60 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	for name := range paygate.services.sandboxes {
+		if cfg.Production() {
+			logger.Warn("a provider is served by its built-in sandbox: no real money moves through it", "provider", name)
+		}
 	}
 	go purgeIdempotencyKeys(ctx, paygate.services.idempotency, 10*time.Minute, logger)
 	logger.Info("paygate listening", "addr", listener.Addr().String(), "env", cfg.Env, "database", db.Dialect)

@@ -1427,7 +1427,7 @@ type PaymentMutation struct {
 	provider              *string
 	provider_payment_id   *string
 	provider_decline_code *string
-	routing               *routing.Decision
+	routing               **routing.Decision
 	amount_refunded       *int64
 	addamount_refunded    *int64
 	failure_code          *string
@@ -2213,12 +2213,12 @@ func (m *PaymentMutation) ResetProviderDeclineCode() {
 }
 
 // SetRouting sets the "routing" field.
-func (m *PaymentMutation) SetRouting(r routing.Decision) {
+func (m *PaymentMutation) SetRouting(r *routing.Decision) {
 	m.routing = &r
 }
 
 // Routing returns the value of the "routing" field in the mutation.
-func (m *PaymentMutation) Routing() (r routing.Decision, exists bool) {
+func (m *PaymentMutation) Routing() (r *routing.Decision, exists bool) {
 	v := m.routing
 	if v == nil {
 		return
@@ -2229,7 +2229,7 @@ func (m *PaymentMutation) Routing() (r routing.Decision, exists bool) {
 // OldRouting returns the old "routing" field's value of the Payment entity.
 // If the Payment object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *PaymentMutation) OldRouting(ctx context.Context) (v routing.Decision, err error) {
+func (m *PaymentMutation) OldRouting(ctx context.Context) (v *routing.Decision, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldRouting is only allowed on UpdateOne operations")
 	}
@@ -2949,7 +2949,7 @@ func (m *PaymentMutation) SetField(name string, value ent.Value) error {
 		m.SetProviderDeclineCode(v)
 		return nil
 	case payment.FieldRouting:
-		v, ok := value.(routing.Decision)
+		v, ok := value.(*routing.Decision)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}

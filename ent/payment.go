@@ -54,7 +54,7 @@ type Payment struct {
 	// ProviderDeclineCode holds the value of the "provider_decline_code" field.
 	ProviderDeclineCode *string `json:"provider_decline_code,omitempty"`
 	// Routing holds the value of the "routing" field.
-	Routing routing.Decision `json:"routing,omitempty"`
+	Routing *routing.Decision `json:"routing,omitempty"`
 	// AmountRefunded holds the value of the "amount_refunded" field.
 	AmountRefunded int64 `json:"amount_refunded,omitempty"`
 	// FailureCode holds the value of the "failure_code" field.

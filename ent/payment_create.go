@@ -162,16 +162,8 @@ func (_c *PaymentCreate) SetNillableProviderDeclineCode(v *string) *PaymentCreat
 }
 
 // SetRouting sets the "routing" field.
-func (_c *PaymentCreate) SetRouting(v routing.Decision) *PaymentCreate {
+func (_c *PaymentCreate) SetRouting(v *routing.Decision) *PaymentCreate {
 	_c.mutation.SetRouting(v)
-	return _c
-}
-
-// SetNillableRouting sets the "routing" field if the given value is not nil.
-func (_c *PaymentCreate) SetNillableRouting(v *routing.Decision) *PaymentCreate {
-	if v != nil {
-		_c.SetRouting(*v)
-	}
 	return _c
 }
 

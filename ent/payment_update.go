@@ -107,16 +107,8 @@ func (_u *PaymentUpdate) ClearProviderDeclineCode() *PaymentUpdate {
 }
 
 // SetRouting sets the "routing" field.
-func (_u *PaymentUpdate) SetRouting(v routing.Decision) *PaymentUpdate {
+func (_u *PaymentUpdate) SetRouting(v *routing.Decision) *PaymentUpdate {
 	_u.mutation.SetRouting(v)
-	return _u
-}
-
-// SetNillableRouting sets the "routing" field if the given value is not nil.
-func (_u *PaymentUpdate) SetNillableRouting(v *routing.Decision) *PaymentUpdate {
-	if v != nil {
-		_u.SetRouting(*v)
-	}
 	return _u
 }
 
@@ -606,16 +598,8 @@ func (_u *PaymentUpdateOne) ClearProviderDeclineCode() *PaymentUpdateOne {
 }
 
 // SetRouting sets the "routing" field.
-func (_u *PaymentUpdateOne) SetRouting(v routing.Decision) *PaymentUpdateOne {
+func (_u *PaymentUpdateOne) SetRouting(v *routing.Decision) *PaymentUpdateOne {
 	_u.mutation.SetRouting(v)
-	return _u
-}
-
-// SetNillableRouting sets the "routing" field if the given value is not nil.
-func (_u *PaymentUpdateOne) SetNillableRouting(v *routing.Decision) *PaymentUpdateOne {
-	if v != nil {
-		_u.SetRouting(*v)
-	}
 	return _u
 }
 

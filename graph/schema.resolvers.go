@@ -11,9 +11,11 @@ import (
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/graph/generated"
 	"github.com/paygate/paygate/graph/model"
+	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/routing"
 )
 
 // Login is the resolver for the login field.
@@ -105,6 +107,19 @@ func (r *queryResolver) Payment(ctx context.Context, id string) (*ent.Payment, e
 // Refund is the resolver for the refund field.
 func (r *queryResolver) Refund(ctx context.Context, id string) (*ent.Refund, error) {
 	return r.PaymentService.GetRefund(ctx, id)
+}
+
+// ProviderStatus is the resolver for the providerStatus field.
+func (r *queryResolver) ProviderStatus(ctx context.Context) ([]*routing.ProviderStatus, error) {
+	if err := auth.Authorize(ctx, auth.ProviderStatus); err != nil {
+		return nil, err
+	}
+	statuses := r.Router.Status()
+	answer := make([]*routing.ProviderStatus, len(statuses))
+	for i := range statuses {
+		answer[i] = &statuses[i]
+	}
+	return answer, nil
 }
 
 // Amount is the resolver for the amount field.

@@ -19,6 +19,7 @@ import (
 	"github.com/paygate/paygate/graph/model"
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/state"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -80,24 +81,26 @@ type ComplexityRoot struct {
 	}
 
 	Payment struct {
-		Amount            func(childComplexity int) int
-		AmountRefunded    func(childComplexity int) int
-		Card              func(childComplexity int) int
-		CreatedAt         func(childComplexity int) int
-		Currency          func(childComplexity int) int
-		Customer          func(childComplexity int) int
-		Description       func(childComplexity int) int
-		FailureCode       func(childComplexity int) int
-		FailureMessage    func(childComplexity int) int
-		ID                func(childComplexity int) int
-		Metadata          func(childComplexity int) int
-		PaymentMethod     func(childComplexity int) int
-		Provider          func(childComplexity int) int
-		ProviderPaymentID func(childComplexity int) int
-		Refunds           func(childComplexity int) int
-		Status            func(childComplexity int) int
-		StatusHistory     func(childComplexity int) int
-		UpdatedAt         func(childComplexity int) int
+		Amount              func(childComplexity int) int
+		AmountRefunded      func(childComplexity int) int
+		Card                func(childComplexity int) int
+		CreatedAt           func(childComplexity int) int
+		Currency            func(childComplexity int) int
+		Customer            func(childComplexity int) int
+		Description         func(childComplexity int) int
+		FailureCode         func(childComplexity int) int
+		FailureMessage      func(childComplexity int) int
+		ID                  func(childComplexity int) int
+		Metadata            func(childComplexity int) int
+		PaymentMethod       func(childComplexity int) int
+		Provider            func(childComplexity int) int
+		ProviderDeclineCode func(childComplexity int) int
+		ProviderPaymentID   func(childComplexity int) int
+		Refunds             func(childComplexity int) int
+		Routing             func(childComplexity int) int
+		Status              func(childComplexity int) int
+		StatusHistory       func(childComplexity int) int
+		UpdatedAt           func(childComplexity int) int
 	}
 
 	PaymentConnection struct {
@@ -111,12 +114,25 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	ProviderStatus struct {
+		Circuit     func(childComplexity int) int
+		Enabled     func(childComplexity int) int
+		LastError   func(childComplexity int) int
+		LastErrorAt func(childComplexity int) int
+		P50MS       func(childComplexity int) int
+		P99MS       func(childComplexity int) int
+		Provider    func(childComplexity int) int
+		Requests    func(childComplexity int) int
+		SuccessRate func(childComplexity int) int
+	}
+
 	Query struct {
-		Node     func(childComplexity int, id string) int
-		Nodes    func(childComplexity int, ids []string) int
-		Payment  func(childComplexity int, id string) int
-		Payments func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) int
-		Refund   func(childComplexity int, id string) int
+		Node           func(childComplexity int, id string) int
+		Nodes          func(childComplexity int, ids []string) int
+		Payment        func(childComplexity int, id string) int
+		Payments       func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) int
+		ProviderStatus func(childComplexity int) int
+		Refund         func(childComplexity int, id string) int
 	}
 
 	Refund struct {
@@ -130,6 +146,17 @@ type ComplexityRoot struct {
 		Reason      func(childComplexity int) int
 		Status      func(childComplexity int) int
 		UpdatedAt   func(childComplexity int) int
+	}
+
+	Routing struct {
+		Attempts func(childComplexity int) int
+		Rule     func(childComplexity int) int
+	}
+
+	RoutingAttempt struct {
+		LatencyMS func(childComplexity int) int
+		Outcome   func(childComplexity int) int
+		Provider  func(childComplexity int) int
 	}
 
 	StatusChange struct {
@@ -167,6 +194,7 @@ type QueryResolver interface {
 	Payments(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) (*ent.PaymentConnection, error)
 	Payment(ctx context.Context, id string) (*ent.Payment, error)
 	Refund(ctx context.Context, id string) (*ent.Refund, error)
+	ProviderStatus(ctx context.Context) ([]*routing.ProviderStatus, error)
 }
 type RefundResolver interface {
 	Amount(ctx context.Context, obj *ent.Refund) (money.Decimal, error)
@@ -407,6 +435,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Payment.Provider(childComplexity), true
+	case "Payment.providerDeclineCode":
+		if e.ComplexityRoot.Payment.ProviderDeclineCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.ProviderDeclineCode(childComplexity), true
 	case "Payment.providerPaymentId":
 		if e.ComplexityRoot.Payment.ProviderPaymentID == nil {
 			break
@@ -419,6 +453,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Payment.Refunds(childComplexity), true
+	case "Payment.routing":
+		if e.ComplexityRoot.Payment.Routing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.Routing(childComplexity), true
 	case "Payment.status":
 		if e.ComplexityRoot.Payment.Status == nil {
 			break
@@ -470,6 +510,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PaymentEdge.Node(childComplexity), true
 
+	case "ProviderStatus.circuit":
+		if e.ComplexityRoot.ProviderStatus.Circuit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderStatus.Circuit(childComplexity), true
+	case "ProviderStatus.enabled":
+		if e.ComplexityRoot.ProviderStatus.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderStatus.Enabled(childComplexity), true
+	case "ProviderStatus.lastError":
+		if e.ComplexityRoot.ProviderStatus.LastError == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderStatus.LastError(childComplexity), true
+	case "ProviderStatus.lastErrorAt":
+		if e.ComplexityRoot.ProviderStatus.LastErrorAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderStatus.LastErrorAt(childComplexity), true
+	case "ProviderStatus.p50Ms":
+		if e.ComplexityRoot.ProviderStatus.P50MS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderStatus.P50MS(childComplexity), true
+	case "ProviderStatus.p99Ms":
+		if e.ComplexityRoot.ProviderStatus.P99MS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderStatus.P99MS(childComplexity), true
+	case "ProviderStatus.provider":
+		if e.ComplexityRoot.ProviderStatus.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderStatus.Provider(childComplexity), true
+	case "ProviderStatus.requests":
+		if e.ComplexityRoot.ProviderStatus.Requests == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderStatus.Requests(childComplexity), true
+	case "ProviderStatus.successRate":
+		if e.ComplexityRoot.ProviderStatus.SuccessRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderStatus.SuccessRate(childComplexity), true
+
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
 			break
@@ -514,6 +609,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Payments(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.PaymentOrder), args["where"].(*ent.PaymentWhereInput)), true
+	case "Query.providerStatus":
+		if e.ComplexityRoot.Query.ProviderStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.ProviderStatus(childComplexity), true
 	case "Query.refund":
 		if e.ComplexityRoot.Query.Refund == nil {
 			break
@@ -586,6 +687,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Refund.UpdatedAt(childComplexity), true
+
+	case "Routing.attempts":
+		if e.ComplexityRoot.Routing.Attempts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routing.Attempts(childComplexity), true
+	case "Routing.rule":
+		if e.ComplexityRoot.Routing.Rule == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Routing.Rule(childComplexity), true
+
+	case "RoutingAttempt.latencyMs":
+		if e.ComplexityRoot.RoutingAttempt.LatencyMS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RoutingAttempt.LatencyMS(childComplexity), true
+	case "RoutingAttempt.outcome":
+		if e.ComplexityRoot.RoutingAttempt.Outcome == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RoutingAttempt.Outcome(childComplexity), true
+	case "RoutingAttempt.provider":
+		if e.ComplexityRoot.RoutingAttempt.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RoutingAttempt.Provider(childComplexity), true
 
 	case "StatusChange.actor":
 		if e.ComplexityRoot.StatusChange.Actor == nil {
@@ -1067,8 +1200,31 @@ type Card {
   fingerprint: String!
 }
 
+"""
+How a payment was routed: the rule that matched (null when none did and the fallback order stood)
+and every provider asked to charge it, in order.
+"""
+type Routing {
+  rule: String
+  attempts: [RoutingAttempt!]!
+}
+
+"One provider asked to charge a payment."
+type RoutingAttempt {
+  provider: String!
+  """
+  approved, declined, unavailable (the provider did nothing, so the next one was asked) or
+  unknown (its answer was lost; the payment stays processing until it is reconciled).
+  """
+  outcome: String!
+  latencyMs: Int!
+}
+
 extend type Payment {
   providerPaymentId: String
+  "The decline as the provider gave it (Stripe's decline_code, Adyen's refusal reason code, Checkout.com's response code)."
+  providerDeclineCode: String
+  routing: Routing
   amount: Decimal!
   amountRefunded: Decimal!
   customer: Customer!
@@ -1130,9 +1286,26 @@ input RefundPaymentInput {
   idempotencyKey: String
 }
 
+"How a payment provider is doing, from the calls this server made to it since it started."
+type ProviderStatus {
+  provider: String!
+  "Whether the configuration in force lets payments go to it."
+  enabled: Boolean!
+  "closed (in use), open (passed over after failing) or half_open (one call out to probe it)."
+  circuit: String!
+  requests: Int!
+  "The share of calls it answered (approved, declined, refund taken); null before any call."
+  successRate: Float
+  p50Ms: Float
+  p99Ms: Float
+  lastError: String
+  lastErrorAt: Time
+}
+
 extend type Query {
   payment(id: ID!): Payment @hasScope(scope: "payments:read")
   refund(id: ID!): Refund @hasScope(scope: "payments:read")
+  providerStatus: [ProviderStatus!]! @hasScope(scope: "monitoring:read")
 }
 
 type Mutation {
@@ -1241,6 +1414,10 @@ func (ec *executionContext) childFields_Payment(ctx context.Context, field graph
 		return ec.fieldContext_Payment_statusHistory(ctx, field)
 	case "providerPaymentId":
 		return ec.fieldContext_Payment_providerPaymentId(ctx, field)
+	case "providerDeclineCode":
+		return ec.fieldContext_Payment_providerDeclineCode(ctx, field)
+	case "routing":
+		return ec.fieldContext_Payment_routing(ctx, field)
 	case "amount":
 		return ec.fieldContext_Payment_amount(ctx, field)
 	case "amountRefunded":
@@ -1275,6 +1452,30 @@ func (ec *executionContext) childFields_PaymentEdge(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type PaymentEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_ProviderStatus(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "provider":
+		return ec.fieldContext_ProviderStatus_provider(ctx, field)
+	case "enabled":
+		return ec.fieldContext_ProviderStatus_enabled(ctx, field)
+	case "circuit":
+		return ec.fieldContext_ProviderStatus_circuit(ctx, field)
+	case "requests":
+		return ec.fieldContext_ProviderStatus_requests(ctx, field)
+	case "successRate":
+		return ec.fieldContext_ProviderStatus_successRate(ctx, field)
+	case "p50Ms":
+		return ec.fieldContext_ProviderStatus_p50Ms(ctx, field)
+	case "p99Ms":
+		return ec.fieldContext_ProviderStatus_p99Ms(ctx, field)
+	case "lastError":
+		return ec.fieldContext_ProviderStatus_lastError(ctx, field)
+	case "lastErrorAt":
+		return ec.fieldContext_ProviderStatus_lastErrorAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProviderStatus", field.Name)
+}
+
 func (ec *executionContext) childFields_Refund(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -1299,6 +1500,28 @@ func (ec *executionContext) childFields_Refund(ctx context.Context, field graphq
 		return ec.fieldContext_Refund_amount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Refund", field.Name)
+}
+
+func (ec *executionContext) childFields_Routing(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "rule":
+		return ec.fieldContext_Routing_rule(ctx, field)
+	case "attempts":
+		return ec.fieldContext_Routing_attempts(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Routing", field.Name)
+}
+
+func (ec *executionContext) childFields_RoutingAttempt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "provider":
+		return ec.fieldContext_RoutingAttempt_provider(ctx, field)
+	case "outcome":
+		return ec.fieldContext_RoutingAttempt_outcome(ctx, field)
+	case "latencyMs":
+		return ec.fieldContext_RoutingAttempt_latencyMs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RoutingAttempt", field.Name)
 }
 
 func (ec *executionContext) childFields_StatusChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2586,6 +2809,61 @@ func (ec *executionContext) fieldContext_Payment_providerPaymentId(_ context.Con
 	return graphql.NewScalarFieldContext("Payment", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Payment_providerDeclineCode(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_providerDeclineCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProviderDeclineCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_providerDeclineCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Payment_routing(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_routing(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Routing, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *routing.Decision) graphql.Marshaler {
+			return ec.marshalORouting2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐDecision(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_routing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Payment",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Routing(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Payment_amount(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2836,6 +3114,213 @@ func (ec *executionContext) _PaymentEdge_cursor(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_PaymentEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PaymentEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _ProviderStatus_provider(ctx context.Context, field graphql.CollectedField, obj *routing.ProviderStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderStatus_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderStatus_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderStatus", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ProviderStatus_enabled(ctx context.Context, field graphql.CollectedField, obj *routing.ProviderStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderStatus_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderStatus_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderStatus", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ProviderStatus_circuit(ctx context.Context, field graphql.CollectedField, obj *routing.ProviderStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderStatus_circuit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Circuit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderStatus_circuit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderStatus", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ProviderStatus_requests(ctx context.Context, field graphql.CollectedField, obj *routing.ProviderStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderStatus_requests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Requests, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderStatus_requests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderStatus", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ProviderStatus_successRate(ctx context.Context, field graphql.CollectedField, obj *routing.ProviderStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderStatus_successRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SuccessRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderStatus_successRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderStatus", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ProviderStatus_p50Ms(ctx context.Context, field graphql.CollectedField, obj *routing.ProviderStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderStatus_p50Ms(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.P50MS, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderStatus_p50Ms(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderStatus", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ProviderStatus_p99Ms(ctx context.Context, field graphql.CollectedField, obj *routing.ProviderStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderStatus_p99Ms(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.P99MS, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderStatus_p99Ms(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderStatus", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ProviderStatus_lastError(ctx context.Context, field graphql.CollectedField, obj *routing.ProviderStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderStatus_lastError(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastError, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderStatus_lastError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderStatus", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ProviderStatus_lastErrorAt(ctx context.Context, field graphql.CollectedField, obj *routing.ProviderStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderStatus_lastErrorAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastErrorAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderStatus_lastErrorAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderStatus", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -3108,6 +3593,56 @@ func (ec *executionContext) fieldContext_Query_refund(ctx context.Context, field
 	if fc.Args, err = ec.field_Query_refund_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_providerStatus(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_providerStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().ProviderStatus(ctx)
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "monitoring:read")
+				if err != nil {
+					var zeroVal []*routing.ProviderStatus
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal []*routing.ProviderStatus
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v []*routing.ProviderStatus) graphql.Marshaler {
+			return ec.marshalNProviderStatus2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐProviderStatusᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_providerStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProviderStatus(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -3425,6 +3960,130 @@ func (ec *executionContext) _Refund_amount(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Refund_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Refund", field, true, true, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Routing_rule(ctx context.Context, field graphql.CollectedField, obj *routing.Decision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routing_rule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rule, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Routing_rule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Routing", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Routing_attempts(ctx context.Context, field graphql.CollectedField, obj *routing.Decision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Routing_attempts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []routing.Attempt) graphql.Marshaler {
+			return ec.marshalNRoutingAttempt2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐAttemptᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Routing_attempts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Routing",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RoutingAttempt(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RoutingAttempt_provider(ctx context.Context, field graphql.CollectedField, obj *routing.Attempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RoutingAttempt_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RoutingAttempt_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RoutingAttempt", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RoutingAttempt_outcome(ctx context.Context, field graphql.CollectedField, obj *routing.Attempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RoutingAttempt_outcome(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Outcome, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RoutingAttempt_outcome(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RoutingAttempt", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RoutingAttempt_latencyMs(ctx context.Context, field graphql.CollectedField, obj *routing.Attempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RoutingAttempt_latencyMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LatencyMS, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RoutingAttempt_latencyMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RoutingAttempt", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _StatusChange_id(ctx context.Context, field graphql.CollectedField, obj *ent.PaymentStatusChange) (ret graphql.Marshaler) {
@@ -6012,6 +6671,16 @@ func (ec *executionContext) _Payment(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "providerDeclineCode":
+			out.Values[i] = ec._Payment_providerDeclineCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "routing":
+			out.Values[i] = ec._Payment_routing(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "amount":
 			field := field
 
@@ -6276,6 +6945,84 @@ func (ec *executionContext) _PaymentEdge(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var providerStatusImplementors = []string{"ProviderStatus"}
+
+func (ec *executionContext) _ProviderStatus(ctx context.Context, sel ast.SelectionSet, obj *routing.ProviderStatus) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, providerStatusImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProviderStatus")
+		case "provider":
+			out.Values[i] = ec._ProviderStatus_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "enabled":
+			out.Values[i] = ec._ProviderStatus_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "circuit":
+			out.Values[i] = ec._ProviderStatus_circuit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requests":
+			out.Values[i] = ec._ProviderStatus_requests(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "successRate":
+			out.Values[i] = ec._ProviderStatus_successRate(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "p50Ms":
+			out.Values[i] = ec._ProviderStatus_p50Ms(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "p99Ms":
+			out.Values[i] = ec._ProviderStatus_p99Ms(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastError":
+			out.Values[i] = ec._ProviderStatus_lastError(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastErrorAt":
+			out.Values[i] = ec._ProviderStatus_lastErrorAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -6395,6 +7142,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_refund(ctx, field)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "providerStatus":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_providerStatus(ctx, field)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -6569,6 +7338,97 @@ func (ec *executionContext) _Refund(ctx context.Context, sel ast.SelectionSet, o
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var routingImplementors = []string{"Routing"}
+
+func (ec *executionContext) _Routing(ctx context.Context, sel ast.SelectionSet, obj *routing.Decision) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, routingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Routing")
+		case "rule":
+			out.Values[i] = ec._Routing_rule(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "attempts":
+			out.Values[i] = ec._Routing_attempts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var routingAttemptImplementors = []string{"RoutingAttempt"}
+
+func (ec *executionContext) _RoutingAttempt(ctx context.Context, sel ast.SelectionSet, obj *routing.Attempt) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, routingAttemptImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RoutingAttempt")
+		case "provider":
+			out.Values[i] = ec._RoutingAttempt_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "outcome":
+			out.Values[i] = ec._RoutingAttempt_outcome(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "latencyMs":
+			out.Values[i] = ec._RoutingAttempt_latencyMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -7294,6 +8154,32 @@ func (ec *executionContext) unmarshalNPaymentWhereInput2ᚖgithubᚗcomᚋpaygat
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNProviderStatus2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐProviderStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []*routing.ProviderStatus) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNProviderStatus2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐProviderStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNProviderStatus2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐProviderStatus(ctx context.Context, sel ast.SelectionSet, v *routing.ProviderStatus) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ProviderStatus(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNRefund2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐRefund(ctx context.Context, sel ast.SelectionSet, v *ent.Refund) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -7317,6 +8203,26 @@ func (ec *executionContext) unmarshalNRefundStatus2githubᚗcomᚋpaygateᚋpayg
 
 func (ec *executionContext) marshalNRefundStatus2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐRefundStatus(ctx context.Context, sel ast.SelectionSet, v state.RefundStatus) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNRoutingAttempt2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐAttempt(ctx context.Context, sel ast.SelectionSet, v routing.Attempt) graphql.Marshaler {
+	return ec._RoutingAttempt(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRoutingAttempt2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐAttemptᚄ(ctx context.Context, sel ast.SelectionSet, v []routing.Attempt) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRoutingAttempt2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐAttempt(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNStatusChange2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentStatusChange(ctx context.Context, sel ast.SelectionSet, v *ent.PaymentStatusChange) graphql.Marshaler {
@@ -7571,6 +8477,23 @@ func (ec *executionContext) marshalODecimal2ᚖgithubᚗcomᚋpaygateᚋpaygate�
 	_ = ctx
 	res := model.MarshalDecimal(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOFloat2ᚖfloat64(ctx context.Context, v any) (*float64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel ast.SelectionSet, v *float64) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalFloatContext(*v)
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
@@ -7840,6 +8763,13 @@ func (ec *executionContext) marshalORefund2ᚖgithubᚗcomᚋpaygateᚋpaygate�
 		return graphql.Null
 	}
 	return ec._Refund(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalORouting2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐDecision(ctx context.Context, sel ast.SelectionSet, v *routing.Decision) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Routing(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOStatusChange2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentStatusChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.PaymentStatusChange) graphql.Marshaler {

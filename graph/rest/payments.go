@@ -18,6 +18,7 @@ import (
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/state"
 	"github.com/paygate/paygate/internal/web"
 )
@@ -267,13 +268,16 @@ type paymentJSON struct {
 	Card              cardJSON            `json:"card"`
 	Provider          string              `json:"provider"`
 	ProviderPaymentID *string             `json:"provider_payment_id"`
-	AmountRefunded    json.Number         `json:"amount_refunded"`
-	FailureCode       *string             `json:"failure_code"`
-	FailureMessage    *string             `json:"failure_message"`
-	Description       *string             `json:"description"`
-	Metadata          map[string]string   `json:"metadata"`
-	CreatedAt         time.Time           `json:"created_at"`
-	UpdatedAt         time.Time           `json:"updated_at"`
+	// ProviderDeclineCode is the decline as the provider gave it.
+	ProviderDeclineCode *string           `json:"provider_decline_code"`
+	Routing             *routing.Decision `json:"routing"`
+	AmountRefunded      json.Number       `json:"amount_refunded"`
+	FailureCode         *string           `json:"failure_code"`
+	FailureMessage      *string           `json:"failure_message"`
+	Description         *string           `json:"description"`
+	Metadata            map[string]string `json:"metadata"`
+	CreatedAt           time.Time         `json:"created_at"`
+	UpdatedAt           time.Time         `json:"updated_at"`
 	// StatusHistory is only on a payment read by its id.
 	StatusHistory []statusChangeJSON `json:"status_history,omitempty"`
 }
@@ -297,22 +301,24 @@ func paymentOf(p *ent.Payment) paymentJSON {
 		metadata = map[string]string{}
 	}
 	return paymentJSON{
-		ID:                p.ID,
-		Object:            "payment",
-		Amount:            json.Number(money.Amount{Minor: p.Amount, Currency: p.Currency}.String()),
-		Currency:          p.Currency,
-		Status:            p.Status,
-		PaymentMethod:     p.PaymentMethod,
-		Customer:          customerJSON{Email: p.CustomerEmail, Name: p.CustomerName},
-		Card:              cardJSON{Brand: p.CardBrand, Last4: p.CardLast4, ExpMonth: p.CardExpMonth, ExpYear: p.CardExpYear, Fingerprint: p.CardFingerprint},
-		Provider:          p.Provider,
-		ProviderPaymentID: p.ProviderPaymentID,
-		AmountRefunded:    json.Number(money.Amount{Minor: p.AmountRefunded, Currency: p.Currency}.String()),
-		FailureCode:       p.FailureCode,
-		FailureMessage:    p.FailureMessage,
-		Description:       p.Description,
-		Metadata:          metadata,
-		CreatedAt:         p.CreatedAt.UTC(),
-		UpdatedAt:         p.UpdatedAt.UTC(),
+		ID:                  p.ID,
+		Object:              "payment",
+		Amount:              json.Number(money.Amount{Minor: p.Amount, Currency: p.Currency}.String()),
+		Currency:            p.Currency,
+		Status:              p.Status,
+		PaymentMethod:       p.PaymentMethod,
+		Customer:            customerJSON{Email: p.CustomerEmail, Name: p.CustomerName},
+		Card:                cardJSON{Brand: p.CardBrand, Last4: p.CardLast4, ExpMonth: p.CardExpMonth, ExpYear: p.CardExpYear, Fingerprint: p.CardFingerprint},
+		Provider:            p.Provider,
+		ProviderPaymentID:   p.ProviderPaymentID,
+		ProviderDeclineCode: p.ProviderDeclineCode,
+		Routing:             p.Routing,
+		AmountRefunded:      json.Number(money.Amount{Minor: p.AmountRefunded, Currency: p.Currency}.String()),
+		FailureCode:         p.FailureCode,
+		FailureMessage:      p.FailureMessage,
+		Description:         p.Description,
+		Metadata:            metadata,
+		CreatedAt:           p.CreatedAt.UTC(),
+		UpdatedAt:           p.UpdatedAt.UTC(),
 	}
 }

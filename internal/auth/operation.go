@@ -41,17 +41,18 @@ const (
 var RateClasses = []RateClass{RateCredentials, RateWrite, RateRead}
 
 var (
-	Login         = Operation{Name: "login", Public: true, RateClass: RateCredentials}
-	RefreshToken  = Operation{Name: "refreshToken", Public: true, RateClass: RateCredentials}
-	CreatePayment = Operation{Name: "createPayment", Scope: ScopePaymentsWrite, Idempotent: true, RateClass: RateWrite}
-	RefundPayment = Operation{Name: "refundPayment", Scope: ScopeRefundsWrite, Idempotent: true, RateClass: RateWrite}
-	GetPayment    = Operation{Name: "payment", Scope: ScopePaymentsRead, RateClass: RateRead}
-	ListPayments  = Operation{Name: "payments", Scope: ScopePaymentsRead, RateClass: RateRead}
-	GetRefund     = Operation{Name: "refund", Scope: ScopePaymentsRead, RateClass: RateRead}
+	Login          = Operation{Name: "login", Public: true, RateClass: RateCredentials}
+	RefreshToken   = Operation{Name: "refreshToken", Public: true, RateClass: RateCredentials}
+	CreatePayment  = Operation{Name: "createPayment", Scope: ScopePaymentsWrite, Idempotent: true, RateClass: RateWrite}
+	RefundPayment  = Operation{Name: "refundPayment", Scope: ScopeRefundsWrite, Idempotent: true, RateClass: RateWrite}
+	GetPayment     = Operation{Name: "payment", Scope: ScopePaymentsRead, RateClass: RateRead}
+	ListPayments   = Operation{Name: "payments", Scope: ScopePaymentsRead, RateClass: RateRead}
+	GetRefund      = Operation{Name: "refund", Scope: ScopePaymentsRead, RateClass: RateRead}
+	ProviderStatus = Operation{Name: "providerStatus", Scope: ScopeMonitoringRead, RateClass: RateRead}
 )
 
 // Operations lists every operation.
-var Operations = []Operation{Login, RefreshToken, CreatePayment, RefundPayment, GetPayment, ListPayments, GetRefund}
+var Operations = []Operation{Login, RefreshToken, CreatePayment, RefundPayment, GetPayment, ListPayments, GetRefund, ProviderStatus}
 
 // OperationNamed returns the operation of a GraphQL root field, if the field is one.
 func OperationNamed(name string) (Operation, bool) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,30 @@ type Config struct {
 	MaxAmount          string        `env:"PAYGATE_MAX_AMOUNT" envDefault:"999999.99"`
 	LogLevel           string        `env:"PAYGATE_LOG_LEVEL" envDefault:"info"`
 	SandboxLatency     time.Duration `env:"PAYGATE_SANDBOX_LATENCY" envDefault:"0s"`
+
+	// A provider without a base URL is served by its built-in sandbox.
+	StripeBaseURL        string `env:"PAYGATE_STRIPE_BASE_URL"`
+	StripeAPIKey         string `env:"PAYGATE_STRIPE_API_KEY"`
+	AdyenBaseURL         string `env:"PAYGATE_ADYEN_BASE_URL"`
+	AdyenAPIKey          string `env:"PAYGATE_ADYEN_API_KEY"`
+	AdyenMerchantAccount string `env:"PAYGATE_ADYEN_MERCHANT_ACCOUNT"`
+	CheckoutBaseURL      string `env:"PAYGATE_CHECKOUT_BASE_URL"`
+	CheckoutAPIKey       string `env:"PAYGATE_CHECKOUT_API_KEY"`
+}
+
+// ProviderAccess is how Paygate reaches one provider: its API's base URL ("" for the built-in
+// sandbox) and credentials.
+type ProviderAccess struct {
+	BaseURL, APIKey, MerchantAccount string
+}
+
+// Providers gives each provider's access, by name.
+func (c Config) Providers() map[string]ProviderAccess {
+	return map[string]ProviderAccess{
+		"stripe":   {BaseURL: c.StripeBaseURL, APIKey: c.StripeAPIKey},
+		"adyen":    {BaseURL: c.AdyenBaseURL, APIKey: c.AdyenAPIKey, MerchantAccount: c.AdyenMerchantAccount},
+		"checkout": {BaseURL: c.CheckoutBaseURL, APIKey: c.CheckoutAPIKey},
+	}
 }
 
 // Load reads the configuration from environ (KEY=value strings, as os.Environ gives them).
@@ -53,10 +78,35 @@ func Load(environ []string) (Config, error) {
 	if _, err := cfg.MaxAmountHundredths(); err != nil {
 		return Config{}, err
 	}
+	for name, access := range cfg.Providers() {
+		if err := access.check(name); err != nil {
+			return Config{}, err
+		}
+	}
 	if (cfg.AdminEmail == "") != (cfg.AdminPassword == "") {
 		return Config{}, errors.New("set both PAYGATE_ADMIN_EMAIL and PAYGATE_ADMIN_PASSWORD, or neither")
 	}
 	return cfg, nil
+}
+
+// check refuses a provider pointed at an address that is not an http(s) URL, or at its real API
+// without the credentials it needs: better not to start than to fail every payment.
+func (a ProviderAccess) check(name string) error {
+	if a.BaseURL == "" {
+		return nil
+	}
+	variable := "PAYGATE_" + strings.ToUpper(name)
+	u, err := url.Parse(a.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s_BASE_URL must be an http or https URL", variable)
+	}
+	if a.APIKey == "" {
+		return fmt.Errorf("%s_BASE_URL is set: set %s_API_KEY too", variable, variable)
+	}
+	if name == "adyen" && a.MerchantAccount == "" {
+		return errors.New("PAYGATE_ADYEN_BASE_URL is set: set PAYGATE_ADYEN_MERCHANT_ACCOUNT too")
+	}
+	return nil
 }
 
 // Production reports whether Paygate runs in production mode.

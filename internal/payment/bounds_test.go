@@ -13,7 +13,7 @@ import (
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/providertest"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -22,7 +22,7 @@ import (
 func TestRefundsPerPaymentAreBounded(t *testing.T) {
 	db := databasetest.SQLite(t)
 	ctx := allowed()
-	svc := newService(db, provider.Sandbox{}, 99999999)
+	svc := newService(db, providertest.Memory{}, 99999999)
 	p, err := svc.Create(ctx, validInput())
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func TestRefundsPerPaymentAreBounded(t *testing.T) {
 // the largest where within them is a query both databases answer.
 func TestFilterBounds(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		svc := newService(db, provider.Sandbox{}, 99999999)
+		svc := newService(db, providertest.Memory{}, 99999999)
 		list := func(where *ent.PaymentWhereInput) error {
 			_, err := svc.List(allowed(), nil, nil, nil, nil, nil, where)
 			return err
@@ -122,7 +122,7 @@ func TestFilterBounds(t *testing.T) {
 // principal that may not ask the operation is refused before anything is read or written.
 func TestServicesAuthoriseEveryCall(t *testing.T) {
 	db := databasetest.SQLite(t)
-	svc := newService(db, provider.Sandbox{}, 99999999)
+	svc := newService(db, providertest.Memory{}, 99999999)
 	p, err := svc.Create(allowed(), validInput())
 	if err != nil {
 		t.Fatal(err)

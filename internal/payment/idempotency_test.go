@@ -21,6 +21,7 @@ import (
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/providertest"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -57,7 +58,7 @@ func TestKeyedCallsCommitTwice(t *testing.T) {
 		var counter commitCounter
 		client := counter.client(db)
 		now := func() time.Time { return time.Now().UTC() }
-		svc := payment.NewService(client, idempotency.NewStore(client, fingerprintKey, now), provider.Sandbox{}, fingerprintKey, 99999999, now)
+		svc := payment.NewService(client, idempotency.NewStore(client, fingerprintKey, now), only(providertest.Memory{}, now), fingerprintKey, 99999999, now)
 		ctx := allowed()
 		for _, k := range []*string{nil, key("commit-twice")} {
 			var refundKey *string
@@ -95,7 +96,7 @@ func TestKeyedCallsCommitTwice(t *testing.T) {
 // TestKeyedCreateReplaysByMeaning: the fingerprint is of the input as the service reads it.
 func TestKeyedCreateReplaysByMeaning(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		svc := newService(db, provider.Sandbox{}, 99999999)
+		svc := newService(db, providertest.Memory{}, 99999999)
 		in := validInput()
 		in.IdempotencyKey = key("order-1")
 		first, err := svc.Create(allowed(), in)
@@ -130,7 +131,7 @@ func TestKeyedCreateReplaysOnceTheInputNoLongerPasses(t *testing.T) {
 	db := databasetest.SQLite(t)
 	clock := time.Date(2027, 5, 31, 23, 59, 0, 0, time.UTC)
 	now := func() time.Time { return clock }
-	svc := payment.NewService(db.Ent, idempotency.NewStore(db.Ent, fingerprintKey, now), provider.Sandbox{}, fingerprintKey, 99999999, now)
+	svc := payment.NewService(db.Ent, idempotency.NewStore(db.Ent, fingerprintKey, now), only(providertest.Memory{}, now), fingerprintKey, 99999999, now)
 	in := validInput()
 	in.Card.ExpMonth, in.Card.ExpYear = 5, 2027
 	in.IdempotencyKey = key("month-end")
@@ -170,7 +171,7 @@ func (c *countingProvider) Refund(ctx context.Context, req provider.RefundReques
 }
 
 // panickingProvider panics on a charge, after the card may have been charged.
-type panickingProvider struct{ provider.Sandbox }
+type panickingProvider struct{ providertest.Memory }
 
 func (panickingProvider) Charge(context.Context, provider.ChargeRequest) (provider.ChargeResult, error) {
 	panic("provider adapter bug")
@@ -214,7 +215,7 @@ func TestKeyedCallThatFailedAfterWritingReplaysItsError(t *testing.T) {
 // refund of everything replays it instead of answering that nothing is left to refund.
 func TestKeyedRefundReplaysWhenNothingIsLeft(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		counting := &countingProvider{Provider: provider.Sandbox{}}
+		counting := &countingProvider{Provider: providertest.Memory{}}
 		svc := newService(db, counting, 99999999)
 		p, err := svc.Create(allowed(), validInput())
 		if err != nil {

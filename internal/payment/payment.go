@@ -22,6 +22,7 @@ import (
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -71,7 +72,7 @@ func (in CreateInput) meaning() any {
 type Service struct {
 	client         *ent.Client
 	keys           *idempotency.Store
-	provider       provider.Provider
+	router         *routing.Router
 	fingerprintKey []byte
 	// maxAmount bounds an amount, in hundredths of the major unit of any currency.
 	maxAmount int64
@@ -79,8 +80,8 @@ type Service struct {
 }
 
 // NewService returns the payment service.
-func NewService(client *ent.Client, keys *idempotency.Store, p provider.Provider, fingerprintKey []byte, maxAmountHundredths int64, now func() time.Time) *Service {
-	return &Service{client: client, keys: keys, provider: p, fingerprintKey: fingerprintKey, maxAmount: maxAmountHundredths, now: now}
+func NewService(client *ent.Client, keys *idempotency.Store, router *routing.Router, fingerprintKey []byte, maxAmountHundredths int64, now func() time.Time) *Service {
+	return &Service{client: client, keys: keys, router: router, fingerprintKey: fingerprintKey, maxAmount: maxAmountHundredths, now: now}
 }
 
 // validated is a request that passed every check, reduced to what may be stored.
@@ -186,6 +187,14 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 	// From here on the charge must be seen through and recorded even if the client goes away.
 	ctx = context.WithoutCancel(ctx)
 	actor := actorOf(ctx)
+	plan := s.router.Plan(routing.Payment{Amount: v.amount, Brand: v.card.Brand})
+	// The payment names the provider its charge goes to before the call, so that a charge whose
+	// answer is lost is looked for where it was sent; a failover renames it first.
+	first, sentTo := "", "no provider can take it"
+	if len(plan.Providers) > 0 {
+		first = plan.Providers[0]
+		sentTo = "sent to " + first
+	}
 	var created *ent.Payment
 	earlier, err := s.claimAndWrite(ctx, key, prefixid.New("pay"), func(tx *ent.Tx, id string) error {
 		var err error
@@ -202,7 +211,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 			SetCardExpMonth(v.card.ExpMonth).
 			SetCardExpYear(v.card.ExpYear).
 			SetCardFingerprint(card.Fingerprint(s.fingerprintKey, v.card)).
-			SetProvider(s.provider.Name()).
+			SetProvider(first).
 			SetNillableDescription(in.Description).
 			SetMetadata(in.Metadata).
 			Save(ctx)
@@ -214,7 +223,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 			tx.PaymentStatusChange.Create().SetPaymentID(created.ID).SetTo(state.PaymentPending).
 				SetReason("created").SetActor(actor).SetAt(created.CreatedAt),
 			tx.PaymentStatusChange.Create().SetPaymentID(created.ID).SetFrom(state.PaymentPending).
-				SetTo(state.PaymentProcessing).SetReason("sent to "+s.provider.Name()).SetActor(actor).SetAt(created.CreatedAt),
+				SetTo(state.PaymentProcessing).SetReason(sentTo).SetActor(actor).SetAt(created.CreatedAt),
 		).Exec(ctx)
 	})
 	switch {
@@ -226,20 +235,30 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 	defer s.settleOnPanic(ctx, key)
 
 	callCtx, cancel := context.WithTimeout(ctx, providerCallLimit)
-	result, chargeErr := s.provider.Charge(callCtx, provider.ChargeRequest{
+	decision, charger, result, chargeErr := s.router.Charge(callCtx, plan, provider.ChargeRequest{
 		PaymentID:   created.ID,
 		Amount:      v.amount,
 		Card:        v.card,
 		Description: deref(created.Description),
+	}, func(next string) error {
+		return s.client.Payment.UpdateOneID(created.ID).SetProvider(next).SetUpdatedAt(s.now()).Exec(ctx)
 	})
 	cancel()
 	if chargeErr != nil && !errors.Is(chargeErr, provider.ErrUnavailable) {
 		// The outcome is unknown (a timeout, an answer we cannot read): the payment stays
-		// processing until it is reconciled with the provider, and is never charged again.
-		return nil, s.endWith(ctx, key, fmt.Errorf("charging payment %s: %v", created.ID, chargeErr))
+		// processing until it is reconciled with the provider, and is never charged again. How it
+		// was routed is kept for that, as far as it can be.
+		err := fmt.Errorf("charging payment %s: %v", created.ID, chargeErr)
+		if recordErr := s.client.Payment.UpdateOneID(created.ID).SetProvider(charger).SetRouting(&decision).Exec(ctx); recordErr != nil {
+			err = errors.Join(err, fmt.Errorf("recording its routing: %w", recordErr))
+		}
+		return nil, s.endWith(ctx, key, err)
 	}
 
-	byProvider := "provider:" + s.provider.Name()
+	byProvider := "provider:" + charger
+	if charger == "" {
+		byProvider = "system" // no provider was asked
+	}
 	err = s.recordOutcome(ctx, func(tx *ent.Tx) error {
 		p := *created // a failed attempt must not leave its moves on the payment the next starts from
 		var err error
@@ -247,18 +266,25 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 		case chargeErr != nil:
 			code := string(apierror.ProviderUnavailable)
 			err = s.move(ctx, tx, &p, state.PaymentFailed, code, byProvider, changes{
+				provider:       &charger,
+				routing:        &decision,
 				failureCode:    &code,
 				failureMessage: ptr("The payment provider could not process the payment; nothing was charged."),
 			})
 		case result.Approved:
 			err = s.move(ctx, tx, &p, state.PaymentSucceeded, "approved", byProvider, changes{
+				provider:          &charger,
+				routing:           &decision,
 				providerPaymentID: &result.ProviderPaymentID,
 			})
 		default:
 			err = s.move(ctx, tx, &p, state.PaymentFailed, result.DeclineCode, byProvider, changes{
-				providerPaymentID: &result.ProviderPaymentID,
-				failureCode:       &result.DeclineCode,
-				failureMessage:    &result.DeclineMessage,
+				provider:            &charger,
+				routing:             &decision,
+				providerPaymentID:   &result.ProviderPaymentID,
+				providerDeclineCode: &result.RawDeclineCode,
+				failureCode:         &result.DeclineCode,
+				failureMessage:      &result.DeclineMessage,
 			})
 		}
 		if err == nil && key != nil {
@@ -412,8 +438,9 @@ func (s *Service) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 
 // changes are the columns that change with a move besides the status; nil leaves one as it is.
 type changes struct {
-	providerPaymentID, failureCode, failureMessage *string
-	amountRefunded                                 *int64
+	provider, providerPaymentID, providerDeclineCode, failureCode, failureMessage *string
+	amountRefunded                                                                *int64
+	routing                                                                       *routing.Decision
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -428,10 +455,15 @@ func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state
 	}
 	at := s.now()
 	update := tx.Payment.Update().Where(payment.ID(p.ID), payment.StatusEQ(from)).SetStatus(to).SetUpdatedAt(at).
+		SetNillableProvider(c.provider).
 		SetNillableProviderPaymentID(c.providerPaymentID).
+		SetNillableProviderDeclineCode(c.providerDeclineCode).
 		SetNillableFailureCode(c.failureCode).
 		SetNillableFailureMessage(c.failureMessage).
 		SetNillableAmountRefunded(c.amountRefunded)
+	if c.routing != nil {
+		update.SetRouting(c.routing)
+	}
 	n, err := update.Save(ctx)
 	if err != nil {
 		return err
@@ -444,8 +476,17 @@ func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state
 		return err
 	}
 	p.Status, p.UpdatedAt = to, at
+	if c.provider != nil {
+		p.Provider = *c.provider
+	}
+	if c.routing != nil {
+		p.Routing = c.routing
+	}
 	if c.providerPaymentID != nil {
 		p.ProviderPaymentID = c.providerPaymentID
+	}
+	if c.providerDeclineCode != nil {
+		p.ProviderDeclineCode = c.providerDeclineCode
 	}
 	if c.failureCode != nil {
 		p.FailureCode, p.FailureMessage = c.failureCode, c.failureMessage

@@ -19,6 +19,8 @@ import (
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/providertest"
+	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -40,7 +42,14 @@ func validInput() payment.CreateInput {
 // maxAmountHundredths.
 func newService(db *database.DB, p provider.Provider, maxAmountHundredths int64) *payment.Service {
 	keys := idempotency.NewStore(db.Ent, fingerprintKey, time.Now)
-	return payment.NewService(db.Ent, keys, p, fingerprintKey, maxAmountHundredths, time.Now)
+	return payment.NewService(db.Ent, keys, only(p, time.Now), fingerprintKey, maxAmountHundredths, time.Now)
+}
+
+// only is a router that sends every payment to p.
+func only(p provider.Provider, now func() time.Time) *routing.Router {
+	document := routing.Default([]string{p.Name()})
+	document.Routing = routing.Routing{Fallback: []string{p.Name()}}
+	return routing.NewRouter([]provider.Provider{p}, func() routing.Config { return document }, now)
 }
 
 // allowed is the context of a request whose principal may ask every payment operation.
@@ -61,14 +70,14 @@ func codeAndParam(err error) (apierror.Code, string) {
 }
 
 // brokenProvider fails in a way that is not a provider outage: a bug, not a decline.
-type brokenProvider struct{ provider.Sandbox }
+type brokenProvider struct{ providertest.Memory }
 
 func (brokenProvider) Charge(context.Context, provider.ChargeRequest) (provider.ChargeResult, error) {
 	return provider.ChargeResult{}, errors.New("unexpected answer")
 }
 
 // refundOutage charges like the sandbox and cannot refund.
-type refundOutage struct{ provider.Sandbox }
+type refundOutage struct{ providertest.Memory }
 
 func (refundOutage) Refund(context.Context, provider.RefundRequest) (provider.RefundResult, error) {
 	return provider.RefundResult{}, provider.ErrUnavailable
@@ -77,7 +86,7 @@ func (refundOutage) Refund(context.Context, provider.RefundRequest) (provider.Re
 func TestCreate(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		ctx := allowed()
-		svc := newService(db, provider.Sandbox{}, 99999999)
+		svc := newService(db, providertest.Memory{}, 99999999)
 		p, err := svc.Create(ctx, validInput())
 		if err != nil {
 			t.Fatal(err)
@@ -111,7 +120,7 @@ func TestCreate(t *testing.T) {
 
 func TestCreateRefusesBadInput(t *testing.T) {
 	db := databasetest.SQLite(t)
-	svc := newService(db, provider.Sandbox{}, 100000) // 1000.00
+	svc := newService(db, providertest.Memory{}, 100000) // 1000.00
 	long := func(n int) string { return strings.Repeat("a", n) }
 	tests := []struct {
 		name   string
@@ -172,7 +181,7 @@ func TestRefundOutageRefundsNothing(t *testing.T) {
 			t.Errorf("payment after a failed refund: %d refunded, %s", after.AmountRefunded, after.Status)
 		}
 		// The failed refund holds nothing back: the whole amount can still be refunded.
-		sandbox := newService(db, provider.Sandbox{}, 99999999)
+		sandbox := newService(db, providertest.Memory{}, 99999999)
 		full, err := sandbox.Refund(ctx, payment.RefundInput{PaymentID: p.ID})
 		if err != nil || full.Amount != p.Amount || full.Status != state.RefundSucceeded {
 			t.Errorf("full refund after the outage = %+v, %v", full, err)
@@ -183,7 +192,7 @@ func TestRefundOutageRefundsNothing(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 // refundLost refunds with an answer that cannot be read: the outcome is unknown.
-type refundLost struct{ provider.Sandbox }
+type refundLost struct{ providertest.Memory }
 
 func (refundLost) Refund(context.Context, provider.RefundRequest) (provider.RefundResult, error) {
 	return provider.RefundResult{}, context.DeadlineExceeded
@@ -205,7 +214,7 @@ func TestRefundWithUnknownOutcomeHoldsItsAmount(t *testing.T) {
 			t.Fatalf("refunds = %+v, want one pending", pending)
 		}
 		// The pending 10.00 may have gone back: only 15.00 of the 25.00 is left to refund.
-		sandbox := newService(db, provider.Sandbox{}, 99999999)
+		sandbox := newService(db, providertest.Memory{}, 99999999)
 		if _, err := sandbox.Refund(ctx, payment.RefundInput{PaymentID: p.ID, Amount: ptr(money.Decimal("15.01"))}); !hasCode(err, apierror.RefundExceedsPayment) {
 			t.Errorf("refund over what is left = %v", err)
 		}
@@ -217,18 +226,18 @@ func TestRefundWithUnknownOutcomeHoldsItsAmount(t *testing.T) {
 
 // countingSandbox is the sandbox, counting the calls it answers.
 type countingSandbox struct {
-	provider.Sandbox
+	providertest.Memory
 	charges, refunds *atomic.Int32
 }
 
 func (c countingSandbox) Charge(ctx context.Context, r provider.ChargeRequest) (provider.ChargeResult, error) {
 	c.charges.Add(1)
-	return c.Sandbox.Charge(ctx, r)
+	return c.Memory.Charge(ctx, r)
 }
 
 func (c countingSandbox) Refund(ctx context.Context, r provider.RefundRequest) (provider.RefundResult, error) {
 	c.refunds.Add(1)
-	return c.Sandbox.Refund(ctx, r)
+	return c.Memory.Refund(ctx, r)
 }
 
 // TestProviderOutcomeSurvivesFailedWrites makes the database refuse the first two writes of a
@@ -279,7 +288,7 @@ func TestProviderOutcomeSurvivesFailedWrites(t *testing.T) {
 
 // asyncRefunds charges like the sandbox and takes refunds to settle later, as Adyen and
 // Checkout.com do.
-type asyncRefunds struct{ provider.Sandbox }
+type asyncRefunds struct{ providertest.Memory }
 
 func (asyncRefunds) Refund(context.Context, provider.RefundRequest) (provider.RefundResult, error) {
 	return provider.RefundResult{ProviderRefundID: "act_later", Pending: true}, nil

@@ -116,13 +116,11 @@ func (s *Service) Refund(ctx context.Context, in RefundInput) (*ent.Refund, erro
 	}
 	defer s.settleOnPanic(ctx, key)
 
-	callCtx, cancel := context.WithTimeout(ctx, providerCallLimit)
-	result, refundErr := s.provider.Refund(callCtx, provider.RefundRequest{
+	result, refundErr := s.refundAt(ctx, p.Provider, provider.RefundRequest{
 		RefundID:          created.ID,
 		ProviderPaymentID: deref(p.ProviderPaymentID),
 		Amount:            money.Amount{Minor: created.Amount, Currency: created.Currency},
 	})
-	cancel()
 	if refundErr != nil && !errors.Is(refundErr, provider.ErrUnavailable) {
 		// The outcome is unknown: the refund stays pending, holding its amount, until it is
 		// reconciled with the provider; it is never refunded again.
@@ -153,6 +151,20 @@ func (s *Service) Refund(ctx context.Context, in RefundInput) (*ent.Refund, erro
 // refundOf loads the refund an earlier call with an idempotency key made, for its replay.
 func (s *Service) refundOf(ctx context.Context, id string) (*ent.Refund, error) {
 	return s.client.Refund.Get(ctx, id)
+}
+
+// refundAt asks the provider that made the charge to refund it.
+func (s *Service) refundAt(ctx context.Context, name string, req provider.RefundRequest) (provider.RefundResult, error) {
+	charger, ok := s.router.Provider(name)
+	if !ok {
+		return provider.RefundResult{}, fmt.Errorf("%w: the payment's provider %q is not configured on this server", provider.ErrUnavailable, name)
+	}
+	callCtx, cancel := context.WithTimeout(ctx, providerCallLimit)
+	defer cancel()
+	start := s.now()
+	result, err := charger.Refund(callCtx, req)
+	s.router.ObserveRefund(name, err, s.now().Sub(start))
+	return result, err
 }
 
 // settleRefundOutcome records within tx what the provider answered for pending refund r: failed

@@ -93,6 +93,13 @@ func (b *Breaker) Allow(provider string, s BreakerSettings) bool {
 	return false
 }
 
+// Release gives back a half-open probe taken by Allow for a call that was not sent.
+func (b *Breaker) Release(provider string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.circuit(provider).probing = false
+}
+
 // Record counts a call's outcome: failed for an outage or an unknown outcome. A probe's outcome
 // closes the circuit or opens it again.
 func (b *Breaker) Record(provider string, failed bool, s BreakerSettings) {

@@ -1,4 +1,4 @@
-package provider
+package providertest
 
 import (
 	"context"
@@ -6,17 +6,18 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/prefixid"
+	"github.com/paygate/paygate/internal/provider"
 )
 
-// Sandbox is the built-in test-mode provider. It honours the big providers' test cards; every
-// other valid card is approved.
-type Sandbox struct {
+// Memory is a provider that answers from memory by the test cards, at once or after Latency, for
+// tests of what calls providers; every other valid card is approved.
+type Memory struct {
 	// Latency is how long each call takes, as a real provider's round trip would: load and
 	// concurrency tests use it to keep requests in flight together.
 	Latency time.Duration
 }
 
-func (s Sandbox) wait(ctx context.Context) error {
+func (s Memory) wait(ctx context.Context) error {
 	if s.Latency > 0 {
 		select {
 		case <-time.After(s.Latency):
@@ -24,16 +25,16 @@ func (s Sandbox) wait(ctx context.Context) error {
 		}
 	}
 	// A call cut off by its deadline may have gone through at a real provider: its outcome is
-	// unknown, which is not ErrUnavailable ("nothing happened").
+	// unknown, which is not provider.ErrUnavailable ("nothing happened").
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("sandbox call cut off, outcome unknown: %w", err)
+		return fmt.Errorf("call cut off, outcome unknown: %w", err)
 	}
 	return nil
 }
 
-// sandboxOutcomes maps the test card numbers to their outcome: a decline code, or "error" for a
+// memoryOutcomes maps the test card numbers to their outcome: a decline code, or "error" for a
 // provider failure.
-var sandboxOutcomes = map[string]string{
+var memoryOutcomes = map[string]string{
 	"4000000000000002": "card_declined",
 	"4000000000009995": "insufficient_funds",
 	"4000000000000069": "expired_card",
@@ -46,22 +47,22 @@ var declineMessages = map[string]string{
 	"expired_card":       "The card has expired.",
 }
 
-// Name identifies the sandbox on payments.
-func (Sandbox) Name() string { return "sandbox" }
+// Name identifies the provider on payments.
+func (Memory) Name() string { return "memory" }
 
 // Charge decides the outcome from the card number, as the providers' test modes do.
-func (s Sandbox) Charge(ctx context.Context, req ChargeRequest) (ChargeResult, error) {
+func (s Memory) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
 	if err := s.wait(ctx); err != nil {
-		return ChargeResult{}, err
+		return provider.ChargeResult{}, err
 	}
-	outcome := sandboxOutcomes[req.Card.Number()]
+	outcome := memoryOutcomes[req.Card.Number()]
 	switch outcome {
 	case "":
-		return ChargeResult{ProviderPaymentID: prefixid.New("sbx_ch"), Approved: true}, nil
+		return provider.ChargeResult{ProviderPaymentID: prefixid.New("sbx_ch"), Approved: true}, nil
 	case "error":
-		return ChargeResult{}, fmt.Errorf("%w: sandbox processing error", ErrUnavailable)
+		return provider.ChargeResult{}, fmt.Errorf("%w: processing error", provider.ErrUnavailable)
 	default:
-		return ChargeResult{
+		return provider.ChargeResult{
 			ProviderPaymentID: prefixid.New("sbx_ch"),
 			DeclineCode:       outcome,
 			DeclineMessage:    declineMessages[outcome],
@@ -70,9 +71,9 @@ func (s Sandbox) Charge(ctx context.Context, req ChargeRequest) (ChargeResult, e
 }
 
 // Refund accepts every refund of a sandbox charge, as test modes do.
-func (s Sandbox) Refund(ctx context.Context, req RefundRequest) (RefundResult, error) {
+func (s Memory) Refund(ctx context.Context, req provider.RefundRequest) (provider.RefundResult, error) {
 	if err := s.wait(ctx); err != nil {
-		return RefundResult{}, err
+		return provider.RefundResult{}, err
 	}
-	return RefundResult{ProviderRefundID: prefixid.New("sbx_re")}, nil
+	return provider.RefundResult{ProviderRefundID: prefixid.New("sbx_re")}, nil
 }

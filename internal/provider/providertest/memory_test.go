@@ -1,4 +1,4 @@
-package provider
+package providertest
 
 import (
 	"context"
@@ -8,9 +8,10 @@ import (
 
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/provider"
 )
 
-func TestSandboxHonoursTheTestCards(t *testing.T) {
+func TestMemoryHonoursTheTestCards(t *testing.T) {
 	tests := map[string]string{
 		"4242424242424242": "",
 		"5555555555554444": "",
@@ -23,7 +24,7 @@ func TestSandboxHonoursTheTestCards(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		result, err := Sandbox{}.Charge(context.Background(), ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}, Card: c})
+		result, err := Memory{}.Charge(context.Background(), provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}, Card: c})
 		if err != nil {
 			t.Fatalf("%s: %v", number, err)
 		}
@@ -32,7 +33,7 @@ func TestSandboxHonoursTheTestCards(t *testing.T) {
 		}
 	}
 	c, _ := card.Validate(card.Input{Number: "4000000000000119", ExpMonth: 12, ExpYear: 2030, CVC: "123"}, cardsValidAt)
-	if _, err := (Sandbox{}).Charge(context.Background(), ChargeRequest{Card: c}); !errors.Is(err, ErrUnavailable) {
+	if _, err := (Memory{}).Charge(context.Background(), provider.ChargeRequest{Card: c}); !errors.Is(err, provider.ErrUnavailable) {
 		t.Errorf("processing-error card: %v", err)
 	}
 }

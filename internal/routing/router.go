@@ -1,0 +1,128 @@
+package routing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/paygate/paygate/internal/provider"
+)
+
+// Router sends each payment to a provider by the routing document in force, failing over to the
+// next provider of its plan only when a provider said it did nothing, and keeps each provider's
+// circuit and traffic figures.
+type Router struct {
+	providers map[string]provider.Provider
+	names     []string
+	config    func() Config
+	breaker   *Breaker
+	stats     *Stats
+	now       func() time.Time
+	pick      func(n int) int
+}
+
+// NewRouter returns a router over providers that reads the document in force from config on
+// every payment.
+func NewRouter(providers []provider.Provider, config func() Config, now func() time.Time) *Router {
+	r := &Router{providers: map[string]provider.Provider{}, config: config, breaker: NewBreaker(now),
+		stats: newStats(), now: now, pick: rand.IntN}
+	for _, p := range providers {
+		r.providers[p.Name()] = p
+		r.names = append(r.names, p.Name())
+	}
+	return r
+}
+
+// Names lists the providers, in the order given.
+func (r *Router) Names() []string { return slices.Clone(r.names) }
+
+// Provider returns the provider called name, to refund a charge it made.
+func (r *Router) Provider(name string) (provider.Provider, bool) {
+	p, ok := r.providers[name]
+	return p, ok
+}
+
+// Plan orders the providers for p by the document in force, leaving out those whose circuit is
+// open.
+func (r *Router) Plan(p Payment) Plan {
+	c := r.config()
+	return c.Plan(p, r.pick, func(name string) bool {
+		_, known := r.providers[name]
+		return !known || r.breaker.IsOpen(name, c.CircuitBreaker)
+	})
+}
+
+// ErrNoProvider means no provider of the plan could be asked: all are disabled or their circuits
+// are open. Nothing was charged.
+var ErrNoProvider = fmt.Errorf("%w: no payment provider can take the payment now", provider.ErrUnavailable)
+
+// Charge asks the providers of plan in turn to charge req, moving on only while they answer that
+// they did nothing (provider.ErrUnavailable). Before each provider after the first it calls
+// switching with that provider's name, so the payment can record where its charge now goes; if
+// switching fails the charge goes no further. It returns the decision, the last provider asked and
+// its answer; when none could be asked the error is ErrNoProvider.
+func (r *Router) Charge(ctx context.Context, plan Plan, req provider.ChargeRequest, switching func(name string) error) (Decision, string, provider.ChargeResult, error) {
+	decision := Decision{Attempts: []Attempt{}}
+	if plan.Rule != "" {
+		decision.Rule = &plan.Rule
+	}
+	c := r.config()
+	lastErr := ErrNoProvider
+	for _, name := range plan.Providers {
+		if !r.breaker.Allow(name, c.CircuitBreaker) {
+			continue
+		}
+		if len(decision.Attempts) > 0 {
+			if err := switching(name); err != nil {
+				r.breaker.Release(name) // a probe taken was never sent
+				return decision, decision.Attempts[len(decision.Attempts)-1].Provider, provider.ChargeResult{}, errors.Join(lastErr, err)
+			}
+		}
+		result, err, latency := r.call(ctx, name, c, req)
+		outcome := outcomeOf(result, err)
+		decision.Attempts = append(decision.Attempts, Attempt{Provider: name, Outcome: outcome, LatencyMS: latency.Milliseconds()})
+		if outcome != OutcomeUnavailable {
+			return decision, name, result, err
+		}
+		lastErr = err
+	}
+	last := ""
+	if n := len(decision.Attempts); n > 0 {
+		last = decision.Attempts[n-1].Provider
+	}
+	return decision, last, provider.ChargeResult{}, lastErr
+}
+
+// call asks one provider within its time limit, and counts the answer.
+func (r *Router) call(ctx context.Context, name string, c Config, req provider.ChargeRequest) (provider.ChargeResult, error, time.Duration) {
+	timeout := time.Duration(c.Providers[name].TimeoutMS) * time.Millisecond
+	callCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := r.now()
+	result, err := r.providers[name].Charge(callCtx, req)
+	latency := r.now().Sub(start)
+	r.breaker.Record(name, err != nil, c.CircuitBreaker)
+	r.stats.record(name, err, latency, r.now())
+	return result, err, latency
+}
+
+// ObserveRefund counts a refund sent to a provider in its figures. It leaves the circuit alone:
+// a refund refused for its amount says nothing of the provider's health.
+func (r *Router) ObserveRefund(name string, err error, latency time.Duration) {
+	r.stats.record(name, err, latency, r.now())
+}
+
+func outcomeOf(result provider.ChargeResult, err error) string {
+	switch {
+	case errors.Is(err, provider.ErrUnavailable):
+		return OutcomeUnavailable
+	case err != nil:
+		return OutcomeUnknown
+	case result.Approved:
+		return OutcomeApproved
+	}
+	return OutcomeDeclined
+}

@@ -1,0 +1,126 @@
+package routing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/providertest"
+)
+
+// named is a provider under another name, answering as its inner provider does, or with err.
+type named struct {
+	providertest.Memory
+	name string
+	err  error
+}
+
+func (n named) Name() string { return n.name }
+
+func (n named) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
+	if n.err != nil {
+		return provider.ChargeResult{}, n.err
+	}
+	return n.Memory.Charge(ctx, req)
+}
+
+func TestRouterFailsOverOnlyWhenNothingHappened(t *testing.T) {
+	clock := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := func() time.Time { return clock }
+	down := fmt.Errorf("%w: answered 503", provider.ErrUnavailable)
+	lost := errors.New("outcome unknown: timeout")
+	for _, tc := range []struct {
+		errs     [3]error
+		attempts string
+		charger  string
+		err      error
+	}{
+		{[3]error{nil, nil, nil}, "[{stripe approved 0}]", "stripe", nil},
+		{[3]error{down, nil, nil}, "[{stripe unavailable 0} {adyen approved 0}]", "adyen", nil},
+		{[3]error{down, down, down}, "[{stripe unavailable 0} {adyen unavailable 0} {checkout unavailable 0}]", "checkout", down},
+		{[3]error{lost, nil, nil}, "[{stripe unknown 0}]", "stripe", lost},
+		{[3]error{down, lost, nil}, "[{stripe unavailable 0} {adyen unknown 0}]", "adyen", lost},
+	} {
+		r := NewRouter([]provider.Provider{named{name: "stripe", err: tc.errs[0]}, named{name: "adyen", err: tc.errs[1]},
+			named{name: "checkout", err: tc.errs[2]}}, func() Config { return Default(providers) }, now)
+		req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}}
+		var switched []string
+		plan := r.Plan(Payment{Amount: req.Amount})
+		decision, charger, _, err := r.Charge(context.Background(), plan, req, func(name string) error {
+			switched = append(switched, name)
+			return nil
+		})
+		if fmt.Sprint(decision.Attempts) != tc.attempts || charger != tc.charger || !errors.Is(err, tc.err) || decision.Rule != nil {
+			t.Errorf("%v: %+v via %s, %v", tc.errs, decision, charger, err)
+		}
+		if len(switched) != len(decision.Attempts)-1 {
+			t.Errorf("%v: switched to %v for %d attempts", tc.errs, switched, len(decision.Attempts))
+		}
+	}
+}
+
+// TestRouterStopsWhenTheSwitchCannotBeRecorded: a payment whose move to the next provider cannot
+// be written is not charged there.
+func TestRouterStopsWhenTheSwitchCannotBeRecorded(t *testing.T) {
+	down := fmt.Errorf("%w: answered 503", provider.ErrUnavailable)
+	r := NewRouter([]provider.Provider{named{name: "stripe", err: down}, named{name: "adyen"}, named{name: "checkout"}},
+		func() Config { return Default(providers) }, time.Now)
+	req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}}
+	decision, _, result, err := r.Charge(context.Background(), r.Plan(Payment{Amount: req.Amount}), req, func(string) error {
+		return errors.New("database gone")
+	})
+	if len(decision.Attempts) != 1 || result.Approved || !errors.Is(err, provider.ErrUnavailable) {
+		t.Errorf("%+v, %+v, %v", decision, result, err)
+	}
+}
+
+func TestRouterWithNoProviderLeft(t *testing.T) {
+	c := Default(providers)
+	for name, s := range c.Providers {
+		s.Enabled = false
+		c.Providers[name] = s
+	}
+	r := NewRouter([]provider.Provider{named{name: "stripe"}, named{name: "adyen"}, named{name: "checkout"}}, func() Config { return c }, time.Now)
+	req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "EUR"}}
+	decision, charger, _, err := r.Charge(context.Background(), r.Plan(Payment{Amount: req.Amount}), req, nil)
+	if len(decision.Attempts) != 0 || charger != "" || !errors.Is(err, ErrNoProvider) || *decision.Rule != "eur" {
+		t.Errorf("%+v via %q, %v", decision, charger, err)
+	}
+}
+
+// TestStatusFromTraffic: the figures come from the calls made: counts, success rate, latency
+// percentiles, the last error, and the circuit.
+func TestStatusFromTraffic(t *testing.T) {
+	clock := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	down := fmt.Errorf("%w: answered 503", provider.ErrUnavailable)
+	stripe := &named{name: "stripe"}
+	r := NewRouter([]provider.Provider{stripe, named{name: "adyen"}, named{name: "checkout"}}, func() Config { return Default(providers) },
+		func() time.Time { return clock })
+	r.pick = func(int) int { return 0 }
+	req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}}
+	for i := range 100 {
+		r.ObserveRefund("adyen", nil, time.Duration(i+1)*time.Millisecond)
+	}
+	stripe.err = down
+	for range 10 {
+		r.Charge(context.Background(), r.Plan(Payment{Amount: req.Amount}), req, func(string) error { return nil })
+	}
+	status := map[string]ProviderStatus{}
+	for _, s := range r.Status() {
+		status[s.Provider] = s
+	}
+	// 100 refunds of 1 to 100 ms and 10 charges taking no time on the stopped clock.
+	if s := status["adyen"]; s.Requests != 110 || *s.SuccessRate != 1 || *s.P50MS != 45 || *s.P99MS != 99 || s.LastError != nil || s.Circuit != Closed {
+		t.Errorf("adyen: %+v", s)
+	}
+	if s := status["stripe"]; s.Requests != 10 || *s.SuccessRate != 0 || s.LastError == nil || *s.LastErrorAt != clock || s.Circuit != Open {
+		t.Errorf("stripe: %+v", s)
+	}
+	if s := status["checkout"]; s.Requests != 0 || s.SuccessRate != nil || s.P50MS != nil || !s.Enabled {
+		t.Errorf("checkout: %+v", s)
+	}
+}

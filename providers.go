@@ -1,0 +1,59 @@
+package main
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/paygate/paygate/internal/config"
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/adyen"
+	"github.com/paygate/paygate/internal/provider/checkout"
+	"github.com/paygate/paygate/internal/provider/stripe"
+)
+
+// providerRetryWaits are the pauses before resending a provider request whose outcome is in
+// doubt, with its idempotency key.
+var providerRetryWaits = []time.Duration{100 * time.Millisecond, 400 * time.Millisecond}
+
+// sandboxSwitches are the built-in sandboxes' switches, by provider, to make them fail or slow.
+type sandboxSwitches map[string]*provider.SandboxSwitches
+
+// newProviders returns the three adapters, each speaking to its provider's API at the configured
+// base URL, or to its built-in sandbox, served in process over Paygate's database.
+func newProviders(cfg config.Config, db *database.DB, now func() time.Time) ([]provider.Provider, sandboxSwitches) {
+	access := cfg.Providers()
+	switches := sandboxSwitches{}
+	// Real providers share one pool of kept-alive connections, sized for concurrent payments.
+	network := &http.Client{Transport: &http.Transport{
+		Proxy: http.ProxyFromEnvironment, MaxIdleConns: 256, MaxIdleConnsPerHost: 64,
+		IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 10 * time.Second, ForceAttemptHTTP2: true,
+	}}
+	// caller returns how to reach the provider name: its API, or the sandbox h, whose base URL
+	// and key then stand in for the real ones.
+	caller := func(name string, sandbox http.Handler, s *provider.SandboxSwitches) (baseURL, apiKey string, c provider.Caller) {
+		a := access[name]
+		if a.BaseURL != "" {
+			return a.BaseURL, a.APIKey, provider.Caller{HTTP: network, RetryWaits: providerRetryWaits}
+		}
+		s.Latency.Store(int64(cfg.SandboxLatency))
+		switches[name] = s
+		return "http://" + name + ".sandbox", "sandbox", provider.Caller{HTTP: &http.Client{Transport: provider.InProcess{Handler: sandbox}}, RetryWaits: providerRetryWaits}
+	}
+
+	stripeSandbox := stripe.NewSandbox(db.Ent, now)
+	stripeURL, stripeKey, stripeCaller := caller(stripe.Name, stripeSandbox, &stripeSandbox.SandboxSwitches)
+	adyenSandbox := adyen.NewSandbox(db.Ent, now)
+	adyenURL, adyenKey, adyenCaller := caller(adyen.Name, adyenSandbox, &adyenSandbox.SandboxSwitches)
+	merchantAccount := access[adyen.Name].MerchantAccount
+	if access[adyen.Name].BaseURL == "" {
+		merchantAccount = "PaygateSandbox"
+	}
+	checkoutSandbox := checkout.NewSandbox(db.Ent, now)
+	checkoutURL, checkoutKey, checkoutCaller := caller(checkout.Name, checkoutSandbox, &checkoutSandbox.SandboxSwitches)
+	return []provider.Provider{
+		&stripe.Client{BaseURL: stripeURL, APIKey: stripeKey, Caller: stripeCaller},
+		&adyen.Client{BaseURL: adyenURL, APIKey: adyenKey, MerchantAccount: merchantAccount, Caller: adyenCaller},
+		&checkout.Client{BaseURL: checkoutURL, SecretKey: checkoutKey, Caller: checkoutCaller},
+	}, switches
+}

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/paygate/paygate/ent/sandboxobject"
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/database/databasetest"
+)
+
+// charges counts the charges the sandboxes made for a payment, by provider.
+func (e *testEnv) charges(paymentID string) map[string]int {
+	e.t.Helper()
+	objects, err := e.db.Ent.SandboxObject.Query().
+		Where(sandboxobject.Reference(paymentID), sandboxobject.KindEQ(sandboxobject.KindCharge)).All(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	byProvider := map[string]int{}
+	for _, o := range objects {
+		byProvider[o.Provider]++
+	}
+	return byProvider
+}
+
+// attempts is a payment's routing attempts as "provider:outcome".
+func attempts(payment map[string]any) []string {
+	var out []string
+	list, _ := get(payment, "routing", "attempts").([]any)
+	for _, a := range list {
+		out = append(out, fmt.Sprintf("%s:%s", str(get(a, "provider")), str(get(a, "outcome"))))
+	}
+	return out
+}
+
+// TestPaymentsAreRoutedByTheDocument: euros go to Adyen, pounds to Checkout.com, the rest to
+// Stripe first; each payment shows the rule, its attempts and the provider's own decline code, on
+// both surfaces.
+func TestPaymentsAreRoutedByTheDocument(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db)
+		token := env.tokenFor("operator")
+		for _, tc := range []struct {
+			currency, card, provider, rule, status, declineCode, rawDecline, idPrefix string
+		}{
+			{"USD", "4242424242424242", "stripe", "", "succeeded", "", "", "pi_"},
+			{"EUR", "4242424242424242", "adyen", "eur", "succeeded", "", "", ""},
+			{"GBP", "4242424242424242", "checkout", "gbp", "succeeded", "", "", "pay_"},
+			{"USD", "4000000000009995", "stripe", "", "failed", "insufficient_funds", "insufficient_funds", "pi_"},
+			{"EUR", "4000000000009995", "adyen", "eur", "failed", "insufficient_funds", "12", ""},
+			{"GBP", "4000000000000069", "checkout", "gbp", "failed", "expired_card", "20054", "pay_"},
+		} {
+			r := env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("20.00", tc.currency, tc.card))
+			p := r.data()
+			wantRule := any(nil)
+			if tc.rule != "" {
+				wantRule = tc.rule
+			}
+			if p["provider"] != tc.provider || p["status"] != tc.status || get(p, "routing", "rule") != wantRule ||
+				fmt.Sprint(attempts(p)) != fmt.Sprintf("[%s:%s]", tc.provider, map[string]string{"succeeded": "approved", "failed": "declined"}[tc.status]) {
+				t.Errorf("%s %s: %s", tc.currency, tc.card, r.raw)
+				continue
+			}
+			if tc.declineCode != "" && (p["failure_code"] != tc.declineCode || p["provider_decline_code"] != tc.rawDecline) {
+				t.Errorf("%s %s: decline %v / %v, want %s / %s", tc.currency, tc.card, p["failure_code"], p["provider_decline_code"], tc.declineCode, tc.rawDecline)
+			}
+			if id := str(p["provider_payment_id"]); id == "" || len(id) < len(tc.idPrefix) || id[:len(tc.idPrefix)] != tc.idPrefix {
+				t.Errorf("%s: provider_payment_id %q, want prefix %q", tc.provider, id, tc.idPrefix)
+			}
+			if got := env.charges(str(p["id"])); got[tc.provider] != 1 || len(got) != 1 {
+				t.Errorf("%s: charges %v", p["id"], got)
+			}
+			g := env.mustGraphQL(token, `query($id: ID!) { payment(id: $id) { provider providerDeclineCode routing { rule attempts { provider outcome latencyMs } } } }`,
+				map[string]any{"id": p["id"]})
+			if get(g, "payment", "provider") != tc.provider || get(g, "payment", "routing", "rule") != wantRule ||
+				get(g, "payment", "routing", "attempts", 0, "provider") != tc.provider || get(g, "payment", "routing", "attempts", 0, "latencyMs") == nil {
+				t.Errorf("GraphQL %s: %v", p["id"], g)
+			}
+			if tc.rawDecline != "" && get(g, "payment", "providerDeclineCode") != tc.rawDecline {
+				t.Errorf("GraphQL %s: providerDeclineCode %v", p["id"], get(g, "payment", "providerDeclineCode"))
+			}
+		}
+	})
+}
+
+// TestFailoverChargesOnce: a provider down (503) is passed over for the next of the plan, a
+// decline is final, and a provider whose answer is in doubt (500) is never passed over, so no
+// payment is charged twice.
+func TestFailoverChargesOnce(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db)
+		token := env.tokenFor("operator")
+		stripeSandbox := env.app.services.sandboxes["stripe"]
+
+		stripeSandbox.Outage.Store(true)
+		p := env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("20.00", "USD", "4242424242424242")).data()
+		if p["status"] != "succeeded" || p["provider"] != "adyen" || fmt.Sprint(attempts(p)) != "[stripe:unavailable adyen:approved]" {
+			t.Errorf("with Stripe down: %v %v %v", p["status"], p["provider"], attempts(p))
+		}
+		if got := env.charges(str(p["id"])); got["adyen"] != 1 || len(got) != 1 {
+			t.Errorf("charges %v", got)
+		}
+		declined := env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("20.00", "USD", "4000000000000002")).data()
+		if declined["status"] != "failed" || fmt.Sprint(attempts(declined)) != "[stripe:unavailable adyen:declined]" {
+			t.Errorf("a decline after failover: %v %v", declined["status"], attempts(declined))
+		}
+		stripeSandbox.Outage.Store(false)
+
+		// The provider-error card fails at every provider: each is asked once, nothing is charged.
+		failed := env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("20.00", "USD", "4000000000000119")).data()
+		if failed["status"] != "failed" || failed["failure_code"] != "provider_unavailable" ||
+			fmt.Sprint(attempts(failed)) != "[stripe:unavailable adyen:unavailable checkout:unavailable]" {
+			t.Errorf("the provider-error card: %v %v %v", failed["status"], failed["failure_code"], attempts(failed))
+		}
+
+		stripeSandbox.Fault.Store(true)
+		r := env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("20.00", "USD", "4242424242424242"))
+		stripeSandbox.Fault.Store(false)
+		if r.status != http.StatusInternalServerError {
+			t.Errorf("a charge in doubt answered %d: %s", r.status, r.raw)
+		}
+		payments := db.Ent.Payment.Query().AllX(context.Background())
+		inDoubt := payments[len(payments)-1]
+		for _, candidate := range payments {
+			if candidate.CreatedAt.After(inDoubt.CreatedAt) {
+				inDoubt = candidate
+			}
+		}
+		if inDoubt.Status != "processing" || inDoubt.Provider != "stripe" || inDoubt.Routing == nil ||
+			fmt.Sprint(inDoubt.Routing.Attempts) != "[{stripe unknown "+fmt.Sprint(inDoubt.Routing.Attempts[0].LatencyMS)+"}]" {
+			t.Errorf("payment in doubt: %s via %s, routing %+v", inDoubt.Status, inDoubt.Provider, inDoubt.Routing)
+		}
+		if got := env.charges(inDoubt.ID); len(got) != 0 {
+			t.Errorf("a payment in doubt was charged elsewhere: %v", got)
+		}
+	})
+}
+
+// TestFailoverUnderConcurrency: payments sent at once through two servers while Stripe is down
+// each end charged exactly once, at the next provider, and the circuit opens so later payments
+// go straight there.
+func TestFailoverUnderConcurrency(t *testing.T) {
+	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
+		servers := newTestServers(t, pools, "PAYGATE_SANDBOX_LATENCY=5ms")
+		token := servers[0].tokenFor("operator")
+		for _, s := range servers {
+			s.app.services.sandboxes["stripe"].Outage.Store(true)
+		}
+		const n = 24
+		ids := make([]string, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				ids[i] = str(servers[i%2].request(http.MethodPost, "/api/v1/payments", token, paymentBody("7.00", "USD", "4242424242424242")).data()["id"])
+			})
+		}
+		wg.Wait()
+		for _, id := range ids {
+			p := servers[0].payment(id)
+			if p == nil || p.Status != "succeeded" || p.Provider != "adyen" {
+				t.Errorf("payment %q: %+v", id, p)
+				continue
+			}
+			if got := servers[0].charges(id); got["adyen"] != 1 || len(got) != 1 {
+				t.Errorf("%s charged %v", id, got)
+			}
+		}
+		// Each server has offered Stripe at least 10 of its 12 payments, all failed: its circuit
+		// is open (the breaker's own tests show it half-opening and closing on a clock).
+		after := servers[1].request(http.MethodPost, "/api/v1/payments", token, paymentBody("7.00", "USD", "4242424242424242")).data()
+		if fmt.Sprint(attempts(after)) != "[adyen:approved]" {
+			t.Errorf("with Stripe's circuit open: %v", attempts(after))
+		}
+	})
+}
+
+// TestProviderStatusFromTraffic: the status shows each provider's traffic through this server,
+// on both surfaces, and a provider down with its circuit open.
+func TestProviderStatusFromTraffic(t *testing.T) {
+	env := newTestEnv(t, databasetest.SQLite(t))
+	token := env.tokenFor("operator")
+	env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("20.00", "EUR", "4242424242424242"))
+	env.app.services.sandboxes["checkout"].Outage.Store(true)
+	for range 10 {
+		env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("20.00", "GBP", "4242424242424242"))
+	}
+	r := env.request(http.MethodGet, "/api/v1/monitoring/providers", token, nil)
+	byProvider := map[string]map[string]any{}
+	for _, s := range r.body["data"].([]any) {
+		byProvider[str(get(s, "provider"))] = s.(map[string]any)
+	}
+	adyen, checkout, stripe := byProvider["adyen"], byProvider["checkout"], byProvider["stripe"]
+	if str(adyen["requests"]) != "1" || str(adyen["success_rate"]) != "1" || adyen["p50_ms"] == nil || adyen["circuit"] != "closed" || adyen["enabled"] != true {
+		t.Errorf("adyen: %v", adyen)
+	}
+	if str(checkout["requests"]) != "10" || str(checkout["success_rate"]) != "0" || checkout["circuit"] != "open" || checkout["last_error"] == nil || checkout["last_error_at"] == nil {
+		t.Errorf("checkout: %v", checkout)
+	}
+	// The ten pounds payments failed over to Stripe.
+	if str(stripe["requests"]) != "10" || stripe["last_error"] != nil {
+		t.Errorf("stripe: %v", stripe)
+	}
+	g := env.mustGraphQL(token, `{ providerStatus { provider circuit requests successRate p50Ms p99Ms lastError lastErrorAt enabled } }`, nil)
+	if get(g, "providerStatus", 2, "provider") != "checkout" || get(g, "providerStatus", 2, "circuit") != "open" || get(g, "providerStatus", 2, "lastErrorAt") == nil {
+		t.Errorf("GraphQL: %v", g)
+	}
+}
