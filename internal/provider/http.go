@@ -56,9 +56,19 @@ func (a Answer) Indeterminate() bool {
 // been acted on; any other failure leaves the outcome unknown. Redirects are not followed: a
 // request holding a card number goes to the configured address only.
 func (c Caller) Post(ctx context.Context, url string, header http.Header, payload []byte) (Answer, error) {
+	return c.exchange(ctx, http.MethodPost, url, header, payload)
+}
+
+// Get reads url with header (which holds the credentials). A read changes nothing at the
+// provider, so it is retried like a request in doubt; an error means no answer could be had.
+func (c Caller) Get(ctx context.Context, url string, header http.Header) (Answer, error) {
+	return c.exchange(ctx, http.MethodGet, url, header, nil)
+}
+
+func (c Caller) exchange(ctx context.Context, method, url string, header http.Header, payload []byte) (Answer, error) {
 	var inDoubt bool
 	for attempt := 0; ; attempt++ {
-		status, body, err := c.send(ctx, url, header, payload)
+		status, body, err := c.send(ctx, method, url, header, payload)
 		answer := Answer{Status: status, Body: body, inDoubt: inDoubt}
 		if err == nil && !answer.Indeterminate() {
 			return answer, nil
@@ -89,8 +99,12 @@ func (c Caller) PostJSON(ctx context.Context, url string, header http.Header, bo
 	return c.Post(ctx, url, header, payload)
 }
 
-func (c Caller) send(ctx context.Context, url string, header http.Header, payload []byte) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
+func (c Caller) send(ctx context.Context, method, url string, header http.Header, payload []byte) (int, []byte, error) {
+	var content io.Reader
+	if payload != nil {
+		content = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, content)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -3,9 +3,11 @@ package provider
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -43,5 +45,28 @@ func TestLostAnswerThenRefusedRetryIsUnknown(t *testing.T) {
 	_, err := caller.Post(context.Background(), server.URL, http.Header{}, []byte("{}"))
 	if err == nil || errors.Is(err, ErrUnavailable) {
 		t.Errorf("a lost answer, then a refused retry = %v, want an unknown outcome", err)
+	}
+}
+
+// TestGetRetriesUntilAnswered: a read answered 500 is asked again, as a GET with no body.
+func TestGetRetriesUntilAnswered(t *testing.T) {
+	var requests atomic.Int32
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.Method != http.MethodGet || len(body) != 0 || r.Header.Get("Authorization") != "Bearer k" {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		if requests.Add(1) == 1 {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		w.Write([]byte(`{"ok":true}`))
+	}))
+	defer server.Close()
+	caller := Caller{HTTP: server.Client(), RetryWaits: []time.Duration{time.Millisecond}}
+	answer, err := caller.Get(context.Background(), server.URL, http.Header{"Authorization": {"Bearer k"}})
+	if err != nil || answer.Status != http.StatusOK || string(answer.Body) != `{"ok":true}` || requests.Load() != 2 {
+		t.Errorf("GET = %d %s, %v after %d requests; want 200 after a retry", answer.Status, answer.Body, err, requests.Load())
 	}
 }

@@ -1,5 +1,6 @@
 // Package provider is the boundary to the card processors: one interface that every adapter (the
-// built-in sandbox now; Stripe, Adyen and Checkout.com next) implements.
+// built-in sandbox, Stripe, Adyen and Checkout.com) implements, and one through which the
+// adapters that can be asked look up outcomes Paygate lost.
 package provider
 
 import (
@@ -58,3 +59,40 @@ type Provider interface {
 	Charge(ctx context.Context, req ChargeRequest) (ChargeResult, error)
 	Refund(ctx context.Context, req RefundRequest) (RefundResult, error)
 }
+
+// Reconciler finds out what became of a charge or refund whose outcome Paygate does not know. An
+// error means the provider could not tell now: ask again later.
+//
+// Not found is final only once the provider has had time to record what reached it: Stripe finds
+// charges through its search, which trails them by under a minute (up to an hour during its
+// incidents), and Checkout.com lists a refund among its payment's actions once it has processed
+// it. So an outcome is asked about only after it has been in doubt for longer than that.
+type Reconciler interface {
+	// LookupCharge finds the charge made for Paygate's payment id (its reference/metadata at the
+	// provider). found is false when the provider has no charge for it: nothing was charged. A
+	// charge the provider has not decided yet is an error, as any answer that cannot tell.
+	LookupCharge(ctx context.Context, paymentID string) (result ChargeResult, found bool, err error)
+	// LookupRefund tells whether the refund (Paygate's id refundID; the provider's id
+	// providerRefundID when known, "" otherwise) of the charge providerPaymentID has settled.
+	LookupRefund(ctx context.Context, providerPaymentID, refundID, providerRefundID string) (RefundStatus, error)
+}
+
+// RefundStatus is what became of a refund, as its provider tells it.
+type RefundStatus string
+
+const (
+	// RefundPending: the provider holds the refund and has not settled it yet; ask again later.
+	RefundPending RefundStatus = "pending"
+	// RefundSucceeded: the amount went back to the card.
+	RefundSucceeded RefundStatus = "succeeded"
+	// RefundFailed: the provider settled the refund as failed; nothing went back, and the amount
+	// can be refunded again.
+	RefundFailed RefundStatus = "failed"
+	// RefundNotFound: the provider has no such refund; the request never reached it, and nothing
+	// was refunded.
+	RefundNotFound RefundStatus = "not_found"
+)
+
+// ErrNoLookup means the provider cannot be asked what became of a charge or refund (Adyen reports
+// outcomes by webhook only): its notification settles the outcome, or a person does.
+var ErrNoLookup = errors.New("the payment provider has no look-up; its outcomes come by webhook only")

@@ -1,10 +1,14 @@
 package provider
 
 import (
+	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/paygate/paygate/internal/money"
 )
 
 // SandboxSwitches make a provider sandbox misbehave, so that failover and timeouts can be shown.
@@ -47,4 +51,48 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 		status, body = http.StatusInternalServerError, nil
 	}
 	WriteAnswer(w, status, body)
+}
+
+// FailingRefundMinor is the refund amount (13.13 in any currency) that the sandboxes which settle
+// refunds later (Adyen, Checkout.com) settle as failed, so that a refused refund can be shown.
+const FailingRefundMinor = 1313
+
+// DefaultSettleAfter is how long those sandboxes hold a refund before settling it.
+const DefaultSettleAfter = 2 * time.Second
+
+// SettledRefund is a refund a sandbox settled, with what its provider's webhook would tell of it.
+type SettledRefund struct {
+	ProviderRefundID  string // the provider's id for the refund: a pspReference, an action id
+	RefundID          string // Paygate's id for the refund, sent as its reference
+	ProviderPaymentID string // the charge it gives back
+	Amount            money.Amount
+	Succeeded         bool
+	// ResponseCode and Reason are the provider's code and words for the outcome (Checkout.com's
+	// response_code and response_summary; Adyen's reason, with no code).
+	ResponseCode string
+	Reason       string
+	SettledAt    time.Time
+}
+
+// Settler is a sandbox that settles later what it took for later.
+type Settler interface {
+	// Settle settles what is due and returns how many it settled.
+	Settle(ctx context.Context) (settled int, err error)
+}
+
+// SettleEvery runs s.Settle every interval until ctx ends, as the provider's back office would.
+// A round that fails is logged, and the next one settles what it left, which is still due.
+func SettleEvery(ctx context.Context, s Settler, interval time.Duration, log *slog.Logger) {
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			if _, err := s.Settle(ctx); err != nil && ctx.Err() == nil {
+				log.Error("sandbox settlement failed", "error", err)
+			}
+		}
+	}
 }

@@ -3,38 +3,42 @@ package adyen
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
 )
 
-func newClient(t *testing.T, db *database.DB) (*Client, *Sandbox) {
+func newClient(t *testing.T, db *database.DB, now func() time.Time) (*Client, *Sandbox) {
 	t.Helper()
-	sandbox := NewSandbox(db.Ent, time.Now)
+	sandbox := NewSandbox(db.Ent, now)
 	url, caller := providertest.Serve(t, sandbox)
 	return &Client{BaseURL: url, APIKey: "AQE_test", MerchantAccount: "PaygateTest", Caller: caller}, sandbox
 }
 
 func TestConformance(t *testing.T) {
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
-		c, sandbox := newClient(t, pools[0])
+		clock, settlements := providertest.NewClock(), &providertest.Settlements{}
+		c, sandbox := newClient(t, pools[0], clock.Now)
 		unauthenticated := *c
 		unauthenticated.APIKey = ""
-		twin, _ := newClient(t, pools[1])
+		twin, twinSandbox := newClient(t, pools[1], clock.Now)
+		sandbox.Settled, twinSandbox.Settled = settlements.Record, settlements.Record
 		providertest.Run(t, providertest.Adapter{Client: c, Unauthenticated: &unauthenticated, Switches: &sandbox.SandboxSwitches, Twin: twin,
 			RawDeclines:    map[string]string{providertest.Declined: "2", providertest.InsufficientFunds: "12", providertest.ExpiredCard: "6"},
-			RefundsPending: true})
+			RefundsPending: true, NoLookup: true, Clock: clock, Settle: sandbox.Settle, TwinSettle: twinSandbox.Settle, Settlements: settlements})
 	})
 }
 
 func TestNoMerchantAccountChargesNothing(t *testing.T) {
 	db := databasetest.SQLite(t)
-	c, _ := newClient(t, db)
+	c, _ := newClient(t, db, time.Now)
 	c.MerchantAccount = ""
 	if _, err := c.Charge(context.Background(), providertest.Charge(t, providertest.Approved, 1000)); !errors.Is(err, provider.ErrUnavailable) {
 		t.Errorf("no merchant account = %v", err)
@@ -61,5 +65,44 @@ func TestAnswersInFlight(t *testing.T) {
 		if _, err := c.Charge(context.Background(), providertest.Charge(t, providertest.Approved, 100)); !providertest.Unknown(err) {
 			t.Errorf("%d %s = %v, want an unknown outcome", tc.status, tc.body, err)
 		}
+	}
+}
+
+// TestSettleEvery: the settlement loop settles what is due and stops when its context ends.
+func TestSettleEvery(t *testing.T) {
+	db := databasetest.SQLite(t)
+	clock := providertest.NewClock()
+	c, sandbox := newClient(t, db, clock.Now)
+	settled := make(chan provider.SettledRefund, 1)
+	sandbox.Settled = func(_ context.Context, refund provider.SettledRefund) { settled <- refund }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	charged, err := c.Charge(ctx, providertest.Charge(t, providertest.Approved, 1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken, err := c.Refund(ctx, provider.RefundRequest{RefundID: "re_1", ProviderPaymentID: charged.ProviderPaymentID, Amount: money.Amount{Minor: 100, Currency: "EUR"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(provider.DefaultSettleAfter)
+	stopped := make(chan struct{})
+	go func() {
+		provider.SettleEvery(ctx, sandbox, time.Millisecond, slog.New(slog.DiscardHandler))
+		close(stopped)
+	}()
+	select {
+	case refund := <-settled:
+		if refund.ProviderRefundID != taken.ProviderRefundID || refund.RefundID != "re_1" || !refund.Succeeded {
+			t.Errorf("settled %+v, want the refund", refund)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the loop settled nothing")
+	}
+	cancel()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the loop went on after its context ended")
 	}
 }

@@ -1,6 +1,7 @@
 package adyen
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/sandboxobject"
+	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/sandboxstore"
 )
@@ -20,7 +22,7 @@ import (
 // Sandbox answers as Adyen's test environment does, for the requests the adapter sends: it
 // authorises the test cards with their outcomes, takes refunds to settle later, and replays an
 // answer to a repeated Idempotency-Key. It keeps its state in Paygate's database, so every server
-// sees one Adyen.
+// sees one Adyen. Like Adyen, it answers no look-ups.
 //
 //	4242424242424242  Authorised
 //	4000000000000002  Refused, reason 2 (Refused)
@@ -28,17 +30,39 @@ import (
 //	4000000000000069  Refused, reason 6 (Expired Card)
 //	4000000000000119  Error, reason 4 (Acquirer Error)
 //
+// Settle settles the refunds received SettleAfter ago or longer: each succeeds, but a refund of
+// 13.13 (1313 minor units, provider.FailingRefundMinor) fails, as a REFUND notification with
+// success false would say, and its amount can be refunded again.
+//
 // Its switches make it answer 503 (Outage), 500 (Fault) or late (Latency).
 type Sandbox struct {
 	provider.SandboxSwitches
 
+	// SettleAfter is how long a refund stays received on the sandbox's clock; 0 means
+	// provider.DefaultSettleAfter.
+	SettleAfter time.Duration
+	// Settled, when set, hears of each refund this server settled, once it is committed; among
+	// the servers over one database each refund is heard of once (Adyen's REFUND notification
+	// tells the same). A server stopped between the two loses it.
+	Settled func(ctx context.Context, refund provider.SettledRefund)
+
 	store *sandboxstore.Store
 }
 
-// NewSandbox returns the sandbox over its state in client's database.
+// NewSandbox returns the sandbox over its state in client's database, on the clock now.
 func NewSandbox(client *ent.Client, now func() time.Time) *Sandbox {
 	return &Sandbox{store: sandboxstore.New(client, "adyen", now)}
 }
+
+// The statuses of a refund in the sandbox's store: Adyen shows only the first.
+const (
+	refundReceived = "received"
+	refundSettled  = "settled"
+	refundFailed   = "failed"
+)
+
+// refundFailedReason is the reason the sandbox gives a refund it fails.
+const refundFailedReason = "Refund failed"
 
 // testCards are the result and refusal reason of the test cards.
 var testCards = map[string][3]string{
@@ -141,11 +165,34 @@ func (s *Sandbox) refund(ctx context.Context, tx *ent.Tx, reference string, body
 		return sandboxstore.JSON(http.StatusUnprocessableEntity, adyenError{422, "137", "Invalid amount specified", "validation"}), err
 	}
 	refund := refundAnswer{MerchantAccount: req.MerchantAccount, PaymentPSPReference: reference,
-		PSPReference: pspReference(), Reference: req.Reference, Status: "received", Amount: req.Amount}
+		PSPReference: pspReference(), Reference: req.Reference, Status: refundReceived, Amount: req.Amount}
 	answer := sandboxstore.JSON(http.StatusCreated, refund)
 	err = s.store.Create(ctx, tx, sandboxstore.Object{ID: refund.PSPReference, Kind: sandboxobject.KindRefund, Reference: req.Reference,
 		ChargeID: reference, Amount: req.Amount.Value, Currency: req.Amount.Currency, Status: refund.Status, Body: answer.Body})
 	return answer, err
+}
+
+// Settle settles the refunds received SettleAfter ago or longer, and tells Settled of each.
+func (s *Sandbox) Settle(ctx context.Context) (int, error) {
+	settled, err := s.store.SettleDue(ctx, refundReceived, cmp.Or(s.SettleAfter, provider.DefaultSettleAfter),
+		func(refund *ent.SandboxObject, _ time.Time) sandboxstore.Settlement {
+			if refund.Amount == provider.FailingRefundMinor {
+				return sandboxstore.Settlement{Status: refundFailed, Failed: true}
+			}
+			return sandboxstore.Settlement{Status: refundSettled}
+		})
+	if s.Settled != nil {
+		for _, done := range settled {
+			report := provider.SettledRefund{ProviderRefundID: done.Refund.ID, RefundID: done.Refund.Reference,
+				ProviderPaymentID: *done.Refund.ChargeID, Amount: money.Amount{Minor: done.Refund.Amount, Currency: done.Refund.Currency},
+				Succeeded: !done.Settlement.Failed, SettledAt: done.At}
+			if done.Settlement.Failed {
+				report.Reason = refundFailedReason
+			}
+			s.Settled(ctx, report)
+		}
+	}
+	return len(settled), err
 }
 
 // pspReference is a new Adyen reference: 16 characters.

@@ -1,6 +1,6 @@
 // Package checkout is the Checkout.com adapter: it charges cards through the Payments API and
-// refunds them (JSON requests and answers), and holds a sandbox that answers as Checkout.com's
-// sandbox does.
+// refunds them (JSON requests and answers), looks up what became of them, and holds a sandbox
+// that answers as Checkout.com's sandbox does.
 package checkout
 
 import (
@@ -8,7 +8,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/paygate/paygate/internal/provider"
 )
@@ -78,6 +81,44 @@ type refundAnswer struct {
 	Reference string `json:"reference"`
 }
 
+// payment is a payment as Checkout.com's look-ups show it.
+type payment struct {
+	ID          string    `json:"id"`
+	RequestedOn time.Time `json:"requested_on"`
+	Amount      int64     `json:"amount"`
+	Currency    string    `json:"currency"`
+	Reference   string    `json:"reference"`
+	Approved    bool      `json:"approved"`
+	Status      string    `json:"status"`
+}
+
+// paymentList is a page of the payments made under one reference, newest first.
+type paymentList struct {
+	Limit      int       `json:"limit"`
+	Skip       int       `json:"skip"`
+	TotalCount int       `json:"total_count"`
+	Data       []payment `json:"data"`
+}
+
+// action is a step in a payment's life (its authorization, a refund) as Checkout.com lists it.
+type action struct {
+	ID          string    `json:"id"`
+	Type        string    `json:"type"`
+	ProcessedOn time.Time `json:"processed_on"`
+	Amount      int64     `json:"amount"`
+	// Approved is whether the step went through; a step without it has no outcome yet.
+	Approved        *bool  `json:"approved,omitempty"`
+	ResponseCode    string `json:"response_code,omitempty"`
+	ResponseSummary string `json:"response_summary,omitempty"`
+	Reference       string `json:"reference,omitempty"`
+}
+
+// Action types Paygate reads.
+const (
+	actionAuthorization = "Authorization"
+	actionRefund        = "Refund"
+)
+
 // Charge requests and captures a card payment. A decline is a result (Checkout.com answers it
 // 201 with approved false). An answer by which Checkout.com did nothing (a 4xx, a 503) or a
 // refused connection is provider.ErrUnavailable; a payment still pending, an idempotency
@@ -103,15 +144,20 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 	case payment.Status != "Declined":
 		return provider.ChargeResult{}, fmt.Errorf("checkout.com: payment %s is %s, outcome unknown", payment.ID, payment.Status)
 	}
-	result := provider.ChargeResult{ProviderPaymentID: payment.ID, DeclineCode: "card_declined", RawDeclineCode: payment.ResponseCode,
-		DeclineMessage: payment.ResponseSummary}
-	switch payment.ResponseCode {
+	return decline(payment.ID, payment.ResponseCode, payment.ResponseSummary), nil
+}
+
+// decline is the decline of the payment id with Checkout.com's response code and summary.
+func decline(id, responseCode, responseSummary string) provider.ChargeResult {
+	result := provider.ChargeResult{ProviderPaymentID: id, DeclineCode: "card_declined", RawDeclineCode: responseCode,
+		DeclineMessage: responseSummary}
+	switch responseCode {
 	case codeInsufficientFunds:
 		result.DeclineCode = "insufficient_funds"
 	case codeExpiredCard:
 		result.DeclineCode = "expired_card"
 	}
-	return result, nil
+	return result
 }
 
 // unsuccessful is the error an answer other than the one expected means: the outcome in doubt
@@ -140,6 +186,110 @@ func (c *Client) Refund(ctx context.Context, req provider.RefundRequest) (provid
 		return provider.RefundResult{}, fmt.Errorf("checkout.com: unreadable refund (%d bytes)", len(answer.Body))
 	}
 	return provider.RefundResult{ProviderRefundID: refund.ActionID, Pending: true}, nil
+}
+
+var _ provider.Reconciler = (*Client)(nil)
+
+// paymentsLimit is how many payments under one reference a look-up reads: Paygate makes one per
+// payment (the payment's id is its idempotency key), so more were made by someone else.
+const paymentsLimit = 10
+
+// LookupCharge finds the payment made under Paygate's payment id as its reference and reads it as
+// Charge reads an answer; a declined payment's response code is read from its authorization.
+func (c *Client) LookupCharge(ctx context.Context, paymentID string) (provider.ChargeResult, bool, error) {
+	query := url.Values{"reference": {paymentID}, "limit": {strconv.Itoa(paymentsLimit)}}
+	answer, err := c.get(ctx, "/payments?"+query.Encode())
+	if err != nil {
+		return provider.ChargeResult{}, false, err
+	}
+	if answer.Status != http.StatusOK {
+		return provider.ChargeResult{}, false, fmt.Errorf("checkout.com: look-up answered %d, cannot tell", answer.Status)
+	}
+	var list paymentList
+	if err := json.Unmarshal(answer.Body, &list); err != nil {
+		return provider.ChargeResult{}, false, fmt.Errorf("checkout.com: unreadable payment list (%d bytes)", len(answer.Body))
+	}
+	for _, p := range list.Data {
+		if p.Approved {
+			return provider.ChargeResult{ProviderPaymentID: p.ID, Approved: true}, true, nil
+		}
+	}
+	for _, p := range list.Data {
+		if p.Status != "Declined" {
+			return provider.ChargeResult{}, false, fmt.Errorf("checkout.com: payment %s is %s, outcome unknown", p.ID, p.Status)
+		}
+	}
+	switch {
+	case list.TotalCount > len(list.Data):
+		return provider.ChargeResult{}, false, fmt.Errorf("checkout.com: %d payments for %s, cannot tell", list.TotalCount, paymentID)
+	case len(list.Data) == 0:
+		return provider.ChargeResult{}, false, nil
+	}
+	declined := list.Data[0] // the newest
+	actions, found, err := c.actions(ctx, declined.ID)
+	if err != nil {
+		return provider.ChargeResult{}, false, err
+	}
+	if found {
+		for _, a := range actions {
+			if a.Type == actionAuthorization {
+				return decline(declined.ID, a.ResponseCode, a.ResponseSummary), true, nil
+			}
+		}
+	}
+	return provider.ChargeResult{}, false, fmt.Errorf("checkout.com: declined payment %s has no authorization listed", declined.ID)
+}
+
+// LookupRefund finds the refund among the payment's actions, by its action id or its reference.
+// Checkout.com lists a refund once it has processed it: one it took (its action id is known) but
+// does not list yet is pending.
+func (c *Client) LookupRefund(ctx context.Context, providerPaymentID, refundID, providerRefundID string) (provider.RefundStatus, error) {
+	actions, found, err := c.actions(ctx, providerPaymentID)
+	if err != nil {
+		return "", err
+	}
+	if !found {
+		return provider.RefundNotFound, nil
+	}
+	for _, a := range actions {
+		if a.Type != actionRefund || !(providerRefundID != "" && a.ID == providerRefundID || refundID != "" && a.Reference == refundID) {
+			continue
+		}
+		switch {
+		case a.Approved == nil:
+			return provider.RefundPending, nil
+		case *a.Approved:
+			return provider.RefundSucceeded, nil
+		default:
+			return provider.RefundFailed, nil
+		}
+	}
+	if providerRefundID != "" {
+		return provider.RefundPending, nil
+	}
+	return provider.RefundNotFound, nil
+}
+
+// actions lists the payment's actions; found is false when Checkout.com has no such payment.
+func (c *Client) actions(ctx context.Context, paymentID string) (actions []action, found bool, err error) {
+	answer, err := c.get(ctx, "/payments/"+url.PathEscape(paymentID)+"/actions")
+	switch {
+	case err != nil:
+		return nil, false, err
+	case answer.Status == http.StatusNotFound:
+		return nil, false, nil
+	case answer.Status != http.StatusOK:
+		return nil, false, fmt.Errorf("checkout.com: look-up answered %d, cannot tell", answer.Status)
+	}
+	if err := json.Unmarshal(answer.Body, &actions); err != nil {
+		return nil, false, fmt.Errorf("checkout.com: unreadable payment actions (%d bytes)", len(answer.Body))
+	}
+	return actions, true, nil
+}
+
+// get reads path (with its query).
+func (c *Client) get(ctx context.Context, path string) (provider.Answer, error) {
+	return c.Caller.Get(ctx, strings.TrimSuffix(c.BaseURL, "/")+path, http.Header{"Authorization": {"Bearer " + c.SecretKey}})
 }
 
 // post sends body as JSON to path with the idempotency key.

@@ -8,21 +8,25 @@ import (
 
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
 )
 
 func TestConformance(t *testing.T) {
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
-		sandbox := NewSandbox(pools[0].Ent, time.Now)
+		clock, settlements := providertest.NewClock(), &providertest.Settlements{}
+		sandbox, twinSandbox := NewSandbox(pools[0].Ent, clock.Now), NewSandbox(pools[1].Ent, clock.Now)
+		sandbox.Settled, twinSandbox.Settled = settlements.Record, settlements.Record
 		url, caller := providertest.Serve(t, sandbox)
 		c := &Client{BaseURL: url, SecretKey: "sk_sbox_x", Caller: caller}
 		unauthenticated := *c
 		unauthenticated.SecretKey = ""
-		twinURL, twinCaller := providertest.Serve(t, NewSandbox(pools[1].Ent, time.Now))
+		twinURL, twinCaller := providertest.Serve(t, twinSandbox)
 		providertest.Run(t, providertest.Adapter{Client: c, Unauthenticated: &unauthenticated, Switches: &sandbox.SandboxSwitches,
 			Twin:           &Client{BaseURL: twinURL, SecretKey: "sk_sbox_x", Caller: twinCaller},
 			RawDeclines:    map[string]string{providertest.Declined: "20005", providertest.InsufficientFunds: "20051", providertest.ExpiredCard: "20054"},
-			RefundsPending: true})
+			RefundsPending: true, Clock: clock, Settle: sandbox.Settle, TwinSettle: twinSandbox.Settle, Settlements: settlements})
 	})
 }
 
@@ -44,5 +48,70 @@ func TestAnswersInFlight(t *testing.T) {
 		if tc.approved && (err != nil || !result.Approved) || !tc.approved && !providertest.Unknown(err) {
 			t.Errorf("%d %s = %+v, %v", tc.status, tc.body, result, err)
 		}
+	}
+}
+
+// TestLookupsRead: a payment Checkout.com has not decided, or more payments than were read, cannot
+// be told; a refund action without an outcome yet is pending.
+func TestLookupsRead(t *testing.T) {
+	for _, body := range []string{
+		`{"limit":10,"skip":0,"total_count":1,"data":[{"id":"pay_1","status":"Pending","approved":false}]}`,
+		`{"limit":10,"skip":0,"total_count":1,"data":[{"id":"pay_1","status":"Authorized","approved":false}]}`,
+		`{"limit":10,"skip":0,"total_count":11,"data":[{"id":"pay_1","status":"Declined","approved":false}]}`,
+		`{"data":{}}`,
+	} {
+		url, caller := providertest.Canned(t, http.StatusOK, body)
+		c := &Client{BaseURL: url, SecretKey: "sk_sbox_x", Caller: caller}
+		if result, found, err := c.LookupCharge(context.Background(), "pay_x"); err == nil || found {
+			t.Errorf("%s = %+v, found %v; want an error", body, result, found)
+		}
+	}
+	for _, tc := range []struct {
+		status                     int
+		body                       string
+		refundID, providerRefundID string
+		want                       provider.RefundStatus // "": an error
+	}{
+		{http.StatusOK, `[{"id":"act_2","type":"Refund","amount":100,"reference":"re_x"}]`, "re_x", "", provider.RefundPending},
+		{http.StatusOK, `[{"id":"act_2","type":"Refund","amount":100,"approved":false,"response_code":"20005"}]`, "re_x", "act_2", provider.RefundFailed},
+		{http.StatusOK, `[{"id":"act_2","type":"Refund","amount":100,"approved":true,"reference":"re_x"}]`, "re_x", "", provider.RefundSucceeded},
+		{http.StatusOK, `[{"id":"act_1","type":"Authorization","amount":100,"approved":true,"reference":""}]`, "", "act_2", provider.RefundPending},
+		{http.StatusOK, `[{"id":"act_1","type":"Authorization","amount":100,"approved":true,"reference":""}]`, "re_x", "", provider.RefundNotFound},
+		{http.StatusNotFound, ``, "re_x", "", provider.RefundNotFound},
+		{http.StatusInternalServerError, ``, "re_x", "act_2", ""},
+		{http.StatusOK, `{}`, "re_x", "act_2", ""},
+	} {
+		url, caller := providertest.Canned(t, tc.status, tc.body)
+		c := &Client{BaseURL: url, SecretKey: "sk_sbox_x", Caller: caller}
+		status, err := c.LookupRefund(context.Background(), "pay_1", tc.refundID, tc.providerRefundID)
+		if status != tc.want || (err == nil) != (tc.want != "") {
+			t.Errorf("%d %s (%q, %q) = %q, %v; want %q", tc.status, tc.body, tc.refundID, tc.providerRefundID, status, err, tc.want)
+		}
+	}
+}
+
+// TestSettleAfter: a refund settles once it has been pending for the sandbox's SettleAfter.
+func TestSettleAfter(t *testing.T) {
+	db := databasetest.SQLite(t)
+	clock := providertest.NewClock()
+	sandbox := NewSandbox(db.Ent, clock.Now)
+	sandbox.SettleAfter = time.Minute
+	url, caller := providertest.Serve(t, sandbox)
+	c := &Client{BaseURL: url, SecretKey: "sk_sbox_x", Caller: caller}
+	ctx := context.Background()
+	charged, err := c.Charge(ctx, providertest.Charge(t, providertest.Approved, 1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Refund(ctx, provider.RefundRequest{RefundID: "re_1", ProviderPaymentID: charged.ProviderPaymentID, Amount: money.Amount{Minor: 100, Currency: "EUR"}}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(provider.DefaultSettleAfter + time.Second)
+	if n, err := sandbox.Settle(ctx); err != nil || n != 0 {
+		t.Errorf("settled %d, %v before a minute; want none", n, err)
+	}
+	clock.Advance(time.Minute)
+	if n, err := sandbox.Settle(ctx); err != nil || n != 1 {
+		t.Errorf("settled %d, %v after a minute; want the refund", n, err)
 	}
 }

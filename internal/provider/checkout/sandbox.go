@@ -1,25 +1,30 @@
 package checkout
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/sandboxobject"
+	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/sandboxstore"
 )
 
 // Sandbox answers as Checkout.com's sandbox does, for the requests the adapter sends: it charges
-// the test cards with their outcomes, takes refunds to settle later, and replays an answer to a
-// repeated Cko-Idempotency-Key. It keeps its state in Paygate's database, so every server sees one
-// Checkout.com.
+// the test cards with their outcomes, takes refunds to settle later, replays an answer to a
+// repeated Cko-Idempotency-Key, and answers the adapter's look-ups (payments by reference, a
+// payment, its actions) from what it stored. It keeps its state in Paygate's database, so every
+// server sees one Checkout.com.
 //
 //	4242424242424242  approved (10000)
 //	4000000000000002  declined, 20005 (do not honour)
@@ -27,17 +32,37 @@ import (
 //	4000000000000069  declined, 20054 (expired card)
 //	4000000000000119  503: the acquirer could not be reached, nothing was done
 //
+// Settle settles the refunds pending for SettleAfter or longer: each is approved, but a refund of
+// 13.13 (1313 minor units, provider.FailingRefundMinor) is declined (20005) and its amount can be
+// refunded again. A payment's actions list its authorization and its settled refunds, latest
+// first; a pending refund is not listed.
+//
 // Its switches make it answer 503 (Outage), 500 (Fault) or late (Latency).
 type Sandbox struct {
 	provider.SandboxSwitches
 
+	// SettleAfter is how long a refund stays pending on the sandbox's clock; 0 means
+	// provider.DefaultSettleAfter.
+	SettleAfter time.Duration
+	// Settled, when set, hears of each refund this server settled, once it is committed; among
+	// the servers over one database each refund is heard of once (the payment_refunded and
+	// payment_refund_declined webhooks tell the same). A server stopped between the two loses it.
+	Settled func(ctx context.Context, refund provider.SettledRefund)
+
 	store *sandboxstore.Store
 }
 
-// NewSandbox returns the sandbox over its state in client's database.
+// NewSandbox returns the sandbox over its state in client's database, on the clock now.
 func NewSandbox(client *ent.Client, now func() time.Time) *Sandbox {
 	return &Sandbox{store: sandboxstore.New(client, "checkout", now)}
 }
+
+// The statuses of a refund in the sandbox's store.
+const (
+	refundPending  = "Pending"
+	refundApproved = "Refunded"
+	refundDeclined = "Declined"
+)
 
 // testCards are the response codes of the test cards; an empty code is an acquirer failure.
 var testCards = map[string]string{
@@ -62,6 +87,9 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case s.Fault.Load():
 		w.WriteHeader(http.StatusInternalServerError)
+		return
+	case r.Method == http.MethodGet && (r.URL.Path == "/payments" || strings.HasPrefix(r.URL.Path, "/payments/")):
+		s.lookUp(w, r)
 		return
 	case r.Method != http.MethodPost || (r.URL.Path != "/payments" && !isRefund):
 		w.WriteHeader(http.StatusNotFound)
@@ -150,6 +178,155 @@ func (s *Sandbox) refund(ctx context.Context, tx *ent.Tx, paymentID string, body
 	refund := refundAnswer{ActionID: prefixid.New("act"), Reference: req.Reference}
 	answer := sandboxstore.JSON(http.StatusAccepted, refund)
 	err = s.store.Create(ctx, tx, sandboxstore.Object{ID: refund.ActionID, Kind: sandboxobject.KindRefund, Reference: req.Reference,
-		ChargeID: paymentID, Amount: req.Amount, Currency: payment.Currency, Status: "Pending", Body: answer.Body})
+		ChargeID: paymentID, Amount: req.Amount, Currency: payment.Currency, Status: refundPending, Body: answer.Body})
 	return answer, err
+}
+
+// lookUp answers a GET: the payments under a reference, a payment, or a payment's actions.
+func (s *Sandbox) lookUp(w http.ResponseWriter, r *http.Request) {
+	var answer sandboxstore.Answer
+	var err error
+	id, isActions := strings.CutSuffix(strings.TrimPrefix(r.URL.Path, "/payments/"), "/actions")
+	switch {
+	case r.URL.Path == "/payments":
+		answer, err = s.list(r.Context(), r.URL.Query())
+	case id == "" || strings.Contains(id, "/"):
+		answer = sandboxstore.Answer{Status: http.StatusNotFound}
+	case isActions:
+		answer, err = s.actions(r.Context(), id)
+	default:
+		answer, err = s.payment(r.Context(), id)
+	}
+	if err != nil {
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	provider.WriteAnswer(w, answer.Status, answer.Body)
+}
+
+// list answers the payments made under a reference, newest first.
+func (s *Sandbox) list(ctx context.Context, query url.Values) (sandboxstore.Answer, error) {
+	reference := query.Get("reference")
+	limit, limitErr := strconv.Atoi(cmp.Or(query.Get("limit"), "10"))
+	skip, skipErr := strconv.Atoi(cmp.Or(query.Get("skip"), "0"))
+	switch {
+	case reference == "" || len(reference) > 80:
+		return sandboxstore.JSON(http.StatusUnprocessableEntity, invalid("reference_invalid")), nil
+	case limitErr != nil || limit < 1 || limit > 100:
+		return sandboxstore.JSON(http.StatusUnprocessableEntity, invalid("paging_limit_invalid")), nil
+	case skipErr != nil || skip < 0 || skip+limit > 1000: // the endpoint lists 1000 payments at most
+		return sandboxstore.JSON(http.StatusUnprocessableEntity, invalid("paging_skip_invalid")), nil
+	}
+	charges, err := s.store.ByReference(ctx, sandboxobject.KindCharge, reference, skip, limit)
+	if err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	total, err := s.store.CountByReference(ctx, sandboxobject.KindCharge, reference)
+	if err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	list := paymentList{Limit: limit, Skip: skip, TotalCount: total, Data: []payment{}}
+	for _, charge := range charges {
+		p, _, err := view(charge)
+		if err != nil {
+			return sandboxstore.Answer{}, err
+		}
+		list.Data = append(list.Data, p)
+	}
+	return sandboxstore.JSON(http.StatusOK, list), nil
+}
+
+// payment answers a payment as it stands.
+func (s *Sandbox) payment(ctx context.Context, id string) (sandboxstore.Answer, error) {
+	charge, err := s.store.Get(ctx, sandboxobject.KindCharge, id)
+	if errors.Is(err, sandboxstore.ErrNotFound) {
+		return sandboxstore.Answer{Status: http.StatusNotFound}, nil
+	} else if err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	p, _, err := view(charge)
+	if err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	return sandboxstore.JSON(http.StatusOK, p), nil
+}
+
+// listedRefunds bounds the refunds a payment's actions list.
+const listedRefunds = 1000
+
+// actions answers a payment's settled refunds and its authorization, latest first.
+func (s *Sandbox) actions(ctx context.Context, id string) (sandboxstore.Answer, error) {
+	charge, err := s.store.Get(ctx, sandboxobject.KindCharge, id)
+	if errors.Is(err, sandboxstore.ErrNotFound) {
+		return sandboxstore.Answer{Status: http.StatusNotFound}, nil
+	} else if err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	_, authorization, err := view(charge)
+	if err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	refunds, err := s.store.Refunds(ctx, id, listedRefunds)
+	if err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	var listed []json.RawMessage
+	for _, refund := range refunds {
+		if refund.Status != refundPending { // a settled refund's body is its action
+			listed = append(listed, refund.Body)
+		}
+	}
+	body, err := json.Marshal(authorization)
+	if err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	return sandboxstore.JSON(http.StatusOK, append(listed, body)), nil
+}
+
+// view is a stored payment as the look-ups show it, and its authorization.
+func view(charge *ent.SandboxObject) (payment, action, error) {
+	var answered paymentAnswer
+	if err := json.Unmarshal(charge.Body, &answered); err != nil {
+		return payment{}, action{}, err
+	}
+	p := payment{ID: answered.ID, RequestedOn: charge.CreatedAt, Amount: answered.Amount, Currency: answered.Currency,
+		Reference: answered.Reference, Approved: answered.Approved, Status: answered.Status}
+	authorization := action{ID: answered.ActionID, Type: actionAuthorization, ProcessedOn: charge.CreatedAt, Amount: answered.Amount,
+		Approved: &answered.Approved, ResponseCode: answered.ResponseCode, ResponseSummary: answered.ResponseSummary, Reference: answered.Reference}
+	return p, authorization, nil
+}
+
+// codeRefundDeclined is the response code of the refund the sandbox declines.
+const codeRefundDeclined = "20005"
+
+// refundOutcome is how the sandbox settles a refund of amount: approved, but for
+// provider.FailingRefundMinor.
+func refundOutcome(amount int64) (approved bool, responseCode, responseSummary string) {
+	if amount == provider.FailingRefundMinor {
+		return false, codeRefundDeclined, "Declined - Do Not Honour"
+	}
+	return true, codeApproved, "Approved"
+}
+
+// Settle settles the refunds pending for SettleAfter or longer, and tells Settled of each.
+func (s *Sandbox) Settle(ctx context.Context) (int, error) {
+	settled, err := s.store.SettleDue(ctx, refundPending, cmp.Or(s.SettleAfter, provider.DefaultSettleAfter),
+		func(refund *ent.SandboxObject, at time.Time) sandboxstore.Settlement {
+			approved, code, summary := refundOutcome(refund.Amount)
+			body, _ := json.Marshal(action{ID: refund.ID, Type: actionRefund, ProcessedOn: at, Amount: refund.Amount, Approved: &approved,
+				ResponseCode: code, ResponseSummary: summary, Reference: refund.Reference}) // strings, numbers and a time: cannot fail
+			if !approved {
+				return sandboxstore.Settlement{Status: refundDeclined, Body: body, Failed: true}
+			}
+			return sandboxstore.Settlement{Status: refundApproved, Body: body}
+		})
+	if s.Settled != nil {
+		for _, done := range settled {
+			approved, code, summary := refundOutcome(done.Refund.Amount)
+			s.Settled(ctx, provider.SettledRefund{ProviderRefundID: done.Refund.ID, RefundID: done.Refund.Reference,
+				ProviderPaymentID: *done.Refund.ChargeID, Amount: money.Amount{Minor: done.Refund.Amount, Currency: done.Refund.Currency},
+				Succeeded: approved, ResponseCode: code, Reason: summary, SettledAt: done.At})
+		}
+	}
+	return len(settled), err
 }

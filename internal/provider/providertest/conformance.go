@@ -1,7 +1,8 @@
 // Package providertest holds the conformance checks every provider adapter passes against its
 // sandbox over real HTTP: the test cards' outcomes, one charge and one refund per idempotency key,
-// and failures told apart as outages (nothing charged, another provider may be tried) or
-// unknown outcomes (never failed over).
+// failures told apart as outages (nothing charged, another provider may be tried) or unknown
+// outcomes (never failed over), look-ups that give the answers a charge or refund got, and
+// refunds taken for later settled once, and as their amount says, by several servers at once.
 package providertest
 
 import (
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,6 +34,15 @@ type Adapter struct {
 	// Twin is the same adapter speaking to another server of the same sandbox (over the same
 	// database), as a second Paygate server would.
 	Twin provider.Provider
+	// NoLookup says the provider answers no look-ups: the adapter's are provider.ErrNoLookup.
+	NoLookup bool
+	// Clock is the sandboxes' clock, which the suite moves on to make pending refunds due.
+	Clock *Clock
+	// Settle settles what is due in Client's sandbox, TwinSettle in Twin's; set when
+	// RefundsPending.
+	Settle, TwinSettle func(ctx context.Context) (int, error)
+	// Settlements hears of the refunds both sandboxes settle.
+	Settlements *Settlements
 }
 
 // The test cards every sandbox knows.
@@ -59,6 +70,9 @@ func Run(t *testing.T, a Adapter) {
 	t.Run("idempotent", func(t *testing.T) { idempotent(t, a) })
 	t.Run("failures", func(t *testing.T) { failures(t, a) })
 	t.Run("concurrent", func(t *testing.T) { concurrent(t, a) })
+	t.Run("lookups", func(t *testing.T) { lookups(t, a) })
+	t.Run("settlement", func(t *testing.T) { settlement(t, a) })
+	t.Run("settle_once", func(t *testing.T) { settleOnce(t, a) })
 }
 
 // concurrent sends one payment through both servers at once, then refunds that together ask back
@@ -206,4 +220,288 @@ func Canned(t *testing.T, status int, body string) (string, provider.Caller) {
 // Unknown reports whether err leaves the outcome unknown: an error that is not an outage.
 func Unknown(err error) bool {
 	return err != nil && !errors.Is(err, provider.ErrUnavailable)
+}
+
+// lookups checks that a look-up gives the answer the charge got, finds nothing for a payment never
+// charged, tells a refund's state, and never reads a provider that cannot answer as "not found".
+func lookups(t *testing.T, a Adapter) {
+	reconciler, ok := a.Client.(provider.Reconciler)
+	if !ok {
+		t.Skip("the adapter looks nothing up")
+	}
+	ctx := context.Background()
+	if a.NoLookup {
+		if _, _, err := reconciler.LookupCharge(ctx, prefixid.New("pay")); !errors.Is(err, provider.ErrNoLookup) {
+			t.Errorf("charge look-up = %v, want ErrNoLookup", err)
+		}
+		if _, err := reconciler.LookupRefund(ctx, "1234567890123456", prefixid.New("re"), ""); !errors.Is(err, provider.ErrNoLookup) {
+			t.Errorf("refund look-up = %v, want ErrNoLookup", err)
+		}
+		return
+	}
+	for _, number := range []string{Approved, Declined, InsufficientFunds, ExpiredCard} {
+		req := Charge(t, number, 4999)
+		answered, err := a.Client.Charge(ctx, req)
+		if err != nil {
+			t.Fatalf("%s: %v", number, err)
+		}
+		if found, ok, err := reconciler.LookupCharge(ctx, req.PaymentID); err != nil || !ok || found != answered {
+			t.Errorf("%s: look-up = %+v, found %v, %v; want %+v, the charge's answer", number, found, ok, err, answered)
+		}
+	}
+	refused := Charge(t, ProviderError, 4999)
+	a.Client.Charge(ctx, refused)
+	if found, _, err := reconciler.LookupCharge(ctx, refused.PaymentID); err == nil && found.Approved {
+		t.Errorf("a charge the provider could not process was found approved: %+v", found)
+	}
+	if found, ok, err := reconciler.LookupCharge(ctx, prefixid.New("pay")); err != nil || ok {
+		t.Errorf("a payment never charged = %+v, found %v, %v; want not found", found, ok, err)
+	}
+
+	req := Charge(t, Approved, 5000)
+	charged, err := a.Client.Charge(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refund := provider.RefundRequest{RefundID: prefixid.New("re"), ProviderPaymentID: charged.ProviderPaymentID, Amount: money.Amount{Minor: 1000, Currency: "EUR"}}
+	taken, err := a.Client.Refund(ctx, refund)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := provider.RefundSucceeded
+	if a.RefundsPending {
+		want = provider.RefundPending
+	}
+	if status, err := reconciler.LookupRefund(ctx, refund.ProviderPaymentID, refund.RefundID, taken.ProviderRefundID); err != nil || status != want {
+		t.Errorf("refund look-up = %q, %v; want %q", status, err, want)
+	}
+	if !a.RefundsPending {
+		if status, err := reconciler.LookupRefund(ctx, refund.ProviderPaymentID, refund.RefundID, ""); err != nil || status != want {
+			t.Errorf("refund look-up by Paygate's id = %q, %v; want %q", status, err, want)
+		}
+	}
+	if status, err := reconciler.LookupRefund(ctx, refund.ProviderPaymentID, prefixid.New("re"), ""); err != nil || status != provider.RefundNotFound {
+		t.Errorf("a refund never asked for = %q, %v; want not found", status, err)
+	}
+
+	// A provider that cannot answer never says "not found", which would settle what is not known.
+	for name, on := range map[string]*atomic.Bool{"outage": &a.Switches.Outage, "fault": &a.Switches.Fault} {
+		on.Store(true)
+		if found, ok, err := reconciler.LookupCharge(ctx, req.PaymentID); err == nil {
+			t.Errorf("%s: charge look-up = %+v, found %v; want an error", name, found, ok)
+		}
+		if status, err := reconciler.LookupRefund(ctx, refund.ProviderPaymentID, refund.RefundID, taken.ProviderRefundID); err == nil {
+			t.Errorf("%s: refund look-up = %q; want an error", name, status)
+		}
+		on.Store(false)
+	}
+	if unauthenticated, ok := a.Unauthenticated.(provider.Reconciler); ok {
+		if found, ok, err := unauthenticated.LookupCharge(ctx, req.PaymentID); err == nil {
+			t.Errorf("no credentials: charge look-up = %+v, found %v; want an error", found, ok)
+		}
+	}
+}
+
+// settlement checks that refunds taken for later settle once they are due, not before: as
+// succeeded, but a refund of provider.FailingRefundMinor as failed, whose amount can then be
+// refunded again; each is reported once.
+func settlement(t *testing.T, a Adapter) {
+	if !a.RefundsPending {
+		t.Skip("the provider refunds at once")
+	}
+	ctx := context.Background()
+	reconciler, _ := a.Client.(provider.Reconciler)
+	if a.NoLookup {
+		reconciler = nil
+	}
+	charged, err := a.Client.Charge(ctx, Charge(t, Approved, 5000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refund := provider.RefundRequest{RefundID: prefixid.New("re"), ProviderPaymentID: charged.ProviderPaymentID, Amount: money.Amount{Minor: 1000, Currency: "EUR"}}
+	failing := provider.RefundRequest{RefundID: prefixid.New("re"), ProviderPaymentID: charged.ProviderPaymentID,
+		Amount: money.Amount{Minor: provider.FailingRefundMinor, Currency: "EUR"}}
+	taken := map[string]provider.RefundResult{}
+	for _, r := range []provider.RefundRequest{refund, failing} {
+		if taken[r.RefundID], err = a.Client.Refund(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(when string, r provider.RefundRequest, want provider.RefundStatus) {
+		t.Helper()
+		if reconciler == nil {
+			return
+		}
+		for _, providerRefundID := range []string{taken[r.RefundID].ProviderRefundID, ""} {
+			if want == provider.RefundPending && providerRefundID == "" {
+				continue // a refund asked for by Paygate's id alone may not be listed until it settles
+			}
+			if status, err := reconciler.LookupRefund(ctx, r.ProviderPaymentID, r.RefundID, providerRefundID); err != nil || status != want {
+				t.Errorf("%s: refund of %d (provider's id %q) = %q, %v; want %q", when, r.Amount.Minor, providerRefundID, status, err, want)
+			}
+		}
+	}
+
+	if _, err := a.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("before it is due", refund, provider.RefundPending)
+	check("before it is due", failing, provider.RefundPending)
+	if reports := a.Settlements.Of(taken[refund.RefundID].ProviderRefundID); len(reports) != 0 {
+		t.Errorf("settled before it was due: %+v", reports)
+	}
+
+	a.Clock.Advance(provider.DefaultSettleAfter + time.Second)
+	if n, err := a.Settle(ctx); err != nil || n < 2 {
+		t.Fatalf("settled %d, %v; want both refunds", n, err)
+	}
+	check("settled", refund, provider.RefundSucceeded)
+	check("settled", failing, provider.RefundFailed)
+	for _, r := range []provider.RefundRequest{refund, failing} {
+		reports := a.Settlements.Of(taken[r.RefundID].ProviderRefundID)
+		if len(reports) != 1 || reports[0].Succeeded != (r.Amount.Minor != provider.FailingRefundMinor) || reports[0].RefundID != r.RefundID ||
+			reports[0].ProviderPaymentID != r.ProviderPaymentID || reports[0].Amount != r.Amount {
+			t.Errorf("refund of %d reported %+v, want once, as settled", r.Amount.Minor, reports)
+		}
+	}
+	// 1000 of 5000 refunded; the failed refund gave its 13.13 back.
+	rest := provider.RefundRequest{RefundID: prefixid.New("re"), ProviderPaymentID: charged.ProviderPaymentID, Amount: money.Amount{Minor: 4000, Currency: "EUR"}}
+	if _, err := a.Client.Refund(ctx, rest); err != nil {
+		t.Errorf("a refund of the rest after a failed refund = %v", err)
+	}
+}
+
+// settleOnce settles refunds through both servers at once, twice each: every refund is settled,
+// and reported, once.
+func settleOnce(t *testing.T, a Adapter) {
+	if a.TwinSettle == nil {
+		t.Skip("no refunds to settle, or one server")
+	}
+	ctx := context.Background()
+	charged, err := a.Client.Charge(ctx, Charge(t, Approved, 100000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 12
+	refunds := make([]provider.RefundRequest, n)
+	ids := make([]string, n)
+	for i := range n {
+		refunds[i] = provider.RefundRequest{RefundID: prefixid.New("re"), ProviderPaymentID: charged.ProviderPaymentID, Amount: money.Amount{Minor: 1000, Currency: "EUR"}}
+		if i%4 == 0 {
+			refunds[i].Amount.Minor = provider.FailingRefundMinor
+		}
+		taken, err := []provider.Provider{a.Client, a.Twin}[i%2].Refund(ctx, refunds[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = taken.ProviderRefundID
+	}
+	a.Clock.Advance(provider.DefaultSettleAfter + time.Second)
+	before := a.Settlements.Count()
+	settlers := []func(context.Context) (int, error){a.Settle, a.TwinSettle, a.Settle, a.TwinSettle}
+	settled := make([]int, len(settlers))
+	errs := make([]error, len(settlers))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, settle := range settlers {
+		wg.Go(func() {
+			<-start
+			settled[i], errs[i] = settle(ctx)
+		})
+	}
+	close(start)
+	wg.Wait()
+	total := 0
+	for i := range settlers {
+		if errs[i] != nil {
+			t.Errorf("settlement %d: %v", i, errs[i])
+		}
+		total += settled[i]
+	}
+	if reported := a.Settlements.Count() - before; total != reported || total < n {
+		t.Errorf("settled %d, reported %d; want the same, and all %d refunds", total, reported, n)
+	}
+	for i, id := range ids {
+		reports := a.Settlements.Of(id)
+		if len(reports) != 1 || reports[0].Succeeded != (refunds[i].Amount.Minor != provider.FailingRefundMinor) {
+			t.Errorf("refund %d of %d reported %d times (%+v), want once, as its amount says", i, refunds[i].Amount.Minor, len(reports), reports[:min(len(reports), 1)])
+		}
+	}
+	if repeated := a.Settlements.Repeated(); len(repeated) != 0 {
+		t.Errorf("refunds settled more than once: %v", repeated)
+	}
+	// Nine refunds of 10.00 went through; the three that failed gave their amounts back.
+	rest := provider.RefundRequest{RefundID: prefixid.New("re"), ProviderPaymentID: charged.ProviderPaymentID, Amount: money.Amount{Minor: 91000, Currency: "EUR"}}
+	if _, err := a.Client.Refund(ctx, rest); err != nil {
+		t.Errorf("a refund of the rest = %v", err)
+	}
+}
+
+// Clock is a sandbox's clock that stands still until the test moves it on, so that the test
+// decides what is due.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock returns a clock standing at the present.
+func NewClock() *Clock { return &Clock{now: time.Now()} }
+
+// Now is the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock on by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// Settlements records the refunds sandboxes report settled, by the provider's refund id.
+type Settlements struct {
+	mu      sync.Mutex
+	reports map[string][]provider.SettledRefund
+	count   int
+}
+
+// Record is a sandbox's Settled hook.
+func (s *Settlements) Record(_ context.Context, refund provider.SettledRefund) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reports == nil {
+		s.reports = map[string][]provider.SettledRefund{}
+	}
+	s.reports[refund.ProviderRefundID] = append(s.reports[refund.ProviderRefundID], refund)
+	s.count++
+}
+
+// Of returns the reports of one refund.
+func (s *Settlements) Of(providerRefundID string) []provider.SettledRefund {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]provider.SettledRefund(nil), s.reports[providerRefundID]...)
+}
+
+// Count is how many reports were recorded.
+func (s *Settlements) Count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.count
+}
+
+// Repeated returns the refunds reported more than once.
+func (s *Settlements) Repeated() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var repeated []string
+	for id, reports := range s.reports {
+		if len(reports) > 1 {
+			repeated = append(repeated, id)
+		}
+	}
+	return repeated
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -137,18 +138,25 @@ func (s *Store) get(ctx context.Context, objects *ent.SandboxObjectClient, kind 
 	return o, err
 }
 
-// ByReference returns the objects of kind made for Paygate's reference, oldest first.
-func (s *Store) ByReference(ctx context.Context, kind sandboxobject.Kind, reference string) ([]*ent.SandboxObject, error) {
+// ByReference returns the objects of kind made for Paygate's reference, newest first (as the
+// providers list them): limit of them after the first skip.
+func (s *Store) ByReference(ctx context.Context, kind sandboxobject.Kind, reference string, skip, limit int) ([]*ent.SandboxObject, error) {
 	return s.client.SandboxObject.Query().
 		Where(sandboxobject.Provider(s.provider), sandboxobject.Reference(reference), sandboxobject.KindEQ(kind)).
-		Order(ent.Asc(sandboxobject.FieldCreatedAt)).All(ctx)
+		Order(ent.Desc(sandboxobject.FieldCreatedAt), ent.Desc(sandboxobject.FieldID)).Offset(skip).Limit(limit).All(ctx)
 }
 
-// Refunds returns the refunds of a charge, oldest first.
-func (s *Store) Refunds(ctx context.Context, chargeID string) ([]*ent.SandboxObject, error) {
+// CountByReference is how many objects of kind were made for Paygate's reference.
+func (s *Store) CountByReference(ctx context.Context, kind sandboxobject.Kind, reference string) (int, error) {
+	return s.client.SandboxObject.Query().
+		Where(sandboxobject.Provider(s.provider), sandboxobject.Reference(reference), sandboxobject.KindEQ(kind)).Count(ctx)
+}
+
+// Refunds returns the newest refunds of a charge, at most limit, newest first.
+func (s *Store) Refunds(ctx context.Context, chargeID string, limit int) ([]*ent.SandboxObject, error) {
 	return s.client.SandboxObject.Query().
 		Where(sandboxobject.Provider(s.provider), sandboxobject.ChargeID(chargeID), sandboxobject.KindEQ(sandboxobject.KindRefund)).
-		Order(ent.Asc(sandboxobject.FieldCreatedAt)).All(ctx)
+		Order(ent.Desc(sandboxobject.FieldCreatedAt), ent.Desc(sandboxobject.FieldID)).Limit(limit).All(ctx)
 }
 
 // TakeRefund takes amount from what is left to refund of the charge, if the charge has status
@@ -166,6 +174,89 @@ func (s *Store) TakeRefund(ctx context.Context, tx *ent.Tx, chargeID, chargedSta
 			}).
 		AddRefunded(amount).SetUpdatedAt(s.now()).Save(ctx)
 	return n == 1, err
+}
+
+// Settlement is the outcome a sandbox gives a refund it settles.
+type Settlement struct {
+	Status string // the refund's status once settled
+	Body   []byte // its body once settled, as the provider shows it; nil keeps the body it has
+	// Failed gives the refund's amount back to what is left to refund of its charge.
+	Failed bool
+}
+
+// Settled is a refund this server settled: the refund as it was before, its settlement, and when.
+type Settled struct {
+	Refund     *ent.SandboxObject
+	Settlement Settlement
+	At         time.Time
+}
+
+// settleBatch is how many due refunds are read at a time.
+const settleBatch = 100
+
+// SettleDue settles the refunds that have been in status pending for delay or longer on the
+// sandbox's clock, oldest first, each with the settlement settle decides. Each is settled in its own
+// transaction by an update that requires it to be pending still: a refund another server settled
+// first is skipped, so among all the servers over the database each refund is settled once. It
+// returns the refunds this server settled, those settled before an error included.
+func (s *Store) SettleDue(ctx context.Context, pending string, delay time.Duration, settle func(refund *ent.SandboxObject, at time.Time) Settlement) ([]Settled, error) {
+	var settled []Settled
+	for {
+		now := s.now()
+		due, err := s.client.SandboxObject.Query().
+			Where(sandboxobject.Provider(s.provider), sandboxobject.KindEQ(sandboxobject.KindRefund),
+				sandboxobject.Status(pending), sandboxobject.CreatedAtLTE(now.Add(-delay))).
+			Order(ent.Asc(sandboxobject.FieldCreatedAt), ent.Asc(sandboxobject.FieldID)).Limit(settleBatch).All(ctx)
+		if err != nil {
+			return settled, err
+		}
+		for _, refund := range due {
+			settlement := settle(refund, now)
+			won, err := s.settleRefund(ctx, refund, pending, settlement, now)
+			if err != nil {
+				return settled, err
+			}
+			if won {
+				settled = append(settled, Settled{Refund: refund, Settlement: settlement, At: now})
+			}
+		}
+		if len(due) < settleBatch {
+			return settled, nil
+		}
+	}
+}
+
+// settleRefund gives refund its settlement if it is pending still, and reports whether it did.
+func (s *Store) settleRefund(ctx context.Context, refund *ent.SandboxObject, pending string, settlement Settlement, now time.Time) (bool, error) {
+	tx, err := s.client.Tx(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	update := tx.SandboxObject.Update().
+		Where(sandboxobject.ID(refund.ID), sandboxobject.Provider(s.provider), sandboxobject.Status(pending)).
+		SetStatus(settlement.Status).SetUpdatedAt(now)
+	if settlement.Body != nil {
+		update.SetBody(settlement.Body)
+	}
+	if n, err := update.Save(ctx); err != nil || n == 0 {
+		return false, err
+	}
+	if settlement.Failed {
+		if refund.ChargeID == nil {
+			return false, fmt.Errorf("sandbox refund %s has no charge", refund.ID)
+		}
+		n, err := tx.SandboxObject.Update().
+			Where(sandboxobject.ID(*refund.ChargeID), sandboxobject.Provider(s.provider), sandboxobject.KindEQ(sandboxobject.KindCharge)).
+			AddRefunded(-refund.Amount).SetUpdatedAt(now).Save(ctx)
+		if err != nil {
+			return false, err
+		}
+		if n != 1 {
+			return false, fmt.Errorf("sandbox refund %s: its charge %s is missing", refund.ID, *refund.ChargeID)
+		}
+	}
+	return true, tx.Commit()
 }
 
 // JSON is the answer of v as JSON with status.

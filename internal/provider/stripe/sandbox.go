@@ -19,8 +19,10 @@ import (
 )
 
 // Sandbox answers as Stripe's test mode does, for the requests the adapter sends: it charges the
-// test cards with their test outcomes, refunds, and replays an answer to a repeated
-// Idempotency-Key. It keeps its state in Paygate's database, so every server sees one Stripe.
+// test cards with their test outcomes, refunds at once, replays an answer to a repeated
+// Idempotency-Key, and answers the adapter's look-ups (a search of PaymentIntents by
+// metadata['paygate_id'], a refund by id, a PaymentIntent's refunds) from what it stored. It
+// keeps its state in Paygate's database, so every server sees one Stripe.
 //
 //	4242424242424242  succeeds
 //	4000000000000002  card_declined (decline_code generic_decline)
@@ -54,6 +56,10 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case s.Fault.Load():
 		writeError(w, http.StatusInternalServerError, stripego.Error{Type: stripego.ErrorTypeAPI, Msg: "An unknown error occurred."})
+		return
+	case r.Method == http.MethodGet && (r.URL.Path == "/v1/payment_intents/search" || r.URL.Path == "/v1/refunds" ||
+		strings.HasPrefix(r.URL.Path, "/v1/refunds/")):
+		s.lookUp(w, r)
 		return
 	case r.Method != http.MethodPost || (r.URL.Path != "/v1/payment_intents" && r.URL.Path != "/v1/refunds"):
 		writeError(w, http.StatusNotFound, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Msg: "Unrecognized request URL."})
@@ -113,6 +119,8 @@ func (s *Sandbox) intent(ctx context.Context, tx *ent.Tx, r *http.Request) (sand
 	outcome, declined := testCards[number]
 	if declined {
 		intent.Status, intent.AmountReceived = stripego.PaymentIntentStatusRequiresPaymentMethod, 0
+		intent.LastPaymentError = &stripego.Error{Type: stripego.ErrorTypeCard, Code: stripego.ErrorCode(outcome[0]),
+			DeclineCode: stripego.DeclineCode(outcome[1]), Msg: "Your card was declined."}
 	}
 	body, err := json.Marshal(intent)
 	if err != nil {
@@ -123,8 +131,9 @@ func (s *Sandbox) intent(ctx context.Context, tx *ent.Tx, r *http.Request) (sand
 		return sandboxstore.Answer{}, err
 	}
 	if declined {
-		return errorBody(http.StatusPaymentRequired, stripego.Error{Type: stripego.ErrorTypeCard, Code: stripego.ErrorCode(outcome[0]),
-			DeclineCode: stripego.DeclineCode(outcome[1]), Msg: "Your card was declined.", PaymentIntent: intent}), nil
+		cardError := *intent.LastPaymentError
+		cardError.PaymentIntent = intent
+		return errorBody(http.StatusPaymentRequired, cardError), nil
 	}
 	return sandboxstore.Answer{Status: http.StatusOK, Body: body}, nil
 }
@@ -161,6 +170,97 @@ func (s *Sandbox) refund(ctx context.Context, tx *ent.Tx, r *http.Request) (sand
 	err = s.store.Create(ctx, tx, sandboxstore.Object{ID: refund.ID, Kind: sandboxobject.KindRefund, Reference: refund.Metadata["paygate_id"],
 		ChargeID: intent.ID, Amount: amount, Currency: intent.Currency, Status: string(refund.Status), Body: body})
 	return sandboxstore.Answer{Status: http.StatusOK, Body: body}, err
+}
+
+// lookUp answers a GET: a search of PaymentIntents, a refund, or a PaymentIntent's refunds.
+func (s *Sandbox) lookUp(w http.ResponseWriter, r *http.Request) {
+	query := r.URL.Query()
+	limit, err := strconv.Atoi(query.Get("limit"))
+	switch {
+	case query.Get("limit") == "":
+		limit = 10
+	case err != nil || limit < 1 || limit > 100:
+		writeError(w, http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Param: "limit",
+			Msg: "Invalid integer: limit must be between 1 and 100."})
+		return
+	}
+	var answer sandboxstore.Answer
+	switch {
+	case r.URL.Path == "/v1/payment_intents/search":
+		answer, err = s.search(r.Context(), query.Get("query"), limit)
+	case r.URL.Path == "/v1/refunds":
+		answer, err = s.refunds(r.Context(), query.Get("payment_intent"), limit)
+	default:
+		answer, err = s.getRefund(r.Context(), strings.TrimPrefix(r.URL.Path, "/v1/refunds/"))
+	}
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, stripego.Error{Type: stripego.ErrorTypeAPI, Msg: "An unknown error occurred."})
+		return
+	}
+	provider.WriteAnswer(w, answer.Status, answer.Body)
+}
+
+// list is a page of objects as Stripe's list and search answers hold them.
+type list struct {
+	Object  string            `json:"object"`
+	URL     string            `json:"url"`
+	HasMore bool              `json:"has_more"`
+	Data    []json.RawMessage `json:"data"`
+}
+
+// page is the list of the objects' bodies; one more than limit says there are more.
+func page(object, url string, objects []*ent.SandboxObject, limit int) list {
+	l := list{Object: object, URL: url, HasMore: len(objects) > limit, Data: []json.RawMessage{}}
+	for _, o := range objects[:min(len(objects), limit)] {
+		l.Data = append(l.Data, o.Body)
+	}
+	return l
+}
+
+// searchByPaygateID is the one search query the sandbox knows: metadata['paygate_id']:'<id>'.
+const searchByPaygateID = "metadata['paygate_id']:'"
+
+// search finds the PaymentIntents made for a Paygate payment, newest first.
+func (s *Sandbox) search(ctx context.Context, query string, limit int) (sandboxstore.Answer, error) {
+	value, known := strings.CutPrefix(query, searchByPaygateID)
+	value, closed := strings.CutSuffix(value, "'")
+	reference := strings.ReplaceAll(value, `\'`, "'")
+	if !known || !closed || len(query) > 500 || strings.Count(reference, "'") != strings.Count(value, `\'`) {
+		return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Param: "query",
+			Msg: "This sandbox searches by metadata['paygate_id'] only."}), nil
+	}
+	intents, err := s.store.ByReference(ctx, sandboxobject.KindCharge, reference, 0, limit+1)
+	if err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	return sandboxstore.JSON(http.StatusOK, page("search_result", "/v1/payment_intents/search", intents, limit)), nil
+}
+
+// refunds lists a PaymentIntent's refunds, newest first.
+func (s *Sandbox) refunds(ctx context.Context, intentID string, limit int) (sandboxstore.Answer, error) {
+	if _, err := s.store.Get(ctx, sandboxobject.KindCharge, intentID); errors.Is(err, sandboxstore.ErrNotFound) {
+		return errorBody(http.StatusNotFound, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Code: stripego.ErrorCodeResourceMissing,
+			Param: "payment_intent", Msg: "No such payment_intent: '" + intentID + "'"}), nil
+	} else if err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	refunds, err := s.store.Refunds(ctx, intentID, limit+1)
+	if err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	return sandboxstore.JSON(http.StatusOK, page("list", "/v1/refunds", refunds, limit)), nil
+}
+
+// getRefund answers a refund as it stands.
+func (s *Sandbox) getRefund(ctx context.Context, id string) (sandboxstore.Answer, error) {
+	refund, err := s.store.Get(ctx, sandboxobject.KindRefund, id)
+	if errors.Is(err, sandboxstore.ErrNotFound) {
+		return errorBody(http.StatusNotFound, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Code: stripego.ErrorCodeResourceMissing,
+			Param: "id", Msg: "No such refund: '" + id + "'"}), nil
+	} else if err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	return sandboxstore.Answer{Status: http.StatusOK, Body: refund.Body}, nil
 }
 
 func errorBody(status int, e stripego.Error) sandboxstore.Answer {

@@ -1,6 +1,6 @@
 // Package stripe is the Stripe adapter: it charges cards through PaymentIntents and refunds them
 // over Stripe's HTTP API (form-encoded requests, JSON answers, read with stripe-go's wire types),
-// and holds a sandbox that answers as Stripe's test mode does.
+// looks up what became of them, and holds a sandbox that answers as Stripe's test mode does.
 package stripe
 
 import (
@@ -65,11 +65,21 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 	if err := json.Unmarshal(answer.Body, &intent); err != nil || intent.ID == "" {
 		return provider.ChargeResult{}, fmt.Errorf("stripe: unreadable payment intent (%d bytes)", len(answer.Body))
 	}
-	switch intent.Status {
-	case stripego.PaymentIntentStatusSucceeded:
+	return intentResult(&intent)
+}
+
+// intentResult is what a PaymentIntent says of its charge: approved, declined, or, while it is
+// processing, not known yet.
+func intentResult(intent *stripego.PaymentIntent) (provider.ChargeResult, error) {
+	switch {
+	case intent.Status == stripego.PaymentIntentStatusSucceeded:
 		return provider.ChargeResult{ProviderPaymentID: intent.ID, Approved: true}, nil
-	case stripego.PaymentIntentStatusProcessing:
+	case intent.Status == stripego.PaymentIntentStatusProcessing:
 		return provider.ChargeResult{}, fmt.Errorf("stripe: payment intent %s still processing, outcome unknown", intent.ID)
+	case intent.Status == stripego.PaymentIntentStatusRequiresPaymentMethod && intent.LastPaymentError != nil:
+		result := decline(intent.LastPaymentError)
+		result.ProviderPaymentID = intent.ID
+		return result, nil
 	default: // requires_action (3-D Secure) above all: a step Paygate cannot take
 		return provider.ChargeResult{ProviderPaymentID: intent.ID, DeclineCode: "card_declined", RawDeclineCode: string(intent.Status),
 			DeclineMessage: "The card needs a step Paygate cannot take (" + string(intent.Status) + ")."}, nil
@@ -84,10 +94,18 @@ func declined(answer provider.Answer) (provider.ChargeResult, error) {
 	if err := json.Unmarshal(answer.Body, &body); err != nil || body.Error.Type != stripego.ErrorTypeCard {
 		return provider.ChargeResult{}, fmt.Errorf("stripe: unreadable card error (%d bytes)", len(answer.Body))
 	}
-	e := body.Error
-	if e.Code == stripego.ErrorCodeProcessingError {
+	if body.Error.Code == stripego.ErrorCodeProcessingError {
 		return provider.ChargeResult{}, answer.Refused("stripe (processing_error)")
 	}
+	result := decline(&body.Error)
+	if body.Error.PaymentIntent != nil {
+		result.ProviderPaymentID = body.Error.PaymentIntent.ID
+	}
+	return result, nil
+}
+
+// decline maps a card error to Paygate's decline codes, keeping Stripe's own.
+func decline(e *stripego.Error) provider.ChargeResult {
 	raw := string(e.DeclineCode)
 	if raw == "" {
 		raw = string(e.Code)
@@ -99,10 +117,7 @@ func declined(answer provider.Answer) (provider.ChargeResult, error) {
 	case e.DeclineCode == "insufficient_funds":
 		result.DeclineCode = "insufficient_funds"
 	}
-	if e.PaymentIntent != nil {
-		result.ProviderPaymentID = e.PaymentIntent.ID
-	}
-	return result, nil
+	return result
 }
 
 // unsuccessful is nil for a 2xx answer and otherwise the error it means: the outcome in doubt
@@ -149,6 +164,137 @@ func (c *Client) Refund(ctx context.Context, req provider.RefundRequest) (provid
 	default: // pending, requires_action
 		return provider.RefundResult{ProviderRefundID: refund.ID, Pending: true}, nil
 	}
+}
+
+var _ provider.Reconciler = (*Client)(nil)
+
+// searchLimit is how many PaymentIntents a look-up asks for: Paygate makes one per payment (the
+// payment's id is its idempotency key), so more were made by someone else.
+const searchLimit = 10
+
+// LookupCharge finds the PaymentIntent made for the payment by its metadata, through Stripe's
+// search, and reads it as Charge reads an answer: an intent that succeeded is an approval, one
+// still processing leaves the outcome unknown.
+func (c *Client) LookupCharge(ctx context.Context, paymentID string) (provider.ChargeResult, bool, error) {
+	query := url.Values{"query": {"metadata['paygate_id']:'" + strings.ReplaceAll(paymentID, "'", `\'`) + "'"},
+		"limit": {strconv.Itoa(searchLimit)}}
+	answer, err := c.get(ctx, "/v1/payment_intents/search", query)
+	if err != nil {
+		return provider.ChargeResult{}, false, err
+	}
+	if answer.Status != http.StatusOK {
+		return provider.ChargeResult{}, false, cannotTell(answer)
+	}
+	var found stripego.PaymentIntentSearchResult
+	if err := json.Unmarshal(answer.Body, &found); err != nil {
+		return provider.ChargeResult{}, false, fmt.Errorf("stripe: unreadable search result (%d bytes)", len(answer.Body))
+	}
+	var newest *stripego.PaymentIntent
+	for _, intent := range found.Data {
+		switch {
+		case intent == nil || intent.ID == "":
+			return provider.ChargeResult{}, false, fmt.Errorf("stripe: unreadable search result (%d bytes)", len(answer.Body))
+		case intent.Status == stripego.PaymentIntentStatusSucceeded:
+			return provider.ChargeResult{ProviderPaymentID: intent.ID, Approved: true}, true, nil
+		case intent.Status == stripego.PaymentIntentStatusProcessing:
+			return provider.ChargeResult{}, false, fmt.Errorf("stripe: payment intent %s still processing, outcome unknown", intent.ID)
+		case newest == nil || intent.Created > newest.Created:
+			newest = intent
+		}
+	}
+	switch {
+	case found.HasMore:
+		return provider.ChargeResult{}, false, fmt.Errorf("stripe: more than %d payment intents for %s, cannot tell", searchLimit, paymentID)
+	case newest == nil:
+		return provider.ChargeResult{}, false, nil
+	}
+	result, err := intentResult(newest)
+	return result, err == nil, err
+}
+
+// refundsLimit is how many refunds of a PaymentIntent a look-up reads: more than Paygate makes of
+// one payment.
+const refundsLimit = 100
+
+// LookupRefund reads the refund by its id, or, when Stripe's answer with the id was lost, finds it
+// among the PaymentIntent's refunds by its metadata.
+func (c *Client) LookupRefund(ctx context.Context, providerPaymentID, refundID, providerRefundID string) (provider.RefundStatus, error) {
+	var refund stripego.Refund
+	if providerRefundID != "" {
+		answer, err := c.get(ctx, "/v1/refunds/"+url.PathEscape(providerRefundID), nil)
+		switch {
+		case err != nil:
+			return "", err
+		case missing(answer):
+			return provider.RefundNotFound, nil
+		case answer.Status != http.StatusOK:
+			return "", cannotTell(answer)
+		}
+		if err := json.Unmarshal(answer.Body, &refund); err != nil || refund.ID == "" {
+			return "", fmt.Errorf("stripe: unreadable refund (%d bytes)", len(answer.Body))
+		}
+	} else {
+		answer, err := c.get(ctx, "/v1/refunds", url.Values{"payment_intent": {providerPaymentID}, "limit": {strconv.Itoa(refundsLimit)}})
+		switch {
+		case err != nil:
+			return "", err
+		case missing(answer):
+			return provider.RefundNotFound, nil
+		case answer.Status != http.StatusOK:
+			return "", cannotTell(answer)
+		}
+		var list stripego.RefundList
+		if err := json.Unmarshal(answer.Body, &list); err != nil {
+			return "", fmt.Errorf("stripe: unreadable refund list (%d bytes)", len(answer.Body))
+		}
+		for _, listed := range list.Data {
+			if listed != nil && listed.Metadata["paygate_id"] == refundID {
+				refund = *listed
+				break
+			}
+		}
+		switch {
+		case refund.ID == "" && list.HasMore:
+			return "", fmt.Errorf("stripe: more than %d refunds of %s, cannot tell", refundsLimit, providerPaymentID)
+		case refund.ID == "":
+			return provider.RefundNotFound, nil
+		}
+	}
+	switch refund.Status {
+	case stripego.RefundStatusSucceeded:
+		return provider.RefundSucceeded, nil
+	case stripego.RefundStatusFailed, stripego.RefundStatusCanceled:
+		return provider.RefundFailed, nil
+	default: // pending, requires_action
+		return provider.RefundPending, nil
+	}
+}
+
+// missing reports whether Stripe answered that the object asked for does not exist.
+func missing(answer provider.Answer) bool {
+	var body struct {
+		Error stripego.Error `json:"error"`
+	}
+	return answer.Status == http.StatusNotFound && json.Unmarshal(answer.Body, &body) == nil &&
+		body.Error.Code == stripego.ErrorCodeResourceMissing
+}
+
+// cannotTell is the error for a look-up answered otherwise than expected.
+func cannotTell(answer provider.Answer) error {
+	var body struct {
+		Error stripego.Error `json:"error"`
+	}
+	json.Unmarshal(answer.Body, &body)
+	return fmt.Errorf("stripe: look-up answered %d %s %s, cannot tell", answer.Status, body.Error.Type, body.Error.Code)
+}
+
+// get reads path with query.
+func (c *Client) get(ctx context.Context, path string, query url.Values) (provider.Answer, error) {
+	target := strings.TrimSuffix(c.BaseURL, "/") + path
+	if len(query) > 0 {
+		target += "?" + query.Encode()
+	}
+	return c.Caller.Get(ctx, target, http.Header{"Authorization": {"Bearer " + c.APIKey}})
 }
 
 // post sends form to path with the idempotency key.

@@ -98,3 +98,80 @@ func TestAnswersInFlight(t *testing.T) {
 		t.Errorf("a key still in use = %v, want an unknown outcome", err)
 	}
 }
+
+// TestLookupsRead: a look-up reads Stripe's answers as Charge and Refund read theirs; one that
+// cannot tell, or finds more than it can read, is an error, never "not found".
+func TestLookupsRead(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		body   string
+		want   provider.ChargeResult // zero: an error
+	}{
+		{http.StatusOK, `{"object":"search_result","has_more":false,"data":[{"id":"pi_1","object":"payment_intent","status":"processing"}]}`, provider.ChargeResult{}},
+		{http.StatusOK, `{"object":"search_result","has_more":false,"data":[{"id":"pi_1","status":"requires_action"}]}`,
+			provider.ChargeResult{ProviderPaymentID: "pi_1", DeclineCode: "card_declined", RawDeclineCode: "requires_action",
+				DeclineMessage: "The card needs a step Paygate cannot take (requires_action)."}},
+		{http.StatusOK, `{"object":"search_result","has_more":false,"data":[{"id":"pi_2","status":"requires_payment_method","created":2,
+			"last_payment_error":{"type":"card_error","code":"card_declined","decline_code":"insufficient_funds","message":"No funds."}},
+			{"id":"pi_1","status":"requires_payment_method","created":1}]}`,
+			provider.ChargeResult{ProviderPaymentID: "pi_2", DeclineCode: "insufficient_funds", RawDeclineCode: "insufficient_funds", DeclineMessage: "No funds."}},
+		{http.StatusOK, `{"object":"search_result","has_more":false,"data":[{"id":"pi_1","status":"requires_payment_method","created":2},
+			{"id":"pi_2","status":"succeeded","created":1}]}`, provider.ChargeResult{ProviderPaymentID: "pi_2", Approved: true}},
+		{http.StatusOK, `{"object":"search_result","has_more":true,"data":[{"id":"pi_1","status":"requires_payment_method"}]}`, provider.ChargeResult{}},
+		{http.StatusBadRequest, `{"error":{"type":"invalid_request_error","param":"query"}}`, provider.ChargeResult{}},
+		{http.StatusOK, `{"object":"search_result","data":"none"}`, provider.ChargeResult{}},
+	} {
+		url, caller := providertest.Canned(t, tc.status, tc.body)
+		c := &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
+		result, found, err := c.LookupCharge(context.Background(), "pay_1")
+		if tc.want == (provider.ChargeResult{}) && (err == nil || found) || tc.want != (provider.ChargeResult{}) && (err != nil || !found || result != tc.want) {
+			t.Errorf("%d %s = %+v, found %v, %v; want %+v", tc.status, tc.body, result, found, err, tc.want)
+		}
+	}
+
+	for _, tc := range []struct {
+		status int
+		body   string
+		want   provider.RefundStatus // "": an error
+	}{
+		{http.StatusOK, `{"id":"re_1","object":"refund","status":"pending"}`, provider.RefundPending},
+		{http.StatusOK, `{"id":"re_1","object":"refund","status":"requires_action"}`, provider.RefundPending},
+		{http.StatusOK, `{"id":"re_1","object":"refund","status":"succeeded"}`, provider.RefundSucceeded},
+		{http.StatusOK, `{"id":"re_1","object":"refund","status":"failed"}`, provider.RefundFailed},
+		{http.StatusOK, `{"id":"re_1","object":"refund","status":"canceled"}`, provider.RefundFailed},
+		{http.StatusNotFound, `{"error":{"type":"invalid_request_error","code":"resource_missing"}}`, provider.RefundNotFound},
+		{http.StatusNotFound, ``, ""},
+		{http.StatusServiceUnavailable, `{"error":{"type":"api_error"}}`, ""},
+	} {
+		url, caller := providertest.Canned(t, tc.status, tc.body)
+		c := &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
+		status, err := c.LookupRefund(context.Background(), "pi_1", "re_x", "re_1")
+		if status != tc.want || (err == nil) != (tc.want != "") {
+			t.Errorf("%d %s = %q, %v; want %q", tc.status, tc.body, status, err, tc.want)
+		}
+	}
+	url, caller := providertest.Canned(t, http.StatusOK, `{"object":"list","has_more":true,"data":[{"id":"re_1","status":"succeeded","metadata":{"paygate_id":"re_other"}}]}`)
+	c := &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
+	if status, err := c.LookupRefund(context.Background(), "pi_1", "re_x", ""); err == nil {
+		t.Errorf("a refund not in the first page of many = %q, want an error", status)
+	}
+}
+
+// TestSearchQuotesTheID: an id with a quote in it is searched for as it is, not as a query.
+func TestSearchQuotesTheID(t *testing.T) {
+	db := databasetest.SQLite(t)
+	url, caller := providertest.Serve(t, NewSandbox(db.Ent, time.Now))
+	c := &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
+	req := providertest.Charge(t, providertest.Approved, 100)
+	req.PaymentID = `pay_it's`
+	charged, err := c.Charge(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if result, found, err := c.LookupCharge(context.Background(), req.PaymentID); err != nil || !found || result != charged {
+		t.Errorf("look-up = %+v, found %v, %v; want %+v", result, found, err, charged)
+	}
+	if _, found, err := c.LookupCharge(context.Background(), `pay_it' OR metadata['paygate_id']:'pay_its`); err != nil || found {
+		t.Errorf("a quote that would end the query: found %v, %v; want nothing found", found, err)
+	}
+}
