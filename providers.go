@@ -16,14 +16,18 @@ import (
 // doubt, with its idempotency key.
 var providerRetryWaits = []time.Duration{100 * time.Millisecond, 400 * time.Millisecond}
 
-// sandboxSwitches are the built-in sandboxes' switches, by provider, to make them fail or slow.
-type sandboxSwitches map[string]*provider.SandboxSwitches
+// sandboxes are the built-in sandboxes in use, by provider: their switches, to make them fail or
+// slow down, and those that settle refunds some time after taking them.
+type sandboxes struct {
+	switches map[string]*provider.SandboxSwitches
+	settlers map[string]provider.Settler
+}
 
 // newProviders returns the three adapters, each speaking to its provider's API at the configured
 // base URL, or to its built-in sandbox, served in process over Paygate's database.
-func newProviders(cfg config.Config, db *database.DB, now func() time.Time) ([]provider.Provider, sandboxSwitches) {
+func newProviders(cfg config.Config, db *database.DB, now func() time.Time) ([]provider.Provider, sandboxes) {
 	access := cfg.Providers()
-	switches := sandboxSwitches{}
+	inUse := sandboxes{switches: map[string]*provider.SandboxSwitches{}, settlers: map[string]provider.Settler{}}
 	// Real providers share one pool of kept-alive connections, sized for concurrent payments.
 	network := &http.Client{Transport: &http.Transport{
 		Proxy: http.ProxyFromEnvironment, MaxIdleConns: 256, MaxIdleConnsPerHost: 64,
@@ -37,7 +41,10 @@ func newProviders(cfg config.Config, db *database.DB, now func() time.Time) ([]p
 			return a.BaseURL, a.APIKey, provider.Caller{HTTP: network, RetryWaits: providerRetryWaits}
 		}
 		s.Latency.Store(int64(cfg.SandboxLatency))
-		switches[name] = s
+		inUse.switches[name] = s
+		if settler, ok := sandbox.(provider.Settler); ok {
+			inUse.settlers[name] = settler
+		}
 		return "http://" + name + ".sandbox", "sandbox", provider.Caller{HTTP: &http.Client{Transport: provider.InProcess{Handler: sandbox}}, RetryWaits: providerRetryWaits}
 	}
 
@@ -55,5 +62,5 @@ func newProviders(cfg config.Config, db *database.DB, now func() time.Time) ([]p
 		&stripe.Client{BaseURL: stripeURL, APIKey: stripeKey, Caller: stripeCaller},
 		&adyen.Client{BaseURL: adyenURL, APIKey: adyenKey, MerchantAccount: merchantAccount, Caller: adyenCaller},
 		&checkout.Client{BaseURL: checkoutURL, SecretKey: checkoutKey, Caller: checkoutCaller},
-	}, switches
+	}, inUse
 }

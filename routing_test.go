@@ -94,7 +94,7 @@ func TestFailoverChargesOnce(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("operator")
-		stripeSandbox := env.app.services.sandboxes["stripe"]
+		stripeSandbox := env.app.services.sandboxes.switches["stripe"]
 
 		stripeSandbox.Outage.Store(true)
 		p := env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("20.00", "USD", "4242424242424242")).data()
@@ -148,7 +148,7 @@ func TestFailoverUnderConcurrency(t *testing.T) {
 		servers := newTestServers(t, pools, "PAYGATE_SANDBOX_LATENCY=5ms")
 		token := servers[0].tokenFor("operator")
 		for _, s := range servers {
-			s.app.services.sandboxes["stripe"].Outage.Store(true)
+			s.app.services.sandboxes.switches["stripe"].Outage.Store(true)
 		}
 		const n = 24
 		ids := make([]string, n)
@@ -184,7 +184,7 @@ func TestProviderStatusFromTraffic(t *testing.T) {
 	env := newTestEnv(t, databasetest.SQLite(t))
 	token := env.tokenFor("operator")
 	env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("20.00", "EUR", "4242424242424242"))
-	env.app.services.sandboxes["checkout"].Outage.Store(true)
+	env.app.services.sandboxes.switches["checkout"].Outage.Store(true)
 	for range 10 {
 		env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("20.00", "GBP", "4242424242424242"))
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/adyen"
 	"github.com/paygate/paygate/internal/provider/checkout"
 	"github.com/paygate/paygate/internal/provider/stripe"
@@ -99,8 +100,8 @@ type services struct {
 	payments    *payment.Service
 	idempotency *idempotency.Store
 	router      *routing.Router
-	// sandboxes are the switches of the providers served by their built-in sandboxes.
-	sandboxes sandboxSwitches
+	// sandboxes are the providers served by their built-in sandboxes.
+	sandboxes sandboxes
 }
 
 func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (services, error) {
@@ -191,11 +192,15 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	for name := range paygate.services.sandboxes {
+	for name := range paygate.services.sandboxes.switches {
 		if cfg.Production() {
 			logger.Warn("a provider is served by its built-in sandbox: no real money moves through it", "provider", name)
 		}
 	}
+	for _, settler := range paygate.services.sandboxes.settlers {
+		go provider.SettleEvery(ctx, settler, time.Second, logger)
+	}
+	go reconcile(ctx, paygate.services.payments, time.Minute, 5*time.Minute, logger)
 	go purgeIdempotencyKeys(ctx, paygate.services.idempotency, 10*time.Minute, logger)
 	logger.Info("paygate listening", "addr", listener.Addr().String(), "env", cfg.Env, "database", db.Dialect)
 	served := make(chan error, 1)
@@ -235,6 +240,28 @@ func purgeIdempotencyKeys(ctx context.Context, store *idempotency.Store, every t
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
+		}
+	}
+}
+
+// reconcile settles, every interval until ctx ends, the payments and refunds whose outcome has
+// been unknown for longer than after, by asking their providers. Every server may run it: each
+// settlement is conditional on the state it read.
+func reconcile(ctx context.Context, payments *payment.Service, every, after time.Duration, logger *slog.Logger) {
+	ticker := time.NewTicker(every)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		done, err := payments.Reconcile(ctx, after)
+		if err != nil && ctx.Err() == nil {
+			logger.Warn("reconciling with the providers", "error", err, "left", done.Left)
+		}
+		if done.Payments+done.Refunds > 0 {
+			logger.Info("reconciled with the providers", "payments", done.Payments, "refunds", done.Refunds, "left", done.Left)
 		}
 	}
 }

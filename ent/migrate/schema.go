@@ -52,6 +52,11 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{IdempotencyKeysColumns[9]},
 			},
+			{
+				Name:    "idempotencykey_resource_id",
+				Unique:  false,
+				Columns: []*schema.Column{IdempotencyKeysColumns[4]},
+			},
 		},
 	}
 	// PaymentsColumns holds the columns for the "payments" table.

@@ -44,6 +44,8 @@ func (IdempotencyKey) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("principal", "key").Unique(),
 		index.Fields("expires_at"),
+		// Reconciliation finds the calls that made a payment or refund it settled.
+		index.Fields("resource_id"),
 	}
 }
 

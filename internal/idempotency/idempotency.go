@@ -143,6 +143,17 @@ func settle(ctx context.Context, keys *ent.IdempotencyKeyClient, now time.Time, 
 	return update.Exec(ctx)
 }
 
+// Resolve makes the calls that made resourceID and ended in doubt answer with the resource, as it
+// is now, from now on: calls that ended in an internal error (the provider's answer was lost) or
+// that never ended (their server stopped). Reconciliation calls it, within tx, once it has learnt
+// what became of the resource, so a retry with the key stops answering the error, or 409.
+func (s *Store) Resolve(ctx context.Context, tx *ent.Tx, resourceID string) error {
+	return tx.IdempotencyKey.Update().
+		Where(idempotencykey.ResourceID(resourceID),
+			idempotencykey.Or(idempotencykey.ErrorCode(string(apierror.Internal)), idempotencykey.SettledAtIsNil())).
+		ClearErrorCode().ClearErrorMessage().ClearErrorParam().SetSettledAt(s.now()).Exec(ctx)
+}
+
 // Previous returns how the earlier call with k ended, and marks ctx's replay watch. It refuses a
 // key whose call is still running (idempotency_key_in_use) or had another operation or input
 // (idempotency_key_reused), and reports found false when there is no earlier call, or only one

@@ -129,7 +129,7 @@ func (s *Service) Refund(ctx context.Context, in RefundInput) (*ent.Refund, erro
 
 	err = s.recordOutcome(ctx, func(tx *ent.Tx) error {
 		r := *created // a failed attempt must not leave its changes on the refund the next starts from
-		if err := s.settleRefundOutcome(ctx, tx, &r, result, refundErr); err != nil {
+		if err := s.settleRefundOutcome(ctx, tx, &r, result, refundErr, actorOf(ctx)); err != nil {
 			return err
 		}
 		if key != nil {
@@ -170,7 +170,7 @@ func (s *Service) refundAt(ctx context.Context, name string, req provider.Refund
 // settleRefundOutcome records within tx what the provider answered for pending refund r: failed
 // on an outage; still pending, with the provider's id, when the provider settles it later; else
 // succeeded with the payment's refunded total and status following.
-func (s *Service) settleRefundOutcome(ctx context.Context, tx *ent.Tx, r *ent.Refund, result provider.RefundResult, refundErr error) error {
+func (s *Service) settleRefundOutcome(ctx context.Context, tx *ent.Tx, r *ent.Refund, result provider.RefundResult, refundErr error, actor string) error {
 	if refundErr != nil {
 		return settleRefund(ctx, tx, r, state.RefundFailed, func(u *ent.RefundUpdate) {
 			u.SetFailureCode(string(apierror.ProviderUnavailable))
@@ -192,7 +192,9 @@ func (s *Service) settleRefundOutcome(ctx context.Context, tx *ent.Tx, r *ent.Re
 		return err
 	}
 	if err := settleRefund(ctx, tx, r, state.RefundSucceeded, func(u *ent.RefundUpdate) {
-		u.SetProviderRefundID(result.ProviderRefundID)
+		if result.ProviderRefundID != "" {
+			u.SetProviderRefundID(result.ProviderRefundID)
+		}
 	}); err != nil {
 		return err
 	}
@@ -201,7 +203,7 @@ func (s *Service) settleRefundOutcome(ctx context.Context, tx *ent.Tx, r *ent.Re
 	if refunded == p.Amount {
 		next = state.PaymentRefunded
 	}
-	return s.move(ctx, tx, p, next, "refund "+r.ID, actorOf(ctx), changes{amountRefunded: &refunded})
+	return s.move(ctx, tx, p, next, "refund "+r.ID, actor, changes{amountRefunded: &refunded})
 }
 
 // refundAmount reads the requested amount, or takes all that is left, and checks it fits.

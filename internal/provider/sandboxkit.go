@@ -20,6 +20,18 @@ type SandboxSwitches struct {
 	Fault atomic.Bool
 	// Latency delays every answer (nanoseconds).
 	Latency atomic.Int64
+	// LoseAnswers makes the sandbox act on each request and then lose its answer: the client
+	// gets 502, as from a proxy that lost the connection, though the charge or refund was made.
+	LoseAnswers atomic.Bool
+}
+
+// Deliver writes the sandbox's answer to a request it acted on, unless LoseAnswers is on.
+func (s *SandboxSwitches) Deliver(w http.ResponseWriter, status int, body []byte) {
+	if s.LoseAnswers.Load() {
+		w.WriteHeader(http.StatusBadGateway)
+		return
+	}
+	WriteAnswer(w, status, body)
 }
 
 // Delay waits out the latency before r is answered. It reports false when the client went away

@@ -121,7 +121,7 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case replayed:
 		w.Header().Set("Idempotency-Key-Replayed", "true")
 	}
-	provider.WriteAnswer(w, answer.Status, answer.Body)
+	s.Deliver(w, answer.Status, answer.Body)
 }
 
 // pay authorises a card payment.

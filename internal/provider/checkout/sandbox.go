@@ -116,7 +116,7 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case replayed:
 		w.Header().Set("Cko-Idempotent-Replayed", "true")
 	}
-	provider.WriteAnswer(w, answer.Status, answer.Body)
+	s.Deliver(w, answer.Status, answer.Body)
 }
 
 // invalid is Checkout.com's answer to a request it refuses.

@@ -173,6 +173,24 @@ func idempotent(t *testing.T, a Adapter) {
 
 func failures(t *testing.T, a Adapter) {
 	ctx := context.Background()
+	// An answer lost after the provider charged leaves the outcome unknown; the charge is found by
+	// a look-up, and a retry with the payment's key answers it without charging again.
+	a.Switches.LoseAnswers.Store(true)
+	lost := Charge(t, Approved, 1000)
+	_, err := a.Client.Charge(ctx, lost)
+	a.Switches.LoseAnswers.Store(false)
+	if !Unknown(err) {
+		t.Errorf("an answer lost after the charge = %v, want an unknown outcome", err)
+	}
+	if lookup, ok := a.Client.(provider.Reconciler); ok {
+		found, ok, err := lookup.LookupCharge(ctx, lost.PaymentID)
+		if !errors.Is(err, provider.ErrNoLookup) && (err != nil || !ok || !found.Approved) {
+			t.Errorf("look-up of a charge whose answer was lost = %+v, %v, %v", found, ok, err)
+		}
+	}
+	if again, err := a.Client.Charge(ctx, lost); err != nil || !again.Approved {
+		t.Errorf("the retry of a charge whose answer was lost = %+v, %v", again, err)
+	}
 	a.Switches.Outage.Store(true)
 	if _, err := a.Client.Charge(ctx, Charge(t, Approved, 1000)); !errors.Is(err, provider.ErrUnavailable) {
 		t.Errorf("an outage (503) = %v", err)

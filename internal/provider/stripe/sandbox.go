@@ -87,7 +87,7 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case replayed:
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
-	provider.WriteAnswer(w, answer.Status, answer.Body)
+	s.Deliver(w, answer.Status, answer.Body)
 }
 
 // testCards are the outcomes of Stripe's test cards: error code and decline code.
