@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/big"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,10 +30,16 @@ import (
 //	4000000000000119  Error, reason 4 (Acquirer Error)
 //
 // Its switches make it answer 503 (Outage), 500 (Fault) or late (Latency).
+//
+// With SendWebhooks it sends Adyen's notifications, signed, about the answers it keeps:
+// AUTHORISATION, success true or false, for a payment; a replayed answer sends nothing again.
+// Refunds are notified as they settle (SendRefundSettled).
 type Sandbox struct {
 	provider.SandboxSwitches
 
-	store *sandboxstore.Store
+	store    *sandboxstore.Store
+	webhooks *provider.WebhookSender
+	hmacKey  []byte
 }
 
 // NewSandbox returns the sandbox over its state in client's database.
@@ -118,9 +125,17 @@ func (s *Sandbox) pay(ctx context.Context, tx *ent.Tx, body []byte) (sandboxstor
 		payment.ResultCode, payment.RefusalReasonCode, payment.RefusalReason = outcome[0], outcome[1], outcome[2]
 	}
 	answer := sandboxstore.JSON(http.StatusOK, payment)
-	err := s.store.Create(ctx, tx, sandboxstore.Object{ID: payment.PSPReference, Kind: sandboxobject.KindCharge, Reference: req.Reference,
-		Amount: req.Amount.Value, Currency: req.Amount.Currency, Status: payment.ResultCode, Body: answer.Body})
-	return answer, err
+	stored, err := json.Marshal(storedPayment{paymentAnswer: payment, MerchantAccount: req.MerchantAccount})
+	if err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	if err := s.store.Create(ctx, tx, sandboxstore.Object{ID: payment.PSPReference, Kind: sandboxobject.KindCharge, Reference: req.Reference,
+		Amount: req.Amount.Value, Currency: req.Amount.Currency, Status: payment.ResultCode, Body: stored}); err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	return answer, s.notifyOnCommit(tx, notificationRequestItem{Amount: req.Amount, EventCode: eventAuthorisation,
+		MerchantAccountCode: req.MerchantAccount, MerchantReference: req.Reference, PSPReference: payment.PSPReference,
+		Reason: payment.RefusalReason, Success: strconv.FormatBool(payment.ResultCode == resultAuthorised)})
 }
 
 // refund takes a refund of an authorised payment, to settle later.
