@@ -28,10 +28,15 @@ import (
 //	4000000000000119  503: the acquirer could not be reached, nothing was done
 //
 // Its switches make it answer 503 (Outage), 500 (Fault) or late (Latency).
+//
+// With SendWebhooks it sends Checkout.com's events, signed, about the answers it keeps:
+// payment_approved or payment_declined for a payment; a replayed answer sends nothing again.
+// Refunds are told of as they settle (SendRefundSettled).
 type Sandbox struct {
 	provider.SandboxSwitches
 
-	store *sandboxstore.Store
+	store    *sandboxstore.Store
+	webhooks *provider.WebhookSender
 }
 
 // NewSandbox returns the sandbox over its state in client's database.
@@ -115,13 +120,16 @@ func (s *Sandbox) pay(ctx context.Context, tx *ent.Tx, body []byte) (sandboxstor
 	}
 	payment := paymentAnswer{ID: prefixid.New("pay"), ActionID: prefixid.New("act"), Amount: req.Amount, Currency: req.Currency,
 		Approved: true, Status: statusCaptured, ResponseCode: codeApproved, ResponseSummary: "Approved", Reference: req.Reference}
+	event := eventPaymentApproved
 	if listed {
-		payment.Approved, payment.Status, payment.ResponseCode, payment.ResponseSummary = false, "Declined", code, "Declined"
+		event, payment.Approved, payment.Status, payment.ResponseCode, payment.ResponseSummary = eventPaymentDeclined, false, "Declined", code, "Declined"
 	}
 	answer := sandboxstore.JSON(http.StatusCreated, payment)
-	err := s.store.Create(ctx, tx, sandboxstore.Object{ID: payment.ID, Kind: sandboxobject.KindCharge, Reference: req.Reference,
-		Amount: req.Amount, Currency: req.Currency, Status: payment.Status, Body: answer.Body})
-	return answer, err
+	if err := s.store.Create(ctx, tx, sandboxstore.Object{ID: payment.ID, Kind: sandboxobject.KindCharge, Reference: req.Reference,
+		Amount: req.Amount, Currency: req.Currency, Status: payment.Status, Body: answer.Body}); err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	return answer, s.emitOnCommit(tx, event, s.paymentEventOf(payment))
 }
 
 // refund takes a refund of a captured payment, to settle later.
