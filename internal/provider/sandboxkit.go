@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"sync/atomic"
@@ -108,3 +109,22 @@ func SettleEvery(ctx context.Context, s Settler, interval time.Duration, log *sl
 		}
 	}
 }
+
+// Simulation is an event a sandbox can be told to bring about for one of its payments, as
+// happens at a real provider outside Paygate's requests, so that Paygate's handling of the
+// webhook that follows can be shown.
+type Simulation string
+
+const (
+	// SimulateRefund refunds what is left of the payment at the provider (from its dashboard,
+	// not through Paygate).
+	SimulateRefund Simulation = "refund"
+	// SimulateDispute opens a dispute (chargeback) of the whole payment.
+	SimulateDispute Simulation = "dispute"
+	// SimulateLateFailure fails the payment after it was approved.
+	SimulateLateFailure Simulation = "late_failure"
+)
+
+// ErrCannotSimulate means the payment is in no state for the simulated event (declined, failed,
+// nothing left to refund), or the event is unknown.
+var ErrCannotSimulate = errors.New("the sandbox cannot simulate that for this payment")

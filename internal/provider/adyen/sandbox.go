@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/big"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +36,10 @@ import (
 // success false would say, and its amount can be refunded again.
 //
 // Its switches make it answer 503 (Outage), 500 (Fault) or late (Latency).
+//
+// With SendWebhooks it sends Adyen's notifications, signed, about the answers it keeps:
+// AUTHORISATION, success true or false, for a payment; a replayed answer sends nothing again.
+// Refunds are notified as they settle (SendRefundSettled).
 type Sandbox struct {
 	provider.SandboxSwitches
 
@@ -46,7 +51,9 @@ type Sandbox struct {
 	// tells the same). A server stopped between the two loses it.
 	Settled func(ctx context.Context, refund provider.SettledRefund)
 
-	store *sandboxstore.Store
+	store    *sandboxstore.Store
+	webhooks *provider.WebhookSender
+	hmacKey  []byte
 }
 
 // NewSandbox returns the sandbox over its state in client's database, on the clock now.
@@ -142,9 +149,17 @@ func (s *Sandbox) pay(ctx context.Context, tx *ent.Tx, body []byte) (sandboxstor
 		payment.ResultCode, payment.RefusalReasonCode, payment.RefusalReason = outcome[0], outcome[1], outcome[2]
 	}
 	answer := sandboxstore.JSON(http.StatusOK, payment)
-	err := s.store.Create(ctx, tx, sandboxstore.Object{ID: payment.PSPReference, Kind: sandboxobject.KindCharge, Reference: req.Reference,
-		Amount: req.Amount.Value, Currency: req.Amount.Currency, Status: payment.ResultCode, Body: answer.Body})
-	return answer, err
+	stored, err := json.Marshal(storedPayment{paymentAnswer: payment, MerchantAccount: req.MerchantAccount})
+	if err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	if err := s.store.Create(ctx, tx, sandboxstore.Object{ID: payment.PSPReference, Kind: sandboxobject.KindCharge, Reference: req.Reference,
+		Amount: req.Amount.Value, Currency: req.Amount.Currency, Status: payment.ResultCode, Body: stored}); err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	return answer, s.notifyOnCommit(tx, notificationRequestItem{Amount: req.Amount, EventCode: eventAuthorisation,
+		MerchantAccountCode: req.MerchantAccount, MerchantReference: req.Reference, PSPReference: payment.PSPReference,
+		Reason: payment.RefusalReason, Success: strconv.FormatBool(payment.ResultCode == resultAuthorised)})
 }
 
 // refund takes a refund of an authorised payment, to settle later.
@@ -181,8 +196,9 @@ func (s *Sandbox) Settle(ctx context.Context) (int, error) {
 			}
 			return sandboxstore.Settlement{Status: refundSettled}
 		})
-	if s.Settled != nil {
-		for _, done := range settled {
+	var sendErr error
+	for _, done := range settled {
+		if s.Settled != nil {
 			report := provider.SettledRefund{ProviderRefundID: done.Refund.ID, RefundID: done.Refund.Reference,
 				ProviderPaymentID: *done.Refund.ChargeID, Amount: money.Amount{Minor: done.Refund.Amount, Currency: done.Refund.Currency},
 				Succeeded: !done.Settlement.Failed, SettledAt: done.At}
@@ -191,8 +207,18 @@ func (s *Sandbox) Settle(ctx context.Context) (int, error) {
 			}
 			s.Settled(ctx, report)
 		}
+		if s.webhooks != nil {
+			var taken refundAnswer
+			if err := json.Unmarshal(done.Refund.Body, &taken); err != nil {
+				sendErr = errors.Join(sendErr, err)
+				continue
+			}
+			sendErr = errors.Join(sendErr, s.SendRefundSettled(SettledRefund{PSPReference: done.Refund.ID, PaymentPSPReference: *done.Refund.ChargeID,
+				MerchantAccount: taken.MerchantAccount, Reference: done.Refund.Reference, Amount: done.Refund.Amount,
+				Currency: done.Refund.Currency, Succeeded: !done.Settlement.Failed}))
+		}
 	}
-	return len(settled), err
+	return len(settled), errors.Join(err, sendErr)
 }
 
 // pspReference is a new Adyen reference: 16 characters.

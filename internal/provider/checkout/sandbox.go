@@ -38,6 +38,10 @@ import (
 // first; a pending refund is not listed.
 //
 // Its switches make it answer 503 (Outage), 500 (Fault) or late (Latency).
+//
+// With SendWebhooks it sends Checkout.com's events, signed, about the answers it keeps:
+// payment_approved or payment_declined for a payment; a replayed answer sends nothing again.
+// Refunds are told of as they settle (SendRefundSettled).
 type Sandbox struct {
 	provider.SandboxSwitches
 
@@ -49,7 +53,8 @@ type Sandbox struct {
 	// payment_refund_declined webhooks tell the same). A server stopped between the two loses it.
 	Settled func(ctx context.Context, refund provider.SettledRefund)
 
-	store *sandboxstore.Store
+	store    *sandboxstore.Store
+	webhooks *provider.WebhookSender
 }
 
 // NewSandbox returns the sandbox over its state in client's database, on the clock now.
@@ -143,13 +148,16 @@ func (s *Sandbox) pay(ctx context.Context, tx *ent.Tx, body []byte) (sandboxstor
 	}
 	payment := paymentAnswer{ID: prefixid.New("pay"), ActionID: prefixid.New("act"), Amount: req.Amount, Currency: req.Currency,
 		Approved: true, Status: statusCaptured, ResponseCode: codeApproved, ResponseSummary: "Approved", Reference: req.Reference}
+	event := eventPaymentApproved
 	if listed {
-		payment.Approved, payment.Status, payment.ResponseCode, payment.ResponseSummary = false, "Declined", code, "Declined"
+		event, payment.Approved, payment.Status, payment.ResponseCode, payment.ResponseSummary = eventPaymentDeclined, false, "Declined", code, "Declined"
 	}
 	answer := sandboxstore.JSON(http.StatusCreated, payment)
-	err := s.store.Create(ctx, tx, sandboxstore.Object{ID: payment.ID, Kind: sandboxobject.KindCharge, Reference: req.Reference,
-		Amount: req.Amount, Currency: req.Currency, Status: payment.Status, Body: answer.Body})
-	return answer, err
+	if err := s.store.Create(ctx, tx, sandboxstore.Object{ID: payment.ID, Kind: sandboxobject.KindCharge, Reference: req.Reference,
+		Amount: req.Amount, Currency: req.Currency, Status: payment.Status, Body: answer.Body}); err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	return answer, s.emitOnCommit(tx, event, s.paymentEventOf(payment))
 }
 
 // refund takes a refund of a captured payment, to settle later.
@@ -320,13 +328,18 @@ func (s *Sandbox) Settle(ctx context.Context) (int, error) {
 			}
 			return sandboxstore.Settlement{Status: refundApproved, Body: body}
 		})
-	if s.Settled != nil {
-		for _, done := range settled {
-			approved, code, summary := refundOutcome(done.Refund.Amount)
+	var sendErr error
+	for _, done := range settled {
+		approved, code, summary := refundOutcome(done.Refund.Amount)
+		if s.Settled != nil {
 			s.Settled(ctx, provider.SettledRefund{ProviderRefundID: done.Refund.ID, RefundID: done.Refund.Reference,
 				ProviderPaymentID: *done.Refund.ChargeID, Amount: money.Amount{Minor: done.Refund.Amount, Currency: done.Refund.Currency},
 				Succeeded: approved, ResponseCode: code, Reason: summary, SettledAt: done.At})
 		}
+		if s.webhooks != nil {
+			sendErr = errors.Join(sendErr, s.SendRefundSettled(SettledRefund{PaymentID: *done.Refund.ChargeID, ActionID: done.Refund.ID,
+				Reference: done.Refund.Reference, Amount: done.Refund.Amount, Currency: done.Refund.Currency, Succeeded: approved}))
+		}
 	}
-	return len(settled), err
+	return len(settled), errors.Join(err, sendErr)
 }

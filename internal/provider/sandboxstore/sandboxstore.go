@@ -152,6 +152,25 @@ func (s *Store) CountByReference(ctx context.Context, kind sandboxobject.Kind, r
 		Where(sandboxobject.Provider(s.provider), sandboxobject.Reference(reference), sandboxobject.KindEQ(kind)).Count(ctx)
 }
 
+// ChargeByReference returns the newest charge made for Paygate's payment reference, or ErrNotFound.
+func (s *Store) ChargeByReference(ctx context.Context, reference string) (*ent.SandboxObject, error) {
+	charges, err := s.ByReference(ctx, sandboxobject.KindCharge, reference, 0, 1)
+	if err != nil {
+		return nil, err
+	}
+	if len(charges) == 0 {
+		return nil, ErrNotFound
+	}
+	return charges[0], nil
+}
+
+// RefundsIn returns the refunds of a charge within tx, newest first, as Stripe lists them.
+func (s *Store) RefundsIn(ctx context.Context, tx *ent.Tx, chargeID string) ([]*ent.SandboxObject, error) {
+	return tx.SandboxObject.Query().
+		Where(sandboxobject.Provider(s.provider), sandboxobject.ChargeID(chargeID), sandboxobject.KindEQ(sandboxobject.KindRefund)).
+		Order(ent.Desc(sandboxobject.FieldCreatedAt), ent.Desc(sandboxobject.FieldID)).All(ctx)
+}
+
 // Refunds returns the newest refunds of a charge, at most limit, newest first.
 func (s *Store) Refunds(ctx context.Context, chargeID string, limit int) ([]*ent.SandboxObject, error) {
 	return s.client.SandboxObject.Query().
@@ -257,6 +276,43 @@ func (s *Store) settleRefund(ctx context.Context, refund *ent.SandboxObject, pen
 		}
 	}
 	return true, tx.Commit()
+}
+
+// SetStatus moves the object id from status from to status to, with body its new look; it reports
+// whether it did (not when the object had another status: one statement, so two servers moving
+// it at once move it once).
+func (s *Store) SetStatus(ctx context.Context, tx *ent.Tx, id, from, to string, body []byte) (bool, error) {
+	n, err := tx.SandboxObject.Update().
+		Where(sandboxobject.ID(id), sandboxobject.Provider(s.provider), sandboxobject.Status(from)).
+		SetStatus(to).SetBody(body).SetUpdatedAt(s.now()).Save(ctx)
+	return n == 1, err
+}
+
+// InTx runs f in a transaction, committed when f returns no error.
+func (s *Store) InTx(ctx context.Context, f func(tx *ent.Tx) error) error {
+	tx, err := s.client.Tx(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := f(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// OnCommit calls f once tx has committed: what f tells others (a webhook) is then never about
+// writes that were undone, nor about an answer that another server's replaced.
+func OnCommit(tx *ent.Tx, f func()) {
+	tx.OnCommit(func(next ent.Committer) ent.Committer {
+		return ent.CommitFunc(func(ctx context.Context, tx *ent.Tx) error {
+			err := next.Commit(ctx, tx)
+			if err == nil {
+				f()
+			}
+			return err
+		})
+	})
 }
 
 // JSON is the answer of v as JSON with status.

@@ -32,10 +32,15 @@ import (
 //
 // Its switches make it answer 503 (Outage), 500 (Fault) or late (Latency), so that failover,
 // unknown outcomes and timeouts can be shown.
+//
+// With SendWebhooks it sends Stripe's events, signed, about the answers it keeps:
+// payment_intent.succeeded or payment_intent.payment_failed for a charge, charge.refunded for a
+// refund; a replayed answer sends nothing again.
 type Sandbox struct {
 	provider.SandboxSwitches
 
-	store *sandboxstore.Store
+	store    *sandboxstore.Store
+	webhooks *provider.WebhookSender
 }
 
 // NewSandbox returns the sandbox over its state in client's database.
@@ -116,9 +121,10 @@ func (s *Sandbox) intent(ctx context.Context, tx *ent.Tx, r *http.Request) (sand
 		Created: s.store.Now().Unix(), Metadata: map[string]string{"paygate_id": r.PostForm.Get("metadata[paygate_id]")},
 		Status: stripego.PaymentIntentStatusSucceeded, AmountReceived: amount,
 	}
+	event := stripego.EventTypePaymentIntentSucceeded
 	outcome, declined := testCards[number]
 	if declined {
-		intent.Status, intent.AmountReceived = stripego.PaymentIntentStatusRequiresPaymentMethod, 0
+		event, intent.Status, intent.AmountReceived = stripego.EventTypePaymentIntentPaymentFailed, stripego.PaymentIntentStatusRequiresPaymentMethod, 0
 		intent.LastPaymentError = &stripego.Error{Type: stripego.ErrorTypeCard, Code: stripego.ErrorCode(outcome[0]),
 			DeclineCode: stripego.DeclineCode(outcome[1]), Msg: "Your card was declined."}
 	}
@@ -130,10 +136,13 @@ func (s *Sandbox) intent(ctx context.Context, tx *ent.Tx, r *http.Request) (sand
 		Amount: amount, Currency: currency, Status: string(intent.Status), Body: body}); err != nil {
 		return sandboxstore.Answer{}, err
 	}
+	if err := s.emitOnCommit(tx, event, body, r.Header.Get("Idempotency-Key")); err != nil {
+		return sandboxstore.Answer{}, err
+	}
 	if declined {
-		cardError := *intent.LastPaymentError
-		cardError.PaymentIntent = intent
-		return errorBody(http.StatusPaymentRequired, cardError), nil
+		decline := *intent.LastPaymentError
+		decline.PaymentIntent = intent
+		return errorBody(http.StatusPaymentRequired, decline), nil
 	}
 	return sandboxstore.Answer{Status: http.StatusOK, Body: body}, nil
 }
@@ -152,24 +161,15 @@ func (s *Sandbox) refund(ctx context.Context, tx *ent.Tx, r *http.Request) (sand
 			return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Param: "amount", Msg: "Invalid positive integer"}), nil
 		}
 	}
-	taken, err := s.store.TakeRefund(ctx, tx, intent.ID, string(stripego.PaymentIntentStatusSucceeded), amount)
-	if err != nil {
+	body, err := s.takeRefund(ctx, tx, intent, amount, r.PostForm.Get("metadata[paygate_id]"), r.Header.Get("Idempotency-Key"))
+	switch {
+	case err != nil:
 		return sandboxstore.Answer{}, err
-	}
-	if !taken || amount < 1 {
+	case body == nil:
 		return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Code: "charge_already_refunded",
 			Msg: "The refund amount is more than what is left of the charge."}), nil
 	}
-	refund := &stripego.Refund{ID: prefixid.New("re"), Object: "refund", Amount: amount, Currency: stripego.Currency(intent.Currency),
-		PaymentIntent: &stripego.PaymentIntent{ID: intent.ID}, Status: stripego.RefundStatusSucceeded, Created: s.store.Now().Unix(),
-		Metadata: map[string]string{"paygate_id": r.PostForm.Get("metadata[paygate_id]")}}
-	body, err := json.Marshal(refund)
-	if err != nil {
-		return sandboxstore.Answer{}, err
-	}
-	err = s.store.Create(ctx, tx, sandboxstore.Object{ID: refund.ID, Kind: sandboxobject.KindRefund, Reference: refund.Metadata["paygate_id"],
-		ChargeID: intent.ID, Amount: amount, Currency: intent.Currency, Status: string(refund.Status), Body: body})
-	return sandboxstore.Answer{Status: http.StatusOK, Body: body}, err
+	return sandboxstore.Answer{Status: http.StatusOK, Body: body}, nil
 }
 
 // lookUp answers a GET: a search of PaymentIntents, a refund, or a PaymentIntent's refunds.

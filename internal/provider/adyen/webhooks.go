@@ -1,0 +1,216 @@
+package adyen
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/sandboxobject"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/sandboxstore"
+)
+
+// Event codes of the notifications the sandbox sends.
+const (
+	eventAuthorisation = "AUTHORISATION"
+	eventRefund        = "REFUND"
+	eventRefundFailed  = "REFUND_FAILED"
+	eventCancellation  = "CANCELLATION"
+	eventChargeback    = "CHARGEBACK"
+)
+
+// statusCancelled is a payment's status once cancelled after it was authorised.
+const statusCancelled = "Cancelled"
+
+// SendWebhooks makes the sandbox send Adyen's standard notifications about what it does to
+// config.URL, each signed, as Adyen signs them, with config.Secret (the HMAC key, in hex), until
+// ctx ends. Call it before the sandbox serves.
+func (s *Sandbox) SendWebhooks(ctx context.Context, config provider.WebhookConfig) error {
+	// Adyen signs inside the body (additionalData.hmacSignature), not in a header.
+	sender, err := provider.NewWebhookSender(ctx, config, func([]byte, time.Time) http.Header { return nil })
+	if err != nil {
+		return fmt.Errorf("adyen sandbox: %w", err)
+	}
+	key, err := hex.DecodeString(config.Secret)
+	if sender != nil && err != nil {
+		return errors.New("adyen sandbox: the HMAC key is not hex")
+	}
+	s.webhooks, s.hmacKey = sender, key
+	return nil
+}
+
+// notification is Adyen's standard webhook: here one item, one event.
+type notification struct {
+	Live              string             `json:"live"`
+	NotificationItems []notificationItem `json:"notificationItems"`
+}
+
+type notificationItem struct {
+	Item notificationRequestItem `json:"NotificationRequestItem"`
+}
+
+type notificationRequestItem struct {
+	AdditionalData      map[string]string `json:"additionalData"`
+	Amount              amount            `json:"amount"`
+	EventCode           string            `json:"eventCode"`
+	EventDate           string            `json:"eventDate"`
+	MerchantAccountCode string            `json:"merchantAccountCode"`
+	MerchantReference   string            `json:"merchantReference"`
+	OriginalReference   string            `json:"originalReference,omitempty"`
+	PSPReference        string            `json:"pspReference"`
+	Reason              string            `json:"reason,omitempty"`
+	Success             string            `json:"success"`
+}
+
+// hmacSignature is Adyen's signature of item: Base64 of the HMAC-SHA256, under the HMAC key, of
+// pspReference:originalReference:merchantAccountCode:merchantReference:value:currency:eventCode:success.
+func hmacSignature(key []byte, item notificationRequestItem) string {
+	signed := strings.Join([]string{item.PSPReference, item.OriginalReference, item.MerchantAccountCode, item.MerchantReference,
+		strconv.FormatInt(item.Amount.Value, 10), item.Amount.Currency, item.EventCode, item.Success}, ":")
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(signed))
+	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// notification signs item, dated now, into its notification. Its id, for the logs, is what a
+// receiver dedupes Adyen's notifications on: the pspReference and the event code.
+func (s *Sandbox) notification(item notificationRequestItem) (string, []byte, error) {
+	// Adyen's date: ISO 8601 with a numeric offset.
+	item.EventDate = s.store.Now().Format("2006-01-02T15:04:05-07:00")
+	if item.AdditionalData == nil {
+		item.AdditionalData = map[string]string{}
+	}
+	item.AdditionalData["hmacSignature"] = hmacSignature(s.hmacKey, item)
+	body, err := json.Marshal(notification{Live: "false", NotificationItems: []notificationItem{{Item: item}}})
+	return item.PSPReference + " " + item.EventCode, body, err
+}
+
+// notify sends item's notification now.
+func (s *Sandbox) notify(item notificationRequestItem) error {
+	id, body, err := s.notification(item)
+	if err == nil {
+		s.webhooks.Send(id, body)
+	}
+	return err
+}
+
+// notifyOnCommit sends item's notification once tx commits.
+func (s *Sandbox) notifyOnCommit(tx *ent.Tx, item notificationRequestItem) error {
+	id, body, err := s.notification(item)
+	if err == nil {
+		sandboxstore.OnCommit(tx, func() { s.webhooks.Send(id, body) })
+	}
+	return err
+}
+
+// SettledRefund is a refund the sandbox took, as it settles.
+type SettledRefund struct {
+	PSPReference        string // the refund's
+	PaymentPSPReference string // the refunded payment's
+	MerchantAccount     string
+	Reference           string // Paygate's refund id, sent with the refund
+	Amount              int64
+	Currency            string
+	Succeeded           bool
+}
+
+// SendRefundSettled sends the notification of a refund that settled: REFUND when it went
+// through; REFUND_FAILED when the card scheme rejected it, whose success is "true" as Adyen sends
+// it (the failure is the event), so a receiver must read the event code.
+func (s *Sandbox) SendRefundSettled(r SettledRefund) error {
+	item := notificationRequestItem{Amount: amount{Value: r.Amount, Currency: r.Currency}, EventCode: eventRefund,
+		MerchantAccountCode: r.MerchantAccount, MerchantReference: r.Reference, OriginalReference: r.PaymentPSPReference,
+		PSPReference: r.PSPReference, Success: "true"}
+	if !r.Succeeded {
+		item.EventCode, item.Reason = eventRefundFailed, "Refund rejected by the card scheme"
+	}
+	return s.notify(item)
+}
+
+// storedPayment is a payment as the sandbox keeps it: its answer, and the merchant account its
+// notifications name.
+type storedPayment struct {
+	paymentAnswer
+	MerchantAccount string `json:"merchantAccount"`
+}
+
+// Simulate brings about kind for the payment Paygate made under paymentReference, as it would
+// happen at Adyen outside Paygate's requests, and sends its notification: a refund of what is
+// left, made in the Customer Area (REFUND); a chargeback of the whole payment (CHARGEBACK); a late
+// failure, the authorisation cancelled (CANCELLATION), after which the payment refunds nothing.
+func (s *Sandbox) Simulate(ctx context.Context, kind provider.Simulation, paymentReference string) error {
+	payment, err := s.store.ChargeByReference(ctx, paymentReference)
+	if err != nil {
+		return fmt.Errorf("adyen sandbox: payment %s: %w", paymentReference, err)
+	}
+	cannot := fmt.Errorf("%w: %s of payment %s (%s)", provider.ErrCannotSimulate, kind, payment.ID, payment.Status)
+	var stored storedPayment
+	if err := json.Unmarshal(payment.Body, &stored); err != nil {
+		return err
+	}
+	if payment.Status != resultAuthorised {
+		return cannot
+	}
+	item := notificationRequestItem{Amount: amount{Value: payment.Amount, Currency: payment.Currency}, MerchantAccountCode: stored.MerchantAccount,
+		MerchantReference: payment.Reference, OriginalReference: payment.ID, PSPReference: pspReference(), Success: "true"}
+	switch kind {
+	case provider.SimulateRefund:
+		item.EventCode, item.Amount.Value = eventRefund, payment.Amount-payment.Refunded
+		refund := refundAnswer{MerchantAccount: stored.MerchantAccount, PaymentPSPReference: payment.ID, PSPReference: item.PSPReference,
+			Status: "received", Amount: item.Amount}
+		body, err := json.Marshal(refund)
+		if err != nil {
+			return err
+		}
+		return s.store.InTx(ctx, func(tx *ent.Tx) error {
+			if item.Amount.Value < 1 {
+				return cannot
+			}
+			taken, err := s.store.TakeRefund(ctx, tx, payment.ID, resultAuthorised, item.Amount.Value)
+			if err != nil {
+				return err
+			}
+			if !taken {
+				return cannot
+			}
+			// Settled at once: the notification says so.
+			if err := s.store.Create(ctx, tx, sandboxstore.Object{ID: refund.PSPReference, Kind: sandboxobject.KindRefund,
+				ChargeID: payment.ID, Amount: item.Amount.Value, Currency: payment.Currency, Status: "settled", Body: body}); err != nil {
+				return err
+			}
+			return s.notifyOnCommit(tx, item)
+		})
+	case provider.SimulateDispute:
+		item.EventCode, item.Reason = eventChargeback, "Other Fraud-Card Absent Environment"
+		item.AdditionalData = map[string]string{"chargebackReasonCode": "10.4", "chargebackSchemeCode": "visa"}
+		return s.notify(item)
+	case provider.SimulateLateFailure:
+		item.EventCode = eventCancellation
+		stored.ResultCode = statusCancelled
+		body, err := json.Marshal(stored)
+		if err != nil {
+			return err
+		}
+		return s.store.InTx(ctx, func(tx *ent.Tx) error {
+			moved, err := s.store.SetStatus(ctx, tx, payment.ID, resultAuthorised, statusCancelled, body)
+			if err != nil {
+				return err
+			}
+			if !moved {
+				return cannot
+			}
+			return s.notifyOnCommit(tx, item)
+		})
+	}
+	return fmt.Errorf("%w: unknown simulation %q", provider.ErrCannotSimulate, kind)
+}

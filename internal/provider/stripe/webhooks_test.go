@@ -1,0 +1,290 @@
+package stripe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	stripego "github.com/stripe/stripe-go/v84"
+	"github.com/stripe/stripe-go/v84/webhook"
+
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/prefixid"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/providertest"
+	"github.com/paygate/paygate/internal/provider/sandboxstore"
+)
+
+const webhookSecret = "whsec_test_paygate"
+
+// verify checks a webhook as a Stripe integration does, with stripe-go's own verifier: the
+// signature, its timestamp's age and the event's API version.
+func verify(header http.Header, body []byte) error {
+	_, err := webhook.ConstructEventWithOptions(body, header.Get("Stripe-Signature"), webhookSecret, webhook.ConstructEventOptions{})
+	return err
+}
+
+// webhookSandbox is a sandbox that sends its webhooks to a receiver, and a client for it.
+func webhookSandbox(t *testing.T, db *database.DB) (*Sandbox, *Client, *providertest.WebhookReceiver) {
+	t.Helper()
+	receiver := providertest.NewWebhookReceiver(t, verify)
+	sandbox := NewSandbox(db.Ent, time.Now)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := sandbox.SendWebhooks(ctx, provider.WebhookConfig{URL: receiver.URL, Secret: webhookSecret, After: providertest.NoWait}); err != nil {
+		t.Fatal(err)
+	}
+	url, caller := providertest.Serve(t, sandbox)
+	return sandbox, &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}, receiver
+}
+
+// testEvent is what the tests read of an event.
+type testEvent struct {
+	ID         string `json:"id"`
+	Object     string `json:"object"`
+	Type       string `json:"type"`
+	Livemode   bool   `json:"livemode"`
+	APIVersion string `json:"api_version"`
+	Request    struct {
+		IdempotencyKey *string `json:"idempotency_key"`
+	} `json:"request"`
+	Data struct {
+		Object json.RawMessage `json:"object"`
+	} `json:"data"`
+}
+
+func events(t *testing.T, bodies [][]byte) map[string][]testEvent {
+	t.Helper()
+	byType := map[string][]testEvent{}
+	for _, body := range bodies {
+		var e testEvent
+		if err := json.Unmarshal(body, &e); err != nil {
+			t.Fatalf("%v: %s", err, body)
+		}
+		if e.Object != "event" || e.Livemode || e.APIVersion != stripego.APIVersion {
+			t.Errorf("event %s: object %q, livemode %v, api_version %q", e.ID, e.Object, e.Livemode, e.APIVersion)
+		}
+		byType[e.Type] = append(byType[e.Type], e)
+	}
+	return byType
+}
+
+func counts(byType map[string][]testEvent) map[string]int {
+	n := map[string]int{}
+	for kind, events := range byType {
+		n[kind] = len(events)
+	}
+	return n
+}
+
+func TestWebhooks(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		sandbox, c, receiver := webhookSandbox(t, db)
+		ctx := context.Background()
+		approved := providertest.Charge(t, providertest.Approved, 1000)
+		charge, err := c.Charge(ctx, approved)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Charge(ctx, approved) // replayed: no new event
+		declined := providertest.Charge(t, providertest.InsufficientFunds, 500)
+		if _, err := c.Charge(ctx, declined); err != nil {
+			t.Fatal(err)
+		}
+		refund := provider.RefundRequest{RefundID: prefixid.New("re"), ProviderPaymentID: charge.ProviderPaymentID, Amount: money.Amount{Minor: 300, Currency: "EUR"}}
+		if _, err := c.Refund(ctx, refund); err != nil {
+			t.Fatal(err)
+		}
+		c.Refund(ctx, refund) // replayed
+		over := provider.RefundRequest{RefundID: prefixid.New("re"), ProviderPaymentID: charge.ProviderPaymentID, Amount: money.Amount{Minor: 800, Currency: "EUR"}}
+		c.Refund(ctx, over) // refused: nothing happened, nothing told
+		sandbox.webhooks.Wait()
+
+		bodies := receiver.Verified(t)
+		byType := events(t, bodies)
+		if len(bodies) != 3 || len(byType["payment_intent.succeeded"]) != 1 || len(byType["payment_intent.payment_failed"]) != 1 || len(byType["charge.refunded"]) != 1 {
+			t.Fatalf("%d webhooks: %v; want one succeeded, one payment_failed, one charge.refunded", len(bodies), counts(byType))
+		}
+		ids := map[string]bool{}
+		for _, e := range byType {
+			ids[e[0].ID] = true
+		}
+		if len(ids) != 3 {
+			t.Errorf("event ids %v, want one each", ids)
+		}
+
+		var intent stripego.PaymentIntent
+		succeeded := byType["payment_intent.succeeded"][0]
+		json.Unmarshal(succeeded.Data.Object, &intent)
+		if intent.ID != charge.ProviderPaymentID || intent.Amount != 1000 || intent.Status != stripego.PaymentIntentStatusSucceeded ||
+			intent.Metadata["paygate_id"] != approved.PaymentID {
+			t.Errorf("payment_intent.succeeded about %+v", intent)
+		}
+		if key := succeeded.Request.IdempotencyKey; key == nil || *key != approved.PaymentID {
+			t.Errorf("payment_intent.succeeded caused by key %v, want %s", key, approved.PaymentID)
+		}
+		intent = stripego.PaymentIntent{}
+		json.Unmarshal(byType["payment_intent.payment_failed"][0].Data.Object, &intent)
+		if intent.Metadata["paygate_id"] != declined.PaymentID || intent.Status != stripego.PaymentIntentStatusRequiresPaymentMethod ||
+			intent.LastPaymentError == nil || intent.LastPaymentError.DeclineCode != "insufficient_funds" {
+			t.Errorf("payment_intent.payment_failed about %+v, error %+v", intent, intent.LastPaymentError)
+		}
+		var refunded stripego.Charge
+		json.Unmarshal(byType["charge.refunded"][0].Data.Object, &refunded)
+		if refunded.Object != "charge" || refunded.PaymentIntent == nil || refunded.PaymentIntent.ID != charge.ProviderPaymentID ||
+			refunded.AmountRefunded != 300 || refunded.Refunded || refunded.Refunds == nil || len(refunded.Refunds.Data) != 1 ||
+			refunded.Refunds.Data[0].Metadata["paygate_id"] != refund.RefundID || refunded.Refunds.Data[0].Amount != 300 {
+			t.Errorf("charge.refunded about %s", byType["charge.refunded"][0].Data.Object)
+		}
+
+		tampered := bytes.Replace(bodies[0], []byte(`"amount":1000`), []byte(`"amount":1`), 1)
+		if bytes.Equal(tampered, bodies[0]) {
+			tampered = bytes.Replace(bodies[0], []byte(`"livemode":false`), []byte(`"livemode":true`), 1)
+		}
+		if err := verify(receiver.Deliveries()[0].Header, tampered); err == nil {
+			t.Error("a tampered body passed the signature check")
+		}
+	})
+}
+
+// TestWebhookRetried: a webhook the receiver failed is sent again, the same event re-signed.
+func TestWebhookRetried(t *testing.T) {
+	db := databasetest.SQLite(t)
+	sandbox, c, receiver := webhookSandbox(t, db)
+	receiver.FailNext(2)
+	if _, err := c.Charge(context.Background(), providertest.Charge(t, providertest.Approved, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	sandbox.webhooks.Wait()
+	deliveries := receiver.Deliveries()
+	if len(deliveries) != 3 {
+		t.Fatalf("%d deliveries, want 2 answered 500 and the retry", len(deliveries))
+	}
+	for i, d := range deliveries {
+		if d.Unverified != nil || !bytes.Equal(d.Body, deliveries[0].Body) {
+			t.Errorf("delivery %d: %v, body %s; want the same event, signed", i, d.Unverified, d.Body)
+		}
+	}
+	if deliveries[2].Status != http.StatusOK {
+		t.Errorf("the last try was answered %d", deliveries[2].Status)
+	}
+}
+
+// TestOneWebhookPerKeptAnswer: one payment sent through two servers at once is charged once, and
+// told of once.
+func TestOneWebhookPerKeptAnswer(t *testing.T) {
+	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
+		first, c, receiver := webhookSandbox(t, pools[0])
+		second := NewSandbox(pools[1].Ent, time.Now)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		if err := second.SendWebhooks(ctx, provider.WebhookConfig{URL: receiver.URL, Secret: webhookSecret, After: providertest.NoWait}); err != nil {
+			t.Fatal(err)
+		}
+		url, caller := providertest.Serve(t, second)
+		twin := &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
+		req := providertest.Charge(t, providertest.Approved, 1000)
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Go(func() { []*Client{c, twin}[i%2].Charge(ctx, req) })
+		}
+		wg.Wait()
+		first.webhooks.Wait()
+		second.webhooks.Wait()
+		if bodies := receiver.Verified(t); len(bodies) != 1 {
+			t.Errorf("%d webhooks for one payment charged once, want 1", len(bodies))
+		}
+	})
+}
+
+func TestSimulate(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		sandbox, c, receiver := webhookSandbox(t, db)
+		ctx := context.Background()
+		req := providertest.Charge(t, providertest.Approved, 1000)
+		charge, err := c.Charge(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Refund(ctx, provider.RefundRequest{RefundID: prefixid.New("re"), ProviderPaymentID: charge.ProviderPaymentID,
+			Amount: money.Amount{Minor: 400, Currency: "EUR"}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := sandbox.Simulate(ctx, provider.SimulateDispute, req.PaymentID); err != nil {
+			t.Fatal(err)
+		}
+		if err := sandbox.Simulate(ctx, provider.SimulateRefund, req.PaymentID); err != nil {
+			t.Fatal(err)
+		}
+		if err := sandbox.Simulate(ctx, provider.SimulateRefund, req.PaymentID); !errors.Is(err, provider.ErrCannotSimulate) {
+			t.Errorf("a refund of a refunded payment = %v", err)
+		}
+		failing := providertest.Charge(t, providertest.Approved, 700)
+		failed, err := c.Charge(ctx, failing)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sandbox.Simulate(ctx, provider.SimulateLateFailure, failing.PaymentID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Refund(ctx, provider.RefundRequest{RefundID: prefixid.New("re"), ProviderPaymentID: failed.ProviderPaymentID,
+			Amount: money.Amount{Minor: 100, Currency: "EUR"}}); !errors.Is(err, provider.ErrUnavailable) {
+			t.Errorf("a refund of a payment that failed late = %v, want refused", err)
+		}
+		if err := sandbox.Simulate(ctx, provider.SimulateLateFailure, failing.PaymentID); !errors.Is(err, provider.ErrCannotSimulate) {
+			t.Errorf("a second late failure = %v", err)
+		}
+		if err := sandbox.Simulate(ctx, provider.SimulateDispute, "pay_unknown"); !errors.Is(err, sandboxstore.ErrNotFound) {
+			t.Errorf("an unknown payment = %v", err)
+		}
+		if err := sandbox.Simulate(ctx, "refund_twice", req.PaymentID); !errors.Is(err, provider.ErrCannotSimulate) {
+			t.Errorf("an unknown simulation = %v", err)
+		}
+		sandbox.webhooks.Wait()
+
+		byType := events(t, receiver.Verified(t))
+		var dispute struct {
+			Object, Charge, PaymentIntent, Status string
+			Amount                                int64
+		}
+		if len(byType["charge.dispute.created"]) != 1 {
+			t.Fatalf("events %v, want one charge.dispute.created", counts(byType))
+		}
+		disputeEvent := byType["charge.dispute.created"][0]
+		json.Unmarshal(disputeEvent.Data.Object, &dispute)
+		if dispute.Object != "dispute" || dispute.Charge != chargeID(charge.ProviderPaymentID) || dispute.Amount != 1000 || dispute.Status != "needs_response" {
+			t.Errorf("charge.dispute.created about %s", disputeEvent.Data.Object)
+		}
+		if disputeEvent.Request.IdempotencyKey != nil {
+			t.Error("a dispute says a request caused it")
+		}
+		var refunded stripego.Charge
+		if len(byType["charge.refunded"]) != 2 {
+			t.Fatalf("%d charge.refunded, want Paygate's refund and the one at Stripe", len(byType["charge.refunded"]))
+		}
+		for _, e := range byType["charge.refunded"] { // the one after the refund at Stripe
+			if json.Unmarshal(e.Data.Object, &refunded); refunded.Refunded {
+				break
+			}
+		}
+		if !refunded.Refunded || refunded.AmountRefunded != 1000 || len(refunded.Refunds.Data) != 2 || refunded.Refunds.Data[0].Amount != 600 ||
+			len(refunded.Refunds.Data[0].Metadata) != 0 {
+			t.Errorf("charge.refunded after a refund at Stripe: %+v, refunds %+v", refunded, refunded.Refunds)
+		}
+		var intent stripego.PaymentIntent
+		if len(byType["payment_intent.payment_failed"]) != 1 {
+			t.Fatalf("events %v, want one payment_intent.payment_failed", counts(byType))
+		}
+		json.Unmarshal(byType["payment_intent.payment_failed"][0].Data.Object, &intent)
+		if intent.ID != failed.ProviderPaymentID || intent.Status != stripego.PaymentIntentStatusRequiresPaymentMethod || intent.LastPaymentError == nil {
+			t.Errorf("payment_intent.payment_failed about %s", byType["payment_intent.payment_failed"][0].Data.Object)
+		}
+	})
+}
