@@ -26,6 +26,7 @@ import (
 	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/routing/configstore"
 )
 
 func main() {
@@ -95,6 +96,7 @@ type services struct {
 	auth        *auth.Service
 	payments    *payment.Service
 	idempotency *idempotency.Store
+	configs     *configstore.Store
 }
 
 func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (services, error) {
@@ -115,10 +117,15 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 		return services{}, err
 	}
 	keys := idempotency.NewStore(db.Ent, secrets.CardFingerprintKey, now)
+	configs := configstore.New(db.Ent, []string{"stripe", "adyen", "checkout"}, now)
+	if err := configs.Load(context.Background()); err != nil {
+		return services{}, err
+	}
 	return services{
 		auth:        auth.NewService(db.Ent, tokens, now),
 		payments:    payment.NewService(db.Ent, keys, provider.Sandbox{Latency: cfg.SandboxLatency}, secrets.CardFingerprintKey, maxAmount, now),
 		idempotency: keys,
+		configs:     configs,
 	}, nil
 }
 
@@ -140,7 +147,7 @@ func newApp(cfg config.Config, db *database.DB, logger *slog.Logger) (*app, erro
 		return nil, err
 	}
 	// The GraphQL resolver over the services, which the REST shim calls too.
-	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Ent: db.Ent}
+	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Configs: svc.configs, Ent: db.Ent}
 	handler := NewServer(ServerDeps{
 		Logger:          logger,
 		DB:              db,
@@ -181,6 +188,8 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	go purgeIdempotencyKeys(ctx, paygate.services.idempotency, 10*time.Minute, logger)
+	// A configuration change made through any server is in force on this one within a second.
+	go paygate.services.configs.Watch(ctx, time.Second, logger)
 	logger.Info("paygate listening", "addr", listener.Addr().String(), "env", cfg.Env, "database", db.Dialect)
 	served := make(chan error, 1)
 	go func() { served <- server.Serve(listener) }()

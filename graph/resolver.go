@@ -5,6 +5,7 @@ import (
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/routing/configstore"
 )
 
 //go:generate sh -c "cd .. && go run github.com/99designs/gqlgen generate"
@@ -13,6 +14,8 @@ import (
 type Resolver struct {
 	AuthService    *auth.Service
 	PaymentService *payment.Service
+	// Configs holds the runtime configuration.
+	Configs *configstore.Store
 	// Ent resolves node(id:) lookups, which span every type.
 	Ent *ent.Client
 }
