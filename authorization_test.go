@@ -7,6 +7,7 @@ import (
 
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/routing"
 )
 
 // TestEveryOperationIsAuthorised walks the table of operations: each one that needs a scope is
@@ -58,8 +59,15 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 		auth.ProviderStatus.Name: {{method: http.MethodGet, path: "/api/v1/monitoring/providers",
 			query: `{ providerStatus { provider circuit } }`}},
 	}
+	// The configuration is changed through REST from version 1, then through GraphQL from version 2.
+	config := routing.Default(configProviders)
+	entries[auth.GetConfig.Name] = []entry{{method: http.MethodGet, path: configPath, query: `{ config { version } }`}}
+	config.Version = 2
+	entries[auth.UpdateConfig.Name] = []entry{{method: http.MethodPut, path: configPath, body: routing.Default(configProviders),
+		query: `mutation($in: ConfigInput!) { updateConfig(input: $in) { version } }`, variables: map[string]any{"in": gqlConfigInput(config)}}}
+	entries[auth.ConfigHistory.Name] = []entry{{method: http.MethodGet, path: configPath + "/history", query: `{ configHistory { version } }`}}
 	roles := map[string]string{auth.ScopePaymentsRead: "viewer", auth.ScopePaymentsWrite: "developer", auth.ScopeRefundsWrite: "operator",
-		auth.ScopeMonitoringRead: "operator"}
+		auth.ScopeConfigWrite: "admin", auth.ScopeMonitoringRead: "operator"}
 	// GraphQL, too, refuses before it reads the arguments: bad input from someone who may not ask
 	// is no 400.
 	tooMany := make([]string, 101)

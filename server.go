@@ -30,6 +30,7 @@ import (
 	"github.com/paygate/paygate/internal/provider/checkout"
 	"github.com/paygate/paygate/internal/provider/stripe"
 	"github.com/paygate/paygate/internal/routing"
+	"github.com/paygate/paygate/internal/routing/configstore"
 )
 
 func main() {
@@ -102,6 +103,7 @@ type services struct {
 	router      *routing.Router
 	// sandboxes are the providers served by their built-in sandboxes.
 	sandboxes sandboxes
+	configs   *configstore.Store
 }
 
 func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (services, error) {
@@ -122,15 +124,19 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 		return services{}, err
 	}
 	keys := idempotency.NewStore(db.Ent, secrets.CardFingerprintKey, now)
+	configs := configstore.New(db.Ent, []string{stripe.Name, adyen.Name, checkout.Name}, now)
+	if err := configs.Load(context.Background()); err != nil {
+		return services{}, err
+	}
 	providers, sandboxes := newProviders(cfg, db, now)
-	document := routing.Default([]string{stripe.Name, adyen.Name, checkout.Name})
-	router := routing.NewRouter(providers, func() routing.Config { return document }, now)
+	router := routing.NewRouter(providers, configs.Current, now)
 	return services{
 		auth:        auth.NewService(db.Ent, tokens, now),
 		payments:    payment.NewService(db.Ent, keys, router, secrets.CardFingerprintKey, maxAmount, now),
 		idempotency: keys,
 		router:      router,
 		sandboxes:   sandboxes,
+		configs:     configs,
 	}, nil
 }
 
@@ -152,7 +158,7 @@ func newApp(cfg config.Config, db *database.DB, logger *slog.Logger) (*app, erro
 		return nil, err
 	}
 	// The GraphQL resolver over the services, which the REST shim calls too.
-	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Router: svc.router, Ent: db.Ent}
+	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Router: svc.router, Configs: svc.configs, Ent: db.Ent}
 	handler := NewServer(ServerDeps{
 		Logger:          logger,
 		DB:              db,
@@ -202,6 +208,8 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 	}
 	go reconcile(ctx, paygate.services.payments, time.Minute, 5*time.Minute, logger)
 	go purgeIdempotencyKeys(ctx, paygate.services.idempotency, 10*time.Minute, logger)
+	// A configuration change made through any server is in force on this one within a second.
+	go paygate.services.configs.Watch(ctx, time.Second, logger)
 	logger.Info("paygate listening", "addr", listener.Addr().String(), "env", cfg.Env, "database", db.Dialect)
 	served := make(chan error, 1)
 	go func() { served <- server.Serve(listener) }()

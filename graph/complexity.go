@@ -14,6 +14,7 @@ import (
 	"github.com/paygate/paygate/graph/generated"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/routing/configstore"
 )
 
 // MaxQueryCost bounds the estimated cost of one operation. A field costs 1 plus what it selects,
@@ -40,6 +41,13 @@ func listCosts(c *generated.ComplexityRoot) {
 	}
 	c.Query.Nodes = func(child int, ids []string) int {
 		return listCost(min(max(len(ids), 1), MaxNodes), child)
+	}
+	c.Query.ConfigHistory = func(child int, first *int, _ *int) int {
+		size := configstore.DefaultHistoryPage
+		if first != nil {
+			size = *first
+		}
+		return listCost(min(max(size, 1), configstore.MaxHistoryPage), child)
 	}
 	c.Payment.Refunds = func(child int) int { return listCost(payment.MaxRefunds, child) }
 	c.Payment.StatusHistory = func(child int) int { return listCost(payment.MaxStatusChanges, child) }

@@ -6,6 +6,7 @@ import (
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/routing"
+	"github.com/paygate/paygate/internal/routing/configstore"
 )
 
 //go:generate sh -c "cd .. && go run github.com/99designs/gqlgen generate"
@@ -16,6 +17,8 @@ type Resolver struct {
 	PaymentService *payment.Service
 	// Router reports how the payment providers are doing.
 	Router *routing.Router
+	// Configs holds the runtime configuration.
+	Configs *configstore.Store
 	// Ent resolves node(id:) lookups, which span every type.
 	Ent *ent.Client
 }

@@ -16,7 +16,21 @@ import (
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/routing"
+	"github.com/paygate/paygate/internal/routing/configstore"
 )
+
+// Providers is the resolver for the providers field.
+func (r *configResolver) Providers(ctx context.Context, obj *routing.Config) ([]*model.ProviderSettings, error) {
+	return providerList(obj), nil
+}
+
+// UpdatedBy is the resolver for the updatedBy field.
+func (r *configResolver) UpdatedBy(ctx context.Context, obj *routing.Config) (*string, error) {
+	if obj.UpdatedBy == "" { // the built-in default, before any change
+		return nil, nil
+	}
+	return &obj.UpdatedBy, nil
+}
 
 // Login is the resolver for the login field.
 func (r *mutationResolver) Login(ctx context.Context, input model.LoginInput) (*model.AuthPayload, error) {
@@ -73,6 +87,23 @@ func (r *mutationResolver) RefundPayment(ctx context.Context, input model.Refund
 	})
 }
 
+// UpdateConfig is the resolver for the updateConfig field.
+func (r *mutationResolver) UpdateConfig(ctx context.Context, input model.ConfigInput) (*routing.Config, error) {
+	p, err := authorized(ctx, auth.UpdateConfig)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := documentOf(input)
+	if err != nil {
+		return nil, err
+	}
+	updated, err := r.Configs.Update(ctx, doc, p.Subject)
+	if err != nil {
+		return nil, err
+	}
+	return &updated, nil
+}
+
 // Amount is the resolver for the amount field.
 func (r *paymentResolver) Amount(ctx context.Context, obj *ent.Payment) (money.Decimal, error) {
 	return money.Amount{Minor: obj.Amount, Currency: obj.Currency}.Decimal(), nil
@@ -122,12 +153,44 @@ func (r *queryResolver) ProviderStatus(ctx context.Context) ([]*routing.Provider
 	return answer, nil
 }
 
+// Config is the resolver for the config field.
+func (r *queryResolver) Config(ctx context.Context) (*routing.Config, error) {
+	if _, err := authorized(ctx, auth.GetConfig); err != nil {
+		return nil, err
+	}
+	// The document in force on this server, as payments read it.
+	doc := r.Configs.Current()
+	return &doc, nil
+}
+
+// ConfigHistory is the resolver for the configHistory field.
+func (r *queryResolver) ConfigHistory(ctx context.Context, first *int, before *int) ([]*configstore.Change, error) {
+	if _, err := authorized(ctx, auth.ConfigHistory); err != nil {
+		return nil, err
+	}
+	changes, err := r.Configs.History(ctx, first, before)
+	if err != nil {
+		return nil, err
+	}
+	page := make([]*configstore.Change, len(changes))
+	for i := range changes {
+		page[i] = &changes[i]
+	}
+	return page, nil
+}
+
 // Amount is the resolver for the amount field.
 func (r *refundResolver) Amount(ctx context.Context, obj *ent.Refund) (money.Decimal, error) {
 	return money.Amount{Minor: obj.Amount, Currency: obj.Currency}.Decimal(), nil
 }
 
+// Config returns generated.ConfigResolver implementation.
+func (r *Resolver) Config() generated.ConfigResolver { return &configResolver{r} }
+
 // Mutation returns generated.MutationResolver implementation.
 func (r *Resolver) Mutation() generated.MutationResolver { return &mutationResolver{r} }
 
-type mutationResolver struct{ *Resolver }
+type (
+	configResolver   struct{ *Resolver }
+	mutationResolver struct{ *Resolver }
+)

@@ -20,6 +20,7 @@ import (
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/routing"
+	"github.com/paygate/paygate/internal/routing/configstore"
 	"github.com/paygate/paygate/internal/state"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -35,6 +36,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Config() ConfigResolver
 	Mutation() MutationResolver
 	Payment() PaymentResolver
 	Query() QueryResolver
@@ -61,6 +63,32 @@ type ComplexityRoot struct {
 		Last4       func(childComplexity int) int
 	}
 
+	CircuitBreakerSettings struct {
+		ErrorRate   func(childComplexity int) int
+		MinRequests func(childComplexity int) int
+		OpenS       func(childComplexity int) int
+		WindowS     func(childComplexity int) int
+	}
+
+	Config struct {
+		CircuitBreaker func(childComplexity int) int
+		Providers      func(childComplexity int) int
+		RateLimits     func(childComplexity int) int
+		Routing        func(childComplexity int) int
+		UpdatedAt      func(childComplexity int) int
+		UpdatedBy      func(childComplexity int) int
+		Version        func(childComplexity int) int
+		WebhookRetry   func(childComplexity int) int
+	}
+
+	ConfigChange struct {
+		ChangedAt func(childComplexity int) int
+		ChangedBy func(childComplexity int) int
+		Document  func(childComplexity int) int
+		Previous  func(childComplexity int) int
+		Version   func(childComplexity int) int
+	}
+
 	Customer struct {
 		Email func(childComplexity int) int
 		Name  func(childComplexity int) int
@@ -71,6 +99,7 @@ type ComplexityRoot struct {
 		Login         func(childComplexity int, input model.LoginInput) int
 		RefreshToken  func(childComplexity int, refreshToken string) int
 		RefundPayment func(childComplexity int, input model.RefundPaymentInput) int
+		UpdateConfig  func(childComplexity int, input model.ConfigInput) int
 	}
 
 	PageInfo struct {
@@ -114,6 +143,12 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	ProviderSettings struct {
+		Enabled   func(childComplexity int) int
+		Name      func(childComplexity int) int
+		TimeoutMs func(childComplexity int) int
+	}
+
 	ProviderStatus struct {
 		Circuit     func(childComplexity int) int
 		Enabled     func(childComplexity int) int
@@ -127,12 +162,20 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		Config         func(childComplexity int) int
+		ConfigHistory  func(childComplexity int, first *int, before *int) int
 		Node           func(childComplexity int, id string) int
 		Nodes          func(childComplexity int, ids []string) int
 		Payment        func(childComplexity int, id string) int
 		Payments       func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) int
 		ProviderStatus func(childComplexity int) int
 		Refund         func(childComplexity int, id string) int
+	}
+
+	RateLimitSettings struct {
+		Burst          func(childComplexity int) int
+		LoginPerMinute func(childComplexity int) int
+		PerSecond      func(childComplexity int) int
 	}
 
 	Refund struct {
@@ -159,6 +202,20 @@ type ComplexityRoot struct {
 		Provider  func(childComplexity int) int
 	}
 
+	RoutingRule struct {
+		AmountGTE func(childComplexity int) int
+		AmountLTE func(childComplexity int) int
+		Brand     func(childComplexity int) int
+		Currency  func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Providers func(childComplexity int) int
+	}
+
+	RoutingSettings struct {
+		Fallback func(childComplexity int) int
+		Rules    func(childComplexity int) int
+	}
+
 	StatusChange struct {
 		Actor  func(childComplexity int) int
 		At     func(childComplexity int) int
@@ -167,17 +224,34 @@ type ComplexityRoot struct {
 		Reason func(childComplexity int) int
 		To     func(childComplexity int) int
 	}
+
+	WebhookRetrySettings struct {
+		BaseS       func(childComplexity int) int
+		Factor      func(childComplexity int) int
+		MaxAttempts func(childComplexity int) int
+	}
+
+	WeightedProvider struct {
+		Provider func(childComplexity int) int
+		Weight   func(childComplexity int) int
+	}
 }
 
 // endregion ***************************** api!.gotpl *****************************
 
 // region    ************************** generated!.gotpl **************************
 
+type ConfigResolver interface {
+	Providers(ctx context.Context, obj *routing.Config) ([]*model.ProviderSettings, error)
+
+	UpdatedBy(ctx context.Context, obj *routing.Config) (*string, error)
+}
 type MutationResolver interface {
 	Login(ctx context.Context, input model.LoginInput) (*model.AuthPayload, error)
 	RefreshToken(ctx context.Context, refreshToken string) (*model.AuthPayload, error)
 	CreatePayment(ctx context.Context, input model.CreatePaymentInput) (*ent.Payment, error)
 	RefundPayment(ctx context.Context, input model.RefundPaymentInput) (*ent.Refund, error)
+	UpdateConfig(ctx context.Context, input model.ConfigInput) (*routing.Config, error)
 }
 type PaymentResolver interface {
 	Refunds(ctx context.Context, obj *ent.Payment) ([]*ent.Refund, error)
@@ -195,6 +269,8 @@ type QueryResolver interface {
 	Payment(ctx context.Context, id string) (*ent.Payment, error)
 	Refund(ctx context.Context, id string) (*ent.Refund, error)
 	ProviderStatus(ctx context.Context) ([]*routing.ProviderStatus, error)
+	Config(ctx context.Context) (*routing.Config, error)
+	ConfigHistory(ctx context.Context, first *int, before *int) ([]*configstore.Change, error)
 }
 type RefundResolver interface {
 	Amount(ctx context.Context, obj *ent.Refund) (money.Decimal, error)
@@ -274,6 +350,111 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Card.Last4(childComplexity), true
 
+	case "CircuitBreakerSettings.errorRate":
+		if e.ComplexityRoot.CircuitBreakerSettings.ErrorRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CircuitBreakerSettings.ErrorRate(childComplexity), true
+	case "CircuitBreakerSettings.minRequests":
+		if e.ComplexityRoot.CircuitBreakerSettings.MinRequests == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CircuitBreakerSettings.MinRequests(childComplexity), true
+	case "CircuitBreakerSettings.openS":
+		if e.ComplexityRoot.CircuitBreakerSettings.OpenS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CircuitBreakerSettings.OpenS(childComplexity), true
+	case "CircuitBreakerSettings.windowS":
+		if e.ComplexityRoot.CircuitBreakerSettings.WindowS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CircuitBreakerSettings.WindowS(childComplexity), true
+
+	case "Config.circuitBreaker":
+		if e.ComplexityRoot.Config.CircuitBreaker == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Config.CircuitBreaker(childComplexity), true
+	case "Config.providers":
+		if e.ComplexityRoot.Config.Providers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Config.Providers(childComplexity), true
+	case "Config.rateLimits":
+		if e.ComplexityRoot.Config.RateLimits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Config.RateLimits(childComplexity), true
+	case "Config.routing":
+		if e.ComplexityRoot.Config.Routing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Config.Routing(childComplexity), true
+	case "Config.updatedAt":
+		if e.ComplexityRoot.Config.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Config.UpdatedAt(childComplexity), true
+	case "Config.updatedBy":
+		if e.ComplexityRoot.Config.UpdatedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Config.UpdatedBy(childComplexity), true
+	case "Config.version":
+		if e.ComplexityRoot.Config.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Config.Version(childComplexity), true
+	case "Config.webhookRetry":
+		if e.ComplexityRoot.Config.WebhookRetry == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Config.WebhookRetry(childComplexity), true
+
+	case "ConfigChange.changedAt":
+		if e.ComplexityRoot.ConfigChange.ChangedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigChange.ChangedAt(childComplexity), true
+	case "ConfigChange.changedBy":
+		if e.ComplexityRoot.ConfigChange.ChangedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigChange.ChangedBy(childComplexity), true
+	case "ConfigChange.document":
+		if e.ComplexityRoot.ConfigChange.Document == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigChange.Document(childComplexity), true
+	case "ConfigChange.previous":
+		if e.ComplexityRoot.ConfigChange.Previous == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigChange.Previous(childComplexity), true
+	case "ConfigChange.version":
+		if e.ComplexityRoot.ConfigChange.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConfigChange.Version(childComplexity), true
+
 	case "Customer.email":
 		if e.ComplexityRoot.Customer.Email == nil {
 			break
@@ -331,6 +512,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RefundPayment(childComplexity, args["input"].(model.RefundPaymentInput)), true
+	case "Mutation.updateConfig":
+		if e.ComplexityRoot.Mutation.UpdateConfig == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateConfig_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateConfig(childComplexity, args["input"].(model.ConfigInput)), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -510,6 +702,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PaymentEdge.Node(childComplexity), true
 
+	case "ProviderSettings.enabled":
+		if e.ComplexityRoot.ProviderSettings.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderSettings.Enabled(childComplexity), true
+	case "ProviderSettings.name":
+		if e.ComplexityRoot.ProviderSettings.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderSettings.Name(childComplexity), true
+	case "ProviderSettings.timeoutMs":
+		if e.ComplexityRoot.ProviderSettings.TimeoutMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderSettings.TimeoutMs(childComplexity), true
+
 	case "ProviderStatus.circuit":
 		if e.ComplexityRoot.ProviderStatus.Circuit == nil {
 			break
@@ -564,6 +775,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ProviderStatus.SuccessRate(childComplexity), true
+
+	case "Query.config":
+		if e.ComplexityRoot.Query.Config == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Config(childComplexity), true
+	case "Query.configHistory":
+		if e.ComplexityRoot.Query.ConfigHistory == nil {
+			break
+		}
+
+		args, err := ec.field_Query_configHistory_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ConfigHistory(childComplexity, args["first"].(*int), args["before"].(*int)), true
 
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
@@ -626,6 +855,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Refund(childComplexity, args["id"].(string)), true
+
+	case "RateLimitSettings.burst":
+		if e.ComplexityRoot.RateLimitSettings.Burst == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RateLimitSettings.Burst(childComplexity), true
+	case "RateLimitSettings.loginPerMinute":
+		if e.ComplexityRoot.RateLimitSettings.LoginPerMinute == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RateLimitSettings.LoginPerMinute(childComplexity), true
+	case "RateLimitSettings.perSecond":
+		if e.ComplexityRoot.RateLimitSettings.PerSecond == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RateLimitSettings.PerSecond(childComplexity), true
 
 	case "Refund.amount":
 		if e.ComplexityRoot.Refund.Amount == nil {
@@ -720,6 +968,56 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RoutingAttempt.Provider(childComplexity), true
 
+	case "RoutingRule.amountGte":
+		if e.ComplexityRoot.RoutingRule.AmountGTE == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RoutingRule.AmountGTE(childComplexity), true
+	case "RoutingRule.amountLte":
+		if e.ComplexityRoot.RoutingRule.AmountLTE == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RoutingRule.AmountLTE(childComplexity), true
+	case "RoutingRule.brand":
+		if e.ComplexityRoot.RoutingRule.Brand == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RoutingRule.Brand(childComplexity), true
+	case "RoutingRule.currency":
+		if e.ComplexityRoot.RoutingRule.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RoutingRule.Currency(childComplexity), true
+	case "RoutingRule.name":
+		if e.ComplexityRoot.RoutingRule.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RoutingRule.Name(childComplexity), true
+	case "RoutingRule.providers":
+		if e.ComplexityRoot.RoutingRule.Providers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RoutingRule.Providers(childComplexity), true
+
+	case "RoutingSettings.fallback":
+		if e.ComplexityRoot.RoutingSettings.Fallback == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RoutingSettings.Fallback(childComplexity), true
+	case "RoutingSettings.rules":
+		if e.ComplexityRoot.RoutingSettings.Rules == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RoutingSettings.Rules(childComplexity), true
+
 	case "StatusChange.actor":
 		if e.ComplexityRoot.StatusChange.Actor == nil {
 			break
@@ -757,6 +1055,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.StatusChange.To(childComplexity), true
 
+	case "WebhookRetrySettings.baseS":
+		if e.ComplexityRoot.WebhookRetrySettings.BaseS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookRetrySettings.BaseS(childComplexity), true
+	case "WebhookRetrySettings.factor":
+		if e.ComplexityRoot.WebhookRetrySettings.Factor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookRetrySettings.Factor(childComplexity), true
+	case "WebhookRetrySettings.maxAttempts":
+		if e.ComplexityRoot.WebhookRetrySettings.MaxAttempts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookRetrySettings.MaxAttempts(childComplexity), true
+
+	case "WeightedProvider.provider":
+		if e.ComplexityRoot.WeightedProvider.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WeightedProvider.Provider(childComplexity), true
+	case "WeightedProvider.weight":
+		if e.ComplexityRoot.WeightedProvider.Weight == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WeightedProvider.Weight(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -766,12 +1096,20 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputCardInput,
+		ec.unmarshalInputCircuitBreakerInput,
+		ec.unmarshalInputConfigInput,
 		ec.unmarshalInputCreatePaymentInput,
 		ec.unmarshalInputCustomerInput,
 		ec.unmarshalInputLoginInput,
 		ec.unmarshalInputPaymentOrder,
 		ec.unmarshalInputPaymentWhereInput,
+		ec.unmarshalInputProviderSettingsInput,
+		ec.unmarshalInputRateLimitsInput,
 		ec.unmarshalInputRefundPaymentInput,
+		ec.unmarshalInputRoutingInput,
+		ec.unmarshalInputRoutingRuleInput,
+		ec.unmarshalInputWebhookRetryInput,
+		ec.unmarshalInputWeightedProviderInput,
 	)
 	first := true
 
@@ -1306,6 +1644,10 @@ extend type Query {
   payment(id: ID!): Payment @hasScope(scope: "payments:read")
   refund(id: ID!): Refund @hasScope(scope: "payments:read")
   providerStatus: [ProviderStatus!]! @hasScope(scope: "monitoring:read")
+  "The runtime configuration in force."
+  config: Config! @hasScope(scope: "config:write")
+  "Versions of the runtime configuration, newest first: first of them (20 by default, at most 100), older than version before."
+  configHistory(first: Int, before: Int): [ConfigChange!]! @hasScope(scope: "config:write")
 }
 
 type Mutation {
@@ -1321,6 +1663,152 @@ type Mutation {
   follow each other up to the amount paid.
   """
   refundPayment(input: RefundPaymentInput!): Refund! @hasScope(scope: "refunds:write")
+  "Replaces the runtime configuration with a new version, in force on every server within seconds."
+  updateConfig(input: ConfigInput!): Config! @hasScope(scope: "config:write")
+}
+
+"""
+The runtime configuration: how payments are routed among the providers, each provider's
+settings, when a provider's circuit opens, how webhook deliveries are retried and the request
+budgets. Every change is a new version; the newest is in force on every server within seconds.
+"""
+type Config {
+  "Grows by one with each change. A change names the version it was made from."
+  version: Int!
+  routing: RoutingSettings!
+  "Every provider's settings, by name; a provider left out is never tried."
+  providers: [ProviderSettings!]!
+  circuitBreaker: CircuitBreakerSettings!
+  webhookRetry: WebhookRetrySettings!
+  rateLimits: RateLimitSettings!
+  "When this version was written; null for the built-in default, before any change."
+  updatedAt: Time
+  "The ID of the user who wrote this version (system for the built-in default); null before any change."
+  updatedBy: String
+}
+
+"The rules, tried in order: the first that matches a payment picks its providers."
+type RoutingSettings {
+  rules: [RoutingRule!]!
+  "The providers tried after the rule's, in order; all of them when no rule matches."
+  fallback: [String!]!
+}
+
+"A rule matches the payments that meet all of its conditions; a condition left null matches any."
+type RoutingRule {
+  name: String!
+  currency: [String!]
+  brand: [String!]
+  "Lower bound of the amount, in major units of the payment's currency."
+  amountGte: Decimal
+  "Upper bound of the amount, in major units of the payment's currency."
+  amountLte: Decimal
+  providers: [WeightedProvider!]!
+}
+
+"A provider of a rule and its share of the rule's first attempts."
+type WeightedProvider {
+  provider: String!
+  weight: Int!
+}
+
+type ProviderSettings {
+  name: String!
+  enabled: Boolean!
+  "How long a call to the provider may take, in milliseconds."
+  timeoutMs: Int!
+}
+
+"""
+A provider's circuit opens when at least minRequests calls in the last windowS seconds failed at
+errorRate or more; it stays open openS seconds, then lets one call through to probe.
+"""
+type CircuitBreakerSettings {
+  windowS: Int!
+  minRequests: Int!
+  errorRate: Float!
+  openS: Int!
+}
+
+"An inbound webhook event that failed is retried after baseS seconds, then factor times longer each time, until maxAttempts, when it is dead."
+type WebhookRetrySettings {
+  baseS: Int!
+  factor: Float!
+  maxAttempts: Int!
+}
+
+type RateLimitSettings {
+  perSecond: Int!
+  burst: Int!
+  loginPerMinute: Int!
+}
+
+"One version of the runtime configuration, as the history keeps it."
+type ConfigChange {
+  version: Int!
+  "The ID of the user who wrote it (system for the built-in default)."
+  changedBy: String!
+  changedAt: Time!
+  document: Config!
+  "The version it replaced; null for the first."
+  previous: Config
+}
+
+"""
+A whole new configuration document, made from the version read: a change made from a version
+that is no longer in force is refused (invalid_state), so no change is made over another unseen.
+"""
+input ConfigInput {
+  version: Int!
+  routing: RoutingInput!
+  providers: [ProviderSettingsInput!]!
+  circuitBreaker: CircuitBreakerInput!
+  webhookRetry: WebhookRetryInput!
+  rateLimits: RateLimitsInput!
+}
+
+input RoutingInput {
+  rules: [RoutingRuleInput!]!
+  fallback: [String!]!
+}
+
+input RoutingRuleInput {
+  name: String!
+  currency: [String!]
+  brand: [String!]
+  amountGte: Decimal
+  amountLte: Decimal
+  providers: [WeightedProviderInput!]!
+}
+
+input WeightedProviderInput {
+  provider: String!
+  weight: Int!
+}
+
+input ProviderSettingsInput {
+  name: String!
+  enabled: Boolean!
+  timeoutMs: Int!
+}
+
+input CircuitBreakerInput {
+  windowS: Int!
+  minRequests: Int!
+  errorRate: Float!
+  openS: Int!
+}
+
+input WebhookRetryInput {
+  baseS: Int!
+  factor: Float!
+  maxAttempts: Int!
+}
+
+input RateLimitsInput {
+  perSecond: Int!
+  burst: Int!
+  loginPerMinute: Int!
 }
 `, BuiltIn: false},
 }
@@ -1358,6 +1846,58 @@ func (ec *executionContext) childFields_Card(ctx context.Context, field graphql.
 		return ec.fieldContext_Card_fingerprint(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Card", field.Name)
+}
+
+func (ec *executionContext) childFields_CircuitBreakerSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "windowS":
+		return ec.fieldContext_CircuitBreakerSettings_windowS(ctx, field)
+	case "minRequests":
+		return ec.fieldContext_CircuitBreakerSettings_minRequests(ctx, field)
+	case "errorRate":
+		return ec.fieldContext_CircuitBreakerSettings_errorRate(ctx, field)
+	case "openS":
+		return ec.fieldContext_CircuitBreakerSettings_openS(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CircuitBreakerSettings", field.Name)
+}
+
+func (ec *executionContext) childFields_Config(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "version":
+		return ec.fieldContext_Config_version(ctx, field)
+	case "routing":
+		return ec.fieldContext_Config_routing(ctx, field)
+	case "providers":
+		return ec.fieldContext_Config_providers(ctx, field)
+	case "circuitBreaker":
+		return ec.fieldContext_Config_circuitBreaker(ctx, field)
+	case "webhookRetry":
+		return ec.fieldContext_Config_webhookRetry(ctx, field)
+	case "rateLimits":
+		return ec.fieldContext_Config_rateLimits(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Config_updatedAt(ctx, field)
+	case "updatedBy":
+		return ec.fieldContext_Config_updatedBy(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Config", field.Name)
+}
+
+func (ec *executionContext) childFields_ConfigChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "version":
+		return ec.fieldContext_ConfigChange_version(ctx, field)
+	case "changedBy":
+		return ec.fieldContext_ConfigChange_changedBy(ctx, field)
+	case "changedAt":
+		return ec.fieldContext_ConfigChange_changedAt(ctx, field)
+	case "document":
+		return ec.fieldContext_ConfigChange_document(ctx, field)
+	case "previous":
+		return ec.fieldContext_ConfigChange_previous(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConfigChange", field.Name)
 }
 
 func (ec *executionContext) childFields_Customer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1452,6 +1992,18 @@ func (ec *executionContext) childFields_PaymentEdge(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type PaymentEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_ProviderSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_ProviderSettings_name(ctx, field)
+	case "enabled":
+		return ec.fieldContext_ProviderSettings_enabled(ctx, field)
+	case "timeoutMs":
+		return ec.fieldContext_ProviderSettings_timeoutMs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProviderSettings", field.Name)
+}
+
 func (ec *executionContext) childFields_ProviderStatus(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "provider":
@@ -1474,6 +2026,18 @@ func (ec *executionContext) childFields_ProviderStatus(ctx context.Context, fiel
 		return ec.fieldContext_ProviderStatus_lastErrorAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ProviderStatus", field.Name)
+}
+
+func (ec *executionContext) childFields_RateLimitSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "perSecond":
+		return ec.fieldContext_RateLimitSettings_perSecond(ctx, field)
+	case "burst":
+		return ec.fieldContext_RateLimitSettings_burst(ctx, field)
+	case "loginPerMinute":
+		return ec.fieldContext_RateLimitSettings_loginPerMinute(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RateLimitSettings", field.Name)
 }
 
 func (ec *executionContext) childFields_Refund(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1524,6 +2088,34 @@ func (ec *executionContext) childFields_RoutingAttempt(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type RoutingAttempt", field.Name)
 }
 
+func (ec *executionContext) childFields_RoutingRule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_RoutingRule_name(ctx, field)
+	case "currency":
+		return ec.fieldContext_RoutingRule_currency(ctx, field)
+	case "brand":
+		return ec.fieldContext_RoutingRule_brand(ctx, field)
+	case "amountGte":
+		return ec.fieldContext_RoutingRule_amountGte(ctx, field)
+	case "amountLte":
+		return ec.fieldContext_RoutingRule_amountLte(ctx, field)
+	case "providers":
+		return ec.fieldContext_RoutingRule_providers(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RoutingRule", field.Name)
+}
+
+func (ec *executionContext) childFields_RoutingSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "rules":
+		return ec.fieldContext_RoutingSettings_rules(ctx, field)
+	case "fallback":
+		return ec.fieldContext_RoutingSettings_fallback(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RoutingSettings", field.Name)
+}
+
 func (ec *executionContext) childFields_StatusChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -1540,6 +2132,28 @@ func (ec *executionContext) childFields_StatusChange(ctx context.Context, field 
 		return ec.fieldContext_StatusChange_at(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type StatusChange", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookRetrySettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "baseS":
+		return ec.fieldContext_WebhookRetrySettings_baseS(ctx, field)
+	case "factor":
+		return ec.fieldContext_WebhookRetrySettings_factor(ctx, field)
+	case "maxAttempts":
+		return ec.fieldContext_WebhookRetrySettings_maxAttempts(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookRetrySettings", field.Name)
+}
+
+func (ec *executionContext) childFields_WeightedProvider(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "provider":
+		return ec.fieldContext_WeightedProvider_provider(ctx, field)
+	case "weight":
+		return ec.fieldContext_WeightedProvider_weight(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WeightedProvider", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1728,6 +2342,20 @@ func (ec *executionContext) field_Mutation_refundPayment_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_updateConfig_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ConfigInput, error) {
+			return ec.unmarshalNConfigInput2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐConfigInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1739,6 +2367,28 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_configHistory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg1
 	return args, nil
 }
 
@@ -2119,6 +2769,460 @@ func (ec *executionContext) fieldContext_Card_fingerprint(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _CircuitBreakerSettings_windowS(ctx context.Context, field graphql.CollectedField, obj *routing.BreakerSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CircuitBreakerSettings_windowS(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WindowS, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CircuitBreakerSettings_windowS(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CircuitBreakerSettings", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CircuitBreakerSettings_minRequests(ctx context.Context, field graphql.CollectedField, obj *routing.BreakerSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CircuitBreakerSettings_minRequests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinRequests, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CircuitBreakerSettings_minRequests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CircuitBreakerSettings", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CircuitBreakerSettings_errorRate(ctx context.Context, field graphql.CollectedField, obj *routing.BreakerSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CircuitBreakerSettings_errorRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ErrorRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CircuitBreakerSettings_errorRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CircuitBreakerSettings", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _CircuitBreakerSettings_openS(ctx context.Context, field graphql.CollectedField, obj *routing.BreakerSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CircuitBreakerSettings_openS(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenS, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CircuitBreakerSettings_openS(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CircuitBreakerSettings", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Config_version(ctx context.Context, field graphql.CollectedField, obj *routing.Config) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Config_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Config_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Config", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Config_routing(ctx context.Context, field graphql.CollectedField, obj *routing.Config) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Config_routing(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Routing, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v routing.Routing) graphql.Marshaler {
+			return ec.marshalNRoutingSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRouting(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Config_routing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Config",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RoutingSettings(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Config_providers(ctx context.Context, field graphql.CollectedField, obj *routing.Config) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Config_providers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Config().Providers(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ProviderSettings) graphql.Marshaler {
+			return ec.marshalNProviderSettings2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐProviderSettingsᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Config_providers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Config",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProviderSettings(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Config_circuitBreaker(ctx context.Context, field graphql.CollectedField, obj *routing.Config) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Config_circuitBreaker(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CircuitBreaker, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v routing.BreakerSettings) graphql.Marshaler {
+			return ec.marshalNCircuitBreakerSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐBreakerSettings(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Config_circuitBreaker(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Config",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CircuitBreakerSettings(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Config_webhookRetry(ctx context.Context, field graphql.CollectedField, obj *routing.Config) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Config_webhookRetry(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WebhookRetry, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v routing.RetrySettings) graphql.Marshaler {
+			return ec.marshalNWebhookRetrySettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRetrySettings(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Config_webhookRetry(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Config",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookRetrySettings(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Config_rateLimits(ctx context.Context, field graphql.CollectedField, obj *routing.Config) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Config_rateLimits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RateLimits, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v routing.RateLimits) graphql.Marshaler {
+			return ec.marshalNRateLimitSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRateLimits(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Config_rateLimits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Config",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RateLimitSettings(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Config_updatedAt(ctx context.Context, field graphql.CollectedField, obj *routing.Config) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Config_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Config_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Config", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Config_updatedBy(ctx context.Context, field graphql.CollectedField, obj *routing.Config) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Config_updatedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Config().UpdatedBy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Config_updatedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Config", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigChange_version(ctx context.Context, field graphql.CollectedField, obj *configstore.Change) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigChange_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigChange_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigChange", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigChange_changedBy(ctx context.Context, field graphql.CollectedField, obj *configstore.Change) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigChange_changedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChangedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigChange_changedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigChange_changedAt(ctx context.Context, field graphql.CollectedField, obj *configstore.Change) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigChange_changedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChangedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigChange_changedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConfigChange", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ConfigChange_document(ctx context.Context, field graphql.CollectedField, obj *configstore.Change) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigChange_document(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Document, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v routing.Config) graphql.Marshaler {
+			return ec.marshalNConfig2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐConfig(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigChange_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConfigChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Config(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConfigChange_previous(ctx context.Context, field graphql.CollectedField, obj *configstore.Change) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConfigChange_previous(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Previous, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *routing.Config) graphql.Marshaler {
+			return ec.marshalOConfig2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐConfig(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConfigChange_previous(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConfigChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Config(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Customer_email(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2371,6 +3475,68 @@ func (ec *executionContext) fieldContext_Mutation_refundPayment(ctx context.Cont
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_refundPayment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateConfig(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateConfig(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateConfig(ctx, fc.Args["input"].(model.ConfigInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "config:write")
+				if err != nil {
+					var zeroVal *routing.Config
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *routing.Config
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *routing.Config) graphql.Marshaler {
+			return ec.marshalNConfig2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐConfig(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateConfig(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Config(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateConfig_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -3116,6 +4282,75 @@ func (ec *executionContext) fieldContext_PaymentEdge_cursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("PaymentEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
+func (ec *executionContext) _ProviderSettings_name(ctx context.Context, field graphql.CollectedField, obj *model.ProviderSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderSettings_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderSettings_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderSettings", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ProviderSettings_enabled(ctx context.Context, field graphql.CollectedField, obj *model.ProviderSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderSettings_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderSettings_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ProviderSettings_timeoutMs(ctx context.Context, field graphql.CollectedField, obj *model.ProviderSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderSettings_timeoutMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TimeoutMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderSettings_timeoutMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderSettings", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _ProviderStatus_provider(ctx context.Context, field graphql.CollectedField, obj *routing.ProviderStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3647,6 +4882,118 @@ func (ec *executionContext) fieldContext_Query_providerStatus(_ context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_config(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_config(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Config(ctx)
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "config:write")
+				if err != nil {
+					var zeroVal *routing.Config
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *routing.Config
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *routing.Config) graphql.Marshaler {
+			return ec.marshalNConfig2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐConfig(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_config(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Config(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_configHistory(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_configHistory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ConfigHistory(ctx, fc.Args["first"].(*int), fc.Args["before"].(*int))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "config:write")
+				if err != nil {
+					var zeroVal []*configstore.Change
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal []*configstore.Change
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v []*configstore.Change) graphql.Marshaler {
+			return ec.marshalNConfigChange2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚋconfigstoreᚐChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_configHistory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConfigChange(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_configHistory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3721,6 +5068,75 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _RateLimitSettings_perSecond(ctx context.Context, field graphql.CollectedField, obj *routing.RateLimits) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RateLimitSettings_perSecond(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PerSecond, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RateLimitSettings_perSecond(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RateLimitSettings", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RateLimitSettings_burst(ctx context.Context, field graphql.CollectedField, obj *routing.RateLimits) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RateLimitSettings_burst(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Burst, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RateLimitSettings_burst(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RateLimitSettings", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RateLimitSettings_loginPerMinute(ctx context.Context, field graphql.CollectedField, obj *routing.RateLimits) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RateLimitSettings_loginPerMinute(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LoginPerMinute, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RateLimitSettings_loginPerMinute(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RateLimitSettings", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Refund_id(ctx context.Context, field graphql.CollectedField, obj *ent.Refund) (ret graphql.Marshaler) {
@@ -4086,6 +5502,208 @@ func (ec *executionContext) fieldContext_RoutingAttempt_latencyMs(_ context.Cont
 	return graphql.NewScalarFieldContext("RoutingAttempt", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _RoutingRule_name(ctx context.Context, field graphql.CollectedField, obj *routing.Rule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RoutingRule_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RoutingRule_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RoutingRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RoutingRule_currency(ctx context.Context, field graphql.CollectedField, obj *routing.Rule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RoutingRule_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RoutingRule_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RoutingRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RoutingRule_brand(ctx context.Context, field graphql.CollectedField, obj *routing.Rule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RoutingRule_brand(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Brand, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RoutingRule_brand(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RoutingRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RoutingRule_amountGte(ctx context.Context, field graphql.CollectedField, obj *routing.Rule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RoutingRule_amountGte(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AmountGTE, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *money.Decimal) graphql.Marshaler {
+			return ec.marshalODecimal2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmoneyᚐDecimal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RoutingRule_amountGte(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RoutingRule", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _RoutingRule_amountLte(ctx context.Context, field graphql.CollectedField, obj *routing.Rule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RoutingRule_amountLte(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AmountLTE, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *money.Decimal) graphql.Marshaler {
+			return ec.marshalODecimal2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmoneyᚐDecimal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RoutingRule_amountLte(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RoutingRule", field, false, false, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _RoutingRule_providers(ctx context.Context, field graphql.CollectedField, obj *routing.Rule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RoutingRule_providers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Providers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []routing.Weighted) graphql.Marshaler {
+			return ec.marshalNWeightedProvider2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐWeightedᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RoutingRule_providers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RoutingRule",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WeightedProvider(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RoutingSettings_rules(ctx context.Context, field graphql.CollectedField, obj *routing.Routing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RoutingSettings_rules(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rules, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []routing.Rule) graphql.Marshaler {
+			return ec.marshalNRoutingRule2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRuleᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RoutingSettings_rules(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RoutingSettings",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RoutingRule(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RoutingSettings_fallback(ctx context.Context, field graphql.CollectedField, obj *routing.Routing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RoutingSettings_fallback(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fallback, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RoutingSettings_fallback(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RoutingSettings", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _StatusChange_id(ctx context.Context, field graphql.CollectedField, obj *ent.PaymentStatusChange) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4222,6 +5840,121 @@ func (ec *executionContext) _StatusChange_at(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_StatusChange_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("StatusChange", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookRetrySettings_baseS(ctx context.Context, field graphql.CollectedField, obj *routing.RetrySettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookRetrySettings_baseS(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BaseS, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookRetrySettings_baseS(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookRetrySettings", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookRetrySettings_factor(ctx context.Context, field graphql.CollectedField, obj *routing.RetrySettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookRetrySettings_factor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Factor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookRetrySettings_factor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookRetrySettings", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookRetrySettings_maxAttempts(ctx context.Context, field graphql.CollectedField, obj *routing.RetrySettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookRetrySettings_maxAttempts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxAttempts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookRetrySettings_maxAttempts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookRetrySettings", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WeightedProvider_provider(ctx context.Context, field graphql.CollectedField, obj *routing.Weighted) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WeightedProvider_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WeightedProvider_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WeightedProvider", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WeightedProvider_weight(ctx context.Context, field graphql.CollectedField, obj *routing.Weighted) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WeightedProvider_weight(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Weight, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WeightedProvider_weight(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WeightedProvider", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -5334,6 +7067,122 @@ func (ec *executionContext) unmarshalInputCardInput(ctx context.Context, obj any
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCircuitBreakerInput(ctx context.Context, obj any) (routing.BreakerSettings, error) {
+	var it routing.BreakerSettings
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"windowS", "minRequests", "errorRate", "openS"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "windowS":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("windowS"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WindowS = data
+		case "minRequests":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minRequests"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MinRequests = data
+		case "errorRate":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("errorRate"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ErrorRate = data
+		case "openS":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("openS"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OpenS = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputConfigInput(ctx context.Context, obj any) (model.ConfigInput, error) {
+	var it model.ConfigInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"version", "routing", "providers", "circuitBreaker", "webhookRetry", "rateLimits"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "version":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("version"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Version = data
+		case "routing":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("routing"))
+			data, err := ec.unmarshalNRoutingInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRouting(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Routing = data
+		case "providers":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("providers"))
+			data, err := ec.unmarshalNProviderSettingsInput2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐProviderSettingsInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Providers = data
+		case "circuitBreaker":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("circuitBreaker"))
+			data, err := ec.unmarshalNCircuitBreakerInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐBreakerSettings(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CircuitBreaker = data
+		case "webhookRetry":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("webhookRetry"))
+			data, err := ec.unmarshalNWebhookRetryInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRetrySettings(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WebhookRetry = data
+		case "rateLimits":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rateLimits"))
+			data, err := ec.unmarshalNRateLimitsInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRateLimits(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RateLimits = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreatePaymentInput(ctx context.Context, obj any) (model.CreatePaymentInput, error) {
 	var it model.CreatePaymentInput
 	if obj == nil {
@@ -6160,6 +8009,94 @@ func (ec *executionContext) unmarshalInputPaymentWhereInput(ctx context.Context,
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputProviderSettingsInput(ctx context.Context, obj any) (model.ProviderSettingsInput, error) {
+	var it model.ProviderSettingsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "enabled", "timeoutMs"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "enabled":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("enabled"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Enabled = data
+		case "timeoutMs":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timeoutMs"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TimeoutMs = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRateLimitsInput(ctx context.Context, obj any) (routing.RateLimits, error) {
+	var it routing.RateLimits
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"perSecond", "burst", "loginPerMinute"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "perSecond":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("perSecond"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PerSecond = data
+		case "burst":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("burst"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Burst = data
+		case "loginPerMinute":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("loginPerMinute"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LoginPerMinute = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputRefundPaymentInput(ctx context.Context, obj any) (model.RefundPaymentInput, error) {
 	var it model.RefundPaymentInput
 	if obj == nil {
@@ -6206,6 +8143,189 @@ func (ec *executionContext) unmarshalInputRefundPaymentInput(ctx context.Context
 				return it, err
 			}
 			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRoutingInput(ctx context.Context, obj any) (routing.Routing, error) {
+	var it routing.Routing
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"rules", "fallback"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "rules":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rules"))
+			data, err := ec.unmarshalNRoutingRuleInput2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRuleᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Rules = data
+		case "fallback":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("fallback"))
+			data, err := ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Fallback = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRoutingRuleInput(ctx context.Context, obj any) (routing.Rule, error) {
+	var it routing.Rule
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "currency", "brand", "amountGte", "amountLte", "providers"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "currency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currency"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Currency = data
+		case "brand":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("brand"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Brand = data
+		case "amountGte":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountGte"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmoneyᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountGTE = data
+		case "amountLte":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountLte"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmoneyᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AmountLTE = data
+		case "providers":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("providers"))
+			data, err := ec.unmarshalNWeightedProviderInput2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐWeightedᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Providers = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputWebhookRetryInput(ctx context.Context, obj any) (routing.RetrySettings, error) {
+	var it routing.RetrySettings
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"baseS", "factor", "maxAttempts"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "baseS":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("baseS"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BaseS = data
+		case "factor":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("factor"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Factor = data
+		case "maxAttempts":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxAttempts"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxAttempts = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputWeightedProviderInput(ctx context.Context, obj any) (routing.Weighted, error) {
+	var it routing.Weighted
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"provider", "weight"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "provider":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("provider"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Provider = data
+		case "weight":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("weight"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Weight = data
 		}
 	}
 	return it, nil
@@ -6358,6 +8478,256 @@ func (ec *executionContext) _Card(ctx context.Context, sel ast.SelectionSet, obj
 	return out
 }
 
+var circuitBreakerSettingsImplementors = []string{"CircuitBreakerSettings"}
+
+func (ec *executionContext) _CircuitBreakerSettings(ctx context.Context, sel ast.SelectionSet, obj *routing.BreakerSettings) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, circuitBreakerSettingsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CircuitBreakerSettings")
+		case "windowS":
+			out.Values[i] = ec._CircuitBreakerSettings_windowS(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "minRequests":
+			out.Values[i] = ec._CircuitBreakerSettings_minRequests(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "errorRate":
+			out.Values[i] = ec._CircuitBreakerSettings_errorRate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "openS":
+			out.Values[i] = ec._CircuitBreakerSettings_openS(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var configImplementors = []string{"Config"}
+
+func (ec *executionContext) _Config(ctx context.Context, sel ast.SelectionSet, obj *routing.Config) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, configImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Config")
+		case "version":
+			out.Values[i] = ec._Config_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "routing":
+			out.Values[i] = ec._Config_routing(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "providers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Config_providers(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "circuitBreaker":
+			out.Values[i] = ec._Config_circuitBreaker(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "webhookRetry":
+			out.Values[i] = ec._Config_webhookRetry(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "rateLimits":
+			out.Values[i] = ec._Config_rateLimits(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Config_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedBy":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Config_updatedBy(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var configChangeImplementors = []string{"ConfigChange"}
+
+func (ec *executionContext) _ConfigChange(ctx context.Context, sel ast.SelectionSet, obj *configstore.Change) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, configChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConfigChange")
+		case "version":
+			out.Values[i] = ec._ConfigChange_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changedBy":
+			out.Values[i] = ec._ConfigChange_changedBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changedAt":
+			out.Values[i] = ec._ConfigChange_changedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "document":
+			out.Values[i] = ec._ConfigChange_document(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "previous":
+			out.Values[i] = ec._ConfigChange_previous(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var customerImplementors = []string{"Customer"}
 
 func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet, obj *model.Customer) graphql.Marshaler {
@@ -6445,6 +8815,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "refundPayment":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_refundPayment(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateConfig":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateConfig(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -6945,6 +9322,54 @@ func (ec *executionContext) _PaymentEdge(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var providerSettingsImplementors = []string{"ProviderSettings"}
+
+func (ec *executionContext) _ProviderSettings(ctx context.Context, sel ast.SelectionSet, obj *model.ProviderSettings) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, providerSettingsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProviderSettings")
+		case "name":
+			out.Values[i] = ec._ProviderSettings_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "enabled":
+			out.Values[i] = ec._ProviderSettings_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timeoutMs":
+			out.Values[i] = ec._ProviderSettings_timeoutMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var providerStatusImplementors = []string{"ProviderStatus"}
 
 func (ec *executionContext) _ProviderStatus(ctx context.Context, sel ast.SelectionSet, obj *routing.ProviderStatus) graphql.Marshaler {
@@ -7175,6 +9600,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "config":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_config(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "configHistory":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_configHistory(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -7188,6 +9657,54 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var rateLimitSettingsImplementors = []string{"RateLimitSettings"}
+
+func (ec *executionContext) _RateLimitSettings(ctx context.Context, sel ast.SelectionSet, obj *routing.RateLimits) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rateLimitSettingsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RateLimitSettings")
+		case "perSecond":
+			out.Values[i] = ec._RateLimitSettings_perSecond(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "burst":
+			out.Values[i] = ec._RateLimitSettings_burst(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "loginPerMinute":
+			out.Values[i] = ec._RateLimitSettings_loginPerMinute(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -7450,6 +9967,112 @@ func (ec *executionContext) _RoutingAttempt(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var routingRuleImplementors = []string{"RoutingRule"}
+
+func (ec *executionContext) _RoutingRule(ctx context.Context, sel ast.SelectionSet, obj *routing.Rule) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, routingRuleImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RoutingRule")
+		case "name":
+			out.Values[i] = ec._RoutingRule_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._RoutingRule_currency(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "brand":
+			out.Values[i] = ec._RoutingRule_brand(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "amountGte":
+			out.Values[i] = ec._RoutingRule_amountGte(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "amountLte":
+			out.Values[i] = ec._RoutingRule_amountLte(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "providers":
+			out.Values[i] = ec._RoutingRule_providers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var routingSettingsImplementors = []string{"RoutingSettings"}
+
+func (ec *executionContext) _RoutingSettings(ctx context.Context, sel ast.SelectionSet, obj *routing.Routing) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, routingSettingsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RoutingSettings")
+		case "rules":
+			out.Values[i] = ec._RoutingSettings_rules(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fallback":
+			out.Values[i] = ec._RoutingSettings_fallback(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var statusChangeImplementors = []string{"StatusChange", "Node"}
 
 func (ec *executionContext) _StatusChange(ctx context.Context, sel ast.SelectionSet, obj *ent.PaymentStatusChange) graphql.Marshaler {
@@ -7489,6 +10112,97 @@ func (ec *executionContext) _StatusChange(ctx context.Context, sel ast.Selection
 			}
 		case "at":
 			out.Values[i] = ec._StatusChange_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var webhookRetrySettingsImplementors = []string{"WebhookRetrySettings"}
+
+func (ec *executionContext) _WebhookRetrySettings(ctx context.Context, sel ast.SelectionSet, obj *routing.RetrySettings) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookRetrySettingsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookRetrySettings")
+		case "baseS":
+			out.Values[i] = ec._WebhookRetrySettings_baseS(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "factor":
+			out.Values[i] = ec._WebhookRetrySettings_factor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "maxAttempts":
+			out.Values[i] = ec._WebhookRetrySettings_maxAttempts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var weightedProviderImplementors = []string{"WeightedProvider"}
+
+func (ec *executionContext) _WeightedProvider(ctx context.Context, sel ast.SelectionSet, obj *routing.Weighted) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, weightedProviderImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WeightedProvider")
+		case "provider":
+			out.Values[i] = ec._WeightedProvider_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "weight":
+			out.Values[i] = ec._WeightedProvider_weight(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -7941,6 +10655,60 @@ func (ec *executionContext) marshalNCard2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋg
 	return ec._Card(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCircuitBreakerInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐBreakerSettings(ctx context.Context, v any) (*routing.BreakerSettings, error) {
+	res, err := ec.unmarshalInputCircuitBreakerInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCircuitBreakerSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐBreakerSettings(ctx context.Context, sel ast.SelectionSet, v routing.BreakerSettings) graphql.Marshaler {
+	return ec._CircuitBreakerSettings(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNConfig2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐConfig(ctx context.Context, sel ast.SelectionSet, v routing.Config) graphql.Marshaler {
+	return ec._Config(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNConfig2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐConfig(ctx context.Context, sel ast.SelectionSet, v *routing.Config) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Config(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNConfigChange2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚋconfigstoreᚐChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*configstore.Change) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConfigChange2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚋconfigstoreᚐChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNConfigChange2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚋconfigstoreᚐChange(ctx context.Context, sel ast.SelectionSet, v *configstore.Change) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConfigChange(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNConfigInput2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐConfigInput(ctx context.Context, v any) (model.ConfigInput, error) {
+	res, err := ec.unmarshalInputConfigInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCreatePaymentInput2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐCreatePaymentInput(ctx context.Context, v any) (model.CreatePaymentInput, error) {
 	res, err := ec.unmarshalInputCreatePaymentInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -7979,6 +10747,22 @@ func (ec *executionContext) unmarshalNDecimal2githubᚗcomᚋpaygateᚋpaygate�
 func (ec *executionContext) marshalNDecimal2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmoneyᚐDecimal(ctx context.Context, sel ast.SelectionSet, v money.Decimal) graphql.Marshaler {
 	_ = sel
 	res := model.MarshalDecimal(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
+	res, err := model.UnmarshalFloat(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.SelectionSet, v float64) graphql.Marshaler {
+	_ = sel
+	res := model.MarshalFloat(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -8154,6 +10938,51 @@ func (ec *executionContext) unmarshalNPaymentWhereInput2ᚖgithubᚗcomᚋpaygat
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNProviderSettings2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐProviderSettingsᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ProviderSettings) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNProviderSettings2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐProviderSettings(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNProviderSettings2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐProviderSettings(ctx context.Context, sel ast.SelectionSet, v *model.ProviderSettings) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ProviderSettings(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNProviderSettingsInput2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐProviderSettingsInputᚄ(ctx context.Context, v any) ([]*model.ProviderSettingsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.ProviderSettingsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNProviderSettingsInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐProviderSettingsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNProviderSettingsInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐProviderSettingsInput(ctx context.Context, v any) (*model.ProviderSettingsInput, error) {
+	res, err := ec.unmarshalInputProviderSettingsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNProviderStatus2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐProviderStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []*routing.ProviderStatus) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -8178,6 +11007,15 @@ func (ec *executionContext) marshalNProviderStatus2ᚖgithubᚗcomᚋpaygateᚋp
 		return graphql.Null
 	}
 	return ec._ProviderStatus(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRateLimitSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRateLimits(ctx context.Context, sel ast.SelectionSet, v routing.RateLimits) graphql.Marshaler {
+	return ec._RateLimitSettings(ctx, sel, &v)
+}
+
+func (ec *executionContext) unmarshalNRateLimitsInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRateLimits(ctx context.Context, v any) (*routing.RateLimits, error) {
+	res, err := ec.unmarshalInputRateLimitsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNRefund2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐRefund(ctx context.Context, sel ast.SelectionSet, v *ent.Refund) graphql.Marshaler {
@@ -8225,6 +11063,54 @@ func (ec *executionContext) marshalNRoutingAttempt2ᚕgithubᚗcomᚋpaygateᚋp
 	return ret
 }
 
+func (ec *executionContext) unmarshalNRoutingInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRouting(ctx context.Context, v any) (*routing.Routing, error) {
+	res, err := ec.unmarshalInputRoutingInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRoutingRule2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRule(ctx context.Context, sel ast.SelectionSet, v routing.Rule) graphql.Marshaler {
+	return ec._RoutingRule(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRoutingRule2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRuleᚄ(ctx context.Context, sel ast.SelectionSet, v []routing.Rule) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRoutingRule2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRule(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNRoutingRuleInput2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRule(ctx context.Context, v any) (routing.Rule, error) {
+	res, err := ec.unmarshalInputRoutingRuleInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNRoutingRuleInput2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRuleᚄ(ctx context.Context, v any) ([]routing.Rule, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]routing.Rule, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNRoutingRuleInput2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRule(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNRoutingSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRouting(ctx context.Context, sel ast.SelectionSet, v routing.Routing) graphql.Marshaler {
+	return ec._RoutingSettings(ctx, sel, &v)
+}
+
 func (ec *executionContext) marshalNStatusChange2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentStatusChange(ctx context.Context, sel ast.SelectionSet, v *ent.PaymentStatusChange) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -8251,6 +11137,35 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 	return res
 }
 
+func (ec *executionContext) unmarshalNString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
 	res, err := graphql.UnmarshalTime(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -8265,6 +11180,54 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNWebhookRetryInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRetrySettings(ctx context.Context, v any) (*routing.RetrySettings, error) {
+	res, err := ec.unmarshalInputWebhookRetryInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWebhookRetrySettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRetrySettings(ctx context.Context, sel ast.SelectionSet, v routing.RetrySettings) graphql.Marshaler {
+	return ec._WebhookRetrySettings(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNWeightedProvider2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐWeighted(ctx context.Context, sel ast.SelectionSet, v routing.Weighted) graphql.Marshaler {
+	return ec._WeightedProvider(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNWeightedProvider2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐWeightedᚄ(ctx context.Context, sel ast.SelectionSet, v []routing.Weighted) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWeightedProvider2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐWeighted(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNWeightedProviderInput2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐWeighted(ctx context.Context, v any) (routing.Weighted, error) {
+	res, err := ec.unmarshalInputWeightedProviderInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNWeightedProviderInput2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐWeightedᚄ(ctx context.Context, v any) ([]routing.Weighted, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]routing.Weighted, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNWeightedProviderInput2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐWeighted(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
@@ -8445,6 +11408,13 @@ func (ec *executionContext) unmarshalOCardInput2ᚖgithubᚗcomᚋpaygateᚋpayg
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOConfig2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐConfig(ctx context.Context, sel ast.SelectionSet, v *routing.Config) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Config(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, v any) (*entgql.Cursor[string], error) {
 	if v == nil {
 		return nil, nil
@@ -8483,7 +11453,7 @@ func (ec *executionContext) unmarshalOFloat2ᚖfloat64(ctx context.Context, v an
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	res, err := model.UnmarshalFloat(v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -8492,8 +11462,9 @@ func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel as
 		return graphql.Null
 	}
 	_ = sel
-	res := graphql.MarshalFloatContext(*v)
-	return graphql.WrapContextMarshaler(ctx, res)
+	_ = ctx
+	res := model.MarshalFloat(*v)
+	return res
 }
 
 func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

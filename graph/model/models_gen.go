@@ -5,6 +5,7 @@ package model
 import (
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/routing"
 )
 
 type AuthPayload struct {
@@ -30,6 +31,17 @@ type CardInput struct {
 	ExpMonth int    `json:"expMonth"`
 	ExpYear  int    `json:"expYear"`
 	Cvc      string `json:"cvc"`
+}
+
+// A whole new configuration document, made from the version read: a change made from a version
+// that is no longer in force is refused (invalid_state), so no change is made over another unseen.
+type ConfigInput struct {
+	Version        int                      `json:"version"`
+	Routing        *routing.Routing         `json:"routing"`
+	Providers      []*ProviderSettingsInput `json:"providers"`
+	CircuitBreaker *routing.BreakerSettings `json:"circuitBreaker"`
+	WebhookRetry   *routing.RetrySettings   `json:"webhookRetry"`
+	RateLimits     *routing.RateLimits      `json:"rateLimits"`
 }
 
 type CreatePaymentInput struct {
@@ -58,6 +70,19 @@ type CustomerInput struct {
 type LoginInput struct {
 	Email    string `json:"email"`
 	Password string `json:"password"`
+}
+
+type ProviderSettings struct {
+	Name    string `json:"name"`
+	Enabled bool   `json:"enabled"`
+	// How long a call to the provider may take, in milliseconds.
+	TimeoutMs int `json:"timeoutMs"`
+}
+
+type ProviderSettingsInput struct {
+	Name      string `json:"name"`
+	Enabled   bool   `json:"enabled"`
+	TimeoutMs int    `json:"timeoutMs"`
 }
 
 type RefundPaymentInput struct {

@@ -59,6 +59,24 @@ func UnmarshalBoolean(v any) (bool, error) {
 	return false, fmt.Errorf("%s is not a Boolean: send true or false", describe(v))
 }
 
+// MarshalFloat writes a Float.
+func MarshalFloat(f float64) graphql.Marshaler { return graphql.MarshalFloat(f) }
+
+// UnmarshalFloat reads a Float: a number, not a string holding one.
+func UnmarshalFloat(v any) (float64, error) {
+	switch n := v.(type) {
+	case float64:
+		return n, nil
+	case int64:
+		return float64(n), nil
+	case json.Number:
+		if f, err := n.Float64(); err == nil {
+			return f, nil
+		}
+	}
+	return 0, fmt.Errorf("%s is not a Float: send a number", describe(v))
+}
+
 // MarshalID writes an ID, always as a string.
 func MarshalID(id string) graphql.Marshaler { return graphql.MarshalString(id) }
 

@@ -31,7 +31,7 @@ const (
 	// RateCredentials is a password or refresh token checked: throttled hardest, per account and
 	// per address, since each attempt is a guess.
 	RateCredentials RateClass = "credentials"
-	// RateWrite moves money.
+	// RateWrite changes something: moves money or changes the runtime configuration.
 	RateWrite RateClass = "write"
 	// RateRead only reads.
 	RateRead RateClass = "read"
@@ -41,18 +41,24 @@ const (
 var RateClasses = []RateClass{RateCredentials, RateWrite, RateRead}
 
 var (
-	Login          = Operation{Name: "login", Public: true, RateClass: RateCredentials}
-	RefreshToken   = Operation{Name: "refreshToken", Public: true, RateClass: RateCredentials}
-	CreatePayment  = Operation{Name: "createPayment", Scope: ScopePaymentsWrite, Idempotent: true, RateClass: RateWrite}
-	RefundPayment  = Operation{Name: "refundPayment", Scope: ScopeRefundsWrite, Idempotent: true, RateClass: RateWrite}
-	GetPayment     = Operation{Name: "payment", Scope: ScopePaymentsRead, RateClass: RateRead}
-	ListPayments   = Operation{Name: "payments", Scope: ScopePaymentsRead, RateClass: RateRead}
-	GetRefund      = Operation{Name: "refund", Scope: ScopePaymentsRead, RateClass: RateRead}
+	Login         = Operation{Name: "login", Public: true, RateClass: RateCredentials}
+	RefreshToken  = Operation{Name: "refreshToken", Public: true, RateClass: RateCredentials}
+	CreatePayment = Operation{Name: "createPayment", Scope: ScopePaymentsWrite, Idempotent: true, RateClass: RateWrite}
+	RefundPayment = Operation{Name: "refundPayment", Scope: ScopeRefundsWrite, Idempotent: true, RateClass: RateWrite}
+	GetPayment    = Operation{Name: "payment", Scope: ScopePaymentsRead, RateClass: RateRead}
+	ListPayments  = Operation{Name: "payments", Scope: ScopePaymentsRead, RateClass: RateRead}
+	GetRefund     = Operation{Name: "refund", Scope: ScopePaymentsRead, RateClass: RateRead}
+	// The runtime configuration is read and written by admins alone: reading it shows how
+	// payments are routed, which is as much theirs as changing it.
+	GetConfig      = Operation{Name: "config", Scope: ScopeConfigWrite, RateClass: RateRead}
+	UpdateConfig   = Operation{Name: "updateConfig", Scope: ScopeConfigWrite, RateClass: RateWrite}
+	ConfigHistory  = Operation{Name: "configHistory", Scope: ScopeConfigWrite, RateClass: RateRead}
 	ProviderStatus = Operation{Name: "providerStatus", Scope: ScopeMonitoringRead, RateClass: RateRead}
 )
 
 // Operations lists every operation.
-var Operations = []Operation{Login, RefreshToken, CreatePayment, RefundPayment, GetPayment, ListPayments, GetRefund, ProviderStatus}
+var Operations = []Operation{Login, RefreshToken, CreatePayment, RefundPayment, GetPayment, ListPayments, GetRefund,
+	GetConfig, UpdateConfig, ConfigHistory, ProviderStatus}
 
 // OperationNamed returns the operation of a GraphQL root field, if the field is one.
 func OperationNamed(name string) (Operation, bool) {
