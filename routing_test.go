@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/paygate/paygate/ent/sandboxobject"
 	"github.com/paygate/paygate/internal/database"
@@ -208,4 +209,55 @@ func TestProviderStatusFromTraffic(t *testing.T) {
 	if get(g, "providerStatus", 2, "provider") != "checkout" || get(g, "providerStatus", 2, "circuit") != "open" || get(g, "providerStatus", 2, "lastErrorAt") == nil {
 		t.Errorf("GraphQL: %v", g)
 	}
+}
+
+// TestConfigChangeRoutesPaymentsOnEveryServer: a routing change made through one server decides
+// the next payments on another within 5 seconds: a new rule, a provider switched off, and a
+// provider's time limit.
+func TestConfigChangeRoutesPaymentsOnEveryServer(t *testing.T) {
+	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
+		servers := newTestServers(t, pools)
+		a, b := servers[0], servers[1]
+		b.watchConfig(50 * time.Millisecond)
+		admin, _ := a.adminOf()
+		token := a.tokenFor("operator")
+
+		doc := a.readConfig(admin)
+		routes := doc["routing"].(map[string]any)
+		routes["rules"] = append([]any{map[string]any{"name": "dollars", "currency": []any{"USD"},
+			"providers": []any{map[string]any{"provider": "checkout", "weight": 1}}}}, routes["rules"].([]any)...)
+		providers := doc["providers"].(map[string]any)
+		providers["adyen"] = map[string]any{"enabled": false, "timeout_ms": 10000}
+		change := func(version int) {
+			if r := a.request(http.MethodPut, configPath, admin, withoutAuthor(doc)); r.status != http.StatusOK {
+				t.Fatalf("PUT = %d %s", r.status, r.raw)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for b.app.services.configs.Current().Version != version {
+				if time.Now().After(deadline) {
+					t.Fatal("the change was not in force on the second server within 5 s")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			doc["version"] = version
+		}
+		change(2)
+		dollars := b.request(http.MethodPost, "/api/v1/payments", token, paymentBody("20.00", "USD", "4242424242424242")).data()
+		if dollars["provider"] != "checkout" || get(dollars, "routing", "rule") != "dollars" {
+			t.Errorf("dollars after the change: %v by rule %v", dollars["provider"], get(dollars, "routing", "rule"))
+		}
+		// The euro rule's only provider is switched off: the fallback order takes it, without Adyen.
+		euros := b.request(http.MethodPost, "/api/v1/payments", token, paymentBody("20.00", "EUR", "4242424242424242")).data()
+		if euros["provider"] != "stripe" || get(euros, "routing", "rule") != "eur" || fmt.Sprint(attempts(euros)) != "[stripe:approved]" {
+			t.Errorf("euros with Adyen off: %v by rule %v, %v", euros["provider"], get(euros, "routing", "rule"), attempts(euros))
+		}
+		// Given 100 ms, a call to Stripe that takes longer is cut off, its outcome unknown.
+		providers["stripe"] = map[string]any{"enabled": true, "timeout_ms": 100}
+		change(3)
+		b.app.services.sandboxes.switches["stripe"].Latency.Store(int64(time.Second))
+		slow := b.request(http.MethodPost, "/api/v1/payments", token, paymentBody("20.00", "EUR", "4242424242424242"))
+		if slow.status != http.StatusInternalServerError {
+			t.Errorf("a call past the provider's time limit answered %d %s", slow.status, slow.raw)
+		}
+	})
 }
