@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/paygate/paygate/internal/config"
@@ -41,6 +42,7 @@ func newProviders(cfg config.Config, db *database.DB, now func() time.Time) ([]p
 			return a.BaseURL, a.APIKey, provider.Caller{HTTP: network, RetryWaits: providerRetryWaits}
 		}
 		s.Latency.Store(int64(cfg.SandboxLatency))
+		s.Outage.Store(slices.Contains(cfg.SandboxOutage, name))
 		inUse.switches[name] = s
 		if settler, ok := sandbox.(provider.Settler); ok {
 			inUse.settlers[name] = settler

@@ -261,3 +261,13 @@ func TestConfigChangeRoutesPaymentsOnEveryServer(t *testing.T) {
 		}
 	})
 }
+
+// TestSandboxOutageFromTheEnvironment: a sandbox named in PAYGATE_SANDBOX_OUTAGE is down, so
+// failover can be shown on a running server.
+func TestSandboxOutageFromTheEnvironment(t *testing.T) {
+	env := newTestEnv(t, databasetest.SQLite(t), "PAYGATE_SANDBOX_OUTAGE=stripe")
+	p := env.request(http.MethodPost, "/api/v1/payments", env.tokenFor("operator"), paymentBody("20.00", "USD", "4242424242424242")).data()
+	if fmt.Sprint(attempts(p)) != "[stripe:unavailable adyen:approved]" {
+		t.Errorf("with Stripe's sandbox down: %v", attempts(p))
+	}
+}

@@ -34,6 +34,9 @@ type Config struct {
 	MaxAmount          string        `env:"PAYGATE_MAX_AMOUNT" envDefault:"999999.99"`
 	LogLevel           string        `env:"PAYGATE_LOG_LEVEL" envDefault:"info"`
 	SandboxLatency     time.Duration `env:"PAYGATE_SANDBOX_LATENCY" envDefault:"0s"`
+	// SandboxOutage names the built-in sandboxes that answer every request 503, as a provider
+	// that is down does, so that failover can be shown.
+	SandboxOutage []string `env:"PAYGATE_SANDBOX_OUTAGE" envSeparator:","`
 
 	// A provider without a base URL is served by its built-in sandbox.
 	StripeBaseURL        string `env:"PAYGATE_STRIPE_BASE_URL"`
@@ -81,6 +84,11 @@ func Load(environ []string) (Config, error) {
 	for name, access := range cfg.Providers() {
 		if err := access.check(name); err != nil {
 			return Config{}, err
+		}
+	}
+	for _, name := range cfg.SandboxOutage {
+		if access, known := cfg.Providers()[name]; !known || access.BaseURL != "" {
+			return Config{}, fmt.Errorf("PAYGATE_SANDBOX_OUTAGE: %q is not a provider served by its built-in sandbox", name)
 		}
 	}
 	if (cfg.AdminEmail == "") != (cfg.AdminPassword == "") {

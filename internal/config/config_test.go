@@ -35,6 +35,11 @@ func TestLoadRefusesBadSettings(t *testing.T) {
 		{"PAYGATE_MAX_AMOUNT=1.001"},
 		{"PAYGATE_ADMIN_EMAIL=a@example.com"},
 		{"PAYGATE_DB_MAX_CONNS=many"},
+		{"PAYGATE_STRIPE_BASE_URL=https://api.stripe.com"}, // no key
+		{"PAYGATE_STRIPE_BASE_URL=ftp://api.stripe.com", "PAYGATE_STRIPE_API_KEY=sk_test_x"},    // not http(s)
+		{"PAYGATE_ADYEN_BASE_URL=https://checkout-test.adyen.com", "PAYGATE_ADYEN_API_KEY=AQE"}, // no merchant account
+		{"PAYGATE_SANDBOX_OUTAGE=paypal"},
+		{"PAYGATE_SANDBOX_OUTAGE=stripe", "PAYGATE_STRIPE_BASE_URL=https://api.stripe.com", "PAYGATE_STRIPE_API_KEY=sk_test_x"},
 	} {
 		if _, err := Load(environ); err == nil {
 			t.Errorf("Load(%v) succeeded", environ)
@@ -49,6 +54,14 @@ func TestLoadRefusesBadSettings(t *testing.T) {
 	}
 	if len(cfg.CORSOrigins) != 2 {
 		t.Errorf("CORS origins = %v", cfg.CORSOrigins)
+	}
+	cfg, err = Load([]string{"PAYGATE_ADYEN_BASE_URL=https://checkout-test.adyen.com", "PAYGATE_ADYEN_API_KEY=AQE",
+		"PAYGATE_ADYEN_MERCHANT_ACCOUNT=Shop", "PAYGATE_SANDBOX_OUTAGE=stripe,checkout"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := cfg.Providers()["adyen"]; a.BaseURL == "" || a.MerchantAccount != "Shop" || len(cfg.SandboxOutage) != 2 {
+		t.Errorf("providers %+v, outage %v", cfg.Providers(), cfg.SandboxOutage)
 	}
 }
 
