@@ -20,7 +20,7 @@ func TestLoadDriverAgainstPaygate(t *testing.T) {
 	token := (&testEnv{t: t, db: db, app: paygate}).tokenFor("developer")
 	server := httptest.NewServer(paygate.handler)
 	defer server.Close()
-	bare := httptest.NewServer(loadtest.Bare(db.SQL, db.Dialect))
+	bare := httptest.NewServer(loadtest.Bare(db.SQL, db.Dialect, ""))
 	defer bare.Close()
 	targets := []loadtest.Target{
 		{Surface: loadtest.SurfaceBare, BaseURL: bare.URL},

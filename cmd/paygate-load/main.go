@@ -31,6 +31,7 @@ import (
 
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/loadtest"
+	"github.com/paygate/paygate/internal/provider/stripe"
 )
 
 func main() {
@@ -46,6 +47,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) > 0 && args[0] == "bare" {
 		return serveBare(ctx, args[1:], stdout)
 	}
+	if len(args) > 0 && args[0] == "sandbox" {
+		return serveSandbox(ctx, args[1:], stdout)
+	}
 	flags := flag.NewFlagSet("paygate-load", flag.ContinueOnError)
 	paygateURL := flags.String("paygate", "http://127.0.0.1:8080", "the running Paygate")
 	token := flags.String("token", "", "a bearer token with payments:read and payments:write (or give -email and -password)")
@@ -59,6 +63,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	rounds := flags.Int("rounds", 3, "how many times each target is run, in turn with the others")
 	keyed := flags.Bool("keyed", true, "send every create with a new Idempotency-Key")
 	operations := flags.String("ops", "create,get,list", "the operations to run, in order")
+	stripeURL := flags.String("stripe", "", "a Stripe API (paygate-load sandbox) the bare handler in this process charges through, as Paygate does")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -87,7 +92,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		server := &http.Server{Handler: loadtest.Bare(db.SQL, db.Dialect)}
+		server := &http.Server{Handler: loadtest.Bare(db.SQL, db.Dialect, *stripeURL)}
 		go server.Serve(listener)
 		defer server.Close()
 		*bareURL = "http://" + listener.Addr().String()
@@ -149,6 +154,7 @@ func serveBare(ctx context.Context, args []string, stdout io.Writer) error {
 	flags := flag.NewFlagSet("paygate-load bare", flag.ContinueOnError)
 	databaseURL := flags.String("database-url", "", "Paygate's database")
 	listen := flags.String("listen", "127.0.0.1:8081", "the address to serve on")
+	stripeURL := flags.String("stripe", "", "a Stripe API (paygate-load sandbox) to charge each payment through, as Paygate does")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -157,12 +163,36 @@ func serveBare(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	server := &http.Server{Addr: *listen, Handler: loadtest.Bare(db.SQL, db.Dialect)}
+	return serveUntilDone(ctx, *listen, "bare handler", loadtest.Bare(db.SQL, db.Dialect, *stripeURL), stdout)
+}
+
+// serveSandbox serves Stripe's built-in sandbox over HTTP on its own database until interrupted:
+// a provider in a process of its own, for Paygate and the bare handler to charge through alike.
+func serveSandbox(ctx context.Context, args []string, stdout io.Writer) error {
+	flags := flag.NewFlagSet("paygate-load sandbox", flag.ContinueOnError)
+	databaseURL := flags.String("database-url", "", "the sandbox's own database (migrated like Paygate's)")
+	listen := flags.String("listen", "127.0.0.1:8082", "the address to serve on")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	db, err := database.Open(*databaseURL, database.Options{MaxConns: 64})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx); err != nil {
+		return err
+	}
+	return serveUntilDone(ctx, *listen, "Stripe sandbox", stripe.NewSandbox(db.Ent, time.Now), stdout)
+}
+
+func serveUntilDone(ctx context.Context, listen, what string, h http.Handler, stdout io.Writer) error {
+	server := &http.Server{Addr: listen, Handler: h}
 	go func() {
 		<-ctx.Done()
 		server.Close()
 	}()
-	fmt.Fprintf(stdout, "bare handler on http://%s\n", *listen)
+	fmt.Fprintf(stdout, "%s on http://%s\n", what, listen)
 	if err := server.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

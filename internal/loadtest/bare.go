@@ -6,7 +6,10 @@ package loadtest
 import (
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,8 +30,11 @@ import (
 //	GET  /payments/{id}  the payment and its status history
 //	GET  /payments       the 20 newest payments
 //
-// Like Paygate it reads and answers whole payments, every column.
-func Bare(db *sql.DB, dialectName string) http.Handler {
+// Like Paygate it reads and answers whole payments, every column. With a stripeURL it charges
+// each payment between its two transactions through the Stripe API there (one confirmed
+// PaymentIntent, keyed by the payment's id), as Paygate does when pointed at the same address, so
+// that both pay the same provider's cost.
+func Bare(db *sql.DB, dialectName, stripeURL string) http.Handler {
 	q := func(query string) string {
 		if dialectName == dialect.SQLite {
 			return strings.ReplaceAll(query, "$", "?")
@@ -37,6 +43,8 @@ func Bare(db *sql.DB, dialectName string) http.Handler {
 	}
 	b := &bare{
 		db:          db,
+		stripeURL:   stripeURL,
+		client:      &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}},
 		insert:      q(`INSERT INTO payments (id, created_at, updated_at, amount, currency, status, payment_method, customer_email, customer_name, card_brand, card_last4, card_exp_month, card_exp_year, card_fingerprint, provider, amount_refunded) VALUES ($1, $2, $2, $3, $4, 'processing', $5, $6, $7, 'visa', $8, $9, $10, 'f', 'sandbox', 0)`),
 		history:     q(`INSERT INTO payment_status_changes (id, payment_id, "from", "to", reason, actor, at) VALUES ($1, $2, $3, $4, 'r', 'a', $5)`),
 		outcome:     q(`UPDATE payments SET status = 'failed', failure_code = 'load_test', provider_payment_id = $1, updated_at = $2 WHERE id = $3 AND status = 'processing'`),
@@ -55,6 +63,8 @@ func Bare(db *sql.DB, dialectName string) http.Handler {
 
 type bare struct {
 	db                                            *sql.DB
+	stripeURL                                     string
+	client                                        *http.Client
 	insert, history, outcome, claimKey, settleKey string
 	selectOne, selectHist, selectNewer            string
 }
@@ -100,6 +110,9 @@ func (b *bare) create(w http.ResponseWriter, r *http.Request) {
 		_, err := tx.Exec(b.history, prefixid.New("psc"), id, "pending", "processing", now)
 		return err
 	})
+	if err == nil && b.stripeURL != "" {
+		providerID, err = b.charge(id, req)
+	}
 	if err == nil {
 		err = inTx(b.db, func(tx *sql.Tx) error {
 			at := time.Now().UTC()
@@ -127,6 +140,33 @@ func (b *bare) create(w http.ResponseWriter, r *http.Request) {
 		Card: bareCardOut{Brand: "visa", Last4: req.Card.Number[len(req.Card.Number)-4:], ExpMonth: req.Card.ExpMonth,
 			ExpYear: req.Card.ExpYear, Fingerprint: "f"}, Provider: "sandbox", ProviderPaymentID: &providerID, FailureCode: &failed,
 	}})
+}
+
+// charge confirms a PaymentIntent for the payment at Stripe's API and returns its id.
+func (b *bare) charge(id string, req bareCreate) (string, error) {
+	form := url.Values{"amount": {"4999"}, "currency": {strings.ToLower(req.Currency)}, "confirm": {"true"},
+		"payment_method_data[type]": {"card"}, "payment_method_data[card][number]": {req.Card.Number},
+		"payment_method_data[card][exp_month]": {strconv.Itoa(req.Card.ExpMonth)}, "payment_method_data[card][exp_year]": {strconv.Itoa(req.Card.ExpYear)},
+		"payment_method_data[card][cvc]": {req.Card.CVC}, "metadata[paygate_id]": {id}}
+	httpReq, err := http.NewRequest(http.MethodPost, b.stripeURL+"/v1/payment_intents", strings.NewReader(form.Encode()))
+	if err != nil {
+		return "", err
+	}
+	httpReq.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	httpReq.Header.Set("Authorization", "Bearer sk_test_load")
+	httpReq.Header.Set("Idempotency-Key", id)
+	resp, err := b.client.Do(httpReq)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var intent struct {
+		ID string `json:"id"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&intent); err != nil || resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("charging at Stripe: %s", resp.Status)
+	}
+	return intent.ID, nil
 }
 
 // barePayment is the whole payment resource, as Paygate answers it, so that both read and encode

@@ -12,13 +12,17 @@ import (
 
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/provider/stripe"
 )
 
-// TestBareHandlerUnderLoad runs the driver against the bare handler briefly on each database:
-// every answer is right, and the report names every run.
+// TestBareHandlerUnderLoad runs the driver against the bare handler, charging through Stripe's
+// sandbox, briefly on each database: every answer is right, each payment was charged once, and
+// the report names every run.
 func TestBareHandlerUnderLoad(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		server := httptest.NewServer(Bare(db.SQL, db.Dialect))
+		stripeSandbox := httptest.NewServer(stripe.NewSandbox(db.Ent, time.Now))
+		defer stripeSandbox.Close()
+		server := httptest.NewServer(Bare(db.SQL, db.Dialect, stripeSandbox.URL))
 		defer server.Close()
 		cfg := Config{Concurrency: 4, Duration: 200 * time.Millisecond, Keyed: true, Client: server.Client()}
 		results, err := Compare(context.Background(), cfg, []Target{{Surface: SurfaceBare, BaseURL: server.URL}}, []string{"create", "get", "list"}, 2)
@@ -33,11 +37,13 @@ func TestBareHandlerUnderLoad(t *testing.T) {
 				t.Errorf("%s: %+v", r.Operation, r)
 			}
 		}
-		var keys, payments int
+		var keys, payments, charged, charges int
 		db.SQL.QueryRow(`SELECT COUNT(*) FROM idempotency_keys WHERE settled_at IS NOT NULL`).Scan(&keys)
 		db.SQL.QueryRow(`SELECT COUNT(*) FROM payments WHERE status = 'failed' AND failure_code = 'load_test'`).Scan(&payments)
-		if created := len(results[0].Created); keys < created || payments < created {
-			t.Errorf("%d payments answered, %d recorded and %d keys settled in the database", created, payments, keys)
+		db.SQL.QueryRow(`SELECT COUNT(*) FROM payments WHERE provider_payment_id LIKE 'pi_%'`).Scan(&charged)
+		db.SQL.QueryRow(`SELECT COUNT(*) FROM sandbox_objects WHERE kind = 'charge'`).Scan(&charges)
+		if created := len(results[0].Created); keys < created || payments < created || charged != payments || charges != payments {
+			t.Errorf("%d payments answered, %d recorded, %d keys settled, %d charged, %d charges at Stripe", created, payments, keys, charged, charges)
 		}
 		var report bytes.Buffer
 		Report(&report, results)
