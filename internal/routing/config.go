@@ -105,6 +105,15 @@ func Default(providers []string) Config {
 	return c
 }
 
+// Bounds of a routing document, which every payment reads: far above any real routing, low
+// enough that planning a payment stays cheap.
+const (
+	maxRules           = 100
+	maxRuleName        = 100
+	maxConditionValues = 200
+	maxWeight          = 1_000_000
+)
+
 // Validate checks the document against the providers Paygate has, naming the field at fault.
 func (c Config) Validate(providers []string) error {
 	known := func(name, param string) error {
@@ -113,10 +122,16 @@ func (c Config) Validate(providers []string) error {
 		}
 		return nil
 	}
+	if len(c.Routing.Rules) > maxRules {
+		return apierror.ForParam(apierror.InvalidRequest, "routing.rules", fmt.Sprintf("at most %d rules", maxRules))
+	}
 	for i, rule := range c.Routing.Rules {
 		param := fmt.Sprintf("routing.rules[%d]", i)
-		if rule.Name == "" {
-			return apierror.ForParam(apierror.InvalidRequest, param+".name", "every rule needs a name")
+		if rule.Name == "" || len(rule.Name) > maxRuleName {
+			return apierror.ForParam(apierror.InvalidRequest, param+".name", fmt.Sprintf("every rule needs a name of at most %d characters", maxRuleName))
+		}
+		if len(rule.Providers) > len(providers) || len(rule.Currency) > maxConditionValues || len(rule.Brand) > maxConditionValues {
+			return apierror.ForParam(apierror.InvalidRequest, param, fmt.Sprintf("a rule names each provider once, and at most %d currencies or brands", maxConditionValues))
 		}
 		if len(rule.Providers) == 0 {
 			return apierror.ForParam(apierror.InvalidRequest, param+".providers", "a rule needs at least one provider")
@@ -125,8 +140,8 @@ func (c Config) Validate(providers []string) error {
 			if err := known(w.Provider, fmt.Sprintf("%s.providers[%d].provider", param, j)); err != nil {
 				return err
 			}
-			if w.Weight <= 0 {
-				return apierror.ForParam(apierror.InvalidRequest, fmt.Sprintf("%s.providers[%d].weight", param, j), "weights must be positive")
+			if w.Weight <= 0 || w.Weight > maxWeight {
+				return apierror.ForParam(apierror.InvalidRequest, fmt.Sprintf("%s.providers[%d].weight", param, j), fmt.Sprintf("weights must be from 1 to %d", maxWeight))
 			}
 		}
 		for j, code := range rule.Currency {
@@ -144,6 +159,12 @@ func (c Config) Validate(providers []string) error {
 	for i, name := range c.Routing.Fallback {
 		if err := known(name, fmt.Sprintf("routing.fallback[%d]", i)); err != nil {
 			return err
+		}
+	}
+	for _, name := range providers {
+		if _, listed := c.Providers[name]; !listed {
+			// Left out, a provider would never be tried: say so rather than switch it off unasked.
+			return apierror.ForParam(apierror.MissingField, "providers."+name, "every provider needs its settings; set enabled false to switch one off")
 		}
 	}
 	for name, settings := range c.Providers {
