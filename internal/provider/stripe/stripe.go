@@ -14,6 +14,7 @@ import (
 
 	stripego "github.com/stripe/stripe-go/v84"
 
+	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/provider"
 )
 
@@ -38,7 +39,7 @@ func (*Client) Name() string { return Name }
 // a payment still processing), a timeout or an answer that cannot be read leaves it unknown.
 func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
 	form := url.Values{
-		"amount":                               {strconv.FormatInt(req.Amount.Minor, 10)},
+		"amount":                               {strconv.FormatInt(stripeMinor(req.Amount), 10)},
 		"currency":                             {strings.ToLower(req.Amount.Currency)},
 		"confirm":                              {"true"},
 		"payment_method_data[type]":            {"card"},
@@ -142,7 +143,7 @@ func unsuccessful(answer provider.Answer) error {
 func (c *Client) Refund(ctx context.Context, req provider.RefundRequest) (provider.RefundResult, error) {
 	form := url.Values{
 		"payment_intent":       {req.ProviderPaymentID},
-		"amount":               {strconv.FormatInt(req.Amount.Minor, 10)},
+		"amount":               {strconv.FormatInt(stripeMinor(req.Amount), 10)},
 		"metadata[paygate_id]": {req.RefundID},
 	}
 	answer, err := c.post(ctx, "/v1/refunds", form, req.RefundID)
@@ -302,4 +303,13 @@ func (c *Client) post(ctx context.Context, path string, form url.Values, idempot
 	header := http.Header{"Authorization": {"Bearer " + c.APIKey}, "Content-Type": {"application/x-www-form-urlencoded"},
 		"Idempotency-Key": {idempotencyKey}}
 	return c.Caller.Post(ctx, strings.TrimSuffix(c.BaseURL, "/")+path, header, []byte(form.Encode()))
+}
+
+// stripeMinor is an amount in the units Stripe's API counts it in: the currency's minor units,
+// except for the króna, which Paygate counts whole (as ISO 4217 does) and Stripe in hundredths.
+func stripeMinor(a money.Amount) int64 {
+	if a.Currency == "ISK" {
+		return a.Minor * 100
+	}
+	return a.Minor
 }

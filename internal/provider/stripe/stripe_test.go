@@ -175,3 +175,30 @@ func TestSearchQuotesTheID(t *testing.T) {
 		t.Errorf("a quote that would end the query: found %v, %v; want nothing found", found, err)
 	}
 }
+
+// TestKronurAreSentInHundredths: Stripe counts ISK in hundredths though the króna has no minor
+// unit, so 5 ISK is sent as 500, in charges and refunds alike.
+func TestKronurAreSentInHundredths(t *testing.T) {
+	amounts := make(chan string, 2)
+	url, caller := providertest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		amounts <- r.PostForm.Get("amount")
+		if r.URL.Path == "/v1/refunds" {
+			w.Write([]byte(`{"id":"re_1","object":"refund","status":"succeeded"}`))
+			return
+		}
+		w.Write([]byte(`{"id":"pi_1","object":"payment_intent","status":"succeeded"}`))
+	}))
+	c := &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
+	req := providertest.Charge(t, providertest.Approved, 5)
+	req.Amount.Currency = "ISK"
+	if _, err := c.Charge(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Refund(context.Background(), provider.RefundRequest{RefundID: "re_x", ProviderPaymentID: "pi_1", Amount: req.Amount}); err != nil {
+		t.Fatal(err)
+	}
+	if charge, refund := <-amounts, <-amounts; charge != "500" || refund != "500" {
+		t.Errorf("5 ISK sent as %s and %s, want 500", charge, refund)
+	}
+}
