@@ -42,6 +42,9 @@ func (a Answer) Refused(what string) error {
 	if a.inDoubt {
 		return fmt.Errorf("outcome unknown: %s answered %d after an earlier try was lost", what, a.Status)
 	}
+	if a.Status >= 500 {
+		return fmt.Errorf("%w (%w): %s answered %d", ErrUnavailable, ErrOutage, what, a.Status)
+	}
 	return fmt.Errorf("%w: %s answered %d", ErrUnavailable, what, a.Status)
 }
 
@@ -129,7 +132,7 @@ func neverSent(ctx context.Context, err error) bool {
 
 func classify(err error, inDoubt bool) error {
 	if !inDoubt {
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w (%w): %v", ErrUnavailable, ErrOutage, err)
 	}
 	return fmt.Errorf("outcome unknown: %w", err)
 }

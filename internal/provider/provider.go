@@ -38,6 +38,11 @@ type ChargeResult struct {
 // (processing, pending) and is never retried as if nothing happened.
 var ErrUnavailable = errors.New("the payment provider is unavailable")
 
+// ErrOutage, beside ErrUnavailable, says the provider itself is failing (a 503, a connection
+// refused), not this request (a 4xx, a card it could not process): only outages count against
+// its circuit, so requests the providers refuse cannot switch them off.
+var ErrOutage = errors.New("the payment provider is down")
+
 // RefundRequest asks a provider to give back part or all of a charge.
 type RefundRequest struct {
 	RefundID          string // our ID, sent as the provider's idempotency key

@@ -74,41 +74,52 @@ func (b *Breaker) IsOpen(provider string, s BreakerSettings) bool {
 	return state == Open || state == HalfOpen && c.probing
 }
 
+// Pass is leave for one call, from Allow: the call that holds the half-open probe says so, and
+// only its outcome (or its release) ends the probe.
+type Pass struct {
+	probe bool
+}
+
 // Allow reports whether a call to the provider may go now, and when its circuit is half open
-// takes the one probe.
-func (b *Breaker) Allow(provider string, s BreakerSettings) bool {
+// takes the one probe for it.
+func (b *Breaker) Allow(provider string, s BreakerSettings) (Pass, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	c := b.circuit(provider)
 	switch b.state(c, s) {
 	case Closed:
-		return true
+		return Pass{}, true
 	case HalfOpen:
 		if c.probing {
-			return false
+			return Pass{}, false
 		}
 		c.probing = true
-		return true
+		return Pass{probe: true}, true
 	}
-	return false
+	return Pass{}, false
 }
 
-// Release gives back a half-open probe taken by Allow for a call that was not sent.
-func (b *Breaker) Release(provider string) {
+// Release ends the call given pass without an outcome (it was not sent, or it panicked): a probe
+// it held is given back for another call to take.
+func (b *Breaker) Release(provider string, pass Pass) {
+	if !pass.probe {
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.circuit(provider).probing = false
 }
 
-// Record counts a call's outcome: failed for an outage or an unknown outcome. A probe's outcome
-// closes the circuit or opens it again.
-func (b *Breaker) Record(provider string, failed bool, s BreakerSettings) {
+// Record counts the outcome of the call given pass: failed for an outage or an unknown outcome.
+// A probe's outcome closes the circuit or opens it again; a call let through before the circuit
+// opened ends while it is open and counts for nothing.
+func (b *Breaker) Record(provider string, pass Pass, failed bool, s BreakerSettings) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	c := b.circuit(provider)
 	now := b.now()
 	if c.open {
-		if c.probing {
+		if pass.probe && c.probing {
 			c.probing = false
 			if failed {
 				c.openedAt = now

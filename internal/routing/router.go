@@ -59,11 +59,17 @@ func (r *Router) Plan(p Payment) Plan {
 // are open. Nothing was charged.
 var ErrNoProvider = fmt.Errorf("%w: no payment provider can take the payment now", provider.ErrUnavailable)
 
+// minAttempt is the least time worth giving a provider: with less left of the payment's time, the
+// next provider is not asked at all, rather than cut off mid-call with its outcome unknown.
+const minAttempt = time.Second
+
 // Charge asks the providers of plan in turn to charge req, moving on only while they answer that
-// they did nothing (provider.ErrUnavailable). Before each provider after the first it calls
-// switching with that provider's name, so the payment can record where its charge now goes; if
-// switching fails the charge goes no further. It returns the decision, the last provider asked and
-// its answer; when none could be asked the error is ErrNoProvider.
+// they did nothing (provider.ErrUnavailable). Before calling any provider but the plan's first it
+// calls switching with that provider's name, so the payment records where its charge now goes;
+// if switching fails the charge goes no further. Providers switched off or with an open circuit
+// since the plan was made are passed over, as are all once too little of ctx's time is left. It
+// returns the decision, the last provider asked and its answer; when none could be asked the
+// error is ErrNoProvider.
 func (r *Router) Charge(ctx context.Context, plan Plan, req provider.ChargeRequest, switching func(name string) error) (Decision, string, provider.ChargeResult, error) {
 	decision := Decision{Attempts: []Attempt{}}
 	if plan.Rule != "" {
@@ -71,17 +77,31 @@ func (r *Router) Charge(ctx context.Context, plan Plan, req provider.ChargeReque
 	}
 	c := r.config()
 	lastErr := ErrNoProvider
+	recorded := ""
+	if len(plan.Providers) > 0 {
+		recorded = plan.Providers[0]
+	}
+	last := ""
 	for _, name := range plan.Providers {
-		if !r.breaker.Allow(name, c.CircuitBreaker) {
+		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < minAttempt {
+			break
+		}
+		if !c.Providers[name].Enabled {
 			continue
 		}
-		if len(decision.Attempts) > 0 {
-			if err := switching(name); err != nil {
-				r.breaker.Release(name) // a probe taken was never sent
-				return decision, decision.Attempts[len(decision.Attempts)-1].Provider, provider.ChargeResult{}, errors.Join(lastErr, err)
-			}
+		pass, allowed := r.breaker.Allow(name, c.CircuitBreaker)
+		if !allowed {
+			continue
 		}
-		result, err, latency := r.call(ctx, name, c, req)
+		if name != recorded {
+			if err := switching(name); err != nil {
+				r.breaker.Release(name, pass)
+				return decision, last, provider.ChargeResult{}, errors.Join(lastErr, err)
+			}
+			recorded = name
+		}
+		result, err, latency := r.call(ctx, name, c, pass, req)
+		last = name
 		outcome := outcomeOf(result, err)
 		decision.Attempts = append(decision.Attempts, Attempt{Provider: name, Outcome: outcome, LatencyMS: latency.Milliseconds()})
 		if outcome != OutcomeUnavailable {
@@ -89,22 +109,27 @@ func (r *Router) Charge(ctx context.Context, plan Plan, req provider.ChargeReque
 		}
 		lastErr = err
 	}
-	last := ""
-	if n := len(decision.Attempts); n > 0 {
-		last = decision.Attempts[n-1].Provider
-	}
 	return decision, last, provider.ChargeResult{}, lastErr
 }
 
-// call asks one provider within its time limit, and counts the answer.
-func (r *Router) call(ctx context.Context, name string, c Config, req provider.ChargeRequest) (provider.ChargeResult, error, time.Duration) {
+// call asks one provider within its time limit, and counts the answer: an outage or an unknown
+// outcome against its circuit.
+func (r *Router) call(ctx context.Context, name string, c Config, pass Pass, req provider.ChargeRequest) (provider.ChargeResult, error, time.Duration) {
+	counted := false
+	defer func() {
+		if !counted {
+			r.breaker.Release(name, pass) // the call panicked: its probe must not be held for ever
+		}
+	}()
 	timeout := time.Duration(c.Providers[name].TimeoutMS) * time.Millisecond
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := r.now()
 	result, err := r.providers[name].Charge(callCtx, req)
 	latency := r.now().Sub(start)
-	r.breaker.Record(name, err != nil, c.CircuitBreaker)
+	failed := errors.Is(err, provider.ErrOutage) || err != nil && !errors.Is(err, provider.ErrUnavailable)
+	r.breaker.Record(name, pass, failed, c.CircuitBreaker)
+	counted = true
 	r.stats.record(name, err, latency, r.now())
 	return result, err, latency
 }

@@ -31,7 +31,7 @@ func (n named) Charge(ctx context.Context, req provider.ChargeRequest) (provider
 func TestRouterFailsOverOnlyWhenNothingHappened(t *testing.T) {
 	clock := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := func() time.Time { return clock }
-	down := fmt.Errorf("%w: answered 503", provider.ErrUnavailable)
+	down := fmt.Errorf("%w (%w): answered 503", provider.ErrUnavailable, provider.ErrOutage)
 	lost := errors.New("outcome unknown: timeout")
 	for _, tc := range []struct {
 		errs     [3]error
@@ -66,7 +66,7 @@ func TestRouterFailsOverOnlyWhenNothingHappened(t *testing.T) {
 // TestRouterStopsWhenTheSwitchCannotBeRecorded: a payment whose move to the next provider cannot
 // be written is not charged there.
 func TestRouterStopsWhenTheSwitchCannotBeRecorded(t *testing.T) {
-	down := fmt.Errorf("%w: answered 503", provider.ErrUnavailable)
+	down := fmt.Errorf("%w (%w): answered 503", provider.ErrUnavailable, provider.ErrOutage)
 	r := NewRouter([]provider.Provider{named{name: "stripe", err: down}, named{name: "adyen"}, named{name: "checkout"}},
 		func() Config { return Default(providers) }, time.Now)
 	req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}}
@@ -96,7 +96,7 @@ func TestRouterWithNoProviderLeft(t *testing.T) {
 // percentiles, the last error, and the circuit.
 func TestStatusFromTraffic(t *testing.T) {
 	clock := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
-	down := fmt.Errorf("%w: answered 503", provider.ErrUnavailable)
+	down := fmt.Errorf("%w (%w): answered 503", provider.ErrUnavailable, provider.ErrOutage)
 	stripe := &named{name: "stripe"}
 	r := NewRouter([]provider.Provider{stripe, named{name: "adyen"}, named{name: "checkout"}}, func() Config { return Default(providers) },
 		func() time.Time { return clock })
@@ -122,5 +122,72 @@ func TestStatusFromTraffic(t *testing.T) {
 	}
 	if s := status["checkout"]; s.Requests != 0 || s.SuccessRate != nil || s.P50MS != nil || !s.Enabled {
 		t.Errorf("checkout: %+v", s)
+	}
+}
+
+// TestRouterRecordsEveryProviderButThePlannedFirst: a payment recorded under the plan's first
+// provider is moved before any other is charged, even when the first is passed over unasked
+// (its circuit opened, or it was switched off, since the plan was made).
+func TestRouterRecordsEveryProviderButThePlannedFirst(t *testing.T) {
+	c := Default(providers)
+	r := NewRouter([]provider.Provider{named{name: "stripe"}, named{name: "adyen"}, named{name: "checkout"}}, func() Config { return c }, time.Now)
+	req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}}
+	for _, passOver := range map[string]func(){
+		"circuit opened": func() {
+			for range c.CircuitBreaker.MinRequests {
+				r.breaker.Record("stripe", Pass{}, true, c.CircuitBreaker)
+			}
+		},
+		"switched off": func() { c.Providers["stripe"] = ProviderSettings{Enabled: false, TimeoutMS: 1000} },
+	} {
+		c = Default(providers)
+		r.breaker = NewBreaker(time.Now)
+		plan := r.Plan(Payment{Amount: req.Amount})
+		passOver()
+		var switched []string
+		decision, charger, _, err := r.Charge(context.Background(), plan, req, func(name string) error {
+			switched = append(switched, name)
+			return nil
+		})
+		if err != nil || charger != "adyen" || fmt.Sprint(switched) != "[adyen]" || fmt.Sprint(decision.Attempts) != "[{adyen approved 0}]" {
+			t.Errorf("plan %v, first passed over: %+v via %s, switched %v, %v", plan.Providers, decision, charger, switched, err)
+		}
+	}
+}
+
+// TestRefusalsLeaveTheCircuitClosed: requests a provider refuses (a 4xx, a card it could not
+// process) fail over but say nothing of its health; outages and unknown outcomes do.
+func TestRefusalsLeaveTheCircuitClosed(t *testing.T) {
+	refused := fmt.Errorf("%w: answered 402", provider.ErrUnavailable)
+	stripe := &named{name: "stripe", err: refused}
+	c := Default(providers)
+	r := NewRouter([]provider.Provider{stripe, named{name: "adyen"}, named{name: "checkout"}}, func() Config { return c }, time.Now)
+	req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}}
+	for range 2 * c.CircuitBreaker.MinRequests {
+		r.Charge(context.Background(), r.Plan(Payment{Amount: req.Amount}), req, func(string) error { return nil })
+	}
+	if state := r.breaker.State("stripe", c.CircuitBreaker); state != Closed {
+		t.Errorf("after refusals the circuit is %s", state)
+	}
+	stripe.err = errors.New("outcome unknown: timeout")
+	for range 2 * c.CircuitBreaker.MinRequests { // half the calls in the window now failed
+		r.Charge(context.Background(), r.Plan(Payment{Amount: req.Amount}), req, func(string) error { return nil })
+	}
+	if state := r.breaker.State("stripe", c.CircuitBreaker); state != Open {
+		t.Errorf("after unknown outcomes the circuit is %s", state)
+	}
+}
+
+// TestRouterAsksNoOneWithoutTime: with under a second of the payment's time left, the next
+// provider is not asked, so its outcome cannot be cut off unknown.
+func TestRouterAsksNoOneWithoutTime(t *testing.T) {
+	r := NewRouter([]provider.Provider{named{name: "stripe"}, named{name: "adyen"}, named{name: "checkout"}},
+		func() Config { return Default(providers) }, time.Now)
+	req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	decision, _, _, err := r.Charge(ctx, r.Plan(Payment{Amount: req.Amount}), req, func(string) error { return nil })
+	if len(decision.Attempts) != 0 || !errors.Is(err, ErrNoProvider) {
+		t.Errorf("%+v, %v", decision, err)
 	}
 }

@@ -166,6 +166,12 @@ func TestDocumentRoundTrips(t *testing.T) {
 	}
 }
 
+// allowed is whether b lets a call to provider through now.
+func allowed(b *Breaker, provider string, s BreakerSettings) bool {
+	_, ok := b.Allow(provider, s)
+	return ok
+}
+
 func TestBreakerOpensProbesAndCloses(t *testing.T) {
 	clock := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
 	b := NewBreaker(func() time.Time { return clock })
@@ -173,13 +179,13 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 
 	// Below the minimum of calls nothing opens, however they fail.
 	for range 3 {
-		b.Record("adyen", true, s)
+		b.Record("adyen", Pass{}, true, s)
 	}
 	if b.State("adyen", s) != Closed {
 		t.Fatal("opened below min_requests")
 	}
-	b.Record("adyen", false, s) // 3 of 4 failed: at or above half
-	if b.State("adyen", s) != Open || !b.IsOpen("adyen", s) || b.Allow("adyen", s) {
+	b.Record("adyen", Pass{}, false, s) // 3 of 4 failed: at or above half
+	if b.State("adyen", s) != Open || !b.IsOpen("adyen", s) || allowed(b, "adyen", s) {
 		t.Fatalf("state %s after 3 of 4 failed", b.State("adyen", s))
 	}
 	if b.State("stripe", s) != Closed {
@@ -190,23 +196,35 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 	if b.State("adyen", s) != HalfOpen || b.IsOpen("adyen", s) {
 		t.Fatalf("state %s after open_s", b.State("adyen", s))
 	}
-	if !b.Allow("adyen", s) || b.Allow("adyen", s) || !b.IsOpen("adyen", s) {
+	probe, ok := b.Allow("adyen", s)
+	if !ok || allowed(b, "adyen", s) || !b.IsOpen("adyen", s) {
 		t.Fatal("half open lets exactly one probe through")
 	}
-	b.Record("adyen", true, s) // the probe failed: open for another open_s
+	// A call let through before the circuit opened ends now: it is not the probe.
+	b.Record("adyen", Pass{}, false, s)
+	b.Release("adyen", Pass{})
+	if b.State("adyen", s) != HalfOpen || allowed(b, "adyen", s) {
+		t.Fatalf("a call that was not the probe ended it: state %s", b.State("adyen", s))
+	}
+	b.Record("adyen", probe, true, s) // the probe failed: open for another open_s
 	if b.State("adyen", s) != Open {
 		t.Fatalf("state %s after a failed probe", b.State("adyen", s))
 	}
 	clock = clock.Add(30 * time.Second)
-	if !b.Allow("adyen", s) {
+	probe, ok = b.Allow("adyen", s)
+	if !ok {
 		t.Fatal("no probe after the second open_s")
 	}
-	b.Record("adyen", false, s)
-	if b.State("adyen", s) != Closed || !b.Allow("adyen", s) {
+	b.Release("adyen", probe) // not sent: another call may probe
+	if probe, ok = b.Allow("adyen", s); !ok {
+		t.Fatal("a released probe was not given back")
+	}
+	b.Record("adyen", probe, false, s)
+	if b.State("adyen", s) != Closed || !allowed(b, "adyen", s) {
 		t.Fatalf("state %s after a good probe", b.State("adyen", s))
 	}
 	// Closed afresh: the failures before it opened are forgotten.
-	b.Record("adyen", true, s)
+	b.Record("adyen", Pass{}, true, s)
 	if b.State("adyen", s) != Closed {
 		t.Error("an old window counted after closing")
 	}
@@ -217,13 +235,13 @@ func TestBreakerWindowForgetsOldCalls(t *testing.T) {
 	b := NewBreaker(func() time.Time { return clock })
 	s := BreakerSettings{WindowS: 10, MinRequests: 4, ErrorRate: 0.5, OpenS: 30}
 	for range 3 {
-		b.Record("stripe", true, s)
+		b.Record("stripe", Pass{}, true, s)
 	}
 	clock = clock.Add(11 * time.Second) // those three fell out of the window
 	for range 3 {
-		b.Record("stripe", false, s)
+		b.Record("stripe", Pass{}, false, s)
 	}
-	b.Record("stripe", true, s) // 1 of 4 in the window
+	b.Record("stripe", Pass{}, true, s) // 1 of 4 in the window
 	if b.State("stripe", s) != Closed {
 		t.Errorf("state %s: calls older than the window counted", b.State("stripe", s))
 	}

@@ -196,7 +196,7 @@ func failures(t *testing.T, a Adapter) {
 		t.Errorf("the retry of a charge whose answer was lost = %+v, %v", again, err)
 	}
 	a.Switches.Outage.Store(true)
-	if _, err := a.Client.Charge(ctx, Charge(t, Approved, 1000)); !errors.Is(err, provider.ErrUnavailable) {
+	if _, err := a.Client.Charge(ctx, Charge(t, Approved, 1000)); !errors.Is(err, provider.ErrUnavailable) || !errors.Is(err, provider.ErrOutage) {
 		t.Errorf("an outage (503) = %v", err)
 	}
 	a.Switches.Outage.Store(false)
@@ -206,7 +206,8 @@ func failures(t *testing.T, a Adapter) {
 		t.Errorf("a fault (500) = %v, want an unknown outcome", err)
 	}
 	a.Switches.Fault.Store(false)
-	if _, err := a.Unauthenticated.Charge(ctx, Charge(t, Approved, 1000)); !errors.Is(err, provider.ErrUnavailable) {
+	// A refused request is no outage: it must not count against the provider's circuit.
+	if _, err := a.Unauthenticated.Charge(ctx, Charge(t, Approved, 1000)); !errors.Is(err, provider.ErrUnavailable) || errors.Is(err, provider.ErrOutage) {
 		t.Errorf("no credentials = %v", err)
 	}
 	// A request cut off may have been processed: its outcome is unknown, never an outage.
