@@ -206,7 +206,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 	for _, settler := range paygate.services.sandboxes.settlers {
 		go provider.SettleEvery(ctx, settler, time.Second, logger)
 	}
-	go reconcile(ctx, paygate.services.payments, time.Minute, 5*time.Minute, logger)
+	go reconcile(ctx, paygate.services.payments, time.Minute, payment.Window{InDoubtAfter: 5 * time.Minute, NotFoundAfter: 24 * time.Hour}, logger)
 	go purgeIdempotencyKeys(ctx, paygate.services.idempotency, 10*time.Minute, logger)
 	// A configuration change made through any server is in force on this one within a second.
 	go paygate.services.configs.Watch(ctx, time.Second, logger)
@@ -253,9 +253,9 @@ func purgeIdempotencyKeys(ctx context.Context, store *idempotency.Store, every t
 }
 
 // reconcile settles, every interval until ctx ends, the payments and refunds whose outcome has
-// been unknown for longer than after, by asking their providers. Every server may run it: each
+// been unknown for long enough, by asking their providers. Every server may run it: each
 // settlement is conditional on the state it read.
-func reconcile(ctx context.Context, payments *payment.Service, every, after time.Duration, logger *slog.Logger) {
+func reconcile(ctx context.Context, payments *payment.Service, every time.Duration, window payment.Window, logger *slog.Logger) {
 	ticker := time.NewTicker(every)
 	defer ticker.Stop()
 	for {
@@ -264,7 +264,7 @@ func reconcile(ctx context.Context, payments *payment.Service, every, after time
 			return
 		case <-ticker.C:
 		}
-		done, err := payments.Reconcile(ctx, after)
+		done, err := payments.Reconcile(ctx, window)
 		if err != nil && ctx.Err() == nil {
 			logger.Warn("reconciling with the providers", "error", err, "left", done.Left)
 		}

@@ -14,61 +14,103 @@ import (
 	"github.com/paygate/paygate/internal/state"
 )
 
-// reconcileBatch bounds how many payments and refunds one pass asks providers about.
-const reconcileBatch = 100
+// reconcileBatch is how many payments or refunds are read at a time, and reconcileMost how many
+// one pass asks about, so a pass is bounded however much is in doubt.
+const (
+	reconcileBatch = 100
+	reconcileMost  = 1000
+)
 
 // Reconciled counts what one reconciliation pass settled and what it left for later.
 type Reconciled struct {
 	Payments, Refunds, Left int
 }
 
+// Window says what a reconciliation pass asks about: what has been in doubt for InDoubtAfter,
+// long enough for the call that made it to have ended; and when a provider's "no such charge or
+// refund" is believed: once it has been NotFoundAfter, longer than the provider can take to show
+// what reached it (Stripe's search trails new charges by up to an hour in its incidents;
+// Checkout.com lists a refund only once processed).
+type Window struct {
+	InDoubtAfter, NotFoundAfter time.Duration
+}
+
 // Reconcile asks the providers what became of the payments left processing (their answer was
-// lost) and the refunds left pending (taken to settle later, or their answer lost) that have been
-// in doubt longer than after, and records what they say. A provider that cannot be asked now, or
-// has no look-up (Adyen reports by webhook), leaves them for its webhook or a later pass. Every
-// change is conditional on the state it was read in, so servers reconciling at once, or a webhook
-// arriving meanwhile, settle each one once.
-func (s *Service) Reconcile(ctx context.Context, after time.Duration) (Reconciled, error) {
+// lost) and the refunds left pending (taken to settle later, or their answer lost) in window, and
+// records what they say. Only providers that can be asked are: Adyen has no look-up, and its
+// notifications settle its outcomes. An answer that cannot tell yet leaves the item for a later
+// pass, which pages past it. Every change is conditional on the state it was read in, so servers
+// reconciling at once, or a webhook arriving meanwhile, settle each one once.
+func (s *Service) Reconcile(ctx context.Context, window Window) (Reconciled, error) {
 	var done Reconciled
-	cutoff := s.now().Add(-after)
-	payments, err := s.client.Payment.Query().
-		Where(payment.StatusEQ(state.PaymentProcessing), payment.CreatedAtLT(cutoff)).
-		Order(ent.Asc(payment.FieldCreatedAt)).Limit(reconcileBatch).All(ctx)
-	if err != nil {
-		return done, err
-	}
 	var errs []error
-	for _, p := range payments {
-		settled, err := s.reconcilePayment(ctx, p)
+	count := func(settledCount *int, settled bool, err error) {
 		switch {
 		case err != nil:
 			errs = append(errs, err)
 			done.Left++
 		case settled:
-			done.Payments++
+			*settledCount++
 		default:
 			done.Left++
 		}
 	}
-	refunds, err := s.client.Refund.Query().
-		Where(refund.StatusEQ(state.RefundPending), refund.CreatedAtLT(cutoff)).
-		Order(ent.Asc(refund.FieldCreatedAt)).Limit(reconcileBatch).All(ctx)
-	if err != nil {
-		return done, errors.Join(append(errs, err)...)
-	}
-	for _, r := range refunds {
-		settled, err := s.reconcileRefund(ctx, r)
-		switch {
-		case err != nil:
-			errs = append(errs, err)
-			done.Left++
-		case settled:
-			done.Refunds++
-		default:
-			done.Left++
+	now := s.now()
+	cutoff := now.Add(-window.InDoubtAfter)
+	askable := s.askable()
+	// Paged by (created_at, id), so items that cannot be settled now never hide the ones behind.
+	var after *ent.Payment
+	for seen := 0; seen < reconcileMost; {
+		query := s.client.Payment.Query().
+			Where(payment.StatusEQ(state.PaymentProcessing), payment.CreatedAtLT(cutoff), payment.ProviderIn(askable...))
+		if after != nil {
+			query.Where(payment.Or(payment.CreatedAtGT(after.CreatedAt), payment.And(payment.CreatedAt(after.CreatedAt), payment.IDGT(after.ID))))
 		}
+		page, err := query.Order(ent.Asc(payment.FieldCreatedAt), ent.Asc(payment.FieldID)).Limit(reconcileBatch).All(ctx)
+		if err != nil {
+			return done, errors.Join(append(errs, err)...)
+		}
+		for _, p := range page {
+			settled, err := s.reconcilePayment(ctx, p, now.Sub(p.CreatedAt) >= window.NotFoundAfter)
+			count(&done.Payments, settled, err)
+		}
+		if seen += len(page); len(page) < reconcileBatch {
+			break
+		}
+		after = page[len(page)-1]
+	}
+	var afterRefund *ent.Refund
+	for seen := 0; seen < reconcileMost; {
+		query := s.client.Refund.Query().
+			Where(refund.StatusEQ(state.RefundPending), refund.CreatedAtLT(cutoff), refund.HasPaymentWith(payment.ProviderIn(askable...)))
+		if afterRefund != nil {
+			query.Where(refund.Or(refund.CreatedAtGT(afterRefund.CreatedAt), refund.And(refund.CreatedAt(afterRefund.CreatedAt), refund.IDGT(afterRefund.ID))))
+		}
+		page, err := query.Order(ent.Asc(refund.FieldCreatedAt), ent.Asc(refund.FieldID)).Limit(reconcileBatch).All(ctx)
+		if err != nil {
+			return done, errors.Join(append(errs, err)...)
+		}
+		for _, r := range page {
+			settled, err := s.reconcileRefund(ctx, r, now.Sub(r.CreatedAt) >= window.NotFoundAfter)
+			count(&done.Refunds, settled, err)
+		}
+		if seen += len(page); len(page) < reconcileBatch {
+			break
+		}
+		afterRefund = page[len(page)-1]
 	}
 	return done, errors.Join(errs...)
+}
+
+// askable names the providers that can be asked what became of a charge or refund.
+func (s *Service) askable() []string {
+	var names []string
+	for _, name := range s.router.Names() {
+		if s.lookup(name) != nil {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // lookup returns the look-up of the provider called name, or nil when it has none.
@@ -78,17 +120,19 @@ func (s *Service) lookup(name string) provider.Reconciler {
 	return r
 }
 
-func (s *Service) reconcilePayment(ctx context.Context, p *ent.Payment) (bool, error) {
+// reconcilePayment settles p by what its provider says; a provider that has no charge for it is
+// believed only when notFoundBelieved.
+func (s *Service) reconcilePayment(ctx context.Context, p *ent.Payment, notFoundBelieved bool) (bool, error) {
 	lookup := s.lookup(p.Provider)
 	if lookup == nil {
 		return false, nil
 	}
 	result, found, err := lookup.LookupCharge(ctx, p.ID)
-	if err != nil {
-		if errors.Is(err, provider.ErrNoLookup) {
-			return false, nil // its webhook settles it
-		}
+	switch {
+	case err != nil:
 		return false, fmt.Errorf("looking up payment %s at %s: %w", p.ID, p.Provider, err)
+	case !found && !notFoundBelieved:
+		return false, nil
 	}
 	by := "reconciliation:" + p.Provider
 	err = s.inTx(ctx, func(tx *ent.Tx) error {
@@ -119,7 +163,9 @@ func (s *Service) reconcilePayment(ctx context.Context, p *ent.Payment) (bool, e
 	return err == nil, err
 }
 
-func (s *Service) reconcileRefund(ctx context.Context, r *ent.Refund) (bool, error) {
+// reconcileRefund settles r by what its provider says. A provider that has no such refund is
+// believed only when notFoundBelieved, and never when it gave the refund an id: it took it.
+func (s *Service) reconcileRefund(ctx context.Context, r *ent.Refund, notFoundBelieved bool) (bool, error) {
 	p, err := s.client.Payment.Get(ctx, r.PaymentID)
 	if err != nil {
 		return false, err
@@ -129,11 +175,13 @@ func (s *Service) reconcileRefund(ctx context.Context, r *ent.Refund) (bool, err
 		return false, nil
 	}
 	status, err := lookup.LookupRefund(ctx, deref(p.ProviderPaymentID), r.ID, deref(r.ProviderRefundID))
-	if err != nil {
-		if errors.Is(err, provider.ErrNoLookup) {
-			return false, nil // its webhook settles it
-		}
+	switch {
+	case err != nil:
 		return false, fmt.Errorf("looking up refund %s at %s: %w", r.ID, p.Provider, err)
+	case status == provider.RefundNotFound && r.ProviderRefundID != nil:
+		return false, fmt.Errorf("refund %s: %s does not find its refund %s, which it took", r.ID, p.Provider, *r.ProviderRefundID)
+	case status == provider.RefundNotFound && !notFoundBelieved:
+		return false, nil
 	}
 	by := "reconciliation:" + p.Provider
 	err = s.inTx(ctx, func(tx *ent.Tx) error {

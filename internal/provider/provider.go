@@ -72,6 +72,7 @@ type Provider interface {
 // charges through its search, which trails them by under a minute (up to an hour during its
 // incidents), and Checkout.com lists a refund among its payment's actions once it has processed
 // it. So an outcome is asked about only after it has been in doubt for longer than that.
+// Adyen has no look-up, so its adapter is no Reconciler: its notifications settle its outcomes.
 type Reconciler interface {
 	// LookupCharge finds the charge made for Paygate's payment id (its reference/metadata at the
 	// provider). found is false when the provider has no charge for it: nothing was charged. A
@@ -97,7 +98,3 @@ const (
 	// was refunded.
 	RefundNotFound RefundStatus = "not_found"
 )
-
-// ErrNoLookup means the provider cannot be asked what became of a charge or refund (Adyen reports
-// outcomes by webhook only): its notification settles the outcome, or a person does.
-var ErrNoLookup = errors.New("the payment provider has no look-up; its outcomes come by webhook only")

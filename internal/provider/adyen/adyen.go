@@ -155,20 +155,6 @@ func (c *Client) Refund(ctx context.Context, req provider.RefundRequest) (provid
 	return provider.RefundResult{ProviderRefundID: refund.PSPReference, Pending: true}, nil
 }
 
-var _ provider.Reconciler = (*Client)(nil)
-
-// LookupCharge cannot be answered: Adyen has no API to look a payment up by its reference; it
-// reports outcomes by notification only.
-func (*Client) LookupCharge(context.Context, string) (provider.ChargeResult, bool, error) {
-	return provider.ChargeResult{}, false, fmt.Errorf("adyen: %w", provider.ErrNoLookup)
-}
-
-// LookupRefund cannot be answered: Adyen reports a refund's outcome by its REFUND notification
-// only.
-func (*Client) LookupRefund(context.Context, string, string, string) (provider.RefundStatus, error) {
-	return "", fmt.Errorf("adyen: %w", provider.ErrNoLookup)
-}
-
 // post sends body as JSON to path with the idempotency key.
 func (c *Client) post(ctx context.Context, path, idempotencyKey string, body any) (provider.Answer, error) {
 	header := http.Header{"X-Api-Key": {c.APIKey}, "Idempotency-Key": {idempotencyKey}}
