@@ -171,8 +171,9 @@ func (c Config) Validate(providers []string) error {
 		if err := known(name, "providers."+name); err != nil {
 			return err
 		}
-		if settings.TimeoutMS < 100 || settings.TimeoutMS > 60000 {
-			return apierror.ForParam(apierror.InvalidRequest, "providers."+name+".timeout_ms", "timeout_ms must be from 100 to 60000")
+		// A payment gets 20 seconds in all, for every provider it is offered to.
+		if settings.TimeoutMS < 100 || settings.TimeoutMS > 20000 {
+			return apierror.ForParam(apierror.InvalidRequest, "providers."+name+".timeout_ms", "timeout_ms must be from 100 to 20000")
 		}
 	}
 	b := c.CircuitBreaker

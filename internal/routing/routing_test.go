@@ -126,6 +126,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{func(c *Config) { c.Routing.Fallback = []string{"stripe", "bank"} }, "routing.fallback[1]"},
 		{func(c *Config) { c.Providers["bank"] = ProviderSettings{Enabled: true, TimeoutMS: 1000} }, "providers.bank"},
 		{func(c *Config) { c.Providers["stripe"] = ProviderSettings{Enabled: true, TimeoutMS: 5} }, "providers.stripe.timeout_ms"},
+		{func(c *Config) { c.Providers["stripe"] = ProviderSettings{Enabled: true, TimeoutMS: 20001} }, "providers.stripe.timeout_ms"},
 		{func(c *Config) { c.CircuitBreaker.ErrorRate = 1.5 }, "circuit_breaker.error_rate"},
 		{func(c *Config) { c.CircuitBreaker.MinRequests = 0 }, "circuit_breaker.min_requests"},
 		{func(c *Config) { c.CircuitBreaker.WindowS = 0 }, "circuit_breaker.window_s"},
