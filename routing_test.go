@@ -271,3 +271,45 @@ func TestSandboxOutageFromTheEnvironment(t *testing.T) {
 		t.Errorf("with Stripe's sandbox down: %v", attempts(p))
 	}
 }
+
+// TestCircuitOpensAndCloses: a provider that is down is passed over once its circuit opens, and
+// used again after open_s, when one payment probes it and finds it back.
+func TestCircuitOpensAndCloses(t *testing.T) {
+	env := newTestEnv(t, databasetest.SQLite(t))
+	admin, _ := env.adminOf()
+	token := env.tokenFor("operator")
+	doc := env.readConfig(admin)
+	doc["circuit_breaker"] = map[string]any{"window_s": 60, "min_requests": 2, "error_rate": 0.5, "open_s": 1}
+	if r := env.request(http.MethodPut, configPath, admin, withoutAuthor(doc)); r.status != http.StatusOK {
+		t.Fatalf("PUT = %d %s", r.status, r.raw)
+	}
+	stripeSandbox := env.app.services.sandboxes.switches["stripe"]
+	pay := func() []string {
+		return attempts(env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("20.00", "USD", "4242424242424242")).data())
+	}
+	circuit := func() string {
+		for _, s := range env.app.services.router.Status() {
+			if s.Provider == "stripe" {
+				return s.Circuit
+			}
+		}
+		return ""
+	}
+	stripeSandbox.Outage.Store(true)
+	pay()
+	pay()
+	if got := fmt.Sprint(pay()); got != "[adyen:approved]" || circuit() != "open" {
+		t.Fatalf("after two outages: %s, circuit %s", got, circuit())
+	}
+	stripeSandbox.Outage.Store(false)
+	deadline := time.Now().Add(5 * time.Second)
+	for circuit() != "half_open" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the circuit stayed %s past open_s", circuit())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := fmt.Sprint(pay()); got != "[stripe:approved]" || circuit() != "closed" {
+		t.Errorf("the probe: %s, circuit %s", got, circuit())
+	}
+}
