@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/mail"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -77,6 +78,14 @@ type Service struct {
 	// maxAmount bounds an amount, in hundredths of the major unit of any currency.
 	maxAmount int64
 	now       func() time.Time
+
+	// reconciling serialises this server's reconciliation passes; reconcileFrom is where the last
+	// pass that stopped at its bound left off.
+	reconciling   sync.Mutex
+	reconcileFrom struct {
+		payment *ent.Payment
+		refund  *ent.Refund
+	}
 }
 
 // NewService returns the payment service.

@@ -58,9 +58,16 @@ func (s *Service) Reconcile(ctx context.Context, window Window) (Reconciled, err
 	now := s.now()
 	cutoff := now.Add(-window.InDoubtAfter)
 	askable := s.askable()
-	// Paged by (created_at, id), so items that cannot be settled now never hide the ones behind.
-	var after *ent.Payment
-	for seen := 0; seen < reconcileMost; {
+	// Paged by (created_at, id), so items that cannot be settled now never hide the ones behind;
+	// a pass that stops at its bound leaves its place for the next, which goes on from there.
+	s.reconciling.Lock()
+	defer s.reconciling.Unlock()
+	after := s.reconcileFrom.payment
+	for seen := 0; ; {
+		if seen >= reconcileMost {
+			s.reconcileFrom.payment = after
+			break
+		}
 		query := s.client.Payment.Query().
 			Where(payment.StatusEQ(state.PaymentProcessing), payment.CreatedAtLT(cutoff), payment.ProviderIn(askable...))
 		if after != nil {
@@ -75,12 +82,17 @@ func (s *Service) Reconcile(ctx context.Context, window Window) (Reconciled, err
 			count(&done.Payments, settled, err)
 		}
 		if seen += len(page); len(page) < reconcileBatch {
+			s.reconcileFrom.payment = nil // the end: the next pass starts over
 			break
 		}
 		after = page[len(page)-1]
 	}
-	var afterRefund *ent.Refund
-	for seen := 0; seen < reconcileMost; {
+	afterRefund := s.reconcileFrom.refund
+	for seen := 0; ; {
+		if seen >= reconcileMost {
+			s.reconcileFrom.refund = afterRefund
+			break
+		}
 		query := s.client.Refund.Query().
 			Where(refund.StatusEQ(state.RefundPending), refund.CreatedAtLT(cutoff), refund.HasPaymentWith(payment.ProviderIn(askable...)))
 		if afterRefund != nil {
@@ -95,6 +107,7 @@ func (s *Service) Reconcile(ctx context.Context, window Window) (Reconciled, err
 			count(&done.Refunds, settled, err)
 		}
 		if seen += len(page); len(page) < reconcileBatch {
+			s.reconcileFrom.refund = nil
 			break
 		}
 		afterRefund = page[len(page)-1]

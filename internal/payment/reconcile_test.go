@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/paygate/paygate/ent"
 
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/payment"
@@ -31,27 +34,40 @@ func (stuckLookups) LookupRefund(context.Context, string, string, string) (provi
 	return provider.RefundPending, nil
 }
 
-// TestReconciliationPagesPastWhatItCannotSettle: more payments than a page that the provider
-// cannot tell about yet, the oldest, never hide the ones it can.
+// TestReconciliationPagesPastWhatItCannotSettle: payments the provider cannot tell about yet, the
+// oldest, never hide the ones it can: not those past a page, and not those past what one pass
+// asks about, which the next pass goes on to.
 func TestReconciliationPagesPastWhatItCannotSettle(t *testing.T) {
 	db := databasetest.SQLite(t)
 	lookups := stuckLookups{stuck: map[string]bool{}}
 	svc := newService(db, lookups, 99999999)
 	ctx := context.Background()
 	start := time.Now().Add(-time.Hour)
-	const stuck, settleable = 150, 10
+	const stuck, settleable = 1000, 10
+	creates := make([]*ent.PaymentCreate, 0, stuck+settleable)
 	for i := range stuck + settleable {
 		id := fmt.Sprintf("pay_%04d", i)
 		if i < stuck {
 			lookups.stuck[id] = true
 		}
-		db.Ent.Payment.Create().SetID(id).SetAmount(100).SetCurrency("USD").SetStatus(state.PaymentProcessing).
+		creates = append(creates, db.Ent.Payment.Create().SetID(id).SetAmount(100).SetCurrency("USD").SetStatus(state.PaymentProcessing).
 			SetPaymentMethod("credit_card").SetCustomerEmail("a@example.com").SetCardBrand("visa").SetCardLast4("4242").
 			SetCardExpMonth(12).SetCardExpYear(2040).SetCardFingerprint("f").SetProvider("memory").
-			SetCreatedAt(start.Add(time.Duration(i) * time.Millisecond)).ExecX(ctx)
+			SetCreatedAt(start.Add(time.Duration(i)*time.Millisecond)))
 	}
-	done, err := svc.Reconcile(ctx, payment.Window{})
-	if done.Payments != settleable || done.Left != stuck || err == nil {
-		t.Errorf("reconciled %+v, %v; want %d settled and %d left, with their errors", done, err, settleable, stuck)
+	for batch := range slices.Chunk(creates, 100) {
+		db.Ent.Payment.CreateBulk(batch...).ExecX(ctx)
+	}
+	first, err := svc.Reconcile(ctx, payment.Window{})
+	if first.Payments != 0 || first.Left != stuck || err == nil {
+		t.Errorf("first pass %+v, %v; want the %d stuck asked about, with their errors", first, err, stuck)
+	}
+	second, _ := svc.Reconcile(ctx, payment.Window{})
+	if second.Payments != settleable {
+		t.Errorf("second pass %+v; want the %d behind the stuck settled", second, settleable)
+	}
+	third, _ := svc.Reconcile(ctx, payment.Window{})
+	if third.Payments != 0 || third.Left != stuck {
+		t.Errorf("third pass %+v; want it to start over from the oldest", third)
 	}
 }

@@ -36,16 +36,30 @@ type Answer struct {
 }
 
 // Refused is the error for an answer by which the provider said it did nothing (a 4xx, a 503):
-// ErrUnavailable, so another provider may be tried; or, when an earlier try may have been acted
-// on, an unknown outcome.
+// ErrUnavailable, so another provider may be tried, and an outage too when the provider is down
+// or refuses us whatever we send; or, when an earlier try may have been acted on, an unknown
+// outcome.
 func (a Answer) Refused(what string) error {
 	if a.inDoubt {
 		return fmt.Errorf("outcome unknown: %s answered %d after an earlier try was lost", what, a.Status)
 	}
-	if a.Status >= 500 {
-		return fmt.Errorf("%w (%w): %s answered %d", ErrUnavailable, ErrOutage, what, a.Status)
+	switch {
+	case a.Status >= 500, a.Status == http.StatusUnauthorized, a.Status == http.StatusForbidden, a.Status == http.StatusTooManyRequests:
+		// Down, or refusing every request of ours (credentials, rate): unusable for now.
+		return a.Failed(what)
 	}
 	return fmt.Errorf("%w: %s answered %d", ErrUnavailable, what, a.Status)
+}
+
+// Failed is the error for an answer by which the provider said it failed to process the request
+// and did nothing (a 503; Stripe's processing_error; Adyen's resultCode Error): an outage, so
+// another provider may be tried and the failure counts against its circuit; or, when an earlier
+// try may have been acted on, an unknown outcome.
+func (a Answer) Failed(what string) error {
+	if a.inDoubt {
+		return fmt.Errorf("outcome unknown: %s answered %d after an earlier try was lost", what, a.Status)
+	}
+	return fmt.Errorf("%w (%w): %s answered %d", ErrUnavailable, ErrOutage, what, a.Status)
 }
 
 // Indeterminate reports whether the answer leaves the outcome unknown: a 5xx other than 503.

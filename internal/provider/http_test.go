@@ -70,3 +70,23 @@ func TestGetRetriesUntilAnswered(t *testing.T) {
 		t.Errorf("GET = %d %s, %v after %d requests; want 200 after a retry", answer.Status, answer.Body, err, requests.Load())
 	}
 }
+
+// TestRefusalsAndOutages: a provider refusing one request did nothing and may be failed over, but
+// is not down; one that is down, or refuses everything of ours, is an outage too.
+func TestRefusalsAndOutages(t *testing.T) {
+	for status, outage := range map[int]bool{
+		http.StatusBadRequest: false, http.StatusPaymentRequired: false, http.StatusNotFound: false, http.StatusUnprocessableEntity: false,
+		http.StatusUnauthorized: true, http.StatusForbidden: true, http.StatusTooManyRequests: true, http.StatusServiceUnavailable: true,
+	} {
+		err := Answer{Status: status}.Refused("p")
+		if !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrOutage) != outage {
+			t.Errorf("%d: %v, want an outage: %v", status, err, outage)
+		}
+	}
+	if err := (Answer{Status: http.StatusOK}).Failed("p"); !errors.Is(err, ErrOutage) {
+		t.Errorf("a processing failure = %v, want an outage", err)
+	}
+	if err := (Answer{Status: http.StatusServiceUnavailable, inDoubt: true}).Refused("p"); errors.Is(err, ErrUnavailable) {
+		t.Errorf("a refusal after a lost try = %v, want an unknown outcome", err)
+	}
+}

@@ -59,15 +59,45 @@ func (r *Router) Plan(p Payment) Plan {
 // are open. Nothing was charged.
 var ErrNoProvider = fmt.Errorf("%w: no payment provider can take the payment now", provider.ErrUnavailable)
 
-// minAttempt is the least time worth giving a provider: with less left of the payment's time, the
-// next provider is not asked at all, rather than cut off mid-call with its outcome unknown.
+// minAttempt is the least time worth giving the first provider asked.
 const minAttempt = time.Second
+
+// timeFor reports whether enough of the payment's time is left to ask the provider: a second for
+// the first asked, its whole timeout_ms for any after, so that a failover is not cut off
+// mid-call with its outcome unknown. Not asked, it did nothing, and the payment may fail cleanly.
+func (r *Router) timeFor(ctx context.Context, c Config, name string, first bool) bool {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return true
+	}
+	need := time.Duration(c.Providers[name].TimeoutMS) * time.Millisecond
+	if first {
+		need = minAttempt
+	}
+	return time.Until(deadline) >= need
+}
+
+// switchTo records on the payment that its charge now goes to name, giving back the probe the
+// call holds if that cannot be done, by error or panic.
+func (r *Router) switchTo(name string, pass Pass, switching func(name string) error) (err error) {
+	switched := false
+	defer func() {
+		if !switched {
+			r.breaker.Release(name, pass)
+		}
+	}()
+	if err := switching(name); err != nil {
+		return err
+	}
+	switched = true
+	return nil
+}
 
 // Charge asks the providers of plan in turn to charge req, moving on only while they answer that
 // they did nothing (provider.ErrUnavailable). Before calling any provider but the plan's first it
 // calls switching with that provider's name, so the payment records where its charge now goes;
 // if switching fails the charge goes no further. Providers switched off or with an open circuit
-// since the plan was made are passed over, as are all once too little of ctx's time is left. It
+// since the plan was made are passed over, as are those ctx has too little time left for. It
 // returns the decision, the last provider asked and its answer; when none could be asked the
 // error is ErrNoProvider.
 func (r *Router) Charge(ctx context.Context, plan Plan, req provider.ChargeRequest, switching func(name string) error) (Decision, string, provider.ChargeResult, error) {
@@ -83,10 +113,7 @@ func (r *Router) Charge(ctx context.Context, plan Plan, req provider.ChargeReque
 	}
 	last := ""
 	for _, name := range plan.Providers {
-		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < minAttempt {
-			break
-		}
-		if !c.Providers[name].Enabled {
+		if !c.Providers[name].Enabled || !r.timeFor(ctx, c, name, len(decision.Attempts) == 0) {
 			continue
 		}
 		pass, allowed := r.breaker.Allow(name, c.CircuitBreaker)
@@ -94,8 +121,7 @@ func (r *Router) Charge(ctx context.Context, plan Plan, req provider.ChargeReque
 			continue
 		}
 		if name != recorded {
-			if err := switching(name); err != nil {
-				r.breaker.Release(name, pass)
+			if err := r.switchTo(name, pass, switching); err != nil {
 				return decision, last, provider.ChargeResult{}, errors.Join(lastErr, err)
 			}
 			recorded = name

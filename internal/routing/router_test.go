@@ -191,3 +191,44 @@ func TestRouterAsksNoOneWithoutTime(t *testing.T) {
 		t.Errorf("%+v, %v", decision, err)
 	}
 }
+
+// TestFailoverNeedsTheProvidersTime: a provider after the first is asked only with its whole
+// timeout_ms left, so it is never cut off mid-call with the outcome unknown.
+func TestFailoverNeedsTheProvidersTime(t *testing.T) {
+	down := fmt.Errorf("%w (%w): answered 503", provider.ErrUnavailable, provider.ErrOutage)
+	c := Default(providers)
+	c.Providers["adyen"] = ProviderSettings{Enabled: true, TimeoutMS: 5000}
+	c.Providers["checkout"] = ProviderSettings{Enabled: true, TimeoutMS: 1000}
+	r := NewRouter([]provider.Provider{named{name: "stripe", err: down}, named{name: "adyen"}, named{name: "checkout"}},
+		func() Config { return c }, time.Now)
+	req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	decision, charger, _, err := r.Charge(ctx, r.Plan(Payment{Amount: req.Amount}), req, func(string) error { return nil })
+	if err != nil || charger != "checkout" || fmt.Sprint(decision.Attempts) != "[{stripe unavailable 0} {checkout approved 0}]" {
+		t.Errorf("with 3 s left, Adyen needing 5: %+v via %s, %v", decision, charger, err)
+	}
+}
+
+// TestSwitchThatPanicsGivesTheProbeBack: a half-open probe taken for a provider whose switch
+// panicked is given back, or the provider would never be tried again.
+func TestSwitchThatPanicsGivesTheProbeBack(t *testing.T) {
+	clock := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := Default(providers)
+	r := NewRouter([]provider.Provider{named{name: "stripe"}, named{name: "adyen"}, named{name: "checkout"}}, func() Config { return c },
+		func() time.Time { return clock })
+	for range c.CircuitBreaker.MinRequests {
+		r.breaker.Record("adyen", Pass{}, true, c.CircuitBreaker)
+	}
+	clock = clock.Add(time.Duration(c.CircuitBreaker.OpenS) * time.Second) // half open
+	req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}}
+	plan := Plan{Providers: []string{"stripe", "adyen"}}
+	c.Providers["stripe"] = ProviderSettings{Enabled: false, TimeoutMS: 1000} // passed over: adyen is switched to
+	func() {
+		defer func() { recover() }()
+		r.Charge(context.Background(), plan, req, func(string) error { panic("database gone") })
+	}()
+	if _, ok := r.breaker.Allow("adyen", c.CircuitBreaker); !ok {
+		t.Error("the probe taken before the switch panicked was kept")
+	}
+}

@@ -118,7 +118,7 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 		}
 		return result, nil
 	case resultError:
-		return provider.ChargeResult{}, answer.Refused("adyen (resultCode Error: " + payment.RefusalReason + ")")
+		return provider.ChargeResult{}, answer.Failed("adyen (resultCode Error: " + payment.RefusalReason + ")")
 	default: // Pending, Received: settled later by notification; anything else Paygate cannot complete
 		return provider.ChargeResult{}, fmt.Errorf("adyen: payment %s is %s, outcome unknown", payment.PSPReference, payment.ResultCode)
 	}

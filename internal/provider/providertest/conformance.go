@@ -134,7 +134,7 @@ func outcomes(t *testing.T, a Adapter) {
 			t.Errorf("%s: %+v, %v", tc.number, result, err)
 		}
 	}
-	if _, err := a.Client.Charge(ctx, Charge(t, ProviderError, 4999)); !errors.Is(err, provider.ErrUnavailable) {
+	if _, err := a.Client.Charge(ctx, Charge(t, ProviderError, 4999)); !errors.Is(err, provider.ErrUnavailable) || !errors.Is(err, provider.ErrOutage) {
 		t.Errorf("the provider-error card = %v, want an outage", err)
 	}
 }
@@ -206,8 +206,8 @@ func failures(t *testing.T, a Adapter) {
 		t.Errorf("a fault (500) = %v, want an unknown outcome", err)
 	}
 	a.Switches.Fault.Store(false)
-	// A refused request is no outage: it must not count against the provider's circuit.
-	if _, err := a.Unauthenticated.Charge(ctx, Charge(t, Approved, 1000)); !errors.Is(err, provider.ErrUnavailable) || errors.Is(err, provider.ErrOutage) {
+	// Credentials refused make the provider unusable: an outage, counted against its circuit.
+	if _, err := a.Unauthenticated.Charge(ctx, Charge(t, Approved, 1000)); !errors.Is(err, provider.ErrUnavailable) || !errors.Is(err, provider.ErrOutage) {
 		t.Errorf("no credentials = %v", err)
 	}
 	// A request cut off may have been processed: its outcome is unknown, never an outage.

@@ -96,7 +96,7 @@ func declined(answer provider.Answer) (provider.ChargeResult, error) {
 		return provider.ChargeResult{}, fmt.Errorf("stripe: unreadable card error (%d bytes)", len(answer.Body))
 	}
 	if body.Error.Code == stripego.ErrorCodeProcessingError {
-		return provider.ChargeResult{}, answer.Refused("stripe (processing_error)")
+		return provider.ChargeResult{}, answer.Failed("stripe (processing_error)")
 	}
 	result := decline(&body.Error)
 	if body.Error.PaymentIntent != nil {
