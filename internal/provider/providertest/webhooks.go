@@ -1,12 +1,16 @@
 package providertest
 
 import (
+	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/paygate/paygate/internal/provider"
 )
 
 // WebhookReceiver takes a sandbox's webhooks for a test, as Paygate would: it checks each
@@ -93,4 +97,28 @@ func NoWait(time.Duration) <-chan time.Time {
 	c := make(chan time.Time, 1)
 	c <- time.Now()
 	return c
+}
+
+// CheckRetried charges through c with the receiver failing the first fails deliveries, waits for
+// the sender (wait), and checks that the webhook was sent again until taken: the same event, each
+// try signed.
+func CheckRetried(t *testing.T, c provider.Provider, wait func(), r *WebhookReceiver, fails int) {
+	t.Helper()
+	r.FailNext(fails)
+	if _, err := c.Charge(context.Background(), Charge(t, Approved, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	wait()
+	deliveries := r.Deliveries()
+	if len(deliveries) != fails+1 {
+		t.Fatalf("%d deliveries, want %d answered 500 and the retry", len(deliveries), fails)
+	}
+	for i, d := range deliveries {
+		if d.Unverified != nil || !bytes.Equal(d.Body, deliveries[0].Body) {
+			t.Errorf("delivery %d: %v, body %s; want the same event, signed", i, d.Unverified, d.Body)
+		}
+	}
+	if last := deliveries[fails].Status; last != http.StatusOK {
+		t.Errorf("the last try was answered %d", last)
+	}
 }
