@@ -58,61 +58,61 @@ func (s *Service) Reconcile(ctx context.Context, window Window) (Reconciled, err
 	now := s.now()
 	cutoff := now.Add(-window.InDoubtAfter)
 	askable := s.askable()
-	// Paged by (created_at, id), so items that cannot be settled now never hide the ones behind;
-	// a pass that stops at its bound leaves its place for the next, which goes on from there.
 	s.reconciling.Lock()
 	defer s.reconciling.Unlock()
-	after := s.reconcileFrom.payment
-	for seen := 0; ; {
-		if seen >= reconcileMost {
-			s.reconcileFrom.payment = after
-			break
-		}
+	err := walkDue(&s.reconcileFrom.payment, func(after *ent.Payment) ([]*ent.Payment, error) {
 		query := s.client.Payment.Query().
 			Where(payment.StatusEQ(state.PaymentProcessing), payment.CreatedAtLT(cutoff), payment.ProviderIn(askable...))
 		if after != nil {
 			query.Where(payment.Or(payment.CreatedAtGT(after.CreatedAt), payment.And(payment.CreatedAt(after.CreatedAt), payment.IDGT(after.ID))))
 		}
-		page, err := query.Order(ent.Asc(payment.FieldCreatedAt), ent.Asc(payment.FieldID)).Limit(reconcileBatch).All(ctx)
-		if err != nil {
-			return done, errors.Join(append(errs, err)...)
-		}
-		for _, p := range page {
-			settled, err := s.reconcilePayment(ctx, p, now.Sub(p.CreatedAt) >= window.NotFoundAfter)
-			count(&done.Payments, settled, err)
-		}
-		if seen += len(page); len(page) < reconcileBatch {
-			s.reconcileFrom.payment = nil // the end: the next pass starts over
-			break
-		}
-		after = page[len(page)-1]
+		return query.Order(ent.Asc(payment.FieldCreatedAt), ent.Asc(payment.FieldID)).Limit(reconcileBatch).All(ctx)
+	}, func(p *ent.Payment) {
+		settled, err := s.reconcilePayment(ctx, p, now.Sub(p.CreatedAt) >= window.NotFoundAfter)
+		count(&done.Payments, settled, err)
+	})
+	if err != nil {
+		return done, errors.Join(append(errs, err)...)
 	}
-	afterRefund := s.reconcileFrom.refund
-	for seen := 0; ; {
-		if seen >= reconcileMost {
-			s.reconcileFrom.refund = afterRefund
-			break
-		}
+	err = walkDue(&s.reconcileFrom.refund, func(after *ent.Refund) ([]*ent.Refund, error) {
 		query := s.client.Refund.Query().
 			Where(refund.StatusEQ(state.RefundPending), refund.CreatedAtLT(cutoff), refund.HasPaymentWith(payment.ProviderIn(askable...)))
-		if afterRefund != nil {
-			query.Where(refund.Or(refund.CreatedAtGT(afterRefund.CreatedAt), refund.And(refund.CreatedAt(afterRefund.CreatedAt), refund.IDGT(afterRefund.ID))))
+		if after != nil {
+			query.Where(refund.Or(refund.CreatedAtGT(after.CreatedAt), refund.And(refund.CreatedAt(after.CreatedAt), refund.IDGT(after.ID))))
 		}
-		page, err := query.Order(ent.Asc(refund.FieldCreatedAt), ent.Asc(refund.FieldID)).Limit(reconcileBatch).All(ctx)
-		if err != nil {
-			return done, errors.Join(append(errs, err)...)
-		}
-		for _, r := range page {
-			settled, err := s.reconcileRefund(ctx, r, now.Sub(r.CreatedAt) >= window.NotFoundAfter)
-			count(&done.Refunds, settled, err)
-		}
-		if seen += len(page); len(page) < reconcileBatch {
-			s.reconcileFrom.refund = nil
-			break
-		}
-		afterRefund = page[len(page)-1]
+		return query.Order(ent.Asc(refund.FieldCreatedAt), ent.Asc(refund.FieldID)).Limit(reconcileBatch).All(ctx)
+	}, func(r *ent.Refund) {
+		settled, err := s.reconcileRefund(ctx, r, now.Sub(r.CreatedAt) >= window.NotFoundAfter)
+		count(&done.Refunds, settled, err)
+	})
+	if err != nil {
+		errs = append(errs, err)
 	}
 	return done, errors.Join(errs...)
+}
+
+// walkDue hands each item of the pages page returns, oldest first, to handle: paged by
+// (created_at, id) from the item *from, so items that cannot be settled now never hide the ones
+// behind. A walk that stops at reconcileMost leaves *from there for the next pass to go on from;
+// one that reaches the end clears it, so the next starts over.
+func walkDue[T any](from **T, page func(after *T) ([]*T, error), handle func(*T)) error {
+	after := *from
+	for seen := 0; seen < reconcileMost; {
+		items, err := page(after)
+		if err != nil {
+			return err
+		}
+		for _, item := range items {
+			handle(item)
+		}
+		if seen += len(items); len(items) < reconcileBatch {
+			*from = nil
+			return nil
+		}
+		after = items[len(items)-1]
+	}
+	*from = after
+	return nil
 }
 
 // askable names the providers that can be asked what became of a charge or refund.
