@@ -21,6 +21,8 @@ import (
 	"github.com/paygate/paygate/ent/sandboxanswer"
 	"github.com/paygate/paygate/ent/sandboxobject"
 	"github.com/paygate/paygate/ent/user"
+	"github.com/paygate/paygate/ent/webhookattempt"
+	"github.com/paygate/paygate/ent/webhookevent"
 )
 
 // ent aliases to avoid import conflicts in user's code.
@@ -90,6 +92,8 @@ func checkColumn(t, c string) error {
 			sandboxanswer.Table:       sandboxanswer.ValidColumn,
 			sandboxobject.Table:       sandboxobject.ValidColumn,
 			user.Table:                user.ValidColumn,
+			webhookattempt.Table:      webhookattempt.ValidColumn,
+			webhookevent.Table:        webhookevent.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

@@ -10,6 +10,8 @@ import (
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/refund"
+	"github.com/paygate/paygate/ent/webhookattempt"
+	"github.com/paygate/paygate/ent/webhookevent"
 )
 
 // CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
@@ -103,6 +105,16 @@ func (_q *PaymentQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 			if _, ok := fieldSeen[payment.FieldDescription]; !ok {
 				selectedFields = append(selectedFields, payment.FieldDescription)
 				fieldSeen[payment.FieldDescription] = struct{}{}
+			}
+		case "disputedAt":
+			if _, ok := fieldSeen[payment.FieldDisputedAt]; !ok {
+				selectedFields = append(selectedFields, payment.FieldDisputedAt)
+				fieldSeen[payment.FieldDisputedAt] = struct{}{}
+			}
+		case "disputeReason":
+			if _, ok := fieldSeen[payment.FieldDisputeReason]; !ok {
+				selectedFields = append(selectedFields, payment.FieldDisputeReason)
+				fieldSeen[payment.FieldDisputeReason] = struct{}{}
 			}
 		case "metadata":
 			if _, ok := fieldSeen[payment.FieldMetadata]; !ok {
@@ -378,6 +390,237 @@ func newRefundPaginateArgs(rv map[string]any) *refundPaginateArgs {
 				args.opts = append(args.opts, WithRefundOrder(v))
 			}
 		}
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *WebhookAttemptQuery) CollectFields(ctx context.Context, satisfies ...string) (*WebhookAttemptQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *WebhookAttemptQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(webhookattempt.Columns))
+		selectedFields = []string{webhookattempt.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+		case "at":
+			if _, ok := fieldSeen[webhookattempt.FieldAt]; !ok {
+				selectedFields = append(selectedFields, webhookattempt.FieldAt)
+				fieldSeen[webhookattempt.FieldAt] = struct{}{}
+			}
+		case "status":
+			if _, ok := fieldSeen[webhookattempt.FieldStatus]; !ok {
+				selectedFields = append(selectedFields, webhookattempt.FieldStatus)
+				fieldSeen[webhookattempt.FieldStatus] = struct{}{}
+			}
+		case "error":
+			if _, ok := fieldSeen[webhookattempt.FieldError]; !ok {
+				selectedFields = append(selectedFields, webhookattempt.FieldError)
+				fieldSeen[webhookattempt.FieldError] = struct{}{}
+			}
+		case "durationMs":
+			if _, ok := fieldSeen[webhookattempt.FieldDurationMs]; !ok {
+				selectedFields = append(selectedFields, webhookattempt.FieldDurationMs)
+				fieldSeen[webhookattempt.FieldDurationMs] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type webhookattemptPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []WebhookAttemptPaginateOption
+}
+
+func newWebhookAttemptPaginateArgs(rv map[string]any) *webhookattemptPaginateArgs {
+	args := &webhookattemptPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *WebhookEventQuery) CollectFields(ctx context.Context, satisfies ...string) (*WebhookEventQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *WebhookEventQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(webhookevent.Columns))
+		selectedFields = []string{webhookevent.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "attemptLog":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&WebhookAttemptClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, false, opCtx, field, path, mayAddCondition(satisfies, webhookattemptImplementors)...); err != nil {
+				return err
+			}
+			_q.WithNamedAttemptLog(alias, func(wq *WebhookAttemptQuery) {
+				*wq = *query
+			})
+		case "provider":
+			if _, ok := fieldSeen[webhookevent.FieldProvider]; !ok {
+				selectedFields = append(selectedFields, webhookevent.FieldProvider)
+				fieldSeen[webhookevent.FieldProvider] = struct{}{}
+			}
+		case "eventID":
+			if _, ok := fieldSeen[webhookevent.FieldEventID]; !ok {
+				selectedFields = append(selectedFields, webhookevent.FieldEventID)
+				fieldSeen[webhookevent.FieldEventID] = struct{}{}
+			}
+		case "type":
+			if _, ok := fieldSeen[webhookevent.FieldType]; !ok {
+				selectedFields = append(selectedFields, webhookevent.FieldType)
+				fieldSeen[webhookevent.FieldType] = struct{}{}
+			}
+		case "status":
+			if _, ok := fieldSeen[webhookevent.FieldStatus]; !ok {
+				selectedFields = append(selectedFields, webhookevent.FieldStatus)
+				fieldSeen[webhookevent.FieldStatus] = struct{}{}
+			}
+		case "attempts":
+			if _, ok := fieldSeen[webhookevent.FieldAttempts]; !ok {
+				selectedFields = append(selectedFields, webhookevent.FieldAttempts)
+				fieldSeen[webhookevent.FieldAttempts] = struct{}{}
+			}
+		case "nextAttemptAt":
+			if _, ok := fieldSeen[webhookevent.FieldNextAttemptAt]; !ok {
+				selectedFields = append(selectedFields, webhookevent.FieldNextAttemptAt)
+				fieldSeen[webhookevent.FieldNextAttemptAt] = struct{}{}
+			}
+		case "lastError":
+			if _, ok := fieldSeen[webhookevent.FieldLastError]; !ok {
+				selectedFields = append(selectedFields, webhookevent.FieldLastError)
+				fieldSeen[webhookevent.FieldLastError] = struct{}{}
+			}
+		case "ignoredReason":
+			if _, ok := fieldSeen[webhookevent.FieldIgnoredReason]; !ok {
+				selectedFields = append(selectedFields, webhookevent.FieldIgnoredReason)
+				fieldSeen[webhookevent.FieldIgnoredReason] = struct{}{}
+			}
+		case "paymentID":
+			if _, ok := fieldSeen[webhookevent.FieldPaymentID]; !ok {
+				selectedFields = append(selectedFields, webhookevent.FieldPaymentID)
+				fieldSeen[webhookevent.FieldPaymentID] = struct{}{}
+			}
+		case "receivedAt":
+			if _, ok := fieldSeen[webhookevent.FieldReceivedAt]; !ok {
+				selectedFields = append(selectedFields, webhookevent.FieldReceivedAt)
+				fieldSeen[webhookevent.FieldReceivedAt] = struct{}{}
+			}
+		case "processedAt":
+			if _, ok := fieldSeen[webhookevent.FieldProcessedAt]; !ok {
+				selectedFields = append(selectedFields, webhookevent.FieldProcessedAt)
+				fieldSeen[webhookevent.FieldProcessedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type webhookeventPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []WebhookEventPaginateOption
+}
+
+func newWebhookEventPaginateArgs(rv map[string]any) *webhookeventPaginateArgs {
+	args := &webhookeventPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &WebhookEventOrder{Field: &WebhookEventOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithWebhookEventOrder(order))
+			}
+		case *WebhookEventOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithWebhookEventOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*WebhookEventWhereInput); ok {
+		args.opts = append(args.opts, WithWebhookEventFilter(v.Filter))
 	}
 	return args
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/refund"
+	"github.com/paygate/paygate/ent/webhookattempt"
+	"github.com/paygate/paygate/ent/webhookevent"
 )
 
 // Noder wraps the basic Node method.
@@ -33,6 +35,16 @@ var refundImplementors = []string{"Refund", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*Refund) IsNode() {}
+
+var webhookattemptImplementors = []string{"WebhookAttempt", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*WebhookAttempt) IsNode() {}
+
+var webhookeventImplementors = []string{"WebhookEvent", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*WebhookEvent) IsNode() {}
 
 var errNodeInvalidID = &NotFoundError{"node"}
 
@@ -115,6 +127,24 @@ func (c *Client) noder(ctx context.Context, table string, id string) (Noder, err
 			Where(refund.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, refundImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case webhookattempt.Table:
+		query := c.WebhookAttempt.Query().
+			Where(webhookattempt.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, webhookattemptImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case webhookevent.Table:
+		query := c.WebhookEvent.Query().
+			Where(webhookevent.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, webhookeventImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -228,6 +258,38 @@ func (c *Client) noders(ctx context.Context, table string, ids []string) ([]Node
 		query := c.Refund.Query().
 			Where(refund.IDIn(ids...))
 		query, err := query.CollectFields(ctx, refundImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case webhookattempt.Table:
+		query := c.WebhookAttempt.Query().
+			Where(webhookattempt.IDIn(ids...))
+		query, err := query.CollectFields(ctx, webhookattemptImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case webhookevent.Table:
+		query := c.WebhookEvent.Query().
+			Where(webhookevent.IDIn(ids...))
+		query, err := query.CollectFields(ctx, webhookeventImplementors...)
 		if err != nil {
 			return nil, err
 		}

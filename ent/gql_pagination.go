@@ -17,6 +17,8 @@ import (
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/refund"
+	"github.com/paygate/paygate/ent/webhookattempt"
+	"github.com/paygate/paygate/ent/webhookevent"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
@@ -957,6 +959,551 @@ func (_m *Refund) ToEdge(order *RefundOrder) *RefundEdge {
 		order = DefaultRefundOrder
 	}
 	return &RefundEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// WebhookAttemptEdge is the edge representation of WebhookAttempt.
+type WebhookAttemptEdge struct {
+	Node   *WebhookAttempt `json:"node"`
+	Cursor Cursor          `json:"cursor"`
+}
+
+// WebhookAttemptConnection is the connection containing edges to WebhookAttempt.
+type WebhookAttemptConnection struct {
+	Edges      []*WebhookAttemptEdge `json:"edges"`
+	PageInfo   PageInfo              `json:"pageInfo"`
+	TotalCount int                   `json:"totalCount"`
+}
+
+func (c *WebhookAttemptConnection) build(nodes []*WebhookAttempt, pager *webhookattemptPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *WebhookAttempt
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *WebhookAttempt {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *WebhookAttempt {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*WebhookAttemptEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &WebhookAttemptEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// WebhookAttemptPaginateOption enables pagination customization.
+type WebhookAttemptPaginateOption func(*webhookattemptPager) error
+
+// WithWebhookAttemptOrder configures pagination ordering.
+func WithWebhookAttemptOrder(order *WebhookAttemptOrder) WebhookAttemptPaginateOption {
+	if order == nil {
+		order = DefaultWebhookAttemptOrder
+	}
+	o := *order
+	return func(pager *webhookattemptPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultWebhookAttemptOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithWebhookAttemptFilter configures pagination filter.
+func WithWebhookAttemptFilter(filter func(*WebhookAttemptQuery) (*WebhookAttemptQuery, error)) WebhookAttemptPaginateOption {
+	return func(pager *webhookattemptPager) error {
+		if filter == nil {
+			return errors.New("WebhookAttemptQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type webhookattemptPager struct {
+	reverse bool
+	order   *WebhookAttemptOrder
+	filter  func(*WebhookAttemptQuery) (*WebhookAttemptQuery, error)
+}
+
+func newWebhookAttemptPager(opts []WebhookAttemptPaginateOption, reverse bool) (*webhookattemptPager, error) {
+	pager := &webhookattemptPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultWebhookAttemptOrder
+	}
+	return pager, nil
+}
+
+func (p *webhookattemptPager) applyFilter(query *WebhookAttemptQuery) (*WebhookAttemptQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *webhookattemptPager) toCursor(_m *WebhookAttempt) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *webhookattemptPager) applyCursors(query *WebhookAttemptQuery, after, before *Cursor) (*WebhookAttemptQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultWebhookAttemptOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *webhookattemptPager) applyOrder(query *WebhookAttemptQuery) *WebhookAttemptQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultWebhookAttemptOrder.Field {
+		query = query.Order(DefaultWebhookAttemptOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *webhookattemptPager) orderExpr(query *WebhookAttemptQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultWebhookAttemptOrder.Field {
+			b.Comma().Ident(DefaultWebhookAttemptOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to WebhookAttempt.
+func (_m *WebhookAttemptQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...WebhookAttemptPaginateOption,
+) (*WebhookAttemptConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newWebhookAttemptPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &WebhookAttemptConnection{Edges: []*WebhookAttemptEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+// WebhookAttemptOrderField defines the ordering field of WebhookAttempt.
+type WebhookAttemptOrderField struct {
+	// Value extracts the ordering value from the given WebhookAttempt.
+	Value    func(*WebhookAttempt) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) webhookattempt.OrderOption
+	toCursor func(*WebhookAttempt) Cursor
+}
+
+// WebhookAttemptOrder defines the ordering of WebhookAttempt.
+type WebhookAttemptOrder struct {
+	Direction OrderDirection            `json:"direction"`
+	Field     *WebhookAttemptOrderField `json:"field"`
+}
+
+// DefaultWebhookAttemptOrder is the default ordering of WebhookAttempt.
+var DefaultWebhookAttemptOrder = &WebhookAttemptOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &WebhookAttemptOrderField{
+		Value: func(_m *WebhookAttempt) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: webhookattempt.FieldID,
+		toTerm: webhookattempt.ByID,
+		toCursor: func(_m *WebhookAttempt) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts WebhookAttempt into WebhookAttemptEdge.
+func (_m *WebhookAttempt) ToEdge(order *WebhookAttemptOrder) *WebhookAttemptEdge {
+	if order == nil {
+		order = DefaultWebhookAttemptOrder
+	}
+	return &WebhookAttemptEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// WebhookEventEdge is the edge representation of WebhookEvent.
+type WebhookEventEdge struct {
+	Node   *WebhookEvent `json:"node"`
+	Cursor Cursor        `json:"cursor"`
+}
+
+// WebhookEventConnection is the connection containing edges to WebhookEvent.
+type WebhookEventConnection struct {
+	Edges      []*WebhookEventEdge `json:"edges"`
+	PageInfo   PageInfo            `json:"pageInfo"`
+	TotalCount int                 `json:"totalCount"`
+}
+
+func (c *WebhookEventConnection) build(nodes []*WebhookEvent, pager *webhookeventPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *WebhookEvent
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *WebhookEvent {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *WebhookEvent {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*WebhookEventEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &WebhookEventEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// WebhookEventPaginateOption enables pagination customization.
+type WebhookEventPaginateOption func(*webhookeventPager) error
+
+// WithWebhookEventOrder configures pagination ordering.
+func WithWebhookEventOrder(order *WebhookEventOrder) WebhookEventPaginateOption {
+	if order == nil {
+		order = DefaultWebhookEventOrder
+	}
+	o := *order
+	return func(pager *webhookeventPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultWebhookEventOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithWebhookEventFilter configures pagination filter.
+func WithWebhookEventFilter(filter func(*WebhookEventQuery) (*WebhookEventQuery, error)) WebhookEventPaginateOption {
+	return func(pager *webhookeventPager) error {
+		if filter == nil {
+			return errors.New("WebhookEventQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type webhookeventPager struct {
+	reverse bool
+	order   *WebhookEventOrder
+	filter  func(*WebhookEventQuery) (*WebhookEventQuery, error)
+}
+
+func newWebhookEventPager(opts []WebhookEventPaginateOption, reverse bool) (*webhookeventPager, error) {
+	pager := &webhookeventPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultWebhookEventOrder
+	}
+	return pager, nil
+}
+
+func (p *webhookeventPager) applyFilter(query *WebhookEventQuery) (*WebhookEventQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *webhookeventPager) toCursor(_m *WebhookEvent) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *webhookeventPager) applyCursors(query *WebhookEventQuery, after, before *Cursor) (*WebhookEventQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultWebhookEventOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *webhookeventPager) applyOrder(query *WebhookEventQuery) *WebhookEventQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultWebhookEventOrder.Field {
+		query = query.Order(DefaultWebhookEventOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *webhookeventPager) orderExpr(query *WebhookEventQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultWebhookEventOrder.Field {
+			b.Comma().Ident(DefaultWebhookEventOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to WebhookEvent.
+func (_m *WebhookEventQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...WebhookEventPaginateOption,
+) (*WebhookEventConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newWebhookEventPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &WebhookEventConnection{Edges: []*WebhookEventEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// WebhookEventOrderFieldReceivedAt orders WebhookEvent by received_at.
+	WebhookEventOrderFieldReceivedAt = &WebhookEventOrderField{
+		Value: func(_m *WebhookEvent) (ent.Value, error) {
+			return _m.ReceivedAt, nil
+		},
+		column: webhookevent.FieldReceivedAt,
+		toTerm: webhookevent.ByReceivedAt,
+		toCursor: func(_m *WebhookEvent) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.ReceivedAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f WebhookEventOrderField) String() string {
+	var str string
+	switch f.column {
+	case WebhookEventOrderFieldReceivedAt.column:
+		str = "RECEIVED_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f WebhookEventOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *WebhookEventOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("WebhookEventOrderField %T must be a string", v)
+	}
+	switch str {
+	case "RECEIVED_AT":
+		*f = *WebhookEventOrderFieldReceivedAt
+	default:
+		return fmt.Errorf("%s is not a valid WebhookEventOrderField", str)
+	}
+	return nil
+}
+
+// WebhookEventOrderField defines the ordering field of WebhookEvent.
+type WebhookEventOrderField struct {
+	// Value extracts the ordering value from the given WebhookEvent.
+	Value    func(*WebhookEvent) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) webhookevent.OrderOption
+	toCursor func(*WebhookEvent) Cursor
+}
+
+// WebhookEventOrder defines the ordering of WebhookEvent.
+type WebhookEventOrder struct {
+	Direction OrderDirection          `json:"direction"`
+	Field     *WebhookEventOrderField `json:"field"`
+}
+
+// DefaultWebhookEventOrder is the default ordering of WebhookEvent.
+var DefaultWebhookEventOrder = &WebhookEventOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &WebhookEventOrderField{
+		Value: func(_m *WebhookEvent) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: webhookevent.FieldID,
+		toTerm: webhookevent.ByID,
+		toCursor: func(_m *WebhookEvent) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts WebhookEvent into WebhookEventEdge.
+func (_m *WebhookEvent) ToEdge(order *WebhookEventOrder) *WebhookEventEdge {
+	if order == nil {
+		order = DefaultWebhookEventOrder
+	}
+	return &WebhookEventEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/predicate"
+	"github.com/paygate/paygate/ent/webhookevent"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -451,5 +452,413 @@ func (i *PaymentWhereInput) P() (predicate.Payment, error) {
 		return predicates[0], nil
 	default:
 		return payment.And(predicates...), nil
+	}
+}
+
+// WebhookEventWhereInput represents a where input for filtering WebhookEvent queries.
+type WebhookEventWhereInput struct {
+	Predicates []predicate.WebhookEvent  `json:"-"`
+	Not        *WebhookEventWhereInput   `json:"not,omitempty"`
+	Or         []*WebhookEventWhereInput `json:"or,omitempty"`
+	And        []*WebhookEventWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "provider" field predicates.
+	Provider             *string  `json:"provider,omitempty"`
+	ProviderNEQ          *string  `json:"providerNEQ,omitempty"`
+	ProviderIn           []string `json:"providerIn,omitempty"`
+	ProviderNotIn        []string `json:"providerNotIn,omitempty"`
+	ProviderGT           *string  `json:"providerGT,omitempty"`
+	ProviderGTE          *string  `json:"providerGTE,omitempty"`
+	ProviderLT           *string  `json:"providerLT,omitempty"`
+	ProviderLTE          *string  `json:"providerLTE,omitempty"`
+	ProviderContains     *string  `json:"providerContains,omitempty"`
+	ProviderHasPrefix    *string  `json:"providerHasPrefix,omitempty"`
+	ProviderHasSuffix    *string  `json:"providerHasSuffix,omitempty"`
+	ProviderEqualFold    *string  `json:"providerEqualFold,omitempty"`
+	ProviderContainsFold *string  `json:"providerContainsFold,omitempty"`
+
+	// "event_id" field predicates.
+	EventID             *string  `json:"eventID,omitempty"`
+	EventIDNEQ          *string  `json:"eventIDNEQ,omitempty"`
+	EventIDIn           []string `json:"eventIDIn,omitempty"`
+	EventIDNotIn        []string `json:"eventIDNotIn,omitempty"`
+	EventIDGT           *string  `json:"eventIDGT,omitempty"`
+	EventIDGTE          *string  `json:"eventIDGTE,omitempty"`
+	EventIDLT           *string  `json:"eventIDLT,omitempty"`
+	EventIDLTE          *string  `json:"eventIDLTE,omitempty"`
+	EventIDContains     *string  `json:"eventIDContains,omitempty"`
+	EventIDHasPrefix    *string  `json:"eventIDHasPrefix,omitempty"`
+	EventIDHasSuffix    *string  `json:"eventIDHasSuffix,omitempty"`
+	EventIDEqualFold    *string  `json:"eventIDEqualFold,omitempty"`
+	EventIDContainsFold *string  `json:"eventIDContainsFold,omitempty"`
+
+	// "type" field predicates.
+	Type             *string  `json:"type,omitempty"`
+	TypeNEQ          *string  `json:"typeNEQ,omitempty"`
+	TypeIn           []string `json:"typeIn,omitempty"`
+	TypeNotIn        []string `json:"typeNotIn,omitempty"`
+	TypeGT           *string  `json:"typeGT,omitempty"`
+	TypeGTE          *string  `json:"typeGTE,omitempty"`
+	TypeLT           *string  `json:"typeLT,omitempty"`
+	TypeLTE          *string  `json:"typeLTE,omitempty"`
+	TypeContains     *string  `json:"typeContains,omitempty"`
+	TypeHasPrefix    *string  `json:"typeHasPrefix,omitempty"`
+	TypeHasSuffix    *string  `json:"typeHasSuffix,omitempty"`
+	TypeEqualFold    *string  `json:"typeEqualFold,omitempty"`
+	TypeContainsFold *string  `json:"typeContainsFold,omitempty"`
+
+	// "status" field predicates.
+	Status      *state.WebhookStatus  `json:"status,omitempty"`
+	StatusNEQ   *state.WebhookStatus  `json:"statusNEQ,omitempty"`
+	StatusIn    []state.WebhookStatus `json:"statusIn,omitempty"`
+	StatusNotIn []state.WebhookStatus `json:"statusNotIn,omitempty"`
+
+	// "payment_id" field predicates.
+	PaymentID             *string  `json:"paymentID,omitempty"`
+	PaymentIDNEQ          *string  `json:"paymentIDNEQ,omitempty"`
+	PaymentIDIn           []string `json:"paymentIDIn,omitempty"`
+	PaymentIDNotIn        []string `json:"paymentIDNotIn,omitempty"`
+	PaymentIDGT           *string  `json:"paymentIDGT,omitempty"`
+	PaymentIDGTE          *string  `json:"paymentIDGTE,omitempty"`
+	PaymentIDLT           *string  `json:"paymentIDLT,omitempty"`
+	PaymentIDLTE          *string  `json:"paymentIDLTE,omitempty"`
+	PaymentIDContains     *string  `json:"paymentIDContains,omitempty"`
+	PaymentIDHasPrefix    *string  `json:"paymentIDHasPrefix,omitempty"`
+	PaymentIDHasSuffix    *string  `json:"paymentIDHasSuffix,omitempty"`
+	PaymentIDIsNil        bool     `json:"paymentIDIsNil,omitempty"`
+	PaymentIDNotNil       bool     `json:"paymentIDNotNil,omitempty"`
+	PaymentIDEqualFold    *string  `json:"paymentIDEqualFold,omitempty"`
+	PaymentIDContainsFold *string  `json:"paymentIDContainsFold,omitempty"`
+
+	// "received_at" field predicates.
+	ReceivedAt      *time.Time  `json:"receivedAt,omitempty"`
+	ReceivedAtNEQ   *time.Time  `json:"receivedAtNEQ,omitempty"`
+	ReceivedAtIn    []time.Time `json:"receivedAtIn,omitempty"`
+	ReceivedAtNotIn []time.Time `json:"receivedAtNotIn,omitempty"`
+	ReceivedAtGT    *time.Time  `json:"receivedAtGT,omitempty"`
+	ReceivedAtGTE   *time.Time  `json:"receivedAtGTE,omitempty"`
+	ReceivedAtLT    *time.Time  `json:"receivedAtLT,omitempty"`
+	ReceivedAtLTE   *time.Time  `json:"receivedAtLTE,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *WebhookEventWhereInput) AddPredicates(predicates ...predicate.WebhookEvent) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the WebhookEventWhereInput filter on the WebhookEventQuery builder.
+func (i *WebhookEventWhereInput) Filter(q *WebhookEventQuery) (*WebhookEventQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyWebhookEventWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyWebhookEventWhereInput is returned in case the WebhookEventWhereInput is empty.
+var ErrEmptyWebhookEventWhereInput = errors.New("ent: empty predicate WebhookEventWhereInput")
+
+// P returns a predicate for filtering webhookevents.
+// An error is returned if the input is empty or invalid.
+func (i *WebhookEventWhereInput) P() (predicate.WebhookEvent, error) {
+	var predicates []predicate.WebhookEvent
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, webhookevent.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.WebhookEvent, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, webhookevent.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.WebhookEvent, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, webhookevent.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, webhookevent.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, webhookevent.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, webhookevent.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, webhookevent.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, webhookevent.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, webhookevent.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, webhookevent.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, webhookevent.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, webhookevent.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, webhookevent.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.Provider != nil {
+		predicates = append(predicates, webhookevent.ProviderEQ(*i.Provider))
+	}
+	if i.ProviderNEQ != nil {
+		predicates = append(predicates, webhookevent.ProviderNEQ(*i.ProviderNEQ))
+	}
+	if len(i.ProviderIn) > 0 {
+		predicates = append(predicates, webhookevent.ProviderIn(i.ProviderIn...))
+	}
+	if len(i.ProviderNotIn) > 0 {
+		predicates = append(predicates, webhookevent.ProviderNotIn(i.ProviderNotIn...))
+	}
+	if i.ProviderGT != nil {
+		predicates = append(predicates, webhookevent.ProviderGT(*i.ProviderGT))
+	}
+	if i.ProviderGTE != nil {
+		predicates = append(predicates, webhookevent.ProviderGTE(*i.ProviderGTE))
+	}
+	if i.ProviderLT != nil {
+		predicates = append(predicates, webhookevent.ProviderLT(*i.ProviderLT))
+	}
+	if i.ProviderLTE != nil {
+		predicates = append(predicates, webhookevent.ProviderLTE(*i.ProviderLTE))
+	}
+	if i.ProviderContains != nil {
+		predicates = append(predicates, webhookevent.ProviderContains(*i.ProviderContains))
+	}
+	if i.ProviderHasPrefix != nil {
+		predicates = append(predicates, webhookevent.ProviderHasPrefix(*i.ProviderHasPrefix))
+	}
+	if i.ProviderHasSuffix != nil {
+		predicates = append(predicates, webhookevent.ProviderHasSuffix(*i.ProviderHasSuffix))
+	}
+	if i.ProviderEqualFold != nil {
+		predicates = append(predicates, webhookevent.ProviderEqualFold(*i.ProviderEqualFold))
+	}
+	if i.ProviderContainsFold != nil {
+		predicates = append(predicates, webhookevent.ProviderContainsFold(*i.ProviderContainsFold))
+	}
+	if i.EventID != nil {
+		predicates = append(predicates, webhookevent.EventIDEQ(*i.EventID))
+	}
+	if i.EventIDNEQ != nil {
+		predicates = append(predicates, webhookevent.EventIDNEQ(*i.EventIDNEQ))
+	}
+	if len(i.EventIDIn) > 0 {
+		predicates = append(predicates, webhookevent.EventIDIn(i.EventIDIn...))
+	}
+	if len(i.EventIDNotIn) > 0 {
+		predicates = append(predicates, webhookevent.EventIDNotIn(i.EventIDNotIn...))
+	}
+	if i.EventIDGT != nil {
+		predicates = append(predicates, webhookevent.EventIDGT(*i.EventIDGT))
+	}
+	if i.EventIDGTE != nil {
+		predicates = append(predicates, webhookevent.EventIDGTE(*i.EventIDGTE))
+	}
+	if i.EventIDLT != nil {
+		predicates = append(predicates, webhookevent.EventIDLT(*i.EventIDLT))
+	}
+	if i.EventIDLTE != nil {
+		predicates = append(predicates, webhookevent.EventIDLTE(*i.EventIDLTE))
+	}
+	if i.EventIDContains != nil {
+		predicates = append(predicates, webhookevent.EventIDContains(*i.EventIDContains))
+	}
+	if i.EventIDHasPrefix != nil {
+		predicates = append(predicates, webhookevent.EventIDHasPrefix(*i.EventIDHasPrefix))
+	}
+	if i.EventIDHasSuffix != nil {
+		predicates = append(predicates, webhookevent.EventIDHasSuffix(*i.EventIDHasSuffix))
+	}
+	if i.EventIDEqualFold != nil {
+		predicates = append(predicates, webhookevent.EventIDEqualFold(*i.EventIDEqualFold))
+	}
+	if i.EventIDContainsFold != nil {
+		predicates = append(predicates, webhookevent.EventIDContainsFold(*i.EventIDContainsFold))
+	}
+	if i.Type != nil {
+		predicates = append(predicates, webhookevent.TypeEQ(*i.Type))
+	}
+	if i.TypeNEQ != nil {
+		predicates = append(predicates, webhookevent.TypeNEQ(*i.TypeNEQ))
+	}
+	if len(i.TypeIn) > 0 {
+		predicates = append(predicates, webhookevent.TypeIn(i.TypeIn...))
+	}
+	if len(i.TypeNotIn) > 0 {
+		predicates = append(predicates, webhookevent.TypeNotIn(i.TypeNotIn...))
+	}
+	if i.TypeGT != nil {
+		predicates = append(predicates, webhookevent.TypeGT(*i.TypeGT))
+	}
+	if i.TypeGTE != nil {
+		predicates = append(predicates, webhookevent.TypeGTE(*i.TypeGTE))
+	}
+	if i.TypeLT != nil {
+		predicates = append(predicates, webhookevent.TypeLT(*i.TypeLT))
+	}
+	if i.TypeLTE != nil {
+		predicates = append(predicates, webhookevent.TypeLTE(*i.TypeLTE))
+	}
+	if i.TypeContains != nil {
+		predicates = append(predicates, webhookevent.TypeContains(*i.TypeContains))
+	}
+	if i.TypeHasPrefix != nil {
+		predicates = append(predicates, webhookevent.TypeHasPrefix(*i.TypeHasPrefix))
+	}
+	if i.TypeHasSuffix != nil {
+		predicates = append(predicates, webhookevent.TypeHasSuffix(*i.TypeHasSuffix))
+	}
+	if i.TypeEqualFold != nil {
+		predicates = append(predicates, webhookevent.TypeEqualFold(*i.TypeEqualFold))
+	}
+	if i.TypeContainsFold != nil {
+		predicates = append(predicates, webhookevent.TypeContainsFold(*i.TypeContainsFold))
+	}
+	if i.Status != nil {
+		predicates = append(predicates, webhookevent.StatusEQ(*i.Status))
+	}
+	if i.StatusNEQ != nil {
+		predicates = append(predicates, webhookevent.StatusNEQ(*i.StatusNEQ))
+	}
+	if len(i.StatusIn) > 0 {
+		predicates = append(predicates, webhookevent.StatusIn(i.StatusIn...))
+	}
+	if len(i.StatusNotIn) > 0 {
+		predicates = append(predicates, webhookevent.StatusNotIn(i.StatusNotIn...))
+	}
+	if i.PaymentID != nil {
+		predicates = append(predicates, webhookevent.PaymentIDEQ(*i.PaymentID))
+	}
+	if i.PaymentIDNEQ != nil {
+		predicates = append(predicates, webhookevent.PaymentIDNEQ(*i.PaymentIDNEQ))
+	}
+	if len(i.PaymentIDIn) > 0 {
+		predicates = append(predicates, webhookevent.PaymentIDIn(i.PaymentIDIn...))
+	}
+	if len(i.PaymentIDNotIn) > 0 {
+		predicates = append(predicates, webhookevent.PaymentIDNotIn(i.PaymentIDNotIn...))
+	}
+	if i.PaymentIDGT != nil {
+		predicates = append(predicates, webhookevent.PaymentIDGT(*i.PaymentIDGT))
+	}
+	if i.PaymentIDGTE != nil {
+		predicates = append(predicates, webhookevent.PaymentIDGTE(*i.PaymentIDGTE))
+	}
+	if i.PaymentIDLT != nil {
+		predicates = append(predicates, webhookevent.PaymentIDLT(*i.PaymentIDLT))
+	}
+	if i.PaymentIDLTE != nil {
+		predicates = append(predicates, webhookevent.PaymentIDLTE(*i.PaymentIDLTE))
+	}
+	if i.PaymentIDContains != nil {
+		predicates = append(predicates, webhookevent.PaymentIDContains(*i.PaymentIDContains))
+	}
+	if i.PaymentIDHasPrefix != nil {
+		predicates = append(predicates, webhookevent.PaymentIDHasPrefix(*i.PaymentIDHasPrefix))
+	}
+	if i.PaymentIDHasSuffix != nil {
+		predicates = append(predicates, webhookevent.PaymentIDHasSuffix(*i.PaymentIDHasSuffix))
+	}
+	if i.PaymentIDIsNil {
+		predicates = append(predicates, webhookevent.PaymentIDIsNil())
+	}
+	if i.PaymentIDNotNil {
+		predicates = append(predicates, webhookevent.PaymentIDNotNil())
+	}
+	if i.PaymentIDEqualFold != nil {
+		predicates = append(predicates, webhookevent.PaymentIDEqualFold(*i.PaymentIDEqualFold))
+	}
+	if i.PaymentIDContainsFold != nil {
+		predicates = append(predicates, webhookevent.PaymentIDContainsFold(*i.PaymentIDContainsFold))
+	}
+	if i.ReceivedAt != nil {
+		predicates = append(predicates, webhookevent.ReceivedAtEQ(*i.ReceivedAt))
+	}
+	if i.ReceivedAtNEQ != nil {
+		predicates = append(predicates, webhookevent.ReceivedAtNEQ(*i.ReceivedAtNEQ))
+	}
+	if len(i.ReceivedAtIn) > 0 {
+		predicates = append(predicates, webhookevent.ReceivedAtIn(i.ReceivedAtIn...))
+	}
+	if len(i.ReceivedAtNotIn) > 0 {
+		predicates = append(predicates, webhookevent.ReceivedAtNotIn(i.ReceivedAtNotIn...))
+	}
+	if i.ReceivedAtGT != nil {
+		predicates = append(predicates, webhookevent.ReceivedAtGT(*i.ReceivedAtGT))
+	}
+	if i.ReceivedAtGTE != nil {
+		predicates = append(predicates, webhookevent.ReceivedAtGTE(*i.ReceivedAtGTE))
+	}
+	if i.ReceivedAtLT != nil {
+		predicates = append(predicates, webhookevent.ReceivedAtLT(*i.ReceivedAtLT))
+	}
+	if i.ReceivedAtLTE != nil {
+		predicates = append(predicates, webhookevent.ReceivedAtLTE(*i.ReceivedAtLTE))
+	}
+
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyWebhookEventWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return webhookevent.And(predicates...), nil
 	}
 }

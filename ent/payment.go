@@ -63,6 +63,10 @@ type Payment struct {
 	FailureMessage *string `json:"failure_message,omitempty"`
 	// Description holds the value of the "description" field.
 	Description *string `json:"description,omitempty"`
+	// DisputedAt holds the value of the "disputed_at" field.
+	DisputedAt *time.Time `json:"disputed_at,omitempty"`
+	// DisputeReason holds the value of the "dispute_reason" field.
+	DisputeReason *string `json:"dispute_reason,omitempty"`
 	// Metadata holds the value of the "metadata" field.
 	Metadata map[string]string `json:"metadata,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
@@ -114,9 +118,9 @@ func (*Payment) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case payment.FieldAmount, payment.FieldCardExpMonth, payment.FieldCardExpYear, payment.FieldAmountRefunded:
 			values[i] = new(sql.NullInt64)
-		case payment.FieldID, payment.FieldCurrency, payment.FieldStatus, payment.FieldPaymentMethod, payment.FieldCustomerEmail, payment.FieldCustomerName, payment.FieldCardBrand, payment.FieldCardLast4, payment.FieldCardFingerprint, payment.FieldProvider, payment.FieldProviderPaymentID, payment.FieldProviderDeclineCode, payment.FieldFailureCode, payment.FieldFailureMessage, payment.FieldDescription:
+		case payment.FieldID, payment.FieldCurrency, payment.FieldStatus, payment.FieldPaymentMethod, payment.FieldCustomerEmail, payment.FieldCustomerName, payment.FieldCardBrand, payment.FieldCardLast4, payment.FieldCardFingerprint, payment.FieldProvider, payment.FieldProviderPaymentID, payment.FieldProviderDeclineCode, payment.FieldFailureCode, payment.FieldFailureMessage, payment.FieldDescription, payment.FieldDisputeReason:
 			values[i] = new(sql.NullString)
-		case payment.FieldCreatedAt, payment.FieldUpdatedAt:
+		case payment.FieldCreatedAt, payment.FieldUpdatedAt, payment.FieldDisputedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -272,6 +276,20 @@ func (_m *Payment) assignValues(columns []string, values []any) error {
 				_m.Description = new(string)
 				*_m.Description = value.String
 			}
+		case payment.FieldDisputedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field disputed_at", values[i])
+			} else if value.Valid {
+				_m.DisputedAt = new(time.Time)
+				*_m.DisputedAt = value.Time
+			}
+		case payment.FieldDisputeReason:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field dispute_reason", values[i])
+			} else if value.Valid {
+				_m.DisputeReason = new(string)
+				*_m.DisputeReason = value.String
+			}
 		case payment.FieldMetadata:
 			if value, ok := values[i].(*[]byte); !ok {
 				return fmt.Errorf("unexpected type %T for field metadata", values[i])
@@ -396,6 +414,16 @@ func (_m *Payment) String() string {
 	builder.WriteString(", ")
 	if v := _m.Description; v != nil {
 		builder.WriteString("description=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.DisputedAt; v != nil {
+		builder.WriteString("disputed_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.DisputeReason; v != nil {
+		builder.WriteString("dispute_reason=")
 		builder.WriteString(*v)
 	}
 	builder.WriteString(", ")

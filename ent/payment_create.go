@@ -223,6 +223,34 @@ func (_c *PaymentCreate) SetNillableDescription(v *string) *PaymentCreate {
 	return _c
 }
 
+// SetDisputedAt sets the "disputed_at" field.
+func (_c *PaymentCreate) SetDisputedAt(v time.Time) *PaymentCreate {
+	_c.mutation.SetDisputedAt(v)
+	return _c
+}
+
+// SetNillableDisputedAt sets the "disputed_at" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableDisputedAt(v *time.Time) *PaymentCreate {
+	if v != nil {
+		_c.SetDisputedAt(*v)
+	}
+	return _c
+}
+
+// SetDisputeReason sets the "dispute_reason" field.
+func (_c *PaymentCreate) SetDisputeReason(v string) *PaymentCreate {
+	_c.mutation.SetDisputeReason(v)
+	return _c
+}
+
+// SetNillableDisputeReason sets the "dispute_reason" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableDisputeReason(v *string) *PaymentCreate {
+	if v != nil {
+		_c.SetDisputeReason(*v)
+	}
+	return _c
+}
+
 // SetMetadata sets the "metadata" field.
 func (_c *PaymentCreate) SetMetadata(v map[string]string) *PaymentCreate {
 	_c.mutation.SetMetadata(v)
@@ -427,6 +455,11 @@ func (_c *PaymentCreate) check() error {
 			return &ValidationError{Name: "description", err: fmt.Errorf(`ent: validator failed for field "Payment.description": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.DisputeReason(); ok {
+		if err := payment.DisputeReasonValidator(v); err != nil {
+			return &ValidationError{Name: "dispute_reason", err: fmt.Errorf(`ent: validator failed for field "Payment.dispute_reason": %w`, err)}
+		}
+	}
 	if v, ok := _c.mutation.ID(); ok {
 		if err := payment.IDValidator(v); err != nil {
 			return &ValidationError{Name: "id", err: fmt.Errorf(`ent: validator failed for field "Payment.id": %w`, err)}
@@ -550,6 +583,14 @@ func (_c *PaymentCreate) createSpec() (*Payment, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Description(); ok {
 		_spec.SetField(payment.FieldDescription, field.TypeString, value)
 		_node.Description = &value
+	}
+	if value, ok := _c.mutation.DisputedAt(); ok {
+		_spec.SetField(payment.FieldDisputedAt, field.TypeTime, value)
+		_node.DisputedAt = &value
+	}
+	if value, ok := _c.mutation.DisputeReason(); ok {
+		_spec.SetField(payment.FieldDisputeReason, field.TypeString, value)
+		_node.DisputeReason = &value
 	}
 	if value, ok := _c.mutation.Metadata(); ok {
 		_spec.SetField(payment.FieldMetadata, field.TypeJSON, value)

@@ -199,6 +199,46 @@ func (_u *PaymentUpdate) ClearDescription() *PaymentUpdate {
 	return _u
 }
 
+// SetDisputedAt sets the "disputed_at" field.
+func (_u *PaymentUpdate) SetDisputedAt(v time.Time) *PaymentUpdate {
+	_u.mutation.SetDisputedAt(v)
+	return _u
+}
+
+// SetNillableDisputedAt sets the "disputed_at" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillableDisputedAt(v *time.Time) *PaymentUpdate {
+	if v != nil {
+		_u.SetDisputedAt(*v)
+	}
+	return _u
+}
+
+// ClearDisputedAt clears the value of the "disputed_at" field.
+func (_u *PaymentUpdate) ClearDisputedAt() *PaymentUpdate {
+	_u.mutation.ClearDisputedAt()
+	return _u
+}
+
+// SetDisputeReason sets the "dispute_reason" field.
+func (_u *PaymentUpdate) SetDisputeReason(v string) *PaymentUpdate {
+	_u.mutation.SetDisputeReason(v)
+	return _u
+}
+
+// SetNillableDisputeReason sets the "dispute_reason" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillableDisputeReason(v *string) *PaymentUpdate {
+	if v != nil {
+		_u.SetDisputeReason(*v)
+	}
+	return _u
+}
+
+// ClearDisputeReason clears the value of the "dispute_reason" field.
+func (_u *PaymentUpdate) ClearDisputeReason() *PaymentUpdate {
+	_u.mutation.ClearDisputeReason()
+	return _u
+}
+
 // SetMetadata sets the "metadata" field.
 func (_u *PaymentUpdate) SetMetadata(v map[string]string) *PaymentUpdate {
 	_u.mutation.SetMetadata(v)
@@ -341,6 +381,11 @@ func (_u *PaymentUpdate) check() error {
 			return &ValidationError{Name: "description", err: fmt.Errorf(`ent: validator failed for field "Payment.description": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.DisputeReason(); ok {
+		if err := payment.DisputeReasonValidator(v); err != nil {
+			return &ValidationError{Name: "dispute_reason", err: fmt.Errorf(`ent: validator failed for field "Payment.dispute_reason": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -406,6 +451,18 @@ func (_u *PaymentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.DescriptionCleared() {
 		_spec.ClearField(payment.FieldDescription, field.TypeString)
+	}
+	if value, ok := _u.mutation.DisputedAt(); ok {
+		_spec.SetField(payment.FieldDisputedAt, field.TypeTime, value)
+	}
+	if _u.mutation.DisputedAtCleared() {
+		_spec.ClearField(payment.FieldDisputedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.DisputeReason(); ok {
+		_spec.SetField(payment.FieldDisputeReason, field.TypeString, value)
+	}
+	if _u.mutation.DisputeReasonCleared() {
+		_spec.ClearField(payment.FieldDisputeReason, field.TypeString)
 	}
 	if value, ok := _u.mutation.Metadata(); ok {
 		_spec.SetField(payment.FieldMetadata, field.TypeJSON, value)
@@ -690,6 +747,46 @@ func (_u *PaymentUpdateOne) ClearDescription() *PaymentUpdateOne {
 	return _u
 }
 
+// SetDisputedAt sets the "disputed_at" field.
+func (_u *PaymentUpdateOne) SetDisputedAt(v time.Time) *PaymentUpdateOne {
+	_u.mutation.SetDisputedAt(v)
+	return _u
+}
+
+// SetNillableDisputedAt sets the "disputed_at" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillableDisputedAt(v *time.Time) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetDisputedAt(*v)
+	}
+	return _u
+}
+
+// ClearDisputedAt clears the value of the "disputed_at" field.
+func (_u *PaymentUpdateOne) ClearDisputedAt() *PaymentUpdateOne {
+	_u.mutation.ClearDisputedAt()
+	return _u
+}
+
+// SetDisputeReason sets the "dispute_reason" field.
+func (_u *PaymentUpdateOne) SetDisputeReason(v string) *PaymentUpdateOne {
+	_u.mutation.SetDisputeReason(v)
+	return _u
+}
+
+// SetNillableDisputeReason sets the "dispute_reason" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillableDisputeReason(v *string) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetDisputeReason(*v)
+	}
+	return _u
+}
+
+// ClearDisputeReason clears the value of the "dispute_reason" field.
+func (_u *PaymentUpdateOne) ClearDisputeReason() *PaymentUpdateOne {
+	_u.mutation.ClearDisputeReason()
+	return _u
+}
+
 // SetMetadata sets the "metadata" field.
 func (_u *PaymentUpdateOne) SetMetadata(v map[string]string) *PaymentUpdateOne {
 	_u.mutation.SetMetadata(v)
@@ -845,6 +942,11 @@ func (_u *PaymentUpdateOne) check() error {
 			return &ValidationError{Name: "description", err: fmt.Errorf(`ent: validator failed for field "Payment.description": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.DisputeReason(); ok {
+		if err := payment.DisputeReasonValidator(v); err != nil {
+			return &ValidationError{Name: "dispute_reason", err: fmt.Errorf(`ent: validator failed for field "Payment.dispute_reason": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -927,6 +1029,18 @@ func (_u *PaymentUpdateOne) sqlSave(ctx context.Context) (_node *Payment, err er
 	}
 	if _u.mutation.DescriptionCleared() {
 		_spec.ClearField(payment.FieldDescription, field.TypeString)
+	}
+	if value, ok := _u.mutation.DisputedAt(); ok {
+		_spec.SetField(payment.FieldDisputedAt, field.TypeTime, value)
+	}
+	if _u.mutation.DisputedAtCleared() {
+		_spec.ClearField(payment.FieldDisputedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.DisputeReason(); ok {
+		_spec.SetField(payment.FieldDisputeReason, field.TypeString, value)
+	}
+	if _u.mutation.DisputeReasonCleared() {
+		_spec.ClearField(payment.FieldDisputeReason, field.TypeString)
 	}
 	if value, ok := _u.mutation.Metadata(); ok {
 		_spec.SetField(payment.FieldMetadata, field.TypeJSON, value)

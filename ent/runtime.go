@@ -15,6 +15,8 @@ import (
 	"github.com/paygate/paygate/ent/sandboxobject"
 	"github.com/paygate/paygate/ent/schema"
 	"github.com/paygate/paygate/ent/user"
+	"github.com/paygate/paygate/ent/webhookattempt"
+	"github.com/paygate/paygate/ent/webhookevent"
 )
 
 // The init function reads all schema descriptors with runtime code
@@ -166,6 +168,10 @@ func init() {
 	paymentDescDescription := paymentFields[19].Descriptor()
 	// payment.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	payment.DescriptionValidator = paymentDescDescription.Validators[0].(func(string) error)
+	// paymentDescDisputeReason is the schema descriptor for dispute_reason field.
+	paymentDescDisputeReason := paymentFields[21].Descriptor()
+	// payment.DisputeReasonValidator is a validator for the "dispute_reason" field. It is called by the builders before save.
+	payment.DisputeReasonValidator = paymentDescDisputeReason.Validators[0].(func(string) error)
 	// paymentDescID is the schema descriptor for id field.
 	paymentDescID := paymentFields[0].Descriptor()
 	// payment.DefaultID holds the default value on creation for the id field.
@@ -436,6 +442,138 @@ func init() {
 	// user.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	user.IDValidator = func() func(string) error {
 		validators := userDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	webhookattemptFields := schema.WebhookAttempt{}.Fields()
+	_ = webhookattemptFields
+	// webhookattemptDescAt is the schema descriptor for at field.
+	webhookattemptDescAt := webhookattemptFields[2].Descriptor()
+	// webhookattempt.DefaultAt holds the default value on creation for the at field.
+	webhookattempt.DefaultAt = webhookattemptDescAt.Default.(func() time.Time)
+	// webhookattemptDescError is the schema descriptor for error field.
+	webhookattemptDescError := webhookattemptFields[4].Descriptor()
+	// webhookattempt.ErrorValidator is a validator for the "error" field. It is called by the builders before save.
+	webhookattempt.ErrorValidator = webhookattemptDescError.Validators[0].(func(string) error)
+	// webhookattemptDescDurationMs is the schema descriptor for duration_ms field.
+	webhookattemptDescDurationMs := webhookattemptFields[5].Descriptor()
+	// webhookattempt.DurationMsValidator is a validator for the "duration_ms" field. It is called by the builders before save.
+	webhookattempt.DurationMsValidator = webhookattemptDescDurationMs.Validators[0].(func(int64) error)
+	// webhookattemptDescID is the schema descriptor for id field.
+	webhookattemptDescID := webhookattemptFields[0].Descriptor()
+	// webhookattempt.DefaultID holds the default value on creation for the id field.
+	webhookattempt.DefaultID = webhookattemptDescID.Default.(func() string)
+	// webhookattempt.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	webhookattempt.IDValidator = func() func(string) error {
+		validators := webhookattemptDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	webhookeventFields := schema.WebhookEvent{}.Fields()
+	_ = webhookeventFields
+	// webhookeventDescProvider is the schema descriptor for provider field.
+	webhookeventDescProvider := webhookeventFields[1].Descriptor()
+	// webhookevent.ProviderValidator is a validator for the "provider" field. It is called by the builders before save.
+	webhookevent.ProviderValidator = func() func(string) error {
+		validators := webhookeventDescProvider.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(provider string) error {
+			for _, fn := range fns {
+				if err := fn(provider); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// webhookeventDescEventID is the schema descriptor for event_id field.
+	webhookeventDescEventID := webhookeventFields[2].Descriptor()
+	// webhookevent.EventIDValidator is a validator for the "event_id" field. It is called by the builders before save.
+	webhookevent.EventIDValidator = func() func(string) error {
+		validators := webhookeventDescEventID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(event_id string) error {
+			for _, fn := range fns {
+				if err := fn(event_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// webhookeventDescType is the schema descriptor for type field.
+	webhookeventDescType := webhookeventFields[3].Descriptor()
+	// webhookevent.TypeValidator is a validator for the "type" field. It is called by the builders before save.
+	webhookevent.TypeValidator = func() func(string) error {
+		validators := webhookeventDescType.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(_type string) error {
+			for _, fn := range fns {
+				if err := fn(_type); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// webhookeventDescAttempts is the schema descriptor for attempts field.
+	webhookeventDescAttempts := webhookeventFields[6].Descriptor()
+	// webhookevent.DefaultAttempts holds the default value on creation for the attempts field.
+	webhookevent.DefaultAttempts = webhookeventDescAttempts.Default.(int)
+	// webhookevent.AttemptsValidator is a validator for the "attempts" field. It is called by the builders before save.
+	webhookevent.AttemptsValidator = webhookeventDescAttempts.Validators[0].(func(int) error)
+	// webhookeventDescLastError is the schema descriptor for last_error field.
+	webhookeventDescLastError := webhookeventFields[8].Descriptor()
+	// webhookevent.LastErrorValidator is a validator for the "last_error" field. It is called by the builders before save.
+	webhookevent.LastErrorValidator = webhookeventDescLastError.Validators[0].(func(string) error)
+	// webhookeventDescIgnoredReason is the schema descriptor for ignored_reason field.
+	webhookeventDescIgnoredReason := webhookeventFields[9].Descriptor()
+	// webhookevent.IgnoredReasonValidator is a validator for the "ignored_reason" field. It is called by the builders before save.
+	webhookevent.IgnoredReasonValidator = webhookeventDescIgnoredReason.Validators[0].(func(string) error)
+	// webhookeventDescPaymentID is the schema descriptor for payment_id field.
+	webhookeventDescPaymentID := webhookeventFields[10].Descriptor()
+	// webhookevent.PaymentIDValidator is a validator for the "payment_id" field. It is called by the builders before save.
+	webhookevent.PaymentIDValidator = webhookeventDescPaymentID.Validators[0].(func(string) error)
+	// webhookeventDescReceivedAt is the schema descriptor for received_at field.
+	webhookeventDescReceivedAt := webhookeventFields[11].Descriptor()
+	// webhookevent.DefaultReceivedAt holds the default value on creation for the received_at field.
+	webhookevent.DefaultReceivedAt = webhookeventDescReceivedAt.Default.(func() time.Time)
+	// webhookeventDescID is the schema descriptor for id field.
+	webhookeventDescID := webhookeventFields[0].Descriptor()
+	// webhookevent.DefaultID holds the default value on creation for the id field.
+	webhookevent.DefaultID = webhookeventDescID.Default.(func() string)
+	// webhookevent.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	webhookevent.IDValidator = func() func(string) error {
+		validators := webhookeventDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

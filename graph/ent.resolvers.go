@@ -7,6 +7,7 @@ package graph
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"entgo.io/contrib/entgql"
@@ -40,6 +41,11 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]ent.Noder, e
 // Payments is the resolver for the payments field.
 func (r *queryResolver) Payments(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) (*ent.PaymentConnection, error) {
 	return r.PaymentService.List(pageView(ctx), after, first, before, last, orderBy, where)
+}
+
+// WebhookEvents is the resolver for the webhookEvents field.
+func (r *queryResolver) WebhookEvents(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookEventOrder, where *ent.WebhookEventWhereInput) (*ent.WebhookEventConnection, error) {
+	panic(fmt.Errorf("not implemented: WebhookEvents - webhookEvents"))
 }
 
 // Payment returns generated.PaymentResolver implementation.

@@ -83,6 +83,8 @@ var (
 		{Name: "failure_code", Type: field.TypeString, Nullable: true},
 		{Name: "failure_message", Type: field.TypeString, Nullable: true},
 		{Name: "description", Type: field.TypeString, Nullable: true, Size: 1000},
+		{Name: "disputed_at", Type: field.TypeTime, Nullable: true},
+		{Name: "dispute_reason", Type: field.TypeString, Nullable: true, Size: 500},
 		{Name: "metadata", Type: field.TypeJSON, Nullable: true},
 	}
 	// PaymentsTable holds the schema information for the "payments" table.
@@ -287,6 +289,80 @@ var (
 		Columns:    UsersColumns,
 		PrimaryKey: []*schema.Column{UsersColumns[0]},
 	}
+	// WebhookAttemptsColumns holds the columns for the "webhook_attempts" table.
+	WebhookAttemptsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "at", Type: field.TypeTime},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"received", "processed", "ignored", "failed", "dead"}},
+		{Name: "error", Type: field.TypeString, Nullable: true, Size: 1000},
+		{Name: "duration_ms", Type: field.TypeInt64},
+		{Name: "event_id", Type: field.TypeString, Size: 40},
+	}
+	// WebhookAttemptsTable holds the schema information for the "webhook_attempts" table.
+	WebhookAttemptsTable = &schema.Table{
+		Name:       "webhook_attempts",
+		Columns:    WebhookAttemptsColumns,
+		PrimaryKey: []*schema.Column{WebhookAttemptsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "webhook_attempts_webhook_events_attempt_log",
+				Columns:    []*schema.Column{WebhookAttemptsColumns[5]},
+				RefColumns: []*schema.Column{WebhookEventsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "webhookattempt_event_id_at",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookAttemptsColumns[5], WebhookAttemptsColumns[1]},
+			},
+		},
+	}
+	// WebhookEventsColumns holds the columns for the "webhook_events" table.
+	WebhookEventsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "provider", Type: field.TypeString, Size: 20},
+		{Name: "event_id", Type: field.TypeString, Size: 300},
+		{Name: "type", Type: field.TypeString, Size: 100},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"received", "processed", "ignored", "failed", "dead"}},
+		{Name: "payload", Type: field.TypeBytes},
+		{Name: "attempts", Type: field.TypeInt, Default: 0},
+		{Name: "next_attempt_at", Type: field.TypeTime, Nullable: true},
+		{Name: "last_error", Type: field.TypeString, Nullable: true, Size: 1000},
+		{Name: "ignored_reason", Type: field.TypeString, Nullable: true, Size: 1000},
+		{Name: "payment_id", Type: field.TypeString, Nullable: true, Size: 40},
+		{Name: "received_at", Type: field.TypeTime},
+		{Name: "processed_at", Type: field.TypeTime, Nullable: true},
+	}
+	// WebhookEventsTable holds the schema information for the "webhook_events" table.
+	WebhookEventsTable = &schema.Table{
+		Name:       "webhook_events",
+		Columns:    WebhookEventsColumns,
+		PrimaryKey: []*schema.Column{WebhookEventsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "webhookevent_provider_event_id",
+				Unique:  true,
+				Columns: []*schema.Column{WebhookEventsColumns[1], WebhookEventsColumns[2]},
+			},
+			{
+				Name:    "webhookevent_status_next_attempt_at",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookEventsColumns[4], WebhookEventsColumns[7]},
+			},
+			{
+				Name:    "webhookevent_received_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookEventsColumns[11], WebhookEventsColumns[0]},
+			},
+			{
+				Name:    "webhookevent_provider_received_at",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookEventsColumns[1], WebhookEventsColumns[11]},
+			},
+		},
+	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		ConfigVersionsTable,
@@ -298,6 +374,8 @@ var (
 		SandboxAnswersTable,
 		SandboxObjectsTable,
 		UsersTable,
+		WebhookAttemptsTable,
+		WebhookEventsTable,
 	}
 )
 
@@ -319,5 +397,14 @@ func init() {
 	RefundsTable.Annotation.Checks = map[string]string{
 		"refund_amount_positive": "amount > 0",
 		"refund_status_known":    "status IN ('pending', 'succeeded', 'failed')",
+	}
+	WebhookAttemptsTable.ForeignKeys[0].RefTable = WebhookEventsTable
+	WebhookAttemptsTable.Annotation = &entsql.Annotation{}
+	WebhookAttemptsTable.Annotation.Checks = map[string]string{
+		"webhook_attempt_status_known": "status IN ('received', 'processed', 'ignored', 'failed', 'dead')",
+	}
+	WebhookEventsTable.Annotation = &entsql.Annotation{}
+	WebhookEventsTable.Annotation.Checks = map[string]string{
+		"webhook_event_status_known": "status IN ('received', 'processed', 'ignored', 'failed', 'dead')",
 	}
 }

@@ -60,6 +60,10 @@ const (
 	FieldFailureMessage = "failure_message"
 	// FieldDescription holds the string denoting the description field in the database.
 	FieldDescription = "description"
+	// FieldDisputedAt holds the string denoting the disputed_at field in the database.
+	FieldDisputedAt = "disputed_at"
+	// FieldDisputeReason holds the string denoting the dispute_reason field in the database.
+	FieldDisputeReason = "dispute_reason"
 	// FieldMetadata holds the string denoting the metadata field in the database.
 	FieldMetadata = "metadata"
 	// EdgeRefunds holds the string denoting the refunds edge name in mutations.
@@ -108,6 +112,8 @@ var Columns = []string{
 	FieldFailureCode,
 	FieldFailureMessage,
 	FieldDescription,
+	FieldDisputedAt,
+	FieldDisputeReason,
 	FieldMetadata,
 }
 
@@ -148,6 +154,8 @@ var (
 	AmountRefundedValidator func(int64) error
 	// DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	DescriptionValidator func(string) error
+	// DisputeReasonValidator is a validator for the "dispute_reason" field. It is called by the builders before save.
+	DisputeReasonValidator func(string) error
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -280,6 +288,16 @@ func ByFailureMessage(opts ...sql.OrderTermOption) OrderOption {
 // ByDescription orders the results by the description field.
 func ByDescription(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDescription, opts...).ToFunc()
+}
+
+// ByDisputedAt orders the results by the disputed_at field.
+func ByDisputedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDisputedAt, opts...).ToFunc()
+}
+
+// ByDisputeReason orders the results by the dispute_reason field.
+func ByDisputeReason(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDisputeReason, opts...).ToFunc()
 }
 
 // ByRefundsCount orders the results by refunds count.

@@ -157,6 +157,16 @@ func Description(v string) predicate.Payment {
 	return predicate.Payment(sql.FieldEQ(FieldDescription, v))
 }
 
+// DisputedAt applies equality check predicate on the "disputed_at" field. It's identical to DisputedAtEQ.
+func DisputedAt(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldDisputedAt, v))
+}
+
+// DisputeReason applies equality check predicate on the "dispute_reason" field. It's identical to DisputeReasonEQ.
+func DisputeReason(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldDisputeReason, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.Payment {
 	return predicate.Payment(sql.FieldEQ(FieldCreatedAt, v))
@@ -1295,6 +1305,131 @@ func DescriptionEqualFold(v string) predicate.Payment {
 // DescriptionContainsFold applies the ContainsFold predicate on the "description" field.
 func DescriptionContainsFold(v string) predicate.Payment {
 	return predicate.Payment(sql.FieldContainsFold(FieldDescription, v))
+}
+
+// DisputedAtEQ applies the EQ predicate on the "disputed_at" field.
+func DisputedAtEQ(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldDisputedAt, v))
+}
+
+// DisputedAtNEQ applies the NEQ predicate on the "disputed_at" field.
+func DisputedAtNEQ(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldNEQ(FieldDisputedAt, v))
+}
+
+// DisputedAtIn applies the In predicate on the "disputed_at" field.
+func DisputedAtIn(vs ...time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldIn(FieldDisputedAt, vs...))
+}
+
+// DisputedAtNotIn applies the NotIn predicate on the "disputed_at" field.
+func DisputedAtNotIn(vs ...time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldNotIn(FieldDisputedAt, vs...))
+}
+
+// DisputedAtGT applies the GT predicate on the "disputed_at" field.
+func DisputedAtGT(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldGT(FieldDisputedAt, v))
+}
+
+// DisputedAtGTE applies the GTE predicate on the "disputed_at" field.
+func DisputedAtGTE(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldGTE(FieldDisputedAt, v))
+}
+
+// DisputedAtLT applies the LT predicate on the "disputed_at" field.
+func DisputedAtLT(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldLT(FieldDisputedAt, v))
+}
+
+// DisputedAtLTE applies the LTE predicate on the "disputed_at" field.
+func DisputedAtLTE(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldLTE(FieldDisputedAt, v))
+}
+
+// DisputedAtIsNil applies the IsNil predicate on the "disputed_at" field.
+func DisputedAtIsNil() predicate.Payment {
+	return predicate.Payment(sql.FieldIsNull(FieldDisputedAt))
+}
+
+// DisputedAtNotNil applies the NotNil predicate on the "disputed_at" field.
+func DisputedAtNotNil() predicate.Payment {
+	return predicate.Payment(sql.FieldNotNull(FieldDisputedAt))
+}
+
+// DisputeReasonEQ applies the EQ predicate on the "dispute_reason" field.
+func DisputeReasonEQ(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldDisputeReason, v))
+}
+
+// DisputeReasonNEQ applies the NEQ predicate on the "dispute_reason" field.
+func DisputeReasonNEQ(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldNEQ(FieldDisputeReason, v))
+}
+
+// DisputeReasonIn applies the In predicate on the "dispute_reason" field.
+func DisputeReasonIn(vs ...string) predicate.Payment {
+	return predicate.Payment(sql.FieldIn(FieldDisputeReason, vs...))
+}
+
+// DisputeReasonNotIn applies the NotIn predicate on the "dispute_reason" field.
+func DisputeReasonNotIn(vs ...string) predicate.Payment {
+	return predicate.Payment(sql.FieldNotIn(FieldDisputeReason, vs...))
+}
+
+// DisputeReasonGT applies the GT predicate on the "dispute_reason" field.
+func DisputeReasonGT(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldGT(FieldDisputeReason, v))
+}
+
+// DisputeReasonGTE applies the GTE predicate on the "dispute_reason" field.
+func DisputeReasonGTE(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldGTE(FieldDisputeReason, v))
+}
+
+// DisputeReasonLT applies the LT predicate on the "dispute_reason" field.
+func DisputeReasonLT(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldLT(FieldDisputeReason, v))
+}
+
+// DisputeReasonLTE applies the LTE predicate on the "dispute_reason" field.
+func DisputeReasonLTE(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldLTE(FieldDisputeReason, v))
+}
+
+// DisputeReasonContains applies the Contains predicate on the "dispute_reason" field.
+func DisputeReasonContains(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldContains(FieldDisputeReason, v))
+}
+
+// DisputeReasonHasPrefix applies the HasPrefix predicate on the "dispute_reason" field.
+func DisputeReasonHasPrefix(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldHasPrefix(FieldDisputeReason, v))
+}
+
+// DisputeReasonHasSuffix applies the HasSuffix predicate on the "dispute_reason" field.
+func DisputeReasonHasSuffix(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldHasSuffix(FieldDisputeReason, v))
+}
+
+// DisputeReasonIsNil applies the IsNil predicate on the "dispute_reason" field.
+func DisputeReasonIsNil() predicate.Payment {
+	return predicate.Payment(sql.FieldIsNull(FieldDisputeReason))
+}
+
+// DisputeReasonNotNil applies the NotNil predicate on the "dispute_reason" field.
+func DisputeReasonNotNil() predicate.Payment {
+	return predicate.Payment(sql.FieldNotNull(FieldDisputeReason))
+}
+
+// DisputeReasonEqualFold applies the EqualFold predicate on the "dispute_reason" field.
+func DisputeReasonEqualFold(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEqualFold(FieldDisputeReason, v))
+}
+
+// DisputeReasonContainsFold applies the ContainsFold predicate on the "dispute_reason" field.
+func DisputeReasonContainsFold(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldContainsFold(FieldDisputeReason, v))
 }
 
 // MetadataIsNil applies the IsNil predicate on the "metadata" field.

@@ -54,6 +54,12 @@ func (Payment) Fields() []ent.Field {
 			Annotations(entgql.Skip(entgql.SkipWhereInput, entgql.SkipOrderField)),
 		field.String("description").Optional().Nillable().MaxRuneLen(1000).
 			Annotations(entgql.Skip(entgql.SkipWhereInput, entgql.SkipOrderField)),
+		// disputed_at is when the provider reported the cardholder's dispute (chargeback), and
+		// dispute_reason its reason; the payment's status stays as it is while the dispute runs.
+		field.Time("disputed_at").Optional().Nillable().
+			Annotations(entgql.Skip(entgql.SkipWhereInput, entgql.SkipOrderField)),
+		field.String("dispute_reason").Optional().Nillable().MaxRuneLen(500).
+			Annotations(entgql.Skip(entgql.SkipWhereInput, entgql.SkipOrderField)),
 		field.JSON("metadata", map[string]string{}).Optional().
 			Annotations(entgql.Type("StringMap"), entgql.Skip(entgql.SkipWhereInput, entgql.SkipOrderField)),
 	}
