@@ -108,6 +108,11 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{PaymentsColumns[7], PaymentsColumns[1]},
 			},
+			{
+				Name:    "payment_provider_provider_payment_id",
+				Unique:  false,
+				Columns: []*schema.Column{PaymentsColumns[14], PaymentsColumns[15]},
+			},
 		},
 	}
 	// PaymentStatusChangesColumns holds the columns for the "payment_status_changes" table.
@@ -210,6 +215,11 @@ var (
 				Name:    "refund_status_created_at",
 				Unique:  false,
 				Columns: []*schema.Column{RefundsColumns[5], RefundsColumns[1]},
+			},
+			{
+				Name:    "refund_payment_id_provider_refund_id",
+				Unique:  true,
+				Columns: []*schema.Column{RefundsColumns[9], RefundsColumns[7]},
 			},
 		},
 	}

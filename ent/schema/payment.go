@@ -81,6 +81,8 @@ func (Payment) Indexes() []ent.Index {
 		index.Fields("created_at", "id"),
 		index.Fields("status", "created_at"),
 		index.Fields("customer_email", "created_at"),
+		// A provider's webhook names the payment by the provider's id of its charge.
+		index.Fields("provider", "provider_payment_id"),
 	}
 }
 

@@ -51,6 +51,8 @@ func (Refund) Indexes() []ent.Index {
 		index.Fields("payment_id", "status"),
 		// Reconciliation finds the refunds still pending.
 		index.Fields("status", "created_at"),
+		// A provider's refund is recorded once, however often its webhooks report it.
+		index.Fields("payment_id", "provider_refund_id").Unique(),
 	}
 }
 

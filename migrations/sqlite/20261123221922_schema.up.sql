@@ -2,6 +2,10 @@
 ALTER TABLE `payments` ADD COLUMN `disputed_at` datetime NULL;
 -- add column "dispute_reason" to table: "payments"
 ALTER TABLE `payments` ADD COLUMN `dispute_reason` text NULL;
+-- create index "payment_provider_provider_payment_id" to table: "payments"
+CREATE INDEX `payment_provider_provider_payment_id` ON `payments` (`provider`, `provider_payment_id`);
+-- create index "refund_payment_id_provider_refund_id" to table: "refunds"
+CREATE UNIQUE INDEX `refund_payment_id_provider_refund_id` ON `refunds` (`payment_id`, `provider_refund_id`);
 -- create "webhook_attempts" table
 CREATE TABLE `webhook_attempts` (`id` text NOT NULL, `at` datetime NOT NULL, `status` text NOT NULL, `error` text NULL, `duration_ms` integer NOT NULL, `event_id` text NOT NULL, PRIMARY KEY (`id`), CONSTRAINT `webhook_attempts_webhook_events_attempt_log` FOREIGN KEY (`event_id`) REFERENCES `webhook_events` (`id`) ON DELETE CASCADE, CONSTRAINT `webhook_attempt_status_known` CHECK (status IN ('received', 'processed', 'ignored', 'failed', 'dead')));
 -- create index "webhookattempt_event_id_at" to table: "webhook_attempts"

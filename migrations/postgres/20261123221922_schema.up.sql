@@ -1,5 +1,9 @@
 -- modify "payments" table
 ALTER TABLE "payments" ADD COLUMN "disputed_at" timestamptz NULL, ADD COLUMN "dispute_reason" character varying NULL;
+-- create index "payment_provider_provider_payment_id" to table: "payments"
+CREATE INDEX "payment_provider_provider_payment_id" ON "payments" ("provider", "provider_payment_id");
+-- create index "refund_payment_id_provider_refund_id" to table: "refunds"
+CREATE UNIQUE INDEX "refund_payment_id_provider_refund_id" ON "refunds" ("payment_id", "provider_refund_id");
 -- create "webhook_events" table
 CREATE TABLE "webhook_events" ("id" character varying NOT NULL, "provider" character varying NOT NULL, "event_id" character varying NOT NULL, "type" character varying NOT NULL, "status" character varying NOT NULL, "payload" bytea NOT NULL, "attempts" bigint NOT NULL DEFAULT 0, "next_attempt_at" timestamptz NULL, "last_error" character varying NULL, "ignored_reason" character varying NULL, "payment_id" character varying NULL, "received_at" timestamptz NOT NULL, "processed_at" timestamptz NULL, PRIMARY KEY ("id"), CONSTRAINT "webhook_event_status_known" CHECK ((status)::text = ANY ((ARRAY['received'::character varying, 'processed'::character varying, 'ignored'::character varying, 'failed'::character varying, 'dead'::character varying])::text[])));
 -- create index "webhookevent_provider_event_id" to table: "webhook_events"

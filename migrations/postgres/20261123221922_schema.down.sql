@@ -12,5 +12,9 @@ DROP INDEX "webhookevent_provider_received_at";
 DROP INDEX "webhookevent_provider_event_id";
 -- reverse: create "webhook_events" table
 DROP TABLE "webhook_events";
+-- reverse: create index "refund_payment_id_provider_refund_id" to table: "refunds"
+DROP INDEX "refund_payment_id_provider_refund_id";
+-- reverse: create index "payment_provider_provider_payment_id" to table: "payments"
+DROP INDEX "payment_provider_provider_payment_id";
 -- reverse: modify "payments" table
 ALTER TABLE "payments" DROP COLUMN "dispute_reason", DROP COLUMN "disputed_at";

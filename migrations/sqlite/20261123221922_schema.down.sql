@@ -12,6 +12,10 @@ DROP TABLE `webhook_events`;
 DROP INDEX `webhookattempt_event_id_at`;
 -- reverse: create "webhook_attempts" table
 DROP TABLE `webhook_attempts`;
+-- reverse: create index "refund_payment_id_provider_refund_id" to table: "refunds"
+DROP INDEX `refund_payment_id_provider_refund_id`;
+-- reverse: create index "payment_provider_provider_payment_id" to table: "payments"
+DROP INDEX `payment_provider_provider_payment_id`;
 -- reverse: add column "dispute_reason" to table: "payments"
 ALTER TABLE `payments` DROP COLUMN `dispute_reason`;
 -- reverse: add column "disputed_at" to table: "payments"
