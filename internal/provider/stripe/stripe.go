@@ -261,13 +261,19 @@ func (c *Client) LookupRefund(ctx context.Context, providerPaymentID, refundID, 
 			return provider.RefundNotFound, nil
 		}
 	}
-	switch refund.Status {
+	return refundStatus(refund.Status), nil
+}
+
+// refundStatus is what a refund's status at Stripe means to Paygate: a canceled refund failed,
+// and one not settled yet (pending, requires_action) is pending.
+func refundStatus(status stripego.RefundStatus) provider.RefundStatus {
+	switch status {
 	case stripego.RefundStatusSucceeded:
-		return provider.RefundSucceeded, nil
+		return provider.RefundSucceeded
 	case stripego.RefundStatusFailed, stripego.RefundStatusCanceled:
-		return provider.RefundFailed, nil
-	default: // pending, requires_action
-		return provider.RefundPending, nil
+		return provider.RefundFailed
+	default:
+		return provider.RefundPending
 	}
 }
 
@@ -305,11 +311,17 @@ func (c *Client) post(ctx context.Context, path string, form url.Values, idempot
 	return c.Caller.Post(ctx, strings.TrimSuffix(c.BaseURL, "/")+path, header, []byte(form.Encode()))
 }
 
-// stripeMinor is an amount in the units Stripe's API counts it in: the currency's minor units,
-// except for the króna, which Paygate counts whole (as ISO 4217 does) and Stripe in hundredths.
+// stripeMinor is an amount in the units Stripe's API counts it in.
 func stripeMinor(a money.Amount) int64 {
-	if a.Currency == "ISK" {
-		return a.Minor * 100
+	return a.Minor * stripeUnitsPerMinor(a.Currency)
+}
+
+// stripeUnitsPerMinor is how many of Stripe's units of the currency (upper case) make one of
+// Paygate's minor units: 1, but 100 for the króna, which Paygate counts whole (as ISO 4217 does)
+// and Stripe in hundredths.
+func stripeUnitsPerMinor(currency string) int64 {
+	if currency == "ISK" {
+		return 100
 	}
-	return a.Minor
+	return 1
 }
