@@ -1,0 +1,335 @@
+package stripe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	stripego "github.com/stripe/stripe-go/v84"
+
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/prefixid"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/providertest"
+)
+
+// deliveredEvent is a webhook's event as the receiver hands it to ReadNotification: its type and
+// the whole body.
+type deliveredEvent struct {
+	Type    string
+	Payload []byte
+}
+
+// deliveredSince returns a function that waits for the sandbox's deliveries under way and returns
+// the events delivered since it was last called.
+func deliveredSince(t *testing.T, sandbox *Sandbox, receiver *providertest.WebhookReceiver) func() []deliveredEvent {
+	seen := 0
+	return func() []deliveredEvent {
+		t.Helper()
+		sandbox.webhooks.Wait()
+		bodies := receiver.Verified(t)
+		var fresh []deliveredEvent
+		for _, body := range bodies[seen:] {
+			var e struct {
+				Type string `json:"type"`
+			}
+			if err := json.Unmarshal(body, &e); err != nil {
+				t.Fatalf("%v: %s", err, body)
+			}
+			fresh = append(fresh, deliveredEvent{Type: e.Type, Payload: body})
+		}
+		seen = len(bodies)
+		return fresh
+	}
+}
+
+// TestReadSandboxEvents reads the events the sandbox sends for charges, refunds through the
+// adapter, and each simulation, each as it comes.
+func TestReadSandboxEvents(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		sandbox, c, receiver := webhookSandbox(t, db)
+		ctx := context.Background()
+		next := deliveredSince(t, sandbox, receiver)
+
+		var approved, failing provider.ChargeRequest
+		var charge, failingCharge provider.ChargeResult
+		var refunds []provider.RefundNotice // of charge, newest first, as Stripe lists them
+		chargeOK := func(req *provider.ChargeRequest, result *provider.ChargeResult, minor int64) func(t *testing.T) provider.Notification {
+			return func(t *testing.T) provider.Notification {
+				*req = providertest.Charge(t, providertest.Approved, minor)
+				var err error
+				if *result, err = c.Charge(ctx, *req); err != nil {
+					t.Fatal(err)
+				}
+				return provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: req.PaymentID, ProviderPaymentID: result.ProviderPaymentID}
+			}
+		}
+		declined := func(number, code, raw string) func(t *testing.T) provider.Notification {
+			return func(t *testing.T) provider.Notification {
+				req := providertest.Charge(t, number, 500)
+				result, err := c.Charge(ctx, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := provider.ChargeResult{ProviderPaymentID: result.ProviderPaymentID, DeclineCode: code, RawDeclineCode: raw,
+					DeclineMessage: "Your card was declined."}
+				if result != want {
+					t.Errorf("the adapter's own decline %+v, want %+v", result, want)
+				}
+				return provider.Notification{Kind: provider.ChargeFailed, PaymentID: req.PaymentID, ProviderPaymentID: result.ProviderPaymentID, Decline: want}
+			}
+		}
+		refund := func(minor int64) func(t *testing.T) provider.Notification {
+			return func(t *testing.T) provider.Notification {
+				req := provider.RefundRequest{RefundID: prefixid.New("re"), ProviderPaymentID: charge.ProviderPaymentID,
+					Amount: money.Amount{Minor: minor, Currency: "EUR"}}
+				result, err := c.Refund(ctx, req)
+				if err != nil || result.Pending {
+					t.Fatalf("refund = %+v, %v; Stripe refunds at once", result, err)
+				}
+				refunds = append([]provider.RefundNotice{{RefundID: req.RefundID, ProviderRefundID: result.ProviderRefundID, Amount: minor,
+					Currency: "EUR", Status: provider.RefundSucceeded}}, refunds...)
+				return provider.Notification{Kind: provider.RefundsChanged, PaymentID: approved.PaymentID, ProviderPaymentID: charge.ProviderPaymentID,
+					Refunds: refunds}
+			}
+		}
+		steps := []struct {
+			name      string
+			eventType string
+			// do acts and returns what its one event must read as.
+			do func(t *testing.T) provider.Notification
+		}{
+			{"approved", "payment_intent.succeeded", chargeOK(&approved, &charge, 5000)},
+			{"declined", "payment_intent.payment_failed", declined(providertest.Declined, "card_declined", "generic_decline")},
+			{"insufficient funds", "payment_intent.payment_failed", declined(providertest.InsufficientFunds, "insufficient_funds", "insufficient_funds")},
+			{"expired card", "payment_intent.payment_failed", declined(providertest.ExpiredCard, "expired_card", "expired_card")},
+			{"refund", "charge.refunded", refund(300)},
+			// Stripe settles refunds at once: the sandbox refuses none, 13.13 neither.
+			{"refund of 13.13", "charge.refunded", refund(provider.FailingRefundMinor)},
+			{"dispute", "charge.dispute.created", func(t *testing.T) provider.Notification {
+				if err := sandbox.Simulate(ctx, provider.SimulateDispute, approved.PaymentID); err != nil {
+					t.Fatal(err)
+				}
+				return provider.Notification{Kind: provider.Disputed, ProviderPaymentID: charge.ProviderPaymentID, Reason: "fraudulent"}
+			}},
+			{"refund at Stripe", "charge.refunded", func(t *testing.T) provider.Notification {
+				if err := sandbox.Simulate(ctx, provider.SimulateRefund, approved.PaymentID); err != nil {
+					t.Fatal(err)
+				}
+				refunds = append([]provider.RefundNotice{{ProviderRefundID: dashboardRefund(t, c, charge.ProviderPaymentID), Amount: 5000 - 300 - 1313,
+					Currency: "EUR", Status: provider.RefundSucceeded}}, refunds...)
+				return provider.Notification{Kind: provider.RefundsChanged, PaymentID: approved.PaymentID, ProviderPaymentID: charge.ProviderPaymentID,
+					Refunds: refunds}
+			}},
+			{"approved, to fail late", "payment_intent.succeeded", chargeOK(&failing, &failingCharge, 700)},
+			{"late failure", "payment_intent.payment_failed", func(t *testing.T) provider.Notification {
+				if err := sandbox.Simulate(ctx, provider.SimulateLateFailure, failing.PaymentID); err != nil {
+					t.Fatal(err)
+				}
+				return provider.Notification{Kind: provider.ChargeFailed, PaymentID: failing.PaymentID, ProviderPaymentID: failingCharge.ProviderPaymentID,
+					Decline: provider.ChargeResult{ProviderPaymentID: failingCharge.ProviderPaymentID, DeclineCode: "card_declined",
+						RawDeclineCode: "generic_decline", DeclineMessage: "Your card was declined."}}
+			}},
+		}
+		for _, step := range steps {
+			want := step.do(t)
+			events := next()
+			if len(events) != 1 || events[0].Type != step.eventType {
+				t.Fatalf("%s: events %v, want one %s", step.name, events, step.eventType)
+			}
+			got, err := ReadNotification(events[0].Type, events[0].Payload)
+			if err != nil || !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: read\n%+v, %v; want\n%+v", step.name, got, err, want)
+			}
+		}
+	})
+}
+
+// dashboardRefund is the id of the one refund of the PaymentIntent that Paygate did not make.
+func dashboardRefund(t *testing.T, c *Client, intentID string) string {
+	t.Helper()
+	answer, err := c.get(context.Background(), "/v1/refunds", url.Values{"payment_intent": {intentID}, "limit": {"100"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list stripego.RefundList
+	if err := json.Unmarshal(answer.Body, &list); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range list.Data {
+		if r.Metadata[paygateIDKey] == "" {
+			ids = append(ids, r.ID)
+		}
+	}
+	if len(ids) != 1 {
+		t.Fatalf("refunds made at Stripe: %v, want one", ids)
+	}
+	return ids[0]
+}
+
+// eventJSON is a Stripe event of type kind about object, in the shape Stripe sends at the API
+// version stripe-go pins.
+func eventJSON(kind, object string) string {
+	return `{"id":"evt_1PqRsT","object":"event","api_version":"` + stripego.APIVersion + `","created":1735689600,` +
+		`"data":{"object":` + object + `},"livemode":false,"pending_webhooks":1,"request":{"id":null,"idempotency_key":null},"type":"` + kind + `"}`
+}
+
+// refundObject is a refund in the shape Stripe sends, with its status, amount and currency.
+func refundObject(status string, amount int64, currency string) string {
+	return `{"id":"re_3QxYz","object":"refund","amount":` + strconv.FormatInt(amount, 10) + `,"balance_transaction":null,"charge":"ch_3QxYz",` +
+		`"created":1735689600,"currency":"` + currency + `","destination_details":{"card":{"reference_status":"pending","type":"refund"},"type":"card"},` +
+		`"metadata":{"paygate_id":"re_01jgz0000000000000000000aa"},"payment_intent":"pi_3QxYz","reason":null,"receipt_number":null,` +
+		`"source_transfer_reversal":null,"status":"` + status + `","transfer_reversal":null}`
+}
+
+const (
+	paygatePayment = "pay_01jgz0000000000000000000aa"
+	paygateRefund  = "re_01jgz0000000000000000000aa"
+)
+
+// intentObject is a PaymentIntent of Paygate's payment in the shape Stripe sends, with its status
+// and last_payment_error (JSON, or null).
+func intentObject(status, lastPaymentError string) string {
+	return `{"id":"pi_3QxYz","object":"payment_intent","amount":2000,"amount_received":2000,"capture_method":"automatic",` +
+		`"client_secret":"pi_3QxYz_secret_abc","confirmation_method":"automatic","created":1735689600,"currency":"eur",` +
+		`"last_payment_error":` + lastPaymentError + `,"latest_charge":"ch_3QxYz","livemode":false,` +
+		`"metadata":{"paygate_id":"` + paygatePayment + `"},"payment_method":"pm_1QxYz","payment_method_types":["card"],"status":"` + status + `"}`
+}
+
+// chargeObject is a charge of Paygate's payment in the shape Stripe sends; refunds is its
+// embedded list of refunds (JSON), or "" for none, as Stripe sends it at current API versions.
+func chargeObject(currency, refunds string) string {
+	object := `{"id":"ch_3QxYz","object":"charge","amount":50000,"amount_captured":50000,"amount_refunded":50000,"captured":true,` +
+		`"created":1735689600,"currency":"` + currency + `","disputed":false,"livemode":false,"metadata":{"paygate_id":"` + paygatePayment + `"},` +
+		`"paid":true,"payment_intent":"pi_3QxYz","refunded":true,"status":"succeeded"`
+	if refunds != "" {
+		object += `,"refunds":{"object":"list","data":[` + refunds + `],"has_more":false,"total_count":1,"url":"/v1/charges/ch_3QxYz/refunds"}`
+	}
+	return object + "}"
+}
+
+func disputeObject(paymentIntent string) string {
+	return `{"id":"dp_1QxYz","object":"dispute","amount":2000,"charge":"ch_3QxYz","created":1735689600,"currency":"eur",` +
+		`"is_charge_refundable":false,"livemode":false,"metadata":{},"payment_intent":` + paymentIntent + `,"reason":"product_not_received",` +
+		`"status":"needs_response"}`
+}
+
+// readCases are payloads written by hand, in Stripe's shape, for what the sandbox never sends,
+// and malformed ones.
+var readCases = []struct {
+	name, eventType, payload string
+	want                     provider.Notification
+	unreadable               bool
+}{
+	{name: "refund failed", eventType: "charge.refund.updated", payload: eventJSON("charge.refund.updated", refundObject("failed", 2000, "eur")),
+		want: provider.Notification{Kind: provider.RefundsChanged, ProviderPaymentID: "pi_3QxYz", Refunds: []provider.RefundNotice{
+			{RefundID: paygateRefund, ProviderRefundID: "re_3QxYz", Amount: 2000, Currency: "EUR", Status: provider.RefundFailed}}}},
+	{name: "refund canceled", eventType: "charge.refund.updated", payload: eventJSON("charge.refund.updated", refundObject("canceled", 2000, "eur")),
+		want: provider.Notification{Kind: provider.RefundsChanged, ProviderPaymentID: "pi_3QxYz", Refunds: []provider.RefundNotice{
+			{RefundID: paygateRefund, ProviderRefundID: "re_3QxYz", Amount: 2000, Currency: "EUR", Status: provider.RefundFailed}}}},
+	{name: "refund requires action", eventType: "charge.refund.updated", payload: eventJSON("charge.refund.updated", refundObject("requires_action", 2000, "eur")),
+		want: provider.Notification{Kind: provider.RefundsChanged, ProviderPaymentID: "pi_3QxYz", Refunds: []provider.RefundNotice{
+			{RefundID: paygateRefund, ProviderRefundID: "re_3QxYz", Amount: 2000, Currency: "EUR", Status: provider.RefundPending}}}},
+	{name: "refund succeeded", eventType: "charge.refund.updated", payload: eventJSON("charge.refund.updated", refundObject("succeeded", 2000, "eur")),
+		want: provider.Notification{Kind: provider.RefundsChanged, ProviderPaymentID: "pi_3QxYz", Refunds: []provider.RefundNotice{
+			{RefundID: paygateRefund, ProviderRefundID: "re_3QxYz", Amount: 2000, Currency: "EUR", Status: provider.RefundSucceeded}}}},
+	{name: "króna, in Stripe's hundredths", eventType: "charge.refunded",
+		payload: eventJSON("charge.refunded", chargeObject("isk", refundObject("succeeded", 50000, "isk"))),
+		want: provider.Notification{Kind: provider.RefundsChanged, PaymentID: paygatePayment, ProviderPaymentID: "pi_3QxYz", Refunds: []provider.RefundNotice{
+			{RefundID: paygateRefund, ProviderRefundID: "re_3QxYz", Amount: 500, Currency: "ISK", Status: provider.RefundSucceeded}}}},
+	{name: "yen, whole", eventType: "charge.refund.updated", payload: eventJSON("charge.refund.updated", refundObject("succeeded", 500, "jpy")),
+		want: provider.Notification{Kind: provider.RefundsChanged, ProviderPaymentID: "pi_3QxYz", Refunds: []provider.RefundNotice{
+			{RefundID: paygateRefund, ProviderRefundID: "re_3QxYz", Amount: 500, Currency: "JPY", Status: provider.RefundSucceeded}}}},
+	{name: "charge refunded, its refunds not embedded", eventType: "charge.refunded", payload: eventJSON("charge.refunded", chargeObject("eur", "")),
+		want: provider.Notification{Kind: provider.RefundsChanged, PaymentID: paygatePayment, ProviderPaymentID: "pi_3QxYz"}},
+	{name: "succeeded", eventType: "payment_intent.succeeded", payload: eventJSON("payment_intent.succeeded", intentObject("succeeded", "null")),
+		want: provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: paygatePayment, ProviderPaymentID: "pi_3QxYz"}},
+	{name: "succeeded, made outside Paygate", eventType: "payment_intent.succeeded",
+		payload: eventJSON("payment_intent.succeeded", `{"id":"pi_9","object":"payment_intent","metadata":{},"status":"succeeded"}`),
+		want:    provider.Notification{Kind: provider.ChargeSucceeded, ProviderPaymentID: "pi_9"}},
+	{name: "expired card, no decline code", eventType: "payment_intent.payment_failed",
+		payload: eventJSON("payment_intent.payment_failed", intentObject("requires_payment_method",
+			`{"type":"card_error","code":"expired_card","message":"Your card has expired.","param":"exp_month"}`)),
+		want: provider.Notification{Kind: provider.ChargeFailed, PaymentID: paygatePayment, ProviderPaymentID: "pi_3QxYz",
+			Decline: provider.ChargeResult{ProviderPaymentID: "pi_3QxYz", DeclineCode: "expired_card", RawDeclineCode: "expired_card",
+				DeclineMessage: "Your card has expired."}}},
+	{name: "lost card", eventType: "payment_intent.payment_failed",
+		payload: eventJSON("payment_intent.payment_failed", intentObject("requires_payment_method",
+			`{"type":"card_error","code":"card_declined","decline_code":"lost_card","message":"Your card was declined."}`)),
+		want: provider.Notification{Kind: provider.ChargeFailed, PaymentID: paygatePayment, ProviderPaymentID: "pi_3QxYz",
+			Decline: provider.ChargeResult{ProviderPaymentID: "pi_3QxYz", DeclineCode: "card_declined", RawDeclineCode: "lost_card",
+				DeclineMessage: "Your card was declined."}}},
+	{name: "dispute", eventType: "charge.dispute.created", payload: eventJSON("charge.dispute.created", disputeObject(`"pi_3QxYz"`)),
+		want: provider.Notification{Kind: provider.Disputed, ProviderPaymentID: "pi_3QxYz", Reason: "product_not_received"}},
+
+	{name: "unknown type", eventType: "customer.created", payload: eventJSON("customer.created", `{"id":"cus_1","object":"customer"}`),
+		want: provider.Notification{Kind: provider.Unhandled, Reason: "stripe event type customer.created is not acted on"}},
+	{name: "a type not acted on, however malformed", eventType: "payment_intent.created", payload: `{`,
+		want: provider.Notification{Kind: provider.Unhandled, Reason: "stripe event type payment_intent.created is not acted on"}},
+
+	{name: "bad JSON", eventType: "payment_intent.succeeded", payload: `{"id":"evt_1","data":`, unreadable: true},
+	{name: "no data", eventType: "payment_intent.succeeded", payload: `{"id":"evt_1","object":"event","type":"payment_intent.succeeded"}`, unreadable: true},
+	{name: "object a bare id", eventType: "payment_intent.succeeded", payload: eventJSON("payment_intent.succeeded", `"pi_3QxYz"`), unreadable: true},
+	{name: "object of another kind", eventType: "payment_intent.succeeded", payload: eventJSON("payment_intent.succeeded", chargeObject("eur", "")),
+		unreadable: true},
+	{name: "object null", eventType: "charge.refunded", payload: eventJSON("charge.refunded", `null`), unreadable: true},
+	{name: "intent without id or metadata", eventType: "payment_intent.succeeded",
+		payload: eventJSON("payment_intent.succeeded", `{"object":"payment_intent","status":"succeeded"}`), unreadable: true},
+	{name: "failed without last_payment_error", eventType: "payment_intent.payment_failed",
+		payload: eventJSON("payment_intent.payment_failed", intentObject("requires_payment_method", "null")), unreadable: true},
+	{name: "negative refund", eventType: "charge.refund.updated", payload: eventJSON("charge.refund.updated", refundObject("succeeded", -1, "eur")),
+		unreadable: true},
+	{name: "refund without currency", eventType: "charge.refund.updated", payload: eventJSON("charge.refund.updated", refundObject("succeeded", 100, "")),
+		unreadable: true},
+	{name: "refund in no currency", eventType: "charge.refund.updated", payload: eventJSON("charge.refund.updated", refundObject("succeeded", 100, "xyz")),
+		unreadable: true},
+	{name: "króna not in whole hundredths", eventType: "charge.refund.updated", payload: eventJSON("charge.refund.updated", refundObject("succeeded", 150, "isk")),
+		unreadable: true},
+	{name: "refund without status", eventType: "charge.refund.updated", payload: eventJSON("charge.refund.updated", refundObject("", 100, "eur")),
+		unreadable: true},
+	{name: "refund without id", eventType: "charge.refund.updated",
+		payload: eventJSON("charge.refund.updated", `{"object":"refund","amount":100,"currency":"eur","payment_intent":"pi_1","status":"succeeded"}`), unreadable: true},
+	{name: "refund without payment intent", eventType: "charge.refund.updated",
+		payload:    eventJSON("charge.refund.updated", `{"id":"re_1","object":"refund","amount":100,"currency":"eur","payment_intent":null,"status":"succeeded"}`),
+		unreadable: true},
+	{name: "a listed refund unreadable", eventType: "charge.refunded",
+		payload: eventJSON("charge.refunded", chargeObject("eur", refundObject("succeeded", -5, "eur"))), unreadable: true},
+	{name: "dispute without payment intent", eventType: "charge.dispute.created", payload: eventJSON("charge.dispute.created", disputeObject("null")),
+		unreadable: true},
+	{name: "more than 1 MiB", eventType: "payment_intent.succeeded",
+		payload: eventJSON("payment_intent.succeeded", intentObject("succeeded", `{"message":"`+strings.Repeat("x", maxEventBytes)+`"}`)), unreadable: true},
+}
+
+func TestReadNotification(t *testing.T) {
+	for _, c := range readCases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := ReadNotification(c.eventType, []byte(c.payload))
+			switch {
+			case c.unreadable && !errors.Is(err, provider.ErrUnreadable):
+				t.Errorf("read %+v, %v; want ErrUnreadable", got, err)
+			case !c.unreadable && (err != nil || !reflect.DeepEqual(got, c.want)):
+				t.Errorf("read\n%+v, %v; want\n%+v", got, err, c.want)
+			}
+		})
+	}
+}
+
+func FuzzReadNotification(f *testing.F) {
+	for _, c := range readCases {
+		if len(c.payload) <= 64<<10 {
+			f.Add(c.eventType, []byte(c.payload))
+		}
+	}
+	f.Fuzz(func(t *testing.T, eventType string, payload []byte) {
+		n, err := ReadNotification(eventType, payload)
+		providertest.CheckNotification(t, n, err)
+	})
+}
