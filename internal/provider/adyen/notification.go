@@ -1,0 +1,132 @@
+package adyen
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/prefixid"
+	"github.com/paygate/paygate/internal/provider"
+)
+
+// Refusal reasons of Adyen's that Paygate tells apart. A notification gives the reason's text
+// alone, not the refusalReasonCode of the payment's answer.
+const (
+	refusalNotEnoughBalance = "Not enough balance"
+	refusalExpiredCard      = "Expired Card"
+)
+
+// maxItemBytes bounds the items read: the most a webhook body may be.
+const maxItemBytes = 1 << 20
+
+// ReadNotification reads one verified item of an Adyen notification (its NotificationRequestItem)
+// with the event code eventType into what Paygate acts on. A code Paygate does not act on, or a
+// CANCELLATION that did not succeed, is Unhandled; an item of a code it acts on that lacks what
+// the code must carry is an error wrapping provider.ErrUnreadable.
+//
+// The item's merchantReference is the reference the adapter sent: Paygate's payment id on a
+// payment's events, Paygate's refund id on a refund's. A refund made in Adyen's Customer Area
+// carries its payment's reference instead, so a refund's merchantReference is read by its prefix.
+//
+// Amounts are read as Adyen gives them, in its minor units. Those are ISO 4217's, and so
+// Paygate's, but for the few currencies Adyen counts with other decimals (CLP, CVE, IDR and ISK in
+// its currency table). The adapter sends Paygate's minor units unconverted, so a refund of those
+// is off at Adyen as its charge was, and reading Adyen's amounts unconverted keeps every amount of
+// an Adyen payment in the unit Paygate recorded it in.
+func ReadNotification(eventType string, payload []byte) (provider.Notification, error) {
+	switch eventType {
+	case eventAuthorisation, eventRefund, eventRefundFailed, eventCancellation, eventChargeback:
+	default:
+		return provider.Notification{Kind: provider.Unhandled, Reason: "adyen event code " + eventType + " is not acted on"}, nil
+	}
+	n, err := readItem(eventType, payload)
+	if err != nil {
+		return provider.Notification{}, fmt.Errorf("adyen %s: %w", eventType, err)
+	}
+	return n, nil
+}
+
+func readItem(eventCode string, payload []byte) (provider.Notification, error) {
+	if len(payload) > maxItemBytes {
+		return provider.Notification{}, unreadable("%d bytes, more than %d", len(payload), maxItemBytes)
+	}
+	var item notificationRequestItem
+	if err := json.Unmarshal(payload, &item); err != nil {
+		return provider.Notification{}, unreadable("not a notification item")
+	}
+	if item.PSPReference == "" || (item.Success != "true" && item.Success != "false") {
+		return provider.Notification{}, unreadable("pspReference %q, success %q", item.PSPReference, item.Success)
+	}
+	succeeded := item.Success == "true"
+	var n provider.Notification
+	switch eventCode {
+	case eventAuthorisation:
+		n = provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: item.MerchantReference, ProviderPaymentID: item.PSPReference}
+		if !succeeded {
+			n.Kind, n.Decline = provider.ChargeFailed, refusal(item.PSPReference, item.Reason)
+		}
+	case eventRefund, eventRefundFailed:
+		// REFUND_FAILED comes with success "true": the failure is the event.
+		var err error
+		if n, err = readRefund(item, eventCode == eventRefund && succeeded); err != nil {
+			return provider.Notification{}, err
+		}
+	case eventCancellation:
+		if !succeeded {
+			return provider.Notification{Kind: provider.Unhandled, Reason: "adyen CANCELLATION that did not succeed is not acted on"}, nil
+		}
+		payment := cmp.Or(item.OriginalReference, item.PSPReference)
+		n = provider.Notification{Kind: provider.ChargeFailed, PaymentID: item.MerchantReference, ProviderPaymentID: payment,
+			Decline: provider.ChargeResult{ProviderPaymentID: payment, DeclineCode: "card_declined", RawDeclineCode: eventCancellation,
+				DeclineMessage: "cancelled at Adyen"}}
+	case eventChargeback:
+		n = provider.Notification{Kind: provider.Disputed, PaymentID: item.MerchantReference, ProviderPaymentID: item.OriginalReference,
+			Reason: item.Reason}
+	}
+	if n.PaymentID == "" && n.ProviderPaymentID == "" {
+		return provider.Notification{}, unreadable("it names no payment")
+	}
+	return n, nil
+}
+
+// unreadable is the error of an item that lacks what its event code must carry.
+func unreadable(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{provider.ErrUnreadable}, args...)...)
+}
+
+// refusal is the decline of an AUTHORISATION that did not succeed, mapped as Charge maps the
+// refusal's code.
+func refusal(pspReference, reason string) provider.ChargeResult {
+	result := provider.ChargeResult{ProviderPaymentID: pspReference, DeclineCode: "card_declined", RawDeclineCode: reason, DeclineMessage: reason}
+	switch {
+	case strings.EqualFold(reason, refusalNotEnoughBalance):
+		result.DeclineCode = "insufficient_funds"
+	case strings.EqualFold(reason, refusalExpiredCard):
+		result.DeclineCode = "expired_card"
+	}
+	return result
+}
+
+// readRefund reads a refund's item: the refund is its pspReference, its payment the
+// originalReference.
+func readRefund(item notificationRequestItem, succeeded bool) (provider.Notification, error) {
+	currency, err := money.ParseCurrency(item.Amount.Currency)
+	if err != nil || item.Amount.Value < 0 {
+		return provider.Notification{}, unreadable("amount %d %q", item.Amount.Value, item.Amount.Currency)
+	}
+	notice := provider.RefundNotice{ProviderRefundID: item.PSPReference, Amount: item.Amount.Value, Currency: currency, Status: provider.RefundFailed}
+	if succeeded {
+		notice.Status = provider.RefundSucceeded
+	}
+	n := provider.Notification{Kind: provider.RefundsChanged, ProviderPaymentID: item.OriginalReference}
+	switch prefixid.Prefix(item.MerchantReference) {
+	case "re":
+		notice.RefundID = item.MerchantReference
+	case "pay":
+		n.PaymentID = item.MerchantReference
+	}
+	n.Refunds = []provider.RefundNotice{notice}
+	return n, nil
+}
