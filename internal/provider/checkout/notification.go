@@ -1,0 +1,111 @@
+package checkout
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+
+	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/prefixid"
+	"github.com/paygate/paygate/internal/provider"
+)
+
+// Types of events Paygate reads beside those the sandbox sends.
+const eventPaymentCaptured = "payment_captured"
+
+// maxEventBytes bounds the events read: the most a webhook body may be.
+const maxEventBytes = 1 << 20
+
+// ReadNotification reads a verified Checkout.com event, the whole event of type eventType, into
+// what Paygate acts on. A type Paygate does not act on is Unhandled; one it acts on whose data
+// lacks what it must carry is an error wrapping provider.ErrUnreadable.
+//
+// The data's reference is the one sent with the request: Paygate's payment id on a payment's
+// events, Paygate's refund id on a refund's, none on a refund made in the Dashboard. So a
+// refund's reference is read by its prefix.
+//
+// Amounts are read as Checkout.com gives them. It counts ISO 4217's minor units, as Paygate does,
+// but for the few currencies its amount table counts otherwise (CLP in hundredths, which ISO
+// counts whole). The adapter sends Paygate's minor units unconverted, so a refund of those is off
+// at Checkout.com as its payment was, and reading the amounts unconverted keeps every amount of a
+// payment in the unit Paygate recorded it in.
+func ReadNotification(eventType string, payload []byte) (provider.Notification, error) {
+	switch eventType {
+	case eventPaymentApproved, eventPaymentCaptured, eventPaymentDeclined, eventPaymentRefunded, eventPaymentRefundDeclined, eventDisputeReceived:
+	default:
+		return provider.Notification{Kind: provider.Unhandled, Reason: "checkout.com event type " + eventType + " is not acted on"}, nil
+	}
+	n, err := readEvent(eventType, payload)
+	if err != nil {
+		return provider.Notification{}, fmt.Errorf("checkout.com %s: %w", eventType, err)
+	}
+	return n, nil
+}
+
+func readEvent(eventType string, payload []byte) (provider.Notification, error) {
+	if len(payload) > maxEventBytes {
+		return provider.Notification{}, unreadable("%d bytes, more than %d", len(payload), maxEventBytes)
+	}
+	var event struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(payload, &event); err != nil {
+		return provider.Notification{}, unreadable("not an event")
+	}
+	var n provider.Notification
+	if eventType == eventDisputeReceived {
+		var dispute disputeEvent
+		if err := json.Unmarshal(event.Data, &dispute); err != nil {
+			return provider.Notification{}, unreadable("data is no dispute")
+		}
+		n = provider.Notification{Kind: provider.Disputed, PaymentID: dispute.PaymentReference, ProviderPaymentID: dispute.PaymentID,
+			Reason: cmp.Or(dispute.ReasonCode, dispute.Category)}
+	} else {
+		var payment paymentEvent
+		if err := json.Unmarshal(event.Data, &payment); err != nil {
+			return provider.Notification{}, unreadable("data is no payment")
+		}
+		var err error
+		if n, err = readPayment(eventType, payment); err != nil {
+			return provider.Notification{}, err
+		}
+	}
+	if n.PaymentID == "" && n.ProviderPaymentID == "" {
+		return provider.Notification{}, unreadable("it names no payment")
+	}
+	return n, nil
+}
+
+// unreadable is the error of an event that lacks what its type must carry.
+func unreadable(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{provider.ErrUnreadable}, args...)...)
+}
+
+// readPayment reads the data of an event about a payment or one of its refunds.
+func readPayment(eventType string, payment paymentEvent) (provider.Notification, error) {
+	switch eventType {
+	case eventPaymentApproved, eventPaymentCaptured:
+		return provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: payment.Reference, ProviderPaymentID: payment.ID}, nil
+	case eventPaymentDeclined:
+		return provider.Notification{Kind: provider.ChargeFailed, PaymentID: payment.Reference, ProviderPaymentID: payment.ID,
+			Decline: decline(payment.ID, payment.ResponseCode, payment.ResponseSummary)}, nil
+	}
+	// A refund: its action is the refund, its id the payment's.
+	currency, err := money.ParseCurrency(payment.Currency)
+	if err != nil || payment.Amount < 0 || payment.ActionID == "" {
+		return provider.Notification{}, unreadable("refund %q of %d %q", payment.ActionID, payment.Amount, payment.Currency)
+	}
+	notice := provider.RefundNotice{ProviderRefundID: payment.ActionID, Amount: payment.Amount, Currency: currency, Status: provider.RefundFailed}
+	if eventType == eventPaymentRefunded {
+		notice.Status = provider.RefundSucceeded
+	}
+	n := provider.Notification{Kind: provider.RefundsChanged, ProviderPaymentID: payment.ID}
+	switch prefixid.Prefix(payment.Reference) {
+	case "re":
+		notice.RefundID = payment.Reference
+	case "pay":
+		n.PaymentID = payment.Reference
+	}
+	n.Refunds = []provider.RefundNotice{notice}
+	return n, nil
+}
