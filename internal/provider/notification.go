@@ -10,8 +10,10 @@ const (
 	ChargeSucceeded NotificationKind = "charge_succeeded"
 	// ChargeFailed: the charge was declined, or cancelled or failed after it was approved.
 	ChargeFailed NotificationKind = "charge_failed"
-	// RefundsChanged: one or more refunds of the charge settled (Refunds says which and how),
-	// including refunds made at the provider, outside Paygate.
+	// RefundsChanged: one or more refunds of the charge settled or changed (Refunds says which
+	// and how), including refunds made at the provider, outside Paygate. Refunds is empty when
+	// the event says no more than that the charge's refunds changed (Stripe's charge.refunded
+	// at API versions that no longer embed them): the refunds are then to be looked up.
 	RefundsChanged NotificationKind = "refunds_changed"
 	// Disputed: the cardholder disputed the charge (a chargeback was opened).
 	Disputed NotificationKind = "disputed"
@@ -20,8 +22,9 @@ const (
 )
 
 // Notification is one provider webhook event read into what Paygate acts on. Each adapter reads
-// its own provider's events, since only it knows the wire format, the decline codes and the
-// currency units.
+// its own provider's events (its ReadNotification), since only it knows the wire format, the
+// decline codes and the currency units. Every kind but Unhandled names its payment by
+// PaymentID, ProviderPaymentID or both.
 type Notification struct {
 	Kind NotificationKind
 	// PaymentID is Paygate's payment id as the event carries it (Stripe's metadata, Adyen's
@@ -29,7 +32,10 @@ type Notification struct {
 	PaymentID string
 	// ProviderPaymentID is the provider's id of the charge.
 	ProviderPaymentID string
-	// Decline is the charge's decline, for ChargeFailed.
+	// Decline is the charge's decline, for ChargeFailed: its DeclineCode mapped as the adapter
+	// maps a charge's decline, RawDeclineCode the provider's code or words for it (Adyen's
+	// notifications give the refusal reason's text, not its code), and its ProviderPaymentID
+	// ProviderPaymentID.
 	Decline ChargeResult
 	// Refunds are the refunds the event reports, for RefundsChanged.
 	Refunds []RefundNotice
@@ -42,11 +48,14 @@ type RefundNotice struct {
 	// RefundID is Paygate's refund id when the refund was made through Paygate ("" for a
 	// refund made at the provider), ProviderRefundID the provider's.
 	RefundID, ProviderRefundID string
-	// Amount is in Paygate's minor units of Currency (upper case).
+	// Amount is in Paygate's minor units of Currency (upper case), never negative.
 	Amount   int64
 	Currency string
-	Status   RefundStatus
+	// Status is RefundSucceeded, RefundFailed or RefundPending.
+	Status RefundStatus
 }
 
-// ErrUnreadable means a verified event lacks what its type must carry.
+// ErrUnreadable means a verified event of a type Paygate acts on lacks what its type must carry
+// (it is no JSON of the type's shape, names no payment, or has an amount that is negative or in
+// no currency); an event of a type Paygate does not act on is Unhandled, never unreadable.
 var ErrUnreadable = errors.New("the event lacks what its type must carry")
