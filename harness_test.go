@@ -71,7 +71,7 @@ func newTestApp(t testing.TB, db *database.DB, logger *slog.Logger, extraEnv ...
 	if err != nil {
 		t.Fatal(err)
 	}
-	paygate, err := newApp(cfg, db, logger)
+	paygate, err := newApp(t.Context(), cfg, db, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

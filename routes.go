@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/web"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // maxBodyBytes is the largest request body accepted.
@@ -27,8 +29,10 @@ type ServerDeps struct {
 	LatestMigration uint
 	Resolver        *graph.Resolver
 	Tokens          *auth.Tokens
-	Production      bool
-	CORSOrigins     []string
+	// Inbox takes the providers' webhooks.
+	Inbox       *webhook.Inbox
+	Production  bool
+	CORSOrigins []string
 }
 
 // NewServer returns Paygate's HTTP handler: every route, behind every middleware.
@@ -46,6 +50,8 @@ func NewServer(deps ServerDeps) http.Handler {
 	mux.Handle("GET /api/v1/admin/config", api.Operation(auth.GetConfig, api.GetConfig))
 	mux.Handle("PUT /api/v1/admin/config", api.Operation(auth.UpdateConfig, api.UpdateConfig))
 	mux.Handle("GET /api/v1/admin/config/history", api.Operation(auth.ConfigHistory, api.ConfigHistory))
+	mux.Handle("POST /api/v1/webhooks/simulate", api.Operation(auth.SimulateEvent, api.SimulateEvent))
+	mux.Handle("POST /webhooks/{provider}", receiveWebhook(deps.Inbox))
 	mux.Handle("/api/v1/auth/login", rest.Allow(http.MethodPost))
 	mux.Handle("/api/v1/auth/refresh", rest.Allow(http.MethodPost))
 	mux.Handle("/api/v1/payments", rest.Allow(http.MethodGet, http.MethodPost))
@@ -54,6 +60,8 @@ func NewServer(deps ServerDeps) http.Handler {
 	mux.Handle("/api/v1/monitoring/providers", rest.Allow(http.MethodGet))
 	mux.Handle("/api/v1/admin/config", rest.Allow(http.MethodGet, http.MethodPut))
 	mux.Handle("/api/v1/admin/config/history", rest.Allow(http.MethodGet))
+	mux.Handle("/api/v1/webhooks/simulate", rest.Allow(http.MethodPost))
+	mux.Handle("/webhooks/{provider}", rest.Allow(http.MethodPost))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusOK, "ok")
 	})
@@ -103,6 +111,31 @@ func NewServer(deps ServerDeps) http.Handler {
 		allowOrigins,
 		web.Authenticate(deps.Tokens),
 	)
+}
+
+// receiveWebhook is POST /webhooks/{provider}: a provider's delivery, authenticated by its
+// signature alone. It answers as soon as the events are stored; the worker processes them after,
+// so a provider's delivery never waits on a payment's row.
+func receiveWebhook(inbox *webhook.Inbox) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body) // already read, and bounded, by LimitBody
+		if err != nil {
+			web.WriteError(w, r, err, nil)
+			return
+		}
+		receipt, err := inbox.Receive(r.Context(), r.PathValue("provider"), r.Header, body)
+		if err != nil {
+			web.WriteError(w, r, err, nil)
+			return
+		}
+		if receipt.Answer != "" {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			io.WriteString(w, receipt.Answer)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"received": true, "stored": receipt.Stored, "duplicates": receipt.Duplicates})
+	})
 }
 
 func writeStatus(w http.ResponseWriter, status int, state string) {

@@ -31,6 +31,7 @@ import (
 	"github.com/paygate/paygate/internal/provider/stripe"
 	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/routing/configstore"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 func main() {
@@ -104,6 +105,9 @@ type services struct {
 	// sandboxes are the providers served by their built-in sandboxes.
 	sandboxes sandboxes
 	configs   *configstore.Store
+	// inbox takes the providers' webhooks; webhookWorker processes what it stored.
+	inbox         *webhook.Inbox
+	webhookWorker *webhook.Worker
 }
 
 func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (services, error) {
@@ -130,13 +134,27 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 	}
 	providers, sandboxes := newProviders(cfg, db, now)
 	router := routing.NewRouter(providers, configs.Current, now)
+	payments := payment.NewService(db.Ent, keys, router, secrets.CardFingerprintKey, maxAmount, now)
+	worker := webhook.NewWorker(webhook.Worker{
+		Client: db.Ent,
+		Readers: map[string]webhook.Reader{
+			stripe.Name: stripe.ReadNotification, adyen.Name: adyen.ReadNotification, checkout.Name: checkout.ReadNotification,
+		},
+		Apply:  payments.ApplyNotification,
+		Retry:  func() routing.RetrySettings { return configs.Current().WebhookRetry },
+		Now:    now,
+		Logger: logger,
+	})
 	return services{
 		auth:        auth.NewService(db.Ent, tokens, now),
-		payments:    payment.NewService(db.Ent, keys, router, secrets.CardFingerprintKey, maxAmount, now),
+		payments:    payments,
 		idempotency: keys,
 		router:      router,
 		sandboxes:   sandboxes,
 		configs:     configs,
+		inbox: &webhook.Inbox{Client: db.Ent, Secrets: webhookSecrets(cfg, sandboxes, logger), Now: now, Logger: logger,
+			Stored: worker.Wake},
+		webhookWorker: worker,
 	}, nil
 }
 
@@ -146,9 +164,11 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 type app struct {
 	services services
 	handler  http.Handler
+	logger   *slog.Logger
 }
 
-func newApp(cfg config.Config, db *database.DB, logger *slog.Logger) (*app, error) {
+// newApp builds Paygate; the sandboxes in use send their webhooks to it until ctx ends.
+func newApp(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.Logger) (*app, error) {
 	svc, err := newServices(cfg, db, logger)
 	if err != nil {
 		return nil, err
@@ -158,17 +178,43 @@ func newApp(cfg config.Config, db *database.DB, logger *slog.Logger) (*app, erro
 		return nil, err
 	}
 	// The GraphQL resolver over the services, which the REST shim calls too.
-	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Router: svc.router, Configs: svc.configs, Ent: db.Ent}
+	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Router: svc.router, Configs: svc.configs, Ent: db.Ent,
+		Simulator: &webhook.Simulator{Client: db.Ent, Sandboxes: svc.sandboxes.simulators()}}
 	handler := NewServer(ServerDeps{
 		Logger:          logger,
 		DB:              db,
 		LatestMigration: latestMigration,
 		Resolver:        resolver,
 		Tokens:          svc.auth.Tokens(),
+		Inbox:           svc.inbox,
 		Production:      cfg.Production(),
 		CORSOrigins:     cfg.CORSOrigins,
 	})
-	return &app{services: svc, handler: handler}, nil
+	paygate := &app{services: svc, handler: handler, logger: logger}
+	// A sandbox delivers its webhooks to this server's own /webhooks/{provider}, in process, through
+	// everything a provider's delivery goes through.
+	toSelf := &http.Client{Transport: provider.InProcess{Handler: handler}}
+	for name, sandbox := range svc.sandboxes.webhooks {
+		if err := sandbox.SendWebhooks(ctx, provider.WebhookConfig{URL: "http://paygate.internal/webhooks/" + name,
+			Secret: svc.inbox.Secrets[name], HTTP: toSelf, Logger: logger}); err != nil {
+			return nil, err
+		}
+	}
+	return paygate, nil
+}
+
+// start runs Paygate's background work until ctx ends: the sandboxes' settlements, the webhook
+// worker, reconciliation with the providers, purges, and following configuration changes.
+func (a *app) start(ctx context.Context) {
+	logger := a.logger
+	for _, settler := range a.services.sandboxes.settlers {
+		go provider.SettleEvery(ctx, settler, time.Second, logger)
+	}
+	go a.services.webhookWorker.Run(ctx, time.Second)
+	go reconcile(ctx, a.services.payments, time.Minute, payment.Window{InDoubtAfter: 5 * time.Minute, NotFoundAfter: 24 * time.Hour}, logger)
+	go purge(ctx, a.services.idempotency, a.services.inbox, 10*time.Minute, logger)
+	// A configuration change made through any server is in force on this one within a second.
+	go a.services.configs.Watch(ctx, time.Second, logger)
 }
 
 func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
@@ -177,7 +223,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		return err
 	}
 	defer db.Close()
-	paygate, err := newApp(cfg, db, logger)
+	paygate, err := newApp(ctx, cfg, db, logger)
 	if err != nil {
 		return err
 	}
@@ -203,13 +249,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 			logger.Warn("a provider is served by its built-in sandbox: no real money moves through it", "provider", name)
 		}
 	}
-	for _, settler := range paygate.services.sandboxes.settlers {
-		go provider.SettleEvery(ctx, settler, time.Second, logger)
-	}
-	go reconcile(ctx, paygate.services.payments, time.Minute, payment.Window{InDoubtAfter: 5 * time.Minute, NotFoundAfter: 24 * time.Hour}, logger)
-	go purgeIdempotencyKeys(ctx, paygate.services.idempotency, 10*time.Minute, logger)
-	// A configuration change made through any server is in force on this one within a second.
-	go paygate.services.configs.Watch(ctx, time.Second, logger)
+	paygate.start(ctx)
 	logger.Info("paygate listening", "addr", listener.Addr().String(), "env", cfg.Env, "database", db.Dialect)
 	served := make(chan error, 1)
 	go func() { served <- server.Serve(listener) }()
@@ -232,17 +272,22 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 	return nil
 }
 
-// purgeIdempotencyKeys deletes expired idempotency keys at start and then every interval until ctx
-// ends, so that a server restarted often still purges. Every server may do it; deleting what
-// another already deleted is harmless.
-func purgeIdempotencyKeys(ctx context.Context, store *idempotency.Store, every time.Duration, logger *slog.Logger) {
+// purge deletes, at start and then every interval until ctx ends, what is kept only for a time:
+// expired idempotency keys, and webhook events past their retention. Every server may do it;
+// deleting what another already deleted is harmless.
+func purge(ctx context.Context, keys *idempotency.Store, inbox *webhook.Inbox, every time.Duration, logger *slog.Logger) {
 	ticker := time.NewTicker(every)
 	defer ticker.Stop()
 	for {
-		if n, err := store.Purge(ctx); err != nil && ctx.Err() == nil {
+		if n, err := keys.Purge(ctx); err != nil && ctx.Err() == nil {
 			logger.Warn("purging expired idempotency keys failed", "error", err)
 		} else if n > 0 {
 			logger.Info("purged expired idempotency keys", "count", n)
+		}
+		if n, err := inbox.Forget(ctx); err != nil && ctx.Err() == nil {
+			logger.Warn("purging old webhook events failed", "error", err)
+		} else if n > 0 {
+			logger.Info("purged old webhook events", "count", n)
 		}
 		select {
 		case <-ctx.Done():

@@ -7,6 +7,7 @@ import (
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/routing/configstore"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 //go:generate sh -c "cd .. && go run github.com/99designs/gqlgen generate"
@@ -19,6 +20,8 @@ type Resolver struct {
 	Router *routing.Router
 	// Configs holds the runtime configuration.
 	Configs *configstore.Store
+	// Simulator makes the providers' sandboxes send events.
+	Simulator *webhook.Simulator
 	// Ent resolves node(id:) lookups, which span every type.
 	Ent *ent.Client
 }

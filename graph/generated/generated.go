@@ -22,6 +22,7 @@ import (
 	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/routing/configstore"
 	"github.com/paygate/paygate/internal/state"
+	"github.com/paygate/paygate/internal/webhook"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -99,6 +100,7 @@ type ComplexityRoot struct {
 		Login         func(childComplexity int, input model.LoginInput) int
 		RefreshToken  func(childComplexity int, refreshToken string) int
 		RefundPayment func(childComplexity int, input model.RefundPaymentInput) int
+		SimulateEvent func(childComplexity int, input webhook.SimulateInput) int
 		UpdateConfig  func(childComplexity int, input model.ConfigInput) int
 	}
 
@@ -219,6 +221,12 @@ type ComplexityRoot struct {
 		Rules    func(childComplexity int) int
 	}
 
+	SimulatedEvent struct {
+		PaymentID func(childComplexity int) int
+		Provider  func(childComplexity int) int
+		Type      func(childComplexity int) int
+	}
+
 	StatusChange struct {
 		Actor  func(childComplexity int) int
 		At     func(childComplexity int) int
@@ -290,6 +298,7 @@ type MutationResolver interface {
 	CreatePayment(ctx context.Context, input model.CreatePaymentInput) (*ent.Payment, error)
 	RefundPayment(ctx context.Context, input model.RefundPaymentInput) (*ent.Refund, error)
 	UpdateConfig(ctx context.Context, input model.ConfigInput) (*routing.Config, error)
+	SimulateEvent(ctx context.Context, input webhook.SimulateInput) (*webhook.Simulated, error)
 }
 type PaymentResolver interface {
 	Refunds(ctx context.Context, obj *ent.Payment) ([]*ent.Refund, error)
@@ -551,6 +560,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RefundPayment(childComplexity, args["input"].(model.RefundPaymentInput)), true
+	case "Mutation.simulateEvent":
+		if e.ComplexityRoot.Mutation.SimulateEvent == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_simulateEvent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SimulateEvent(childComplexity, args["input"].(webhook.SimulateInput)), true
 	case "Mutation.updateConfig":
 		if e.ComplexityRoot.Mutation.UpdateConfig == nil {
 			break
@@ -1080,6 +1100,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RoutingSettings.Rules(childComplexity), true
 
+	case "SimulatedEvent.paymentId":
+		if e.ComplexityRoot.SimulatedEvent.PaymentID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SimulatedEvent.PaymentID(childComplexity), true
+	case "SimulatedEvent.provider":
+		if e.ComplexityRoot.SimulatedEvent.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SimulatedEvent.Provider(childComplexity), true
+	case "SimulatedEvent.type":
+		if e.ComplexityRoot.SimulatedEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SimulatedEvent.Type(childComplexity), true
+
 	case "StatusChange.actor":
 		if e.ComplexityRoot.StatusChange.Actor == nil {
 			break
@@ -1312,6 +1351,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputRefundPaymentInput,
 		ec.unmarshalInputRoutingInput,
 		ec.unmarshalInputRoutingRuleInput,
+		ec.unmarshalInputSimulateEventInput,
 		ec.unmarshalInputWebhookEventOrder,
 		ec.unmarshalInputWebhookEventWhereInput,
 		ec.unmarshalInputWebhookRetryInput,
@@ -2241,6 +2281,26 @@ enum WebhookStatus {
   DEAD
 }
 `, BuiltIn: false},
+	{Name: "../webhooksimulate.graphqls", Input: `input SimulateEventInput {
+  "The provider whose sandbox sends the event; by default the payment's."
+  provider: String
+  paymentId: ID!
+  "The provider's event type (charge.refunded, REFUND, payment_refunded, a dispute, a late failure) or refund, dispute, late_failure."
+  type: String!
+}
+
+"An event a provider's sandbox was made to send; it arrives through /webhooks/{provider} like any other."
+type SimulatedEvent {
+  provider: String!
+  paymentId: ID!
+  type: String!
+}
+
+extend type Mutation {
+  "Makes the payment's provider's sandbox send a signed webhook event about it."
+  simulateEvent(input: SimulateEventInput!): SimulatedEvent! @hasScope(scope: "webhooks:manage")
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -2550,6 +2610,18 @@ func (ec *executionContext) childFields_RoutingSettings(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type RoutingSettings", field.Name)
 }
 
+func (ec *executionContext) childFields_SimulatedEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "provider":
+		return ec.fieldContext_SimulatedEvent_provider(ctx, field)
+	case "paymentId":
+		return ec.fieldContext_SimulatedEvent_paymentId(ctx, field)
+	case "type":
+		return ec.fieldContext_SimulatedEvent_type(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SimulatedEvent", field.Name)
+}
+
 func (ec *executionContext) childFields_StatusChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -2838,6 +2910,20 @@ func (ec *executionContext) field_Mutation_refundPayment_args(ctx context.Contex
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.RefundPaymentInput, error) {
 			return ec.unmarshalNRefundPaymentInput2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐRefundPaymentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_simulateEvent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (webhook.SimulateInput, error) {
+			return ec.unmarshalNSimulateEventInput2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋwebhookᚐSimulateInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4095,6 +4181,68 @@ func (ec *executionContext) fieldContext_Mutation_updateConfig(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_updateConfig_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_simulateEvent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_simulateEvent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SimulateEvent(ctx, fc.Args["input"].(webhook.SimulateInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "webhooks:manage")
+				if err != nil {
+					var zeroVal *webhook.Simulated
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *webhook.Simulated
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *webhook.Simulated) graphql.Marshaler {
+			return ec.marshalNSimulatedEvent2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋwebhookᚐSimulated(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_simulateEvent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SimulatedEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_simulateEvent_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6368,6 +6516,75 @@ func (ec *executionContext) _RoutingSettings_fallback(ctx context.Context, field
 }
 func (ec *executionContext) fieldContext_RoutingSettings_fallback(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RoutingSettings", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SimulatedEvent_provider(ctx context.Context, field graphql.CollectedField, obj *webhook.Simulated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SimulatedEvent_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SimulatedEvent_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SimulatedEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SimulatedEvent_paymentId(ctx context.Context, field graphql.CollectedField, obj *webhook.Simulated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SimulatedEvent_paymentId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PaymentID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SimulatedEvent_paymentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SimulatedEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SimulatedEvent_type(ctx context.Context, field graphql.CollectedField, obj *webhook.Simulated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SimulatedEvent_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SimulatedEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SimulatedEvent", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _StatusChange_id(ctx context.Context, field graphql.CollectedField, obj *ent.PaymentStatusChange) (ret graphql.Marshaler) {
@@ -9481,6 +9698,50 @@ func (ec *executionContext) unmarshalInputRoutingRuleInput(ctx context.Context, 
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputSimulateEventInput(ctx context.Context, obj any) (webhook.SimulateInput, error) {
+	var it webhook.SimulateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"provider", "paymentId", "type"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "provider":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("provider"))
+			data, err := ec.unmarshalOString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Provider = data
+		case "paymentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paymentId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PaymentID = data
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputWebhookEventOrder(ctx context.Context, obj any) (ent.WebhookEventOrder, error) {
 	var it ent.WebhookEventOrder
 	if obj == nil {
@@ -10680,6 +10941,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "updateConfig":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateConfig(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "simulateEvent":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_simulateEvent(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -11939,6 +12207,54 @@ func (ec *executionContext) _RoutingSettings(ctx context.Context, sel ast.Select
 			}
 		case "fallback":
 			out.Values[i] = ec._RoutingSettings_fallback(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var simulatedEventImplementors = []string{"SimulatedEvent"}
+
+func (ec *executionContext) _SimulatedEvent(ctx context.Context, sel ast.SelectionSet, obj *webhook.Simulated) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, simulatedEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SimulatedEvent")
+		case "provider":
+			out.Values[i] = ec._SimulatedEvent_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "paymentId":
+			out.Values[i] = ec._SimulatedEvent_paymentId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._SimulatedEvent_type(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -13281,6 +13597,21 @@ func (ec *executionContext) marshalNRoutingSettings2githubᚗcomᚋpaygateᚋpay
 	return ec._RoutingSettings(ctx, sel, &v)
 }
 
+func (ec *executionContext) unmarshalNSimulateEventInput2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋwebhookᚐSimulateInput(ctx context.Context, v any) (webhook.SimulateInput, error) {
+	res, err := ec.unmarshalInputSimulateEventInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSimulatedEvent2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋwebhookᚐSimulated(ctx context.Context, sel ast.SelectionSet, v *webhook.Simulated) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SimulatedEvent(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNStatusChange2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentStatusChange(ctx context.Context, sel ast.SelectionSet, v *ent.PaymentStatusChange) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -13981,6 +14312,18 @@ func (ec *executionContext) marshalOStatusChange2ᚕᚖgithubᚗcomᚋpaygateᚋ
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalOString2string(ctx context.Context, v any) (string, error) {
+	res, err := model.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	_ = ctx
+	res := model.MarshalString(v)
+	return res
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

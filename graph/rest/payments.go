@@ -275,9 +275,12 @@ type paymentJSON struct {
 	FailureCode         *string           `json:"failure_code"`
 	FailureMessage      *string           `json:"failure_message"`
 	Description         *string           `json:"description"`
-	Metadata            map[string]string `json:"metadata"`
-	CreatedAt           time.Time         `json:"created_at"`
-	UpdatedAt           time.Time         `json:"updated_at"`
+	// DisputedAt is when the provider reported the cardholder's dispute, with its reason.
+	DisputedAt    *time.Time        `json:"disputed_at"`
+	DisputeReason *string           `json:"dispute_reason"`
+	Metadata      map[string]string `json:"metadata"`
+	CreatedAt     time.Time         `json:"created_at"`
+	UpdatedAt     time.Time         `json:"updated_at"`
 	// StatusHistory is only on a payment read by its id.
 	StatusHistory []statusChangeJSON `json:"status_history,omitempty"`
 }
@@ -317,8 +320,18 @@ func paymentOf(p *ent.Payment) paymentJSON {
 		FailureCode:         p.FailureCode,
 		FailureMessage:      p.FailureMessage,
 		Description:         p.Description,
+		DisputedAt:          utcOrNil(p.DisputedAt),
+		DisputeReason:       p.DisputeReason,
 		Metadata:            metadata,
 		CreatedAt:           p.CreatedAt.UTC(),
 		UpdatedAt:           p.UpdatedAt.UTC(),
 	}
+}
+
+func utcOrNil(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	utc := t.UTC()
+	return &utc
 }

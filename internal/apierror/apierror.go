@@ -21,6 +21,8 @@ const (
 	TokenInvalid         Code = "token_invalid"
 	TokenRevoked         Code = "token_revoked"
 	RefreshTokenReused   Code = "refresh_token_reused"
+	// InvalidSignature refuses a provider webhook whose signature is missing or wrong.
+	InvalidSignature     Code = "invalid_signature"
 	CardDeclined         Code = "card_declined"
 	InsufficientFunds    Code = "insufficient_funds"
 	ExpiredCard          Code = "expired_card"

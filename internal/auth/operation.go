@@ -54,11 +54,12 @@ var (
 	UpdateConfig   = Operation{Name: "updateConfig", Scope: ScopeConfigWrite, RateClass: RateWrite}
 	ConfigHistory  = Operation{Name: "configHistory", Scope: ScopeConfigWrite, RateClass: RateRead}
 	ProviderStatus = Operation{Name: "providerStatus", Scope: ScopeMonitoringRead, RateClass: RateRead}
+	SimulateEvent  = Operation{Name: "simulateEvent", Scope: ScopeWebhooksManage, RateClass: RateWrite}
 )
 
 // Operations lists every operation.
 var Operations = []Operation{Login, RefreshToken, CreatePayment, RefundPayment, GetPayment, ListPayments, GetRefund,
-	GetConfig, UpdateConfig, ConfigHistory, ProviderStatus}
+	GetConfig, UpdateConfig, ConfigHistory, ProviderStatus, SimulateEvent}
 
 // OperationNamed returns the operation of a GraphQL root field, if the field is one.
 func OperationNamed(name string) (Operation, bool) {

@@ -46,20 +46,29 @@ type Config struct {
 	AdyenMerchantAccount string `env:"PAYGATE_ADYEN_MERCHANT_ACCOUNT"`
 	CheckoutBaseURL      string `env:"PAYGATE_CHECKOUT_BASE_URL"`
 	CheckoutAPIKey       string `env:"PAYGATE_CHECKOUT_API_KEY"`
+
+	// Each provider's webhook secret: Stripe's endpoint signing secret (whsec_...), Adyen's HMAC
+	// key (hex), Checkout.com's webhook secret key. A provider served by its sandbox without one
+	// signs with a secret made at start.
+	StripeWebhookSecret   string `env:"PAYGATE_STRIPE_WEBHOOK_SECRET"`
+	AdyenWebhookSecret    string `env:"PAYGATE_ADYEN_WEBHOOK_SECRET"`
+	CheckoutWebhookSecret string `env:"PAYGATE_CHECKOUT_WEBHOOK_SECRET"`
 }
 
 // ProviderAccess is how Paygate reaches one provider: its API's base URL ("" for the built-in
 // sandbox) and credentials.
 type ProviderAccess struct {
 	BaseURL, APIKey, MerchantAccount string
+	// WebhookSecret verifies the provider's webhooks.
+	WebhookSecret string
 }
 
 // Providers gives each provider's access, by name.
 func (c Config) Providers() map[string]ProviderAccess {
 	return map[string]ProviderAccess{
-		"stripe":   {BaseURL: c.StripeBaseURL, APIKey: c.StripeAPIKey},
-		"adyen":    {BaseURL: c.AdyenBaseURL, APIKey: c.AdyenAPIKey, MerchantAccount: c.AdyenMerchantAccount},
-		"checkout": {BaseURL: c.CheckoutBaseURL, APIKey: c.CheckoutAPIKey},
+		"stripe":   {BaseURL: c.StripeBaseURL, APIKey: c.StripeAPIKey, WebhookSecret: c.StripeWebhookSecret},
+		"adyen":    {BaseURL: c.AdyenBaseURL, APIKey: c.AdyenAPIKey, MerchantAccount: c.AdyenMerchantAccount, WebhookSecret: c.AdyenWebhookSecret},
+		"checkout": {BaseURL: c.CheckoutBaseURL, APIKey: c.CheckoutAPIKey, WebhookSecret: c.CheckoutWebhookSecret},
 	}
 }
 
@@ -100,10 +109,15 @@ func Load(environ []string) (Config, error) {
 // check refuses a provider pointed at an address that is not an http(s) URL, or at its real API
 // without the credentials it needs: better not to start than to fail every payment.
 func (a ProviderAccess) check(name string) error {
+	variable := "PAYGATE_" + strings.ToUpper(name)
+	if name == "adyen" && a.WebhookSecret != "" {
+		if key, err := hex.DecodeString(a.WebhookSecret); err != nil || len(key) < 16 {
+			return errors.New("PAYGATE_ADYEN_WEBHOOK_SECRET must be the HMAC key as Adyen shows it: hex, at least 32 digits")
+		}
+	}
 	if a.BaseURL == "" {
 		return nil
 	}
-	variable := "PAYGATE_" + strings.ToUpper(name)
 	u, err := url.Parse(a.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("%s_BASE_URL must be an http or https URL", variable)

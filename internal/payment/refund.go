@@ -9,6 +9,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/sql"
+
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/refund"
@@ -228,18 +231,24 @@ func refundAmount(text *money.Decimal, currency string, left int64) (money.Amoun
 	return amount, nil
 }
 
-// lockPayment reads a payment inside tx after taking its row lock, so that refunds of one payment
-// run one after another, on every server. A no-op UPDATE is the lock that works on both
-// PostgreSQL (row lock) and SQLite (the database write lock).
+// lockPayment reads a payment inside tx after taking its row lock, so that what changes one
+// payment (its refunds, its provider's events) runs one after another, on every server. The lock
+// changes nothing, so an event that turns out to change nothing leaves the payment as it was.
 func lockPayment(ctx context.Context, tx *ent.Tx, id string) (*ent.Payment, error) {
-	n, err := tx.Payment.Update().Where(payment.ID(id)).AddAmountRefunded(0).Save(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if n == 0 {
+	p, err := tx.Payment.Query().Where(payment.ID(id), forUpdate).Only(ctx)
+	if ent.IsNotFound(err) {
 		return nil, apierror.ForParam(apierror.NotFound, "id", "no payment has the id "+id)
 	}
-	return tx.Payment.Get(ctx, id)
+	return p, err
+}
+
+// forUpdate reads a row with its lock, held until the transaction ends: FOR UPDATE on
+// PostgreSQL. SQLite has no row locks and needs none: Paygate's SQLite transactions take the
+// database's write lock at BEGIN, so writers already run one at a time.
+func forUpdate(s *sql.Selector) {
+	if s.Dialect() == dialect.Postgres {
+		s.ForUpdate()
+	}
 }
 
 // settleRefund moves a pending refund to its final status, applies set, and updates r to match.

@@ -21,6 +21,7 @@ var statusByCode = map[apierror.Code]int{
 	apierror.TokenInvalid:          http.StatusUnauthorized,
 	apierror.TokenRevoked:          http.StatusUnauthorized,
 	apierror.RefreshTokenReused:    http.StatusUnauthorized,
+	apierror.InvalidSignature:      http.StatusUnauthorized,
 	apierror.CardDeclined:          http.StatusPaymentRequired,
 	apierror.InsufficientFunds:     http.StatusPaymentRequired,
 	apierror.ExpiredCard:           http.StatusPaymentRequired,

@@ -41,7 +41,13 @@ var readers = map[stripego.EventType]func(object json.RawMessage) (provider.Noti
 	stripego.EventTypePaymentIntentPaymentFailed: readPaymentFailed,
 	stripego.EventTypeChargeRefunded:             readChargeRefunded,
 	stripego.EventTypeChargeRefundUpdated:        readRefundUpdated,
-	stripego.EventTypeChargeDisputeCreated:       readDisputeCreated,
+	// Since API version 2022-11-15 charge.refunded no longer lists the charge's refunds: Stripe
+	// reports each refund, one made in its dashboard too, by these events, whose object is the
+	// refund, as charge.refund.updated's is.
+	stripego.EventTypeRefundCreated:        readRefundUpdated,
+	stripego.EventTypeRefundUpdated:        readRefundUpdated,
+	stripego.EventTypeRefundFailed:         readRefundUpdated,
+	stripego.EventTypeChargeDisputeCreated: readDisputeCreated,
 }
 
 func readEvent(payload []byte, read func(object json.RawMessage) (provider.Notification, error)) (provider.Notification, error) {

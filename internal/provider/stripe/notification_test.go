@@ -241,6 +241,13 @@ var readCases = []struct {
 	{name: "refund succeeded", eventType: "charge.refund.updated", payload: eventJSON("charge.refund.updated", refundObject("succeeded", 2000, "eur")),
 		want: provider.Notification{Kind: provider.RefundsChanged, ProviderPaymentID: "pi_3QxYz", Refunds: []provider.RefundNotice{
 			{RefundID: paygateRefund, ProviderRefundID: "re_3QxYz", Amount: 2000, Currency: "EUR", Status: provider.RefundSucceeded}}}},
+	{name: "refund made in the dashboard, as refund.created reports it", eventType: "refund.created",
+		payload: eventJSON("refund.created", strings.Replace(refundObject("succeeded", 2000, "eur"), paygateRefund, "", 1)),
+		want: provider.Notification{Kind: provider.RefundsChanged, ProviderPaymentID: "pi_3QxYz", Refunds: []provider.RefundNotice{
+			{ProviderRefundID: "re_3QxYz", Amount: 2000, Currency: "EUR", Status: provider.RefundSucceeded}}}},
+	{name: "refund failed, as refund.failed reports it", eventType: "refund.failed", payload: eventJSON("refund.failed", refundObject("failed", 2000, "eur")),
+		want: provider.Notification{Kind: provider.RefundsChanged, ProviderPaymentID: "pi_3QxYz", Refunds: []provider.RefundNotice{
+			{RefundID: paygateRefund, ProviderRefundID: "re_3QxYz", Amount: 2000, Currency: "EUR", Status: provider.RefundFailed}}}},
 	{name: "króna, in Stripe's hundredths", eventType: "charge.refunded",
 		payload: eventJSON("charge.refunded", chargeObject("isk", refundObject("succeeded", 50000, "isk"))),
 		want: provider.Notification{Kind: provider.RefundsChanged, PaymentID: paygatePayment, ProviderPaymentID: "pi_3QxYz", Refunds: []provider.RefundNotice{

@@ -1,0 +1,233 @@
+package payment_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/refund"
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/idempotency"
+	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/providertest"
+	"github.com/paygate/paygate/internal/state"
+)
+
+// notified is a payment service whose clock the test sets, over db, charging through "memory".
+type notified struct {
+	t   *testing.T
+	db  *database.DB
+	svc *payment.Service
+	now time.Time
+}
+
+func newNotified(t *testing.T, db *database.DB) *notified {
+	n := &notified{t: t, db: db, now: time.Now().UTC().Truncate(time.Microsecond)}
+	clock := func() time.Time { return n.now }
+	keys := idempotency.NewStore(db.Ent, fingerprintKey, clock)
+	n.svc = payment.NewService(db.Ent, keys, only(providertest.Memory{}, clock), fingerprintKey, 99999999, clock)
+	return n
+}
+
+// payment stores a payment of 100.00 USD at "memory", in status, made at.
+func (n *notified) payment(id string, status state.PaymentStatus, made time.Time) {
+	n.db.Ent.Payment.Create().SetID(id).SetAmount(10000).SetCurrency("USD").SetStatus(status).
+		SetPaymentMethod("credit_card").SetCustomerEmail("a@example.com").SetCardBrand("visa").SetCardLast4("4242").
+		SetCardExpMonth(12).SetCardExpYear(2040).SetCardFingerprint("f").SetProvider("memory").
+		SetProviderPaymentID("ch_" + id).SetCreatedAt(made).SetUpdatedAt(made).ExecX(context.Background())
+}
+
+// apply applies notification from provider in a transaction, committed unless it must wait.
+func (n *notified) apply(from string, notification provider.Notification) payment.Applied {
+	n.t.Helper()
+	ctx := context.Background()
+	tx, err := n.db.Ent.Tx(ctx)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	applied, err := n.svc.ApplyNotification(ctx, tx, from, notification)
+	if err != nil || !applied.NotBefore.IsZero() {
+		tx.Rollback()
+		if err != nil {
+			n.t.Fatal(err)
+		}
+		return applied
+	}
+	if err := tx.Commit(); err != nil {
+		n.t.Fatal(err)
+	}
+	return applied
+}
+
+func (n *notified) get(id string) *ent.Payment {
+	return n.db.Ent.Payment.GetX(context.Background(), id)
+}
+
+// TestNotificationsSettleChargesOnlyForward: a charge whose answer was lost is settled by the
+// provider's event; one just made waits for its own request; an event that agrees changes
+// nothing, and one that would move a payment back is ignored with why.
+func TestNotificationsSettleChargesOnlyForward(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		n := newNotified(t, db)
+		old := n.now.Add(-time.Hour)
+		n.payment("pay_lost_ok", state.PaymentProcessing, old)
+		n.payment("pay_lost_declined", state.PaymentProcessing, old)
+		n.payment("pay_young", state.PaymentProcessing, n.now.Add(-time.Second))
+		n.payment("pay_ok", state.PaymentSucceeded, old)
+		n.payment("pay_failed", state.PaymentFailed, old)
+
+		if a := n.apply("memory", provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: "pay_lost_ok", ProviderPaymentID: "ch_1"}); a.Ignored != "" || a.PaymentID != "pay_lost_ok" {
+			t.Errorf("lost approval: %+v", a)
+		}
+		if p := n.get("pay_lost_ok"); p.Status != state.PaymentSucceeded || *p.ProviderPaymentID != "ch_1" {
+			t.Errorf("lost approval: payment %s", p.Status)
+		}
+		declined := provider.ChargeResult{DeclineCode: "insufficient_funds", RawDeclineCode: "51", DeclineMessage: "Insufficient funds"}
+		n.apply("memory", provider.Notification{Kind: provider.ChargeFailed, ProviderPaymentID: "ch_pay_lost_declined", Decline: declined})
+		if p := n.get("pay_lost_declined"); p.Status != state.PaymentFailed || *p.FailureCode != "insufficient_funds" || *p.ProviderDeclineCode != "51" {
+			t.Errorf("lost decline, found by the provider's id: payment %s %v", p.Status, p.FailureCode)
+		}
+		if a := n.apply("memory", provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: "pay_young"}); !a.NotBefore.Equal(n.get("pay_young").CreatedAt.Add(payment.InFlightGrace)) {
+			t.Errorf("young payment: %+v, want it put off until its request cannot be recording", a)
+		}
+		if p := n.get("pay_young"); p.Status != state.PaymentProcessing {
+			t.Errorf("young payment moved to %s", p.Status)
+		}
+		for _, tc := range []struct {
+			name   string
+			n      provider.Notification
+			from   string
+			reason string
+		}{
+			{"approval again", provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: "pay_ok"}, "memory", ""},
+			{"failure again", provider.Notification{Kind: provider.ChargeFailed, PaymentID: "pay_failed"}, "memory", ""},
+			{"late failure", provider.Notification{Kind: provider.ChargeFailed, PaymentID: "pay_ok", Decline: declined}, "memory", "does not move it back"},
+			{"approval of a failed payment", provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: "pay_failed"}, "memory", "refund it at memory"},
+			{"unknown payment", provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: "pay_nobody"}, "memory", "no payment of Paygate's is pay_nobody"},
+			{"unknown charge", provider.Notification{Kind: provider.ChargeSucceeded, ProviderPaymentID: "ch_nobody"}, "memory", "memory's charge ch_nobody"},
+			{"another provider's payment", provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: "pay_ok"}, "stripe", "charged through memory, not stripe"},
+			{"unhandled", provider.Notification{Kind: provider.Unhandled, Reason: "not acted on"}, "memory", "not acted on"},
+		} {
+			before := n.get("pay_ok")
+			a := n.apply(tc.from, tc.n)
+			if (tc.reason == "") != (a.Ignored == "") || !strings.Contains(a.Ignored, tc.reason) {
+				t.Errorf("%s: ignored %q, want %q", tc.name, a.Ignored, tc.reason)
+			}
+			if after := n.get("pay_ok"); after.Status != before.Status || !after.UpdatedAt.Equal(before.UpdatedAt) {
+				t.Errorf("%s changed the payment", tc.name)
+			}
+		}
+		if p := n.get("pay_failed"); p.Status != state.PaymentFailed {
+			t.Errorf("failed payment moved to %s", p.Status)
+		}
+	})
+}
+
+// TestNotificationsSettleRefunds: a pending refund succeeds or fails by the provider's word; a
+// refund made at the provider is recorded once however often it is reported, within what is left
+// of the payment; a refund event that contradicts a settled refund is ignored with why.
+func TestNotificationsSettleRefunds(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		n := newNotified(t, db)
+		ctx := context.Background()
+		old := n.now.Add(-time.Hour)
+		n.payment("pay_1", state.PaymentSucceeded, old)
+		pending := func(id string, amount int64, providerID string, made time.Time) {
+			create := db.Ent.Refund.Create().SetID(id).SetPaymentID("pay_1").SetAmount(amount).SetCurrency("USD").
+				SetStatus(state.RefundPending).SetCreatedAt(made).SetUpdatedAt(made)
+			if providerID != "" {
+				create.SetProviderRefundID(providerID)
+			}
+			create.ExecX(ctx)
+		}
+		pending("re_settles", 1000, "rf_settles", old)
+		pending("re_refused", 500, "rf_refused", old)
+		pending("re_lost", 700, "", old)
+		pending("re_young", 300, "", n.now.Add(-time.Second))
+		refunds := func(notices ...provider.RefundNotice) provider.Notification {
+			return provider.Notification{Kind: provider.RefundsChanged, PaymentID: "pay_1", Refunds: notices}
+		}
+
+		if a := n.apply("memory", refunds(provider.RefundNotice{RefundID: "re_young", Amount: 300, Currency: "USD", Status: provider.RefundSucceeded})); a.NotBefore.IsZero() {
+			t.Errorf("a refund whose request may be recording: %+v, want it put off", a)
+		}
+		a := n.apply("memory", refunds(
+			provider.RefundNotice{ProviderRefundID: "rf_settles", Amount: 1000, Currency: "USD", Status: provider.RefundSucceeded},
+			provider.RefundNotice{ProviderRefundID: "rf_refused", Amount: 500, Currency: "USD", Status: provider.RefundFailed},
+			provider.RefundNotice{RefundID: "re_lost", ProviderRefundID: "rf_lost", Amount: 700, Currency: "USD", Status: provider.RefundSucceeded},
+			provider.RefundNotice{ProviderRefundID: "rf_dashboard", Amount: 2000, Currency: "USD", Status: provider.RefundSucceeded},
+		))
+		if a.Ignored != "" {
+			t.Errorf("settling refunds: ignored %q", a.Ignored)
+		}
+		want := map[string]state.RefundStatus{"re_settles": state.RefundSucceeded, "re_refused": state.RefundFailed, "re_lost": state.RefundSucceeded, "re_young": state.RefundPending}
+		for id, status := range want {
+			if r := db.Ent.Refund.GetX(ctx, id); r.Status != status {
+				t.Errorf("%s is %s, want %s", id, r.Status, status)
+			}
+		}
+		if r := db.Ent.Refund.GetX(ctx, "re_lost"); r.ProviderRefundID == nil || *r.ProviderRefundID != "rf_lost" {
+			t.Errorf("the refund whose answer was lost keeps the provider's id: %v", r.ProviderRefundID)
+		}
+		dashboard := db.Ent.Refund.Query().Where(refund.ProviderRefundID("rf_dashboard")).AllX(ctx)
+		if p := n.get("pay_1"); len(dashboard) != 1 || dashboard[0].Status != state.RefundSucceeded || dashboard[0].Amount != 2000 ||
+			p.AmountRefunded != 1000+700+2000 || p.Status != state.PaymentPartiallyRefunded {
+			t.Errorf("dashboard refund %+v; payment %s with %d refunded", dashboard, p.Status, p.AmountRefunded)
+		}
+
+		// The same report again, and reports that do not fit.
+		for _, tc := range []struct {
+			name   string
+			notice provider.RefundNotice
+			reason string
+		}{
+			{"the same dashboard refund", provider.RefundNotice{ProviderRefundID: "rf_dashboard", Amount: 2000, Currency: "USD", Status: provider.RefundSucceeded}, ""},
+			{"a settled refund again", provider.RefundNotice{RefundID: "re_settles", Amount: 1000, Currency: "USD", Status: provider.RefundSucceeded}, ""},
+			{"a succeeded refund failing", provider.RefundNotice{ProviderRefundID: "rf_settles", Amount: 1000, Currency: "USD", Status: provider.RefundFailed}, "re_settles is succeeded but memory reports it failed"},
+			{"a failed refund succeeding", provider.RefundNotice{ProviderRefundID: "rf_refused", Amount: 500, Currency: "USD", Status: provider.RefundSucceeded}, "re_refused is failed but memory reports it succeeded"},
+			{"more than is left", provider.RefundNotice{ProviderRefundID: "rf_big", Amount: 6301, Currency: "USD", Status: provider.RefundSucceeded}, "more than the 6300 left"},
+			{"another currency", provider.RefundNotice{ProviderRefundID: "rf_eur", Amount: 100, Currency: "EUR", Status: provider.RefundSucceeded}, "is in EUR"},
+			{"no provider id", provider.RefundNotice{Amount: 100, Currency: "USD", Status: provider.RefundSucceeded}, "cannot be told from others"},
+			{"an unknown failed refund", provider.RefundNotice{ProviderRefundID: "rf_other", Amount: 100, Currency: "USD", Status: provider.RefundFailed}, "unknown here"},
+		} {
+			a := n.apply("memory", refunds(tc.notice))
+			if (tc.reason == "") != (a.Ignored == "") || !strings.Contains(a.Ignored, tc.reason) {
+				t.Errorf("%s: ignored %q, want %q", tc.name, a.Ignored, tc.reason)
+			}
+		}
+		if p := n.get("pay_1"); p.AmountRefunded != 3700 || db.Ent.Refund.Query().CountX(ctx) != 5 {
+			t.Errorf("the reports that did not fit changed the books: %d refunded", p.AmountRefunded)
+		}
+
+		// The rest, refunded at the provider, refunds the payment.
+		n.apply("memory", refunds(provider.RefundNotice{ProviderRefundID: "rf_rest", Amount: 6300, Currency: "USD", Status: provider.RefundSucceeded}))
+		if p := n.get("pay_1"); p.Status != state.PaymentRefunded || p.AmountRefunded != 10000 {
+			t.Errorf("after the rest: %s with %d refunded", p.Status, p.AmountRefunded)
+		}
+	})
+}
+
+// TestDisputeIsRecordedOnce: the first dispute report is kept with its reason; later ones change
+// nothing; a payment never charged cannot be disputed.
+func TestDisputeIsRecordedOnce(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		n := newNotified(t, db)
+		old := n.now.Add(-time.Hour)
+		n.payment("pay_1", state.PaymentSucceeded, old)
+		n.payment("pay_declined", state.PaymentFailed, old)
+		n.apply("memory", provider.Notification{Kind: provider.Disputed, ProviderPaymentID: "ch_pay_1", Reason: "fraudulent"})
+		first := n.get("pay_1")
+		n.now = n.now.Add(time.Hour)
+		n.apply("memory", provider.Notification{Kind: provider.Disputed, PaymentID: "pay_1", Reason: "duplicate"})
+		if p := n.get("pay_1"); p.DisputedAt == nil || !p.DisputedAt.Equal(*first.DisputedAt) || *p.DisputeReason != "fraudulent" || p.Status != state.PaymentSucceeded {
+			t.Errorf("dispute: %v %v, status %s", p.DisputedAt, p.DisputeReason, p.Status)
+		}
+		if a := n.apply("memory", provider.Notification{Kind: provider.Disputed, PaymentID: "pay_declined"}); !strings.Contains(a.Ignored, "no charge to dispute") {
+			t.Errorf("dispute of a declined payment: %+v", a)
+		}
+	})
+}

@@ -1,0 +1,144 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/webhookevent"
+	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/state"
+)
+
+// Providers whose webhooks Paygate takes, by the name in /webhooks/{provider}.
+var Providers = []string{"stripe", "adyen", "checkout"}
+
+// Bounds of what is stored of an event, as the columns hold them.
+const (
+	maxEventID   = 300
+	maxEventType = 100
+)
+
+// Inbox takes the providers' webhook deliveries: it verifies each, stores its events once, and
+// leaves them to the Worker, so a delivery is acknowledged as soon as it is safely kept.
+type Inbox struct {
+	Client *ent.Client
+	// Secrets holds each provider's webhook secret (Stripe's signing secret, Adyen's HMAC key in
+	// hex, Checkout.com's secret key); a provider without one refuses every delivery.
+	Secrets map[string]string
+	Now     func() time.Time
+	Logger  *slog.Logger
+	// SignatureRefused is told of each delivery refused for its signature.
+	SignatureRefused func(provider string)
+	// Stored is told after a delivery's new events were stored, so the worker takes them at once.
+	Stored func()
+}
+
+// Receipt is what a delivery came to.
+type Receipt struct {
+	// Stored counts the events stored; Duplicates those already stored by an earlier delivery.
+	Stored, Duplicates int
+	// Answer is the body the provider expects back: Adyen wants "[accepted]".
+	Answer string
+}
+
+// Receive verifies body, delivered to /webhooks/{providerName} with header, and stores each of
+// its events once: a delivery sent again is acknowledged and not stored again. Refusals are API
+// errors: 404 for an unknown provider, 401 invalid_signature, 400 for a body that is not the
+// provider's notification. The body of a refused delivery is neither stored nor logged.
+func (in *Inbox) Receive(ctx context.Context, providerName string, header http.Header, body []byte) (Receipt, error) {
+	events, err := in.verify(providerName, header, body)
+	switch {
+	case errors.Is(err, ErrInvalidSignature):
+		if in.SignatureRefused != nil {
+			in.SignatureRefused(providerName)
+		}
+		in.Logger.WarnContext(ctx, "webhook refused: signature", "provider", providerName, "reason", err.Error(), "bytes", len(body))
+		return Receipt{}, apierror.New(apierror.InvalidSignature, "the webhook signature is missing or does not match")
+	case errors.Is(err, ErrMalformed):
+		in.Logger.WarnContext(ctx, "webhook refused: not the provider's shape", "provider", providerName, "bytes", len(body))
+		return Receipt{}, apierror.New(apierror.InvalidRequest, "the body is not a "+providerName+" notification")
+	case err != nil:
+		return Receipt{}, err
+	}
+	receipt := Receipt{}
+	if providerName == "adyen" {
+		receipt.Answer = "[accepted]"
+	}
+	now := in.Now().UTC()
+	for _, event := range events {
+		err := in.Client.WebhookEvent.Create().
+			SetProvider(providerName).
+			SetEventID(event.ID).
+			SetType(event.Type).
+			SetStatus(state.WebhookReceived).
+			SetPayload(event.Payload).
+			SetNextAttemptAt(now).
+			SetReceivedAt(now).
+			Exec(ctx)
+		switch {
+		case ent.IsConstraintError(err):
+			receipt.Duplicates++
+		case err != nil:
+			return receipt, fmt.Errorf("storing %s event %s: %w", providerName, event.ID, err)
+		default:
+			receipt.Stored++
+		}
+	}
+	if receipt.Stored > 0 && in.Stored != nil {
+		in.Stored()
+	}
+	return receipt, nil
+}
+
+// verify checks the delivery with its provider's scheme and returns its events.
+func (in *Inbox) verify(providerName string, header http.Header, body []byte) ([]Event, error) {
+	if !slices.Contains(Providers, providerName) {
+		return nil, apierror.ForParam(apierror.NotFound, "provider", "no provider is named "+providerName)
+	}
+	secret := in.Secrets[providerName]
+	if secret == "" {
+		return nil, fmt.Errorf("%w: no webhook secret is configured for %s", ErrInvalidSignature, providerName)
+	}
+	var events []Event
+	var err error
+	switch providerName {
+	case "stripe":
+		var event Event
+		event, err = VerifyStripe(body, header.Get("Stripe-Signature"), secret, in.Now())
+		events = []Event{event}
+	case "adyen":
+		events, err = VerifyAdyen(body, secret)
+	case "checkout":
+		var event Event
+		event, err = VerifyCheckout(body, header.Get("Cko-Signature"), secret)
+		events = []Event{event}
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, event := range events {
+		if len(event.ID) > maxEventID || len(event.Type) > maxEventType {
+			return nil, ErrMalformed
+		}
+	}
+	return events, nil
+}
+
+// Retention is how long an event is kept after it was received: longer than Adyen goes on
+// retrying a delivery (30 days), so a late retry is still known as a duplicate.
+const Retention = 35 * 24 * time.Hour
+
+// Forget deletes the events received more than Retention ago that are done with (processed,
+// ignored or dead), with their attempts, and returns how many.
+func (in *Inbox) Forget(ctx context.Context) (int, error) {
+	return in.Client.WebhookEvent.Delete().Where(
+		webhookevent.ReceivedAtLT(in.Now().Add(-Retention)),
+		webhookevent.StatusIn(state.WebhookProcessed, state.WebhookIgnored, state.WebhookDead),
+	).Exec(ctx)
+}

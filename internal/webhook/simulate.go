@@ -1,0 +1,110 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/provider"
+)
+
+// Simulating is a provider sandbox that brings about events for its payments on demand.
+type Simulating interface {
+	Simulate(ctx context.Context, kind provider.Simulation, paymentReference string) error
+}
+
+// Simulator makes a provider's sandbox bring about an event for a payment, as happens at a
+// provider outside Paygate (a refund in its dashboard, a dispute, a late failure); the sandbox's
+// signed webhook then comes through /webhooks/{provider} and is processed like any other.
+type Simulator struct {
+	Client *ent.Client
+	// Sandboxes are the providers served by their built-in sandboxes; only they can simulate.
+	Sandboxes map[string]Simulating
+}
+
+// SimulateInput names the payment and the event: a provider's own event type (Stripe's
+// charge.refunded, Adyen's REFUND, Checkout.com's payment_refunded, ...) or refund, dispute,
+// late_failure. Provider defaults to the payment's.
+type SimulateInput struct {
+	Provider, PaymentID, Type string
+}
+
+// Simulated is the event a sandbox was made to send.
+type Simulated struct {
+	Provider, PaymentID, Type string
+}
+
+// simulations are the event types each provider's sandbox can be made to send.
+var simulations = map[string]map[string]provider.Simulation{
+	"stripe": {
+		"charge.refunded":               provider.SimulateRefund,
+		"charge.dispute.created":        provider.SimulateDispute,
+		"payment_intent.payment_failed": provider.SimulateLateFailure,
+	},
+	"adyen": {
+		"REFUND":       provider.SimulateRefund,
+		"CHARGEBACK":   provider.SimulateDispute,
+		"CANCELLATION": provider.SimulateLateFailure,
+	},
+	"checkout": {
+		"payment_refunded": provider.SimulateRefund,
+		"dispute_received": provider.SimulateDispute,
+		"payment_declined": provider.SimulateLateFailure,
+	},
+}
+
+// Simulate makes the payment's provider's sandbox send the event in.
+func (s *Simulator) Simulate(ctx context.Context, in SimulateInput) (Simulated, error) {
+	if err := auth.Authorize(ctx, auth.SimulateEvent); err != nil {
+		return Simulated{}, err
+	}
+	if in.Provider != "" && !slices.Contains(Providers, in.Provider) {
+		return Simulated{}, apierror.ForParam(apierror.InvalidRequest, "provider", "provider must be one of "+strings.Join(Providers, ", "))
+	}
+	if in.PaymentID == "" {
+		return Simulated{}, apierror.ForParam(apierror.MissingField, "payment_id", "payment_id is required")
+	}
+	p, err := s.Client.Payment.Get(ctx, in.PaymentID)
+	if ent.IsNotFound(err) {
+		return Simulated{}, apierror.ForParam(apierror.NotFound, "payment_id", "no payment has the id "+in.PaymentID)
+	}
+	if err != nil {
+		return Simulated{}, err
+	}
+	if in.Provider == "" {
+		in.Provider = p.Provider
+	}
+	if in.Provider != p.Provider {
+		return Simulated{}, apierror.ForParam(apierror.InvalidRequest, "provider",
+			fmt.Sprintf("payment %s was charged through %q, so only %q can send events about it", p.ID, p.Provider, p.Provider))
+	}
+	kind, known := simulations[in.Provider][in.Type]
+	if generic := provider.Simulation(in.Type); !known && slices.Contains([]provider.Simulation{provider.SimulateRefund, provider.SimulateDispute, provider.SimulateLateFailure}, generic) {
+		kind, known = generic, true
+	}
+	if !known {
+		types := []string{string(provider.SimulateRefund), string(provider.SimulateDispute), string(provider.SimulateLateFailure)}
+		for name := range simulations[in.Provider] {
+			types = append(types, name)
+		}
+		slices.Sort(types)
+		return Simulated{}, apierror.ForParam(apierror.InvalidRequest, "type",
+			fmt.Sprintf("type must be one of %s for %s", strings.Join(types, ", "), in.Provider))
+	}
+	sandbox, ok := s.Sandboxes[in.Provider]
+	if !ok {
+		return Simulated{}, apierror.New(apierror.InvalidState,
+			in.Provider+" is reached at its real API: events can be simulated only through its built-in sandbox")
+	}
+	if err := sandbox.Simulate(ctx, kind, p.ID); errors.Is(err, provider.ErrCannotSimulate) {
+		return Simulated{}, apierror.New(apierror.InvalidState, fmt.Sprintf("payment %s is %s: the %s sandbox cannot send %s for it", p.ID, p.Status, in.Provider, in.Type))
+	} else if err != nil {
+		return Simulated{}, err
+	}
+	return Simulated{Provider: in.Provider, PaymentID: p.ID, Type: in.Type}, nil
+}
