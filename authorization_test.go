@@ -58,6 +58,9 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 		},
 		auth.ProviderStatus.Name: {{method: http.MethodGet, path: "/api/v1/monitoring/providers",
 			query: `{ providerStatus { provider circuit } }`}},
+		auth.SimulateEvent.Name: {{method: http.MethodPost, path: "/api/v1/webhooks/simulate", body: map[string]any{"payment_id": paymentID, "type": "dispute"},
+			query:     `mutation($id: ID!) { simulateEvent(input: {paymentId: $id, type: "dispute"}) { type } }`,
+			variables: map[string]any{"id": paymentID}}},
 	}
 	// The configuration is changed through REST from version 1, then through GraphQL from version 2.
 	config := routing.Default(configProviders)
@@ -67,7 +70,7 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 		query: `mutation($in: ConfigInput!) { updateConfig(input: $in) { version } }`, variables: map[string]any{"in": gqlConfigInput(config)}}}
 	entries[auth.ConfigHistory.Name] = []entry{{method: http.MethodGet, path: configPath + "/history", query: `{ configHistory { version } }`}}
 	roles := map[string]string{auth.ScopePaymentsRead: "viewer", auth.ScopePaymentsWrite: "developer", auth.ScopeRefundsWrite: "operator",
-		auth.ScopeConfigWrite: "admin", auth.ScopeMonitoringRead: "operator"}
+		auth.ScopeConfigWrite: "admin", auth.ScopeMonitoringRead: "operator", auth.ScopeWebhooksManage: "operator"}
 	// GraphQL, too, refuses before it reads the arguments: bad input from someone who may not ask
 	// is no 400.
 	tooMany := make([]string, 101)
