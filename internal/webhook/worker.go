@@ -95,9 +95,13 @@ func (w *Worker) Run(ctx context.Context, every time.Duration) {
 // ProcessDue takes up to a batch of due events, oldest due first, and processes each that no
 // other worker took meanwhile. It returns how many it looked at.
 func (w *Worker) ProcessDue(ctx context.Context) (int, error) {
+	// Without their payloads, which are read one at a time as each is claimed, so a batch of
+	// large events never sits in memory at once.
 	due, err := w.Client.WebhookEvent.Query().
 		Where(webhookevent.StatusIn(state.WebhookReceived, state.WebhookFailed), webhookevent.NextAttemptAtLTE(w.Now())).
 		Order(ent.Asc(webhookevent.FieldNextAttemptAt), ent.Asc(webhookevent.FieldID)).
+		Select(webhookevent.FieldID, webhookevent.FieldProvider, webhookevent.FieldType, webhookevent.FieldStatus,
+			webhookevent.FieldAttempts, webhookevent.FieldNextAttemptAt).
 		Limit(workerBatch).All(ctx)
 	if err != nil {
 		return 0, err
@@ -158,8 +162,12 @@ func (w *Worker) applyOnce(ctx context.Context, event *ent.WebhookEvent, start t
 		return outcome, false, err
 	}
 	claimed = true
+	stored, err := tx.WebhookEvent.Query().Where(webhookevent.ID(event.ID)).Select(webhookevent.FieldPayload).Only(ctx)
+	if err != nil {
+		return outcome, true, err
+	}
 	status := state.WebhookProcessed
-	notification, readErr := w.read(event)
+	notification, readErr := w.read(event, stored.Payload)
 	if readErr != nil {
 		outcome.Ignored = readErr.Error()
 	} else if outcome, err = w.Apply(ctx, tx, event.Provider, notification); err != nil {
@@ -189,14 +197,14 @@ func (w *Worker) applyOnce(ctx context.Context, event *ent.WebhookEvent, start t
 	return outcome, true, tx.Commit()
 }
 
-// read reads event with its provider's reader; an event that cannot be read is ignored, with
+// read reads event's payload with its provider's reader; an event that cannot be read is ignored, with
 // why, since trying it again would read it no better.
-func (w *Worker) read(event *ent.WebhookEvent) (provider.Notification, error) {
+func (w *Worker) read(event *ent.WebhookEvent, payload []byte) (provider.Notification, error) {
 	read, ok := w.Readers[event.Provider]
 	if !ok {
 		return provider.Notification{}, fmt.Errorf("no reader of %s events", event.Provider)
 	}
-	n, err := read(event.Type, event.Payload)
+	n, err := read(event.Type, payload)
 	if err != nil {
 		return n, fmt.Errorf("unreadable %s event: %w", event.Type, err)
 	}
