@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"testing"
 
@@ -69,6 +70,11 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 	entries[auth.UpdateConfig.Name] = []entry{{method: http.MethodPut, path: configPath, body: routing.Default(configProviders),
 		query: `mutation($in: ConfigInput!) { updateConfig(input: $in) { version } }`, variables: map[string]any{"in": gqlConfigInput(config)}}}
 	entries[auth.ConfigHistory.Name] = []entry{{method: http.MethodGet, path: configPath + "/history", query: `{ configHistory { version } }`}}
+	// A test webhook goes to a merchant's endpoint on this machine, as outside production it may.
+	hook := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer hook.Close()
+	entries[auth.SendTestWebhook.Name] = []entry{{query: `mutation($in: SendTestWebhookInput!) { sendTestWebhook(input: $in) { eventId statusCode } }`,
+		variables: map[string]any{"in": map[string]any{"url": hook.URL}}}}
 	roles := map[string]string{auth.ScopePaymentsRead: "viewer", auth.ScopePaymentsWrite: "developer", auth.ScopeRefundsWrite: "operator",
 		auth.ScopeConfigWrite: "admin", auth.ScopeMonitoringRead: "operator", auth.ScopeWebhooksManage: "operator"}
 	// GraphQL, too, refuses before it reads the arguments: bad input from someone who may not ask

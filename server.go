@@ -108,6 +108,8 @@ type services struct {
 	// inbox takes the providers' webhooks; webhookWorker processes what it stored.
 	inbox         *webhook.Inbox
 	webhookWorker *webhook.Worker
+	// testWebhooks sends merchants' endpoints signed test events.
+	testWebhooks *webhook.TestSender
 }
 
 func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (services, error) {
@@ -155,6 +157,8 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 		inbox: &webhook.Inbox{Client: db.Ent, Secrets: webhookSecrets(cfg, sandboxes, logger), Now: now, Logger: logger,
 			Stored: worker.Wake},
 		webhookWorker: worker,
+		// In production a test webhook goes to public addresses only.
+		testWebhooks: &webhook.TestSender{Production: cfg.Production(), Now: now},
 	}, nil
 }
 
@@ -179,7 +183,7 @@ func newApp(ctx context.Context, cfg config.Config, db *database.DB, logger *slo
 	}
 	// The GraphQL resolver over the services, which the REST shim calls too.
 	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Router: svc.router, Configs: svc.configs, Ent: db.Ent,
-		Simulator: &webhook.Simulator{Client: db.Ent, Sandboxes: svc.sandboxes.simulators()}}
+		Simulator: &webhook.Simulator{Client: db.Ent, Sandboxes: svc.sandboxes.simulators()}, TestWebhooks: svc.testWebhooks}
 	handler := NewServer(ServerDeps{
 		Logger:          logger,
 		DB:              db,

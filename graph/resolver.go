@@ -22,6 +22,8 @@ type Resolver struct {
 	Configs *configstore.Store
 	// Simulator makes the providers' sandboxes send events.
 	Simulator *webhook.Simulator
+	// TestWebhooks sends merchants' endpoints signed test events.
+	TestWebhooks *webhook.TestSender
 	// Ent resolves node(id:) lookups, which span every type.
 	Ent *ent.Client
 }

@@ -96,12 +96,13 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		CreatePayment func(childComplexity int, input model.CreatePaymentInput) int
-		Login         func(childComplexity int, input model.LoginInput) int
-		RefreshToken  func(childComplexity int, refreshToken string) int
-		RefundPayment func(childComplexity int, input model.RefundPaymentInput) int
-		SimulateEvent func(childComplexity int, input webhook.SimulateInput) int
-		UpdateConfig  func(childComplexity int, input model.ConfigInput) int
+		CreatePayment   func(childComplexity int, input model.CreatePaymentInput) int
+		Login           func(childComplexity int, input model.LoginInput) int
+		RefreshToken    func(childComplexity int, refreshToken string) int
+		RefundPayment   func(childComplexity int, input model.RefundPaymentInput) int
+		SendTestWebhook func(childComplexity int, input model.SendTestWebhookInput) int
+		SimulateEvent   func(childComplexity int, input webhook.SimulateInput) int
+		UpdateConfig    func(childComplexity int, input model.ConfigInput) int
 	}
 
 	PageInfo struct {
@@ -236,6 +237,15 @@ type ComplexityRoot struct {
 		To     func(childComplexity int) int
 	}
 
+	TestWebhookDelivery struct {
+		Error           func(childComplexity int) int
+		EventID         func(childComplexity int) int
+		LatencyMs       func(childComplexity int) int
+		ResponseExcerpt func(childComplexity int) int
+		Secret          func(childComplexity int) int
+		StatusCode      func(childComplexity int) int
+	}
+
 	WebhookAttempt struct {
 		At         func(childComplexity int) int
 		DurationMs func(childComplexity int) int
@@ -299,6 +309,7 @@ type MutationResolver interface {
 	RefundPayment(ctx context.Context, input model.RefundPaymentInput) (*ent.Refund, error)
 	UpdateConfig(ctx context.Context, input model.ConfigInput) (*routing.Config, error)
 	SimulateEvent(ctx context.Context, input webhook.SimulateInput) (*webhook.Simulated, error)
+	SendTestWebhook(ctx context.Context, input model.SendTestWebhookInput) (*model.TestWebhookDelivery, error)
 }
 type PaymentResolver interface {
 	Refunds(ctx context.Context, obj *ent.Payment) ([]*ent.Refund, error)
@@ -560,6 +571,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RefundPayment(childComplexity, args["input"].(model.RefundPaymentInput)), true
+	case "Mutation.sendTestWebhook":
+		if e.ComplexityRoot.Mutation.SendTestWebhook == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_sendTestWebhook_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SendTestWebhook(childComplexity, args["input"].(model.SendTestWebhookInput)), true
 	case "Mutation.simulateEvent":
 		if e.ComplexityRoot.Mutation.SimulateEvent == nil {
 			break
@@ -1156,6 +1178,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.StatusChange.To(childComplexity), true
 
+	case "TestWebhookDelivery.error":
+		if e.ComplexityRoot.TestWebhookDelivery.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestWebhookDelivery.Error(childComplexity), true
+	case "TestWebhookDelivery.eventId":
+		if e.ComplexityRoot.TestWebhookDelivery.EventID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestWebhookDelivery.EventID(childComplexity), true
+	case "TestWebhookDelivery.latencyMs":
+		if e.ComplexityRoot.TestWebhookDelivery.LatencyMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestWebhookDelivery.LatencyMs(childComplexity), true
+	case "TestWebhookDelivery.responseExcerpt":
+		if e.ComplexityRoot.TestWebhookDelivery.ResponseExcerpt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestWebhookDelivery.ResponseExcerpt(childComplexity), true
+	case "TestWebhookDelivery.secret":
+		if e.ComplexityRoot.TestWebhookDelivery.Secret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestWebhookDelivery.Secret(childComplexity), true
+	case "TestWebhookDelivery.statusCode":
+		if e.ComplexityRoot.TestWebhookDelivery.StatusCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestWebhookDelivery.StatusCode(childComplexity), true
+
 	case "WebhookAttempt.at":
 		if e.ComplexityRoot.WebhookAttempt.At == nil {
 			break
@@ -1351,6 +1410,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputRefundPaymentInput,
 		ec.unmarshalInputRoutingInput,
 		ec.unmarshalInputRoutingRuleInput,
+		ec.unmarshalInputSendTestWebhookInput,
 		ec.unmarshalInputSimulateEventInput,
 		ec.unmarshalInputWebhookEventOrder,
 		ec.unmarshalInputWebhookEventWhereInput,
@@ -2301,6 +2361,45 @@ extend type Mutation {
   simulateEvent(input: SimulateEventInput!): SimulatedEvent! @hasScope(scope: "webhooks:manage")
 }
 `, BuiltIn: false},
+	{Name: "../webhooktest.graphqls", Input: `"""
+A test event to send: to url (an absolute http or https URL, at most 2048 characters), of type
+(payment.succeeded, payment.failed, payment.refunded, refund.succeeded, refund.failed or
+dispute.created; payment.succeeded when left out), signed with secret (whsec_ and printable
+ASCII, 8 to 200 characters; when left out, Paygate makes one and answers it).
+"""
+input SendTestWebhookInput {
+  url: String!
+  type: String
+  secret: String
+}
+
+"""
+What came of a test event. An endpoint that could not be reached is no error: statusCode is null
+and error says what happened.
+"""
+type TestWebhookDelivery {
+  "The id of the event sent (evt_test_...)."
+  eventId: ID!
+  "The endpoint's HTTP status; a redirect is reported, never followed. Null when no answer came."
+  statusCode: Int
+  "How long the endpoint took to answer, or to fail."
+  latencyMs: Int!
+  "The first KiB of the answer's body, as text, trimmed."
+  responseExcerpt: String!
+  "The secret the event was signed with, when Paygate made it; null when the input gave one."
+  secret: String
+  "Why no answer, or no whole answer, came: a timeout, a refused connection, TLS; null when one did."
+  error: String
+}
+
+extend type Mutation {
+  """
+  Sends url one test event, signed as Paygate signs its webhooks (Paygate-Signature:
+  t=UNIX,v1=HEX), and answers what came back. In production, url must lead to a public address.
+  """
+  sendTestWebhook(input: SendTestWebhookInput!): TestWebhookDelivery! @hasScope(scope: "webhooks:manage")
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -2640,6 +2739,24 @@ func (ec *executionContext) childFields_StatusChange(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type StatusChange", field.Name)
 }
 
+func (ec *executionContext) childFields_TestWebhookDelivery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "eventId":
+		return ec.fieldContext_TestWebhookDelivery_eventId(ctx, field)
+	case "statusCode":
+		return ec.fieldContext_TestWebhookDelivery_statusCode(ctx, field)
+	case "latencyMs":
+		return ec.fieldContext_TestWebhookDelivery_latencyMs(ctx, field)
+	case "responseExcerpt":
+		return ec.fieldContext_TestWebhookDelivery_responseExcerpt(ctx, field)
+	case "secret":
+		return ec.fieldContext_TestWebhookDelivery_secret(ctx, field)
+	case "error":
+		return ec.fieldContext_TestWebhookDelivery_error(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TestWebhookDelivery", field.Name)
+}
+
 func (ec *executionContext) childFields_WebhookAttempt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -2910,6 +3027,20 @@ func (ec *executionContext) field_Mutation_refundPayment_args(ctx context.Contex
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.RefundPaymentInput, error) {
 			return ec.unmarshalNRefundPaymentInput2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐRefundPaymentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_sendTestWebhook_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SendTestWebhookInput, error) {
+			return ec.unmarshalNSendTestWebhookInput2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐSendTestWebhookInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4243,6 +4374,68 @@ func (ec *executionContext) fieldContext_Mutation_simulateEvent(ctx context.Cont
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_simulateEvent_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_sendTestWebhook(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_sendTestWebhook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SendTestWebhook(ctx, fc.Args["input"].(model.SendTestWebhookInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "webhooks:manage")
+				if err != nil {
+					var zeroVal *model.TestWebhookDelivery
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *model.TestWebhookDelivery
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TestWebhookDelivery) graphql.Marshaler {
+			return ec.marshalNTestWebhookDelivery2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐTestWebhookDelivery(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_sendTestWebhook(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TestWebhookDelivery(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_sendTestWebhook_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6723,6 +6916,144 @@ func (ec *executionContext) _StatusChange_at(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_StatusChange_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("StatusChange", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TestWebhookDelivery_eventId(ctx context.Context, field graphql.CollectedField, obj *model.TestWebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestWebhookDelivery_eventId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EventID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TestWebhookDelivery_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestWebhookDelivery", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _TestWebhookDelivery_statusCode(ctx context.Context, field graphql.CollectedField, obj *model.TestWebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestWebhookDelivery_statusCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StatusCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TestWebhookDelivery_statusCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestWebhookDelivery", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TestWebhookDelivery_latencyMs(ctx context.Context, field graphql.CollectedField, obj *model.TestWebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestWebhookDelivery_latencyMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LatencyMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TestWebhookDelivery_latencyMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestWebhookDelivery", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TestWebhookDelivery_responseExcerpt(ctx context.Context, field graphql.CollectedField, obj *model.TestWebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestWebhookDelivery_responseExcerpt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResponseExcerpt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TestWebhookDelivery_responseExcerpt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestWebhookDelivery", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TestWebhookDelivery_secret(ctx context.Context, field graphql.CollectedField, obj *model.TestWebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestWebhookDelivery_secret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Secret, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TestWebhookDelivery_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestWebhookDelivery", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TestWebhookDelivery_error(ctx context.Context, field graphql.CollectedField, obj *model.TestWebhookDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestWebhookDelivery_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TestWebhookDelivery_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestWebhookDelivery", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _WebhookAttempt_id(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookAttempt) (ret graphql.Marshaler) {
@@ -9698,6 +10029,50 @@ func (ec *executionContext) unmarshalInputRoutingRuleInput(ctx context.Context, 
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputSendTestWebhookInput(ctx context.Context, obj any) (model.SendTestWebhookInput, error) {
+	var it model.SendTestWebhookInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"url", "type", "secret"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "secret":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("secret"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Secret = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputSimulateEventInput(ctx context.Context, obj any) (webhook.SimulateInput, error) {
 	var it webhook.SimulateInput
 	if obj == nil {
@@ -10948,6 +11323,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "simulateEvent":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_simulateEvent(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sendTestWebhook":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_sendTestWebhook(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -12342,6 +12724,69 @@ func (ec *executionContext) _StatusChange(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var testWebhookDeliveryImplementors = []string{"TestWebhookDelivery"}
+
+func (ec *executionContext) _TestWebhookDelivery(ctx context.Context, sel ast.SelectionSet, obj *model.TestWebhookDelivery) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, testWebhookDeliveryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TestWebhookDelivery")
+		case "eventId":
+			out.Values[i] = ec._TestWebhookDelivery_eventId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "statusCode":
+			out.Values[i] = ec._TestWebhookDelivery_statusCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "latencyMs":
+			out.Values[i] = ec._TestWebhookDelivery_latencyMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "responseExcerpt":
+			out.Values[i] = ec._TestWebhookDelivery_responseExcerpt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "secret":
+			out.Values[i] = ec._TestWebhookDelivery_secret(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "error":
+			out.Values[i] = ec._TestWebhookDelivery_error(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var webhookAttemptImplementors = []string{"WebhookAttempt", "Node"}
 
 func (ec *executionContext) _WebhookAttempt(ctx context.Context, sel ast.SelectionSet, obj *ent.WebhookAttempt) graphql.Marshaler {
@@ -13597,6 +14042,11 @@ func (ec *executionContext) marshalNRoutingSettings2githubᚗcomᚋpaygateᚋpay
 	return ec._RoutingSettings(ctx, sel, &v)
 }
 
+func (ec *executionContext) unmarshalNSendTestWebhookInput2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐSendTestWebhookInput(ctx context.Context, v any) (model.SendTestWebhookInput, error) {
+	res, err := ec.unmarshalInputSendTestWebhookInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNSimulateEventInput2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋwebhookᚐSimulateInput(ctx context.Context, v any) (webhook.SimulateInput, error) {
 	res, err := ec.unmarshalInputSimulateEventInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -13665,6 +14115,16 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNTestWebhookDelivery2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐTestWebhookDelivery(ctx context.Context, sel ast.SelectionSet, v *model.TestWebhookDelivery) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TestWebhookDelivery(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {

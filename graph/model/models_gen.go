@@ -93,3 +93,30 @@ type RefundPaymentInput struct {
 	// As in CreatePaymentInput.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
+
+// A test event to send: to url (an absolute http or https URL, at most 2048 characters), of type
+// (payment.succeeded, payment.failed, payment.refunded, refund.succeeded, refund.failed or
+// dispute.created; payment.succeeded when left out), signed with secret (whsec_ and printable
+// ASCII, 8 to 200 characters; when left out, Paygate makes one and answers it).
+type SendTestWebhookInput struct {
+	URL    string  `json:"url"`
+	Type   *string `json:"type,omitempty"`
+	Secret *string `json:"secret,omitempty"`
+}
+
+// What came of a test event. An endpoint that could not be reached is no error: statusCode is null
+// and error says what happened.
+type TestWebhookDelivery struct {
+	// The id of the event sent (evt_test_...).
+	EventID string `json:"eventId"`
+	// The endpoint's HTTP status; a redirect is reported, never followed. Null when no answer came.
+	StatusCode *int `json:"statusCode,omitempty"`
+	// How long the endpoint took to answer, or to fail.
+	LatencyMs int `json:"latencyMs"`
+	// The first KiB of the answer's body, as text, trimmed.
+	ResponseExcerpt string `json:"responseExcerpt"`
+	// The secret the event was signed with, when Paygate made it; null when the input gave one.
+	Secret *string `json:"secret,omitempty"`
+	// Why no answer, or no whole answer, came: a timeout, a refused connection, TLS; null when one did.
+	Error *string `json:"error,omitempty"`
+}

@@ -55,11 +55,14 @@ var (
 	ConfigHistory  = Operation{Name: "configHistory", Scope: ScopeConfigWrite, RateClass: RateRead}
 	ProviderStatus = Operation{Name: "providerStatus", Scope: ScopeMonitoringRead, RateClass: RateRead}
 	SimulateEvent  = Operation{Name: "simulateEvent", Scope: ScopeWebhooksManage, RateClass: RateWrite}
+	// Sending a test webhook makes Paygate call a URL of the caller's choosing: only those who
+	// manage webhooks may, as they would point Paygate's real webhooks there.
+	SendTestWebhook = Operation{Name: "sendTestWebhook", Scope: ScopeWebhooksManage, RateClass: RateWrite}
 )
 
 // Operations lists every operation.
 var Operations = []Operation{Login, RefreshToken, CreatePayment, RefundPayment, GetPayment, ListPayments, GetRefund,
-	GetConfig, UpdateConfig, ConfigHistory, ProviderStatus, SimulateEvent}
+	GetConfig, UpdateConfig, ConfigHistory, ProviderStatus, SimulateEvent, SendTestWebhook}
 
 // OperationNamed returns the operation of a GraphQL root field, if the field is one.
 func OperationNamed(name string) (Operation, bool) {

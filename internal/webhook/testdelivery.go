@@ -1,0 +1,473 @@
+package webhook
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/prefixid"
+	"github.com/paygate/paygate/internal/state"
+)
+
+// testEventTypes are the event types Paygate sends merchants, which a test event may be; the
+// first is the default.
+var testEventTypes = []string{"payment.succeeded", "payment.failed", "payment.refunded", "refund.succeeded",
+	"refund.failed", "dispute.created"}
+
+// Bounds of a test delivery.
+const (
+	// defaultTestTimeout bounds a whole test delivery: connecting, TLS, the answer and its excerpt.
+	defaultTestTimeout = 10 * time.Second
+	// maxTestURL is the longest URL a test event is sent to.
+	maxTestURL = 2048
+	// maxTestExcerpt is how much of the endpoint's answer is read, and all that is read.
+	maxTestExcerpt = 1024
+	// maxTestHeaderBytes bounds the answer's headers, which are read whole before the excerpt.
+	maxTestHeaderBytes = 64 << 10
+	// maxTestsInFlight bounds the test deliveries under way on this server, whoever asked them.
+	maxTestsInFlight = 16
+	// testSecretPrefix starts every signing secret, as Stripe's do.
+	testSecretPrefix = "whsec_"
+	minTestSecret    = 8
+	maxTestSecret    = 200
+)
+
+// TestWebhookRequest asks for one signed test event.
+type TestWebhookRequest struct {
+	URL string
+	// Type is one of the event types Paygate sends (payment.succeeded, payment.failed,
+	// payment.refunded, refund.succeeded, refund.failed, dispute.created); "" for the first.
+	Type string
+	// Secret is the signing secret the endpoint verifies with; "" to have Paygate make one.
+	Secret string
+}
+
+// TestDelivery is what came of a test event. A delivery that got no answer is no error: Error
+// says what happened, as the merchant asked to know.
+type TestDelivery struct {
+	EventID string
+	// StatusCode is the endpoint's HTTP status, a redirect's included (never followed); 0 when no
+	// answer came.
+	StatusCode int
+	Latency    time.Duration
+	// ResponseExcerpt is the start of the answer's body, valid UTF-8, trimmed.
+	ResponseExcerpt string
+	// Secret is the signing secret when Paygate made it; "" when the request gave one.
+	Secret string
+	// Error says why no answer, or no whole answer, came; "" when one did.
+	Error string
+}
+
+// TestSender sends merchants' endpoints signed test events, so that they can check they receive
+// and verify Paygate's webhooks. The URL is the caller's, so every delivery is bounded: one
+// request, no redirect followed, no proxy, defaultTestTimeout in all, maxTestExcerpt of the answer
+// read; and, in production, never to an address of Paygate's own networks (see dialGuard).
+type TestSender struct {
+	Production bool
+	// Now times the event and its signature (default time.Now).
+	Now func() time.Time
+	// Timeout bounds each delivery (default defaultTestTimeout).
+	Timeout time.Duration
+
+	mu sync.Mutex
+	// inFlight holds the principals with a delivery under way: one each, so that no one holds
+	// more than one of the server's maxTestsInFlight.
+	inFlight map[string]bool
+}
+
+// Send sends one signed test event as req asks and reports what came back.
+func (s *TestSender) Send(ctx context.Context, req TestWebhookRequest) (TestDelivery, error) {
+	if err := auth.Authorize(ctx, auth.SendTestWebhook); err != nil {
+		return TestDelivery{}, err
+	}
+	target, err := testURL(req.URL)
+	if err != nil {
+		return TestDelivery{}, err
+	}
+	eventType := cmp.Or(req.Type, testEventTypes[0])
+	if !slices.Contains(testEventTypes, eventType) {
+		return TestDelivery{}, apierror.ForParam(apierror.InvalidRequest, "type", "type must be one of "+strings.Join(testEventTypes, ", "))
+	}
+	delivery := TestDelivery{EventID: prefixid.New("evt_test")}
+	secret := req.Secret
+	if secret == "" {
+		secret = newTestSecret()
+		delivery.Secret = secret
+	} else if err := checkTestSecret(secret); err != nil {
+		return TestDelivery{}, err
+	}
+	p, _ := auth.PrincipalFrom(ctx) // the operation has a scope, so there is a principal
+	release, err := s.claim(p.Subject)
+	if err != nil {
+		return TestDelivery{}, err
+	}
+	defer release()
+
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	at := now().UTC().Truncate(time.Second)
+	body, err := json.Marshal(testEvent{ID: delivery.EventID, Type: eventType, CreatedAt: at, Data: testEventData{Object: testObject(eventType, at)}})
+	if err != nil {
+		return TestDelivery{}, err
+	}
+	timeout := cmp.Or(s.Timeout, defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	post, err := http.NewRequestWithContext(ctx, http.MethodPost, target.String(), bytes.NewReader(body))
+	if err != nil {
+		return TestDelivery{}, err
+	}
+	post.Header.Set("Content-Type", "application/json")
+	post.Header.Set("User-Agent", "Paygate-Webhooks/1.0")
+	post.Header.Set("Paygate-Signature", signTestEvent(body, secret, at))
+
+	start := time.Now()
+	resp, err := s.client().Do(post)
+	delivery.Latency = time.Since(start)
+	if err != nil {
+		if refused, ok := errors.AsType[*refusedAddress](err); ok {
+			return TestDelivery{}, apierror.ForParam(apierror.InvalidRequest, "url",
+				"url leads to "+refused.kind+" address, where test webhooks are not sent")
+		}
+		delivery.Error = failureOf(err, timeout)
+		return delivery, nil
+	}
+	defer resp.Body.Close() // unread beyond the excerpt: the connection is not kept
+	delivery.StatusCode = resp.StatusCode
+	excerpt, err := io.ReadAll(io.LimitReader(resp.Body, maxTestExcerpt))
+	delivery.ResponseExcerpt = excerptOf(excerpt)
+	if err != nil {
+		delivery.Error = "the answer's body was cut short: " + failureOf(err, timeout)
+	}
+	return delivery, nil
+}
+
+// signTestEvent is the Paygate-Signature header of a test event's body sent at: t, its Unix time,
+// and v1, the hex HMAC-SHA256 under secret of "t.body", as Stripe signs its events.
+func signTestEvent(body []byte, secret string, at time.Time) string {
+	timestamp := strconv.FormatInt(at.Unix(), 10)
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(timestamp + "."))
+	mac.Write(body)
+	return "t=" + timestamp + ",v1=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+// claim takes a delivery slot for subject, or refuses: one delivery at a time each, and at most
+// maxTestsInFlight on the server, so the endpoint cannot be made to hold open connections without
+// bound however many requests ask at once.
+func (s *TestSender) claim(subject string) (release func(), err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.inFlight[subject]:
+		return nil, apierror.New(apierror.InvalidState, "a test webhook of yours is still under way: wait for its answer")
+	case len(s.inFlight) >= maxTestsInFlight:
+		return nil, apierror.New(apierror.ServiceUnavailable, "too many test webhooks are under way: try again in a few seconds")
+	}
+	if s.inFlight == nil {
+		s.inFlight = map[string]bool{}
+	}
+	s.inFlight[subject] = true
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.inFlight, subject)
+	}, nil
+}
+
+// client is a client for one delivery: it follows no redirect, takes no proxy from the
+// environment, keeps no connection, leaves the body as sent (no transparent gzip, which would
+// read more than the excerpt) and dials only what dialGuard allows.
+func (s *TestSender) client() *http.Client {
+	dialer := &net.Dialer{ControlContext: dialGuard(s.Production)}
+	return &http.Client{
+		Transport: &http.Transport{
+			DialContext:            dialer.DialContext,
+			DisableKeepAlives:      true,
+			DisableCompression:     true,
+			MaxResponseHeaderBytes: maxTestHeaderBytes,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// testURL checks a test event's destination before anything is resolved or dialled. The address
+// it leads to is checked as it is dialled.
+func testURL(raw string) (*url.URL, error) {
+	if raw == "" {
+		return nil, apierror.ForParam(apierror.MissingField, "url", "url is required")
+	}
+	if len(raw) > maxTestURL {
+		return nil, apierror.ForParam(apierror.InvalidRequest, "url", fmt.Sprintf("url is longer than %d characters", maxTestURL))
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return nil, apierror.ForParam(apierror.InvalidRequest, "url", "url must be an absolute http or https URL with a host")
+	}
+	if u.User != nil {
+		return nil, apierror.ForParam(apierror.InvalidRequest, "url", "url must not hold a user name or password")
+	}
+	u.Fragment, u.RawFragment = "", "" // never sent
+	return u, nil
+}
+
+// checkTestSecret refuses a signing secret that is not whsec_ and printable ASCII: what a
+// merchant copies from a configuration, with nothing that may be read two ways.
+func checkTestSecret(secret string) error {
+	if len(secret) < minTestSecret || len(secret) > maxTestSecret || !strings.HasPrefix(secret, testSecretPrefix) ||
+		strings.ContainsFunc(secret, func(r rune) bool { return r <= ' ' || r > '~' }) {
+		return apierror.ForParam(apierror.InvalidRequest, "secret",
+			fmt.Sprintf("secret must be %s followed by printable ASCII, %d to %d characters in all", testSecretPrefix, minTestSecret, maxTestSecret))
+	}
+	return nil
+}
+
+// newTestSecret makes a one-off signing secret of 256 random bits.
+func newTestSecret() string {
+	raw := make([]byte, 32)
+	rand.Read(raw)
+	return testSecretPrefix + hex.EncodeToString(raw)
+}
+
+// excerptOf is the start of an answer as text: valid UTF-8 (a character cut by the limit is left
+// out, bytes that are no UTF-8 are replaced), trimmed.
+func excerptOf(b []byte) string {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				b = b[:i]
+			}
+			break
+		}
+	}
+	return strings.TrimSpace(strings.ToValidUTF8(string(b), string(utf8.RuneError)))
+}
+
+// failureOf says why a delivery got no answer, in words of Paygate's own: the errors' texts name
+// Paygate's resolver and its own address.
+func failureOf(err error, timeout time.Duration) string {
+	var netErr net.Error
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var alert tls.AlertError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout():
+		return fmt.Sprintf("timeout: no answer within %s", timeout)
+	case errors.As(err, &dnsErr):
+		return "the host name could not be resolved"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "the connection was refused"
+	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH):
+		return "the host cannot be reached"
+	case errors.As(err, &certErr):
+		return "TLS: the certificate could not be verified (" + certificateProblem(certErr.Err) + ")"
+	case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"): // net/http has no type for it
+		return "TLS: the endpoint answered in plain HTTP (is it http://?)"
+	case errors.As(err, &alert):
+		return "TLS: the handshake failed"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "the connection was closed before a whole answer came"
+	default:
+		return "no HTTP answer could be read"
+	}
+}
+
+func certificateProblem(err error) string {
+	invalid, isInvalid := errors.AsType[x509.CertificateInvalidError](err)
+	switch {
+	case errors.As(err, new(x509.UnknownAuthorityError)):
+		return "signed by an unknown authority"
+	case errors.As(err, new(x509.HostnameError)):
+		return "not valid for the host"
+	case isInvalid && invalid.Reason == x509.Expired:
+		return "expired or not yet valid"
+	default:
+		return "invalid"
+	}
+}
+
+// refusedAddress is a destination dialGuard refuses; kind names its range, never the address,
+// which may be one of Paygate's networks that the URL did not spell.
+type refusedAddress struct{ kind string }
+
+func (e *refusedAddress) Error() string { return "refused destination: " + e.kind + " address" }
+
+// addressRange is a range of addresses never dialled: always, or in production only when local.
+type addressRange struct {
+	prefix netip.Prefix
+	kind   string
+	// local ranges are where a merchant's endpoint under development may be (localhost, a LAN):
+	// allowed outside production. The others hold no endpoint anyone tests, and some the clouds'
+	// metadata services (169.254.169.254, 192.0.0.192), so a server left in development mode
+	// does not reach them either.
+	local bool
+}
+
+var refusedRanges = []addressRange{
+	{netip.MustParsePrefix("0.0.0.0/8"), "an unspecified", false},
+	{netip.MustParsePrefix("127.0.0.0/8"), "a loopback", true},
+	{netip.MustParsePrefix("10.0.0.0/8"), "a private", true},
+	{netip.MustParsePrefix("172.16.0.0/12"), "a private", true},
+	{netip.MustParsePrefix("192.168.0.0/16"), "a private", true},
+	{netip.MustParsePrefix("100.64.0.0/10"), "a shared (carrier-grade NAT)", true},
+	{netip.MustParsePrefix("198.18.0.0/15"), "a benchmarking", true},
+	{netip.MustParsePrefix("169.254.0.0/16"), "a link-local", false},
+	{netip.MustParsePrefix("192.0.0.0/24"), "a special-purpose", false},
+	{netip.MustParsePrefix("224.0.0.0/4"), "a multicast", false},
+	{netip.MustParsePrefix("240.0.0.0/4"), "a reserved", false},
+	{netip.MustParsePrefix("::/128"), "an unspecified", false},
+	{netip.MustParsePrefix("::1/128"), "a loopback", true},
+	{netip.MustParsePrefix("fc00::/7"), "a private", true},
+	{netip.MustParsePrefix("fe80::/10"), "a link-local", false},
+	{netip.MustParsePrefix("fec0::/10"), "a site-local", false},
+	{netip.MustParsePrefix("ff00::/8"), "a multicast", false},
+}
+
+// nat64 is the well-known NAT64 prefix, whose addresses stand for the IPv4 address in their last
+// 32 bits.
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+
+// dialGuard checks each address as it is dialled, after resolution, so a host name resolving to a
+// refused address (localhost, or a name rebound between two look-ups) is refused as the address
+// itself is. IPv4 addresses written as IPv6 (::ffff:127.0.0.1, 64:ff9b::7f00:1) are checked as the
+// IPv4 address they stand for.
+func dialGuard(production bool) func(ctx context.Context, network, address string, _ syscall.RawConn) error {
+	return func(_ context.Context, network, address string, _ syscall.RawConn) error {
+		addrPort, err := netip.ParseAddrPort(address)
+		if err != nil || (network != "tcp4" && network != "tcp6") {
+			return &refusedAddress{kind: "an unknown"}
+		}
+		ip := addrPort.Addr().WithZone("").Unmap() // a zoned address matches no prefix
+		if nat64.Contains(ip) {
+			b := ip.As16()
+			ip = netip.AddrFrom4([4]byte(b[12:]))
+		}
+		for _, r := range refusedRanges {
+			if r.prefix.Contains(ip) && (production || !r.local) {
+				return &refusedAddress{kind: r.kind}
+			}
+		}
+		return nil
+	}
+}
+
+// testEvent is the event sent, as Paygate's webhooks are.
+type testEvent struct {
+	ID        string        `json:"id"`
+	Type      string        `json:"type"`
+	CreatedAt time.Time     `json:"created_at"`
+	Livemode  bool          `json:"livemode"`
+	Data      testEventData `json:"data"`
+}
+
+type testEventData struct {
+	Object any `json:"object"`
+}
+
+// testPayment is a payment in the REST shape; its IDs, metadata and description say it is a test.
+type testPayment struct {
+	ID                string            `json:"id"`
+	Object            string            `json:"object"`
+	Amount            string            `json:"amount"`
+	Currency          string            `json:"currency"`
+	Status            string            `json:"status"`
+	PaymentMethod     string            `json:"payment_method"`
+	Customer          testCustomer      `json:"customer"`
+	Card              testCard          `json:"card"`
+	Provider          string            `json:"provider"`
+	ProviderPaymentID *string           `json:"provider_payment_id"`
+	AmountRefunded    string            `json:"amount_refunded"`
+	FailureCode       *string           `json:"failure_code"`
+	FailureMessage    *string           `json:"failure_message"`
+	Description       string            `json:"description"`
+	Metadata          map[string]string `json:"metadata"`
+	DisputedAt        *time.Time        `json:"disputed_at,omitempty"`
+	DisputeReason     *string           `json:"dispute_reason,omitempty"`
+	CreatedAt         time.Time         `json:"created_at"`
+	UpdatedAt         time.Time         `json:"updated_at"`
+}
+
+type testCustomer struct {
+	Email string `json:"email"`
+	Name  string `json:"name"`
+}
+
+type testCard struct {
+	Brand       string `json:"brand"`
+	Last4       string `json:"last4"`
+	ExpMonth    int    `json:"exp_month"`
+	ExpYear     int    `json:"exp_year"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+// testRefund is a refund in the REST shape.
+type testRefund struct {
+	ID          string    `json:"id"`
+	Object      string    `json:"object"`
+	PaymentID   string    `json:"payment_id"`
+	Amount      string    `json:"amount"`
+	Currency    string    `json:"currency"`
+	Status      string    `json:"status"`
+	Reason      *string   `json:"reason"`
+	FailureCode *string   `json:"failure_code"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// testObject is the sample object an event of eventType carries: a payment of 10.00 USD, or a
+// refund of all of it.
+func testObject(eventType string, at time.Time) any {
+	amount := money.Amount{Minor: 1000, Currency: "USD"}.String()
+	p := testPayment{
+		ID: prefixid.New("pay_test"), Object: "payment", Amount: amount, Currency: "USD",
+		Status: string(state.PaymentSucceeded), PaymentMethod: "credit_card",
+		Customer: testCustomer{Email: "test@example.com", Name: "Test Customer"},
+		Card: testCard{Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: at.Year() + 1,
+			Fingerprint: "test_fingerprint"},
+		Provider: "stripe", AmountRefunded: money.Amount{Currency: "USD"}.String(),
+		Description: "Paygate test webhook", Metadata: map[string]string{"paygate_test": "true"},
+		CreatedAt: at, UpdatedAt: at,
+	}
+	refund := testRefund{ID: prefixid.New("re_test"), Object: "refund", PaymentID: p.ID, Amount: amount, Currency: "USD",
+		Status: string(state.RefundSucceeded), Reason: new("requested_by_customer"), CreatedAt: at}
+	switch eventType {
+	case "payment.failed":
+		p.Status = string(state.PaymentFailed)
+		p.FailureCode, p.FailureMessage = new("card_declined"), new("The card was declined.")
+	case "payment.refunded":
+		p.Status, p.AmountRefunded = string(state.PaymentRefunded), amount
+	case "dispute.created":
+		p.DisputedAt, p.DisputeReason = &at, new("fraudulent")
+	case "refund.succeeded":
+		return refund
+	case "refund.failed":
+		refund.Status, refund.FailureCode = string(state.RefundFailed), new("refund_declined")
+		return refund
+	}
+	return p
+}
