@@ -73,8 +73,8 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 	// A test webhook goes to a merchant's endpoint on this machine, as outside production it may.
 	hook := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer hook.Close()
-	entries[auth.SendTestWebhook.Name] = []entry{{query: `mutation($in: SendTestWebhookInput!) { sendTestWebhook(input: $in) { eventId statusCode } }`,
-		variables: map[string]any{"in": map[string]any{"url": hook.URL}}}}
+	entries[auth.SendTestWebhook.Name] = []entry{{method: http.MethodPost, path: "/api/v1/webhooks/test", body: map[string]any{"url": hook.URL},
+		query: sendTestWebhookMutation, variables: map[string]any{"in": map[string]any{"url": hook.URL}}}}
 	roles := map[string]string{auth.ScopePaymentsRead: "viewer", auth.ScopePaymentsWrite: "developer", auth.ScopeRefundsWrite: "operator",
 		auth.ScopeConfigWrite: "admin", auth.ScopeMonitoringRead: "operator", auth.ScopeWebhooksManage: "operator"}
 	// GraphQL, too, refuses before it reads the arguments: bad input from someone who may not ask

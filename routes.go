@@ -51,6 +51,7 @@ func NewServer(deps ServerDeps) http.Handler {
 	mux.Handle("PUT /api/v1/admin/config", api.Operation(auth.UpdateConfig, api.UpdateConfig))
 	mux.Handle("GET /api/v1/admin/config/history", api.Operation(auth.ConfigHistory, api.ConfigHistory))
 	mux.Handle("POST /api/v1/webhooks/simulate", api.Operation(auth.SimulateEvent, api.SimulateEvent))
+	mux.Handle("POST /api/v1/webhooks/test", api.Operation(auth.SendTestWebhook, api.SendTestWebhook))
 	mux.Handle("POST /webhooks/{provider}", receiveWebhook(deps.Inbox))
 	mux.Handle("/api/v1/auth/login", rest.Allow(http.MethodPost))
 	mux.Handle("/api/v1/auth/refresh", rest.Allow(http.MethodPost))
@@ -61,6 +62,7 @@ func NewServer(deps ServerDeps) http.Handler {
 	mux.Handle("/api/v1/admin/config", rest.Allow(http.MethodGet, http.MethodPut))
 	mux.Handle("/api/v1/admin/config/history", rest.Allow(http.MethodGet))
 	mux.Handle("/api/v1/webhooks/simulate", rest.Allow(http.MethodPost))
+	mux.Handle("/api/v1/webhooks/test", rest.Allow(http.MethodPost))
 	mux.Handle("/webhooks/{provider}", rest.Allow(http.MethodPost))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusOK, "ok")
