@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -253,5 +254,23 @@ func TestTestWebhookRefused(t *testing.T) {
 	r = development.request(http.MethodGet, testWebhookPath, operator, nil)
 	if r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") != "POST" {
 		t.Errorf("GET %s = %d %v", testWebhookPath, r.status, r.header)
+	}
+}
+
+// TestOneTestWebhookPerRequest: aliases of sendTestWebhook send nothing, so one request cannot
+// make Paygate call a URL a hundred times.
+func TestOneTestWebhookPerRequest(t *testing.T) {
+	env := newTestEnv(t, databasetest.SQLite(t))
+	endpoint, received := merchantEndpoint(t, http.StatusOK, "")
+	var aliases strings.Builder
+	for i := range 10 {
+		fmt.Fprintf(&aliases, ` a%d: sendTestWebhook(input: {url: %q}) { statusCode }`, i, endpoint.URL)
+	}
+	data, errs := env.graphql(env.tokenFor("operator"), "mutation {"+aliases.String()+"}", nil)
+	if len(errs) != 1 || errs[0].code() != "invalid_request" || data != nil {
+		t.Errorf("10 sendTestWebhook = %v %+v", data, errs)
+	}
+	if len(received) != 0 {
+		t.Errorf("%d test webhooks were sent by a refused request", len(received))
 	}
 }

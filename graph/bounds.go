@@ -68,6 +68,10 @@ var defaultDocumentLimits = documentLimits{
 // would tell which alias held the right one.
 var credentialFields = map[string]bool{"login": true, "refreshToken": true}
 
+// outboundFields are mutations that make Paygate call a URL of the client's. One request sends
+// at most one: aliases would otherwise send a hundred, one after another, each up to its timeout.
+var outboundFields = map[string]bool{"sendTestWebhook": true}
+
 // documentBounds refuses a request over its limits, or asking for introspection in production,
 // before gqlgen validates it. A document already in the cache passed these checks when it was
 // first parsed, so a repeated query costs one cache look-up and the pass over its variables.
@@ -180,7 +184,7 @@ func (w *documentWalk) measure(doc *ast.QueryDocument) *gqlerror.Error {
 		if err := w.directives(op.Directives); err != nil {
 			return err
 		}
-		w.credentials = 0
+		w.credentials, w.outbound = 0, 0
 		w.mutation = op.Operation == ast.Mutation
 		if err := w.selectionSet(op.SelectionSet, 1, 0, 0, newMergedSelection()); err != nil {
 			return err
@@ -227,9 +231,9 @@ type documentWalk struct {
 	// each field once more for every inline fragment directly around it (validation reads it
 	// anew), and each pair of same-named fields that may conflict.
 	steps, aliases int
-	// mutation and credentials follow the root fields of the operation being walked.
-	mutation    bool
-	credentials int
+	// mutation, credentials and outbound follow the root fields of the operation being walked.
+	mutation              bool
+	credentials, outbound int
 }
 
 // mergedSelection counts the fields of one response name that validation merges into one
@@ -325,6 +329,12 @@ func (w *documentWalk) field(f *ast.Field, depth, fragmentDepth, inlineNesting i
 		w.credentials++
 		if w.credentials > 1 {
 			return requestError(apierror.InvalidRequest, "a request may hold one login or refreshToken, not several")
+		}
+	}
+	if w.mutation && depth == 1 && outboundFields[f.Name] {
+		w.outbound++
+		if w.outbound > 1 {
+			return requestError(apierror.InvalidRequest, "a request may hold one sendTestWebhook, not several")
 		}
 	}
 	for _, argument := range f.Arguments {

@@ -137,6 +137,8 @@ func TestFloodsAreRefusedBeforeValidation(t *testing.T) {
 		{"1 MB of tokens", "{" + strings.Repeat(" a", 1<<19) + "}", "query_too_complex"},
 		{"499 logins", "mutation {" + repeat(499, ` a%d: login(input: {email: "a@example.com", password: "guess"}) { accessToken }`) + "}", "invalid_request"},
 		{"two logins", `mutation { a: login(input: {email: "a@example.com", password: "one"}) { accessToken } b: login(input: {email: "a@example.com", password: "two"}) { accessToken } }`, "invalid_request"},
+		{"50 test webhooks", "mutation {" + repeat(50, ` a%d: sendTestWebhook(input: {url: "https://example.com/"}) { statusCode }`) + "}", "invalid_request"},
+		{"two test webhooks through a fragment", `mutation { ...W sendTestWebhook(input: {url: "https://example.com/"}) { statusCode } } fragment W on Mutation { sendTestWebhook(input: {url: "https://example.org/"}) { statusCode } }`, "invalid_request"},
 		{"login and refresh through a fragment", `mutation { ...L refreshToken(refreshToken: "x") { accessToken } } fragment L on Mutation { login(input: {email: "a@example.com", password: "x"}) { accessToken } }`, "invalid_request"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -233,6 +235,7 @@ func TestOneCredentialPerOperation(t *testing.T) {
 		// One per operation: only one of them runs.
 		`mutation A { login(input: {email: "a@example.com", password: "x"}) { accessToken } }
 		 mutation B { refreshToken(refreshToken: "x") { accessToken } }`,
+		`mutation { login(input: {email: "a@example.com", password: "x"}) { accessToken } sendTestWebhook(input: {url: "https://example.com/"}) { statusCode } }`,
 	} {
 		if _, err := measureQuery(t, query, false); err != nil {
 			t.Errorf("%s refused: %v", query, err)
