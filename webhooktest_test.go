@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -67,7 +68,9 @@ func checkSigned(t *testing.T, d delivery, secret, eventID, eventType string) ma
 		t.Errorf("headers = %v", d.header)
 	}
 	var event map[string]any
-	if err := json.Unmarshal(d.body, &event); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(d.body))
+	dec.UseNumber()
+	if err := dec.Decode(&event); err != nil {
 		t.Fatalf("body %s: %v", d.body, err)
 	}
 	created, err := time.Parse(time.RFC3339, str(event["created_at"]))
@@ -105,7 +108,7 @@ func TestSendTestWebhook(t *testing.T) {
 		t.Errorf("REST answer = %s", r.raw)
 	}
 	payment := checkSigned(t, <-received, secret, str(data["event_id"]), "payment.succeeded")
-	if !strings.HasPrefix(str(payment["id"]), "pay_test_") || payment["object"] != "payment" || payment["amount"] != "10.00" ||
+	if !strings.HasPrefix(str(payment["id"]), "pay_test_") || payment["object"] != "payment" || str(payment["amount"]) != "10.00" ||
 		payment["currency"] != "USD" || payment["status"] != "succeeded" {
 		t.Errorf("payment = %v", payment)
 	}

@@ -394,7 +394,7 @@ type testEventData struct {
 type testPayment struct {
 	ID                string            `json:"id"`
 	Object            string            `json:"object"`
-	Amount            string            `json:"amount"`
+	Amount            json.Number       `json:"amount"`
 	Currency          string            `json:"currency"`
 	Status            string            `json:"status"`
 	PaymentMethod     string            `json:"payment_method"`
@@ -402,13 +402,13 @@ type testPayment struct {
 	Card              testCard          `json:"card"`
 	Provider          string            `json:"provider"`
 	ProviderPaymentID *string           `json:"provider_payment_id"`
-	AmountRefunded    string            `json:"amount_refunded"`
+	AmountRefunded    json.Number       `json:"amount_refunded"`
 	FailureCode       *string           `json:"failure_code"`
 	FailureMessage    *string           `json:"failure_message"`
 	Description       string            `json:"description"`
 	Metadata          map[string]string `json:"metadata"`
-	DisputedAt        *time.Time        `json:"disputed_at,omitempty"`
-	DisputeReason     *string           `json:"dispute_reason,omitempty"`
+	DisputedAt        *time.Time        `json:"disputed_at"`
+	DisputeReason     *string           `json:"dispute_reason"`
 	CreatedAt         time.Time         `json:"created_at"`
 	UpdatedAt         time.Time         `json:"updated_at"`
 }
@@ -428,28 +428,29 @@ type testCard struct {
 
 // testRefund is a refund in the REST shape.
 type testRefund struct {
-	ID          string    `json:"id"`
-	Object      string    `json:"object"`
-	PaymentID   string    `json:"payment_id"`
-	Amount      string    `json:"amount"`
-	Currency    string    `json:"currency"`
-	Status      string    `json:"status"`
-	Reason      *string   `json:"reason"`
-	FailureCode *string   `json:"failure_code"`
-	CreatedAt   time.Time `json:"created_at"`
+	ID          string      `json:"id"`
+	Object      string      `json:"object"`
+	PaymentID   string      `json:"payment_id"`
+	Amount      json.Number `json:"amount"`
+	Currency    string      `json:"currency"`
+	Status      string      `json:"status"`
+	Reason      *string     `json:"reason"`
+	FailureCode *string     `json:"failure_code"`
+	CreatedAt   time.Time   `json:"created_at"`
 }
 
 // testObject is the sample object an event of eventType carries: a payment of 10.00 USD, or a
 // refund of all of it.
 func testObject(eventType string, at time.Time) any {
-	amount := money.Amount{Minor: 1000, Currency: "USD"}.String()
+	// Amounts are JSON numbers with the currency's decimals, as in Paygate's REST answers.
+	amount := json.Number(money.Amount{Minor: 1000, Currency: "USD"}.String())
 	p := testPayment{
 		ID: prefixid.New("pay_test"), Object: "payment", Amount: amount, Currency: "USD",
 		Status: string(state.PaymentSucceeded), PaymentMethod: "credit_card",
 		Customer: testCustomer{Email: "test@example.com", Name: "Test Customer"},
 		Card: testCard{Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: at.Year() + 1,
 			Fingerprint: "test_fingerprint"},
-		Provider: "stripe", AmountRefunded: money.Amount{Currency: "USD"}.String(),
+		Provider: "stripe", AmountRefunded: json.Number(money.Amount{Currency: "USD"}.String()),
 		Description: "Paygate test webhook", Metadata: map[string]string{"paygate_test": "true"},
 		CreatedAt: at, UpdatedAt: at,
 	}

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -107,6 +108,7 @@ func TestTestEventSigned(t *testing.T) {
 	}
 	dec := json.NewDecoder(strings.NewReader(string(r.body)))
 	dec.DisallowUnknownFields()
+	dec.UseNumber()
 	if err := dec.Decode(&event); err != nil {
 		t.Fatalf("event %s: %v", r.body, err)
 	}
@@ -116,7 +118,7 @@ func TestTestEventSigned(t *testing.T) {
 	}
 	payment := event.Data.Object
 	if id, _ := payment["id"].(string); !strings.HasPrefix(id, "pay_test_") || payment["object"] != "payment" ||
-		payment["amount"] != "10.00" || payment["currency"] != "USD" || payment["status"] != "succeeded" {
+		payment["amount"] != json.Number("10.00") || payment["currency"] != "USD" || payment["status"] != "succeeded" {
 		t.Errorf("payment = %v", payment)
 	}
 
@@ -142,11 +144,11 @@ func TestTestEventTypes(t *testing.T) {
 	sender := &TestSender{}
 	ctx := asRole("usr_1", "admin")
 	for eventType, want := range map[string]map[string]any{
-		"payment.succeeded": {"object": "payment", "status": "succeeded", "amount_refunded": "0.00"},
+		"payment.succeeded": {"object": "payment", "status": "succeeded", "amount_refunded": json.Number("0.00")},
 		"payment.failed":    {"object": "payment", "status": "failed", "failure_code": "card_declined"},
-		"payment.refunded":  {"object": "payment", "status": "refunded", "amount_refunded": "10.00"},
+		"payment.refunded":  {"object": "payment", "status": "refunded", "amount_refunded": json.Number("10.00")},
 		"dispute.created":   {"object": "payment", "status": "succeeded", "dispute_reason": "fraudulent"},
-		"refund.succeeded":  {"object": "refund", "status": "succeeded", "amount": "10.00", "failure_code": nil},
+		"refund.succeeded":  {"object": "refund", "status": "succeeded", "amount": json.Number("10.00"), "failure_code": nil},
 		"refund.failed":     {"object": "refund", "status": "failed", "failure_code": "refund_declined"},
 	} {
 		if _, err := sender.Send(ctx, TestWebhookRequest{URL: server.URL, Type: eventType}); err != nil {
@@ -158,7 +160,9 @@ func TestTestEventTypes(t *testing.T) {
 				Object map[string]any `json:"object"`
 			} `json:"data"`
 		}
-		if err := json.Unmarshal((<-got).body, &event); err != nil || event.Type != eventType {
+		dec := json.NewDecoder(bytes.NewReader((<-got).body))
+		dec.UseNumber()
+		if err := dec.Decode(&event); err != nil || event.Type != eventType {
 			t.Fatalf("%s: %+v %v", eventType, event, err)
 		}
 		for field, value := range want {
