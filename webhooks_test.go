@@ -365,3 +365,34 @@ func TestServersShareTheWebhookQueue(t *testing.T) {
 		}
 	})
 }
+
+// TestWebhookWithNULInItsIDIsRefused: a signed delivery whose event id or type holds a NUL
+// (which PostgreSQL's text refuses) is 400, not the provider's shape, never an internal error
+// the provider would retry for days.
+func TestWebhookWithNULInItsIDIsRefused(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db, webhookSecretsEnv...)
+		stripeID := `{"id":"evt_\u0000nul","object":"event","type":"customer.created","data":{"object":{"id":"cus_1"}}}`
+		stripeType := `{"id":"evt_nul_type","object":"event","type":"customer.\u0000created","data":{"object":{"id":"cus_1"}}}`
+		checkout := `{"id":"evt_\u0000cko","type":"card_verified","data":{"id":"pay_cko"}}`
+		adyen := adyenNotification(t, adyenwebhook.NotificationRequestItem{Amount: adyenwebhook.Amount{Currency: "EUR", Value: 1000},
+			EventCode: "REPORT_AVAILABLE", MerchantAccountCode: "PaygateSandbox", PspReference: "PSP\x00NUL", Success: "true"}, testAdyenKey)
+		for _, tc := range []struct {
+			name, provider, body string
+			headers              []string
+		}{
+			{"stripe id", "stripe", stripeID, stripeDelivery(stripeID, testStripeSecret, time.Now())},
+			{"stripe type", "stripe", stripeType, stripeDelivery(stripeType, testStripeSecret, time.Now())},
+			{"checkout id", "checkout", checkout, checkoutSignature(checkout, testCheckoutSecret)},
+			{"adyen pspReference", "adyen", adyen, nil},
+		} {
+			if !strings.Contains(tc.body, `\u0000`) {
+				t.Fatalf("%s: no NUL in %s", tc.name, tc.body)
+			}
+			r := env.request(http.MethodPost, "/webhooks/"+tc.provider, "", tc.body, tc.headers...)
+			if r.status >= 500 {
+				t.Errorf("%s with a NUL: %d %s", tc.name, r.status, r.raw)
+			}
+		}
+	})
+}

@@ -28,10 +28,39 @@ type Applied struct {
 	// Ignored says why nothing changed, "" when the notification was applied or agreed with
 	// what was already recorded.
 	Ignored string
-	// NotBefore, when set, means the payment or refund may still be recorded by its own request:
-	// the caller rolls back whatever the call wrote and applies the notification again then.
+	// NeedsAttention means the provider and Paygate's books disagree in a way only a person can
+	// settle (money taken for a failed payment, a refund of another amount): Ignored says what.
+	NeedsAttention bool
+	// NotBefore, when set, means the notification cannot be applied yet: the payment or refund
+	// may still be recorded by its own request, or the payment it names is not known yet. The
+	// caller rolls back whatever the call wrote and applies it again then.
 	NotBefore time.Time
 }
+
+// verdict is what applying one part of a notification came to.
+type verdict struct {
+	ignored   string
+	attention bool
+	notBefore time.Time
+}
+
+func agreed() verdict                  { return verdict{} }
+func ignore(why string) verdict        { return verdict{ignored: why} }
+func attention(why string) verdict     { return verdict{ignored: why, attention: true} }
+func waitUntil(when time.Time) verdict { return verdict{notBefore: when} }
+func (v verdict) waits() bool          { return !v.notBefore.IsZero() }
+func (v verdict) applied(to string) Applied {
+	return Applied{PaymentID: to, Ignored: v.ignored, NeedsAttention: v.attention, NotBefore: v.notBefore}
+}
+
+// unknownChargeWait is how often an event naming a charge Paygate does not know yet is tried
+// again while a payment at that provider could still turn out to be that charge, and
+// unknownChargeWindow how long after its creation such a payment is waited for: as long as
+// reconciliation takes to settle it.
+const (
+	unknownChargeWait   = 5 * time.Minute
+	unknownChargeWindow = 24 * time.Hour
+)
 
 // ApplyNotification records within tx what providerName's notification n says happened to one of
 // its payments, through the payment and refund lifecycles only: a state never moves backwards, so
@@ -41,39 +70,63 @@ func (s *Service) ApplyNotification(ctx context.Context, tx *ent.Tx, providerNam
 	if n.Kind == provider.Unhandled {
 		return Applied{Ignored: n.Reason}, nil
 	}
-	p, err := findPayment(ctx, tx, providerName, n)
-	if err != nil || p == nil {
-		return Applied{Ignored: "no payment of Paygate's is " + describeReference(providerName, n)}, err
-	}
-	applied := Applied{PaymentID: p.ID}
-	if p.Provider != providerName {
-		// A failover moves a payment on only when the provider did nothing, so this is a charge
-		// nobody expected: it needs a person.
-		applied.Ignored = fmt.Sprintf("payment %s was charged through %s, not %s: check both providers", p.ID, p.Provider, providerName)
-		return applied, nil
-	}
-	if p, err = lockPayment(ctx, tx, p.ID); err != nil {
-		return applied, err
+	if !storable(n) {
+		return attention("the event's ids are not text Paygate can store or look up: check it at " + providerName).applied(""), nil
 	}
 	now := s.now()
+	p, err := findPayment(ctx, tx, providerName, n)
+	if err != nil {
+		return Applied{}, err
+	}
+	if p == nil {
+		v, err := s.unknownPayment(ctx, tx, providerName, n, now)
+		return v.applied(""), err
+	}
+	if p.Provider != providerName {
+		if n.Kind == provider.ChargeFailed {
+			// The provider the payment failed over from: it failed there, as the failover said.
+			return ignore(fmt.Sprintf("payment %s failed over from %s to %s", p.ID, providerName, p.Provider)).applied(p.ID), nil
+		}
+		// A failover moves a payment on only when the provider did nothing.
+		return attention(fmt.Sprintf("payment %s was charged through %s, yet %s reports on it: check both providers", p.ID, p.Provider, providerName)).applied(p.ID), nil
+	}
+	if p, err = lockPayment(ctx, tx, p.ID); err != nil {
+		return Applied{}, err
+	}
 	if p.Status == state.PaymentProcessing && now.Sub(p.CreatedAt) < InFlightGrace {
-		applied.NotBefore = p.CreatedAt.Add(InFlightGrace)
-		return applied, nil
+		return waitUntil(p.CreatedAt.Add(InFlightGrace)).applied(p.ID), nil
 	}
 	actor := "webhook:" + providerName
+	var v verdict
 	switch n.Kind {
 	case provider.ChargeSucceeded:
-		applied.Ignored, err = s.chargeSucceeded(ctx, tx, p, n, actor)
+		v, err = s.chargeSucceeded(ctx, tx, p, n, actor)
 	case provider.ChargeFailed:
-		applied.Ignored, err = s.chargeFailed(ctx, tx, p, n, actor)
+		v, err = s.chargeFailed(ctx, tx, p, n, actor)
 	case provider.Disputed:
-		applied.Ignored, err = s.disputed(ctx, tx, p, n, now)
+		v, err = s.disputed(ctx, tx, p, n, now)
 	case provider.RefundsChanged:
-		applied.Ignored, applied.NotBefore, err = s.refundsChanged(ctx, tx, p, n, actor, now)
+		v, err = s.refundsChanged(ctx, tx, p, n, actor, now)
 	default:
-		applied.Ignored = fmt.Sprintf("notification of kind %q is not acted on", n.Kind)
+		v = ignore(fmt.Sprintf("notification of kind %q is not acted on", n.Kind))
 	}
-	return applied, err
+	return v.applied(p.ID), err
+}
+
+// unknownPayment is the verdict on a notification about no payment Paygate knows: one named only
+// by the provider's id of the charge may be about a payment whose answer was lost, whose id is
+// not recorded yet, so it waits while such a payment is still being settled; else it is ignored.
+func (s *Service) unknownPayment(ctx context.Context, tx *ent.Tx, providerName string, n provider.Notification, now time.Time) (verdict, error) {
+	why := "no payment of Paygate's is " + describeReference(providerName, n)
+	if n.PaymentID != "" || n.ProviderPaymentID == "" {
+		return ignore(why), nil
+	}
+	unsettled, err := tx.Payment.Query().Where(payment.Provider(providerName), payment.StatusEQ(state.PaymentProcessing),
+		payment.ProviderPaymentIDIsNil(), payment.CreatedAtGT(now.Add(-unknownChargeWindow))).Exist(ctx)
+	if err != nil || !unsettled {
+		return ignore(why), err
+	}
+	return waitUntil(now.Add(unknownChargeWait)), nil
 }
 
 // findPayment finds the payment a notification names: by Paygate's id when it carries one, else
@@ -108,123 +161,130 @@ func describeReference(providerName string, n provider.Notification) string {
 // chargeSucceeded settles a payment whose answer was lost as succeeded; one already succeeded
 // agrees. One recorded failed cannot succeed, but the provider took money for it: a person must
 // refund it there.
-func (s *Service) chargeSucceeded(ctx context.Context, tx *ent.Tx, p *ent.Payment, n provider.Notification, actor string) (string, error) {
+func (s *Service) chargeSucceeded(ctx context.Context, tx *ent.Tx, p *ent.Payment, n provider.Notification, actor string) (verdict, error) {
 	switch p.Status {
 	case state.PaymentProcessing:
 		if err := s.keys.Resolve(ctx, tx, p.ID); err != nil {
-			return "", err
+			return verdict{}, err
 		}
 		var providerPaymentID *string
 		if n.ProviderPaymentID != "" {
 			providerPaymentID = &n.ProviderPaymentID
 		}
-		return "", s.move(ctx, tx, p, state.PaymentSucceeded, "approved", actor, changes{providerPaymentID: providerPaymentID})
+		return agreed(), s.move(ctx, tx, p, state.PaymentSucceeded, "approved", actor, changes{providerPaymentID: providerPaymentID})
 	case state.PaymentFailed:
-		return fmt.Sprintf("payment %s is recorded failed but %s reports it approved: refund it at %s", p.ID, p.Provider, p.Provider), nil
+		return attention(fmt.Sprintf("payment %s is recorded failed but %s reports it approved: refund it at %s", p.ID, p.Provider, p.Provider)), nil
 	}
-	return "", nil // succeeded, or refunded since: the event agrees
+	return agreed(), nil // succeeded, or refunded since
 }
 
 // chargeFailed settles a payment whose answer was lost as failed; one already failed agrees. A
 // payment that succeeded is never moved back: a failure reported after the approval (a
 // cancellation, a late decline) is kept as the reason it was ignored.
-func (s *Service) chargeFailed(ctx context.Context, tx *ent.Tx, p *ent.Payment, n provider.Notification, actor string) (string, error) {
+func (s *Service) chargeFailed(ctx context.Context, tx *ent.Tx, p *ent.Payment, n provider.Notification, actor string) (verdict, error) {
 	switch p.Status {
 	case state.PaymentProcessing:
 		if err := s.keys.Resolve(ctx, tx, p.ID); err != nil {
-			return "", err
+			return verdict{}, err
 		}
 		c := changes{
-			providerDeclineCode: &n.Decline.RawDeclineCode,
+			providerDeclineCode: ptr(clean(n.Decline.RawDeclineCode, 200)),
 			failureCode:         &n.Decline.DeclineCode,
-			failureMessage:      &n.Decline.DeclineMessage,
+			failureMessage:      ptr(clean(n.Decline.DeclineMessage, 500)),
 		}
 		if n.ProviderPaymentID != "" {
 			c.providerPaymentID = &n.ProviderPaymentID
 		}
-		return "", s.move(ctx, tx, p, state.PaymentFailed, n.Decline.DeclineCode, actor, c)
+		return agreed(), s.move(ctx, tx, p, state.PaymentFailed, n.Decline.DeclineCode, actor, c)
 	case state.PaymentFailed:
-		return "", nil
+		return agreed(), nil
 	}
-	return fmt.Sprintf("payment %s is %s; a failure reported after its approval (%s) does not move it back",
-		p.ID, p.Status, strings.TrimSpace(n.Decline.RawDeclineCode+" "+n.Decline.DeclineMessage)), nil
+	return attention(fmt.Sprintf("payment %s is %s; a failure reported after its approval (%s) does not move it back: check it at %s",
+		p.ID, p.Status, clean(strings.TrimSpace(n.Decline.RawDeclineCode+" "+n.Decline.DeclineMessage), 200), p.Provider)), nil
 }
 
-// disputed records the cardholder's dispute of a payment, once.
-func (s *Service) disputed(ctx context.Context, tx *ent.Tx, p *ent.Payment, n provider.Notification, now time.Time) (string, error) {
+// disputed records the cardholder's dispute of a payment, once, whatever its status: the
+// provider says money was taken and is being claimed back.
+func (s *Service) disputed(ctx context.Context, tx *ent.Tx, p *ent.Payment, n provider.Notification, now time.Time) (verdict, error) {
 	if p.DisputedAt != nil {
-		return "", nil
+		return agreed(), nil
 	}
-	if p.Status == state.PaymentProcessing || p.Status == state.PaymentFailed {
-		return fmt.Sprintf("payment %s is %s; there is no charge to dispute", p.ID, p.Status), nil
-	}
-	reason := truncateRunes(n.Reason, 500)
-	return "", tx.Payment.UpdateOneID(p.ID).SetDisputedAt(now).SetDisputeReason(reason).SetUpdatedAt(now).Exec(ctx)
+	return agreed(), tx.Payment.UpdateOneID(p.ID).SetDisputedAt(now).SetDisputeReason(clean(n.Reason, 500)).SetUpdatedAt(now).Exec(ctx)
 }
 
 // refundsChanged settles each refund the notification reports: a pending refund of Paygate's
 // succeeds or fails; one made at the provider is recorded as a refund here. What it cannot apply
 // it says why; it applies the rest.
-func (s *Service) refundsChanged(ctx context.Context, tx *ent.Tx, p *ent.Payment, n provider.Notification, actor string, now time.Time) (string, time.Time, error) {
-	var ignored []string
+func (s *Service) refundsChanged(ctx context.Context, tx *ent.Tx, p *ent.Payment, n provider.Notification, actor string, now time.Time) (verdict, error) {
+	if len(n.Refunds) == 0 {
+		return ignore("the event reports no refund"), nil
+	}
+	var whys []string
+	needsAttention := false
 	for _, notice := range n.Refunds {
-		why, notBefore, err := s.refundChanged(ctx, tx, p, notice, actor, now)
+		v, err := s.refundChanged(ctx, tx, p, notice, actor, now)
 		switch {
 		case err != nil:
-			return "", time.Time{}, err
-		case !notBefore.IsZero():
-			return "", notBefore, nil
-		case why != "":
-			ignored = append(ignored, why)
+			return verdict{}, err
+		case v.waits():
+			return v, nil
+		case v.ignored != "":
+			whys = append(whys, v.ignored)
+			needsAttention = needsAttention || v.attention
 		}
 	}
-	if len(n.Refunds) == 0 {
-		ignored = append(ignored, "the event reports no refund")
-	}
-	return strings.Join(ignored, "; "), time.Time{}, nil
+	return verdict{ignored: strings.Join(whys, "; "), attention: needsAttention}, nil
 }
 
-func (s *Service) refundChanged(ctx context.Context, tx *ent.Tx, p *ent.Payment, notice provider.RefundNotice, actor string, now time.Time) (string, time.Time, error) {
+func (s *Service) refundChanged(ctx context.Context, tx *ent.Tx, p *ent.Payment, notice provider.RefundNotice, actor string, now time.Time) (verdict, error) {
+	if notice.Amount <= 0 || !strings.EqualFold(notice.Currency, p.Currency) {
+		return attention(fmt.Sprintf("%s reports a refund %s of %d %s on payment %s in %s", p.Provider, clean(notice.ProviderRefundID, 100), notice.Amount, clean(notice.Currency, 10), p.ID, p.Currency)), nil
+	}
 	r, err := findRefund(ctx, tx, p.ID, notice)
 	if err != nil {
-		return "", time.Time{}, err
+		return verdict{}, err
 	}
 	if r == nil {
-		if notice.Status != provider.RefundSucceeded {
-			return fmt.Sprintf("%s refund %s is unknown here and %s", p.Provider, notice.ProviderRefundID, notice.Status), time.Time{}, nil
-		}
-		why, err := s.refundMadeAtProvider(ctx, tx, p, notice, actor, now)
-		return why, time.Time{}, err
+		return s.unknownRefund(ctx, tx, p, notice, actor, now)
 	}
 	if r.Status == state.RefundPending && r.ProviderRefundID == nil && now.Sub(r.CreatedAt) < InFlightGrace {
-		return "", r.CreatedAt.Add(InFlightGrace), nil
+		return waitUntil(r.CreatedAt.Add(InFlightGrace)), nil
 	}
+	if notice.Amount != r.Amount {
+		return attention(fmt.Sprintf("%s reports refund %s as %d, Paygate made it for %d: check it at %s", p.Provider, r.ID, notice.Amount, r.Amount, p.Provider)), nil
+	}
+	return s.settleReported(ctx, tx, p, r, notice, actor)
+}
+
+// settleReported moves refund r as the provider reports it, if it is pending; a settled refund
+// the report agrees with stays as it is, and one it contradicts needs a person.
+func (s *Service) settleReported(ctx context.Context, tx *ent.Tx, p *ent.Payment, r *ent.Refund, notice provider.RefundNotice, actor string) (verdict, error) {
 	switch {
 	case notice.Status == provider.RefundPending:
-		return "", time.Time{}, nil
+		return agreed(), nil
 	case r.Status == state.RefundPending && notice.Status == provider.RefundSucceeded:
 		if err := s.keys.Resolve(ctx, tx, r.ID); err != nil {
-			return "", time.Time{}, err
+			return verdict{}, err
 		}
 		providerRefundID := deref(r.ProviderRefundID)
 		if providerRefundID == "" {
 			providerRefundID = notice.ProviderRefundID
 		}
-		return "", time.Time{}, s.settleRefundOutcome(ctx, tx, r, provider.RefundResult{ProviderRefundID: providerRefundID}, nil, actor)
+		return agreed(), s.settleRefundOutcome(ctx, tx, r, provider.RefundResult{ProviderRefundID: providerRefundID}, nil, actor)
 	case r.Status == state.RefundPending && notice.Status == provider.RefundFailed:
 		if err := s.keys.Resolve(ctx, tx, r.ID); err != nil {
-			return "", time.Time{}, err
+			return verdict{}, err
 		}
-		return "", time.Time{}, settleRefund(ctx, tx, r, state.RefundFailed, func(u *ent.RefundUpdate) {
+		return agreed(), settleRefund(ctx, tx, r, state.RefundFailed, func(u *ent.RefundUpdate) {
 			u.SetFailureCode(refundDeclined)
 			if r.ProviderRefundID == nil && notice.ProviderRefundID != "" {
 				u.SetProviderRefundID(notice.ProviderRefundID)
 			}
 		})
 	case string(r.Status) == string(notice.Status):
-		return "", time.Time{}, nil // settled already: the event agrees
+		return agreed(), nil
 	}
-	return fmt.Sprintf("refund %s is %s but %s reports it %s: check it at %s", r.ID, r.Status, p.Provider, notice.Status, p.Provider), time.Time{}, nil
+	return attention(fmt.Sprintf("refund %s is %s but %s reports it %s: check it at %s", r.ID, r.Status, p.Provider, notice.Status, p.Provider)), nil
 }
 
 // findRefund finds the refund of payment paymentID a notice names: by the provider's id, else by
@@ -244,26 +304,55 @@ func findRefund(ctx context.Context, tx *ent.Tx, paymentID string, notice provid
 	return named[0], nil
 }
 
-// refundMadeAtProvider records a refund made at the provider, outside Paygate (its dashboard):
-// the money is back with the cardholder, so the payment counts it. Whatever does not fit the
-// payment is not recorded, and needs a person.
-func (s *Service) refundMadeAtProvider(ctx context.Context, tx *ent.Tx, p *ent.Payment, notice provider.RefundNotice, actor string, now time.Time) (string, error) {
-	switch {
-	case notice.ProviderRefundID == "":
-		return fmt.Sprintf("a refund of payment %s without %s's id cannot be told from others", p.ID, p.Provider), nil
-	case !p.Status.Refundable():
-		return fmt.Sprintf("payment %s is %s; %s's refund %s cannot be counted against it", p.ID, p.Status, p.Provider, notice.ProviderRefundID), nil
-	case !strings.EqualFold(notice.Currency, p.Currency):
-		return fmt.Sprintf("%s's refund %s is in %s, payment %s in %s", p.Provider, notice.ProviderRefundID, notice.Currency, p.ID, p.Currency), nil
-	case notice.Amount <= 0 || notice.Amount > p.Amount-p.AmountRefunded:
-		return fmt.Sprintf("%s's refund %s of %d is more than the %d left of payment %s", p.Provider, notice.ProviderRefundID, notice.Amount, p.Amount-p.AmountRefunded, p.ID), nil
+// unknownRefund handles a refund Paygate has no record of by either id. It may be one of
+// Paygate's whose answer was lost, reported without Paygate's id: the one pending refund of the
+// same amount that has no provider id yet is taken to be it. Otherwise it was made at the
+// provider, outside Paygate (its dashboard), and is recorded: succeeded, counted against the
+// payment; failed, so that an older report of it is not believed after.
+func (s *Service) unknownRefund(ctx context.Context, tx *ent.Tx, p *ent.Payment, notice provider.RefundNotice, actor string, now time.Time) (verdict, error) {
+	if notice.ProviderRefundID == "" {
+		return attention(fmt.Sprintf("a refund of payment %s without %s's id cannot be told from others", p.ID, p.Provider)), nil
 	}
-	count, err := tx.Refund.Query().Where(refund.PaymentID(p.ID)).Count(ctx)
+	refunds, err := tx.Refund.Query().Where(refund.PaymentID(p.ID)).All(ctx)
 	if err != nil {
-		return "", err
+		return verdict{}, err
 	}
-	if count >= MaxRefunds {
-		return fmt.Sprintf("payment %s has had %d refunds, the most one payment takes; %s's refund %s is not recorded", p.ID, MaxRefunds, p.Provider, notice.ProviderRefundID), nil
+	var unnamed []*ent.Refund
+	pending := int64(0)
+	for _, r := range refunds {
+		if r.Status != state.RefundPending {
+			continue
+		}
+		pending += r.Amount
+		if r.ProviderRefundID == nil && r.Amount == notice.Amount {
+			unnamed = append(unnamed, r)
+		}
+	}
+	switch {
+	case len(unnamed) == 1:
+		if now.Sub(unnamed[0].CreatedAt) < InFlightGrace {
+			return waitUntil(unnamed[0].CreatedAt.Add(InFlightGrace)), nil
+		}
+		return s.settleReported(ctx, tx, p, unnamed[0], notice, actor)
+	case len(unnamed) > 1:
+		return attention(fmt.Sprintf("%s's refund %s of %d may be any of payment %s's %d pending refunds of that amount: check it at %s",
+			p.Provider, notice.ProviderRefundID, notice.Amount, p.ID, len(unnamed), p.Provider)), nil
+	case notice.Status == provider.RefundPending:
+		return agreed(), nil // recorded once it settles
+	case len(refunds) >= MaxRefunds:
+		return attention(fmt.Sprintf("payment %s has had %d refunds, the most one payment takes; %s's refund %s is not recorded", p.ID, MaxRefunds, p.Provider, notice.ProviderRefundID)), nil
+	case notice.Status == provider.RefundFailed:
+		return agreed(), tx.Refund.Create().SetID(prefixid.New("re")).SetPaymentID(p.ID).SetAmount(notice.Amount).SetCurrency(p.Currency).
+			SetStatus(state.RefundFailed).SetFailureCode(refundDeclined).SetProviderRefundID(notice.ProviderRefundID).
+			SetReason("made at " + p.Provider).SetCreatedAt(now).SetUpdatedAt(now).Exec(ctx)
+	case p.Status == state.PaymentProcessing && now.Sub(p.CreatedAt) < unknownChargeWindow:
+		// Refunded, so charged: the payment settles soon, by its own event or reconciliation.
+		return waitUntil(now.Add(unknownChargeWait)), nil
+	case !p.Status.Refundable():
+		return attention(fmt.Sprintf("payment %s is %s; %s's refund %s cannot be counted against it: check it at %s", p.ID, p.Status, p.Provider, notice.ProviderRefundID, p.Provider)), nil
+	case notice.Amount > p.Amount-p.AmountRefunded-pending:
+		return attention(fmt.Sprintf("%s's refund %s of %d is more than the %d left of payment %s beside its pending refunds: check it at %s",
+			p.Provider, notice.ProviderRefundID, notice.Amount, p.Amount-p.AmountRefunded-pending, p.ID, p.Provider)), nil
 	}
 	r, err := tx.Refund.Create().
 		SetID(prefixid.New("re")).
@@ -276,12 +365,30 @@ func (s *Service) refundMadeAtProvider(ctx context.Context, tx *ent.Tx, p *ent.P
 		SetCreatedAt(now).SetUpdatedAt(now).
 		Save(ctx)
 	if err != nil {
-		return "", err
+		return verdict{}, err
 	}
-	return "", s.settleRefundOutcome(ctx, tx, r, provider.RefundResult{ProviderRefundID: notice.ProviderRefundID}, nil, actor)
+	return agreed(), s.settleRefundOutcome(ctx, tx, r, provider.RefundResult{ProviderRefundID: notice.ProviderRefundID}, nil, actor)
 }
 
-func truncateRunes(s string, most int) string {
+// storable reports whether every id n carries is text a column holds: bounded, valid UTF-8,
+// without NUL. A signed event can carry anything.
+func storable(n provider.Notification) bool {
+	ids := []string{n.PaymentID, n.ProviderPaymentID}
+	for _, r := range n.Refunds {
+		ids = append(ids, r.RefundID, r.ProviderRefundID)
+	}
+	for _, id := range ids {
+		if len(id) > 200 || id != clean(id, 200) {
+			return false
+		}
+	}
+	return true
+}
+
+// clean makes provider text fit a column: valid UTF-8 without NUL (which PostgreSQL's text
+// refuses), at most most runes.
+func clean(s string, most int) string {
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
 	if runes := []rune(s); len(runes) > most {
 		return string(runes[:most])
 	}

@@ -3,6 +3,7 @@ package payment_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -109,7 +110,8 @@ func TestNotificationsSettleChargesOnlyForward(t *testing.T) {
 			{"approval of a failed payment", provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: "pay_failed"}, "memory", "refund it at memory"},
 			{"unknown payment", provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: "pay_nobody"}, "memory", "no payment of Paygate's is pay_nobody"},
 			{"unknown charge", provider.Notification{Kind: provider.ChargeSucceeded, ProviderPaymentID: "ch_nobody"}, "memory", "memory's charge ch_nobody"},
-			{"another provider's payment", provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: "pay_ok"}, "stripe", "charged through memory, not stripe"},
+			{"another provider's payment", provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: "pay_ok"}, "stripe", "check both providers"},
+			{"the failure of the provider failed over from", provider.Notification{Kind: provider.ChargeFailed, PaymentID: "pay_ok"}, "stripe", "failed over from stripe to memory"},
 			{"unhandled", provider.Notification{Kind: provider.Unhandled, Reason: "not acted on"}, "memory", "not acted on"},
 		} {
 			before := n.get("pay_ok")
@@ -179,40 +181,96 @@ func TestNotificationsSettleRefunds(t *testing.T) {
 			t.Errorf("dashboard refund %+v; payment %s with %d refunded", dashboard, p.Status, p.AmountRefunded)
 		}
 
-		// The same report again, and reports that do not fit.
+		// The same report again, and reports that do not fit; those that disagree with the books
+		// need a person.
 		for _, tc := range []struct {
-			name   string
-			notice provider.RefundNotice
-			reason string
+			name      string
+			notice    provider.RefundNotice
+			reason    string
+			attention bool
 		}{
-			{"the same dashboard refund", provider.RefundNotice{ProviderRefundID: "rf_dashboard", Amount: 2000, Currency: "USD", Status: provider.RefundSucceeded}, ""},
-			{"a settled refund again", provider.RefundNotice{RefundID: "re_settles", Amount: 1000, Currency: "USD", Status: provider.RefundSucceeded}, ""},
-			{"a succeeded refund failing", provider.RefundNotice{ProviderRefundID: "rf_settles", Amount: 1000, Currency: "USD", Status: provider.RefundFailed}, "re_settles is succeeded but memory reports it failed"},
-			{"a failed refund succeeding", provider.RefundNotice{ProviderRefundID: "rf_refused", Amount: 500, Currency: "USD", Status: provider.RefundSucceeded}, "re_refused is failed but memory reports it succeeded"},
-			{"more than is left", provider.RefundNotice{ProviderRefundID: "rf_big", Amount: 6301, Currency: "USD", Status: provider.RefundSucceeded}, "more than the 6300 left"},
-			{"another currency", provider.RefundNotice{ProviderRefundID: "rf_eur", Amount: 100, Currency: "EUR", Status: provider.RefundSucceeded}, "is in EUR"},
-			{"no provider id", provider.RefundNotice{Amount: 100, Currency: "USD", Status: provider.RefundSucceeded}, "cannot be told from others"},
-			{"an unknown failed refund", provider.RefundNotice{ProviderRefundID: "rf_other", Amount: 100, Currency: "USD", Status: provider.RefundFailed}, "unknown here"},
+			{"the same dashboard refund", provider.RefundNotice{ProviderRefundID: "rf_dashboard", Amount: 2000, Currency: "USD", Status: provider.RefundSucceeded}, "", false},
+			{"a settled refund again", provider.RefundNotice{RefundID: "re_settles", Amount: 1000, Currency: "USD", Status: provider.RefundSucceeded}, "", false},
+			{"a succeeded refund failing", provider.RefundNotice{ProviderRefundID: "rf_settles", Amount: 1000, Currency: "USD", Status: provider.RefundFailed}, "re_settles is succeeded but memory reports it failed", true},
+			{"a failed refund succeeding", provider.RefundNotice{ProviderRefundID: "rf_refused", Amount: 500, Currency: "USD", Status: provider.RefundSucceeded}, "re_refused is failed but memory reports it succeeded", true},
+			{"a refund of ours of another amount", provider.RefundNotice{RefundID: "re_settles", Amount: 100, Currency: "USD", Status: provider.RefundSucceeded}, "as 100, Paygate made it for 1000", true},
+			{"more than is left beside the pending refund", provider.RefundNotice{ProviderRefundID: "rf_big", Amount: 6001, Currency: "USD", Status: provider.RefundSucceeded}, "more than the 6000 left", true},
+			{"another currency", provider.RefundNotice{ProviderRefundID: "rf_eur", Amount: 100, Currency: "EUR", Status: provider.RefundSucceeded}, "100 EUR on payment pay_1 in USD", true},
+			{"no provider id", provider.RefundNotice{Amount: 100, Currency: "USD", Status: provider.RefundSucceeded}, "cannot be told from others", true},
+			{"an unknown refund that failed, recorded failed", provider.RefundNotice{ProviderRefundID: "rf_other", Amount: 100, Currency: "USD", Status: provider.RefundFailed}, "", false},
+			{"an older report that it succeeded", provider.RefundNotice{ProviderRefundID: "rf_other", Amount: 100, Currency: "USD", Status: provider.RefundSucceeded}, "is failed but memory reports it succeeded", true},
 		} {
 			a := n.apply("memory", refunds(tc.notice))
-			if (tc.reason == "") != (a.Ignored == "") || !strings.Contains(a.Ignored, tc.reason) {
-				t.Errorf("%s: ignored %q, want %q", tc.name, a.Ignored, tc.reason)
+			if (tc.reason == "") != (a.Ignored == "") || !strings.Contains(a.Ignored, tc.reason) || a.NeedsAttention != tc.attention {
+				t.Errorf("%s: ignored %q (attention %v), want %q (%v)", tc.name, a.Ignored, a.NeedsAttention, tc.reason, tc.attention)
 			}
 		}
-		if p := n.get("pay_1"); p.AmountRefunded != 3700 || db.Ent.Refund.Query().CountX(ctx) != 5 {
+		if p := n.get("pay_1"); p.AmountRefunded != 3700 || db.Ent.Refund.Query().Where(refund.StatusNEQ(state.RefundFailed)).CountX(ctx) != 4 {
 			t.Errorf("the reports that did not fit changed the books: %d refunded", p.AmountRefunded)
 		}
 
-		// The rest, refunded at the provider, refunds the payment.
-		n.apply("memory", refunds(provider.RefundNotice{ProviderRefundID: "rf_rest", Amount: 6300, Currency: "USD", Status: provider.RefundSucceeded}))
+		// The rest beside the pending refund, refunded at the provider, then the pending one
+		// settling, refund the payment.
+		n.apply("memory", refunds(provider.RefundNotice{ProviderRefundID: "rf_rest", Amount: 6000, Currency: "USD", Status: provider.RefundSucceeded}))
+		n.now = n.now.Add(time.Hour)
+		n.apply("memory", refunds(provider.RefundNotice{RefundID: "re_young", ProviderRefundID: "rf_young", Amount: 300, Currency: "USD", Status: provider.RefundSucceeded}))
 		if p := n.get("pay_1"); p.Status != state.PaymentRefunded || p.AmountRefunded != 10000 {
 			t.Errorf("after the rest: %s with %d refunded", p.Status, p.AmountRefunded)
 		}
 	})
 }
 
-// TestDisputeIsRecordedOnce: the first dispute report is kept with its reason; later ones change
-// nothing; a payment never charged cannot be disputed.
+// TestLostRefundReportedWithoutOurIDIsOurs: a refund of Paygate's whose answer was lost, reported
+// by the provider without Paygate's id, is the one pending refund of that amount without a
+// provider id: it settles, and is not counted a second time as a refund made at the provider.
+func TestLostRefundReportedWithoutOurIDIsOurs(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		n := newNotified(t, db)
+		ctx := context.Background()
+		old := n.now.Add(-time.Hour)
+		n.payment("pay_1", state.PaymentSucceeded, old)
+		db.Ent.Refund.Create().SetID("re_lost").SetPaymentID("pay_1").SetAmount(3000).SetCurrency("USD").
+			SetStatus(state.RefundPending).SetCreatedAt(old).SetUpdatedAt(old).ExecX(ctx)
+		a := n.apply("memory", provider.Notification{Kind: provider.RefundsChanged, ProviderPaymentID: "ch_pay_1",
+			Refunds: []provider.RefundNotice{{ProviderRefundID: "rf_1", Amount: 3000, Currency: "USD", Status: provider.RefundSucceeded}}})
+		r := db.Ent.Refund.GetX(ctx, "re_lost")
+		if p := n.get("pay_1"); a.Ignored != "" || r.Status != state.RefundSucceeded || *r.ProviderRefundID != "rf_1" ||
+			p.AmountRefunded != 3000 || db.Ent.Refund.Query().CountX(ctx) != 1 {
+			t.Errorf("%+v: refund %s, payment %d refunded; want the lost refund settled, once", a, r.Status, p.AmountRefunded)
+		}
+	})
+}
+
+// TestEventAboutAChargeNotKnownYetWaits: an event naming a charge only by the provider's id, while
+// a payment at that provider whose answer was lost has no provider id yet, waits rather than
+// being ignored for good; once the payment is settled it applies.
+func TestEventAboutAChargeNotKnownYetWaits(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		n := newNotified(t, db)
+		ctx := context.Background()
+		old := n.now.Add(-time.Hour)
+		db.Ent.Payment.Create().SetID("pay_lost").SetAmount(10000).SetCurrency("USD").SetStatus(state.PaymentProcessing).
+			SetPaymentMethod("credit_card").SetCustomerEmail("a@example.com").SetCardBrand("visa").SetCardLast4("4242").
+			SetCardExpMonth(12).SetCardExpYear(2040).SetCardFingerprint("f").SetProvider("memory").
+			SetCreatedAt(old).SetUpdatedAt(old).ExecX(ctx)
+		refunded := provider.Notification{Kind: provider.RefundsChanged, ProviderPaymentID: "ch_lost",
+			Refunds: []provider.RefundNotice{{ProviderRefundID: "rf_dash", Amount: 2500, Currency: "USD", Status: provider.RefundSucceeded}}}
+		if a := n.apply("memory", refunded); !a.NotBefore.After(n.now) || a.Ignored != "" {
+			t.Fatalf("before the charge is known: %+v, want it to wait", a)
+		}
+		n.apply("memory", provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: "pay_lost", ProviderPaymentID: "ch_lost"})
+		if a := n.apply("memory", refunded); a.Ignored != "" || !a.NotBefore.IsZero() || n.get("pay_lost").AmountRefunded != 2500 {
+			t.Errorf("once the charge is known: %+v, payment %d refunded", a, n.get("pay_lost").AmountRefunded)
+		}
+		// With nothing left to settle, an unknown charge is ignored.
+		if a := n.apply("memory", provider.Notification{Kind: provider.Disputed, ProviderPaymentID: "ch_nobody"}); !strings.Contains(a.Ignored, "no payment") {
+			t.Errorf("an unknown charge: %+v", a)
+		}
+	})
+}
+
+// TestDisputeIsRecordedOnce: the first dispute report is kept with its reason, on a payment in
+// any status; later ones change nothing.
 func TestDisputeIsRecordedOnce(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		n := newNotified(t, db)
@@ -226,8 +284,57 @@ func TestDisputeIsRecordedOnce(t *testing.T) {
 		if p := n.get("pay_1"); p.DisputedAt == nil || !p.DisputedAt.Equal(*first.DisputedAt) || *p.DisputeReason != "fraudulent" || p.Status != state.PaymentSucceeded {
 			t.Errorf("dispute: %v %v, status %s", p.DisputedAt, p.DisputeReason, p.Status)
 		}
-		if a := n.apply("memory", provider.Notification{Kind: provider.Disputed, PaymentID: "pay_declined"}); !strings.Contains(a.Ignored, "no charge to dispute") {
+		// Disputed, so charged: recorded whatever Paygate recorded of the charge.
+		if a := n.apply("memory", provider.Notification{Kind: provider.Disputed, PaymentID: "pay_declined", Reason: "fraudulent"}); a.Ignored != "" || n.get("pay_declined").DisputedAt == nil {
 			t.Errorf("dispute of a declined payment: %+v", a)
+		}
+	})
+}
+
+// heldProvider approves every charge once the test lets it answer.
+type heldProvider struct {
+	providertest.Memory
+	called, release chan struct{}
+}
+
+func (h heldProvider) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
+	close(h.called)
+	<-h.release
+	return h.Memory.Charge(ctx, req)
+}
+
+// TestRequestOutlivingTheGraceAnswersWithThePayment: a request slower to record the provider's
+// answer than the grace events wait finds the payment settled by the provider's event, and
+// answers with it, as it is, rather than an error a client would retry (charging twice).
+func TestRequestOutlivingTheGraceAnswersWithThePayment(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		held := heldProvider{called: make(chan struct{}), release: make(chan struct{})}
+		var mu sync.Mutex
+		now := time.Now().UTC().Truncate(time.Microsecond)
+		clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+		keys := idempotency.NewStore(db.Ent, fingerprintKey, clock)
+		svc := payment.NewService(db.Ent, keys, only(held, clock), fingerprintKey, 99999999, clock)
+
+		type answer struct {
+			p   *ent.Payment
+			err error
+		}
+		answered := make(chan answer, 1)
+		go func() {
+			p, err := svc.Create(allowed(), validInput())
+			answered <- answer{p, err}
+		}()
+		<-held.called
+		made := db.Ent.Payment.Query().OnlyX(context.Background())
+		mu.Lock()
+		now = made.CreatedAt.Add(payment.InFlightGrace + time.Second) // the request is slow to record
+		mu.Unlock()
+		n := &notified{t: t, db: db, svc: svc}
+		n.apply("memory", provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: made.ID, ProviderPaymentID: "ch_webhook"})
+		close(held.release)
+		got := <-answered
+		if got.err != nil {
+			t.Errorf("the payment succeeded (%s), but the request that charged it answered %v", n.get(made.ID).Status, got.err)
 		}
 	})
 }

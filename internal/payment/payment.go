@@ -269,8 +269,29 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 		byProvider = "system" // no provider was asked
 	}
 	err = s.recordOutcome(ctx, func(tx *ent.Tx) error {
-		p := *created // a failed attempt must not leave its moves on the payment the next starts from
-		var err error
+		// Read afresh under the row lock: a provider's event or reconciliation may have settled
+		// the payment while this request was slow to record it. Their record, from the same
+		// provider, stands, and is this request's answer.
+		current, err := lockPayment(ctx, tx, created.ID)
+		if err != nil {
+			return err
+		}
+		if current.Status != state.PaymentProcessing {
+			if current.Routing == nil {
+				if err := tx.Payment.UpdateOneID(current.ID).SetRouting(&decision).Exec(ctx); err != nil {
+					return err
+				}
+				current.Routing = &decision
+			}
+			if key != nil {
+				if err := s.keys.Settle(ctx, tx, key, nil); err != nil {
+					return err
+				}
+			}
+			*created = *current
+			return nil
+		}
+		p := *current // a failed attempt must not leave its moves on the payment the next starts from
 		switch {
 		case chargeErr != nil:
 			code := string(apierror.ProviderUnavailable)

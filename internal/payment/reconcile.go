@@ -149,6 +149,10 @@ func (s *Service) reconcilePayment(ctx context.Context, p *ent.Payment, notFound
 	}
 	by := "reconciliation:" + p.Provider
 	err = s.inTx(ctx, func(tx *ent.Tx) error {
+		// The payment's lock before its key's, in the order every writer takes them.
+		if _, err := lockPayment(ctx, tx, p.ID); err != nil {
+			return err
+		}
 		if err := s.keys.Resolve(ctx, tx, p.ID); err != nil {
 			return err
 		}
@@ -198,6 +202,10 @@ func (s *Service) reconcileRefund(ctx context.Context, r *ent.Refund, notFoundBe
 	}
 	by := "reconciliation:" + p.Provider
 	err = s.inTx(ctx, func(tx *ent.Tx) error {
+		// The payment's lock before the refund's key's, in the order every writer takes them.
+		if _, err := lockPayment(ctx, tx, r.PaymentID); err != nil {
+			return err
+		}
 		if err := s.keys.Resolve(ctx, tx, r.ID); err != nil {
 			return err
 		}

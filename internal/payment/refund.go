@@ -131,16 +131,26 @@ func (s *Service) Refund(ctx context.Context, in RefundInput) (*ent.Refund, erro
 	}
 
 	err = s.recordOutcome(ctx, func(tx *ent.Tx) error {
-		r := *created // a failed attempt must not leave its changes on the refund the next starts from
-		if err := s.settleRefundOutcome(ctx, tx, &r, result, refundErr, actorOf(ctx)); err != nil {
+		if _, err := lockPayment(ctx, tx, created.PaymentID); err != nil {
 			return err
+		}
+		// Read afresh under the payment's lock: the provider's event may have settled the refund
+		// while this request was slow to record it; its record, from the same provider, stands.
+		r, err := tx.Refund.Get(ctx, created.ID)
+		if err != nil {
+			return err
+		}
+		if r.Status == state.RefundPending {
+			if err := s.settleRefundOutcome(ctx, tx, r, result, refundErr, actorOf(ctx)); err != nil {
+				return err
+			}
 		}
 		if key != nil {
 			if err := s.keys.Settle(ctx, tx, key, nil); err != nil {
 				return err
 			}
 		}
-		*created = r
+		*created = *r
 		return nil
 	})
 	if err != nil {

@@ -7,7 +7,10 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/webhookevent"
@@ -123,22 +126,29 @@ func (in *Inbox) verify(providerName string, header http.Header, body []byte) ([
 		return nil, err
 	}
 	for _, event := range events {
-		if len(event.ID) > maxEventID || len(event.Type) > maxEventType {
+		if !storableText(event.ID, maxEventID) || !storableText(event.Type, maxEventType) {
 			return nil, ErrMalformed
 		}
 	}
 	return events, nil
 }
 
+// storableText reports whether s fits a text column of at most most bytes: valid UTF-8 without
+// control characters, NUL above all, which PostgreSQL's text refuses.
+func storableText(s string, most int) bool {
+	return len(s) <= most && utf8.ValidString(s) && !strings.ContainsFunc(s, unicode.IsControl)
+}
+
 // Retention is how long an event is kept after it was received: longer than Adyen goes on
 // retrying a delivery (30 days), so a late retry is still known as a duplicate.
 const Retention = 35 * 24 * time.Hour
 
-// Forget deletes the events received more than Retention ago that are done with (processed,
-// ignored or dead), with their attempts, and returns how many.
+// Forget deletes the events received more than Retention ago that are done with (processed or
+// ignored), with their attempts, and returns how many. Dead events stay until a person retries
+// them: each is something Paygate never applied.
 func (in *Inbox) Forget(ctx context.Context) (int, error) {
 	return in.Client.WebhookEvent.Delete().Where(
 		webhookevent.ReceivedAtLT(in.Now().Add(-Retention)),
-		webhookevent.StatusIn(state.WebhookProcessed, state.WebhookIgnored, state.WebhookDead),
+		webhookevent.StatusIn(state.WebhookProcessed, state.WebhookIgnored),
 	).Exec(ctx)
 }

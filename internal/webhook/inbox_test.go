@@ -25,7 +25,7 @@ func checkoutDelivery(body, secret string) http.Header {
 
 // TestInboxStoresOnceAndForgetsAfterRetention: a delivery is stored once however often it comes,
 // the worker is told of new events only, a provider without a secret refuses everything, and
-// events are forgotten once past their retention and done with, not before.
+// events are forgotten once past their retention and done with, not before, and dead ones never.
 func TestInboxStoresOnceAndForgetsAfterRetention(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		ctx := context.Background()
@@ -48,17 +48,16 @@ func TestInboxStoresOnceAndForgetsAfterRetention(t *testing.T) {
 			t.Fatalf("a provider without a secret: %v (refusals counted: %d)", err, refused)
 		}
 
-		second := `{"id":"evt_2","type":"payment_approved","data":{}}`
-		if _, err := inbox.Receive(ctx, "checkout", checkoutDelivery(second, "secret"), []byte(second)); err != nil {
-			t.Fatal(err)
-		}
-		// evt_1 is done with; evt_2 still waits for the worker.
-		for _, e := range db.Ent.WebhookEvent.Query().AllX(ctx) {
-			status := state.WebhookProcessed
-			if e.EventID == "evt_2" {
-				status = state.WebhookFailed
+		for _, id := range []string{"evt_2", "evt_3"} {
+			body := `{"id":"` + id + `","type":"payment_approved","data":{}}`
+			if _, err := inbox.Receive(ctx, "checkout", checkoutDelivery(body, "secret"), []byte(body)); err != nil {
+				t.Fatal(err)
 			}
-			db.Ent.WebhookEvent.UpdateOneID(e.ID).SetStatus(status).ExecX(ctx)
+		}
+		// evt_1 is done with; evt_2 still waits for the worker; evt_3 waits for a person.
+		statuses := map[string]state.WebhookStatus{"evt_1": state.WebhookProcessed, "evt_2": state.WebhookFailed, "evt_3": state.WebhookDead}
+		for _, e := range db.Ent.WebhookEvent.Query().AllX(ctx) {
+			db.Ent.WebhookEvent.UpdateOneID(e.ID).SetStatus(statuses[e.EventID]).ExecX(ctx)
 		}
 		c.Advance(webhook.Retention - time.Minute)
 		if n, err := inbox.Forget(ctx); err != nil || n != 0 {
@@ -68,8 +67,8 @@ func TestInboxStoresOnceAndForgetsAfterRetention(t *testing.T) {
 		if n, err := inbox.Forget(ctx); err != nil || n != 1 {
 			t.Fatalf("forgot %d (%v), want the one done with", n, err)
 		}
-		if left := db.Ent.WebhookEvent.Query().AllX(ctx); len(left) != 1 || left[0].EventID != "evt_2" {
-			t.Fatalf("left %+v, want the event still being retried", left)
+		if left := db.Ent.WebhookEvent.Query().AllX(ctx); len(left) != 2 || left[0].Status == state.WebhookProcessed || left[1].Status == state.WebhookProcessed {
+			t.Fatalf("left %+v, want the event still being retried and the dead one", left)
 		}
 	})
 }

@@ -69,9 +69,13 @@ func (s *Simulator) Simulate(ctx context.Context, in SimulateInput) (Simulated, 
 	if in.PaymentID == "" {
 		return Simulated{}, apierror.ForParam(apierror.MissingField, "payment_id", "payment_id is required")
 	}
+	notFound := apierror.ForParam(apierror.NotFound, "payment_id", "no payment has the id "+in.PaymentID)
+	if !storableText(in.PaymentID, 100) {
+		return Simulated{}, notFound // no payment has it, and PostgreSQL would refuse to look
+	}
 	p, err := s.Client.Payment.Get(ctx, in.PaymentID)
 	if ent.IsNotFound(err) {
-		return Simulated{}, apierror.ForParam(apierror.NotFound, "payment_id", "no payment has the id "+in.PaymentID)
+		return Simulated{}, notFound
 	}
 	if err != nil {
 		return Simulated{}, err

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/paygate/paygate/ent"
@@ -127,8 +128,19 @@ func (w *Worker) process(ctx context.Context, event *ent.WebhookEvent) error {
 	case !claimed && applyErr == nil:
 		return nil
 	case applyErr == nil && !outcome.NotBefore.IsZero():
-		// Its payment's own request may still be recording: come back when it cannot be.
+		// Its payment's own request may still be recording, or its payment is not known yet:
+		// come back then.
 		return w.claimed(event).SetNextAttemptAt(outcome.NotBefore).Exec(ctx)
+	case applyErr == nil && outcome.NeedsAttention:
+		// The provider and the books disagree about money: someone must be told, not only the log
+		// of events.
+		w.Logger.Error("webhook event needs a person", "event", event.ID, "provider", event.Provider, "type", event.Type,
+			"payment", outcome.PaymentID, "reason", outcome.Ignored)
+		return nil
+	case applyErr == nil && outcome.Ignored != "":
+		w.Logger.Info("webhook event ignored", "event", event.ID, "provider", event.Provider, "type", event.Type,
+			"payment", outcome.PaymentID, "reason", outcome.Ignored)
+		return nil
 	case applyErr == nil:
 		return nil
 	}
@@ -191,7 +203,7 @@ func (w *Worker) applyOnce(ctx context.Context, event *ent.WebhookEvent, start t
 		return outcome, true, err
 	}
 	if err := tx.WebhookAttempt.Create().SetEventID(event.ID).SetAt(start).SetStatus(status).
-		SetDurationMs(done.Sub(start).Milliseconds()).Exec(ctx); err != nil {
+		SetDurationMs(elapsedMs(start, done)).Exec(ctx); err != nil {
 		return outcome, true, err
 	}
 	return outcome, true, tx.Commit()
@@ -235,7 +247,7 @@ func (w *Worker) recordFailure(ctx context.Context, event *ent.WebhookEvent, sta
 		return err // n == 0: another worker took it meanwhile, and records its own attempt
 	}
 	if err := tx.WebhookAttempt.Create().SetEventID(event.ID).SetAt(start).SetStatus(status).
-		SetError(clip(cause.Error())).SetDurationMs(now.Sub(start).Milliseconds()).Exec(ctx); err != nil {
+		SetError(clip(cause.Error())).SetDurationMs(elapsedMs(start, now)).Exec(ctx); err != nil {
 		return err
 	}
 	if status == state.WebhookDead {
@@ -263,7 +275,16 @@ func (w *Worker) claimed(event *ent.WebhookEvent) *ent.WebhookEventUpdate {
 	return w.Client.WebhookEvent.Update().Where(claimOf(event))
 }
 
+// elapsedMs is the time from start to end in milliseconds; never negative, since the wall clock
+// the worker reads may be set back meanwhile.
+func elapsedMs(start, end time.Time) int64 {
+	return max(0, end.Sub(start).Milliseconds())
+}
+
+// clip makes an error fit its column: valid UTF-8 without NUL, which PostgreSQL's text refuses,
+// at most maxErrorText bytes.
 func clip(s string) string {
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
 	if len(s) <= maxErrorText {
 		return s
 	}

@@ -1,11 +1,13 @@
 package webhook_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -338,4 +340,59 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// TestClockStepBackDoesNotFailTheEvent: the wall clock set back during an attempt (its time is
+// not monotonic) neither fails the attempt nor keeps the event from being processed.
+func TestClockStepBackDoesNotFailTheEvent(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		ctx := context.Background()
+		c := newClock()
+		applied := 0
+		w := newWorker(db, c, func(context.Context, *ent.Tx, string, provider.Notification) (payment.Applied, error) {
+			applied++
+			c.Advance(-2 * time.Second) // the wall clock is stepped back by NTP while the event is applied
+			return payment.Applied{}, nil
+		}, defaultPolicy)
+		id := storeEvents(t, db, c, 1)[0]
+		_, err := w.ProcessDue(ctx)
+		if event := db.Ent.WebhookEvent.GetX(ctx, id); err != nil || event.Status != state.WebhookProcessed {
+			t.Errorf("applied %d times; event %s after %d attempts, error %v", applied, event.Status, event.Attempts, err)
+		}
+	})
+}
+
+// syncBuffer is a buffer the worker may log to.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// TestDisagreementAboutMoneyIsLogged: an event ignored because the provider and the books
+// disagree about money is logged at error level with what to check; other ignored events at info.
+func TestDisagreementAboutMoneyIsLogged(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		ctx := context.Background()
+		c := newClock()
+		var logs syncBuffer
+		w := newWorker(db, c, func(context.Context, *ent.Tx, string, provider.Notification) (payment.Applied, error) {
+			return payment.Applied{PaymentID: "pay_x", Ignored: "payment pay_x is recorded failed but stripe reports it approved: refund it at stripe", NeedsAttention: true}, nil
+		}, defaultPolicy)
+		w.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		storeEvents(t, db, c, 1)
+		if _, err := w.ProcessDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		logs.mu.Lock()
+		defer logs.mu.Unlock()
+		if !strings.Contains(logs.b.String(), "level=ERROR") || !strings.Contains(logs.b.String(), "refund it at stripe") {
+			t.Errorf("a charge taken at the provider for a payment recorded failed is not logged: %q", logs.b.String())
+		}
+	})
 }
