@@ -198,7 +198,7 @@ type ProviderMetrics struct {
 
 // Metrics returns the figures of every provider, in the order of Providers, those without any
 // event included.
-func (l *Logs) Metrics(ctx context.Context) ([]ProviderMetrics, error) {
+func (l *Logs) Metrics(ctx context.Context) ([]*ProviderMetrics, error) {
 	if err := auth.Authorize(ctx, auth.WebhookMetrics); err != nil {
 		return nil, err
 	}
@@ -211,11 +211,10 @@ func (l *Logs) Metrics(ctx context.Context) ([]ProviderMetrics, error) {
 		Aggregate(ent.Count()).Scan(ctx, &counts); err != nil {
 		return nil, err
 	}
-	metrics := make([]ProviderMetrics, len(Providers))
+	metrics := make([]*ProviderMetrics, len(Providers))
 	for i, name := range Providers {
-		m := &metrics[i]
-		m.Provider = name
-		m.SignatureFailures = l.SignatureFailures.Count(name)
+		m := &ProviderMetrics{Provider: name, SignatureFailures: l.SignatureFailures.Count(name)}
+		metrics[i] = m
 		for _, c := range counts {
 			if c.Provider != name {
 				continue
