@@ -53,6 +53,7 @@ func (r *webhookEventResolver) AttemptLog(ctx context.Context, obj *ent.WebhookE
 	if ent.IsNotLoaded(err) {
 		attempts, err = obj.AttemptLog(ctx) // as a page or node(id:) reads them, by alias, or not at all
 	}
+	// By when each was made; ids sort by creation, so a selection without at comes in order too.
 	return payment.Oldest(attempts, func(a *ent.WebhookAttempt) (time.Time, string) { return a.At, a.ID }), err
 }
 
