@@ -133,27 +133,23 @@ func (l *Logs) Retry(ctx context.Context, id string) (*ent.WebhookEvent, error) 
 	if err := auth.Authorize(ctx, auth.RetryWebhookEvent); err != nil {
 		return nil, err
 	}
-	event, err := l.Client.WebhookEvent.Query().Where(webhookevent.ID(id)).Select(webhookevent.FieldStatus).Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil, apierror.ForParam(apierror.NotFound, "id", "no webhook event has the id "+id)
-	}
+	status, err := l.statusOf(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if !event.Status.CanMoveTo(state.WebhookReceived) {
-		return nil, notRetriable(id, event.Status)
+	if !status.CanMoveTo(state.WebhookReceived) {
+		return nil, notRetriable(id, status)
 	}
 	// Conditional on the status read: of two retries at once, or a retry and the worker, one
 	// changes the event and the other finds it changed.
-	requeued, err := l.Client.WebhookEvent.UpdateOneID(id).Where(webhookevent.StatusEQ(event.Status)).
+	requeued, err := l.Client.WebhookEvent.UpdateOneID(id).Where(webhookevent.StatusEQ(status)).
 		SetStatus(state.WebhookReceived).SetAttempts(0).SetNextAttemptAt(l.Now()).
 		Select(webhookevent.FieldID, servedColumns...).Save(ctx)
 	if ent.IsNotFound(err) {
-		now, err := l.Client.WebhookEvent.Query().Where(webhookevent.ID(id)).Select(webhookevent.FieldStatus).Only(ctx)
-		if err != nil {
+		if status, err = l.statusOf(ctx, id); err != nil {
 			return nil, err
 		}
-		return nil, notRetriable(id, now.Status)
+		return nil, notRetriable(id, status)
 	}
 	if err != nil {
 		return nil, err
@@ -162,6 +158,18 @@ func (l *Logs) Retry(ctx context.Context, id string) (*ent.WebhookEvent, error) 
 		l.Requeued()
 	}
 	return requeued, nil
+}
+
+// statusOf reads the status of the event with the given id: not_found when there is none.
+func (l *Logs) statusOf(ctx context.Context, id string) (state.WebhookStatus, error) {
+	event, err := l.Client.WebhookEvent.Query().Where(webhookevent.ID(id)).Select(webhookevent.FieldStatus).Only(ctx)
+	if ent.IsNotFound(err) {
+		return "", apierror.ForParam(apierror.NotFound, "id", "no webhook event has the id "+id)
+	}
+	if err != nil {
+		return "", err
+	}
+	return event.Status, nil
 }
 
 func notRetriable(id string, status state.WebhookStatus) error {
