@@ -5,10 +5,12 @@ import (
 	"net/http/httptest"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/routing"
+	"github.com/paygate/paygate/internal/state"
 )
 
 // TestEveryOperationIsAuthorised walks the table of operations: each one that needs a scope is
@@ -23,6 +25,11 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 	if paymentID == "" || refundID == "" {
 		t.Fatal("no payment or refund to read")
 	}
+	// Webhook events to read, and two dead ones to retry: one over REST, one over GraphQL.
+	received := time.Now().UTC().Add(-time.Hour)
+	eventID := env.storeLoggedEvent(loggedEvent{provider: "stripe", eventType: "charge.refunded", status: state.WebhookProcessed, received: received}).ID
+	deadREST := env.storeLoggedEvent(loggedEvent{provider: "adyen", eventType: "REFUND", status: state.WebhookDead, received: received}).ID
+	deadGraphQL := env.storeLoggedEvent(loggedEvent{provider: "adyen", eventType: "REFUND", status: state.WebhookDead, received: received}).ID
 	// A principal with no scope at all: a token of a role that grants none.
 	scopeless, err := env.app.services.auth.Tokens().Issue("usr_scopeless", "none")
 	if err != nil {
@@ -62,6 +69,18 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 		auth.SimulateEvent.Name: {{method: http.MethodPost, path: "/api/v1/webhooks/simulate", body: map[string]any{"payment_id": paymentID, "type": "dispute"},
 			query:     `mutation($id: ID!) { simulateEvent(input: {paymentId: $id, type: "dispute"}) { type } }`,
 			variables: map[string]any{"id": paymentID}}},
+		auth.ListWebhookEvents.Name: {{method: http.MethodGet, path: "/api/v1/webhooks/logs",
+			query: `{ webhookEvents(first: 1) { totalCount } }`}},
+		auth.GetWebhookEvent.Name: {
+			{method: http.MethodGet, path: "/api/v1/webhooks/logs/" + eventID,
+				query: `query($id: ID!) { webhookEvent(id: $id) { id attemptLog { at } } }`, variables: map[string]any{"id": eventID}},
+			{query: `query($id: ID!) { node(id: $id) { id } }`, variables: map[string]any{"id": eventID}},
+			{query: `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, variables: map[string]any{"ids": []string{eventID}}},
+		},
+		auth.WebhookMetrics.Name: {{method: http.MethodGet, path: "/api/v1/webhooks/metrics",
+			query: `{ webhookMetrics { provider received } }`}},
+		auth.RetryWebhookEvent.Name: {{method: http.MethodPost, path: "/api/v1/webhooks/logs/" + deadREST + "/retry",
+			query: `mutation($id: ID!) { retryWebhookEvent(id: $id) { status } }`, variables: map[string]any{"id": deadGraphQL}}},
 	}
 	// The configuration is changed through REST from version 1, then through GraphQL from version 2.
 	config := routing.Default(configProviders)
@@ -76,7 +95,8 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 	entries[auth.SendTestWebhook.Name] = []entry{{method: http.MethodPost, path: "/api/v1/webhooks/test", body: map[string]any{"url": hook.URL},
 		query: sendTestWebhookMutation, variables: map[string]any{"in": map[string]any{"url": hook.URL}}}}
 	roles := map[string]string{auth.ScopePaymentsRead: "viewer", auth.ScopePaymentsWrite: "developer", auth.ScopeRefundsWrite: "operator",
-		auth.ScopeConfigWrite: "admin", auth.ScopeMonitoringRead: "operator", auth.ScopeWebhooksManage: "operator"}
+		auth.ScopeConfigWrite: "admin", auth.ScopeMonitoringRead: "operator", auth.ScopeWebhooksManage: "operator",
+		auth.ScopeWebhooksRead: "viewer"}
 	// GraphQL, too, refuses before it reads the arguments: bad input from someone who may not ask
 	// is no 400.
 	tooMany := make([]string, 101)

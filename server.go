@@ -110,6 +110,8 @@ type services struct {
 	webhookWorker *webhook.Worker
 	// testWebhooks sends merchants' endpoints signed test events.
 	testWebhooks *webhook.TestSender
+	// webhookLogs serves the stored events to people.
+	webhookLogs *webhook.Logs
 }
 
 func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (services, error) {
@@ -147,6 +149,7 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 		Now:    now,
 		Logger: logger,
 	})
+	signatureFailures := &webhook.SignatureFailures{}
 	return services{
 		auth:        auth.NewService(db.Ent, tokens, now),
 		payments:    payments,
@@ -155,10 +158,11 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 		sandboxes:   sandboxes,
 		configs:     configs,
 		inbox: &webhook.Inbox{Client: db.Ent, Secrets: webhookSecrets(cfg, sandboxes, logger), Now: now, Logger: logger,
-			Stored: worker.Wake},
+			SignatureRefused: signatureFailures.Add, Stored: worker.Wake},
 		webhookWorker: worker,
 		// In production a test webhook goes to public addresses only.
 		testWebhooks: &webhook.TestSender{Production: cfg.Production(), Now: now},
+		webhookLogs:  &webhook.Logs{Client: db.Ent, Now: now, SignatureFailures: signatureFailures, Requeued: worker.Wake},
 	}, nil
 }
 
@@ -183,7 +187,8 @@ func newApp(ctx context.Context, cfg config.Config, db *database.DB, logger *slo
 	}
 	// The GraphQL resolver over the services, which the REST shim calls too.
 	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Router: svc.router, Configs: svc.configs, Ent: db.Ent,
-		Simulator: &webhook.Simulator{Client: db.Ent, Sandboxes: svc.sandboxes.simulators()}, TestWebhooks: svc.testWebhooks}
+		Simulator: &webhook.Simulator{Client: db.Ent, Sandboxes: svc.sandboxes.simulators()}, TestWebhooks: svc.testWebhooks,
+		WebhookLogs: svc.webhookLogs}
 	handler := NewServer(ServerDeps{
 		Logger:          logger,
 		DB:              db,

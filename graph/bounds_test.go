@@ -403,6 +403,10 @@ func TestListCosts(t *testing.T) {
 	if large < 9*small {
 		t.Errorf("a page of 100 costs %d, of 10 %d: first is not counted", large, small)
 	}
+	events := cost(`{ webhookEvents(first: 100) { edges { node { id status attemptLog { at status error durationMs } } } } }`, nil)
+	if events > MaxQueryCost || events < 100*attemptLogCost {
+		t.Errorf("a page of 100 webhook events with their attempts costs %d; want attempts counted and within %d", events, MaxQueryCost)
+	}
 	if n := cost(`query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": []any{"a", "b", "c"}}); n != 1+3*1 {
 		t.Errorf("nodes of 3 ids cost %d, want 4", n)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/routing/configstore"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // MaxQueryCost bounds the estimated cost of one operation. A field costs 1 plus what it selects,
@@ -39,6 +40,16 @@ func listCosts(c *generated.ComplexityRoot) {
 		// A size out of range is refused by the resolver with a clearer error than this one.
 		return listCost(min(max(size, 1), payment.MaxPageSize), child)
 	}
+	c.Query.WebhookEvents = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.WebhookEventOrder, _ *ent.WebhookEventWhereInput) int {
+		size := webhook.DefaultPageSize
+		switch {
+		case first != nil:
+			size = *first
+		case last != nil:
+			size = *last
+		}
+		return listCost(min(max(size, 1), webhook.MaxPageSize), child)
+	}
 	c.Query.Nodes = func(child int, ids []string) int {
 		return listCost(min(max(len(ids), 1), MaxNodes), child)
 	}
@@ -51,7 +62,12 @@ func listCosts(c *generated.ComplexityRoot) {
 	}
 	c.Payment.Refunds = func(child int) int { return listCost(payment.MaxRefunds, child) }
 	c.Payment.StatusHistory = func(child int) int { return listCost(payment.MaxStatusChanges, child) }
+	c.WebhookEvent.AttemptLog = func(child int) int { return listCost(attemptLogCost, child) }
 }
+
+// attemptLogCost is what an event's attempt log is charged as: the retry policy allows at most 50
+// attempts before an event is dead, and only an operator's retry starts another round.
+const attemptLogCost = 100
 
 // listCost is 1 for the field plus n items of child each, saturating instead of overflowing.
 func listCost(n, child int) int {

@@ -7,7 +7,6 @@ package graph
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"entgo.io/contrib/entgql"
@@ -45,7 +44,17 @@ func (r *queryResolver) Payments(ctx context.Context, after *entgql.Cursor[strin
 
 // WebhookEvents is the resolver for the webhookEvents field.
 func (r *queryResolver) WebhookEvents(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookEventOrder, where *ent.WebhookEventWhereInput) (*ent.WebhookEventConnection, error) {
-	panic(fmt.Errorf("not implemented: WebhookEvents - webhookEvents"))
+	return r.WebhookLogs.List(pageView(ctx), after, first, before, last, orderBy, where)
+}
+
+// AttemptLog is the resolver for the attemptLog field.
+func (r *webhookEventResolver) AttemptLog(ctx context.Context, obj *ent.WebhookEvent) ([]*ent.WebhookAttempt, error) {
+	attempts, err := obj.Edges.AttemptLogOrErr() // as webhookEvent(id:) reads them
+	if ent.IsNotLoaded(err) {
+		attempts, err = obj.AttemptLog(ctx) // as a page or node(id:) reads them, by alias, or not at all
+	}
+	// By when each was made; ids sort by creation, so a selection without at comes in order too.
+	return payment.Oldest(attempts, func(a *ent.WebhookAttempt) (time.Time, string) { return a.At, a.ID }), err
 }
 
 // Payment returns generated.PaymentResolver implementation.
@@ -57,8 +66,12 @@ func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 // Refund returns generated.RefundResolver implementation.
 func (r *Resolver) Refund() generated.RefundResolver { return &refundResolver{r} }
 
+// WebhookEvent returns generated.WebhookEventResolver implementation.
+func (r *Resolver) WebhookEvent() generated.WebhookEventResolver { return &webhookEventResolver{r} }
+
 type (
-	paymentResolver struct{ *Resolver }
-	queryResolver   struct{ *Resolver }
-	refundResolver  struct{ *Resolver }
+	paymentResolver      struct{ *Resolver }
+	queryResolver        struct{ *Resolver }
+	refundResolver       struct{ *Resolver }
+	webhookEventResolver struct{ *Resolver }
 )

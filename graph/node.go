@@ -7,9 +7,11 @@ import (
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/refund"
+	"github.com/paygate/paygate/ent/webhookevent"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/prefixid"
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // nodeType is a kind of object node(id:) resolves: the operation that reads it, and how to load
@@ -40,6 +42,17 @@ var nodeTypes = map[string]nodeType{
 		refunds, err := query.All(ctx)
 		for _, r := range refunds {
 			into[r.ID] = r
+		}
+		return err
+	}},
+	"whe": {read: auth.GetWebhookEvent, load: func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error {
+		query, err := webhook.WithoutPayload(client.WebhookEvent.Query()).Where(webhookevent.IDIn(ids...)).CollectFields(ctx, "WebhookEvent", "Node")
+		if err != nil {
+			return err
+		}
+		events, err := query.All(ctx)
+		for _, e := range events {
+			into[e.ID] = e
 		}
 		return err
 	}},

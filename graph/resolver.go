@@ -24,6 +24,8 @@ type Resolver struct {
 	Simulator *webhook.Simulator
 	// TestWebhooks sends merchants' endpoints signed test events.
 	TestWebhooks *webhook.TestSender
+	// WebhookLogs reads, requeues and sums up the stored webhook events.
+	WebhookLogs *webhook.Logs
 	// Ent resolves node(id:) lookups, which span every type.
 	Ent *ent.Client
 }

@@ -42,6 +42,7 @@ type ResolverRoot interface {
 	Payment() PaymentResolver
 	Query() QueryResolver
 	Refund() RefundResolver
+	WebhookEvent() WebhookEventResolver
 }
 
 type DirectiveRoot struct {
@@ -96,13 +97,14 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		CreatePayment   func(childComplexity int, input model.CreatePaymentInput) int
-		Login           func(childComplexity int, input model.LoginInput) int
-		RefreshToken    func(childComplexity int, refreshToken string) int
-		RefundPayment   func(childComplexity int, input model.RefundPaymentInput) int
-		SendTestWebhook func(childComplexity int, input model.SendTestWebhookInput) int
-		SimulateEvent   func(childComplexity int, input webhook.SimulateInput) int
-		UpdateConfig    func(childComplexity int, input model.ConfigInput) int
+		CreatePayment     func(childComplexity int, input model.CreatePaymentInput) int
+		Login             func(childComplexity int, input model.LoginInput) int
+		RefreshToken      func(childComplexity int, refreshToken string) int
+		RefundPayment     func(childComplexity int, input model.RefundPaymentInput) int
+		RetryWebhookEvent func(childComplexity int, id string) int
+		SendTestWebhook   func(childComplexity int, input model.SendTestWebhookInput) int
+		SimulateEvent     func(childComplexity int, input webhook.SimulateInput) int
+		UpdateConfig      func(childComplexity int, input model.ConfigInput) int
 	}
 
 	PageInfo struct {
@@ -175,7 +177,9 @@ type ComplexityRoot struct {
 		Payments       func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) int
 		ProviderStatus func(childComplexity int) int
 		Refund         func(childComplexity int, id string) int
+		WebhookEvent   func(childComplexity int, id string) int
 		WebhookEvents  func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookEventOrder, where *ent.WebhookEventWhereInput) int
+		WebhookMetrics func(childComplexity int) int
 	}
 
 	RateLimitSettings struct {
@@ -281,6 +285,18 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	WebhookProviderMetrics struct {
+		Dead              func(childComplexity int) int
+		Failed            func(childComplexity int) int
+		Ignored           func(childComplexity int) int
+		P50MS             func(childComplexity int) int
+		P99MS             func(childComplexity int) int
+		Processed         func(childComplexity int) int
+		Provider          func(childComplexity int) int
+		Received          func(childComplexity int) int
+		SignatureFailures func(childComplexity int) int
+	}
+
 	WebhookRetrySettings struct {
 		BaseS       func(childComplexity int) int
 		Factor      func(childComplexity int) int
@@ -308,6 +324,7 @@ type MutationResolver interface {
 	CreatePayment(ctx context.Context, input model.CreatePaymentInput) (*ent.Payment, error)
 	RefundPayment(ctx context.Context, input model.RefundPaymentInput) (*ent.Refund, error)
 	UpdateConfig(ctx context.Context, input model.ConfigInput) (*routing.Config, error)
+	RetryWebhookEvent(ctx context.Context, id string) (*ent.WebhookEvent, error)
 	SimulateEvent(ctx context.Context, input webhook.SimulateInput) (*webhook.Simulated, error)
 	SendTestWebhook(ctx context.Context, input model.SendTestWebhookInput) (*model.TestWebhookDelivery, error)
 }
@@ -330,9 +347,14 @@ type QueryResolver interface {
 	ProviderStatus(ctx context.Context) ([]*routing.ProviderStatus, error)
 	Config(ctx context.Context) (*routing.Config, error)
 	ConfigHistory(ctx context.Context, first *int, before *int) ([]*configstore.Change, error)
+	WebhookEvent(ctx context.Context, id string) (*ent.WebhookEvent, error)
+	WebhookMetrics(ctx context.Context) ([]*webhook.ProviderMetrics, error)
 }
 type RefundResolver interface {
 	Amount(ctx context.Context, obj *ent.Refund) (money.Decimal, error)
+}
+type WebhookEventResolver interface {
+	AttemptLog(ctx context.Context, obj *ent.WebhookEvent) ([]*ent.WebhookAttempt, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -571,6 +593,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RefundPayment(childComplexity, args["input"].(model.RefundPaymentInput)), true
+	case "Mutation.retryWebhookEvent":
+		if e.ComplexityRoot.Mutation.RetryWebhookEvent == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_retryWebhookEvent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RetryWebhookEvent(childComplexity, args["id"].(string)), true
 	case "Mutation.sendTestWebhook":
 		if e.ComplexityRoot.Mutation.SendTestWebhook == nil {
 			break
@@ -948,6 +981,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Refund(childComplexity, args["id"].(string)), true
+	case "Query.webhookEvent":
+		if e.ComplexityRoot.Query.WebhookEvent == nil {
+			break
+		}
+
+		args, err := ec.field_Query_webhookEvent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.WebhookEvent(childComplexity, args["id"].(string)), true
 	case "Query.webhookEvents":
 		if e.ComplexityRoot.Query.WebhookEvents == nil {
 			break
@@ -959,6 +1003,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.WebhookEvents(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.WebhookEventOrder), args["where"].(*ent.WebhookEventWhereInput)), true
+	case "Query.webhookMetrics":
+		if e.ComplexityRoot.Query.WebhookMetrics == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.WebhookMetrics(childComplexity), true
 
 	case "RateLimitSettings.burst":
 		if e.ComplexityRoot.RateLimitSettings.Burst == nil {
@@ -1356,6 +1406,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.WebhookEventEdge.Node(childComplexity), true
+
+	case "WebhookProviderMetrics.dead":
+		if e.ComplexityRoot.WebhookProviderMetrics.Dead == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookProviderMetrics.Dead(childComplexity), true
+	case "WebhookProviderMetrics.failed":
+		if e.ComplexityRoot.WebhookProviderMetrics.Failed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookProviderMetrics.Failed(childComplexity), true
+	case "WebhookProviderMetrics.ignored":
+		if e.ComplexityRoot.WebhookProviderMetrics.Ignored == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookProviderMetrics.Ignored(childComplexity), true
+	case "WebhookProviderMetrics.p50Ms":
+		if e.ComplexityRoot.WebhookProviderMetrics.P50MS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookProviderMetrics.P50MS(childComplexity), true
+	case "WebhookProviderMetrics.p99Ms":
+		if e.ComplexityRoot.WebhookProviderMetrics.P99MS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookProviderMetrics.P99MS(childComplexity), true
+	case "WebhookProviderMetrics.processed":
+		if e.ComplexityRoot.WebhookProviderMetrics.Processed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookProviderMetrics.Processed(childComplexity), true
+	case "WebhookProviderMetrics.provider":
+		if e.ComplexityRoot.WebhookProviderMetrics.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookProviderMetrics.Provider(childComplexity), true
+	case "WebhookProviderMetrics.received":
+		if e.ComplexityRoot.WebhookProviderMetrics.Received == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookProviderMetrics.Received(childComplexity), true
+	case "WebhookProviderMetrics.signatureFailures":
+		if e.ComplexityRoot.WebhookProviderMetrics.SignatureFailures == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookProviderMetrics.SignatureFailures(childComplexity), true
 
 	case "WebhookRetrySettings.baseS":
 		if e.ComplexityRoot.WebhookRetrySettings.BaseS == nil {
@@ -2340,6 +2445,40 @@ enum WebhookStatus {
   "Failed as often as the retry policy allows; only a retry brings it back."
   DEAD
 }
+
+"""
+A provider's webhook figures. The counts are of the events stored (kept 35 days, those still
+waiting or failing kept longer); signatureFailures is this server's own since it started.
+"""
+type WebhookProviderMetrics {
+  provider: String!
+  "Every stored event of the provider, whatever its status."
+  received: Int!
+  processed: Int!
+  ignored: Int!
+  failed: Int!
+  dead: Int!
+  "Deliveries this server refused for their signature since it started: each server counts its own."
+  signatureFailures: Int!
+  "Time from receipt to processing, over the provider's latest 1000 processed events; null before any."
+  p50Ms: Float
+  p99Ms: Float
+}
+
+extend type Query {
+  "One webhook event with its attempts, oldest first."
+  webhookEvent(id: ID!): WebhookEvent @hasScope(scope: "webhooks:read")
+  "Each provider's webhook figures: stripe, adyen, checkout."
+  webhookMetrics: [WebhookProviderMetrics!]! @hasScope(scope: "webhooks:read")
+}
+
+extend type Mutation {
+  """
+  Requeues a failed or dead event for the worker: received again, its attempts counted from 0,
+  due now. Its last error and its attempt log are kept. Any other event is refused (invalid_state).
+  """
+  retryWebhookEvent(id: ID!): WebhookEvent! @hasScope(scope: "webhooks:manage")
+}
 `, BuiltIn: false},
 	{Name: "../webhooksimulate.graphqls", Input: `input SimulateEventInput {
   "The provider whose sandbox sends the event; by default the payment's."
@@ -2827,6 +2966,30 @@ func (ec *executionContext) childFields_WebhookEventEdge(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type WebhookEventEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_WebhookProviderMetrics(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "provider":
+		return ec.fieldContext_WebhookProviderMetrics_provider(ctx, field)
+	case "received":
+		return ec.fieldContext_WebhookProviderMetrics_received(ctx, field)
+	case "processed":
+		return ec.fieldContext_WebhookProviderMetrics_processed(ctx, field)
+	case "ignored":
+		return ec.fieldContext_WebhookProviderMetrics_ignored(ctx, field)
+	case "failed":
+		return ec.fieldContext_WebhookProviderMetrics_failed(ctx, field)
+	case "dead":
+		return ec.fieldContext_WebhookProviderMetrics_dead(ctx, field)
+	case "signatureFailures":
+		return ec.fieldContext_WebhookProviderMetrics_signatureFailures(ctx, field)
+	case "p50Ms":
+		return ec.fieldContext_WebhookProviderMetrics_p50Ms(ctx, field)
+	case "p99Ms":
+		return ec.fieldContext_WebhookProviderMetrics_p99Ms(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookProviderMetrics", field.Name)
+}
+
 func (ec *executionContext) childFields_WebhookRetrySettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "baseS":
@@ -3035,6 +3198,20 @@ func (ec *executionContext) field_Mutation_refundPayment_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_retryWebhookEvent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_sendTestWebhook_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3210,6 +3387,20 @@ func (ec *executionContext) field_Query_payments_args(ctx context.Context, rawAr
 }
 
 func (ec *executionContext) field_Query_refund_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_webhookEvent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
@@ -4312,6 +4503,68 @@ func (ec *executionContext) fieldContext_Mutation_updateConfig(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_updateConfig_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_retryWebhookEvent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_retryWebhookEvent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RetryWebhookEvent(ctx, fc.Args["id"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "webhooks:manage")
+				if err != nil {
+					var zeroVal *ent.WebhookEvent
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *ent.WebhookEvent
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.WebhookEvent) graphql.Marshaler {
+			return ec.marshalNWebhookEvent2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_retryWebhookEvent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_retryWebhookEvent_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6001,6 +6254,118 @@ func (ec *executionContext) fieldContext_Query_configHistory(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_webhookEvent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_webhookEvent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().WebhookEvent(ctx, fc.Args["id"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "webhooks:read")
+				if err != nil {
+					var zeroVal *ent.WebhookEvent
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *ent.WebhookEvent
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.WebhookEvent) graphql.Marshaler {
+			return ec.marshalOWebhookEvent2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_webhookEvent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_webhookEvent_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_webhookMetrics(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_webhookMetrics(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().WebhookMetrics(ctx)
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "webhooks:read")
+				if err != nil {
+					var zeroVal []*webhook.ProviderMetrics
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal []*webhook.ProviderMetrics
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v []*webhook.ProviderMetrics) graphql.Marshaler {
+			return ec.marshalNWebhookProviderMetrics2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋwebhookᚐProviderMetricsᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_webhookMetrics(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookProviderMetrics(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7456,7 +7821,7 @@ func (ec *executionContext) _WebhookEvent_attemptLog(ctx context.Context, field 
 			return ec.fieldContext_WebhookEvent_attemptLog(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.AttemptLog(ctx)
+			return ec.Resolvers.WebhookEvent().AttemptLog(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.WebhookAttempt) graphql.Marshaler {
@@ -7471,7 +7836,7 @@ func (ec *executionContext) fieldContext_WebhookEvent_attemptLog(_ context.Conte
 		Object:     "WebhookEvent",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: false,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_WebhookAttempt(ctx, field)
 		},
@@ -7619,6 +7984,213 @@ func (ec *executionContext) _WebhookEventEdge_cursor(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_WebhookEventEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("WebhookEventEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookProviderMetrics_provider(ctx context.Context, field graphql.CollectedField, obj *webhook.ProviderMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookProviderMetrics_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookProviderMetrics_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookProviderMetrics", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookProviderMetrics_received(ctx context.Context, field graphql.CollectedField, obj *webhook.ProviderMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookProviderMetrics_received(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Received, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookProviderMetrics_received(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookProviderMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookProviderMetrics_processed(ctx context.Context, field graphql.CollectedField, obj *webhook.ProviderMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookProviderMetrics_processed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Processed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookProviderMetrics_processed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookProviderMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookProviderMetrics_ignored(ctx context.Context, field graphql.CollectedField, obj *webhook.ProviderMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookProviderMetrics_ignored(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ignored, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookProviderMetrics_ignored(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookProviderMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookProviderMetrics_failed(ctx context.Context, field graphql.CollectedField, obj *webhook.ProviderMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookProviderMetrics_failed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Failed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookProviderMetrics_failed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookProviderMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookProviderMetrics_dead(ctx context.Context, field graphql.CollectedField, obj *webhook.ProviderMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookProviderMetrics_dead(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dead, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookProviderMetrics_dead(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookProviderMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookProviderMetrics_signatureFailures(ctx context.Context, field graphql.CollectedField, obj *webhook.ProviderMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookProviderMetrics_signatureFailures(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SignatureFailures, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookProviderMetrics_signatureFailures(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookProviderMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookProviderMetrics_p50Ms(ctx context.Context, field graphql.CollectedField, obj *webhook.ProviderMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookProviderMetrics_p50Ms(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.P50MS, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookProviderMetrics_p50Ms(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookProviderMetrics", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookProviderMetrics_p99Ms(ctx context.Context, field graphql.CollectedField, obj *webhook.ProviderMetrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookProviderMetrics_p99Ms(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.P99MS, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookProviderMetrics_p99Ms(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookProviderMetrics", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _WebhookRetrySettings_baseS(ctx context.Context, field graphql.CollectedField, obj *routing.RetrySettings) (ret graphql.Marshaler) {
@@ -11320,6 +11892,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "retryWebhookEvent":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_retryWebhookEvent(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "simulateEvent":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_simulateEvent(ctx, field)
@@ -12172,6 +12751,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_configHistory(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "webhookEvent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_webhookEvent(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "webhookMetrics":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_webhookMetrics(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -13044,6 +13667,84 @@ func (ec *executionContext) _WebhookEventEdge(ctx context.Context, sel ast.Selec
 		case "cursor":
 			out.Values[i] = ec._WebhookEventEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var webhookProviderMetricsImplementors = []string{"WebhookProviderMetrics"}
+
+func (ec *executionContext) _WebhookProviderMetrics(ctx context.Context, sel ast.SelectionSet, obj *webhook.ProviderMetrics) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookProviderMetricsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookProviderMetrics")
+		case "provider":
+			out.Values[i] = ec._WebhookProviderMetrics_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "received":
+			out.Values[i] = ec._WebhookProviderMetrics_received(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "processed":
+			out.Values[i] = ec._WebhookProviderMetrics_processed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ignored":
+			out.Values[i] = ec._WebhookProviderMetrics_ignored(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failed":
+			out.Values[i] = ec._WebhookProviderMetrics_failed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dead":
+			out.Values[i] = ec._WebhookProviderMetrics_dead(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "signatureFailures":
+			out.Values[i] = ec._WebhookProviderMetrics_signatureFailures(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "p50Ms":
+			out.Values[i] = ec._WebhookProviderMetrics_p50Ms(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "p99Ms":
+			out.Values[i] = ec._WebhookProviderMetrics_p99Ms(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -14153,6 +14854,16 @@ func (ec *executionContext) marshalNWebhookAttempt2ᚖgithubᚗcomᚋpaygateᚋp
 	return ec._WebhookAttempt(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNWebhookEvent2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEvent(ctx context.Context, sel ast.SelectionSet, v *ent.WebhookEvent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WebhookEvent(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNWebhookEventConnection2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEventConnection(ctx context.Context, sel ast.SelectionSet, v *ent.WebhookEventConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -14182,6 +14893,32 @@ func (ec *executionContext) marshalNWebhookEventOrderField2ᚖgithubᚗcomᚋpay
 func (ec *executionContext) unmarshalNWebhookEventWhereInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEventWhereInput(ctx context.Context, v any) (*ent.WebhookEventWhereInput, error) {
 	res, err := ec.unmarshalInputWebhookEventWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWebhookProviderMetrics2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋwebhookᚐProviderMetricsᚄ(ctx context.Context, sel ast.SelectionSet, v []*webhook.ProviderMetrics) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookProviderMetrics2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋwebhookᚐProviderMetrics(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWebhookProviderMetrics2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋwebhookᚐProviderMetrics(ctx context.Context, sel ast.SelectionSet, v *webhook.ProviderMetrics) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WebhookProviderMetrics(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNWebhookRetryInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRetrySettings(ctx context.Context, v any) (*routing.RetrySettings, error) {

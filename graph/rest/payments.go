@@ -209,37 +209,12 @@ func (h *Handlers) ListPayments(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	limit := payment.DefaultPageSize
-	if text := q.Get("limit"); text != "" {
-		n, err := strconv.Atoi(text)
-		if err != nil || n < 1 || n > payment.MaxPageSize {
-			web.WriteError(w, r, apierror.ForParam(apierror.InvalidRequest, "limit", fmt.Sprintf("limit must be a whole number from 1 to %d", payment.MaxPageSize)), nil)
-			return
-		}
-		limit = n
-	}
-	startingAfter, endingBefore := q.Get("starting_after"), q.Get("ending_before")
-	if startingAfter != "" && endingBefore != "" {
-		web.WriteError(w, r, apierror.ForParam(apierror.InvalidRequest, "ending_before", "give starting_after or ending_before, not both"), nil)
-		return
-	}
-	var after, before *ent.Cursor
-	var first, last *int
-	switch {
-	case endingBefore != "":
-		before, err = h.cursorAt(r.Context(), endingBefore, "ending_before")
-		last = &limit
-	case startingAfter != "":
-		after, err = h.cursorAt(r.Context(), startingAfter, "starting_after")
-		first = &limit
-	default:
-		first = &limit
-	}
+	page, err := readPage(r, payment.DefaultPageSize, payment.MaxPageSize, h.cursorAt)
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	conn, err := h.query.Payments(r.Context(), after, first, before, last, payment.NewestFirst, where)
+	conn, err := h.query.Payments(r.Context(), page.after, page.first, page.before, page.last, payment.NewestFirst, where)
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return
@@ -248,11 +223,7 @@ func (h *Handlers) ListPayments(w http.ResponseWriter, r *http.Request) {
 	for _, edge := range conn.Edges {
 		data = append(data, paymentOf(edge.Node))
 	}
-	hasMore := conn.PageInfo.HasNextPage
-	if endingBefore != "" {
-		hasMore = conn.PageInfo.HasPreviousPage
-	}
-	web.WriteList(w, data, hasMore)
+	web.WriteList(w, data, page.hasMore(conn.PageInfo))
 }
 
 // paymentJSON is the REST shape of a payment . Amounts are JSON numbers written from

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -27,14 +28,17 @@ type Handlers struct {
 	query    generated.QueryResolver
 	mutation generated.MutationResolver
 	payment  generated.PaymentResolver
-	// cursorAt turns a payment ID (starting_after, ending_before) into a Relay cursor.
-	cursorAt func(ctx context.Context, id, param string) (*ent.Cursor, error)
+	// webhookEvent reads an event's attempts.
+	webhookEvent generated.WebhookEventResolver
+	// cursorAt and eventCursorAt turn a payment's or a webhook event's ID (starting_after,
+	// ending_before) into a Relay cursor.
+	cursorAt, eventCursorAt func(ctx context.Context, id, param string) (*ent.Cursor, error)
 }
 
 // New returns the REST handlers over the resolver.
 func New(r *graph.Resolver) *Handlers {
-	return &Handlers{query: r.Query(), mutation: r.Mutation(), payment: r.Payment(),
-		cursorAt: r.PaymentService.CursorAt}
+	return &Handlers{query: r.Query(), mutation: r.Mutation(), payment: r.Payment(), webhookEvent: r.WebhookEvent(),
+		cursorAt: r.PaymentService.CursorAt, eventCursorAt: r.WebhookLogs.CursorAt}
 }
 
 // Allow answers a known path asked with another method: 405, with the methods it has.
@@ -61,6 +65,52 @@ func (h *Handlers) Operation(op auth.Operation, handle http.HandlerFunc) http.Ha
 		}
 		handle(w, r)
 	})
+}
+
+// page is a Relay page's arguments, read from REST's paging parameters.
+type page struct {
+	after, before *ent.Cursor
+	first, last   *int
+}
+
+// readPage reads limit (1 to maxSize, default defaultSize) and starting_after (the page after
+// this item) or ending_before (the page before it), Stripe style; cursorAt turns an item's ID
+// into its cursor.
+func readPage(r *http.Request, defaultSize, maxSize int, cursorAt func(ctx context.Context, id, param string) (*ent.Cursor, error)) (page, error) {
+	q := r.URL.Query()
+	limit := defaultSize
+	if text := q.Get("limit"); text != "" {
+		n, err := strconv.Atoi(text)
+		if err != nil || n < 1 || n > maxSize {
+			return page{}, apierror.ForParam(apierror.InvalidRequest, "limit", fmt.Sprintf("limit must be a whole number from 1 to %d", maxSize))
+		}
+		limit = n
+	}
+	startingAfter, endingBefore := q.Get("starting_after"), q.Get("ending_before")
+	var p page
+	var err error
+	switch {
+	case startingAfter != "" && endingBefore != "":
+		return page{}, apierror.ForParam(apierror.InvalidRequest, "ending_before", "give starting_after or ending_before, not both")
+	case endingBefore != "":
+		p.before, err = cursorAt(r.Context(), endingBefore, "ending_before")
+		p.last = &limit
+	case startingAfter != "":
+		p.after, err = cursorAt(r.Context(), startingAfter, "starting_after")
+		p.first = &limit
+	default:
+		p.first = &limit
+	}
+	return p, err
+}
+
+// hasMore is REST's has_more: whether there are items beyond the page in the direction it was
+// read.
+func (p page) hasMore(info ent.PageInfo) bool {
+	if p.last != nil {
+		return info.HasPreviousPage
+	}
+	return info.HasNextPage
 }
 
 // decodeOptional is decode for a body that may be left out, with or without a length: an empty

@@ -58,11 +58,18 @@ var (
 	// Sending a test webhook makes Paygate call a URL of the caller's choosing: only those who
 	// manage webhooks may, as they would point Paygate's real webhooks there.
 	SendTestWebhook = Operation{Name: "sendTestWebhook", Scope: ScopeWebhooksManage, RateClass: RateWrite}
+	// The webhook logs are read by anyone who reads webhooks; requeueing an event makes it be
+	// applied to its payment again, which is the managers'.
+	ListWebhookEvents = Operation{Name: "webhookEvents", Scope: ScopeWebhooksRead, RateClass: RateRead}
+	GetWebhookEvent   = Operation{Name: "webhookEvent", Scope: ScopeWebhooksRead, RateClass: RateRead}
+	WebhookMetrics    = Operation{Name: "webhookMetrics", Scope: ScopeWebhooksRead, RateClass: RateRead}
+	RetryWebhookEvent = Operation{Name: "retryWebhookEvent", Scope: ScopeWebhooksManage, RateClass: RateWrite}
 )
 
 // Operations lists every operation.
 var Operations = []Operation{Login, RefreshToken, CreatePayment, RefundPayment, GetPayment, ListPayments, GetRefund,
-	GetConfig, UpdateConfig, ConfigHistory, ProviderStatus, SimulateEvent, SendTestWebhook}
+	GetConfig, UpdateConfig, ConfigHistory, ProviderStatus, SimulateEvent, SendTestWebhook,
+	ListWebhookEvents, GetWebhookEvent, WebhookMetrics, RetryWebhookEvent}
 
 // OperationNamed returns the operation of a GraphQL root field, if the field is one.
 func OperationNamed(name string) (Operation, bool) {

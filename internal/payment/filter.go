@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
-	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/apierror"
 )
 
-// Bounds of a payment filter. Beyond them a filter is no dashboard's, and the databases refuse it
-// anyway (SQLite nests an expression at most 1,000 deep), which would answer a server error for a
-// client's mistake.
+// Bounds of a filter of payments or webhook events. Beyond them a filter is no dashboard's, and
+// the databases refuse it anyway (SQLite nests an expression at most 1,000 deep), which would
+// answer a server error for a client's mistake.
 const (
 	// MaxFilterDepth bounds the nesting of not, and, or.
 	MaxFilterDepth = 5
@@ -24,20 +24,33 @@ const (
 	MaxFilterText = 254
 )
 
-var (
-	whereType      = reflect.TypeFor[ent.PaymentWhereInput]()
-	whereRef       = reflect.PointerTo(whereType)
-	whereRefs      = reflect.SliceOf(whereRef)
-	whereJSONNames = jsonNames(whereType)
-)
+// whereShape is what CheckFilter walks of one where input type: its pointer and slice types, by
+// which it knows a nested where, and its fields' GraphQL names.
+type whereShape struct {
+	ref, refs reflect.Type
+	names     []string
+}
 
-// checkFilter refuses a where over its bounds as invalid_request, naming the field at fault.
-func checkFilter(where *ent.PaymentWhereInput) error {
-	var counts filterCounts
+// whereShapes caches each where input type's shape: the types are few and fixed.
+var whereShapes sync.Map // reflect.Type -> whereShape
+
+// CheckFilter refuses an entgql where input (of payments, of webhook events) over the bounds as
+// invalid_request, naming the field at fault.
+func CheckFilter[W any](where *W) error {
+	t := reflect.TypeFor[W]()
+	shape, ok := whereShapes.Load(t)
+	if !ok {
+		ref := reflect.PointerTo(t)
+		shape, _ = whereShapes.LoadOrStore(t, whereShape{ref: ref, refs: reflect.SliceOf(ref), names: jsonNames(t)})
+	}
+	counts := filterCounts{whereShape: shape.(whereShape)}
 	return counts.where(reflect.ValueOf(where), "where", 1)
 }
 
-type filterCounts struct{ terms, values int }
+type filterCounts struct {
+	whereShape
+	terms, values int
+}
 
 func (c *filterCounts) where(ref reflect.Value, path string, depth int) error {
 	if ref.IsNil() {
@@ -50,18 +63,18 @@ func (c *filterCounts) where(ref reflect.Value, path string, depth int) error {
 		return apierror.ForParam(apierror.InvalidRequest, path, fmt.Sprintf("a filter holds at most %d filters within it", MaxFilterTerms))
 	}
 	where, conditions := ref.Elem(), 0
-	for i, name := range whereJSONNames {
+	for i, name := range c.names {
 		value, fieldPath := where.Field(i), path+"."+name
 		if name != "" && !value.IsZero() && (value.Kind() != reflect.Slice || value.Len() > 0) {
 			conditions++
 		}
 		switch {
 		case name == "":
-		case value.Type() == whereRef:
+		case value.Type() == c.ref:
 			if err := c.where(value, fieldPath, depth+1); err != nil {
 				return err
 			}
-		case value.Type() == whereRefs:
+		case value.Type() == c.refs:
 			for j := range value.Len() {
 				if err := c.where(value.Index(j), fieldPath, depth+1); err != nil {
 					return err

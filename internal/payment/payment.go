@@ -563,7 +563,7 @@ func (s *Service) List(ctx context.Context, after *ent.Cursor, first *int, befor
 		pageSize := DefaultPageSize
 		first = &pageSize
 	}
-	if err := checkFilter(where); err != nil {
+	if err := CheckFilter(where); err != nil {
 		return nil, err
 	}
 	if err := amountsNeedCurrency(where, false); err != nil {
