@@ -15,7 +15,6 @@ import (
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/routing/configstore"
-	"github.com/paygate/paygate/internal/webhook"
 )
 
 // MaxQueryCost bounds the estimated cost of one operation. A field costs 1 plus what it selects,
@@ -27,28 +26,26 @@ const MaxQueryCost = 200_000
 // MaxNodes is the most IDs one nodes(ids:) looks up.
 const MaxNodes = 100
 
+// pageCost is the cost of a Relay page of first or last items, DefaultPageSize by default. A size
+// out of range is refused by the resolver with a clearer error than a cost would give.
+func pageCost(first, last *int, child int) int {
+	size := payment.DefaultPageSize
+	switch {
+	case first != nil:
+		size = *first
+	case last != nil:
+		size = *last
+	}
+	return listCost(min(max(size, 1), payment.MaxPageSize), child)
+}
+
 // listCosts sets the cost of every field that answers a list, by the most items it may hold.
 func listCosts(c *generated.ComplexityRoot) {
 	c.Query.Payments = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.PaymentOrder, _ *ent.PaymentWhereInput) int {
-		size := payment.DefaultPageSize
-		switch {
-		case first != nil:
-			size = *first
-		case last != nil:
-			size = *last
-		}
-		// A size out of range is refused by the resolver with a clearer error than this one.
-		return listCost(min(max(size, 1), payment.MaxPageSize), child)
+		return pageCost(first, last, child)
 	}
 	c.Query.WebhookEvents = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.WebhookEventOrder, _ *ent.WebhookEventWhereInput) int {
-		size := webhook.DefaultPageSize
-		switch {
-		case first != nil:
-			size = *first
-		case last != nil:
-			size = *last
-		}
-		return listCost(min(max(size, 1), webhook.MaxPageSize), child)
+		return pageCost(first, last, child)
 	}
 	c.Query.Nodes = func(child int, ids []string) int {
 		return listCost(min(max(len(ids), 1), MaxNodes), child)

@@ -116,7 +116,7 @@ func (h *Handlers) ListWebhookEvents(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	page, err := readPage(r, webhook.DefaultPageSize, webhook.MaxPageSize, h.eventCursorAt)
+	page, err := readPage(r, payment.DefaultPageSize, payment.MaxPageSize, h.eventCursorAt)
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return

@@ -545,13 +545,9 @@ const (
 	MaxPageSize     = 100
 )
 
-// List returns one page of payments as a Relay connection: first (after) pages forwards, last
-// (before) backwards; neither means the first DefaultPageSize.
-func (s *Service) List(ctx context.Context, after *ent.Cursor, first *int, before *ent.Cursor, last *int,
-	orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) (*ent.PaymentConnection, error) {
-	if err := auth.Authorize(ctx, auth.ListPayments); err != nil {
-		return nil, err
-	}
+// CheckPage checks the size a Relay page asks for, first or last, and returns first, which is
+// DefaultPageSize when neither is given. Every list pages by it.
+func CheckPage(first, last *int) (*int, error) {
 	switch {
 	case first != nil && last != nil:
 		return nil, apierror.ForParam(apierror.InvalidRequest, "last", "give first or last, not both")
@@ -562,6 +558,20 @@ func (s *Service) List(ctx context.Context, after *ent.Cursor, first *int, befor
 	case first == nil && last == nil:
 		pageSize := DefaultPageSize
 		first = &pageSize
+	}
+	return first, nil
+}
+
+// List returns one page of payments as a Relay connection: first (after) pages forwards, last
+// (before) backwards; neither means the first DefaultPageSize.
+func (s *Service) List(ctx context.Context, after *ent.Cursor, first *int, before *ent.Cursor, last *int,
+	orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) (*ent.PaymentConnection, error) {
+	if err := auth.Authorize(ctx, auth.ListPayments); err != nil {
+		return nil, err
+	}
+	first, err := CheckPage(first, last)
+	if err != nil {
+		return nil, err
 	}
 	if err := CheckFilter(where); err != nil {
 		return nil, err

@@ -28,11 +28,6 @@ type Logs struct {
 	Requeued func()
 }
 
-// Page sizes of the logs, as of payments.
-const (
-	DefaultPageSize = 20
-	MaxPageSize     = 100
-)
 
 // NewestFirst orders the logs as they are listed unless told otherwise.
 var NewestFirst = &ent.WebhookEventOrder{Direction: entgql.OrderDirectionDesc, Field: ent.WebhookEventOrderFieldReceivedAt}
@@ -55,16 +50,9 @@ func (l *Logs) List(ctx context.Context, after *ent.Cursor, first *int, before *
 	if err := auth.Authorize(ctx, auth.ListWebhookEvents); err != nil {
 		return nil, err
 	}
-	switch {
-	case first != nil && last != nil:
-		return nil, apierror.ForParam(apierror.InvalidRequest, "last", "give first or last, not both")
-	case first != nil && (*first < 1 || *first > MaxPageSize):
-		return nil, apierror.ForParam(apierror.InvalidRequest, "first", fmt.Sprintf("first must be from 1 to %d", MaxPageSize))
-	case last != nil && (*last < 1 || *last > MaxPageSize):
-		return nil, apierror.ForParam(apierror.InvalidRequest, "last", fmt.Sprintf("last must be from 1 to %d", MaxPageSize))
-	case first == nil && last == nil:
-		pageSize := DefaultPageSize
-		first = &pageSize
+	first, err := payment.CheckPage(first, last)
+	if err != nil {
+		return nil, err
 	}
 	if err := payment.CheckFilter(where); err != nil {
 		return nil, err
