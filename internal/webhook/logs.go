@@ -28,7 +28,6 @@ type Logs struct {
 	Requeued func()
 }
 
-
 // NewestFirst orders the logs as they are listed unless told otherwise.
 var NewestFirst = &ent.WebhookEventOrder{Direction: entgql.OrderDirectionDesc, Field: ent.WebhookEventOrderFieldReceivedAt}
 
