@@ -222,6 +222,18 @@ func TestSimulatedEventsReachThePayment(t *testing.T) {
 			if p.AmountRefunded != 2500 || len(dashboard) != 1 || dashboard[0].Amount != 2000 || dashboard[0].Status != state.RefundSucceeded || dashboard[0].ProviderRefundID == nil {
 				t.Errorf("%s: payment refunded %d, dashboard refunds %+v; want 25.00 refunded, one refund of 20.00 made at the provider", tc.provider, p.AmountRefunded, dashboard)
 			}
+			// The same event processed again changes nothing.
+			event := db.Ent.WebhookEvent.Query().Where(webhookevent.Provider(tc.provider), webhookevent.Type(tc.refundType),
+				webhookevent.PaymentID(refunded), webhookevent.StatusEQ(state.WebhookProcessed)).FirstX(context.Background())
+			db.Ent.WebhookEvent.UpdateOneID(event.ID).SetStatus(state.WebhookReceived).SetNextAttemptAt(time.Now()).ExecX(context.Background())
+			env.app.services.webhookWorker.Wake()
+			waitFor(t, tc.provider+" event processed again", func() bool {
+				return db.Ent.WebhookEvent.GetX(context.Background(), event.ID).Status != state.WebhookReceived
+			})
+			if again := env.payment(refunded); again.AmountRefunded != 2500 || !again.UpdatedAt.Equal(p.UpdatedAt) ||
+				db.Ent.Refund.Query().Where(refund.PaymentID(refunded)).CountX(context.Background()) != 2 {
+				t.Errorf("%s: processing the refund's event again changed the payment: %d refunded", tc.provider, again.AmountRefunded)
+			}
 
 			disputed := env.succeededPayment(admin, "30.00", tc.currency, tc.provider)
 			data := env.mustGraphQL(admin, `mutation($input: SimulateEventInput!) { simulateEvent(input: $input) { provider paymentId type } }`,

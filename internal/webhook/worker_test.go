@@ -85,7 +85,7 @@ var defaultPolicy = routing.RetrySettings{BaseS: 30, Factor: 2, MaxAttempts: 8}
 
 // TestFailingEventRetriesOnScheduleThenDies: each failure waits base × factor^(n-1) before the
 // next attempt, nothing is tried before its time, and the last allowed failure makes it dead,
-// with every attempt and its error kept.
+// with every attempt and its error kept; a retry by hand then brings it back.
 func TestFailingEventRetriesOnScheduleThenDies(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		ctx := context.Background()
@@ -127,6 +127,21 @@ func TestFailingEventRetriesOnScheduleThenDies(t *testing.T) {
 		if len(attempts) != 4 || attempts[3].Status != state.WebhookDead || attempts[0].Status != state.WebhookFailed ||
 			attempts[0].Error == nil || *attempts[0].Error != "database busy 1" {
 			t.Fatalf("attempts: %+v", attempts)
+		}
+
+		// A person retries it once the cause is gone: it is processed, its history kept.
+		w.Apply = func(context.Context, *ent.Tx, string, provider.Notification) (payment.Applied, error) {
+			return payment.Applied{PaymentID: "pay_x"}, nil
+		}
+		if _, err := (&webhook.Logs{Client: db.Ent, Now: c.Now}).Retry(asRole("operator"), id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.ProcessDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		event = db.Ent.WebhookEvent.GetX(ctx, id)
+		if event.Status != state.WebhookProcessed || event.Attempts != 1 || db.Ent.WebhookAttempt.Query().Where(webhookattempt.EventID(id)).CountX(ctx) != 5 {
+			t.Fatalf("after the retry: %+v, want processed with its five attempts kept", event)
 		}
 	})
 }
