@@ -13,6 +13,7 @@ import (
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/prefixid"
 )
 
 func expiredToken(t *testing.T, env *testEnv) string {
@@ -184,4 +185,39 @@ func TestConcurrentRefreshesHonourSingleUse(t *testing.T) {
 			t.Errorf("%d concurrent refreshes with one token succeeded, want exactly 1", succeeded)
 		}
 	})
+}
+
+// TestPasswordsAreNeverTruncated: bcrypt reads 72 bytes, so a longer password is refused at
+// creation and never logs in: a password of 72 bytes plus any suffix is wrong, not the same.
+func TestPasswordsAreNeverTruncated(t *testing.T) {
+	env := newTestEnv(t, databasetest.SQLite(t))
+	ctx := context.Background()
+	password := strings.Repeat("p", 72)
+	if _, err := env.app.services.auth.CreateUser(ctx, "long@example.com", password, "viewer"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		password string
+		status   int
+	}{{password, http.StatusOK}, {password + "x", http.StatusUnauthorized}, {password + strings.Repeat("y", 1000), http.StatusUnauthorized}} {
+		r := env.request(http.MethodPost, "/api/v1/auth/login", "", map[string]any{"email": "long@example.com", "password": tc.password})
+		if r.status != tc.status {
+			t.Errorf("a password of %d bytes: %d %s, want %d", len(tc.password), r.status, r.raw, tc.status)
+		}
+	}
+	for _, tc := range []struct {
+		password string
+		ok       bool
+	}{
+		{strings.Repeat("q", 73), false},
+		{strings.Repeat("é", 37), false}, // 74 bytes
+		{strings.Repeat("é", 36), true},  // 72 bytes
+		{strings.Repeat("é", 11), false}, // too short, in characters
+		{strings.Repeat("é", 12), true},
+	} {
+		_, err := env.app.services.auth.CreateUser(ctx, prefixid.New("u")+"@example.com", tc.password, "viewer")
+		if (err == nil) != tc.ok {
+			t.Errorf("creating a user with a password of %d bytes: %v, want ok %v", len(tc.password), err, tc.ok)
+		}
+	}
 }

@@ -101,3 +101,32 @@ func TestRESTFieldNamesAreExact(t *testing.T) {
 		}
 	})
 }
+
+// TestRESTBodiesMustBeJSON: a body sent as anything but application/json is 415 and writes
+// nothing. A browser posts text/plain (and forms) across origins without asking first, so a
+// body read whatever its type would let any web page take payments with a user's cookies or
+// tokens.
+func TestRESTBodiesMustBeJSON(t *testing.T) {
+	env := newTestEnv(t, databasetest.SQLite(t))
+	token := env.tokenFor("admin")
+	body := mustJSON(t, paymentBody("10.00", "USD", "4242424242424242"))
+	for _, contentType := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "", "application/json-patch+json", "json"} {
+		r := env.request(http.MethodPost, "/api/v1/payments", token, body, "Content-Type", contentType)
+		if code, _ := r.errorCode(); r.status != http.StatusUnsupportedMediaType || code != "unsupported_media_type" {
+			t.Errorf("Content-Type %q: %d %s", contentType, r.status, r.raw)
+		}
+	}
+	if n := env.paymentCount(); n != 0 {
+		t.Fatalf("%d payments made from bodies that are not JSON", n)
+	}
+	for _, contentType := range []string{"application/json", "application/json; charset=utf-8", "Application/JSON"} {
+		if r := env.request(http.MethodPost, "/api/v1/payments", token, body, "Content-Type", contentType); r.status != http.StatusCreated {
+			t.Errorf("Content-Type %q: %d %s", contentType, r.status, r.raw)
+		}
+	}
+	// A refund of all that is left needs no body, and so no type.
+	id := str(get(env.request(http.MethodPost, "/api/v1/payments", token, body).data(), "id"))
+	if r := env.request(http.MethodPost, "/api/v1/payments/"+id+"/refunds", token, nil); r.status != http.StatusCreated {
+		t.Errorf("refund without a body: %d %s", r.status, r.raw)
+	}
+}

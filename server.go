@@ -356,7 +356,7 @@ func userCommand(ctx context.Context, cfg config.Config, args []string, stdout, 
 	flags := flag.NewFlagSet("user create", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	email := flags.String("email", "", "the user's email")
-	password := flags.String("password", "", "the user's password (12 to 72 characters)")
+	password := flags.String("password", "", "the user's password (at least 12 characters, at most 72 bytes)")
 	role := flags.String("role", "viewer", "admin, operator, developer or viewer")
 	if err := flags.Parse(args[1:]); err != nil {
 		return err

@@ -202,7 +202,7 @@ func overHTTP(next http.Handler) http.Handler {
 		case http.MethodGet:
 		case http.MethodPost:
 			if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != "application/json" {
-				writeRequestError(w, http.StatusUnsupportedMediaType, apierror.InvalidRequest, "send the GraphQL request as application/json")
+				writeRequestError(w, http.StatusUnsupportedMediaType, apierror.UnsupportedMediaType, "send the GraphQL request as application/json")
 				return
 			}
 		default:

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -131,6 +132,11 @@ func decodeOptional(r *http.Request, dst any) error {
 // repeated fields, wrong types, trailing data and malformed JSON are invalid_request errors
 // naming the field when there is one.
 func decode(r *http.Request, dst any) error {
+	// A body of another type is refused before it is read: a browser sends text/plain across
+	// origins without asking first, so reading it as JSON would let any page post to the API.
+	if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != "application/json" {
+		return apierror.New(apierror.UnsupportedMediaType, "send the request body as JSON, with Content-Type: application/json")
+	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return apierror.New(apierror.InvalidRequest, "the request body could not be read")

@@ -34,6 +34,8 @@ const (
 	IdempotencyKeyInUse  Code = "idempotency_key_in_use"
 	IdempotencyKeyReused Code = "idempotency_key_reused"
 	PayloadTooLarge      Code = "payload_too_large"
+	// UnsupportedMediaType refuses a request body that is not JSON.
+	UnsupportedMediaType Code = "unsupported_media_type"
 	// QueryTooComplex refuses a GraphQL document over a bound of size, depth or estimated cost.
 	QueryTooComplex Code = "query_too_complex"
 	// IntrospectionDisabled refuses GraphQL introspection in production.

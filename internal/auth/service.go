@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -57,9 +58,19 @@ var missingUserHash = sync.OnceValue(func() []byte {
 	return hash
 })
 
+// MaxPasswordBytes is the longest password: bcrypt reads no further, so a longer one would be
+// taken as its first 72 bytes, and any suffix would log in.
+const MaxPasswordBytes = 72
+
 // Login checks an email and password and starts a session.
 func (s *Service) Login(ctx context.Context, email, password string) (Session, error) {
 	u, err := s.client.User.Query().Where(user.EmailEQ(normalizeEmail(email))).Only(ctx)
+	if err == nil && len(password) > MaxPasswordBytes {
+		// Never anyone's password; the hash is still compared, so the answer takes as long as
+		// any other wrong password's.
+		bcrypt.CompareHashAndPassword(missingUserHash(), []byte(password[:MaxPasswordBytes]))
+		return Session{}, apierror.New(apierror.InvalidCredentials, "the email or password is wrong")
+	}
 	if ent.IsNotFound(err) {
 		bcrypt.CompareHashAndPassword(missingUserHash(), []byte(password))
 		return Session{}, apierror.New(apierror.InvalidCredentials, "the email or password is wrong")
@@ -169,8 +180,9 @@ func (s *Service) CreateUser(ctx context.Context, email, password, role string) 
 	if ScopesOf(role) == nil {
 		return nil, apierror.ForParam(apierror.InvalidRequest, "role", "role must be admin, operator, developer or viewer")
 	}
-	if len(password) < 12 || len(password) > 72 {
-		return nil, apierror.ForParam(apierror.InvalidRequest, "password", "password must be 12 to 72 characters")
+	if utf8.RuneCountInString(password) < 12 || len(password) > MaxPasswordBytes {
+		return nil, apierror.ForParam(apierror.InvalidRequest, "password",
+			fmt.Sprintf("password must be at least 12 characters and at most %d bytes (in UTF-8)", MaxPasswordBytes))
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), PasswordCost)
 	if err != nil {

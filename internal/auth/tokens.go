@@ -81,8 +81,12 @@ func (t *Tokens) Verify(token string) (Principal, error) {
 	switch {
 	case errors.Is(err, jwt.ErrTokenExpired):
 		return Principal{}, apierror.New(apierror.TokenExpired, "the access token has expired; refresh it")
-	case err != nil, claims.Subject == "":
+	case err != nil, claims.Subject == "", claims.IssuedAt == nil:
 		return Principal{}, apierror.New(apierror.TokenInvalid, "the access token is not valid")
+	case claims.ExpiresAt.Sub(claims.IssuedAt.Time) > AccessTokenLifetime, claims.ExpiresAt.Sub(t.now()) > AccessTokenLifetime+clockSkew:
+		// Paygate never issues a token that lives longer: one that does was not made by it as
+		// it is now (a leaked key, an old build), and would outlive any revocation.
+		return Principal{}, apierror.New(apierror.TokenInvalid, "the access token lives longer than Paygate issues tokens for")
 	}
 	return Principal{Subject: claims.Subject, Role: claims.Role, Scopes: strings.Fields(claims.Scope)}, nil
 }

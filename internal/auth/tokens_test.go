@@ -68,16 +68,20 @@ func TestTokensRefuseForgeries(t *testing.T) {
 		token string
 		code  apierror.Code
 	}{
-		"alg none":         {sign(jwt.SigningMethodNone, valid, jwt.UnsafeAllowNoneSignatureType), apierror.TokenInvalid},
-		"HS512":            {sign(jwt.SigningMethodHS512, valid, secret), apierror.TokenInvalid},
-		"other secret":     {sign(jwt.SigningMethodHS256, valid, []byte("another-secret-another-secret-00")), apierror.TokenInvalid},
-		"wrong issuer":     {sign(jwt.SigningMethodHS256, with("iss", "evil"), secret), apierror.TokenInvalid},
-		"wrong audience":   {sign(jwt.SigningMethodHS256, with("aud", "other"), secret), apierror.TokenInvalid},
-		"no expiry":        {sign(jwt.SigningMethodHS256, with("exp", nil), secret), apierror.TokenInvalid},
-		"no subject":       {sign(jwt.SigningMethodHS256, with("sub", nil), secret), apierror.TokenInvalid},
-		"expired":          {sign(jwt.SigningMethodHS256, with("exp", now.Add(-clockSkew-time.Second).Unix()), secret), apierror.TokenExpired},
-		"issued in future": {sign(jwt.SigningMethodHS256, with("iat", now.Add(clockSkew+time.Minute).Unix()), secret), apierror.TokenInvalid},
-		"not a jwt":        {"abc", apierror.TokenInvalid},
+		"alg none":                    {sign(jwt.SigningMethodNone, valid, jwt.UnsafeAllowNoneSignatureType), apierror.TokenInvalid},
+		"HS512":                       {sign(jwt.SigningMethodHS512, valid, secret), apierror.TokenInvalid},
+		"other secret":                {sign(jwt.SigningMethodHS256, valid, []byte("another-secret-another-secret-00")), apierror.TokenInvalid},
+		"wrong issuer":                {sign(jwt.SigningMethodHS256, with("iss", "evil"), secret), apierror.TokenInvalid},
+		"wrong audience":              {sign(jwt.SigningMethodHS256, with("aud", "other"), secret), apierror.TokenInvalid},
+		"no expiry":                   {sign(jwt.SigningMethodHS256, with("exp", nil), secret), apierror.TokenInvalid},
+		"no subject":                  {sign(jwt.SigningMethodHS256, with("sub", nil), secret), apierror.TokenInvalid},
+		"expired":                     {sign(jwt.SigningMethodHS256, with("exp", now.Add(-clockSkew-time.Second).Unix()), secret), apierror.TokenExpired},
+		"issued in future":            {sign(jwt.SigningMethodHS256, with("iat", now.Add(clockSkew+time.Minute).Unix()), secret), apierror.TokenInvalid},
+		"not a jwt":                   {"abc", apierror.TokenInvalid},
+		"no issue time":               {sign(jwt.SigningMethodHS256, with("iat", nil), secret), apierror.TokenInvalid},
+		"ten years":                   {sign(jwt.SigningMethodHS256, with("exp", now.AddDate(10, 0, 0).Unix()), secret), apierror.TokenInvalid},
+		"issued long ago, valid long": {sign(jwt.SigningMethodHS256, with("iat", now.Add(-time.Hour).Unix()), secret), apierror.TokenInvalid},
+		"a lifetime over the most":    {sign(jwt.SigningMethodHS256, with("exp", now.Add(AccessTokenLifetime+clockSkew+time.Minute).Unix()), secret), apierror.TokenInvalid},
 	}
 	if ok := sign(jwt.SigningMethodHS256, valid, secret); codeOf(func() error { _, err := tokens.Verify(ok); return err }()) != "" {
 		t.Fatal("the valid control token was refused")

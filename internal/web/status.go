@@ -33,6 +33,7 @@ var statusByCode = map[apierror.Code]int{
 	apierror.IdempotencyKeyInUse:   http.StatusConflict,
 	apierror.IdempotencyKeyReused:  http.StatusUnprocessableEntity,
 	apierror.PayloadTooLarge:       http.StatusRequestEntityTooLarge,
+	apierror.UnsupportedMediaType:  http.StatusUnsupportedMediaType,
 	apierror.QueryTooComplex:       http.StatusBadRequest,
 	apierror.IntrospectionDisabled: http.StatusBadRequest,
 	apierror.ProviderUnavailable:   http.StatusBadGateway,
