@@ -23,7 +23,7 @@ func expiredToken(t *testing.T, env *testEnv) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	token, err := tokens.Issue("usr_gone", "admin")
+	token, err := tokens.Issue("usr_gone", "admin", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 	deadREST := env.storeLoggedEvent(loggedEvent{provider: "adyen", eventType: "REFUND", status: state.WebhookDead, received: received}).ID
 	deadGraphQL := env.storeLoggedEvent(loggedEvent{provider: "adyen", eventType: "REFUND", status: state.WebhookDead, received: received}).ID
 	// A principal with no scope at all: a token of a role that grants none.
-	scopeless, err := env.app.services.auth.Tokens().Issue("usr_scopeless", "none")
+	scopeless, err := env.app.services.auth.Tokens().Issue("usr_scopeless", "none", "")
 	if err != nil {
 		t.Fatal(err)
 	}

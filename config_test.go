@@ -38,7 +38,7 @@ func (e *testEnv) adminOf() (token, userID string) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	token, err = e.app.services.auth.Tokens().Issue(u.ID, "admin")
+	token, err = e.app.services.auth.Tokens().Issue(u.ID, "admin", "")
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -94,7 +94,7 @@ func TestGraphQLReplayNeedsTheFieldScope(t *testing.T) {
 		}
 		tokens := map[string]string{}
 		for _, role := range []string{"operator", "developer", "viewer"} {
-			if tokens[role], err = env.app.services.auth.Tokens().Issue(u.ID, role); err != nil {
+			if tokens[role], err = env.app.services.auth.Tokens().Issue(u.ID, role, ""); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -100,7 +100,7 @@ func (e *testEnv) tokenFor(role string) string {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	token, err := e.app.services.auth.Tokens().Issue(u.ID, role)
+	token, err := e.app.services.auth.Tokens().Issue(u.ID, role, "")
 	if err != nil {
 		e.t.Fatal(err)
 	}

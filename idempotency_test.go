@@ -313,7 +313,7 @@ func testIdempotencyKeyInUseAndExpiry(t *testing.T, db *database.DB) {
 	loopCtx, stopLoop := context.WithCancel(ctx)
 	loopDone := make(chan struct{})
 	go func() {
-		purge(loopCtx, later, env.app.services.inbox, time.Hour, slog.New(slog.DiscardHandler))
+		purge(loopCtx, later, env.app.services.inbox, env.app.services.auth.Tokens().Revocations, time.Hour, slog.New(slog.DiscardHandler))
 		close(loopDone)
 	}()
 	for waited := 0; keysLeft() > 0 && waited < 1000; waited++ {

@@ -131,6 +131,10 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 	if err != nil {
 		return services{}, err
 	}
+	tokens.Revocations = auth.NewRevocations(db.Ent, now)
+	if err := tokens.Revocations.Load(context.Background()); err != nil {
+		return services{}, err
+	}
 	keys := idempotency.NewStore(db.Ent, secrets.CardFingerprintKey, now)
 	configs := configstore.New(db.Ent, []string{stripe.Name, adyen.Name, checkout.Name}, now)
 	if err := configs.Load(context.Background()); err != nil {
@@ -221,9 +225,11 @@ func (a *app) start(ctx context.Context) {
 	}
 	go a.services.webhookWorker.Run(ctx, time.Second)
 	go reconcile(ctx, a.services.payments, time.Minute, payment.Window{InDoubtAfter: 5 * time.Minute, NotFoundAfter: 24 * time.Hour}, logger)
-	go purge(ctx, a.services.idempotency, a.services.inbox, 10*time.Minute, logger)
-	// A configuration change made through any server is in force on this one within a second.
+	go purge(ctx, a.services.idempotency, a.services.inbox, a.services.auth.Tokens().Revocations, 10*time.Minute, logger)
+	// A configuration change made through any server is in force on this one within a second,
+	// and so is a revocation.
 	go a.services.configs.Watch(ctx, time.Second, logger)
+	go a.services.auth.Tokens().Revocations.Watch(ctx, time.Second, logger)
 }
 
 func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
@@ -282,9 +288,9 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 }
 
 // purge deletes, at start and then every interval until ctx ends, what is kept only for a time:
-// expired idempotency keys, and webhook events past their retention. Every server may do it;
+// expired idempotency keys, webhook events past their retention, revocations past their end. Every server may do it;
 // deleting what another already deleted is harmless.
-func purge(ctx context.Context, keys *idempotency.Store, inbox *webhook.Inbox, every time.Duration, logger *slog.Logger) {
+func purge(ctx context.Context, keys *idempotency.Store, inbox *webhook.Inbox, revocations *auth.Revocations, every time.Duration, logger *slog.Logger) {
 	ticker := time.NewTicker(every)
 	defer ticker.Stop()
 	for {
@@ -297,6 +303,9 @@ func purge(ctx context.Context, keys *idempotency.Store, inbox *webhook.Inbox, e
 			logger.Warn("purging old webhook events failed", "error", err)
 		} else if n > 0 {
 			logger.Info("purged old webhook events", "count", n)
+		}
+		if _, err := revocations.Purge(ctx); err != nil && ctx.Err() == nil {
+			logger.Warn("purging ended revocations failed", "error", err)
 		}
 		select {
 		case <-ctx.Done():

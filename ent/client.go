@@ -21,6 +21,7 @@ import (
 	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/refreshtoken"
 	"github.com/paygate/paygate/ent/refund"
+	"github.com/paygate/paygate/ent/revocation"
 	"github.com/paygate/paygate/ent/sandboxanswer"
 	"github.com/paygate/paygate/ent/sandboxobject"
 	"github.com/paygate/paygate/ent/user"
@@ -47,6 +48,8 @@ type Client struct {
 	RefreshToken *RefreshTokenClient
 	// Refund is the client for interacting with the Refund builders.
 	Refund *RefundClient
+	// Revocation is the client for interacting with the Revocation builders.
+	Revocation *RevocationClient
 	// SandboxAnswer is the client for interacting with the SandboxAnswer builders.
 	SandboxAnswer *SandboxAnswerClient
 	// SandboxObject is the client for interacting with the SandboxObject builders.
@@ -74,6 +77,7 @@ func (c *Client) init() {
 	c.PaymentStatusChange = NewPaymentStatusChangeClient(c.config)
 	c.RefreshToken = NewRefreshTokenClient(c.config)
 	c.Refund = NewRefundClient(c.config)
+	c.Revocation = NewRevocationClient(c.config)
 	c.SandboxAnswer = NewSandboxAnswerClient(c.config)
 	c.SandboxObject = NewSandboxObjectClient(c.config)
 	c.User = NewUserClient(c.config)
@@ -177,6 +181,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		PaymentStatusChange: NewPaymentStatusChangeClient(cfg),
 		RefreshToken:        NewRefreshTokenClient(cfg),
 		Refund:              NewRefundClient(cfg),
+		Revocation:          NewRevocationClient(cfg),
 		SandboxAnswer:       NewSandboxAnswerClient(cfg),
 		SandboxObject:       NewSandboxObjectClient(cfg),
 		User:                NewUserClient(cfg),
@@ -207,6 +212,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		PaymentStatusChange: NewPaymentStatusChangeClient(cfg),
 		RefreshToken:        NewRefreshTokenClient(cfg),
 		Refund:              NewRefundClient(cfg),
+		Revocation:          NewRevocationClient(cfg),
 		SandboxAnswer:       NewSandboxAnswerClient(cfg),
 		SandboxObject:       NewSandboxObjectClient(cfg),
 		User:                NewUserClient(cfg),
@@ -242,8 +248,8 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.ConfigVersion, c.IdempotencyKey, c.Payment, c.PaymentStatusChange,
-		c.RefreshToken, c.Refund, c.SandboxAnswer, c.SandboxObject, c.User,
-		c.WebhookAttempt, c.WebhookEvent,
+		c.RefreshToken, c.Refund, c.Revocation, c.SandboxAnswer, c.SandboxObject,
+		c.User, c.WebhookAttempt, c.WebhookEvent,
 	} {
 		n.Use(hooks...)
 	}
@@ -254,8 +260,8 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.ConfigVersion, c.IdempotencyKey, c.Payment, c.PaymentStatusChange,
-		c.RefreshToken, c.Refund, c.SandboxAnswer, c.SandboxObject, c.User,
-		c.WebhookAttempt, c.WebhookEvent,
+		c.RefreshToken, c.Refund, c.Revocation, c.SandboxAnswer, c.SandboxObject,
+		c.User, c.WebhookAttempt, c.WebhookEvent,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -276,6 +282,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.RefreshToken.mutate(ctx, m)
 	case *RefundMutation:
 		return c.Refund.mutate(ctx, m)
+	case *RevocationMutation:
+		return c.Revocation.mutate(ctx, m)
 	case *SandboxAnswerMutation:
 		return c.SandboxAnswer.mutate(ctx, m)
 	case *SandboxObjectMutation:
@@ -1169,6 +1177,139 @@ func (c *RefundClient) mutate(ctx context.Context, m *RefundMutation) (Value, er
 	}
 }
 
+// RevocationClient is a client for the Revocation schema.
+type RevocationClient struct {
+	config
+}
+
+// NewRevocationClient returns a client for the Revocation from the given config.
+func NewRevocationClient(c config) *RevocationClient {
+	return &RevocationClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `revocation.Hooks(f(g(h())))`.
+func (c *RevocationClient) Use(hooks ...Hook) {
+	c.hooks.Revocation = append(c.hooks.Revocation, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `revocation.Intercept(f(g(h())))`.
+func (c *RevocationClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Revocation = append(c.inters.Revocation, interceptors...)
+}
+
+// Create returns a builder for creating a Revocation entity.
+func (c *RevocationClient) Create() *RevocationCreate {
+	mutation := newRevocationMutation(c.config, OpCreate)
+	return &RevocationCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Revocation entities.
+func (c *RevocationClient) CreateBulk(builders ...*RevocationCreate) *RevocationCreateBulk {
+	return &RevocationCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *RevocationClient) MapCreateBulk(slice any, setFunc func(*RevocationCreate, int)) *RevocationCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &RevocationCreateBulk{err: fmt.Errorf("calling to RevocationClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*RevocationCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &RevocationCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Revocation.
+func (c *RevocationClient) Update() *RevocationUpdate {
+	mutation := newRevocationMutation(c.config, OpUpdate)
+	return &RevocationUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *RevocationClient) UpdateOne(_m *Revocation) *RevocationUpdateOne {
+	mutation := newRevocationMutation(c.config, OpUpdateOne, withRevocation(_m))
+	return &RevocationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *RevocationClient) UpdateOneID(id string) *RevocationUpdateOne {
+	mutation := newRevocationMutation(c.config, OpUpdateOne, withRevocationID(id))
+	return &RevocationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Revocation.
+func (c *RevocationClient) Delete() *RevocationDelete {
+	mutation := newRevocationMutation(c.config, OpDelete)
+	return &RevocationDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *RevocationClient) DeleteOne(_m *Revocation) *RevocationDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *RevocationClient) DeleteOneID(id string) *RevocationDeleteOne {
+	builder := c.Delete().Where(revocation.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &RevocationDeleteOne{builder}
+}
+
+// Query returns a query builder for Revocation.
+func (c *RevocationClient) Query() *RevocationQuery {
+	return &RevocationQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRevocation},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Revocation entity by its id.
+func (c *RevocationClient) Get(ctx context.Context, id string) (*Revocation, error) {
+	return c.Query().Where(revocation.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *RevocationClient) GetX(ctx context.Context, id string) *Revocation {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *RevocationClient) Hooks() []Hook {
+	return c.hooks.Revocation
+}
+
+// Interceptors returns the client interceptors.
+func (c *RevocationClient) Interceptors() []Interceptor {
+	return c.inters.Revocation
+}
+
+func (c *RevocationClient) mutate(ctx context.Context, m *RevocationMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&RevocationCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&RevocationUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&RevocationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&RevocationDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Revocation mutation op: %q", m.Op())
+	}
+}
+
 // SandboxAnswerClient is a client for the SandboxAnswer schema.
 type SandboxAnswerClient struct {
 	config
@@ -1886,12 +2027,12 @@ func (c *WebhookEventClient) mutate(ctx context.Context, m *WebhookEventMutation
 type (
 	hooks struct {
 		ConfigVersion, IdempotencyKey, Payment, PaymentStatusChange, RefreshToken,
-		Refund, SandboxAnswer, SandboxObject, User, WebhookAttempt,
+		Refund, Revocation, SandboxAnswer, SandboxObject, User, WebhookAttempt,
 		WebhookEvent []ent.Hook
 	}
 	inters struct {
 		ConfigVersion, IdempotencyKey, Payment, PaymentStatusChange, RefreshToken,
-		Refund, SandboxAnswer, SandboxObject, User, WebhookAttempt,
+		Refund, Revocation, SandboxAnswer, SandboxObject, User, WebhookAttempt,
 		WebhookEvent []ent.Interceptor
 	}
 )

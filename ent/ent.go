@@ -18,6 +18,7 @@ import (
 	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/refreshtoken"
 	"github.com/paygate/paygate/ent/refund"
+	"github.com/paygate/paygate/ent/revocation"
 	"github.com/paygate/paygate/ent/sandboxanswer"
 	"github.com/paygate/paygate/ent/sandboxobject"
 	"github.com/paygate/paygate/ent/user"
@@ -89,6 +90,7 @@ func checkColumn(t, c string) error {
 			paymentstatuschange.Table: paymentstatuschange.ValidColumn,
 			refreshtoken.Table:        refreshtoken.ValidColumn,
 			refund.Table:              refund.ValidColumn,
+			revocation.Table:          revocation.ValidColumn,
 			sandboxanswer.Table:       sandboxanswer.ValidColumn,
 			sandboxobject.Table:       sandboxobject.ValidColumn,
 			user.Table:                user.ValidColumn,

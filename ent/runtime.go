@@ -11,6 +11,7 @@ import (
 	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/refreshtoken"
 	"github.com/paygate/paygate/ent/refund"
+	"github.com/paygate/paygate/ent/revocation"
 	"github.com/paygate/paygate/ent/sandboxanswer"
 	"github.com/paygate/paygate/ent/sandboxobject"
 	"github.com/paygate/paygate/ent/schema"
@@ -313,6 +314,30 @@ func init() {
 	// refund.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	refund.IDValidator = func() func(string) error {
 		validators := refundDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	revocationFields := schema.Revocation{}.Fields()
+	_ = revocationFields
+	// revocationDescCreatedAt is the schema descriptor for created_at field.
+	revocationDescCreatedAt := revocationFields[2].Descriptor()
+	// revocation.DefaultCreatedAt holds the default value on creation for the created_at field.
+	revocation.DefaultCreatedAt = revocationDescCreatedAt.Default.(func() time.Time)
+	// revocationDescID is the schema descriptor for id field.
+	revocationDescID := revocationFields[0].Descriptor()
+	// revocation.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	revocation.IDValidator = func() func(string) error {
+		validators := revocationDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

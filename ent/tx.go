@@ -26,6 +26,8 @@ type Tx struct {
 	RefreshToken *RefreshTokenClient
 	// Refund is the client for interacting with the Refund builders.
 	Refund *RefundClient
+	// Revocation is the client for interacting with the Revocation builders.
+	Revocation *RevocationClient
 	// SandboxAnswer is the client for interacting with the SandboxAnswer builders.
 	SandboxAnswer *SandboxAnswerClient
 	// SandboxObject is the client for interacting with the SandboxObject builders.
@@ -173,6 +175,7 @@ func (tx *Tx) init() {
 	tx.PaymentStatusChange = NewPaymentStatusChangeClient(tx.config)
 	tx.RefreshToken = NewRefreshTokenClient(tx.config)
 	tx.Refund = NewRefundClient(tx.config)
+	tx.Revocation = NewRevocationClient(tx.config)
 	tx.SandboxAnswer = NewSandboxAnswerClient(tx.config)
 	tx.SandboxObject = NewSandboxObjectClient(tx.config)
 	tx.User = NewUserClient(tx.config)

@@ -50,6 +50,22 @@ func (r *mutationResolver) RefreshToken(ctx context.Context, refreshToken string
 	return authPayload(session), nil
 }
 
+// Logout is the resolver for the logout field.
+func (r *mutationResolver) Logout(ctx context.Context, refreshToken *string) (*model.Revoked, error) {
+	if err := r.AuthService.Logout(ctx, refreshToken); err != nil {
+		return nil, err
+	}
+	return &model.Revoked{Revoked: true}, nil
+}
+
+// RevokeToken is the resolver for the revokeToken field.
+func (r *mutationResolver) RevokeToken(ctx context.Context, token string) (*model.Revoked, error) {
+	if err := r.AuthService.RevokeToken(ctx, token); err != nil {
+		return nil, err
+	}
+	return &model.Revoked{Revoked: true}, nil
+}
+
 // CreatePayment is the resolver for the createPayment field.
 func (r *mutationResolver) CreatePayment(ctx context.Context, input model.CreatePaymentInput) (*ent.Payment, error) {
 	in := payment.CreateInput{

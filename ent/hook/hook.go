@@ -81,6 +81,18 @@ func (f RefundFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, erro
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RefundMutation", m)
 }
 
+// The RevocationFunc type is an adapter to allow the use of ordinary
+// function as Revocation mutator.
+type RevocationFunc func(context.Context, *ent.RevocationMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f RevocationFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.RevocationMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.RevocationMutation", m)
+}
+
 // The SandboxAnswerFunc type is an adapter to allow the use of ordinary
 // function as SandboxAnswer mutator.
 type SandboxAnswerFunc func(context.Context, *ent.SandboxAnswerMutation) (ent.Value, error)

@@ -223,6 +223,30 @@ var (
 			},
 		},
 	}
+	// RevocationsColumns holds the columns for the "revocations" table.
+	RevocationsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 60},
+		{Name: "until", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// RevocationsTable holds the schema information for the "revocations" table.
+	RevocationsTable = &schema.Table{
+		Name:       "revocations",
+		Columns:    RevocationsColumns,
+		PrimaryKey: []*schema.Column{RevocationsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "revocation_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{RevocationsColumns[2]},
+			},
+			{
+				Name:    "revocation_until",
+				Unique:  false,
+				Columns: []*schema.Column{RevocationsColumns[1]},
+			},
+		},
+	}
 	// SandboxAnswersColumns holds the columns for the "sandbox_answers" table.
 	SandboxAnswersColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -381,6 +405,7 @@ var (
 		PaymentStatusChangesTable,
 		RefreshTokensTable,
 		RefundsTable,
+		RevocationsTable,
 		SandboxAnswersTable,
 		SandboxObjectsTable,
 		UsersTable,

@@ -24,6 +24,9 @@ type RefreshToken func(*sql.Selector)
 // Refund is the predicate function for refund builders.
 type Refund func(*sql.Selector)
 
+// Revocation is the predicate function for revocation builders.
+type Revocation func(*sql.Selector)
+
 // SandboxAnswer is the predicate function for sandboxanswer builders.
 type SandboxAnswer func(*sql.Selector)
 

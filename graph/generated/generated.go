@@ -99,9 +99,11 @@ type ComplexityRoot struct {
 	Mutation struct {
 		CreatePayment     func(childComplexity int, input model.CreatePaymentInput) int
 		Login             func(childComplexity int, input model.LoginInput) int
+		Logout            func(childComplexity int, refreshToken *string) int
 		RefreshToken      func(childComplexity int, refreshToken string) int
 		RefundPayment     func(childComplexity int, input model.RefundPaymentInput) int
 		RetryWebhookEvent func(childComplexity int, id string) int
+		RevokeToken       func(childComplexity int, token string) int
 		SendTestWebhook   func(childComplexity int, input model.SendTestWebhookInput) int
 		SimulateEvent     func(childComplexity int, input webhook.SimulateInput) int
 		UpdateConfig      func(childComplexity int, input model.ConfigInput) int
@@ -199,6 +201,10 @@ type ComplexityRoot struct {
 		Reason      func(childComplexity int) int
 		Status      func(childComplexity int) int
 		UpdatedAt   func(childComplexity int) int
+	}
+
+	Revoked struct {
+		Revoked func(childComplexity int) int
 	}
 
 	Routing struct {
@@ -321,6 +327,8 @@ type ConfigResolver interface {
 type MutationResolver interface {
 	Login(ctx context.Context, input model.LoginInput) (*model.AuthPayload, error)
 	RefreshToken(ctx context.Context, refreshToken string) (*model.AuthPayload, error)
+	Logout(ctx context.Context, refreshToken *string) (*model.Revoked, error)
+	RevokeToken(ctx context.Context, token string) (*model.Revoked, error)
 	CreatePayment(ctx context.Context, input model.CreatePaymentInput) (*ent.Payment, error)
 	RefundPayment(ctx context.Context, input model.RefundPaymentInput) (*ent.Refund, error)
 	UpdateConfig(ctx context.Context, input model.ConfigInput) (*routing.Config, error)
@@ -571,6 +579,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.Login(childComplexity, args["input"].(model.LoginInput)), true
+	case "Mutation.logout":
+		if e.ComplexityRoot.Mutation.Logout == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_logout_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Logout(childComplexity, args["refreshToken"].(*string)), true
 	case "Mutation.refreshToken":
 		if e.ComplexityRoot.Mutation.RefreshToken == nil {
 			break
@@ -604,6 +623,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RetryWebhookEvent(childComplexity, args["id"].(string)), true
+	case "Mutation.revokeToken":
+		if e.ComplexityRoot.Mutation.RevokeToken == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revokeToken_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RevokeToken(childComplexity, args["token"].(string)), true
 	case "Mutation.sendTestWebhook":
 		if e.ComplexityRoot.Mutation.SendTestWebhook == nil {
 			break
@@ -1089,6 +1119,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Refund.UpdatedAt(childComplexity), true
+
+	case "Revoked.revoked":
+		if e.ComplexityRoot.Revoked.Revoked == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revoked.Revoked(childComplexity), true
 
 	case "Routing.attempts":
 		if e.ComplexityRoot.Routing.Attempts == nil {
@@ -2271,9 +2308,18 @@ extend type Query {
   configHistory(first: Int, before: Int): [ConfigChange!]! @hasScope(scope: "config:write")
 }
 
+"What logout and revokeToken answer once the revocation is in force."
+type Revoked {
+  revoked: Boolean!
+}
+
 type Mutation {
   login(input: LoginInput!): AuthPayload!
   refreshToken(refreshToken: String!): AuthPayload!
+  "Ends the caller's session (its access tokens and refresh tokens), and refreshToken's session too when given."
+  logout(refreshToken: String): Revoked!
+  "Revokes an access token (that token) or a refresh token (its whole session); the token's owner or an admin may."
+  revokeToken(token: String!): Revoked!
   """
   Charges a card. A declined card is not an error: the payment comes back FAILED with its
   failureCode.
@@ -2798,6 +2844,14 @@ func (ec *executionContext) childFields_Refund(ctx context.Context, field graphq
 	return nil, fmt.Errorf("no field named %q was found under type Refund", field.Name)
 }
 
+func (ec *executionContext) childFields_Revoked(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "revoked":
+		return ec.fieldContext_Revoked_revoked(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Revoked", field.Name)
+}
+
 func (ec *executionContext) childFields_Routing(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "rule":
@@ -3170,6 +3224,20 @@ func (ec *executionContext) field_Mutation_login_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_logout_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "refreshToken",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["refreshToken"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_refreshToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3209,6 +3277,20 @@ func (ec *executionContext) field_Mutation_retryWebhookEvent_args(ctx context.Co
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_revokeToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "token",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["token"] = arg0
 	return args, nil
 }
 
@@ -4317,6 +4399,94 @@ func (ec *executionContext) fieldContext_Mutation_refreshToken(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_refreshToken_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_logout(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_logout(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Logout(ctx, fc.Args["refreshToken"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Revoked) graphql.Marshaler {
+			return ec.marshalNRevoked2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐRevoked(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_logout(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Revoked(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_logout_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_revokeToken(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_revokeToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RevokeToken(ctx, fc.Args["token"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Revoked) graphql.Marshaler {
+			return ec.marshalNRevoked2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐRevoked(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_revokeToken(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Revoked(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_revokeToken_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6748,6 +6918,29 @@ func (ec *executionContext) _Refund_amount(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Refund_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Refund", field, true, true, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Revoked_revoked(ctx context.Context, field graphql.CollectedField, obj *model.Revoked) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revoked_revoked(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revoked, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revoked_revoked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Revoked", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Routing_rule(ctx context.Context, field graphql.CollectedField, obj *routing.Decision) (ret graphql.Marshaler) {
@@ -11871,6 +12064,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "logout":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_logout(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revokeToken":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_revokeToken(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createPayment":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createPayment(ctx, field)
@@ -13018,6 +13225,44 @@ func (ec *executionContext) _Refund(ctx context.Context, sel ast.SelectionSet, o
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var revokedImplementors = []string{"Revoked"}
+
+func (ec *executionContext) _Revoked(ctx context.Context, sel ast.SelectionSet, obj *model.Revoked) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revokedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Revoked")
+		case "revoked":
+			out.Values[i] = ec._Revoked_revoked(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -14673,6 +14918,16 @@ func (ec *executionContext) unmarshalNRefundStatus2githubᚗcomᚋpaygateᚋpayg
 
 func (ec *executionContext) marshalNRefundStatus2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐRefundStatus(ctx context.Context, sel ast.SelectionSet, v state.RefundStatus) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNRevoked2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐRevoked(ctx context.Context, sel ast.SelectionSet, v *model.Revoked) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Revoked(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNRoutingAttempt2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐAttempt(ctx context.Context, sel ast.SelectionSet, v routing.Attempt) graphql.Marshaler {

@@ -94,6 +94,11 @@ type RefundPaymentInput struct {
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
+// What logout and revokeToken answer once the revocation is in force.
+type Revoked struct {
+	Revoked bool `json:"revoked"`
+}
+
 // A test event to send: to url (an absolute http or https URL, at most 2048 characters), of type
 // (payment.succeeded, payment.failed, payment.refunded, refund.succeeded, refund.failed or
 // dispute.created; payment.succeeded when left out), signed with secret (whsec_ and printable

@@ -70,3 +70,45 @@ func (h *Handlers) Refresh(w http.ResponseWriter, r *http.Request) {
 	}
 	web.WriteJSON(w, http.StatusOK, tokensOf(payload))
 }
+
+type logoutRequest struct {
+	RefreshToken *string `json:"refresh_token"`
+}
+
+type revokeRequest struct {
+	Token string `json:"token"`
+}
+
+// Logout is POST /api/v1/auth/logout: the bearer's session ends, and refresh_token's if given.
+func (h *Handlers) Logout(w http.ResponseWriter, r *http.Request) {
+	var req logoutRequest
+	if err := decodeOptional(r, &req); err != nil {
+		web.WriteError(w, r, err, nil)
+		return
+	}
+	revoked, err := h.mutation.Logout(r.Context(), req.RefreshToken)
+	if err != nil {
+		web.WriteError(w, r, err, nil)
+		return
+	}
+	web.WriteJSON(w, http.StatusOK, revoked)
+}
+
+// RevokeToken is POST /api/v1/auth/revoke.
+func (h *Handlers) RevokeToken(w http.ResponseWriter, r *http.Request) {
+	var req revokeRequest
+	if err := decode(r, &req); err != nil {
+		web.WriteError(w, r, err, nil)
+		return
+	}
+	if req.Token == "" {
+		web.WriteError(w, r, apierror.ForParam(apierror.MissingField, "token", "token is required"), nil)
+		return
+	}
+	revoked, err := h.mutation.RevokeToken(r.Context(), req.Token)
+	if err != nil {
+		web.WriteError(w, r, err, nil)
+		return
+	}
+	web.WriteJSON(w, http.StatusOK, revoked)
+}

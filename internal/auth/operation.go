@@ -16,6 +16,9 @@ type Operation struct {
 	// Public operations are open to anyone, with or without credentials. Any other operation
 	// without a scope is refused to everyone, so one left unset fails closed.
 	Public bool
+	// Authenticated operations are open to any principal, whatever its scopes: what one does to
+	// one's own session.
+	Authenticated bool
 	// Idempotent operations take an idempotency key: a retry with the key replays the first
 	// answer instead of running again.
 	Idempotent bool
@@ -43,6 +46,8 @@ var RateClasses = []RateClass{RateCredentials, RateWrite, RateRead}
 var (
 	Login         = Operation{Name: "login", Public: true, RateClass: RateCredentials}
 	RefreshToken  = Operation{Name: "refreshToken", Public: true, RateClass: RateCredentials}
+	Logout        = Operation{Name: "logout", Authenticated: true, RateClass: RateWrite}
+	RevokeToken   = Operation{Name: "revokeToken", Authenticated: true, RateClass: RateWrite}
 	CreatePayment = Operation{Name: "createPayment", Scope: ScopePaymentsWrite, Idempotent: true, RateClass: RateWrite}
 	RefundPayment = Operation{Name: "refundPayment", Scope: ScopeRefundsWrite, Idempotent: true, RateClass: RateWrite}
 	GetPayment    = Operation{Name: "payment", Scope: ScopePaymentsRead, RateClass: RateRead}
@@ -67,7 +72,7 @@ var (
 )
 
 // Operations lists every operation.
-var Operations = []Operation{Login, RefreshToken, CreatePayment, RefundPayment, GetPayment, ListPayments, GetRefund,
+var Operations = []Operation{Login, RefreshToken, Logout, RevokeToken, CreatePayment, RefundPayment, GetPayment, ListPayments, GetRefund,
 	GetConfig, UpdateConfig, ConfigHistory, ProviderStatus, SimulateEvent, SendTestWebhook,
 	ListWebhookEvents, GetWebhookEvent, WebhookMetrics, RetryWebhookEvent}
 
@@ -84,8 +89,12 @@ func OperationNamed(name string) (Operation, bool) {
 // Authorize returns nil when the request's principal may ask op, and otherwise the error to
 // answer with: 401 without valid credentials, 403 without the scope.
 func Authorize(ctx context.Context, op Operation) error {
-	if op.Public {
+	switch {
+	case op.Public:
 		return nil
+	case op.Authenticated:
+		_, err := principalOf(ctx)
+		return err
 	}
 	return RequireScope(ctx, op.Scope)
 }

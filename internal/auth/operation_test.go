@@ -9,7 +9,7 @@ import (
 )
 
 // TestAuthorizeFailsClosed: an operation without a scope is refused to everyone unless it is
-// public, so one added without its scope is never open by mistake.
+// public or open to any principal, so one added without its scope is never open by mistake.
 func TestAuthorizeFailsClosed(t *testing.T) {
 	admin := WithPrincipal(context.Background(), Principal{Subject: "usr_a", Role: "admin", Scopes: ScopesOf("admin")})
 	anonymous := context.Background()
@@ -24,14 +24,16 @@ func TestAuthorizeFailsClosed(t *testing.T) {
 		{"public, anonymous", anonymous, Login, ""},
 		{"scoped, anonymous", anonymous, CreatePayment, apierror.Unauthenticated},
 		{"scoped, admin", admin, CreatePayment, ""},
+		{"any principal, anonymous", anonymous, Logout, apierror.Unauthenticated},
+		{"any principal, scopeless", WithPrincipal(context.Background(), Principal{Subject: "usr_b", Role: "none"}), Logout, ""},
 	} {
 		if got := codeOf(Authorize(tc.ctx, tc.op)); got != tc.want {
 			t.Errorf("%s = %q, want %q", tc.name, got, tc.want)
 		}
 	}
 	for _, op := range Operations {
-		if op.Scope == "" && !op.Public {
-			t.Errorf("operation %s has no scope and is not public: nobody may ask it", op.Name)
+		if op.Scope == "" && !op.Public && !op.Authenticated {
+			t.Errorf("operation %s has no scope and is neither public nor open to any principal: nobody may ask it", op.Name)
 		}
 	}
 }

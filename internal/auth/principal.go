@@ -5,6 +5,7 @@ package auth
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/paygate/paygate/internal/apierror"
 )
@@ -44,6 +45,10 @@ type Principal struct {
 	Subject string // user ID
 	Role    string
 	Scopes  []string
+	// Session, TokenID and Expires are those of the access token it came with: what logging out
+	// and revoking it revoke, and until when.
+	Session, TokenID string
+	Expires          time.Time
 }
 
 // Can reports whether the principal holds scope.
@@ -73,15 +78,25 @@ func PrincipalFrom(ctx context.Context) (Principal, bool) {
 // RequireScope returns nil when the request's principal holds scope, and otherwise the error to
 // answer with: 401 without valid credentials, 403 without the scope.
 func RequireScope(ctx context.Context, scope string) error {
-	p, ok := PrincipalFrom(ctx)
-	if !ok {
-		if failure, ok := ctx.Value(failureKey{}).(*apierror.Error); ok {
-			return failure
-		}
-		return apierror.New(apierror.Unauthenticated, "authentication required: send Authorization: Bearer <access token>")
+	p, err := principalOf(ctx)
+	if err != nil {
+		return err
 	}
 	if !p.Can(scope) {
 		return apierror.New(apierror.Forbidden, "this operation needs the "+scope+" scope")
 	}
 	return nil
+}
+
+// principalOf returns the request's principal, or the 401 to answer without one: why its
+// credentials failed, or that it sent none.
+func principalOf(ctx context.Context) (Principal, error) {
+	p, ok := PrincipalFrom(ctx)
+	if ok {
+		return p, nil
+	}
+	if failure, ok := ctx.Value(failureKey{}).(*apierror.Error); ok {
+		return Principal{}, failure
+	}
+	return Principal{}, apierror.New(apierror.Unauthenticated, "authentication required: send Authorization: Bearer <access token>")
 }

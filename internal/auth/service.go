@@ -81,11 +81,12 @@ func (s *Service) Login(ctx context.Context, email, password string) (Session, e
 	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(password)) != nil {
 		return Session{}, apierror.New(apierror.InvalidCredentials, "the email or password is wrong")
 	}
-	refresh, err := s.newRefreshToken(ctx, s.client, u.ID, prefixid.New("fam"))
+	family := prefixid.New("fam")
+	refresh, err := s.newRefreshToken(ctx, s.client, u.ID, family)
 	if err != nil {
 		return Session{}, err
 	}
-	return s.session(u, refresh)
+	return s.session(u, refresh, family)
 }
 
 // Refresh trades a refresh token for a new session. Each refresh token works once: presenting one
@@ -131,16 +132,87 @@ func (s *Service) Refresh(ctx context.Context, token string) (Session, error) {
 	if err := tx.Commit(); err != nil {
 		return Session{}, err
 	}
-	return s.session(rt.Edges.User, refresh)
+	return s.session(rt.Edges.User, refresh, rt.Family)
 }
 
 func (s *Service) revokeFamily(ctx context.Context, family string) error {
+	if err := s.endSession(ctx, family); err != nil {
+		return err
+	}
+	return apierror.New(apierror.RefreshTokenReused, "the refresh token was already used; every session from that login is now revoked")
+}
+
+// endSession revokes a login: its refresh tokens, and the access tokens issued in it, on every
+// server (here at once, elsewhere within a second).
+func (s *Service) endSession(ctx context.Context, family string) error {
 	if _, err := s.client.RefreshToken.Update().
 		Where(refreshtoken.FamilyEQ(family), refreshtoken.RevokedAtIsNil()).
 		SetRevokedAt(s.now()).Save(ctx); err != nil {
 		return err
 	}
-	return apierror.New(apierror.RefreshTokenReused, "the refresh token was already used; every session from that login is now revoked")
+	return s.revoke(ctx, family, s.now().Add(AccessTokenLifetime+clockSkew))
+}
+
+// revoke records id (a session or an access token) revoked until until.
+func (s *Service) revoke(ctx context.Context, id string, until time.Time) error {
+	if s.tokens == nil || s.tokens.Revocations == nil {
+		return errors.New("revocations are not kept by this service")
+	}
+	return s.tokens.Revocations.revoke(ctx, id, until)
+}
+
+// Logout ends the caller's session: the login its access token was issued in, and the session
+// of refreshToken too when it is given and the caller's. A token issued outside a login is
+// revoked alone.
+func (s *Service) Logout(ctx context.Context, refreshToken *string) error {
+	if err := Authorize(ctx, Logout); err != nil {
+		return err
+	}
+	p, _ := PrincipalFrom(ctx)
+	if refreshToken != nil && *refreshToken != "" {
+		if err := s.revokeRefreshToken(ctx, p, *refreshToken, "refresh_token"); err != nil {
+			return err
+		}
+	}
+	if p.Session == "" {
+		return s.revoke(ctx, p.TokenID, p.Expires)
+	}
+	return s.endSession(ctx, p.Session)
+}
+
+// RevokeToken revokes an access token (that token alone) or a refresh token (its whole
+// session). Only the token's owner or an admin may.
+func (s *Service) RevokeToken(ctx context.Context, token string) error {
+	if err := Authorize(ctx, RevokeToken); err != nil {
+		return err
+	}
+	p, _ := PrincipalFrom(ctx)
+	if strings.HasPrefix(token, "rt_") {
+		return s.revokeRefreshToken(ctx, p, token, "token")
+	}
+	claims, err := s.tokens.claimsOf(token)
+	if err != nil {
+		return apierror.ForParam(apierror.InvalidRequest, "token", "token is not a token Paygate issued")
+	}
+	if claims.Subject != p.Subject && p.Role != "admin" {
+		return apierror.ForParam(apierror.Forbidden, "token", "only its owner or an admin may revoke a token")
+	}
+	return s.revoke(ctx, claims.ID, claims.ExpiresAt.Time.Add(clockSkew))
+}
+
+// revokeRefreshToken ends the session of a refresh token, which p must own or be an admin for.
+func (s *Service) revokeRefreshToken(ctx context.Context, p Principal, token, param string) error {
+	rt, err := s.client.RefreshToken.Query().Where(refreshtoken.TokenHashEQ(hashToken(token))).Only(ctx)
+	if ent.IsNotFound(err) {
+		return apierror.ForParam(apierror.InvalidRequest, param, param+" is not a token Paygate issued")
+	}
+	if err != nil {
+		return err
+	}
+	if rt.UserID != p.Subject && p.Role != "admin" {
+		return apierror.ForParam(apierror.Forbidden, param, "only its owner or an admin may revoke a token")
+	}
+	return s.endSession(ctx, rt.Family)
 }
 
 func (s *Service) newRefreshToken(ctx context.Context, client *ent.Client, userID, family string) (string, error) {
@@ -156,8 +228,8 @@ func (s *Service) newRefreshToken(ctx context.Context, client *ent.Client, userI
 	return token, err
 }
 
-func (s *Service) session(u *ent.User, refresh string) (Session, error) {
-	access, err := s.tokens.Issue(u.ID, string(u.Role))
+func (s *Service) session(u *ent.User, refresh, family string) (Session, error) {
+	access, err := s.tokens.Issue(u.ID, string(u.Role), family)
 	if err != nil {
 		return Session{}, err
 	}

@@ -23,6 +23,9 @@ const (
 type accessClaims struct {
 	Role  string `json:"role"`
 	Scope string `json:"scope"`
+	// Session is the login the token was issued in (its refresh token family): logging out
+	// revokes it, and with it every access token of the login.
+	Session string `json:"sid,omitempty"`
 	jwt.RegisteredClaims
 }
 
@@ -31,6 +34,8 @@ type Tokens struct {
 	secret []byte
 	parser *jwt.Parser
 	now    func() time.Time
+	// Revocations, when set, refuses the tokens of revoked sessions and revoked tokens.
+	Revocations *Revocations
 }
 
 // NewTokens returns a token issuer; secret must hold at least 32 bytes.
@@ -56,12 +61,13 @@ func NewTokens(secret []byte, now func() time.Time) (*Tokens, error) {
 	}, nil
 }
 
-// Issue returns a signed access token for the user.
-func (t *Tokens) Issue(userID, role string) (string, error) {
+// Issue returns a signed access token for the user, in session (a login's family; "" for none).
+func (t *Tokens) Issue(userID, role, session string) (string, error) {
 	now := t.now()
 	claims := accessClaims{
-		Role:  role,
-		Scope: strings.Join(ScopesOf(role), " "),
+		Role:    role,
+		Scope:   strings.Join(ScopesOf(role), " "),
+		Session: session,
 		RegisteredClaims: jwt.RegisteredClaims{
 			Subject:   userID,
 			ID:        prefixid.New("jti"),
@@ -87,6 +93,20 @@ func (t *Tokens) Verify(token string) (Principal, error) {
 		// Paygate never issues a token that lives longer: one that does was not made by it as
 		// it is now (a leaked key, an old build), and would outlive any revocation.
 		return Principal{}, apierror.New(apierror.TokenInvalid, "the access token lives longer than Paygate issues tokens for")
+	case t.Revocations != nil && t.Revocations.Revoked(claims.Session, claims.ID):
+		return Principal{}, apierror.New(apierror.TokenRevoked, "the access token has been revoked; log in again")
 	}
-	return Principal{Subject: claims.Subject, Role: claims.Role, Scopes: strings.Fields(claims.Scope)}, nil
+	return Principal{Subject: claims.Subject, Role: claims.Role, Scopes: strings.Fields(claims.Scope),
+		Session: claims.Session, TokenID: claims.ID, Expires: claims.ExpiresAt.Time}, nil
+}
+
+// claimsOf reads a token Paygate signed, whether or not it is still in force, for revoking it.
+func (t *Tokens) claimsOf(token string) (accessClaims, error) {
+	var claims accessClaims
+	_, err := jwt.NewParser(jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithoutClaimsValidation()).
+		ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return t.secret, nil })
+	if err == nil && (claims.ID == "" || claims.ExpiresAt == nil) {
+		err = errors.New("the token has no id or no end")
+	}
+	return claims, err
 }

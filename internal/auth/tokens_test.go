@@ -24,7 +24,7 @@ func TestTokensRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	token, err := tokens.Issue("usr_1", "developer")
+	token, err := tokens.Issue("usr_1", "developer", "")
 	if err != nil {
 		t.Fatal(err)
 	}

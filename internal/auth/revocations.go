@@ -1,0 +1,106 @@
+package auth
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/revocation"
+)
+
+// revocationOverlap is how far back each look at the revocations reaches before the newest one
+// seen: a revocation made on another server can commit after one made later, with an earlier
+// time, and would otherwise be missed.
+const revocationOverlap = 5 * time.Second
+
+// Revocations is this server's copy of the sessions and access tokens revoked before their end,
+// so every request is checked without a database round trip. A revocation made here is in force
+// here at once; one made on another server, once Watch has looked (every second).
+type Revocations struct {
+	client *ent.Client
+	now    func() time.Time
+
+	mu      sync.RWMutex
+	revoked map[string]time.Time // what is revoked, until when it matters
+	seen    time.Time            // the newest revocation read
+}
+
+// NewRevocations returns an empty copy; Load fills it.
+func NewRevocations(client *ent.Client, now func() time.Time) *Revocations {
+	return &Revocations{client: client, now: now, revoked: map[string]time.Time{}}
+}
+
+// Revoked reports whether any of ids (a session's family, a token's id) is revoked.
+func (r *Revocations) Revoked(ids ...string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, id := range ids {
+		if _, ok := r.revoked[id]; ok && id != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// revoke records that id is revoked until until, in the database for every server and in this
+// copy at once. Revoking what is already revoked is no error.
+func (r *Revocations) revoke(ctx context.Context, id string, until time.Time) error {
+	err := r.client.Revocation.Create().SetID(id).SetUntil(until).SetCreatedAt(r.now()).Exec(ctx)
+	if err != nil && !ent.IsConstraintError(err) {
+		return err
+	}
+	r.mu.Lock()
+	r.revoked[id] = until
+	r.mu.Unlock()
+	return nil
+}
+
+// Load reads the revocations made since the last look, and forgets those past their end.
+func (r *Revocations) Load(ctx context.Context) error {
+	r.mu.RLock()
+	since := r.seen.Add(-revocationOverlap)
+	r.mu.RUnlock()
+	rows, err := r.client.Revocation.Query().
+		Where(revocation.CreatedAtGTE(since), revocation.UntilGT(r.now())).All(ctx)
+	if err != nil {
+		return err
+	}
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, row := range rows {
+		r.revoked[row.ID] = row.Until
+		if row.CreatedAt.After(r.seen) {
+			r.seen = row.CreatedAt
+		}
+	}
+	for id, until := range r.revoked {
+		if !until.After(now) {
+			delete(r.revoked, id)
+		}
+	}
+	return nil
+}
+
+// Watch loads the revocations every interval until ctx ends.
+func (r *Revocations) Watch(ctx context.Context, every time.Duration, logger *slog.Logger) {
+	ticker := time.NewTicker(every)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		if err := r.Load(ctx); err != nil && ctx.Err() == nil {
+			logger.Warn("reading revocations", "error", err)
+		}
+	}
+}
+
+// Purge deletes the revocations past their end.
+func (r *Revocations) Purge(ctx context.Context) (int, error) {
+	return r.client.Revocation.Delete().Where(revocation.UntilLTE(r.now())).Exec(ctx)
+}
