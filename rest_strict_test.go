@@ -130,3 +130,22 @@ func TestRESTBodiesMustBeJSON(t *testing.T) {
 		t.Errorf("refund without a body: %d %s", r.status, r.raw)
 	}
 }
+
+// TestRESTURLsHoldText: a path or query holding NUL (which PostgreSQL's text refuses), another
+// control character or bytes that are not UTF-8 is 400, never a database error.
+func TestRESTURLsHoldText(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db)
+		token := env.tokenFor("admin")
+		for _, path := range []string{"/api/v1/payments/pay_%00", "/api/v1/payments/%FF", "/api/v1/payments?customer_email=a%00@example.com",
+			"/api/v1/payments/pay_1/refunds?starting_after=%0A", "/api/v1/webhooks/logs/whe_%00"} {
+			r := env.request(http.MethodGet, path, token, nil)
+			if code, _ := r.errorCode(); r.status != http.StatusBadRequest || code != "invalid_request" {
+				t.Errorf("GET %s: %d %s", path, r.status, r.raw)
+			}
+		}
+		if r := env.request(http.MethodGet, "/api/v1/payments/pay_nobody", token, nil); r.status != http.StatusNotFound {
+			t.Errorf("an unknown id is still 404: %d", r.status)
+		}
+	})
+}

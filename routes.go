@@ -103,7 +103,7 @@ func NewServer(deps ServerDeps) http.Handler {
 	})))
 	surfaces.Handle("/", web.LimitBody(maxBodyBytes, func(w http.ResponseWriter, r *http.Request, err error) {
 		web.WriteError(w, r, err, nil)
-	})(web.Routed(mux)))
+	})(web.RefuseControlBytes(web.Routed(mux))))
 
 	// rs/cors allows every origin when given none, so with no origins configured there is no CORS.
 	allowOrigins := func(h http.Handler) http.Handler { return h }

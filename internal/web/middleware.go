@@ -13,6 +13,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
@@ -132,6 +134,26 @@ func Routed(mux *http.ServeMux) http.Handler {
 			}
 		}()
 		mux.ServeHTTP(w, r)
+	})
+}
+
+// RefuseControlBytes answers 400 to a request whose path or query holds a control character
+// (NUL above all, which PostgreSQL's text refuses) or is not UTF-8: no id or parameter of the
+// REST routes has one, so none reaches a handler or the database.
+func RefuseControlBytes(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		texts := []string{r.URL.Path}
+		for key, values := range r.URL.Query() {
+			texts = append(texts, key)
+			texts = append(texts, values...)
+		}
+		for _, text := range texts {
+			if !utf8.ValidString(text) || strings.ContainsFunc(text, unicode.IsControl) {
+				WriteError(w, r, apierror.New(apierror.InvalidRequest, "the URL holds a control character or bytes that are not UTF-8"), nil)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 
