@@ -82,6 +82,14 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 		auth.RetryWebhookEvent.Name: {{method: http.MethodPost, path: "/api/v1/webhooks/logs/" + deadREST + "/retry",
 			query: `mutation($id: ID!) { retryWebhookEvent(id: $id) { status } }`, variables: map[string]any{"id": deadGraphQL}}},
 	}
+	target := str(get(env.request(http.MethodPost, "/api/v1/users", env.tokenFor("admin"),
+		map[string]any{"email": "target@example.com", "password": "a long enough password", "role": "viewer"}).body, "data", "id"))
+	entries[auth.CreateUser.Name] = []entry{{method: http.MethodPost, path: "/api/v1/users",
+		body:  map[string]any{"email": "rest@example.com", "password": "a long enough password", "role": "viewer"},
+		query: `mutation { createUser(input: {email: "graphql@example.com", password: "a long enough password", role: "viewer"}) { id } }`}}
+	entries[auth.ListUsers.Name] = []entry{{method: http.MethodGet, path: "/api/v1/users", query: `{ users { hasMore } }`}}
+	entries[auth.UpdateUser.Name] = []entry{{method: http.MethodPatch, path: "/api/v1/users/" + target, body: map[string]any{"role": "developer"},
+		query: `mutation($id: ID!) { updateUser(id: $id, input: {role: "viewer"}) { id } }`, variables: map[string]any{"id": target}}}
 	// The configuration is changed through REST from version 1, then through GraphQL from version 2.
 	config := routing.Default(configProviders)
 	entries[auth.GetConfig.Name] = []entry{{method: http.MethodGet, path: configPath, query: `{ config { version } }`}}
@@ -95,7 +103,7 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 	entries[auth.SendTestWebhook.Name] = []entry{{method: http.MethodPost, path: "/api/v1/webhooks/test", body: map[string]any{"url": hook.URL},
 		query: sendTestWebhookMutation, variables: map[string]any{"in": map[string]any{"url": hook.URL}}}}
 	roles := map[string]string{auth.ScopePaymentsRead: "viewer", auth.ScopePaymentsWrite: "developer", auth.ScopeRefundsWrite: "operator",
-		auth.ScopeConfigWrite: "admin", auth.ScopeMonitoringRead: "operator", auth.ScopeWebhooksManage: "operator",
+		auth.ScopeConfigWrite: "admin", auth.ScopeMonitoringRead: "operator", auth.ScopeWebhooksManage: "operator", auth.ScopeUsersManage: "admin",
 		auth.ScopeWebhooksRead: "viewer"}
 	// GraphQL, too, refuses before it reads the arguments: bad input from someone who may not ask
 	// is no 400.

@@ -43,6 +43,9 @@ func NewServer(deps ServerDeps) http.Handler {
 	mux.Handle("POST /api/v1/auth/refresh", api.Operation(auth.RefreshToken, api.Refresh))
 	mux.Handle("POST /api/v1/auth/logout", api.Operation(auth.Logout, api.Logout))
 	mux.Handle("POST /api/v1/auth/revoke", api.Operation(auth.RevokeToken, api.RevokeToken))
+	mux.Handle("POST /api/v1/users", api.Operation(auth.CreateUser, api.CreateUser))
+	mux.Handle("GET /api/v1/users", api.Operation(auth.ListUsers, api.ListUsers))
+	mux.Handle("PATCH /api/v1/users/{id}", api.Operation(auth.UpdateUser, api.UpdateUser))
 	mux.Handle("POST /api/v1/payments", api.Operation(auth.CreatePayment, api.CreatePayment))
 	mux.Handle("GET /api/v1/payments", api.Operation(auth.ListPayments, api.ListPayments))
 	mux.Handle("GET /api/v1/payments/{id}", api.Operation(auth.GetPayment, api.GetPayment))
@@ -63,6 +66,8 @@ func NewServer(deps ServerDeps) http.Handler {
 	mux.Handle("/api/v1/auth/refresh", rest.Allow(http.MethodPost))
 	mux.Handle("/api/v1/auth/logout", rest.Allow(http.MethodPost))
 	mux.Handle("/api/v1/auth/revoke", rest.Allow(http.MethodPost))
+	mux.Handle("/api/v1/users", rest.Allow(http.MethodGet, http.MethodPost))
+	mux.Handle("/api/v1/users/{id}", rest.Allow(http.MethodPatch))
 	mux.Handle("/api/v1/payments", rest.Allow(http.MethodGet, http.MethodPost))
 	mux.Handle("/api/v1/payments/{id}", rest.Allow(http.MethodGet))
 	mux.Handle("/api/v1/payments/{id}/refunds", rest.Allow(http.MethodGet, http.MethodPost))
@@ -110,7 +115,7 @@ func NewServer(deps ServerDeps) http.Handler {
 	if len(deps.CORSOrigins) > 0 {
 		allowOrigins = cors.New(cors.Options{
 			AllowedOrigins: deps.CORSOrigins,
-			AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete},
+			AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete},
 			AllowedHeaders: []string{"Authorization", "Content-Type", "Idempotency-Key", "X-API-Key", "X-Request-Id"},
 			ExposedHeaders: []string{"X-Request-Id", "Idempotent-Replayed", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After"},
 			MaxAge:         600,

@@ -187,3 +187,114 @@ func TestRevokeToken(t *testing.T) {
 		t.Errorf("the access token of a session an admin revoked: %s", code)
 	}
 }
+
+// TestUsersAreManaged: an admin creates, lists, re-roles and disables users over REST and GraphQL;
+// a change of role or a disabling revokes the user's tokens at once (a new login gets the new
+// role; a disabled user cannot log in); the last admin can be neither demoted nor disabled; a
+// taken email is a clear 409; without users:manage, 403.
+func TestUsersAreManaged(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db)
+		adminEmail := env.userWith("admin")
+		admin, _ := env.login(adminEmail)
+
+		r := env.request(http.MethodPost, "/api/v1/users", admin, map[string]any{"email": "Dev@Example.com", "password": testPassword, "role": "developer"})
+		if r.status != http.StatusCreated || r.data()["email"] != "dev@example.com" || r.data()["role"] != "developer" || r.data()["disabled"] != false {
+			t.Fatalf("create: %d %s", r.status, r.raw)
+		}
+		if _, ok := r.data()["password"]; ok {
+			t.Fatalf("the answer shows a password: %s", r.raw)
+		}
+		devID := str(r.data()["id"])
+		if r := env.request(http.MethodPost, "/api/v1/users", admin, map[string]any{"email": "dev@example.com", "password": testPassword, "role": "viewer"}); r.status != http.StatusConflict {
+			t.Errorf("a taken email: %d %s", r.status, r.raw)
+		}
+		devToken, devRefresh := env.login("dev@example.com")
+		if r := env.request(http.MethodGet, "/api/v1/users", devToken, nil); r.status != http.StatusForbidden {
+			t.Errorf("a developer listing users: %d", r.status)
+		}
+		r = env.request(http.MethodGet, "/api/v1/users?limit=1", admin, nil)
+		if list, _ := r.body["data"].([]any); r.status != http.StatusOK || len(list) != 1 || r.body["has_more"] != true {
+			t.Errorf("a page of one user: %d %s", r.status, r.raw)
+		}
+
+		// A new role: the user's tokens stop at once; a new login carries the new role.
+		r = env.request(http.MethodPatch, "/api/v1/users/"+devID, admin, map[string]any{"role": "viewer"})
+		if r.status != http.StatusOK || r.data()["role"] != "viewer" {
+			t.Fatalf("change of role: %d %s", r.status, r.raw)
+		}
+		if _, code := env.answers(devToken); code != "token_revoked" {
+			t.Errorf("the old role's token after a change of role: %s", code)
+		}
+		if r := env.request(http.MethodPost, "/api/v1/auth/refresh", "", map[string]any{"refresh_token": devRefresh}); r.status != http.StatusUnauthorized {
+			t.Errorf("the old role's refresh token: %d", r.status)
+		}
+		viewerToken, _ := env.login("dev@example.com")
+		if status, _ := env.answers(viewerToken); status != http.StatusOK {
+			t.Errorf("a new login after the change of role: %d", status)
+		}
+		if r := env.request(http.MethodPost, "/api/v1/payments", viewerToken, paymentBody("1.00", "USD", "4242424242424242")); r.status != http.StatusForbidden {
+			t.Errorf("a viewer taking a payment with the new login: %d", r.status)
+		}
+
+		// Disabled, over GraphQL: tokens stop, and no login.
+		data := env.mustGraphQL(admin, `mutation($id: ID!) { updateUser(id: $id, input: {disabled: true}) { disabled } }`, map[string]any{"id": devID})
+		if get(data, "updateUser", "disabled") != true {
+			t.Fatalf("disable: %v", data)
+		}
+		if _, code := env.answers(viewerToken); code != "token_revoked" {
+			t.Errorf("a disabled user's token: %s", code)
+		}
+		if r := env.request(http.MethodPost, "/api/v1/auth/login", "", map[string]any{"email": "dev@example.com", "password": testPassword}); r.status != http.StatusUnauthorized {
+			t.Errorf("a disabled user's login: %d", r.status)
+		}
+
+		// The last admin stays an admin; with a second admin, the first may step down.
+		adminID := db.Ent.User.Query().Where(user.Email(adminEmail)).OnlyX(context.Background()).ID
+		for _, change := range []map[string]any{{"role": "operator"}, {"disabled": true}} {
+			r := env.request(http.MethodPatch, "/api/v1/users/"+adminID, admin, change)
+			if code, _ := r.errorCode(); r.status != http.StatusConflict || code != "invalid_state" {
+				t.Errorf("the last admin %v: %d %s", change, r.status, r.raw)
+			}
+		}
+		data = env.mustGraphQL(admin, `mutation { createUser(input: {email: "second@example.com", password: "another long password", role: "admin"}) { id role } }`, nil)
+		if get(data, "createUser", "role") != "admin" {
+			t.Fatalf("a second admin: %v", data)
+		}
+		if r := env.request(http.MethodPatch, "/api/v1/users/"+adminID, admin, map[string]any{"role": "operator"}); r.status != http.StatusOK {
+			t.Errorf("an admin stepping down beside another: %d %s", r.status, r.raw)
+		}
+		data = env.mustGraphQL(env.tokenFor("admin"), `{ users(first: 100) { hasMore users { email role disabled } } }`, nil)
+		if users, _ := get(data, "users", "users").([]any); len(users) != 4 || get(data, "users", "hasMore") != false {
+			t.Errorf("users over GraphQL: %v", data)
+		}
+	})
+}
+
+// TestAdminsDemotingEachOtherLeaveOne: two admins demoting each other at once: one succeeds, the
+// other is refused (as the last admin, or as no admin any more, its token revoked with its role),
+// and one admin is left.
+func TestAdminsDemotingEachOtherLeaveOne(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db)
+		emails := []string{env.userWith("admin"), env.userWith("admin")}
+		tokens := make([]string, 2)
+		ids := make([]string, 2)
+		for i, email := range emails {
+			tokens[i], _ = env.login(email)
+			ids[i] = db.Ent.User.Query().Where(user.Email(email)).OnlyX(context.Background()).ID
+		}
+		statuses := make(chan int, 2)
+		for i := range 2 {
+			go func() {
+				r := env.request(http.MethodPatch, "/api/v1/users/"+ids[1-i], tokens[i], map[string]any{"role": "viewer"})
+				statuses <- r.status
+			}()
+		}
+		a, b := <-statuses, <-statuses
+		admins := db.Ent.User.Query().Where(user.RoleEQ(user.RoleAdmin), user.Disabled(false)).CountX(context.Background())
+		if admins != 1 || (a == http.StatusOK) == (b == http.StatusOK) {
+			t.Errorf("answers %d and %d leave %d admins, want one demotion and one admin", a, b, admins)
+		}
+	})
+}

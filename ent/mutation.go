@@ -5870,6 +5870,7 @@ type RevocationMutation struct {
 	op            Op
 	typ           string
 	id            *string
+	subject       *string
 	until         *time.Time
 	created_at    *time.Time
 	clearedFields map[string]struct{}
@@ -5982,6 +5983,42 @@ func (m *RevocationMutation) IDs(ctx context.Context) ([]string, error) {
 	}
 }
 
+// SetSubject sets the "subject" field.
+func (m *RevocationMutation) SetSubject(s string) {
+	m.subject = &s
+}
+
+// Subject returns the value of the "subject" field in the mutation.
+func (m *RevocationMutation) Subject() (r string, exists bool) {
+	v := m.subject
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSubject returns the old "subject" field's value of the Revocation entity.
+// If the Revocation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RevocationMutation) OldSubject(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSubject is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSubject requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSubject: %w", err)
+	}
+	return oldValue.Subject, nil
+}
+
+// ResetSubject resets all changes to the "subject" field.
+func (m *RevocationMutation) ResetSubject() {
+	m.subject = nil
+}
+
 // SetUntil sets the "until" field.
 func (m *RevocationMutation) SetUntil(t time.Time) {
 	m.until = &t
@@ -6088,7 +6125,10 @@ func (m *RevocationMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *RevocationMutation) Fields() []string {
-	fields := make([]string, 0, 2)
+	fields := make([]string, 0, 3)
+	if m.subject != nil {
+		fields = append(fields, revocation.FieldSubject)
+	}
 	if m.until != nil {
 		fields = append(fields, revocation.FieldUntil)
 	}
@@ -6103,6 +6143,8 @@ func (m *RevocationMutation) Fields() []string {
 // schema.
 func (m *RevocationMutation) Field(name string) (ent.Value, bool) {
 	switch name {
+	case revocation.FieldSubject:
+		return m.Subject()
 	case revocation.FieldUntil:
 		return m.Until()
 	case revocation.FieldCreatedAt:
@@ -6116,6 +6158,8 @@ func (m *RevocationMutation) Field(name string) (ent.Value, bool) {
 // database failed.
 func (m *RevocationMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
 	switch name {
+	case revocation.FieldSubject:
+		return m.OldSubject(ctx)
 	case revocation.FieldUntil:
 		return m.OldUntil(ctx)
 	case revocation.FieldCreatedAt:
@@ -6129,6 +6173,13 @@ func (m *RevocationMutation) OldField(ctx context.Context, name string) (ent.Val
 // type.
 func (m *RevocationMutation) SetField(name string, value ent.Value) error {
 	switch name {
+	case revocation.FieldSubject:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSubject(v)
+		return nil
 	case revocation.FieldUntil:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -6192,6 +6243,9 @@ func (m *RevocationMutation) ClearField(name string) error {
 // It returns an error if the field is not defined in the schema.
 func (m *RevocationMutation) ResetField(name string) error {
 	switch name {
+	case revocation.FieldSubject:
+		m.ResetSubject()
+		return nil
 	case revocation.FieldUntil:
 		m.ResetUntil()
 		return nil
@@ -7856,6 +7910,7 @@ type UserMutation struct {
 	email                 *string
 	password_hash         *string
 	role                  *user.Role
+	disabled              *bool
 	clearedFields         map[string]struct{}
 	refresh_tokens        map[string]struct{}
 	removedrefresh_tokens map[string]struct{}
@@ -8149,6 +8204,42 @@ func (m *UserMutation) ResetRole() {
 	m.role = nil
 }
 
+// SetDisabled sets the "disabled" field.
+func (m *UserMutation) SetDisabled(b bool) {
+	m.disabled = &b
+}
+
+// Disabled returns the value of the "disabled" field in the mutation.
+func (m *UserMutation) Disabled() (r bool, exists bool) {
+	v := m.disabled
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDisabled returns the old "disabled" field's value of the User entity.
+// If the User object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *UserMutation) OldDisabled(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDisabled is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDisabled requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDisabled: %w", err)
+	}
+	return oldValue.Disabled, nil
+}
+
+// ResetDisabled resets all changes to the "disabled" field.
+func (m *UserMutation) ResetDisabled() {
+	m.disabled = nil
+}
+
 // AddRefreshTokenIDs adds the "refresh_tokens" edge to the RefreshToken entity by ids.
 func (m *UserMutation) AddRefreshTokenIDs(ids ...string) {
 	if m.refresh_tokens == nil {
@@ -8237,7 +8328,7 @@ func (m *UserMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *UserMutation) Fields() []string {
-	fields := make([]string, 0, 5)
+	fields := make([]string, 0, 6)
 	if m.created_at != nil {
 		fields = append(fields, user.FieldCreatedAt)
 	}
@@ -8252,6 +8343,9 @@ func (m *UserMutation) Fields() []string {
 	}
 	if m.role != nil {
 		fields = append(fields, user.FieldRole)
+	}
+	if m.disabled != nil {
+		fields = append(fields, user.FieldDisabled)
 	}
 	return fields
 }
@@ -8271,6 +8365,8 @@ func (m *UserMutation) Field(name string) (ent.Value, bool) {
 		return m.PasswordHash()
 	case user.FieldRole:
 		return m.Role()
+	case user.FieldDisabled:
+		return m.Disabled()
 	}
 	return nil, false
 }
@@ -8290,6 +8386,8 @@ func (m *UserMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldPasswordHash(ctx)
 	case user.FieldRole:
 		return m.OldRole(ctx)
+	case user.FieldDisabled:
+		return m.OldDisabled(ctx)
 	}
 	return nil, fmt.Errorf("unknown User field %s", name)
 }
@@ -8333,6 +8431,13 @@ func (m *UserMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetRole(v)
+		return nil
+	case user.FieldDisabled:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDisabled(v)
 		return nil
 	}
 	return fmt.Errorf("unknown User field %s", name)
@@ -8397,6 +8502,9 @@ func (m *UserMutation) ResetField(name string) error {
 		return nil
 	case user.FieldRole:
 		m.ResetRole()
+		return nil
+	case user.FieldDisabled:
+		m.ResetDisabled()
 		return nil
 	}
 	return fmt.Errorf("unknown User field %s", name)

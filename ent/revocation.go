@@ -17,6 +17,8 @@ type Revocation struct {
 	config `json:"-"`
 	// ID of the ent.
 	ID string `json:"id,omitempty"`
+	// Subject holds the value of the "subject" field.
+	Subject string `json:"subject,omitempty"`
 	// Until holds the value of the "until" field.
 	Until time.Time `json:"until,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
@@ -29,7 +31,7 @@ func (*Revocation) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case revocation.FieldID:
+		case revocation.FieldID, revocation.FieldSubject:
 			values[i] = new(sql.NullString)
 		case revocation.FieldUntil, revocation.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -53,6 +55,12 @@ func (_m *Revocation) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field id", values[i])
 			} else if value.Valid {
 				_m.ID = value.String
+			}
+		case revocation.FieldSubject:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field subject", values[i])
+			} else if value.Valid {
+				_m.Subject = value.String
 			}
 		case revocation.FieldUntil:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -102,6 +110,9 @@ func (_m *Revocation) String() string {
 	var builder strings.Builder
 	builder.WriteString("Revocation(")
 	builder.WriteString(fmt.Sprintf("id=%v, ", _m.ID))
+	builder.WriteString("subject=")
+	builder.WriteString(_m.Subject)
+	builder.WriteString(", ")
 	builder.WriteString("until=")
 	builder.WriteString(_m.Until.Format(time.ANSIC))
 	builder.WriteString(", ")

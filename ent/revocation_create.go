@@ -20,6 +20,12 @@ type RevocationCreate struct {
 	hooks    []Hook
 }
 
+// SetSubject sets the "subject" field.
+func (_c *RevocationCreate) SetSubject(v string) *RevocationCreate {
+	_c.mutation.SetSubject(v)
+	return _c
+}
+
 // SetUntil sets the "until" field.
 func (_c *RevocationCreate) SetUntil(v time.Time) *RevocationCreate {
 	_c.mutation.SetUntil(v)
@@ -43,6 +49,14 @@ func (_c *RevocationCreate) SetNillableCreatedAt(v *time.Time) *RevocationCreate
 // SetID sets the "id" field.
 func (_c *RevocationCreate) SetID(v string) *RevocationCreate {
 	_c.mutation.SetID(v)
+	return _c
+}
+
+// SetNillableID sets the "id" field if the given value is not nil.
+func (_c *RevocationCreate) SetNillableID(v *string) *RevocationCreate {
+	if v != nil {
+		_c.SetID(*v)
+	}
 	return _c
 }
 
@@ -85,10 +99,22 @@ func (_c *RevocationCreate) defaults() {
 		v := revocation.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
+	if _, ok := _c.mutation.ID(); !ok {
+		v := revocation.DefaultID()
+		_c.mutation.SetID(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
 func (_c *RevocationCreate) check() error {
+	if _, ok := _c.mutation.Subject(); !ok {
+		return &ValidationError{Name: "subject", err: errors.New(`ent: missing required field "Revocation.subject"`)}
+	}
+	if v, ok := _c.mutation.Subject(); ok {
+		if err := revocation.SubjectValidator(v); err != nil {
+			return &ValidationError{Name: "subject", err: fmt.Errorf(`ent: validator failed for field "Revocation.subject": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.Until(); !ok {
 		return &ValidationError{Name: "until", err: errors.New(`ent: missing required field "Revocation.until"`)}
 	}
@@ -134,6 +160,10 @@ func (_c *RevocationCreate) createSpec() (*Revocation, *sqlgraph.CreateSpec) {
 	if id, ok := _c.mutation.ID(); ok {
 		_node.ID = id
 		_spec.ID.Value = id
+	}
+	if value, ok := _c.mutation.Subject(); ok {
+		_spec.SetField(revocation.FieldSubject, field.TypeString, value)
+		_node.Subject = value
 	}
 	if value, ok := _c.mutation.Until(); ok {
 		_spec.SetField(revocation.FieldUntil, field.TypeTime, value)

@@ -264,12 +264,12 @@ func (_q *RevocationQuery) Clone() *RevocationQuery {
 // Example:
 //
 //	var v []struct {
-//		Until time.Time `json:"until,omitempty"`
+//		Subject string `json:"subject,omitempty"`
 //		Count int `json:"count,omitempty"`
 //	}
 //
 //	client.Revocation.Query().
-//		GroupBy(revocation.FieldUntil).
+//		GroupBy(revocation.FieldSubject).
 //		Aggregate(ent.Count()).
 //		Scan(ctx, &v)
 func (_q *RevocationQuery) GroupBy(field string, fields ...string) *RevocationGroupBy {
@@ -287,11 +287,11 @@ func (_q *RevocationQuery) GroupBy(field string, fields ...string) *RevocationGr
 // Example:
 //
 //	var v []struct {
-//		Until time.Time `json:"until,omitempty"`
+//		Subject string `json:"subject,omitempty"`
 //	}
 //
 //	client.Revocation.Query().
-//		Select(revocation.FieldUntil).
+//		Select(revocation.FieldSubject).
 //		Scan(ctx, &v)
 func (_q *RevocationQuery) Select(fields ...string) *RevocationSelect {
 	_q.ctx.Fields = append(_q.ctx.Fields, fields...)

@@ -329,12 +329,32 @@ func init() {
 	}()
 	revocationFields := schema.Revocation{}.Fields()
 	_ = revocationFields
+	// revocationDescSubject is the schema descriptor for subject field.
+	revocationDescSubject := revocationFields[1].Descriptor()
+	// revocation.SubjectValidator is a validator for the "subject" field. It is called by the builders before save.
+	revocation.SubjectValidator = func() func(string) error {
+		validators := revocationDescSubject.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(subject string) error {
+			for _, fn := range fns {
+				if err := fn(subject); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
 	// revocationDescCreatedAt is the schema descriptor for created_at field.
-	revocationDescCreatedAt := revocationFields[2].Descriptor()
+	revocationDescCreatedAt := revocationFields[3].Descriptor()
 	// revocation.DefaultCreatedAt holds the default value on creation for the created_at field.
 	revocation.DefaultCreatedAt = revocationDescCreatedAt.Default.(func() time.Time)
 	// revocationDescID is the schema descriptor for id field.
 	revocationDescID := revocationFields[0].Descriptor()
+	// revocation.DefaultID holds the default value on creation for the id field.
+	revocation.DefaultID = revocationDescID.Default.(func() string)
 	// revocation.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	revocation.IDValidator = func() func(string) error {
 		validators := revocationDescID.Validators
@@ -460,6 +480,10 @@ func init() {
 	userDescPasswordHash := userFields[2].Descriptor()
 	// user.PasswordHashValidator is a validator for the "password_hash" field. It is called by the builders before save.
 	user.PasswordHashValidator = userDescPasswordHash.Validators[0].(func(string) error)
+	// userDescDisabled is the schema descriptor for disabled field.
+	userDescDisabled := userFields[4].Descriptor()
+	// user.DefaultDisabled holds the default value on creation for the disabled field.
+	user.DefaultDisabled = userDescDisabled.Default.(bool)
 	// userDescID is the schema descriptor for id field.
 	userDescID := userFields[0].Descriptor()
 	// user.DefaultID holds the default value on creation for the id field.

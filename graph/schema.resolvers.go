@@ -120,6 +120,16 @@ func (r *mutationResolver) UpdateConfig(ctx context.Context, input model.ConfigI
 	return &updated, nil
 }
 
+// CreateUser is the resolver for the createUser field.
+func (r *mutationResolver) CreateUser(ctx context.Context, input model.CreateUserInput) (*ent.User, error) {
+	return r.AuthService.AddUser(ctx, input.Email, input.Password, input.Role)
+}
+
+// UpdateUser is the resolver for the updateUser field.
+func (r *mutationResolver) UpdateUser(ctx context.Context, id string, input auth.UserChange) (*ent.User, error) {
+	return r.AuthService.UpdateUser(ctx, id, input)
+}
+
 // Amount is the resolver for the amount field.
 func (r *paymentResolver) Amount(ctx context.Context, obj *ent.Payment) (money.Decimal, error) {
 	return money.Amount{Minor: obj.Amount, Currency: obj.Currency}.Decimal(), nil
@@ -193,6 +203,22 @@ func (r *queryResolver) ConfigHistory(ctx context.Context, first *int, before *i
 		page[i] = &changes[i]
 	}
 	return page, nil
+}
+
+// Users is the resolver for the users field.
+func (r *queryResolver) Users(ctx context.Context, first *int, after *string) (*auth.UserPage, error) {
+	limit, from := 20, ""
+	if first != nil {
+		limit = *first
+	}
+	if after != nil {
+		from = *after
+	}
+	page, err := r.AuthService.Users(ctx, limit, from)
+	if err != nil {
+		return nil, err
+	}
+	return &page, nil
 }
 
 // Amount is the resolver for the amount field.

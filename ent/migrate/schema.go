@@ -225,7 +225,8 @@ var (
 	}
 	// RevocationsColumns holds the columns for the "revocations" table.
 	RevocationsColumns = []*schema.Column{
-		{Name: "id", Type: field.TypeString, Size: 60},
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "subject", Type: field.TypeString, Size: 60},
 		{Name: "until", Type: field.TypeTime},
 		{Name: "created_at", Type: field.TypeTime},
 	}
@@ -238,12 +239,12 @@ var (
 			{
 				Name:    "revocation_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{RevocationsColumns[2]},
+				Columns: []*schema.Column{RevocationsColumns[3]},
 			},
 			{
 				Name:    "revocation_until",
 				Unique:  false,
-				Columns: []*schema.Column{RevocationsColumns[1]},
+				Columns: []*schema.Column{RevocationsColumns[2]},
 			},
 		},
 	}
@@ -316,6 +317,7 @@ var (
 		{Name: "email", Type: field.TypeString, Unique: true, Size: 254},
 		{Name: "password_hash", Type: field.TypeString},
 		{Name: "role", Type: field.TypeEnum, Enums: []string{"admin", "operator", "developer", "viewer"}},
+		{Name: "disabled", Type: field.TypeBool, Default: false},
 	}
 	// UsersTable holds the schema information for the "users" table.
 	UsersTable = &schema.Table{

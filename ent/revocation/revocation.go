@@ -13,6 +13,8 @@ const (
 	Label = "revocation"
 	// FieldID holds the string denoting the id field in the database.
 	FieldID = "id"
+	// FieldSubject holds the string denoting the subject field in the database.
+	FieldSubject = "subject"
 	// FieldUntil holds the string denoting the until field in the database.
 	FieldUntil = "until"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
@@ -24,6 +26,7 @@ const (
 // Columns holds all SQL columns for revocation fields.
 var Columns = []string{
 	FieldID,
+	FieldSubject,
 	FieldUntil,
 	FieldCreatedAt,
 }
@@ -39,8 +42,12 @@ func ValidColumn(column string) bool {
 }
 
 var (
+	// SubjectValidator is a validator for the "subject" field. It is called by the builders before save.
+	SubjectValidator func(string) error
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
+	// DefaultID holds the default value on creation for the "id" field.
+	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
 	IDValidator func(string) error
 )
@@ -51,6 +58,11 @@ type OrderOption func(*sql.Selector)
 // ByID orders the results by the id field.
 func ByID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldID, opts...).ToFunc()
+}
+
+// BySubject orders the results by the subject field.
+func BySubject(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSubject, opts...).ToFunc()
 }
 
 // ByUntil orders the results by the until field.

@@ -64,6 +64,11 @@ func IDContainsFold(id string) predicate.Revocation {
 	return predicate.Revocation(sql.FieldContainsFold(FieldID, id))
 }
 
+// Subject applies equality check predicate on the "subject" field. It's identical to SubjectEQ.
+func Subject(v string) predicate.Revocation {
+	return predicate.Revocation(sql.FieldEQ(FieldSubject, v))
+}
+
 // Until applies equality check predicate on the "until" field. It's identical to UntilEQ.
 func Until(v time.Time) predicate.Revocation {
 	return predicate.Revocation(sql.FieldEQ(FieldUntil, v))
@@ -72,6 +77,71 @@ func Until(v time.Time) predicate.Revocation {
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.Revocation {
 	return predicate.Revocation(sql.FieldEQ(FieldCreatedAt, v))
+}
+
+// SubjectEQ applies the EQ predicate on the "subject" field.
+func SubjectEQ(v string) predicate.Revocation {
+	return predicate.Revocation(sql.FieldEQ(FieldSubject, v))
+}
+
+// SubjectNEQ applies the NEQ predicate on the "subject" field.
+func SubjectNEQ(v string) predicate.Revocation {
+	return predicate.Revocation(sql.FieldNEQ(FieldSubject, v))
+}
+
+// SubjectIn applies the In predicate on the "subject" field.
+func SubjectIn(vs ...string) predicate.Revocation {
+	return predicate.Revocation(sql.FieldIn(FieldSubject, vs...))
+}
+
+// SubjectNotIn applies the NotIn predicate on the "subject" field.
+func SubjectNotIn(vs ...string) predicate.Revocation {
+	return predicate.Revocation(sql.FieldNotIn(FieldSubject, vs...))
+}
+
+// SubjectGT applies the GT predicate on the "subject" field.
+func SubjectGT(v string) predicate.Revocation {
+	return predicate.Revocation(sql.FieldGT(FieldSubject, v))
+}
+
+// SubjectGTE applies the GTE predicate on the "subject" field.
+func SubjectGTE(v string) predicate.Revocation {
+	return predicate.Revocation(sql.FieldGTE(FieldSubject, v))
+}
+
+// SubjectLT applies the LT predicate on the "subject" field.
+func SubjectLT(v string) predicate.Revocation {
+	return predicate.Revocation(sql.FieldLT(FieldSubject, v))
+}
+
+// SubjectLTE applies the LTE predicate on the "subject" field.
+func SubjectLTE(v string) predicate.Revocation {
+	return predicate.Revocation(sql.FieldLTE(FieldSubject, v))
+}
+
+// SubjectContains applies the Contains predicate on the "subject" field.
+func SubjectContains(v string) predicate.Revocation {
+	return predicate.Revocation(sql.FieldContains(FieldSubject, v))
+}
+
+// SubjectHasPrefix applies the HasPrefix predicate on the "subject" field.
+func SubjectHasPrefix(v string) predicate.Revocation {
+	return predicate.Revocation(sql.FieldHasPrefix(FieldSubject, v))
+}
+
+// SubjectHasSuffix applies the HasSuffix predicate on the "subject" field.
+func SubjectHasSuffix(v string) predicate.Revocation {
+	return predicate.Revocation(sql.FieldHasSuffix(FieldSubject, v))
+}
+
+// SubjectEqualFold applies the EqualFold predicate on the "subject" field.
+func SubjectEqualFold(v string) predicate.Revocation {
+	return predicate.Revocation(sql.FieldEqualFold(FieldSubject, v))
+}
+
+// SubjectContainsFold applies the ContainsFold predicate on the "subject" field.
+func SubjectContainsFold(v string) predicate.Revocation {
+	return predicate.Revocation(sql.FieldContainsFold(FieldSubject, v))
 }
 
 // UntilEQ applies the EQ predicate on the "until" field.

@@ -6,21 +6,27 @@ import (
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
+
+	"github.com/paygate/paygate/internal/prefixid"
 )
 
-// Revocation is a session (a login's refresh token family, which its access tokens name) or one
-// access token, revoked before it would end. Every server keeps a copy of the live ones in memory,
-// so a request is checked against them without a database round trip.
+// Revocation revokes the access tokens issued until it was made to a session (a login's refresh
+// token family, which its access tokens name), to one access token, or to a user (whose role
+// changed, or who was disabled). Every server keeps a copy of the live ones in memory, so a
+// request is checked against them without a database round trip.
 type Revocation struct {
 	ent.Schema
 }
 
 func (Revocation) Fields() []ent.Field {
 	return []ent.Field{
-		// id is what is revoked: a session's family id or an access token's id.
-		field.String("id").Immutable().NotEmpty().MaxLen(60),
-		// until is when whatever it revokes would have expired anyway; the row is useless after.
+		field.String("id").Immutable().NotEmpty().MaxLen(40).DefaultFunc(prefixid.Generator("rv")),
+		// subject is what is revoked: a session's family id, an access token's id, a user's id.
+		field.String("subject").Immutable().NotEmpty().MaxLen(60),
+		// until is when the last token it revokes would have expired anyway; the row is useless
+		// after.
 		field.Time("until").Immutable(),
+		// created_at is when it was made: tokens of the subject issued since are not revoked.
 		field.Time("created_at").Immutable().Default(now),
 	}
 }

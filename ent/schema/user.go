@@ -21,6 +21,8 @@ func (User) Fields() []ent.Field {
 		field.String("email").Unique().NotEmpty().MaxLen(254),
 		field.String("password_hash").Sensitive().NotEmpty(),
 		field.Enum("role").Values("admin", "operator", "developer", "viewer"),
+		// disabled users cannot log in, and their tokens stop working.
+		field.Bool("disabled").Default(false),
 	}
 }
 

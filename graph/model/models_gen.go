@@ -57,6 +57,13 @@ type CreatePaymentInput struct {
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
+type CreateUserInput struct {
+	Email string `json:"email"`
+	// At least 12 characters, at most 72 bytes.
+	Password string `json:"password"`
+	Role     string `json:"role"`
+}
+
 type Customer struct {
 	Email string `json:"email"`
 	Name  string `json:"name"`

@@ -58,6 +58,9 @@ var (
 	GetConfig      = Operation{Name: "config", Scope: ScopeConfigWrite, RateClass: RateRead}
 	UpdateConfig   = Operation{Name: "updateConfig", Scope: ScopeConfigWrite, RateClass: RateWrite}
 	ConfigHistory  = Operation{Name: "configHistory", Scope: ScopeConfigWrite, RateClass: RateRead}
+	CreateUser     = Operation{Name: "createUser", Scope: ScopeUsersManage, RateClass: RateWrite}
+	ListUsers      = Operation{Name: "users", Scope: ScopeUsersManage, RateClass: RateRead}
+	UpdateUser     = Operation{Name: "updateUser", Scope: ScopeUsersManage, RateClass: RateWrite}
 	ProviderStatus = Operation{Name: "providerStatus", Scope: ScopeMonitoringRead, RateClass: RateRead}
 	SimulateEvent  = Operation{Name: "simulateEvent", Scope: ScopeWebhooksManage, RateClass: RateWrite}
 	// Sending a test webhook makes Paygate call a URL of the caller's choosing: only those who
@@ -72,7 +75,7 @@ var (
 )
 
 // Operations lists every operation.
-var Operations = []Operation{Login, RefreshToken, Logout, RevokeToken, CreatePayment, RefundPayment, GetPayment, ListPayments, GetRefund,
+var Operations = []Operation{Login, RefreshToken, Logout, RevokeToken, CreateUser, ListUsers, UpdateUser, CreatePayment, RefundPayment, GetPayment, ListPayments, GetRefund,
 	GetConfig, UpdateConfig, ConfigHistory, ProviderStatus, SimulateEvent, SendTestWebhook,
 	ListWebhookEvents, GetWebhookEvent, WebhookMetrics, RetryWebhookEvent}
 

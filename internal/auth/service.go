@@ -65,10 +65,10 @@ const MaxPasswordBytes = 72
 // Login checks an email and password and starts a session.
 func (s *Service) Login(ctx context.Context, email, password string) (Session, error) {
 	u, err := s.client.User.Query().Where(user.EmailEQ(normalizeEmail(email))).Only(ctx)
-	if err == nil && len(password) > MaxPasswordBytes {
-		// Never anyone's password; the hash is still compared, so the answer takes as long as
-		// any other wrong password's.
-		bcrypt.CompareHashAndPassword(missingUserHash(), []byte(password[:MaxPasswordBytes]))
+	if err == nil && (len(password) > MaxPasswordBytes || u.Disabled) {
+		// Never anyone's password, and a disabled user logs in with none; the hash is still
+		// compared, so the answer takes as long as any other wrong password's.
+		bcrypt.CompareHashAndPassword(missingUserHash(), []byte(password[:min(len(password), MaxPasswordBytes)]))
 		return Session{}, apierror.New(apierror.InvalidCredentials, "the email or password is wrong")
 	}
 	if ent.IsNotFound(err) {
@@ -153,12 +153,17 @@ func (s *Service) endSession(ctx context.Context, family string) error {
 	return s.revoke(ctx, family, s.now().Add(AccessTokenLifetime+clockSkew))
 }
 
-// revoke records id (a session or an access token) revoked until until.
-func (s *Service) revoke(ctx context.Context, id string, until time.Time) error {
+// revoke revokes the tokens of subject (a session, an access token, a user) issued until now, on
+// every server, until until.
+func (s *Service) revoke(ctx context.Context, subject string, until time.Time) error {
 	if s.tokens == nil || s.tokens.Revocations == nil {
 		return errors.New("revocations are not kept by this service")
 	}
-	return s.tokens.Revocations.revoke(ctx, id, until)
+	inForce, err := s.tokens.Revocations.revoke(ctx, s.client, subject, until)
+	if err == nil {
+		inForce()
+	}
+	return err
 }
 
 // Logout ends the caller's session: the login its access token was issued in, and the session

@@ -9,14 +9,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"entgo.io/ent/dialect"
-	"entgo.io/ent/dialect/sql"
-
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/refund"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
@@ -245,20 +243,11 @@ func refundAmount(text *money.Decimal, currency string, left int64) (money.Amoun
 // payment (its refunds, its provider's events) runs one after another, on every server. The lock
 // changes nothing, so an event that turns out to change nothing leaves the payment as it was.
 func lockPayment(ctx context.Context, tx *ent.Tx, id string) (*ent.Payment, error) {
-	p, err := tx.Payment.Query().Where(payment.ID(id), forUpdate).Only(ctx)
+	p, err := tx.Payment.Query().Where(payment.ID(id), database.ForUpdate).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, apierror.ForParam(apierror.NotFound, "id", "no payment has the id "+id)
 	}
 	return p, err
-}
-
-// forUpdate reads a row with its lock, held until the transaction ends: FOR UPDATE on
-// PostgreSQL. SQLite has no row locks and needs none: Paygate's SQLite transactions take the
-// database's write lock at BEGIN, so writers already run one at a time.
-func forUpdate(s *sql.Selector) {
-	if s.Dialect() == dialect.Postgres {
-		s.ForUpdate()
-	}
 }
 
 // settleRefund moves a pending refund to its final status, applies set, and updates r to match.

@@ -1,0 +1,122 @@
+package auth
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/refreshtoken"
+	"github.com/paygate/paygate/ent/user"
+	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/database"
+)
+
+// MaxUsersListed is the most users one page lists.
+const MaxUsersListed = 100
+
+// AddUser creates a user, for someone who manages users.
+func (s *Service) AddUser(ctx context.Context, email, password, role string) (*ent.User, error) {
+	if err := Authorize(ctx, CreateUser); err != nil {
+		return nil, err
+	}
+	u, err := s.CreateUser(ctx, email, password, role)
+	if ent.IsConstraintError(err) {
+		return nil, apierror.ForParam(apierror.InvalidState, "email", "a user with this email exists")
+	}
+	return u, err
+}
+
+// UserPage is a page of users, and whether more follow.
+type UserPage struct {
+	Users   []*ent.User
+	HasMore bool
+}
+
+// Users lists up to limit users (1 to MaxUsersListed), oldest first, after the user with id
+// after when it is given.
+func (s *Service) Users(ctx context.Context, limit int, after string) (UserPage, error) {
+	if err := Authorize(ctx, ListUsers); err != nil {
+		return UserPage{}, err
+	}
+	if limit < 1 || limit > MaxUsersListed {
+		return UserPage{}, apierror.ForParam(apierror.InvalidRequest, "limit", fmt.Sprintf("limit must be from 1 to %d", MaxUsersListed))
+	}
+	query := s.client.User.Query().Order(ent.Asc(user.FieldID)).Limit(limit + 1) // one more says whether more follow
+	if after != "" {
+		query.Where(user.IDGT(after))
+	}
+	users, err := query.All(ctx)
+	if err != nil {
+		return UserPage{}, err
+	}
+	if len(users) > limit {
+		return UserPage{Users: users[:limit], HasMore: true}, nil
+	}
+	return UserPage{Users: users}, nil
+}
+
+// UserChange is what UpdateUser changes; nil leaves a field as it is.
+type UserChange struct {
+	Role     *string
+	Disabled *bool
+}
+
+// UpdateUser changes a user's role or disables (or enables) them. A change of role or a
+// disabling revokes every token the user holds, at once on every server: their next request
+// needs a new login, with the new role, which a disabled user cannot make. The last enabled
+// admin can be neither demoted nor disabled; the admins are locked while that is checked, so two
+// admins demoting each other at once cannot both succeed.
+func (s *Service) UpdateUser(ctx context.Context, id string, change UserChange) (*ent.User, error) {
+	if err := Authorize(ctx, UpdateUser); err != nil {
+		return nil, err
+	}
+	if change.Role != nil && ScopesOf(*change.Role) == nil {
+		return nil, apierror.ForParam(apierror.InvalidRequest, "role", "role must be admin, operator, developer or viewer")
+	}
+	tx, err := s.client.Tx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	u, err := tx.User.Query().Where(user.ID(id), database.ForUpdate).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, rollback(tx, apierror.ForParam(apierror.NotFound, "id", "no user has the id "+id))
+	}
+	if err != nil {
+		return nil, rollback(tx, err)
+	}
+	role, disabled := string(u.Role), u.Disabled
+	if change.Role != nil {
+		role = *change.Role
+	}
+	if change.Disabled != nil {
+		disabled = *change.Disabled
+	}
+	if u.Role == user.RoleAdmin && !u.Disabled && (role != "admin" || disabled) {
+		others, err := tx.User.Query().Where(user.RoleEQ(user.RoleAdmin), user.Disabled(false), user.IDNEQ(u.ID), database.ForUpdate).IDs(ctx)
+		if err != nil {
+			return nil, rollback(tx, err)
+		}
+		if len(others) == 0 {
+			return nil, rollback(tx, apierror.New(apierror.InvalidState, "the last admin can be neither demoted nor disabled: make another admin first"))
+		}
+	}
+	updated, err := tx.User.UpdateOne(u).SetRole(user.Role(role)).SetDisabled(disabled).SetUpdatedAt(s.now()).Save(ctx)
+	if err != nil {
+		return nil, rollback(tx, err)
+	}
+	inForce := func() {}
+	if role != string(u.Role) || (disabled && !u.Disabled) {
+		if _, err := tx.RefreshToken.Update().Where(refreshtoken.UserID(u.ID), refreshtoken.RevokedAtIsNil()).
+			SetRevokedAt(s.now()).Save(ctx); err != nil {
+			return nil, rollback(tx, err)
+		}
+		if inForce, err = s.tokens.Revocations.revoke(ctx, tx.Client(), u.ID, s.now().Add(AccessTokenLifetime+clockSkew)); err != nil {
+			return nil, rollback(tx, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	inForce()
+	return updated.Unwrap(), nil
+}

@@ -1,6 +1,0 @@
--- create "revocations" table
-CREATE TABLE `revocations` (`id` text NOT NULL, `until` datetime NOT NULL, `created_at` datetime NOT NULL, PRIMARY KEY (`id`));
--- create index "revocation_created_at" to table: "revocations"
-CREATE INDEX `revocation_created_at` ON `revocations` (`created_at`);
--- create index "revocation_until" to table: "revocations"
-CREATE INDEX `revocation_until` ON `revocations` (`until`);

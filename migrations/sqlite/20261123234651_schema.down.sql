@@ -1,0 +1,8 @@
+-- reverse: create index "revocation_until" to table: "revocations"
+DROP INDEX `revocation_until`;
+-- reverse: create index "revocation_created_at" to table: "revocations"
+DROP INDEX `revocation_created_at`;
+-- reverse: create "revocations" table
+DROP TABLE `revocations`;
+-- reverse: the rebuild of "users" that added column "disabled"
+ALTER TABLE `users` DROP COLUMN `disabled`;
