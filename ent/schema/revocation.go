@@ -10,9 +10,8 @@ import (
 	"github.com/paygate/paygate/internal/prefixid"
 )
 
-// Revocation revokes the access tokens issued until it was made to a session (a login's refresh
-// token family, which its access tokens name), to one access token, or to a user (whose role
-// changed, or who was disabled). Every server keeps a copy of the live ones in memory, so a
+// Revocation revokes a session (a login's refresh token family, which its access tokens name) or
+// one access token before its end. Every server keeps a copy of the live ones in memory, so a
 // request is checked against them without a database round trip.
 type Revocation struct {
 	ent.Schema
@@ -21,12 +20,12 @@ type Revocation struct {
 func (Revocation) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("id").Immutable().NotEmpty().MaxLen(40).DefaultFunc(prefixid.Generator("rv")),
-		// subject is what is revoked: a session's family id, an access token's id, a user's id.
+		// subject is what is revoked: a session's family id, or an access token's id.
 		field.String("subject").Immutable().NotEmpty().MaxLen(60),
 		// until is when the last token it revokes would have expired anyway; the row is useless
 		// after.
 		field.Time("until").Immutable(),
-		// created_at is when it was made: tokens of the subject issued since are not revoked.
+		// created_at is when it was made: servers read the revocations made since they last looked.
 		field.Time("created_at").Immutable().Default(now),
 	}
 }

@@ -15,7 +15,7 @@ import (
 // time, and would otherwise be missed.
 const revocationOverlap = 5 * time.Second
 
-// Revocations is this server's copy of what is revoked (sessions, access tokens, users' tokens),
+// Revocations is this server's copy of what is revoked (sessions, single access tokens),
 // so every request is checked without a database round trip. A revocation made here is in force
 // here at once; one made on another server, once Watch has looked (every second).
 type Revocations struct {
@@ -23,61 +23,43 @@ type Revocations struct {
 	now    func() time.Time
 
 	mu      sync.RWMutex
-	revoked map[string]revoked // by subject
-	seen    time.Time          // the newest revocation read
-}
-
-// revoked is what is known of a subject's revocations: its tokens issued until since are
-// revoked, and it matters until until.
-type revoked struct {
-	since, until time.Time
-}
-
-// merge keeps the later of each time.
-func (r revoked) merge(since, until time.Time) revoked {
-	if since.After(r.since) {
-		r.since = since
-	}
-	if until.After(r.until) {
-		r.until = until
-	}
-	return r
+	revoked map[string]time.Time // what is revoked, until when it matters
+	seen    time.Time            // the newest revocation read
 }
 
 // NewRevocations returns an empty copy; Load fills it.
 func NewRevocations(client *ent.Client, now func() time.Time) *Revocations {
-	return &Revocations{client: client, now: now, revoked: map[string]revoked{}}
+	return &Revocations{client: client, now: now, revoked: map[string]time.Time{}}
 }
 
-// Revoked reports whether a token issued at issued is revoked through any of subjects (its
-// session, its own id, its user). A token issued in the same second as the revocation counts as
-// revoked: a token's time is whole seconds.
-func (r *Revocations) Revoked(issued time.Time, subjects ...string) bool {
+// Revoked reports whether any of subjects (a token's session, its own id) is revoked.
+func (r *Revocations) Revoked(subjects ...string) bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	for _, subject := range subjects {
-		if entry, ok := r.revoked[subject]; ok && subject != "" && !issued.After(entry.since) {
+		if _, ok := r.revoked[subject]; ok && subject != "" {
 			return true
 		}
 	}
 	return false
 }
 
-// revoke records, through client (a transaction's, to revoke with what caused it), that the
-// tokens of subject issued until now are revoked, until until. The returned inForce puts it in
-// this copy: call it once the revocation is committed.
+// revoke records, through client (a transaction's, to revoke with what caused it), that subject
+// is revoked until until. The returned inForce puts it in this copy: call it once the revocation
+// is committed.
 func (r *Revocations) revoke(ctx context.Context, client *ent.Client, subject string, until time.Time) (inForce func(), err error) {
-	now := r.now()
-	if err := client.Revocation.Create().SetSubject(subject).SetUntil(until).SetCreatedAt(now).Exec(ctx); err != nil {
+	if err := client.Revocation.Create().SetSubject(subject).SetUntil(until).SetCreatedAt(r.now()).Exec(ctx); err != nil {
 		return nil, err
 	}
-	return func() { r.remember(subject, now, until) }, nil
+	return func() { r.remember(subject, until) }, nil
 }
 
 // remember puts a revocation in this copy.
-func (r *Revocations) remember(subject string, since, until time.Time) {
+func (r *Revocations) remember(subject string, until time.Time) {
 	r.mu.Lock()
-	r.revoked[subject] = r.revoked[subject].merge(since, until)
+	if until.After(r.revoked[subject]) {
+		r.revoked[subject] = until
+	}
 	r.mu.Unlock()
 }
 
@@ -95,13 +77,15 @@ func (r *Revocations) Load(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, row := range rows {
-		r.revoked[row.Subject] = r.revoked[row.Subject].merge(row.CreatedAt, row.Until)
+		if row.Until.After(r.revoked[row.Subject]) {
+			r.revoked[row.Subject] = row.Until
+		}
 		if row.CreatedAt.After(r.seen) {
 			r.seen = row.CreatedAt
 		}
 	}
-	for subject, entry := range r.revoked {
-		if !entry.until.After(now) {
+	for subject, until := range r.revoked {
+		if !until.After(now) {
 			delete(r.revoked, subject)
 		}
 	}

@@ -93,7 +93,7 @@ func (t *Tokens) Verify(token string) (Principal, error) {
 		// Paygate never issues a token that lives longer: one that does was not made by it as
 		// it is now (a leaked key, an old build), and would outlive any revocation.
 		return Principal{}, apierror.New(apierror.TokenInvalid, "the access token lives longer than Paygate issues tokens for")
-	case t.Revocations != nil && t.Revocations.Revoked(claims.IssuedAt.Time, claims.Session, claims.ID, claims.Subject):
+	case t.Revocations != nil && t.Revocations.Revoked(claims.Session, claims.ID):
 		return Principal{}, apierror.New(apierror.TokenRevoked, "the access token has been revoked; log in again")
 	}
 	return Principal{Subject: claims.Subject, Role: claims.Role, Scopes: strings.Fields(claims.Scope),

@@ -104,19 +104,44 @@ func (s *Service) UpdateUser(ctx context.Context, id string, change UserChange) 
 	if err != nil {
 		return nil, rollback(tx, err)
 	}
-	inForce := func() {}
+	var inForce []func()
 	if role != string(u.Role) || (disabled && !u.Disabled) {
-		if _, err := tx.RefreshToken.Update().Where(refreshtoken.UserID(u.ID), refreshtoken.RevokedAtIsNil()).
-			SetRevokedAt(s.now()).Save(ctx); err != nil {
-			return nil, rollback(tx, err)
-		}
-		if inForce, err = s.tokens.Revocations.revoke(ctx, tx.Client(), u.ID, s.now().Add(AccessTokenLifetime+clockSkew)); err != nil {
+		if inForce, err = s.endSessionsOf(ctx, tx, u.ID); err != nil {
 			return nil, rollback(tx, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
-	inForce()
+	for _, remember := range inForce {
+		remember()
+	}
 	return updated.Unwrap(), nil
+}
+
+// endSessionsOf revokes, within tx, every session of the user: their refresh tokens, and the
+// sessions that may still have access tokens in force, those with a refresh token issued within
+// an access token's lifetime (every access token is issued beside one). A new login starts a new
+// session, which is not revoked. The functions returned put the revocations in force here.
+func (s *Service) endSessionsOf(ctx context.Context, tx *ent.Tx, userID string) ([]func(), error) {
+	now := s.now()
+	live, err := tx.RefreshToken.Query().
+		Where(refreshtoken.UserID(userID), refreshtoken.CreatedAtGT(now.Add(-AccessTokenLifetime-clockSkew))).
+		Unique(true).Select(refreshtoken.FieldFamily).Strings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.RefreshToken.Update().Where(refreshtoken.UserID(userID), refreshtoken.RevokedAtIsNil()).
+		SetRevokedAt(now).Save(ctx); err != nil {
+		return nil, err
+	}
+	inForce := make([]func(), 0, len(live))
+	for _, family := range live {
+		remember, err := s.tokens.Revocations.revoke(ctx, tx.Client(), family, now.Add(AccessTokenLifetime+clockSkew))
+		if err != nil {
+			return nil, err
+		}
+		inForce = append(inForce, remember)
+	}
+	return inForce, nil
 }
