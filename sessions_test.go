@@ -298,3 +298,34 @@ func TestAdminsDemotingEachOtherLeaveOne(t *testing.T) {
 		}
 	})
 }
+
+// TestLogoutRacingARefreshEndsTheSession: a logout and a refresh of the same session at once, as
+// a browser tab refreshing while another logs out: whichever comes first, the session ends, and
+// no refresh token the refresh may have handed out works after.
+func TestLogoutRacingARefreshEndsTheSession(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db)
+		email := env.userWith("viewer")
+		for range 20 {
+			access, refresh := env.login(email)
+			refreshed := make(chan response, 1)
+			go func() {
+				refreshed <- env.request(http.MethodPost, "/api/v1/auth/refresh", "", map[string]any{"refresh_token": refresh})
+			}()
+			if r := env.request(http.MethodPost, "/api/v1/auth/logout", access, nil); r.status != http.StatusOK {
+				t.Fatalf("logout: %d %s", r.status, r.raw)
+			}
+			r := <-refreshed
+			if r.status != http.StatusOK {
+				continue // the logout came first
+			}
+			again := env.request(http.MethodPost, "/api/v1/auth/refresh", "", map[string]any{"refresh_token": str(get(r.data(), "refresh_token"))})
+			if again.status == http.StatusOK {
+				t.Fatalf("the refresh token handed out beside a logout still works")
+			}
+			if _, code := env.answers(str(get(r.data(), "access_token"))); code != "token_revoked" {
+				t.Errorf("the access token handed out beside a logout: %s", code)
+			}
+		}
+	})
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/paygate/paygate/ent/refreshtoken"
 	"github.com/paygate/paygate/ent/user"
 	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/prefixid"
 )
 
@@ -123,6 +124,10 @@ func (s *Service) Refresh(ctx context.Context, token string) (Session, error) {
 	}
 	if claimed == 0 {
 		tx.Rollback()
+		// Revoked meanwhile (a logout), or used meanwhile (by another holder: reuse).
+		if current, err := s.client.RefreshToken.Get(ctx, rt.ID); err == nil && current.UsedAt == nil {
+			return Session{}, apierror.New(apierror.TokenRevoked, "the refresh token has been revoked")
+		}
 		return Session{}, s.revokeFamily(ctx, rt.Family)
 	}
 	refresh, err := s.newRefreshToken(ctx, tx.Client(), rt.UserID, rt.Family)
@@ -145,9 +150,21 @@ func (s *Service) revokeFamily(ctx context.Context, family string) error {
 // endSession revokes a login: its refresh tokens, and the access tokens issued in it, on every
 // server (here at once, elsewhere within a second).
 func (s *Service) endSession(ctx context.Context, family string) error {
-	if _, err := s.client.RefreshToken.Update().
+	tx, err := s.client.Tx(ctx)
+	if err != nil {
+		return err
+	}
+	// A refresh under way holds its token's row: waiting for it first means the update below,
+	// a statement of its own, sees the token that refresh hands out, and revokes it too.
+	if _, err := tx.RefreshToken.Query().Where(refreshtoken.FamilyEQ(family), refreshtoken.UsedAtIsNil(), database.ForUpdate).IDs(ctx); err != nil {
+		return rollback(tx, err)
+	}
+	if _, err := tx.RefreshToken.Update().
 		Where(refreshtoken.FamilyEQ(family), refreshtoken.RevokedAtIsNil()).
 		SetRevokedAt(s.now()).Save(ctx); err != nil {
+		return rollback(tx, err)
+	}
+	if err := tx.Commit(); err != nil {
 		return err
 	}
 	return s.revoke(ctx, family, s.now().Add(AccessTokenLifetime+clockSkew))

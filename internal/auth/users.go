@@ -125,6 +125,11 @@ func (s *Service) UpdateUser(ctx context.Context, id string, change UserChange) 
 // session, which is not revoked. The functions returned put the revocations in force here.
 func (s *Service) endSessionsOf(ctx context.Context, tx *ent.Tx, userID string) ([]func(), error) {
 	now := s.now()
+	// Refreshes under way hold their tokens' rows: waiting for them first means the statements
+	// below see the tokens they hand out, as a logout does.
+	if _, err := tx.RefreshToken.Query().Where(refreshtoken.UserID(userID), refreshtoken.UsedAtIsNil(), database.ForUpdate).IDs(ctx); err != nil {
+		return nil, err
+	}
 	live, err := tx.RefreshToken.Query().
 		Where(refreshtoken.UserID(userID), refreshtoken.CreatedAtGT(now.Add(-AccessTokenLifetime-clockSkew))).
 		Unique(true).Select(refreshtoken.FieldFamily).Strings(ctx)
