@@ -8,7 +8,7 @@ import (
 	"entgo.io/ent/dialect"
 
 	"github.com/paygate/paygate/ent/idempotencykey"
-	"github.com/paygate/paygate/ent/user"
+	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 )
@@ -83,20 +83,18 @@ func TestGraphQLKeyOfRequestRefusedBeforeExecutionIsReleased(t *testing.T) {
 	})
 }
 
-// TestGraphQLReplayNeedsTheFieldScope: a key is per user, not per token; a token of the same user
-// without the mutation's scope is refused, as over REST, not answered the stored replay.
+// TestGraphQLReplayNeedsTheFieldScope: an idempotency key is the user's, whatever credential
+// sends it; an API key of the same user without the mutation's scope is refused, as over REST,
+// not answered the stored replay.
 func TestGraphQLReplayNeedsTheFieldScope(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
-		u, err := db.Ent.User.Create().SetEmail("ops@example.com").SetPasswordHash("!").SetRole(user.RoleOperator).Save(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		tokens := map[string]string{}
-		for _, role := range []string{"operator", "developer", "viewer"} {
-			if tokens[role], err = env.app.services.auth.Tokens().Issue(u.ID, role, ""); err != nil {
-				t.Fatal(err)
-			}
+		admin := env.tokenFor("admin")
+		tokens := map[string]string{
+			"operator": admin,
+			// Keys of the same user's with a viewer's and a developer's scopes.
+			"viewer":    env.apiKey(admin, auth.ScopePaymentsRead),
+			"developer": env.apiKey(admin, auth.ScopePaymentsRead, auth.ScopePaymentsWrite),
 		}
 		in := gqlPaymentInput("8.00", "EUR", "4242424242424242")
 		in["idempotencyKey"] = "pay-once"
@@ -120,6 +118,11 @@ func TestGraphQLReplayNeedsTheFieldScope(t *testing.T) {
 		rest := env.request(http.MethodPost, "/api/v1/payments", tokens["viewer"], paymentBody("8.00", "EUR", "4242424242424242"), "Idempotency-Key", "pay-once")
 		if rest.status != http.StatusForbidden {
 			t.Errorf("viewer over REST = %d %s", rest.status, rest.raw)
+		}
+		// A key that holds the scope replays the user's payment rather than making another.
+		replay := env.request(http.MethodPost, "/query", tokens["developer"], map[string]any{"query": createPaymentMutation, "variables": map[string]any{"in": in}})
+		if str(get(replay.body, "data", "createPayment", "id")) != id || get(replay.body, "extensions", "idempotentReplayed") != true {
+			t.Errorf("the user's key replaying the user's payment = %s", replay.raw)
 		}
 	})
 }

@@ -25,6 +25,7 @@ import (
 const (
 	testJWTSecret      = "test-secret-test-secret-test-secret-0123"
 	testFingerprintKey = "test-fingerprint-key-test-fingerprint-key"
+	testAPIKeySecret   = "test-api-key-secret-test-api-key-secret-0"
 )
 
 // testEnv is Paygate's real HTTP handler on a real database, wired as serve wires it.
@@ -66,7 +67,7 @@ func newTestEnv(t testing.TB, db *database.DB, extraEnv ...string) *testEnv {
 // newTestApp builds Paygate as serve does, from a test configuration.
 func newTestApp(t testing.TB, db *database.DB, logger *slog.Logger, extraEnv ...string) *app {
 	t.Helper()
-	base := []string{"PAYGATE_DATA_DIR=" + t.TempDir(), "PAYGATE_JWT_SECRET=" + testJWTSecret}
+	base := []string{"PAYGATE_DATA_DIR=" + t.TempDir(), "PAYGATE_JWT_SECRET=" + testJWTSecret, "PAYGATE_API_KEY_SECRET=" + testAPIKeySecret}
 	cfg, err := config.Load(append(base, extraEnv...))
 	if err != nil {
 		t.Fatal(err)
@@ -100,11 +101,27 @@ func (e *testEnv) tokenFor(role string) string {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	// Made behind the server's back: it learns of the user now, as it would within a second.
+	if err := e.app.services.auth.Directory().Load(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
 	token, err := e.app.services.auth.Tokens().Issue(u.ID, role, "")
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	return token
+}
+
+// apiKey makes an API key with scopes through the API, as the holder of credential, and returns
+// the key.
+func (e *testEnv) apiKey(credential string, scopes ...string) string {
+	e.t.Helper()
+	r := e.request(http.MethodPost, "/api/v1/api-keys", credential, map[string]any{"name": "test key", "scopes": scopes})
+	key := str(get(r.body, "data", "key"))
+	if r.status != http.StatusCreated || key == "" {
+		e.t.Fatalf("making an API key with %v = %d %s", scopes, r.status, r.raw)
+	}
+	return key
 }
 
 // response is a decoded answer; numbers stay json.Number so amounts are compared as text.

@@ -28,7 +28,8 @@ type ServerDeps struct {
 	DB              *database.DB
 	LatestMigration uint
 	Resolver        *graph.Resolver
-	Tokens          *auth.Tokens
+	// Authenticate says who a request's credential (access token or API key) is.
+	Authenticate func(ctx context.Context, credential string) (auth.Principal, error)
 	// Inbox takes the providers' webhooks.
 	Inbox       *webhook.Inbox
 	Production  bool
@@ -46,6 +47,9 @@ func NewServer(deps ServerDeps) http.Handler {
 	mux.Handle("POST /api/v1/users", api.Operation(auth.CreateUser, api.CreateUser))
 	mux.Handle("GET /api/v1/users", api.Operation(auth.ListUsers, api.ListUsers))
 	mux.Handle("PATCH /api/v1/users/{id}", api.Operation(auth.UpdateUser, api.UpdateUser))
+	mux.Handle("POST /api/v1/api-keys", api.Operation(auth.CreateAPIKey, api.CreateAPIKey))
+	mux.Handle("GET /api/v1/api-keys", api.Operation(auth.ListAPIKeys, api.ListAPIKeys))
+	mux.Handle("DELETE /api/v1/api-keys/{id}", api.Operation(auth.RevokeAPIKey, api.RevokeAPIKey))
 	mux.Handle("POST /api/v1/payments", api.Operation(auth.CreatePayment, api.CreatePayment))
 	mux.Handle("GET /api/v1/payments", api.Operation(auth.ListPayments, api.ListPayments))
 	mux.Handle("GET /api/v1/payments/{id}", api.Operation(auth.GetPayment, api.GetPayment))
@@ -68,6 +72,8 @@ func NewServer(deps ServerDeps) http.Handler {
 	mux.Handle("/api/v1/auth/revoke", rest.Allow(http.MethodPost))
 	mux.Handle("/api/v1/users", rest.Allow(http.MethodGet, http.MethodPost))
 	mux.Handle("/api/v1/users/{id}", rest.Allow(http.MethodPatch))
+	mux.Handle("/api/v1/api-keys", rest.Allow(http.MethodGet, http.MethodPost))
+	mux.Handle("/api/v1/api-keys/{id}", rest.Allow(http.MethodDelete))
 	mux.Handle("/api/v1/payments", rest.Allow(http.MethodGet, http.MethodPost))
 	mux.Handle("/api/v1/payments/{id}", rest.Allow(http.MethodGet))
 	mux.Handle("/api/v1/payments/{id}/refunds", rest.Allow(http.MethodGet, http.MethodPost))
@@ -128,7 +134,7 @@ func NewServer(deps ServerDeps) http.Handler {
 		web.Recover(deps.Logger),
 		web.SecurityHeaders(deps.Production),
 		allowOrigins,
-		web.Authenticate(deps.Tokens),
+		web.Authenticate(deps.Authenticate),
 	)
 }
 

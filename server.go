@@ -3,6 +3,7 @@
 //	paygate [serve]                                         run the server (default)
 //	paygate migrate                                         apply database migrations and exit
 //	paygate user create --email E --password P --role R     add a user
+//	paygate apikey create --name N --scopes a,b             make an API key for a deployment's programs
 package main
 
 import (
@@ -16,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -67,11 +69,13 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 		return nil
 	case "user":
 		return userCommand(ctx, cfg, args, stdout, stderr)
+	case "apikey":
+		return apiKeyCommand(ctx, cfg, args, stdout, stderr)
 	case "help", "-h", "--help":
-		fmt.Fprintln(stdout, "usage: paygate [serve | migrate | user create --email E --password P --role R]")
+		fmt.Fprintln(stdout, "usage: paygate [serve | migrate | user create --email E --password P --role R | apikey create --name N --scopes a,b]")
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q (try: serve, migrate, user create)", command)
+		return fmt.Errorf("unknown command %q (try: serve, migrate, user create, apikey create)", command)
 	}
 }
 
@@ -135,6 +139,10 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 	if err := tokens.Revocations.Load(context.Background()); err != nil {
 		return services{}, err
 	}
+	users := auth.NewUserDirectory(db.Ent, now)
+	if err := users.Load(context.Background()); err != nil {
+		return services{}, err
+	}
 	keys := idempotency.NewStore(db.Ent, secrets.CardFingerprintKey, now)
 	configs := configstore.New(db.Ent, []string{stripe.Name, adyen.Name, checkout.Name}, now)
 	if err := configs.Load(context.Background()); err != nil {
@@ -155,7 +163,7 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 	})
 	signatureFailures := &webhook.SignatureFailures{}
 	return services{
-		auth:        auth.NewService(db.Ent, tokens, now),
+		auth:        auth.NewService(db.Ent, tokens, auth.NewAPIKeys(db.Ent, secrets.APIKeySecret, cfg.Production(), now), users, now),
 		payments:    payments,
 		idempotency: keys,
 		router:      router,
@@ -198,7 +206,7 @@ func newApp(ctx context.Context, cfg config.Config, db *database.DB, logger *slo
 		DB:              db,
 		LatestMigration: latestMigration,
 		Resolver:        resolver,
-		Tokens:          svc.auth.Tokens(),
+		Authenticate:    svc.auth.Authenticate,
 		Inbox:           svc.inbox,
 		Production:      cfg.Production(),
 		CORSOrigins:     cfg.CORSOrigins,
@@ -227,9 +235,29 @@ func (a *app) start(ctx context.Context) {
 	go reconcile(ctx, a.services.payments, time.Minute, payment.Window{InDoubtAfter: 5 * time.Minute, NotFoundAfter: 24 * time.Hour}, logger)
 	go purge(ctx, a.services.idempotency, a.services.inbox, a.services.auth.Tokens().Revocations, 10*time.Minute, logger)
 	// A configuration change made through any server is in force on this one within a second,
-	// and so is a revocation.
+	// and so are a revocation and a change to a user.
 	go a.services.configs.Watch(ctx, time.Second, logger)
 	go a.services.auth.Tokens().Revocations.Watch(ctx, time.Second, logger)
+	go every(ctx, time.Second, func(ctx context.Context) error {
+		err := a.services.auth.Directory().Load(ctx)
+		return errors.Join(err, a.services.auth.APIKeyKeeper().RecordUse(ctx))
+	}, func(err error) { logger.Warn("reading users or recording API key use", "error", err) })
+}
+
+// every runs fn every interval until ctx ends, reporting its errors to failed.
+func every(ctx context.Context, interval time.Duration, fn func(context.Context) error, failed func(error)) {
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		if err := fn(ctx); err != nil && ctx.Err() == nil {
+			failed(err)
+		}
+	}
 }
 
 func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
@@ -375,10 +403,64 @@ func userCommand(ctx context.Context, cfg config.Config, args []string, stdout, 
 		return err
 	}
 	defer db.Close()
-	u, err := auth.NewService(db.Ent, nil, time.Now).CreateUser(ctx, *email, *password, *role)
+	u, err := auth.NewService(db.Ent, nil, nil, nil, time.Now).CreateUser(ctx, *email, *password, *role)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "created user %s (%s, %s)\n", u.ID, u.Email, u.Role)
+	return nil
+}
+
+// apiKeyCommand makes an API key from the command line: the first key of an automated
+// deployment, before anyone has logged in to make one. It belongs to the user named by --user,
+// or to the first admin, and prints the key, which is shown this once.
+func apiKeyCommand(ctx context.Context, cfg config.Config, args []string, stdout, stderr io.Writer) error {
+	usage := errors.New("usage: paygate apikey create --name N --scopes a,b [--user EMAIL] [--expires-at 2027-01-31T00:00:00Z]")
+	if len(args) == 0 || args[0] != "create" {
+		return usage
+	}
+	flags := flag.NewFlagSet("apikey create", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	name := flags.String("name", "", "what the key is for, e.g. checkout-service")
+	scopes := flags.String("scopes", "", "comma-separated scopes, at most those of the key's user, e.g. payments:read,payments:write")
+	owner := flags.String("user", "", "email of the user the key acts for (default: the first admin)")
+	expiresAt := flags.String("expires-at", "", "when the key stops working, RFC 3339 (default: never)")
+	if err := flags.Parse(args[1:]); err != nil {
+		return err
+	}
+	if flags.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q; %w", flags.Arg(0), usage)
+	}
+	req := auth.APIKeyRequest{Name: *name}
+	for scope := range strings.SplitSeq(*scopes, ",") {
+		if scope = strings.TrimSpace(scope); scope != "" {
+			req.Scopes = append(req.Scopes, scope)
+		}
+	}
+	if *expiresAt != "" {
+		at, err := time.Parse(time.RFC3339, *expiresAt)
+		if err != nil {
+			return fmt.Errorf("--expires-at must be a time like 2027-01-31T00:00:00Z: %w", err)
+		}
+		req.ExpiresAt = &at
+	}
+	secrets, err := cfg.LoadSecrets()
+	if err != nil {
+		return err
+	}
+	db, err := openDatabase(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	now := func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+	keys := auth.NewAPIKeys(db.Ent, secrets.APIKeySecret, cfg.Production(), now)
+	created, user, err := auth.NewService(db.Ent, nil, keys, nil, now).CreateFirstAPIKey(ctx, *owner, req)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "created API key %s (%s) for %s with scopes %s; it is shown once:\n",
+		created.APIKey.ID, created.APIKey.Name, user.Email, strings.Join(created.APIKey.Scopes, ","))
+	fmt.Fprintln(stdout, created.Key)
 	return nil
 }

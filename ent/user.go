@@ -39,11 +39,14 @@ type User struct {
 type UserEdges struct {
 	// RefreshTokens holds the value of the refresh_tokens edge.
 	RefreshTokens []*RefreshToken `json:"refresh_tokens,omitempty"`
+	// APIKeys holds the value of the api_keys edge.
+	APIKeys []*APIKey `json:"api_keys,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [1]bool
+	loadedTypes [2]bool
 
 	namedRefreshTokens map[string][]*RefreshToken
+	namedAPIKeys       map[string][]*APIKey
 }
 
 // RefreshTokensOrErr returns the RefreshTokens value or an error if the edge
@@ -53,6 +56,15 @@ func (e UserEdges) RefreshTokensOrErr() ([]*RefreshToken, error) {
 		return e.RefreshTokens, nil
 	}
 	return nil, &NotLoadedError{edge: "refresh_tokens"}
+}
+
+// APIKeysOrErr returns the APIKeys value or an error if the edge
+// was not loaded in eager-loading.
+func (e UserEdges) APIKeysOrErr() ([]*APIKey, error) {
+	if e.loadedTypes[1] {
+		return e.APIKeys, nil
+	}
+	return nil, &NotLoadedError{edge: "api_keys"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -141,6 +153,11 @@ func (_m *User) QueryRefreshTokens() *RefreshTokenQuery {
 	return NewUserClient(_m.config).QueryRefreshTokens(_m)
 }
 
+// QueryAPIKeys queries the "api_keys" edge of the User entity.
+func (_m *User) QueryAPIKeys() *APIKeyQuery {
+	return NewUserClient(_m.config).QueryAPIKeys(_m)
+}
+
 // Update returns a builder for updating this User.
 // Note that you need to call User.Unwrap() before calling this method if this User
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -205,6 +222,30 @@ func (_m *User) appendNamedRefreshTokens(name string, edges ...*RefreshToken) {
 		_m.Edges.namedRefreshTokens[name] = []*RefreshToken{}
 	} else {
 		_m.Edges.namedRefreshTokens[name] = append(_m.Edges.namedRefreshTokens[name], edges...)
+	}
+}
+
+// NamedAPIKeys returns the APIKeys named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *User) NamedAPIKeys(name string) ([]*APIKey, error) {
+	if _m.Edges.namedAPIKeys == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedAPIKeys[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *User) appendNamedAPIKeys(name string, edges ...*APIKey) {
+	if _m.Edges.namedAPIKeys == nil {
+		_m.Edges.namedAPIKeys = make(map[string][]*APIKey)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedAPIKeys[name] = []*APIKey{}
+	} else {
+		_m.Edges.namedAPIKeys[name] = append(_m.Edges.namedAPIKeys[name], edges...)
 	}
 }
 

@@ -52,3 +52,16 @@ func pageView(ctx context.Context) context.Context {
 	viewed.Field.Selections = view
 	return graphql.WithFieldContext(graphql.WithOperationContext(ctx, private), &viewed)
 }
+
+// listPage reads the arguments of a short list paged by id (users, API keys): first, 20 by
+// default, after the item with the id after, if any.
+func listPage(first *int, after *string) (limit int, from string) {
+	limit = 20
+	if first != nil {
+		limit = *first
+	}
+	if after != nil {
+		from = *after
+	}
+	return limit, from
+}

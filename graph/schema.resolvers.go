@@ -207,13 +207,7 @@ func (r *queryResolver) ConfigHistory(ctx context.Context, first *int, before *i
 
 // Users is the resolver for the users field.
 func (r *queryResolver) Users(ctx context.Context, first *int, after *string) (*auth.UserPage, error) {
-	limit, from := 20, ""
-	if first != nil {
-		limit = *first
-	}
-	if after != nil {
-		from = *after
-	}
+	limit, from := listPage(first, after)
 	page, err := r.AuthService.Users(ctx, limit, from)
 	if err != nil {
 		return nil, err

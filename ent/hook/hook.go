@@ -9,6 +9,18 @@ import (
 	"github.com/paygate/paygate/ent"
 )
 
+// The APIKeyFunc type is an adapter to allow the use of ordinary
+// function as APIKey mutator.
+type APIKeyFunc func(context.Context, *ent.APIKeyMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f APIKeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.APIKeyMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.APIKeyMutation", m)
+}
+
 // The ConfigVersionFunc type is an adapter to allow the use of ordinary
 // function as ConfigVersion mutator.
 type ConfigVersionFunc func(context.Context, *ent.ConfigVersionMutation) (ent.Value, error)

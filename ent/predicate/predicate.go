@@ -6,6 +6,9 @@ import (
 	"entgo.io/ent/dialect/sql"
 )
 
+// APIKey is the predicate function for apikey builders.
+type APIKey func(*sql.Selector)
+
 // ConfigVersion is the predicate function for configversion builders.
 type ConfigVersion func(*sql.Selector)
 

@@ -33,6 +33,7 @@ func (User) Mixin() []ent.Mixin {
 func (User) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.To("refresh_tokens", RefreshToken.Type),
+		edge.To("api_keys", APIKey.Type),
 	}
 }
 

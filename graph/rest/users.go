@@ -59,16 +59,11 @@ func (h *Handlers) CreateUser(w http.ResponseWriter, r *http.Request) {
 
 // ListUsers is GET /api/v1/users?limit=&starting_after=: oldest first.
 func (h *Handlers) ListUsers(w http.ResponseWriter, r *http.Request) {
-	limit := 20
-	if text := r.URL.Query().Get("limit"); text != "" {
-		n, err := strconv.Atoi(text)
-		if err != nil {
-			web.WriteError(w, r, apierror.ForParam(apierror.InvalidRequest, "limit", "limit must be a whole number"), nil)
-			return
-		}
-		limit = n
+	limit, after, err := readListPage(r)
+	if err != nil {
+		web.WriteError(w, r, err, nil)
+		return
 	}
-	after := r.URL.Query().Get("starting_after")
 	page, err := h.query.Users(r.Context(), &limit, &after)
 	if err != nil {
 		web.WriteError(w, r, err, nil)
@@ -79,6 +74,18 @@ func (h *Handlers) ListUsers(w http.ResponseWriter, r *http.Request) {
 		list[i] = userOf(u)
 	}
 	web.WriteList(w, list, page.HasMore)
+}
+
+// readListPage reads the paging of a short list ordered by id (users, API keys): limit, 20 by
+// default, and starting_after, the id of the item the page follows.
+func readListPage(r *http.Request) (limit int, after string, err error) {
+	limit = 20
+	if text := r.URL.Query().Get("limit"); text != "" {
+		if limit, err = strconv.Atoi(text); err != nil {
+			return 0, "", apierror.ForParam(apierror.InvalidRequest, "limit", "limit must be a whole number")
+		}
+	}
+	return limit, r.URL.Query().Get("starting_after"), nil
 }
 
 // UpdateUser is PATCH /api/v1/users/{id}: {role?, disabled?}.

@@ -5,6 +5,7 @@ package auth
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/paygate/paygate/internal/apierror"
@@ -42,14 +43,22 @@ func ScopesOf(role string) []string { return scopesByRole[role] }
 
 // Principal is who is making a request.
 type Principal struct {
-	Subject string // user ID
-	Role    string
-	Scopes  []string
-	// Session, TokenID and Expires are those of the access token it came with: what logging out
-	// and revoking it revoke, and until when.
+	// Subject is who acts: a user (usr_...), or an API key (key_...) acting for its user. Each
+	// has its own idempotency keys and rate limit.
+	Subject string
+	// UserID is the user: the subject itself, or the user whose key it is.
+	UserID string
+	// Role is the user's role when the subject is the user; an API key has none, only scopes.
+	Role   string
+	Scopes []string
+	// Session and TokenID are those of the access token it came with: what logging out and
+	// revoking it revoke. Expires is when the token or key ends (zero for a key that never does).
 	Session, TokenID string
 	Expires          time.Time
 }
+
+// IsAPIKey reports whether the principal is an API key.
+func (p Principal) IsAPIKey() bool { return strings.HasPrefix(p.Subject, "key_") }
 
 // Can reports whether the principal holds scope.
 func (p Principal) Can(scope string) bool { return slices.Contains(p.Scopes, scope) }
@@ -98,5 +107,5 @@ func principalOf(ctx context.Context) (Principal, error) {
 	if failure, ok := ctx.Value(failureKey{}).(*apierror.Error); ok {
 		return Principal{}, failure
 	}
-	return Principal{}, apierror.New(apierror.Unauthenticated, "authentication required: send Authorization: Bearer <access token>")
+	return Principal{}, apierror.New(apierror.Unauthenticated, "authentication required: send Authorization: Bearer <access token or API key>, or X-API-Key: <API key>")
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -37,16 +38,67 @@ type Session struct {
 	ExpiresIn    int // seconds
 }
 
-// Service manages users and their sessions.
+// Service manages users, their sessions and their API keys, and says who a request's
+// credentials are.
 type Service struct {
 	client *ent.Client
 	tokens *Tokens
+	keys   *APIKeys
+	users  *UserDirectory
 	now    func() time.Time
 }
 
-// NewService returns the auth service.
-func NewService(client *ent.Client, tokens *Tokens, now func() time.Time) *Service {
-	return &Service{client: client, tokens: tokens, now: now}
+// NewService returns the auth service. Commands that only add users or keys pass nil for what
+// they do not use.
+func NewService(client *ent.Client, tokens *Tokens, keys *APIKeys, users *UserDirectory, now func() time.Time) *Service {
+	return &Service{client: client, tokens: tokens, keys: keys, users: users, now: now}
+}
+
+// Directory returns this server's copy of the users' standing.
+func (s *Service) Directory() *UserDirectory { return s.users }
+
+// APIKeyKeeper returns the API key keeper.
+func (s *Service) APIKeyKeeper() *APIKeys { return s.keys }
+
+// Authenticate returns the principal of a request's credential, an access token or an API key,
+// or why it is refused. Its user must exist and be enabled; a token must carry the user's role
+// as it is now, and a key gives no scope its user has lost since it was made.
+func (s *Service) Authenticate(ctx context.Context, credential string) (Principal, error) {
+	if IsAPIKey(credential) {
+		key, err := s.keys.authenticate(ctx, credential, s.tokens.Revocations)
+		if err != nil {
+			return Principal{}, err
+		}
+		role, err := s.users.standing(ctx, key.UserID)
+		if err != nil {
+			return Principal{}, err
+		}
+		held := ScopesOf(role)
+		scopes := make([]string, 0, len(key.Scopes))
+		for _, scope := range key.Scopes {
+			if slices.Contains(held, scope) {
+				scopes = append(scopes, scope)
+			}
+		}
+		p := Principal{Subject: key.ID, UserID: key.UserID, Scopes: scopes}
+		if key.ExpiresAt != nil {
+			p.Expires = *key.ExpiresAt
+		}
+		return p, nil
+	}
+	p, err := s.tokens.Verify(credential)
+	if err != nil {
+		return Principal{}, err
+	}
+	role, err := s.users.standing(ctx, p.Subject)
+	if err != nil {
+		return Principal{}, err
+	}
+	if role != p.Role {
+		return Principal{}, apierror.New(apierror.TokenRevoked, "the user's role has changed since the token was issued; log in again")
+	}
+	p.UserID = p.Subject
+	return p, nil
 }
 
 // Tokens returns the access token issuer and verifier.
@@ -191,6 +243,9 @@ func (s *Service) Logout(ctx context.Context, refreshToken *string) error {
 		return err
 	}
 	p, _ := PrincipalFrom(ctx)
+	if p.IsAPIKey() {
+		return apierror.New(apierror.InvalidRequest, "an API key has no session to log out of; revoke the key instead")
+	}
 	if refreshToken != nil && *refreshToken != "" {
 		if err := s.revokeRefreshToken(ctx, p, *refreshToken, "refresh_token"); err != nil {
 			return err
@@ -282,7 +337,11 @@ func (s *Service) CreateUser(ctx context.Context, email, password, role string) 
 	if err != nil {
 		return nil, err
 	}
-	return s.client.User.Create().SetEmail(email).SetPasswordHash(string(hash)).SetRole(user.Role(role)).Save(ctx)
+	u, err := s.client.User.Create().SetEmail(email).SetPasswordHash(string(hash)).SetRole(user.Role(role)).Save(ctx)
+	if err == nil && s.users != nil {
+		s.users.remember(u)
+	}
+	return u, err
 }
 
 // EnsureFirstAdmin creates the first admin when there are no users. With no email given it

@@ -116,6 +116,7 @@ func (s *Service) UpdateUser(ctx context.Context, id string, change UserChange) 
 	for _, remember := range inForce {
 		remember()
 	}
+	s.users.remember(updated)
 	return updated.Unwrap(), nil
 }
 

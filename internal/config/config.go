@@ -28,6 +28,7 @@ type Config struct {
 	DataDir            string        `env:"PAYGATE_DATA_DIR" envDefault:".paygate"`
 	JWTSecret          string        `env:"PAYGATE_JWT_SECRET"`
 	CardFingerprintKey string        `env:"PAYGATE_CARD_FINGERPRINT_KEY"`
+	APIKeySecret       string        `env:"PAYGATE_API_KEY_SECRET"`
 	AdminEmail         string        `env:"PAYGATE_ADMIN_EMAIL"`
 	AdminPassword      string        `env:"PAYGATE_ADMIN_PASSWORD"`
 	CORSOrigins        []string      `env:"PAYGATE_CORS_ORIGINS" envSeparator:","`
@@ -159,6 +160,8 @@ func (c Config) MaxAmountHundredths() (int64, error) {
 type Secrets struct {
 	JWT                []byte
 	CardFingerprintKey []byte
+	// APIKeySecret keys the hash API keys are stored as.
+	APIKeySecret []byte
 	// Generated lists the secrets that were missing and generated into the data dir.
 	Generated []string
 }
@@ -173,6 +176,7 @@ func (c Config) LoadSecrets() (Secrets, error) {
 	}{
 		{"PAYGATE_JWT_SECRET", c.JWTSecret, "jwt_secret", &s.JWT},
 		{"PAYGATE_CARD_FINGERPRINT_KEY", c.CardFingerprintKey, "card_fingerprint_key", &s.CardFingerprintKey},
+		{"PAYGATE_API_KEY_SECRET", c.APIKeySecret, "api_key_secret", &s.APIKeySecret},
 	} {
 		value := secret.value
 		if value == "" {

@@ -69,7 +69,7 @@ func TestSecrets(t *testing.T) {
 	dir := t.TempDir()
 	cfg, _ := Load([]string{"PAYGATE_DATA_DIR=" + dir})
 	first, err := cfg.LoadSecrets()
-	if err != nil || len(first.Generated) != 2 || len(first.JWT) < 32 || len(first.CardFingerprintKey) < 32 {
+	if err != nil || len(first.Generated) != 3 || len(first.JWT) < 32 || len(first.CardFingerprintKey) < 32 || len(first.APIKeySecret) < 32 {
 		t.Fatalf("generated secrets = %+v, %v", first, err)
 	}
 	again, err := cfg.LoadSecrets()
@@ -82,12 +82,13 @@ func TestSecrets(t *testing.T) {
 	}
 
 	given := strings.Repeat("k", 32)
-	cfg, _ = Load([]string{"PAYGATE_ENV=production", "PAYGATE_JWT_SECRET=" + given, "PAYGATE_CARD_FINGERPRINT_KEY=" + given})
-	if s, err := cfg.LoadSecrets(); err != nil || string(s.JWT) != given {
+	cfg, _ = Load([]string{"PAYGATE_ENV=production", "PAYGATE_JWT_SECRET=" + given, "PAYGATE_CARD_FINGERPRINT_KEY=" + given, "PAYGATE_API_KEY_SECRET=" + given})
+	if s, err := cfg.LoadSecrets(); err != nil || string(s.JWT) != given || string(s.APIKeySecret) != given {
 		t.Errorf("configured secrets = %+v, %v", s, err)
 	}
 	for _, environ := range [][]string{
 		{"PAYGATE_ENV=production", "PAYGATE_JWT_SECRET=" + given},
+		{"PAYGATE_ENV=production", "PAYGATE_JWT_SECRET=" + given, "PAYGATE_CARD_FINGERPRINT_KEY=" + given},
 		{"PAYGATE_JWT_SECRET=short", "PAYGATE_DATA_DIR=" + dir},
 	} {
 		cfg, _ = Load(environ)

@@ -90,7 +90,9 @@ func (s *Store) For(ctx context.Context, op auth.Operation, key *string, input a
 	h := hmac.New(sha256.New, s.secret)
 	fmt.Fprintf(h, "%d:%s", len(op.Name), op.Name)
 	h.Write(meaning)
-	return &Key{Principal: principal.Subject, Value: *key, Fingerprint: hex.EncodeToString(h.Sum(nil))}, nil
+	// Keys are the user's, as an account's are at Stripe: a request retried through another of
+	// the user's credentials (a new token, one of their API keys) replays, not repeats.
+	return &Key{Principal: principal.UserID, Value: *key, Fingerprint: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
 func validKey(key string) bool {

@@ -14,7 +14,7 @@ import (
 )
 
 func signedIn(subject string) context.Context {
-	return auth.WithPrincipal(context.Background(), auth.Principal{Subject: subject, Role: "admin", Scopes: auth.ScopesOf("admin")})
+	return auth.WithPrincipal(context.Background(), auth.Principal{Subject: subject, UserID: subject, Role: "admin", Scopes: auth.ScopesOf("admin")})
 }
 
 func keyOf(t *testing.T, store *Store, ctx context.Context, op auth.Operation, key string, input any) *Key {

@@ -141,7 +141,7 @@ func TestServicesAuthoriseEveryCall(t *testing.T) {
 		},
 		"cursor": func(ctx context.Context) error { _, err := svc.CursorAt(ctx, p.ID, "starting_after"); return err },
 	}
-	scopeless := auth.WithPrincipal(context.Background(), auth.Principal{Subject: "usr_none"})
+	scopeless := auth.WithPrincipal(context.Background(), auth.Principal{Subject: "usr_none", UserID: "usr_none"})
 	for name, call := range calls {
 		if err := call(context.Background()); !hasCode(err, apierror.Unauthenticated) {
 			t.Errorf("%s without a principal = %v", name, err)

@@ -54,7 +54,7 @@ func only(p provider.Provider, now func() time.Time) *routing.Router {
 
 // allowed is the context of a request whose principal may ask every payment operation.
 func allowed() context.Context {
-	return auth.WithPrincipal(context.Background(), auth.Principal{Subject: "usr_test", Role: "admin", Scopes: auth.ScopesOf("admin")})
+	return auth.WithPrincipal(context.Background(), auth.Principal{Subject: "usr_test", UserID: "usr_test", Role: "admin", Scopes: auth.ScopesOf("admin")})
 }
 
 func hasCode(err error, code apierror.Code) bool {

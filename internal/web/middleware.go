@@ -234,25 +234,42 @@ func LimitBody(limit int64, writeError func(http.ResponseWriter, *http.Request, 
 	}
 }
 
-// Authenticate reads a bearer access token. A valid one puts its principal in the context; a
+// Authenticate reads a request's credential: an access token or an API key, as a bearer token
+// in Authorization, or an API key in X-API-Key. A valid one puts its principal in the context; a
 // bad one records why, and the operation answers 401 with that reason if it needs a principal.
 // Routes that need no principal (login, refresh) work either way.
-func Authenticate(tokens *auth.Tokens) Middleware {
+func Authenticate(authenticate func(ctx context.Context, credential string) (auth.Principal, error)) Middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			header := r.Header.Get("Authorization")
-			if header == "" {
+			header, apiKey := r.Header.Get("Authorization"), r.Header.Get("X-API-Key")
+			if header == "" && apiKey == "" {
 				next.ServeHTTP(w, r)
 				return
 			}
 			ctx := r.Context()
-			scheme, token, _ := strings.Cut(header, " ")
-			if !strings.EqualFold(scheme, "Bearer") || token == "" {
+			scheme, credential, _ := strings.Cut(header, " ")
+			credential = strings.TrimSpace(credential)
+			switch {
+			case header != "" && apiKey != "":
+				ctx = auth.WithFailure(ctx, apierror.New(apierror.TokenInvalid, "send one credential: Authorization or X-API-Key, not both"))
+			case header != "" && (!strings.EqualFold(scheme, "Bearer") || credential == ""):
 				ctx = auth.WithFailure(ctx, apierror.New(apierror.TokenInvalid, "the Authorization header must be: Bearer <token>"))
-			} else if principal, err := tokens.Verify(strings.TrimSpace(token)); err != nil {
-				ctx = auth.WithFailure(ctx, apierror.From(err))
-			} else {
-				ctx = auth.WithPrincipal(ctx, principal)
+			case apiKey != "" && !auth.IsAPIKey(apiKey):
+				ctx = auth.WithFailure(ctx, apierror.New(apierror.TokenInvalid, "X-API-Key takes an API key (pk_...); send access tokens as Authorization: Bearer <token>"))
+			default:
+				if apiKey != "" {
+					credential = apiKey
+				}
+				if principal, err := authenticate(ctx, credential); err != nil {
+					if _, refused := errors.AsType[*apierror.Error](err); !refused {
+						// The database failed: the request cannot be authenticated now, which is
+						// not the credential's fault.
+						Logger(ctx).ErrorContext(ctx, "authenticating a request", "request_id", RequestID(ctx), "error", err)
+					}
+					ctx = auth.WithFailure(ctx, apierror.From(err))
+				} else {
+					ctx = auth.WithPrincipal(ctx, principal)
+				}
 			}
 			next.ServeHTTP(w, r.WithContext(ctx))
 		})

@@ -1,0 +1,330 @@
+package auth
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/apikey"
+	"github.com/paygate/paygate/ent/user"
+	"github.com/paygate/paygate/internal/apierror"
+)
+
+const (
+	// TestKeyPrefix and LiveKeyPrefix begin the keys of a development and a production server.
+	TestKeyPrefix = "pk_test_"
+	LiveKeyPrefix = "pk_live_"
+	// MaxAPIKeysListed is the most keys one page lists.
+	MaxAPIKeysListed = 100
+	// MaxAPIKeysPerUser bounds the keys in force a user may hold.
+	MaxAPIKeysPerUser = 100
+	// MaxAPIKeyLifetime is the furthest a key's expiry may be set.
+	MaxAPIKeyLifetime = 10 * 365 * 24 * time.Hour
+
+	// keyCacheSize bounds the keys remembered (and the strings remembered as no key) per server.
+	keyCacheSize = 10_000
+	// keyCacheFor is how long a key read from the database is trusted before it is read again. A
+	// revocation reaches other servers sooner, through Revocations, for this long.
+	keyCacheFor = time.Minute
+	// keyUseRecordedEvery is the precision of last_used_at: a key used constantly costs one write
+	// a minute per server.
+	keyUseRecordedEvery = time.Minute
+	// keyRandomBytes is the randomness of a key: 256 bits, beyond any guessing.
+	keyRandomBytes = 32
+	// keyShownChars is how much of a key after its prefix is kept to tell keys apart.
+	keyShownChars = 8
+)
+
+// APIKeys makes, checks and revokes API keys. Checking one is an HMAC and, almost always, a
+// look in this server's memory: no password hash and no database round trip per request.
+type APIKeys struct {
+	client *ent.Client
+	secret []byte
+	// prefix is TestKeyPrefix or LiveKeyPrefix: a server takes only the keys of its own mode.
+	prefix string
+	now    func() time.Time
+
+	// known remembers keys by hash, and hashes of no key as nil, for keyCacheFor.
+	known *lru.Cache[string, *knownKey]
+
+	mu sync.Mutex
+	// used holds the keys used since their last use was written, and when.
+	used map[string]time.Time
+}
+
+// knownKey is what a request's key is checked against.
+type knownKey struct {
+	key    *ent.APIKey // nil: no key has this hash
+	readAt time.Time
+	// usedWritten is the last use recorded, under APIKeys.mu.
+	usedWritten time.Time
+}
+
+// NewAPIKeys returns the key keeper; secret keys the hash the keys are stored as, and live says
+// whether this server makes and takes live keys or test ones.
+func NewAPIKeys(client *ent.Client, secret []byte, live bool, now func() time.Time) *APIKeys {
+	known, _ := lru.New[string, *knownKey](keyCacheSize) // fails only for a size below 1
+	prefix := TestKeyPrefix
+	if live {
+		prefix = LiveKeyPrefix
+	}
+	return &APIKeys{client: client, secret: secret, prefix: prefix, now: now, known: known, used: map[string]time.Time{}}
+}
+
+// IsAPIKey reports whether a credential is an API key rather than an access token.
+func IsAPIKey(credential string) bool { return strings.HasPrefix(credential, "pk_") }
+
+func (k *APIKeys) hash(key string) string {
+	mac := hmac.New(sha256.New, k.secret)
+	mac.Write([]byte(key))
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// wellFormedKeyLength is the length of every key Paygate makes.
+var wellFormedKeyLength = len(TestKeyPrefix) + base64.RawURLEncoding.EncodedLen(keyRandomBytes)
+
+// lookup returns the key with this value, or nil, from memory when it was read lately.
+func (k *APIKeys) lookup(ctx context.Context, value string) (*knownKey, error) {
+	hash := k.hash(value)
+	now := k.now()
+	if known, ok := k.known.Get(hash); ok && now.Sub(known.readAt) < keyCacheFor {
+		return known, nil
+	}
+	key, err := k.client.APIKey.Query().Where(apikey.KeyHash(hash)).Only(ctx)
+	if err != nil && !ent.IsNotFound(err) {
+		return nil, err
+	}
+	known := &knownKey{key: key, readAt: now}
+	if key != nil && key.LastUsedAt != nil {
+		known.usedWritten = *key.LastUsedAt
+	}
+	k.known.Add(hash, known)
+	return known, nil
+}
+
+// forget drops a key from this server's memory, so its next use reads it again.
+func (k *APIKeys) forget(key *ent.APIKey) { k.known.Remove(key.KeyHash) }
+
+// authenticate checks an API key and returns the key it is, for the principal to be made of.
+func (k *APIKeys) authenticate(ctx context.Context, value string, revocations *Revocations) (*ent.APIKey, error) {
+	switch {
+	case len(value) != wellFormedKeyLength || !IsAPIKey(value):
+		return nil, apierror.New(apierror.TokenInvalid, "the API key is not valid")
+	case !strings.HasPrefix(value, k.prefix):
+		return nil, apierror.New(apierror.TokenInvalid, "the API key is for another mode: this server takes "+k.prefix+" keys")
+	}
+	known, err := k.lookup(ctx, value)
+	if err != nil {
+		return nil, err
+	}
+	key := known.key
+	now := k.now()
+	switch {
+	case key == nil:
+		return nil, apierror.New(apierror.TokenInvalid, "the API key is not valid")
+	case key.RevokedAt != nil, revocations != nil && revocations.Revoked(key.ID):
+		return nil, apierror.New(apierror.TokenRevoked, "the API key has been revoked")
+	case key.ExpiresAt != nil && !now.Before(*key.ExpiresAt):
+		return nil, apierror.New(apierror.TokenExpired, "the API key has expired")
+	}
+	k.mu.Lock()
+	if now.Sub(known.usedWritten) >= keyUseRecordedEvery {
+		known.usedWritten = now
+		k.used[key.ID] = now
+	}
+	k.mu.Unlock()
+	return key, nil
+}
+
+// RecordUse writes when the keys used since the last call were last used.
+func (k *APIKeys) RecordUse(ctx context.Context) error {
+	k.mu.Lock()
+	used := k.used
+	k.used = map[string]time.Time{}
+	k.mu.Unlock()
+	for id, at := range used {
+		// Never backwards: another server may have written a later use.
+		if err := k.client.APIKey.Update().
+			Where(apikey.ID(id), apikey.Or(apikey.LastUsedAtIsNil(), apikey.LastUsedAtLT(at))).
+			SetLastUsedAt(at).Exec(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// NewAPIKey is a key just made: the key itself, shown this once, and what is kept of it.
+type NewAPIKey struct {
+	Key    string
+	APIKey *ent.APIKey
+}
+
+// APIKeyRequest is what a key is made with.
+type APIKeyRequest struct {
+	Name      string
+	Scopes    []string
+	ExpiresAt *time.Time
+}
+
+// CreateAPIKey makes a key for the caller's user, with scopes they hold.
+func (s *Service) CreateAPIKey(ctx context.Context, req APIKeyRequest) (NewAPIKey, error) {
+	if err := Authorize(ctx, CreateAPIKey); err != nil {
+		return NewAPIKey{}, err
+	}
+	p, _ := PrincipalFrom(ctx)
+	return s.createAPIKey(ctx, p.UserID, p.Scopes, req)
+}
+
+// CreateFirstAPIKey makes a key for a deployment's programs, from the command line: for the user
+// with email, or the first enabled admin when email is empty.
+func (s *Service) CreateFirstAPIKey(ctx context.Context, email string, req APIKeyRequest) (NewAPIKey, *ent.User, error) {
+	query := s.client.User.Query().Where(user.Disabled(false))
+	if email != "" {
+		query.Where(user.EmailEQ(normalizeEmail(email)))
+	} else {
+		query.Where(user.RoleEQ(user.RoleAdmin)).Order(ent.Asc(user.FieldID))
+	}
+	owner, err := query.First(ctx)
+	if ent.IsNotFound(err) {
+		return NewAPIKey{}, nil, fmt.Errorf("no enabled user to own the key: create one with paygate user create, or name an existing one")
+	}
+	if err != nil {
+		return NewAPIKey{}, nil, err
+	}
+	key, err := s.createAPIKey(ctx, owner.ID, ScopesOf(string(owner.Role)), req)
+	return key, owner, err
+}
+
+func (s *Service) createAPIKey(ctx context.Context, userID string, grantable []string, req APIKeyRequest) (NewAPIKey, error) {
+	name := strings.TrimSpace(req.Name)
+	if name == "" || utf8.RuneCountInString(name) > 100 || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
+		return NewAPIKey{}, apierror.ForParam(apierror.InvalidRequest, "name", "name must be 1 to 100 characters of text")
+	}
+	if len(req.Scopes) == 0 {
+		return NewAPIKey{}, apierror.ForParam(apierror.InvalidRequest, "scopes", "scopes must name at least one scope")
+	}
+	scopes := slices.Clone(req.Scopes)
+	slices.Sort(scopes)
+	scopes = slices.Compact(scopes)
+	for _, scope := range scopes {
+		if !slices.Contains(scopesByRole["admin"], scope) {
+			return NewAPIKey{}, apierror.ForParam(apierror.InvalidRequest, "scopes", fmt.Sprintf("%q is not a scope", scope))
+		}
+		if !slices.Contains(grantable, scope) {
+			return NewAPIKey{}, apierror.ForParam(apierror.Forbidden, "scopes", "a key cannot have the "+scope+" scope, which its creator lacks")
+		}
+	}
+	now := s.now()
+	if req.ExpiresAt != nil && (!req.ExpiresAt.After(now) || req.ExpiresAt.Sub(now) > MaxAPIKeyLifetime) {
+		return NewAPIKey{}, apierror.ForParam(apierror.InvalidRequest, "expires_at", "expires_at must be in the future, and within ten years")
+	}
+	held, err := s.client.APIKey.Query().Where(apikey.UserID(userID), apikey.RevokedAtIsNil(),
+		apikey.Or(apikey.ExpiresAtIsNil(), apikey.ExpiresAtGT(now))).Count(ctx)
+	if err != nil {
+		return NewAPIKey{}, err
+	}
+	if held >= MaxAPIKeysPerUser {
+		return NewAPIKey{}, apierror.New(apierror.InvalidState, fmt.Sprintf("a user may hold at most %d keys in force: revoke one first", MaxAPIKeysPerUser))
+	}
+	raw := make([]byte, keyRandomBytes)
+	rand.Read(raw)
+	value := s.keys.prefix + base64.RawURLEncoding.EncodeToString(raw)
+	created, err := s.client.APIKey.Create().
+		SetName(name).
+		SetKeyHash(s.keys.hash(value)).
+		SetPrefix(value[:len(s.keys.prefix)+keyShownChars]).
+		SetScopes(scopes).
+		SetUserID(userID).
+		SetNillableExpiresAt(req.ExpiresAt).
+		SetCreatedAt(now).SetUpdatedAt(now).
+		Save(ctx)
+	if err != nil {
+		return NewAPIKey{}, err
+	}
+	return NewAPIKey{Key: value, APIKey: created}, nil
+}
+
+// APIKeyPage is a page of keys, and whether more follow.
+type APIKeyPage struct {
+	Keys    []*ent.APIKey
+	HasMore bool
+}
+
+// APIKeys lists up to limit keys (1 to MaxAPIKeysListed), oldest first, after the key with id
+// after when it is given: the caller's own, or everyone's for someone who manages users.
+func (s *Service) APIKeys(ctx context.Context, limit int, after string) (APIKeyPage, error) {
+	if err := Authorize(ctx, ListAPIKeys); err != nil {
+		return APIKeyPage{}, err
+	}
+	if limit < 1 || limit > MaxAPIKeysListed {
+		return APIKeyPage{}, apierror.ForParam(apierror.InvalidRequest, "limit", fmt.Sprintf("limit must be from 1 to %d", MaxAPIKeysListed))
+	}
+	p, _ := PrincipalFrom(ctx)
+	query := s.client.APIKey.Query().Order(ent.Asc(apikey.FieldID)).Limit(limit + 1) // one more says whether more follow
+	if !p.Can(ScopeUsersManage) {
+		query.Where(apikey.UserID(p.UserID))
+	}
+	if after != "" {
+		query.Where(apikey.IDGT(after))
+	}
+	keys, err := query.All(ctx)
+	if err != nil {
+		return APIKeyPage{}, err
+	}
+	if len(keys) > limit {
+		return APIKeyPage{Keys: keys[:limit], HasMore: true}, nil
+	}
+	return APIKeyPage{Keys: keys}, nil
+}
+
+// RevokeAPIKey revokes a key at once: here at once, on every other server within a second. Its
+// owner or someone who manages users may; to anyone else it does not exist.
+func (s *Service) RevokeAPIKey(ctx context.Context, id string) (*ent.APIKey, error) {
+	if err := Authorize(ctx, RevokeAPIKey); err != nil {
+		return nil, err
+	}
+	p, _ := PrincipalFrom(ctx)
+	key, err := s.client.APIKey.Get(ctx, id)
+	if ent.IsNotFound(err) || err == nil && key.UserID != p.UserID && !p.Can(ScopeUsersManage) {
+		return nil, apierror.ForParam(apierror.NotFound, "id", "no API key has the id "+id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if key.RevokedAt != nil {
+		return key, nil
+	}
+	now := s.now()
+	tx, err := s.client.Tx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.APIKey.Update().Where(apikey.ID(id), apikey.RevokedAtIsNil()).SetRevokedAt(now).SetUpdatedAt(now).Save(ctx); err != nil {
+		return nil, rollback(tx, err)
+	}
+	// Other servers may trust what they read of the key for keyCacheFor; the revocation stands
+	// until then, and the row says so after.
+	inForce, err := s.tokens.Revocations.revoke(ctx, tx.Client(), id, now.Add(keyCacheFor+revocationOverlap))
+	if err != nil {
+		return nil, rollback(tx, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	inForce()
+	s.keys.forget(key)
+	return s.client.APIKey.Get(ctx, id)
+}
