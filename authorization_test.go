@@ -109,8 +109,8 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 		},
 		auth.CreateUser.Name: func(string) []entry {
 			return []entry{{method: http.MethodPost, path: "/api/v1/users",
-				body:  map[string]any{"email": prefixid.New("rest") + "@example.com", "password": "a long enough password", "role": "viewer"},
-				query: `mutation($email: String!) { createUser(input: {email: $email, password: "a long enough password", role: "viewer"}) { id } }`,
+				body:      map[string]any{"email": prefixid.New("rest") + "@example.com", "password": "a long enough password", "role": "viewer"},
+				query:     `mutation($email: String!) { createUser(input: {email: $email, password: "a long enough password", role: "viewer"}) { id } }`,
 				variables: map[string]any{"email": prefixid.New("graphql") + "@example.com"}}}
 		},
 		auth.ListUsers.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/users", query: `{ users { hasMore } }`}),
