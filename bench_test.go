@@ -17,6 +17,7 @@ import (
 	adyenwebhook "github.com/adyen/adyen-go-api-library/v14/src/webhook"
 
 	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/loadtest"
@@ -194,5 +195,25 @@ func fillBacklog(b *testing.B, db *database.DB, n int) {
 		if err := db.Ent.WebhookEvent.CreateBulk(creates...).Exec(context.Background()); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkAuthenticate is the cost every request pays to say who sent it: an access token (an
+// HMAC and the in-memory revocations and users) or an API key (an HMAC and the in-memory keys
+// and users). Neither hashes a password nor asks the database once the key has been read.
+func BenchmarkAuthenticate(b *testing.B) {
+	env := newTestEnv(b, databasetest.SQLite(b))
+	admin := env.tokenFor("admin")
+	credentials := map[string]string{"token": admin, "apikey": env.apiKey(admin, auth.ScopePaymentsRead, auth.ScopePaymentsWrite)}
+	for name, credential := range credentials {
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := env.app.services.auth.Authenticate(ctx, credential); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

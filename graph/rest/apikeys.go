@@ -11,9 +11,9 @@ import (
 )
 
 type createAPIKeyRequest struct {
-	Name      string     `json:"name"`
-	Scopes    []string   `json:"scopes"`
-	ExpiresAt *time.Time `json:"expires_at"`
+	Name      string   `json:"name"`
+	Scopes    []string `json:"scopes"`
+	ExpiresAt *string  `json:"expires_at"`
 }
 
 type apiKeyJSON struct {
@@ -59,7 +59,16 @@ func (h *Handlers) CreateAPIKey(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, apierror.ForParam(apierror.MissingField, "scopes", "scopes is required"), nil)
 		return
 	}
-	created, err := h.mutation.CreateAPIKey(r.Context(), auth.APIKeyRequest{Name: req.Name, Scopes: req.Scopes, ExpiresAt: req.ExpiresAt})
+	create := auth.APIKeyRequest{Name: req.Name, Scopes: req.Scopes}
+	if req.ExpiresAt != nil {
+		at, err := time.Parse(time.RFC3339, *req.ExpiresAt)
+		if err != nil {
+			web.WriteError(w, r, apierror.ForParam(apierror.InvalidRequest, "expires_at", "expires_at must be a time like 2027-01-31T00:00:00Z"), nil)
+			return
+		}
+		create.ExpiresAt = &at
+	}
+	created, err := h.mutation.CreateAPIKey(r.Context(), create)
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return

@@ -93,3 +93,26 @@ func TestTokensRefuseForgeries(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifiedTokensStillEnd: a token remembered as verified still expires and is still revoked.
+func TestVerifiedTokensStillEnd(t *testing.T) {
+	clock := time.Now()
+	tokens, _ := NewTokens(secret, func() time.Time { return clock })
+	tokens.Revocations = NewRevocations(nil, func() time.Time { return clock })
+	token, _ := tokens.Issue("usr_1", "viewer", "fam_1")
+	for range 2 { // verified, then remembered
+		if _, err := tokens.Verify(token); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tokens.Revocations.remember("fam_1", clock.Add(time.Hour))
+	if _, err := tokens.Verify(token); codeOf(err) != apierror.TokenRevoked {
+		t.Errorf("a remembered token of a revoked session = %v", err)
+	}
+	other, _ := tokens.Issue("usr_1", "viewer", "fam_2")
+	tokens.Verify(other)
+	clock = clock.Add(AccessTokenLifetime + clockSkew)
+	if _, err := tokens.Verify(other); codeOf(err) != apierror.TokenExpired {
+		t.Errorf("a remembered token past its end = %v", err)
+	}
+}
