@@ -15,6 +15,7 @@ import (
 	"github.com/paygate/paygate/graph/rest"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/web"
 	"github.com/paygate/paygate/internal/webhook"
 )
@@ -34,6 +35,9 @@ type ServerDeps struct {
 	Inbox       *webhook.Inbox
 	Production  bool
 	CORSOrigins []string
+	// Metrics are served at /metrics, to holders of monitoring:read unless MetricsPublic.
+	Metrics       *metrics.Metrics
+	MetricsPublic bool
 }
 
 // NewServer returns Paygate's HTTP handler: every route, behind every middleware.
@@ -66,6 +70,12 @@ func NewServer(deps ServerDeps) http.Handler {
 	mux.Handle("POST /api/v1/webhooks/logs/{id}/retry", api.Operation(auth.RetryWebhookEvent, api.RetryWebhookEvent))
 	mux.Handle("GET /api/v1/webhooks/metrics", api.Operation(auth.WebhookMetrics, api.WebhookMetrics))
 	mux.Handle("POST /webhooks/{provider}", receiveWebhook(deps.Inbox))
+	if deps.MetricsPublic {
+		mux.Handle("GET /metrics", deps.Metrics.Handler())
+	} else {
+		mux.Handle("GET /metrics", api.Operation(auth.ScrapeMetrics, deps.Metrics.Handler().ServeHTTP))
+	}
+	mux.Handle("/metrics", rest.Allow(http.MethodGet))
 	mux.Handle("/api/v1/auth/login", rest.Allow(http.MethodPost))
 	mux.Handle("/api/v1/auth/refresh", rest.Allow(http.MethodPost))
 	mux.Handle("/api/v1/auth/logout", rest.Allow(http.MethodPost))
@@ -130,7 +140,7 @@ func NewServer(deps ServerDeps) http.Handler {
 	return web.Chain(web.Routed(surfaces),
 		web.WithRequestID,
 		web.WithLogger(deps.Logger),
-		web.AccessLog(deps.Logger),
+		web.AccessLog(deps.Logger, deps.Metrics.Request),
 		web.Recover(deps.Logger),
 		web.SecurityHeaders(deps.Production),
 		allowOrigins,

@@ -26,6 +26,7 @@ import (
 	"github.com/paygate/paygate/internal/config"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/idempotency"
+	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/adyen"
@@ -116,6 +117,8 @@ type services struct {
 	testWebhooks *webhook.TestSender
 	// webhookLogs serves the stored events to people.
 	webhookLogs *webhook.Logs
+	// metrics count what this server does.
+	metrics *metrics.Metrics
 }
 
 func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (services, error) {
@@ -150,16 +153,20 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 	}
 	providers, sandboxes := newProviders(cfg, db, now)
 	router := routing.NewRouter(providers, configs.Current, now)
+	counters := metrics.New(db.SQL, router.Names(), router.CircuitOpen, now)
+	router.Observe = counters.ProviderCall
 	payments := payment.NewService(db.Ent, keys, router, secrets.CardFingerprintKey, maxAmount, now)
+	payments.Answered = counters.PaymentAnswered
 	worker := webhook.NewWorker(webhook.Worker{
 		Client: db.Ent,
 		Readers: map[string]webhook.Reader{
 			stripe.Name: stripe.ReadNotification, adyen.Name: adyen.ReadNotification, checkout.Name: checkout.ReadNotification,
 		},
-		Apply:  payments.ApplyNotification,
-		Retry:  func() routing.RetrySettings { return configs.Current().WebhookRetry },
-		Now:    now,
-		Logger: logger,
+		Apply:   payments.ApplyNotification,
+		Retry:   func() routing.RetrySettings { return configs.Current().WebhookRetry },
+		Now:     now,
+		Logger:  logger,
+		Observe: counters.WebhookEvent,
 	})
 	signatureFailures := &webhook.SignatureFailures{}
 	return services{
@@ -170,11 +177,12 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 		sandboxes:   sandboxes,
 		configs:     configs,
 		inbox: &webhook.Inbox{Client: db.Ent, Secrets: webhookSecrets(cfg, sandboxes, logger), Now: now, Logger: logger,
-			SignatureRefused: signatureFailures.Add, Stored: worker.Wake},
+			SignatureRefused: signatureFailures.Add, Stored: worker.Wake, Observe: counters.WebhookEvent},
 		webhookWorker: worker,
 		// In production a test webhook goes to public addresses only.
 		testWebhooks: &webhook.TestSender{Production: cfg.Production(), Now: now},
 		webhookLogs:  &webhook.Logs{Client: db.Ent, Now: now, SignatureFailures: signatureFailures, Requeued: worker.Wake},
+		metrics:      counters,
 	}, nil
 }
 
@@ -210,6 +218,8 @@ func newApp(ctx context.Context, cfg config.Config, db *database.DB, logger *slo
 		Inbox:           svc.inbox,
 		Production:      cfg.Production(),
 		CORSOrigins:     cfg.CORSOrigins,
+		Metrics:         svc.metrics,
+		MetricsPublic:   cfg.MetricsPublic,
 	})
 	paygate := &app{services: svc, handler: handler, logger: logger}
 	// A sandbox delivers its webhooks to this server's own /webhooks/{provider}, in process, through

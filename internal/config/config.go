@@ -32,6 +32,9 @@ type Config struct {
 	AdminEmail         string        `env:"PAYGATE_ADMIN_EMAIL"`
 	AdminPassword      string        `env:"PAYGATE_ADMIN_PASSWORD"`
 	CORSOrigins        []string      `env:"PAYGATE_CORS_ORIGINS" envSeparator:","`
+	// MetricsPublic serves /metrics to anyone, for a Prometheus on a private network that sends
+	// no credentials.
+	MetricsPublic bool `env:"PAYGATE_METRICS_PUBLIC" envDefault:"false"`
 	MaxAmount          string        `env:"PAYGATE_MAX_AMOUNT" envDefault:"999999.99"`
 	LogLevel           string        `env:"PAYGATE_LOG_LEVEL" envDefault:"info"`
 	SandboxLatency     time.Duration `env:"PAYGATE_SANDBOX_LATENCY" envDefault:"0s"`

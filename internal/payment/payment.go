@@ -79,6 +79,10 @@ type Service struct {
 	maxAmount int64
 	now       func() time.Time
 
+	// Answered, when set, is told of each payment this server made, with the status its creation
+	// answered.
+	Answered func(status, provider, currency string)
+
 	// reconciling serialises this server's reconciliation passes; reconcileFrom is where the last
 	// pass that stopped at its bound left off.
 	reconciling   sync.Mutex
@@ -261,6 +265,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 		if recordErr := s.client.Payment.UpdateOneID(created.ID).SetProvider(charger).SetRouting(&decision).Exec(ctx); recordErr != nil {
 			err = errors.Join(err, fmt.Errorf("recording its routing: %w", recordErr))
 		}
+		s.answered(string(state.PaymentProcessing), charger, created.Currency)
 		return nil, s.endWith(ctx, key, err)
 	}
 
@@ -330,7 +335,14 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 		// ours, a server error, whatever the cause says.
 		return nil, s.endWith(ctx, key, fmt.Errorf("recording the outcome of payment %s (provider id %q): %v", created.ID, result.ProviderPaymentID, err))
 	}
+	s.answered(string(created.Status), created.Provider, created.Currency)
 	return created.Unwrap(), nil // detached from the committed transaction, so edges load
+}
+
+func (s *Service) answered(status, provider, currency string) {
+	if s.Answered != nil {
+		s.Answered(status, provider, currency)
+	}
 }
 
 // paymentOf loads the payment an earlier call with an idempotency key made, for its replay.

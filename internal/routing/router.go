@@ -22,6 +22,8 @@ type Router struct {
 	stats     *Stats
 	now       func() time.Time
 	pick      func(n int) int
+	// Observe, when set, is told of every call to a provider: a charge or a refund.
+	Observe func(provider string, err error, took time.Duration)
 }
 
 // NewRouter returns a router over providers that reads the document in force from config on
@@ -156,14 +158,26 @@ func (r *Router) call(ctx context.Context, name string, c Config, pass Pass, req
 	failed := errors.Is(err, provider.ErrOutage) || err != nil && !errors.Is(err, provider.ErrUnavailable)
 	r.breaker.Record(name, pass, failed, c.CircuitBreaker)
 	counted = true
-	r.stats.record(name, err, latency, r.now())
+	r.observe(name, err, latency)
 	return result, err, latency
+}
+
+func (r *Router) observe(name string, err error, latency time.Duration) {
+	r.stats.record(name, err, latency, r.now())
+	if r.Observe != nil {
+		r.Observe(name, err, latency)
+	}
+}
+
+// CircuitOpen reports whether this server's circuit to the provider is open.
+func (r *Router) CircuitOpen(name string) bool {
+	return r.breaker.State(name, r.config().CircuitBreaker) == Open
 }
 
 // ObserveRefund counts a refund sent to a provider in its figures. It leaves the circuit alone:
 // a refund refused for its amount says nothing of the provider's health.
 func (r *Router) ObserveRefund(name string, err error, latency time.Duration) {
-	r.stats.record(name, err, latency, r.now())
+	r.observe(name, err, latency)
 }
 
 func outcomeOf(result provider.ChargeResult, err error) string {

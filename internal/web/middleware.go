@@ -99,8 +99,9 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 
 // AccessLog logs one line per request: method, path, route (the pattern that served it, one
 // value per route whatever the ids in the path), status, duration, request id. Never the query
-// string, headers or body, which may carry credentials or card data.
-func AccessLog(logger *slog.Logger) Middleware {
+// string, headers or body, which may carry credentials or card data. Each observer is told of
+// every request too, by route, never by path.
+func AccessLog(logger *slog.Logger, observers ...func(route, method string, status int, took time.Duration)) Middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
@@ -108,13 +109,26 @@ func AccessLog(logger *slog.Logger) Middleware {
 			route := new(string)
 			r = r.WithContext(context.WithValue(r.Context(), routeKey{}, route))
 			next.ServeHTTP(rec, r)
+			took := time.Since(start)
+			if rec.status == 0 {
+				rec.status = http.StatusOK // nothing written: net/http answers 200
+			}
+			// A pattern may name its method ("GET /api/v1/payments/{id}"); observers count the
+			// method apart.
+			path := *route
+			if _, after, ok := strings.Cut(path, " "); ok {
+				path = after
+			}
+			for _, observe := range observers {
+				observe(path, r.Method, rec.status, took)
+			}
 			logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
 				slog.String("request_id", RequestID(r.Context())),
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
 				slog.String("route", *route),
 				slog.Int("status", rec.status),
-				slog.Duration("duration", time.Since(start)),
+				slog.Duration("duration", took),
 			)
 		})
 	}

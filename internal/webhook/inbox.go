@@ -40,6 +40,8 @@ type Inbox struct {
 	SignatureRefused func(provider string)
 	// Stored is told after a delivery's new events were stored, so the worker takes them at once.
 	Stored func()
+	// Observe, when set, is told of each new event stored, with its status (received).
+	Observe func(provider, status string)
 }
 
 // Receipt is what a delivery came to.
@@ -95,6 +97,11 @@ func (in *Inbox) Receive(ctx context.Context, providerName string, header http.H
 	}
 	if receipt.Stored > 0 && in.Stored != nil {
 		in.Stored()
+	}
+	for range receipt.Stored {
+		if in.Observe != nil {
+			in.Observe(providerName, string(state.WebhookReceived))
+		}
 	}
 	return receipt, nil
 }

@@ -40,6 +40,8 @@ type Worker struct {
 	// Jitter returns a number in [0, 1) that spreads retries (default: math/rand/v2).
 	Jitter func() float64
 	Logger *slog.Logger
+	// Observe, when set, is told of each event's new status as it is committed.
+	Observe func(provider, status string)
 
 	wake chan struct{}
 }
@@ -206,7 +208,17 @@ func (w *Worker) applyOnce(ctx context.Context, event *ent.WebhookEvent, start t
 		SetDurationMs(elapsedMs(start, done)).Exec(ctx); err != nil {
 		return outcome, true, err
 	}
-	return outcome, true, tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return outcome, true, err
+	}
+	w.observe(event.Provider, status)
+	return outcome, true, nil
+}
+
+func (w *Worker) observe(provider string, status state.WebhookStatus) {
+	if w.Observe != nil {
+		w.Observe(provider, string(status))
+	}
 }
 
 // read reads event's payload with its provider's reader; an event that cannot be read is ignored, with
@@ -250,10 +262,14 @@ func (w *Worker) recordFailure(ctx context.Context, event *ent.WebhookEvent, sta
 		SetError(clip(cause.Error())).SetDurationMs(elapsedMs(start, now)).Exec(ctx); err != nil {
 		return err
 	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
 	if status == state.WebhookDead {
 		w.Logger.Error("webhook event dead", "event", event.ID, "provider", event.Provider, "type", event.Type, "attempts", attempts)
 	}
-	return tx.Commit()
+	w.observe(event.Provider, status)
+	return nil
 }
 
 // retryWait is the wait after the attempt-th failure: base × factor^(attempt-1), capped, spread

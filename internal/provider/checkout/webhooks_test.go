@@ -219,8 +219,11 @@ func TestSettlementIsToldByWebhook(t *testing.T) {
 	}
 	sandbox.webhooks.Wait()
 	byAmount := map[int64]string{}
-	for _, e := range events(t, receiver.Verified(t))[1:] {
-		byAmount[e.Data.Amount] = e.Type
+	for _, e := range events(t, receiver.Verified(t)) {
+		// The charge's own events are delivered beside the refunds', in any order.
+		if e.Type != "payment_approved" && e.Type != "payment_captured" {
+			byAmount[e.Data.Amount] = e.Type
+		}
 	}
 	if byAmount[1000] != "payment_refunded" || byAmount[provider.FailingRefundMinor] != "payment_refund_declined" {
 		t.Errorf("settlement events %v", byAmount)

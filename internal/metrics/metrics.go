@@ -1,0 +1,213 @@
+// Package metrics counts what this server does, for Prometheus at /metrics and for the
+// monitoring API's figures. Every label takes a bounded set of values (route patterns, known
+// methods, status codes, providers, states, ISO currencies), never a raw path or an id.
+package metrics
+
+import (
+	"database/sql"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// durationSamples is how many recent requests the request percentiles are taken over.
+const durationSamples = 1024
+
+// Metrics are one server's counters. A nil *Metrics counts nothing, so services built without
+// one (commands, unit tests) need no stand-in.
+type Metrics struct {
+	registry         *prometheus.Registry
+	httpRequests     *prometheus.CounterVec
+	httpDuration     *prometheus.HistogramVec
+	payments         *prometheus.CounterVec
+	providerRequests *prometheus.CounterVec
+	providerDuration *prometheus.HistogramVec
+	webhookEvents    *prometheus.CounterVec
+
+	started time.Time
+	now     func() time.Time
+
+	mu sync.Mutex
+	// requests and failures count the API requests since start; durations is a ring of the latest.
+	requests, failures int64
+	durations          []time.Duration
+	next               int
+	// perSecond counts the requests of each of the last 60 seconds, by Unix second.
+	perSecond [60]secondCount
+}
+
+type secondCount struct {
+	second int64
+	count  int64
+}
+
+// New returns the counters of a server over db, whose pool figures it reports. circuitOpen tells,
+// at each scrape, whether a provider's circuit is open.
+func New(db *sql.DB, providers []string, circuitOpen func(provider string) bool, now func() time.Time) *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "paygate_http_requests_total", Help: "HTTP requests answered, by route pattern, method and status code.",
+		}, []string{"route", "method", "code"}),
+		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "paygate_http_request_duration_seconds", Help: "Time to answer HTTP requests, by route pattern and method.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"route", "method"}),
+		payments: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "paygate_payments_total", Help: "Payments made through this server, by the status they were answered with, provider and currency.",
+		}, []string{"status", "provider", "currency"}),
+		providerRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "paygate_provider_requests_total", Help: "Calls to the payment providers, by provider and outcome (answered or error).",
+		}, []string{"provider", "outcome"}),
+		providerDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "paygate_provider_request_duration_seconds", Help: "Time the payment providers took to answer, by provider.",
+			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 20},
+		}, []string{"provider"}),
+		webhookEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "paygate_webhook_events_total", Help: "Provider webhook events stored (received) and processed by this server, by provider and status.",
+		}, []string{"provider", "status"}),
+		started: now(),
+		now:     now,
+	}
+	m.registry.MustRegister(m.httpRequests, m.httpDuration, m.payments, m.providerRequests, m.providerDuration, m.webhookEvents,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewDBStatsCollector(db, "paygate"),
+	)
+	for _, name := range providers {
+		m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "paygate_provider_circuit_open", Help: "1 while this server's circuit to the provider is open, else 0.",
+			ConstLabels: prometheus.Labels{"provider": name},
+		}, func() float64 {
+			if circuitOpen(name) {
+				return 1
+			}
+			return 0
+		}))
+	}
+	return m
+}
+
+// Handler serves the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+// knownMethods are the methods counted by name; any other is counted as OTHER, so that a client
+// inventing methods cannot grow the series without bound.
+var knownMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions}
+
+// Request counts an answered request: route is the pattern that served it ("" for none).
+func (m *Metrics) Request(route, method string, status int, took time.Duration) {
+	if m == nil {
+		return
+	}
+	if !slices.Contains(knownMethods, method) {
+		method = "OTHER"
+	}
+	if route == "" {
+		route = "unmatched"
+	}
+	m.httpRequests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+	m.httpDuration.WithLabelValues(route, method).Observe(took.Seconds())
+
+	second := m.now().Unix()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.requests++
+	if status >= 500 {
+		m.failures++
+	}
+	if len(m.durations) < durationSamples {
+		m.durations = append(m.durations, took)
+	} else {
+		m.durations[m.next] = took
+		m.next = (m.next + 1) % durationSamples
+	}
+	slot := &m.perSecond[second%int64(len(m.perSecond))]
+	if slot.second != second {
+		*slot = secondCount{second: second}
+	}
+	slot.count++
+}
+
+// PaymentAnswered counts a payment as its creation answered it.
+func (m *Metrics) PaymentAnswered(status, provider, currency string) {
+	if m == nil {
+		return
+	}
+	if provider == "" {
+		provider = "none" // no provider could take it
+	}
+	m.payments.WithLabelValues(status, provider, currency).Inc()
+}
+
+// ProviderCall counts a call to a provider: answered (an approval, a decline, a refund taken) or
+// not (err).
+func (m *Metrics) ProviderCall(provider string, err error, took time.Duration) {
+	if m == nil {
+		return
+	}
+	outcome := "answered"
+	if err != nil {
+		outcome = "error"
+	}
+	m.providerRequests.WithLabelValues(provider, outcome).Inc()
+	m.providerDuration.WithLabelValues(provider).Observe(took.Seconds())
+}
+
+// WebhookEvent counts a provider's webhook event reaching status (received when stored).
+func (m *Metrics) WebhookEvent(provider, status string) {
+	if m == nil {
+		return
+	}
+	m.webhookEvents.WithLabelValues(provider, status).Inc()
+}
+
+// RequestFigures are this server's API requests since it started.
+type RequestFigures struct {
+	Total int64
+	// PerSecond is the mean over the last minute.
+	PerSecond float64
+	// Errors counts the requests answered with a server error (5xx).
+	Errors int64
+	// P50MS and P99MS are taken over the latest requests; nil before any.
+	P50MS, P99MS *float64
+}
+
+// Requests returns this server's request figures.
+func (m *Metrics) Requests() RequestFigures {
+	now := m.now().Unix()
+	m.mu.Lock()
+	figures := RequestFigures{Total: m.requests, Errors: m.failures}
+	var lastMinute int64
+	for _, slot := range m.perSecond {
+		if now-slot.second < int64(len(m.perSecond)) && slot.second <= now {
+			lastMinute += slot.count
+		}
+	}
+	sorted := slices.Clone(m.durations)
+	m.mu.Unlock()
+	figures.PerSecond = float64(lastMinute) / float64(len(m.perSecond))
+	if len(sorted) > 0 {
+		slices.Sort(sorted)
+		figures.P50MS, figures.P99MS = percentileMS(sorted, 0.50), percentileMS(sorted, 0.99)
+	}
+	return figures
+}
+
+// Uptime is how long this server has run.
+func (m *Metrics) Uptime() time.Duration { return m.now().Sub(m.started) }
+
+// percentileMS is the q-th percentile of sorted durations (nearest rank), in milliseconds.
+func percentileMS(sorted []time.Duration, q float64) *float64 {
+	rank := int(q*float64(len(sorted))+0.999999) - 1
+	ms := float64(sorted[max(rank, 0)].Microseconds()) / 1000
+	return &ms
+}
