@@ -20,24 +20,24 @@ import (
 
 // Config is everything Paygate reads from its environment.
 type Config struct {
-	Env                string        `env:"PAYGATE_ENV" envDefault:"development"`
-	Addr               string        `env:"PAYGATE_ADDR"`
-	Port               string        `env:"PORT"`
-	DatabaseURL        string        `env:"DATABASE_URL"`
-	DBMaxConns         int           `env:"PAYGATE_DB_MAX_CONNS" envDefault:"20"`
-	DataDir            string        `env:"PAYGATE_DATA_DIR" envDefault:".paygate"`
-	JWTSecret          string        `env:"PAYGATE_JWT_SECRET"`
-	CardFingerprintKey string        `env:"PAYGATE_CARD_FINGERPRINT_KEY"`
-	APIKeySecret       string        `env:"PAYGATE_API_KEY_SECRET"`
-	AdminEmail         string        `env:"PAYGATE_ADMIN_EMAIL"`
-	AdminPassword      string        `env:"PAYGATE_ADMIN_PASSWORD"`
-	CORSOrigins        []string      `env:"PAYGATE_CORS_ORIGINS" envSeparator:","`
+	Env                string   `env:"PAYGATE_ENV" envDefault:"development"`
+	Addr               string   `env:"PAYGATE_ADDR"`
+	Port               string   `env:"PORT"`
+	DatabaseURL        string   `env:"DATABASE_URL"`
+	DBMaxConns         int      `env:"PAYGATE_DB_MAX_CONNS" envDefault:"20"`
+	DataDir            string   `env:"PAYGATE_DATA_DIR" envDefault:".paygate"`
+	JWTSecret          string   `env:"PAYGATE_JWT_SECRET"`
+	CardFingerprintKey string   `env:"PAYGATE_CARD_FINGERPRINT_KEY"`
+	APIKeySecret       string   `env:"PAYGATE_API_KEY_SECRET"`
+	AdminEmail         string   `env:"PAYGATE_ADMIN_EMAIL"`
+	AdminPassword      string   `env:"PAYGATE_ADMIN_PASSWORD"`
+	CORSOrigins        []string `env:"PAYGATE_CORS_ORIGINS" envSeparator:","`
 	// MetricsPublic serves /metrics to anyone, for a Prometheus on a private network that sends
 	// no credentials.
-	MetricsPublic bool `env:"PAYGATE_METRICS_PUBLIC" envDefault:"false"`
-	MaxAmount          string        `env:"PAYGATE_MAX_AMOUNT" envDefault:"999999.99"`
-	LogLevel           string        `env:"PAYGATE_LOG_LEVEL" envDefault:"info"`
-	SandboxLatency     time.Duration `env:"PAYGATE_SANDBOX_LATENCY" envDefault:"0s"`
+	MetricsPublic  bool          `env:"PAYGATE_METRICS_PUBLIC" envDefault:"false"`
+	MaxAmount      string        `env:"PAYGATE_MAX_AMOUNT" envDefault:"999999.99"`
+	LogLevel       string        `env:"PAYGATE_LOG_LEVEL" envDefault:"info"`
+	SandboxLatency time.Duration `env:"PAYGATE_SANDBOX_LATENCY" envDefault:"0s"`
 	// SandboxOutage names the built-in sandboxes that answer every request 503, as a provider
 	// that is down does, so that failover can be shown.
 	SandboxOutage []string `env:"PAYGATE_SANDBOX_OUTAGE" envSeparator:","`
