@@ -131,7 +131,9 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 		auth.CreateAPIKey.Name: fixed(entry{method: http.MethodPost, path: "/api/v1/api-keys", body: map[string]any{"name": "rest", "scopes": []string{auth.ScopeAPIKeysManage}},
 			query: `mutation { createAPIKey(input: {name: "graphql", scopes: ["apikeys:manage"]}) { key apiKey { id } } }`}),
 		auth.ScrapeMetrics.Name: fixed(entry{method: http.MethodGet, path: "/metrics"}),
-		auth.ListAPIKeys.Name:   fixed(entry{method: http.MethodGet, path: "/api/v1/api-keys", query: `{ apiKeys { hasMore keys { id prefix } } }`}),
+		auth.SystemMetrics.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/monitoring/metrics",
+			query: `{ systemMetrics { uptimeS payments { byStatus { status count } } } }`}),
+		auth.ListAPIKeys.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/api-keys", query: `{ apiKeys { hasMore keys { id prefix } } }`}),
 		// Each principal revokes keys of its own user's: to anyone else they do not exist.
 		auth.RevokeAPIKey.Name: func(credential string) []entry {
 			own := func() string {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/state"
 )
 
 // scrape reads /metrics as Prometheus does, with credential.
@@ -138,6 +140,48 @@ func TestPrometheusMetrics(t *testing.T) {
 		public := newTestEnv(t, db, "PAYGATE_METRICS_PUBLIC=true")
 		if r := public.request(http.MethodGet, "/metrics", "", nil); r.status != http.StatusOK || !strings.Contains(r.raw, "paygate_provider_circuit_open") {
 			t.Errorf("public scrape = %d %.200s", r.status, r.raw)
+		}
+	})
+}
+
+// TestSystemMetrics: the monitoring API's figures count the last day's payments by status and
+// their volume by currency, exactly and not before, on both surfaces.
+func TestSystemMetrics(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db)
+		operator := env.tokenFor("operator")
+		old := str(get(env.request(http.MethodPost, "/api/v1/payments", operator, paymentBody("99.00", "USD", "4242424242424242")).body, "data", "id"))
+		if _, err := db.SQL.Exec(`UPDATE payments SET created_at = $1 WHERE id = $2`, time.Now().UTC().Add(-25*time.Hour), old); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []struct{ amount, currency, card string }{
+			{"12.00", "USD", "4242424242424242"}, {"3.50", "USD", "4242424242424242"}, {"5.00", "EUR", "4242424242424242"},
+			{"7.00", "USD", "4000000000000002"},
+		} {
+			env.request(http.MethodPost, "/api/v1/payments", operator, paymentBody(p.amount, p.currency, p.card))
+		}
+		env.storeLoggedEvent(loggedEvent{provider: "adyen", eventType: "REFUND", status: state.WebhookDead, received: time.Now().UTC().Add(-time.Hour)})
+		env.storeLoggedEvent(loggedEvent{provider: "adyen", eventType: "REFUND", status: state.WebhookProcessed, received: time.Now().UTC().Add(-48 * time.Hour)})
+
+		r := env.request(http.MethodGet, "/api/v1/monitoring/metrics", operator, nil)
+		data := r.data()
+		if r.status != http.StatusOK || str(get(data, "payments", "by_status", "succeeded")) != "3" || str(get(data, "payments", "by_status", "failed")) != "1" ||
+			get(data, "payments", "volume", "USD") != "15.50" || get(data, "payments", "volume", "EUR") != "5.00" ||
+			// The sandbox's own webhooks are received beside the dead one; the processed event is
+			// two days old.
+			str(get(data, "webhooks", "received")) == "1" || str(get(data, "webhooks", "dead")) != "1" || str(get(data, "webhooks", "processed")) != "0" || str(get(data, "window_h")) != "24" ||
+			str(get(data, "requests", "total")) == "0" || get(data, "requests", "p99_ms") == nil || str(get(data, "database", "open")) == "0" ||
+			str(get(data, "runtime", "goroutines")) == "0" || str(get(data, "runtime", "heap_bytes")) == "0" || get(data, "uptime_s") == nil {
+			t.Errorf("REST figures = %d %s", r.status, r.raw)
+		}
+		figures := env.mustGraphQL(operator, `{ systemMetrics { uptimeS windowH requests { total perSecond errors p50Ms p99Ms }
+			payments { byStatus { status count } volume { currency amount } } webhooks { received processed ignored failed dead }
+			database { open inUse waitCount } runtime { goroutines heapBytes } } }`, nil)
+		if got := mustJSON(t, get(figures, "systemMetrics", "payments")); got != `{"byStatus":[{"count":1,"status":"failed"},{"count":3,"status":"succeeded"}],"volume":[{"amount":"5.00","currency":"EUR"},{"amount":"15.50","currency":"USD"}]}` {
+			t.Errorf("GraphQL payment figures = %s", got)
+		}
+		if r := env.request(http.MethodGet, "/api/v1/monitoring/metrics", env.tokenFor("developer"), nil); r.status != http.StatusForbidden {
+			t.Errorf("a developer's figures = %d", r.status)
 		}
 	})
 }

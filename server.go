@@ -208,7 +208,7 @@ func newApp(ctx context.Context, cfg config.Config, db *database.DB, logger *slo
 	// The GraphQL resolver over the services, which the REST shim calls too.
 	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Router: svc.router, Configs: svc.configs, Ent: db.Ent,
 		Simulator: &webhook.Simulator{Client: db.Ent, Sandboxes: svc.sandboxes.simulators()}, TestWebhooks: svc.testWebhooks,
-		WebhookLogs: svc.webhookLogs}
+		WebhookLogs: svc.webhookLogs, System: &metrics.System{Client: db.Ent, DB: db.SQL, Counters: svc.metrics, Now: time.Now}}
 	handler := NewServer(ServerDeps{
 		Logger:          logger,
 		DB:              db,

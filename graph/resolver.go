@@ -4,6 +4,7 @@ package graph
 import (
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/routing/configstore"
@@ -26,6 +27,8 @@ type Resolver struct {
 	TestWebhooks *webhook.TestSender
 	// WebhookLogs reads, requeues and sums up the stored webhook events.
 	WebhookLogs *webhook.Logs
+	// System gives the monitoring figures.
+	System *metrics.System
 	// Ent resolves node(id:) lookups, which span every type.
 	Ent *ent.Client
 }

@@ -5,6 +5,7 @@ package generated
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math"
@@ -20,6 +21,7 @@ import (
 	"github.com/paygate/paygate/graph/model"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/card"
+	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/routing/configstore"
@@ -40,10 +42,13 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Config() ConfigResolver
+	CurrencyVolume() CurrencyVolumeResolver
+	DatabaseMetrics() DatabaseMetricsResolver
 	Mutation() MutationResolver
 	Payment() PaymentResolver
 	Query() QueryResolver
 	Refund() RefundResolver
+	SystemMetrics() SystemMetricsResolver
 	WebhookEvent() WebhookEventResolver
 }
 
@@ -110,9 +115,20 @@ type ComplexityRoot struct {
 		Version   func(childComplexity int) int
 	}
 
+	CurrencyVolume struct {
+		Amount   func(childComplexity int) int
+		Currency func(childComplexity int) int
+	}
+
 	Customer struct {
 		Email func(childComplexity int) int
 		Name  func(childComplexity int) int
+	}
+
+	DatabaseMetrics struct {
+		InUse     func(childComplexity int) int
+		Open      func(childComplexity int) int
+		WaitCount func(childComplexity int) int
 	}
 
 	Mutation struct {
@@ -180,6 +196,11 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	PaymentMetrics struct {
+		ByStatus func(childComplexity int) int
+		Volume   func(childComplexity int) int
+	}
+
 	ProviderSettings struct {
 		Enabled   func(childComplexity int) int
 		Name      func(childComplexity int) int
@@ -208,6 +229,7 @@ type ComplexityRoot struct {
 		Payments       func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) int
 		ProviderStatus func(childComplexity int) int
 		Refund         func(childComplexity int, id string) int
+		SystemMetrics  func(childComplexity int) int
 		Users          func(childComplexity int, first *int, after *string) int
 		WebhookEvent   func(childComplexity int, id string) int
 		WebhookEvents  func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookEventOrder, where *ent.WebhookEventWhereInput) int
@@ -231,6 +253,14 @@ type ComplexityRoot struct {
 		Reason      func(childComplexity int) int
 		Status      func(childComplexity int) int
 		UpdatedAt   func(childComplexity int) int
+	}
+
+	RequestMetrics struct {
+		Errors    func(childComplexity int) int
+		P50MS     func(childComplexity int) int
+		P99MS     func(childComplexity int) int
+		PerSecond func(childComplexity int) int
+		Total     func(childComplexity int) int
 	}
 
 	Revoked struct {
@@ -262,6 +292,11 @@ type ComplexityRoot struct {
 		Rules    func(childComplexity int) int
 	}
 
+	RuntimeMetrics struct {
+		Goroutines func(childComplexity int) int
+		HeapBytes  func(childComplexity int) int
+	}
+
 	SimulatedEvent struct {
 		PaymentID func(childComplexity int) int
 		Provider  func(childComplexity int) int
@@ -275,6 +310,21 @@ type ComplexityRoot struct {
 		ID     func(childComplexity int) int
 		Reason func(childComplexity int) int
 		To     func(childComplexity int) int
+	}
+
+	StatusCount struct {
+		Count  func(childComplexity int) int
+		Status func(childComplexity int) int
+	}
+
+	SystemMetrics struct {
+		Database func(childComplexity int) int
+		Payments func(childComplexity int) int
+		Requests func(childComplexity int) int
+		Runtime  func(childComplexity int) int
+		UptimeS  func(childComplexity int) int
+		Webhooks func(childComplexity int) int
+		WindowH  func(childComplexity int) int
 	}
 
 	TestWebhookDelivery struct {
@@ -305,6 +355,14 @@ type ComplexityRoot struct {
 		Error      func(childComplexity int) int
 		ID         func(childComplexity int) int
 		Status     func(childComplexity int) int
+	}
+
+	WebhookCounts struct {
+		Dead      func(childComplexity int) int
+		Failed    func(childComplexity int) int
+		Ignored   func(childComplexity int) int
+		Processed func(childComplexity int) int
+		Received  func(childComplexity int) int
 	}
 
 	WebhookEvent struct {
@@ -367,6 +425,12 @@ type ConfigResolver interface {
 
 	UpdatedBy(ctx context.Context, obj *routing.Config) (*string, error)
 }
+type CurrencyVolumeResolver interface {
+	Amount(ctx context.Context, obj *money.Amount) (money.Decimal, error)
+}
+type DatabaseMetricsResolver interface {
+	Open(ctx context.Context, obj *sql.DBStats) (int, error)
+}
 type MutationResolver interface {
 	Login(ctx context.Context, input model.LoginInput) (*model.AuthPayload, error)
 	RefreshToken(ctx context.Context, refreshToken string) (*model.AuthPayload, error)
@@ -398,6 +462,7 @@ type QueryResolver interface {
 	Payments(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) (*ent.PaymentConnection, error)
 	WebhookEvents(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookEventOrder, where *ent.WebhookEventWhereInput) (*ent.WebhookEventConnection, error)
 	APIKeys(ctx context.Context, first *int, after *string) (*auth.APIKeyPage, error)
+	SystemMetrics(ctx context.Context) (*metrics.SystemFigures, error)
 	Payment(ctx context.Context, id string) (*ent.Payment, error)
 	Refund(ctx context.Context, id string) (*ent.Refund, error)
 	ProviderStatus(ctx context.Context) ([]*routing.ProviderStatus, error)
@@ -409,6 +474,10 @@ type QueryResolver interface {
 }
 type RefundResolver interface {
 	Amount(ctx context.Context, obj *ent.Refund) (money.Decimal, error)
+}
+type SystemMetricsResolver interface {
+	UptimeS(ctx context.Context, obj *metrics.SystemFigures) (int, error)
+	WindowH(ctx context.Context, obj *metrics.SystemFigures) (int, error)
 }
 type WebhookEventResolver interface {
 	AttemptLog(ctx context.Context, obj *ent.WebhookEvent) ([]*ent.WebhookAttempt, error)
@@ -661,6 +730,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ConfigChange.Version(childComplexity), true
 
+	case "CurrencyVolume.amount":
+		if e.ComplexityRoot.CurrencyVolume.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CurrencyVolume.Amount(childComplexity), true
+	case "CurrencyVolume.currency":
+		if e.ComplexityRoot.CurrencyVolume.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CurrencyVolume.Currency(childComplexity), true
+
 	case "Customer.email":
 		if e.ComplexityRoot.Customer.Email == nil {
 			break
@@ -673,6 +755,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.Name(childComplexity), true
+
+	case "DatabaseMetrics.inUse":
+		if e.ComplexityRoot.DatabaseMetrics.InUse == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatabaseMetrics.InUse(childComplexity), true
+	case "DatabaseMetrics.open":
+		if e.ComplexityRoot.DatabaseMetrics.Open == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatabaseMetrics.Open(childComplexity), true
+	case "DatabaseMetrics.waitCount":
+		if e.ComplexityRoot.DatabaseMetrics.WaitCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DatabaseMetrics.WaitCount(childComplexity), true
 
 	case "Mutation.createAPIKey":
 		if e.ComplexityRoot.Mutation.CreateAPIKey == nil {
@@ -1032,6 +1133,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PaymentEdge.Node(childComplexity), true
 
+	case "PaymentMetrics.byStatus":
+		if e.ComplexityRoot.PaymentMetrics.ByStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentMetrics.ByStatus(childComplexity), true
+	case "PaymentMetrics.volume":
+		if e.ComplexityRoot.PaymentMetrics.Volume == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentMetrics.Volume(childComplexity), true
+
 	case "ProviderSettings.enabled":
 		if e.ComplexityRoot.ProviderSettings.Enabled == nil {
 			break
@@ -1196,6 +1310,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Refund(childComplexity, args["id"].(string)), true
+	case "Query.systemMetrics":
+		if e.ComplexityRoot.Query.SystemMetrics == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.SystemMetrics(childComplexity), true
 	case "Query.users":
 		if e.ComplexityRoot.Query.Users == nil {
 			break
@@ -1316,6 +1436,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Refund.UpdatedAt(childComplexity), true
 
+	case "RequestMetrics.errors":
+		if e.ComplexityRoot.RequestMetrics.Errors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RequestMetrics.Errors(childComplexity), true
+	case "RequestMetrics.p50Ms":
+		if e.ComplexityRoot.RequestMetrics.P50MS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RequestMetrics.P50MS(childComplexity), true
+	case "RequestMetrics.p99Ms":
+		if e.ComplexityRoot.RequestMetrics.P99MS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RequestMetrics.P99MS(childComplexity), true
+	case "RequestMetrics.perSecond":
+		if e.ComplexityRoot.RequestMetrics.PerSecond == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RequestMetrics.PerSecond(childComplexity), true
+	case "RequestMetrics.total":
+		if e.ComplexityRoot.RequestMetrics.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RequestMetrics.Total(childComplexity), true
+
 	case "Revoked.revoked":
 		if e.ComplexityRoot.Revoked.Revoked == nil {
 			break
@@ -1405,6 +1556,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RoutingSettings.Rules(childComplexity), true
 
+	case "RuntimeMetrics.goroutines":
+		if e.ComplexityRoot.RuntimeMetrics.Goroutines == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RuntimeMetrics.Goroutines(childComplexity), true
+	case "RuntimeMetrics.heapBytes":
+		if e.ComplexityRoot.RuntimeMetrics.HeapBytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RuntimeMetrics.HeapBytes(childComplexity), true
+
 	case "SimulatedEvent.paymentId":
 		if e.ComplexityRoot.SimulatedEvent.PaymentID == nil {
 			break
@@ -1460,6 +1624,62 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.StatusChange.To(childComplexity), true
+
+	case "StatusCount.count":
+		if e.ComplexityRoot.StatusCount.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatusCount.Count(childComplexity), true
+	case "StatusCount.status":
+		if e.ComplexityRoot.StatusCount.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatusCount.Status(childComplexity), true
+
+	case "SystemMetrics.database":
+		if e.ComplexityRoot.SystemMetrics.Database == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemMetrics.Database(childComplexity), true
+	case "SystemMetrics.payments":
+		if e.ComplexityRoot.SystemMetrics.Payments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemMetrics.Payments(childComplexity), true
+	case "SystemMetrics.requests":
+		if e.ComplexityRoot.SystemMetrics.Requests == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemMetrics.Requests(childComplexity), true
+	case "SystemMetrics.runtime":
+		if e.ComplexityRoot.SystemMetrics.Runtime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemMetrics.Runtime(childComplexity), true
+	case "SystemMetrics.uptimeS":
+		if e.ComplexityRoot.SystemMetrics.UptimeS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemMetrics.UptimeS(childComplexity), true
+	case "SystemMetrics.webhooks":
+		if e.ComplexityRoot.SystemMetrics.Webhooks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemMetrics.Webhooks(childComplexity), true
+	case "SystemMetrics.windowH":
+		if e.ComplexityRoot.SystemMetrics.WindowH == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SystemMetrics.WindowH(childComplexity), true
 
 	case "TestWebhookDelivery.error":
 		if e.ComplexityRoot.TestWebhookDelivery.Error == nil {
@@ -1572,6 +1792,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.WebhookAttempt.Status(childComplexity), true
+
+	case "WebhookCounts.dead":
+		if e.ComplexityRoot.WebhookCounts.Dead == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookCounts.Dead(childComplexity), true
+	case "WebhookCounts.failed":
+		if e.ComplexityRoot.WebhookCounts.Failed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookCounts.Failed(childComplexity), true
+	case "WebhookCounts.ignored":
+		if e.ComplexityRoot.WebhookCounts.Ignored == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookCounts.Ignored(childComplexity), true
+	case "WebhookCounts.processed":
+		if e.ComplexityRoot.WebhookCounts.Processed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookCounts.Processed(childComplexity), true
+	case "WebhookCounts.received":
+		if e.ComplexityRoot.WebhookCounts.Received == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookCounts.Received(childComplexity), true
 
 	case "WebhookEvent.attemptLog":
 		if e.ComplexityRoot.WebhookEvent.AttemptLog == nil {
@@ -2440,6 +2691,74 @@ input WebhookEventWhereInput {
   receivedAtLTE: Time
 }
 `, BuiltIn: false},
+	{Name: "../monitoring.graphqls", Input: `"What a dashboard shows: this server's requests, pool and runtime, and everyone's payments and webhook events of the last day."
+type SystemMetrics {
+  "How long this server has run, in seconds."
+  uptimeS: Int!
+  "How far back payments and webhooks reach, in hours."
+  windowH: Int!
+  requests: RequestMetrics!
+  payments: PaymentMetrics!
+  webhooks: WebhookCounts!
+  database: DatabaseMetrics!
+  runtime: RuntimeMetrics!
+}
+
+"This server's API requests since it started."
+type RequestMetrics {
+  total: Int!
+  "The mean over the last minute."
+  perSecond: Float!
+  "Requests answered with a server error (5xx)."
+  errors: Int!
+  "Over the latest 1024 requests; null before any."
+  p50Ms: Float
+  p99Ms: Float
+}
+
+type PaymentMetrics {
+  "Payments made within the window, by status."
+  byStatus: [StatusCount!]!
+  "The amount of the payments made within the window that succeeded, by currency."
+  volume: [CurrencyVolume!]!
+}
+
+type StatusCount {
+  status: String!
+  count: Int!
+}
+
+type CurrencyVolume {
+  currency: String!
+  amount: Decimal!
+}
+
+"Provider events received within the window, and how many of them are in each status now."
+type WebhookCounts {
+  received: Int!
+  processed: Int!
+  ignored: Int!
+  failed: Int!
+  dead: Int!
+}
+
+"This server's database connection pool."
+type DatabaseMetrics {
+  open: Int!
+  inUse: Int!
+  "How many times a request waited for a connection, since start."
+  waitCount: Int!
+}
+
+type RuntimeMetrics {
+  goroutines: Int!
+  heapBytes: Int!
+}
+
+extend type Query {
+  systemMetrics: SystemMetrics! @hasScope(scope: "monitoring:read")
+}
+`, BuiltIn: false},
 	{Name: "../schema.graphqls", Input: `"""
 An exact decimal amount in the currency's major unit. Served as a string ("49.99"); accepted as a
 string or a number, read from its text, never through floating point.
@@ -3041,6 +3360,16 @@ func (ec *executionContext) childFields_ConfigChange(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type ConfigChange", field.Name)
 }
 
+func (ec *executionContext) childFields_CurrencyVolume(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "currency":
+		return ec.fieldContext_CurrencyVolume_currency(ctx, field)
+	case "amount":
+		return ec.fieldContext_CurrencyVolume_amount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CurrencyVolume", field.Name)
+}
+
 func (ec *executionContext) childFields_Customer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "email":
@@ -3049,6 +3378,18 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 		return ec.fieldContext_Customer_name(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Customer", field.Name)
+}
+
+func (ec *executionContext) childFields_DatabaseMetrics(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "open":
+		return ec.fieldContext_DatabaseMetrics_open(ctx, field)
+	case "inUse":
+		return ec.fieldContext_DatabaseMetrics_inUse(ctx, field)
+	case "waitCount":
+		return ec.fieldContext_DatabaseMetrics_waitCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DatabaseMetrics", field.Name)
 }
 
 func (ec *executionContext) childFields_NewAPIKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3147,6 +3488,16 @@ func (ec *executionContext) childFields_PaymentEdge(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type PaymentEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_PaymentMetrics(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "byStatus":
+		return ec.fieldContext_PaymentMetrics_byStatus(ctx, field)
+	case "volume":
+		return ec.fieldContext_PaymentMetrics_volume(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PaymentMetrics", field.Name)
+}
+
 func (ec *executionContext) childFields_ProviderSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -3221,6 +3572,22 @@ func (ec *executionContext) childFields_Refund(ctx context.Context, field graphq
 	return nil, fmt.Errorf("no field named %q was found under type Refund", field.Name)
 }
 
+func (ec *executionContext) childFields_RequestMetrics(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "total":
+		return ec.fieldContext_RequestMetrics_total(ctx, field)
+	case "perSecond":
+		return ec.fieldContext_RequestMetrics_perSecond(ctx, field)
+	case "errors":
+		return ec.fieldContext_RequestMetrics_errors(ctx, field)
+	case "p50Ms":
+		return ec.fieldContext_RequestMetrics_p50Ms(ctx, field)
+	case "p99Ms":
+		return ec.fieldContext_RequestMetrics_p99Ms(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RequestMetrics", field.Name)
+}
+
 func (ec *executionContext) childFields_Revoked(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "revoked":
@@ -3279,6 +3646,16 @@ func (ec *executionContext) childFields_RoutingSettings(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type RoutingSettings", field.Name)
 }
 
+func (ec *executionContext) childFields_RuntimeMetrics(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "goroutines":
+		return ec.fieldContext_RuntimeMetrics_goroutines(ctx, field)
+	case "heapBytes":
+		return ec.fieldContext_RuntimeMetrics_heapBytes(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RuntimeMetrics", field.Name)
+}
+
 func (ec *executionContext) childFields_SimulatedEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "provider":
@@ -3307,6 +3684,36 @@ func (ec *executionContext) childFields_StatusChange(ctx context.Context, field 
 		return ec.fieldContext_StatusChange_at(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type StatusChange", field.Name)
+}
+
+func (ec *executionContext) childFields_StatusCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "status":
+		return ec.fieldContext_StatusCount_status(ctx, field)
+	case "count":
+		return ec.fieldContext_StatusCount_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StatusCount", field.Name)
+}
+
+func (ec *executionContext) childFields_SystemMetrics(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "uptimeS":
+		return ec.fieldContext_SystemMetrics_uptimeS(ctx, field)
+	case "windowH":
+		return ec.fieldContext_SystemMetrics_windowH(ctx, field)
+	case "requests":
+		return ec.fieldContext_SystemMetrics_requests(ctx, field)
+	case "payments":
+		return ec.fieldContext_SystemMetrics_payments(ctx, field)
+	case "webhooks":
+		return ec.fieldContext_SystemMetrics_webhooks(ctx, field)
+	case "database":
+		return ec.fieldContext_SystemMetrics_database(ctx, field)
+	case "runtime":
+		return ec.fieldContext_SystemMetrics_runtime(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SystemMetrics", field.Name)
 }
 
 func (ec *executionContext) childFields_TestWebhookDelivery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3367,6 +3774,22 @@ func (ec *executionContext) childFields_WebhookAttempt(ctx context.Context, fiel
 		return ec.fieldContext_WebhookAttempt_durationMs(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type WebhookAttempt", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookCounts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "received":
+		return ec.fieldContext_WebhookCounts_received(ctx, field)
+	case "processed":
+		return ec.fieldContext_WebhookCounts_processed(ctx, field)
+	case "ignored":
+		return ec.fieldContext_WebhookCounts_ignored(ctx, field)
+	case "failed":
+		return ec.fieldContext_WebhookCounts_failed(ctx, field)
+	case "dead":
+		return ec.fieldContext_WebhookCounts_dead(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookCounts", field.Name)
 }
 
 func (ec *executionContext) childFields_WebhookEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5044,6 +5467,52 @@ func (ec *executionContext) fieldContext_ConfigChange_previous(_ context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _CurrencyVolume_currency(ctx context.Context, field graphql.CollectedField, obj *money.Amount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CurrencyVolume_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CurrencyVolume_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CurrencyVolume", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CurrencyVolume_amount(ctx context.Context, field graphql.CollectedField, obj *money.Amount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CurrencyVolume_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CurrencyVolume().Amount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmoneyᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CurrencyVolume_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CurrencyVolume", field, true, true, errors.New("field of type Decimal does not have child fields"))
+}
+
 func (ec *executionContext) _Customer_email(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5088,6 +5557,75 @@ func (ec *executionContext) _Customer_name(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Customer_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DatabaseMetrics_open(ctx context.Context, field graphql.CollectedField, obj *sql.DBStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatabaseMetrics_open(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.DatabaseMetrics().Open(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatabaseMetrics_open(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatabaseMetrics", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DatabaseMetrics_inUse(ctx context.Context, field graphql.CollectedField, obj *sql.DBStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatabaseMetrics_inUse(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InUse, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatabaseMetrics_inUse(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatabaseMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DatabaseMetrics_waitCount(ctx context.Context, field graphql.CollectedField, obj *sql.DBStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DatabaseMetrics_waitCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WaitCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DatabaseMetrics_waitCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DatabaseMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Mutation_login(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -6726,6 +7264,70 @@ func (ec *executionContext) fieldContext_PaymentEdge_cursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("PaymentEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
+func (ec *executionContext) _PaymentMetrics_byStatus(ctx context.Context, field graphql.CollectedField, obj *metrics.PaymentFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentMetrics_byStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ByStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []metrics.StatusCount) graphql.Marshaler {
+			return ec.marshalNStatusCount2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐStatusCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentMetrics_byStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PaymentMetrics",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StatusCount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PaymentMetrics_volume(ctx context.Context, field graphql.CollectedField, obj *metrics.PaymentFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentMetrics_volume(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Volume, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []money.Amount) graphql.Marshaler {
+			return ec.marshalNCurrencyVolume2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmoneyᚐAmountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentMetrics_volume(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PaymentMetrics",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CurrencyVolume(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ProviderSettings_name(ctx context.Context, field graphql.CollectedField, obj *model.ProviderSettings) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7272,6 +7874,56 @@ func (ec *executionContext) fieldContext_Query_apiKeys(ctx context.Context, fiel
 	if fc.Args, err = ec.field_Query_apiKeys_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_systemMetrics(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_systemMetrics(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().SystemMetrics(ctx)
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "monitoring:read")
+				if err != nil {
+					var zeroVal *metrics.SystemFigures
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *metrics.SystemFigures
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *metrics.SystemFigures) graphql.Marshaler {
+			return ec.marshalNSystemMetrics2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐSystemFigures(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_systemMetrics(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SystemMetrics(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -8120,6 +8772,121 @@ func (ec *executionContext) fieldContext_Refund_amount(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Refund", field, true, true, errors.New("field of type Decimal does not have child fields"))
 }
 
+func (ec *executionContext) _RequestMetrics_total(ctx context.Context, field graphql.CollectedField, obj *metrics.RequestFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RequestMetrics_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RequestMetrics_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RequestMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RequestMetrics_perSecond(ctx context.Context, field graphql.CollectedField, obj *metrics.RequestFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RequestMetrics_perSecond(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PerSecond, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RequestMetrics_perSecond(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RequestMetrics", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _RequestMetrics_errors(ctx context.Context, field graphql.CollectedField, obj *metrics.RequestFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RequestMetrics_errors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Errors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RequestMetrics_errors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RequestMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RequestMetrics_p50Ms(ctx context.Context, field graphql.CollectedField, obj *metrics.RequestFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RequestMetrics_p50Ms(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.P50MS, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RequestMetrics_p50Ms(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RequestMetrics", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _RequestMetrics_p99Ms(ctx context.Context, field graphql.CollectedField, obj *metrics.RequestFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RequestMetrics_p99Ms(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.P99MS, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RequestMetrics_p99Ms(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RequestMetrics", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
 func (ec *executionContext) _Revoked_revoked(ctx context.Context, field graphql.CollectedField, obj *model.Revoked) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8469,6 +9236,52 @@ func (ec *executionContext) fieldContext_RoutingSettings_fallback(_ context.Cont
 	return graphql.NewScalarFieldContext("RoutingSettings", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _RuntimeMetrics_goroutines(ctx context.Context, field graphql.CollectedField, obj *metrics.RuntimeFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RuntimeMetrics_goroutines(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Goroutines, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RuntimeMetrics_goroutines(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RuntimeMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RuntimeMetrics_heapBytes(ctx context.Context, field graphql.CollectedField, obj *metrics.RuntimeFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RuntimeMetrics_heapBytes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HeapBytes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RuntimeMetrics_heapBytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RuntimeMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _SimulatedEvent_provider(ctx context.Context, field graphql.CollectedField, obj *webhook.Simulated) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8674,6 +9487,258 @@ func (ec *executionContext) _StatusChange_at(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_StatusChange_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("StatusChange", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _StatusCount_status(ctx context.Context, field graphql.CollectedField, obj *metrics.StatusCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatusCount_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatusCount_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatusCount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _StatusCount_count(ctx context.Context, field graphql.CollectedField, obj *metrics.StatusCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatusCount_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StatusCount_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatusCount", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SystemMetrics_uptimeS(ctx context.Context, field graphql.CollectedField, obj *metrics.SystemFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemMetrics_uptimeS(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SystemMetrics().UptimeS(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemMetrics_uptimeS(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemMetrics", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SystemMetrics_windowH(ctx context.Context, field graphql.CollectedField, obj *metrics.SystemFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemMetrics_windowH(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SystemMetrics().WindowH(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemMetrics_windowH(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SystemMetrics", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SystemMetrics_requests(ctx context.Context, field graphql.CollectedField, obj *metrics.SystemFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemMetrics_requests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Requests, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v metrics.RequestFigures) graphql.Marshaler {
+			return ec.marshalNRequestMetrics2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐRequestFigures(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemMetrics_requests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SystemMetrics",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RequestMetrics(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SystemMetrics_payments(ctx context.Context, field graphql.CollectedField, obj *metrics.SystemFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemMetrics_payments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Payments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v metrics.PaymentFigures) graphql.Marshaler {
+			return ec.marshalNPaymentMetrics2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐPaymentFigures(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemMetrics_payments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SystemMetrics",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PaymentMetrics(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SystemMetrics_webhooks(ctx context.Context, field graphql.CollectedField, obj *metrics.SystemFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemMetrics_webhooks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Webhooks, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v metrics.WebhookFigures) graphql.Marshaler {
+			return ec.marshalNWebhookCounts2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐWebhookFigures(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemMetrics_webhooks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SystemMetrics",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookCounts(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SystemMetrics_database(ctx context.Context, field graphql.CollectedField, obj *metrics.SystemFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemMetrics_database(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Database, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v sql.DBStats) graphql.Marshaler {
+			return ec.marshalNDatabaseMetrics2databaseᚋsqlᚐDBStats(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemMetrics_database(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SystemMetrics",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DatabaseMetrics(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SystemMetrics_runtime(ctx context.Context, field graphql.CollectedField, obj *metrics.SystemFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SystemMetrics_runtime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Runtime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v metrics.RuntimeFigures) graphql.Marshaler {
+			return ec.marshalNRuntimeMetrics2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐRuntimeFigures(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SystemMetrics_runtime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SystemMetrics",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RuntimeMetrics(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _TestWebhookDelivery_eventId(ctx context.Context, field graphql.CollectedField, obj *model.TestWebhookDelivery) (ret graphql.Marshaler) {
@@ -9097,6 +10162,121 @@ func (ec *executionContext) _WebhookAttempt_durationMs(ctx context.Context, fiel
 }
 func (ec *executionContext) fieldContext_WebhookAttempt_durationMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("WebhookAttempt", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookCounts_received(ctx context.Context, field graphql.CollectedField, obj *metrics.WebhookFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookCounts_received(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Received, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookCounts_received(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookCounts_processed(ctx context.Context, field graphql.CollectedField, obj *metrics.WebhookFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookCounts_processed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Processed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookCounts_processed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookCounts_ignored(ctx context.Context, field graphql.CollectedField, obj *metrics.WebhookFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookCounts_ignored(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ignored, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookCounts_ignored(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookCounts_failed(ctx context.Context, field graphql.CollectedField, obj *metrics.WebhookFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookCounts_failed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Failed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookCounts_failed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookCounts", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookCounts_dead(ctx context.Context, field graphql.CollectedField, obj *metrics.WebhookFigures) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookCounts_dead(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dead, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookCounts_dead(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookCounts", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _WebhookEvent_id(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookEvent) (ret graphql.Marshaler) {
@@ -13603,6 +14783,82 @@ func (ec *executionContext) _ConfigChange(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var currencyVolumeImplementors = []string{"CurrencyVolume"}
+
+func (ec *executionContext) _CurrencyVolume(ctx context.Context, sel ast.SelectionSet, obj *money.Amount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, currencyVolumeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CurrencyVolume")
+		case "currency":
+			out.Values[i] = ec._CurrencyVolume_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "amount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CurrencyVolume_amount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var customerImplementors = []string{"Customer"}
 
 func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet, obj *model.Customer) graphql.Marshaler {
@@ -13624,6 +14880,87 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 			out.Values[i] = ec._Customer_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var databaseMetricsImplementors = []string{"DatabaseMetrics"}
+
+func (ec *executionContext) _DatabaseMetrics(ctx context.Context, sel ast.SelectionSet, obj *sql.DBStats) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, databaseMetricsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DatabaseMetrics")
+		case "open":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._DatabaseMetrics_open(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "inUse":
+			out.Values[i] = ec._DatabaseMetrics_inUse(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "waitCount":
+			out.Values[i] = ec._DatabaseMetrics_waitCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -14313,6 +15650,49 @@ func (ec *executionContext) _PaymentEdge(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var paymentMetricsImplementors = []string{"PaymentMetrics"}
+
+func (ec *executionContext) _PaymentMetrics(ctx context.Context, sel ast.SelectionSet, obj *metrics.PaymentFigures) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, paymentMetricsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PaymentMetrics")
+		case "byStatus":
+			out.Values[i] = ec._PaymentMetrics_byStatus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "volume":
+			out.Values[i] = ec._PaymentMetrics_volume(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var providerSettingsImplementors = []string{"ProviderSettings"}
 
 func (ec *executionContext) _ProviderSettings(ctx context.Context, sel ast.SelectionSet, obj *model.ProviderSettings) graphql.Marshaler {
@@ -14557,6 +15937,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_apiKeys(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "systemMetrics":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_systemMetrics(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -14977,6 +16379,64 @@ func (ec *executionContext) _Refund(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
+var requestMetricsImplementors = []string{"RequestMetrics"}
+
+func (ec *executionContext) _RequestMetrics(ctx context.Context, sel ast.SelectionSet, obj *metrics.RequestFigures) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, requestMetricsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RequestMetrics")
+		case "total":
+			out.Values[i] = ec._RequestMetrics_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "perSecond":
+			out.Values[i] = ec._RequestMetrics_perSecond(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "errors":
+			out.Values[i] = ec._RequestMetrics_errors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "p50Ms":
+			out.Values[i] = ec._RequestMetrics_p50Ms(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "p99Ms":
+			out.Values[i] = ec._RequestMetrics_p99Ms(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var revokedImplementors = []string{"Revoked"}
 
 func (ec *executionContext) _Revoked(ctx context.Context, sel ast.SelectionSet, obj *model.Revoked) graphql.Marshaler {
@@ -15212,6 +16672,49 @@ func (ec *executionContext) _RoutingSettings(ctx context.Context, sel ast.Select
 	return out
 }
 
+var runtimeMetricsImplementors = []string{"RuntimeMetrics"}
+
+func (ec *executionContext) _RuntimeMetrics(ctx context.Context, sel ast.SelectionSet, obj *metrics.RuntimeFigures) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, runtimeMetricsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RuntimeMetrics")
+		case "goroutines":
+			out.Values[i] = ec._RuntimeMetrics_goroutines(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "heapBytes":
+			out.Values[i] = ec._RuntimeMetrics_heapBytes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var simulatedEventImplementors = []string{"SimulatedEvent"}
 
 func (ec *executionContext) _SimulatedEvent(ctx context.Context, sel ast.SelectionSet, obj *webhook.Simulated) graphql.Marshaler {
@@ -15301,6 +16804,183 @@ func (ec *executionContext) _StatusChange(ctx context.Context, sel ast.Selection
 			out.Values[i] = ec._StatusChange_at(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var statusCountImplementors = []string{"StatusCount"}
+
+func (ec *executionContext) _StatusCount(ctx context.Context, sel ast.SelectionSet, obj *metrics.StatusCount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, statusCountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StatusCount")
+		case "status":
+			out.Values[i] = ec._StatusCount_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._StatusCount_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var systemMetricsImplementors = []string{"SystemMetrics"}
+
+func (ec *executionContext) _SystemMetrics(ctx context.Context, sel ast.SelectionSet, obj *metrics.SystemFigures) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, systemMetricsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SystemMetrics")
+		case "uptimeS":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SystemMetrics_uptimeS(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "windowH":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SystemMetrics_windowH(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "requests":
+			out.Values[i] = ec._SystemMetrics_requests(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "payments":
+			out.Values[i] = ec._SystemMetrics_payments(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "webhooks":
+			out.Values[i] = ec._SystemMetrics_webhooks(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "database":
+			out.Values[i] = ec._SystemMetrics_database(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "runtime":
+			out.Values[i] = ec._SystemMetrics_runtime(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -15521,6 +17201,64 @@ func (ec *executionContext) _WebhookAttempt(ctx context.Context, sel ast.Selecti
 			}
 		case "durationMs":
 			out.Values[i] = ec._WebhookAttempt_durationMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var webhookCountsImplementors = []string{"WebhookCounts"}
+
+func (ec *executionContext) _WebhookCounts(ctx context.Context, sel ast.SelectionSet, obj *metrics.WebhookFigures) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookCountsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookCounts")
+		case "received":
+			out.Values[i] = ec._WebhookCounts_received(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "processed":
+			out.Values[i] = ec._WebhookCounts_processed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ignored":
+			out.Values[i] = ec._WebhookCounts_ignored(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failed":
+			out.Values[i] = ec._WebhookCounts_failed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dead":
+			out.Values[i] = ec._WebhookCounts_dead(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -16469,6 +18207,26 @@ func (ec *executionContext) unmarshalNCreateUserInput2githubᚗcomᚋpaygateᚋp
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNCurrencyVolume2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmoneyᚐAmount(ctx context.Context, sel ast.SelectionSet, v money.Amount) graphql.Marshaler {
+	return ec._CurrencyVolume(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNCurrencyVolume2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmoneyᚐAmountᚄ(ctx context.Context, sel ast.SelectionSet, v []money.Amount) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCurrencyVolume2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmoneyᚐAmount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx context.Context, v any) (entgql.Cursor[string], error) {
 	var res entgql.Cursor[string]
 	err := res.UnmarshalGQL(v)
@@ -16492,6 +18250,10 @@ func (ec *executionContext) marshalNCustomer2ᚖgithubᚗcomᚋpaygateᚋpaygate
 func (ec *executionContext) unmarshalNCustomerInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐCustomerInput(ctx context.Context, v any) (*model.CustomerInput, error) {
 	res, err := ec.unmarshalInputCustomerInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDatabaseMetrics2databaseᚋsqlᚐDBStats(ctx context.Context, sel ast.SelectionSet, v sql.DBStats) graphql.Marshaler {
+	return ec._DatabaseMetrics(ctx, sel, &v)
 }
 
 func (ec *executionContext) unmarshalNDecimal2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmoneyᚐDecimal(ctx context.Context, v any) (money.Decimal, error) {
@@ -16672,6 +18434,10 @@ func (ec *executionContext) marshalNPaymentMethod2githubᚗcomᚋpaygateᚋpayga
 	return v
 }
 
+func (ec *executionContext) marshalNPaymentMetrics2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐPaymentFigures(ctx context.Context, sel ast.SelectionSet, v metrics.PaymentFigures) graphql.Marshaler {
+	return ec._PaymentMetrics(ctx, sel, &v)
+}
+
 func (ec *executionContext) unmarshalNPaymentOrderField2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentOrderField(ctx context.Context, v any) (*ent.PaymentOrderField, error) {
 	var res = new(ent.PaymentOrderField)
 	err := res.UnmarshalGQL(v)
@@ -16808,6 +18574,10 @@ func (ec *executionContext) marshalNRefundStatus2githubᚗcomᚋpaygateᚋpaygat
 	return v
 }
 
+func (ec *executionContext) marshalNRequestMetrics2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐRequestFigures(ctx context.Context, sel ast.SelectionSet, v metrics.RequestFigures) graphql.Marshaler {
+	return ec._RequestMetrics(ctx, sel, &v)
+}
+
 func (ec *executionContext) marshalNRevoked2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐRevoked(ctx context.Context, sel ast.SelectionSet, v *model.Revoked) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -16886,6 +18656,10 @@ func (ec *executionContext) marshalNRoutingSettings2githubᚗcomᚋpaygateᚋpay
 	return ec._RoutingSettings(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNRuntimeMetrics2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐRuntimeFigures(ctx context.Context, sel ast.SelectionSet, v metrics.RuntimeFigures) graphql.Marshaler {
+	return ec._RuntimeMetrics(ctx, sel, &v)
+}
+
 func (ec *executionContext) unmarshalNSendTestWebhookInput2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐSendTestWebhookInput(ctx context.Context, v any) (model.SendTestWebhookInput, error) {
 	res, err := ec.unmarshalInputSendTestWebhookInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -16914,6 +18688,26 @@ func (ec *executionContext) marshalNStatusChange2ᚖgithubᚗcomᚋpaygateᚋpay
 		return graphql.Null
 	}
 	return ec._StatusChange(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNStatusCount2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐStatusCount(ctx context.Context, sel ast.SelectionSet, v metrics.StatusCount) graphql.Marshaler {
+	return ec._StatusCount(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNStatusCount2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐStatusCountᚄ(ctx context.Context, sel ast.SelectionSet, v []metrics.StatusCount) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNStatusCount2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐStatusCount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNString2githubᚗcomᚋpaygateᚋpaygateᚋentᚋuserᚐRole(ctx context.Context, v any) (user.Role, error) {
@@ -16969,6 +18763,16 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNSystemMetrics2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐSystemFigures(ctx context.Context, sel ast.SelectionSet, v *metrics.SystemFigures) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SystemMetrics(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNTestWebhookDelivery2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐTestWebhookDelivery(ctx context.Context, sel ast.SelectionSet, v *model.TestWebhookDelivery) graphql.Marshaler {
@@ -17046,6 +18850,10 @@ func (ec *executionContext) marshalNWebhookAttempt2ᚖgithubᚗcomᚋpaygateᚋp
 		return graphql.Null
 	}
 	return ec._WebhookAttempt(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookCounts2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐWebhookFigures(ctx context.Context, sel ast.SelectionSet, v metrics.WebhookFigures) graphql.Marshaler {
+	return ec._WebhookCounts(ctx, sel, &v)
 }
 
 func (ec *executionContext) marshalNWebhookEvent2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEvent(ctx context.Context, sel ast.SelectionSet, v *ent.WebhookEvent) graphql.Marshaler {

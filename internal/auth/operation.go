@@ -74,6 +74,7 @@ var (
 	RetryWebhookEvent = Operation{Name: "retryWebhookEvent", Scope: ScopeWebhooksManage, RateClass: RateWrite}
 	// Prometheus scrapes /metrics with a key holding monitoring:read, unless the metrics are public.
 	ScrapeMetrics = Operation{Name: "metrics", Scope: ScopeMonitoringRead, RateClass: RateRead}
+	SystemMetrics = Operation{Name: "systemMetrics", Scope: ScopeMonitoringRead, RateClass: RateRead}
 	// Everyone who manages API keys manages their own; those who manage users, everyone's.
 	CreateAPIKey = Operation{Name: "createAPIKey", Scope: ScopeAPIKeysManage, RateClass: RateWrite}
 	ListAPIKeys  = Operation{Name: "apiKeys", Scope: ScopeAPIKeysManage, RateClass: RateRead}
@@ -83,7 +84,7 @@ var (
 // Operations lists every operation.
 var Operations = []Operation{Login, RefreshToken, Logout, RevokeToken, CreateUser, ListUsers, UpdateUser, CreatePayment, RefundPayment, GetPayment, ListPayments, GetRefund,
 	GetConfig, UpdateConfig, ConfigHistory, ProviderStatus, SimulateEvent, SendTestWebhook,
-	ListWebhookEvents, GetWebhookEvent, WebhookMetrics, RetryWebhookEvent, CreateAPIKey, ListAPIKeys, RevokeAPIKey, ScrapeMetrics}
+	ListWebhookEvents, GetWebhookEvent, WebhookMetrics, RetryWebhookEvent, CreateAPIKey, ListAPIKeys, RevokeAPIKey, ScrapeMetrics, SystemMetrics}
 
 // OperationNamed returns the operation of a GraphQL root field, if the field is one.
 func OperationNamed(name string) (Operation, bool) {
