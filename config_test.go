@@ -25,7 +25,8 @@ const configFields = `version updatedAt updatedBy
 	providers { name enabled timeoutMs }
 	circuitBreaker { windowS minRequests errorRate openS }
 	webhookRetry { baseS factor maxAttempts }
-	rateLimits { perSecond burst loginPerMinute }`
+	rateLimits { perSecond burst loginPerMinute }
+	alerts { providerErrorRate refundShare }`
 
 const updateConfigMutation = `mutation($in: ConfigInput!) { updateConfig(input: $in) { ` + configFields + ` } }`
 
@@ -141,6 +142,7 @@ func gqlConfigInput(doc routing.Config) map[string]any {
 		"circuitBreaker": map[string]any{"windowS": doc.CircuitBreaker.WindowS, "minRequests": doc.CircuitBreaker.MinRequests, "errorRate": doc.CircuitBreaker.ErrorRate, "openS": doc.CircuitBreaker.OpenS},
 		"webhookRetry":   map[string]any{"baseS": doc.WebhookRetry.BaseS, "factor": doc.WebhookRetry.Factor, "maxAttempts": doc.WebhookRetry.MaxAttempts},
 		"rateLimits":     map[string]any{"perSecond": doc.RateLimits.PerSecond, "burst": doc.RateLimits.Burst, "loginPerMinute": doc.RateLimits.LoginPerMinute},
+		"alerts":         map[string]any{"providerErrorRate": doc.Alerts.ProviderErrorRate, "refundShare": doc.Alerts.RefundShare},
 	}
 }
 

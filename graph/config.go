@@ -34,6 +34,7 @@ func documentOf(input model.ConfigInput) (routing.Config, error) {
 		{"circuit_breaker", input.CircuitBreaker == nil},
 		{"webhook_retry", input.WebhookRetry == nil},
 		{"rate_limits", input.RateLimits == nil},
+		{"alerts", input.Alerts == nil},
 	} {
 		if section.missing {
 			return routing.Config{}, apierror.ForParam(apierror.MissingField, section.name, section.name+" is required: send the whole document")
@@ -46,6 +47,7 @@ func documentOf(input model.ConfigInput) (routing.Config, error) {
 		CircuitBreaker: *input.CircuitBreaker,
 		WebhookRetry:   *input.WebhookRetry,
 		RateLimits:     *input.RateLimits,
+		Alerts:         *input.Alerts,
 	}
 	for _, p := range input.Providers {
 		if _, twice := doc.Providers[p.Name]; twice {

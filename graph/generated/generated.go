@@ -74,6 +74,11 @@ type ComplexityRoot struct {
 		Keys    func(childComplexity int) int
 	}
 
+	AlertSettings struct {
+		ProviderErrorRate func(childComplexity int) int
+		RefundShare       func(childComplexity int) int
+	}
+
 	AuthPayload struct {
 		AccessToken  func(childComplexity int) int
 		ExpiresIn    func(childComplexity int) int
@@ -97,6 +102,7 @@ type ComplexityRoot struct {
 	}
 
 	Config struct {
+		Alerts         func(childComplexity int) int
 		CircuitBreaker func(childComplexity int) int
 		Providers      func(childComplexity int) int
 		RateLimits     func(childComplexity int) int
@@ -569,6 +575,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.APIKeyPage.Keys(childComplexity), true
 
+	case "AlertSettings.providerErrorRate":
+		if e.ComplexityRoot.AlertSettings.ProviderErrorRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertSettings.ProviderErrorRate(childComplexity), true
+	case "AlertSettings.refundShare":
+		if e.ComplexityRoot.AlertSettings.RefundShare == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertSettings.RefundShare(childComplexity), true
+
 	case "AuthPayload.accessToken":
 		if e.ComplexityRoot.AuthPayload.AccessToken == nil {
 			break
@@ -650,6 +669,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CircuitBreakerSettings.WindowS(childComplexity), true
 
+	case "Config.alerts":
+		if e.ComplexityRoot.Config.Alerts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Config.Alerts(childComplexity), true
 	case "Config.circuitBreaker":
 		if e.ComplexityRoot.Config.CircuitBreaker == nil {
 			break
@@ -2030,6 +2055,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputAlertSettingsInput,
 		ec.unmarshalInputCardInput,
 		ec.unmarshalInputCircuitBreakerInput,
 		ec.unmarshalInputConfigInput,
@@ -2960,6 +2986,7 @@ type Config {
   circuitBreaker: CircuitBreakerSettings!
   webhookRetry: WebhookRetrySettings!
   rateLimits: RateLimitSettings!
+  alerts: AlertSettings!
   "When this version was written; null for the built-in default, before any change."
   updatedAt: Time
   "The ID of the user who wrote this version (system for the built-in default); null before any change."
@@ -3022,6 +3049,12 @@ type RateLimitSettings {
   loginPerMinute: Int!
 }
 
+"Thresholds of the alert rules: a provider failing more than providerErrorRate of its calls in the circuit breaker's window; refunds in an hour above refundShare of the volume paid in it, per currency."
+type AlertSettings {
+  providerErrorRate: Float!
+  refundShare: Float!
+}
+
 "One version of the runtime configuration, as the history keeps it."
 type ConfigChange {
   version: Int!
@@ -3044,6 +3077,7 @@ input ConfigInput {
   circuitBreaker: CircuitBreakerInput!
   webhookRetry: WebhookRetryInput!
   rateLimits: RateLimitsInput!
+  alerts: AlertSettingsInput!
 }
 
 input RoutingInput {
@@ -3088,6 +3122,11 @@ input RateLimitsInput {
   perSecond: Int!
   burst: Int!
   loginPerMinute: Int!
+}
+
+input AlertSettingsInput {
+  providerErrorRate: Float!
+  refundShare: Float!
 }
 
 "A person who uses Paygate, with a role that grants scopes."
@@ -3278,6 +3317,16 @@ func (ec *executionContext) childFields_APIKeyPage(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type APIKeyPage", field.Name)
 }
 
+func (ec *executionContext) childFields_AlertSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "providerErrorRate":
+		return ec.fieldContext_AlertSettings_providerErrorRate(ctx, field)
+	case "refundShare":
+		return ec.fieldContext_AlertSettings_refundShare(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AlertSettings", field.Name)
+}
+
 func (ec *executionContext) childFields_AuthPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "accessToken":
@@ -3336,6 +3385,8 @@ func (ec *executionContext) childFields_Config(ctx context.Context, field graphq
 		return ec.fieldContext_Config_webhookRetry(ctx, field)
 	case "rateLimits":
 		return ec.fieldContext_Config_rateLimits(ctx, field)
+	case "alerts":
+		return ec.fieldContext_Config_alerts(ctx, field)
 	case "updatedAt":
 		return ec.fieldContext_Config_updatedAt(ctx, field)
 	case "updatedBy":
@@ -4806,6 +4857,52 @@ func (ec *executionContext) fieldContext_APIKeyPage_hasMore(_ context.Context, f
 	return graphql.NewScalarFieldContext("APIKeyPage", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _AlertSettings_providerErrorRate(ctx context.Context, field graphql.CollectedField, obj *routing.AlertSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertSettings_providerErrorRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProviderErrorRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertSettings_providerErrorRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertSettings", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _AlertSettings_refundShare(ctx context.Context, field graphql.CollectedField, obj *routing.AlertSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertSettings_refundShare(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RefundShare, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertSettings_refundShare(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertSettings", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
 func (ec *executionContext) _AuthPayload_accessToken(ctx context.Context, field graphql.CollectedField, obj *model.AuthPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5283,6 +5380,38 @@ func (ec *executionContext) fieldContext_Config_rateLimits(_ context.Context, fi
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_RateLimitSettings(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Config_alerts(ctx context.Context, field graphql.CollectedField, obj *routing.Config) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Config_alerts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Alerts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v routing.AlertSettings) graphql.Marshaler {
+			return ec.marshalNAlertSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐAlertSettings(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Config_alerts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Config",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AlertSettings(ctx, field)
 		},
 	}
 	return fc, nil
@@ -12110,6 +12239,43 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAlertSettingsInput(ctx context.Context, obj any) (routing.AlertSettings, error) {
+	var it routing.AlertSettings
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"providerErrorRate", "refundShare"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "providerErrorRate":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("providerErrorRate"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProviderErrorRate = data
+		case "refundShare":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("refundShare"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RefundShare = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCardInput(ctx context.Context, obj any) (model.CardInput, error) {
 	var it model.CardInput
 	if obj == nil {
@@ -12223,7 +12389,7 @@ func (ec *executionContext) unmarshalInputConfigInput(ctx context.Context, obj a
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"version", "routing", "providers", "circuitBreaker", "webhookRetry", "rateLimits"}
+	fieldsInOrder := [...]string{"version", "routing", "providers", "circuitBreaker", "webhookRetry", "rateLimits", "alerts"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -12272,6 +12438,13 @@ func (ec *executionContext) unmarshalInputConfigInput(ctx context.Context, obj a
 				return it, err
 			}
 			it.RateLimits = data
+		case "alerts":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("alerts"))
+			data, err := ec.unmarshalNAlertSettingsInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐAlertSettings(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Alerts = data
 		}
 	}
 	return it, nil
@@ -14422,6 +14595,49 @@ func (ec *executionContext) _APIKeyPage(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var alertSettingsImplementors = []string{"AlertSettings"}
+
+func (ec *executionContext) _AlertSettings(ctx context.Context, sel ast.SelectionSet, obj *routing.AlertSettings) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, alertSettingsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AlertSettings")
+		case "providerErrorRate":
+			out.Values[i] = ec._AlertSettings_providerErrorRate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "refundShare":
+			out.Values[i] = ec._AlertSettings_refundShare(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var authPayloadImplementors = []string{"AuthPayload"}
 
 func (ec *executionContext) _AuthPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AuthPayload) graphql.Marshaler {
@@ -14658,6 +14874,11 @@ func (ec *executionContext) _Config(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "rateLimits":
 			out.Values[i] = ec._Config_rateLimits(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "alerts":
+			out.Values[i] = ec._Config_alerts(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -18100,6 +18321,15 @@ func (ec *executionContext) marshalNAPIKeyPage2ᚖgithubᚗcomᚋpaygateᚋpayga
 		return graphql.Null
 	}
 	return ec._APIKeyPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAlertSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐAlertSettings(ctx context.Context, sel ast.SelectionSet, v routing.AlertSettings) graphql.Marshaler {
+	return ec._AlertSettings(ctx, sel, &v)
+}
+
+func (ec *executionContext) unmarshalNAlertSettingsInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐAlertSettings(ctx context.Context, v any) (*routing.AlertSettings, error) {
+	res, err := ec.unmarshalInputAlertSettingsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNAuthPayload2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐAuthPayload(ctx context.Context, sel ast.SelectionSet, v *model.AuthPayload) graphql.Marshaler {

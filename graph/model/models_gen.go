@@ -42,6 +42,7 @@ type ConfigInput struct {
 	CircuitBreaker *routing.BreakerSettings `json:"circuitBreaker"`
 	WebhookRetry   *routing.RetrySettings   `json:"webhookRetry"`
 	RateLimits     *routing.RateLimits      `json:"rateLimits"`
+	Alerts         *routing.AlertSettings   `json:"alerts"`
 }
 
 type CreatePaymentInput struct {

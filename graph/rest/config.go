@@ -36,6 +36,7 @@ type configRequest struct {
 	CircuitBreaker *routing.BreakerSettings            `json:"circuit_breaker"`
 	WebhookRetry   *routing.RetrySettings              `json:"webhook_retry"`
 	RateLimits     *routing.RateLimits                 `json:"rate_limits"`
+	Alerts         *routing.AlertSettings              `json:"alerts"`
 	// GET answers who wrote the version read and when; a client sends them back with the rest
 	// of the document, and they are ignored: the new version's are the server's to say.
 	UpdatedAt json.RawMessage `json:"updated_at"`
@@ -59,6 +60,7 @@ func (h *Handlers) UpdateConfig(w http.ResponseWriter, r *http.Request) {
 		CircuitBreaker: req.CircuitBreaker,
 		WebhookRetry:   req.WebhookRetry,
 		RateLimits:     req.RateLimits,
+		Alerts:         req.Alerts,
 	}
 	if req.Providers != nil { // nil is refused as missing by the resolver
 		input.Providers = []*model.ProviderSettingsInput{}

@@ -22,6 +22,8 @@ type Operation struct {
 	// Idempotent operations take an idempotency key: a retry with the key replays the first
 	// answer instead of running again.
 	Idempotent bool
+	// HTTPOnly operations have a route and no GraphQL field: Prometheus's scrape.
+	HTTPOnly bool
 	// RateClass is the rate-limit bucket the operation's requests draw from, per principal (or
 	// per address and account for credentials), so a flood of one kind cannot starve another.
 	RateClass RateClass
@@ -73,7 +75,7 @@ var (
 	WebhookMetrics    = Operation{Name: "webhookMetrics", Scope: ScopeWebhooksRead, RateClass: RateRead}
 	RetryWebhookEvent = Operation{Name: "retryWebhookEvent", Scope: ScopeWebhooksManage, RateClass: RateWrite}
 	// Prometheus scrapes /metrics with a key holding monitoring:read, unless the metrics are public.
-	ScrapeMetrics = Operation{Name: "metrics", Scope: ScopeMonitoringRead, RateClass: RateRead}
+	ScrapeMetrics = Operation{Name: "metrics", Scope: ScopeMonitoringRead, HTTPOnly: true, RateClass: RateRead}
 	SystemMetrics = Operation{Name: "systemMetrics", Scope: ScopeMonitoringRead, RateClass: RateRead}
 	// Everyone who manages API keys manages their own; those who manage users, everyone's.
 	CreateAPIKey = Operation{Name: "createAPIKey", Scope: ScopeAPIKeysManage, RateClass: RateWrite}

@@ -22,6 +22,7 @@ type Config struct {
 	CircuitBreaker BreakerSettings             `json:"circuit_breaker"`
 	WebhookRetry   RetrySettings               `json:"webhook_retry"`
 	RateLimits     RateLimits                  `json:"rate_limits"`
+	Alerts         AlertSettings               `json:"alerts"`
 	// UpdatedAt and UpdatedBy say who wrote this version and when; they are read, never written.
 	UpdatedAt *time.Time `json:"updated_at,omitempty"`
 	UpdatedBy string     `json:"updated_by,omitempty"`
@@ -42,6 +43,19 @@ type RateLimits struct {
 	Burst          int `json:"burst"`
 	LoginPerMinute int `json:"login_per_minute"`
 }
+
+// AlertSettings are the thresholds of the alert rules: a provider failing more than
+// ProviderErrorRate of its calls in the circuit breaker's window (with at least its minimum of
+// calls), and refunds over an hour above RefundShare of the volume paid in that hour, per
+// currency.
+type AlertSettings struct {
+	ProviderErrorRate float64 `json:"provider_error_rate"`
+	RefundShare       float64 `json:"refund_share"`
+}
+
+// DefaultAlerts warn before the circuit breaker acts (at half its error rate by default), and of
+// refunds above half the volume paid.
+var DefaultAlerts = AlertSettings{ProviderErrorRate: 0.2, RefundShare: 0.5}
 
 // Routing holds the rules, tried in order, and the fallback order.
 type Routing struct {
@@ -98,6 +112,7 @@ func Default(providers []string) Config {
 		CircuitBreaker: BreakerSettings{WindowS: 60, MinRequests: 10, ErrorRate: 0.5, OpenS: 30},
 		WebhookRetry:   RetrySettings{BaseS: 30, Factor: 2, MaxAttempts: 8},
 		RateLimits:     RateLimits{PerSecond: 100, Burst: 200, LoginPerMinute: 5},
+		Alerts:         DefaultAlerts,
 	}
 	for _, name := range providers {
 		c.Providers[name] = ProviderSettings{Enabled: true, TimeoutMS: 10000}
@@ -204,6 +219,12 @@ func (c Config) Validate(providers []string) error {
 		return apierror.ForParam(apierror.InvalidRequest, "rate_limits.burst", "burst must be at least per_second")
 	case l.LoginPerMinute < 1:
 		return apierror.ForParam(apierror.InvalidRequest, "rate_limits.login_per_minute", "login_per_minute must be at least 1")
+	}
+	switch a := c.Alerts; {
+	case a.ProviderErrorRate <= 0 || a.ProviderErrorRate > 1:
+		return apierror.ForParam(apierror.InvalidRequest, "alerts.provider_error_rate", "provider_error_rate must be above 0 and at most 1")
+	case a.RefundShare <= 0 || a.RefundShare > 1:
+		return apierror.ForParam(apierror.InvalidRequest, "alerts.refund_share", "refund_share must be above 0 and at most 1")
 	}
 	return nil
 }

@@ -233,6 +233,9 @@ func (s *Store) History(ctx context.Context, first, before *int) ([]Change, erro
 // documentOf is a stored version's document, with its version, time and author from the row.
 func documentOf(row *ent.ConfigVersion) routing.Config {
 	doc := row.Document
+	if doc.Alerts == (routing.AlertSettings{}) {
+		doc.Alerts = routing.DefaultAlerts // written before alerts had thresholds
+	}
 	at := row.CreatedAt.UTC()
 	doc.Version, doc.UpdatedAt, doc.UpdatedBy = row.ID, &at, row.ChangedBy
 	return doc
