@@ -36,6 +36,15 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 	}
 	target := str(get(env.request(http.MethodPost, "/api/v1/users", admin,
 		map[string]any{"email": "target@example.com", "password": "a long enough password", "role": "viewer"}).body, "data", "id"))
+	newAlert := func() string {
+		a, err := env.db.Ent.Alert.Create().SetRule("test").SetSubject(prefixid.New("subject")).SetSeverity(state.AlertInfo).
+			SetMessage("a test alert").SetOpenedAt(time.Now().UTC()).Save(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.ID
+	}
+	anAlert := newAlert()
 	// A test webhook goes to a merchant's endpoint on this machine, as outside production it may.
 	hook := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer hook.Close()
@@ -131,6 +140,17 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 		auth.CreateAPIKey.Name: fixed(entry{method: http.MethodPost, path: "/api/v1/api-keys", body: map[string]any{"name": "rest", "scopes": []string{auth.ScopeAPIKeysManage}},
 			query: `mutation { createAPIKey(input: {name: "graphql", scopes: ["apikeys:manage"]}) { key apiKey { id } } }`}),
 		auth.ScrapeMetrics.Name: fixed(entry{method: http.MethodGet, path: "/metrics"}),
+		auth.ListAlerts.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/monitoring/alerts", query: `{ alerts(first: 5) { totalCount } }`},
+			entry{query: `query($id: ID!) { node(id: $id) { id } }`, variables: map[string]any{"id": anAlert}}),
+		// Each principal acknowledges and resolves alerts of its own, one over REST, one over GraphQL.
+		auth.AcknowledgeAlert.Name: func(string) []entry {
+			return []entry{{method: http.MethodPost, path: "/api/v1/monitoring/alerts/" + newAlert() + "/acknowledge",
+				query: `mutation($id: ID!) { acknowledgeAlert(id: $id) { status } }`, variables: map[string]any{"id": newAlert()}}}
+		},
+		auth.ResolveAlert.Name: func(string) []entry {
+			return []entry{{method: http.MethodPost, path: "/api/v1/monitoring/alerts/" + newAlert() + "/resolve",
+				query: `mutation($id: ID!) { resolveAlert(id: $id) { status } }`, variables: map[string]any{"id": newAlert()}}}
+		},
 		auth.SystemMetrics.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/monitoring/metrics",
 			query: `{ systemMetrics { uptimeS payments { byStatus { status count } } } }`}),
 		auth.ListAPIKeys.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/api-keys", query: `{ apiKeys { hasMore keys { id prefix } } }`}),

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/graph"
+	"github.com/paygate/paygate/internal/alerting"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/config"
 	"github.com/paygate/paygate/internal/database"
@@ -119,6 +120,8 @@ type services struct {
 	webhookLogs *webhook.Logs
 	// metrics count what this server does.
 	metrics *metrics.Metrics
+	// alerts raises alerts from the rules, and keeps them.
+	alerts *alerting.Alerts
 }
 
 func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (services, error) {
@@ -183,6 +186,8 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 		testWebhooks: &webhook.TestSender{Production: cfg.Production(), Now: now},
 		webhookLogs:  &webhook.Logs{Client: db.Ent, Now: now, SignatureFailures: signatureFailures, Requeued: worker.Wake},
 		metrics:      counters,
+		alerts: &alerting.Alerts{Client: db.Ent, Providers: router, Settings: func() routing.AlertSettings { return configs.Current().Alerts },
+			Now: now, Logger: logger},
 	}, nil
 }
 
@@ -208,7 +213,7 @@ func newApp(ctx context.Context, cfg config.Config, db *database.DB, logger *slo
 	// The GraphQL resolver over the services, which the REST shim calls too.
 	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Router: svc.router, Configs: svc.configs, Ent: db.Ent,
 		Simulator: &webhook.Simulator{Client: db.Ent, Sandboxes: svc.sandboxes.simulators()}, TestWebhooks: svc.testWebhooks,
-		WebhookLogs: svc.webhookLogs, System: &metrics.System{Client: db.Ent, DB: db.SQL, Counters: svc.metrics, Now: time.Now}}
+		WebhookLogs: svc.webhookLogs, Alerts: svc.alerts, System: &metrics.System{Client: db.Ent, DB: db.SQL, Counters: svc.metrics, Now: time.Now}}
 	handler := NewServer(ServerDeps{
 		Logger:          logger,
 		DB:              db,
@@ -252,7 +257,17 @@ func (a *app) start(ctx context.Context) {
 		err := a.services.auth.Directory().Load(ctx)
 		return errors.Join(err, a.services.auth.APIKeyKeeper().RecordUse(ctx))
 	}, func(err error) { logger.Warn("reading users or recording API key use", "error", err) })
+	// Every server looks for alerts: a circuit is each server's own, and a condition found by two
+	// at once is raised once.
+	go every(ctx, alertEvery, func(ctx context.Context) error {
+		_, err := a.services.alerts.Evaluate(ctx)
+		return err
+	}, func(err error) { logger.Warn("evaluating the alert rules", "error", err) })
 }
+
+// alertEvery is how often the alert rules are evaluated: well within a circuit's shortest open
+// time, so an opening is seen.
+const alertEvery = 10 * time.Second
 
 // every runs fn every interval until ctx ends, reporting its errors to failed.
 func every(ctx context.Context, interval time.Duration, fn func(context.Context) error, failed func(error)) {

@@ -15,6 +15,8 @@ import (
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"github.com/paygate/paygate/ent/alert"
+	"github.com/paygate/paygate/ent/alertchange"
 	"github.com/paygate/paygate/ent/apikey"
 	"github.com/paygate/paygate/ent/configversion"
 	"github.com/paygate/paygate/ent/idempotencykey"
@@ -39,6 +41,10 @@ type Client struct {
 	Schema *migrate.Schema
 	// APIKey is the client for interacting with the APIKey builders.
 	APIKey *APIKeyClient
+	// Alert is the client for interacting with the Alert builders.
+	Alert *AlertClient
+	// AlertChange is the client for interacting with the AlertChange builders.
+	AlertChange *AlertChangeClient
 	// ConfigVersion is the client for interacting with the ConfigVersion builders.
 	ConfigVersion *ConfigVersionClient
 	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
@@ -75,6 +81,8 @@ func NewClient(opts ...Option) *Client {
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.APIKey = NewAPIKeyClient(c.config)
+	c.Alert = NewAlertClient(c.config)
+	c.AlertChange = NewAlertChangeClient(c.config)
 	c.ConfigVersion = NewConfigVersionClient(c.config)
 	c.IdempotencyKey = NewIdempotencyKeyClient(c.config)
 	c.Payment = NewPaymentClient(c.config)
@@ -180,6 +188,8 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		ctx:                 ctx,
 		config:              cfg,
 		APIKey:              NewAPIKeyClient(cfg),
+		Alert:               NewAlertClient(cfg),
+		AlertChange:         NewAlertChangeClient(cfg),
 		ConfigVersion:       NewConfigVersionClient(cfg),
 		IdempotencyKey:      NewIdempotencyKeyClient(cfg),
 		Payment:             NewPaymentClient(cfg),
@@ -212,6 +222,8 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		ctx:                 ctx,
 		config:              cfg,
 		APIKey:              NewAPIKeyClient(cfg),
+		Alert:               NewAlertClient(cfg),
+		AlertChange:         NewAlertChangeClient(cfg),
 		ConfigVersion:       NewConfigVersionClient(cfg),
 		IdempotencyKey:      NewIdempotencyKeyClient(cfg),
 		Payment:             NewPaymentClient(cfg),
@@ -253,9 +265,9 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIKey, c.ConfigVersion, c.IdempotencyKey, c.Payment, c.PaymentStatusChange,
-		c.RefreshToken, c.Refund, c.Revocation, c.SandboxAnswer, c.SandboxObject,
-		c.User, c.WebhookAttempt, c.WebhookEvent,
+		c.APIKey, c.Alert, c.AlertChange, c.ConfigVersion, c.IdempotencyKey, c.Payment,
+		c.PaymentStatusChange, c.RefreshToken, c.Refund, c.Revocation, c.SandboxAnswer,
+		c.SandboxObject, c.User, c.WebhookAttempt, c.WebhookEvent,
 	} {
 		n.Use(hooks...)
 	}
@@ -265,9 +277,9 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIKey, c.ConfigVersion, c.IdempotencyKey, c.Payment, c.PaymentStatusChange,
-		c.RefreshToken, c.Refund, c.Revocation, c.SandboxAnswer, c.SandboxObject,
-		c.User, c.WebhookAttempt, c.WebhookEvent,
+		c.APIKey, c.Alert, c.AlertChange, c.ConfigVersion, c.IdempotencyKey, c.Payment,
+		c.PaymentStatusChange, c.RefreshToken, c.Refund, c.Revocation, c.SandboxAnswer,
+		c.SandboxObject, c.User, c.WebhookAttempt, c.WebhookEvent,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -278,6 +290,10 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
 	case *APIKeyMutation:
 		return c.APIKey.mutate(ctx, m)
+	case *AlertMutation:
+		return c.Alert.mutate(ctx, m)
+	case *AlertChangeMutation:
+		return c.AlertChange.mutate(ctx, m)
 	case *ConfigVersionMutation:
 		return c.ConfigVersion.mutate(ctx, m)
 	case *IdempotencyKeyMutation:
@@ -453,6 +469,304 @@ func (c *APIKeyClient) mutate(ctx context.Context, m *APIKeyMutation) (Value, er
 		return (&APIKeyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown APIKey mutation op: %q", m.Op())
+	}
+}
+
+// AlertClient is a client for the Alert schema.
+type AlertClient struct {
+	config
+}
+
+// NewAlertClient returns a client for the Alert from the given config.
+func NewAlertClient(c config) *AlertClient {
+	return &AlertClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `alert.Hooks(f(g(h())))`.
+func (c *AlertClient) Use(hooks ...Hook) {
+	c.hooks.Alert = append(c.hooks.Alert, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `alert.Intercept(f(g(h())))`.
+func (c *AlertClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Alert = append(c.inters.Alert, interceptors...)
+}
+
+// Create returns a builder for creating a Alert entity.
+func (c *AlertClient) Create() *AlertCreate {
+	mutation := newAlertMutation(c.config, OpCreate)
+	return &AlertCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Alert entities.
+func (c *AlertClient) CreateBulk(builders ...*AlertCreate) *AlertCreateBulk {
+	return &AlertCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *AlertClient) MapCreateBulk(slice any, setFunc func(*AlertCreate, int)) *AlertCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &AlertCreateBulk{err: fmt.Errorf("calling to AlertClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*AlertCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &AlertCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Alert.
+func (c *AlertClient) Update() *AlertUpdate {
+	mutation := newAlertMutation(c.config, OpUpdate)
+	return &AlertUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *AlertClient) UpdateOne(_m *Alert) *AlertUpdateOne {
+	mutation := newAlertMutation(c.config, OpUpdateOne, withAlert(_m))
+	return &AlertUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *AlertClient) UpdateOneID(id string) *AlertUpdateOne {
+	mutation := newAlertMutation(c.config, OpUpdateOne, withAlertID(id))
+	return &AlertUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Alert.
+func (c *AlertClient) Delete() *AlertDelete {
+	mutation := newAlertMutation(c.config, OpDelete)
+	return &AlertDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *AlertClient) DeleteOne(_m *Alert) *AlertDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *AlertClient) DeleteOneID(id string) *AlertDeleteOne {
+	builder := c.Delete().Where(alert.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &AlertDeleteOne{builder}
+}
+
+// Query returns a query builder for Alert.
+func (c *AlertClient) Query() *AlertQuery {
+	return &AlertQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeAlert},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Alert entity by its id.
+func (c *AlertClient) Get(ctx context.Context, id string) (*Alert, error) {
+	return c.Query().Where(alert.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *AlertClient) GetX(ctx context.Context, id string) *Alert {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryHistory queries the history edge of a Alert.
+func (c *AlertClient) QueryHistory(_m *Alert) *AlertChangeQuery {
+	query := (&AlertChangeClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(alert.Table, alert.FieldID, id),
+			sqlgraph.To(alertchange.Table, alertchange.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, alert.HistoryTable, alert.HistoryColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *AlertClient) Hooks() []Hook {
+	return c.hooks.Alert
+}
+
+// Interceptors returns the client interceptors.
+func (c *AlertClient) Interceptors() []Interceptor {
+	return c.inters.Alert
+}
+
+func (c *AlertClient) mutate(ctx context.Context, m *AlertMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&AlertCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&AlertUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&AlertUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&AlertDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Alert mutation op: %q", m.Op())
+	}
+}
+
+// AlertChangeClient is a client for the AlertChange schema.
+type AlertChangeClient struct {
+	config
+}
+
+// NewAlertChangeClient returns a client for the AlertChange from the given config.
+func NewAlertChangeClient(c config) *AlertChangeClient {
+	return &AlertChangeClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `alertchange.Hooks(f(g(h())))`.
+func (c *AlertChangeClient) Use(hooks ...Hook) {
+	c.hooks.AlertChange = append(c.hooks.AlertChange, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `alertchange.Intercept(f(g(h())))`.
+func (c *AlertChangeClient) Intercept(interceptors ...Interceptor) {
+	c.inters.AlertChange = append(c.inters.AlertChange, interceptors...)
+}
+
+// Create returns a builder for creating a AlertChange entity.
+func (c *AlertChangeClient) Create() *AlertChangeCreate {
+	mutation := newAlertChangeMutation(c.config, OpCreate)
+	return &AlertChangeCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of AlertChange entities.
+func (c *AlertChangeClient) CreateBulk(builders ...*AlertChangeCreate) *AlertChangeCreateBulk {
+	return &AlertChangeCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *AlertChangeClient) MapCreateBulk(slice any, setFunc func(*AlertChangeCreate, int)) *AlertChangeCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &AlertChangeCreateBulk{err: fmt.Errorf("calling to AlertChangeClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*AlertChangeCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &AlertChangeCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for AlertChange.
+func (c *AlertChangeClient) Update() *AlertChangeUpdate {
+	mutation := newAlertChangeMutation(c.config, OpUpdate)
+	return &AlertChangeUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *AlertChangeClient) UpdateOne(_m *AlertChange) *AlertChangeUpdateOne {
+	mutation := newAlertChangeMutation(c.config, OpUpdateOne, withAlertChange(_m))
+	return &AlertChangeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *AlertChangeClient) UpdateOneID(id string) *AlertChangeUpdateOne {
+	mutation := newAlertChangeMutation(c.config, OpUpdateOne, withAlertChangeID(id))
+	return &AlertChangeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for AlertChange.
+func (c *AlertChangeClient) Delete() *AlertChangeDelete {
+	mutation := newAlertChangeMutation(c.config, OpDelete)
+	return &AlertChangeDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *AlertChangeClient) DeleteOne(_m *AlertChange) *AlertChangeDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *AlertChangeClient) DeleteOneID(id string) *AlertChangeDeleteOne {
+	builder := c.Delete().Where(alertchange.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &AlertChangeDeleteOne{builder}
+}
+
+// Query returns a query builder for AlertChange.
+func (c *AlertChangeClient) Query() *AlertChangeQuery {
+	return &AlertChangeQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeAlertChange},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a AlertChange entity by its id.
+func (c *AlertChangeClient) Get(ctx context.Context, id string) (*AlertChange, error) {
+	return c.Query().Where(alertchange.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *AlertChangeClient) GetX(ctx context.Context, id string) *AlertChange {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryAlert queries the alert edge of a AlertChange.
+func (c *AlertChangeClient) QueryAlert(_m *AlertChange) *AlertQuery {
+	query := (&AlertClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(alertchange.Table, alertchange.FieldID, id),
+			sqlgraph.To(alert.Table, alert.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, alertchange.AlertTable, alertchange.AlertColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *AlertChangeClient) Hooks() []Hook {
+	return c.hooks.AlertChange
+}
+
+// Interceptors returns the client interceptors.
+func (c *AlertChangeClient) Interceptors() []Interceptor {
+	return c.inters.AlertChange
+}
+
+func (c *AlertChangeClient) mutate(ctx context.Context, m *AlertChangeMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&AlertChangeCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&AlertChangeUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&AlertChangeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&AlertChangeDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown AlertChange mutation op: %q", m.Op())
 	}
 }
 
@@ -2199,14 +2513,14 @@ func (c *WebhookEventClient) mutate(ctx context.Context, m *WebhookEventMutation
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, ConfigVersion, IdempotencyKey, Payment, PaymentStatusChange,
-		RefreshToken, Refund, Revocation, SandboxAnswer, SandboxObject, User,
-		WebhookAttempt, WebhookEvent []ent.Hook
+		APIKey, Alert, AlertChange, ConfigVersion, IdempotencyKey, Payment,
+		PaymentStatusChange, RefreshToken, Refund, Revocation, SandboxAnswer,
+		SandboxObject, User, WebhookAttempt, WebhookEvent []ent.Hook
 	}
 	inters struct {
-		APIKey, ConfigVersion, IdempotencyKey, Payment, PaymentStatusChange,
-		RefreshToken, Refund, Revocation, SandboxAnswer, SandboxObject, User,
-		WebhookAttempt, WebhookEvent []ent.Interceptor
+		APIKey, Alert, AlertChange, ConfigVersion, IdempotencyKey, Payment,
+		PaymentStatusChange, RefreshToken, Refund, Revocation, SandboxAnswer,
+		SandboxObject, User, WebhookAttempt, WebhookEvent []ent.Interceptor
 	}
 )
 

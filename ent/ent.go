@@ -12,6 +12,8 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"github.com/paygate/paygate/ent/alert"
+	"github.com/paygate/paygate/ent/alertchange"
 	"github.com/paygate/paygate/ent/apikey"
 	"github.com/paygate/paygate/ent/configversion"
 	"github.com/paygate/paygate/ent/idempotencykey"
@@ -86,6 +88,8 @@ func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			apikey.Table:              apikey.ValidColumn,
+			alert.Table:               alert.ValidColumn,
+			alertchange.Table:         alertchange.ValidColumn,
 			configversion.Table:       configversion.ValidColumn,
 			idempotencykey.Table:      idempotencykey.ValidColumn,
 			payment.Table:             payment.ValidColumn,

@@ -7,12 +7,235 @@ import (
 
 	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/paygate/paygate/ent/alert"
+	"github.com/paygate/paygate/ent/alertchange"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/refund"
 	"github.com/paygate/paygate/ent/webhookattempt"
 	"github.com/paygate/paygate/ent/webhookevent"
 )
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *AlertQuery) CollectFields(ctx context.Context, satisfies ...string) (*AlertQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *AlertQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(alert.Columns))
+		selectedFields = []string{alert.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "history":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&AlertChangeClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, false, opCtx, field, path, mayAddCondition(satisfies, alertchangeImplementors)...); err != nil {
+				return err
+			}
+			_q.WithNamedHistory(alias, func(wq *AlertChangeQuery) {
+				*wq = *query
+			})
+		case "rule":
+			if _, ok := fieldSeen[alert.FieldRule]; !ok {
+				selectedFields = append(selectedFields, alert.FieldRule)
+				fieldSeen[alert.FieldRule] = struct{}{}
+			}
+		case "subject":
+			if _, ok := fieldSeen[alert.FieldSubject]; !ok {
+				selectedFields = append(selectedFields, alert.FieldSubject)
+				fieldSeen[alert.FieldSubject] = struct{}{}
+			}
+		case "severity":
+			if _, ok := fieldSeen[alert.FieldSeverity]; !ok {
+				selectedFields = append(selectedFields, alert.FieldSeverity)
+				fieldSeen[alert.FieldSeverity] = struct{}{}
+			}
+		case "status":
+			if _, ok := fieldSeen[alert.FieldStatus]; !ok {
+				selectedFields = append(selectedFields, alert.FieldStatus)
+				fieldSeen[alert.FieldStatus] = struct{}{}
+			}
+		case "message":
+			if _, ok := fieldSeen[alert.FieldMessage]; !ok {
+				selectedFields = append(selectedFields, alert.FieldMessage)
+				fieldSeen[alert.FieldMessage] = struct{}{}
+			}
+		case "openedAt":
+			if _, ok := fieldSeen[alert.FieldOpenedAt]; !ok {
+				selectedFields = append(selectedFields, alert.FieldOpenedAt)
+				fieldSeen[alert.FieldOpenedAt] = struct{}{}
+			}
+		case "acknowledgedBy":
+			if _, ok := fieldSeen[alert.FieldAcknowledgedBy]; !ok {
+				selectedFields = append(selectedFields, alert.FieldAcknowledgedBy)
+				fieldSeen[alert.FieldAcknowledgedBy] = struct{}{}
+			}
+		case "acknowledgedAt":
+			if _, ok := fieldSeen[alert.FieldAcknowledgedAt]; !ok {
+				selectedFields = append(selectedFields, alert.FieldAcknowledgedAt)
+				fieldSeen[alert.FieldAcknowledgedAt] = struct{}{}
+			}
+		case "resolvedBy":
+			if _, ok := fieldSeen[alert.FieldResolvedBy]; !ok {
+				selectedFields = append(selectedFields, alert.FieldResolvedBy)
+				fieldSeen[alert.FieldResolvedBy] = struct{}{}
+			}
+		case "resolvedAt":
+			if _, ok := fieldSeen[alert.FieldResolvedAt]; !ok {
+				selectedFields = append(selectedFields, alert.FieldResolvedAt)
+				fieldSeen[alert.FieldResolvedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type alertPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []AlertPaginateOption
+}
+
+func newAlertPaginateArgs(rv map[string]any) *alertPaginateArgs {
+	args := &alertPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &AlertOrder{Field: &AlertOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithAlertOrder(order))
+			}
+		case *AlertOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithAlertOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*AlertWhereInput); ok {
+		args.opts = append(args.opts, WithAlertFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *AlertChangeQuery) CollectFields(ctx context.Context, satisfies ...string) (*AlertChangeQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *AlertChangeQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(alertchange.Columns))
+		selectedFields = []string{alertchange.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+		case "action":
+			if _, ok := fieldSeen[alertchange.FieldAction]; !ok {
+				selectedFields = append(selectedFields, alertchange.FieldAction)
+				fieldSeen[alertchange.FieldAction] = struct{}{}
+			}
+		case "by":
+			if _, ok := fieldSeen[alertchange.FieldBy]; !ok {
+				selectedFields = append(selectedFields, alertchange.FieldBy)
+				fieldSeen[alertchange.FieldBy] = struct{}{}
+			}
+		case "at":
+			if _, ok := fieldSeen[alertchange.FieldAt]; !ok {
+				selectedFields = append(selectedFields, alertchange.FieldAt)
+				fieldSeen[alertchange.FieldAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type alertchangePaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []AlertChangePaginateOption
+}
+
+func newAlertChangePaginateArgs(rv map[string]any) *alertchangePaginateArgs {
+	args := &alertchangePaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	return args
+}
 
 // CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
 func (_q *PaymentQuery) CollectFields(ctx context.Context, satisfies ...string) (*PaymentQuery, error) {

@@ -8,6 +8,18 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 )
 
+func (_m *Alert) History(ctx context.Context) (result []*AlertChange, err error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Alias != "" {
+		result, err = _m.NamedHistory(graphql.GetFieldContext(ctx).Field.Alias)
+	} else {
+		result, err = _m.Edges.HistoryOrErr()
+	}
+	if IsNotLoaded(err) {
+		result, err = _m.QueryHistory().All(ctx)
+	}
+	return result, err
+}
+
 func (_m *Payment) Refunds(ctx context.Context) (result []*Refund, err error) {
 	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Alias != "" {
 		result, err = _m.NamedRefunds(graphql.GetFieldContext(ctx).Field.Alias)

@@ -9,6 +9,8 @@ import (
 	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/hashicorp/go-multierror"
+	"github.com/paygate/paygate/ent/alert"
+	"github.com/paygate/paygate/ent/alertchange"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/refund"
@@ -20,6 +22,16 @@ import (
 type Noder interface {
 	IsNode()
 }
+
+var alertImplementors = []string{"Alert", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Alert) IsNode() {}
+
+var alertchangeImplementors = []string{"AlertChange", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*AlertChange) IsNode() {}
 
 var paymentImplementors = []string{"Payment", "Node"}
 
@@ -104,6 +116,24 @@ func (c *Client) Noder(ctx context.Context, id string, opts ...NodeOption) (_ No
 
 func (c *Client) noder(ctx context.Context, table string, id string) (Noder, error) {
 	switch table {
+	case alert.Table:
+		query := c.Alert.Query().
+			Where(alert.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, alertImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case alertchange.Table:
+		query := c.AlertChange.Query().
+			Where(alertchange.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, alertchangeImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
 	case payment.Table:
 		query := c.Payment.Query().
 			Where(payment.ID(id))
@@ -222,6 +252,38 @@ func (c *Client) noders(ctx context.Context, table string, ids []string) ([]Node
 		idmap[id] = append(idmap[id], &noders[i])
 	}
 	switch table {
+	case alert.Table:
+		query := c.Alert.Query().
+			Where(alert.IDIn(ids...))
+		query, err := query.CollectFields(ctx, alertImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case alertchange.Table:
+		query := c.AlertChange.Query().
+			Where(alertchange.IDIn(ids...))
+		query, err := query.CollectFields(ctx, alertchangeImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
 	case payment.Table:
 		query := c.Payment.Query().
 			Where(payment.IDIn(ids...))

@@ -14,6 +14,8 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/paygate/paygate/ent/alert"
+	"github.com/paygate/paygate/ent/alertchange"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/refund"
@@ -100,6 +102,551 @@ func paginateLimit(first, last *int) int {
 		limit = *last + 1
 	}
 	return limit
+}
+
+// AlertEdge is the edge representation of Alert.
+type AlertEdge struct {
+	Node   *Alert `json:"node"`
+	Cursor Cursor `json:"cursor"`
+}
+
+// AlertConnection is the connection containing edges to Alert.
+type AlertConnection struct {
+	Edges      []*AlertEdge `json:"edges"`
+	PageInfo   PageInfo     `json:"pageInfo"`
+	TotalCount int          `json:"totalCount"`
+}
+
+func (c *AlertConnection) build(nodes []*Alert, pager *alertPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *Alert
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *Alert {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *Alert {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*AlertEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &AlertEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// AlertPaginateOption enables pagination customization.
+type AlertPaginateOption func(*alertPager) error
+
+// WithAlertOrder configures pagination ordering.
+func WithAlertOrder(order *AlertOrder) AlertPaginateOption {
+	if order == nil {
+		order = DefaultAlertOrder
+	}
+	o := *order
+	return func(pager *alertPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultAlertOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithAlertFilter configures pagination filter.
+func WithAlertFilter(filter func(*AlertQuery) (*AlertQuery, error)) AlertPaginateOption {
+	return func(pager *alertPager) error {
+		if filter == nil {
+			return errors.New("AlertQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type alertPager struct {
+	reverse bool
+	order   *AlertOrder
+	filter  func(*AlertQuery) (*AlertQuery, error)
+}
+
+func newAlertPager(opts []AlertPaginateOption, reverse bool) (*alertPager, error) {
+	pager := &alertPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultAlertOrder
+	}
+	return pager, nil
+}
+
+func (p *alertPager) applyFilter(query *AlertQuery) (*AlertQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *alertPager) toCursor(_m *Alert) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *alertPager) applyCursors(query *AlertQuery, after, before *Cursor) (*AlertQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultAlertOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *alertPager) applyOrder(query *AlertQuery) *AlertQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultAlertOrder.Field {
+		query = query.Order(DefaultAlertOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *alertPager) orderExpr(query *AlertQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultAlertOrder.Field {
+			b.Comma().Ident(DefaultAlertOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to Alert.
+func (_m *AlertQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...AlertPaginateOption,
+) (*AlertConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newAlertPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &AlertConnection{Edges: []*AlertEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// AlertOrderFieldOpenedAt orders Alert by opened_at.
+	AlertOrderFieldOpenedAt = &AlertOrderField{
+		Value: func(_m *Alert) (ent.Value, error) {
+			return _m.OpenedAt, nil
+		},
+		column: alert.FieldOpenedAt,
+		toTerm: alert.ByOpenedAt,
+		toCursor: func(_m *Alert) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.OpenedAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f AlertOrderField) String() string {
+	var str string
+	switch f.column {
+	case AlertOrderFieldOpenedAt.column:
+		str = "OPENED_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f AlertOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *AlertOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("AlertOrderField %T must be a string", v)
+	}
+	switch str {
+	case "OPENED_AT":
+		*f = *AlertOrderFieldOpenedAt
+	default:
+		return fmt.Errorf("%s is not a valid AlertOrderField", str)
+	}
+	return nil
+}
+
+// AlertOrderField defines the ordering field of Alert.
+type AlertOrderField struct {
+	// Value extracts the ordering value from the given Alert.
+	Value    func(*Alert) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) alert.OrderOption
+	toCursor func(*Alert) Cursor
+}
+
+// AlertOrder defines the ordering of Alert.
+type AlertOrder struct {
+	Direction OrderDirection   `json:"direction"`
+	Field     *AlertOrderField `json:"field"`
+}
+
+// DefaultAlertOrder is the default ordering of Alert.
+var DefaultAlertOrder = &AlertOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &AlertOrderField{
+		Value: func(_m *Alert) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: alert.FieldID,
+		toTerm: alert.ByID,
+		toCursor: func(_m *Alert) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts Alert into AlertEdge.
+func (_m *Alert) ToEdge(order *AlertOrder) *AlertEdge {
+	if order == nil {
+		order = DefaultAlertOrder
+	}
+	return &AlertEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// AlertChangeEdge is the edge representation of AlertChange.
+type AlertChangeEdge struct {
+	Node   *AlertChange `json:"node"`
+	Cursor Cursor       `json:"cursor"`
+}
+
+// AlertChangeConnection is the connection containing edges to AlertChange.
+type AlertChangeConnection struct {
+	Edges      []*AlertChangeEdge `json:"edges"`
+	PageInfo   PageInfo           `json:"pageInfo"`
+	TotalCount int                `json:"totalCount"`
+}
+
+func (c *AlertChangeConnection) build(nodes []*AlertChange, pager *alertchangePager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *AlertChange
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *AlertChange {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *AlertChange {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*AlertChangeEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &AlertChangeEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// AlertChangePaginateOption enables pagination customization.
+type AlertChangePaginateOption func(*alertchangePager) error
+
+// WithAlertChangeOrder configures pagination ordering.
+func WithAlertChangeOrder(order *AlertChangeOrder) AlertChangePaginateOption {
+	if order == nil {
+		order = DefaultAlertChangeOrder
+	}
+	o := *order
+	return func(pager *alertchangePager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultAlertChangeOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithAlertChangeFilter configures pagination filter.
+func WithAlertChangeFilter(filter func(*AlertChangeQuery) (*AlertChangeQuery, error)) AlertChangePaginateOption {
+	return func(pager *alertchangePager) error {
+		if filter == nil {
+			return errors.New("AlertChangeQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type alertchangePager struct {
+	reverse bool
+	order   *AlertChangeOrder
+	filter  func(*AlertChangeQuery) (*AlertChangeQuery, error)
+}
+
+func newAlertChangePager(opts []AlertChangePaginateOption, reverse bool) (*alertchangePager, error) {
+	pager := &alertchangePager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultAlertChangeOrder
+	}
+	return pager, nil
+}
+
+func (p *alertchangePager) applyFilter(query *AlertChangeQuery) (*AlertChangeQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *alertchangePager) toCursor(_m *AlertChange) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *alertchangePager) applyCursors(query *AlertChangeQuery, after, before *Cursor) (*AlertChangeQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultAlertChangeOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *alertchangePager) applyOrder(query *AlertChangeQuery) *AlertChangeQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultAlertChangeOrder.Field {
+		query = query.Order(DefaultAlertChangeOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *alertchangePager) orderExpr(query *AlertChangeQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultAlertChangeOrder.Field {
+			b.Comma().Ident(DefaultAlertChangeOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to AlertChange.
+func (_m *AlertChangeQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...AlertChangePaginateOption,
+) (*AlertChangeConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newAlertChangePager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &AlertChangeConnection{Edges: []*AlertChangeEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+// AlertChangeOrderField defines the ordering field of AlertChange.
+type AlertChangeOrderField struct {
+	// Value extracts the ordering value from the given AlertChange.
+	Value    func(*AlertChange) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) alertchange.OrderOption
+	toCursor func(*AlertChange) Cursor
+}
+
+// AlertChangeOrder defines the ordering of AlertChange.
+type AlertChangeOrder struct {
+	Direction OrderDirection         `json:"direction"`
+	Field     *AlertChangeOrderField `json:"field"`
+}
+
+// DefaultAlertChangeOrder is the default ordering of AlertChange.
+var DefaultAlertChangeOrder = &AlertChangeOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &AlertChangeOrderField{
+		Value: func(_m *AlertChange) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: alertchange.FieldID,
+		toTerm: alertchange.ByID,
+		toCursor: func(_m *AlertChange) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts AlertChange into AlertChangeEdge.
+func (_m *AlertChange) ToEdge(order *AlertChangeOrder) *AlertChangeEdge {
+	if order == nil {
+		order = DefaultAlertChangeOrder
+	}
+	return &AlertChangeEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
 }
 
 // PaymentEdge is the edge representation of Payment.

@@ -7,11 +7,322 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/paygate/paygate/ent/alert"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/predicate"
 	"github.com/paygate/paygate/ent/webhookevent"
 	"github.com/paygate/paygate/internal/state"
 )
+
+// AlertWhereInput represents a where input for filtering Alert queries.
+type AlertWhereInput struct {
+	Predicates []predicate.Alert  `json:"-"`
+	Not        *AlertWhereInput   `json:"not,omitempty"`
+	Or         []*AlertWhereInput `json:"or,omitempty"`
+	And        []*AlertWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "rule" field predicates.
+	Rule             *string  `json:"rule,omitempty"`
+	RuleNEQ          *string  `json:"ruleNEQ,omitempty"`
+	RuleIn           []string `json:"ruleIn,omitempty"`
+	RuleNotIn        []string `json:"ruleNotIn,omitempty"`
+	RuleGT           *string  `json:"ruleGT,omitempty"`
+	RuleGTE          *string  `json:"ruleGTE,omitempty"`
+	RuleLT           *string  `json:"ruleLT,omitempty"`
+	RuleLTE          *string  `json:"ruleLTE,omitempty"`
+	RuleContains     *string  `json:"ruleContains,omitempty"`
+	RuleHasPrefix    *string  `json:"ruleHasPrefix,omitempty"`
+	RuleHasSuffix    *string  `json:"ruleHasSuffix,omitempty"`
+	RuleEqualFold    *string  `json:"ruleEqualFold,omitempty"`
+	RuleContainsFold *string  `json:"ruleContainsFold,omitempty"`
+
+	// "subject" field predicates.
+	Subject             *string  `json:"subject,omitempty"`
+	SubjectNEQ          *string  `json:"subjectNEQ,omitempty"`
+	SubjectIn           []string `json:"subjectIn,omitempty"`
+	SubjectNotIn        []string `json:"subjectNotIn,omitempty"`
+	SubjectGT           *string  `json:"subjectGT,omitempty"`
+	SubjectGTE          *string  `json:"subjectGTE,omitempty"`
+	SubjectLT           *string  `json:"subjectLT,omitempty"`
+	SubjectLTE          *string  `json:"subjectLTE,omitempty"`
+	SubjectContains     *string  `json:"subjectContains,omitempty"`
+	SubjectHasPrefix    *string  `json:"subjectHasPrefix,omitempty"`
+	SubjectHasSuffix    *string  `json:"subjectHasSuffix,omitempty"`
+	SubjectEqualFold    *string  `json:"subjectEqualFold,omitempty"`
+	SubjectContainsFold *string  `json:"subjectContainsFold,omitempty"`
+
+	// "severity" field predicates.
+	Severity      *state.AlertSeverity  `json:"severity,omitempty"`
+	SeverityNEQ   *state.AlertSeverity  `json:"severityNEQ,omitempty"`
+	SeverityIn    []state.AlertSeverity `json:"severityIn,omitempty"`
+	SeverityNotIn []state.AlertSeverity `json:"severityNotIn,omitempty"`
+
+	// "status" field predicates.
+	Status      *state.AlertStatus  `json:"status,omitempty"`
+	StatusNEQ   *state.AlertStatus  `json:"statusNEQ,omitempty"`
+	StatusIn    []state.AlertStatus `json:"statusIn,omitempty"`
+	StatusNotIn []state.AlertStatus `json:"statusNotIn,omitempty"`
+
+	// "opened_at" field predicates.
+	OpenedAt      *time.Time  `json:"openedAt,omitempty"`
+	OpenedAtNEQ   *time.Time  `json:"openedAtNEQ,omitempty"`
+	OpenedAtIn    []time.Time `json:"openedAtIn,omitempty"`
+	OpenedAtNotIn []time.Time `json:"openedAtNotIn,omitempty"`
+	OpenedAtGT    *time.Time  `json:"openedAtGT,omitempty"`
+	OpenedAtGTE   *time.Time  `json:"openedAtGTE,omitempty"`
+	OpenedAtLT    *time.Time  `json:"openedAtLT,omitempty"`
+	OpenedAtLTE   *time.Time  `json:"openedAtLTE,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *AlertWhereInput) AddPredicates(predicates ...predicate.Alert) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the AlertWhereInput filter on the AlertQuery builder.
+func (i *AlertWhereInput) Filter(q *AlertQuery) (*AlertQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyAlertWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyAlertWhereInput is returned in case the AlertWhereInput is empty.
+var ErrEmptyAlertWhereInput = errors.New("ent: empty predicate AlertWhereInput")
+
+// P returns a predicate for filtering alerts.
+// An error is returned if the input is empty or invalid.
+func (i *AlertWhereInput) P() (predicate.Alert, error) {
+	var predicates []predicate.Alert
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, alert.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.Alert, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, alert.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.Alert, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, alert.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, alert.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, alert.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, alert.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, alert.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, alert.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, alert.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, alert.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, alert.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, alert.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, alert.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.Rule != nil {
+		predicates = append(predicates, alert.RuleEQ(*i.Rule))
+	}
+	if i.RuleNEQ != nil {
+		predicates = append(predicates, alert.RuleNEQ(*i.RuleNEQ))
+	}
+	if len(i.RuleIn) > 0 {
+		predicates = append(predicates, alert.RuleIn(i.RuleIn...))
+	}
+	if len(i.RuleNotIn) > 0 {
+		predicates = append(predicates, alert.RuleNotIn(i.RuleNotIn...))
+	}
+	if i.RuleGT != nil {
+		predicates = append(predicates, alert.RuleGT(*i.RuleGT))
+	}
+	if i.RuleGTE != nil {
+		predicates = append(predicates, alert.RuleGTE(*i.RuleGTE))
+	}
+	if i.RuleLT != nil {
+		predicates = append(predicates, alert.RuleLT(*i.RuleLT))
+	}
+	if i.RuleLTE != nil {
+		predicates = append(predicates, alert.RuleLTE(*i.RuleLTE))
+	}
+	if i.RuleContains != nil {
+		predicates = append(predicates, alert.RuleContains(*i.RuleContains))
+	}
+	if i.RuleHasPrefix != nil {
+		predicates = append(predicates, alert.RuleHasPrefix(*i.RuleHasPrefix))
+	}
+	if i.RuleHasSuffix != nil {
+		predicates = append(predicates, alert.RuleHasSuffix(*i.RuleHasSuffix))
+	}
+	if i.RuleEqualFold != nil {
+		predicates = append(predicates, alert.RuleEqualFold(*i.RuleEqualFold))
+	}
+	if i.RuleContainsFold != nil {
+		predicates = append(predicates, alert.RuleContainsFold(*i.RuleContainsFold))
+	}
+	if i.Subject != nil {
+		predicates = append(predicates, alert.SubjectEQ(*i.Subject))
+	}
+	if i.SubjectNEQ != nil {
+		predicates = append(predicates, alert.SubjectNEQ(*i.SubjectNEQ))
+	}
+	if len(i.SubjectIn) > 0 {
+		predicates = append(predicates, alert.SubjectIn(i.SubjectIn...))
+	}
+	if len(i.SubjectNotIn) > 0 {
+		predicates = append(predicates, alert.SubjectNotIn(i.SubjectNotIn...))
+	}
+	if i.SubjectGT != nil {
+		predicates = append(predicates, alert.SubjectGT(*i.SubjectGT))
+	}
+	if i.SubjectGTE != nil {
+		predicates = append(predicates, alert.SubjectGTE(*i.SubjectGTE))
+	}
+	if i.SubjectLT != nil {
+		predicates = append(predicates, alert.SubjectLT(*i.SubjectLT))
+	}
+	if i.SubjectLTE != nil {
+		predicates = append(predicates, alert.SubjectLTE(*i.SubjectLTE))
+	}
+	if i.SubjectContains != nil {
+		predicates = append(predicates, alert.SubjectContains(*i.SubjectContains))
+	}
+	if i.SubjectHasPrefix != nil {
+		predicates = append(predicates, alert.SubjectHasPrefix(*i.SubjectHasPrefix))
+	}
+	if i.SubjectHasSuffix != nil {
+		predicates = append(predicates, alert.SubjectHasSuffix(*i.SubjectHasSuffix))
+	}
+	if i.SubjectEqualFold != nil {
+		predicates = append(predicates, alert.SubjectEqualFold(*i.SubjectEqualFold))
+	}
+	if i.SubjectContainsFold != nil {
+		predicates = append(predicates, alert.SubjectContainsFold(*i.SubjectContainsFold))
+	}
+	if i.Severity != nil {
+		predicates = append(predicates, alert.SeverityEQ(*i.Severity))
+	}
+	if i.SeverityNEQ != nil {
+		predicates = append(predicates, alert.SeverityNEQ(*i.SeverityNEQ))
+	}
+	if len(i.SeverityIn) > 0 {
+		predicates = append(predicates, alert.SeverityIn(i.SeverityIn...))
+	}
+	if len(i.SeverityNotIn) > 0 {
+		predicates = append(predicates, alert.SeverityNotIn(i.SeverityNotIn...))
+	}
+	if i.Status != nil {
+		predicates = append(predicates, alert.StatusEQ(*i.Status))
+	}
+	if i.StatusNEQ != nil {
+		predicates = append(predicates, alert.StatusNEQ(*i.StatusNEQ))
+	}
+	if len(i.StatusIn) > 0 {
+		predicates = append(predicates, alert.StatusIn(i.StatusIn...))
+	}
+	if len(i.StatusNotIn) > 0 {
+		predicates = append(predicates, alert.StatusNotIn(i.StatusNotIn...))
+	}
+	if i.OpenedAt != nil {
+		predicates = append(predicates, alert.OpenedAtEQ(*i.OpenedAt))
+	}
+	if i.OpenedAtNEQ != nil {
+		predicates = append(predicates, alert.OpenedAtNEQ(*i.OpenedAtNEQ))
+	}
+	if len(i.OpenedAtIn) > 0 {
+		predicates = append(predicates, alert.OpenedAtIn(i.OpenedAtIn...))
+	}
+	if len(i.OpenedAtNotIn) > 0 {
+		predicates = append(predicates, alert.OpenedAtNotIn(i.OpenedAtNotIn...))
+	}
+	if i.OpenedAtGT != nil {
+		predicates = append(predicates, alert.OpenedAtGT(*i.OpenedAtGT))
+	}
+	if i.OpenedAtGTE != nil {
+		predicates = append(predicates, alert.OpenedAtGTE(*i.OpenedAtGTE))
+	}
+	if i.OpenedAtLT != nil {
+		predicates = append(predicates, alert.OpenedAtLT(*i.OpenedAtLT))
+	}
+	if i.OpenedAtLTE != nil {
+		predicates = append(predicates, alert.OpenedAtLTE(*i.OpenedAtLTE))
+	}
+
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyAlertWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return alert.And(predicates...), nil
+	}
+}
 
 // PaymentWhereInput represents a where input for filtering Payment queries.
 type PaymentWhereInput struct {

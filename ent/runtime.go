@@ -5,6 +5,8 @@ package ent
 import (
 	"time"
 
+	"github.com/paygate/paygate/ent/alert"
+	"github.com/paygate/paygate/ent/alertchange"
 	"github.com/paygate/paygate/ent/apikey"
 	"github.com/paygate/paygate/ent/configversion"
 	"github.com/paygate/paygate/ent/idempotencykey"
@@ -83,6 +85,142 @@ func init() {
 	// apikey.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	apikey.IDValidator = func() func(string) error {
 		validators := apikeyDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	alertFields := schema.Alert{}.Fields()
+	_ = alertFields
+	// alertDescRule is the schema descriptor for rule field.
+	alertDescRule := alertFields[1].Descriptor()
+	// alert.RuleValidator is a validator for the "rule" field. It is called by the builders before save.
+	alert.RuleValidator = func() func(string) error {
+		validators := alertDescRule.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(rule string) error {
+			for _, fn := range fns {
+				if err := fn(rule); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// alertDescSubject is the schema descriptor for subject field.
+	alertDescSubject := alertFields[2].Descriptor()
+	// alert.SubjectValidator is a validator for the "subject" field. It is called by the builders before save.
+	alert.SubjectValidator = func() func(string) error {
+		validators := alertDescSubject.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(subject string) error {
+			for _, fn := range fns {
+				if err := fn(subject); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// alertDescMessage is the schema descriptor for message field.
+	alertDescMessage := alertFields[5].Descriptor()
+	// alert.MessageValidator is a validator for the "message" field. It is called by the builders before save.
+	alert.MessageValidator = func() func(string) error {
+		validators := alertDescMessage.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(message string) error {
+			for _, fn := range fns {
+				if err := fn(message); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// alertDescOpenedAt is the schema descriptor for opened_at field.
+	alertDescOpenedAt := alertFields[6].Descriptor()
+	// alert.DefaultOpenedAt holds the default value on creation for the opened_at field.
+	alert.DefaultOpenedAt = alertDescOpenedAt.Default.(func() time.Time)
+	// alertDescAcknowledgedBy is the schema descriptor for acknowledged_by field.
+	alertDescAcknowledgedBy := alertFields[7].Descriptor()
+	// alert.AcknowledgedByValidator is a validator for the "acknowledged_by" field. It is called by the builders before save.
+	alert.AcknowledgedByValidator = alertDescAcknowledgedBy.Validators[0].(func(string) error)
+	// alertDescResolvedBy is the schema descriptor for resolved_by field.
+	alertDescResolvedBy := alertFields[9].Descriptor()
+	// alert.ResolvedByValidator is a validator for the "resolved_by" field. It is called by the builders before save.
+	alert.ResolvedByValidator = alertDescResolvedBy.Validators[0].(func(string) error)
+	// alertDescUnresolved is the schema descriptor for unresolved field.
+	alertDescUnresolved := alertFields[11].Descriptor()
+	// alert.UnresolvedValidator is a validator for the "unresolved" field. It is called by the builders before save.
+	alert.UnresolvedValidator = alertDescUnresolved.Validators[0].(func(string) error)
+	// alertDescID is the schema descriptor for id field.
+	alertDescID := alertFields[0].Descriptor()
+	// alert.DefaultID holds the default value on creation for the id field.
+	alert.DefaultID = alertDescID.Default.(func() string)
+	// alert.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	alert.IDValidator = func() func(string) error {
+		validators := alertDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	alertchangeFields := schema.AlertChange{}.Fields()
+	_ = alertchangeFields
+	// alertchangeDescBy is the schema descriptor for by field.
+	alertchangeDescBy := alertchangeFields[3].Descriptor()
+	// alertchange.ByValidator is a validator for the "by" field. It is called by the builders before save.
+	alertchange.ByValidator = func() func(string) error {
+		validators := alertchangeDescBy.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(by string) error {
+			for _, fn := range fns {
+				if err := fn(by); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// alertchangeDescAt is the schema descriptor for at field.
+	alertchangeDescAt := alertchangeFields[4].Descriptor()
+	// alertchange.DefaultAt holds the default value on creation for the at field.
+	alertchange.DefaultAt = alertchangeDescAt.Default.(func() time.Time)
+	// alertchangeDescID is the schema descriptor for id field.
+	alertchangeDescID := alertchangeFields[0].Descriptor()
+	// alertchange.DefaultID holds the default value on creation for the id field.
+	alertchange.DefaultID = alertchangeDescID.Default.(func() string)
+	// alertchange.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	alertchange.IDValidator = func() func(string) error {
+		validators := alertchangeDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

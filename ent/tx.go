@@ -16,6 +16,10 @@ type Tx struct {
 	config
 	// APIKey is the client for interacting with the APIKey builders.
 	APIKey *APIKeyClient
+	// Alert is the client for interacting with the Alert builders.
+	Alert *AlertClient
+	// AlertChange is the client for interacting with the AlertChange builders.
+	AlertChange *AlertChangeClient
 	// ConfigVersion is the client for interacting with the ConfigVersion builders.
 	ConfigVersion *ConfigVersionClient
 	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
@@ -172,6 +176,8 @@ func (tx *Tx) Client() *Client {
 
 func (tx *Tx) init() {
 	tx.APIKey = NewAPIKeyClient(tx.config)
+	tx.Alert = NewAlertClient(tx.config)
+	tx.AlertChange = NewAlertChangeClient(tx.config)
 	tx.ConfigVersion = NewConfigVersionClient(tx.config)
 	tx.IdempotencyKey = NewIdempotencyKeyClient(tx.config)
 	tx.Payment = NewPaymentClient(tx.config)

@@ -15,6 +15,15 @@ import (
 	"github.com/paygate/paygate/internal/payment"
 )
 
+// History is the resolver for the history field.
+func (r *alertResolver) History(ctx context.Context, obj *ent.Alert) ([]*ent.AlertChange, error) {
+	changes, err := obj.Edges.HistoryOrErr() // loaded with the alerts the request reads
+	if ent.IsNotLoaded(err) {
+		changes, err = obj.History(ctx)
+	}
+	return payment.Oldest(changes, func(c *ent.AlertChange) (time.Time, string) { return c.At, c.ID }), err
+}
+
 // Refunds is the resolver for the refunds field.
 func (r *paymentResolver) Refunds(ctx context.Context, obj *ent.Payment) ([]*ent.Refund, error) {
 	refunds, err := obj.Refunds(ctx)
@@ -37,6 +46,11 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]ent.Noder, e
 	return r.nodes(ctx, ids)
 }
 
+// Alerts is the resolver for the alerts field.
+func (r *queryResolver) Alerts(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.AlertOrder, where *ent.AlertWhereInput) (*ent.AlertConnection, error) {
+	return r.Resolver.Alerts.List(pageView(ctx), after, first, before, last, orderBy, where)
+}
+
 // Payments is the resolver for the payments field.
 func (r *queryResolver) Payments(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) (*ent.PaymentConnection, error) {
 	return r.PaymentService.List(pageView(ctx), after, first, before, last, orderBy, where)
@@ -57,6 +71,9 @@ func (r *webhookEventResolver) AttemptLog(ctx context.Context, obj *ent.WebhookE
 	return payment.Oldest(attempts, func(a *ent.WebhookAttempt) (time.Time, string) { return a.At, a.ID }), err
 }
 
+// Alert returns generated.AlertResolver implementation.
+func (r *Resolver) Alert() generated.AlertResolver { return &alertResolver{r} }
+
 // Payment returns generated.PaymentResolver implementation.
 func (r *Resolver) Payment() generated.PaymentResolver { return &paymentResolver{r} }
 
@@ -70,6 +87,7 @@ func (r *Resolver) Refund() generated.RefundResolver { return &refundResolver{r}
 func (r *Resolver) WebhookEvent() generated.WebhookEventResolver { return &webhookEventResolver{r} }
 
 type (
+	alertResolver        struct{ *Resolver }
 	paymentResolver      struct{ *Resolver }
 	queryResolver        struct{ *Resolver }
 	refundResolver       struct{ *Resolver }

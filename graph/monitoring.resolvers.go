@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"time"
 
+	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/graph/generated"
 	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/money"
@@ -23,6 +24,16 @@ func (r *currencyVolumeResolver) Amount(ctx context.Context, obj *money.Amount) 
 // Open is the resolver for the open field.
 func (r *databaseMetricsResolver) Open(ctx context.Context, obj *sql.DBStats) (int, error) {
 	return obj.OpenConnections, nil
+}
+
+// AcknowledgeAlert is the resolver for the acknowledgeAlert field.
+func (r *mutationResolver) AcknowledgeAlert(ctx context.Context, id string) (*ent.Alert, error) {
+	return r.Alerts.Acknowledge(ctx, id)
+}
+
+// ResolveAlert is the resolver for the resolveAlert field.
+func (r *mutationResolver) ResolveAlert(ctx context.Context, id string) (*ent.Alert, error) {
+	return r.Alerts.Resolve(ctx, id)
 }
 
 // SystemMetrics is the resolver for the systemMetrics field.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/alert"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/refund"
 	"github.com/paygate/paygate/ent/webhookevent"
@@ -53,6 +54,17 @@ var nodeTypes = map[string]nodeType{
 		events, err := query.All(ctx)
 		for _, e := range events {
 			into[e.ID] = e
+		}
+		return err
+	}},
+	"alr": {read: auth.ListAlerts, load: func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error {
+		query, err := client.Alert.Query().Where(alert.IDIn(ids...)).CollectFields(ctx, "Alert", "Node")
+		if err != nil {
+			return err
+		}
+		alerts, err := query.All(ctx)
+		for _, a := range alerts {
+			into[a.ID] = a
 		}
 		return err
 	}},

@@ -3,6 +3,7 @@ package graph
 
 import (
 	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/internal/alerting"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/payment"
@@ -27,6 +28,8 @@ type Resolver struct {
 	TestWebhooks *webhook.TestSender
 	// WebhookLogs reads, requeues and sums up the stored webhook events.
 	WebhookLogs *webhook.Logs
+	// Alerts lists, acknowledges and resolves the alerts.
+	Alerts *alerting.Alerts
 	// System gives the monitoring figures.
 	System *metrics.System
 	// Ent resolves node(id:) lookups, which span every type.

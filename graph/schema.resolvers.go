@@ -230,15 +230,3 @@ type (
 	configResolver   struct{ *Resolver }
 	mutationResolver struct{ *Resolver }
 )
-
-// !!! WARNING !!!
-// The code below was going to be deleted when updating resolvers. It has been copied here so you have
-// one last chance to move it out of harms way if you want. There are two reasons this happens:
-//  - When renaming or deleting a resolver the old code will be put in here. You can safely delete
-//    it when you're done.
-//  - You have helper methods in this file. Move them out to keep these resolver files clean.
-/*
-	func (r *configResolver) Alerts(ctx context.Context, obj *routing.Config) (*model.AlertSettings, error) {
-	panic(fmt.Errorf("not implemented: Alerts - alerts"))
-}
-*/

@@ -21,6 +21,30 @@ func (f APIKeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, erro
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.APIKeyMutation", m)
 }
 
+// The AlertFunc type is an adapter to allow the use of ordinary
+// function as Alert mutator.
+type AlertFunc func(context.Context, *ent.AlertMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f AlertFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.AlertMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AlertMutation", m)
+}
+
+// The AlertChangeFunc type is an adapter to allow the use of ordinary
+// function as AlertChange mutator.
+type AlertChangeFunc func(context.Context, *ent.AlertChangeMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f AlertChangeFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.AlertChangeMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AlertChangeMutation", m)
+}
+
 // The ConfigVersionFunc type is an adapter to allow the use of ordinary
 // function as ConfigVersion mutator.
 type ConfigVersionFunc func(context.Context, *ent.ConfigVersionMutation) (ent.Value, error)

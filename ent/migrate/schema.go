@@ -44,6 +44,68 @@ var (
 			},
 		},
 	}
+	// AlertsColumns holds the columns for the "alerts" table.
+	AlertsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "rule", Type: field.TypeString, Size: 40},
+		{Name: "subject", Type: field.TypeString, Size: 40},
+		{Name: "severity", Type: field.TypeEnum, Enums: []string{"info", "warning", "critical"}},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"open", "acknowledged", "resolved"}, Default: "open"},
+		{Name: "message", Type: field.TypeString, Size: 500},
+		{Name: "opened_at", Type: field.TypeTime},
+		{Name: "acknowledged_by", Type: field.TypeString, Nullable: true, Size: 40},
+		{Name: "acknowledged_at", Type: field.TypeTime, Nullable: true},
+		{Name: "resolved_by", Type: field.TypeString, Nullable: true, Size: 40},
+		{Name: "resolved_at", Type: field.TypeTime, Nullable: true},
+		{Name: "unresolved", Type: field.TypeString, Unique: true, Nullable: true, Size: 100},
+	}
+	// AlertsTable holds the schema information for the "alerts" table.
+	AlertsTable = &schema.Table{
+		Name:       "alerts",
+		Columns:    AlertsColumns,
+		PrimaryKey: []*schema.Column{AlertsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "alert_opened_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{AlertsColumns[6], AlertsColumns[0]},
+			},
+			{
+				Name:    "alert_status_opened_at",
+				Unique:  false,
+				Columns: []*schema.Column{AlertsColumns[4], AlertsColumns[6]},
+			},
+		},
+	}
+	// AlertChangesColumns holds the columns for the "alert_changes" table.
+	AlertChangesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "action", Type: field.TypeEnum, Enums: []string{"opened", "acknowledged", "resolved"}},
+		{Name: "by", Type: field.TypeString, Size: 40},
+		{Name: "at", Type: field.TypeTime},
+		{Name: "alert_id", Type: field.TypeString, Size: 40},
+	}
+	// AlertChangesTable holds the schema information for the "alert_changes" table.
+	AlertChangesTable = &schema.Table{
+		Name:       "alert_changes",
+		Columns:    AlertChangesColumns,
+		PrimaryKey: []*schema.Column{AlertChangesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "alert_changes_alerts_history",
+				Columns:    []*schema.Column{AlertChangesColumns[4]},
+				RefColumns: []*schema.Column{AlertsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "alertchange_alert_id_at",
+				Unique:  false,
+				Columns: []*schema.Column{AlertChangesColumns[4], AlertChangesColumns[3]},
+			},
+		},
+	}
 	// ConfigVersionsColumns holds the columns for the "config_versions" table.
 	ConfigVersionsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -437,6 +499,8 @@ var (
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		APIKeysTable,
+		AlertsTable,
+		AlertChangesTable,
 		ConfigVersionsTable,
 		IdempotencyKeysTable,
 		PaymentsTable,
@@ -454,6 +518,7 @@ var (
 
 func init() {
 	APIKeysTable.ForeignKeys[0].RefTable = UsersTable
+	AlertChangesTable.ForeignKeys[0].RefTable = AlertsTable
 	PaymentsTable.Annotation = &entsql.Annotation{}
 	PaymentsTable.Annotation.Checks = map[string]string{
 		"payment_amount_positive":      "amount > 0",

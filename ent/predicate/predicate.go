@@ -9,6 +9,12 @@ import (
 // APIKey is the predicate function for apikey builders.
 type APIKey func(*sql.Selector)
 
+// Alert is the predicate function for alert builders.
+type Alert func(*sql.Selector)
+
+// AlertChange is the predicate function for alertchange builders.
+type AlertChange func(*sql.Selector)
+
 // ConfigVersion is the predicate function for configversion builders.
 type ConfigVersion func(*sql.Selector)
 

@@ -41,6 +41,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Alert() AlertResolver
 	Config() ConfigResolver
 	CurrencyVolume() CurrencyVolumeResolver
 	DatabaseMetrics() DatabaseMetricsResolver
@@ -72,6 +73,39 @@ type ComplexityRoot struct {
 	APIKeyPage struct {
 		HasMore func(childComplexity int) int
 		Keys    func(childComplexity int) int
+	}
+
+	Alert struct {
+		AcknowledgedAt func(childComplexity int) int
+		AcknowledgedBy func(childComplexity int) int
+		History        func(childComplexity int) int
+		ID             func(childComplexity int) int
+		Message        func(childComplexity int) int
+		OpenedAt       func(childComplexity int) int
+		ResolvedAt     func(childComplexity int) int
+		ResolvedBy     func(childComplexity int) int
+		Rule           func(childComplexity int) int
+		Severity       func(childComplexity int) int
+		Status         func(childComplexity int) int
+		Subject        func(childComplexity int) int
+	}
+
+	AlertChange struct {
+		Action func(childComplexity int) int
+		At     func(childComplexity int) int
+		By     func(childComplexity int) int
+		ID     func(childComplexity int) int
+	}
+
+	AlertConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	AlertEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	AlertSettings struct {
@@ -138,6 +172,7 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		AcknowledgeAlert  func(childComplexity int, id string) int
 		CreateAPIKey      func(childComplexity int, input auth.APIKeyRequest) int
 		CreatePayment     func(childComplexity int, input model.CreatePaymentInput) int
 		CreateUser        func(childComplexity int, input model.CreateUserInput) int
@@ -145,6 +180,7 @@ type ComplexityRoot struct {
 		Logout            func(childComplexity int, refreshToken *string) int
 		RefreshToken      func(childComplexity int, refreshToken string) int
 		RefundPayment     func(childComplexity int, input model.RefundPaymentInput) int
+		ResolveAlert      func(childComplexity int, id string) int
 		RetryWebhookEvent func(childComplexity int, id string) int
 		RevokeAPIKey      func(childComplexity int, id string) int
 		RevokeToken       func(childComplexity int, token string) int
@@ -227,6 +263,7 @@ type ComplexityRoot struct {
 
 	Query struct {
 		APIKeys        func(childComplexity int, first *int, after *string) int
+		Alerts         func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.AlertOrder, where *ent.AlertWhereInput) int
 		Config         func(childComplexity int) int
 		ConfigHistory  func(childComplexity int, first *int, before *int) int
 		Node           func(childComplexity int, id string) int
@@ -426,6 +463,9 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type AlertResolver interface {
+	History(ctx context.Context, obj *ent.Alert) ([]*ent.AlertChange, error)
+}
 type ConfigResolver interface {
 	Providers(ctx context.Context, obj *routing.Config) ([]*model.ProviderSettings, error)
 
@@ -447,6 +487,8 @@ type MutationResolver interface {
 	UpdateConfig(ctx context.Context, input model.ConfigInput) (*routing.Config, error)
 	CreateAPIKey(ctx context.Context, input auth.APIKeyRequest) (*auth.NewAPIKey, error)
 	RevokeAPIKey(ctx context.Context, id string) (*ent.APIKey, error)
+	AcknowledgeAlert(ctx context.Context, id string) (*ent.Alert, error)
+	ResolveAlert(ctx context.Context, id string) (*ent.Alert, error)
 	CreateUser(ctx context.Context, input model.CreateUserInput) (*ent.User, error)
 	UpdateUser(ctx context.Context, id string, input auth.UserChange) (*ent.User, error)
 	RetryWebhookEvent(ctx context.Context, id string) (*ent.WebhookEvent, error)
@@ -465,6 +507,7 @@ type PaymentResolver interface {
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (ent.Noder, error)
 	Nodes(ctx context.Context, ids []string) ([]ent.Noder, error)
+	Alerts(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.AlertOrder, where *ent.AlertWhereInput) (*ent.AlertConnection, error)
 	Payments(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) (*ent.PaymentConnection, error)
 	WebhookEvents(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookEventOrder, where *ent.WebhookEventWhereInput) (*ent.WebhookEventConnection, error)
 	APIKeys(ctx context.Context, first *int, after *string) (*auth.APIKeyPage, error)
@@ -574,6 +617,136 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.APIKeyPage.Keys(childComplexity), true
+
+	case "Alert.acknowledgedAt":
+		if e.ComplexityRoot.Alert.AcknowledgedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.AcknowledgedAt(childComplexity), true
+	case "Alert.acknowledgedBy":
+		if e.ComplexityRoot.Alert.AcknowledgedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.AcknowledgedBy(childComplexity), true
+	case "Alert.history":
+		if e.ComplexityRoot.Alert.History == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.History(childComplexity), true
+	case "Alert.id":
+		if e.ComplexityRoot.Alert.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.ID(childComplexity), true
+	case "Alert.message":
+		if e.ComplexityRoot.Alert.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.Message(childComplexity), true
+	case "Alert.openedAt":
+		if e.ComplexityRoot.Alert.OpenedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.OpenedAt(childComplexity), true
+	case "Alert.resolvedAt":
+		if e.ComplexityRoot.Alert.ResolvedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.ResolvedAt(childComplexity), true
+	case "Alert.resolvedBy":
+		if e.ComplexityRoot.Alert.ResolvedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.ResolvedBy(childComplexity), true
+	case "Alert.rule":
+		if e.ComplexityRoot.Alert.Rule == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.Rule(childComplexity), true
+	case "Alert.severity":
+		if e.ComplexityRoot.Alert.Severity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.Severity(childComplexity), true
+	case "Alert.status":
+		if e.ComplexityRoot.Alert.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.Status(childComplexity), true
+	case "Alert.subject":
+		if e.ComplexityRoot.Alert.Subject == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.Subject(childComplexity), true
+
+	case "AlertChange.action":
+		if e.ComplexityRoot.AlertChange.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertChange.Action(childComplexity), true
+	case "AlertChange.at":
+		if e.ComplexityRoot.AlertChange.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertChange.At(childComplexity), true
+	case "AlertChange.by":
+		if e.ComplexityRoot.AlertChange.By == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertChange.By(childComplexity), true
+	case "AlertChange.id":
+		if e.ComplexityRoot.AlertChange.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertChange.ID(childComplexity), true
+
+	case "AlertConnection.edges":
+		if e.ComplexityRoot.AlertConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertConnection.Edges(childComplexity), true
+	case "AlertConnection.pageInfo":
+		if e.ComplexityRoot.AlertConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertConnection.PageInfo(childComplexity), true
+	case "AlertConnection.totalCount":
+		if e.ComplexityRoot.AlertConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertConnection.TotalCount(childComplexity), true
+
+	case "AlertEdge.cursor":
+		if e.ComplexityRoot.AlertEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertEdge.Cursor(childComplexity), true
+	case "AlertEdge.node":
+		if e.ComplexityRoot.AlertEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AlertEdge.Node(childComplexity), true
 
 	case "AlertSettings.providerErrorRate":
 		if e.ComplexityRoot.AlertSettings.ProviderErrorRate == nil {
@@ -800,6 +973,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DatabaseMetrics.WaitCount(childComplexity), true
 
+	case "Mutation.acknowledgeAlert":
+		if e.ComplexityRoot.Mutation.AcknowledgeAlert == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_acknowledgeAlert_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AcknowledgeAlert(childComplexity, args["id"].(string)), true
 	case "Mutation.createAPIKey":
 		if e.ComplexityRoot.Mutation.CreateAPIKey == nil {
 			break
@@ -877,6 +1061,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RefundPayment(childComplexity, args["input"].(model.RefundPaymentInput)), true
+	case "Mutation.resolveAlert":
+		if e.ComplexityRoot.Mutation.ResolveAlert == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resolveAlert_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResolveAlert(childComplexity, args["id"].(string)), true
 	case "Mutation.retryWebhookEvent":
 		if e.ComplexityRoot.Mutation.RetryWebhookEvent == nil {
 			break
@@ -1256,6 +1451,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.APIKeys(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Query.alerts":
+		if e.ComplexityRoot.Query.Alerts == nil {
+			break
+		}
+
+		args, err := ec.field_Query_alerts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Alerts(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.AlertOrder), args["where"].(*ent.AlertWhereInput)), true
 	case "Query.config":
 		if e.ComplexityRoot.Query.Config == nil {
 			break
@@ -2055,7 +2261,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputAlertOrder,
 		ec.unmarshalInputAlertSettingsInput,
+		ec.unmarshalInputAlertWhereInput,
 		ec.unmarshalInputCardInput,
 		ec.unmarshalInputCircuitBreakerInput,
 		ec.unmarshalInputConfigInput,
@@ -2205,6 +2413,154 @@ extend type Mutation {
 `, BuiltIn: false},
 	{Name: "../ent.graphqls", Input: `directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on FIELD_DEFINITION | INPUT_FIELD_DEFINITION
 directive @goModel(model: String, models: [String!], forceGenerate: Boolean) on OBJECT | INPUT_OBJECT | SCALAR | ENUM | INTERFACE | UNION
+type Alert implements Node {
+  id: ID!
+  rule: String!
+  subject: String!
+  severity: AlertSeverity!
+  status: AlertStatus!
+  message: String!
+  openedAt: Time!
+  acknowledgedBy: String
+  acknowledgedAt: Time
+  resolvedBy: String
+  resolvedAt: Time
+  history: [AlertChange!]
+}
+type AlertChange implements Node {
+  id: ID!
+  action: AlertAction!
+  by: String!
+  at: Time!
+}
+"""
+A connection to a list of items.
+"""
+type AlertConnection {
+  """
+  A list of edges.
+  """
+  edges: [AlertEdge]
+  """
+  Information to aid in pagination.
+  """
+  pageInfo: PageInfo!
+  """
+  Identifies the total count of items in the connection.
+  """
+  totalCount: Int!
+}
+"""
+An edge in a connection.
+"""
+type AlertEdge {
+  """
+  The item at the end of the edge.
+  """
+  node: Alert
+  """
+  A cursor for use in pagination.
+  """
+  cursor: Cursor!
+}
+"""
+Ordering options for Alert connections
+"""
+input AlertOrder {
+  """
+  The ordering direction.
+  """
+  direction: OrderDirection! = ASC
+  """
+  The field by which to order Alerts.
+  """
+  field: AlertOrderField!
+}
+"""
+Properties by which Alert connections can be ordered.
+"""
+enum AlertOrderField {
+  OPENED_AT
+}
+"""
+AlertWhereInput is used for filtering Alert objects.
+Input was generated by ent.
+"""
+input AlertWhereInput {
+  not: AlertWhereInput
+  and: [AlertWhereInput!]
+  or: [AlertWhereInput!]
+  """
+  id field predicates
+  """
+  id: ID
+  idNEQ: ID
+  idIn: [ID!]
+  idNotIn: [ID!]
+  idGT: ID
+  idGTE: ID
+  idLT: ID
+  idLTE: ID
+  idEqualFold: ID
+  idContainsFold: ID
+  """
+  rule field predicates
+  """
+  rule: String
+  ruleNEQ: String
+  ruleIn: [String!]
+  ruleNotIn: [String!]
+  ruleGT: String
+  ruleGTE: String
+  ruleLT: String
+  ruleLTE: String
+  ruleContains: String
+  ruleHasPrefix: String
+  ruleHasSuffix: String
+  ruleEqualFold: String
+  ruleContainsFold: String
+  """
+  subject field predicates
+  """
+  subject: String
+  subjectNEQ: String
+  subjectIn: [String!]
+  subjectNotIn: [String!]
+  subjectGT: String
+  subjectGTE: String
+  subjectLT: String
+  subjectLTE: String
+  subjectContains: String
+  subjectHasPrefix: String
+  subjectHasSuffix: String
+  subjectEqualFold: String
+  subjectContainsFold: String
+  """
+  severity field predicates
+  """
+  severity: AlertSeverity
+  severityNEQ: AlertSeverity
+  severityIn: [AlertSeverity!]
+  severityNotIn: [AlertSeverity!]
+  """
+  status field predicates
+  """
+  status: AlertStatus
+  statusNEQ: AlertStatus
+  statusIn: [AlertStatus!]
+  statusNotIn: [AlertStatus!]
+  """
+  opened_at field predicates
+  """
+  openedAt: Time
+  openedAtNEQ: Time
+  openedAtIn: [Time!]
+  openedAtNotIn: [Time!]
+  openedAtGT: Time
+  openedAtGTE: Time
+  openedAtLT: Time
+  openedAtLTE: Time
+}
 """
 Define a Relay Cursor type:
 https://relay.dev/graphql/connections.htm#sec-Cursor
@@ -2458,6 +2814,37 @@ type Query {
     """
     ids: [ID!]!
   ): [Node]!
+  alerts(
+    """
+    Returns the elements in the list that come after the specified cursor.
+    """
+    after: Cursor
+
+    """
+    Returns the first _n_ elements from the list.
+    """
+    first: Int
+
+    """
+    Returns the elements in the list that come before the specified cursor.
+    """
+    before: Cursor
+
+    """
+    Returns the last _n_ elements from the list.
+    """
+    last: Int
+
+    """
+    Ordering options for Alerts returned from the connection.
+    """
+    orderBy: AlertOrder
+
+    """
+    Filtering options for Alerts returned from the connection.
+    """
+    where: AlertWhereInput
+  ): AlertConnection! @hasScope(scope: "monitoring:read")
   payments(
     """
     Returns the elements in the list that come after the specified cursor.
@@ -2717,7 +3104,28 @@ input WebhookEventWhereInput {
   receivedAtLTE: Time
 }
 `, BuiltIn: false},
-	{Name: "../monitoring.graphqls", Input: `"What a dashboard shows: this server's requests, pool and runtime, and everyone's payments and webhook events of the last day."
+	{Name: "../monitoring.graphqls", Input: `enum AlertStatus {
+  "Raised by a rule; nobody has acknowledged it."
+  OPEN
+  "Someone is on it."
+  ACKNOWLEDGED
+  "Closed: a rule that finds its condition again raises a new alert."
+  RESOLVED
+}
+
+enum AlertSeverity {
+  INFO
+  WARNING
+  CRITICAL
+}
+
+enum AlertAction {
+  OPENED
+  ACKNOWLEDGED
+  RESOLVED
+}
+
+"What a dashboard shows: this server's requests, pool and runtime, and everyone's payments and webhook events of the last day."
 type SystemMetrics {
   "How long this server has run, in seconds."
   uptimeS: Int!
@@ -2783,6 +3191,13 @@ type RuntimeMetrics {
 
 extend type Query {
   systemMetrics: SystemMetrics! @hasScope(scope: "monitoring:read")
+}
+
+extend type Mutation {
+  "Marks an open alert as seen by the caller: someone is on it."
+  acknowledgeAlert(id: ID!): Alert! @hasScope(scope: "webhooks:manage")
+  "Closes an alert; a rule that finds its condition again raises a new one."
+  resolveAlert(id: ID!): Alert! @hasScope(scope: "webhooks:manage")
 }
 `, BuiltIn: false},
 	{Name: "../schema.graphqls", Input: `"""
@@ -3315,6 +3730,72 @@ func (ec *executionContext) childFields_APIKeyPage(ctx context.Context, field gr
 		return ec.fieldContext_APIKeyPage_hasMore(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type APIKeyPage", field.Name)
+}
+
+func (ec *executionContext) childFields_Alert(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Alert_id(ctx, field)
+	case "rule":
+		return ec.fieldContext_Alert_rule(ctx, field)
+	case "subject":
+		return ec.fieldContext_Alert_subject(ctx, field)
+	case "severity":
+		return ec.fieldContext_Alert_severity(ctx, field)
+	case "status":
+		return ec.fieldContext_Alert_status(ctx, field)
+	case "message":
+		return ec.fieldContext_Alert_message(ctx, field)
+	case "openedAt":
+		return ec.fieldContext_Alert_openedAt(ctx, field)
+	case "acknowledgedBy":
+		return ec.fieldContext_Alert_acknowledgedBy(ctx, field)
+	case "acknowledgedAt":
+		return ec.fieldContext_Alert_acknowledgedAt(ctx, field)
+	case "resolvedBy":
+		return ec.fieldContext_Alert_resolvedBy(ctx, field)
+	case "resolvedAt":
+		return ec.fieldContext_Alert_resolvedAt(ctx, field)
+	case "history":
+		return ec.fieldContext_Alert_history(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Alert", field.Name)
+}
+
+func (ec *executionContext) childFields_AlertChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AlertChange_id(ctx, field)
+	case "action":
+		return ec.fieldContext_AlertChange_action(ctx, field)
+	case "by":
+		return ec.fieldContext_AlertChange_by(ctx, field)
+	case "at":
+		return ec.fieldContext_AlertChange_at(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AlertChange", field.Name)
+}
+
+func (ec *executionContext) childFields_AlertConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_AlertConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_AlertConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_AlertConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AlertConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_AlertEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_AlertEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_AlertEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AlertEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_AlertSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4073,6 +4554,20 @@ func (ec *executionContext) dir_hasScope_args(ctx context.Context, rawArgs map[s
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_acknowledgeAlert_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createAPIKey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4168,6 +4663,20 @@ func (ec *executionContext) field_Mutation_refundPayment_args(ctx context.Contex
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_resolveAlert_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -4288,6 +4797,60 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_alerts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*ent.AlertOrder, error) {
+			return ec.unmarshalOAlertOrder2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.AlertWhereInput, error) {
+			return ec.unmarshalOAlertWhereInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg5
 	return args, nil
 }
 
@@ -4855,6 +5418,525 @@ func (ec *executionContext) _APIKeyPage_hasMore(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_APIKeyPage_hasMore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("APIKeyPage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_id(ctx context.Context, field graphql.CollectedField, obj *ent.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_rule(ctx context.Context, field graphql.CollectedField, obj *ent.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_rule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rule, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_rule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_subject(ctx context.Context, field graphql.CollectedField, obj *ent.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_subject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subject, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_subject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_severity(ctx context.Context, field graphql.CollectedField, obj *ent.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_severity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Severity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v state.AlertSeverity) graphql.Marshaler {
+			return ec.marshalNAlertSeverity2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertSeverity(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type AlertSeverity does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_status(ctx context.Context, field graphql.CollectedField, obj *ent.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v state.AlertStatus) graphql.Marshaler {
+			return ec.marshalNAlertStatus2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type AlertStatus does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_message(ctx context.Context, field graphql.CollectedField, obj *ent.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_openedAt(ctx context.Context, field graphql.CollectedField, obj *ent.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_openedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpenedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_openedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_acknowledgedBy(ctx context.Context, field graphql.CollectedField, obj *ent.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_acknowledgedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AcknowledgedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_acknowledgedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_acknowledgedAt(ctx context.Context, field graphql.CollectedField, obj *ent.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_acknowledgedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AcknowledgedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_acknowledgedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_resolvedBy(ctx context.Context, field graphql.CollectedField, obj *ent.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_resolvedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResolvedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_resolvedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_resolvedAt(ctx context.Context, field graphql.CollectedField, obj *ent.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_resolvedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResolvedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_resolvedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_history(ctx context.Context, field graphql.CollectedField, obj *ent.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_history(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Alert().History(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.AlertChange) graphql.Marshaler {
+			return ec.marshalOAlertChange2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertChangeᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_history(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Alert",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AlertChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AlertChange_id(ctx context.Context, field graphql.CollectedField, obj *ent.AlertChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertChange_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertChange_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertChange", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AlertChange_action(ctx context.Context, field graphql.CollectedField, obj *ent.AlertChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertChange_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v state.AlertAction) graphql.Marshaler {
+			return ec.marshalNAlertAction2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertAction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertChange_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertChange", field, false, false, errors.New("field of type AlertAction does not have child fields"))
+}
+
+func (ec *executionContext) _AlertChange_by(ctx context.Context, field graphql.CollectedField, obj *ent.AlertChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertChange_by(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.By, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertChange_by(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertChange", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AlertChange_at(ctx context.Context, field graphql.CollectedField, obj *ent.AlertChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertChange_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertChange_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertChange", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _AlertConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.AlertConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.AlertEdge) graphql.Marshaler {
+			return ec.marshalOAlertEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertEdge(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AlertConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AlertConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AlertEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AlertConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.AlertConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
+			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AlertConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AlertConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *ent.AlertConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AlertEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.AlertEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Alert) graphql.Marshaler {
+			return ec.marshalOAlert2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlert(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AlertEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AlertEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Alert(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AlertEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.AlertEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AlertEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
+			return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AlertEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AlertEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
 func (ec *executionContext) _AlertSettings_providerErrorRate(ctx context.Context, field graphql.CollectedField, obj *routing.AlertSettings) (ret graphql.Marshaler) {
@@ -6237,6 +7319,130 @@ func (ec *executionContext) fieldContext_Mutation_revokeAPIKey(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_revokeAPIKey_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_acknowledgeAlert(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_acknowledgeAlert(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AcknowledgeAlert(ctx, fc.Args["id"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "webhooks:manage")
+				if err != nil {
+					var zeroVal *ent.Alert
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *ent.Alert
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Alert) graphql.Marshaler {
+			return ec.marshalNAlert2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlert(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_acknowledgeAlert(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Alert(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_acknowledgeAlert_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_resolveAlert(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_resolveAlert(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ResolveAlert(ctx, fc.Args["id"].(string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "webhooks:manage")
+				if err != nil {
+					var zeroVal *ent.Alert
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *ent.Alert
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Alert) graphql.Marshaler {
+			return ec.marshalNAlert2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlert(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_resolveAlert(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Alert(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_resolveAlert_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7815,6 +9021,68 @@ func (ec *executionContext) fieldContext_Query_nodes(ctx context.Context, field 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_nodes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_alerts(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_alerts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Alerts(ctx, fc.Args["after"].(*entgql.Cursor[string]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[string]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.AlertOrder), fc.Args["where"].(*ent.AlertWhereInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "monitoring:read")
+				if err != nil {
+					var zeroVal *ent.AlertConnection
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *ent.AlertConnection
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.AlertConnection) graphql.Marshaler {
+			return ec.marshalNAlertConnection2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_alerts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AlertConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_alerts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -12239,6 +13507,47 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAlertOrder(ctx context.Context, obj any) (ent.AlertOrder, error) {
+	var it ent.AlertOrder
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "ASC"
+	}
+
+	fieldsInOrder := [...]string{"direction", "field"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNAlertOrderField2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputAlertSettingsInput(ctx context.Context, obj any) (routing.AlertSettings, error) {
 	var it routing.AlertSettings
 	if obj == nil {
@@ -12271,6 +13580,414 @@ func (ec *executionContext) unmarshalInputAlertSettingsInput(ctx context.Context
 				return it, err
 			}
 			it.RefundShare = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAlertWhereInput(ctx context.Context, obj any) (ent.AlertWhereInput, error) {
+	var it ent.AlertWhereInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "rule", "ruleNEQ", "ruleIn", "ruleNotIn", "ruleGT", "ruleGTE", "ruleLT", "ruleLTE", "ruleContains", "ruleHasPrefix", "ruleHasSuffix", "ruleEqualFold", "ruleContainsFold", "subject", "subjectNEQ", "subjectIn", "subjectNotIn", "subjectGT", "subjectGTE", "subjectLT", "subjectLTE", "subjectContains", "subjectHasPrefix", "subjectHasSuffix", "subjectEqualFold", "subjectContainsFold", "severity", "severityNEQ", "severityIn", "severityNotIn", "status", "statusNEQ", "statusIn", "statusNotIn", "openedAt", "openedAtNEQ", "openedAtIn", "openedAtNotIn", "openedAtGT", "openedAtGTE", "openedAtLT", "openedAtLTE"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "not":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("not"))
+			data, err := ec.unmarshalOAlertWhereInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertWhereInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Not = data
+		case "and":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("and"))
+			data, err := ec.unmarshalOAlertWhereInput2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.And = data
+		case "or":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("or"))
+			data, err := ec.unmarshalOAlertWhereInput2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Or = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "idNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNEQ = data
+		case "idIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDIn = data
+		case "idNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNotIn = data
+		case "idGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGT = data
+		case "idGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGTE = data
+		case "idLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLT = data
+		case "idLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLTE = data
+		case "idEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDEqualFold = data
+		case "idContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDContainsFold = data
+		case "rule":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rule"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Rule = data
+		case "ruleNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleNEQ = data
+		case "ruleIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleIn = data
+		case "ruleNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleNotIn = data
+		case "ruleGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleGT = data
+		case "ruleGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleGTE = data
+		case "ruleLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleLT = data
+		case "ruleLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleLTE = data
+		case "ruleContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleContains = data
+		case "ruleHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleHasPrefix = data
+		case "ruleHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleHasSuffix = data
+		case "ruleEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleEqualFold = data
+		case "ruleContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleContainsFold = data
+		case "subject":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subject"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Subject = data
+		case "subjectNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subjectNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SubjectNEQ = data
+		case "subjectIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subjectIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SubjectIn = data
+		case "subjectNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subjectNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SubjectNotIn = data
+		case "subjectGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subjectGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SubjectGT = data
+		case "subjectGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subjectGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SubjectGTE = data
+		case "subjectLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subjectLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SubjectLT = data
+		case "subjectLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subjectLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SubjectLTE = data
+		case "subjectContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subjectContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SubjectContains = data
+		case "subjectHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subjectHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SubjectHasPrefix = data
+		case "subjectHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subjectHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SubjectHasSuffix = data
+		case "subjectEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subjectEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SubjectEqualFold = data
+		case "subjectContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subjectContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SubjectContainsFold = data
+		case "severity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("severity"))
+			data, err := ec.unmarshalOAlertSeverity2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertSeverity(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Severity = data
+		case "severityNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("severityNEQ"))
+			data, err := ec.unmarshalOAlertSeverity2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertSeverity(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SeverityNEQ = data
+		case "severityIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("severityIn"))
+			data, err := ec.unmarshalOAlertSeverity2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertSeverityᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SeverityIn = data
+		case "severityNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("severityNotIn"))
+			data, err := ec.unmarshalOAlertSeverity2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertSeverityᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SeverityNotIn = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOAlertStatus2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "statusNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusNEQ"))
+			data, err := ec.unmarshalOAlertStatus2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusNEQ = data
+		case "statusIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusIn"))
+			data, err := ec.unmarshalOAlertStatus2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertStatusᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusIn = data
+		case "statusNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusNotIn"))
+			data, err := ec.unmarshalOAlertStatus2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertStatusᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusNotIn = data
+		case "openedAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("openedAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OpenedAt = data
+		case "openedAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("openedAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OpenedAtNEQ = data
+		case "openedAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("openedAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OpenedAtIn = data
+		case "openedAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("openedAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OpenedAtNotIn = data
+		case "openedAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("openedAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OpenedAtGT = data
+		case "openedAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("openedAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OpenedAtGTE = data
+		case "openedAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("openedAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OpenedAtLT = data
+		case "openedAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("openedAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OpenedAtLTE = data
 		}
 	}
 	return it, nil
@@ -14461,6 +16178,16 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Payment(ctx, sel, obj)
+	case *ent.AlertChange:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._AlertChange(ctx, sel, obj)
+	case *ent.Alert:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Alert(ctx, sel, obj)
 	default:
 		if typedObj, ok := obj.(graphql.Marshaler); ok {
 			return typedObj
@@ -14571,6 +16298,276 @@ func (ec *executionContext) _APIKeyPage(ctx context.Context, sel ast.SelectionSe
 			}
 		case "hasMore":
 			out.Values[i] = ec._APIKeyPage_hasMore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var alertImplementors = []string{"Alert", "Node"}
+
+func (ec *executionContext) _Alert(ctx context.Context, sel ast.SelectionSet, obj *ent.Alert) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, alertImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Alert")
+		case "id":
+			out.Values[i] = ec._Alert_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "rule":
+			out.Values[i] = ec._Alert_rule(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "subject":
+			out.Values[i] = ec._Alert_subject(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "severity":
+			out.Values[i] = ec._Alert_severity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._Alert_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "message":
+			out.Values[i] = ec._Alert_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "openedAt":
+			out.Values[i] = ec._Alert_openedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "acknowledgedBy":
+			out.Values[i] = ec._Alert_acknowledgedBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "acknowledgedAt":
+			out.Values[i] = ec._Alert_acknowledgedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "resolvedBy":
+			out.Values[i] = ec._Alert_resolvedBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "resolvedAt":
+			out.Values[i] = ec._Alert_resolvedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "history":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Alert_history(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var alertChangeImplementors = []string{"AlertChange", "Node"}
+
+func (ec *executionContext) _AlertChange(ctx context.Context, sel ast.SelectionSet, obj *ent.AlertChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, alertChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AlertChange")
+		case "id":
+			out.Values[i] = ec._AlertChange_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "action":
+			out.Values[i] = ec._AlertChange_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "by":
+			out.Values[i] = ec._AlertChange_by(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._AlertChange_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var alertConnectionImplementors = []string{"AlertConnection"}
+
+func (ec *executionContext) _AlertConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.AlertConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, alertConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AlertConnection")
+		case "edges":
+			out.Values[i] = ec._AlertConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._AlertConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._AlertConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var alertEdgeImplementors = []string{"AlertEdge"}
+
+func (ec *executionContext) _AlertEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.AlertEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, alertEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AlertEdge")
+		case "node":
+			out.Values[i] = ec._AlertEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec._AlertEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -15283,6 +17280,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "revokeAPIKey":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_revokeAPIKey(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "acknowledgeAlert":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_acknowledgeAlert(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resolveAlert":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_resolveAlert(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -16092,6 +18103,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_nodes(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "alerts":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_alerts(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -18323,12 +20356,93 @@ func (ec *executionContext) marshalNAPIKeyPage2ᚖgithubᚗcomᚋpaygateᚋpayga
 	return ec._APIKeyPage(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNAlert2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlert(ctx context.Context, sel ast.SelectionSet, v *ent.Alert) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Alert(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAlertAction2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertAction(ctx context.Context, v any) (state.AlertAction, error) {
+	var res state.AlertAction
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAlertAction2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertAction(ctx context.Context, sel ast.SelectionSet, v state.AlertAction) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNAlertChange2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertChange(ctx context.Context, sel ast.SelectionSet, v *ent.AlertChange) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AlertChange(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAlertConnection2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertConnection(ctx context.Context, sel ast.SelectionSet, v *ent.AlertConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AlertConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAlertOrderField2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertOrderField(ctx context.Context, v any) (*ent.AlertOrderField, error) {
+	var res = new(ent.AlertOrderField)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAlertOrderField2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertOrderField(ctx context.Context, sel ast.SelectionSet, v *ent.AlertOrderField) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
+}
+
 func (ec *executionContext) marshalNAlertSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐAlertSettings(ctx context.Context, sel ast.SelectionSet, v routing.AlertSettings) graphql.Marshaler {
 	return ec._AlertSettings(ctx, sel, &v)
 }
 
 func (ec *executionContext) unmarshalNAlertSettingsInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐAlertSettings(ctx context.Context, v any) (*routing.AlertSettings, error) {
 	res, err := ec.unmarshalInputAlertSettingsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNAlertSeverity2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertSeverity(ctx context.Context, v any) (state.AlertSeverity, error) {
+	var res state.AlertSeverity
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAlertSeverity2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertSeverity(ctx context.Context, sel ast.SelectionSet, v state.AlertSeverity) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNAlertStatus2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertStatus(ctx context.Context, v any) (state.AlertStatus, error) {
+	var res state.AlertStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAlertStatus2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertStatus(ctx context.Context, sel ast.SelectionSet, v state.AlertStatus) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNAlertWhereInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertWhereInput(ctx context.Context, v any) (*ent.AlertWhereInput, error) {
+	res, err := ec.unmarshalInputAlertWhereInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -19349,6 +21463,189 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalOAlert2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlert(ctx context.Context, sel ast.SelectionSet, v *ent.Alert) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Alert(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOAlertChange2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.AlertChange) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAlertChange2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalOAlertEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.AlertEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOAlertEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertEdge(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOAlertEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertEdge(ctx context.Context, sel ast.SelectionSet, v *ent.AlertEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AlertEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOAlertOrder2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertOrder(ctx context.Context, v any) (*ent.AlertOrder, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputAlertOrder(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOAlertSeverity2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertSeverityᚄ(ctx context.Context, v any) ([]state.AlertSeverity, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]state.AlertSeverity, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNAlertSeverity2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertSeverity(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOAlertSeverity2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertSeverityᚄ(ctx context.Context, sel ast.SelectionSet, v []state.AlertSeverity) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAlertSeverity2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertSeverity(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOAlertSeverity2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertSeverity(ctx context.Context, v any) (*state.AlertSeverity, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(state.AlertSeverity)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOAlertSeverity2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertSeverity(ctx context.Context, sel ast.SelectionSet, v *state.AlertSeverity) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOAlertStatus2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertStatusᚄ(ctx context.Context, v any) ([]state.AlertStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]state.AlertStatus, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNAlertStatus2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertStatus(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOAlertStatus2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []state.AlertStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAlertStatus2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOAlertStatus2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertStatus(ctx context.Context, v any) (*state.AlertStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(state.AlertStatus)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOAlertStatus2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐAlertStatus(ctx context.Context, sel ast.SelectionSet, v *state.AlertStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOAlertWhereInput2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertWhereInputᚄ(ctx context.Context, v any) ([]*ent.AlertWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ent.AlertWhereInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNAlertWhereInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertWhereInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOAlertWhereInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertWhereInput(ctx context.Context, v any) (*ent.AlertWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputAlertWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {

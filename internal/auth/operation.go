@@ -77,6 +77,11 @@ var (
 	// Prometheus scrapes /metrics with a key holding monitoring:read, unless the metrics are public.
 	ScrapeMetrics = Operation{Name: "metrics", Scope: ScopeMonitoringRead, HTTPOnly: true, RateClass: RateRead}
 	SystemMetrics = Operation{Name: "systemMetrics", Scope: ScopeMonitoringRead, RateClass: RateRead}
+	ListAlerts    = Operation{Name: "alerts", Scope: ScopeMonitoringRead, RateClass: RateRead}
+	// Acknowledging and resolving an alert are writes no viewer may make: they go with handling
+	// the providers and their events, the operators' and admins' work.
+	AcknowledgeAlert = Operation{Name: "acknowledgeAlert", Scope: ScopeWebhooksManage, RateClass: RateWrite}
+	ResolveAlert     = Operation{Name: "resolveAlert", Scope: ScopeWebhooksManage, RateClass: RateWrite}
 	// Everyone who manages API keys manages their own; those who manage users, everyone's.
 	CreateAPIKey = Operation{Name: "createAPIKey", Scope: ScopeAPIKeysManage, RateClass: RateWrite}
 	ListAPIKeys  = Operation{Name: "apiKeys", Scope: ScopeAPIKeysManage, RateClass: RateRead}
@@ -86,7 +91,7 @@ var (
 // Operations lists every operation.
 var Operations = []Operation{Login, RefreshToken, Logout, RevokeToken, CreateUser, ListUsers, UpdateUser, CreatePayment, RefundPayment, GetPayment, ListPayments, GetRefund,
 	GetConfig, UpdateConfig, ConfigHistory, ProviderStatus, SimulateEvent, SendTestWebhook,
-	ListWebhookEvents, GetWebhookEvent, WebhookMetrics, RetryWebhookEvent, CreateAPIKey, ListAPIKeys, RevokeAPIKey, ScrapeMetrics, SystemMetrics}
+	ListWebhookEvents, GetWebhookEvent, WebhookMetrics, RetryWebhookEvent, CreateAPIKey, ListAPIKeys, RevokeAPIKey, ScrapeMetrics, SystemMetrics, ListAlerts, AcknowledgeAlert, ResolveAlert}
 
 // OperationNamed returns the operation of a GraphQL root field, if the field is one.
 func OperationNamed(name string) (Operation, bool) {

@@ -99,6 +99,20 @@ func (b *Breaker) Allow(provider string, s BreakerSettings) (Pass, bool) {
 	return Pass{}, false
 }
 
+// Window returns the calls to the provider counted in the window now, and how many of them
+// failed; both are zero while the circuit is open.
+func (b *Breaker) Window(provider string, s BreakerSettings) (calls, failing int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cutoff := b.now().Unix() - int64(s.WindowS)
+	for _, sec := range b.circuit(provider).seconds {
+		if sec.at > cutoff {
+			calls, failing = calls+sec.calls, failing+sec.failing
+		}
+	}
+	return calls, failing
+}
+
 // Release ends the call given pass without an outcome (it was not sent, or it panicked): a probe
 // it held is given back for another call to take.
 func (b *Breaker) Release(provider string, pass Pass) {

@@ -169,9 +169,21 @@ func (r *Router) observe(name string, err error, latency time.Duration) {
 	}
 }
 
-// CircuitOpen reports whether this server's circuit to the provider is open.
+// ErrorRate is the share of this server's calls to the provider that failed within the circuit
+// breaker's window, and whether there were enough calls (the breaker's minimum) to tell.
+func (r *Router) ErrorRate(name string) (rate float64, enough bool) {
+	settings := r.config().CircuitBreaker
+	calls, failing := r.breaker.Window(name, settings)
+	if calls == 0 || calls < settings.MinRequests {
+		return 0, false
+	}
+	return float64(failing) / float64(calls), true
+}
+
+// CircuitOpen reports whether this server's circuit to the provider is open (or half open, a
+// probe deciding whether to close it).
 func (r *Router) CircuitOpen(name string) bool {
-	return r.breaker.State(name, r.config().CircuitBreaker) == Open
+	return r.breaker.State(name, r.config().CircuitBreaker) != Closed
 }
 
 // ObserveRefund counts a refund sent to a provider in its figures. It leaves the circuit alone:

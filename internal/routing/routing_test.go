@@ -137,6 +137,8 @@ func TestValidateNamesTheField(t *testing.T) {
 		{func(c *Config) { c.RateLimits = RateLimits{} }, "rate_limits.per_second"},
 		{func(c *Config) { c.RateLimits.Burst = 10 }, "rate_limits.burst"},
 		{func(c *Config) { c.RateLimits.LoginPerMinute = 0 }, "rate_limits.login_per_minute"},
+		{func(c *Config) { c.Alerts.ProviderErrorRate = 0 }, "alerts.provider_error_rate"},
+		{func(c *Config) { c.Alerts.RefundShare = 1.5 }, "alerts.refund_share"},
 	} {
 		c := Default(providers)
 		tc.change(&c)
@@ -153,7 +155,8 @@ func TestDocumentRoundTrips(t *testing.T) {
 		"providers":[{"provider":"adyen","weight":80},{"provider":"stripe","weight":20}]}],"fallback":["stripe","adyen","checkout"]},
 		"providers":{"stripe":{"enabled":true,"timeout_ms":10000},"adyen":{"enabled":true,"timeout_ms":10000},"checkout":{"enabled":true,"timeout_ms":10000}},
 		"circuit_breaker":{"window_s":60,"min_requests":10,"error_rate":0.5,"open_s":30},
-		"webhook_retry":{"base_s":30,"factor":2,"max_attempts":8},"rate_limits":{"per_second":100,"burst":200,"login_per_minute":5}}`
+		"webhook_retry":{"base_s":30,"factor":2,"max_attempts":8},"rate_limits":{"per_second":100,"burst":200,"login_per_minute":5},
+		"alerts":{"provider_error_rate":0.2,"refund_share":0.5}}`
 	var c Config
 	if err := json.Unmarshal([]byte(text), &c); err != nil {
 		t.Fatal(err)
@@ -162,7 +165,7 @@ func TestDocumentRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Version != 4 || *c.Routing.Rules[0].AmountLTE != "5000.00" || c.Routing.Rules[0].Providers[1].Weight != 20 ||
-		c.WebhookRetry.MaxAttempts != 8 || c.RateLimits.LoginPerMinute != 5 {
+		c.WebhookRetry.MaxAttempts != 8 || c.RateLimits.LoginPerMinute != 5 || c.Alerts.RefundShare != 0.5 {
 		t.Errorf("read %+v", c)
 	}
 }
