@@ -9,7 +9,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,7 +16,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -44,40 +42,6 @@ func main() {
 	if err := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "paygate:", err)
 		os.Exit(1)
-	}
-}
-
-// run is the whole program; tests call it as main does.
-func run(ctx context.Context, args []string, environ []string, stdout, stderr io.Writer) error {
-	cfg, err := config.Load(environ)
-	if err != nil {
-		return err
-	}
-	logger := newLogger(stdout, cfg.LogLevel)
-	command := "serve"
-	if len(args) > 0 {
-		command, args = args[0], args[1:]
-	}
-	switch command {
-	case "serve":
-		return serve(ctx, cfg, logger)
-	case "migrate":
-		db, err := openDatabase(ctx, cfg)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		logger.Info("migrations applied")
-		return nil
-	case "user":
-		return userCommand(ctx, cfg, args, stdout, stderr)
-	case "apikey":
-		return apiKeyCommand(ctx, cfg, args, stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprintln(stdout, "usage: paygate [serve | migrate | user create --email E --password P --role R | apikey create --name N --scopes a,b]")
-		return nil
-	default:
-		return fmt.Errorf("unknown command %q (try: serve, migrate, user create, apikey create)", command)
 	}
 }
 
@@ -286,6 +250,19 @@ func every(ctx context.Context, interval time.Duration, fn func(context.Context)
 }
 
 func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
+	// What can be refused is refused before anything is touched: no database file is made and no
+	// migration is run for a start that fails.
+	if err := cfg.CheckSecrets(); err != nil {
+		return err
+	}
+	listener, err := net.Listen("tcp", cfg.ListenAddr())
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%s is in use by another program (another Paygate?): stop it, or listen elsewhere with PAYGATE_ADDR or PORT", cfg.ListenAddr())
+	}
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w (set PAYGATE_ADDR or PORT)", cfg.ListenAddr(), err)
+	}
+	defer listener.Close()
 	db, err := openDatabase(ctx, cfg)
 	if err != nil {
 		return err
@@ -299,10 +276,6 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		return err
 	}
 
-	listener, err := net.Listen("tcp", cfg.ListenAddr())
-	if err != nil {
-		return err
-	}
 	server := &http.Server{
 		Handler:           paygate.handler,
 		ReadHeaderTimeout: 5 * time.Second,
@@ -393,7 +366,14 @@ func reconcile(ctx context.Context, payments *payment.Service, every time.Durati
 // ensureFirstAdmin creates the first admin of an empty database.
 func ensureFirstAdmin(ctx context.Context, cfg config.Config, authService *auth.Service, logger *slog.Logger) error {
 	if cfg.AdminEmail == "" && cfg.Production() {
-		return nil
+		// Production makes no admin with a password in its log: it says how to make one.
+		none, err := authService.NoUsers(ctx)
+		if err == nil && none {
+			logger.Warn("there are no users yet: create the first admin with " +
+				"paygate user create --email you@example.com --password '<12 characters or more>' --role admin, " +
+				"or start with PAYGATE_ADMIN_EMAIL and PAYGATE_ADMIN_PASSWORD set")
+		}
+		return err
 	}
 	admin, generatedPassword, err := authService.EnsureFirstAdmin(ctx, cfg.AdminEmail, cfg.AdminPassword)
 	switch {
@@ -408,84 +388,5 @@ func ensureFirstAdmin(ctx context.Context, cfg config.Config, authService *auth.
 	default:
 		logger.Info("created the first admin", "email", admin.Email)
 	}
-	return nil
-}
-
-func userCommand(ctx context.Context, cfg config.Config, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "create" {
-		return errors.New("usage: paygate user create --email E --password P --role R")
-	}
-	flags := flag.NewFlagSet("user create", flag.ContinueOnError)
-	flags.SetOutput(stderr)
-	email := flags.String("email", "", "the user's email")
-	password := flags.String("password", "", "the user's password (at least 12 characters, at most 72 bytes)")
-	role := flags.String("role", "viewer", "admin, operator, developer or viewer")
-	if err := flags.Parse(args[1:]); err != nil {
-		return err
-	}
-	db, err := openDatabase(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	u, err := auth.NewService(db.Ent, nil, nil, nil, time.Now).CreateUser(ctx, *email, *password, *role)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "created user %s (%s, %s)\n", u.ID, u.Email, u.Role)
-	return nil
-}
-
-// apiKeyCommand makes an API key from the command line: the first key of an automated
-// deployment, before anyone has logged in to make one. It belongs to the user named by --user,
-// or to the first admin, and prints the key, which is shown this once.
-func apiKeyCommand(ctx context.Context, cfg config.Config, args []string, stdout, stderr io.Writer) error {
-	usage := errors.New("usage: paygate apikey create --name N --scopes a,b [--user EMAIL] [--expires-at 2027-01-31T00:00:00Z]")
-	if len(args) == 0 || args[0] != "create" {
-		return usage
-	}
-	flags := flag.NewFlagSet("apikey create", flag.ContinueOnError)
-	flags.SetOutput(stderr)
-	name := flags.String("name", "", "what the key is for, e.g. checkout-service")
-	scopes := flags.String("scopes", "", "comma-separated scopes, at most those of the key's user, e.g. payments:read,payments:write")
-	owner := flags.String("user", "", "email of the user the key acts for (default: the first admin)")
-	expiresAt := flags.String("expires-at", "", "when the key stops working, RFC 3339 (default: never)")
-	if err := flags.Parse(args[1:]); err != nil {
-		return err
-	}
-	if flags.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q; %w", flags.Arg(0), usage)
-	}
-	req := auth.APIKeyRequest{Name: *name}
-	for scope := range strings.SplitSeq(*scopes, ",") {
-		if scope = strings.TrimSpace(scope); scope != "" {
-			req.Scopes = append(req.Scopes, scope)
-		}
-	}
-	if *expiresAt != "" {
-		at, err := time.Parse(time.RFC3339, *expiresAt)
-		if err != nil {
-			return fmt.Errorf("--expires-at must be a time like 2027-01-31T00:00:00Z: %w", err)
-		}
-		req.ExpiresAt = &at
-	}
-	secrets, err := cfg.LoadSecrets()
-	if err != nil {
-		return err
-	}
-	db, err := openDatabase(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	now := func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
-	keys := auth.NewAPIKeys(db.Ent, secrets.APIKeySecret, cfg.Production(), now)
-	created, user, err := auth.NewService(db.Ent, nil, keys, nil, now).CreateFirstAPIKey(ctx, *owner, req)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "created API key %s (%s) for %s with scopes %s; it is shown once:\n",
-		created.APIKey.ID, created.APIKey.Name, user.Email, strings.Join(created.APIKey.Scopes, ","))
-	fmt.Fprintln(stdout, created.Key)
 	return nil
 }

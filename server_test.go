@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -183,14 +184,105 @@ func TestCommands(t *testing.T) {
 	if err := run(context.Background(), []string{"frobnicate"}, environ, io.Discard, io.Discard); err == nil {
 		t.Error("an unknown command was accepted")
 	}
+	err = run(context.Background(), []string{"user", "create", "--email", "dev@example.com", "--password", "twelve chars!", "--role", "viewer"}, environ, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "exists already") || strings.Contains(err.Error(), "UNIQUE") || strings.Contains(err.Error(), "constraint") {
+		t.Errorf("user create with a taken email = %v", err)
+	}
+}
+
+// TestCommandLine: every command has real help, which touches nothing; an unknown flag or
+// argument is an error, never ignored; a user needs a role.
+func TestCommandLine(t *testing.T) {
+	dir := t.TempDir()
+	database := filepath.Join(dir, "paygate.db")
+	environ := []string{"PAYGATE_DATA_DIR=" + dir, "DATABASE_URL=sqlite://" + database}
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		var out strings.Builder
+		if err := run(context.Background(), args, environ, &out, io.Discard); err != nil || !strings.Contains(out.String(), "paygate apikey create") ||
+			strings.Count(out.String(), "\n") < 8 {
+			t.Errorf("paygate %v = %v\n%s", args, err, out.String())
+		}
+	}
+	for _, tt := range []struct {
+		args  []string
+		wants []string
+	}{
+		{[]string{"migrate", "--help"}, []string{"Usage: paygate migrate", "DATABASE_URL"}},
+		{[]string{"help", "migrate"}, []string{"Usage: paygate migrate"}},
+		{[]string{"serve", "-h"}, []string{"Usage: paygate [serve]", "PAYGATE_JWT_SECRET", "openssl rand -hex 32", "PAYGATE_CORS_ORIGINS"}},
+		{[]string{"help", "user", "create"}, []string{"-role", "-email", "(required)"}},
+		{[]string{"apikey", "create", "--help"}, []string{"-scopes", "-expires-at", "shown this once"}},
+	} {
+		var out strings.Builder
+		if err := run(context.Background(), tt.args, environ, &out, io.Discard); err != nil {
+			t.Errorf("paygate %v = %v", tt.args, err)
+		}
+		for _, want := range tt.wants {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("paygate %v says no %q:\n%s", tt.args, want, out.String())
+			}
+		}
+	}
+	if _, err := os.Stat(database); !os.IsNotExist(err) {
+		t.Errorf("help touched the database: %v", err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--port", "9000"}, "flag provided but not defined: -port"},
+		{[]string{"--port", "9000"}, "flag provided but not defined: -port"},
+		{[]string{"serve", "extra"}, `takes no argument "extra"`},
+		{[]string{"migrate", "now"}, `takes no argument "now"`},
+		{[]string{"user", "create", "--email", "a@example.com", "--password", "twelve chars!"}, "--role is required"},
+		{[]string{"user", "delete"}, "unknown command"},
+	} {
+		if err := run(context.Background(), tt.args, environ, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("paygate %v = %v, want %q", tt.args, err, tt.want)
+		}
+	}
+	if _, err := os.Stat(database); !os.IsNotExist(err) {
+		t.Errorf("a refused command touched the database: %v", err)
+	}
+}
+
+// TestStartsThatFailSayWhatToDo: a taken address is named with what to do; a production start
+// with no users says how to make the first admin.
+func TestStartsThatFailSayWhatToDo(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	dir := t.TempDir()
+	database := filepath.Join(dir, "paygate.db")
+	err = run(context.Background(), nil, []string{"PAYGATE_DATA_DIR=" + dir, "DATABASE_URL=sqlite://" + database, "PAYGATE_ADDR=" + taken.Addr().String()}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "is in use") || !strings.Contains(err.Error(), "PAYGATE_ADDR") {
+		t.Errorf("a start on a taken address = %v", err)
+	}
+	if _, err := os.Stat(database); !os.IsNotExist(err) {
+		t.Errorf("a start on a taken address made the database: %v", err)
+	}
+	secret := strings.Repeat("s", 32)
+	_, logs, stop := startRun(t, []string{"PAYGATE_ENV=production", "PAYGATE_DATA_DIR=" + dir, "DATABASE_URL=sqlite://" + database,
+		"PAYGATE_JWT_SECRET=" + secret, "PAYGATE_CARD_FINGERPRINT_KEY=" + secret, "PAYGATE_API_KEY_SECRET=" + secret})
+	if err := stop(); err != nil {
+		t.Errorf("stop = %v", err)
+	}
+	if !strings.Contains(logs.String(), "paygate user create --email you@example.com") {
+		t.Errorf("a production start with no users does not say how to make one:\n%s", logs.String())
+	}
 }
 
 func TestProductionRefusesToStartWithoutSecrets(t *testing.T) {
 	dir := t.TempDir()
 	environ := []string{"PAYGATE_ENV=production", "PAYGATE_DATA_DIR=" + dir, "DATABASE_URL=sqlite://" + filepath.Join(dir, "p.db"), "PAYGATE_ADDR=127.0.0.1:0"}
 	err := run(context.Background(), nil, environ, io.Discard, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "PAYGATE_JWT_SECRET") {
-		t.Errorf("production start without secrets = %v", err)
+	if err == nil || strings.Count(err.Error(), "openssl rand -hex 32") != 3 {
+		t.Errorf("production start without secrets = %v, want all three named at once, each with a way to make it", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "p.db")); !os.IsNotExist(err) {
+		t.Errorf("a refused production start made the database: %v", err)
 	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {

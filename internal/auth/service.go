@@ -344,6 +344,12 @@ func (s *Service) CreateUser(ctx context.Context, email, password, role string) 
 	return u, err
 }
 
+// NoUsers reports whether no user exists yet.
+func (s *Service) NoUsers(ctx context.Context) (bool, error) {
+	exists, err := s.client.User.Query().Exist(ctx)
+	return !exists, err
+}
+
 // EnsureFirstAdmin creates the first admin when there are no users. With no email given it
 // creates admin@localhost with a random password, which it returns so it can be shown once.
 func (s *Service) EnsureFirstAdmin(ctx context.Context, email, password string) (created *ent.User, generatedPassword string, err error) {

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -18,45 +19,66 @@ import (
 	"github.com/paygate/paygate/internal/money"
 )
 
-// Config is everything Paygate reads from its environment.
+// Config is everything Paygate reads from its environment. Each variable's help tag is what
+// `paygate help` says of it.
 type Config struct {
-	Env                string   `env:"PAYGATE_ENV" envDefault:"development"`
-	Addr               string   `env:"PAYGATE_ADDR"`
-	Port               string   `env:"PORT"`
-	DatabaseURL        string   `env:"DATABASE_URL"`
-	DBMaxConns         int      `env:"PAYGATE_DB_MAX_CONNS" envDefault:"20"`
-	DataDir            string   `env:"PAYGATE_DATA_DIR" envDefault:".paygate"`
-	JWTSecret          string   `env:"PAYGATE_JWT_SECRET"`
-	CardFingerprintKey string   `env:"PAYGATE_CARD_FINGERPRINT_KEY"`
-	APIKeySecret       string   `env:"PAYGATE_API_KEY_SECRET"`
-	AdminEmail         string   `env:"PAYGATE_ADMIN_EMAIL"`
-	AdminPassword      string   `env:"PAYGATE_ADMIN_PASSWORD"`
-	CORSOrigins        []string `env:"PAYGATE_CORS_ORIGINS" envSeparator:","`
+	Env                string   `env:"PAYGATE_ENV" envDefault:"development" help:"development or production (production: no playground, no introspection, every secret required)"`
+	Addr               string   `env:"PAYGATE_ADDR" help:"listen address (default 127.0.0.1:8080)"`
+	Port               string   `env:"PORT" help:"listen on :PORT when PAYGATE_ADDR is unset"`
+	DatabaseURL        string   `env:"DATABASE_URL" help:"sqlite://PATH (default sqlite://./paygate.db), sqlite://:memory: or postgres://user@host/db?sslmode=..."`
+	DBMaxConns         int      `env:"PAYGATE_DB_MAX_CONNS" envDefault:"20" help:"PostgreSQL connection pool size"`
+	DataDir            string   `env:"PAYGATE_DATA_DIR" envDefault:".paygate" help:"where development secrets are generated (mode 0600)"`
+	JWTSecret          string   `env:"PAYGATE_JWT_SECRET" help:"HS256 key of access tokens, at least 32 bytes (openssl rand -hex 32)"`
+	CardFingerprintKey string   `env:"PAYGATE_CARD_FINGERPRINT_KEY" help:"key of the card fingerprint hash, at least 32 bytes (openssl rand -hex 32)"`
+	APIKeySecret       string   `env:"PAYGATE_API_KEY_SECRET" help:"key of the hash API keys are kept as, at least 32 bytes (openssl rand -hex 32)"`
+	AdminEmail         string   `env:"PAYGATE_ADMIN_EMAIL" help:"the first admin's email, created when there are no users"`
+	AdminPassword      string   `env:"PAYGATE_ADMIN_PASSWORD" help:"the first admin's password (12 characters to 72 bytes)"`
+	CORSOrigins        []string `env:"PAYGATE_CORS_ORIGINS" envSeparator:"," help:"comma-separated origins of the dashboards allowed to call from a browser, e.g. https://dash.example.com"`
 	// MetricsPublic serves /metrics to anyone, for a Prometheus on a private network that sends
 	// no credentials.
-	MetricsPublic  bool          `env:"PAYGATE_METRICS_PUBLIC" envDefault:"false"`
-	MaxAmount      string        `env:"PAYGATE_MAX_AMOUNT" envDefault:"999999.99"`
-	LogLevel       string        `env:"PAYGATE_LOG_LEVEL" envDefault:"info"`
-	SandboxLatency time.Duration `env:"PAYGATE_SANDBOX_LATENCY" envDefault:"0s"`
+	MetricsPublic  bool          `env:"PAYGATE_METRICS_PUBLIC" envDefault:"false" help:"true serves /metrics without credentials"`
+	MaxAmount      string        `env:"PAYGATE_MAX_AMOUNT" envDefault:"999999.99" help:"largest amount of a payment, in major units"`
+	LogLevel       string        `env:"PAYGATE_LOG_LEVEL" envDefault:"info" help:"debug, info, warn or error"`
+	SandboxLatency time.Duration `env:"PAYGATE_SANDBOX_LATENCY" envDefault:"0s" help:"how long each call to a built-in sandbox takes"`
 	// SandboxOutage names the built-in sandboxes that answer every request 503, as a provider
 	// that is down does, so that failover can be shown.
-	SandboxOutage []string `env:"PAYGATE_SANDBOX_OUTAGE" envSeparator:","`
+	SandboxOutage []string `env:"PAYGATE_SANDBOX_OUTAGE" envSeparator:"," help:"built-in sandboxes to run as down, e.g. stripe"`
 
 	// A provider without a base URL is served by its built-in sandbox.
-	StripeBaseURL        string `env:"PAYGATE_STRIPE_BASE_URL"`
-	StripeAPIKey         string `env:"PAYGATE_STRIPE_API_KEY"`
-	AdyenBaseURL         string `env:"PAYGATE_ADYEN_BASE_URL"`
-	AdyenAPIKey          string `env:"PAYGATE_ADYEN_API_KEY"`
-	AdyenMerchantAccount string `env:"PAYGATE_ADYEN_MERCHANT_ACCOUNT"`
-	CheckoutBaseURL      string `env:"PAYGATE_CHECKOUT_BASE_URL"`
-	CheckoutAPIKey       string `env:"PAYGATE_CHECKOUT_API_KEY"`
+	StripeBaseURL        string `env:"PAYGATE_STRIPE_BASE_URL" help:"Stripe's API (https://api.stripe.com); unset: the built-in sandbox"`
+	StripeAPIKey         string `env:"PAYGATE_STRIPE_API_KEY" help:"Stripe's secret key"`
+	AdyenBaseURL         string `env:"PAYGATE_ADYEN_BASE_URL" help:"Adyen's Checkout API (test: https://checkout-test.adyen.com); unset: the built-in sandbox"`
+	AdyenAPIKey          string `env:"PAYGATE_ADYEN_API_KEY" help:"Adyen's API key"`
+	AdyenMerchantAccount string `env:"PAYGATE_ADYEN_MERCHANT_ACCOUNT" help:"Adyen's merchant account"`
+	CheckoutBaseURL      string `env:"PAYGATE_CHECKOUT_BASE_URL" help:"Checkout.com's API (sandbox: https://api.sandbox.checkout.com); unset: the built-in sandbox"`
+	CheckoutAPIKey       string `env:"PAYGATE_CHECKOUT_API_KEY" help:"Checkout.com's secret key"`
 
 	// Each provider's webhook secret: Stripe's endpoint signing secret (whsec_...), Adyen's HMAC
 	// key (hex), Checkout.com's webhook secret key. A provider served by its sandbox without one
 	// signs with a secret made at start.
-	StripeWebhookSecret   string `env:"PAYGATE_STRIPE_WEBHOOK_SECRET"`
-	AdyenWebhookSecret    string `env:"PAYGATE_ADYEN_WEBHOOK_SECRET"`
-	CheckoutWebhookSecret string `env:"PAYGATE_CHECKOUT_WEBHOOK_SECRET"`
+	StripeWebhookSecret   string `env:"PAYGATE_STRIPE_WEBHOOK_SECRET" help:"Stripe's endpoint signing secret (whsec_...)"`
+	AdyenWebhookSecret    string `env:"PAYGATE_ADYEN_WEBHOOK_SECRET" help:"Adyen's webhook HMAC key, in hex as Adyen shows it"`
+	CheckoutWebhookSecret string `env:"PAYGATE_CHECKOUT_WEBHOOK_SECRET" help:"Checkout.com's webhook secret key"`
+}
+
+// Variables describes every environment variable Paygate reads, one per line, for the help of
+// its commands.
+func Variables() string {
+	var b strings.Builder
+	t := reflect.TypeFor[Config]()
+	for i := range t.NumField() {
+		field := t.Field(i)
+		name := field.Tag.Get("env")
+		if name == "" {
+			continue
+		}
+		help := field.Tag.Get("help")
+		if def := field.Tag.Get("envDefault"); def != "" {
+			help += " (default " + def + ")"
+		}
+		fmt.Fprintf(&b, "  %-32s %s\n", name, help)
+	}
+	return b.String()
 }
 
 // ProviderAccess is how Paygate reaches one provider: its API's base URL ("" for the built-in
@@ -104,10 +126,29 @@ func Load(environ []string) (Config, error) {
 			return Config{}, fmt.Errorf("PAYGATE_SANDBOX_OUTAGE: %q is not a provider served by its built-in sandbox", name)
 		}
 	}
+	for i, origin := range cfg.CORSOrigins {
+		normal, err := normalOrigin(origin)
+		if err != nil {
+			return Config{}, err
+		}
+		cfg.CORSOrigins[i] = normal
+	}
 	if (cfg.AdminEmail == "") != (cfg.AdminPassword == "") {
 		return Config{}, errors.New("set both PAYGATE_ADMIN_EMAIL and PAYGATE_ADMIN_PASSWORD, or neither")
 	}
 	return cfg, nil
+}
+
+// normalOrigin returns an origin as browsers send it: scheme://host[:port], without the
+// trailing slash people copy from the address bar (which would never match), or an error for
+// anything that is not an origin.
+func normalOrigin(origin string) (string, error) {
+	origin = strings.TrimSuffix(strings.TrimSpace(origin), "/")
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", fmt.Errorf("PAYGATE_CORS_ORIGINS: %q is not an origin; write scheme://host[:port], e.g. https://dash.example.com", origin)
+	}
+	return strings.ToLower(origin), nil
 }
 
 // check refuses a provider pointed at an address that is not an http(s) URL, or at its real API
@@ -169,23 +210,49 @@ type Secrets struct {
 	Generated []string
 }
 
-// LoadSecrets returns the configured secrets. In development a missing secret is read from, or
-// generated into, the data dir (mode 0600); production refuses to start without them.
-func (c Config) LoadSecrets() (Secrets, error) {
-	var s Secrets
-	for _, secret := range []struct {
-		name, value, file string
-		into              *[]byte
-	}{
+// secret is one of the keys Paygate signs and hashes with.
+type secret struct {
+	name, value, file string
+	into              *[]byte
+}
+
+func (c Config) secrets(s *Secrets) []secret {
+	return []secret{
 		{"PAYGATE_JWT_SECRET", c.JWTSecret, "jwt_secret", &s.JWT},
 		{"PAYGATE_CARD_FINGERPRINT_KEY", c.CardFingerprintKey, "card_fingerprint_key", &s.CardFingerprintKey},
 		{"PAYGATE_API_KEY_SECRET", c.APIKeySecret, "api_key_secret", &s.APIKeySecret},
-	} {
+	}
+}
+
+// CheckSecrets says, without touching anything, what is wrong with the secrets: in production
+// every one missing or too short, at once, each with a way to make a good one; in development
+// only those set too short, since the rest are generated.
+func (c Config) CheckSecrets() error {
+	var problems []string
+	for _, secret := range c.secrets(&Secrets{}) {
+		switch {
+		case secret.value == "" && c.Production():
+			problems = append(problems, fmt.Sprintf("%s is not set (make one: openssl rand -hex 32)", secret.name))
+		case secret.value != "" && len(secret.value) < 32:
+			problems = append(problems, fmt.Sprintf("%s must be at least 32 bytes (make one: openssl rand -hex 32)", secret.name))
+		}
+	}
+	if len(problems) > 0 {
+		return errors.New("the secrets are not ready:\n  " + strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
+// LoadSecrets returns the configured secrets. In development a missing secret is read from, or
+// generated into, the data dir (mode 0600); production refuses to start without them.
+func (c Config) LoadSecrets() (Secrets, error) {
+	if err := c.CheckSecrets(); err != nil {
+		return Secrets{}, err
+	}
+	var s Secrets
+	for _, secret := range c.secrets(&s) {
 		value := secret.value
 		if value == "" {
-			if c.Production() {
-				return Secrets{}, fmt.Errorf("%s must be set in production", secret.name)
-			}
 			var generated bool
 			var err error
 			if value, generated, err = c.devSecret(secret.file); err != nil {
@@ -194,9 +261,9 @@ func (c Config) LoadSecrets() (Secrets, error) {
 			if generated {
 				s.Generated = append(s.Generated, filepath.Join(c.DataDir, secret.file))
 			}
-		}
-		if len(value) < 32 {
-			return Secrets{}, fmt.Errorf("%s must be at least 32 bytes", secret.name)
+			if len(value) < 32 {
+				return Secrets{}, fmt.Errorf("%s in %s must be at least 32 bytes", secret.name, filepath.Join(c.DataDir, secret.file))
+			}
 		}
 		*secret.into = []byte(value)
 	}

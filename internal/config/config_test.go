@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -94,6 +95,29 @@ func TestSecrets(t *testing.T) {
 		cfg, _ = Load(environ)
 		if _, err := cfg.LoadSecrets(); err == nil {
 			t.Errorf("LoadSecrets with %v succeeded", environ)
+		}
+	}
+}
+
+// TestCORSOrigins: an origin is taken as browsers send it, whatever trailing slash or case it
+// was written with; anything that is not an origin is refused at start.
+func TestCORSOrigins(t *testing.T) {
+	cfg, err := Load([]string{"PAYGATE_CORS_ORIGINS=https://Dash.example.com/, http://localhost:3000"})
+	if err != nil || len(cfg.CORSOrigins) != 2 || cfg.CORSOrigins[0] != "https://dash.example.com" || cfg.CORSOrigins[1] != "http://localhost:3000" {
+		t.Errorf("origins = %q, %v", cfg.CORSOrigins, err)
+	}
+	for _, bad := range []string{"dash.example.com", "https://dash.example.com/app", "ftp://example.com", "https://", "*"} {
+		if _, err := Load([]string{"PAYGATE_CORS_ORIGINS=" + bad}); err == nil || !strings.Contains(err.Error(), "PAYGATE_CORS_ORIGINS") {
+			t.Errorf("origin %q = %v", bad, err)
+		}
+	}
+}
+
+// TestEveryVariableIsExplained: the commands' help says what each variable is for.
+func TestEveryVariableIsExplained(t *testing.T) {
+	for _, field := range reflect.VisibleFields(reflect.TypeFor[Config]()) {
+		if field.Tag.Get("env") != "" && field.Tag.Get("help") == "" {
+			t.Errorf("%s has no help", field.Tag.Get("env"))
 		}
 	}
 }

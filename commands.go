@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/config"
+)
+
+const overview = `Paygate: a payment API over GraphQL and REST.
+
+Usage:
+  paygate [serve]                                      run the server (the default)
+  paygate migrate                                      apply the database migrations and exit
+  paygate user create --email E --password P --role R  add a user
+  paygate apikey create --name N --scopes a,b          make an API key, printed once
+  paygate help [command]                               this help, or a command's
+
+Every command reads its configuration from the environment; paygate serve --help lists it.
+`
+
+// command is one of the binary's commands.
+type command struct {
+	usage, about string
+	// flags defines the command's flags on fs and returns what runs it, once they are parsed.
+	flags func(fs *flag.FlagSet) func(ctx context.Context, cfg config.Config, out commandOutput) error
+}
+
+// commandOutput is where a command writes: its result to stdout, logs and notes to stderr.
+type commandOutput struct{ stdout, stderr io.Writer }
+
+var commands = map[string]command{
+	"serve": {
+		usage: "paygate [serve]",
+		about: "Runs the server until it is interrupted (SIGINT, SIGTERM), then finishes the requests in flight.",
+		flags: func(*flag.FlagSet) func(context.Context, config.Config, commandOutput) error {
+			return func(ctx context.Context, cfg config.Config, out commandOutput) error {
+				return serve(ctx, cfg, newLogger(out.stdout, cfg.LogLevel))
+			}
+		},
+	},
+	"migrate": {
+		usage: "paygate migrate",
+		about: "Applies the database migrations Paygate embeds and exits; the server applies them at start too.",
+		flags: func(*flag.FlagSet) func(context.Context, config.Config, commandOutput) error {
+			return func(ctx context.Context, cfg config.Config, out commandOutput) error {
+				db, err := openDatabase(ctx, cfg)
+				if err != nil {
+					return err
+				}
+				defer db.Close()
+				newLogger(out.stdout, cfg.LogLevel).Info("migrations applied")
+				return nil
+			}
+		},
+	},
+	"user create": {
+		usage: "paygate user create --email E --password P --role R",
+		about: "Adds a user who logs in with the email and password: the first admin of a production deployment, say.",
+		flags: userCreate,
+	},
+	"apikey create": {
+		usage: "paygate apikey create --name N --scopes a,b [--user EMAIL] [--expires-at TIME]",
+		about: "Makes an API key for a deployment's programs, before anyone has logged in to make one, and prints it: it is shown this once.",
+		flags: apiKeyCreate,
+	},
+}
+
+// run is the whole program; tests call it as main does.
+func run(ctx context.Context, args []string, environ []string, stdout, stderr io.Writer) error {
+	name, args := commandOf(args)
+	switch name {
+	case "":
+		fmt.Fprint(stdout, overview)
+		return nil
+	case "help":
+		if len(args) == 0 {
+			fmt.Fprint(stdout, overview)
+			return nil
+		}
+		name, _ = commandOf(args)
+		args = []string{"-h"}
+	}
+	cmd, ok := commands[name]
+	if !ok {
+		return fmt.Errorf("unknown command %q; paygate help lists the commands", strings.TrimSpace(name))
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are returned, help is written below
+	runCommand := cmd.flags(fs)
+	switch err := fs.Parse(args); {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, helpOf(cmd, fs))
+		return nil
+	case err != nil:
+		return fmt.Errorf("%s: %w (see paygate %s --help)", name, err, name)
+	case fs.NArg() > 0:
+		return fmt.Errorf("%s takes no argument %q (see paygate %s --help)", name, fs.Arg(0), name)
+	}
+	cfg, err := config.Load(environ)
+	if err != nil {
+		return err
+	}
+	return runCommand(ctx, cfg, commandOutput{stdout, stderr})
+}
+
+// commandOf splits a command line into its command (two words for user and apikey) and the rest;
+// "" is a request for the overview.
+func commandOf(args []string) (string, []string) {
+	switch {
+	case len(args) == 0 || strings.HasPrefix(args[0], "-") && !isHelp(args[0]):
+		return "serve", args
+	case isHelp(args[0]):
+		return "", nil
+	case (args[0] == "user" || args[0] == "apikey") && len(args) > 1 && !strings.HasPrefix(args[1], "-"):
+		return args[0] + " " + args[1], args[2:]
+	}
+	return args[0], args[1:]
+}
+
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+// helpOf is a command's help: what it does, its flags, and the environment it reads.
+func helpOf(cmd command, fs *flag.FlagSet) string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "Usage: %s\n\n%s\n", cmd.usage, cmd.about)
+	hasFlags := false
+	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+	if hasFlags {
+		b.WriteString("\nFlags:\n")
+		fs.SetOutput(&b)
+		fs.PrintDefaults()
+	}
+	b.WriteString("\nEnvironment:\n" + config.Variables())
+	return b.String()
+}
+
+func userCreate(fs *flag.FlagSet) func(context.Context, config.Config, commandOutput) error {
+	email := fs.String("email", "", "the user's email (required)")
+	password := fs.String("password", "", "the user's password, 12 characters to 72 bytes (required)")
+	role := fs.String("role", "", "admin, operator, developer or viewer (required)")
+	return func(ctx context.Context, cfg config.Config, out commandOutput) error {
+		for flagName, value := range map[string]string{"email": *email, "password": *password, "role": *role} {
+			if value == "" {
+				return fmt.Errorf("user create: --%s is required (see paygate user create --help)", flagName)
+			}
+		}
+		db, err := openDatabase(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		u, err := auth.NewService(db.Ent, nil, nil, nil, time.Now).CreateUser(ctx, *email, *password, *role)
+		if ent.IsConstraintError(err) {
+			return fmt.Errorf("user create: a user with the email %s exists already; an admin changes their role or enables them with PATCH /api/v1/users/{id}", *email)
+		}
+		if err != nil {
+			return fmt.Errorf("user create: %w", err)
+		}
+		fmt.Fprintf(out.stdout, "created user %s (%s, %s)\n", u.ID, u.Email, u.Role)
+		return nil
+	}
+}
+
+func apiKeyCreate(fs *flag.FlagSet) func(context.Context, config.Config, commandOutput) error {
+	name := fs.String("name", "", "what the key is for, e.g. checkout-service (required)")
+	scopes := fs.String("scopes", "", "comma-separated scopes, at most those of the key's user, e.g. payments:read,payments:write (required)")
+	owner := fs.String("user", "", "email of the user the key acts for (default: the first admin)")
+	expiresAt := fs.String("expires-at", "", "when the key stops working, RFC 3339, e.g. 2027-01-31T00:00:00Z (default: never)")
+	return func(ctx context.Context, cfg config.Config, out commandOutput) error {
+		req := auth.APIKeyRequest{Name: *name}
+		for scope := range strings.SplitSeq(*scopes, ",") {
+			if scope = strings.TrimSpace(scope); scope != "" {
+				req.Scopes = append(req.Scopes, scope)
+			}
+		}
+		if *expiresAt != "" {
+			at, err := time.Parse(time.RFC3339, *expiresAt)
+			if err != nil {
+				return fmt.Errorf("apikey create: --expires-at must be a time like 2027-01-31T00:00:00Z")
+			}
+			req.ExpiresAt = &at
+		}
+		secrets, err := cfg.LoadSecrets()
+		if err != nil {
+			return err
+		}
+		db, err := openDatabase(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		now := func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+		keys := auth.NewAPIKeys(db.Ent, secrets.APIKeySecret, cfg.Production(), now)
+		created, user, err := auth.NewService(db.Ent, nil, keys, nil, now).CreateFirstAPIKey(ctx, *owner, req)
+		if err != nil {
+			return fmt.Errorf("apikey create: %w", err)
+		}
+		fmt.Fprintf(out.stderr, "created API key %s (%s) for %s with scopes %s; it is shown once:\n",
+			created.APIKey.ID, created.APIKey.Name, user.Email, strings.Join(created.APIKey.Scopes, ","))
+		fmt.Fprintln(out.stdout, created.Key)
+		return nil
+	}
+}
