@@ -20,6 +20,7 @@ import (
 	"github.com/paygate/paygate/internal/config"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/prefixid"
+	"github.com/paygate/paygate/internal/routing"
 )
 
 const (
@@ -76,8 +77,14 @@ func newTestApp(t testing.TB, db *database.DB, logger *slog.Logger, extraEnv ...
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Tests send many requests from one address and log one user in many times a minute: the
+	// limits are out of their way, except where a test puts them back (limitedByConfig).
+	paygate.fixedRateLimits.Store(&routing.RateLimits{PerSecond: 1_000_000, Burst: 1_000_000, LoginPerMinute: 1_000_000})
 	return paygate
 }
+
+// limitedByConfig puts the runtime configuration's rate limits in force, as in production.
+func (e *testEnv) limitedByConfig() { e.app.fixedRateLimits.Store(nil) }
 
 // newTestServers starts one server per pool, as separate processes over one database would run:
 // they share the database and the configured secrets, nothing else.

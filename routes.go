@@ -38,6 +38,8 @@ type ServerDeps struct {
 	// Metrics are served at /metrics, to holders of monitoring:read unless MetricsPublic.
 	Metrics       *metrics.Metrics
 	MetricsPublic bool
+	// RateLimiting spends the API requests' tokens.
+	RateLimiting web.RateLimiting
 }
 
 // NewServer returns Paygate's HTTP handler: every route, behind every middleware.
@@ -124,15 +126,15 @@ func NewServer(deps ServerDeps) http.Handler {
 	}
 	mux.HandleFunc("/", rest.NotFound)
 
-	// Each surface answers an oversized body in its own error shape.
 	surfaces := http.NewServeMux()
-	surfaces.Handle("/query", web.LimitBody(maxBodyBytes, graph.WriteError)(graph.NewHandler(deps.Resolver, graph.HandlerOptions{
+	// Each surface answers an oversized body and a spent rate limit in its own error shape.
+	restError := func(w http.ResponseWriter, r *http.Request, err error) { web.WriteError(w, r, err, nil) }
+	surfaces.Handle("/query", web.Chain(graph.NewHandler(deps.Resolver, graph.HandlerOptions{
 		Production: deps.Production,
 		Logger:     deps.Logger,
-	})))
-	surfaces.Handle("/", web.LimitBody(maxBodyBytes, func(w http.ResponseWriter, r *http.Request, err error) {
-		web.WriteError(w, r, err, nil)
-	})(web.RefuseControlBytes(web.Routed(mux))))
+	}), deps.RateLimiting.Middleware(graph.WriteError), web.LimitBody(maxBodyBytes, graph.WriteError)))
+	surfaces.Handle("/", web.Chain(web.RefuseControlBytes(web.Routed(mux)),
+		deps.RateLimiting.Middleware(restError), web.LimitBody(maxBodyBytes, restError)))
 
 	// rs/cors allows every origin when given none, so with no origins configured there is no CORS.
 	allowOrigins := func(h http.Handler) http.Handler { return h }

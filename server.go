@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -31,8 +32,10 @@ import (
 	"github.com/paygate/paygate/internal/provider/adyen"
 	"github.com/paygate/paygate/internal/provider/checkout"
 	"github.com/paygate/paygate/internal/provider/stripe"
+	"github.com/paygate/paygate/internal/ratelimit"
 	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/routing/configstore"
+	"github.com/paygate/paygate/internal/web"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
@@ -162,6 +165,16 @@ type app struct {
 	services services
 	handler  http.Handler
 	logger   *slog.Logger
+	// fixedRateLimits, when set, stand in for the runtime configuration's: the tests' own.
+	fixedRateLimits atomic.Pointer[routing.RateLimits]
+}
+
+// rateLimits are the request budgets in force: the runtime configuration's.
+func (a *app) rateLimits() routing.RateLimits {
+	if fixed := a.fixedRateLimits.Load(); fixed != nil {
+		return *fixed
+	}
+	return a.services.configs.Current().RateLimits
 }
 
 // newApp builds Paygate; the sandboxes in use send their webhooks to it until ctx ends.
@@ -178,6 +191,20 @@ func newApp(ctx context.Context, cfg config.Config, db *database.DB, logger *slo
 	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Router: svc.router, Configs: svc.configs, Ent: db.Ent,
 		Simulator: &webhook.Simulator{Client: db.Ent, Sandboxes: svc.sandboxes.simulators()}, TestWebhooks: svc.testWebhooks,
 		WebhookLogs: svc.webhookLogs, Alerts: svc.alerts, System: &metrics.System{Client: db.Ent, DB: db.SQL, Counters: svc.metrics, Now: time.Now}}
+	paygate := &app{services: svc, logger: logger}
+	limiter, err := newLimiter(ctx, cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	trusted, _ := cfg.TrustedProxyPrefixes() // checked by config.Load
+	svc.auth.Throttle = func(ctx context.Context, account string) error {
+		meter := ratelimit.MeterFrom(ctx)
+		if meter == nil {
+			return nil // not over HTTP
+		}
+		perMinute := paygate.rateLimits().LoginPerMinute
+		return meter.Check(ctx, "login:"+account+"|"+meter.Addr, ratelimit.Limit{PerSecond: float64(perMinute) / 60, Burst: perMinute})
+	}
 	handler := NewServer(ServerDeps{
 		Logger:          logger,
 		DB:              db,
@@ -189,8 +216,13 @@ func newApp(ctx context.Context, cfg config.Config, db *database.DB, logger *slo
 		CORSOrigins:     cfg.CORSOrigins,
 		Metrics:         svc.metrics,
 		MetricsPublic:   cfg.MetricsPublic,
+		RateLimiting: web.RateLimiting{Limiter: limiter, ClientAddr: web.ClientAddr(trusted), Now: time.Now,
+			Limit: func() ratelimit.Limit {
+				l := paygate.rateLimits()
+				return ratelimit.Limit{PerSecond: float64(l.PerSecond), Burst: l.Burst}
+			}},
 	})
-	paygate := &app{services: svc, handler: handler, logger: logger}
+	paygate.handler = handler
 	// A sandbox delivers its webhooks to this server's own /webhooks/{provider}, in process, through
 	// everything a provider's delivery goes through.
 	toSelf := &http.Client{Transport: provider.InProcess{Handler: handler}}
@@ -201,6 +233,20 @@ func newApp(ctx context.Context, cfg config.Config, db *database.DB, logger *slo
 		}
 	}
 	return paygate, nil
+}
+
+// newLimiter returns the rate limiter: over Redis when REDIS_URL is set (its client closed when
+// ctx ends), else per server.
+func newLimiter(ctx context.Context, cfg config.Config, logger *slog.Logger) (*ratelimit.Limiter, error) {
+	if cfg.RedisURL == "" {
+		return ratelimit.NewLimiter(nil, "", logger), nil
+	}
+	client, err := ratelimit.NewRedis(cfg.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	context.AfterFunc(ctx, func() { client.Close() })
+	return ratelimit.NewLimiter(client, cfg.RedisKeyPrefix, logger), nil
 }
 
 // start runs Paygate's background work until ctx ends: the sandboxes' settlements, the webhook

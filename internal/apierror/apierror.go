@@ -40,9 +40,11 @@ const (
 	QueryTooComplex Code = "query_too_complex"
 	// IntrospectionDisabled refuses GraphQL introspection in production.
 	IntrospectionDisabled Code = "introspection_disabled"
-	ProviderUnavailable   Code = "provider_unavailable"
-	ServiceUnavailable    Code = "service_unavailable"
-	Internal              Code = "internal_error"
+	// RateLimited refuses a request over its bucket's rate; Retry-After says when to come back.
+	RateLimited         Code = "rate_limited"
+	ProviderUnavailable Code = "provider_unavailable"
+	ServiceUnavailable  Code = "service_unavailable"
+	Internal            Code = "internal_error"
 )
 
 // Error is an API error.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -37,6 +38,9 @@ type Config struct {
 	// MetricsPublic serves /metrics to anyone, for a Prometheus on a private network that sends
 	// no credentials.
 	MetricsPublic  bool          `env:"PAYGATE_METRICS_PUBLIC" envDefault:"false" help:"true serves /metrics without credentials"`
+	RedisURL       string        `env:"REDIS_URL" help:"redis://[:password@]host:port/db: rate limits shared by every server; unset: each server keeps its own"`
+	RedisKeyPrefix string        `env:"PAYGATE_REDIS_KEY_PREFIX" envDefault:"paygate:ratelimit:" help:"what the rate limit keys in Redis begin with: one per deployment sharing a Redis"`
+	TrustedProxies []string      `env:"PAYGATE_TRUSTED_PROXIES" envSeparator:"," help:"comma-separated addresses or CIDRs of the load balancers whose X-Forwarded-For names the client; unset: the header is ignored"`
 	MaxAmount      string        `env:"PAYGATE_MAX_AMOUNT" envDefault:"999999.99" help:"largest amount of a payment, in major units"`
 	LogLevel       string        `env:"PAYGATE_LOG_LEVEL" envDefault:"info" help:"debug, info, warn or error"`
 	SandboxLatency time.Duration `env:"PAYGATE_SANDBOX_LATENCY" envDefault:"0s" help:"how long each call to a built-in sandbox takes"`
@@ -133,10 +137,39 @@ func Load(environ []string) (Config, error) {
 		}
 		cfg.CORSOrigins[i] = normal
 	}
+	if _, err := cfg.TrustedProxyPrefixes(); err != nil {
+		return Config{}, err
+	}
+	if cfg.RedisURL != "" {
+		if u, err := url.Parse(cfg.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
+			return Config{}, errors.New("REDIS_URL must be a redis:// or rediss:// URL")
+		}
+	}
 	if (cfg.AdminEmail == "") != (cfg.AdminPassword == "") {
 		return Config{}, errors.New("set both PAYGATE_ADMIN_EMAIL and PAYGATE_ADMIN_PASSWORD, or neither")
 	}
 	return cfg, nil
+}
+
+// TrustedProxyPrefixes reads PAYGATE_TRUSTED_PROXIES: each an address (one host) or a CIDR.
+func (c Config) TrustedProxyPrefixes() ([]netip.Prefix, error) {
+	var prefixes []netip.Prefix
+	for _, text := range c.TrustedProxies {
+		text = strings.TrimSpace(text)
+		if text == "" {
+			continue
+		}
+		if addr, err := netip.ParseAddr(text); err == nil {
+			prefixes = append(prefixes, netip.PrefixFrom(addr, addr.BitLen()))
+			continue
+		}
+		prefix, err := netip.ParsePrefix(text)
+		if err != nil {
+			return nil, fmt.Errorf("PAYGATE_TRUSTED_PROXIES: %q is neither an address nor a CIDR such as 10.0.0.0/8", text)
+		}
+		prefixes = append(prefixes, prefix.Masked())
+	}
+	return prefixes, nil
 }
 
 // normalOrigin returns an origin as browsers send it: scheme://host[:port], without the

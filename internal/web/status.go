@@ -34,6 +34,7 @@ var statusByCode = map[apierror.Code]int{
 	apierror.IdempotencyKeyReused:  http.StatusUnprocessableEntity,
 	apierror.PayloadTooLarge:       http.StatusRequestEntityTooLarge,
 	apierror.UnsupportedMediaType:  http.StatusUnsupportedMediaType,
+	apierror.RateLimited:           http.StatusTooManyRequests,
 	apierror.QueryTooComplex:       http.StatusBadRequest,
 	apierror.IntrospectionDisabled: http.StatusBadRequest,
 	apierror.ProviderUnavailable:   http.StatusBadGateway,

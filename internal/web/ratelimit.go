@@ -1,0 +1,81 @@
+package web
+
+import (
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/ratelimit"
+)
+
+// RateLimiting spends a token per API request: from its principal's bucket (a user's, an API
+// key's), or its client address's when it has none.
+type RateLimiting struct {
+	Limiter *ratelimit.Limiter
+	// Limit is the bucket of a principal or an address, as the runtime configuration says now.
+	Limit      func() ratelimit.Limit
+	ClientAddr func(*http.Request) string
+	Now        func() time.Time
+}
+
+// Middleware limits the API's requests (/api/v1/ and /query), answering 429 in the surface's
+// shape through writeError; providers' webhooks, probes, metrics and the playground are not
+// limited. Every API answer says where its bucket stands in RateLimit-*.
+func (rl RateLimiting) Middleware(writeError func(http.ResponseWriter, *http.Request, error)) Middleware {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !strings.HasPrefix(r.URL.Path, "/api/v1/") && r.URL.Path != "/query" {
+				next.ServeHTTP(w, r)
+				return
+			}
+			meter := ratelimit.NewMeter(rl.Limiter, w.Header(), rl.ClientAddr(r), rl.Now)
+			key := "addr:" + meter.Addr
+			if p, ok := auth.PrincipalFrom(r.Context()); ok {
+				key = "principal:" + p.Subject
+			}
+			if err := meter.Check(r.Context(), key, rl.Limit()); err != nil {
+				writeError(w, r, err)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(ratelimit.WithMeter(r.Context(), meter)))
+		})
+	}
+}
+
+// ClientAddr returns how to tell a request's client address: the connection's peer, or, when
+// that peer is one of the trusted proxies, the right-most X-Forwarded-For address that is not
+// one of them. Without trusted proxies the header is ignored: any client can write it.
+func ClientAddr(trusted []netip.Prefix) func(*http.Request) string {
+	isTrusted := func(addr netip.Addr) bool {
+		for _, p := range trusted {
+			if p.Contains(addr.Unmap()) {
+				return true
+			}
+		}
+		return false
+	}
+	return func(r *http.Request) string {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		peer, err := netip.ParseAddr(host)
+		if err != nil || !isTrusted(peer) {
+			return host
+		}
+		hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+		for i := len(hops) - 1; i >= 0; i-- {
+			addr, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+			if err != nil {
+				break // a hop that is no address: trust nothing before it
+			}
+			if !isTrusted(addr) {
+				return addr.Unmap().String()
+			}
+		}
+		return host
+	}
+}
