@@ -267,11 +267,10 @@ func (a *app) start(ctx context.Context) {
 	// A configuration change made through any server is in force on this one within a second,
 	// and so are a revocation and a change to a user.
 	go a.services.configs.Watch(ctx, time.Second, logger)
-	go a.services.auth.Tokens().Revocations.Watch(ctx, time.Second, logger)
 	go every(ctx, time.Second, func(ctx context.Context) error {
-		err := a.services.auth.Directory().Load(ctx)
-		return errors.Join(err, a.services.auth.APIKeyKeeper().RecordUse(ctx))
-	}, func(err error) { logger.Warn("reading users or recording API key use", "error", err) })
+		return errors.Join(a.services.auth.Tokens().Revocations.Load(ctx), a.services.auth.Directory().Load(ctx),
+			a.services.auth.APIKeyKeeper().RecordUse(ctx))
+	}, func(err error) { logger.Warn("reading revocations and users, or recording API key use", "error", err) })
 	// Every server looks for alerts: a circuit is each server's own, and a condition found by two
 	// at once is raised once.
 	go every(ctx, alertEvery, func(ctx context.Context) error {

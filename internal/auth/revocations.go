@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 	"time"
 
@@ -17,7 +16,7 @@ const revocationOverlap = 5 * time.Second
 
 // Revocations is this server's copy of what is revoked (sessions, single access tokens),
 // so every request is checked without a database round trip. A revocation made here is in force
-// here at once; one made on another server, once Watch has looked (every second).
+// here at once; one made on another server, once Load has looked (every second).
 type Revocations struct {
 	client *ent.Client
 	now    func() time.Time
@@ -90,22 +89,6 @@ func (r *Revocations) Load(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// Watch loads the revocations every interval until ctx ends.
-func (r *Revocations) Watch(ctx context.Context, every time.Duration, logger *slog.Logger) {
-	ticker := time.NewTicker(every)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-		if err := r.Load(ctx); err != nil && ctx.Err() == nil {
-			logger.Warn("reading revocations", "error", err)
-		}
-	}
 }
 
 // Purge deletes the revocations past their end.
