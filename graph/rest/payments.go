@@ -38,10 +38,11 @@ type customerRequest struct {
 	Name  *string `json:"name"`
 }
 
+// cardRequest's months and years are pointers: one left out is missing, a 0 sent is no month.
 type cardRequest struct {
 	Number   string `json:"number"`
-	ExpMonth int    `json:"exp_month"`
-	ExpYear  int    `json:"exp_year"`
+	ExpMonth *int   `json:"exp_month"`
+	ExpYear  *int   `json:"exp_year"`
 	CVC      string `json:"cvc"`
 }
 
@@ -66,6 +67,13 @@ func (d *decimalField) UnmarshalJSON(raw []byte) error {
 	return nil
 }
 
+func valueOr0(n *int) int {
+	if n == nil {
+		return 0
+	}
+	return *n
+}
+
 // CreatePayment is POST /api/v1/payments.
 func (h *Handlers) CreatePayment(w http.ResponseWriter, r *http.Request) {
 	var req createPaymentRequest
@@ -86,8 +94,17 @@ func (h *Handlers) CreatePayment(w http.ResponseWriter, r *http.Request) {
 	if req.Customer != nil {
 		input.Customer = &model.CustomerInput{Email: req.Customer.Email, Name: req.Customer.Name}
 	}
-	if req.Card != nil {
-		input.Card = &model.CardInput{Number: req.Card.Number, ExpMonth: req.Card.ExpMonth, ExpYear: req.Card.ExpYear, Cvc: req.Card.CVC}
+	if c := req.Card; c != nil {
+		for _, field := range []struct {
+			param string
+			value *int
+		}{{"card.exp_month", c.ExpMonth}, {"card.exp_year", c.ExpYear}} {
+			if field.value == nil && c.Number != "" { // a card without a number is told that first
+				web.WriteError(w, r, apierror.ForParam(apierror.MissingField, field.param, field.param+" is required"), nil)
+				return
+			}
+		}
+		input.Card = &model.CardInput{Number: c.Number, ExpMonth: valueOr0(c.ExpMonth), ExpYear: valueOr0(c.ExpYear), Cvc: c.CVC}
 	}
 	p, err := h.mutation.CreatePayment(ctx, input)
 	markReplay(w)

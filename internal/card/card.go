@@ -66,10 +66,6 @@ func Validate(in Input, now time.Time) (Card, error) {
 	switch {
 	case in.Number == "":
 		return Card{}, apierror.ForParam(apierror.MissingField, "card.number", "card.number is required")
-	case in.ExpMonth == 0:
-		return Card{}, apierror.ForParam(apierror.MissingField, "card.exp_month", "card.exp_month is required")
-	case in.ExpYear == 0:
-		return Card{}, apierror.ForParam(apierror.MissingField, "card.exp_year", "card.exp_year is required")
 	case in.CVC == "":
 		return Card{}, apierror.ForParam(apierror.MissingField, "card.cvc", "card.cvc is required")
 	}

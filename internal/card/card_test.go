@@ -80,16 +80,26 @@ func TestValidate(t *testing.T) {
 
 func TestValidateReportsMissingParts(t *testing.T) {
 	tests := map[string]Input{
-		"card.number":    {"", 12, 2030, "123"},
-		"card.exp_month": {"4242424242424242", 0, 2030, "123"},
-		"card.exp_year":  {"4242424242424242", 12, 0, "123"},
-		"card.cvc":       {"4242424242424242", 12, 2030, ""},
+		"card.number": {"", 12, 2030, "123"},
+		"card.cvc":    {"4242424242424242", 12, 2030, ""},
 	}
 	for param, input := range tests {
 		_, err := Validate(input, now)
 		apiErr, ok := errors.AsType[*apierror.Error](err)
 		if !ok || apiErr.Code != apierror.MissingField || apiErr.Param != param {
 			t.Errorf("Validate without %s = %v, want missing_field", param, err)
+		}
+	}
+	// A month or year of 0 is one sent, and no month or year: the card is invalid. (A month
+	// left out of a request is missing, which the surfaces that can tell say.)
+	for param, input := range map[string]Input{
+		"card.exp_month": {"4242424242424242", 0, 2030, "123"},
+		"card.exp_year":  {"4242424242424242", 12, 0, "123"},
+	} {
+		_, err := Validate(input, now)
+		apiErr, ok := errors.AsType[*apierror.Error](err)
+		if !ok || apiErr.Code != apierror.InvalidCard || apiErr.Param != param {
+			t.Errorf("Validate with a %s of 0 = %v, want invalid_card", param, err)
 		}
 	}
 }
