@@ -71,8 +71,8 @@ func (overHTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExe
 }
 
 // answerMediaType picks the answer's media type from Accept as gqlgen does: the first of
-// application/json (or any JSON: */*, application/*) and application/graphql-response+json the
-// client names; application/json without Accept, as legacy clients expect; else
+// application/json (or */*, application/*) and application/graphql-response+json the client
+// names; application/json without Accept, as legacy clients expect; else
 // application/graphql-response+json.
 func answerMediaType(accept string) string {
 	if accept == "" {
