@@ -259,10 +259,31 @@ func TestGraphQLOverHTTP(t *testing.T) {
 	if r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") != http.MethodPost {
 		t.Errorf("GET mutation = %d %s", r.status, r.raw)
 	}
-	// application/graphql-response+json is honoured, with 4xx for a document that cannot run.
-	r = env.request(http.MethodPost, "/query", token, map[string]any{"query": "{ payments( }"}, "Accept", "application/graphql-response+json")
-	if r.status != http.StatusBadRequest || !strings.HasPrefix(r.header.Get("Content-Type"), "application/graphql-response+json") {
-		t.Errorf("graphql-response+json parse error = %d %s %s", r.status, r.header.Get("Content-Type"), r.raw)
+	// application/graphql-response+json is honoured, with 4xx for a document that cannot run,
+	// answered, as under application/json, without a data entry.
+	for accept, status := range map[string]int{"application/graphql-response+json": http.StatusBadRequest, "application/json": http.StatusOK} {
+		for _, query := range []string{"{ payments( }", "{ nothing }"} {
+			r = env.request(http.MethodPost, "/query", token, map[string]any{"query": query}, "Accept", accept)
+			if _, hasData := r.body["data"]; r.status != status || !strings.HasPrefix(r.header.Get("Content-Type"), accept) || hasData {
+				t.Errorf("%s under %s = %d %s %s", query, accept, r.status, r.header.Get("Content-Type"), r.raw)
+			}
+		}
+	}
+	// Parameters that are not a GraphQL request are 400 whatever the client accepts.
+	for name, path := range map[string]string{
+		"GET without a query":          "/query",
+		"GET with variables not a map": "/query?query=" + url.QueryEscape("{ __typename }") + "&variables=" + url.QueryEscape("[1]"),
+	} {
+		r = env.request(http.MethodGet, path, token, nil)
+		if r.status != http.StatusBadRequest || str(get(r.body, "errors", 0, "extensions", "code")) != "invalid_request" {
+			t.Errorf("%s = %d %s", name, r.status, r.raw)
+		}
+	}
+	for _, body := range []string{`{"qeury": "{ __typename }"}`, `{"query": 1}`, `null`} {
+		r = env.request(http.MethodPost, "/query", token, body)
+		if r.status != http.StatusBadRequest || str(get(r.body, "errors", 0, "extensions", "code")) != "invalid_request" {
+			t.Errorf("POST %s = %d %s", body, r.status, r.raw)
+		}
 	}
 	r = env.request(http.MethodPost, "/query", token, map[string]any{"query": "{ payments(first: 1) { totalCount } }"}, "Accept", "application/json")
 	if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {

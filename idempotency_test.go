@@ -148,6 +148,10 @@ func TestIdempotentMutationsGraphQL(t *testing.T) {
 				t.Errorf("a keyed mutation beside another = %s", r.raw)
 			}
 		}
+		r = env.request(http.MethodPost, "/query", token, map[string]any{"query": withSibling, "variables": map[string]any{"in": keyedIn}}, "Accept", "application/graphql-response+json")
+		if _, hasData := r.body["data"]; r.status != http.StatusBadRequest || hasData {
+			t.Errorf("a keyed mutation beside another, under application/graphql-response+json = %d %s", r.status, r.raw)
+		}
 		if made := env.paymentCount() - before; made != 0 {
 			t.Errorf("a refused keyed request made %d payments", made)
 		}

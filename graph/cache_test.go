@@ -2,8 +2,6 @@ package graph
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/vektah/gqlparser/v2"
@@ -53,13 +51,5 @@ func TestDocumentCacheKeepsDecimalTextAndNoInlineCards(t *testing.T) {
 	cache.Add(ctx, cardVariable, parse(t, cardVariable))
 	if _, ok := cache.Get(ctx, cardVariable); !ok {
 		t.Error("a document taking the card as a variable was not cached")
-	}
-}
-
-// TestStatusRulesUnwrap: the GraphQL status rewriter hides nothing of the connection from
-// http.ResponseController (flushing, deadlines, and later websockets).
-func TestStatusRulesUnwrap(t *testing.T) {
-	if err := http.NewResponseController(statusRules{httptest.NewRecorder()}).Flush(); err != nil {
-		t.Errorf("flush through statusRules = %v", err)
 	}
 }

@@ -5,17 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"mime"
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/paygate/paygate/graph/generated"
@@ -36,20 +32,10 @@ type HandlerOptions struct {
 // thousands of mistakes, and the first few say what to fix.
 const maxErrors = 20
 
-var registerRequestErrors sync.Once
-
 // NewHandler returns the GraphQL endpoint: POST and GET per GraphQL over HTTP, with documents
 // bounded before they are validated, parsed documents cached, costs limited, scopes enforced by
 // @hasScope and errors rendered from the API error table.
 func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
-	// Refusals of a whole request answer as request errors (4xx under
-	// application/graphql-response+json), as gqlgen's parse and validation errors do. gqlgen asks
-	// for an error's kind only when it is raised before execution starts.
-	registerRequestErrors.Do(func() {
-		for _, code := range []apierror.Code{apierror.QueryTooComplex, apierror.IntrospectionDisabled, apierror.InvalidRequest} {
-			errcode.RegisterErrorType(string(code), errcode.KindProtocol)
-		}
-	})
 	cfg := generated.Config{Resolvers: r}
 	cfg.Directives.HasScope = func(ctx context.Context, _ any, next graphql.Resolver, scope string) (any, error) {
 		if err := auth.RequireScope(ctx, scope); err != nil {
@@ -59,8 +45,7 @@ func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
 	}
 	listCosts(&cfg.Complexity)
 	srv := handler.New(generated.NewExecutableSchema(cfg))
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(overHTTP{})
 	cache := newDocumentCache(1000)
 	srv.SetQueryCache(cache)
 	// Without suggestions gqlgen also skips computing them; the presenter removes the hints of
@@ -86,7 +71,7 @@ func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
 		opts.Logger.ErrorContext(ctx, "panic in resolver", "request_id", web.RequestID(ctx), "panic", v)
 		return internalError{errors.New("panic")}
 	})
-	return overHTTP(srv)
+	return srv
 }
 
 // authorizeRootFields authorises each root field by its operation before gqlgen reads the field's
@@ -141,9 +126,6 @@ func presentError(logger *slog.Logger, production bool) graphql.ErrorPresenterFu
 		case isInternal:
 			logger.ErrorContext(ctx, "resolver failed", "request_id", web.RequestID(ctx), "error", err)
 			apiErr = apierror.From(err)
-		case strings.HasPrefix(gqlErr.Message, "json request body could not be decoded"):
-			// The POST transport quotes the whole body in this message; it may hold a card number.
-			apiErr = apierror.New(apierror.InvalidRequest, "the request body is not valid JSON")
 		default:
 			apiErr = apierror.New(apierror.InvalidRequest, gqlErr.Message)
 		}
@@ -190,44 +172,6 @@ func camelCaseParam(param string) string {
 		}
 	}
 	return strings.Join(parts, "")
-}
-
-// overHTTP applies the GraphQL-over-HTTP status rules where gqlgen's transports differ: another
-// method answers 405, a POST body that is not JSON 415, a mutation over GET 405 (gqlgen: 406),
-// and a document that fails to parse or validate 200 under application/json (gqlgen: 422), since
-// a legacy JSON client reads errors from the body.
-func overHTTP(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.Method {
-		case http.MethodGet:
-		case http.MethodPost:
-			if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != "application/json" {
-				writeRequestError(w, http.StatusUnsupportedMediaType, apierror.UnsupportedMediaType, "send the GraphQL request as application/json")
-				return
-			}
-		default:
-			w.Header().Set("Allow", "GET, POST")
-			writeRequestError(w, http.StatusMethodNotAllowed, apierror.MethodNotAllowed, "use POST, or GET for queries")
-			return
-		}
-		next.ServeHTTP(statusRules{ResponseWriter: w}, r)
-	})
-}
-
-type statusRules struct{ http.ResponseWriter }
-
-// Unwrap gives http.ResponseController (and websockets, later) the connection beneath.
-func (w statusRules) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-func (w statusRules) WriteHeader(status int) {
-	switch {
-	case status == http.StatusNotAcceptable:
-		w.Header().Set("Allow", http.MethodPost)
-		status = http.StatusMethodNotAllowed
-	case status == http.StatusUnprocessableEntity && strings.HasPrefix(w.Header().Get("Content-Type"), "application/json"):
-		status = http.StatusOK
-	}
-	w.ResponseWriter.WriteHeader(status)
 }
 
 // WriteError answers a request refused before GraphQL runs (a body too large) in GraphQL's error

@@ -16,13 +16,13 @@ import (
 // A key is input.idempotencyKey, else the Idempotency-Key header, and one key names one call:
 // a request sent with one must hold exactly one root field, an idempotent mutation. With a
 // sibling, a retry would run the sibling again (a second login, another refresh) beside a replay,
-// so such a request is refused before anything runs. A replayed answer says so in
-// extensions.idempotentReplayed.
+// so such a request is refused before anything runs, as a request error. A replayed answer says
+// so in extensions.idempotentReplayed.
 type keyedMutations struct{}
 
 var _ interface {
 	graphql.HandlerExtension
-	graphql.ResponseInterceptor
+	graphql.OperationContextMutator
 	graphql.FieldInterceptor
 } = keyedMutations{}
 
@@ -30,18 +30,11 @@ func (keyedMutations) ExtensionName() string { return "KeyedMutations" }
 
 func (keyedMutations) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (keyedMutations) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	if !graphql.HasOperationContext(ctx) {
-		return next(ctx)
+func (keyedMutations) MutateOperationContext(_ context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	if oc.Operation.Operation != ast.Mutation || oneKeyedField(oc) {
+		return nil
 	}
-	oc := graphql.GetOperationContext(ctx)
-	if oc.Operation == nil || oc.Operation.Operation != ast.Mutation || oneKeyedField(oc) {
-		return next(ctx)
-	}
-	return &graphql.Response{Errors: gqlerror.List{{
-		Message:    "an idempotency key applies to a request holding exactly one idempotent mutation (createPayment, refundPayment) and nothing else",
-		Extensions: map[string]any{"code": apierror.InvalidRequest},
-	}}}
+	return requestError(apierror.InvalidRequest, "an idempotency key applies to a request holding exactly one idempotent mutation (createPayment, refundPayment) and nothing else")
 }
 
 // oneKeyedField reports whether a mutation request is fit for the key it carries: it carries
