@@ -108,7 +108,7 @@ func TestGraphQLErrorsCarryTheErrorTableCodes(t *testing.T) {
 			{"currency", developer, with(func(in map[string]any) { in["currency"] = "XTS" }), "invalid_currency", "currency"},
 			{"empty currency", developer, with(func(in map[string]any) { in["currency"] = "" }), "missing_field", "currency"},
 			{"card number", developer, with(func(in map[string]any) { cardOf(in)["number"] = "1234567890123" }), "invalid_card", "card.number"},
-			{"exp month", developer, with(func(in map[string]any) { cardOf(in)["expMonth"] = 0 }), "missing_field", "card.expMonth"},
+			{"exp month", developer, with(func(in map[string]any) { cardOf(in)["expMonth"] = 0 }), "invalid_card", "card.expMonth"},
 			{"no card", developer, with(func(in map[string]any) { delete(in, "card") }), "missing_field", "card"},
 			{"bad email", developer, with(func(in map[string]any) { in["customer"] = map[string]any{"email": "a@"} }), "invalid_request", "customer.email"},
 		}
