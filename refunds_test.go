@@ -267,3 +267,47 @@ func TestRefundWithAnEmptyStreamedBody(t *testing.T) {
 		t.Errorf("empty chunked refund = %d, refunded %d", resp.StatusCode, env.payment(id).AmountRefunded)
 	}
 }
+
+// TestRefundListPages: a payment's refunds page as every list does: limit, starting_after,
+// ending_before, has_more, oldest first; a cursor that is no refund of the payment is refused.
+func TestRefundListPages(t *testing.T) {
+	env := newTestEnv(t, databasetest.SQLite(t))
+	operator := env.tokenFor("operator")
+	paymentID := str(get(env.request(http.MethodPost, "/api/v1/payments", operator, paymentBody("50.00", "USD", "4242424242424242")).body, "data", "id"))
+	var ids []string
+	for range 5 {
+		r := env.request(http.MethodPost, "/api/v1/payments/"+paymentID+"/refunds", operator, map[string]any{"amount": "1.00"})
+		ids = append(ids, str(get(r.body, "data", "id")))
+	}
+	list := func(query string) ([]string, any, response) {
+		r := env.request(http.MethodGet, "/api/v1/payments/"+paymentID+"/refunds"+query, operator, nil)
+		var got []string
+		items, _ := get(r.body, "data").([]any)
+		for _, item := range items {
+			got = append(got, str(get(item, "id")))
+		}
+		return got, get(r.body, "has_more"), r
+	}
+	for _, tt := range []struct {
+		query string
+		want  []string
+		more  bool
+	}{
+		{"", ids, false},
+		{"?limit=2", ids[:2], true},
+		{"?limit=2&starting_after=" + ids[1], ids[2:4], true},
+		{"?limit=2&starting_after=" + ids[3], ids[4:], false},
+		{"?limit=2&ending_before=" + ids[4], ids[2:4], true},
+		{"?limit=3&ending_before=" + ids[2], ids[:2], false},
+	} {
+		got, more, r := list(tt.query)
+		if strings.Join(got, ",") != strings.Join(tt.want, ",") || more != tt.more {
+			t.Errorf("refunds%s = %v has_more %v, want %v %v (%d %s)", tt.query, got, more, tt.want, tt.more, r.status, r.raw)
+		}
+	}
+	for _, query := range []string{"?limit=0", "?limit=101", "?starting_after=re_none", "?starting_after=" + ids[0] + "&ending_before=" + ids[1]} {
+		if _, _, r := list(query); r.status != http.StatusBadRequest {
+			t.Errorf("refunds%s = %d %s", query, r.status, r.raw)
+		}
+	}
+}

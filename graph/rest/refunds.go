@@ -2,14 +2,17 @@ package rest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/graph/model"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/state"
 	"github.com/paygate/paygate/internal/web"
 )
@@ -66,16 +69,46 @@ func (h *Handlers) ListRefunds(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, err, nil)
 		return
 	}
+	// A payment has at most payment.MaxRefunds refunds: they are read whole, oldest first, and
+	// paged here, by id, as every other list pages.
 	refunds, err := h.payment.Refunds(r.Context(), p)
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	data := make([]refundJSON, 0, len(refunds))
-	for _, refund := range refunds {
+	position := func(id string) int {
+		return slices.IndexFunc(refunds, func(refund *ent.Refund) bool { return refund.ID == id })
+	}
+	page, err := readPage(r, payment.DefaultPageSize, payment.MaxPageSize, func(_ context.Context, id, param string) (*ent.Cursor, error) {
+		if position(id) < 0 {
+			return nil, apierror.ForParam(apierror.InvalidRequest, param, "no refund of this payment has the id "+id)
+		}
+		return &ent.Cursor{ID: id}, nil
+	})
+	if err != nil {
+		web.WriteError(w, r, err, nil)
+		return
+	}
+	var shown []*ent.Refund
+	hasMore := false
+	switch {
+	case page.before != nil:
+		end := position(page.before.ID)
+		start := max(end-*page.last, 0)
+		shown, hasMore = refunds[start:end], start > 0
+	default:
+		start := 0
+		if page.after != nil {
+			start = position(page.after.ID) + 1
+		}
+		end := min(start+*page.first, len(refunds))
+		shown, hasMore = refunds[start:end], end < len(refunds)
+	}
+	data := make([]refundJSON, 0, len(shown))
+	for _, refund := range shown {
 		data = append(data, refundOf(refund))
 	}
-	web.WriteList(w, data, false)
+	web.WriteList(w, data, hasMore)
 }
 
 // refundJSON is the REST shape of a refund.
