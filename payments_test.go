@@ -172,6 +172,7 @@ func TestBadPaymentRequestsWriteNothing(t *testing.T) {
 			{"yen with decimals", with(func(b map[string]any) { b["currency"] = "JPY"; b["amount"] = "10.5" }), 400, "invalid_amount", "amount"},
 			{"unknown currency", with(func(b map[string]any) { b["currency"] = "ABC" }), 400, "invalid_currency", "currency"},
 			{"non-tender currency", with(func(b map[string]any) { b["currency"] = "XXX" }), 400, "invalid_currency", "currency"},
+			{"withdrawn currency", with(func(b map[string]any) { b["currency"] = "HRK" }), 400, "invalid_currency", "currency"},
 			{"two-letter currency", with(func(b map[string]any) { b["currency"] = "US" }), 400, "invalid_currency", "currency"},
 			{"bad method", with(func(b map[string]any) { b["payment_method"] = "paypal" }), 400, "invalid_payment_method", "payment_method"},
 			{"luhn", with(func(b map[string]any) { card(b)["number"] = "4242424242424241" }), 400, "invalid_card", "card.number"},

@@ -6,9 +6,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"sync"
-
-	"golang.org/x/text/currency"
 )
 
 // Amount is an exact amount: Minor units (cents for USD, yen for JPY, fils for KWD) of Currency,
@@ -30,26 +27,32 @@ var (
 // units can never overflow.
 const maxDigits = 15
 
-// tender holds the codes of currencies in use as legal tender somewhere, from x/text's ISO 4217
-// data. x/text also parses non-tender codes (XXX, XTS, XAU), which no payment may use.
-var tender = sync.OnceValue(func() map[string]bool {
-	codes := make(map[string]bool)
-	for it := currency.Query(); it.Next(); {
-		codes[it.Unit().String()] = true
+// minorUnits lists the currencies payments may be in, each with the decimal places of its ISO
+// 4217 minor unit: the active currencies of ISO 4217's list one as amended to November 2026
+// (XCG replacing ANG in 2025, BGN gone with Bulgaria's euro in 2026, ZWG, SLE, VES and VED in,
+// ZWL, SLL, HRK, VEF, CUC, STD and MRO out), without the fund codes (BOV, CHE, CHW, CLF, COU,
+// MXV, USN, UYI, UYW) and the X codes that are no money (metals, SDR, XXX, XTS, XSU, XUA).
+// x/text's list still took withdrawn currencies, and its decimal places are CLDR's display
+// rounding, not the minor units the card networks and providers use.
+var minorUnits = func() map[string]int {
+	units := map[string]int{}
+	for _, code := range strings.Fields(`
+AED AFN ALL AMD AOA ARS AUD AWG AZN BAM BBD BDT BMD BND BOB BRL BSD BTN BWP BYN BZD CAD CDF CHF
+CNY COP CRC CUP CVE CZK DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP GEL GHS GIP GMD GTQ GYD HKD HNL
+HTG HUF IDR ILS INR IRR JMD KES KGS KHR KPW KYD KZT LAK LBP LKR LRD LSL MAD MDL MGA MKD MMK MNT
+MOP MRU MUR MVR MWK MXN MYR MZN NAD NGN NIO NOK NPR NZD PAB PEN PGK PHP PKR PLN QAR RON RSD RUB
+SAR SBD SCR SDG SEK SGD SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS TMT TOP TRY TTD TWD TZS UAH
+USD UYU UZS VED VES WST XCD XCG YER ZAR ZMW ZWG`) {
+		units[code] = 2
 	}
-	return codes
-})
-
-// isoExponents lists the currencies whose ISO 4217 minor unit is not 2 decimal places. x/text
-// only offers CLDR's display rounding, which differs from ISO for two dozen currencies (IQD 0
-// instead of 3, COP and IDR 0 instead of 2, ...), and an amount's minor units must follow ISO,
-// as the card networks and providers do.
-var isoExponents = map[string]int{
-	"BIF": 0, "CLP": 0, "DJF": 0, "GNF": 0, "ISK": 0, "JPY": 0, "KMF": 0, "KRW": 0, "PYG": 0,
-	"RWF": 0, "UGX": 0, "UYI": 0, "VND": 0, "VUV": 0, "XAF": 0, "XOF": 0, "XPF": 0,
-	"BHD": 3, "IQD": 3, "JOD": 3, "KWD": 3, "LYD": 3, "OMR": 3, "TND": 3,
-	"CLF": 4, "UYW": 4,
-}
+	for _, code := range strings.Fields("BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX VND VUV XAF XOF XPF") {
+		units[code] = 0
+	}
+	for _, code := range strings.Fields("BHD IQD JOD KWD LYD OMR TND") {
+		units[code] = 3
+	}
+	return units
+}()
 
 // ParseCurrency returns the upper-case code of a supported currency, whatever the case of code.
 func ParseCurrency(code string) (string, error) {
@@ -57,7 +60,7 @@ func ParseCurrency(code string) (string, error) {
 		return "", ErrUnknownCurrency
 	}
 	upper := strings.ToUpper(code)
-	if !tender()[upper] {
+	if _, ok := minorUnits[upper]; !ok {
 		return "", ErrUnknownCurrency
 	}
 	return upper, nil
@@ -66,10 +69,10 @@ func ParseCurrency(code string) (string, error) {
 // Scale returns how many decimal places the currency's ISO 4217 minor unit has (USD 2, JPY 0,
 // KWD 3).
 func Scale(currencyCode string) int {
-	if exponent, ok := isoExponents[currencyCode]; ok {
-		return exponent
+	if scale, ok := minorUnits[currencyCode]; ok {
+		return scale
 	}
-	return 2
+	return 2 // a currency withdrawn since a payment was made in it: they all had cents
 }
 
 // Parse reads decimal text ("49.99", "1000", "0.5") as an amount of the currency, which must come

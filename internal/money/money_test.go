@@ -2,6 +2,7 @@ package money
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -129,6 +130,23 @@ func TestDecimalNormalized(t *testing.T) {
 	} {
 		if got := text.Normalized(); got != want {
 			t.Errorf("Decimal(%q).Normalized() = %q, want %q", text, got, want)
+		}
+	}
+}
+
+// TestCurrenciesAreTheCurrentISOList: withdrawn currencies and codes that are no money are
+// refused; currencies introduced lately are taken, each with its ISO minor unit.
+func TestCurrenciesAreTheCurrentISOList(t *testing.T) {
+	for _, withdrawn := range []string{"HRK", "VEF", "ZWL", "SLL", "CUC", "STD", "MRO", "ANG", "BGN", "LTL", "XXX", "XTS", "XAU", "CLF", "UYI"} {
+		if code, err := ParseCurrency(withdrawn); err == nil {
+			t.Errorf("ParseCurrency(%s) = %s, want refused", withdrawn, code)
+		}
+	}
+	for code, scale := range map[string]int{"ZWG": 2, "SLE": 2, "VES": 2, "VED": 2, "XCG": 2, "STN": 2, "MRU": 2,
+		"EUR": 2, "JPY": 0, "KRW": 0, "ISK": 0, "KWD": 3, "IQD": 3, "TND": 3, "IDR": 2, "COP": 2, "XOF": 0} {
+		got, err := ParseCurrency(strings.ToLower(code))
+		if err != nil || got != code || Scale(code) != scale {
+			t.Errorf("ParseCurrency(%s) = %s, %v, scale %d, want scale %d", code, got, err, Scale(code), scale)
 		}
 	}
 }
