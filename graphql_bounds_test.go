@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 )
 
@@ -263,4 +264,23 @@ func TestRESTRefundOfNullAmountIsRefused(t *testing.T) {
 	if r.status != http.StatusCreated || str(get(r.body, "data", "amount")) != "20.00" {
 		t.Errorf("amount left out = %d %s", r.status, r.raw)
 	}
+}
+
+// TestGraphQLIDsHoldText: an ID argument with a control character (NUL above all, which
+// PostgreSQL's text refuses) is the client's error, on every database, never a server error.
+func TestGraphQLIDsHoldText(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db)
+		admin := env.tokenFor("admin")
+		for _, query := range []string{
+			`query($id: ID!) { payment(id: $id) { id } }`,
+			`query($id: ID!) { node(id: $id) { id } }`,
+			`mutation($id: ID!) { revokeAPIKey(id: $id) { id } }`,
+		} {
+			_, errs := env.graphql(admin, query, map[string]any{"id": "pay_\x00"})
+			if len(errs) != 1 || errs[0].code() == "internal_error" {
+				t.Errorf("%s with NUL = %+v", query, errs)
+			}
+		}
+	})
 }

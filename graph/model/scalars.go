@@ -3,6 +3,9 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 )
@@ -84,6 +87,11 @@ func MarshalID(id string) graphql.Marshaler { return graphql.MarshalString(id) }
 func UnmarshalID(v any) (string, error) {
 	switch id := v.(type) {
 	case string:
+		// No ID Paygate makes holds one, and PostgreSQL's text refuses NUL with an error that
+		// is no client's fault: refused here, as REST refuses such a URL.
+		if !utf8.ValidString(id) || strings.ContainsFunc(id, unicode.IsControl) {
+			return "", fmt.Errorf("an ID holds no control characters")
+		}
 		return id, nil
 	case json.Number:
 		if _, err := id.Int64(); err == nil {
