@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/paygate/paygate/internal/routing"
 )
 
 // durationSamples is how many recent requests the request percentiles are taken over.
@@ -195,19 +197,10 @@ func (m *Metrics) Requests() RequestFigures {
 	sorted := slices.Clone(m.durations)
 	m.mu.Unlock()
 	figures.PerSecond = float64(lastMinute) / float64(len(m.perSecond))
-	if len(sorted) > 0 {
-		slices.Sort(sorted)
-		figures.P50MS, figures.P99MS = percentileMS(sorted, 0.50), percentileMS(sorted, 0.99)
-	}
+	slices.Sort(sorted)
+	figures.P50MS, figures.P99MS = routing.PercentileMS(sorted, 0.50), routing.PercentileMS(sorted, 0.99)
 	return figures
 }
 
 // Uptime is how long this server has run.
 func (m *Metrics) Uptime() time.Duration { return m.now().Sub(m.started) }
-
-// percentileMS is the q-th percentile of sorted durations (nearest rank), in milliseconds.
-func percentileMS(sorted []time.Duration, q float64) *float64 {
-	rank := int(q*float64(len(sorted))+0.999999) - 1
-	ms := float64(sorted[max(rank, 0)].Microseconds()) / 1000
-	return &ms
-}

@@ -76,7 +76,7 @@ func (r *Router) Status() []ProviderStatus {
 			rate := float64(p.succeeded) / float64(p.requests)
 			status.SuccessRate = &rate
 			sorted := slices.Sorted(slices.Values(p.latencies))
-			status.P50MS, status.P99MS = percentileMS(sorted, 0.50), percentileMS(sorted, 0.99)
+			status.P50MS, status.P99MS = PercentileMS(sorted, 0.50), PercentileMS(sorted, 0.99)
 			if p.lastError != "" {
 				lastError, lastErrorAt := p.lastError, p.lastErrorAt // copies: the figures move on
 				status.LastError, status.LastErrorAt = &lastError, &lastErrorAt
@@ -87,8 +87,12 @@ func (r *Router) Status() []ProviderStatus {
 	return statuses
 }
 
-// percentileMS is the q-th percentile of sorted latencies (nearest rank), in milliseconds.
-func percentileMS(sorted []time.Duration, q float64) *float64 {
+// PercentileMS is the q-th percentile of sorted durations (nearest rank), in milliseconds; nil
+// when there are none.
+func PercentileMS(sorted []time.Duration, q float64) *float64 {
+	if len(sorted) == 0 {
+		return nil
+	}
 	rank := int(q*float64(len(sorted))+0.999999) - 1
 	ms := float64(sorted[max(rank, 0)].Microseconds()) / 1000
 	return &ms

@@ -14,6 +14,7 @@ import (
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -233,7 +234,7 @@ func (l *Logs) Metrics(ctx context.Context) ([]*ProviderMetrics, error) {
 		if err != nil {
 			return nil, err
 		}
-		m.P50MS, m.P99MS = percentileMS(latencies, 0.50), percentileMS(latencies, 0.99)
+		m.P50MS, m.P99MS = routing.PercentileMS(latencies, 0.50), routing.PercentileMS(latencies, 0.99)
 	}
 	return metrics, nil
 }
@@ -256,15 +257,4 @@ func (l *Logs) latencies(ctx context.Context, provider string) ([]time.Duration,
 	}
 	slices.Sort(latencies)
 	return latencies, nil
-}
-
-// percentileMS is the q-th percentile of sorted latencies (nearest rank), in milliseconds; nil
-// when there are none.
-func percentileMS(sorted []time.Duration, q float64) *float64 {
-	if len(sorted) == 0 {
-		return nil
-	}
-	rank := int(q*float64(len(sorted))+0.999999) - 1
-	ms := float64(sorted[max(rank, 0)].Microseconds()) / 1000
-	return &ms
 }
