@@ -110,7 +110,14 @@ func TestCardNeverPrintsNumberOrCVC(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logged strings.Builder
-	slog.New(slog.NewJSONHandler(&logged, nil)).Info("charge", "card", c)
+	// Without the time, whose digits could hold the CVC's by chance.
+	withoutTime := &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey && len(groups) == 0 {
+			return slog.Attr{}
+		}
+		return a
+	}}
+	slog.New(slog.NewJSONHandler(&logged, withoutTime)).Info("charge", "card", c)
 	for _, out := range []string{fmt.Sprint(c), fmt.Sprintf("%+v", c), fmt.Sprintf("%#v", c), logged.String()} {
 		if strings.Contains(out, "4242424242424242") || strings.Contains(out, "987") {
 			t.Errorf("card printed its secrets: %s", out)
