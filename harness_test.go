@@ -36,6 +36,8 @@ type testEnv struct {
 	app  *app
 	url  string
 	logs *lockedBuffer
+	// client sends request's requests: http.DefaultClient unless a test checks them on the way.
+	client *http.Client
 }
 
 // lockedBuffer collects log lines written from many request goroutines.
@@ -178,7 +180,11 @@ func (e *testEnv) send(method, path, token string, body any, headers ...string) 
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	client := http.DefaultClient
+	if e.client != nil {
+		client = e.client
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return response{}, err
 	}

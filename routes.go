@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql/playground"
@@ -42,39 +43,72 @@ type ServerDeps struct {
 	RateLimiting web.RateLimiting
 }
 
+// apiRoute is one REST route: the operation it performs, which says what the caller must hold,
+// and its handler, which calls the resolver the operation's GraphQL twin calls.
+type apiRoute struct {
+	method, path string
+	op           auth.Operation
+	handle       func(*rest.Handlers, http.ResponseWriter, *http.Request)
+}
+
+// apiRoutes are the REST routes under /api/v1, but for the OpenAPI document that describes them.
+var apiRoutes = []apiRoute{
+	{http.MethodPost, "/api/v1/auth/login", auth.Login, (*rest.Handlers).Login},
+	{http.MethodPost, "/api/v1/auth/refresh", auth.RefreshToken, (*rest.Handlers).Refresh},
+	{http.MethodPost, "/api/v1/auth/logout", auth.Logout, (*rest.Handlers).Logout},
+	{http.MethodPost, "/api/v1/auth/revoke", auth.RevokeToken, (*rest.Handlers).RevokeToken},
+	{http.MethodPost, "/api/v1/users", auth.CreateUser, (*rest.Handlers).CreateUser},
+	{http.MethodGet, "/api/v1/users", auth.ListUsers, (*rest.Handlers).ListUsers},
+	{http.MethodPatch, "/api/v1/users/{id}", auth.UpdateUser, (*rest.Handlers).UpdateUser},
+	{http.MethodPost, "/api/v1/api-keys", auth.CreateAPIKey, (*rest.Handlers).CreateAPIKey},
+	{http.MethodGet, "/api/v1/api-keys", auth.ListAPIKeys, (*rest.Handlers).ListAPIKeys},
+	{http.MethodDelete, "/api/v1/api-keys/{id}", auth.RevokeAPIKey, (*rest.Handlers).RevokeAPIKey},
+	{http.MethodPost, "/api/v1/payments", auth.CreatePayment, (*rest.Handlers).CreatePayment},
+	{http.MethodGet, "/api/v1/payments", auth.ListPayments, (*rest.Handlers).ListPayments},
+	{http.MethodGet, "/api/v1/payments/{id}", auth.GetPayment, (*rest.Handlers).GetPayment},
+	{http.MethodPost, "/api/v1/payments/{id}/refunds", auth.RefundPayment, (*rest.Handlers).RefundPayment},
+	{http.MethodGet, "/api/v1/payments/{id}/refunds", auth.GetPayment, (*rest.Handlers).ListRefunds},
+	{http.MethodGet, "/api/v1/monitoring/metrics", auth.SystemMetrics, (*rest.Handlers).SystemMetrics},
+	{http.MethodGet, "/api/v1/monitoring/alerts", auth.ListAlerts, (*rest.Handlers).ListAlerts},
+	{http.MethodPost, "/api/v1/monitoring/alerts/{id}/acknowledge", auth.AcknowledgeAlert, (*rest.Handlers).AcknowledgeAlert},
+	{http.MethodPost, "/api/v1/monitoring/alerts/{id}/resolve", auth.ResolveAlert, (*rest.Handlers).ResolveAlert},
+	{http.MethodGet, "/api/v1/monitoring/providers", auth.ProviderStatus, (*rest.Handlers).ProviderStatus},
+	{http.MethodGet, "/api/v1/admin/config", auth.GetConfig, (*rest.Handlers).GetConfig},
+	{http.MethodPut, "/api/v1/admin/config", auth.UpdateConfig, (*rest.Handlers).UpdateConfig},
+	{http.MethodGet, "/api/v1/admin/config/history", auth.ConfigHistory, (*rest.Handlers).ConfigHistory},
+	{http.MethodPost, "/api/v1/webhooks/simulate", auth.SimulateEvent, (*rest.Handlers).SimulateEvent},
+	{http.MethodPost, "/api/v1/webhooks/test", auth.SendTestWebhook, (*rest.Handlers).SendTestWebhook},
+	{http.MethodGet, "/api/v1/webhooks/logs", auth.ListWebhookEvents, (*rest.Handlers).ListWebhookEvents},
+	{http.MethodGet, "/api/v1/webhooks/logs/{id}", auth.GetWebhookEvent, (*rest.Handlers).GetWebhookEvent},
+	{http.MethodPost, "/api/v1/webhooks/logs/{id}/retry", auth.RetryWebhookEvent, (*rest.Handlers).RetryWebhookEvent},
+	{http.MethodGet, "/api/v1/webhooks/metrics", auth.WebhookMetrics, (*rest.Handlers).WebhookMetrics},
+}
+
+// registerAPIRoutes serves apiRoutes on mux and returns the methods each path takes, so that
+// another method on the path is answered 405 with them.
+func registerAPIRoutes(mux *http.ServeMux, api *rest.Handlers) map[string][]string {
+	methods := map[string][]string{}
+	for _, route := range apiRoutes {
+		mux.Handle(route.method+" "+route.path, api.Operation(route.op, func(w http.ResponseWriter, r *http.Request) {
+			route.handle(api, w, r)
+		}))
+		methods[route.path] = append(methods[route.path], route.method)
+	}
+	for _, list := range methods {
+		slices.Sort(list)
+	}
+	return methods
+}
+
 // NewServer returns Paygate's HTTP handler: every route, behind every middleware.
 func NewServer(deps ServerDeps) http.Handler {
 	mux := http.NewServeMux()
 	api := rest.New(deps.Resolver)
-	mux.Handle("POST /api/v1/auth/login", api.Operation(auth.Login, api.Login))
-	mux.Handle("POST /api/v1/auth/refresh", api.Operation(auth.RefreshToken, api.Refresh))
-	mux.Handle("POST /api/v1/auth/logout", api.Operation(auth.Logout, api.Logout))
-	mux.Handle("POST /api/v1/auth/revoke", api.Operation(auth.RevokeToken, api.RevokeToken))
-	mux.Handle("POST /api/v1/users", api.Operation(auth.CreateUser, api.CreateUser))
-	mux.Handle("GET /api/v1/users", api.Operation(auth.ListUsers, api.ListUsers))
-	mux.Handle("PATCH /api/v1/users/{id}", api.Operation(auth.UpdateUser, api.UpdateUser))
-	mux.Handle("POST /api/v1/api-keys", api.Operation(auth.CreateAPIKey, api.CreateAPIKey))
-	mux.Handle("GET /api/v1/api-keys", api.Operation(auth.ListAPIKeys, api.ListAPIKeys))
-	mux.Handle("DELETE /api/v1/api-keys/{id}", api.Operation(auth.RevokeAPIKey, api.RevokeAPIKey))
-	mux.Handle("POST /api/v1/payments", api.Operation(auth.CreatePayment, api.CreatePayment))
-	mux.Handle("GET /api/v1/payments", api.Operation(auth.ListPayments, api.ListPayments))
-	mux.Handle("GET /api/v1/payments/{id}", api.Operation(auth.GetPayment, api.GetPayment))
-	mux.Handle("POST /api/v1/payments/{id}/refunds", api.Operation(auth.RefundPayment, api.RefundPayment))
-	mux.Handle("GET /api/v1/payments/{id}/refunds", api.Operation(auth.GetPayment, api.ListRefunds))
-	mux.Handle("GET /api/v1/monitoring/metrics", api.Operation(auth.SystemMetrics, api.SystemMetrics))
-	mux.Handle("GET /api/v1/monitoring/alerts", api.Operation(auth.ListAlerts, api.ListAlerts))
-	mux.Handle("POST /api/v1/monitoring/alerts/{id}/acknowledge", api.Operation(auth.AcknowledgeAlert, api.AcknowledgeAlert))
-	mux.Handle("POST /api/v1/monitoring/alerts/{id}/resolve", api.Operation(auth.ResolveAlert, api.ResolveAlert))
-	mux.Handle("GET /api/v1/monitoring/providers", api.Operation(auth.ProviderStatus, api.ProviderStatus))
-	mux.Handle("GET /api/v1/admin/config", api.Operation(auth.GetConfig, api.GetConfig))
-	mux.Handle("PUT /api/v1/admin/config", api.Operation(auth.UpdateConfig, api.UpdateConfig))
-	mux.Handle("GET /api/v1/admin/config/history", api.Operation(auth.ConfigHistory, api.ConfigHistory))
-	mux.Handle("POST /api/v1/webhooks/simulate", api.Operation(auth.SimulateEvent, api.SimulateEvent))
-	mux.Handle("POST /api/v1/webhooks/test", api.Operation(auth.SendTestWebhook, api.SendTestWebhook))
-	mux.Handle("GET /api/v1/webhooks/logs", api.Operation(auth.ListWebhookEvents, api.ListWebhookEvents))
-	mux.Handle("GET /api/v1/webhooks/logs/{id}", api.Operation(auth.GetWebhookEvent, api.GetWebhookEvent))
-	mux.Handle("POST /api/v1/webhooks/logs/{id}/retry", api.Operation(auth.RetryWebhookEvent, api.RetryWebhookEvent))
-	mux.Handle("GET /api/v1/webhooks/metrics", api.Operation(auth.WebhookMetrics, api.WebhookMetrics))
+	for path, methods := range registerAPIRoutes(mux, api) {
+		mux.Handle(path, rest.Allow(methods...))
+	}
+	mux.HandleFunc("GET /api/v1/openapi.json", rest.OpenAPIDocument)
+	mux.Handle("/api/v1/openapi.json", rest.Allow(http.MethodGet))
 	mux.Handle("POST /webhooks/{provider}", receiveWebhook(deps.Inbox))
 	if deps.MetricsPublic {
 		mux.Handle("GET /metrics", deps.Metrics.Handler())
@@ -82,30 +116,6 @@ func NewServer(deps ServerDeps) http.Handler {
 		mux.Handle("GET /metrics", api.Operation(auth.ScrapeMetrics, deps.Metrics.Handler().ServeHTTP))
 	}
 	mux.Handle("/metrics", rest.Allow(http.MethodGet))
-	mux.Handle("/api/v1/auth/login", rest.Allow(http.MethodPost))
-	mux.Handle("/api/v1/auth/refresh", rest.Allow(http.MethodPost))
-	mux.Handle("/api/v1/auth/logout", rest.Allow(http.MethodPost))
-	mux.Handle("/api/v1/auth/revoke", rest.Allow(http.MethodPost))
-	mux.Handle("/api/v1/users", rest.Allow(http.MethodGet, http.MethodPost))
-	mux.Handle("/api/v1/users/{id}", rest.Allow(http.MethodPatch))
-	mux.Handle("/api/v1/api-keys", rest.Allow(http.MethodGet, http.MethodPost))
-	mux.Handle("/api/v1/api-keys/{id}", rest.Allow(http.MethodDelete))
-	mux.Handle("/api/v1/payments", rest.Allow(http.MethodGet, http.MethodPost))
-	mux.Handle("/api/v1/payments/{id}", rest.Allow(http.MethodGet))
-	mux.Handle("/api/v1/payments/{id}/refunds", rest.Allow(http.MethodGet, http.MethodPost))
-	mux.Handle("/api/v1/monitoring/providers", rest.Allow(http.MethodGet))
-	mux.Handle("/api/v1/monitoring/metrics", rest.Allow(http.MethodGet))
-	mux.Handle("/api/v1/monitoring/alerts", rest.Allow(http.MethodGet))
-	mux.Handle("/api/v1/monitoring/alerts/{id}/acknowledge", rest.Allow(http.MethodPost))
-	mux.Handle("/api/v1/monitoring/alerts/{id}/resolve", rest.Allow(http.MethodPost))
-	mux.Handle("/api/v1/admin/config", rest.Allow(http.MethodGet, http.MethodPut))
-	mux.Handle("/api/v1/admin/config/history", rest.Allow(http.MethodGet))
-	mux.Handle("/api/v1/webhooks/simulate", rest.Allow(http.MethodPost))
-	mux.Handle("/api/v1/webhooks/test", rest.Allow(http.MethodPost))
-	mux.Handle("/api/v1/webhooks/logs", rest.Allow(http.MethodGet))
-	mux.Handle("/api/v1/webhooks/logs/{id}", rest.Allow(http.MethodGet))
-	mux.Handle("/api/v1/webhooks/logs/{id}/retry", rest.Allow(http.MethodPost))
-	mux.Handle("/api/v1/webhooks/metrics", rest.Allow(http.MethodGet))
 	mux.Handle("/webhooks/{provider}", rest.Allow(http.MethodPost))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusOK, "ok")
