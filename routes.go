@@ -9,7 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/rs/cors"
 
 	"github.com/paygate/paygate/graph"
@@ -17,6 +16,7 @@ import (
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/metrics"
+	"github.com/paygate/paygate/internal/playground"
 	"github.com/paygate/paygate/internal/web"
 	"github.com/paygate/paygate/internal/webhook"
 )
@@ -41,6 +41,8 @@ type ServerDeps struct {
 	MetricsPublic bool
 	// RateLimiting spends the API requests' tokens.
 	RateLimiting web.RateLimiting
+	// Playground, when set (in development), serves GraphiQL at /.
+	Playground *playground.Handler
 }
 
 // apiRoute is one REST route: the operation it performs, which says what the caller must hold,
@@ -131,8 +133,9 @@ func NewServer(deps ServerDeps) http.Handler {
 		}
 		writeStatus(w, http.StatusOK, "ready")
 	})
-	if !deps.Production {
-		mux.Handle("GET /{$}", playground.Handler("Paygate", "/query"))
+	if deps.Playground != nil {
+		mux.HandleFunc("GET /{$}", deps.Playground.Page)
+		mux.HandleFunc("GET "+playground.Prefix, deps.Playground.Asset)
 	}
 	mux.HandleFunc("/", rest.NotFound)
 

@@ -30,6 +30,7 @@ import (
 	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/playground"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/adyen"
 	"github.com/paygate/paygate/internal/provider/checkout"
@@ -210,6 +211,12 @@ func newApp(ctx context.Context, cfg config.Config, db *database.DB, logger *slo
 		key := "login:" + hex.EncodeToString(sum[:16]) + "|" + meter.Addr
 		return meter.Check(ctx, key, ratelimit.Limit{PerSecond: float64(perMinute) / 60, Burst: perMinute})
 	}
+	var graphiql *playground.Handler
+	if !cfg.Production() {
+		if graphiql, err = playground.New(); err != nil {
+			return nil, err
+		}
+	}
 	handler := NewServer(ServerDeps{
 		Logger:          logger,
 		DB:              db,
@@ -221,6 +228,7 @@ func newApp(ctx context.Context, cfg config.Config, db *database.DB, logger *slo
 		CORSOrigins:     cfg.CORSOrigins,
 		Metrics:         svc.metrics,
 		MetricsPublic:   cfg.MetricsPublic,
+		Playground:      graphiql,
 		RateLimiting: web.RateLimiting{Limiter: limiter, ClientAddr: web.ClientAddr(trusted), Now: time.Now,
 			Limit: func() ratelimit.Limit {
 				l := paygate.rateLimits()

@@ -78,8 +78,8 @@ func TestRunServesTheSQLiteDefaultAndShutsDownCleanly(t *testing.T) {
 			t.Errorf("GET %s = %d %s", path, status, body)
 		}
 	}
-	if _, body := getStatus(t, baseURL+"/"); !strings.Contains(body, "/query") {
-		t.Errorf("the playground does not point at /query: %.200s", body)
+	if _, body := getStatus(t, baseURL+"/"); !strings.Contains(body, "/playground/playground.js") {
+		t.Errorf("the playground page does not load its script: %.200s", body)
 	}
 
 	// The first admin was created with a password shown once; it logs in.

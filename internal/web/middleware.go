@@ -193,8 +193,8 @@ func Recover(logger *slog.Logger) Middleware {
 	}
 }
 
-// SecurityHeaders sets the headers an API answer should carry. The playground page at / loads
-// its scripts from a CDN, so it gets a policy that allows that; everything else gets none.
+// SecurityHeaders sets the headers an API answer should carry: nothing it says may be run or
+// framed, nor kept in a cache. A page (the playground) sets its own policy over these.
 func SecurityHeaders(production bool) Middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -203,12 +203,8 @@ func SecurityHeaders(production bool) Middleware {
 			h.Set("X-Frame-Options", "DENY")
 			h.Set("Referrer-Policy", "no-referrer")
 			h.Set("Cross-Origin-Opener-Policy", "same-origin")
-			if r.URL.Path == "/" {
-				h.Set("Content-Security-Policy", "default-src 'self' https://unpkg.com https://cdn.jsdelivr.net 'unsafe-inline'; frame-ancestors 'none'")
-			} else {
-				h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
-				h.Set("Cache-Control", "no-store")
-			}
+			h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+			h.Set("Cache-Control", "no-store")
 			if production {
 				h.Set("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
 			}

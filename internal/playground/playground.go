@@ -1,0 +1,125 @@
+// Package playground serves GraphiQL for /query from files embedded in the binary: the page and
+// its script are Paygate's, GraphiQL, React and ReactDOM are the npm registry's browser builds at
+// pinned versions (refresh.sh), so the playground works without the internet and loads nothing
+// from another origin.
+package playground
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Prefix is where the page's scripts and styles are served.
+const Prefix = "/playground/"
+
+// ContentSecurityPolicy lets the page run its own scripts and styles and talk to its own origin,
+// nothing else: no inline script, no eval, no other host.
+const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// file is an embedded file with the entity tag browsers revalidate it by.
+type file struct {
+	content []byte
+	etag    string
+}
+
+// Handler serves the page at / and its files under Prefix.
+type Handler struct {
+	files map[string]file // by path under assets
+}
+
+// New reads the embedded files once, checking the vendored ones against their SHA256SUMS.
+func New() (*Handler, error) {
+	sums, err := VendorSums()
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{files: map[string]file{}}
+	err = fs.WalkDir(assets, "assets", func(name string, entry fs.DirEntry, err error) error {
+		if err != nil || entry.IsDir() {
+			return err
+		}
+		content, err := assets.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimPrefix(name, "assets/")
+		sum := sha256Hex(content)
+		if vendored, ok := strings.CutPrefix(rel, "vendor/"); ok && vendored != sumsFile && sums[vendored] != sum {
+			return fmt.Errorf("playground: vendor/%s does not match SHA256SUMS: run internal/playground/refresh.sh", vendored)
+		}
+		h.files[rel] = file{content: content, etag: `"` + sum[:32] + `"`}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// Page serves the playground page.
+func (h *Handler) Page(w http.ResponseWriter, r *http.Request) {
+	h.serve(w, r, "index.html")
+}
+
+// Asset serves a file under Prefix: the page's script and style, and the vendored builds.
+func (h *Handler) Asset(w http.ResponseWriter, r *http.Request) {
+	name := strings.TrimPrefix(r.URL.Path, Prefix)
+	if name == "index.html" || name == "vendor/"+sumsFile {
+		http.NotFound(w, r)
+		return
+	}
+	h.serve(w, r, name)
+}
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, name string) {
+	f, ok := h.files[name]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Security-Policy", ContentSecurityPolicy)
+	w.Header().Set("ETag", f.etag)
+	// Revalidated on each load (a 304 costs nothing), so a refreshed build is never served stale.
+	w.Header().Set("Cache-Control", "no-cache")
+	// ServeContent answers If-None-Match and ranges, and names the type from the extension.
+	http.ServeContent(w, r, path.Base(name), time.Time{}, bytes.NewReader(f.content))
+}
+
+// sumsFile lists the sha256 of each vendored file, as sha256sum writes it.
+const sumsFile = "SHA256SUMS"
+
+// VendorSums reads the vendored files' SHA256SUMS: file name to hex sum.
+func VendorSums() (map[string]string, error) {
+	content, err := assets.ReadFile("assets/vendor/" + sumsFile)
+	if err != nil {
+		return nil, err
+	}
+	sums := map[string]string{}
+	scanner := bufio.NewScanner(bytes.NewReader(content))
+	for scanner.Scan() {
+		sum, name, ok := strings.Cut(scanner.Text(), "  ")
+		if !ok || len(sum) != 64 {
+			return nil, fmt.Errorf("playground: malformed %s line %q", sumsFile, scanner.Text())
+		}
+		sums[name] = sum
+	}
+	return sums, scanner.Err()
+}
+
+func sha256Hex(content []byte) string {
+	sum := sha256.Sum256(content)
+	return hex.EncodeToString(sum[:])
+}
