@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"github.com/paygate/paygate/ent/sandboxobject"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/routing"
+	"github.com/paygate/paygate/internal/state"
 )
 
 // charges counts the charges the sandboxes made for a payment, by provider.
@@ -312,4 +315,72 @@ func TestCircuitOpensAndCloses(t *testing.T) {
 	if got := fmt.Sprint(pay()); got != "[stripe:approved]" || circuit() != "closed" {
 		t.Errorf("the probe: %s, circuit %s", got, circuit())
 	}
+}
+
+// TestAmountsCrossToProvidersAsTheyCountThem: Adyen counts Chilean pesos in hundredths and Cape
+// Verdean escudos whole, unlike ISO 4217. A peso payment and its refund go to Adyen's sandbox and
+// come back by webhook as the same amounts; an escudo payment with cents, which Adyen cannot be
+// sent, fails over to the next provider without counting against Adyen's circuit.
+func TestAmountsCrossToProvidersAsTheyCountThem(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db, webhookSecretsEnv...)
+		env.app.start(t.Context())
+		admin := env.tokenFor("admin")
+		doc := env.readConfig(admin)
+		routes := doc["routing"].(map[string]any)
+		routes["rules"] = append([]any{map[string]any{"name": "pesos and escudos", "currency": []any{"CLP", "CVE"},
+			"providers": []any{map[string]any{"provider": "adyen", "weight": 1}}}}, routes["rules"].([]any)...)
+		if r := env.request(http.MethodPut, configPath, admin, withoutAuthor(doc)); r.status != http.StatusOK {
+			t.Fatalf("PUT = %d %s", r.status, r.raw)
+		}
+
+		pesos := env.succeededPayment(admin, "15000", "CLP", "adyen")
+		refund := env.request(http.MethodPost, "/api/v1/payments/"+pesos+"/refunds", admin, map[string]any{"amount": "5000"})
+		if refund.status != http.StatusCreated {
+			t.Fatalf("refund = %d %s", refund.status, refund.raw)
+		}
+		refundID := str(get(refund.data(), "id"))
+		waitFor(t, "the peso refund's settlement", func() bool {
+			return db.Ent.Refund.GetX(context.Background(), refundID).Status != state.RefundPending
+		})
+		if r, p := db.Ent.Refund.GetX(context.Background(), refundID), env.payment(pesos); r.Status != state.RefundSucceeded ||
+			p.AmountRefunded != 5000 || p.Status != state.PaymentPartiallyRefunded {
+			t.Errorf("refund %s, payment %s with %d refunded; want succeeded, partially refunded 5000 CLP", r.Status, p.Status, p.AmountRefunded)
+		}
+
+		escudos := env.succeededPayment(admin, "25.00", "CVE", "adyen")
+		withCents := env.request(http.MethodPost, "/api/v1/payments", admin, paymentBody("10.50", "CVE", "4242424242424242"))
+		if withCents.status != http.StatusCreated || str(get(withCents.data(), "provider")) == "adyen" {
+			t.Fatalf("10.50 CVE = %d %s, want it taken by another provider than Adyen", withCents.status, withCents.raw)
+		}
+		if got := attempts(withCents.data()); len(got) != 2 || got[0] != "adyen:unavailable" {
+			t.Errorf("10.50 CVE attempts = %v, want adyen unavailable first", got)
+		}
+		if charges := env.charges(str(get(withCents.data(), "id"))); charges["adyen"] != 0 {
+			t.Errorf("Adyen was charged for 10.50 CVE: %v", charges)
+		}
+		// As many more as would open a circuit were they Adyen's failures.
+		for range env.app.services.configs.Current().CircuitBreaker.MinRequests {
+			if r := env.request(http.MethodPost, "/api/v1/payments", admin, paymentBody("10.50", "CVE", "4242424242424242")); r.status != http.StatusCreated {
+				t.Fatalf("10.50 CVE = %d %s", r.status, r.raw)
+			}
+		}
+		for _, status := range env.app.services.router.Status() {
+			if status.Provider == "adyen" && status.Circuit != routing.Closed {
+				t.Errorf("Adyen's circuit is %s after amounts it cannot take", status.Circuit)
+			}
+		}
+		// A refund Adyen cannot be sent is the client's error, and nothing is written.
+		r := env.request(http.MethodPost, "/api/v1/payments/"+escudos+"/refunds", admin, map[string]any{"amount": "0.50"})
+		if code, param := r.errorCode(); r.status != http.StatusBadRequest || code != "invalid_amount" || param != "amount" ||
+			!strings.Contains(r.raw, "adyen takes CVE in whole units only") {
+			t.Errorf("a refund of 0.50 CVE at Adyen = %d %s, want 400 invalid_amount", r.status, r.raw)
+		}
+		if n := db.Ent.Refund.Query().CountX(context.Background()); n != 1 {
+			t.Errorf("%d refunds recorded, want only the peso refund", n)
+		}
+		if r := env.request(http.MethodPost, "/api/v1/payments/"+escudos+"/refunds", admin, map[string]any{"amount": "5"}); r.status != http.StatusCreated {
+			t.Errorf("a refund of 5 CVE at Adyen = %d %s", r.status, r.raw)
+		}
+	})
 }

@@ -4,6 +4,7 @@ package money
 
 import (
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -149,6 +150,41 @@ func (a Amount) ExceedsMajor(limitHundredths int64) bool {
 		right *= 10
 	}
 	return left > right
+}
+
+// InUnits returns the amount counted with scale decimal places, as a processor that counts the
+// currency differently from ISO 4217 wants it (Adyen counts Chilean pesos in hundredths): 1000 CLP
+// is 100000 at scale 2. An amount with a fraction finer than scale (10.50 CVE at scale 0) is
+// ErrTooPrecise.
+func (a Amount) InUnits(scale int) (int64, error) {
+	return rescale(a.Minor, Scale(a.Currency), scale)
+}
+
+// FromUnits is the amount of units of currency counted with scale decimal places, the reverse of
+// InUnits; units finer than the currency's minor unit are ErrTooPrecise.
+func FromUnits(units int64, currency string, scale int) (Amount, error) {
+	minor, err := rescale(units, scale, Scale(currency))
+	if err != nil {
+		return Amount{}, err
+	}
+	return Amount{Minor: minor, Currency: currency}, nil
+}
+
+// rescale turns a count of 10^-from into a count of 10^-to, exactly or not at all.
+func rescale(units int64, from, to int) (int64, error) {
+	for ; from < to; from++ {
+		if units > math.MaxInt64/10 || units < math.MinInt64/10 {
+			return 0, ErrTooLarge
+		}
+		units *= 10
+	}
+	for ; from > to; from-- {
+		if units%10 != 0 {
+			return 0, ErrTooPrecise
+		}
+		units /= 10
+	}
+	return units, nil
 }
 
 // Decimal is an amount's decimal text as it crosses the API: a JSON number or string over REST,

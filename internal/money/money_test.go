@@ -2,6 +2,7 @@ package money
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -148,5 +149,43 @@ func TestCurrenciesAreTheCurrentISOList(t *testing.T) {
 		if err != nil || got != code || Scale(code) != scale {
 			t.Errorf("ParseCurrency(%s) = %s, %v, scale %d, want scale %d", code, got, err, Scale(code), scale)
 		}
+	}
+}
+
+// TestUnitsAtAnotherScale: an amount counted with another number of decimal places than its
+// currency's minor unit, as some processors count some currencies, both ways, exactly or not at
+// all.
+func TestUnitsAtAnotherScale(t *testing.T) {
+	for _, c := range []struct {
+		amount Amount
+		scale  int
+		units  int64
+		err    error
+	}{
+		{Amount{Minor: 1500, Currency: "CLP"}, 2, 150000, nil},
+		{Amount{Minor: 5, Currency: "ISK"}, 2, 500, nil},
+		{Amount{Minor: 2500, Currency: "CVE"}, 0, 25, nil},
+		{Amount{Minor: 1050, Currency: "CVE"}, 0, 0, ErrTooPrecise},
+		{Amount{Minor: 4999, Currency: "USD"}, 2, 4999, nil},
+		{Amount{Minor: 1005, Currency: "KWD"}, 2, 0, ErrTooPrecise},
+		{Amount{Minor: -1500, Currency: "CLP"}, 2, -150000, nil},
+	} {
+		units, err := c.amount.InUnits(c.scale)
+		if units != c.units || !errors.Is(err, c.err) {
+			t.Errorf("%s %s at scale %d = %d, %v; want %d, %v", c.amount, c.amount.Currency, c.scale, units, err, c.units, c.err)
+		}
+		if c.err != nil {
+			continue
+		}
+		back, err := FromUnits(c.units, c.amount.Currency, c.scale)
+		if err != nil || back != c.amount {
+			t.Errorf("%d %s at scale %d = %+v, %v; want %+v", c.units, c.amount.Currency, c.scale, back, err, c.amount)
+		}
+	}
+	if _, err := FromUnits(150, "ISK", 2); !errors.Is(err, ErrTooPrecise) {
+		t.Errorf("1.50 ISK = %v, want ErrTooPrecise: the króna has no minor unit", err)
+	}
+	if _, err := FromUnits(math.MaxInt64/5, "KWD", 0); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("an amount that overflows in thousandths = %v, want ErrTooLarge", err)
 	}
 }

@@ -99,6 +99,13 @@ func (s *Service) Refund(ctx context.Context, in RefundInput) (*ent.Refund, erro
 		if err != nil {
 			return err
 		}
+		// A provider that counts the currency coarser than ISO 4217 (Adyen's whole escudos)
+		// cannot be sent every amount: refused here, before a refund is recorded to fail.
+		if charger, ok := s.router.Provider(p.Provider); ok {
+			if err := provider.CheckAmount(charger, amount); err != nil {
+				return apierror.ForParam(apierror.InvalidAmount, "amount", err.Error())
+			}
+		}
 		created, err = tx.Refund.Create().
 			SetID(id).
 			SetPaymentID(p.ID).

@@ -40,6 +40,13 @@ var _ provider.Provider = (*Client)(nil)
 // Name identifies Adyen on payments.
 func (*Client) Name() string { return Name }
 
+// counting is how Adyen counts amounts: in ISO 4217's minor units but for four currencies, which
+// its currency table marks as differing from the standard.
+var counting = provider.Counting{Provider: "adyen", Scales: map[string]int{"CLP": 2, "CVE": 0, "IDR": 0, "ISK": 2}}
+
+// Counting says how the provider counts amounts.
+func (*Client) Counting() provider.Counting { return counting }
+
 type amount struct {
 	Value    int64  `json:"value"`
 	Currency string `json:"currency"`
@@ -89,8 +96,12 @@ type refundAnswer struct {
 // Adyen will settle later (Pending, Received), a request still in progress, another 5xx, a
 // timeout or an answer that cannot be read leaves the outcome unknown.
 func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
+	value, err := counting.Units(req.Amount)
+	if err != nil {
+		return provider.ChargeResult{}, err
+	}
 	answer, err := c.post(ctx, "/v71/payments", req.PaymentID, paymentRequest{
-		Amount: amount{Value: req.Amount.Minor, Currency: req.Amount.Currency}, Reference: req.PaymentID, MerchantAccount: c.MerchantAccount,
+		Amount: amount{Value: value, Currency: req.Amount.Currency}, Reference: req.PaymentID, MerchantAccount: c.MerchantAccount,
 		PaymentMethod: paymentMethod{Type: "scheme", Number: req.Card.Number(), ExpiryMonth: fmt.Sprintf("%02d", req.Card.ExpMonth),
 			ExpiryYear: strconv.Itoa(req.Card.ExpYear), CVC: req.Card.CVC()},
 	})
@@ -139,8 +150,12 @@ func unsuccessful(answer provider.Answer) error {
 // Refund asks for part or all of a payment back. Adyen takes it ("received") and says later, by
 // a REFUND or REFUND_FAILED notification, whether it went through.
 func (c *Client) Refund(ctx context.Context, req provider.RefundRequest) (provider.RefundResult, error) {
+	value, err := counting.Units(req.Amount)
+	if err != nil {
+		return provider.RefundResult{}, err
+	}
 	answer, err := c.post(ctx, "/v71/payments/"+req.ProviderPaymentID+"/refunds", req.RefundID, refundRequest{
-		Amount: amount{Value: req.Amount.Minor, Currency: req.Amount.Currency}, MerchantAccount: c.MerchantAccount, Reference: req.RefundID,
+		Amount: amount{Value: value, Currency: req.Amount.Currency}, MerchantAccount: c.MerchantAccount, Reference: req.RefundID,
 	})
 	if err != nil {
 		return provider.RefundResult{}, err

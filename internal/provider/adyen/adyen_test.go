@@ -2,6 +2,7 @@ package adyen
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -105,4 +106,26 @@ func TestSettleEvery(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the loop went on after its context ended")
 	}
+}
+
+// TestAmountsAreSentAsAdyenCountsThem: Adyen counts amounts in ISO 4217's minor units but for
+// Chilean pesos and krónur, in hundredths, and escudos and rupiahs, whole, so an escudo or rupiah
+// amount with cents cannot be sent to it.
+func TestAmountsAreSentAsAdyenCountsThem(t *testing.T) {
+	providertest.CheckWireAmounts(t, []providertest.WireAmount{
+		{Amount: money.Amount{Minor: 1000, Currency: "EUR"}, Sent: "1000"},
+		{Amount: money.Amount{Minor: 1005, Currency: "KWD"}, Sent: "1005"},
+		{Amount: money.Amount{Minor: 1500, Currency: "CLP"}, Sent: "150000"},
+		{Amount: money.Amount{Minor: 5, Currency: "ISK"}, Sent: "500"},
+		{Amount: money.Amount{Minor: 2500, Currency: "CVE"}, Sent: "25"},
+		{Amount: money.Amount{Minor: 1050, Currency: "CVE"}},
+		{Amount: money.Amount{Minor: 1500000, Currency: "IDR"}, Sent: "15000"},
+		{Amount: money.Amount{Minor: 50, Currency: "IDR"}},
+	}, func(url string, caller provider.Caller) provider.Provider {
+		return &Client{BaseURL: url, APIKey: "AQE_test", MerchantAccount: "PaygateTest", Caller: caller}
+	}, func(r *http.Request) string {
+		var body struct{ Amount struct{ Value json.Number } }
+		json.NewDecoder(r.Body).Decode(&body)
+		return body.Amount.Value.String()
+	})
 }

@@ -116,7 +116,11 @@ func readRefund(item notificationRequestItem, succeeded bool) (provider.Notifica
 	if err != nil || item.Amount.Value < 0 {
 		return provider.Notification{}, unreadable("amount %d %q", item.Amount.Value, item.Amount.Currency)
 	}
-	notice := provider.RefundNotice{ProviderRefundID: item.PSPReference, Amount: item.Amount.Value, Currency: currency, Status: provider.RefundFailed}
+	refunded, err := counting.Amount(item.Amount.Value, currency)
+	if err != nil {
+		return provider.Notification{}, unreadable("%v", err)
+	}
+	notice := provider.RefundNotice{ProviderRefundID: item.PSPReference, Amount: refunded.Minor, Currency: currency, Status: provider.RefundFailed}
 	if succeeded {
 		notice.Status = provider.RefundSucceeded
 	}

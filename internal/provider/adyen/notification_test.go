@@ -243,6 +243,15 @@ var readCases = []struct {
 		payload: itemJSON("REFUND", "true", "8835511210681145", "8535296650153317", paygateRefund, `{"currency":"JPY","value":500}`, ""),
 		want: provider.Notification{Kind: provider.RefundsChanged, ProviderPaymentID: "8535296650153317", Refunds: []provider.RefundNotice{
 			{RefundID: paygateRefund, ProviderRefundID: "8835511210681145", Amount: 500, Currency: "JPY", Status: provider.RefundSucceeded}}}},
+	// Adyen counts pesos and krónur in hundredths, escudos and rupiahs whole, unlike ISO 4217.
+	{name: "refund in Chilean pesos, counted in hundredths", eventCode: "REFUND",
+		payload: itemJSON("REFUND", "true", "8835511210681145", "8535296650153317", paygateRefund, `{"currency":"CLP","value":150000}`, ""),
+		want: provider.Notification{Kind: provider.RefundsChanged, ProviderPaymentID: "8535296650153317", Refunds: []provider.RefundNotice{
+			{RefundID: paygateRefund, ProviderRefundID: "8835511210681145", Amount: 1500, Currency: "CLP", Status: provider.RefundSucceeded}}}},
+	{name: "refund in escudos, counted whole", eventCode: "REFUND",
+		payload: itemJSON("REFUND", "true", "8835511210681145", "8535296650153317", paygateRefund, `{"currency":"CVE","value":25}`, ""),
+		want: provider.Notification{Kind: provider.RefundsChanged, ProviderPaymentID: "8535296650153317", Refunds: []provider.RefundNotice{
+			{RefundID: paygateRefund, ProviderRefundID: "8835511210681145", Amount: 2500, Currency: "CVE", Status: provider.RefundSucceeded}}}},
 	{name: "refund made elsewhere, under another reference", eventCode: "REFUND",
 		payload: itemJSON("REFUND", "true", "8835511210681145", "8535296650153317", "order-42", eur, ""),
 		want: provider.Notification{Kind: provider.RefundsChanged, ProviderPaymentID: "8535296650153317", Refunds: []provider.RefundNotice{
@@ -276,6 +285,8 @@ var readCases = []struct {
 		payload: itemJSON("REFUND_FAILED", "true", "8835511210681145", "8535296650153317", paygateRefund, `{"currency":"XYZ","value":1000}`, ""), unreadable: true},
 	{name: "refund, its amount a fraction", eventCode: "REFUND",
 		payload: itemJSON("REFUND", "true", "8835511210681145", "8535296650153317", paygateRefund, `{"currency":"EUR","value":10.5}`, ""), unreadable: true},
+	{name: "refund of a fraction of a króna", eventCode: "REFUND",
+		payload: itemJSON("REFUND", "true", "8835511210681145", "8535296650153317", paygateRefund, `{"currency":"ISK","value":150}`, ""), unreadable: true},
 	{name: "refund naming no payment", eventCode: "REFUND",
 		payload: itemJSON("REFUND", "true", "8835511210681145", "", paygateRefund, eur, ""), unreadable: true},
 	{name: "chargeback naming no payment", eventCode: "CHARGEBACK",

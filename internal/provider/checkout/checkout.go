@@ -119,14 +119,26 @@ const (
 	actionRefund        = "Refund"
 )
 
+// counting is how Checkout.com counts amounts: whole units of the currencies it lists as taken in
+// full (ISO 4217's zero-decimal ones, but the Chilean peso, which it counts in hundredths),
+// thousandths of the three-decimal ones with the last digit 0, and hundredths of the rest.
+var counting = provider.Counting{Provider: "checkout.com", Scales: map[string]int{"CLP": 2}, ThreeDecimalsInTens: true}
+
+// Counting says how the provider counts amounts.
+func (*Client) Counting() provider.Counting { return counting }
+
 // Charge requests and captures a card payment. A decline is a result (Checkout.com answers it
 // 201 with approved false). An answer by which Checkout.com did nothing (a 4xx, a 503) or a
 // refused connection is provider.ErrUnavailable; a payment still pending, an idempotency
 // conflict, another 5xx, a timeout or an answer that cannot be read leaves the outcome unknown.
 func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
+	amount, err := counting.Units(req.Amount)
+	if err != nil {
+		return provider.ChargeResult{}, err
+	}
 	answer, err := c.post(ctx, "/payments", req.PaymentID, paymentRequest{
 		Source: source{Type: "card", Number: req.Card.Number(), ExpiryMonth: req.Card.ExpMonth, ExpiryYear: req.Card.ExpYear, CVV: req.Card.CVC()},
-		Amount: req.Amount.Minor, Currency: req.Amount.Currency, Reference: req.PaymentID, Capture: true, Description: req.Description,
+		Amount: amount, Currency: req.Amount.Currency, Reference: req.PaymentID, Capture: true, Description: req.Description,
 	})
 	if err != nil {
 		return provider.ChargeResult{}, err
@@ -173,8 +185,12 @@ func unsuccessful(answer provider.Answer) error {
 // Refund asks for part or all of a payment back. Checkout.com takes it (202) and says later, by
 // webhook, whether it went through.
 func (c *Client) Refund(ctx context.Context, req provider.RefundRequest) (provider.RefundResult, error) {
+	amount, err := counting.Units(req.Amount)
+	if err != nil {
+		return provider.RefundResult{}, err
+	}
 	answer, err := c.post(ctx, "/payments/"+req.ProviderPaymentID+"/refunds", req.RefundID,
-		refundRequest{Amount: req.Amount.Minor, Reference: req.RefundID})
+		refundRequest{Amount: amount, Reference: req.RefundID})
 	if err != nil {
 		return provider.RefundResult{}, err
 	}

@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -114,4 +115,24 @@ func TestSettleAfter(t *testing.T) {
 	if n, err := sandbox.Settle(ctx); err != nil || n != 1 {
 		t.Errorf("settled %d, %v after a minute; want the refund", n, err)
 	}
+}
+
+// TestAmountsAreSentAsCheckoutCountsThem: Checkout.com counts amounts in ISO 4217's minor units
+// but for the Chilean peso, in hundredths, and takes three-decimal currencies only in whole
+// hundredths (the last digit 0).
+func TestAmountsAreSentAsCheckoutCountsThem(t *testing.T) {
+	providertest.CheckWireAmounts(t, []providertest.WireAmount{
+		{Amount: money.Amount{Minor: 1000, Currency: "EUR"}, Sent: "1000"},
+		{Amount: money.Amount{Minor: 500, Currency: "JPY"}, Sent: "500"},
+		{Amount: money.Amount{Minor: 5, Currency: "ISK"}, Sent: "5"},
+		{Amount: money.Amount{Minor: 1500, Currency: "CLP"}, Sent: "150000"},
+		{Amount: money.Amount{Minor: 1010, Currency: "KWD"}, Sent: "1010"},
+		{Amount: money.Amount{Minor: 1005, Currency: "KWD"}},
+	}, func(url string, caller provider.Caller) provider.Provider {
+		return &Client{BaseURL: url, SecretKey: "sk_sbox_x", Caller: caller}
+	}, func(r *http.Request) string {
+		var body struct{ Amount json.Number }
+		json.NewDecoder(r.Body).Decode(&body)
+		return body.Amount.String()
+	})
 }

@@ -95,7 +95,11 @@ func readPayment(eventType string, payment paymentEvent) (provider.Notification,
 	if err != nil || payment.Amount < 0 || payment.ActionID == "" {
 		return provider.Notification{}, unreadable("refund %q of %d %q", payment.ActionID, payment.Amount, payment.Currency)
 	}
-	notice := provider.RefundNotice{ProviderRefundID: payment.ActionID, Amount: payment.Amount, Currency: currency, Status: provider.RefundFailed}
+	refunded, err := counting.Amount(payment.Amount, currency)
+	if err != nil {
+		return provider.Notification{}, unreadable("refund %q: %v", payment.ActionID, err)
+	}
+	notice := provider.RefundNotice{ProviderRefundID: payment.ActionID, Amount: refunded.Minor, Currency: currency, Status: provider.RefundFailed}
 	if eventType == eventPaymentRefunded {
 		notice.Status = provider.RefundSucceeded
 	}

@@ -235,6 +235,10 @@ var readCases = []struct {
 		payload: eventJSON("payment_refunded", paymentData(ckoAction, "100000", "BHD", paygatePayment, "10000", "Approved")),
 		want: provider.Notification{Kind: provider.RefundsChanged, PaymentID: paygatePayment, ProviderPaymentID: ckoPayment, Refunds: []provider.RefundNotice{
 			{ProviderRefundID: ckoAction, Amount: 100000, Currency: "BHD", Status: provider.RefundSucceeded}}}},
+	{name: "refund in Chilean pesos, counted in hundredths", eventType: "payment_refunded",
+		payload: eventJSON("payment_refunded", paymentData(ckoAction, "150000", "CLP", paygateRefund, "10000", "Approved")),
+		want: provider.Notification{Kind: provider.RefundsChanged, ProviderPaymentID: ckoPayment, Refunds: []provider.RefundNotice{
+			{RefundID: paygateRefund, ProviderRefundID: ckoAction, Amount: 1500, Currency: "CLP", Status: provider.RefundSucceeded}}}},
 	{name: "refund under another reference", eventType: "payment_refunded",
 		payload: eventJSON("payment_refunded", paymentData(ckoAction, "500", "JPY", "order-42", "10000", "Approved")),
 		want: provider.Notification{Kind: provider.RefundsChanged, ProviderPaymentID: ckoPayment, Refunds: []provider.RefundNotice{
@@ -258,6 +262,8 @@ var readCases = []struct {
 	{name: "negative refund", eventType: "payment_refunded", payload: eventJSON("payment_refunded", paymentData(ckoAction, "-700", "EUR", paygateRefund, "10000", "Approved")),
 		unreadable: true},
 	{name: "refund of a fraction", eventType: "payment_refunded", payload: eventJSON("payment_refunded", paymentData(ckoAction, "7.5", "EUR", paygateRefund, "10000", "Approved")),
+		unreadable: true},
+	{name: "refund of a fraction of a peso", eventType: "payment_refunded", payload: eventJSON("payment_refunded", paymentData(ckoAction, "150050", "CLP", paygateRefund, "10000", "Approved")),
 		unreadable: true},
 	{name: "refund without currency", eventType: "payment_refund_declined",
 		payload: eventJSON("payment_refund_declined", paymentData(ckoAction, "700", "", paygateRefund, "20005", "Declined")), unreadable: true},

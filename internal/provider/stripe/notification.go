@@ -177,9 +177,9 @@ func paygateAmount(stripeAmount int64, currency string) (money.Amount, error) {
 	if err != nil {
 		return money.Amount{}, unreadable("currency %q", currency)
 	}
-	perMinor := stripeUnitsPerMinor(code)
-	if stripeAmount < 0 || stripeAmount%perMinor != 0 {
+	amount, err := counting.Amount(stripeAmount, code)
+	if err != nil || stripeAmount < 0 {
 		return money.Amount{}, unreadable("amount %d %s", stripeAmount, code)
 	}
-	return money.Amount{Minor: stripeAmount / perMinor, Currency: code}, nil
+	return amount, nil
 }

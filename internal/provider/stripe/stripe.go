@@ -14,7 +14,6 @@ import (
 
 	stripego "github.com/stripe/stripe-go/v84"
 
-	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/provider"
 )
 
@@ -38,8 +37,12 @@ func (*Client) Name() string { return Name }
 // provider.ErrUnavailable; an answer that leaves the outcome in doubt (a 500, a key still in use,
 // a payment still processing), a timeout or an answer that cannot be read leaves it unknown.
 func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
+	amount, err := counting.Units(req.Amount)
+	if err != nil {
+		return provider.ChargeResult{}, err
+	}
 	form := url.Values{
-		"amount":                               {strconv.FormatInt(stripeMinor(req.Amount), 10)},
+		"amount":                               {strconv.FormatInt(amount, 10)},
 		"currency":                             {strings.ToLower(req.Amount.Currency)},
 		"confirm":                              {"true"},
 		"payment_method_data[type]":            {"card"},
@@ -141,9 +144,13 @@ func unsuccessful(answer provider.Answer) error {
 // Refund refunds part or all of a PaymentIntent. Stripe answers most card refunds at once; one it
 // answers pending settles later.
 func (c *Client) Refund(ctx context.Context, req provider.RefundRequest) (provider.RefundResult, error) {
+	amount, err := counting.Units(req.Amount)
+	if err != nil {
+		return provider.RefundResult{}, err
+	}
 	form := url.Values{
 		"payment_intent":       {req.ProviderPaymentID},
-		"amount":               {strconv.FormatInt(stripeMinor(req.Amount), 10)},
+		"amount":               {strconv.FormatInt(amount, 10)},
 		"metadata[paygate_id]": {req.RefundID},
 	}
 	answer, err := c.post(ctx, "/v1/refunds", form, req.RefundID)
@@ -311,17 +318,10 @@ func (c *Client) post(ctx context.Context, path string, form url.Values, idempot
 	return c.Caller.Post(ctx, strings.TrimSuffix(c.BaseURL, "/")+path, header, []byte(form.Encode()))
 }
 
-// stripeMinor is an amount in the units Stripe's API counts it in.
-func stripeMinor(a money.Amount) int64 {
-	return a.Minor * stripeUnitsPerMinor(a.Currency)
-}
+// counting is how Stripe counts amounts: in ISO 4217's minor units but for the króna, which Stripe
+// counts in hundredths (for backwards compatibility, it says), and the ariary, which it counts
+// whole.
+var counting = provider.Counting{Provider: "stripe", Scales: map[string]int{"ISK": 2, "MGA": 0}}
 
-// stripeUnitsPerMinor is how many of Stripe's units of the currency (upper case) make one of
-// Paygate's minor units: 1, but 100 for the króna, which Paygate counts whole (as ISO 4217 does)
-// and Stripe in hundredths.
-func stripeUnitsPerMinor(currency string) int64 {
-	if currency == "ISK" {
-		return 100
-	}
-	return 1
-}
+// Counting says how the provider counts amounts.
+func (*Client) Counting() provider.Counting { return counting }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
 )
@@ -176,29 +177,21 @@ func TestSearchQuotesTheID(t *testing.T) {
 	}
 }
 
-// TestKronurAreSentInHundredths: Stripe counts ISK in hundredths though the króna has no minor
-// unit, so 5 ISK is sent as 500, in charges and refunds alike.
-func TestKronurAreSentInHundredths(t *testing.T) {
-	amounts := make(chan string, 2)
-	url, caller := providertest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// TestAmountsAreSentAsStripeCountsThem: Stripe counts amounts in ISO 4217's minor units but for
+// the króna, in hundredths (5 ISK is 500), and the ariary, whole, so an ariary amount with a
+// fraction cannot be sent to it.
+func TestAmountsAreSentAsStripeCountsThem(t *testing.T) {
+	providertest.CheckWireAmounts(t, []providertest.WireAmount{
+		{Amount: money.Amount{Minor: 4999, Currency: "USD"}, Sent: "4999"},
+		{Amount: money.Amount{Minor: 500, Currency: "JPY"}, Sent: "500"},
+		{Amount: money.Amount{Minor: 5, Currency: "ISK"}, Sent: "500"},
+		{Amount: money.Amount{Minor: 1005, Currency: "KWD"}, Sent: "1005"},
+		{Amount: money.Amount{Minor: 150000, Currency: "MGA"}, Sent: "1500"},
+		{Amount: money.Amount{Minor: 1050, Currency: "MGA"}},
+	}, func(url string, caller provider.Caller) provider.Provider {
+		return &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
+	}, func(r *http.Request) string {
 		r.ParseForm()
-		amounts <- r.PostForm.Get("amount")
-		if r.URL.Path == "/v1/refunds" {
-			w.Write([]byte(`{"id":"re_1","object":"refund","status":"succeeded"}`))
-			return
-		}
-		w.Write([]byte(`{"id":"pi_1","object":"payment_intent","status":"succeeded"}`))
-	}))
-	c := &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
-	req := providertest.Charge(t, providertest.Approved, 5)
-	req.Amount.Currency = "ISK"
-	if _, err := c.Charge(context.Background(), req); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Refund(context.Background(), provider.RefundRequest{RefundID: "re_x", ProviderPaymentID: "pi_1", Amount: req.Amount}); err != nil {
-		t.Fatal(err)
-	}
-	if charge, refund := <-amounts, <-amounts; charge != "500" || refund != "500" {
-		t.Errorf("5 ISK sent as %s and %s, want 500", charge, refund)
-	}
+		return r.PostForm.Get("amount")
+	})
 }
