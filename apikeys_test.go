@@ -346,3 +346,28 @@ func (e *testEnv) subjectOf(credential string) string {
 	}
 	return p.Subject
 }
+
+// TestKeyUseSurvivesAFailedWrite: when writing the keys' last use fails (the database is away),
+// the uses are written by the next call rather than lost.
+func TestKeyUseSurvivesAFailedWrite(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db)
+		key := env.apiKey(env.tokenFor("developer"), "payments:read")
+		if r := env.request(http.MethodGet, "/api/v1/payments", key, nil); r.status != http.StatusOK {
+			t.Fatalf("a request with the key = %d %s", r.status, r.raw)
+		}
+		keeper := env.app.services.auth.APIKeyKeeper()
+		gone, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := keeper.RecordUse(gone); err == nil {
+			t.Fatal("recording uses with the database out of reach succeeded")
+		}
+		if err := keeper.RecordUse(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		keys, err := db.Ent.APIKey.Query().All(context.Background())
+		if err != nil || len(keys) != 1 || keys[0].LastUsedAt == nil {
+			t.Errorf("after a failed write and a good one, the key's last use = %+v, %v", keys, err)
+		}
+	})
+}

@@ -160,10 +160,24 @@ func (k *APIKeys) RecordUse(ctx context.Context) error {
 		if err := k.client.APIKey.Update().
 			Where(apikey.ID(id), apikey.Or(apikey.LastUsedAtIsNil(), apikey.LastUsedAtLT(at))).
 			SetLastUsedAt(at).Exec(ctx); err != nil {
+			k.keepUnwritten(used)
 			return err
 		}
+		delete(used, id)
 	}
 	return nil
+}
+
+// keepUnwritten puts back the uses a failed RecordUse did not write, for the next call to write,
+// unless a later use of the key has been noted since.
+func (k *APIKeys) keepUnwritten(used map[string]time.Time) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for id, at := range used {
+		if later, ok := k.used[id]; !ok || later.Before(at) {
+			k.used[id] = at
+		}
+	}
 }
 
 // NewAPIKey is a key just made: the key itself, shown this once, and what is kept of it.
