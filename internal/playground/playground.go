@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -40,8 +41,11 @@ type Handler struct {
 	files map[string]file // by path under assets
 }
 
-// New reads the embedded files once, checking the vendored ones against their SHA256SUMS.
-func New() (*Handler, error) {
+// New returns the handler, which reads the embedded files once per process, checking the
+// vendored ones against their SHA256SUMS. It holds nothing that changes, so servers share it.
+func New() (*Handler, error) { return load() }
+
+var load = sync.OnceValues(func() (*Handler, error) {
 	sums, err := VendorSums()
 	if err != nil {
 		return nil, err
@@ -67,7 +71,7 @@ func New() (*Handler, error) {
 		return nil, err
 	}
 	return h, nil
-}
+})
 
 // Page serves the playground page.
 func (h *Handler) Page(w http.ResponseWriter, r *http.Request) {
