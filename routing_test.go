@@ -384,5 +384,26 @@ func TestAmountsCrossToProvidersAsTheyCountThem(t *testing.T) {
 		if r := env.request(http.MethodPost, "/api/v1/payments/"+escudos+"/refunds", admin, map[string]any{"amount": "5"}); r.status != http.StatusCreated {
 			t.Errorf("a refund of 5 CVE at Adyen = %d %s", r.status, r.raw)
 		}
+
+		// With Adyen the only provider in use, escudos with cents are the client's error, and no
+		// payment is recorded; whole escudos are taken.
+		doc = env.readConfig(admin)
+		providers := doc["providers"].(map[string]any)
+		for _, name := range []string{"stripe", "checkout"} {
+			providers[name].(map[string]any)["enabled"] = false
+		}
+		if r := env.request(http.MethodPut, configPath, admin, withoutAuthor(doc)); r.status != http.StatusOK {
+			t.Fatalf("PUT = %d %s", r.status, r.raw)
+		}
+		payments := env.paymentCount()
+		r = env.request(http.MethodPost, "/api/v1/payments", admin, paymentBody("10.50", "CVE", "4242424242424242"))
+		if code, param := r.errorCode(); r.status != http.StatusBadRequest || code != "invalid_amount" || param != "amount" ||
+			!strings.Contains(r.raw, "adyen takes CVE in whole units only") {
+			t.Errorf("10.50 CVE with Adyen alone = %d %s, want 400 invalid_amount", r.status, r.raw)
+		}
+		if after := env.paymentCount(); after != payments {
+			t.Errorf("a payment no provider can take was recorded: %d payments, were %d", after, payments)
+		}
+		env.succeededPayment(admin, "11", "CVE", "adyen")
 	})
 }

@@ -201,6 +201,11 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 	ctx = context.WithoutCancel(ctx)
 	actor := actorOf(ctx)
 	plan := s.router.Plan(routing.Payment{Amount: v.amount, Brand: v.card.Brand})
+	if len(plan.Providers) == 0 && len(plan.Unsendable) > 0 {
+		// No provider that could be asked can be sent the amount at all: the client's to change.
+		return replayOr(ctx, s, key, s.paymentOf, apierror.ForParam(apierror.InvalidAmount, "amount",
+			"no payment provider in use can take this amount: "+strings.Join(plan.Unsendable, "; ")))
+	}
 	// The payment names the provider its charge goes to before the call, so that a charge whose
 	// answer is lost is looked for where it was sent; a failover renames it first.
 	first, sentTo := "", "no provider can take it"

@@ -18,6 +18,10 @@ type Payment struct {
 type Plan struct {
 	Rule      string
 	Providers []string
+	// Unsendable says why each provider left out for the payment's amount cannot be sent it
+	// (Adyen counts escudos whole); empty when a provider was left out for its open circuit, as
+	// it might have taken the amount.
+	Unsendable []string
 }
 
 // Plan orders the providers for p: the first attempt picked by weight among the matching rule's

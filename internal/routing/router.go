@@ -52,10 +52,29 @@ func (r *Router) Provider(name string) (provider.Provider, bool) {
 // for it), which are not asked at all, so that their figures and circuits count only their calls.
 func (r *Router) Plan(p Payment) Plan {
 	c := r.config()
-	return c.Plan(p, r.pick, func(name string) bool {
+	var unsendable []string
+	circuitOpen := false
+	plan := c.Plan(p, r.pick, func(name string) bool {
 		known, ok := r.providers[name]
-		return !ok || r.breaker.IsOpen(name, c.CircuitBreaker) || provider.CheckAmount(known, p.Amount) != nil
+		if !ok {
+			return true
+		}
+		if r.breaker.IsOpen(name, c.CircuitBreaker) {
+			circuitOpen = true
+			return true
+		}
+		if err := provider.CheckAmount(known, p.Amount); err != nil {
+			if !slices.Contains(unsendable, err.Error()) {
+				unsendable = append(unsendable, err.Error())
+			}
+			return true
+		}
+		return false
 	})
+	if !circuitOpen { // a provider out for now might have taken the amount
+		plan.Unsendable = unsendable
+	}
+	return plan
 }
 
 // ErrNoProvider means no provider of the plan could be asked: all are disabled, their circuits
