@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -258,6 +259,12 @@ func checkDocumentedAnswers(t *testing.T, c *apiContract, env *testEnv, db *data
 	c.expect(env, http.StatusUnauthorized, http.MethodPost, "/api/v1/auth/refresh", "", map[string]any{"refresh_token": "not a token"})
 	session := str(get(refreshed.data(), "access_token"))
 	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/auth/logout", session, map[string]any{"unknown": true})
+	// Another user's refresh token is theirs to end.
+	otherEmail := prefixid.New("user") + "@example.com"
+	c.expect(env, http.StatusCreated, http.MethodPost, "/api/v1/users", admin, map[string]any{"email": otherEmail, "password": password, "role": "viewer"})
+	other := c.expect(env, http.StatusOK, http.MethodPost, "/api/v1/auth/login", "", map[string]any{"email": otherEmail, "password": password}).data()
+	c.expect(env, http.StatusForbidden, http.MethodPost, "/api/v1/auth/logout", session, map[string]any{"refresh_token": str(other["refresh_token"])})
+	c.expect(env, http.StatusForbidden, http.MethodPost, "/api/v1/auth/revoke", session, map[string]any{"token": str(other["refresh_token"])})
 	c.expect(env, http.StatusOK, http.MethodPost, "/api/v1/auth/logout", session, map[string]any{"refresh_token": str(get(refreshed.data(), "refresh_token"))})
 	second := c.expect(env, http.StatusOK, http.MethodPost, "/api/v1/auth/login", "", map[string]any{"email": email, "password": password}).data()
 	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/auth/revoke", str(second["access_token"]), map[string]any{})
@@ -360,6 +367,28 @@ func checkDocumentedAnswers(t *testing.T, c *apiContract, env *testEnv, db *data
 	endpoint, _ := merchantEndpoint(t, http.StatusOK, "thanks")
 	c.expect(env, http.StatusOK, http.MethodPost, "/api/v1/webhooks/test", admin, map[string]any{"url": endpoint.URL + "/hooks"})
 	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/webhooks/test", admin, map[string]any{"url": "ftp://example.com/hooks"})
+	// One test webhook at a time per caller: another while the first waits on its endpoint is 409.
+	arrived, release := make(chan struct{}, 1), make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select {
+		case <-release:
+		case <-time.After(20 * time.Second):
+		}
+	}))
+	defer slow.Close()
+	first := make(chan response, 1)
+	go func() { first <- env.request(http.MethodPost, "/api/v1/webhooks/test", admin, map[string]any{"url": slow.URL + "/hooks"}) }()
+	select {
+	case <-arrived:
+		c.expect(env, http.StatusConflict, http.MethodPost, "/api/v1/webhooks/test", admin, map[string]any{"url": endpoint.URL + "/hooks"})
+	case <-time.After(20 * time.Second):
+		t.Error("the first test webhook never reached its endpoint")
+	}
+	close(release)
+	if r := <-first; r.status != http.StatusOK {
+		t.Errorf("the first test webhook = %d %s", r.status, r.raw)
+	}
 
 	now := time.Now()
 	stripeBody := stripeEventBody(prefixid.New("evt"), "payment_intent.succeeded", map[string]any{"id": "pi_contract", "metadata": map[string]any{}})
