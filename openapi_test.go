@@ -378,7 +378,9 @@ func checkDocumentedAnswers(t *testing.T, c *apiContract, env *testEnv, db *data
 	}))
 	defer slow.Close()
 	first := make(chan response, 1)
-	go func() { first <- env.request(http.MethodPost, "/api/v1/webhooks/test", admin, map[string]any{"url": slow.URL + "/hooks"}) }()
+	go func() {
+		first <- env.request(http.MethodPost, "/api/v1/webhooks/test", admin, map[string]any{"url": slow.URL + "/hooks"})
+	}()
 	select {
 	case <-arrived:
 		c.expect(env, http.StatusConflict, http.MethodPost, "/api/v1/webhooks/test", admin, map[string]any{"url": endpoint.URL + "/hooks"})

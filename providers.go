@@ -12,11 +12,12 @@ import (
 
 	"github.com/paygate/paygate/internal/config"
 	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/inbound"
+	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/adyen"
 	"github.com/paygate/paygate/internal/provider/checkout"
 	"github.com/paygate/paygate/internal/provider/stripe"
-	"github.com/paygate/paygate/internal/webhook"
 )
 
 // providerRetryWaits are the pauses before resending a provider request whose outcome is in
@@ -34,7 +35,7 @@ type sandboxes struct {
 // webhookSandbox is a sandbox that sends its provider's webhooks, and brings about on demand the
 // events that happen at a provider outside Paygate's requests.
 type webhookSandbox interface {
-	SendWebhooks(ctx context.Context, config provider.WebhookConfig) error
+	SendWebhooks(ctx context.Context, config outbound.WebhookConfig) error
 	Simulate(ctx context.Context, kind provider.Simulation, paymentReference string) error
 }
 
@@ -107,8 +108,8 @@ func webhookSecrets(cfg config.Config, inUse sandboxes, logger *slog.Logger) map
 }
 
 // simulators are the sandboxes in use, as what brings about events on demand.
-func (s sandboxes) simulators() map[string]webhook.Simulating {
-	simulators := map[string]webhook.Simulating{}
+func (s sandboxes) simulators() map[string]inbound.Simulating {
+	simulators := map[string]inbound.Simulating{}
 	for name, sandbox := range s.webhooks {
 		simulators[name] = sandbox
 	}

@@ -15,10 +15,10 @@ import (
 	"github.com/paygate/paygate/graph/rest"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/inbound"
 	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/playground"
 	"github.com/paygate/paygate/internal/web"
-	"github.com/paygate/paygate/internal/webhook"
 )
 
 // maxBodyBytes is the largest request body accepted.
@@ -33,7 +33,7 @@ type ServerDeps struct {
 	// Authenticate says who a request's credential (access token or API key) is.
 	Authenticate func(ctx context.Context, credential string) (auth.Principal, error)
 	// Inbox takes the providers' webhooks.
-	Inbox       *webhook.Inbox
+	Inbox       *inbound.Inbox
 	Production  bool
 	CORSOrigins []string
 	// Metrics are served at /metrics, to holders of monitoring:read unless MetricsPublic.
@@ -174,7 +174,7 @@ func NewServer(deps ServerDeps) http.Handler {
 // receiveWebhook is POST /webhooks/{provider}: a provider's delivery, authenticated by its
 // signature alone. It answers as soon as the events are stored; the worker processes them after,
 // so a provider's delivery never waits on a payment's row.
-func receiveWebhook(inbox *webhook.Inbox) http.Handler {
+func receiveWebhook(inbox *inbound.Inbox) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body) // already read, and bounded, by LimitBody
 		if err != nil {

@@ -28,7 +28,9 @@ import (
 	"github.com/paygate/paygate/internal/config"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/idempotency"
+	"github.com/paygate/paygate/internal/inbound"
 	"github.com/paygate/paygate/internal/metrics"
+	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/playground"
 	"github.com/paygate/paygate/internal/provider"
@@ -39,7 +41,6 @@ import (
 	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/routing/configstore"
 	"github.com/paygate/paygate/internal/web"
-	"github.com/paygate/paygate/internal/webhook"
 )
 
 func main() {
@@ -82,12 +83,12 @@ type services struct {
 	sandboxes sandboxes
 	configs   *configstore.Store
 	// inbox takes the providers' webhooks; webhookWorker processes what it stored.
-	inbox         *webhook.Inbox
-	webhookWorker *webhook.Worker
+	inbox         *inbound.Inbox
+	webhookWorker *inbound.Worker
 	// testWebhooks sends merchants' endpoints signed test events.
-	testWebhooks *webhook.TestSender
+	testWebhooks *outbound.TestSender
 	// webhookLogs serves the stored events to people.
-	webhookLogs *webhook.Logs
+	webhookLogs *inbound.Logs
 	// metrics count what this server does.
 	metrics *metrics.Metrics
 	// alerts raises alerts from the rules, and keeps them.
@@ -130,9 +131,9 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 	router.Observe = counters.ProviderCall
 	payments := payment.NewService(db.Ent, keys, router, secrets.CardFingerprintKey, maxAmount, now)
 	payments.Answered = counters.PaymentAnswered
-	worker := webhook.NewWorker(webhook.Worker{
+	worker := inbound.NewWorker(inbound.Worker{
 		Client: db.Ent,
-		Readers: map[string]webhook.Reader{
+		Readers: map[string]inbound.Reader{
 			stripe.Name: stripe.ReadNotification, adyen.Name: adyen.ReadNotification, checkout.Name: checkout.ReadNotification,
 		},
 		Apply:   payments.ApplyNotification,
@@ -141,7 +142,7 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 		Logger:  logger,
 		Observe: counters.WebhookEvent,
 	})
-	signatureFailures := &webhook.SignatureFailures{}
+	signatureFailures := &inbound.SignatureFailures{}
 	return services{
 		auth:        auth.NewService(db.Ent, tokens, auth.NewAPIKeys(db.Ent, secrets.APIKeySecret, cfg.Production(), now), users, now),
 		payments:    payments,
@@ -149,12 +150,12 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 		router:      router,
 		sandboxes:   sandboxes,
 		configs:     configs,
-		inbox: &webhook.Inbox{Client: db.Ent, Secrets: webhookSecrets(cfg, sandboxes, logger), Now: now, Logger: logger,
+		inbox: &inbound.Inbox{Client: db.Ent, Secrets: webhookSecrets(cfg, sandboxes, logger), Now: now, Logger: logger,
 			SignatureRefused: signatureFailures.Add, Stored: worker.Wake, Observe: counters.WebhookEvent},
 		webhookWorker: worker,
 		// In production a test webhook goes to public addresses only.
-		testWebhooks: &webhook.TestSender{Production: cfg.Production(), Now: now},
-		webhookLogs:  &webhook.Logs{Client: db.Ent, Now: now, SignatureFailures: signatureFailures, Requeued: worker.Wake},
+		testWebhooks: &outbound.TestSender{Production: cfg.Production(), Now: now},
+		webhookLogs:  &inbound.Logs{Client: db.Ent, Now: now, SignatureFailures: signatureFailures, Requeued: worker.Wake},
 		metrics:      counters,
 		alerts: &alerting.Alerts{Client: db.Ent, Providers: router, Settings: func() routing.AlertSettings { return configs.Current().Alerts },
 			Now: now, Logger: logger},
@@ -192,7 +193,7 @@ func newApp(ctx context.Context, cfg config.Config, db *database.DB, logger *slo
 	}
 	// The GraphQL resolver over the services, which the REST shim calls too.
 	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Router: svc.router, Configs: svc.configs, Ent: db.Ent,
-		Simulator: &webhook.Simulator{Client: db.Ent, Sandboxes: svc.sandboxes.simulators()}, TestWebhooks: svc.testWebhooks,
+		Simulator: &inbound.Simulator{Client: db.Ent, Sandboxes: svc.sandboxes.simulators()}, TestWebhooks: svc.testWebhooks,
 		WebhookLogs: svc.webhookLogs, Alerts: svc.alerts, System: &metrics.System{Client: db.Ent, DB: db.SQL, Counters: svc.metrics, Now: time.Now}}
 	paygate := &app{services: svc, logger: logger}
 	limiter, err := newLimiter(ctx, cfg, logger)
@@ -240,7 +241,7 @@ func newApp(ctx context.Context, cfg config.Config, db *database.DB, logger *slo
 	// everything a provider's delivery goes through.
 	toSelf := &http.Client{Transport: provider.InProcess{Handler: handler}}
 	for name, sandbox := range svc.sandboxes.webhooks {
-		if err := sandbox.SendWebhooks(ctx, provider.WebhookConfig{URL: "http://paygate.internal/webhooks/" + name,
+		if err := sandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: "http://paygate.internal/webhooks/" + name,
 			Secret: svc.inbox.Secrets[name], HTTP: toSelf, Logger: logger}); err != nil {
 			return nil, err
 		}
@@ -374,7 +375,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 // purge deletes, at start and then every interval until ctx ends, what is kept only for a time:
 // expired idempotency keys, webhook events past their retention, revocations past their end. Every server may do it;
 // deleting what another already deleted is harmless.
-func purge(ctx context.Context, keys *idempotency.Store, inbox *webhook.Inbox, revocations *auth.Revocations, every time.Duration, logger *slog.Logger) {
+func purge(ctx context.Context, keys *idempotency.Store, inbox *inbound.Inbox, revocations *auth.Revocations, every time.Duration, logger *slog.Logger) {
 	ticker := time.NewTicker(every)
 	defer ticker.Stop()
 	for {

@@ -11,8 +11,8 @@ import (
 	"github.com/paygate/paygate/ent/webhookevent"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/inbound"
 	"github.com/paygate/paygate/internal/prefixid"
-	"github.com/paygate/paygate/internal/webhook"
 )
 
 // nodeType is a kind of object node(id:) resolves: the operation that reads it, and how to load
@@ -47,7 +47,7 @@ var nodeTypes = map[string]nodeType{
 		return err
 	}},
 	"whe": {read: auth.GetWebhookEvent, load: func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error {
-		query, err := webhook.WithoutPayload(client.WebhookEvent.Query()).Where(webhookevent.IDIn(ids...)).CollectFields(ctx, "WebhookEvent", "Node")
+		query, err := inbound.WithoutPayload(client.WebhookEvent.Query()).Where(webhookevent.IDIn(ids...)).CollectFields(ctx, "WebhookEvent", "Node")
 		if err != nil {
 			return err
 		}

@@ -5,11 +5,12 @@ import (
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/alerting"
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/inbound"
 	"github.com/paygate/paygate/internal/metrics"
+	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/routing/configstore"
-	"github.com/paygate/paygate/internal/webhook"
 )
 
 //go:generate sh -c "cd .. && go run github.com/99designs/gqlgen generate"
@@ -23,11 +24,11 @@ type Resolver struct {
 	// Configs holds the runtime configuration.
 	Configs *configstore.Store
 	// Simulator makes the providers' sandboxes send events.
-	Simulator *webhook.Simulator
+	Simulator *inbound.Simulator
 	// TestWebhooks sends merchants' endpoints signed test events.
-	TestWebhooks *webhook.TestSender
+	TestWebhooks *outbound.TestSender
 	// WebhookLogs reads, requeues and sums up the stored webhook events.
-	WebhookLogs *webhook.Logs
+	WebhookLogs *inbound.Logs
 	// Alerts lists, acknowledges and resolves the alerts.
 	Alerts *alerting.Alerts
 	// System gives the monitoring figures.

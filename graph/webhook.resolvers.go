@@ -9,7 +9,7 @@ import (
 	"context"
 
 	"github.com/paygate/paygate/ent"
-	"github.com/paygate/paygate/internal/webhook"
+	"github.com/paygate/paygate/internal/inbound"
 )
 
 // RetryWebhookEvent is the resolver for the retryWebhookEvent field.
@@ -23,6 +23,6 @@ func (r *queryResolver) WebhookEvent(ctx context.Context, id string) (*ent.Webho
 }
 
 // WebhookMetrics is the resolver for the webhookMetrics field.
-func (r *queryResolver) WebhookMetrics(ctx context.Context) ([]*webhook.ProviderMetrics, error) {
+func (r *queryResolver) WebhookMetrics(ctx context.Context) ([]*inbound.ProviderMetrics, error) {
 	return r.WebhookLogs.Metrics(ctx)
 }

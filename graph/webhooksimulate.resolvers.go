@@ -8,11 +8,11 @@ package graph
 import (
 	"context"
 
-	"github.com/paygate/paygate/internal/webhook"
+	"github.com/paygate/paygate/internal/inbound"
 )
 
 // SimulateEvent is the resolver for the simulateEvent field.
-func (r *mutationResolver) SimulateEvent(ctx context.Context, input webhook.SimulateInput) (*webhook.Simulated, error) {
+func (r *mutationResolver) SimulateEvent(ctx context.Context, input inbound.SimulateInput) (*inbound.Simulated, error) {
 	simulated, err := r.Simulator.Simulate(ctx, input)
 	if err != nil {
 		return nil, err

@@ -9,12 +9,12 @@ import (
 	"context"
 
 	"github.com/paygate/paygate/graph/model"
-	"github.com/paygate/paygate/internal/webhook"
+	"github.com/paygate/paygate/internal/outbound"
 )
 
 // SendTestWebhook is the resolver for the sendTestWebhook field.
 func (r *mutationResolver) SendTestWebhook(ctx context.Context, input model.SendTestWebhookInput) (*model.TestWebhookDelivery, error) {
-	req := webhook.TestWebhookRequest{URL: input.URL}
+	req := outbound.TestWebhookRequest{URL: input.URL}
 	if input.Type != nil {
 		req.Type = *input.Type
 	}

@@ -21,12 +21,12 @@ import (
 	"github.com/paygate/paygate/graph/model"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/card"
+	"github.com/paygate/paygate/internal/inbound"
 	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/routing/configstore"
 	"github.com/paygate/paygate/internal/state"
-	"github.com/paygate/paygate/internal/webhook"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -185,7 +185,7 @@ type ComplexityRoot struct {
 		RevokeAPIKey      func(childComplexity int, id string) int
 		RevokeToken       func(childComplexity int, token string) int
 		SendTestWebhook   func(childComplexity int, input model.SendTestWebhookInput) int
-		SimulateEvent     func(childComplexity int, input webhook.SimulateInput) int
+		SimulateEvent     func(childComplexity int, input inbound.SimulateInput) int
 		UpdateConfig      func(childComplexity int, input model.ConfigInput) int
 		UpdateUser        func(childComplexity int, id string, input auth.UserChange) int
 	}
@@ -492,7 +492,7 @@ type MutationResolver interface {
 	CreateUser(ctx context.Context, input model.CreateUserInput) (*ent.User, error)
 	UpdateUser(ctx context.Context, id string, input auth.UserChange) (*ent.User, error)
 	RetryWebhookEvent(ctx context.Context, id string) (*ent.WebhookEvent, error)
-	SimulateEvent(ctx context.Context, input webhook.SimulateInput) (*webhook.Simulated, error)
+	SimulateEvent(ctx context.Context, input inbound.SimulateInput) (*inbound.Simulated, error)
 	SendTestWebhook(ctx context.Context, input model.SendTestWebhookInput) (*model.TestWebhookDelivery, error)
 }
 type PaymentResolver interface {
@@ -519,7 +519,7 @@ type QueryResolver interface {
 	ConfigHistory(ctx context.Context, first *int, before *int) ([]*configstore.Change, error)
 	Users(ctx context.Context, first *int, after *string) (*auth.UserPage, error)
 	WebhookEvent(ctx context.Context, id string) (*ent.WebhookEvent, error)
-	WebhookMetrics(ctx context.Context) ([]*webhook.ProviderMetrics, error)
+	WebhookMetrics(ctx context.Context) ([]*inbound.ProviderMetrics, error)
 }
 type RefundResolver interface {
 	Amount(ctx context.Context, obj *ent.Refund) (money.Decimal, error)
@@ -1126,7 +1126,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.SimulateEvent(childComplexity, args["input"].(webhook.SimulateInput)), true
+		return e.ComplexityRoot.Mutation.SimulateEvent(childComplexity, args["input"].(inbound.SimulateInput)), true
 	case "Mutation.updateConfig":
 		if e.ComplexityRoot.Mutation.UpdateConfig == nil {
 			break
@@ -4740,8 +4740,8 @@ func (ec *executionContext) field_Mutation_simulateEvent_args(ctx context.Contex
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
-		func(ctx context.Context, v any) (webhook.SimulateInput, error) {
-			return ec.unmarshalNSimulateEventInput2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋwebhookᚐSimulateInput(ctx, v)
+		func(ctx context.Context, v any) (inbound.SimulateInput, error) {
+			return ec.unmarshalNSimulateEventInput2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋinboundᚐSimulateInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7645,7 +7645,7 @@ func (ec *executionContext) _Mutation_simulateEvent(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().SimulateEvent(ctx, fc.Args["input"].(webhook.SimulateInput))
+			return ec.Resolvers.Mutation().SimulateEvent(ctx, fc.Args["input"].(inbound.SimulateInput))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -7653,11 +7653,11 @@ func (ec *executionContext) _Mutation_simulateEvent(ctx context.Context, field g
 			directive1 := func(ctx context.Context) (any, error) {
 				scope, err := ec.unmarshalNString2string(ctx, "webhooks:manage")
 				if err != nil {
-					var zeroVal *webhook.Simulated
+					var zeroVal *inbound.Simulated
 					return zeroVal, err
 				}
 				if ec.Directives.HasScope == nil {
-					var zeroVal *webhook.Simulated
+					var zeroVal *inbound.Simulated
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
 				return ec.Directives.HasScope(ctx, nil, directive0, scope)
@@ -7666,8 +7666,8 @@ func (ec *executionContext) _Mutation_simulateEvent(ctx context.Context, field g
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v *webhook.Simulated) graphql.Marshaler {
-			return ec.marshalNSimulatedEvent2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋwebhookᚐSimulated(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *inbound.Simulated) graphql.Marshaler {
+			return ec.marshalNSimulatedEvent2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋinboundᚐSimulated(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9752,11 +9752,11 @@ func (ec *executionContext) _Query_webhookMetrics(ctx context.Context, field gra
 			directive1 := func(ctx context.Context) (any, error) {
 				scope, err := ec.unmarshalNString2string(ctx, "webhooks:read")
 				if err != nil {
-					var zeroVal []*webhook.ProviderMetrics
+					var zeroVal []*inbound.ProviderMetrics
 					return zeroVal, err
 				}
 				if ec.Directives.HasScope == nil {
-					var zeroVal []*webhook.ProviderMetrics
+					var zeroVal []*inbound.ProviderMetrics
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
 				return ec.Directives.HasScope(ctx, nil, directive0, scope)
@@ -9765,8 +9765,8 @@ func (ec *executionContext) _Query_webhookMetrics(ctx context.Context, field gra
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v []*webhook.ProviderMetrics) graphql.Marshaler {
-			return ec.marshalNWebhookProviderMetrics2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋwebhookᚐProviderMetricsᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*inbound.ProviderMetrics) graphql.Marshaler {
+			return ec.marshalNWebhookProviderMetrics2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋinboundᚐProviderMetricsᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10679,7 +10679,7 @@ func (ec *executionContext) fieldContext_RuntimeMetrics_heapBytes(_ context.Cont
 	return graphql.NewScalarFieldContext("RuntimeMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _SimulatedEvent_provider(ctx context.Context, field graphql.CollectedField, obj *webhook.Simulated) (ret graphql.Marshaler) {
+func (ec *executionContext) _SimulatedEvent_provider(ctx context.Context, field graphql.CollectedField, obj *inbound.Simulated) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10702,7 +10702,7 @@ func (ec *executionContext) fieldContext_SimulatedEvent_provider(_ context.Conte
 	return graphql.NewScalarFieldContext("SimulatedEvent", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _SimulatedEvent_paymentId(ctx context.Context, field graphql.CollectedField, obj *webhook.Simulated) (ret graphql.Marshaler) {
+func (ec *executionContext) _SimulatedEvent_paymentId(ctx context.Context, field graphql.CollectedField, obj *inbound.Simulated) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10725,7 +10725,7 @@ func (ec *executionContext) fieldContext_SimulatedEvent_paymentId(_ context.Cont
 	return graphql.NewScalarFieldContext("SimulatedEvent", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _SimulatedEvent_type(ctx context.Context, field graphql.CollectedField, obj *webhook.Simulated) (ret graphql.Marshaler) {
+func (ec *executionContext) _SimulatedEvent_type(ctx context.Context, field graphql.CollectedField, obj *inbound.Simulated) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12126,7 +12126,7 @@ func (ec *executionContext) fieldContext_WebhookEventEdge_cursor(_ context.Conte
 	return graphql.NewScalarFieldContext("WebhookEventEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
-func (ec *executionContext) _WebhookProviderMetrics_provider(ctx context.Context, field graphql.CollectedField, obj *webhook.ProviderMetrics) (ret graphql.Marshaler) {
+func (ec *executionContext) _WebhookProviderMetrics_provider(ctx context.Context, field graphql.CollectedField, obj *inbound.ProviderMetrics) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12149,7 +12149,7 @@ func (ec *executionContext) fieldContext_WebhookProviderMetrics_provider(_ conte
 	return graphql.NewScalarFieldContext("WebhookProviderMetrics", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _WebhookProviderMetrics_received(ctx context.Context, field graphql.CollectedField, obj *webhook.ProviderMetrics) (ret graphql.Marshaler) {
+func (ec *executionContext) _WebhookProviderMetrics_received(ctx context.Context, field graphql.CollectedField, obj *inbound.ProviderMetrics) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12172,7 +12172,7 @@ func (ec *executionContext) fieldContext_WebhookProviderMetrics_received(_ conte
 	return graphql.NewScalarFieldContext("WebhookProviderMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _WebhookProviderMetrics_processed(ctx context.Context, field graphql.CollectedField, obj *webhook.ProviderMetrics) (ret graphql.Marshaler) {
+func (ec *executionContext) _WebhookProviderMetrics_processed(ctx context.Context, field graphql.CollectedField, obj *inbound.ProviderMetrics) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12195,7 +12195,7 @@ func (ec *executionContext) fieldContext_WebhookProviderMetrics_processed(_ cont
 	return graphql.NewScalarFieldContext("WebhookProviderMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _WebhookProviderMetrics_ignored(ctx context.Context, field graphql.CollectedField, obj *webhook.ProviderMetrics) (ret graphql.Marshaler) {
+func (ec *executionContext) _WebhookProviderMetrics_ignored(ctx context.Context, field graphql.CollectedField, obj *inbound.ProviderMetrics) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12218,7 +12218,7 @@ func (ec *executionContext) fieldContext_WebhookProviderMetrics_ignored(_ contex
 	return graphql.NewScalarFieldContext("WebhookProviderMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _WebhookProviderMetrics_failed(ctx context.Context, field graphql.CollectedField, obj *webhook.ProviderMetrics) (ret graphql.Marshaler) {
+func (ec *executionContext) _WebhookProviderMetrics_failed(ctx context.Context, field graphql.CollectedField, obj *inbound.ProviderMetrics) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12241,7 +12241,7 @@ func (ec *executionContext) fieldContext_WebhookProviderMetrics_failed(_ context
 	return graphql.NewScalarFieldContext("WebhookProviderMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _WebhookProviderMetrics_dead(ctx context.Context, field graphql.CollectedField, obj *webhook.ProviderMetrics) (ret graphql.Marshaler) {
+func (ec *executionContext) _WebhookProviderMetrics_dead(ctx context.Context, field graphql.CollectedField, obj *inbound.ProviderMetrics) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12264,7 +12264,7 @@ func (ec *executionContext) fieldContext_WebhookProviderMetrics_dead(_ context.C
 	return graphql.NewScalarFieldContext("WebhookProviderMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _WebhookProviderMetrics_signatureFailures(ctx context.Context, field graphql.CollectedField, obj *webhook.ProviderMetrics) (ret graphql.Marshaler) {
+func (ec *executionContext) _WebhookProviderMetrics_signatureFailures(ctx context.Context, field graphql.CollectedField, obj *inbound.ProviderMetrics) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12287,7 +12287,7 @@ func (ec *executionContext) fieldContext_WebhookProviderMetrics_signatureFailure
 	return graphql.NewScalarFieldContext("WebhookProviderMetrics", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _WebhookProviderMetrics_p50Ms(ctx context.Context, field graphql.CollectedField, obj *webhook.ProviderMetrics) (ret graphql.Marshaler) {
+func (ec *executionContext) _WebhookProviderMetrics_p50Ms(ctx context.Context, field graphql.CollectedField, obj *inbound.ProviderMetrics) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12310,7 +12310,7 @@ func (ec *executionContext) fieldContext_WebhookProviderMetrics_p50Ms(_ context.
 	return graphql.NewScalarFieldContext("WebhookProviderMetrics", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
-func (ec *executionContext) _WebhookProviderMetrics_p99Ms(ctx context.Context, field graphql.CollectedField, obj *webhook.ProviderMetrics) (ret graphql.Marshaler) {
+func (ec *executionContext) _WebhookProviderMetrics_p99Ms(ctx context.Context, field graphql.CollectedField, obj *inbound.ProviderMetrics) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15366,8 +15366,8 @@ func (ec *executionContext) unmarshalInputSendTestWebhookInput(ctx context.Conte
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputSimulateEventInput(ctx context.Context, obj any) (webhook.SimulateInput, error) {
-	var it webhook.SimulateInput
+func (ec *executionContext) unmarshalInputSimulateEventInput(ctx context.Context, obj any) (inbound.SimulateInput, error) {
+	var it inbound.SimulateInput
 	if obj == nil {
 		return it, nil
 	}
@@ -18971,7 +18971,7 @@ func (ec *executionContext) _RuntimeMetrics(ctx context.Context, sel ast.Selecti
 
 var simulatedEventImplementors = []string{"SimulatedEvent"}
 
-func (ec *executionContext) _SimulatedEvent(ctx context.Context, sel ast.SelectionSet, obj *webhook.Simulated) graphql.Marshaler {
+func (ec *executionContext) _SimulatedEvent(ctx context.Context, sel ast.SelectionSet, obj *inbound.Simulated) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, simulatedEventImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -19761,7 +19761,7 @@ func (ec *executionContext) _WebhookEventEdge(ctx context.Context, sel ast.Selec
 
 var webhookProviderMetricsImplementors = []string{"WebhookProviderMetrics"}
 
-func (ec *executionContext) _WebhookProviderMetrics(ctx context.Context, sel ast.SelectionSet, obj *webhook.ProviderMetrics) graphql.Marshaler {
+func (ec *executionContext) _WebhookProviderMetrics(ctx context.Context, sel ast.SelectionSet, obj *inbound.ProviderMetrics) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookProviderMetricsImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -21009,12 +21009,12 @@ func (ec *executionContext) unmarshalNSendTestWebhookInput2githubᚗcomᚋpaygat
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNSimulateEventInput2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋwebhookᚐSimulateInput(ctx context.Context, v any) (webhook.SimulateInput, error) {
+func (ec *executionContext) unmarshalNSimulateEventInput2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋinboundᚐSimulateInput(ctx context.Context, v any) (inbound.SimulateInput, error) {
 	res, err := ec.unmarshalInputSimulateEventInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNSimulatedEvent2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋwebhookᚐSimulated(ctx context.Context, sel ast.SelectionSet, v *webhook.Simulated) graphql.Marshaler {
+func (ec *executionContext) marshalNSimulatedEvent2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋinboundᚐSimulated(ctx context.Context, sel ast.SelectionSet, v *inbound.Simulated) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -21241,11 +21241,11 @@ func (ec *executionContext) unmarshalNWebhookEventWhereInput2ᚖgithubᚗcomᚋp
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNWebhookProviderMetrics2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋwebhookᚐProviderMetricsᚄ(ctx context.Context, sel ast.SelectionSet, v []*webhook.ProviderMetrics) graphql.Marshaler {
+func (ec *executionContext) marshalNWebhookProviderMetrics2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋinboundᚐProviderMetricsᚄ(ctx context.Context, sel ast.SelectionSet, v []*inbound.ProviderMetrics) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNWebhookProviderMetrics2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋwebhookᚐProviderMetrics(ctx, sel, v[i])
+		return ec.marshalNWebhookProviderMetrics2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋinboundᚐProviderMetrics(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -21257,7 +21257,7 @@ func (ec *executionContext) marshalNWebhookProviderMetrics2ᚕᚖgithubᚗcomᚋ
 	return ret
 }
 
-func (ec *executionContext) marshalNWebhookProviderMetrics2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋwebhookᚐProviderMetrics(ctx context.Context, sel ast.SelectionSet, v *webhook.ProviderMetrics) graphql.Marshaler {
+func (ec *executionContext) marshalNWebhookProviderMetrics2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋinboundᚐProviderMetrics(ctx context.Context, sel ast.SelectionSet, v *inbound.ProviderMetrics) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")

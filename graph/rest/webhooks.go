@@ -11,10 +11,10 @@ import (
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/inbound"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/state"
 	"github.com/paygate/paygate/internal/web"
-	"github.com/paygate/paygate/internal/webhook"
 )
 
 // webhookEventJSON is the REST shape of a stored webhook event; its payload is never served.
@@ -78,8 +78,8 @@ func webhookLogFilter(q url.Values) (*ent.WebhookEventWhereInput, error) {
 	}
 	where := &ent.WebhookEventWhereInput{}
 	if provider := q.Get("provider"); provider != "" {
-		if !slices.Contains(webhook.Providers, provider) {
-			return nil, apierror.ForParam(apierror.InvalidRequest, "provider", "provider must be one of "+strings.Join(webhook.Providers, ", "))
+		if !slices.Contains(inbound.Providers, provider) {
+			return nil, apierror.ForParam(apierror.InvalidRequest, "provider", "provider must be one of "+strings.Join(inbound.Providers, ", "))
 		}
 		where.Provider = &provider
 	}
@@ -121,7 +121,7 @@ func (h *Handlers) ListWebhookEvents(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	conn, err := h.query.WebhookEvents(r.Context(), page.after, page.first, page.before, page.last, webhook.NewestFirst, where)
+	conn, err := h.query.WebhookEvents(r.Context(), page.after, page.first, page.before, page.last, inbound.NewestFirst, where)
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return

@@ -3,8 +3,8 @@ package rest
 import (
 	"net/http"
 
+	"github.com/paygate/paygate/internal/inbound"
 	"github.com/paygate/paygate/internal/web"
-	"github.com/paygate/paygate/internal/webhook"
 )
 
 // simulateRequest is POST /api/v1/webhooks/simulate's body.
@@ -29,7 +29,7 @@ func (h *Handlers) SimulateEvent(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	simulated, err := h.mutation.SimulateEvent(r.Context(), webhook.SimulateInput{Provider: req.Provider, PaymentID: req.PaymentID, Type: req.Type})
+	simulated, err := h.mutation.SimulateEvent(r.Context(), inbound.SimulateInput{Provider: req.Provider, PaymentID: req.PaymentID, Type: req.Type})
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return

@@ -13,6 +13,7 @@ import (
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
@@ -67,7 +68,7 @@ func TestReadSandboxNotifications(t *testing.T) {
 		c, sandbox := newClient(t, db, clock.Now)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		if err := sandbox.SendWebhooks(ctx, provider.WebhookConfig{URL: receiver.URL, Secret: hmacKey, After: providertest.NoWait}); err != nil {
+		if err := sandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: receiver.URL, Secret: hmacKey, After: providertest.NoWait}); err != nil {
 			t.Fatal(err)
 		}
 		next := deliveredSince(t, sandbox, receiver)

@@ -16,6 +16,7 @@ import (
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/sandboxobject"
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/sandboxstore"
 )
@@ -52,7 +53,7 @@ type Sandbox struct {
 	Settled func(ctx context.Context, refund provider.SettledRefund)
 
 	store    *sandboxstore.Store
-	webhooks *provider.WebhookSender
+	webhooks *outbound.WebhookSender
 	hmacKey  []byte
 }
 

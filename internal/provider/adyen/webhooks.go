@@ -16,6 +16,7 @@ import (
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/sandboxobject"
+	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/sandboxstore"
 )
@@ -35,9 +36,9 @@ const statusCancelled = "Cancelled"
 // SendWebhooks makes the sandbox send Adyen's standard notifications about what it does to
 // config.URL, each signed, as Adyen signs them, with config.Secret (the HMAC key, in hex), until
 // ctx ends. Call it before the sandbox serves.
-func (s *Sandbox) SendWebhooks(ctx context.Context, config provider.WebhookConfig) error {
+func (s *Sandbox) SendWebhooks(ctx context.Context, config outbound.WebhookConfig) error {
 	// Adyen signs inside the body (additionalData.hmacSignature), not in a header.
-	sender, err := provider.NewWebhookSender(ctx, config, func([]byte, time.Time) http.Header { return nil })
+	sender, err := outbound.NewWebhookSender(ctx, config, func([]byte, time.Time) http.Header { return nil })
 	if err != nil {
 		return fmt.Errorf("adyen sandbox: %w", err)
 	}

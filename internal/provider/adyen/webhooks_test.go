@@ -17,6 +17,7 @@ import (
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
@@ -110,7 +111,7 @@ func webhookSandbox(t *testing.T, db *database.DB) (*Sandbox, *Client, *provider
 	c, sandbox := newClient(t, db, time.Now)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if err := sandbox.SendWebhooks(ctx, provider.WebhookConfig{URL: receiver.URL, Secret: hmacKey, After: providertest.NoWait}); err != nil {
+	if err := sandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: receiver.URL, Secret: hmacKey, After: providertest.NoWait}); err != nil {
 		t.Fatal(err)
 	}
 	return sandbox, c, receiver

@@ -12,6 +12,7 @@ import (
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
@@ -56,7 +57,7 @@ func TestReadSandboxEvents(t *testing.T) {
 		sandbox := NewSandbox(db.Ent, clock.Now)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		if err := sandbox.SendWebhooks(ctx, provider.WebhookConfig{URL: receiver.URL, Secret: webhookSecret, After: providertest.NoWait}); err != nil {
+		if err := sandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: receiver.URL, Secret: webhookSecret, After: providertest.NoWait}); err != nil {
 			t.Fatal(err)
 		}
 		url, caller := providertest.Serve(t, sandbox)

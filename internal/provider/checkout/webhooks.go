@@ -12,6 +12,7 @@ import (
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/sandboxobject"
+	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/sandboxstore"
@@ -32,9 +33,9 @@ const codeDeclined = "20005"
 // SendWebhooks makes the sandbox send Checkout.com's events about what it does to config.URL,
 // signed with config.Secret (the webhook's secret key) as Checkout.com signs them, until ctx
 // ends. Call it before the sandbox serves.
-func (s *Sandbox) SendWebhooks(ctx context.Context, config provider.WebhookConfig) error {
+func (s *Sandbox) SendWebhooks(ctx context.Context, config outbound.WebhookConfig) error {
 	secret := []byte(config.Secret)
-	sender, err := provider.NewWebhookSender(ctx, config, func(body []byte, _ time.Time) http.Header {
+	sender, err := outbound.NewWebhookSender(ctx, config, func(body []byte, _ time.Time) http.Header {
 		return http.Header{"Cko-Signature": {signature(secret, body)}}
 	})
 	if err != nil {

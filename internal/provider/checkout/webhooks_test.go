@@ -15,6 +15,7 @@ import (
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
@@ -73,7 +74,7 @@ func webhookSandbox(t *testing.T, db *database.DB) (*Sandbox, *Client, *provider
 	sandbox := NewSandbox(db.Ent, time.Now)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if err := sandbox.SendWebhooks(ctx, provider.WebhookConfig{URL: receiver.URL, Secret: webhookSecret, After: providertest.NoWait}); err != nil {
+	if err := sandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: receiver.URL, Secret: webhookSecret, After: providertest.NoWait}); err != nil {
 		t.Fatal(err)
 	}
 	url, caller := providertest.Serve(t, sandbox)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/sandboxobject"
+	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/sandboxstore"
@@ -40,7 +41,7 @@ type Sandbox struct {
 	provider.SandboxSwitches
 
 	store    *sandboxstore.Store
-	webhooks *provider.WebhookSender
+	webhooks *outbound.WebhookSender
 }
 
 // NewSandbox returns the sandbox over its state in client's database.

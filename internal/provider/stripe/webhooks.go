@@ -16,6 +16,7 @@ import (
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/sandboxobject"
+	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/sandboxstore"
@@ -23,9 +24,9 @@ import (
 
 // SendWebhooks makes the sandbox send Stripe's events about what it does to config.URL, signed
 // with config.Secret as Stripe signs them, until ctx ends. Call it before the sandbox serves.
-func (s *Sandbox) SendWebhooks(ctx context.Context, config provider.WebhookConfig) error {
+func (s *Sandbox) SendWebhooks(ctx context.Context, config outbound.WebhookConfig) error {
 	secret := []byte(config.Secret)
-	sender, err := provider.NewWebhookSender(ctx, config, func(body []byte, at time.Time) http.Header {
+	sender, err := outbound.NewWebhookSender(ctx, config, func(body []byte, at time.Time) http.Header {
 		return http.Header{"Stripe-Signature": {signature(secret, body, at)}}
 	})
 	if err != nil {

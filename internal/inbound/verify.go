@@ -1,6 +1,7 @@
-// Package webhook receives the payment providers' notifications: it verifies each provider's
-// signature on the raw body and reads the events out of it.
-package webhook
+// Package inbound takes the payment providers' webhooks: it verifies each delivery, stores its
+// events once, and applies them to payments in the background, durably; it keeps them for people
+// to read and retry.
+package inbound
 
 import (
 	"crypto/hmac"

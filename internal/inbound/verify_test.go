@@ -1,4 +1,4 @@
-package webhook
+package inbound
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	stripewebhook "github.com/stripe/stripe-go/v84/webhook"
 
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/adyen"
 	"github.com/paygate/paygate/internal/provider/checkout"
@@ -127,7 +128,7 @@ func TestSandboxWebhooksVerify(t *testing.T) {
 		return err
 	})
 	adyenSandbox := adyen.NewSandbox(db.Ent, time.Now)
-	if err := adyenSandbox.SendWebhooks(ctx, provider.WebhookConfig{URL: adyenReceiver.URL, Secret: adyenKey, After: providertest.NoWait}); err != nil {
+	if err := adyenSandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: adyenReceiver.URL, Secret: adyenKey, After: providertest.NoWait}); err != nil {
 		t.Fatal(err)
 	}
 	adyenURL, adyenCaller := providertest.Serve(t, adyenSandbox)
@@ -138,7 +139,7 @@ func TestSandboxWebhooksVerify(t *testing.T) {
 		return err
 	})
 	ckoSandbox := checkout.NewSandbox(db.Ent, time.Now)
-	if err := ckoSandbox.SendWebhooks(ctx, provider.WebhookConfig{URL: ckoReceiver.URL, Secret: ckoSecret, After: providertest.NoWait}); err != nil {
+	if err := ckoSandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: ckoReceiver.URL, Secret: ckoSecret, After: providertest.NoWait}); err != nil {
 		t.Fatal(err)
 	}
 	ckoURL, ckoCaller := providertest.Serve(t, ckoSandbox)

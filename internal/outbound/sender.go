@@ -1,4 +1,6 @@
-package provider
+// Package outbound sends signed webhooks over HTTP: every delivery bounded in time, never
+// redirected, and in production never to Paygate's own networks.
+package outbound
 
 import (
 	"bytes"
@@ -177,7 +179,7 @@ func (s *WebhookSender) try(body []byte) error {
 		return err
 	}
 	defer resp.Body.Close()
-	io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswer))
+	io.Copy(io.Discard, io.LimitReader(resp.Body, maxTestExcerpt))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return fmt.Errorf("answered %d", resp.StatusCode)
 	}

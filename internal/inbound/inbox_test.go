@@ -1,4 +1,4 @@
-package webhook_test
+package inbound_test
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/inbound"
 	"github.com/paygate/paygate/internal/state"
-	"github.com/paygate/paygate/internal/webhook"
 )
 
 func checkoutDelivery(body, secret string) http.Header {
@@ -31,7 +31,7 @@ func TestInboxStoresOnceAndForgetsAfterRetention(t *testing.T) {
 		ctx := context.Background()
 		c := newClock()
 		told, refused := 0, 0
-		inbox := &webhook.Inbox{Client: db.Ent, Secrets: map[string]string{"checkout": "secret"}, Now: c.Now, Logger: quietLog,
+		inbox := &inbound.Inbox{Client: db.Ent, Secrets: map[string]string{"checkout": "secret"}, Now: c.Now, Logger: quietLog,
 			Stored: func() { told++ }, SignatureRefused: func(string) { refused++ }}
 		body := `{"id":"evt_1","type":"payment_approved","data":{}}`
 		for range 3 {
@@ -59,7 +59,7 @@ func TestInboxStoresOnceAndForgetsAfterRetention(t *testing.T) {
 		for _, e := range db.Ent.WebhookEvent.Query().AllX(ctx) {
 			db.Ent.WebhookEvent.UpdateOneID(e.ID).SetStatus(statuses[e.EventID]).ExecX(ctx)
 		}
-		c.Advance(webhook.Retention - time.Minute)
+		c.Advance(inbound.Retention - time.Minute)
 		if n, err := inbox.Forget(ctx); err != nil || n != 0 {
 			t.Fatalf("forgot %d (%v) before the retention ran out", n, err)
 		}

@@ -1,4 +1,4 @@
-package webhook_test
+package inbound_test
 
 import (
 	"bytes"
@@ -17,11 +17,11 @@ import (
 	"github.com/paygate/paygate/ent/webhookattempt"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/inbound"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/state"
-	"github.com/paygate/paygate/internal/webhook"
 )
 
 // clock is a test's time, moved by hand.
@@ -53,10 +53,10 @@ func readAny(string, []byte) (provider.Notification, error) {
 	return provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: "pay_x"}, nil
 }
 
-func newWorker(db *database.DB, c *clock, apply webhook.Applier, policy routing.RetrySettings) *webhook.Worker {
-	return webhook.NewWorker(webhook.Worker{
+func newWorker(db *database.DB, c *clock, apply inbound.Applier, policy routing.RetrySettings) *inbound.Worker {
+	return inbound.NewWorker(inbound.Worker{
 		Client:  db.Ent,
-		Readers: map[string]webhook.Reader{"stripe": readAny, "adyen": readAny, "checkout": readAny},
+		Readers: map[string]inbound.Reader{"stripe": readAny, "adyen": readAny, "checkout": readAny},
 		Apply:   apply,
 		Retry:   func() routing.RetrySettings { return policy },
 		Now:     c.Now,
@@ -133,7 +133,7 @@ func TestFailingEventRetriesOnScheduleThenDies(t *testing.T) {
 		w.Apply = func(context.Context, *ent.Tx, string, provider.Notification) (payment.Applied, error) {
 			return payment.Applied{PaymentID: "pay_x"}, nil
 		}
-		if _, err := (&webhook.Logs{Client: db.Ent, Now: c.Now}).Retry(asRole("operator"), id); err != nil {
+		if _, err := (&inbound.Logs{Client: db.Ent, Now: c.Now}).Retry(asRole("operator"), id); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := w.ProcessDue(ctx); err != nil {

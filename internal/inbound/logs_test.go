@@ -1,4 +1,4 @@
-package webhook_test
+package inbound_test
 
 import (
 	"context"
@@ -13,11 +13,11 @@ import (
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/inbound"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/state"
-	"github.com/paygate/paygate/internal/webhook"
 )
 
 // asRole is a request context of a principal with role's scopes.
@@ -51,7 +51,7 @@ func logsEvent(t *testing.T, db *database.DB, provider string, status state.Webh
 }
 
 func TestSignatureFailuresAreCountedPerProvider(t *testing.T) {
-	var failures webhook.SignatureFailures
+	var failures inbound.SignatureFailures
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Go(func() {
@@ -86,7 +86,7 @@ func TestLatenciesAreOfTheLatestEvents(t *testing.T) {
 		if err := db.Ent.WebhookEvent.CreateBulk(events...).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		logs := &webhook.Logs{Client: db.Ent, Now: time.Now, SignatureFailures: &webhook.SignatureFailures{}}
+		logs := &inbound.Logs{Client: db.Ent, Now: time.Now, SignatureFailures: &inbound.SignatureFailures{}}
 		metrics, err := logs.Metrics(asRole("viewer"))
 		if err != nil {
 			t.Fatal(err)
@@ -108,9 +108,9 @@ func TestRetriedEventIsProcessedAgain(t *testing.T) {
 		ctx := context.Background()
 		c := newClock()
 		failing := true
-		w := webhook.NewWorker(webhook.Worker{
+		w := inbound.NewWorker(inbound.Worker{
 			Client: db.Ent,
-			Readers: map[string]webhook.Reader{"stripe": func(string, []byte) (provider.Notification, error) {
+			Readers: map[string]inbound.Reader{"stripe": func(string, []byte) (provider.Notification, error) {
 				return provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: "pay_x"}, nil
 			}},
 			Apply: func(context.Context, *ent.Tx, string, provider.Notification) (payment.Applied, error) {
@@ -124,7 +124,7 @@ func TestRetriedEventIsProcessedAgain(t *testing.T) {
 			Logger: quietLog,
 		})
 		requeued := 0
-		logs := &webhook.Logs{Client: db.Ent, Now: c.Now, SignatureFailures: &webhook.SignatureFailures{}, Requeued: func() { requeued++ }}
+		logs := &inbound.Logs{Client: db.Ent, Now: c.Now, SignatureFailures: &inbound.SignatureFailures{}, Requeued: func() { requeued++ }}
 		event := logsEvent(t, db, "stripe", state.WebhookReceived, c.Now(), 0)
 		if _, err := w.ProcessDue(ctx); err != nil {
 			t.Fatal(err)
@@ -169,7 +169,7 @@ func TestRetriedEventIsProcessedAgain(t *testing.T) {
 // TestLogsAuthoriseEveryCall: without a principal every call is refused before anything is read.
 func TestLogsAuthoriseEveryCall(t *testing.T) {
 	db := databasetest.SQLite(t)
-	logs := &webhook.Logs{Client: db.Ent, Now: time.Now, SignatureFailures: &webhook.SignatureFailures{}}
+	logs := &inbound.Logs{Client: db.Ent, Now: time.Now, SignatureFailures: &inbound.SignatureFailures{}}
 	anonymous := context.Background()
 	calls := map[string]func() error{
 		"List":     func() error { _, err := logs.List(anonymous, nil, nil, nil, nil, nil, nil); return err },
