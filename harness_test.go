@@ -20,7 +20,7 @@ import (
 	"github.com/paygate/paygate/internal/config"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/prefixid"
-	"github.com/paygate/paygate/internal/routing"
+	"github.com/paygate/paygate/internal/settings"
 )
 
 const (
@@ -81,7 +81,7 @@ func newTestApp(t testing.TB, db *database.DB, logger *slog.Logger, extraEnv ...
 	}
 	// Tests send many requests from one address and log one user in many times a minute: the
 	// limits are out of their way, except where a test puts them back (limitedByConfig).
-	paygate.fixedRateLimits.Store(&routing.RateLimits{PerSecond: 1_000_000, Burst: 1_000_000, LoginPerMinute: 1_000_000})
+	paygate.fixedRateLimits.Store(&settings.RateLimits{PerSecond: 1_000_000, Burst: 1_000_000, LoginPerMinute: 1_000_000})
 	return paygate
 }
 

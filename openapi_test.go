@@ -22,7 +22,7 @@ import (
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/prefixid"
-	"github.com/paygate/paygate/internal/routing"
+	"github.com/paygate/paygate/internal/settings"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -440,7 +440,7 @@ func checkDocumentedAnswers(t *testing.T, c *apiContract, env *testEnv, db *data
 	// Spent rate limits: one request a second, one at a time, for every caller.
 	limited := newTestEnv(t, db)
 	c.use(limited)
-	limited.app.fixedRateLimits.Store(&routing.RateLimits{PerSecond: 1, Burst: 1, LoginPerMinute: 1})
+	limited.app.fixedRateLimits.Store(&settings.RateLimits{PerSecond: 1, Burst: 1, LoginPerMinute: 1})
 	limitedAdmin := limited.tokenFor("admin")
 	type limitedRoute struct {
 		method, path string

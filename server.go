@@ -39,7 +39,8 @@ import (
 	"github.com/paygate/paygate/internal/provider/stripe"
 	"github.com/paygate/paygate/internal/ratelimit"
 	"github.com/paygate/paygate/internal/routing"
-	"github.com/paygate/paygate/internal/routing/configstore"
+	"github.com/paygate/paygate/internal/settings"
+	"github.com/paygate/paygate/internal/settings/settingsstore"
 	"github.com/paygate/paygate/internal/web"
 )
 
@@ -81,7 +82,7 @@ type services struct {
 	router      *routing.Router
 	// sandboxes are the providers served by their built-in sandboxes.
 	sandboxes sandboxes
-	configs   *configstore.Store
+	configs   *settingsstore.Store
 	// inbox takes the providers' webhooks; webhookWorker processes what it stored.
 	inbox         *inbound.Inbox
 	webhookWorker *inbound.Worker
@@ -121,7 +122,7 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 		return services{}, err
 	}
 	keys := idempotency.NewStore(db.Ent, secrets.CardFingerprintKey, now)
-	configs := configstore.New(db.Ent, []string{stripe.Name, adyen.Name, checkout.Name}, now)
+	configs := settingsstore.New(db.Ent, []string{stripe.Name, adyen.Name, checkout.Name}, now)
 	if err := configs.Load(context.Background()); err != nil {
 		return services{}, err
 	}
@@ -137,7 +138,7 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 			stripe.Name: stripe.ReadNotification, adyen.Name: adyen.ReadNotification, checkout.Name: checkout.ReadNotification,
 		},
 		Apply:   payments.ApplyNotification,
-		Retry:   func() routing.RetrySettings { return configs.Current().WebhookRetry },
+		Retry:   func() settings.WebhookRetry { return configs.Current().WebhookRetry },
 		Now:     now,
 		Logger:  logger,
 		Observe: counters.WebhookEvent,
@@ -157,7 +158,7 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger) (servi
 		testWebhooks: &outbound.TestSender{Production: cfg.Production(), Now: now},
 		webhookLogs:  &inbound.Logs{Client: db.Ent, Now: now, SignatureFailures: signatureFailures, Requeued: worker.Wake},
 		metrics:      counters,
-		alerts: &alerting.Alerts{Client: db.Ent, Providers: router, Settings: func() routing.AlertSettings { return configs.Current().Alerts },
+		alerts: &alerting.Alerts{Client: db.Ent, Providers: router, Settings: func() settings.AlertThresholds { return configs.Current().Alerts },
 			Now: now, Logger: logger},
 	}, nil
 }
@@ -170,11 +171,11 @@ type app struct {
 	handler  http.Handler
 	logger   *slog.Logger
 	// fixedRateLimits, when set, stand in for the runtime configuration's: the tests' own.
-	fixedRateLimits atomic.Pointer[routing.RateLimits]
+	fixedRateLimits atomic.Pointer[settings.RateLimits]
 }
 
 // rateLimits are the request budgets in force: the runtime configuration's.
-func (a *app) rateLimits() routing.RateLimits {
+func (a *app) rateLimits() settings.RateLimits {
 	if fixed := a.fixedRateLimits.Load(); fixed != nil {
 		return *fixed
 	}

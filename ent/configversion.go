@@ -11,7 +11,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"github.com/paygate/paygate/ent/configversion"
-	"github.com/paygate/paygate/internal/routing"
+	"github.com/paygate/paygate/internal/settings"
 )
 
 // ConfigVersion is the model entity for the ConfigVersion schema.
@@ -20,7 +20,7 @@ type ConfigVersion struct {
 	// ID of the ent.
 	ID int `json:"id,omitempty"`
 	// Document holds the value of the "document" field.
-	Document routing.Config `json:"document,omitempty"`
+	Document settings.Document `json:"document,omitempty"`
 	// ChangedBy holds the value of the "changed_by" field.
 	ChangedBy string `json:"changed_by,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.

@@ -11,7 +11,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/paygate/paygate/ent/configversion"
-	"github.com/paygate/paygate/internal/routing"
+	"github.com/paygate/paygate/internal/settings"
 )
 
 // ConfigVersionCreate is the builder for creating a ConfigVersion entity.
@@ -22,7 +22,7 @@ type ConfigVersionCreate struct {
 }
 
 // SetDocument sets the "document" field.
-func (_c *ConfigVersionCreate) SetDocument(v routing.Config) *ConfigVersionCreate {
+func (_c *ConfigVersionCreate) SetDocument(v settings.Document) *ConfigVersionCreate {
 	_c.mutation.SetDocument(v)
 	return _c
 }

@@ -264,7 +264,7 @@ func (_q *ConfigVersionQuery) Clone() *ConfigVersionQuery {
 // Example:
 //
 //	var v []struct {
-//		Document routing.Config `json:"document,omitempty"`
+//		Document settings.Document `json:"document,omitempty"`
 //		Count int `json:"count,omitempty"`
 //	}
 //
@@ -287,7 +287,7 @@ func (_q *ConfigVersionQuery) GroupBy(field string, fields ...string) *ConfigVer
 // Example:
 //
 //	var v []struct {
-//		Document routing.Config `json:"document,omitempty"`
+//		Document settings.Document `json:"document,omitempty"`
 //	}
 //
 //	client.ConfigVersion.Query().

@@ -29,6 +29,7 @@ import (
 	"github.com/paygate/paygate/ent/webhookevent"
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/routing"
+	"github.com/paygate/paygate/internal/settings"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -2623,7 +2624,7 @@ type ConfigVersionMutation struct {
 	op            Op
 	typ           string
 	id            *int
-	document      *routing.Config
+	document      *settings.Document
 	changed_by    *string
 	created_at    *time.Time
 	clearedFields map[string]struct{}
@@ -2737,12 +2738,12 @@ func (m *ConfigVersionMutation) IDs(ctx context.Context) ([]int, error) {
 }
 
 // SetDocument sets the "document" field.
-func (m *ConfigVersionMutation) SetDocument(r routing.Config) {
-	m.document = &r
+func (m *ConfigVersionMutation) SetDocument(s settings.Document) {
+	m.document = &s
 }
 
 // Document returns the value of the "document" field in the mutation.
-func (m *ConfigVersionMutation) Document() (r routing.Config, exists bool) {
+func (m *ConfigVersionMutation) Document() (r settings.Document, exists bool) {
 	v := m.document
 	if v == nil {
 		return
@@ -2753,7 +2754,7 @@ func (m *ConfigVersionMutation) Document() (r routing.Config, exists bool) {
 // OldDocument returns the old "document" field's value of the ConfigVersion entity.
 // If the ConfigVersion object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *ConfigVersionMutation) OldDocument(ctx context.Context) (v routing.Config, err error) {
+func (m *ConfigVersionMutation) OldDocument(ctx context.Context) (v settings.Document, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldDocument is only allowed on UpdateOne operations")
 	}
@@ -2927,7 +2928,7 @@ func (m *ConfigVersionMutation) OldField(ctx context.Context, name string) (ent.
 func (m *ConfigVersionMutation) SetField(name string, value ent.Value) error {
 	switch name {
 	case configversion.FieldDocument:
-		v, ok := value.(routing.Config)
+		v, ok := value.(settings.Document)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}

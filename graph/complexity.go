@@ -14,7 +14,7 @@ import (
 	"github.com/paygate/paygate/graph/generated"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/routing/configstore"
+	"github.com/paygate/paygate/internal/settings/settingsstore"
 )
 
 // MaxQueryCost bounds the estimated cost of one operation. A field costs 1 plus what it selects,
@@ -51,11 +51,11 @@ func listCosts(c *generated.ComplexityRoot) {
 		return listCost(min(max(len(ids), 1), MaxNodes), child)
 	}
 	c.Query.ConfigHistory = func(child int, first *int, _ *int) int {
-		size := configstore.DefaultHistoryPage
+		size := settingsstore.DefaultHistoryPage
 		if first != nil {
 			size = *first
 		}
-		return listCost(min(max(size, 1), configstore.MaxHistoryPage), child)
+		return listCost(min(max(size, 1), settingsstore.MaxHistoryPage), child)
 	}
 	c.Payment.Refunds = func(child int) int { return listCost(payment.MaxRefunds, child) }
 	c.Payment.StatusHistory = func(child int) int { return listCost(payment.MaxStatusChanges, child) }

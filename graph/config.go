@@ -8,7 +8,7 @@ import (
 	"github.com/paygate/paygate/graph/model"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
-	"github.com/paygate/paygate/internal/routing"
+	"github.com/paygate/paygate/internal/settings"
 )
 
 // authorized returns the request's principal when it may ask op. The configuration store keeps
@@ -24,7 +24,7 @@ func authorized(ctx context.Context, op auth.Operation) (auth.Principal, error) 
 
 // documentOf reads a configuration input into the document it stands for. GraphQL requires every
 // section; REST may leave one out, which is refused naming it rather than read as all zeros.
-func documentOf(input model.ConfigInput) (routing.Config, error) {
+func documentOf(input model.ConfigInput) (settings.Document, error) {
 	for _, section := range []struct {
 		name    string
 		missing bool
@@ -37,13 +37,13 @@ func documentOf(input model.ConfigInput) (routing.Config, error) {
 		{"alerts", input.Alerts == nil},
 	} {
 		if section.missing {
-			return routing.Config{}, apierror.ForParam(apierror.MissingField, section.name, section.name+" is required: send the whole document")
+			return settings.Document{}, apierror.ForParam(apierror.MissingField, section.name, section.name+" is required: send the whole document")
 		}
 	}
-	doc := routing.Config{
+	doc := settings.Document{
 		Version:        input.Version,
 		Routing:        *input.Routing,
-		Providers:      make(map[string]routing.ProviderSettings, len(input.Providers)),
+		Providers:      make(map[string]settings.Provider, len(input.Providers)),
 		CircuitBreaker: *input.CircuitBreaker,
 		WebhookRetry:   *input.WebhookRetry,
 		RateLimits:     *input.RateLimits,
@@ -51,18 +51,18 @@ func documentOf(input model.ConfigInput) (routing.Config, error) {
 	}
 	for _, p := range input.Providers {
 		if _, twice := doc.Providers[p.Name]; twice {
-			return routing.Config{}, apierror.ForParam(apierror.InvalidRequest, "providers."+p.Name, "provider "+p.Name+" is listed more than once")
+			return settings.Document{}, apierror.ForParam(apierror.InvalidRequest, "providers."+p.Name, "provider "+p.Name+" is listed more than once")
 		}
-		doc.Providers[p.Name] = routing.ProviderSettings{Enabled: p.Enabled, TimeoutMS: p.TimeoutMs}
+		doc.Providers[p.Name] = settings.Provider{Enabled: p.Enabled, TimeoutMS: p.TimeoutMs}
 	}
 	return doc, nil
 }
 
 // providerList is the document's providers as GraphQL lists them, by name.
-func providerList(doc *routing.Config) []*model.ProviderSettings {
+func providerList(doc *settings.Document) []*model.ProviderSettings {
 	list := make([]*model.ProviderSettings, 0, len(doc.Providers))
-	for name, settings := range doc.Providers {
-		list = append(list, &model.ProviderSettings{Name: name, Enabled: settings.Enabled, TimeoutMs: settings.TimeoutMS})
+	for name, provider := range doc.Providers {
+		list = append(list, &model.ProviderSettings{Name: name, Enabled: provider.Enabled, TimeoutMs: provider.TimeoutMS})
 	}
 	slices.SortFunc(list, func(a, b *model.ProviderSettings) int { return strings.Compare(a.Name, b.Name) })
 	return list

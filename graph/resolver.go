@@ -10,7 +10,7 @@ import (
 	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/routing"
-	"github.com/paygate/paygate/internal/routing/configstore"
+	"github.com/paygate/paygate/internal/settings/settingsstore"
 )
 
 //go:generate sh -c "cd .. && go run github.com/99designs/gqlgen generate"
@@ -22,7 +22,7 @@ type Resolver struct {
 	// Router reports how the payment providers are doing.
 	Router *routing.Router
 	// Configs holds the runtime configuration.
-	Configs *configstore.Store
+	Configs *settingsstore.Store
 	// Simulator makes the providers' sandboxes send events.
 	Simulator *inbound.Simulator
 	// TestWebhooks sends merchants' endpoints signed test events.

@@ -16,16 +16,17 @@ import (
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/routing"
-	"github.com/paygate/paygate/internal/routing/configstore"
+	"github.com/paygate/paygate/internal/settings"
+	"github.com/paygate/paygate/internal/settings/settingsstore"
 )
 
 // Providers is the resolver for the providers field.
-func (r *configResolver) Providers(ctx context.Context, obj *routing.Config) ([]*model.ProviderSettings, error) {
+func (r *configResolver) Providers(ctx context.Context, obj *settings.Document) ([]*model.ProviderSettings, error) {
 	return providerList(obj), nil
 }
 
 // UpdatedBy is the resolver for the updatedBy field.
-func (r *configResolver) UpdatedBy(ctx context.Context, obj *routing.Config) (*string, error) {
+func (r *configResolver) UpdatedBy(ctx context.Context, obj *settings.Document) (*string, error) {
 	if obj.UpdatedBy == "" { // the built-in default, before any change
 		return nil, nil
 	}
@@ -104,7 +105,7 @@ func (r *mutationResolver) RefundPayment(ctx context.Context, input model.Refund
 }
 
 // UpdateConfig is the resolver for the updateConfig field.
-func (r *mutationResolver) UpdateConfig(ctx context.Context, input model.ConfigInput) (*routing.Config, error) {
+func (r *mutationResolver) UpdateConfig(ctx context.Context, input model.ConfigInput) (*settings.Document, error) {
 	p, err := authorized(ctx, auth.UpdateConfig)
 	if err != nil {
 		return nil, err
@@ -180,7 +181,7 @@ func (r *queryResolver) ProviderStatus(ctx context.Context) ([]*routing.Provider
 }
 
 // Config is the resolver for the config field.
-func (r *queryResolver) Config(ctx context.Context) (*routing.Config, error) {
+func (r *queryResolver) Config(ctx context.Context) (*settings.Document, error) {
 	if _, err := authorized(ctx, auth.GetConfig); err != nil {
 		return nil, err
 	}
@@ -190,7 +191,7 @@ func (r *queryResolver) Config(ctx context.Context) (*routing.Config, error) {
 }
 
 // ConfigHistory is the resolver for the configHistory field.
-func (r *queryResolver) ConfigHistory(ctx context.Context, first *int, before *int) ([]*configstore.Change, error) {
+func (r *queryResolver) ConfigHistory(ctx context.Context, first *int, before *int) ([]*settingsstore.Change, error) {
 	if _, err := authorized(ctx, auth.ConfigHistory); err != nil {
 		return nil, err
 	}
@@ -198,7 +199,7 @@ func (r *queryResolver) ConfigHistory(ctx context.Context, first *int, before *i
 	if err != nil {
 		return nil, err
 	}
-	page := make([]*configstore.Change, len(changes))
+	page := make([]*settingsstore.Change, len(changes))
 	for i := range changes {
 		page[i] = &changes[i]
 	}

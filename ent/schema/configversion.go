@@ -5,8 +5,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
-
-	"github.com/paygate/paygate/internal/routing"
+	"github.com/paygate/paygate/internal/settings"
 )
 
 // ConfigVersion is one version of the runtime configuration document. Versions are only ever
@@ -19,7 +18,7 @@ type ConfigVersion struct {
 func (ConfigVersion) Fields() []ent.Field {
 	return []ent.Field{
 		field.Int("id").Immutable().Positive(),
-		field.JSON("document", routing.Config{}).Immutable(),
+		field.JSON("document", settings.Document{}).Immutable(),
 		// changed_by is the subject of who wrote this version.
 		field.String("changed_by").Immutable(),
 		field.Time("created_at").Immutable().Default(now),

@@ -25,7 +25,8 @@ import (
 	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/routing"
-	"github.com/paygate/paygate/internal/routing/configstore"
+	"github.com/paygate/paygate/internal/settings"
+	"github.com/paygate/paygate/internal/settings/settingsstore"
 	"github.com/paygate/paygate/internal/state"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -467,9 +468,9 @@ type AlertResolver interface {
 	History(ctx context.Context, obj *ent.Alert) ([]*ent.AlertChange, error)
 }
 type ConfigResolver interface {
-	Providers(ctx context.Context, obj *routing.Config) ([]*model.ProviderSettings, error)
+	Providers(ctx context.Context, obj *settings.Document) ([]*model.ProviderSettings, error)
 
-	UpdatedBy(ctx context.Context, obj *routing.Config) (*string, error)
+	UpdatedBy(ctx context.Context, obj *settings.Document) (*string, error)
 }
 type CurrencyVolumeResolver interface {
 	Amount(ctx context.Context, obj *money.Amount) (money.Decimal, error)
@@ -484,7 +485,7 @@ type MutationResolver interface {
 	RevokeToken(ctx context.Context, token string) (*model.Revoked, error)
 	CreatePayment(ctx context.Context, input model.CreatePaymentInput) (*ent.Payment, error)
 	RefundPayment(ctx context.Context, input model.RefundPaymentInput) (*ent.Refund, error)
-	UpdateConfig(ctx context.Context, input model.ConfigInput) (*routing.Config, error)
+	UpdateConfig(ctx context.Context, input model.ConfigInput) (*settings.Document, error)
 	CreateAPIKey(ctx context.Context, input auth.APIKeyRequest) (*auth.NewAPIKey, error)
 	RevokeAPIKey(ctx context.Context, id string) (*ent.APIKey, error)
 	AcknowledgeAlert(ctx context.Context, id string) (*ent.Alert, error)
@@ -515,8 +516,8 @@ type QueryResolver interface {
 	Payment(ctx context.Context, id string) (*ent.Payment, error)
 	Refund(ctx context.Context, id string) (*ent.Refund, error)
 	ProviderStatus(ctx context.Context) ([]*routing.ProviderStatus, error)
-	Config(ctx context.Context) (*routing.Config, error)
-	ConfigHistory(ctx context.Context, first *int, before *int) ([]*configstore.Change, error)
+	Config(ctx context.Context) (*settings.Document, error)
+	ConfigHistory(ctx context.Context, first *int, before *int) ([]*settingsstore.Change, error)
 	Users(ctx context.Context, first *int, after *string) (*auth.UserPage, error)
 	WebhookEvent(ctx context.Context, id string) (*ent.WebhookEvent, error)
 	WebhookMetrics(ctx context.Context) ([]*inbound.ProviderMetrics, error)
@@ -5939,7 +5940,7 @@ func (ec *executionContext) fieldContext_AlertEdge_cursor(_ context.Context, fie
 	return graphql.NewScalarFieldContext("AlertEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
-func (ec *executionContext) _AlertSettings_providerErrorRate(ctx context.Context, field graphql.CollectedField, obj *routing.AlertSettings) (ret graphql.Marshaler) {
+func (ec *executionContext) _AlertSettings_providerErrorRate(ctx context.Context, field graphql.CollectedField, obj *settings.AlertThresholds) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5962,7 +5963,7 @@ func (ec *executionContext) fieldContext_AlertSettings_providerErrorRate(_ conte
 	return graphql.NewScalarFieldContext("AlertSettings", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
-func (ec *executionContext) _AlertSettings_refundShare(ctx context.Context, field graphql.CollectedField, obj *routing.AlertSettings) (ret graphql.Marshaler) {
+func (ec *executionContext) _AlertSettings_refundShare(ctx context.Context, field graphql.CollectedField, obj *settings.AlertThresholds) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6192,7 +6193,7 @@ func (ec *executionContext) fieldContext_Card_fingerprint(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _CircuitBreakerSettings_windowS(ctx context.Context, field graphql.CollectedField, obj *routing.BreakerSettings) (ret graphql.Marshaler) {
+func (ec *executionContext) _CircuitBreakerSettings_windowS(ctx context.Context, field graphql.CollectedField, obj *settings.CircuitBreaker) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6215,7 +6216,7 @@ func (ec *executionContext) fieldContext_CircuitBreakerSettings_windowS(_ contex
 	return graphql.NewScalarFieldContext("CircuitBreakerSettings", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _CircuitBreakerSettings_minRequests(ctx context.Context, field graphql.CollectedField, obj *routing.BreakerSettings) (ret graphql.Marshaler) {
+func (ec *executionContext) _CircuitBreakerSettings_minRequests(ctx context.Context, field graphql.CollectedField, obj *settings.CircuitBreaker) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6238,7 +6239,7 @@ func (ec *executionContext) fieldContext_CircuitBreakerSettings_minRequests(_ co
 	return graphql.NewScalarFieldContext("CircuitBreakerSettings", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _CircuitBreakerSettings_errorRate(ctx context.Context, field graphql.CollectedField, obj *routing.BreakerSettings) (ret graphql.Marshaler) {
+func (ec *executionContext) _CircuitBreakerSettings_errorRate(ctx context.Context, field graphql.CollectedField, obj *settings.CircuitBreaker) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6261,7 +6262,7 @@ func (ec *executionContext) fieldContext_CircuitBreakerSettings_errorRate(_ cont
 	return graphql.NewScalarFieldContext("CircuitBreakerSettings", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
-func (ec *executionContext) _CircuitBreakerSettings_openS(ctx context.Context, field graphql.CollectedField, obj *routing.BreakerSettings) (ret graphql.Marshaler) {
+func (ec *executionContext) _CircuitBreakerSettings_openS(ctx context.Context, field graphql.CollectedField, obj *settings.CircuitBreaker) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6284,7 +6285,7 @@ func (ec *executionContext) fieldContext_CircuitBreakerSettings_openS(_ context.
 	return graphql.NewScalarFieldContext("CircuitBreakerSettings", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Config_version(ctx context.Context, field graphql.CollectedField, obj *routing.Config) (ret graphql.Marshaler) {
+func (ec *executionContext) _Config_version(ctx context.Context, field graphql.CollectedField, obj *settings.Document) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6307,7 +6308,7 @@ func (ec *executionContext) fieldContext_Config_version(_ context.Context, field
 	return graphql.NewScalarFieldContext("Config", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Config_routing(ctx context.Context, field graphql.CollectedField, obj *routing.Config) (ret graphql.Marshaler) {
+func (ec *executionContext) _Config_routing(ctx context.Context, field graphql.CollectedField, obj *settings.Document) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6319,8 +6320,8 @@ func (ec *executionContext) _Config_routing(ctx context.Context, field graphql.C
 			return obj.Routing, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v routing.Routing) graphql.Marshaler {
-			return ec.marshalNRoutingSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRouting(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v settings.Routing) graphql.Marshaler {
+			return ec.marshalNRoutingSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐRouting(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6339,7 +6340,7 @@ func (ec *executionContext) fieldContext_Config_routing(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _Config_providers(ctx context.Context, field graphql.CollectedField, obj *routing.Config) (ret graphql.Marshaler) {
+func (ec *executionContext) _Config_providers(ctx context.Context, field graphql.CollectedField, obj *settings.Document) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6371,7 +6372,7 @@ func (ec *executionContext) fieldContext_Config_providers(_ context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _Config_circuitBreaker(ctx context.Context, field graphql.CollectedField, obj *routing.Config) (ret graphql.Marshaler) {
+func (ec *executionContext) _Config_circuitBreaker(ctx context.Context, field graphql.CollectedField, obj *settings.Document) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6383,8 +6384,8 @@ func (ec *executionContext) _Config_circuitBreaker(ctx context.Context, field gr
 			return obj.CircuitBreaker, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v routing.BreakerSettings) graphql.Marshaler {
-			return ec.marshalNCircuitBreakerSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐBreakerSettings(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v settings.CircuitBreaker) graphql.Marshaler {
+			return ec.marshalNCircuitBreakerSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐCircuitBreaker(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6403,7 +6404,7 @@ func (ec *executionContext) fieldContext_Config_circuitBreaker(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _Config_webhookRetry(ctx context.Context, field graphql.CollectedField, obj *routing.Config) (ret graphql.Marshaler) {
+func (ec *executionContext) _Config_webhookRetry(ctx context.Context, field graphql.CollectedField, obj *settings.Document) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6415,8 +6416,8 @@ func (ec *executionContext) _Config_webhookRetry(ctx context.Context, field grap
 			return obj.WebhookRetry, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v routing.RetrySettings) graphql.Marshaler {
-			return ec.marshalNWebhookRetrySettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRetrySettings(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v settings.WebhookRetry) graphql.Marshaler {
+			return ec.marshalNWebhookRetrySettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐWebhookRetry(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6435,7 +6436,7 @@ func (ec *executionContext) fieldContext_Config_webhookRetry(_ context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _Config_rateLimits(ctx context.Context, field graphql.CollectedField, obj *routing.Config) (ret graphql.Marshaler) {
+func (ec *executionContext) _Config_rateLimits(ctx context.Context, field graphql.CollectedField, obj *settings.Document) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6447,8 +6448,8 @@ func (ec *executionContext) _Config_rateLimits(ctx context.Context, field graphq
 			return obj.RateLimits, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v routing.RateLimits) graphql.Marshaler {
-			return ec.marshalNRateLimitSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRateLimits(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v settings.RateLimits) graphql.Marshaler {
+			return ec.marshalNRateLimitSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐRateLimits(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6467,7 +6468,7 @@ func (ec *executionContext) fieldContext_Config_rateLimits(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _Config_alerts(ctx context.Context, field graphql.CollectedField, obj *routing.Config) (ret graphql.Marshaler) {
+func (ec *executionContext) _Config_alerts(ctx context.Context, field graphql.CollectedField, obj *settings.Document) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6479,8 +6480,8 @@ func (ec *executionContext) _Config_alerts(ctx context.Context, field graphql.Co
 			return obj.Alerts, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v routing.AlertSettings) graphql.Marshaler {
-			return ec.marshalNAlertSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐAlertSettings(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v settings.AlertThresholds) graphql.Marshaler {
+			return ec.marshalNAlertSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐAlertThresholds(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6499,7 +6500,7 @@ func (ec *executionContext) fieldContext_Config_alerts(_ context.Context, field 
 	return fc, nil
 }
 
-func (ec *executionContext) _Config_updatedAt(ctx context.Context, field graphql.CollectedField, obj *routing.Config) (ret graphql.Marshaler) {
+func (ec *executionContext) _Config_updatedAt(ctx context.Context, field graphql.CollectedField, obj *settings.Document) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6522,7 +6523,7 @@ func (ec *executionContext) fieldContext_Config_updatedAt(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Config", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _Config_updatedBy(ctx context.Context, field graphql.CollectedField, obj *routing.Config) (ret graphql.Marshaler) {
+func (ec *executionContext) _Config_updatedBy(ctx context.Context, field graphql.CollectedField, obj *settings.Document) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6545,7 +6546,7 @@ func (ec *executionContext) fieldContext_Config_updatedBy(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Config", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ConfigChange_version(ctx context.Context, field graphql.CollectedField, obj *configstore.Change) (ret graphql.Marshaler) {
+func (ec *executionContext) _ConfigChange_version(ctx context.Context, field graphql.CollectedField, obj *settingsstore.Change) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6568,7 +6569,7 @@ func (ec *executionContext) fieldContext_ConfigChange_version(_ context.Context,
 	return graphql.NewScalarFieldContext("ConfigChange", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ConfigChange_changedBy(ctx context.Context, field graphql.CollectedField, obj *configstore.Change) (ret graphql.Marshaler) {
+func (ec *executionContext) _ConfigChange_changedBy(ctx context.Context, field graphql.CollectedField, obj *settingsstore.Change) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6591,7 +6592,7 @@ func (ec *executionContext) fieldContext_ConfigChange_changedBy(_ context.Contex
 	return graphql.NewScalarFieldContext("ConfigChange", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ConfigChange_changedAt(ctx context.Context, field graphql.CollectedField, obj *configstore.Change) (ret graphql.Marshaler) {
+func (ec *executionContext) _ConfigChange_changedAt(ctx context.Context, field graphql.CollectedField, obj *settingsstore.Change) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6614,7 +6615,7 @@ func (ec *executionContext) fieldContext_ConfigChange_changedAt(_ context.Contex
 	return graphql.NewScalarFieldContext("ConfigChange", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
-func (ec *executionContext) _ConfigChange_document(ctx context.Context, field graphql.CollectedField, obj *configstore.Change) (ret graphql.Marshaler) {
+func (ec *executionContext) _ConfigChange_document(ctx context.Context, field graphql.CollectedField, obj *settingsstore.Change) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6626,8 +6627,8 @@ func (ec *executionContext) _ConfigChange_document(ctx context.Context, field gr
 			return obj.Document, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v routing.Config) graphql.Marshaler {
-			return ec.marshalNConfig2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐConfig(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v settings.Document) graphql.Marshaler {
+			return ec.marshalNConfig2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐDocument(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6646,7 +6647,7 @@ func (ec *executionContext) fieldContext_ConfigChange_document(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _ConfigChange_previous(ctx context.Context, field graphql.CollectedField, obj *configstore.Change) (ret graphql.Marshaler) {
+func (ec *executionContext) _ConfigChange_previous(ctx context.Context, field graphql.CollectedField, obj *settingsstore.Change) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6658,8 +6659,8 @@ func (ec *executionContext) _ConfigChange_previous(ctx context.Context, field gr
 			return obj.Previous, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *routing.Config) graphql.Marshaler {
-			return ec.marshalOConfig2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐConfig(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *settings.Document) graphql.Marshaler {
+			return ec.marshalOConfig2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐDocument(ctx, selections, v)
 		},
 		true,
 		false,
@@ -7157,11 +7158,11 @@ func (ec *executionContext) _Mutation_updateConfig(ctx context.Context, field gr
 			directive1 := func(ctx context.Context) (any, error) {
 				scope, err := ec.unmarshalNString2string(ctx, "config:write")
 				if err != nil {
-					var zeroVal *routing.Config
+					var zeroVal *settings.Document
 					return zeroVal, err
 				}
 				if ec.Directives.HasScope == nil {
-					var zeroVal *routing.Config
+					var zeroVal *settings.Document
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
 				return ec.Directives.HasScope(ctx, nil, directive0, scope)
@@ -7170,8 +7171,8 @@ func (ec *executionContext) _Mutation_updateConfig(ctx context.Context, field gr
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v *routing.Config) graphql.Marshaler {
-			return ec.marshalNConfig2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐConfig(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *settings.Document) graphql.Marshaler {
+			return ec.marshalNConfig2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐDocument(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9516,11 +9517,11 @@ func (ec *executionContext) _Query_config(ctx context.Context, field graphql.Col
 			directive1 := func(ctx context.Context) (any, error) {
 				scope, err := ec.unmarshalNString2string(ctx, "config:write")
 				if err != nil {
-					var zeroVal *routing.Config
+					var zeroVal *settings.Document
 					return zeroVal, err
 				}
 				if ec.Directives.HasScope == nil {
-					var zeroVal *routing.Config
+					var zeroVal *settings.Document
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
 				return ec.Directives.HasScope(ctx, nil, directive0, scope)
@@ -9529,8 +9530,8 @@ func (ec *executionContext) _Query_config(ctx context.Context, field graphql.Col
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v *routing.Config) graphql.Marshaler {
-			return ec.marshalNConfig2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐConfig(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *settings.Document) graphql.Marshaler {
+			return ec.marshalNConfig2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐDocument(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9567,11 +9568,11 @@ func (ec *executionContext) _Query_configHistory(ctx context.Context, field grap
 			directive1 := func(ctx context.Context) (any, error) {
 				scope, err := ec.unmarshalNString2string(ctx, "config:write")
 				if err != nil {
-					var zeroVal []*configstore.Change
+					var zeroVal []*settingsstore.Change
 					return zeroVal, err
 				}
 				if ec.Directives.HasScope == nil {
-					var zeroVal []*configstore.Change
+					var zeroVal []*settingsstore.Change
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
 				return ec.Directives.HasScope(ctx, nil, directive0, scope)
@@ -9580,8 +9581,8 @@ func (ec *executionContext) _Query_configHistory(ctx context.Context, field grap
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v []*configstore.Change) graphql.Marshaler {
-			return ec.marshalNConfigChange2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚋconfigstoreᚐChangeᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*settingsstore.Change) graphql.Marshaler {
+			return ec.marshalNConfigChange2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚋsettingsstoreᚐChangeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9861,7 +9862,7 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _RateLimitSettings_perSecond(ctx context.Context, field graphql.CollectedField, obj *routing.RateLimits) (ret graphql.Marshaler) {
+func (ec *executionContext) _RateLimitSettings_perSecond(ctx context.Context, field graphql.CollectedField, obj *settings.RateLimits) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9884,7 +9885,7 @@ func (ec *executionContext) fieldContext_RateLimitSettings_perSecond(_ context.C
 	return graphql.NewScalarFieldContext("RateLimitSettings", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _RateLimitSettings_burst(ctx context.Context, field graphql.CollectedField, obj *routing.RateLimits) (ret graphql.Marshaler) {
+func (ec *executionContext) _RateLimitSettings_burst(ctx context.Context, field graphql.CollectedField, obj *settings.RateLimits) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9907,7 +9908,7 @@ func (ec *executionContext) fieldContext_RateLimitSettings_burst(_ context.Conte
 	return graphql.NewScalarFieldContext("RateLimitSettings", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _RateLimitSettings_loginPerMinute(ctx context.Context, field graphql.CollectedField, obj *routing.RateLimits) (ret graphql.Marshaler) {
+func (ec *executionContext) _RateLimitSettings_loginPerMinute(ctx context.Context, field graphql.CollectedField, obj *settings.RateLimits) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10431,7 +10432,7 @@ func (ec *executionContext) fieldContext_RoutingAttempt_latencyMs(_ context.Cont
 	return graphql.NewScalarFieldContext("RoutingAttempt", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _RoutingRule_name(ctx context.Context, field graphql.CollectedField, obj *routing.Rule) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoutingRule_name(ctx context.Context, field graphql.CollectedField, obj *settings.Rule) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10454,7 +10455,7 @@ func (ec *executionContext) fieldContext_RoutingRule_name(_ context.Context, fie
 	return graphql.NewScalarFieldContext("RoutingRule", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _RoutingRule_currency(ctx context.Context, field graphql.CollectedField, obj *routing.Rule) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoutingRule_currency(ctx context.Context, field graphql.CollectedField, obj *settings.Rule) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10477,7 +10478,7 @@ func (ec *executionContext) fieldContext_RoutingRule_currency(_ context.Context,
 	return graphql.NewScalarFieldContext("RoutingRule", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _RoutingRule_brand(ctx context.Context, field graphql.CollectedField, obj *routing.Rule) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoutingRule_brand(ctx context.Context, field graphql.CollectedField, obj *settings.Rule) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10500,7 +10501,7 @@ func (ec *executionContext) fieldContext_RoutingRule_brand(_ context.Context, fi
 	return graphql.NewScalarFieldContext("RoutingRule", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _RoutingRule_amountGte(ctx context.Context, field graphql.CollectedField, obj *routing.Rule) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoutingRule_amountGte(ctx context.Context, field graphql.CollectedField, obj *settings.Rule) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10523,7 +10524,7 @@ func (ec *executionContext) fieldContext_RoutingRule_amountGte(_ context.Context
 	return graphql.NewScalarFieldContext("RoutingRule", field, false, false, errors.New("field of type Decimal does not have child fields"))
 }
 
-func (ec *executionContext) _RoutingRule_amountLte(ctx context.Context, field graphql.CollectedField, obj *routing.Rule) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoutingRule_amountLte(ctx context.Context, field graphql.CollectedField, obj *settings.Rule) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10546,7 +10547,7 @@ func (ec *executionContext) fieldContext_RoutingRule_amountLte(_ context.Context
 	return graphql.NewScalarFieldContext("RoutingRule", field, false, false, errors.New("field of type Decimal does not have child fields"))
 }
 
-func (ec *executionContext) _RoutingRule_providers(ctx context.Context, field graphql.CollectedField, obj *routing.Rule) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoutingRule_providers(ctx context.Context, field graphql.CollectedField, obj *settings.Rule) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10558,8 +10559,8 @@ func (ec *executionContext) _RoutingRule_providers(ctx context.Context, field gr
 			return obj.Providers, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []routing.Weighted) graphql.Marshaler {
-			return ec.marshalNWeightedProvider2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐWeightedᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []settings.Weighted) graphql.Marshaler {
+			return ec.marshalNWeightedProvider2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐWeightedᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10578,7 +10579,7 @@ func (ec *executionContext) fieldContext_RoutingRule_providers(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _RoutingSettings_rules(ctx context.Context, field graphql.CollectedField, obj *routing.Routing) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoutingSettings_rules(ctx context.Context, field graphql.CollectedField, obj *settings.Routing) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10590,8 +10591,8 @@ func (ec *executionContext) _RoutingSettings_rules(ctx context.Context, field gr
 			return obj.Rules, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []routing.Rule) graphql.Marshaler {
-			return ec.marshalNRoutingRule2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRuleᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []settings.Rule) graphql.Marshaler {
+			return ec.marshalNRoutingRule2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐRuleᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10610,7 +10611,7 @@ func (ec *executionContext) fieldContext_RoutingSettings_rules(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _RoutingSettings_fallback(ctx context.Context, field graphql.CollectedField, obj *routing.Routing) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoutingSettings_fallback(ctx context.Context, field graphql.CollectedField, obj *settings.Routing) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12333,7 +12334,7 @@ func (ec *executionContext) fieldContext_WebhookProviderMetrics_p99Ms(_ context.
 	return graphql.NewScalarFieldContext("WebhookProviderMetrics", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
-func (ec *executionContext) _WebhookRetrySettings_baseS(ctx context.Context, field graphql.CollectedField, obj *routing.RetrySettings) (ret graphql.Marshaler) {
+func (ec *executionContext) _WebhookRetrySettings_baseS(ctx context.Context, field graphql.CollectedField, obj *settings.WebhookRetry) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12356,7 +12357,7 @@ func (ec *executionContext) fieldContext_WebhookRetrySettings_baseS(_ context.Co
 	return graphql.NewScalarFieldContext("WebhookRetrySettings", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _WebhookRetrySettings_factor(ctx context.Context, field graphql.CollectedField, obj *routing.RetrySettings) (ret graphql.Marshaler) {
+func (ec *executionContext) _WebhookRetrySettings_factor(ctx context.Context, field graphql.CollectedField, obj *settings.WebhookRetry) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12379,7 +12380,7 @@ func (ec *executionContext) fieldContext_WebhookRetrySettings_factor(_ context.C
 	return graphql.NewScalarFieldContext("WebhookRetrySettings", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
-func (ec *executionContext) _WebhookRetrySettings_maxAttempts(ctx context.Context, field graphql.CollectedField, obj *routing.RetrySettings) (ret graphql.Marshaler) {
+func (ec *executionContext) _WebhookRetrySettings_maxAttempts(ctx context.Context, field graphql.CollectedField, obj *settings.WebhookRetry) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12402,7 +12403,7 @@ func (ec *executionContext) fieldContext_WebhookRetrySettings_maxAttempts(_ cont
 	return graphql.NewScalarFieldContext("WebhookRetrySettings", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _WeightedProvider_provider(ctx context.Context, field graphql.CollectedField, obj *routing.Weighted) (ret graphql.Marshaler) {
+func (ec *executionContext) _WeightedProvider_provider(ctx context.Context, field graphql.CollectedField, obj *settings.Weighted) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12425,7 +12426,7 @@ func (ec *executionContext) fieldContext_WeightedProvider_provider(_ context.Con
 	return graphql.NewScalarFieldContext("WeightedProvider", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _WeightedProvider_weight(ctx context.Context, field graphql.CollectedField, obj *routing.Weighted) (ret graphql.Marshaler) {
+func (ec *executionContext) _WeightedProvider_weight(ctx context.Context, field graphql.CollectedField, obj *settings.Weighted) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13548,8 +13549,8 @@ func (ec *executionContext) unmarshalInputAlertOrder(ctx context.Context, obj an
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputAlertSettingsInput(ctx context.Context, obj any) (routing.AlertSettings, error) {
-	var it routing.AlertSettings
+func (ec *executionContext) unmarshalInputAlertSettingsInput(ctx context.Context, obj any) (settings.AlertThresholds, error) {
+	var it settings.AlertThresholds
 	if obj == nil {
 		return it, nil
 	}
@@ -14044,8 +14045,8 @@ func (ec *executionContext) unmarshalInputCardInput(ctx context.Context, obj any
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputCircuitBreakerInput(ctx context.Context, obj any) (routing.BreakerSettings, error) {
-	var it routing.BreakerSettings
+func (ec *executionContext) unmarshalInputCircuitBreakerInput(ctx context.Context, obj any) (settings.CircuitBreaker, error) {
+	var it settings.CircuitBreaker
 	if obj == nil {
 		return it, nil
 	}
@@ -14122,7 +14123,7 @@ func (ec *executionContext) unmarshalInputConfigInput(ctx context.Context, obj a
 			it.Version = data
 		case "routing":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("routing"))
-			data, err := ec.unmarshalNRoutingInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRouting(ctx, v)
+			data, err := ec.unmarshalNRoutingInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐRouting(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -14136,28 +14137,28 @@ func (ec *executionContext) unmarshalInputConfigInput(ctx context.Context, obj a
 			it.Providers = data
 		case "circuitBreaker":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("circuitBreaker"))
-			data, err := ec.unmarshalNCircuitBreakerInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐBreakerSettings(ctx, v)
+			data, err := ec.unmarshalNCircuitBreakerInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐCircuitBreaker(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.CircuitBreaker = data
 		case "webhookRetry":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("webhookRetry"))
-			data, err := ec.unmarshalNWebhookRetryInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRetrySettings(ctx, v)
+			data, err := ec.unmarshalNWebhookRetryInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐWebhookRetry(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.WebhookRetry = data
 		case "rateLimits":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rateLimits"))
-			data, err := ec.unmarshalNRateLimitsInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRateLimits(ctx, v)
+			data, err := ec.unmarshalNRateLimitsInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐRateLimits(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.RateLimits = data
 		case "alerts":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("alerts"))
-			data, err := ec.unmarshalNAlertSettingsInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐAlertSettings(ctx, v)
+			data, err := ec.unmarshalNAlertSettingsInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐAlertThresholds(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -15125,8 +15126,8 @@ func (ec *executionContext) unmarshalInputProviderSettingsInput(ctx context.Cont
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputRateLimitsInput(ctx context.Context, obj any) (routing.RateLimits, error) {
-	var it routing.RateLimits
+func (ec *executionContext) unmarshalInputRateLimitsInput(ctx context.Context, obj any) (settings.RateLimits, error) {
+	var it settings.RateLimits
 	if obj == nil {
 		return it, nil
 	}
@@ -15220,8 +15221,8 @@ func (ec *executionContext) unmarshalInputRefundPaymentInput(ctx context.Context
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputRoutingInput(ctx context.Context, obj any) (routing.Routing, error) {
-	var it routing.Routing
+func (ec *executionContext) unmarshalInputRoutingInput(ctx context.Context, obj any) (settings.Routing, error) {
+	var it settings.Routing
 	if obj == nil {
 		return it, nil
 	}
@@ -15240,7 +15241,7 @@ func (ec *executionContext) unmarshalInputRoutingInput(ctx context.Context, obj 
 		switch k {
 		case "rules":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rules"))
-			data, err := ec.unmarshalNRoutingRuleInput2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRuleᚄ(ctx, v)
+			data, err := ec.unmarshalNRoutingRuleInput2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐRuleᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -15257,8 +15258,8 @@ func (ec *executionContext) unmarshalInputRoutingInput(ctx context.Context, obj 
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputRoutingRuleInput(ctx context.Context, obj any) (routing.Rule, error) {
-	var it routing.Rule
+func (ec *executionContext) unmarshalInputRoutingRuleInput(ctx context.Context, obj any) (settings.Rule, error) {
+	var it settings.Rule
 	if obj == nil {
 		return it, nil
 	}
@@ -15312,7 +15313,7 @@ func (ec *executionContext) unmarshalInputRoutingRuleInput(ctx context.Context, 
 			it.AmountLTE = data
 		case "providers":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("providers"))
-			data, err := ec.unmarshalNWeightedProviderInput2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐWeightedᚄ(ctx, v)
+			data, err := ec.unmarshalNWeightedProviderInput2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐWeightedᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -16064,8 +16065,8 @@ func (ec *executionContext) unmarshalInputWebhookEventWhereInput(ctx context.Con
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputWebhookRetryInput(ctx context.Context, obj any) (routing.RetrySettings, error) {
-	var it routing.RetrySettings
+func (ec *executionContext) unmarshalInputWebhookRetryInput(ctx context.Context, obj any) (settings.WebhookRetry, error) {
+	var it settings.WebhookRetry
 	if obj == nil {
 		return it, nil
 	}
@@ -16108,8 +16109,8 @@ func (ec *executionContext) unmarshalInputWebhookRetryInput(ctx context.Context,
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputWeightedProviderInput(ctx context.Context, obj any) (routing.Weighted, error) {
-	var it routing.Weighted
+func (ec *executionContext) unmarshalInputWeightedProviderInput(ctx context.Context, obj any) (settings.Weighted, error) {
+	var it settings.Weighted
 	if obj == nil {
 		return it, nil
 	}
@@ -16594,7 +16595,7 @@ func (ec *executionContext) _AlertEdge(ctx context.Context, sel ast.SelectionSet
 
 var alertSettingsImplementors = []string{"AlertSettings"}
 
-func (ec *executionContext) _AlertSettings(ctx context.Context, sel ast.SelectionSet, obj *routing.AlertSettings) graphql.Marshaler {
+func (ec *executionContext) _AlertSettings(ctx context.Context, sel ast.SelectionSet, obj *settings.AlertThresholds) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, alertSettingsImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -16748,7 +16749,7 @@ func (ec *executionContext) _Card(ctx context.Context, sel ast.SelectionSet, obj
 
 var circuitBreakerSettingsImplementors = []string{"CircuitBreakerSettings"}
 
-func (ec *executionContext) _CircuitBreakerSettings(ctx context.Context, sel ast.SelectionSet, obj *routing.BreakerSettings) graphql.Marshaler {
+func (ec *executionContext) _CircuitBreakerSettings(ctx context.Context, sel ast.SelectionSet, obj *settings.CircuitBreaker) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, circuitBreakerSettingsImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -16801,7 +16802,7 @@ func (ec *executionContext) _CircuitBreakerSettings(ctx context.Context, sel ast
 
 var configImplementors = []string{"Config"}
 
-func (ec *executionContext) _Config(ctx context.Context, sel ast.SelectionSet, obj *routing.Config) graphql.Marshaler {
+func (ec *executionContext) _Config(ctx context.Context, sel ast.SelectionSet, obj *settings.Document) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, configImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -16945,7 +16946,7 @@ func (ec *executionContext) _Config(ctx context.Context, sel ast.SelectionSet, o
 
 var configChangeImplementors = []string{"ConfigChange"}
 
-func (ec *executionContext) _ConfigChange(ctx context.Context, sel ast.SelectionSet, obj *configstore.Change) graphql.Marshaler {
+func (ec *executionContext) _ConfigChange(ctx context.Context, sel ast.SelectionSet, obj *settingsstore.Change) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, configChangeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -18438,7 +18439,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 var rateLimitSettingsImplementors = []string{"RateLimitSettings"}
 
-func (ec *executionContext) _RateLimitSettings(ctx context.Context, sel ast.SelectionSet, obj *routing.RateLimits) graphql.Marshaler {
+func (ec *executionContext) _RateLimitSettings(ctx context.Context, sel ast.SelectionSet, obj *settings.RateLimits) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, rateLimitSettingsImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -18822,7 +18823,7 @@ func (ec *executionContext) _RoutingAttempt(ctx context.Context, sel ast.Selecti
 
 var routingRuleImplementors = []string{"RoutingRule"}
 
-func (ec *executionContext) _RoutingRule(ctx context.Context, sel ast.SelectionSet, obj *routing.Rule) graphql.Marshaler {
+func (ec *executionContext) _RoutingRule(ctx context.Context, sel ast.SelectionSet, obj *settings.Rule) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, routingRuleImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -18885,7 +18886,7 @@ func (ec *executionContext) _RoutingRule(ctx context.Context, sel ast.SelectionS
 
 var routingSettingsImplementors = []string{"RoutingSettings"}
 
-func (ec *executionContext) _RoutingSettings(ctx context.Context, sel ast.SelectionSet, obj *routing.Routing) graphql.Marshaler {
+func (ec *executionContext) _RoutingSettings(ctx context.Context, sel ast.SelectionSet, obj *settings.Routing) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, routingSettingsImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -19839,7 +19840,7 @@ func (ec *executionContext) _WebhookProviderMetrics(ctx context.Context, sel ast
 
 var webhookRetrySettingsImplementors = []string{"WebhookRetrySettings"}
 
-func (ec *executionContext) _WebhookRetrySettings(ctx context.Context, sel ast.SelectionSet, obj *routing.RetrySettings) graphql.Marshaler {
+func (ec *executionContext) _WebhookRetrySettings(ctx context.Context, sel ast.SelectionSet, obj *settings.WebhookRetry) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookRetrySettingsImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -19887,7 +19888,7 @@ func (ec *executionContext) _WebhookRetrySettings(ctx context.Context, sel ast.S
 
 var weightedProviderImplementors = []string{"WeightedProvider"}
 
-func (ec *executionContext) _WeightedProvider(ctx context.Context, sel ast.SelectionSet, obj *routing.Weighted) graphql.Marshaler {
+func (ec *executionContext) _WeightedProvider(ctx context.Context, sel ast.SelectionSet, obj *settings.Weighted) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, weightedProviderImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -20412,11 +20413,11 @@ func (ec *executionContext) marshalNAlertOrderField2ᚖgithubᚗcomᚋpaygateᚋ
 	return v
 }
 
-func (ec *executionContext) marshalNAlertSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐAlertSettings(ctx context.Context, sel ast.SelectionSet, v routing.AlertSettings) graphql.Marshaler {
+func (ec *executionContext) marshalNAlertSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐAlertThresholds(ctx context.Context, sel ast.SelectionSet, v settings.AlertThresholds) graphql.Marshaler {
 	return ec._AlertSettings(ctx, sel, &v)
 }
 
-func (ec *executionContext) unmarshalNAlertSettingsInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐAlertSettings(ctx context.Context, v any) (*routing.AlertSettings, error) {
+func (ec *executionContext) unmarshalNAlertSettingsInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐAlertThresholds(ctx context.Context, v any) (*settings.AlertThresholds, error) {
 	res, err := ec.unmarshalInputAlertSettingsInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
@@ -20482,20 +20483,20 @@ func (ec *executionContext) marshalNCard2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋg
 	return ec._Card(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNCircuitBreakerInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐBreakerSettings(ctx context.Context, v any) (*routing.BreakerSettings, error) {
+func (ec *executionContext) unmarshalNCircuitBreakerInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐCircuitBreaker(ctx context.Context, v any) (*settings.CircuitBreaker, error) {
 	res, err := ec.unmarshalInputCircuitBreakerInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNCircuitBreakerSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐBreakerSettings(ctx context.Context, sel ast.SelectionSet, v routing.BreakerSettings) graphql.Marshaler {
+func (ec *executionContext) marshalNCircuitBreakerSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐCircuitBreaker(ctx context.Context, sel ast.SelectionSet, v settings.CircuitBreaker) graphql.Marshaler {
 	return ec._CircuitBreakerSettings(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNConfig2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐConfig(ctx context.Context, sel ast.SelectionSet, v routing.Config) graphql.Marshaler {
+func (ec *executionContext) marshalNConfig2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐDocument(ctx context.Context, sel ast.SelectionSet, v settings.Document) graphql.Marshaler {
 	return ec._Config(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNConfig2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐConfig(ctx context.Context, sel ast.SelectionSet, v *routing.Config) graphql.Marshaler {
+func (ec *executionContext) marshalNConfig2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐDocument(ctx context.Context, sel ast.SelectionSet, v *settings.Document) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -20505,11 +20506,11 @@ func (ec *executionContext) marshalNConfig2ᚖgithubᚗcomᚋpaygateᚋpaygate�
 	return ec._Config(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNConfigChange2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚋconfigstoreᚐChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*configstore.Change) graphql.Marshaler {
+func (ec *executionContext) marshalNConfigChange2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚋsettingsstoreᚐChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*settingsstore.Change) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNConfigChange2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚋconfigstoreᚐChange(ctx, sel, v[i])
+		return ec.marshalNConfigChange2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚋsettingsstoreᚐChange(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -20521,7 +20522,7 @@ func (ec *executionContext) marshalNConfigChange2ᚕᚖgithubᚗcomᚋpaygateᚋ
 	return ret
 }
 
-func (ec *executionContext) marshalNConfigChange2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚋconfigstoreᚐChange(ctx context.Context, sel ast.SelectionSet, v *configstore.Change) graphql.Marshaler {
+func (ec *executionContext) marshalNConfigChange2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚋsettingsstoreᚐChange(ctx context.Context, sel ast.SelectionSet, v *settingsstore.Change) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -20884,11 +20885,11 @@ func (ec *executionContext) marshalNProviderStatus2ᚖgithubᚗcomᚋpaygateᚋp
 	return ec._ProviderStatus(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNRateLimitSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRateLimits(ctx context.Context, sel ast.SelectionSet, v routing.RateLimits) graphql.Marshaler {
+func (ec *executionContext) marshalNRateLimitSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐRateLimits(ctx context.Context, sel ast.SelectionSet, v settings.RateLimits) graphql.Marshaler {
 	return ec._RateLimitSettings(ctx, sel, &v)
 }
 
-func (ec *executionContext) unmarshalNRateLimitsInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRateLimits(ctx context.Context, v any) (*routing.RateLimits, error) {
+func (ec *executionContext) unmarshalNRateLimitsInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐRateLimits(ctx context.Context, v any) (*settings.RateLimits, error) {
 	res, err := ec.unmarshalInputRateLimitsInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
@@ -20952,20 +20953,20 @@ func (ec *executionContext) marshalNRoutingAttempt2ᚕgithubᚗcomᚋpaygateᚋp
 	return ret
 }
 
-func (ec *executionContext) unmarshalNRoutingInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRouting(ctx context.Context, v any) (*routing.Routing, error) {
+func (ec *executionContext) unmarshalNRoutingInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐRouting(ctx context.Context, v any) (*settings.Routing, error) {
 	res, err := ec.unmarshalInputRoutingInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNRoutingRule2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRule(ctx context.Context, sel ast.SelectionSet, v routing.Rule) graphql.Marshaler {
+func (ec *executionContext) marshalNRoutingRule2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐRule(ctx context.Context, sel ast.SelectionSet, v settings.Rule) graphql.Marshaler {
 	return ec._RoutingRule(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNRoutingRule2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRuleᚄ(ctx context.Context, sel ast.SelectionSet, v []routing.Rule) graphql.Marshaler {
+func (ec *executionContext) marshalNRoutingRule2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐRuleᚄ(ctx context.Context, sel ast.SelectionSet, v []settings.Rule) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNRoutingRule2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRule(ctx, sel, v[i])
+		return ec.marshalNRoutingRule2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐRule(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -20977,18 +20978,18 @@ func (ec *executionContext) marshalNRoutingRule2ᚕgithubᚗcomᚋpaygateᚋpayg
 	return ret
 }
 
-func (ec *executionContext) unmarshalNRoutingRuleInput2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRule(ctx context.Context, v any) (routing.Rule, error) {
+func (ec *executionContext) unmarshalNRoutingRuleInput2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐRule(ctx context.Context, v any) (settings.Rule, error) {
 	res, err := ec.unmarshalInputRoutingRuleInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNRoutingRuleInput2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRuleᚄ(ctx context.Context, v any) ([]routing.Rule, error) {
+func (ec *executionContext) unmarshalNRoutingRuleInput2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐRuleᚄ(ctx context.Context, v any) ([]settings.Rule, error) {
 	vSlice := graphql.CoerceList(v)
 	var err error
-	res := make([]routing.Rule, len(vSlice))
+	res := make([]settings.Rule, len(vSlice))
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
-		res[i], err = ec.unmarshalNRoutingRuleInput2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRule(ctx, vSlice[i])
+		res[i], err = ec.unmarshalNRoutingRuleInput2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐRule(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}
@@ -20996,7 +20997,7 @@ func (ec *executionContext) unmarshalNRoutingRuleInput2ᚕgithubᚗcomᚋpaygate
 	return res, nil
 }
 
-func (ec *executionContext) marshalNRoutingSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRouting(ctx context.Context, sel ast.SelectionSet, v routing.Routing) graphql.Marshaler {
+func (ec *executionContext) marshalNRoutingSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐRouting(ctx context.Context, sel ast.SelectionSet, v settings.Routing) graphql.Marshaler {
 	return ec._RoutingSettings(ctx, sel, &v)
 }
 
@@ -21267,12 +21268,12 @@ func (ec *executionContext) marshalNWebhookProviderMetrics2ᚖgithubᚗcomᚋpay
 	return ec._WebhookProviderMetrics(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNWebhookRetryInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRetrySettings(ctx context.Context, v any) (*routing.RetrySettings, error) {
+func (ec *executionContext) unmarshalNWebhookRetryInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐWebhookRetry(ctx context.Context, v any) (*settings.WebhookRetry, error) {
 	res, err := ec.unmarshalInputWebhookRetryInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNWebhookRetrySettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐRetrySettings(ctx context.Context, sel ast.SelectionSet, v routing.RetrySettings) graphql.Marshaler {
+func (ec *executionContext) marshalNWebhookRetrySettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐWebhookRetry(ctx context.Context, sel ast.SelectionSet, v settings.WebhookRetry) graphql.Marshaler {
 	return ec._WebhookRetrySettings(ctx, sel, &v)
 }
 
@@ -21286,15 +21287,15 @@ func (ec *executionContext) marshalNWebhookStatus2githubᚗcomᚋpaygateᚋpayga
 	return v
 }
 
-func (ec *executionContext) marshalNWeightedProvider2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐWeighted(ctx context.Context, sel ast.SelectionSet, v routing.Weighted) graphql.Marshaler {
+func (ec *executionContext) marshalNWeightedProvider2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐWeighted(ctx context.Context, sel ast.SelectionSet, v settings.Weighted) graphql.Marshaler {
 	return ec._WeightedProvider(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNWeightedProvider2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐWeightedᚄ(ctx context.Context, sel ast.SelectionSet, v []routing.Weighted) graphql.Marshaler {
+func (ec *executionContext) marshalNWeightedProvider2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐWeightedᚄ(ctx context.Context, sel ast.SelectionSet, v []settings.Weighted) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNWeightedProvider2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐWeighted(ctx, sel, v[i])
+		return ec.marshalNWeightedProvider2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐWeighted(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -21306,18 +21307,18 @@ func (ec *executionContext) marshalNWeightedProvider2ᚕgithubᚗcomᚋpaygate�
 	return ret
 }
 
-func (ec *executionContext) unmarshalNWeightedProviderInput2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐWeighted(ctx context.Context, v any) (routing.Weighted, error) {
+func (ec *executionContext) unmarshalNWeightedProviderInput2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐWeighted(ctx context.Context, v any) (settings.Weighted, error) {
 	res, err := ec.unmarshalInputWeightedProviderInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNWeightedProviderInput2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐWeightedᚄ(ctx context.Context, v any) ([]routing.Weighted, error) {
+func (ec *executionContext) unmarshalNWeightedProviderInput2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐWeightedᚄ(ctx context.Context, v any) ([]settings.Weighted, error) {
 	vSlice := graphql.CoerceList(v)
 	var err error
-	res := make([]routing.Weighted, len(vSlice))
+	res := make([]settings.Weighted, len(vSlice))
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
-		res[i], err = ec.unmarshalNWeightedProviderInput2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐWeighted(ctx, vSlice[i])
+		res[i], err = ec.unmarshalNWeightedProviderInput2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐWeighted(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}
@@ -21686,7 +21687,7 @@ func (ec *executionContext) unmarshalOCardInput2ᚖgithubᚗcomᚋpaygateᚋpayg
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOConfig2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐConfig(ctx context.Context, sel ast.SelectionSet, v *routing.Config) graphql.Marshaler {
+func (ec *executionContext) marshalOConfig2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐDocument(ctx context.Context, sel ast.SelectionSet, v *settings.Document) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

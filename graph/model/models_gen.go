@@ -5,7 +5,7 @@ package model
 import (
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/money"
-	"github.com/paygate/paygate/internal/routing"
+	"github.com/paygate/paygate/internal/settings"
 )
 
 type AuthPayload struct {
@@ -36,13 +36,13 @@ type CardInput struct {
 // A whole new configuration document, made from the version read: a change made from a version
 // that is no longer in force is refused (invalid_state), so no change is made over another unseen.
 type ConfigInput struct {
-	Version        int                      `json:"version"`
-	Routing        *routing.Routing         `json:"routing"`
-	Providers      []*ProviderSettingsInput `json:"providers"`
-	CircuitBreaker *routing.BreakerSettings `json:"circuitBreaker"`
-	WebhookRetry   *routing.RetrySettings   `json:"webhookRetry"`
-	RateLimits     *routing.RateLimits      `json:"rateLimits"`
-	Alerts         *routing.AlertSettings   `json:"alerts"`
+	Version        int                       `json:"version"`
+	Routing        *settings.Routing         `json:"routing"`
+	Providers      []*ProviderSettingsInput  `json:"providers"`
+	CircuitBreaker *settings.CircuitBreaker  `json:"circuitBreaker"`
+	WebhookRetry   *settings.WebhookRetry    `json:"webhookRetry"`
+	RateLimits     *settings.RateLimits      `json:"rateLimits"`
+	Alerts         *settings.AlertThresholds `json:"alerts"`
 }
 
 type CreatePaymentInput struct {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/paygate/paygate/graph/model"
 	"github.com/paygate/paygate/internal/apierror"
-	"github.com/paygate/paygate/internal/routing"
-	"github.com/paygate/paygate/internal/routing/configstore"
+	"github.com/paygate/paygate/internal/settings"
+	"github.com/paygate/paygate/internal/settings/settingsstore"
 	"github.com/paygate/paygate/internal/web"
 )
 
@@ -30,13 +30,13 @@ func (h *Handlers) GetConfig(w http.ResponseWriter, r *http.Request) {
 // configRequest is the document PUT sends: the one GET answers, edited. Its sections are
 // pointers so that one left out is refused rather than read as all zeros.
 type configRequest struct {
-	Version        *int                                `json:"version"`
-	Routing        *routing.Routing                    `json:"routing"`
-	Providers      map[string]routing.ProviderSettings `json:"providers"`
-	CircuitBreaker *routing.BreakerSettings            `json:"circuit_breaker"`
-	WebhookRetry   *routing.RetrySettings              `json:"webhook_retry"`
-	RateLimits     *routing.RateLimits                 `json:"rate_limits"`
-	Alerts         *routing.AlertSettings              `json:"alerts"`
+	Version        *int                         `json:"version"`
+	Routing        *settings.Routing            `json:"routing"`
+	Providers      map[string]settings.Provider `json:"providers"`
+	CircuitBreaker *settings.CircuitBreaker     `json:"circuit_breaker"`
+	WebhookRetry   *settings.WebhookRetry       `json:"webhook_retry"`
+	RateLimits     *settings.RateLimits         `json:"rate_limits"`
+	Alerts         *settings.AlertThresholds    `json:"alerts"`
 	// GET answers who wrote the version read and when; a client sends them back with the rest
 	// of the document, and they are ignored: the new version's are the server's to say.
 	UpdatedAt json.RawMessage `json:"updated_at"`
@@ -65,8 +65,8 @@ func (h *Handlers) UpdateConfig(w http.ResponseWriter, r *http.Request) {
 	if req.Providers != nil { // nil is refused as missing by the resolver
 		input.Providers = []*model.ProviderSettingsInput{}
 		for _, name := range slices.Sorted(maps.Keys(req.Providers)) {
-			settings := req.Providers[name]
-			input.Providers = append(input.Providers, &model.ProviderSettingsInput{Name: name, Enabled: settings.Enabled, TimeoutMs: settings.TimeoutMS})
+			provider := req.Providers[name]
+			input.Providers = append(input.Providers, &model.ProviderSettingsInput{Name: name, Enabled: provider.Enabled, TimeoutMs: provider.TimeoutMS})
 		}
 	}
 	doc, err := h.mutation.UpdateConfig(r.Context(), input)
@@ -79,11 +79,11 @@ func (h *Handlers) UpdateConfig(w http.ResponseWriter, r *http.Request) {
 
 // configChangeJSON is one entry of the configuration's history; previous is null for the first.
 type configChangeJSON struct {
-	Version   int             `json:"version"`
-	ChangedBy string          `json:"changed_by"`
-	ChangedAt time.Time       `json:"changed_at"`
-	Document  routing.Config  `json:"document"`
-	Previous  *routing.Config `json:"previous"`
+	Version   int                `json:"version"`
+	ChangedBy string             `json:"changed_by"`
+	ChangedAt time.Time          `json:"changed_at"`
+	Document  settings.Document  `json:"document"`
+	Previous  *settings.Document `json:"previous"`
 }
 
 var historyParams = []string{"limit", "before"}
@@ -98,11 +98,11 @@ func (h *Handlers) ConfigHistory(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	limit := configstore.DefaultHistoryPage
+	limit := settingsstore.DefaultHistoryPage
 	if text := q.Get("limit"); text != "" {
 		n, err := strconv.Atoi(text)
-		if err != nil || n < 1 || n > configstore.MaxHistoryPage {
-			web.WriteError(w, r, apierror.ForParam(apierror.InvalidRequest, "limit", fmt.Sprintf("limit must be a whole number from 1 to %d", configstore.MaxHistoryPage)), nil)
+		if err != nil || n < 1 || n > settingsstore.MaxHistoryPage {
+			web.WriteError(w, r, apierror.ForParam(apierror.InvalidRequest, "limit", fmt.Sprintf("limit must be a whole number from 1 to %d", settingsstore.MaxHistoryPage)), nil)
 			return
 		}
 		limit = n

@@ -6,10 +6,11 @@ package alerting
 import (
 	"context"
 
-	"entgo.io/contrib/entgql"
 	"fmt"
 	"log/slog"
 	"time"
+
+	"entgo.io/contrib/entgql"
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/alert"
@@ -21,7 +22,7 @@ import (
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/money"
 	payments "github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/routing"
+	"github.com/paygate/paygate/internal/settings"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -48,7 +49,7 @@ type Alerts struct {
 	Client    *ent.Client
 	Providers Providers
 	// Settings are the thresholds in force.
-	Settings func() routing.AlertSettings
+	Settings func() settings.AlertThresholds
 	Now      func() time.Time
 	Logger   *slog.Logger
 }
@@ -82,16 +83,16 @@ func (a *Alerts) Evaluate(ctx context.Context) (int, error) {
 }
 
 func (a *Alerts) find(ctx context.Context) ([]finding, error) {
-	settings := a.Settings()
+	thresholds := a.Settings()
 	var findings []finding
 	for _, name := range a.Providers.Names() {
 		if a.Providers.CircuitOpen(name) {
 			findings = append(findings, finding{RuleCircuitOpen, name, state.AlertCritical,
 				fmt.Sprintf("The circuit to %s is open: payments fail over to other providers.", name)})
 		}
-		if rate, enough := a.Providers.ErrorRate(name); enough && rate > settings.ProviderErrorRate {
+		if rate, enough := a.Providers.ErrorRate(name); enough && rate > thresholds.ProviderErrorRate {
 			findings = append(findings, finding{RuleProviderErrorRate, name, state.AlertWarning,
-				fmt.Sprintf("%.0f%% of the calls to %s failed in the circuit breaker's window, above the %.0f%% alerted on.", rate*100, name, settings.ProviderErrorRate*100)})
+				fmt.Sprintf("%.0f%% of the calls to %s failed in the circuit breaker's window, above the %.0f%% alerted on.", rate*100, name, thresholds.ProviderErrorRate*100)})
 		}
 		dead, err := a.deadSinceLastAlert(ctx, name)
 		if err != nil {
@@ -102,7 +103,7 @@ func (a *Alerts) find(ctx context.Context) ([]finding, error) {
 				fmt.Sprintf("%d webhook event(s) from %s ran out of retries: see the webhook logs with status dead, and retry them once the cause is fixed.", dead, name)})
 		}
 	}
-	shares, err := a.refundShares(ctx, settings.RefundShare)
+	shares, err := a.refundShares(ctx, thresholds.RefundShare)
 	if err != nil {
 		return nil, err
 	}

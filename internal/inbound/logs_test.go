@@ -16,7 +16,7 @@ import (
 	"github.com/paygate/paygate/internal/inbound"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
-	"github.com/paygate/paygate/internal/routing"
+	"github.com/paygate/paygate/internal/settings"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -119,7 +119,7 @@ func TestRetriedEventIsProcessedAgain(t *testing.T) {
 				}
 				return payment.Applied{PaymentID: "pay_x"}, nil
 			},
-			Retry:  func() routing.RetrySettings { return routing.RetrySettings{BaseS: 30, Factor: 2, MaxAttempts: 1} },
+			Retry:  func() settings.WebhookRetry { return settings.WebhookRetry{BaseS: 30, Factor: 2, MaxAttempts: 1} },
 			Now:    c.Now,
 			Logger: quietLog,
 		})

@@ -15,7 +15,7 @@ import (
 	"github.com/paygate/paygate/ent/webhookevent"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
-	"github.com/paygate/paygate/internal/routing"
+	"github.com/paygate/paygate/internal/settings"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -35,7 +35,7 @@ type Worker struct {
 	Readers map[string]Reader
 	Apply   Applier
 	// Retry is the retry policy in force: base wait, factor, attempts before dead.
-	Retry func() routing.RetrySettings
+	Retry func() settings.WebhookRetry
 	Now   func() time.Time
 	// Jitter returns a number in [0, 1) that spreads retries (default: math/rand/v2).
 	Jitter func() float64
@@ -274,7 +274,7 @@ func (w *Worker) recordFailure(ctx context.Context, event *ent.WebhookEvent, sta
 
 // retryWait is the wait after the attempt-th failure: base × factor^(attempt-1), capped, spread
 // by ±20% so events that failed together are not all tried again together.
-func (w *Worker) retryWait(policy routing.RetrySettings, attempt int) time.Duration {
+func (w *Worker) retryWait(policy settings.WebhookRetry, attempt int) time.Duration {
 	seconds := float64(policy.BaseS) * math.Pow(policy.Factor, float64(attempt-1))
 	wait := time.Duration(min(seconds, maxRetryWait.Seconds()) * float64(time.Second))
 	return time.Duration(float64(wait) * (0.8 + 0.4*w.Jitter()))

@@ -20,7 +20,7 @@ import (
 	"github.com/paygate/paygate/internal/inbound"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
-	"github.com/paygate/paygate/internal/routing"
+	"github.com/paygate/paygate/internal/settings"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -53,12 +53,12 @@ func readAny(string, []byte) (provider.Notification, error) {
 	return provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: "pay_x"}, nil
 }
 
-func newWorker(db *database.DB, c *clock, apply inbound.Applier, policy routing.RetrySettings) *inbound.Worker {
+func newWorker(db *database.DB, c *clock, apply inbound.Applier, policy settings.WebhookRetry) *inbound.Worker {
 	return inbound.NewWorker(inbound.Worker{
 		Client:  db.Ent,
 		Readers: map[string]inbound.Reader{"stripe": readAny, "adyen": readAny, "checkout": readAny},
 		Apply:   apply,
-		Retry:   func() routing.RetrySettings { return policy },
+		Retry:   func() settings.WebhookRetry { return policy },
 		Now:     c.Now,
 		Jitter:  func() float64 { return 0.5 }, // no spread: the waits are exact
 		Logger:  quietLog,
@@ -81,7 +81,7 @@ func storeEvents(t *testing.T, db *database.DB, c *clock, n int) []string {
 	return ids
 }
 
-var defaultPolicy = routing.RetrySettings{BaseS: 30, Factor: 2, MaxAttempts: 8}
+var defaultPolicy = settings.WebhookRetry{BaseS: 30, Factor: 2, MaxAttempts: 8}
 
 // TestFailingEventRetriesOnScheduleThenDies: each failure waits base × factor^(n-1) before the
 // next attempt, nothing is tried before its time, and the last allowed failure makes it dead,
@@ -94,7 +94,7 @@ func TestFailingEventRetriesOnScheduleThenDies(t *testing.T) {
 		w := newWorker(db, c, func(context.Context, *ent.Tx, string, provider.Notification) (payment.Applied, error) {
 			calls++
 			return payment.Applied{}, fmt.Errorf("database busy %d", calls)
-		}, routing.RetrySettings{BaseS: 30, Factor: 2, MaxAttempts: 4})
+		}, settings.WebhookRetry{BaseS: 30, Factor: 2, MaxAttempts: 4})
 		id := storeEvents(t, db, c, 1)[0]
 
 		for attempt, wait := range []time.Duration{30 * time.Second, 60 * time.Second, 120 * time.Second} {
@@ -153,12 +153,12 @@ func TestRetryWaitIsSpreadAndCapped(t *testing.T) {
 		ctx := context.Background()
 		for _, tc := range []struct {
 			jitter float64
-			policy routing.RetrySettings
+			policy settings.WebhookRetry
 			want   time.Duration
 		}{
 			{0, defaultPolicy, 24 * time.Second},
 			{0.999999, defaultPolicy, 36 * time.Second},
-			{0.5, routing.RetrySettings{BaseS: 86400, Factor: 10, MaxAttempts: 50}, 24 * time.Hour},
+			{0.5, settings.WebhookRetry{BaseS: 86400, Factor: 10, MaxAttempts: 50}, 24 * time.Hour},
 		} {
 			c := newClock()
 			w := newWorker(db, c, func(context.Context, *ent.Tx, string, provider.Notification) (payment.Applied, error) {

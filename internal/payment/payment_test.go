@@ -21,6 +21,7 @@ import (
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
 	"github.com/paygate/paygate/internal/routing"
+	"github.com/paygate/paygate/internal/settings"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -47,9 +48,9 @@ func newService(db *database.DB, p provider.Provider, maxAmountHundredths int64)
 
 // only is a router that sends every payment to p.
 func only(p provider.Provider, now func() time.Time) *routing.Router {
-	document := routing.Default([]string{p.Name()})
-	document.Routing = routing.Routing{Fallback: []string{p.Name()}}
-	return routing.NewRouter([]provider.Provider{p}, func() routing.Config { return document }, now)
+	document := settings.Default([]string{p.Name()})
+	document.Routing = settings.Routing{Fallback: []string{p.Name()}}
+	return routing.NewRouter([]provider.Provider{p}, func() settings.Document { return document }, now)
 }
 
 // allowed is the context of a request whose principal may ask every payment operation.

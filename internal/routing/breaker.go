@@ -3,6 +3,8 @@ package routing
 import (
 	"sync"
 	"time"
+
+	"github.com/paygate/paygate/internal/settings"
 )
 
 // Circuit states.
@@ -48,13 +50,13 @@ func (b *Breaker) circuit(provider string) *circuit {
 }
 
 // State is the provider's circuit now.
-func (b *Breaker) State(provider string, s BreakerSettings) string {
+func (b *Breaker) State(provider string, s settings.CircuitBreaker) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.state(b.circuit(provider), s)
 }
 
-func (b *Breaker) state(c *circuit, s BreakerSettings) string {
+func (b *Breaker) state(c *circuit, s settings.CircuitBreaker) string {
 	switch {
 	case !c.open:
 		return Closed
@@ -66,7 +68,7 @@ func (b *Breaker) state(c *circuit, s BreakerSettings) string {
 
 // IsOpen reports whether the provider is not to be tried now: open, or half open with its probe
 // already out. It takes no probe; Allow does.
-func (b *Breaker) IsOpen(provider string, s BreakerSettings) bool {
+func (b *Breaker) IsOpen(provider string, s settings.CircuitBreaker) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	c := b.circuit(provider)
@@ -82,7 +84,7 @@ type Pass struct {
 
 // Allow reports whether a call to the provider may go now, and when its circuit is half open
 // takes the one probe for it.
-func (b *Breaker) Allow(provider string, s BreakerSettings) (Pass, bool) {
+func (b *Breaker) Allow(provider string, s settings.CircuitBreaker) (Pass, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	c := b.circuit(provider)
@@ -101,7 +103,7 @@ func (b *Breaker) Allow(provider string, s BreakerSettings) (Pass, bool) {
 
 // Window returns the calls to the provider counted in the window now, and how many of them
 // failed; both are zero while the circuit is open.
-func (b *Breaker) Window(provider string, s BreakerSettings) (calls, failing int) {
+func (b *Breaker) Window(provider string, s settings.CircuitBreaker) (calls, failing int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	cutoff := b.now().Unix() - int64(s.WindowS)
@@ -127,7 +129,7 @@ func (b *Breaker) Release(provider string, pass Pass) {
 // Record counts the outcome of the call given pass: failed for an outage or an unknown outcome.
 // A probe's outcome closes the circuit or opens it again; a call let through before the circuit
 // opened ends while it is open and counts for nothing.
-func (b *Breaker) Record(provider string, pass Pass, failed bool, s BreakerSettings) {
+func (b *Breaker) Record(provider string, pass Pass, failed bool, s settings.CircuitBreaker) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	c := b.circuit(provider)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/settings"
 )
 
 // Payment is what the rules look at.
@@ -28,10 +29,10 @@ type Plan struct {
 // providers, then the rule's others by weight, then the fallback list, each once. It leaves out
 // the providers that are disabled or whose circuit isOpen says is open. pick returns a number
 // from 0 to n-1 (a random one, so that the weights share the traffic).
-func (c Config) Plan(p Payment, pick func(n int) int, isOpen func(provider string) bool) Plan {
+func PlanFor(c settings.Document, p Payment, pick func(n int) int, isOpen func(provider string) bool) Plan {
 	usable := func(name string) bool {
-		settings, configured := c.Providers[name]
-		return configured && settings.Enabled && !isOpen(name)
+		provider, configured := c.Providers[name]
+		return configured && provider.Enabled && !isOpen(name)
 	}
 	var plan Plan
 	add := func(name string) {
@@ -40,11 +41,11 @@ func (c Config) Plan(p Payment, pick func(n int) int, isOpen func(provider strin
 		}
 	}
 	for _, rule := range c.Routing.Rules {
-		if !rule.matches(p) {
+		if !ruleMatches(rule, p) {
 			continue
 		}
 		plan.Rule = rule.Name
-		candidates := slices.DeleteFunc(slices.Clone(rule.Providers), func(w Weighted) bool { return !usable(w.Provider) })
+		candidates := slices.DeleteFunc(slices.Clone(rule.Providers), func(w settings.Weighted) bool { return !usable(w.Provider) })
 		total := 0
 		for _, w := range candidates {
 			total += w.Weight
@@ -59,7 +60,7 @@ func (c Config) Plan(p Payment, pick func(n int) int, isOpen func(provider strin
 				n -= w.Weight
 			}
 		}
-		slices.SortStableFunc(candidates, func(a, b Weighted) int { return b.Weight - a.Weight })
+		slices.SortStableFunc(candidates, func(a, b settings.Weighted) int { return b.Weight - a.Weight })
 		for _, w := range candidates {
 			add(w.Provider)
 		}
@@ -71,8 +72,8 @@ func (c Config) Plan(p Payment, pick func(n int) int, isOpen func(provider strin
 	return plan
 }
 
-// matches reports whether every condition of the rule holds for p.
-func (r Rule) matches(p Payment) bool {
+// ruleMatches reports whether every condition of the rule holds for p.
+func ruleMatches(r settings.Rule, p Payment) bool {
 	if len(r.Currency) > 0 && !slices.ContainsFunc(r.Currency, func(c string) bool { return strings.EqualFold(c, p.Amount.Currency) }) {
 		return false
 	}
@@ -81,12 +82,12 @@ func (r Rule) matches(p Payment) bool {
 	}
 	amount := thousandths(p.Amount)
 	if r.AmountGTE != nil {
-		if bound, _ := boundThousandths(*r.AmountGTE); amount < bound {
+		if bound, _ := settings.BoundThousandths(*r.AmountGTE); amount < bound {
 			return false
 		}
 	}
 	if r.AmountLTE != nil {
-		if bound, _ := boundThousandths(*r.AmountLTE); amount > bound {
+		if bound, _ := settings.BoundThousandths(*r.AmountLTE); amount > bound {
 			return false
 		}
 	}
@@ -102,11 +103,4 @@ func thousandths(a money.Amount) int64 {
 		minor *= 10
 	}
 	return minor
-}
-
-// boundThousandths reads a bound, in major units, in thousandths of a major unit: the scale of
-// KWD, the widest in use.
-func boundThousandths(bound money.Decimal) (int64, error) {
-	amount, err := money.Parse(string(bound), "KWD")
-	return amount.Minor, err
 }

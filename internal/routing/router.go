@@ -1,3 +1,7 @@
+// Package routing decides which provider each payment goes to: the first rule of the routing
+// document (its routing section) that matches the payment (currency, card brand, amount range) picks the first attempt
+// by weight; failover then tries that rule's other providers, then the fallback list, each
+// provider once, skipping those disabled and those whose circuit is open.
 package routing
 
 import (
@@ -9,6 +13,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/settings"
 )
 
 // Router sends each payment to a provider by the routing document in force, failing over to the
@@ -17,7 +22,7 @@ import (
 type Router struct {
 	providers map[string]provider.Provider
 	names     []string
-	config    func() Config
+	config    func() settings.Document
 	breaker   *Breaker
 	stats     *Stats
 	now       func() time.Time
@@ -28,7 +33,7 @@ type Router struct {
 
 // NewRouter returns a router over providers that reads the document in force from config on
 // every payment.
-func NewRouter(providers []provider.Provider, config func() Config, now func() time.Time) *Router {
+func NewRouter(providers []provider.Provider, config func() settings.Document, now func() time.Time) *Router {
 	r := &Router{providers: map[string]provider.Provider{}, config: config, breaker: NewBreaker(now),
 		stats: newStats(), now: now, pick: rand.IntN}
 	for _, p := range providers {
@@ -54,7 +59,7 @@ func (r *Router) Plan(p Payment) Plan {
 	c := r.config()
 	var unsendable []string
 	circuitOpen := false
-	plan := c.Plan(p, r.pick, func(name string) bool {
+	plan := PlanFor(c, p, r.pick, func(name string) bool {
 		known, ok := r.providers[name]
 		if !ok {
 			return true
@@ -87,7 +92,7 @@ const minAttempt = time.Second
 // timeFor reports whether enough of the payment's time is left to ask the provider: a second for
 // the first asked, its whole timeout_ms for any after, so that a failover is not cut off
 // mid-call with its outcome unknown. Not asked, it did nothing, and the payment may fail cleanly.
-func (r *Router) timeFor(ctx context.Context, c Config, name string, first bool) bool {
+func (r *Router) timeFor(ctx context.Context, c settings.Document, name string, first bool) bool {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		return true
@@ -162,7 +167,7 @@ func (r *Router) Charge(ctx context.Context, plan Plan, req provider.ChargeReque
 
 // call asks one provider within its time limit, and counts the answer: an outage or an unknown
 // outcome against its circuit.
-func (r *Router) call(ctx context.Context, name string, c Config, pass Pass, req provider.ChargeRequest) (provider.ChargeResult, error, time.Duration) {
+func (r *Router) call(ctx context.Context, name string, c settings.Document, pass Pass, req provider.ChargeRequest) (provider.ChargeResult, error, time.Duration) {
 	counted := false
 	defer func() {
 		if !counted {
@@ -192,9 +197,9 @@ func (r *Router) observe(name string, err error, latency time.Duration) {
 // ErrorRate is the share of this server's calls to the provider that failed within the circuit
 // breaker's window, and whether there were enough calls (the breaker's minimum) to tell.
 func (r *Router) ErrorRate(name string) (rate float64, enough bool) {
-	settings := r.config().CircuitBreaker
-	calls, failing := r.breaker.Window(name, settings)
-	if calls == 0 || calls < settings.MinRequests {
+	breaker := r.config().CircuitBreaker
+	calls, failing := r.breaker.Window(name, breaker)
+	if calls == 0 || calls < breaker.MinRequests {
 		return 0, false
 	}
 	return float64(failing) / float64(calls), true

@@ -10,6 +10,7 @@ import (
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
+	"github.com/paygate/paygate/internal/settings"
 )
 
 // named is a provider under another name, answering as its inner provider does, or with err.
@@ -46,7 +47,7 @@ func TestRouterFailsOverOnlyWhenNothingHappened(t *testing.T) {
 		{[3]error{down, lost, nil}, "[{stripe unavailable 0} {adyen unknown 0}]", "adyen", lost},
 	} {
 		r := NewRouter([]provider.Provider{named{name: "stripe", err: tc.errs[0]}, named{name: "adyen", err: tc.errs[1]},
-			named{name: "checkout", err: tc.errs[2]}}, func() Config { return Default(providers) }, now)
+			named{name: "checkout", err: tc.errs[2]}}, func() settings.Document { return settings.Default(providers) }, now)
 		req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}}
 		var switched []string
 		plan := r.Plan(Payment{Amount: req.Amount})
@@ -68,7 +69,7 @@ func TestRouterFailsOverOnlyWhenNothingHappened(t *testing.T) {
 func TestRouterStopsWhenTheSwitchCannotBeRecorded(t *testing.T) {
 	down := fmt.Errorf("%w (%w): answered 503", provider.ErrUnavailable, provider.ErrOutage)
 	r := NewRouter([]provider.Provider{named{name: "stripe", err: down}, named{name: "adyen"}, named{name: "checkout"}},
-		func() Config { return Default(providers) }, time.Now)
+		func() settings.Document { return settings.Default(providers) }, time.Now)
 	req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}}
 	decision, _, result, err := r.Charge(context.Background(), r.Plan(Payment{Amount: req.Amount}), req, func(string) error {
 		return errors.New("database gone")
@@ -79,12 +80,12 @@ func TestRouterStopsWhenTheSwitchCannotBeRecorded(t *testing.T) {
 }
 
 func TestRouterWithNoProviderLeft(t *testing.T) {
-	c := Default(providers)
+	c := settings.Default(providers)
 	for name, s := range c.Providers {
 		s.Enabled = false
 		c.Providers[name] = s
 	}
-	r := NewRouter([]provider.Provider{named{name: "stripe"}, named{name: "adyen"}, named{name: "checkout"}}, func() Config { return c }, time.Now)
+	r := NewRouter([]provider.Provider{named{name: "stripe"}, named{name: "adyen"}, named{name: "checkout"}}, func() settings.Document { return c }, time.Now)
 	req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "EUR"}}
 	decision, charger, _, err := r.Charge(context.Background(), r.Plan(Payment{Amount: req.Amount}), req, nil)
 	if len(decision.Attempts) != 0 || charger != "" || !errors.Is(err, ErrNoProvider) || *decision.Rule != "eur" {
@@ -98,7 +99,7 @@ func TestStatusFromTraffic(t *testing.T) {
 	clock := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
 	down := fmt.Errorf("%w (%w): answered 503", provider.ErrUnavailable, provider.ErrOutage)
 	stripe := &named{name: "stripe"}
-	r := NewRouter([]provider.Provider{stripe, named{name: "adyen"}, named{name: "checkout"}}, func() Config { return Default(providers) },
+	r := NewRouter([]provider.Provider{stripe, named{name: "adyen"}, named{name: "checkout"}}, func() settings.Document { return settings.Default(providers) },
 		func() time.Time { return clock })
 	r.pick = func(int) int { return 0 }
 	req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}}
@@ -129,8 +130,8 @@ func TestStatusFromTraffic(t *testing.T) {
 // provider is moved before any other is charged, even when the first is passed over unasked
 // (its circuit opened, or it was switched off, since the plan was made).
 func TestRouterRecordsEveryProviderButThePlannedFirst(t *testing.T) {
-	c := Default(providers)
-	r := NewRouter([]provider.Provider{named{name: "stripe"}, named{name: "adyen"}, named{name: "checkout"}}, func() Config { return c }, time.Now)
+	c := settings.Default(providers)
+	r := NewRouter([]provider.Provider{named{name: "stripe"}, named{name: "adyen"}, named{name: "checkout"}}, func() settings.Document { return c }, time.Now)
 	req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}}
 	for _, passOver := range map[string]func(){
 		"circuit opened": func() {
@@ -138,9 +139,9 @@ func TestRouterRecordsEveryProviderButThePlannedFirst(t *testing.T) {
 				r.breaker.Record("stripe", Pass{}, true, c.CircuitBreaker)
 			}
 		},
-		"switched off": func() { c.Providers["stripe"] = ProviderSettings{Enabled: false, TimeoutMS: 1000} },
+		"switched off": func() { c.Providers["stripe"] = settings.Provider{Enabled: false, TimeoutMS: 1000} },
 	} {
-		c = Default(providers)
+		c = settings.Default(providers)
 		r.breaker = NewBreaker(time.Now)
 		plan := r.Plan(Payment{Amount: req.Amount})
 		passOver()
@@ -160,8 +161,8 @@ func TestRouterRecordsEveryProviderButThePlannedFirst(t *testing.T) {
 func TestRefusalsLeaveTheCircuitClosed(t *testing.T) {
 	refused := fmt.Errorf("%w: answered 402", provider.ErrUnavailable)
 	stripe := &named{name: "stripe", err: refused}
-	c := Default(providers)
-	r := NewRouter([]provider.Provider{stripe, named{name: "adyen"}, named{name: "checkout"}}, func() Config { return c }, time.Now)
+	c := settings.Default(providers)
+	r := NewRouter([]provider.Provider{stripe, named{name: "adyen"}, named{name: "checkout"}}, func() settings.Document { return c }, time.Now)
 	req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}}
 	for range 2 * c.CircuitBreaker.MinRequests {
 		r.Charge(context.Background(), r.Plan(Payment{Amount: req.Amount}), req, func(string) error { return nil })
@@ -182,7 +183,7 @@ func TestRefusalsLeaveTheCircuitClosed(t *testing.T) {
 // provider is not asked, so its outcome cannot be cut off unknown.
 func TestRouterAsksNoOneWithoutTime(t *testing.T) {
 	r := NewRouter([]provider.Provider{named{name: "stripe"}, named{name: "adyen"}, named{name: "checkout"}},
-		func() Config { return Default(providers) }, time.Now)
+		func() settings.Document { return settings.Default(providers) }, time.Now)
 	req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}}
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
@@ -196,11 +197,11 @@ func TestRouterAsksNoOneWithoutTime(t *testing.T) {
 // timeout_ms left, so it is never cut off mid-call with the outcome unknown.
 func TestFailoverNeedsTheProvidersTime(t *testing.T) {
 	down := fmt.Errorf("%w (%w): answered 503", provider.ErrUnavailable, provider.ErrOutage)
-	c := Default(providers)
-	c.Providers["adyen"] = ProviderSettings{Enabled: true, TimeoutMS: 5000}
-	c.Providers["checkout"] = ProviderSettings{Enabled: true, TimeoutMS: 1000}
+	c := settings.Default(providers)
+	c.Providers["adyen"] = settings.Provider{Enabled: true, TimeoutMS: 5000}
+	c.Providers["checkout"] = settings.Provider{Enabled: true, TimeoutMS: 1000}
 	r := NewRouter([]provider.Provider{named{name: "stripe", err: down}, named{name: "adyen"}, named{name: "checkout"}},
-		func() Config { return c }, time.Now)
+		func() settings.Document { return c }, time.Now)
 	req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
@@ -214,8 +215,8 @@ func TestFailoverNeedsTheProvidersTime(t *testing.T) {
 // panicked is given back, or the provider would never be tried again.
 func TestSwitchThatPanicsGivesTheProbeBack(t *testing.T) {
 	clock := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
-	c := Default(providers)
-	r := NewRouter([]provider.Provider{named{name: "stripe"}, named{name: "adyen"}, named{name: "checkout"}}, func() Config { return c },
+	c := settings.Default(providers)
+	r := NewRouter([]provider.Provider{named{name: "stripe"}, named{name: "adyen"}, named{name: "checkout"}}, func() settings.Document { return c },
 		func() time.Time { return clock })
 	for range c.CircuitBreaker.MinRequests {
 		r.breaker.Record("adyen", Pass{}, true, c.CircuitBreaker)
@@ -223,7 +224,7 @@ func TestSwitchThatPanicsGivesTheProbeBack(t *testing.T) {
 	clock = clock.Add(time.Duration(c.CircuitBreaker.OpenS) * time.Second) // half open
 	req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}}
 	plan := Plan{Providers: []string{"stripe", "adyen"}}
-	c.Providers["stripe"] = ProviderSettings{Enabled: false, TimeoutMS: 1000} // passed over: adyen is switched to
+	c.Providers["stripe"] = settings.Provider{Enabled: false, TimeoutMS: 1000} // passed over: adyen is switched to
 	func() {
 		defer func() { recover() }()
 		r.Charge(context.Background(), plan, req, func(string) error { panic("database gone") })

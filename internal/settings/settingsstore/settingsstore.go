@@ -1,9 +1,9 @@
-// Package configstore keeps the runtime configuration document in the database, one row per
+// Package settingsstore keeps the runtime configuration document in the database, one row per
 // version (table config_versions): versions are only ever added, the newest is in force and the
 // ones before it are the audit history. Each server holds the document in force in memory, where
-// every payment reads it for nothing, and polls the database for a newer version, so a change
-// made through any server is in force on all of them within one poll.
-package configstore
+// every payment reads it for nothing, and polls the database for a newer version, so a change made
+// through any server is in force on all of them within one poll.
+package settingsstore
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/configversion"
 	"github.com/paygate/paygate/internal/apierror"
-	"github.com/paygate/paygate/internal/routing"
+	"github.com/paygate/paygate/internal/settings"
 )
 
 // Pages of history are bounded: a document may be large.
@@ -35,25 +35,25 @@ type Store struct {
 	client    *ent.Client
 	providers []string
 	now       func() time.Time
-	current   atomic.Pointer[routing.Config]
+	current   atomic.Pointer[settings.Document]
 }
 
 // New returns the store over client, for a Paygate with the named providers. Until Load finds a
-// stored version, the document in force is routing.Default(providers), as version 1.
+// stored version, the document in force is settings.Default(providers), as version 1.
 func New(client *ent.Client, providers []string, now func() time.Time) *Store {
 	s := &Store{client: client, providers: providers, now: now}
-	initial := routing.Default(providers)
+	initial := settings.Default(providers)
 	s.current.Store(&initial)
 	return s
 }
 
 // Current is the document in force on this server. It reads memory alone, without a lock, so
 // every payment may ask. Its maps and slices are shared: read them, never change them.
-func (s *Store) Current() routing.Config { return *s.current.Load() }
+func (s *Store) Current() settings.Document { return *s.current.Load() }
 
 // install puts doc in force unless a version as new is already: a poll that read an older
 // version must not undo a change this server has just made.
-func (s *Store) install(doc routing.Config) {
+func (s *Store) install(doc settings.Document) {
 	for {
 		in := s.current.Load()
 		if in.Version >= doc.Version || s.current.CompareAndSwap(in, &doc) {
@@ -122,41 +122,41 @@ func newestVersion(ctx context.Context, versions *ent.ConfigVersionClient) (int,
 // over another unseen. Either way nothing is stored. The first change also stores the default it
 // was made from as version 1, so the history shows what came before it. The document's
 // updated_at and updated_by are the store's to say: what the client sent of them is ignored.
-func (s *Store) Update(ctx context.Context, doc routing.Config, by string) (routing.Config, error) {
+func (s *Store) Update(ctx context.Context, doc settings.Document, by string) (settings.Document, error) {
 	if doc.Version < 1 {
-		return routing.Config{}, apierror.ForParam(apierror.InvalidRequest, "version", "version must be the version the document was read at")
+		return settings.Document{}, apierror.ForParam(apierror.InvalidRequest, "version", "version must be the version the document was read at")
 	}
 	if err := doc.Validate(s.providers); err != nil {
-		return routing.Config{}, err
+		return settings.Document{}, err
 	}
 	if doc.Routing.Rules == nil {
-		doc.Routing.Rules = []routing.Rule{} // shown as [], as sent when none are
+		doc.Routing.Rules = []settings.Rule{} // shown as [], as sent when none are
 	}
 	tx, err := s.client.Tx(ctx)
 	if err != nil {
-		return routing.Config{}, err
+		return settings.Document{}, err
 	}
 	defer tx.Rollback()
 	newest, err := newestVersion(ctx, tx.ConfigVersion)
 	if err != nil {
-		return routing.Config{}, err
+		return settings.Document{}, err
 	}
 	inForce := max(newest, 1) // with none stored, the default is version 1
 	if doc.Version != inForce {
-		return routing.Config{}, stale(doc.Version, inForce)
+		return settings.Document{}, stale(doc.Version, inForce)
 	}
 	at := s.now()
 	if newest == 0 {
-		if err := insert(ctx, tx, routing.Default(s.providers), SystemAuthor, at); err != nil {
-			return routing.Config{}, versionTaken(err, doc.Version)
+		if err := insert(ctx, tx, settings.Default(s.providers), SystemAuthor, at); err != nil {
+			return settings.Document{}, versionTaken(err, doc.Version)
 		}
 	}
 	doc.Version = inForce + 1
 	if err := insert(ctx, tx, doc, by, at); err != nil {
-		return routing.Config{}, versionTaken(err, doc.Version-1)
+		return settings.Document{}, versionTaken(err, doc.Version-1)
 	}
 	if err := tx.Commit(); err != nil {
-		return routing.Config{}, versionTaken(err, doc.Version-1)
+		return settings.Document{}, versionTaken(err, doc.Version-1)
 	}
 	doc.UpdatedAt, doc.UpdatedBy = &at, by
 	s.install(doc)
@@ -165,7 +165,7 @@ func (s *Store) Update(ctx context.Context, doc routing.Config, by string) (rout
 
 // insert adds doc as its version. The version number is the primary key, so of two changes made
 // from one version, the second to insert fails here.
-func insert(ctx context.Context, tx *ent.Tx, doc routing.Config, by string, at time.Time) error {
+func insert(ctx context.Context, tx *ent.Tx, doc settings.Document, by string, at time.Time) error {
 	doc.UpdatedAt, doc.UpdatedBy = nil, "" // the row says who and when
 	return tx.ConfigVersion.Create().SetID(doc.Version).SetDocument(doc).SetChangedBy(by).SetCreatedAt(at).Exec(ctx)
 }
@@ -190,8 +190,8 @@ type Change struct {
 	Version   int
 	ChangedBy string
 	ChangedAt time.Time
-	Document  routing.Config
-	Previous  *routing.Config
+	Document  settings.Document
+	Previous  *settings.Document
 }
 
 // History returns stored versions newest first: first of them (DefaultHistoryPage when nil, at
@@ -231,10 +231,10 @@ func (s *Store) History(ctx context.Context, first, before *int) ([]Change, erro
 }
 
 // documentOf is a stored version's document, with its version, time and author from the row.
-func documentOf(row *ent.ConfigVersion) routing.Config {
+func documentOf(row *ent.ConfigVersion) settings.Document {
 	doc := row.Document
-	if doc.Alerts == (routing.AlertSettings{}) {
-		doc.Alerts = routing.DefaultAlerts // written before alerts had thresholds
+	if doc.Alerts == (settings.AlertThresholds{}) {
+		doc.Alerts = settings.DefaultAlerts // written before alerts had thresholds
 	}
 	at := row.CreatedAt.UTC()
 	doc.Version, doc.UpdatedAt, doc.UpdatedBy = row.ID, &at, row.ChangedBy

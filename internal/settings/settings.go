@@ -1,8 +1,8 @@
-// Package routing decides which provider each payment goes to: the first rule of the routing
-// document that matches the payment (currency, card brand, amount range) picks the first attempt
-// by weight; failover then tries that rule's other providers, then the fallback list, each
-// provider once, skipping those disabled and those whose circuit is open.
-package routing
+// Package settings is Paygate's runtime configuration: one versioned document (routing rules,
+// providers, circuit breaker, webhook retries, rate limits, alert thresholds) that operators change
+// while Paygate runs, with its validation and its store. Each part of Paygate reads its own
+// section of the document in force.
+package settings
 
 import (
 	"fmt"
@@ -14,23 +14,23 @@ import (
 	"github.com/paygate/paygate/internal/money"
 )
 
-// Config is the routing document, as an operator reads and writes it.
-type Config struct {
-	Version        int                         `json:"version"`
-	Routing        Routing                     `json:"routing"`
-	Providers      map[string]ProviderSettings `json:"providers"`
-	CircuitBreaker BreakerSettings             `json:"circuit_breaker"`
-	WebhookRetry   RetrySettings               `json:"webhook_retry"`
-	RateLimits     RateLimits                  `json:"rate_limits"`
-	Alerts         AlertSettings               `json:"alerts"`
+// Document is the routing document, as an operator reads and writes it.
+type Document struct {
+	Version        int                 `json:"version"`
+	Routing        Routing             `json:"routing"`
+	Providers      map[string]Provider `json:"providers"`
+	CircuitBreaker CircuitBreaker      `json:"circuit_breaker"`
+	WebhookRetry   WebhookRetry        `json:"webhook_retry"`
+	RateLimits     RateLimits          `json:"rate_limits"`
+	Alerts         AlertThresholds     `json:"alerts"`
 	// UpdatedAt and UpdatedBy say who wrote this version and when; they are read, never written.
 	UpdatedAt *time.Time `json:"updated_at,omitempty"`
 	UpdatedBy string     `json:"updated_by,omitempty"`
 }
 
-// RetrySettings space out the retries of an inbound webhook event that failed: BaseS seconds,
+// WebhookRetry space out the retries of an inbound webhook event that failed: BaseS seconds,
 // then Factor times longer each time, until MaxAttempts, when the event is dead.
-type RetrySettings struct {
+type WebhookRetry struct {
 	BaseS       int     `json:"base_s"`
 	Factor      float64 `json:"factor"`
 	MaxAttempts int     `json:"max_attempts"`
@@ -44,18 +44,18 @@ type RateLimits struct {
 	LoginPerMinute int `json:"login_per_minute"`
 }
 
-// AlertSettings are the thresholds of the alert rules: a provider failing more than
+// AlertThresholds are the thresholds of the alert rules: a provider failing more than
 // ProviderErrorRate of its calls in the circuit breaker's window (with at least its minimum of
 // calls), and refunds over an hour above RefundShare of the volume paid in that hour, per
 // currency.
-type AlertSettings struct {
+type AlertThresholds struct {
 	ProviderErrorRate float64 `json:"provider_error_rate"`
 	RefundShare       float64 `json:"refund_share"`
 }
 
 // DefaultAlerts warn before the circuit breaker acts (at half its error rate by default), and of
 // refunds above half the volume paid.
-var DefaultAlerts = AlertSettings{ProviderErrorRate: 0.2, RefundShare: 0.5}
+var DefaultAlerts = AlertThresholds{ProviderErrorRate: 0.2, RefundShare: 0.5}
 
 // Routing holds the rules, tried in order, and the fallback order.
 type Routing struct {
@@ -80,16 +80,16 @@ type Weighted struct {
 	Weight   int    `json:"weight"`
 }
 
-// ProviderSettings turn a provider on or off and bound its calls.
-type ProviderSettings struct {
+// Provider turn a provider on or off and bound its calls.
+type Provider struct {
 	Enabled   bool `json:"enabled"`
 	TimeoutMS int  `json:"timeout_ms"`
 }
 
-// BreakerSettings say when a provider's circuit opens: when at least MinRequests calls in the
+// CircuitBreaker say when a provider's circuit opens: when at least MinRequests calls in the
 // last WindowS seconds failed at ErrorRate or more; it stays open OpenS seconds, then lets one
 // call through to probe.
-type BreakerSettings struct {
+type CircuitBreaker struct {
 	WindowS     int     `json:"window_s"`
 	MinRequests int     `json:"min_requests"`
 	ErrorRate   float64 `json:"error_rate"`
@@ -98,8 +98,8 @@ type BreakerSettings struct {
 
 // Default is the document Paygate starts with: euros to Adyen, pounds to Checkout.com, the rest
 // by the fallback order.
-func Default(providers []string) Config {
-	c := Config{
+func Default(providers []string) Document {
+	c := Document{
 		Version: 1,
 		Routing: Routing{
 			Rules: []Rule{
@@ -108,14 +108,14 @@ func Default(providers []string) Config {
 			},
 			Fallback: []string{"stripe", "adyen", "checkout"},
 		},
-		Providers:      map[string]ProviderSettings{},
-		CircuitBreaker: BreakerSettings{WindowS: 60, MinRequests: 10, ErrorRate: 0.5, OpenS: 30},
-		WebhookRetry:   RetrySettings{BaseS: 30, Factor: 2, MaxAttempts: 8},
+		Providers:      map[string]Provider{},
+		CircuitBreaker: CircuitBreaker{WindowS: 60, MinRequests: 10, ErrorRate: 0.5, OpenS: 30},
+		WebhookRetry:   WebhookRetry{BaseS: 30, Factor: 2, MaxAttempts: 8},
 		RateLimits:     RateLimits{PerSecond: 100, Burst: 200, LoginPerMinute: 5},
 		Alerts:         DefaultAlerts,
 	}
 	for _, name := range providers {
-		c.Providers[name] = ProviderSettings{Enabled: true, TimeoutMS: 10000}
+		c.Providers[name] = Provider{Enabled: true, TimeoutMS: 10000}
 	}
 	return c
 }
@@ -130,7 +130,7 @@ const (
 )
 
 // Validate checks the document against the providers Paygate has, naming the field at fault.
-func (c Config) Validate(providers []string) error {
+func (c Document) Validate(providers []string) error {
 	known := func(name, param string) error {
 		if !slices.Contains(providers, name) {
 			return apierror.ForParam(apierror.InvalidRequest, param, fmt.Sprintf("unknown provider %q; known: %s", name, strings.Join(providers, ", ")))
@@ -237,7 +237,7 @@ func validRange(rule Rule, param string) error {
 			continue
 		}
 		var err error
-		if bounds[i], err = boundThousandths(*bound); err != nil || bounds[i] < 0 {
+		if bounds[i], err = BoundThousandths(*bound); err != nil || bounds[i] < 0 {
 			return apierror.ForParam(apierror.InvalidAmount, param+[]string{".amount_gte", ".amount_lte"}[i], "amount bounds are plain decimals such as 5000.00")
 		}
 	}
@@ -245,4 +245,11 @@ func validRange(rule Rule, param string) error {
 		return apierror.ForParam(apierror.InvalidAmount, param+".amount_gte", "amount_gte is above amount_lte")
 	}
 	return nil
+}
+
+// BoundThousandths reads a bound, in major units, in thousandths of a major unit: the scale of
+// KWD, the widest in use.
+func BoundThousandths(bound money.Decimal) (int64, error) {
+	amount, err := money.Parse(string(bound), "KWD")
+	return amount.Minor, err
 }

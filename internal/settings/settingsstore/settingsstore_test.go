@@ -1,4 +1,4 @@
-package configstore_test
+package settingsstore
 
 import (
 	"bytes"
@@ -15,8 +15,7 @@ import (
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
-	"github.com/paygate/paygate/internal/routing"
-	"github.com/paygate/paygate/internal/routing/configstore"
+	"github.com/paygate/paygate/internal/settings"
 )
 
 var providers = []string{"stripe", "adyen", "checkout"}
@@ -33,12 +32,12 @@ func apiCode(err error) (apierror.Code, string) {
 }
 
 // withoutAuthor is doc as the client sends it: who wrote it and when are the store's to say.
-func withoutAuthor(doc routing.Config) routing.Config {
+func withoutAuthor(doc settings.Document) settings.Document {
 	doc.UpdatedAt, doc.UpdatedBy = nil, ""
 	return doc
 }
 
-func sameDocument(t *testing.T, what string, got, want routing.Config) {
+func sameDocument(t *testing.T, what string, got, want settings.Document) {
 	t.Helper()
 	got, want = withoutAuthor(got), withoutAuthor(want)
 	if !reflect.DeepEqual(got, want) {
@@ -56,17 +55,17 @@ func mustJSON(t *testing.T, v any) string {
 }
 
 // edited is the document in force with one change: a rule for yen.
-func edited(s *configstore.Store) routing.Config {
+func edited(s *Store) settings.Document {
 	doc := s.Current()
-	doc.Routing.Rules = append(append([]routing.Rule{}, doc.Routing.Rules...),
-		routing.Rule{Name: "jpy", Currency: []string{"JPY"}, Providers: []routing.Weighted{{Provider: "stripe", Weight: 1}}})
+	doc.Routing.Rules = append(append([]settings.Rule{}, doc.Routing.Rules...),
+		settings.Rule{Name: "jpy", Currency: []string{"JPY"}, Providers: []settings.Weighted{{Provider: "stripe", Weight: 1}}})
 	return doc
 }
 
 func TestFirstChangeKeepsTheDefaultAsVersionOne(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		ctx := context.Background()
-		store := configstore.New(db.Ent, providers, clock)
+		store := New(db.Ent, providers, clock)
 		if err := store.Load(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +73,7 @@ func TestFirstChangeKeepsTheDefaultAsVersionOne(t *testing.T) {
 		if current.Version != 1 || current.UpdatedAt != nil || current.UpdatedBy != "" {
 			t.Errorf("before any change: version %d, updated %v by %q", current.Version, current.UpdatedAt, current.UpdatedBy)
 		}
-		sameDocument(t, "before any change", current, routing.Default(providers))
+		sameDocument(t, "before any change", current, settings.Default(providers))
 		if history, err := store.History(ctx, nil, nil); err != nil || len(history) != 0 {
 			t.Errorf("history before any change = %v, %v", history, err)
 		}
@@ -107,14 +106,14 @@ func TestFirstChangeKeepsTheDefaultAsVersionOne(t *testing.T) {
 			t.Errorf("newest = %+v", newest)
 		} else {
 			sameDocument(t, "newest", newest.Document, change)
-			sameDocument(t, "newest's previous", *newest.Previous, routing.Default(providers))
+			sameDocument(t, "newest's previous", *newest.Previous, settings.Default(providers))
 		}
-		if first.Version != 1 || first.ChangedBy != configstore.SystemAuthor || first.Previous != nil || first.Document.UpdatedBy != configstore.SystemAuthor {
+		if first.Version != 1 || first.ChangedBy != SystemAuthor || first.Previous != nil || first.Document.UpdatedBy != SystemAuthor {
 			t.Errorf("first = %+v", first)
 		}
 
 		// Another server, started now, loads what is stored.
-		other := configstore.New(db.Ent, providers, clock)
+		other := New(db.Ent, providers, clock)
 		if err := other.Load(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -127,26 +126,26 @@ func TestFirstChangeKeepsTheDefaultAsVersionOne(t *testing.T) {
 func TestRefusedChangesChangeNothing(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		ctx := context.Background()
-		store := configstore.New(db.Ent, providers, clock)
+		store := New(db.Ent, providers, clock)
 		if _, err := store.Update(ctx, edited(store), "usr_admin"); err != nil {
 			t.Fatal(err)
 		}
 		before := store.Current()
 		for _, tc := range []struct {
 			name   string
-			change func(*routing.Config)
+			change func(*settings.Document)
 			code   apierror.Code
 			param  string
 		}{
-			{"unknown provider", func(c *routing.Config) { c.Routing.Fallback = []string{"paypal"} }, apierror.InvalidRequest, "routing.fallback[0]"},
-			{"weight 0", func(c *routing.Config) { c.Routing.Rules[0].Providers[0].Weight = 0 }, apierror.InvalidRequest, "routing.rules[0].providers[0].weight"},
-			{"version 0", func(c *routing.Config) { c.Version = 0 }, apierror.InvalidRequest, "version"},
-			{"stale", func(c *routing.Config) { c.Version = 1 }, apierror.InvalidState, ""},
-			{"from the future", func(c *routing.Config) { c.Version = 7 }, apierror.InvalidState, ""},
+			{"unknown provider", func(c *settings.Document) { c.Routing.Fallback = []string{"paypal"} }, apierror.InvalidRequest, "routing.fallback[0]"},
+			{"weight 0", func(c *settings.Document) { c.Routing.Rules[0].Providers[0].Weight = 0 }, apierror.InvalidRequest, "routing.rules[0].providers[0].weight"},
+			{"version 0", func(c *settings.Document) { c.Version = 0 }, apierror.InvalidRequest, "version"},
+			{"stale", func(c *settings.Document) { c.Version = 1 }, apierror.InvalidState, ""},
+			{"from the future", func(c *settings.Document) { c.Version = 7 }, apierror.InvalidState, ""},
 		} {
 			doc := store.Current()
-			doc.Routing.Rules = append([]routing.Rule{}, doc.Routing.Rules...)
-			doc.Routing.Rules[0].Providers = append([]routing.Weighted{}, doc.Routing.Rules[0].Providers...)
+			doc.Routing.Rules = append([]settings.Rule{}, doc.Routing.Rules...)
+			doc.Routing.Rules[0].Providers = append([]settings.Weighted{}, doc.Routing.Rules[0].Providers...)
 			tc.change(&doc)
 			_, err := store.Update(ctx, doc, "usr_admin")
 			if code, param := apiCode(err); code != tc.code || param != tc.param {
@@ -165,7 +164,7 @@ func TestRefusedChangesChangeNothing(t *testing.T) {
 func TestHistoryPages(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		ctx := context.Background()
-		store := configstore.New(db.Ent, providers, clock)
+		store := New(db.Ent, providers, clock)
 		for range 4 { // versions 1 (the default) to 5
 			doc := store.Current()
 			doc.RateLimits.PerSecond++
@@ -203,7 +202,7 @@ func TestHistoryPages(t *testing.T) {
 				t.Errorf("first %v before %v = %v, want %v", tc.first, tc.before, got, tc.want)
 			}
 		}
-		zero, tooMany := 0, configstore.MaxHistoryPage+1
+		zero, tooMany := 0, MaxHistoryPage+1
 		for _, tc := range []struct {
 			first, before *int
 			param         string
@@ -222,7 +221,7 @@ func TestHistoryPages(t *testing.T) {
 func TestOneOfTwoConcurrentChangesWins(t *testing.T) {
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		ctx := context.Background()
-		stores := []*configstore.Store{configstore.New(pools[0].Ent, providers, clock), configstore.New(pools[1].Ent, providers, clock)}
+		stores := []*Store{New(pools[0].Ent, providers, clock), New(pools[1].Ent, providers, clock)}
 		for round, from := range []int{1, 2} {
 			doc := stores[0].Current()
 			if doc.Version != from {
@@ -281,7 +280,7 @@ func (b *syncBuffer) String() string {
 }
 
 // watch runs s.Watch until the test ends, logging to the returned buffer.
-func watch(t *testing.T, s *configstore.Store, every time.Duration) *syncBuffer {
+func watch(t *testing.T, s *Store, every time.Duration) *syncBuffer {
 	logs := &syncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -307,7 +306,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func TestWatchLoadsChangesMadeElsewhere(t *testing.T) {
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		ctx := context.Background()
-		a, b := configstore.New(pools[0].Ent, providers, clock), configstore.New(pools[1].Ent, providers, clock)
+		a, b := New(pools[0].Ent, providers, clock), New(pools[1].Ent, providers, clock)
 		logs := watch(t, b, 10*time.Millisecond)
 		for _, perSecond := range []int{150, 175} {
 			doc := a.Current()
