@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/internal/app"
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/config"
 )
 
@@ -43,7 +45,7 @@ var commands = map[string]command{
 		about: "Runs the server until it is interrupted (SIGINT, SIGTERM), then finishes the requests in flight.",
 		flags: func(*flag.FlagSet) func(context.Context, config.Config, commandOutput) error {
 			return func(ctx context.Context, cfg config.Config, out commandOutput) error {
-				return serve(ctx, cfg, newLogger(out.stdout, cfg.LogLevel))
+				return serve(ctx, cfg, app.NewLogger(out.stdout, cfg.LogLevel))
 			}
 		},
 	},
@@ -52,12 +54,12 @@ var commands = map[string]command{
 		about: "Applies the database migrations Paygate embeds and exits; the server applies them at start too.",
 		flags: func(*flag.FlagSet) func(context.Context, config.Config, commandOutput) error {
 			return func(ctx context.Context, cfg config.Config, out commandOutput) error {
-				db, err := openDatabase(ctx, cfg)
+				db, err := app.OpenDatabase(ctx, cfg)
 				if err != nil {
 					return err
 				}
 				defer db.Close()
-				newLogger(out.stdout, cfg.LogLevel).Info("migrations applied")
+				app.NewLogger(out.stdout, cfg.LogLevel).Info("migrations applied")
 				return nil
 			}
 		},
@@ -153,12 +155,12 @@ func userCreate(fs *flag.FlagSet) func(context.Context, config.Config, commandOu
 				return fmt.Errorf("user create: --%s is required (see paygate user create --help)", flagName)
 			}
 		}
-		db, err := openDatabase(ctx, cfg)
+		db, err := app.OpenDatabase(ctx, cfg)
 		if err != nil {
 			return err
 		}
 		defer db.Close()
-		u, err := auth.NewService(db.Ent, nil, nil, nil, time.Now).CreateUser(ctx, *email, *password, *role)
+		u, err := auth.NewService(db.Ent, nil, nil, nil, clock.System).CreateUser(ctx, *email, *password, *role)
 		if ent.IsConstraintError(err) {
 			return fmt.Errorf("user create: a user with the email %s exists already; an admin changes their role or enables them with PATCH /api/v1/users/{id}", *email)
 		}
@@ -193,14 +195,13 @@ func apiKeyCreate(fs *flag.FlagSet) func(context.Context, config.Config, command
 		if err != nil {
 			return err
 		}
-		db, err := openDatabase(ctx, cfg)
+		db, err := app.OpenDatabase(ctx, cfg)
 		if err != nil {
 			return err
 		}
 		defer db.Close()
-		now := func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
-		keys := auth.NewAPIKeys(db.Ent, secrets.APIKeySecret, cfg.Production(), now)
-		created, user, err := auth.NewService(db.Ent, nil, keys, nil, now).CreateFirstAPIKey(ctx, *owner, req)
+		keys := auth.NewAPIKeys(db.Ent, secrets.APIKeySecret, cfg.Production(), clock.System)
+		created, user, err := auth.NewService(db.Ent, nil, keys, nil, clock.System).CreateFirstAPIKey(ctx, *owner, req)
 		if err != nil {
 			return fmt.Errorf("apikey create: %w", err)
 		}

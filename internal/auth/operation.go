@@ -3,8 +3,7 @@ package auth
 import "context"
 
 // Operation is one thing a client asks of Paygate, the same over REST and GraphQL: what the
-// principal must hold to ask it, whether an idempotency key applies, and which rate limit it
-// counts against. This table is the one
+// principal must hold to ask it, and whether an idempotency key applies. This table is the one
 // place that says so; the services authorise every call from it, and each surface reads it to
 // refuse early (REST before decoding a body, GraphQL before reading a root field's arguments;
 // the schema's @hasScope directives, which a test holds to this table, say the same).
@@ -24,68 +23,49 @@ type Operation struct {
 	Idempotent bool
 	// HTTPOnly operations have a route and no GraphQL field: Prometheus's scrape.
 	HTTPOnly bool
-	// RateClass is the rate-limit bucket the operation's requests draw from, per principal (or
-	// per address and account for credentials), so a flood of one kind cannot starve another.
-	RateClass RateClass
 }
 
-// RateClass is a kind of request that shares one rate limit.
-type RateClass string
-
-const (
-	// RateCredentials is a password or refresh token checked: throttled hardest, per account and
-	// per address, since each attempt is a guess.
-	RateCredentials RateClass = "credentials"
-	// RateWrite changes something: moves money or changes the runtime configuration.
-	RateWrite RateClass = "write"
-	// RateRead only reads.
-	RateRead RateClass = "read"
-)
-
-// RateClasses lists every rate class.
-var RateClasses = []RateClass{RateCredentials, RateWrite, RateRead}
-
 var (
-	Login         = Operation{Name: "login", Public: true, RateClass: RateCredentials}
-	RefreshToken  = Operation{Name: "refreshToken", Public: true, RateClass: RateCredentials}
-	Logout        = Operation{Name: "logout", Authenticated: true, RateClass: RateWrite}
-	RevokeToken   = Operation{Name: "revokeToken", Authenticated: true, RateClass: RateWrite}
-	CreatePayment = Operation{Name: "createPayment", Scope: ScopePaymentsWrite, Idempotent: true, RateClass: RateWrite}
-	RefundPayment = Operation{Name: "refundPayment", Scope: ScopeRefundsWrite, Idempotent: true, RateClass: RateWrite}
-	GetPayment    = Operation{Name: "payment", Scope: ScopePaymentsRead, RateClass: RateRead}
-	ListPayments  = Operation{Name: "payments", Scope: ScopePaymentsRead, RateClass: RateRead}
-	GetRefund     = Operation{Name: "refund", Scope: ScopePaymentsRead, RateClass: RateRead}
+	Login         = Operation{Name: "login", Public: true}
+	RefreshToken  = Operation{Name: "refreshToken", Public: true}
+	Logout        = Operation{Name: "logout", Authenticated: true}
+	RevokeToken   = Operation{Name: "revokeToken", Authenticated: true}
+	CreatePayment = Operation{Name: "createPayment", Scope: ScopePaymentsWrite, Idempotent: true}
+	RefundPayment = Operation{Name: "refundPayment", Scope: ScopeRefundsWrite, Idempotent: true}
+	GetPayment    = Operation{Name: "payment", Scope: ScopePaymentsRead}
+	ListPayments  = Operation{Name: "payments", Scope: ScopePaymentsRead}
+	GetRefund     = Operation{Name: "refund", Scope: ScopePaymentsRead}
 	// The runtime configuration is read and written by admins alone: reading it shows how
 	// payments are routed, which is as much theirs as changing it.
-	GetConfig      = Operation{Name: "config", Scope: ScopeConfigWrite, RateClass: RateRead}
-	UpdateConfig   = Operation{Name: "updateConfig", Scope: ScopeConfigWrite, RateClass: RateWrite}
-	ConfigHistory  = Operation{Name: "configHistory", Scope: ScopeConfigWrite, RateClass: RateRead}
-	CreateUser     = Operation{Name: "createUser", Scope: ScopeUsersManage, RateClass: RateWrite}
-	ListUsers      = Operation{Name: "users", Scope: ScopeUsersManage, RateClass: RateRead}
-	UpdateUser     = Operation{Name: "updateUser", Scope: ScopeUsersManage, RateClass: RateWrite}
-	ProviderStatus = Operation{Name: "providerStatus", Scope: ScopeMonitoringRead, RateClass: RateRead}
-	SimulateEvent  = Operation{Name: "simulateEvent", Scope: ScopeWebhooksManage, RateClass: RateWrite}
+	GetConfig      = Operation{Name: "config", Scope: ScopeConfigWrite}
+	UpdateConfig   = Operation{Name: "updateConfig", Scope: ScopeConfigWrite}
+	ConfigHistory  = Operation{Name: "configHistory", Scope: ScopeConfigWrite}
+	CreateUser     = Operation{Name: "createUser", Scope: ScopeUsersManage}
+	ListUsers      = Operation{Name: "users", Scope: ScopeUsersManage}
+	UpdateUser     = Operation{Name: "updateUser", Scope: ScopeUsersManage}
+	ProviderStatus = Operation{Name: "providerStatus", Scope: ScopeMonitoringRead}
+	SimulateEvent  = Operation{Name: "simulateEvent", Scope: ScopeWebhooksManage}
 	// Sending a test webhook makes Paygate call a URL of the caller's choosing: only those who
 	// manage webhooks may, as they would point Paygate's real webhooks there.
-	SendTestWebhook = Operation{Name: "sendTestWebhook", Scope: ScopeWebhooksManage, RateClass: RateWrite}
+	SendTestWebhook = Operation{Name: "sendTestWebhook", Scope: ScopeWebhooksManage}
 	// The webhook logs are read by anyone who reads webhooks; requeueing an event makes it be
 	// applied to its payment again, which is the managers'.
-	ListWebhookEvents = Operation{Name: "webhookEvents", Scope: ScopeWebhooksRead, RateClass: RateRead}
-	GetWebhookEvent   = Operation{Name: "webhookEvent", Scope: ScopeWebhooksRead, RateClass: RateRead}
-	WebhookMetrics    = Operation{Name: "webhookMetrics", Scope: ScopeWebhooksRead, RateClass: RateRead}
-	RetryWebhookEvent = Operation{Name: "retryWebhookEvent", Scope: ScopeWebhooksManage, RateClass: RateWrite}
+	ListWebhookEvents = Operation{Name: "webhookEvents", Scope: ScopeWebhooksRead}
+	GetWebhookEvent   = Operation{Name: "webhookEvent", Scope: ScopeWebhooksRead}
+	WebhookMetrics    = Operation{Name: "webhookMetrics", Scope: ScopeWebhooksRead}
+	RetryWebhookEvent = Operation{Name: "retryWebhookEvent", Scope: ScopeWebhooksManage}
 	// Prometheus scrapes /metrics with a key holding monitoring:read, unless the metrics are public.
-	ScrapeMetrics = Operation{Name: "metrics", Scope: ScopeMonitoringRead, HTTPOnly: true, RateClass: RateRead}
-	SystemMetrics = Operation{Name: "systemMetrics", Scope: ScopeMonitoringRead, RateClass: RateRead}
-	ListAlerts    = Operation{Name: "alerts", Scope: ScopeMonitoringRead, RateClass: RateRead}
+	ScrapeMetrics = Operation{Name: "metrics", Scope: ScopeMonitoringRead, HTTPOnly: true}
+	SystemMetrics = Operation{Name: "systemMetrics", Scope: ScopeMonitoringRead}
+	ListAlerts    = Operation{Name: "alerts", Scope: ScopeMonitoringRead}
 	// Acknowledging and resolving an alert are writes no viewer may make: they go with handling
 	// the providers and their events, the operators' and admins' work.
-	AcknowledgeAlert = Operation{Name: "acknowledgeAlert", Scope: ScopeWebhooksManage, RateClass: RateWrite}
-	ResolveAlert     = Operation{Name: "resolveAlert", Scope: ScopeWebhooksManage, RateClass: RateWrite}
+	AcknowledgeAlert = Operation{Name: "acknowledgeAlert", Scope: ScopeWebhooksManage}
+	ResolveAlert     = Operation{Name: "resolveAlert", Scope: ScopeWebhooksManage}
 	// Everyone who manages API keys manages their own; those who manage users, everyone's.
-	CreateAPIKey = Operation{Name: "createAPIKey", Scope: ScopeAPIKeysManage, RateClass: RateWrite}
-	ListAPIKeys  = Operation{Name: "apiKeys", Scope: ScopeAPIKeysManage, RateClass: RateRead}
-	RevokeAPIKey = Operation{Name: "revokeAPIKey", Scope: ScopeAPIKeysManage, RateClass: RateWrite}
+	CreateAPIKey = Operation{Name: "createAPIKey", Scope: ScopeAPIKeysManage}
+	ListAPIKeys  = Operation{Name: "apiKeys", Scope: ScopeAPIKeysManage}
+	RevokeAPIKey = Operation{Name: "revokeAPIKey", Scope: ScopeAPIKeysManage}
 )
 
 // Operations lists every operation.

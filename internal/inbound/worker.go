@@ -64,7 +64,7 @@ func NewWorker(w Worker) *Worker {
 	return &w
 }
 
-// Wake makes a running worker look at the queue now rather than at its next tick.
+// Wake makes the worker's loop look at the queue now rather than at its next tick.
 func (w *Worker) Wake() {
 	select {
 	case w.wake <- struct{}{}:
@@ -72,25 +72,15 @@ func (w *Worker) Wake() {
 	}
 }
 
-// Run processes due events until ctx ends, looking at the queue every interval and when woken.
-func (w *Worker) Run(ctx context.Context, every time.Duration) {
-	ticker := time.NewTicker(every)
-	defer ticker.Stop()
+// Woken receives when the worker was woken: new events are waiting.
+func (w *Worker) Woken() <-chan struct{} { return w.wake }
+
+// ProcessDueAll processes every due event, a batch at a time.
+func (w *Worker) ProcessDueAll(ctx context.Context) error {
 	for {
-		for {
-			processed, err := w.ProcessDue(ctx)
-			if err != nil && ctx.Err() == nil {
-				w.Logger.Error("processing webhook events", "error", err)
-			}
-			if err != nil || processed < workerBatch {
-				break
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		case <-w.wake:
+		processed, err := w.ProcessDue(ctx)
+		if err != nil || processed < workerBatch {
+			return err
 		}
 	}
 }

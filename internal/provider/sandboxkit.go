@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -91,23 +90,6 @@ type SettledRefund struct {
 type Settler interface {
 	// Settle settles what is due and returns how many it settled.
 	Settle(ctx context.Context) (settled int, err error)
-}
-
-// SettleEvery runs s.Settle every interval until ctx ends, as the provider's back office would.
-// A round that fails is logged, and the next one settles what it left, which is still due.
-func SettleEvery(ctx context.Context, s Settler, interval time.Duration, log *slog.Logger) {
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-			if _, err := s.Settle(ctx); err != nil && ctx.Err() == nil {
-				log.Error("sandbox settlement failed", "error", err)
-			}
-		}
-	}
 }
 
 // Simulation is an event a sandbox can be told to bring about for one of its payments, as

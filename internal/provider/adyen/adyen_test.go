@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
 	"testing"
 	"time"
@@ -66,45 +65,6 @@ func TestAnswersInFlight(t *testing.T) {
 		if _, err := c.Charge(context.Background(), providertest.Charge(t, providertest.Approved, 100)); !providertest.Unknown(err) {
 			t.Errorf("%d %s = %v, want an unknown outcome", tc.status, tc.body, err)
 		}
-	}
-}
-
-// TestSettleEvery: the settlement loop settles what is due and stops when its context ends.
-func TestSettleEvery(t *testing.T) {
-	db := databasetest.SQLite(t)
-	clock := providertest.NewClock()
-	c, sandbox := newClient(t, db, clock.Now)
-	settled := make(chan provider.SettledRefund, 1)
-	sandbox.Settled = func(_ context.Context, refund provider.SettledRefund) { settled <- refund }
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	charged, err := c.Charge(ctx, providertest.Charge(t, providertest.Approved, 1000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	taken, err := c.Refund(ctx, provider.RefundRequest{RefundID: "re_1", ProviderPaymentID: charged.ProviderPaymentID, Amount: money.Amount{Minor: 100, Currency: "EUR"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock.Advance(provider.DefaultSettleAfter)
-	stopped := make(chan struct{})
-	go func() {
-		provider.SettleEvery(ctx, sandbox, time.Millisecond, slog.New(slog.DiscardHandler))
-		close(stopped)
-	}()
-	select {
-	case refund := <-settled:
-		if refund.ProviderRefundID != taken.ProviderRefundID || refund.RefundID != "re_1" || !refund.Succeeded {
-			t.Errorf("settled %+v, want the refund", refund)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the loop settled nothing")
-	}
-	cancel()
-	select {
-	case <-stopped:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the loop went on after its context ended")
 	}
 }
 

@@ -8,7 +8,6 @@ package settingsstore
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -75,27 +74,9 @@ func (s *Store) Load(ctx context.Context) error {
 	return nil
 }
 
-// Watch polls the database every interval until ctx ends, and loads a newer version when there
-// is one. A poll that fails is logged, and the document in force stays.
-func (s *Store) Watch(ctx context.Context, every time.Duration, logger *slog.Logger) {
-	ticker := time.NewTicker(every)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-		if err := s.refresh(ctx); err != nil && ctx.Err() == nil {
-			logger.WarnContext(ctx, "polling the runtime configuration failed; the version in force stays",
-				"version", s.Current().Version, "error", err)
-		}
-	}
-}
-
-// refresh loads the newest version when it is newer than the one in force. Asking for the newest
+// Refresh loads the newest version when it is newer than the one in force. Asking for the newest
 // version number alone reads one entry of the primary key's index, so polling costs little.
-func (s *Store) refresh(ctx context.Context) error {
+func (s *Store) Refresh(ctx context.Context) error {
 	newest, err := newestVersion(ctx, s.client.ConfigVersion)
 	if err != nil {
 		return err

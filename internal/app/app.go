@@ -1,0 +1,354 @@
+// Package app builds Paygate from its configuration over an open database: the domain services,
+// the HTTP handler with every route, and the background loops. The server, the tests and the
+// benchmarks all build it here, so they run what production runs.
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/paygate/paygate/graph"
+	"github.com/paygate/paygate/internal/alerting"
+	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/background"
+	"github.com/paygate/paygate/internal/clock"
+	"github.com/paygate/paygate/internal/config"
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/idempotency"
+	"github.com/paygate/paygate/internal/inbound"
+	"github.com/paygate/paygate/internal/metrics"
+	"github.com/paygate/paygate/internal/outbound"
+	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/playground"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/adyen"
+	"github.com/paygate/paygate/internal/provider/checkout"
+	"github.com/paygate/paygate/internal/provider/stripe"
+	"github.com/paygate/paygate/internal/ratelimit"
+	"github.com/paygate/paygate/internal/routing"
+	"github.com/paygate/paygate/internal/settings"
+	"github.com/paygate/paygate/internal/settings/settingsstore"
+	"github.com/paygate/paygate/internal/web"
+)
+
+// NewLogger returns the JSON logger Paygate writes to w, at level (debug, info, warn or error;
+// info for anything else).
+func NewLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// OpenDatabase opens the configured database and brings its schema up to date.
+func OpenDatabase(ctx context.Context, cfg config.Config) (*database.DB, error) {
+	db, err := database.Open(cfg.DatabaseURL, database.Options{MaxConns: cfg.DBMaxConns})
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// services are the domain services, built once.
+type services struct {
+	auth        *auth.Service
+	payments    *payment.Service
+	idempotency *idempotency.Store
+	router      *routing.Router
+	// sandboxes are the providers served by their built-in sandboxes.
+	sandboxes sandboxes
+	configs   *settingsstore.Store
+	// inbox takes the providers' webhooks; webhookWorker processes what it stored.
+	inbox         *inbound.Inbox
+	webhookWorker *inbound.Worker
+	// testWebhooks sends merchants' endpoints signed test events.
+	testWebhooks *outbound.TestSender
+	// webhookLogs serves the stored events to people.
+	webhookLogs *inbound.Logs
+	// metrics count what this server does.
+	metrics *metrics.Metrics
+	// alerts raises alerts from the rules, and keeps them.
+	alerts *alerting.Alerts
+}
+
+func newServices(cfg config.Config, db *database.DB, logger *slog.Logger, now clock.Clock) (services, error) {
+	secrets, err := cfg.LoadSecrets()
+	if err != nil {
+		return services{}, err
+	}
+	for _, path := range secrets.Generated {
+		logger.Warn("generated a development secret; set it in the environment for production", "file", path)
+	}
+	maxAmount, err := cfg.MaxAmountHundredths()
+	if err != nil {
+		return services{}, err
+	}
+	tokens, err := auth.NewTokens(secrets.JWT, now)
+	if err != nil {
+		return services{}, err
+	}
+	tokens.Revocations = auth.NewRevocations(db.Ent, now)
+	if err := tokens.Revocations.Load(context.Background()); err != nil {
+		return services{}, err
+	}
+	users := auth.NewUserDirectory(db.Ent, now)
+	if err := users.Load(context.Background()); err != nil {
+		return services{}, err
+	}
+	keys := idempotency.NewStore(db.Ent, secrets.CardFingerprintKey, now)
+	configs := settingsstore.New(db.Ent, []string{stripe.Name, adyen.Name, checkout.Name}, now)
+	if err := configs.Load(context.Background()); err != nil {
+		return services{}, err
+	}
+	providers, sandboxes := newProviders(cfg, db, now)
+	router := routing.NewRouter(providers, configs.Current, now)
+	counters := metrics.New(db.SQL, router.Names(), router.CircuitOpen, now)
+	router.Observe = counters.ProviderCall
+	payments := payment.NewService(db.Ent, keys, router, secrets.CardFingerprintKey, maxAmount, now)
+	payments.Answered = counters.PaymentAnswered
+	worker := inbound.NewWorker(inbound.Worker{
+		Client: db.Ent,
+		Readers: map[string]inbound.Reader{
+			stripe.Name: stripe.ReadNotification, adyen.Name: adyen.ReadNotification, checkout.Name: checkout.ReadNotification,
+		},
+		Apply:   payments.ApplyNotification,
+		Retry:   func() settings.WebhookRetry { return configs.Current().WebhookRetry },
+		Now:     now,
+		Logger:  logger,
+		Observe: counters.WebhookEvent,
+	})
+	signatureFailures := &inbound.SignatureFailures{}
+	return services{
+		auth:        auth.NewService(db.Ent, tokens, auth.NewAPIKeys(db.Ent, secrets.APIKeySecret, cfg.Production(), now), users, now),
+		payments:    payments,
+		idempotency: keys,
+		router:      router,
+		sandboxes:   sandboxes,
+		configs:     configs,
+		inbox: &inbound.Inbox{Client: db.Ent, Secrets: webhookSecrets(cfg, sandboxes, logger), Now: now, Logger: logger,
+			SignatureRefused: signatureFailures.Add, Stored: worker.Wake, Observe: counters.WebhookEvent},
+		webhookWorker: worker,
+		// In production a test webhook goes to public addresses only.
+		testWebhooks: &outbound.TestSender{Production: cfg.Production(), Now: now},
+		webhookLogs:  &inbound.Logs{Client: db.Ent, Now: now, SignatureFailures: signatureFailures, Requeued: worker.Wake},
+		metrics:      counters,
+		alerts: &alerting.Alerts{Client: db.Ent, Providers: router, Settings: func() settings.AlertThresholds { return configs.Current().Alerts },
+			Now: now, Logger: logger},
+	}, nil
+}
+
+// App is Paygate built from its configuration over an open database: the services and the HTTP
+// handler over them.
+type App struct {
+	services services
+	handler  http.Handler
+	logger   *slog.Logger
+	// production warns at start of every provider left on its built-in sandbox.
+	production bool
+	// fixedRateLimits, when set, stand in for the runtime configuration's: the tests' own.
+	fixedRateLimits atomic.Pointer[settings.RateLimits]
+}
+
+// rateLimits are the request budgets in force: the runtime configuration's.
+func (a *App) rateLimits() settings.RateLimits {
+	if fixed := a.fixedRateLimits.Load(); fixed != nil {
+		return *fixed
+	}
+	return a.services.configs.Current().RateLimits
+}
+
+// New builds Paygate, timed by now; the sandboxes in use send their webhooks to it until ctx ends.
+func New(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.Logger, now clock.Clock) (*App, error) {
+	svc, err := newServices(cfg, db, logger, now)
+	if err != nil {
+		return nil, err
+	}
+	latestMigration, err := db.LatestMigration()
+	if err != nil {
+		return nil, err
+	}
+	// The GraphQL resolver over the services, which the REST shim calls too.
+	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Router: svc.router, Configs: svc.configs, Ent: db.Ent,
+		Simulator: &inbound.Simulator{Client: db.Ent, Sandboxes: svc.sandboxes.simulators()}, TestWebhooks: svc.testWebhooks,
+		WebhookLogs: svc.webhookLogs, Alerts: svc.alerts, System: &metrics.System{Client: db.Ent, DB: db.SQL, Counters: svc.metrics, Now: now}}
+	paygate := &App{services: svc, logger: logger}
+	limiter, err := newLimiter(ctx, cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	trusted, _ := cfg.TrustedProxyPrefixes() // checked by config.Load
+	svc.auth.Throttle = func(ctx context.Context, account string) error {
+		meter := ratelimit.MeterFrom(ctx)
+		if meter == nil {
+			return nil // not over HTTP
+		}
+		perMinute := paygate.rateLimits().LoginPerMinute
+		// The account as a hash: an email of a megabyte makes a key of 64 characters.
+		sum := sha256.Sum256([]byte(account))
+		key := "login:" + hex.EncodeToString(sum[:16]) + "|" + meter.Addr
+		return meter.Check(ctx, key, ratelimit.Limit{PerSecond: float64(perMinute) / 60, Burst: perMinute})
+	}
+	var graphiql *playground.Handler
+	if !cfg.Production() {
+		if graphiql, err = playground.New(); err != nil {
+			return nil, err
+		}
+	}
+	handler := NewServer(ServerDeps{
+		Logger:          logger,
+		DB:              db,
+		LatestMigration: latestMigration,
+		Resolver:        resolver,
+		Authenticate:    svc.auth.Authenticate,
+		Inbox:           svc.inbox,
+		Production:      cfg.Production(),
+		CORSOrigins:     cfg.CORSOrigins,
+		Metrics:         svc.metrics,
+		MetricsPublic:   cfg.MetricsPublic,
+		Playground:      graphiql,
+		RateLimiting: web.RateLimiting{Limiter: limiter, ClientAddr: web.ClientAddr(trusted), Now: now,
+			Limit: func() ratelimit.Limit {
+				l := paygate.rateLimits()
+				return ratelimit.Limit{PerSecond: float64(l.PerSecond), Burst: l.Burst}
+			}},
+	})
+	paygate.handler = handler
+	// A sandbox delivers its webhooks to this server's own /webhooks/{provider}, in process, through
+	// everything a provider's delivery goes through.
+	toSelf := &http.Client{Transport: provider.InProcess{Handler: handler}}
+	for name, sandbox := range svc.sandboxes.webhooks {
+		if err := sandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: "http://paygate.internal/webhooks/" + name,
+			Secret: svc.inbox.Secrets[name], HTTP: toSelf, Logger: logger}); err != nil {
+			return nil, err
+		}
+	}
+	paygate.production = cfg.Production()
+	return paygate, nil
+}
+
+// Handler is Paygate's HTTP handler: every route, behind every middleware.
+func (a *App) Handler() http.Handler { return a.handler }
+
+// newLimiter returns the rate limiter: over Redis when REDIS_URL is set (its client closed when
+// ctx ends), else per server.
+func newLimiter(ctx context.Context, cfg config.Config, logger *slog.Logger) (*ratelimit.Limiter, error) {
+	if cfg.RedisURL == "" {
+		return ratelimit.NewLimiter(nil, "", logger), nil
+	}
+	client, err := ratelimit.NewRedis(cfg.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	context.AfterFunc(ctx, func() { client.Close() })
+	return ratelimit.NewLimiter(client, cfg.RedisKeyPrefix, logger), nil
+}
+
+// Start runs Paygate's background work until ctx ends. Every server runs all of it: each job is
+// safe to run on several servers at once (conditional updates, unique columns, deletes that may
+// find nothing left to delete).
+func (a *App) Start(ctx context.Context) {
+	svc := a.services
+	if a.production {
+		for name := range svc.sandboxes.switches {
+			a.logger.Warn("a provider is served by its built-in sandbox: no real money moves through it", "provider", name)
+		}
+	}
+	loops := []background.Loop{
+		{Name: "processing webhook events", Every: time.Second, AtStart: true, Wake: svc.webhookWorker.Woken(), Run: svc.webhookWorker.ProcessDueAll},
+		{Name: "reconciling with the providers", Every: time.Minute, Run: a.reconcile},
+		{Name: "purging what is kept only for a time", Every: 10 * time.Minute, AtStart: true, Run: a.purge},
+		// A configuration change made through any server is in force on this one within a
+		// second, and so are a revocation and a change to a user.
+		{Name: "reading the runtime configuration", Every: time.Second, Run: svc.configs.Refresh},
+		{Name: "reading revocations and users, or recording API key use", Every: time.Second, Run: func(ctx context.Context) error {
+			return errors.Join(svc.auth.Tokens().Revocations.Load(ctx), svc.auth.Directory().Load(ctx), svc.auth.APIKeyKeeper().RecordUse(ctx))
+		}},
+		// A circuit is each server's own, and a condition found by two servers at once is raised once.
+		{Name: "evaluating the alert rules", Every: alertEvery, Run: func(ctx context.Context) error {
+			_, err := svc.alerts.Evaluate(ctx)
+			return err
+		}},
+	}
+	for name, settler := range svc.sandboxes.settlers {
+		loops = append(loops, background.Loop{Name: "settling the " + name + " sandbox's refunds", Every: time.Second, Run: func(ctx context.Context) error {
+			_, err := settler.Settle(ctx)
+			return err
+		}})
+	}
+	background.Start(ctx, a.logger, loops...)
+}
+
+// alertEvery is how often the alert rules are evaluated: well within a circuit's shortest open
+// time, so an opening is seen.
+const alertEvery = 10 * time.Second
+
+// reconcileWindow is when an outcome in doubt is asked about, and when a provider's "not found"
+// is final.
+var reconcileWindow = payment.Window{InDoubtAfter: 5 * time.Minute, NotFoundAfter: 24 * time.Hour}
+
+// reconcile settles the payments and refunds whose outcome has been unknown for long enough, by
+// asking their providers; each settlement is conditional on the state it read.
+func (a *App) reconcile(ctx context.Context) error {
+	done, err := a.services.payments.Reconcile(ctx, reconcileWindow)
+	if done.Payments+done.Refunds > 0 {
+		a.logger.Info("reconciled with the providers", "payments", done.Payments, "refunds", done.Refunds, "left", done.Left)
+	}
+	return err
+}
+
+// purge deletes what is kept only for a time: expired idempotency keys, webhook events past their
+// retention, revocations past their end.
+func (a *App) purge(ctx context.Context) error {
+	keys, keysErr := a.services.idempotency.Purge(ctx)
+	if keys > 0 {
+		a.logger.Info("purged expired idempotency keys", "count", keys)
+	}
+	events, eventsErr := a.services.inbox.Forget(ctx)
+	if events > 0 {
+		a.logger.Info("purged old webhook events", "count", events)
+	}
+	_, revocationsErr := a.services.auth.Tokens().Revocations.Purge(ctx)
+	return errors.Join(keysErr, eventsErr, revocationsErr)
+}
+
+// EnsureFirstAdmin creates the first admin of an empty database.
+func (a *App) EnsureFirstAdmin(ctx context.Context, cfg config.Config) error {
+	authService, logger := a.services.auth, a.logger
+	if cfg.AdminEmail == "" && cfg.Production() {
+		// Production makes no admin with a password in its log: it says how to make one.
+		none, err := authService.NoUsers(ctx)
+		if err == nil && none {
+			logger.Warn("there are no users yet: create the first admin with " +
+				"paygate user create --email you@example.com --password '<12 characters or more>' --role admin, " +
+				"or start with PAYGATE_ADMIN_EMAIL and PAYGATE_ADMIN_PASSWORD set")
+		}
+		return err
+	}
+	admin, generatedPassword, err := authService.EnsureFirstAdmin(ctx, cfg.AdminEmail, cfg.AdminPassword)
+	switch {
+	case err != nil:
+		return err
+	case admin == nil:
+		return nil
+	case generatedPassword != "":
+		// Shown once, so a development run can log in; it is never shown again.
+		logger.Warn("created the first admin with a generated password; change it",
+			"email", admin.Email, "password", generatedPassword)
+	default:
+		logger.Info("created the first admin", "email", admin.Email)
+	}
+	return nil
+}

@@ -1,0 +1,250 @@
+package app
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/prefixid"
+	"github.com/paygate/paygate/internal/state"
+)
+
+// TestEveryOperationIsAuthorised walks the table of operations: each one that needs a scope is
+// sent along every entry path (REST route, GraphQL field, node, nodes, aliases, fragments) by
+// every kind of principal: none, a token of each role, and an API key holding each one scope.
+// Exactly those holding the scope succeed; the others are refused 401 or 403, before their
+// request is read. An operation added to the table without an entry here fails it.
+func TestEveryOperationIsAuthorised(t *testing.T) {
+	env := newTestEnv(t, databasetest.SQLite(t))
+	admin := env.tokenFor("admin")
+	developer, operator := env.tokenFor("developer"), env.tokenFor("operator")
+	paymentID := str(get(env.request(http.MethodPost, "/api/v1/payments", developer, paymentBody("50.00", "USD", "4242424242424242")).body, "data", "id"))
+	refundID := str(get(env.request(http.MethodPost, "/api/v1/payments/"+paymentID+"/refunds", operator, map[string]any{"amount": "1.00"}).body, "data", "id"))
+	if paymentID == "" || refundID == "" {
+		t.Fatal("no payment or refund to read")
+	}
+	received := time.Now().UTC().Add(-time.Hour)
+	eventID := env.storeLoggedEvent(loggedEvent{provider: "stripe", eventType: "charge.refunded", status: state.WebhookProcessed, received: received}).ID
+	deadEvent := func() string {
+		return env.storeLoggedEvent(loggedEvent{provider: "adyen", eventType: "REFUND", status: state.WebhookDead, received: received}).ID
+	}
+	target := str(get(env.request(http.MethodPost, "/api/v1/users", admin,
+		map[string]any{"email": "target@example.com", "password": "a long enough password", "role": "viewer"}).body, "data", "id"))
+	newAlert := func() string {
+		a, err := env.db.Ent.Alert.Create().SetRule("test").SetSubject(prefixid.New("subject")).SetSeverity(state.AlertInfo).
+			SetMessage("a test alert").SetOpenedAt(time.Now().UTC()).Save(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.ID
+	}
+	anAlert := newAlert()
+	// A test webhook goes to a merchant's endpoint on this machine, as outside production it may.
+	hook := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer hook.Close()
+
+	// The principals: a token of each role, and a key of each scope (made by an admin, who holds
+	// them all).
+	type principal struct {
+		name, credential string
+		scopes           []string
+	}
+	var principals []principal
+	for _, role := range []string{"admin", "operator", "developer", "viewer"} {
+		principals = append(principals, principal{role, env.tokenFor(role), auth.ScopesOf(role)})
+	}
+	for _, scope := range auth.ScopesOf("admin") {
+		key := env.apiKey(admin, scope)
+		principals = append(principals, principal{"key with " + scope, key, []string{scope}})
+	}
+	unrelated := principals[len(principals)-1].credential // a key with apikeys:manage alone
+
+	// Each entry path to each operation, made afresh for the principal who sends it, so that a
+	// write which succeeds once (a user's email, a configuration version, a dead event, a key of
+	// one's own) succeeds for every principal allowed it.
+	type entry struct {
+		method, path string
+		body         any
+		query        string
+		variables    map[string]any
+	}
+	fixed := func(entries ...entry) func(string) []entry { return func(string) []entry { return entries } }
+	refund := map[string]any{"amount": "1.00"}
+	entries := map[string]func(credential string) []entry{
+		auth.CreatePayment.Name: fixed(entry{method: http.MethodPost, path: "/api/v1/payments", body: paymentBody("5.00", "USD", "4242424242424242"),
+			query: createPaymentMutation, variables: map[string]any{"in": gqlPaymentInput("5.00", "USD", "4242424242424242")}}),
+		auth.ListPayments.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/payments",
+			query: `{ payments(first: 1) { totalCount } }`}),
+		auth.GetPayment.Name: fixed(
+			entry{method: http.MethodGet, path: "/api/v1/payments/" + paymentID,
+				query: `query($id: ID!) { payment(id: $id) { id } }`, variables: map[string]any{"id": paymentID}},
+			entry{method: http.MethodGet, path: "/api/v1/payments/" + paymentID + "/refunds",
+				query: `query($id: ID!) { payment(id: $id) { refunds { id } } }`, variables: map[string]any{"id": paymentID}},
+			entry{query: `query($id: ID!) { node(id: $id) { id } }`, variables: map[string]any{"id": paymentID}},
+			entry{query: `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, variables: map[string]any{"ids": []string{paymentID}}},
+			entry{query: `query($id: ID!) { ...N } fragment N on Query { a: node(id: $id) { ... on Payment { amount } } }`, variables: map[string]any{"id": paymentID}},
+			entry{query: `query($id: ID!) { x: payment(id: $id) { id } y: payment(id: $id) { ... on Payment { status } } }`, variables: map[string]any{"id": paymentID}},
+		),
+		auth.RefundPayment.Name: fixed(entry{method: http.MethodPost, path: "/api/v1/payments/" + paymentID + "/refunds", body: refund,
+			query: `mutation($id: ID!) { refundPayment(input: {paymentId: $id, amount: "1.00"}) { id } }`, variables: map[string]any{"id": paymentID}}),
+		auth.GetRefund.Name: fixed(
+			entry{query: `query($id: ID!) { refund(id: $id) { id } }`, variables: map[string]any{"id": refundID}},
+			entry{query: `query($id: ID!) { node(id: $id) { id } }`, variables: map[string]any{"id": refundID}},
+		),
+		auth.ProviderStatus.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/monitoring/providers",
+			query: `{ providerStatus { provider circuit } }`}),
+		auth.SimulateEvent.Name: fixed(entry{method: http.MethodPost, path: "/api/v1/webhooks/simulate", body: map[string]any{"payment_id": paymentID, "type": "dispute"},
+			query:     `mutation($id: ID!) { simulateEvent(input: {paymentId: $id, type: "dispute"}) { type } }`,
+			variables: map[string]any{"id": paymentID}}),
+		auth.ListWebhookEvents.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/webhooks/logs",
+			query: `{ webhookEvents(first: 1) { totalCount } }`}),
+		auth.GetWebhookEvent.Name: fixed(
+			entry{method: http.MethodGet, path: "/api/v1/webhooks/logs/" + eventID,
+				query: `query($id: ID!) { webhookEvent(id: $id) { id attemptLog { at } } }`, variables: map[string]any{"id": eventID}},
+			entry{query: `query($id: ID!) { node(id: $id) { id } }`, variables: map[string]any{"id": eventID}},
+			entry{query: `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, variables: map[string]any{"ids": []string{eventID}}},
+		),
+		auth.WebhookMetrics.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/webhooks/metrics",
+			query: `{ webhookMetrics { provider received } }`}),
+		auth.RetryWebhookEvent.Name: func(string) []entry {
+			return []entry{{method: http.MethodPost, path: "/api/v1/webhooks/logs/" + deadEvent() + "/retry",
+				query: `mutation($id: ID!) { retryWebhookEvent(id: $id) { status } }`, variables: map[string]any{"id": deadEvent()}}}
+		},
+		auth.CreateUser.Name: func(string) []entry {
+			return []entry{{method: http.MethodPost, path: "/api/v1/users",
+				body:      map[string]any{"email": prefixid.New("rest") + "@example.com", "password": "a long enough password", "role": "viewer"},
+				query:     `mutation($email: String!) { createUser(input: {email: $email, password: "a long enough password", role: "viewer"}) { id } }`,
+				variables: map[string]any{"email": prefixid.New("graphql") + "@example.com"}}}
+		},
+		auth.ListUsers.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/users", query: `{ users { hasMore } }`}),
+		auth.UpdateUser.Name: fixed(entry{method: http.MethodPatch, path: "/api/v1/users/" + target, body: map[string]any{"role": "developer"},
+			query: `mutation($id: ID!) { updateUser(id: $id, input: {role: "viewer"}) { id } }`, variables: map[string]any{"id": target}}),
+		auth.GetConfig.Name: fixed(entry{method: http.MethodGet, path: configPath, query: `{ config { version } }`}),
+		// The configuration is changed through REST from the version in force, then through
+		// GraphQL from the next.
+		auth.UpdateConfig.Name: func(string) []entry {
+			config := env.app.services.configs.Current()
+			config.Version++
+			return []entry{{method: http.MethodPut, path: configPath, body: env.app.services.configs.Current(),
+				query: `mutation($in: ConfigInput!) { updateConfig(input: $in) { version } }`, variables: map[string]any{"in": gqlConfigInput(config)}}}
+		},
+		auth.ConfigHistory.Name: fixed(entry{method: http.MethodGet, path: configPath + "/history", query: `{ configHistory { version } }`}),
+		auth.SendTestWebhook.Name: fixed(entry{method: http.MethodPost, path: "/api/v1/webhooks/test", body: map[string]any{"url": hook.URL},
+			query: sendTestWebhookMutation, variables: map[string]any{"in": map[string]any{"url": hook.URL}}}),
+		auth.CreateAPIKey.Name: fixed(entry{method: http.MethodPost, path: "/api/v1/api-keys", body: map[string]any{"name": "rest", "scopes": []string{auth.ScopeAPIKeysManage}},
+			query: `mutation { createAPIKey(input: {name: "graphql", scopes: ["apikeys:manage"]}) { key apiKey { id } } }`}),
+		auth.ScrapeMetrics.Name: fixed(entry{method: http.MethodGet, path: "/metrics"}),
+		auth.ListAlerts.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/monitoring/alerts", query: `{ alerts(first: 5) { totalCount } }`},
+			entry{query: `query($id: ID!) { node(id: $id) { id } }`, variables: map[string]any{"id": anAlert}}),
+		// Each principal acknowledges and resolves alerts of its own, one over REST, one over GraphQL.
+		auth.AcknowledgeAlert.Name: func(string) []entry {
+			return []entry{{method: http.MethodPost, path: "/api/v1/monitoring/alerts/" + newAlert() + "/acknowledge",
+				query: `mutation($id: ID!) { acknowledgeAlert(id: $id) { status } }`, variables: map[string]any{"id": newAlert()}}}
+		},
+		auth.ResolveAlert.Name: func(string) []entry {
+			return []entry{{method: http.MethodPost, path: "/api/v1/monitoring/alerts/" + newAlert() + "/resolve",
+				query: `mutation($id: ID!) { resolveAlert(id: $id) { status } }`, variables: map[string]any{"id": newAlert()}}}
+		},
+		auth.SystemMetrics.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/monitoring/metrics",
+			query: `{ systemMetrics { uptimeS payments { byStatus { status count } } } }`}),
+		auth.ListAPIKeys.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/api-keys", query: `{ apiKeys { hasMore keys { id prefix } } }`}),
+		// Each principal revokes keys of its own user's: to anyone else they do not exist.
+		auth.RevokeAPIKey.Name: func(credential string) []entry {
+			own := func() string {
+				if credential == "" || !slices.Contains(scopesOfCredential(env, credential), auth.ScopeAPIKeysManage) {
+					return "key_none"
+				}
+				return str(get(env.request(http.MethodPost, "/api/v1/api-keys", credential,
+					map[string]any{"name": "to revoke", "scopes": []string{auth.ScopeAPIKeysManage}}).body, "data", "id"))
+			}
+			return []entry{{method: http.MethodDelete, path: "/api/v1/api-keys/" + own(),
+				query: `mutation($id: ID!) { revokeAPIKey(id: $id) { revokedAt } }`, variables: map[string]any{"id": own()}}}
+		},
+	}
+
+	// GraphQL, too, refuses before it reads the arguments: bad input from someone who may not ask
+	// is no 400.
+	tooMany := make([]string, 101)
+	for i := range tooMany {
+		tooMany[i] = paymentID
+	}
+	for _, who := range []struct{ credential, code string }{{"", "unauthenticated"}, {unrelated, "forbidden"}} {
+		_, errs := env.graphql(who.credential, `mutation { createPayment(input: {amount: true, currency: "USD", paymentMethod: CREDIT_CARD, customer: {email: "a@example.com"}}) { id } }`, nil)
+		if len(errs) != 1 || errs[0].code() != who.code {
+			t.Errorf("createPayment with bad input, credential %q = %+v, want %s", who.credential, errs, who.code)
+		}
+		_, errs = env.graphql(who.credential, `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": tooMany})
+		if len(errs) != 1 || errs[0].code() != who.code {
+			t.Errorf("nodes of 101 ids, credential %q = %+v, want %s", who.credential, errs, who.code)
+		}
+	}
+	everyone := append([]principal{{name: "no credentials"}}, principals...)
+	for _, op := range auth.Operations {
+		if op.Scope == "" {
+			continue // open to anyone (login, refresh), or to any principal for its own session
+		}
+		if entries[op.Name] == nil {
+			t.Errorf("operation %s has no entry path in this test", op.Name)
+			continue
+		}
+		allowedBy := 0
+		for _, who := range everyone {
+			code, status := "", 0
+			switch {
+			case who.credential == "":
+				code, status = "unauthenticated", http.StatusUnauthorized
+			case !slices.Contains(who.scopes, op.Scope):
+				code, status = "forbidden", http.StatusForbidden
+			default:
+				allowedBy++
+			}
+			for _, e := range entries[op.Name](who.credential) {
+				if e.path != "" {
+					r := env.request(e.method, e.path, who.credential, e.body)
+					got, _ := r.errorCode()
+					if code == "" && (r.status < 200 || r.status > 299) || code != "" && (r.status != status || got != code) {
+						t.Errorf("%s %s, %s = %d %.200s", e.method, e.path, who.name, r.status, r.raw)
+					}
+					// Refused before the request is read: a route authorised by the wrong
+					// operation would answer its bad input 400 first.
+					if code != "" {
+						r := env.request(e.method, e.path+"?unknown=1", who.credential, `{"unknown": true}`)
+						if got, _ := r.errorCode(); r.status != status || got != code {
+							t.Errorf("%s %s with bad input, %s = %d %.200s", e.method, e.path, who.name, r.status, r.raw)
+						}
+					}
+				}
+				if e.query == "" {
+					continue // no GraphQL twin
+				}
+				data, errs := env.graphql(who.credential, e.query, e.variables)
+				switch {
+				case code == "" && len(errs) > 0:
+					t.Errorf("%s, %s = %+v", e.query, who.name, errs)
+				case code != "" && (len(errs) == 0 || errs[0].code() != code):
+					t.Errorf("%s, %s = %v %+v, want %s", e.query, who.name, data, errs, code)
+				case code != "" && strings.Contains(errs[0].Message, op.Scope) != (code == "forbidden"):
+					t.Errorf("%s, %s: the refusal %q does not name the scope %s", e.query, who.name, errs[0].Message, op.Scope)
+				}
+			}
+		}
+		if allowedBy < 2 {
+			t.Errorf("%s: only %d principals hold %s; the matrix shows nothing", op.Name, allowedBy, op.Scope)
+		}
+	}
+}
+
+// scopesOfCredential returns the scopes the credential authenticates with.
+func scopesOfCredential(env *testEnv, credential string) []string {
+	p, err := env.app.services.auth.Authenticate(context.Background(), credential)
+	if err != nil {
+		env.t.Errorf("credential %.20s: %v", credential, err)
+	}
+	return p.Scopes
+}

@@ -1,0 +1,345 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/user"
+	"github.com/paygate/paygate/internal/clock"
+	"github.com/paygate/paygate/internal/config"
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/prefixid"
+	"github.com/paygate/paygate/internal/settings"
+)
+
+const (
+	testJWTSecret      = "test-secret-test-secret-test-secret-0123"
+	testFingerprintKey = "test-fingerprint-key-test-fingerprint-key"
+	testAPIKeySecret   = "test-api-key-secret-test-api-key-secret-0"
+)
+
+// testEnv is Paygate's real HTTP handler on a real database, wired as serve wires it.
+type testEnv struct {
+	t    testing.TB
+	db   *database.DB
+	app  *App
+	url  string
+	logs *lockedBuffer
+	// clock is the server's: a test advances it to pass hours or days at once.
+	clock *clock.Adjustable
+	// client sends request's requests: http.DefaultClient unless a test checks them on the way.
+	client *http.Client
+}
+
+// lockedBuffer collects log lines written from many request goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func newTestEnv(t testing.TB, db *database.DB, extraEnv ...string) *testEnv {
+	t.Helper()
+	logs, clk := &lockedBuffer{}, &clock.Adjustable{}
+	paygate := newTestAppWithClock(t, db, NewLogger(logs, "debug"), clk.Now, extraEnv...)
+	server := httptest.NewServer(paygate.handler)
+	t.Cleanup(server.Close)
+	return &testEnv{t: t, db: db, app: paygate, url: server.URL, logs: logs, clock: clk}
+}
+
+// newTestApp builds Paygate as serve does, from a test configuration.
+func newTestApp(t testing.TB, db *database.DB, logger *slog.Logger, extraEnv ...string) *App {
+	t.Helper()
+	return newTestAppWithClock(t, db, logger, clock.System, extraEnv...)
+}
+
+func newTestAppWithClock(t testing.TB, db *database.DB, logger *slog.Logger, now clock.Clock, extraEnv ...string) *App {
+	t.Helper()
+	base := []string{"PAYGATE_DATA_DIR=" + t.TempDir(), "PAYGATE_JWT_SECRET=" + testJWTSecret, "PAYGATE_API_KEY_SECRET=" + testAPIKeySecret}
+	cfg, err := config.Load(append(base, extraEnv...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	paygate, err := New(t.Context(), cfg, db, logger, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Tests send many requests from one address and log one user in many times a minute: the
+	// limits are out of their way, except where a test puts them back (limitedByConfig).
+	paygate.fixedRateLimits.Store(&settings.RateLimits{PerSecond: 1_000_000, Burst: 1_000_000, LoginPerMinute: 1_000_000})
+	return paygate
+}
+
+// limitedByConfig puts the runtime configuration's rate limits in force, as in production.
+func (e *testEnv) limitedByConfig() { e.app.fixedRateLimits.Store(nil) }
+
+// newTestServers starts one server per pool, as separate processes over one database would run:
+// they share the database and the configured secrets, nothing else.
+func newTestServers(t testing.TB, pools []*database.DB, extraEnv ...string) []*testEnv {
+	t.Helper()
+	shared := append([]string{"PAYGATE_CARD_FINGERPRINT_KEY=" + testFingerprintKey}, extraEnv...)
+	servers := make([]*testEnv, len(pools))
+	for i, pool := range pools {
+		servers[i] = newTestEnv(t, pool, shared...)
+	}
+	return servers
+}
+
+// tokenFor returns an access token of a new user with the role. The user gets no usable password:
+// tests that log in create their users through auth.Service.CreateUser instead.
+func (e *testEnv) tokenFor(role string) string {
+	e.t.Helper()
+	u, err := e.db.Ent.User.Create().
+		SetEmail(prefixid.New(role) + "@example.com").
+		SetPasswordHash("!").SetRole(user.Role(role)).Save(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	// Made behind the server's back: it learns of the user now, as it would within a second.
+	if err := e.app.services.auth.Directory().Load(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
+	token, err := e.app.services.auth.Tokens().Issue(u.ID, role, "")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return token
+}
+
+// apiKey makes an API key with scopes through the API, as the holder of credential, and returns
+// the key.
+func (e *testEnv) apiKey(credential string, scopes ...string) string {
+	e.t.Helper()
+	r := e.request(http.MethodPost, "/api/v1/api-keys", credential, map[string]any{"name": "test key", "scopes": scopes})
+	key := str(get(r.body, "data", "key"))
+	if r.status != http.StatusCreated || key == "" {
+		e.t.Fatalf("making an API key with %v = %d %s", scopes, r.status, r.raw)
+	}
+	return key
+}
+
+// response is a decoded answer; numbers stay json.Number so amounts are compared as text.
+type response struct {
+	status int
+	header http.Header
+	body   map[string]any
+	raw    string
+}
+
+// request sends body (a string is sent as is, anything else as JSON) with the token, if any.
+// Concurrency tests call it from many goroutines, so a failure to send or read marks the test
+// failed with Errorf (safe from any goroutine, unlike Fatal) and answers what it has (nothing, or
+// an answer whose body is not JSON), which fails the caller's own checks in turn.
+func (e *testEnv) request(method, path, token string, body any, headers ...string) response {
+	e.t.Helper()
+	r, err := e.send(method, path, token, body, headers...)
+	if err != nil {
+		e.t.Errorf("%s %s: %v", method, path, err)
+	}
+	return r
+}
+
+func (e *testEnv) send(method, path, token string, body any, headers ...string) (response, error) {
+	var reader io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		reader = strings.NewReader(b)
+	default:
+		encoded, err := json.Marshal(b)
+		if err != nil {
+			return response{}, err
+		}
+		reader = bytes.NewReader(encoded)
+	}
+	req, err := http.NewRequest(method, e.url+path, reader)
+	if err != nil {
+		return response{}, err
+	}
+	if reader != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	client := http.DefaultClient
+	if e.client != nil {
+		client = e.client
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return response{}, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return response{}, err
+	}
+	r := response{status: resp.StatusCode, header: resp.Header, raw: string(raw)}
+	if strings.Contains(resp.Header.Get("Content-Type"), "json") {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&r.body); err != nil {
+			return r, fmt.Errorf("answer is not JSON: %v\n%s", err, raw)
+		}
+	}
+	return r, nil
+}
+
+// graphql posts a GraphQL document and returns data and errors; under application/json every
+// answer to a well-formed request is 200. Like request, it is safe from any goroutine.
+func (e *testEnv) graphql(token, query string, variables map[string]any, headers ...string) (map[string]any, []gqlError) {
+	e.t.Helper()
+	r := e.request(http.MethodPost, "/query", token, map[string]any{"query": query, "variables": variables}, headers...)
+	if r.status != http.StatusOK {
+		e.t.Errorf("graphql answered %d: %s", r.status, r.raw)
+		return nil, nil
+	}
+	var decoded struct {
+		Data   map[string]any `json:"data"`
+		Errors []gqlError     `json:"errors"`
+	}
+	dec := json.NewDecoder(strings.NewReader(r.raw))
+	dec.UseNumber()
+	if err := dec.Decode(&decoded); err != nil {
+		e.t.Errorf("graphql answer: %v", err)
+	}
+	return decoded.Data, decoded.Errors
+}
+
+type gqlError struct {
+	Message    string         `json:"message"`
+	Path       []any          `json:"path"`
+	Extensions map[string]any `json:"extensions"`
+}
+
+func (g gqlError) code() string { s, _ := g.Extensions["code"].(string); return s }
+
+// mustGraphQL fails the test on any GraphQL error; it is safe from any goroutine.
+func (e *testEnv) mustGraphQL(token, query string, variables map[string]any) map[string]any {
+	e.t.Helper()
+	data, errs := e.graphql(token, query, variables)
+	if len(errs) > 0 {
+		e.t.Errorf("graphql errors: %+v", errs)
+	}
+	return data
+}
+
+// errorCode returns the REST error envelope's code and param.
+func (r response) errorCode() (code, param string) {
+	errBody, _ := r.body["error"].(map[string]any)
+	code, _ = errBody["code"].(string)
+	param, _ = errBody["param"].(string)
+	return code, param
+}
+
+func (r response) data() map[string]any {
+	d, _ := r.body["data"].(map[string]any)
+	return d
+}
+
+// get walks a decoded JSON value by keys and list indexes: get(m, "data", "card", "last4").
+func get(v any, path ...any) any {
+	for _, step := range path {
+		switch s := step.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[s]
+		case int:
+			list, _ := v.([]any)
+			if s >= len(list) {
+				return nil
+			}
+			v = list[s]
+		}
+	}
+	return v
+}
+
+func str(v any) string {
+	switch s := v.(type) {
+	case string:
+		return s
+	case json.Number:
+		return s.String()
+	case nil:
+		return ""
+	default:
+		return fmt.Sprint(s)
+	}
+}
+
+func (e *testEnv) paymentCount() int {
+	e.t.Helper()
+	n, err := e.db.Ent.Payment.Query().Count(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+func (e *testEnv) payment(id string) *ent.Payment {
+	e.t.Helper()
+	p, err := e.db.Ent.Payment.Get(context.Background(), id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+// cardExpYear is an expiry year always ahead of the clock the servers run on, so the tests' cards
+// never expire, whatever year the tests run in.
+var cardExpYear = time.Now().Year() + 4
+
+// cardExpYearText is cardExpYear as it is written in a JSON body.
+var cardExpYearText = strconv.Itoa(cardExpYear)
+
+// paymentBody is a valid REST payment request; change copies of it for other cases.
+func paymentBody(amount any, currency, cardNumber string) map[string]any {
+	cvc := "123"
+	if strings.HasPrefix(cardNumber, "34") || strings.HasPrefix(cardNumber, "37") {
+		cvc = "1234"
+	}
+	return map[string]any{
+		"amount":         amount,
+		"currency":       currency,
+		"payment_method": "credit_card",
+		"customer":       map[string]any{"email": "ann@example.com", "name": "Ann Lee"},
+		"card":           map[string]any{"number": cardNumber, "exp_month": 12, "exp_year": cardExpYear, "cvc": cvc},
+	}
+}
+
+func mustJSON(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,476 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/idempotency"
+	"github.com/paygate/paygate/internal/prefixid"
+	"github.com/paygate/paygate/internal/settings"
+	"github.com/paygate/paygate/internal/state"
+)
+
+// apiContract is an http.RoundTripper that checks every request and answer passing through it
+// against the OpenAPI document Paygate serves, and notes which documented answers were seen.
+type apiContract struct {
+	t      *testing.T
+	doc    *openapi3.T
+	router routers.Router
+
+	mu sync.Mutex
+	// seen holds "operationId status" of every answer that passed.
+	seen map[string]bool
+	// lastRequestErr is why the last request broke the document, or nil: the test's requests
+	// are sequential, and a request the test means to be valid must not break it.
+	lastRequestErr error
+}
+
+// loadAPIContract reads the document from the server, as a client generator would, and checks
+// that it is a valid OpenAPI 3.0.3 document.
+func loadAPIContract(t *testing.T, env *testEnv) *apiContract {
+	t.Helper()
+	r := env.request(http.MethodGet, "/api/v1/openapi.json", "", nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("GET /api/v1/openapi.json = %d %.300s", r.status, r.raw)
+	}
+	// A failure names the field at fault; the whole schema it broke is in the document.
+	openapi3.SchemaErrorDetailsDisabled = true
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData([]byte(r.raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.OpenAPI != "3.0.3" {
+		t.Errorf("openapi = %q, want 3.0.3", doc.OpenAPI)
+	}
+	if err := doc.Validate(loader.Context); err != nil {
+		t.Fatalf("the document is not valid OpenAPI: %v", err)
+	}
+	// Requests go to test servers on other ports than the document's example server.
+	doc.Servers = nil
+	router, err := legacy.NewRouter(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &apiContract{t: t, doc: doc, router: router, seen: map[string]bool{}}
+}
+
+func (c *apiContract) RoundTrip(req *http.Request) (*http.Response, error) {
+	route, pathParams, err := c.router.FindRoute(req)
+	if err != nil {
+		c.t.Errorf("%s %s is not in the OpenAPI document: %v", req.Method, req.URL.Path, err)
+		return http.DefaultTransport.RoundTrip(req)
+	}
+	var body []byte
+	if req.Body != nil {
+		if body, err = io.ReadAll(req.Body); err != nil {
+			return nil, err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	requestInput := &openapi3filter.RequestValidationInput{Request: req, PathParams: pathParams, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true}}
+	requestErr := openapi3filter.ValidateRequest(context.Background(), requestInput)
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	c.mu.Lock()
+	c.lastRequestErr = requestErr
+	c.mu.Unlock()
+
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	answer, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(answer))
+	operation := route.Operation.OperationID
+	if route.Operation.Responses.Status(resp.StatusCode) == nil {
+		c.t.Errorf("%s %s answered %d, which %s does not document: %.300s", req.Method, req.URL.Path, resp.StatusCode, operation, answer)
+		return resp, nil
+	}
+	responseInput := &openapi3filter.ResponseValidationInput{RequestValidationInput: requestInput, Status: resp.StatusCode,
+		Header: resp.Header, Body: io.NopCloser(bytes.NewReader(answer)),
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true}}
+	if err := openapi3filter.ValidateResponse(context.Background(), responseInput); err != nil {
+		c.t.Errorf("%s %s answered %d against %s's document: %v\n%.500s", req.Method, req.URL.Path, resp.StatusCode, operation, err, answer)
+		return resp, nil
+	}
+	c.mu.Lock()
+	c.seen[fmt.Sprintf("%s %d", operation, resp.StatusCode)] = true
+	c.mu.Unlock()
+	return resp, nil
+}
+
+// use sends env's requests through the contract.
+func (c *apiContract) use(env *testEnv) {
+	env.client = &http.Client{Transport: c}
+}
+
+// expect sends a request through env, which must be using the contract, and checks its status.
+// A request answered 2xx must itself be as the document describes.
+func (c *apiContract) expect(env *testEnv, want int, method, path, credential string, body any, headers ...string) response {
+	c.t.Helper()
+	r := env.request(method, path, credential, body, headers...)
+	if r.status != want {
+		c.t.Errorf("%s %s = %d, want %d: %.300s", method, path, r.status, want, r.raw)
+	}
+	c.mu.Lock()
+	requestErr := c.lastRequestErr
+	c.mu.Unlock()
+	if want < 300 && requestErr != nil {
+		c.t.Errorf("%s %s succeeded with a request the document does not allow: %v", method, path, requestErr)
+	}
+	return r
+}
+
+// unseen lists the documented answers (all but default) no request has had.
+func (c *apiContract) unseen() []string {
+	var missing []string
+	for path, item := range c.doc.Paths.Map() {
+		for method, operation := range item.Operations() {
+			for status := range operation.Responses.Map() {
+				if status != "default" && !c.seen[operation.OperationID+" "+status] {
+					missing = append(missing, fmt.Sprintf("%s %s (%s) %s", method, path, operation.OperationID, status))
+				}
+			}
+		}
+	}
+	slices.Sort(missing)
+	return missing
+}
+
+// TestOpenAPIDocumentDescribesEveryRoute: the OpenAPI document names every REST route with the
+// scope the route's operation needs, and nothing else.
+func TestOpenAPIDocumentDescribesEveryRoute(t *testing.T) {
+	env := newTestEnv(t, databasetest.SQLite(t))
+	contract := loadAPIContract(t, env)
+	documented := map[string]bool{}
+	for path, item := range contract.doc.Paths.Map() {
+		for method := range item.Operations() {
+			if strings.HasPrefix(path, "/api/v1/") {
+				documented[method+" "+path] = true
+			}
+		}
+	}
+	delete(documented, "GET /api/v1/openapi.json") // the document itself, open to anyone
+	for _, route := range apiRoutes {
+		key := route.method + " " + route.path
+		if !documented[key] {
+			t.Errorf("%s is served and not documented", key)
+			continue
+		}
+		delete(documented, key)
+		operation := contract.doc.Paths.Find(route.path).GetOperation(route.method)
+		scope, _ := operation.Extensions["x-required-scope"].(string)
+		public := operation.Security != nil && len(*operation.Security) == 0
+		if scope != route.op.Scope || public != route.op.Public {
+			t.Errorf("%s documents scope %q, public %v; its operation %s needs %q, public %v", key, scope, public, route.op.Name, route.op.Scope, route.op.Public)
+		}
+	}
+	for key := range documented {
+		t.Errorf("%s is documented and not served", key)
+	}
+}
+
+// TestEveryRouteAnswersAsDocumented sends real requests to every documented route, one for its
+// success and one for each error status it documents, and checks each request and answer
+// against the document with kin-openapi's openapi3filter: a field, status or route that is not
+// as the document says fails, and so does a documented answer no request could bring about.
+func TestEveryRouteAnswersAsDocumented(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db, webhookSecretsEnv...)
+		contract := loadAPIContract(t, env)
+		contract.use(env)
+		checkDocumentedAnswers(t, contract, env, db)
+		if missing := contract.unseen(); len(missing) > 0 {
+			t.Errorf("documented answers no request brought about:\n%s", strings.Join(missing, "\n"))
+		}
+	})
+}
+
+func checkDocumentedAnswers(t *testing.T, c *apiContract, env *testEnv, db *database.DB) {
+	ctx := context.Background()
+	admin := env.tokenFor("admin")
+	viewer := env.tokenFor("viewer")
+	developer := env.tokenFor("developer")
+	// Keys holding one scope each: the one needed for each operation is missing from one of them.
+	readPayments := env.apiKey(admin, "payments:read")
+	readMonitoring := env.apiKey(admin, "monitoring:read")
+	lacking := func(scope string) string {
+		if scope == "payments:read" {
+			return readMonitoring
+		}
+		return readPayments
+	}
+	tooLarge := `{"padding":"` + strings.Repeat("x", maxBodyBytes) + `"}`
+
+	paymentID := str(get(c.expect(env, http.StatusCreated, http.MethodPost, "/api/v1/payments", admin,
+		paymentBody("25.00", "USD", "4242424242424242")).data(), "id"))
+
+	// The answers operations have in common: no credential, a credential without the scope, a
+	// body too large, a body that is not JSON. They are asked of every route the operation's
+	// rules say must give them, whatever the document says.
+	for _, route := range apiRoutes {
+		path := strings.NewReplacer("{id}", "none").Replace(route.path)
+		if !route.op.Public {
+			c.expect(env, http.StatusUnauthorized, route.method, path, "", nil)
+		}
+		if route.op.Scope != "" {
+			c.expect(env, http.StatusForbidden, route.method, path, lacking(route.op.Scope), nil)
+		}
+		if route.method == http.MethodPost || route.method == http.MethodPut || route.method == http.MethodPatch {
+			c.expect(env, http.StatusRequestEntityTooLarge, route.method, path, admin, tooLarge)
+			c.expect(env, http.StatusUnsupportedMediaType, route.method, path, admin, `{}`, "Content-Type", "text/plain")
+		}
+	}
+
+	// auth
+	password := "correct horse battery staple"
+	email := prefixid.New("user") + "@example.com"
+	user := c.expect(env, http.StatusCreated, http.MethodPost, "/api/v1/users", admin, map[string]any{"email": email, "password": password, "role": "operator"})
+	userID := str(get(user.data(), "id"))
+	c.expect(env, http.StatusConflict, http.MethodPost, "/api/v1/users", admin, map[string]any{"email": email, "password": password, "role": "viewer"})
+	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/users", admin, map[string]any{"email": "x@example.com", "password": password, "role": "owner"})
+	login := c.expect(env, http.StatusOK, http.MethodPost, "/api/v1/auth/login", "", map[string]any{"email": email, "password": password})
+	c.expect(env, http.StatusUnauthorized, http.MethodPost, "/api/v1/auth/login", "", map[string]any{"email": email, "password": "wrong password here"})
+	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/auth/login", "", map[string]any{"password": password})
+	refreshToken := str(get(login.data(), "refresh_token"))
+	refreshed := c.expect(env, http.StatusOK, http.MethodPost, "/api/v1/auth/refresh", "", map[string]any{"refresh_token": refreshToken})
+	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/auth/refresh", "", map[string]any{})
+	c.expect(env, http.StatusUnauthorized, http.MethodPost, "/api/v1/auth/refresh", "", map[string]any{"refresh_token": "not a token"})
+	session := str(get(refreshed.data(), "access_token"))
+	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/auth/logout", session, map[string]any{"unknown": true})
+	// Another user's refresh token is theirs to end.
+	otherEmail := prefixid.New("user") + "@example.com"
+	c.expect(env, http.StatusCreated, http.MethodPost, "/api/v1/users", admin, map[string]any{"email": otherEmail, "password": password, "role": "viewer"})
+	other := c.expect(env, http.StatusOK, http.MethodPost, "/api/v1/auth/login", "", map[string]any{"email": otherEmail, "password": password}).data()
+	c.expect(env, http.StatusForbidden, http.MethodPost, "/api/v1/auth/logout", session, map[string]any{"refresh_token": str(other["refresh_token"])})
+	c.expect(env, http.StatusForbidden, http.MethodPost, "/api/v1/auth/revoke", session, map[string]any{"token": str(other["refresh_token"])})
+	c.expect(env, http.StatusOK, http.MethodPost, "/api/v1/auth/logout", session, map[string]any{"refresh_token": str(get(refreshed.data(), "refresh_token"))})
+	second := c.expect(env, http.StatusOK, http.MethodPost, "/api/v1/auth/login", "", map[string]any{"email": email, "password": password}).data()
+	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/auth/revoke", str(second["access_token"]), map[string]any{})
+	c.expect(env, http.StatusOK, http.MethodPost, "/api/v1/auth/revoke", str(second["access_token"]), map[string]any{"token": str(second["refresh_token"])})
+
+	// users
+	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/users?limit=2", admin, nil)
+	c.expect(env, http.StatusBadRequest, http.MethodGet, "/api/v1/users?limit=many", admin, nil)
+	c.expect(env, http.StatusOK, http.MethodPatch, "/api/v1/users/"+userID, admin, map[string]any{"role": "viewer"})
+	c.expect(env, http.StatusBadRequest, http.MethodPatch, "/api/v1/users/"+userID, admin, map[string]any{"role": "owner"})
+	c.expect(env, http.StatusNotFound, http.MethodPatch, "/api/v1/users/usr_none", admin, map[string]any{"disabled": true})
+	c.expect(env, http.StatusConflict, http.MethodPatch, "/api/v1/users/"+env.subjectOf(admin), admin, map[string]any{"role": "viewer"})
+
+	// API keys
+	key := c.expect(env, http.StatusCreated, http.MethodPost, "/api/v1/api-keys", developer, map[string]any{"name": "ci", "scopes": []string{"payments:read"}})
+	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/api-keys", developer, map[string]any{"scopes": []string{"payments:read"}})
+	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/api-keys", developer, nil)
+	c.expect(env, http.StatusBadRequest, http.MethodGet, "/api/v1/api-keys?limit=0", developer, nil)
+	c.expect(env, http.StatusOK, http.MethodDelete, "/api/v1/api-keys/"+str(get(key.data(), "id")), developer, nil)
+	c.expect(env, http.StatusNotFound, http.MethodDelete, "/api/v1/api-keys/key_none", developer, nil)
+	for range 100 { // the most a user holds in force
+		env.apiKey(developer, "payments:read")
+	}
+	c.expect(env, http.StatusConflict, http.MethodPost, "/api/v1/api-keys", developer, map[string]any{"name": "one more", "scopes": []string{"payments:read"}})
+
+	// payments
+	c.expect(env, http.StatusPaymentRequired, http.MethodPost, "/api/v1/payments", admin, paymentBody("10.00", "USD", "4000000000000002"))
+	missing := paymentBody("10.00", "USD", "4242424242424242")
+	delete(missing, "currency")
+	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/payments", admin, missing)
+	body := paymentBody("11.00", "USD", "4242424242424242")
+	c.expect(env, http.StatusCreated, http.MethodPost, "/api/v1/payments", admin, body, "Idempotency-Key", "contract-1")
+	replay := c.expect(env, http.StatusCreated, http.MethodPost, "/api/v1/payments", admin, body, "Idempotency-Key", "contract-1")
+	if replay.header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("a replay says Idempotent-Replayed %q", replay.header.Get("Idempotent-Replayed"))
+	}
+	c.expect(env, http.StatusUnprocessableEntity, http.MethodPost, "/api/v1/payments", admin, paymentBody("12.00", "USD", "4242424242424242"), "Idempotency-Key", "contract-1")
+	// A key still held by a request under way.
+	held, err := db.Ent.IdempotencyKey.Query().First(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Ent.IdempotencyKey.Create().SetPrincipal(env.subjectOf(admin)).SetKey("contract-running").SetRequestHash(held.RequestHash).
+		SetResourceID("pay_running").SetExpiresAt(time.Now().Add(idempotency.TTL)).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.expect(env, http.StatusConflict, http.MethodPost, "/api/v1/payments", admin, body, "Idempotency-Key", "contract-running")
+	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/payments?limit=5&status=succeeded&currency=USD&amount_gte=1.00&created_gte=2020-01-01T00:00:00Z", viewer, nil)
+	c.expect(env, http.StatusBadRequest, http.MethodGet, "/api/v1/payments?status=paid", viewer, nil)
+	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/payments/"+paymentID, viewer, nil)
+	c.expect(env, http.StatusNotFound, http.MethodGet, "/api/v1/payments/pay_none", viewer, nil)
+
+	// refunds
+	refunds := "/api/v1/payments/" + paymentID + "/refunds"
+	c.expect(env, http.StatusCreated, http.MethodPost, refunds, admin, map[string]any{"amount": "5.00", "reason": "requested_by_customer"}, "Idempotency-Key", "contract-refund")
+	c.expect(env, http.StatusUnprocessableEntity, http.MethodPost, refunds, admin, map[string]any{"amount": "100.00"})
+	c.expect(env, http.StatusBadRequest, http.MethodPost, refunds, admin, map[string]any{"amount": nil})
+	c.expect(env, http.StatusNotFound, http.MethodPost, "/api/v1/payments/pay_none/refunds", admin, nil)
+	declined := str(get(env.request(http.MethodPost, "/api/v1/payments", admin, paymentBody("10.00", "USD", "4000000000000002")).body, "data", "id"))
+	c.expect(env, http.StatusConflict, http.MethodPost, "/api/v1/payments/"+declined+"/refunds", admin, nil)
+	c.expect(env, http.StatusOK, http.MethodGet, refunds+"?limit=1", viewer, nil)
+	c.expect(env, http.StatusBadRequest, http.MethodGet, refunds+"?limit=0", viewer, nil)
+	c.expect(env, http.StatusNotFound, http.MethodGet, "/api/v1/payments/pay_none/refunds", viewer, nil)
+
+	// monitoring
+	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/monitoring/metrics", viewer, nil)
+	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/monitoring/providers", viewer, nil)
+	alert, err := db.Ent.Alert.Create().SetRule("circuit_open").SetSubject("stripe").SetSeverity(state.AlertCritical).
+		SetMessage("stripe's circuit opened").SetOpenedAt(time.Now().UTC()).Save(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/monitoring/alerts?status=open&limit=5", viewer, nil)
+	c.expect(env, http.StatusBadRequest, http.MethodGet, "/api/v1/monitoring/alerts?status=closed", viewer, nil)
+	alertPath := "/api/v1/monitoring/alerts/" + alert.ID
+	for _, action := range []string{"acknowledge", "resolve"} {
+		c.expect(env, http.StatusBadRequest, http.MethodPost, alertPath+"/"+action, admin, map[string]any{"note": "x"})
+		c.expect(env, http.StatusNotFound, http.MethodPost, "/api/v1/monitoring/alerts/alr_none/"+action, admin, nil)
+	}
+	c.expect(env, http.StatusOK, http.MethodPost, alertPath+"/acknowledge", admin, map[string]any{})
+	c.expect(env, http.StatusOK, http.MethodPost, alertPath+"/resolve", admin, nil)
+	c.expect(env, http.StatusConflict, http.MethodPost, alertPath+"/acknowledge", admin, nil)
+	c.expect(env, http.StatusConflict, http.MethodPost, alertPath+"/resolve", admin, nil)
+
+	// configuration
+	config := c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/admin/config", admin, nil)
+	document := config.data()
+	c.expect(env, http.StatusOK, http.MethodPut, "/api/v1/admin/config", admin, document)
+	c.expect(env, http.StatusConflict, http.MethodPut, "/api/v1/admin/config", admin, document)
+	delete(document, "version")
+	c.expect(env, http.StatusBadRequest, http.MethodPut, "/api/v1/admin/config", admin, document)
+	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/admin/config/history?limit=1", admin, nil)
+	c.expect(env, http.StatusBadRequest, http.MethodGet, "/api/v1/admin/config/history?before=zero", admin, nil)
+
+	// webhooks: simulated, tested, received, logged and retried
+	c.expect(env, http.StatusAccepted, http.MethodPost, "/api/v1/webhooks/simulate", admin, map[string]any{"payment_id": paymentID, "type": "dispute"})
+	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/webhooks/simulate", admin, map[string]any{"type": "dispute"})
+	c.expect(env, http.StatusNotFound, http.MethodPost, "/api/v1/webhooks/simulate", admin, map[string]any{"payment_id": "pay_none", "type": "dispute"})
+	c.expect(env, http.StatusConflict, http.MethodPost, "/api/v1/webhooks/simulate", admin, map[string]any{"payment_id": declined, "type": "refund"})
+	endpoint, _ := merchantEndpoint(t, http.StatusOK, "thanks")
+	c.expect(env, http.StatusOK, http.MethodPost, "/api/v1/webhooks/test", admin, map[string]any{"url": endpoint.URL + "/hooks"})
+	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/webhooks/test", admin, map[string]any{"url": "ftp://example.com/hooks"})
+	// One test webhook at a time per caller: another while the first waits on its endpoint is 409.
+	arrived, release := make(chan struct{}, 1), make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select {
+		case <-release:
+		case <-time.After(20 * time.Second):
+		}
+	}))
+	defer slow.Close()
+	first := make(chan response, 1)
+	go func() {
+		first <- env.request(http.MethodPost, "/api/v1/webhooks/test", admin, map[string]any{"url": slow.URL + "/hooks"})
+	}()
+	select {
+	case <-arrived:
+		c.expect(env, http.StatusConflict, http.MethodPost, "/api/v1/webhooks/test", admin, map[string]any{"url": endpoint.URL + "/hooks"})
+	case <-time.After(20 * time.Second):
+		t.Error("the first test webhook never reached its endpoint")
+	}
+	close(release)
+	if r := <-first; r.status != http.StatusOK {
+		t.Errorf("the first test webhook = %d %s", r.status, r.raw)
+	}
+
+	now := time.Now()
+	stripeBody := stripeEventBody(prefixid.New("evt"), "payment_intent.succeeded", map[string]any{"id": "pi_contract", "metadata": map[string]any{}})
+	c.expect(env, http.StatusOK, http.MethodPost, "/webhooks/stripe", "", stripeBody, stripeDelivery(stripeBody, testStripeSecret, now)...)
+	c.expect(env, http.StatusUnauthorized, http.MethodPost, "/webhooks/stripe", "", stripeBody)
+	c.expect(env, http.StatusBadRequest, http.MethodPost, "/webhooks/stripe", "", `{"id":"x"}`, stripeDelivery(`{"id":"x"}`, testStripeSecret, now)...)
+	c.expect(env, http.StatusNotFound, http.MethodPost, "/webhooks/paypal", "", stripeBody)
+	c.expect(env, http.StatusRequestEntityTooLarge, http.MethodPost, "/webhooks/stripe", "", tooLarge)
+	checkoutBody := `{"id":"` + prefixid.New("evt") + `","type":"payment_approved","data":{"id":"pay_cko","reference":"pay_none"}}`
+	c.expect(env, http.StatusOK, http.MethodPost, "/webhooks/checkout", "", checkoutBody, checkoutSignature(checkoutBody, testCheckoutSecret)...)
+
+	dead := env.storeLoggedEvent(loggedEvent{provider: "adyen", eventType: "REFUND", status: state.WebhookDead, received: now})
+	processed := env.storeLoggedEvent(loggedEvent{provider: "stripe", eventType: "charge.refunded", status: state.WebhookProcessed, received: now})
+	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/webhooks/logs?provider=adyen&status=dead&limit=5", viewer, nil)
+	c.expect(env, http.StatusBadRequest, http.MethodGet, "/api/v1/webhooks/logs?provider=paypal", viewer, nil)
+	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/webhooks/logs/"+dead.ID, viewer, nil)
+	c.expect(env, http.StatusNotFound, http.MethodGet, "/api/v1/webhooks/logs/whe_none", viewer, nil)
+	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/webhooks/logs/"+dead.ID+"/retry", admin, map[string]any{"now": true})
+	c.expect(env, http.StatusOK, http.MethodPost, "/api/v1/webhooks/logs/"+dead.ID+"/retry", admin, nil)
+	c.expect(env, http.StatusConflict, http.MethodPost, "/api/v1/webhooks/logs/"+processed.ID+"/retry", admin, nil)
+	c.expect(env, http.StatusNotFound, http.MethodPost, "/api/v1/webhooks/logs/whe_none/retry", admin, nil)
+	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/webhooks/metrics", viewer, nil)
+
+	// what is not under /api/v1
+	c.expect(env, http.StatusOK, http.MethodGet, "/metrics", readMonitoring, nil)
+	c.expect(env, http.StatusUnauthorized, http.MethodGet, "/metrics", "", nil)
+	c.expect(env, http.StatusForbidden, http.MethodGet, "/metrics", readPayments, nil)
+	c.expect(env, http.StatusOK, http.MethodGet, "/healthz", "", nil)
+	c.expect(env, http.StatusOK, http.MethodGet, "/readyz", "", nil)
+	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/openapi.json", "", nil)
+
+	// When every provider is down, a payment fails with nothing charged, and so does a refund.
+	down := newTestEnv(t, db, "PAYGATE_SANDBOX_OUTAGE=stripe,adyen,checkout")
+	c.use(down)
+	c.expect(down, http.StatusBadGateway, http.MethodPost, "/api/v1/payments", admin, paymentBody("10.00", "USD", "4242424242424242"))
+	c.expect(down, http.StatusBadGateway, http.MethodPost, refunds, admin, map[string]any{"amount": "1.00"})
+
+	// A server whose database is gone is not ready.
+	gone := databasetest.SQLite(t)
+	unready := newTestEnv(t, gone)
+	c.use(unready)
+	if err := gone.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c.expect(unready, http.StatusServiceUnavailable, http.MethodGet, "/readyz", "", nil)
+
+	// Spent rate limits: one request a second, one at a time, for every caller.
+	limited := newTestEnv(t, db)
+	c.use(limited)
+	limited.app.fixedRateLimits.Store(&settings.RateLimits{PerSecond: 1, Burst: 1, LoginPerMinute: 1})
+	limitedAdmin := limited.tokenFor("admin")
+	type limitedRoute struct {
+		method, path string
+		public       bool
+	}
+	routes := []limitedRoute{{http.MethodGet, "/api/v1/openapi.json", true}}
+	for _, route := range apiRoutes {
+		routes = append(routes, limitedRoute{route.method, route.path, route.op.Public})
+	}
+	for _, route := range routes {
+		path := strings.NewReplacer("{id}", "none").Replace(route.path)
+		credential := limitedAdmin
+		if route.public {
+			credential = ""
+		}
+		var body any
+		if route.method != http.MethodGet && route.method != http.MethodDelete {
+			body = map[string]any{}
+		}
+		// The first request may spend the last token; a bucket refills one a second, far slower
+		// than these requests come.
+		for attempt := 0; ; attempt++ {
+			r := limited.request(route.method, path, credential, body)
+			if r.status == http.StatusTooManyRequests {
+				break
+			}
+			if attempt == 3 {
+				t.Errorf("%s %s was never rate limited", route.method, path)
+				break
+			}
+		}
+	}
+}

@@ -1,0 +1,127 @@
+package app
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/prefixid"
+)
+
+// setRateLimits puts limits in the runtime configuration, in force on every server given at once.
+func setRateLimits(t *testing.T, servers []*testEnv, perSecond, burst, loginPerMinute int) {
+	t.Helper()
+	doc := servers[0].app.services.configs.Current()
+	doc.RateLimits.PerSecond, doc.RateLimits.Burst, doc.RateLimits.LoginPerMinute = perSecond, burst, loginPerMinute
+	if _, err := servers[0].app.services.configs.Update(context.Background(), doc, "usr_test"); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range servers {
+		if err := s.app.services.configs.Load(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		s.limitedByConfig()
+	}
+}
+
+// TestRateLimits: two servers over one Redis spend one bucket per principal and one per address;
+// every answer says where the bucket stands; a spent bucket answers 429 rate_limited with
+// Retry-After on both surfaces; logins are throttled per account and address before the password
+// is checked.
+func TestRateLimits(t *testing.T) {
+	redisURL := os.Getenv("PAYGATE_TEST_REDIS_URL")
+	if redisURL == "" {
+		t.Skip("PAYGATE_TEST_REDIS_URL is not set (CI sets it): no Redis to share limits through")
+	}
+	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
+		// Each run has keys of its own: the buckets are named by principal and address, which
+		// the run on the other database shares.
+		servers := newTestServers(t, pools, "REDIS_URL="+redisURL, "PAYGATE_REDIS_KEY_PREFIX="+prefixid.New("test")+":")
+		token := servers[0].tokenFor("viewer")
+		email := servers[0].userWith("viewer")
+		setRateLimits(t, servers, 1, 3, 2)
+
+		for i, want := range []string{"2", "1", "0"} {
+			r := servers[i%2].request(http.MethodGet, "/api/v1/payments", token, nil)
+			if r.status != http.StatusOK || r.header.Get("RateLimit-Remaining") != want || r.header.Get("RateLimit-Limit") != "3" || r.header.Get("RateLimit-Reset") == "" {
+				t.Errorf("request %d = %d, RateLimit %s/%s reset %s", i+1, r.status, r.header.Get("RateLimit-Remaining"), r.header.Get("RateLimit-Limit"), r.header.Get("RateLimit-Reset"))
+			}
+		}
+		for i, s := range servers {
+			r := s.request(http.MethodGet, "/api/v1/payments", token, nil)
+			code, _ := r.errorCode()
+			if retry, _ := strconv.Atoi(r.header.Get("Retry-After")); r.status != http.StatusTooManyRequests || code != "rate_limited" || retry < 1 {
+				t.Errorf("server %d, past the burst = %d %s, Retry-After %q", i, r.status, r.raw, r.header.Get("Retry-After"))
+			}
+		}
+		// The bucket is the principal's: GraphQL spends it too, and answers in its own shape.
+		r := servers[1].request(http.MethodPost, "/query", token, map[string]any{"query": `{ __typename }`})
+		if r.status != http.StatusTooManyRequests || str(get(r.body, "errors", 0, "extensions", "code")) != "rate_limited" || r.header.Get("Retry-After") == "" {
+			t.Errorf("GraphQL past the burst = %d %s", r.status, r.raw)
+		}
+		// Another principal has its own bucket; the webhooks and probes have none.
+		if r := servers[0].request(http.MethodGet, "/api/v1/payments", servers[0].tokenFor("viewer"), nil); r.status != http.StatusOK {
+			t.Errorf("another principal = %d", r.status)
+		}
+		if r := servers[0].request(http.MethodGet, "/healthz", "", nil); r.header.Get("RateLimit-Limit") != "" {
+			t.Error("a probe is rate limited")
+		}
+
+		// Logins: two attempts a minute per account and address, across servers, the right
+		// password included once they are spent; another account is not held back. The
+		// address's own bucket is wide enough for all of them.
+		setRateLimits(t, servers, 100, 200, 2)
+		for i := range 2 {
+			r := servers[i].request(http.MethodPost, "/api/v1/auth/login", "", map[string]any{"email": email, "password": "not the password"})
+			if code, _ := r.errorCode(); code != "invalid_credentials" {
+				t.Errorf("wrong password %d = %d %s", i+1, r.status, r.raw)
+			}
+		}
+		for i, s := range servers {
+			r := s.request(http.MethodPost, "/api/v1/auth/login", "", map[string]any{"email": email, "password": testPassword})
+			if code, _ := r.errorCode(); r.status != http.StatusTooManyRequests || code != "rate_limited" || r.header.Get("Retry-After") == "" || r.header.Get("RateLimit-Limit") != "2" {
+				t.Errorf("server %d, the right password after two wrong = %d %s", i, r.status, r.raw)
+			}
+		}
+		_, errs := servers[1].graphql("", `mutation($e: String!, $p: String!) { login(input: {email: $e, password: $p}) { accessToken } }`,
+			map[string]any{"e": email, "p": testPassword})
+		if len(errs) != 1 || errs[0].code() != "rate_limited" {
+			t.Errorf("GraphQL login once throttled = %+v", errs)
+		}
+		other := servers[0].userWith("viewer")
+		if r := servers[0].request(http.MethodPost, "/api/v1/auth/login", "", map[string]any{"email": other, "password": testPassword}); r.status != http.StatusOK {
+			t.Errorf("another account's login = %d %s", r.status, r.raw)
+		}
+	})
+}
+
+// TestRateLimitsWithoutRedis: a server whose Redis does not answer keeps serving, limits per
+// server, and says so once.
+func TestRateLimitsWithoutRedis(t *testing.T) {
+	nowhere, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := nowhere.Addr().String()
+	nowhere.Close() // nothing listens there now
+	env := newTestEnv(t, databasetest.SQLite(t), "REDIS_URL=redis://"+addr+"/0")
+	setRateLimits(t, []*testEnv{env}, 1, 3, 5)
+	token := env.tokenFor("viewer")
+	for i := range 3 {
+		if r := env.request(http.MethodGet, "/api/v1/payments", token, nil); r.status != http.StatusOK || r.header.Get("RateLimit-Remaining") != strconv.Itoa(2-i) {
+			t.Errorf("request %d without Redis = %d, remaining %s", i+1, r.status, r.header.Get("RateLimit-Remaining"))
+		}
+	}
+	if r := env.request(http.MethodGet, "/api/v1/payments", token, nil); r.status != http.StatusTooManyRequests {
+		t.Errorf("past the burst without Redis = %d", r.status)
+	}
+	if n := strings.Count(env.logs.String(), "Redis cannot be reached"); n != 1 {
+		t.Errorf("Redis gone logged %d times", n)
+	}
+}
