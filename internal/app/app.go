@@ -142,7 +142,7 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger, now cl
 			SignatureRefused: signatureFailures.Add, Stored: worker.Wake, Observe: counters.WebhookEvent},
 		webhookWorker: worker,
 		// In production a test webhook goes to public addresses only.
-		testWebhooks: &outbound.TestSender{Production: cfg.Production(), Now: now},
+		testWebhooks: &outbound.TestSender{Sender: outbound.NewSender(cfg.Production(), 0), Now: now},
 		webhookLogs:  &inbound.Logs{Client: db.Ent, Now: now, SignatureFailures: signatureFailures, Requeued: worker.Wake},
 		metrics:      counters,
 		alerts: &alerting.Alerts{Client: db.Ent, Providers: router, Settings: func() settings.AlertThresholds { return configs.Current().Alerts },
@@ -228,10 +228,10 @@ func New(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.L
 	paygate.handler = handler
 	// A sandbox delivers its webhooks to this server's own /webhooks/{provider}, in process, through
 	// everything a provider's delivery goes through.
-	toSelf := &http.Client{Transport: provider.InProcess{Handler: handler}}
+	toSelf := outbound.NewSenderOver(provider.InProcess{Handler: handler}, 0)
 	for name, sandbox := range svc.sandboxes.webhooks {
 		if err := sandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: "http://paygate.internal/webhooks/" + name,
-			Secret: svc.inbox.Secrets[name], HTTP: toSelf, Logger: logger}); err != nil {
+			Secret: svc.inbox.Secrets[name], Sender: toSelf, Logger: logger}); err != nil {
 			return nil, err
 		}
 	}

@@ -1,13 +1,8 @@
-// Package outbound sends signed webhooks over HTTP: every delivery bounded in time, never
-// redirected, and in production never to Paygate's own networks.
 package outbound
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -26,11 +21,9 @@ type WebhookConfig struct {
 
 	// The rest tune the delivery; each has a default.
 
-	// HTTP sends the webhooks (default: http.DefaultTransport). Redirects are never followed:
-	// the providers count them as failures.
-	HTTP *http.Client
-	// Timeout bounds each try (default 10 s): a receiver that hangs is a failed try.
-	Timeout time.Duration
+	// Sender makes each try (default: NewSender(false, 0)): a receiver that hangs is a failed
+	// try, and a redirect is never followed, as the providers count it a failure.
+	Sender *Sender
 	// RetryWaits are the pauses before each retry of a webhook not delivered (default 1 s, 10 s,
 	// 1 min, 10 min); after the last, it is given up.
 	RetryWaits []time.Duration
@@ -53,15 +46,14 @@ type WebhookSigner func(body []byte, at time.Time) http.Header
 // than 2xx, or none) until it is delivered, its retries run out, or the sender's context ends.
 // A nil sender sends nothing.
 type WebhookSender struct {
-	ctx     context.Context
-	url     string
-	sign    WebhookSigner
-	client  *http.Client
-	timeout time.Duration
-	waits   []time.Duration
-	now     func() time.Time
-	after   func(time.Duration) <-chan time.Time
-	logger  *slog.Logger
+	ctx    context.Context
+	url    string
+	sign   WebhookSigner
+	sender *Sender
+	waits  []time.Duration
+	now    func() time.Time
+	after  func(time.Duration) <-chan time.Time
+	logger *slog.Logger
 	// slots holds one token per delivery under way.
 	slots    chan struct{}
 	underWay sync.WaitGroup
@@ -80,16 +72,10 @@ func NewWebhookSender(ctx context.Context, config WebhookConfig, sign WebhookSig
 	if config.Secret == "" {
 		return nil, errors.New("webhooks need the secret they are signed with")
 	}
-	s := &WebhookSender{ctx: ctx, url: config.URL, sign: sign, timeout: config.Timeout, waits: config.RetryWaits,
+	s := &WebhookSender{ctx: ctx, url: config.URL, sign: sign, sender: config.Sender, waits: config.RetryWaits,
 		now: config.Now, after: config.After, logger: config.Logger}
-	client := http.Client{}
-	if config.HTTP != nil {
-		client = *config.HTTP
-	}
-	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	s.client = &client
-	if s.timeout <= 0 {
-		s.timeout = 10 * time.Second
+	if s.sender == nil {
+		s.sender = NewSender(false, 0)
 	}
 	if len(s.waits) == 0 {
 		s.waits = []time.Duration{time.Second, 10 * time.Second, time.Minute, 10 * time.Minute}
@@ -164,24 +150,12 @@ func (s *WebhookSender) deliver(eventID string, body []byte) {
 
 // try POSTs body once, signed now.
 func (s *WebhookSender) try(body []byte) error {
-	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(body))
+	attempt, err := s.sender.Try(s.ctx, s.url, body, s.sign(body, s.now()))
 	if err != nil {
 		return err
 	}
-	for name, values := range s.sign(body, s.now()) {
-		req.Header[name] = values
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	io.Copy(io.Discard, io.LimitReader(resp.Body, maxTestExcerpt))
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("answered %d", resp.StatusCode)
+	if !attempt.Delivered() {
+		return errors.New(attempt.String())
 	}
 	return nil
 }

@@ -96,7 +96,7 @@ func TestWebhookRetriedWithBackoff(t *testing.T) {
 	defer server.Close()
 	var waits []time.Duration
 	var mu sync.Mutex
-	sender, err := NewWebhookSender(context.Background(), WebhookConfig{URL: server.URL, Secret: "s", HTTP: server.Client(),
+	sender, err := NewWebhookSender(context.Background(), WebhookConfig{URL: server.URL, Secret: "s",
 		RetryWaits: []time.Duration{time.Second, time.Minute, time.Hour}, Now: clock(), After: recordWaits(&waits, &mu)}, signAt)
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +213,7 @@ func TestWebhookTryTimesOut(t *testing.T) {
 		}
 	}))
 	defer server.Close()
-	sender, _ := NewWebhookSender(context.Background(), WebhookConfig{URL: server.URL, Secret: "s", Timeout: 50 * time.Millisecond,
+	sender, _ := NewWebhookSender(context.Background(), WebhookConfig{URL: server.URL, Secret: "s", Sender: NewSender(false, 50*time.Millisecond),
 		After: func(time.Duration) <-chan time.Time { c := make(chan time.Time, 1); c <- time.Time{}; return c }}, signAt)
 	sender.Send("evt_1", []byte(`{}`))
 	sender.Wait()

@@ -1,30 +1,21 @@
 package outbound
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
@@ -40,14 +31,8 @@ var testEventTypes = []string{"payment.succeeded", "payment.failed", "payment.re
 
 // Bounds of a test delivery.
 const (
-	// defaultTestTimeout bounds a whole test delivery: connecting, TLS, the answer and its excerpt.
-	defaultTestTimeout = 10 * time.Second
 	// maxTestURL is the longest URL a test event is sent to.
 	maxTestURL = 2048
-	// maxTestExcerpt is how much of the endpoint's answer is read, and all that is read.
-	maxTestExcerpt = 1024
-	// maxTestHeaderBytes bounds the answer's headers, which are read whole before the excerpt.
-	maxTestHeaderBytes = 64 << 10
 	// maxTestsInFlight bounds the test deliveries under way on this server, whoever asked them.
 	maxTestsInFlight = 16
 	// testSecretPrefix starts every signing secret, as Stripe's do.
@@ -83,15 +68,12 @@ type TestDelivery struct {
 }
 
 // TestSender sends merchants' endpoints signed test events, so that they can check they receive
-// and verify Paygate's webhooks. The URL is the caller's, so every delivery is bounded: one
-// request, no redirect followed, no proxy, defaultTestTimeout in all, maxTestExcerpt of the answer
-// read; and, in production, never to an address of Paygate's own networks (see dialGuard).
+// and verify Paygate's webhooks. The URL is the caller's: each test event is one try of Sender,
+// bounded as every try is.
 type TestSender struct {
-	Production bool
+	Sender *Sender
 	// Now times the event and its signature (default time.Now).
 	Now func() time.Time
-	// Timeout bounds each delivery (default defaultTestTimeout).
-	Timeout time.Duration
 
 	mu sync.Mutex
 	// inFlight holds the principals with a delivery under way: one each, so that no one holds
@@ -136,35 +118,18 @@ func (s *TestSender) Send(ctx context.Context, req TestWebhookRequest) (TestDeli
 	if err != nil {
 		return TestDelivery{}, err
 	}
-	timeout := cmp.Or(s.Timeout, defaultTestTimeout)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	post, err := http.NewRequestWithContext(ctx, http.MethodPost, target.String(), bytes.NewReader(body))
+	attempt, err := s.Sender.Try(ctx, target.String(), body, http.Header{
+		"User-Agent":        {"Paygate-Webhooks/1.0"},
+		"Paygate-Signature": {signTestEvent(body, secret, at)},
+	})
 	if err != nil {
 		return TestDelivery{}, err
 	}
-	post.Header.Set("Content-Type", "application/json")
-	post.Header.Set("User-Agent", "Paygate-Webhooks/1.0")
-	post.Header.Set("Paygate-Signature", signTestEvent(body, secret, at))
-
-	start := time.Now()
-	resp, err := s.client().Do(post)
-	delivery.Latency = time.Since(start)
-	if err != nil {
-		if refused, ok := errors.AsType[*refusedAddress](err); ok {
-			return TestDelivery{}, apierror.ForParam(apierror.InvalidRequest, "url",
-				"url leads to "+refused.kind+" address, where test webhooks are not sent")
-		}
-		delivery.Error = failureOf(err, timeout)
-		return delivery, nil
+	if attempt.Refused != "" {
+		return TestDelivery{}, apierror.ForParam(apierror.InvalidRequest, "url",
+			"url leads to "+attempt.Refused+" address, where test webhooks are not sent")
 	}
-	defer resp.Body.Close() // unread beyond the excerpt: the connection is not kept
-	delivery.StatusCode = resp.StatusCode
-	excerpt, err := io.ReadAll(io.LimitReader(resp.Body, maxTestExcerpt))
-	delivery.ResponseExcerpt = excerptOf(excerpt)
-	if err != nil {
-		delivery.Error = "the answer's body was cut short: " + failureOf(err, timeout)
-	}
+	delivery.StatusCode, delivery.Latency, delivery.ResponseExcerpt, delivery.Error = attempt.StatusCode, attempt.Latency, attempt.Excerpt, attempt.Failure
 	return delivery, nil
 }
 
@@ -199,22 +164,6 @@ func (s *TestSender) claim(subject string) (release func(), err error) {
 		defer s.mu.Unlock()
 		delete(s.inFlight, subject)
 	}, nil
-}
-
-// client is a client for one delivery: it follows no redirect, takes no proxy from the
-// environment, keeps no connection, leaves the body as sent (no transparent gzip, which would
-// read more than the excerpt) and dials only what dialGuard allows.
-func (s *TestSender) client() *http.Client {
-	dialer := &net.Dialer{ControlContext: dialGuard(s.Production)}
-	return &http.Client{
-		Transport: &http.Transport{
-			DialContext:            dialer.DialContext,
-			DisableKeepAlives:      true,
-			DisableCompression:     true,
-			MaxResponseHeaderBytes: maxTestHeaderBytes,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
 }
 
 // testURL checks a test event's destination before anything is resolved or dialled. The address
@@ -253,128 +202,6 @@ func newTestSecret() string {
 	raw := make([]byte, 32)
 	rand.Read(raw)
 	return testSecretPrefix + hex.EncodeToString(raw)
-}
-
-// excerptOf is the start of an answer as text: valid UTF-8 (a character cut by the limit is left
-// out, bytes that are no UTF-8 are replaced), trimmed.
-func excerptOf(b []byte) string {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				b = b[:i]
-			}
-			break
-		}
-	}
-	return strings.TrimSpace(strings.ToValidUTF8(string(b), string(utf8.RuneError)))
-}
-
-// failureOf says why a delivery got no answer, in words of Paygate's own: the errors' texts name
-// Paygate's resolver and its own address.
-func failureOf(err error, timeout time.Duration) string {
-	var netErr net.Error
-	var dnsErr *net.DNSError
-	var certErr *tls.CertificateVerificationError
-	var alert tls.AlertError
-	switch {
-	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout():
-		return fmt.Sprintf("timeout: no answer within %s", timeout)
-	case errors.As(err, &dnsErr):
-		return "the host name could not be resolved"
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "the connection was refused"
-	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH):
-		return "the host cannot be reached"
-	case errors.As(err, &certErr):
-		return "TLS: the certificate could not be verified (" + certificateProblem(certErr.Err) + ")"
-	case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"): // net/http has no type for it
-		return "TLS: the endpoint answered in plain HTTP (is it http://?)"
-	case errors.As(err, &alert):
-		return "TLS: the handshake failed"
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return "the connection was closed before a whole answer came"
-	default:
-		return "no HTTP answer could be read"
-	}
-}
-
-func certificateProblem(err error) string {
-	invalid, isInvalid := errors.AsType[x509.CertificateInvalidError](err)
-	switch {
-	case errors.As(err, new(x509.UnknownAuthorityError)):
-		return "signed by an unknown authority"
-	case errors.As(err, new(x509.HostnameError)):
-		return "not valid for the host"
-	case isInvalid && invalid.Reason == x509.Expired:
-		return "expired or not yet valid"
-	default:
-		return "invalid"
-	}
-}
-
-// refusedAddress is a destination dialGuard refuses; kind names its range, never the address,
-// which may be one of Paygate's networks that the URL did not spell.
-type refusedAddress struct{ kind string }
-
-func (e *refusedAddress) Error() string { return "refused destination: " + e.kind + " address" }
-
-// addressRange is a range of addresses never dialled: always, or in production only when local.
-type addressRange struct {
-	prefix netip.Prefix
-	kind   string
-	// local ranges are where a merchant's endpoint under development may be (localhost, a LAN):
-	// allowed outside production. The others hold no endpoint anyone tests, and some the clouds'
-	// metadata services (169.254.169.254, 192.0.0.192), so a server left in development mode
-	// does not reach them either.
-	local bool
-}
-
-var refusedRanges = []addressRange{
-	{netip.MustParsePrefix("0.0.0.0/8"), "an unspecified", false},
-	{netip.MustParsePrefix("127.0.0.0/8"), "a loopback", true},
-	{netip.MustParsePrefix("10.0.0.0/8"), "a private", true},
-	{netip.MustParsePrefix("172.16.0.0/12"), "a private", true},
-	{netip.MustParsePrefix("192.168.0.0/16"), "a private", true},
-	{netip.MustParsePrefix("100.64.0.0/10"), "a shared (carrier-grade NAT)", true},
-	{netip.MustParsePrefix("198.18.0.0/15"), "a benchmarking", true},
-	{netip.MustParsePrefix("169.254.0.0/16"), "a link-local", false},
-	{netip.MustParsePrefix("192.0.0.0/24"), "a special-purpose", false},
-	{netip.MustParsePrefix("224.0.0.0/4"), "a multicast", false},
-	{netip.MustParsePrefix("240.0.0.0/4"), "a reserved", false},
-	{netip.MustParsePrefix("::/128"), "an unspecified", false},
-	{netip.MustParsePrefix("::1/128"), "a loopback", true},
-	{netip.MustParsePrefix("fc00::/7"), "a private", true},
-	{netip.MustParsePrefix("fe80::/10"), "a link-local", false},
-	{netip.MustParsePrefix("fec0::/10"), "a site-local", false},
-	{netip.MustParsePrefix("ff00::/8"), "a multicast", false},
-}
-
-// nat64 is the well-known NAT64 prefix, whose addresses stand for the IPv4 address in their last
-// 32 bits.
-var nat64 = netip.MustParsePrefix("64:ff9b::/96")
-
-// dialGuard checks each address as it is dialled, after resolution, so a host name resolving to a
-// refused address (localhost, or a name rebound between two look-ups) is refused as the address
-// itself is. IPv4 addresses written as IPv6 (::ffff:127.0.0.1, 64:ff9b::7f00:1) are checked as the
-// IPv4 address they stand for.
-func dialGuard(production bool) func(ctx context.Context, network, address string, _ syscall.RawConn) error {
-	return func(_ context.Context, network, address string, _ syscall.RawConn) error {
-		addrPort, err := netip.ParseAddrPort(address)
-		if err != nil || (network != "tcp4" && network != "tcp6") {
-			return &refusedAddress{kind: "an unknown"}
-		}
-		ip := addrPort.Addr().WithZone("").Unmap() // a zoned address matches no prefix
-		if nat64.Contains(ip) {
-			b := ip.As16()
-			ip = netip.AddrFrom4([4]byte(b[12:]))
-		}
-		for _, r := range refusedRanges {
-			if r.prefix.Contains(ip) && (production || !r.local) {
-				return &refusedAddress{kind: r.kind}
-			}
-		}
-		return nil
-	}
 }
 
 // testEvent is the event sent, as Paygate's webhooks are.

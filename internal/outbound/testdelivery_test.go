@@ -77,7 +77,7 @@ func verifies(t *testing.T, r received, secret string) {
 func TestTestEventSigned(t *testing.T) {
 	server, got := endpoint(t, http.StatusOK, "  received\n")
 	at := time.Date(2026, 11, 24, 9, 30, 15, 123456789, time.UTC)
-	sender := &TestSender{Now: func() time.Time { return at }}
+	sender := &TestSender{Sender: NewSender(false, 0), Now: func() time.Time { return at }}
 	ctx := asRole("usr_1", "operator")
 
 	d, err := sender.Send(ctx, TestWebhookRequest{URL: server.URL + "/hooks?x=1#frag", Secret: "whsec_merchant"})
@@ -141,7 +141,7 @@ func TestTestEventSigned(t *testing.T) {
 // TestTestEventTypes: each type carries a sample of its object; another type is refused.
 func TestTestEventTypes(t *testing.T) {
 	server, got := endpoint(t, http.StatusNoContent, "")
-	sender := &TestSender{}
+	sender := &TestSender{Sender: NewSender(false, 0)}
 	ctx := asRole("usr_1", "admin")
 	for eventType, want := range map[string]map[string]any{
 		"payment.succeeded": {"object": "payment", "status": "succeeded", "amount_refunded": json.Number("0.00")},
@@ -188,7 +188,7 @@ func TestTestEventTypes(t *testing.T) {
 // TestTestEventAnswers: what the endpoint answers, or fails to, is reported as it is.
 func TestTestEventAnswers(t *testing.T) {
 	ctx := asRole("usr_1", "operator")
-	sender := &TestSender{}
+	sender := &TestSender{Sender: NewSender(false, 0)}
 
 	failing, _ := endpoint(t, http.StatusInternalServerError, `{"error":"boom"}`)
 	d, err := sender.Send(ctx, TestWebhookRequest{URL: failing.URL})
@@ -211,7 +211,7 @@ func TestTestEventAnswers(t *testing.T) {
 	big := strings.Repeat("a", 5<<20)
 	large, _ := endpoint(t, http.StatusOK, big)
 	d, err = sender.Send(ctx, TestWebhookRequest{URL: large.URL})
-	if err != nil || d.StatusCode != 200 || d.ResponseExcerpt != big[:maxTestExcerpt] || d.Error != "" {
+	if err != nil || d.StatusCode != 200 || d.ResponseExcerpt != big[:maxExcerpt] || d.Error != "" {
 		t.Errorf("5 MB answer: excerpt of %d bytes, %+v, %v", len(d.ResponseExcerpt), d.Error, err)
 	}
 	// An answer without end: had more than the excerpt been read, this would never return.
@@ -229,7 +229,7 @@ func TestTestEventAnswers(t *testing.T) {
 	}))
 	defer endless.Close()
 	d, err = sender.Send(ctx, TestWebhookRequest{URL: endless.URL})
-	if err != nil || d.StatusCode != 200 || len(d.ResponseExcerpt) != maxTestExcerpt {
+	if err != nil || d.StatusCode != 200 || len(d.ResponseExcerpt) != maxExcerpt {
 		t.Errorf("endless answer: %+v, %v", d, err)
 	}
 	if n := <-written; n >= 1<<30 {
@@ -243,7 +243,7 @@ func TestTestEventAnswers(t *testing.T) {
 		<-r.Context().Done()
 	}))
 	defer hanging.Close()
-	quick := &TestSender{Timeout: 100 * time.Millisecond}
+	quick := &TestSender{Sender: NewSender(false, 100*time.Millisecond)}
 	start := time.Now()
 	d, err = quick.Send(ctx, TestWebhookRequest{URL: hanging.URL})
 	if err != nil || d.StatusCode != 0 || !strings.Contains(d.Error, "timeout") || time.Since(start) > 5*time.Second {
@@ -267,7 +267,7 @@ func TestTestEventAnswers(t *testing.T) {
 // name no address of Paygate's.
 func TestTestEventNetworkFailures(t *testing.T) {
 	ctx := asRole("usr_1", "operator")
-	sender := &TestSender{Timeout: 5 * time.Second}
+	sender := &TestSender{Sender: NewSender(false, 5*time.Second)}
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closed.Close()
 	tlsServer := httptest.NewUnstartedServer(http.NotFoundHandler())
@@ -298,7 +298,7 @@ func TestTestEventNetworkFailures(t *testing.T) {
 // TestTestEventRefusedURLs: a URL that is not one to send to is refused before anything is sent.
 func TestTestEventRefusedURLs(t *testing.T) {
 	server, got := endpoint(t, http.StatusOK, "")
-	sender := &TestSender{}
+	sender := &TestSender{Sender: NewSender(false, 0)}
 	ctx := asRole("usr_1", "operator")
 	host := strings.TrimPrefix(server.URL, "http://")
 	for _, tc := range []struct {
@@ -357,7 +357,7 @@ func TestTestEventProductionDestinations(t *testing.T) {
 	server := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached.Add(1) }))
 	defer server.Close()
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(server.URL, "http://"))
-	production := &TestSender{Production: true, Timeout: 2 * time.Second}
+	production := &TestSender{Sender: NewSender(true, 2*time.Second)}
 	ctx := asRole("usr_1", "operator")
 	for _, tc := range []struct{ url, kind string }{
 		{"http://127.0.0.1:" + port + "/", "loopback"},
@@ -400,7 +400,7 @@ func TestTestEventProductionDestinations(t *testing.T) {
 		t.Fatalf("the endpoint on loopback was reached %d times in production", reached.Load())
 	}
 
-	development := &TestSender{Timeout: 2 * time.Second}
+	development := &TestSender{Sender: NewSender(false, 2*time.Second)}
 	for _, url := range []string{"http://127.0.0.1:" + port + "/", "http://localhost:" + port + "/"} {
 		if d, err := development.Send(ctx, TestWebhookRequest{URL: url}); err != nil || d.StatusCode != 200 {
 			t.Errorf("development, %s: %+v, %v", url, d, err)
@@ -470,7 +470,7 @@ func TestDialGuard(t *testing.T) {
 // for anyone else.
 func TestTestEventAuthorised(t *testing.T) {
 	server, got := endpoint(t, http.StatusOK, "")
-	sender := &TestSender{}
+	sender := &TestSender{Sender: NewSender(false, 0)}
 	for _, tc := range []struct {
 		ctx  context.Context
 		want apierror.Code
@@ -499,7 +499,7 @@ func TestTestEventsInFlight(t *testing.T) {
 		}
 	}))
 	defer server.Close()
-	sender := &TestSender{}
+	sender := &TestSender{Sender: NewSender(false, 0)}
 	first := make(chan error, 1)
 	go func() {
 		_, err := sender.Send(asRole("usr_1", "operator"), TestWebhookRequest{URL: server.URL + "/slow"})
