@@ -130,68 +130,97 @@ const (
 )
 
 // Validate checks the document against the providers Paygate has, naming the field at fault.
+// Each section is checked by its own rules; the first fault, in the document's order, is told.
 func (c Document) Validate(providers []string) error {
-	known := func(name, param string) error {
-		if !slices.Contains(providers, name) {
-			return apierror.ForParam(apierror.InvalidRequest, param, fmt.Sprintf("unknown provider %q; known: %s", name, strings.Join(providers, ", ")))
+	for _, err := range []error{
+		c.Routing.validate(providers),
+		validateProviders(c.Providers, providers),
+		c.CircuitBreaker.validate(),
+		c.WebhookRetry.validate(),
+		c.RateLimits.validate(),
+		c.Alerts.validate(),
+	} {
+		if err != nil {
+			return err
 		}
-		return nil
 	}
-	if len(c.Routing.Rules) > maxRules {
+	return nil
+}
+
+// unknownProvider refuses a name that is not one of providers, at param.
+func unknownProvider(providers []string, name, param string) error {
+	if !slices.Contains(providers, name) {
+		return apierror.ForParam(apierror.InvalidRequest, param, fmt.Sprintf("unknown provider %q; known: %s", name, strings.Join(providers, ", ")))
+	}
+	return nil
+}
+
+func (r Routing) validate(providers []string) error {
+	if len(r.Rules) > maxRules {
 		return apierror.ForParam(apierror.InvalidRequest, "routing.rules", fmt.Sprintf("at most %d rules", maxRules))
 	}
-	for i, rule := range c.Routing.Rules {
-		param := fmt.Sprintf("routing.rules[%d]", i)
-		if rule.Name == "" || len(rule.Name) > maxRuleName {
-			return apierror.ForParam(apierror.InvalidRequest, param+".name", fmt.Sprintf("every rule needs a name of at most %d characters", maxRuleName))
-		}
-		if len(rule.Providers) > len(providers) || len(rule.Currency) > maxConditionValues || len(rule.Brand) > maxConditionValues {
-			return apierror.ForParam(apierror.InvalidRequest, param, fmt.Sprintf("a rule names each provider once, and at most %d currencies or brands", maxConditionValues))
-		}
-		if len(rule.Providers) == 0 {
-			return apierror.ForParam(apierror.InvalidRequest, param+".providers", "a rule needs at least one provider")
-		}
-		for j, w := range rule.Providers {
-			if err := known(w.Provider, fmt.Sprintf("%s.providers[%d].provider", param, j)); err != nil {
-				return err
-			}
-			if w.Weight <= 0 || w.Weight > maxWeight {
-				return apierror.ForParam(apierror.InvalidRequest, fmt.Sprintf("%s.providers[%d].weight", param, j), fmt.Sprintf("weights must be from 1 to %d", maxWeight))
-			}
-		}
-		for j, code := range rule.Currency {
-			if _, err := money.ParseCurrency(code); err != nil {
-				return apierror.ForParam(apierror.InvalidCurrency, fmt.Sprintf("%s.currency[%d]", param, j), err.Error())
-			}
-		}
-		if err := validRange(rule, param); err != nil {
+	for i, rule := range r.Rules {
+		if err := rule.validate(providers, fmt.Sprintf("routing.rules[%d]", i)); err != nil {
 			return err
 		}
 	}
-	if len(c.Routing.Fallback) == 0 {
+	if len(r.Fallback) == 0 {
 		return apierror.ForParam(apierror.InvalidRequest, "routing.fallback", "the fallback list needs at least one provider")
 	}
-	for i, name := range c.Routing.Fallback {
-		if err := known(name, fmt.Sprintf("routing.fallback[%d]", i)); err != nil {
+	for i, name := range r.Fallback {
+		if err := unknownProvider(providers, name, fmt.Sprintf("routing.fallback[%d]", i)); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+func (rule Rule) validate(providers []string, param string) error {
+	if rule.Name == "" || len(rule.Name) > maxRuleName {
+		return apierror.ForParam(apierror.InvalidRequest, param+".name", fmt.Sprintf("every rule needs a name of at most %d characters", maxRuleName))
+	}
+	if len(rule.Providers) > len(providers) || len(rule.Currency) > maxConditionValues || len(rule.Brand) > maxConditionValues {
+		return apierror.ForParam(apierror.InvalidRequest, param, fmt.Sprintf("a rule names each provider once, and at most %d currencies or brands", maxConditionValues))
+	}
+	if len(rule.Providers) == 0 {
+		return apierror.ForParam(apierror.InvalidRequest, param+".providers", "a rule needs at least one provider")
+	}
+	for j, w := range rule.Providers {
+		if err := unknownProvider(providers, w.Provider, fmt.Sprintf("%s.providers[%d].provider", param, j)); err != nil {
+			return err
+		}
+		if w.Weight <= 0 || w.Weight > maxWeight {
+			return apierror.ForParam(apierror.InvalidRequest, fmt.Sprintf("%s.providers[%d].weight", param, j), fmt.Sprintf("weights must be from 1 to %d", maxWeight))
+		}
+	}
+	for j, code := range rule.Currency {
+		if _, err := money.ParseCurrency(code); err != nil {
+			return apierror.ForParam(apierror.InvalidCurrency, fmt.Sprintf("%s.currency[%d]", param, j), err.Error())
+		}
+	}
+	return validRange(rule, param)
+}
+
+func validateProviders(settings map[string]Provider, providers []string) error {
 	for _, name := range providers {
-		if _, listed := c.Providers[name]; !listed {
+		if _, listed := settings[name]; !listed {
 			// Left out, a provider would never be tried: say so rather than switch it off unasked.
 			return apierror.ForParam(apierror.MissingField, "providers."+name, "every provider needs its settings; set enabled false to switch one off")
 		}
 	}
-	for name, settings := range c.Providers {
-		if err := known(name, "providers."+name); err != nil {
+	for name, provider := range settings {
+		if err := unknownProvider(providers, name, "providers."+name); err != nil {
 			return err
 		}
 		// A payment gets 20 seconds in all, for every provider it is offered to.
-		if settings.TimeoutMS < 100 || settings.TimeoutMS > 20000 {
+		if provider.TimeoutMS < 100 || provider.TimeoutMS > 20000 {
 			return apierror.ForParam(apierror.InvalidRequest, "providers."+name+".timeout_ms", "timeout_ms must be from 100 to 20000")
 		}
 	}
-	b := c.CircuitBreaker
+	return nil
+}
+
+func (b CircuitBreaker) validate() error {
 	switch {
 	case b.WindowS < 1:
 		return apierror.ForParam(apierror.InvalidRequest, "circuit_breaker.window_s", "window_s must be at least 1")
@@ -202,7 +231,10 @@ func (c Document) Validate(providers []string) error {
 	case b.OpenS < 1:
 		return apierror.ForParam(apierror.InvalidRequest, "circuit_breaker.open_s", "open_s must be at least 1")
 	}
-	r := c.WebhookRetry
+	return nil
+}
+
+func (r WebhookRetry) validate() error {
 	switch {
 	case r.BaseS < 1 || r.BaseS > 86400:
 		return apierror.ForParam(apierror.InvalidRequest, "webhook_retry.base_s", "base_s must be from 1 to 86400")
@@ -211,7 +243,10 @@ func (c Document) Validate(providers []string) error {
 	case r.MaxAttempts < 1 || r.MaxAttempts > 50:
 		return apierror.ForParam(apierror.InvalidRequest, "webhook_retry.max_attempts", "max_attempts must be from 1 to 50")
 	}
-	l := c.RateLimits
+	return nil
+}
+
+func (l RateLimits) validate() error {
 	switch {
 	case l.PerSecond < 1:
 		return apierror.ForParam(apierror.InvalidRequest, "rate_limits.per_second", "per_second must be at least 1")
@@ -220,7 +255,11 @@ func (c Document) Validate(providers []string) error {
 	case l.LoginPerMinute < 1:
 		return apierror.ForParam(apierror.InvalidRequest, "rate_limits.login_per_minute", "login_per_minute must be at least 1")
 	}
-	switch a := c.Alerts; {
+	return nil
+}
+
+func (a AlertThresholds) validate() error {
+	switch {
 	case a.ProviderErrorRate <= 0 || a.ProviderErrorRate > 1:
 		return apierror.ForParam(apierror.InvalidRequest, "alerts.provider_error_rate", "provider_error_rate must be above 0 and at most 1")
 	case a.RefundShare <= 0 || a.RefundShare > 1:
