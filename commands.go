@@ -24,12 +24,14 @@ Usage:
   paygate apikey create --name N --scopes a,b          make an API key, printed once
   paygate help [command]                               this help, or a command's
 
-Every command reads its configuration from the environment; paygate serve --help lists it.
+Every command reads its configuration from the environment; its help lists the variables it reads.
 `
 
 // command is one of the binary's commands.
 type command struct {
 	usage, about string
+	// env is the groups of variables the command reads, for its help to name.
+	env []config.Group
 	// flags defines the command's flags on fs and returns what runs it, once they are parsed.
 	flags func(fs *flag.FlagSet) func(ctx context.Context, cfg config.Config, out commandOutput) error
 }
@@ -41,6 +43,7 @@ var commands = map[string]command{
 	"serve": {
 		usage: "paygate [serve]",
 		about: "Runs the server until it is interrupted (SIGINT, SIGTERM), then finishes the requests in flight.",
+		env:   config.Groups(),
 		flags: func(*flag.FlagSet) func(context.Context, config.Config, commandOutput) error {
 			return func(ctx context.Context, cfg config.Config, out commandOutput) error {
 				return serve(ctx, cfg, newLogger(out.stdout, cfg.LogLevel))
@@ -50,6 +53,7 @@ var commands = map[string]command{
 	"migrate": {
 		usage: "paygate migrate",
 		about: "Applies the database migrations Paygate embeds and exits; the server applies them at start too.",
+		env:   []config.Group{config.GroupDatabase, config.GroupLog}, // openDatabase, newLogger
 		flags: func(*flag.FlagSet) func(context.Context, config.Config, commandOutput) error {
 			return func(ctx context.Context, cfg config.Config, out commandOutput) error {
 				db, err := openDatabase(ctx, cfg)
@@ -65,11 +69,13 @@ var commands = map[string]command{
 	"user create": {
 		usage: "paygate user create --email E --password P --role R",
 		about: "Adds a user who logs in with the email and password: the first admin of a production deployment, say.",
+		env:   []config.Group{config.GroupDatabase}, // openDatabase
 		flags: userCreate,
 	},
 	"apikey create": {
 		usage: "paygate apikey create --name N --scopes a,b [--user EMAIL] [--expires-at TIME]",
 		about: "Makes an API key for a deployment's programs, before anyone has logged in to make one, and prints it: it is shown this once.",
+		env:   []config.Group{config.GroupDatabase, config.GroupSecrets}, // openDatabase, LoadSecrets, Production
 		flags: apiKeyCreate,
 	},
 }
@@ -128,7 +134,8 @@ func commandOf(args []string) (string, []string) {
 
 func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
 
-// helpOf is a command's help: what it does, its flags, and the environment it reads.
+// helpOf is a command's help: what it does, its flags, and the variables of the environment it
+// reads.
 func helpOf(cmd command, fs *flag.FlagSet) string {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "Usage: %s\n\n%s\n", cmd.usage, cmd.about)
@@ -139,7 +146,7 @@ func helpOf(cmd command, fs *flag.FlagSet) string {
 		fs.SetOutput(&b)
 		fs.PrintDefaults()
 	}
-	b.WriteString("\nEnvironment:\n" + config.Variables())
+	b.WriteString("\nEnvironment:\n" + config.Describe(config.Variables(cmd.env...)...))
 	return b.String()
 }
 
