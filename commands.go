@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,7 +23,7 @@ Usage:
   paygate migrate                                      apply the database migrations and exit
   paygate user create --email E --password P --role R  add a user
   paygate apikey create --name N --scopes a,b          make an API key, printed once
-  paygate help [command]                               this help, or a command's
+  paygate help [command]                               this help, or a command's or a group's (user, apikey)
 
 Every command reads its configuration from the environment; its help lists the variables it reads.
 `
@@ -83,21 +84,33 @@ var commands = map[string]command{
 // run is the whole program; tests call it as main does.
 func run(ctx context.Context, args []string, environ []string, stdout, stderr io.Writer) error {
 	name, args := commandOf(args)
-	switch name {
-	case "":
+	help := name == "help"
+	if help && len(args) > 0 {
+		name, args = commandOf(args)
+	}
+	if name == "help" {
+		name = "" // paygate help
+	}
+	if name == "" {
 		fmt.Fprint(stdout, overview)
 		return nil
-	case "help":
-		if len(args) == 0 {
-			fmt.Fprint(stdout, overview)
+	}
+	if group := groupOf(name); group != nil {
+		if help || len(args) == 0 || isHelp(args[0]) {
+			fmt.Fprint(stdout, groupHelp(name, group))
 			return nil
 		}
-		name, _ = commandOf(args)
-		args = []string{"-h"}
+		return unknownIn(name+" "+args[0], name, group)
 	}
 	cmd, ok := commands[name]
 	if !ok {
+		if first, _, ok := strings.Cut(name, " "); ok && groupOf(first) != nil {
+			return unknownIn(name, first, groupOf(first))
+		}
 		return fmt.Errorf("unknown command %q; paygate help lists the commands", strings.TrimSpace(name))
+	}
+	if help {
+		args = []string{"-h"}
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are returned, help is written below
@@ -118,18 +131,47 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 	return runCommand(ctx, cfg, commandOutput{stdout, stderr})
 }
 
-// commandOf splits a command line into its command (two words for user and apikey) and the rest;
-// "" is a request for the overview.
+// commandOf splits a command line into its command (two words for a group's, such as user
+// create) and the rest; "" is a request for the overview.
 func commandOf(args []string) (string, []string) {
 	switch {
 	case len(args) == 0 || strings.HasPrefix(args[0], "-") && !isHelp(args[0]):
 		return "serve", args
 	case isHelp(args[0]):
 		return "", nil
-	case (args[0] == "user" || args[0] == "apikey") && len(args) > 1 && !strings.HasPrefix(args[1], "-"):
+	case groupOf(args[0]) != nil && len(args) > 1 && !strings.HasPrefix(args[1], "-"):
 		return args[0] + " " + args[1], args[2:]
 	}
 	return args[0], args[1:]
+}
+
+// groupOf is the names of the commands in a group, such as user create in user, sorted; nil
+// for a name that is no group.
+func groupOf(group string) []string {
+	var names []string
+	for name := range commands {
+		if first, _, ok := strings.Cut(name, " "); ok && first == group {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// groupHelp lists a group's commands: each one's usage and what it does.
+func groupHelp(group string, names []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: paygate %s COMMAND\n\nCommands:\n", group)
+	for _, name := range names {
+		fmt.Fprintf(&b, "  %s\n      %s\n", commands[name].usage, commands[name].about)
+	}
+	fmt.Fprintf(&b, "\npaygate help %s COMMAND tells more of one: its flags and the environment it reads.\n", group)
+	return b.String()
+}
+
+// unknownIn is the error of a command line that names a group but none of its commands.
+func unknownIn(line, group string, names []string) error {
+	return fmt.Errorf("unknown command %q; the %s commands are: %s (see paygate help %s)", line, group, strings.Join(names, ", "), group)
 }
 
 func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }

@@ -191,8 +191,9 @@ func TestCommands(t *testing.T) {
 }
 
 // TestCommandLine: every command has real help, which touches nothing and names the variables
-// the command reads and no others; an unknown flag or argument is an error, never ignored; a user
-// needs a role.
+// the command reads and no others; a group of commands (user, apikey) lists its commands, asked
+// for help or given none; an unknown flag, argument or command of a group is an error, never
+// ignored; a user needs a role.
 func TestCommandLine(t *testing.T) {
 	dir := t.TempDir()
 	database := filepath.Join(dir, "paygate.db")
@@ -202,6 +203,18 @@ func TestCommandLine(t *testing.T) {
 		if err := run(context.Background(), args, environ, &out, io.Discard); err != nil || !strings.Contains(out.String(), "paygate apikey create") ||
 			strings.Count(out.String(), "\n") < 8 {
 			t.Errorf("paygate %v = %v\n%s", args, err, out.String())
+		}
+	}
+	for group, want := range map[string][]string{
+		"user":   {"paygate user create --email E", "Adds a user"},
+		"apikey": {"paygate apikey create --name N", "Makes an API key"},
+	} {
+		for _, args := range [][]string{{"help", group}, {group, "--help"}, {group, "-h"}, {group}} {
+			var out strings.Builder
+			err := run(context.Background(), args, environ, &out, io.Discard)
+			if err != nil || !strings.Contains(out.String(), want[0]) || !strings.Contains(out.String(), want[1]) {
+				t.Errorf("paygate %v = %v, want the %s commands listed:\n%s", args, err, group, out.String())
+			}
 		}
 	}
 	serverOnly := []string{"PAYGATE_CORS_ORIGINS", "REDIS_URL", "PAYGATE_ADDR", "PAYGATE_STRIPE_API_KEY"}
@@ -243,7 +256,10 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"serve", "extra"}, `takes no argument "extra"`},
 		{[]string{"migrate", "now"}, `takes no argument "now"`},
 		{[]string{"user", "create", "--email", "a@example.com", "--password", "twelve chars!"}, "--role is required"},
-		{[]string{"user", "delete"}, "unknown command"},
+		{[]string{"user", "delete"}, `unknown command "user delete"; the user commands are: user create`},
+		{[]string{"help", "user", "delete"}, `unknown command "user delete"; the user commands are: user create`},
+		{[]string{"apikey", "revoke", "--name", "x"}, `unknown command "apikey revoke"; the apikey commands are: apikey create`},
+		{[]string{"apikey", "--name", "x"}, `unknown command "apikey --name"; the apikey commands are: apikey create`},
 	} {
 		if err := run(context.Background(), tt.args, environ, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("paygate %v = %v, want %q", tt.args, err, tt.want)
