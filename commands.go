@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,14 +25,16 @@ Usage:
   paygate migrate                                      apply the database migrations and exit
   paygate user create --email E --password P --role R  add a user
   paygate apikey create --name N --scopes a,b          make an API key, printed once
-  paygate help [command]                               this help, or a command's
+  paygate help [command]                               this help, or a command's or a group's (user, apikey)
 
-Every command reads its configuration from the environment; paygate serve --help lists it.
+Every command reads its configuration from the environment; its help lists the variables it reads.
 `
 
 // command is one of the binary's commands.
 type command struct {
 	usage, about string
+	// env is the groups of variables the command reads, for its help to name.
+	env []config.Group
 	// flags defines the command's flags on fs and returns what runs it, once they are parsed.
 	flags func(fs *flag.FlagSet) func(ctx context.Context, cfg config.Config, out commandOutput) error
 }
@@ -43,6 +46,7 @@ var commands = map[string]command{
 	"serve": {
 		usage: "paygate [serve]",
 		about: "Runs the server until it is interrupted (SIGINT, SIGTERM), then finishes the requests in flight.",
+		env:   config.Groups(),
 		flags: func(*flag.FlagSet) func(context.Context, config.Config, commandOutput) error {
 			return func(ctx context.Context, cfg config.Config, out commandOutput) error {
 				return serve(ctx, cfg, app.NewLogger(out.stdout, cfg.LogLevel))
@@ -52,6 +56,7 @@ var commands = map[string]command{
 	"migrate": {
 		usage: "paygate migrate",
 		about: "Applies the database migrations Paygate embeds and exits; the server applies them at start too.",
+		env:   []config.Group{config.GroupDatabase, config.GroupLog}, // openDatabase, newLogger
 		flags: func(*flag.FlagSet) func(context.Context, config.Config, commandOutput) error {
 			return func(ctx context.Context, cfg config.Config, out commandOutput) error {
 				db, err := app.OpenDatabase(ctx, cfg)
@@ -67,11 +72,13 @@ var commands = map[string]command{
 	"user create": {
 		usage: "paygate user create --email E --password P --role R",
 		about: "Adds a user who logs in with the email and password: the first admin of a production deployment, say.",
+		env:   []config.Group{config.GroupDatabase}, // openDatabase
 		flags: userCreate,
 	},
 	"apikey create": {
 		usage: "paygate apikey create --name N --scopes a,b [--user EMAIL] [--expires-at TIME]",
 		about: "Makes an API key for a deployment's programs, before anyone has logged in to make one, and prints it: it is shown this once.",
+		env:   []config.Group{config.GroupDatabase, config.GroupSecrets}, // openDatabase, LoadSecrets, Production
 		flags: apiKeyCreate,
 	},
 }
@@ -79,21 +86,33 @@ var commands = map[string]command{
 // run is the whole program; tests call it as main does.
 func run(ctx context.Context, args []string, environ []string, stdout, stderr io.Writer) error {
 	name, args := commandOf(args)
-	switch name {
-	case "":
+	help := name == "help"
+	if help && len(args) > 0 {
+		name, args = commandOf(args)
+	}
+	if name == "help" {
+		name = "" // paygate help
+	}
+	if name == "" {
 		fmt.Fprint(stdout, overview)
 		return nil
-	case "help":
-		if len(args) == 0 {
-			fmt.Fprint(stdout, overview)
+	}
+	if group := groupOf(name); group != nil {
+		if help || len(args) == 0 || isHelp(args[0]) {
+			fmt.Fprint(stdout, groupHelp(name, group))
 			return nil
 		}
-		name, _ = commandOf(args)
-		args = []string{"-h"}
+		return unknownIn(name+" "+args[0], name, group)
 	}
 	cmd, ok := commands[name]
 	if !ok {
+		if first, _, ok := strings.Cut(name, " "); ok && groupOf(first) != nil {
+			return unknownIn(name, first, groupOf(first))
+		}
 		return fmt.Errorf("unknown command %q; paygate help lists the commands", strings.TrimSpace(name))
+	}
+	if help {
+		args = []string{"-h"}
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are returned, help is written below
@@ -114,23 +133,53 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 	return runCommand(ctx, cfg, commandOutput{stdout, stderr})
 }
 
-// commandOf splits a command line into its command (two words for user and apikey) and the rest;
-// "" is a request for the overview.
+// commandOf splits a command line into its command (two words for a group's, such as user
+// create) and the rest; "" is a request for the overview.
 func commandOf(args []string) (string, []string) {
 	switch {
 	case len(args) == 0 || strings.HasPrefix(args[0], "-") && !isHelp(args[0]):
 		return "serve", args
 	case isHelp(args[0]):
 		return "", nil
-	case (args[0] == "user" || args[0] == "apikey") && len(args) > 1 && !strings.HasPrefix(args[1], "-"):
+	case groupOf(args[0]) != nil && len(args) > 1 && !strings.HasPrefix(args[1], "-"):
 		return args[0] + " " + args[1], args[2:]
 	}
 	return args[0], args[1:]
 }
 
+// groupOf is the names of the commands in a group, such as user create in user, sorted; nil
+// for a name that is no group.
+func groupOf(group string) []string {
+	var names []string
+	for name := range commands {
+		if first, _, ok := strings.Cut(name, " "); ok && first == group {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// groupHelp lists a group's commands: each one's usage and what it does.
+func groupHelp(group string, names []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: paygate %s COMMAND\n\nCommands:\n", group)
+	for _, name := range names {
+		fmt.Fprintf(&b, "  %s\n      %s\n", commands[name].usage, commands[name].about)
+	}
+	fmt.Fprintf(&b, "\npaygate help %s COMMAND tells more of one: its flags and the environment it reads.\n", group)
+	return b.String()
+}
+
+// unknownIn is the error of a command line that names a group but none of its commands.
+func unknownIn(line, group string, names []string) error {
+	return fmt.Errorf("unknown command %q; the %s commands are: %s (see paygate help %s)", line, group, strings.Join(names, ", "), group)
+}
+
 func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
 
-// helpOf is a command's help: what it does, its flags, and the environment it reads.
+// helpOf is a command's help: what it does, its flags, and the variables of the environment it
+// reads.
 func helpOf(cmd command, fs *flag.FlagSet) string {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "Usage: %s\n\n%s\n", cmd.usage, cmd.about)
@@ -141,7 +190,7 @@ func helpOf(cmd command, fs *flag.FlagSet) string {
 		fs.SetOutput(&b)
 		fs.PrintDefaults()
 	}
-	b.WriteString("\nEnvironment:\n" + config.Variables())
+	b.WriteString("\nEnvironment:\n" + config.Describe(config.Variables(cmd.env...)...))
 	return b.String()
 }
 

@@ -210,8 +210,10 @@ func TestCommands(t *testing.T) {
 	}
 }
 
-// TestCommandLine: every command has real help, which touches nothing; an unknown flag or
-// argument is an error, never ignored; a user needs a role.
+// TestCommandLine: every command has real help, which touches nothing and names the variables
+// the command reads and no others; a group of commands (user, apikey) lists its commands, asked
+// for help or given none; an unknown flag, argument or command of a group is an error, never
+// ignored; a user needs a role.
 func TestCommandLine(t *testing.T) {
 	dir := t.TempDir()
 	database := filepath.Join(dir, "paygate.db")
@@ -223,15 +225,29 @@ func TestCommandLine(t *testing.T) {
 			t.Errorf("paygate %v = %v\n%s", args, err, out.String())
 		}
 	}
+	for group, want := range map[string][]string{
+		"user":   {"paygate user create --email E", "Adds a user"},
+		"apikey": {"paygate apikey create --name N", "Makes an API key"},
+	} {
+		for _, args := range [][]string{{"help", group}, {group, "--help"}, {group, "-h"}, {group}} {
+			var out strings.Builder
+			err := run(context.Background(), args, environ, &out, io.Discard)
+			if err != nil || !strings.Contains(out.String(), want[0]) || !strings.Contains(out.String(), want[1]) {
+				t.Errorf("paygate %v = %v, want the %s commands listed:\n%s", args, err, group, out.String())
+			}
+		}
+	}
+	serverOnly := []string{"PAYGATE_CORS_ORIGINS", "REDIS_URL", "PAYGATE_ADDR", "PAYGATE_STRIPE_API_KEY"}
+	secrets := []string{"PAYGATE_ENV", "PAYGATE_DATA_DIR", "PAYGATE_JWT_SECRET", "PAYGATE_API_KEY_SECRET"}
 	for _, tt := range []struct {
-		args  []string
-		wants []string
+		args        []string
+		wants, nots []string
 	}{
-		{[]string{"migrate", "--help"}, []string{"Usage: paygate migrate", "DATABASE_URL"}},
-		{[]string{"help", "migrate"}, []string{"Usage: paygate migrate"}},
-		{[]string{"serve", "-h"}, []string{"Usage: paygate [serve]", "PAYGATE_JWT_SECRET", "openssl rand -hex 32", "PAYGATE_CORS_ORIGINS"}},
-		{[]string{"help", "user", "create"}, []string{"-role", "-email", "(required)"}},
-		{[]string{"apikey", "create", "--help"}, []string{"-scopes", "-expires-at", "shown this once"}},
+		{[]string{"migrate", "--help"}, []string{"Usage: paygate migrate", "DATABASE_URL", "PAYGATE_DB_MAX_CONNS", "PAYGATE_LOG_LEVEL"}, append(serverOnly, secrets...)},
+		{[]string{"help", "migrate"}, []string{"Usage: paygate migrate"}, nil},
+		{[]string{"serve", "-h"}, append([]string{"Usage: paygate [serve]", "openssl rand -hex 32", "DATABASE_URL", "PAYGATE_LOG_LEVEL"}, append(serverOnly, secrets...)...), nil},
+		{[]string{"help", "user", "create"}, []string{"-role", "-email", "(required)", "DATABASE_URL"}, append(serverOnly, append(secrets, "PAYGATE_LOG_LEVEL")...)},
+		{[]string{"apikey", "create", "--help"}, append([]string{"-scopes", "-expires-at", "shown this once", "DATABASE_URL"}, secrets...), append(serverOnly, "PAYGATE_LOG_LEVEL")},
 	} {
 		var out strings.Builder
 		if err := run(context.Background(), tt.args, environ, &out, io.Discard); err != nil {
@@ -240,6 +256,11 @@ func TestCommandLine(t *testing.T) {
 		for _, want := range tt.wants {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("paygate %v says no %q:\n%s", tt.args, want, out.String())
+			}
+		}
+		for _, not := range tt.nots {
+			if strings.Contains(out.String(), not) {
+				t.Errorf("paygate %v names %s, which it does not read:\n%s", tt.args, not, out.String())
 			}
 		}
 	}
@@ -255,7 +276,10 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"serve", "extra"}, `takes no argument "extra"`},
 		{[]string{"migrate", "now"}, `takes no argument "now"`},
 		{[]string{"user", "create", "--email", "a@example.com", "--password", "twelve chars!"}, "--role is required"},
-		{[]string{"user", "delete"}, "unknown command"},
+		{[]string{"user", "delete"}, `unknown command "user delete"; the user commands are: user create`},
+		{[]string{"help", "user", "delete"}, `unknown command "user delete"; the user commands are: user create`},
+		{[]string{"apikey", "revoke", "--name", "x"}, `unknown command "apikey revoke"; the apikey commands are: apikey create`},
+		{[]string{"apikey", "--name", "x"}, `unknown command "apikey --name"; the apikey commands are: apikey create`},
 	} {
 		if err := run(context.Background(), tt.args, environ, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("paygate %v = %v, want %q", tt.args, err, tt.want)

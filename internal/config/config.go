@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,66 +22,97 @@ import (
 )
 
 // Config is everything Paygate reads from its environment. Each variable's help tag is what
-// `paygate help` says of it.
+// `paygate help` says of it; its group tag is which of the Groups it is in, so that each
+// command's help names only the variables the command reads.
 type Config struct {
-	Env                string   `env:"PAYGATE_ENV" envDefault:"development" help:"development or production (production: no playground, no introspection, every secret required)"`
-	Addr               string   `env:"PAYGATE_ADDR" help:"listen address (default 127.0.0.1:8080)"`
-	Port               string   `env:"PORT" help:"listen on :PORT when PAYGATE_ADDR is unset"`
-	DatabaseURL        string   `env:"DATABASE_URL" help:"sqlite://PATH (default sqlite://./paygate.db), sqlite://:memory: or postgres://user@host/db?sslmode=..."`
-	DBMaxConns         int      `env:"PAYGATE_DB_MAX_CONNS" envDefault:"20" help:"PostgreSQL connection pool size"`
-	DataDir            string   `env:"PAYGATE_DATA_DIR" envDefault:".paygate" help:"where development secrets are generated (mode 0600)"`
-	JWTSecret          string   `env:"PAYGATE_JWT_SECRET" help:"HS256 key of access tokens, at least 32 bytes (openssl rand -hex 32)"`
-	CardFingerprintKey string   `env:"PAYGATE_CARD_FINGERPRINT_KEY" help:"key of the card fingerprint hash, at least 32 bytes (openssl rand -hex 32)"`
-	APIKeySecret       string   `env:"PAYGATE_API_KEY_SECRET" help:"key of the hash API keys are kept as, at least 32 bytes (openssl rand -hex 32)"`
-	AdminEmail         string   `env:"PAYGATE_ADMIN_EMAIL" help:"the first admin's email, created when there are no users"`
-	AdminPassword      string   `env:"PAYGATE_ADMIN_PASSWORD" help:"the first admin's password (12 characters to 72 bytes)"`
-	CORSOrigins        []string `env:"PAYGATE_CORS_ORIGINS" envSeparator:"," help:"comma-separated origins of the dashboards allowed to call from a browser, e.g. https://dash.example.com"`
+	Env                string   `env:"PAYGATE_ENV" group:"secrets" envDefault:"development" help:"development or production (production: no playground, no introspection, every secret required)"`
+	Addr               string   `env:"PAYGATE_ADDR" group:"server" help:"listen address (default 127.0.0.1:8080)"`
+	Port               string   `env:"PORT" group:"server" help:"listen on :PORT when PAYGATE_ADDR is unset"`
+	DatabaseURL        string   `env:"DATABASE_URL" group:"database" help:"sqlite://PATH (default sqlite://./paygate.db), sqlite://:memory: or postgres://user@host/db?sslmode=..."`
+	DBMaxConns         int      `env:"PAYGATE_DB_MAX_CONNS" group:"database" envDefault:"20" help:"PostgreSQL connection pool size"`
+	DataDir            string   `env:"PAYGATE_DATA_DIR" group:"secrets" envDefault:".paygate" help:"where development secrets are generated (mode 0600)"`
+	JWTSecret          string   `env:"PAYGATE_JWT_SECRET" group:"secrets" help:"HS256 key of access tokens, at least 32 bytes (openssl rand -hex 32)"`
+	CardFingerprintKey string   `env:"PAYGATE_CARD_FINGERPRINT_KEY" group:"secrets" help:"key of the card fingerprint hash, at least 32 bytes (openssl rand -hex 32)"`
+	APIKeySecret       string   `env:"PAYGATE_API_KEY_SECRET" group:"secrets" help:"key of the hash API keys are kept as, at least 32 bytes (openssl rand -hex 32)"`
+	AdminEmail         string   `env:"PAYGATE_ADMIN_EMAIL" group:"server" help:"the first admin's email, created when there are no users"`
+	AdminPassword      string   `env:"PAYGATE_ADMIN_PASSWORD" group:"server" help:"the first admin's password (12 characters to 72 bytes)"`
+	CORSOrigins        []string `env:"PAYGATE_CORS_ORIGINS" group:"server" envSeparator:"," help:"comma-separated origins of the dashboards allowed to call from a browser, e.g. https://dash.example.com"`
 	// MetricsPublic serves /metrics to anyone, for a Prometheus on a private network that sends
 	// no credentials.
-	MetricsPublic  bool          `env:"PAYGATE_METRICS_PUBLIC" envDefault:"false" help:"true serves /metrics without credentials"`
-	RedisURL       string        `env:"REDIS_URL" help:"redis://[:password@]host:port/db: rate limits shared by every server; unset: each server keeps its own"`
-	RedisKeyPrefix string        `env:"PAYGATE_REDIS_KEY_PREFIX" envDefault:"paygate:ratelimit:" help:"what the rate limit keys in Redis begin with: one per deployment sharing a Redis"`
-	TrustedProxies []string      `env:"PAYGATE_TRUSTED_PROXIES" envSeparator:"," help:"comma-separated addresses or CIDRs of the load balancers whose X-Forwarded-For names the client; unset: the header is ignored"`
-	MaxAmount      string        `env:"PAYGATE_MAX_AMOUNT" envDefault:"999999.99" help:"largest amount of a payment, in major units"`
-	LogLevel       string        `env:"PAYGATE_LOG_LEVEL" envDefault:"info" help:"debug, info, warn or error"`
-	SandboxLatency time.Duration `env:"PAYGATE_SANDBOX_LATENCY" envDefault:"0s" help:"how long each call to a built-in sandbox takes"`
+	MetricsPublic  bool          `env:"PAYGATE_METRICS_PUBLIC" group:"server" envDefault:"false" help:"true serves /metrics without credentials"`
+	RedisURL       string        `env:"REDIS_URL" group:"server" help:"redis://[:password@]host:port/db: rate limits shared by every server; unset: each server keeps its own"`
+	RedisKeyPrefix string        `env:"PAYGATE_REDIS_KEY_PREFIX" group:"server" envDefault:"paygate:ratelimit:" help:"what the rate limit keys in Redis begin with: one per deployment sharing a Redis"`
+	TrustedProxies []string      `env:"PAYGATE_TRUSTED_PROXIES" group:"server" envSeparator:"," help:"comma-separated addresses or CIDRs of the load balancers whose X-Forwarded-For names the client; unset: the header is ignored"`
+	MaxAmount      string        `env:"PAYGATE_MAX_AMOUNT" group:"server" envDefault:"999999.99" help:"largest amount of a payment, in major units"`
+	LogLevel       string        `env:"PAYGATE_LOG_LEVEL" group:"log" envDefault:"info" help:"debug, info, warn or error"`
+	SandboxLatency time.Duration `env:"PAYGATE_SANDBOX_LATENCY" group:"server" envDefault:"0s" help:"how long each call to a built-in sandbox takes"`
 	// SandboxOutage names the built-in sandboxes that answer every request 503, as a provider
 	// that is down does, so that failover can be shown.
-	SandboxOutage []string `env:"PAYGATE_SANDBOX_OUTAGE" envSeparator:"," help:"built-in sandboxes to run as down, e.g. stripe"`
+	SandboxOutage []string `env:"PAYGATE_SANDBOX_OUTAGE" group:"server" envSeparator:"," help:"built-in sandboxes to run as down, e.g. stripe"`
 
 	// A provider without a base URL is served by its built-in sandbox.
-	StripeBaseURL        string `env:"PAYGATE_STRIPE_BASE_URL" help:"Stripe's API (https://api.stripe.com); unset: the built-in sandbox"`
-	StripeAPIKey         string `env:"PAYGATE_STRIPE_API_KEY" help:"Stripe's secret key"`
-	AdyenBaseURL         string `env:"PAYGATE_ADYEN_BASE_URL" help:"Adyen's Checkout API (test: https://checkout-test.adyen.com); unset: the built-in sandbox"`
-	AdyenAPIKey          string `env:"PAYGATE_ADYEN_API_KEY" help:"Adyen's API key"`
-	AdyenMerchantAccount string `env:"PAYGATE_ADYEN_MERCHANT_ACCOUNT" help:"Adyen's merchant account"`
-	CheckoutBaseURL      string `env:"PAYGATE_CHECKOUT_BASE_URL" help:"Checkout.com's API (sandbox: https://api.sandbox.checkout.com); unset: the built-in sandbox"`
-	CheckoutAPIKey       string `env:"PAYGATE_CHECKOUT_API_KEY" help:"Checkout.com's secret key"`
+	StripeBaseURL        string `env:"PAYGATE_STRIPE_BASE_URL" group:"server" help:"Stripe's API (https://api.stripe.com); unset: the built-in sandbox"`
+	StripeAPIKey         string `env:"PAYGATE_STRIPE_API_KEY" group:"server" help:"Stripe's secret key"`
+	AdyenBaseURL         string `env:"PAYGATE_ADYEN_BASE_URL" group:"server" help:"Adyen's Checkout API (test: https://checkout-test.adyen.com); unset: the built-in sandbox"`
+	AdyenAPIKey          string `env:"PAYGATE_ADYEN_API_KEY" group:"server" help:"Adyen's API key"`
+	AdyenMerchantAccount string `env:"PAYGATE_ADYEN_MERCHANT_ACCOUNT" group:"server" help:"Adyen's merchant account"`
+	CheckoutBaseURL      string `env:"PAYGATE_CHECKOUT_BASE_URL" group:"server" help:"Checkout.com's API (sandbox: https://api.sandbox.checkout.com); unset: the built-in sandbox"`
+	CheckoutAPIKey       string `env:"PAYGATE_CHECKOUT_API_KEY" group:"server" help:"Checkout.com's secret key"`
 
 	// Each provider's webhook secret: Stripe's endpoint signing secret (whsec_...), Adyen's HMAC
 	// key (hex), Checkout.com's webhook secret key. A provider served by its sandbox without one
 	// signs with a secret made at start.
-	StripeWebhookSecret   string `env:"PAYGATE_STRIPE_WEBHOOK_SECRET" help:"Stripe's endpoint signing secret (whsec_...)"`
-	AdyenWebhookSecret    string `env:"PAYGATE_ADYEN_WEBHOOK_SECRET" help:"Adyen's webhook HMAC key, in hex as Adyen shows it"`
-	CheckoutWebhookSecret string `env:"PAYGATE_CHECKOUT_WEBHOOK_SECRET" help:"Checkout.com's webhook secret key"`
+	StripeWebhookSecret   string `env:"PAYGATE_STRIPE_WEBHOOK_SECRET" group:"server" help:"Stripe's endpoint signing secret (whsec_...)"`
+	AdyenWebhookSecret    string `env:"PAYGATE_ADYEN_WEBHOOK_SECRET" group:"server" help:"Adyen's webhook HMAC key, in hex as Adyen shows it"`
+	CheckoutWebhookSecret string `env:"PAYGATE_CHECKOUT_WEBHOOK_SECRET" group:"server" help:"Checkout.com's webhook secret key"`
 }
 
-// Variables describes every environment variable Paygate reads, one per line, for the help of
-// its commands.
-func Variables() string {
-	var b strings.Builder
-	t := reflect.TypeFor[Config]()
-	for i := range t.NumField() {
-		field := t.Field(i)
+// Group is a group of Config's variables, named by a field's group tag, for a command to say
+// which it reads.
+type Group string
+
+const (
+	// GroupDatabase is what opening the database reads.
+	GroupDatabase Group = "database"
+	// GroupLog is what the log reads.
+	GroupLog Group = "log"
+	// GroupSecrets is what LoadSecrets reads: the mode, the secrets and the data dir.
+	GroupSecrets Group = "secrets"
+	// GroupServer is what only the server reads.
+	GroupServer Group = "server"
+)
+
+// Groups is every group: what the server reads.
+func Groups() []Group { return []Group{GroupDatabase, GroupLog, GroupSecrets, GroupServer} }
+
+// Variable is one environment variable, as the help of a command describes it.
+type Variable struct {
+	Name, Help string
+	// Default is the value an unset variable has, if any.
+	Default string
+}
+
+// Variables are Config's variables in the groups, in the order of its fields.
+func Variables(groups ...Group) []Variable {
+	var vars []Variable
+	for _, field := range reflect.VisibleFields(reflect.TypeFor[Config]()) {
 		name := field.Tag.Get("env")
-		if name == "" {
-			continue
+		if name != "" && slices.Contains(groups, Group(field.Tag.Get("group"))) {
+			vars = append(vars, Variable{Name: name, Help: field.Tag.Get("help"), Default: field.Tag.Get("envDefault")})
 		}
-		help := field.Tag.Get("help")
-		if def := field.Tag.Get("envDefault"); def != "" {
-			help += " (default " + def + ")"
+	}
+	return vars
+}
+
+// Describe lists variables one per line, for the help of a command.
+func Describe(vars ...Variable) string {
+	var b strings.Builder
+	for _, v := range vars {
+		help := v.Help
+		if v.Default != "" {
+			help += " (default " + v.Default + ")"
 		}
-		fmt.Fprintf(&b, "  %-32s %s\n", name, help)
+		fmt.Fprintf(&b, "  %-32s %s\n", v.Name, help)
 	}
 	return b.String()
 }

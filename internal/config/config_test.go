@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -113,11 +114,45 @@ func TestCORSOrigins(t *testing.T) {
 	}
 }
 
-// TestEveryVariableIsExplained: the commands' help says what each variable is for.
+// TestEveryVariableIsExplained: the commands' help says what each variable is for, and each
+// variable is in one of the groups the commands name.
 func TestEveryVariableIsExplained(t *testing.T) {
 	for _, field := range reflect.VisibleFields(reflect.TypeFor[Config]()) {
 		if field.Tag.Get("env") != "" && field.Tag.Get("help") == "" {
 			t.Errorf("%s has no help", field.Tag.Get("env"))
 		}
+		if field.Tag.Get("env") != "" && !slices.Contains(Groups(), Group(field.Tag.Get("group"))) {
+			t.Errorf("%s is in no group of %v: group %q", field.Tag.Get("env"), Groups(), field.Tag.Get("group"))
+		}
+	}
+}
+
+// TestVariables: a group gives its variables and no others; variables that are not Config's
+// are described as Config's are.
+func TestVariables(t *testing.T) {
+	var names []string
+	for _, v := range Variables(GroupDatabase, GroupLog) {
+		names = append(names, v.Name)
+	}
+	if want := []string{"DATABASE_URL", "PAYGATE_DB_MAX_CONNS", "PAYGATE_LOG_LEVEL"}; !slices.Equal(names, want) {
+		t.Errorf("database and log variables = %v, want %v", names, want)
+	}
+	all := 0
+	for _, field := range reflect.VisibleFields(reflect.TypeFor[Config]()) {
+		if field.Tag.Get("env") != "" {
+			all++
+		}
+	}
+	if got := len(Variables(Groups()...)); got != all {
+		t.Errorf("every group has %d variables, Config %d", got, all)
+	}
+	described := Describe(append(Variables(GroupLog), Variable{Name: "PAYGATE_EXTRA", Help: "an extra", Default: "x"})...)
+	for _, want := range []string{"PAYGATE_LOG_LEVEL", "debug, info, warn or error (default info)", "PAYGATE_EXTRA", "an extra (default x)"} {
+		if !strings.Contains(described, want) {
+			t.Errorf("described variables say no %q:\n%s", want, described)
+		}
+	}
+	if strings.Count(described, "\n") != 2 {
+		t.Errorf("described variables are not one a line:\n%s", described)
 	}
 }
