@@ -15,7 +15,7 @@ import (
 
 //go:generate sh -c "cd .. && go run github.com/99designs/gqlgen generate"
 
-// Resolver holds the services every resolver calls; server.go builds it once.
+// Resolver holds the services every resolver calls; internal/app builds it once.
 type Resolver struct {
 	AuthService    *auth.Service
 	PaymentService *payment.Service

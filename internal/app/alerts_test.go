@@ -17,6 +17,7 @@ import (
 // configured share of an hour's volume; two servers evaluating at once raise each alert once;
 // people list, acknowledge and resolve them, once each, and the history keeps who and when.
 func TestAlerts(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		// Stripe is down: its circuit opens after two failed calls.
 		servers := newTestServers(t, pools, "PAYGATE_SANDBOX_OUTAGE=stripe")

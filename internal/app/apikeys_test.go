@@ -22,6 +22,7 @@ import (
 // stops at once when it is revoked or its user is disabled; a demoted user's key loses the
 // scopes the user lost.
 func TestAPIKeys(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		servers := newTestServers(t, pools)
 		for _, s := range servers {
@@ -189,6 +190,7 @@ func TestAPIKeys(t *testing.T) {
 // TestCredentialAttacks: every forged, stale or misused credential is refused, with the code
 // that says why, on REST and GraphQL alike.
 func TestCredentialAttacks(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		now := time.Now()
@@ -304,6 +306,7 @@ func (e *testEnv) subjectOf(credential string) string {
 // TestKeyUseSurvivesAFailedWrite: when writing the keys' last use fails (the database is away),
 // the uses are written by the next call rather than lost.
 func TestKeyUseSurvivesAFailedWrite(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		key := env.apiKey(env.tokenFor("developer"), "payments:read")

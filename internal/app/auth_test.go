@@ -44,6 +44,7 @@ func unsignedToken(t *testing.T) string {
 }
 
 func TestLoginAndRefresh(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		const password = "correct horse battery"
@@ -157,6 +158,7 @@ func TestLoginAndRefresh(t *testing.T) {
 }
 
 func TestConcurrentRefreshesHonourSingleUse(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		if _, err := env.app.services.auth.CreateUser(context.Background(), "race@example.com", "correct horse battery", "viewer"); err != nil {
@@ -190,6 +192,7 @@ func TestConcurrentRefreshesHonourSingleUse(t *testing.T) {
 // TestPasswordsAreNeverTruncated: bcrypt reads 72 bytes, so a longer password is refused at
 // creation and never logs in: a password of 72 bytes plus any suffix is wrong, not the same.
 func TestPasswordsAreNeverTruncated(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	ctx := context.Background()
 	password := strings.Repeat("p", 72)

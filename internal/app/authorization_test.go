@@ -21,6 +21,7 @@ import (
 // Exactly those holding the scope succeed; the others are refused 401 or 403, before their
 // request is read. An operation added to the table without an entry here fails it.
 func TestEveryOperationIsAuthorised(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	admin := env.tokenFor("admin")
 	developer, operator := env.tokenFor("developer"), env.tokenFor("operator")

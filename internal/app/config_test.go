@@ -146,6 +146,7 @@ func gqlConfigInput(doc settings.Document) map[string]any {
 var configProviders = []string{"stripe", "adyen", "checkout"}
 
 func TestConfigIsReadAndChangedByAdminsAlone(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		admin, _ := env.adminOf()
@@ -206,6 +207,7 @@ func TestConfigIsReadAndChangedByAdminsAlone(t *testing.T) {
 }
 
 func TestConfigChangeIsVersionedAndAudited(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		admin, adminID := env.adminOf()
@@ -317,6 +319,7 @@ func TestConfigChangeIsVersionedAndAudited(t *testing.T) {
 }
 
 func TestConfigBadDocumentsChangeNothing(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		admin, _ := env.adminOf()
@@ -411,6 +414,7 @@ func TestConfigBadDocumentsChangeNothing(t *testing.T) {
 }
 
 func TestConfigStaleVersionIsRefused(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		admin, _ := env.adminOf()
@@ -446,6 +450,7 @@ func TestConfigStaleVersionIsRefused(t *testing.T) {
 // version at once, through two servers: one change is stored, the other refused as stale. Run
 // with -count=20.
 func TestConfigConcurrentChangesThroughTwoServers(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		servers := newTestServers(t, pools)
 		admin, _ := servers[0].adminOf()
@@ -492,6 +497,7 @@ func TestConfigConcurrentChangesThroughTwoServers(t *testing.T) {
 // TestConfigChangeReachesEveryServer: a change made through one server is in force on another
 // within 5 s, read from the memory every payment reads, which the other's poll refreshes.
 func TestConfigChangeReachesEveryServer(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		servers := newTestServers(t, pools)
 		a, b := servers[0], servers[1]

@@ -8,6 +8,7 @@ import (
 )
 
 func TestCORSAllowsOnlyConfiguredOrigins(t *testing.T) {
+	t.Parallel()
 	preflight := func(env *testEnv, origin string) http.Header {
 		return env.request(http.MethodOptions, "/api/v1/payments", "", nil,
 			"Origin", origin, "Access-Control-Request-Method", "POST",

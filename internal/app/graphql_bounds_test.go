@@ -22,6 +22,7 @@ func repeatf(n int, format string) string {
 // TestHostileDocumentsAnswerOneShortError: the floods found on /query, sent without a token, each
 // answer one short error with its code, as a request error: no data entry.
 func TestHostileDocumentsAnswerOneShortError(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	var chain strings.Builder
 	for i := range 3000 {
@@ -48,6 +49,7 @@ func TestHostileDocumentsAnswerOneShortError(t *testing.T) {
 
 // TestOneLoginPerRequest: aliases of login test no password at all, so their errors tell nothing.
 func TestOneLoginPerRequest(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	if _, err := env.app.services.auth.CreateUser(context.Background(), "guess@example.com", "the right password", "viewer"); err != nil {
 		t.Fatal(err)
@@ -75,6 +77,7 @@ func TestOneLoginPerRequest(t *testing.T) {
 
 // TestListsAreCounted: a query's cost is the product of the list sizes along each path.
 func TestListsAreCounted(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	developer, operator, viewer := env.tokenFor("developer"), env.tokenFor("operator"), env.tokenFor("viewer")
 	var paymentID, refundID string
@@ -126,6 +129,7 @@ func TestListsAreCounted(t *testing.T) {
 // (or the variable, when it is over the bounds of any variable), answered without touching the
 // database or logging an error.
 func TestHugeFiltersAreClientErrors(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	viewer := env.tokenFor("viewer")
 	or := func(n int) []any {
@@ -181,6 +185,7 @@ func TestHugeFiltersAreClientErrors(t *testing.T) {
 // TestProductionGraphQLGivesNothingAway: no introspection (a client error, not logged as one) and
 // no hints at field names in validation errors; development keeps both.
 func TestProductionGraphQLGivesNothingAway(t *testing.T) {
+	t.Parallel()
 	db := databasetest.SQLite(t)
 	production := newTestEnv(t, db, "PAYGATE_ENV=production", "PAYGATE_CARD_FINGERPRINT_KEY="+testFingerprintKey)
 	development := newTestEnv(t, db)
@@ -223,6 +228,7 @@ func TestProductionGraphQLGivesNothingAway(t *testing.T) {
 // TestGraphQLScalarsAreStrict: a String takes a string only (a card number sent as a number is
 // refused), an Int a whole number, a Boolean true or false; nothing is written.
 func TestGraphQLScalarsAreStrict(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	developer := env.tokenFor("developer")
 	numberCard := gqlPaymentInput("5.00", "USD", "4242424242424242")
@@ -250,6 +256,7 @@ func TestGraphQLScalarsAreStrict(t *testing.T) {
 
 // TestRESTRefundOfNullAmountIsRefused: null is not "refund the rest"; leaving amount out is.
 func TestRESTRefundOfNullAmountIsRefused(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	developer, operator := env.tokenFor("developer"), env.tokenFor("operator")
 	id := str(get(env.request(http.MethodPost, "/api/v1/payments", developer, paymentBody("20.00", "USD", "4242424242424242")).body, "data", "id"))
@@ -269,6 +276,7 @@ func TestRESTRefundOfNullAmountIsRefused(t *testing.T) {
 // TestGraphQLIDsHoldText: an ID argument with a control character (NUL above all, which
 // PostgreSQL's text refuses) is the client's error, on every database, never a server error.
 func TestGraphQLIDsHoldText(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		admin := env.tokenFor("admin")

@@ -13,6 +13,7 @@ import (
 // included. In development only: the audits of variables ask for __type, which production refuses
 // (introspection_disabled), as it should; the HTTP layer is the same in both.
 func TestGraphQLOverHTTPAudit(t *testing.T) {
+	t.Parallel()
 	node, nodeErr := exec.LookPath("node")
 	npm, npmErr := exec.LookPath("npm")
 	if nodeErr != nil || npmErr != nil {

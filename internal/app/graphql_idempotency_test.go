@@ -16,6 +16,7 @@ import (
 // TestGraphQLKeyOfRequestRefusedBeforeExecutionIsReleased: a request refused before the mutation's
 // resolver ran did nothing, so its key stays free for the corrected retry, as over REST.
 func TestGraphQLKeyOfRequestRefusedBeforeExecutionIsReleased(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("operator")
@@ -87,6 +88,7 @@ func TestGraphQLKeyOfRequestRefusedBeforeExecutionIsReleased(t *testing.T) {
 // sends it; an API key of the same user without the mutation's scope is refused, as over REST,
 // not answered the stored replay.
 func TestGraphQLReplayNeedsTheFieldScope(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		admin := env.tokenFor("admin")

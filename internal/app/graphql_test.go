@@ -31,6 +31,7 @@ func gqlPaymentInput(amount any, currency, number string) map[string]any {
 }
 
 func TestCreatePaymentGraphQL(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("developer")
@@ -85,6 +86,7 @@ func TestCreatePaymentGraphQL(t *testing.T) {
 }
 
 func TestGraphQLErrorsCarryTheErrorTableCodes(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		developer := env.tokenFor("developer")
@@ -138,6 +140,7 @@ func TestGraphQLErrorsCarryTheErrorTableCodes(t *testing.T) {
 }
 
 func TestReadPaymentsBackOverGraphQL(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("developer")
@@ -246,6 +249,7 @@ func TestReadPaymentsBackOverGraphQL(t *testing.T) {
 }
 
 func TestGraphQLOverHTTP(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	token := env.tokenFor("viewer")
 
@@ -302,6 +306,7 @@ func TestGraphQLOverHTTP(t *testing.T) {
 }
 
 func TestGraphQLRefusesBadPagingAsClientErrors(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	token := env.tokenFor("viewer")
 	for _, args := range []string{`first: 1, last: 1`, `first: 0`, `first: 101`, `last: -1`, `after: "not-a-cursor", first: 1`} {
@@ -324,6 +329,7 @@ func TestGraphQLRefusesBadPagingAsClientErrors(t *testing.T) {
 }
 
 func TestGraphQLStatusCodes(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	token := env.tokenFor("viewer")
 	r := env.request(http.MethodPut, "/query", token, map[string]any{"query": "{ __typename }"})
@@ -343,6 +349,7 @@ func TestGraphQLStatusCodes(t *testing.T) {
 // TestConcurrentInlineDecimals runs documents with inline amounts side by side; with -race it
 // shows that preparing a document never touches one another request holds.
 func TestConcurrentInlineDecimals(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	token := env.tokenFor("developer")
 	const query = `mutation($card: CardInput) { createPayment(input: {amount: 10.25, currency: "USD",

@@ -20,6 +20,7 @@ import (
 )
 
 func TestIdempotentPaymentsREST(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("operator")
@@ -93,6 +94,7 @@ func TestIdempotentPaymentsREST(t *testing.T) {
 }
 
 func TestIdempotentMutationsGraphQL(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("operator")
@@ -196,6 +198,7 @@ func TestIdempotentMutationsGraphQL(t *testing.T) {
 // TestConcurrentIdenticalIdempotentRequests fires 20 identical requests with one key at once, on
 // each surface: exactly one payment is made; every answer is that payment or "still running".
 func TestConcurrentIdenticalIdempotentRequests(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		servers := newTestServers(t, pools, "PAYGATE_SANDBOX_LATENCY=20ms")
 		env := servers[0]
@@ -250,6 +253,7 @@ func TestConcurrentIdenticalIdempotentRequests(t *testing.T) {
 }
 
 func TestIdempotencyKeyInUseAndExpiry(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) { testIdempotencyKeyInUseAndExpiry(t, db) })
 }
 
@@ -361,6 +365,7 @@ func principalOf(t *testing.T, env *testEnv, token string) string {
 // amount_refunded equal to the sum of succeeded refunds and never above the amount, no refund
 // pending, and at most one payment or refund per key, each named in an answer.
 func TestRefundSequencesKeepTheBooks(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		db := pools[0]
 		seed := time.Now().UnixNano()

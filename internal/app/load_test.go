@@ -15,6 +15,7 @@ import (
 // handler over both surfaces and the bare handler over the same database: every answer is what
 // the driver expects, so the load command cannot drift from the API it measures.
 func TestLoadDriverAgainstPaygate(t *testing.T) {
+	t.Parallel()
 	db := databasetest.SQLite(t)
 	paygate := newTestApp(t, db, NewLogger(io.Discard, "warn"))
 	token := (&testEnv{t: t, db: db, app: paygate}).tokenFor("developer")

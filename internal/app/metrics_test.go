@@ -66,6 +66,7 @@ func sample(families map[string]*dto.MetricFamily, name string, labels map[strin
 // its labels name routes, never paths or ids, and an invented method cannot add series; it needs
 // monitoring:read unless the metrics are public.
 func TestPrometheusMetrics(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		env.app.Start(t.Context())
@@ -147,6 +148,7 @@ func TestPrometheusMetrics(t *testing.T) {
 // TestSystemMetrics: the monitoring API's figures count the last day's payments by status and
 // their volume by currency, exactly and not before, on both surfaces.
 func TestSystemMetrics(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		operator := env.tokenFor("operator")

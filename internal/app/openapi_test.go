@@ -161,6 +161,7 @@ func (c *apiContract) unseen() []string {
 // TestOpenAPIDocumentDescribesEveryRoute: the OpenAPI document names every REST route with the
 // scope the route's operation needs, and nothing else.
 func TestOpenAPIDocumentDescribesEveryRoute(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	contract := loadAPIContract(t, env)
 	documented := map[string]bool{}
@@ -196,6 +197,7 @@ func TestOpenAPIDocumentDescribesEveryRoute(t *testing.T) {
 // against the document with kin-openapi's openapi3filter: a field, status or route that is not
 // as the document says fails, and so does a documented answer no request could bring about.
 func TestEveryRouteAnswersAsDocumented(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db, webhookSecretsEnv...)
 		contract := loadAPIContract(t, env)

@@ -21,6 +21,7 @@ import (
 // matches only when totalCount is asked for, never for the page info, which the page's own extra
 // row gives; a count per page would cost more as the table grows.
 func TestListsCountOnlyWhenAskedTo(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		var counts atomic.Int32
 		observed := ent.NewClient(ent.Driver(dialect.DebugWithContext(entsql.OpenDB(db.Dialect, db.SQL), func(_ context.Context, v ...any) {

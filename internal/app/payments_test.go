@@ -12,6 +12,7 @@ import (
 )
 
 func TestCreatePaymentREST(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("developer")
@@ -74,6 +75,7 @@ func TestCreatePaymentREST(t *testing.T) {
 }
 
 func TestAmountsInEveryCurrencyScale(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("developer")
@@ -108,6 +110,7 @@ func TestAmountsInEveryCurrencyScale(t *testing.T) {
 }
 
 func TestDeclinesAreRecordedAndAnswered402(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("operator")
@@ -140,6 +143,7 @@ func TestDeclinesAreRecordedAndAnswered402(t *testing.T) {
 }
 
 func TestBadPaymentRequestsWriteNothing(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("developer")
@@ -210,6 +214,7 @@ func TestBadPaymentRequestsWriteNothing(t *testing.T) {
 }
 
 func TestAuthenticationAndScopesOnPayments(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		expired := expiredToken(t, env)
@@ -254,6 +259,7 @@ func TestAuthenticationAndScopesOnPayments(t *testing.T) {
 }
 
 func TestListPaymentsPagesBothWays(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("developer")
@@ -302,6 +308,7 @@ func TestListPaymentsPagesBothWays(t *testing.T) {
 }
 
 func TestListPaymentsFilters(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("developer")
@@ -356,6 +363,7 @@ func TestListPaymentsFilters(t *testing.T) {
 }
 
 func TestRESTEdges(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	token := env.tokenFor("developer")
 

@@ -17,6 +17,7 @@ import (
 // TestCardDataIsNeverStoredOrLogged runs card flows over both surfaces (approved, declined,
 // provider error, invalid) and then reads every row of every table and every log line.
 func TestCardDataIsNeverStoredOrLogged(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("developer")

@@ -24,6 +24,7 @@ import (
 // TestPlaygroundFilesMatchTheirSums: every vendored file is listed in SHA256SUMS with its sum, and
 // every file listed is there, so a hand edit or a partial refresh cannot ship.
 func TestPlaygroundFilesMatchTheirSums(t *testing.T) {
+	t.Parallel()
 	if _, err := playground.New(); err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +49,7 @@ func TestPlaygroundFilesMatchTheirSums(t *testing.T) {
 
 // TestPlaygroundIsOnlyInDevelopment: a production server serves neither the page nor its files.
 func TestPlaygroundIsOnlyInDevelopment(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t), "PAYGATE_ENV=production", "PAYGATE_CARD_FINGERPRINT_KEY="+testFingerprintKey)
 	for _, path := range []string{"/", playground.Prefix + "playground.js", playground.Prefix + "vendor/graphiql.min.js"} {
 		if r := env.request(http.MethodGet, path, "", nil); r.status != http.StatusNotFound {
@@ -93,6 +95,7 @@ func browserPath(t *testing.T) string {
 // and reads both answers from the result pane: the page needs nothing from the internet, sends
 // the credential as a bearer token, and breaks none of its Content-Security-Policy.
 func TestPlaygroundWorksOffline(t *testing.T) {
+	t.Parallel()
 	chromium := browserPath(t)
 	env := newTestEnv(t, databasetest.SQLite(t))
 	viewer := env.tokenFor("viewer")

@@ -35,6 +35,7 @@ func setRateLimits(t *testing.T, servers []*testEnv, perSecond, burst, loginPerM
 // Retry-After on both surfaces; logins are throttled per account and address before the password
 // is checked.
 func TestRateLimits(t *testing.T) {
+	t.Parallel()
 	redisURL := os.Getenv("PAYGATE_TEST_REDIS_URL")
 	if redisURL == "" {
 		t.Skip("PAYGATE_TEST_REDIS_URL is not set (CI sets it): no Redis to share limits through")
@@ -104,6 +105,7 @@ func TestRateLimits(t *testing.T) {
 // TestRateLimitsWithoutRedis: a server whose Redis does not answer keeps serving, limits per
 // server, and says so once.
 func TestRateLimitsWithoutRedis(t *testing.T) {
+	t.Parallel()
 	nowhere, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

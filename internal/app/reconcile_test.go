@@ -16,6 +16,7 @@ import (
 // and answers 500; reconciliation asks the provider and records what it did (a charge made, or
 // none), and from then on a retry with the request's key answers the payment, not the error.
 func TestReconciliationSettlesLostCharges(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("operator")
@@ -73,6 +74,7 @@ func TestReconciliationSettlesLostCharges(t *testing.T) {
 // has, reconciliation records each outcome (the magic 13.13 fails). Adyen reports by webhook
 // only, so its pending refund waits.
 func TestReconciliationSettlesPendingRefunds(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("operator")

@@ -23,6 +23,7 @@ func createPayment(t *testing.T, env *testEnv, amount, currency, number string) 
 }
 
 func TestRefundsREST(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		operator := env.tokenFor("operator")
@@ -108,6 +109,7 @@ func TestRefundsREST(t *testing.T) {
 }
 
 func TestRefundsGraphQL(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		operator := env.tokenFor("operator")
@@ -160,6 +162,7 @@ func TestRefundsGraphQL(t *testing.T) {
 }
 
 func TestRefundAmountsInEveryCurrencyScale(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		operator := env.tokenFor("operator")
@@ -192,6 +195,7 @@ func TestRefundAmountsInEveryCurrencyScale(t *testing.T) {
 // the amount, on one payment: exactly the affordable half succeed and the refunded total is the
 // amount.
 func TestConcurrentRefundsNeverExceedThePayment(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		// A provider round trip keeps the refunds in flight together, on two servers at once.
 		servers := newTestServers(t, pools, "PAYGATE_SANDBOX_LATENCY=20ms")
@@ -249,6 +253,7 @@ func sumSucceededRefunds(t *testing.T, env *testEnv, paymentID string) int64 {
 // TestRefundWithAnEmptyStreamedBody sends no body the way a streaming client does, chunked with
 // no length: it refunds all that is left, as a request without a body does.
 func TestRefundWithAnEmptyStreamedBody(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	id := createPayment(t, env, "12.50", "USD", "4242424242424242")
 	req, err := http.NewRequest(http.MethodPost, env.url+"/api/v1/payments/"+id+"/refunds", io.NopCloser(strings.NewReader("")))
@@ -271,6 +276,7 @@ func TestRefundWithAnEmptyStreamedBody(t *testing.T) {
 // TestRefundListPages: a payment's refunds page as every list does: limit, starting_after,
 // ending_before, has_more, oldest first; a cursor that is no refund of the payment is refused.
 func TestRefundListPages(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	operator := env.tokenFor("operator")
 	paymentID := str(get(env.request(http.MethodPost, "/api/v1/payments", operator, paymentBody("50.00", "USD", "4242424242424242")).body, "data", "id"))

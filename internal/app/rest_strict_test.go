@@ -15,6 +15,7 @@ import (
 // means whatever its order says. REST accepts only the contract's exact names, each once, so what
 // a client meant is never a guess, and a typo is named rather than read as a missing field.
 func TestRESTFieldNamesAreExact(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("operator")
@@ -107,6 +108,7 @@ func TestRESTFieldNamesAreExact(t *testing.T) {
 // body read whatever its type would let any web page take payments with a user's cookies or
 // tokens.
 func TestRESTBodiesMustBeJSON(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	token := env.tokenFor("admin")
 	body := mustJSON(t, paymentBody("10.00", "USD", "4242424242424242"))
@@ -134,6 +136,7 @@ func TestRESTBodiesMustBeJSON(t *testing.T) {
 // TestRESTURLsHoldText: a path or query holding NUL (which PostgreSQL's text refuses), another
 // control character or bytes that are not UTF-8 is 400, never a database error.
 func TestRESTURLsHoldText(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("admin")

@@ -13,6 +13,7 @@ import (
 // TestAccessLogNamesRoutes: each access log line names the route pattern that served the
 // request, one value per route whatever the ids in its path, so that logs and metrics group by it.
 func TestAccessLogNamesRoutes(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	token := env.tokenFor("viewer")
 	want := map[string]string{

@@ -44,6 +44,7 @@ func attempts(payment map[string]any) []string {
 // Stripe first; each payment shows the rule, its attempts and the provider's own decline code, on
 // both surfaces.
 func TestPaymentsAreRoutedByTheDocument(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("operator")
@@ -94,6 +95,7 @@ func TestPaymentsAreRoutedByTheDocument(t *testing.T) {
 // decline is final, and a provider whose answer is in doubt (500) is never passed over, so no
 // payment is charged twice.
 func TestFailoverChargesOnce(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("operator")
@@ -147,6 +149,7 @@ func TestFailoverChargesOnce(t *testing.T) {
 // each end charged exactly once, at the next provider, and the circuit opens so later payments
 // go straight there.
 func TestFailoverUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		servers := newTestServers(t, pools, "PAYGATE_SANDBOX_LATENCY=5ms")
 		token := servers[0].tokenFor("operator")
@@ -184,6 +187,7 @@ func TestFailoverUnderConcurrency(t *testing.T) {
 // TestProviderStatusFromTraffic: the status shows each provider's traffic through this server,
 // on both surfaces, and a provider down with its circuit open.
 func TestProviderStatusFromTraffic(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	token := env.tokenFor("operator")
 	env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("20.00", "EUR", "4242424242424242"))
@@ -217,6 +221,7 @@ func TestProviderStatusFromTraffic(t *testing.T) {
 // the next payments on another within 5 seconds: a new rule, a provider switched off, and a
 // provider's time limit.
 func TestConfigChangeRoutesPaymentsOnEveryServer(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		servers := newTestServers(t, pools)
 		a, b := servers[0], servers[1]
@@ -267,6 +272,7 @@ func TestConfigChangeRoutesPaymentsOnEveryServer(t *testing.T) {
 // TestSandboxOutageFromTheEnvironment: a sandbox named in PAYGATE_SANDBOX_OUTAGE is down, so
 // failover can be shown on a running server.
 func TestSandboxOutageFromTheEnvironment(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t), "PAYGATE_SANDBOX_OUTAGE=stripe")
 	p := env.request(http.MethodPost, "/api/v1/payments", env.tokenFor("operator"), paymentBody("20.00", "USD", "4242424242424242")).data()
 	if fmt.Sprint(attempts(p)) != "[stripe:unavailable adyen:approved]" {
@@ -277,6 +283,7 @@ func TestSandboxOutageFromTheEnvironment(t *testing.T) {
 // TestCircuitOpensAndCloses: a provider that is down is passed over once its circuit opens, and
 // used again after open_s, when one payment probes it and finds it back.
 func TestCircuitOpensAndCloses(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	admin, _ := env.adminOf()
 	token := env.tokenFor("operator")
@@ -321,6 +328,7 @@ func TestCircuitOpensAndCloses(t *testing.T) {
 // come back by webhook as the same amounts; an escudo payment with cents, which Adyen cannot be
 // sent, goes to the next provider without Adyen being asked, and a refund of cents is refused.
 func TestAmountsCrossToProvidersAsTheyCountThem(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db, webhookSecretsEnv...)
 		env.app.Start(t.Context())

@@ -53,6 +53,7 @@ func (e *testEnv) answers(token string) (int, string) {
 // the server that was asked, within a second or two on another, and its refresh token; another
 // session of the same user goes on.
 func TestLogoutEndsTheSessionEverywhere(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		servers := newTestServers(t, pools)
 		for _, s := range servers {
@@ -117,6 +118,7 @@ func TestLogoutEndsTheSessionEverywhere(t *testing.T) {
 // ends that token, a refresh token its whole session; a refresh token used again revokes the
 // session's access tokens too; a refresh token is no access token.
 func TestRevokeToken(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	ownerEmail := env.userWith("viewer")
 	access, refresh := env.login(ownerEmail)
@@ -193,6 +195,7 @@ func TestRevokeToken(t *testing.T) {
 // role; a disabled user cannot log in); the last admin can be neither demoted nor disabled; a
 // taken email is a clear 409; without users:manage, 403.
 func TestUsersAreManaged(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		adminEmail := env.userWith("admin")
@@ -275,6 +278,7 @@ func TestUsersAreManaged(t *testing.T) {
 // other is refused (as the last admin, or as no admin any more, its token revoked with its role),
 // and one admin is left.
 func TestAdminsDemotingEachOtherLeaveOne(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		emails := []string{env.userWith("admin"), env.userWith("admin")}
@@ -303,6 +307,7 @@ func TestAdminsDemotingEachOtherLeaveOne(t *testing.T) {
 // a browser tab refreshing while another logs out: whichever comes first, the session ends, and
 // no refresh token the refresh may have handed out works after.
 func TestLogoutRacingARefreshEndsTheSession(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		email := env.userWith("viewer")

@@ -114,6 +114,7 @@ func (e *testEnv) listLoggedEvents(token, query string) ([]string, bool) {
 // type and when received, paged both ways with has_more right; bad filters are refused naming
 // the parameter; GraphQL lists the same events with the same fields.
 func TestWebhookLogsListFiltersAndPages(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		viewer := env.tokenFor("viewer")
@@ -261,6 +262,7 @@ func TestWebhookLogsListFiltersAndPages(t *testing.T) {
 // TestWebhookEventDetail: an event read by its id comes with every attempt, oldest first, over
 // REST, GraphQL and node(id:), never with its payload; an unknown id is not_found.
 func TestWebhookEventDetail(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		viewer := env.tokenFor("viewer")
@@ -339,6 +341,7 @@ func TestWebhookEventDetail(t *testing.T) {
 // TestRetryWebhookEvent: a failed or dead event is requeued (received, attempts from zero, due
 // now, its last error and attempt log kept); any other is 409; a viewer may read but not retry.
 func TestRetryWebhookEvent(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		viewer, operator := env.tokenFor("viewer"), env.tokenFor("operator")
@@ -405,6 +408,7 @@ func TestRetryWebhookEvent(t *testing.T) {
 // TestConcurrentRetriesRequeueOnce: two servers asked at once to retry one dead event requeue
 // it once; every other retry finds it requeued and answers 409.
 func TestConcurrentRetriesRequeueOnce(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		servers := newTestServers(t, pools)
 		operator := servers[0].tokenFor("operator")
@@ -442,6 +446,7 @@ func TestConcurrentRetriesRequeueOnce(t *testing.T) {
 // TestWebhookMetrics: each provider's counts and latencies are exact for a known set of events,
 // the same over REST and GraphQL, signature refusals included; the counts take one query.
 func TestWebhookMetrics(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		var queries atomic.Int32
 		var groupBys atomic.Int32

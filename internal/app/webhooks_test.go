@@ -82,6 +82,7 @@ func (e *testEnv) storedEvents(provider string) []*ent.WebhookEvent {
 // long ago is 401 invalid_signature, counted in the log without its body, and stores nothing; an
 // unknown provider is 404; a signed body that is not the provider's shape is 400.
 func TestWebhooksAreRefusedUnlessSigned(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db, webhookSecretsEnv...)
 		now := time.Now()
@@ -136,6 +137,7 @@ func TestWebhooksAreRefusedUnlessSigned(t *testing.T) {
 // TestWebhookDeliveredTwiceIsStoredOnce: a provider's delivery sent again (the same event id) is
 // acknowledged and not stored again; Adyen is answered [accepted].
 func TestWebhookDeliveredTwiceIsStoredOnce(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db, webhookSecretsEnv...)
 		stripeBody := stripeEventBody("evt_twice", "customer.created", map[string]any{"id": "cus_1"})
@@ -196,6 +198,7 @@ func (e *testEnv) succeededPayment(token, amount, currency, provider string) str
 // dispute is recorded, and the late failure is ignored with its reason, never moving a succeeded
 // payment back.
 func TestSimulatedEventsReachThePayment(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db, webhookSecretsEnv...)
 		env.app.Start(t.Context())
@@ -268,6 +271,7 @@ func TestSimulatedEventsReachThePayment(t *testing.T) {
 // settlement webhook moves the pending refund, and a refund the card scheme refuses fails with
 // its amount given back to what can be refunded.
 func TestRefundsSettleByWebhook(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db, webhookSecretsEnv...)
 		env.app.Start(t.Context())
@@ -301,6 +305,7 @@ func TestRefundsSettleByWebhook(t *testing.T) {
 // before its worker got to it (here: it never ran) leaves the event to the server that comes
 // up after it, which processes it once.
 func TestWebhookStoredBeforeAServerDiesIsProcessedAfter(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		ctx := context.Background()
 		dying := newTestEnv(t, pools[0], webhookSecretsEnv...)
@@ -331,6 +336,7 @@ func TestWebhookStoredBeforeAServerDiesIsProcessedAfter(t *testing.T) {
 // running its worker: one delivery sent to both at once is stored once, and every event is
 // processed by one of them, once.
 func TestServersShareTheWebhookQueue(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		ctx := context.Background()
 		servers := newTestServers(t, pools, webhookSecretsEnv...)
@@ -382,6 +388,7 @@ func TestServersShareTheWebhookQueue(t *testing.T) {
 // (which PostgreSQL's text refuses) is 400, not the provider's shape, never an internal error
 // the provider would retry for days.
 func TestWebhookWithNULInItsIDIsRefused(t *testing.T) {
+	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db, webhookSecretsEnv...)
 		stripeID := `{"id":"evt_\u0000nul","object":"event","type":"customer.created","data":{"object":{"id":"cus_1"}}}`

@@ -93,6 +93,7 @@ func checkSigned(t *testing.T, d delivery, secret, eventID, eventType string) ma
 // TestSendTestWebhook: REST and GraphQL send one signed test event and say what came back: the
 // secret made for it when none was given, the endpoint's status and the start of its answer.
 func TestSendTestWebhook(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	operator := env.tokenFor("operator")
 	endpoint, received := merchantEndpoint(t, http.StatusOK, "  thanks\n")
@@ -129,6 +130,7 @@ func TestSendTestWebhook(t *testing.T) {
 // TestTestWebhookOutcomesAgree: whatever the endpoint does, REST and GraphQL report it alike, and
 // an endpoint that answers nothing is a 200 saying why.
 func TestTestWebhookOutcomesAgree(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	operator := env.tokenFor("operator")
 	failing, _ := merchantEndpoint(t, http.StatusInternalServerError, `{"error":"database down"}`)
@@ -181,6 +183,7 @@ func TestTestWebhookOutcomesAgree(t *testing.T) {
 // production (400 on url, naming the kind of address and not the address), a principal without
 // webhooks:manage (401, 403).
 func TestTestWebhookRefused(t *testing.T) {
+	t.Parallel()
 	db := databasetest.SQLite(t)
 	development := newTestEnv(t, db)
 	production := newTestEnv(t, db, "PAYGATE_ENV=production", "PAYGATE_CARD_FINGERPRINT_KEY="+testFingerprintKey)
@@ -263,6 +266,7 @@ func TestTestWebhookRefused(t *testing.T) {
 // TestOneTestWebhookPerRequest: aliases of sendTestWebhook send nothing, so one request cannot
 // make Paygate call a URL a hundred times.
 func TestOneTestWebhookPerRequest(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
 	endpoint, received := merchantEndpoint(t, http.StatusOK, "")
 	var aliases strings.Builder
