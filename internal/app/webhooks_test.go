@@ -20,6 +20,7 @@ import (
 	"github.com/paygate/paygate/ent/webhookevent"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -215,6 +216,7 @@ func TestSimulatedEventsReachThePayment(t *testing.T) {
 			if r.status != http.StatusCreated {
 				t.Fatalf("%s: refund through Paygate: %d %s", tc.provider, r.status, r.raw)
 			}
+			env.clock.Advance(provider.DefaultSettleAfter) // a refund the provider settles later settles at its sandbox's next round
 			r = env.request(http.MethodPost, "/api/v1/webhooks/simulate", admin, map[string]any{"provider": tc.provider, "payment_id": refunded, "type": tc.refundType})
 			if r.status != http.StatusAccepted {
 				t.Fatalf("%s: simulate %s: %d %s", tc.provider, tc.refundType, r.status, r.raw)
@@ -284,6 +286,7 @@ func TestRefundsSettleByWebhook(t *testing.T) {
 				t.Fatalf("%s: refunds %d %s / %d %s", tc.provider, settles.status, settles.raw, refused.status, refused.raw)
 			}
 			settlesID, refusedID := str(get(settles.data(), "id")), str(get(refused.data(), "id"))
+			env.clock.Advance(provider.DefaultSettleAfter) // the sandbox settles them at its next round
 			waitFor(t, tc.provider+" refund settlements", func() bool {
 				a, b := db.Ent.Refund.GetX(context.Background(), settlesID), db.Ent.Refund.GetX(context.Background(), refusedID)
 				return a.Status != state.RefundPending && b.Status != state.RefundPending
