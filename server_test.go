@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -11,37 +10,19 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/logtest"
 )
-
-// lockedBuffer collects the log lines run writes from its goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // startRun runs the program as main does, on a free port, and returns its base URL and a function
 // that stops it (as SIGTERM would) and returns run's error.
-func startRun(t *testing.T, environ []string) (baseURL string, logs *lockedBuffer, stop func() error) {
+func startRun(t *testing.T, environ []string) (baseURL string, logs *logtest.Buffer, stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	logs = &lockedBuffer{}
+	logs = &logtest.Buffer{}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, nil, append(environ, "PAYGATE_ADDR=127.0.0.1:0"), logs, io.Discard) }()
 	deadline := time.Now().Add(30 * time.Second)

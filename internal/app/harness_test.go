@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/config"
 	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/logtest"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/settings"
 )
@@ -36,34 +36,16 @@ type testEnv struct {
 	db   *database.DB
 	app  *App
 	url  string
-	logs *lockedBuffer
+	logs *logtest.Buffer
 	// clock is the server's: a test advances it to pass hours or days at once.
 	clock *clock.Adjustable
 	// client sends request's requests: http.DefaultClient unless a test checks them on the way.
 	client *http.Client
 }
 
-// lockedBuffer collects log lines written from many request goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func newTestEnv(t testing.TB, db *database.DB, extraEnv ...string) *testEnv {
 	t.Helper()
-	logs, clk := &lockedBuffer{}, &clock.Adjustable{}
+	logs, clk := &logtest.Buffer{}, &clock.Adjustable{}
 	paygate := newTestAppWithClock(t, db, NewLogger(logs, "debug"), clk.Now, extraEnv...)
 	server := httptest.NewServer(paygate.handler)
 	t.Cleanup(server.Close)

@@ -1,33 +1,15 @@
 package background
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/paygate/paygate/internal/logtest"
 )
-
-// syncBuffer takes the log lines written from the loop's goroutine.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func TestLoopRunsAtStartWhenWokenAndLogsFailures(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
@@ -35,7 +17,7 @@ func TestLoopRunsAtStartWhenWokenAndLogsFailures(t *testing.T) {
 	rounds := make(chan int, 10)
 	wake := make(chan struct{})
 	count := 0
-	var logs syncBuffer
+	var logs logtest.Buffer
 	Start(ctx, slog.New(slog.NewTextHandler(&logs, nil)), Loop{Name: "counting", Every: time.Hour, AtStart: true, Wake: wake,
 		Run: func(context.Context) error {
 			count++

@@ -1,7 +1,6 @@
 package inbound_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/inbound"
+	"github.com/paygate/paygate/internal/logtest"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/settings"
@@ -377,25 +377,13 @@ func TestClockStepBackDoesNotFailTheEvent(t *testing.T) {
 	})
 }
 
-// syncBuffer is a buffer the worker may log to.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
 // TestDisagreementAboutMoneyIsLogged: an event ignored because the provider and the books
 // disagree about money is logged at error level with what to check; other ignored events at info.
 func TestDisagreementAboutMoneyIsLogged(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		ctx := context.Background()
 		c := newClock()
-		var logs syncBuffer
+		var logs logtest.Buffer
 		w := newWorker(db, c, func(context.Context, *ent.Tx, string, provider.Notification) (payment.Applied, error) {
 			return payment.Applied{PaymentID: "pay_x", Ignored: "payment pay_x is recorded failed but stripe reports it approved: refund it at stripe", NeedsAttention: true}, nil
 		}, defaultPolicy)
@@ -404,10 +392,8 @@ func TestDisagreementAboutMoneyIsLogged(t *testing.T) {
 		if _, err := w.ProcessDue(ctx); err != nil {
 			t.Fatal(err)
 		}
-		logs.mu.Lock()
-		defer logs.mu.Unlock()
-		if !strings.Contains(logs.b.String(), "level=ERROR") || !strings.Contains(logs.b.String(), "refund it at stripe") {
-			t.Errorf("a charge taken at the provider for a payment recorded failed is not logged: %q", logs.b.String())
+		if logged := logs.String(); !strings.Contains(logged, "level=ERROR") || !strings.Contains(logged, "refund it at stripe") {
+			t.Errorf("a charge taken at the provider for a payment recorded failed is not logged: %q", logged)
 		}
 	})
 }

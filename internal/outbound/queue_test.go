@@ -1,7 +1,6 @@
 package outbound
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -13,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/paygate/paygate/internal/logtest"
 )
 
 // tries is a receiver's record of the tries it took.
@@ -35,24 +36,6 @@ func (r *tries) taken() ([]http.Header, []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]http.Header(nil), r.headers...), append([]string(nil), r.bodies...)
-}
-
-// syncBuffer is a log the sender's goroutines write to while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // signAt signs with the time of the try, so a test sees each try signed anew.
@@ -135,7 +118,7 @@ func TestWebhookGivenUp(t *testing.T) {
 	mux.HandleFunc("/elsewhere", func(w http.ResponseWriter, r *http.Request) { followed.Add(1) })
 	server := httptest.NewServer(mux)
 	defer server.Close()
-	var log syncBuffer
+	var log logtest.Buffer
 	var waits []time.Duration
 	var mu sync.Mutex
 	sender, _ := NewWebhookSender(context.Background(), WebhookConfig{URL: server.URL + "/webhooks/stripe", Secret: "s",
@@ -159,7 +142,7 @@ func TestWebhooksInFlightBounded(t *testing.T) {
 		<-release
 	}))
 	defer server.Close()
-	var log syncBuffer
+	var log logtest.Buffer
 	sender, _ := NewWebhookSender(context.Background(), WebhookConfig{URL: server.URL, Secret: "s", MaxInFlight: 1,
 		Logger: slog.New(slog.NewTextHandler(&log, nil))}, signAt)
 	if !sender.Send("evt_a", []byte(`{}`)) {

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/paygate/paygate/internal/logtest"
 )
 
 var limit = Limit{PerSecond: 1, Burst: 3}
@@ -176,24 +178,6 @@ func privateRedis(t *testing.T, port int) (stop func()) {
 	}
 }
 
-// lockedLog collects log lines from any goroutine.
-type lockedLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // TestRedisGoingAwayKeepsLimiting: with Redis gone every check still answers, from this
 // server's buckets, and that is logged once; Redis back is used again, and logged once.
 func TestRedisGoingAwayKeepsLimiting(t *testing.T) {
@@ -209,7 +193,7 @@ func TestRedisGoingAwayKeepsLimiting(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.Close() })
-	logs := &lockedLog{}
+	logs := &logtest.Buffer{}
 	limiter := NewLimiter(client, uniquePrefix(t), slog.New(slog.NewTextHandler(logs, nil)))
 	now := time.Now()
 	wide := Limit{PerSecond: 1, Burst: 100}
