@@ -9,7 +9,6 @@ import (
 	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/settings/settingsstore"
 )
 
@@ -19,8 +18,6 @@ import (
 type Resolver struct {
 	AuthService    *auth.Service
 	PaymentService *payment.Service
-	// Router reports how the payment providers are doing.
-	Router *routing.Router
 	// Configs holds the runtime configuration.
 	Configs *settingsstore.Store
 	// Simulator makes the providers' sandboxes send events.

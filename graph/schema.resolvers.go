@@ -13,9 +13,9 @@ import (
 	"github.com/paygate/paygate/graph/model"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/card"
+	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/settings"
 	"github.com/paygate/paygate/internal/settings/settingsstore"
 )
@@ -168,12 +168,12 @@ func (r *queryResolver) Refund(ctx context.Context, id string) (*ent.Refund, err
 }
 
 // ProviderStatus is the resolver for the providerStatus field.
-func (r *queryResolver) ProviderStatus(ctx context.Context) ([]*routing.ProviderStatus, error) {
+func (r *queryResolver) ProviderStatus(ctx context.Context) ([]*metrics.ProviderStatus, error) {
 	if err := auth.Authorize(ctx, auth.ProviderStatus); err != nil {
 		return nil, err
 	}
-	statuses := r.Router.Status()
-	answer := make([]*routing.ProviderStatus, len(statuses))
+	statuses := r.System.Counters.ProviderStatus()
+	answer := make([]*metrics.ProviderStatus, len(statuses))
 	for i := range statuses {
 		answer[i] = &statuses[i]
 	}

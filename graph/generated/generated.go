@@ -515,7 +515,7 @@ type QueryResolver interface {
 	SystemMetrics(ctx context.Context) (*metrics.SystemFigures, error)
 	Payment(ctx context.Context, id string) (*ent.Payment, error)
 	Refund(ctx context.Context, id string) (*ent.Refund, error)
-	ProviderStatus(ctx context.Context) ([]*routing.ProviderStatus, error)
+	ProviderStatus(ctx context.Context) ([]*metrics.ProviderStatus, error)
 	Config(ctx context.Context) (*settings.Document, error)
 	ConfigHistory(ctx context.Context, first *int, before *int) ([]*settingsstore.Change, error)
 	Users(ctx context.Context, first *int, after *string) (*auth.UserPage, error)
@@ -8733,7 +8733,7 @@ func (ec *executionContext) fieldContext_ProviderSettings_timeoutMs(_ context.Co
 	return graphql.NewScalarFieldContext("ProviderSettings", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ProviderStatus_provider(ctx context.Context, field graphql.CollectedField, obj *routing.ProviderStatus) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProviderStatus_provider(ctx context.Context, field graphql.CollectedField, obj *metrics.ProviderStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8756,7 +8756,7 @@ func (ec *executionContext) fieldContext_ProviderStatus_provider(_ context.Conte
 	return graphql.NewScalarFieldContext("ProviderStatus", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ProviderStatus_enabled(ctx context.Context, field graphql.CollectedField, obj *routing.ProviderStatus) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProviderStatus_enabled(ctx context.Context, field graphql.CollectedField, obj *metrics.ProviderStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8779,7 +8779,7 @@ func (ec *executionContext) fieldContext_ProviderStatus_enabled(_ context.Contex
 	return graphql.NewScalarFieldContext("ProviderStatus", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _ProviderStatus_circuit(ctx context.Context, field graphql.CollectedField, obj *routing.ProviderStatus) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProviderStatus_circuit(ctx context.Context, field graphql.CollectedField, obj *metrics.ProviderStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8802,7 +8802,7 @@ func (ec *executionContext) fieldContext_ProviderStatus_circuit(_ context.Contex
 	return graphql.NewScalarFieldContext("ProviderStatus", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ProviderStatus_requests(ctx context.Context, field graphql.CollectedField, obj *routing.ProviderStatus) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProviderStatus_requests(ctx context.Context, field graphql.CollectedField, obj *metrics.ProviderStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8825,7 +8825,7 @@ func (ec *executionContext) fieldContext_ProviderStatus_requests(_ context.Conte
 	return graphql.NewScalarFieldContext("ProviderStatus", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ProviderStatus_successRate(ctx context.Context, field graphql.CollectedField, obj *routing.ProviderStatus) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProviderStatus_successRate(ctx context.Context, field graphql.CollectedField, obj *metrics.ProviderStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8848,7 +8848,7 @@ func (ec *executionContext) fieldContext_ProviderStatus_successRate(_ context.Co
 	return graphql.NewScalarFieldContext("ProviderStatus", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
-func (ec *executionContext) _ProviderStatus_p50Ms(ctx context.Context, field graphql.CollectedField, obj *routing.ProviderStatus) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProviderStatus_p50Ms(ctx context.Context, field graphql.CollectedField, obj *metrics.ProviderStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8871,7 +8871,7 @@ func (ec *executionContext) fieldContext_ProviderStatus_p50Ms(_ context.Context,
 	return graphql.NewScalarFieldContext("ProviderStatus", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
-func (ec *executionContext) _ProviderStatus_p99Ms(ctx context.Context, field graphql.CollectedField, obj *routing.ProviderStatus) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProviderStatus_p99Ms(ctx context.Context, field graphql.CollectedField, obj *metrics.ProviderStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8894,7 +8894,7 @@ func (ec *executionContext) fieldContext_ProviderStatus_p99Ms(_ context.Context,
 	return graphql.NewScalarFieldContext("ProviderStatus", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
-func (ec *executionContext) _ProviderStatus_lastError(ctx context.Context, field graphql.CollectedField, obj *routing.ProviderStatus) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProviderStatus_lastError(ctx context.Context, field graphql.CollectedField, obj *metrics.ProviderStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8917,7 +8917,7 @@ func (ec *executionContext) fieldContext_ProviderStatus_lastError(_ context.Cont
 	return graphql.NewScalarFieldContext("ProviderStatus", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ProviderStatus_lastErrorAt(ctx context.Context, field graphql.CollectedField, obj *routing.ProviderStatus) (ret graphql.Marshaler) {
+func (ec *executionContext) _ProviderStatus_lastErrorAt(ctx context.Context, field graphql.CollectedField, obj *metrics.ProviderStatus) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9467,11 +9467,11 @@ func (ec *executionContext) _Query_providerStatus(ctx context.Context, field gra
 			directive1 := func(ctx context.Context) (any, error) {
 				scope, err := ec.unmarshalNString2string(ctx, "monitoring:read")
 				if err != nil {
-					var zeroVal []*routing.ProviderStatus
+					var zeroVal []*metrics.ProviderStatus
 					return zeroVal, err
 				}
 				if ec.Directives.HasScope == nil {
-					var zeroVal []*routing.ProviderStatus
+					var zeroVal []*metrics.ProviderStatus
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
 				return ec.Directives.HasScope(ctx, nil, directive0, scope)
@@ -9480,8 +9480,8 @@ func (ec *executionContext) _Query_providerStatus(ctx context.Context, field gra
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v []*routing.ProviderStatus) graphql.Marshaler {
-			return ec.marshalNProviderStatus2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐProviderStatusᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*metrics.ProviderStatus) graphql.Marshaler {
+			return ec.marshalNProviderStatus2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐProviderStatusᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -17976,7 +17976,7 @@ func (ec *executionContext) _ProviderSettings(ctx context.Context, sel ast.Selec
 
 var providerStatusImplementors = []string{"ProviderStatus"}
 
-func (ec *executionContext) _ProviderStatus(ctx context.Context, sel ast.SelectionSet, obj *routing.ProviderStatus) graphql.Marshaler {
+func (ec *executionContext) _ProviderStatus(ctx context.Context, sel ast.SelectionSet, obj *metrics.ProviderStatus) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, providerStatusImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -20859,11 +20859,11 @@ func (ec *executionContext) unmarshalNProviderSettingsInput2ᚖgithubᚗcomᚋpa
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNProviderStatus2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐProviderStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []*routing.ProviderStatus) graphql.Marshaler {
+func (ec *executionContext) marshalNProviderStatus2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐProviderStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []*metrics.ProviderStatus) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNProviderStatus2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐProviderStatus(ctx, sel, v[i])
+		return ec.marshalNProviderStatus2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐProviderStatus(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -20875,7 +20875,7 @@ func (ec *executionContext) marshalNProviderStatus2ᚕᚖgithubᚗcomᚋpaygate�
 	return ret
 }
 
-func (ec *executionContext) marshalNProviderStatus2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐProviderStatus(ctx context.Context, sel ast.SelectionSet, v *routing.ProviderStatus) graphql.Marshaler {
+func (ec *executionContext) marshalNProviderStatus2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐProviderStatus(ctx context.Context, sel ast.SelectionSet, v *metrics.ProviderStatus) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")

@@ -115,7 +115,7 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger, now cl
 	}
 	providers, sandboxes := newProviders(cfg, db, now)
 	router := routing.NewRouter(providers, configs.Current, now)
-	counters := metrics.New(db.SQL, router.Names(), router.CircuitOpen, now)
+	counters := metrics.New(db.SQL, router, now)
 	router.Observe = counters.ProviderCall
 	payments := payment.NewService(db.Ent, keys, router, secrets.CardFingerprintKey, maxAmount, now)
 	payments.Answered = counters.PaymentAnswered
@@ -181,7 +181,7 @@ func New(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.L
 		return nil, err
 	}
 	// The GraphQL resolver over the services, which the REST shim calls too.
-	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Router: svc.router, Configs: svc.configs, Ent: db.Ent,
+	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Configs: svc.configs, Ent: db.Ent,
 		Simulator: &inbound.Simulator{Client: db.Ent, Sandboxes: svc.sandboxes.simulators()}, TestWebhooks: svc.testWebhooks,
 		WebhookLogs: svc.webhookLogs, Alerts: svc.alerts, System: &metrics.System{Client: db.Ent, DB: db.SQL, Counters: svc.metrics, Now: now}}
 	paygate := &App{services: svc, logger: logger}

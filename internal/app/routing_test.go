@@ -297,7 +297,7 @@ func TestCircuitOpensAndCloses(t *testing.T) {
 		return attempts(env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("20.00", "USD", "4242424242424242")).data())
 	}
 	circuit := func() string {
-		for _, s := range env.app.services.router.Status() {
+		for _, s := range env.app.services.metrics.ProviderStatus() {
 			if s.Provider == "stripe" {
 				return s.Circuit
 			}
@@ -357,7 +357,7 @@ func TestAmountsCrossToProvidersAsTheyCountThem(t *testing.T) {
 
 		escudos := env.succeededPayment(admin, "25.00", "CVE", "adyen")
 		adyenCalls := func() int64 {
-			for _, status := range env.app.services.router.Status() {
+			for _, status := range env.app.services.metrics.ProviderStatus() {
 				if status.Provider == "adyen" {
 					return status.Requests
 				}

@@ -13,8 +13,8 @@ import (
 	"github.com/paygate/paygate/ent/webhookevent"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -207,10 +207,10 @@ func (l *Logs) Metrics(ctx context.Context) ([]*ProviderMetrics, error) {
 		Aggregate(ent.Count()).Scan(ctx, &counts); err != nil {
 		return nil, err
 	}
-	metrics := make([]*ProviderMetrics, len(Providers))
+	figures := make([]*ProviderMetrics, len(Providers))
 	for i, name := range Providers {
 		m := &ProviderMetrics{Provider: name, SignatureFailures: l.SignatureFailures.Count(name)}
-		metrics[i] = m
+		figures[i] = m
 		for _, c := range counts {
 			if c.Provider != name {
 				continue
@@ -234,9 +234,9 @@ func (l *Logs) Metrics(ctx context.Context) ([]*ProviderMetrics, error) {
 		if err != nil {
 			return nil, err
 		}
-		m.P50MS, m.P99MS = routing.PercentileMS(latencies, 0.50), routing.PercentileMS(latencies, 0.99)
+		m.P50MS, m.P99MS = metrics.PercentileMS(latencies, 0.50), metrics.PercentileMS(latencies, 0.99)
 	}
-	return metrics, nil
+	return figures, nil
 }
 
 // latencies returns, sorted, the time from receipt to processing of the provider's latest

@@ -31,6 +31,7 @@ type Metrics struct {
 	providerRequests *prometheus.CounterVec
 	providerDuration *prometheus.HistogramVec
 	webhookEvents    *prometheus.CounterVec
+	providers        Providers
 
 	started time.Time
 	now     func() time.Time
@@ -42,6 +43,8 @@ type Metrics struct {
 	next               int
 	// perSecond counts the requests of each of the last 60 seconds, by Unix second.
 	perSecond [60]secondCount
+	// providerCalls are each provider's calls, by name.
+	providerCalls map[string]*providerCalls
 }
 
 type secondCount struct {
@@ -49,9 +52,9 @@ type secondCount struct {
 	count  int64
 }
 
-// New returns the counters of a server over db, whose pool figures it reports. circuitOpen tells,
-// at each scrape, whether a provider's circuit is open.
-func New(db *sql.DB, providers []string, circuitOpen func(provider string) bool, now func() time.Time) *Metrics {
+// New returns the counters of a server over db, whose pool figures it reports, and of its calls
+// to providers, whose circuits it reads at each scrape.
+func New(db *sql.DB, providers Providers, now func() time.Time) *Metrics {
 	m := &Metrics{
 		registry: prometheus.NewRegistry(),
 		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -74,20 +77,22 @@ func New(db *sql.DB, providers []string, circuitOpen func(provider string) bool,
 		webhookEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "paygate_webhook_events_total", Help: "Provider webhook events stored (received) and processed by this server, by provider and status.",
 		}, []string{"provider", "status"}),
-		started: now(),
-		now:     now,
+		providers:     providers,
+		providerCalls: map[string]*providerCalls{},
+		started:       now(),
+		now:           now,
 	}
 	m.registry.MustRegister(m.httpRequests, m.httpDuration, m.payments, m.providerRequests, m.providerDuration, m.webhookEvents,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(db, "paygate"),
 	)
-	for _, name := range providers {
+	for _, name := range providers.Names() {
 		m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "paygate_provider_circuit_open", Help: "1 while this server's circuit to the provider is open, else 0.",
 			ConstLabels: prometheus.Labels{"provider": name},
 		}, func() float64 {
-			if circuitOpen(name) {
+			if providers.Circuit(name) != routing.Closed {
 				return 1
 			}
 			return 0
@@ -150,20 +155,6 @@ func (m *Metrics) PaymentAnswered(status, provider, currency string) {
 	m.payments.WithLabelValues(status, provider, currency).Inc()
 }
 
-// ProviderCall counts a call to a provider: answered (an approval, a decline, a refund taken) or
-// not (err).
-func (m *Metrics) ProviderCall(provider string, err error, took time.Duration) {
-	if m == nil {
-		return
-	}
-	outcome := "answered"
-	if err != nil {
-		outcome = "error"
-	}
-	m.providerRequests.WithLabelValues(provider, outcome).Inc()
-	m.providerDuration.WithLabelValues(provider).Observe(took.Seconds())
-}
-
 // WebhookEvent counts a provider's webhook event reaching status (received when stored).
 func (m *Metrics) WebhookEvent(provider, status string) {
 	if m == nil {
@@ -198,7 +189,7 @@ func (m *Metrics) Requests() RequestFigures {
 	m.mu.Unlock()
 	figures.PerSecond = float64(lastMinute) / float64(len(m.perSecond))
 	slices.Sort(sorted)
-	figures.P50MS, figures.P99MS = routing.PercentileMS(sorted, 0.50), routing.PercentileMS(sorted, 0.99)
+	figures.P50MS, figures.P99MS = PercentileMS(sorted, 0.50), PercentileMS(sorted, 0.99)
 	return figures
 }
 

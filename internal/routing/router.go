@@ -18,13 +18,12 @@ import (
 
 // Router sends each payment to a provider by the routing document in force, failing over to the
 // next provider of its plan only when a provider said it did nothing, and keeps each provider's
-// circuit and traffic figures.
+// circuit; it tells Observe of every call, whose figures the metrics keep.
 type Router struct {
 	providers map[string]provider.Provider
 	names     []string
 	config    func() settings.Document
 	breaker   *Breaker
-	stats     *Stats
 	now       func() time.Time
 	pick      func(n int) int
 	// Observe, when set, is told of every call to a provider: a charge or a refund.
@@ -35,7 +34,7 @@ type Router struct {
 // every payment.
 func NewRouter(providers []provider.Provider, config func() settings.Document, now func() time.Time) *Router {
 	r := &Router{providers: map[string]provider.Provider{}, config: config, breaker: NewBreaker(now),
-		stats: newStats(), now: now, pick: rand.IntN}
+		now: now, pick: rand.IntN}
 	for _, p := range providers {
 		r.providers[p.Name()] = p
 		r.names = append(r.names, p.Name())
@@ -188,7 +187,6 @@ func (r *Router) call(ctx context.Context, name string, c settings.Document, pas
 }
 
 func (r *Router) observe(name string, err error, latency time.Duration) {
-	r.stats.record(name, err, latency, r.now())
 	if r.Observe != nil {
 		r.Observe(name, err, latency)
 	}
@@ -205,10 +203,16 @@ func (r *Router) ErrorRate(name string) (rate float64, enough bool) {
 	return float64(failing) / float64(calls), true
 }
 
+// Enabled reports whether the document in force lets the provider be tried.
+func (r *Router) Enabled(name string) bool { return r.config().Providers[name].Enabled }
+
+// Circuit is this server's circuit to the provider: Closed, Open or HalfOpen.
+func (r *Router) Circuit(name string) string { return r.breaker.State(name, r.config().CircuitBreaker) }
+
 // CircuitOpen reports whether this server's circuit to the provider is open (or half open, a
 // probe deciding whether to close it).
 func (r *Router) CircuitOpen(name string) bool {
-	return r.breaker.State(name, r.config().CircuitBreaker) != Closed
+	return r.Circuit(name) != Closed
 }
 
 // ObserveRefund counts a refund sent to a provider in its figures. It leaves the circuit alone:

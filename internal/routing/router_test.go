@@ -93,39 +93,6 @@ func TestRouterWithNoProviderLeft(t *testing.T) {
 	}
 }
 
-// TestStatusFromTraffic: the figures come from the calls made: counts, success rate, latency
-// percentiles, the last error, and the circuit.
-func TestStatusFromTraffic(t *testing.T) {
-	clock := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
-	down := fmt.Errorf("%w (%w): answered 503", provider.ErrUnavailable, provider.ErrOutage)
-	stripe := &named{name: "stripe"}
-	r := NewRouter([]provider.Provider{stripe, named{name: "adyen"}, named{name: "checkout"}}, func() settings.Document { return settings.Default(providers) },
-		func() time.Time { return clock })
-	r.pick = func(int) int { return 0 }
-	req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}}
-	for i := range 100 {
-		r.ObserveRefund("adyen", nil, time.Duration(i+1)*time.Millisecond)
-	}
-	stripe.err = down
-	for range 10 {
-		r.Charge(context.Background(), r.Plan(Payment{Amount: req.Amount}), req, func(string) error { return nil })
-	}
-	status := map[string]ProviderStatus{}
-	for _, s := range r.Status() {
-		status[s.Provider] = s
-	}
-	// 100 refunds of 1 to 100 ms and 10 charges taking no time on the stopped clock.
-	if s := status["adyen"]; s.Requests != 110 || *s.SuccessRate != 1 || *s.P50MS != 45 || *s.P99MS != 99 || s.LastError != nil || s.Circuit != Closed {
-		t.Errorf("adyen: %+v", s)
-	}
-	if s := status["stripe"]; s.Requests != 10 || *s.SuccessRate != 0 || s.LastError == nil || *s.LastErrorAt != clock || s.Circuit != Open {
-		t.Errorf("stripe: %+v", s)
-	}
-	if s := status["checkout"]; s.Requests != 0 || s.SuccessRate != nil || s.P50MS != nil || !s.Enabled {
-		t.Errorf("checkout: %+v", s)
-	}
-}
-
 // TestRouterRecordsEveryProviderButThePlannedFirst: a payment recorded under the plan's first
 // provider is moved before any other is charged, even when the first is passed over unasked
 // (its circuit opened, or it was switched off, since the plan was made).

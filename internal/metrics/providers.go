@@ -1,21 +1,26 @@
-package routing
+package metrics
 
 import (
 	"slices"
-	"sync"
 	"time"
 )
 
 // latencySamples is how many recent calls per provider the latency percentiles are taken over.
 const latencySamples = 1024
 
-// Stats are each provider's traffic figures in this process, from the calls made to it.
-type Stats struct {
-	mu        sync.Mutex
-	providers map[string]*providerStats
+// Providers is what the provider figures need of the router: the providers, and how each stands
+// now.
+type Providers interface {
+	Names() []string
+	// Enabled reports whether the document in force lets the provider be tried.
+	Enabled(name string) bool
+	// Circuit is this server's circuit to the provider: closed, open or half_open.
+	Circuit(name string) string
 }
 
-type providerStats struct {
+// providerCalls are one provider's calls in this process, beside its Prometheus series: what the
+// monitoring API shows of it.
+type providerCalls struct {
 	requests, succeeded int64
 	latencies           []time.Duration // a ring of the latest calls
 	next                int
@@ -23,15 +28,26 @@ type providerStats struct {
 	lastErrorAt         time.Time
 }
 
-func newStats() *Stats { return &Stats{providers: map[string]*providerStats{}} }
+// ProviderCall records a call to a provider: answered (an approval, a decline, a refund taken) or
+// not (err).
+func (m *Metrics) ProviderCall(provider string, err error, took time.Duration) {
+	if m == nil {
+		return
+	}
+	outcome := "answered"
+	if err != nil {
+		outcome = "error"
+	}
+	m.providerRequests.WithLabelValues(provider, outcome).Inc()
+	m.providerDuration.WithLabelValues(provider).Observe(took.Seconds())
 
-func (s *Stats) record(name string, err error, latency time.Duration, at time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, ok := s.providers[name]
+	at := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.providerCalls[provider]
 	if !ok {
-		p = &providerStats{}
-		s.providers[name] = p
+		p = &providerCalls{}
+		m.providerCalls[provider] = p
 	}
 	p.requests++
 	if err == nil {
@@ -40,9 +56,9 @@ func (s *Stats) record(name string, err error, latency time.Duration, at time.Ti
 		p.lastError, p.lastErrorAt = err.Error(), at
 	}
 	if len(p.latencies) < latencySamples {
-		p.latencies = append(p.latencies, latency)
+		p.latencies = append(p.latencies, took)
 	} else {
-		p.latencies[p.next] = latency
+		p.latencies[p.next] = took
 		p.next = (p.next + 1) % latencySamples
 	}
 }
@@ -62,16 +78,15 @@ type ProviderStatus struct {
 	LastErrorAt *time.Time `json:"last_error_at"`
 }
 
-// Status reports every provider: enabled by the document in force, its circuit, and its traffic
-// since this server started.
-func (r *Router) Status() []ProviderStatus {
-	c := r.config()
-	r.stats.mu.Lock()
-	defer r.stats.mu.Unlock()
-	statuses := make([]ProviderStatus, 0, len(r.names))
-	for _, name := range r.names {
-		status := ProviderStatus{Provider: name, Enabled: c.Providers[name].Enabled, Circuit: r.breaker.State(name, c.CircuitBreaker)}
-		if p, ok := r.stats.providers[name]; ok && p.requests > 0 {
+// ProviderStatus reports every provider: enabled by the document in force, its circuit, and its
+// calls since this server started.
+func (m *Metrics) ProviderStatus() []ProviderStatus {
+	names := m.providers.Names()
+	statuses := make([]ProviderStatus, 0, len(names))
+	for _, name := range names {
+		status := ProviderStatus{Provider: name, Enabled: m.providers.Enabled(name), Circuit: m.providers.Circuit(name)}
+		m.mu.Lock()
+		if p, ok := m.providerCalls[name]; ok && p.requests > 0 {
 			status.Requests = p.requests
 			rate := float64(p.succeeded) / float64(p.requests)
 			status.SuccessRate = &rate
@@ -82,6 +97,7 @@ func (r *Router) Status() []ProviderStatus {
 				status.LastError, status.LastErrorAt = &lastError, &lastErrorAt
 			}
 		}
+		m.mu.Unlock()
 		statuses = append(statuses, status)
 	}
 	return statuses
