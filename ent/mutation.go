@@ -28,7 +28,6 @@ import (
 	"github.com/paygate/paygate/ent/webhookattempt"
 	"github.com/paygate/paygate/ent/webhookevent"
 	"github.com/paygate/paygate/internal/card"
-	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/settings"
 	"github.com/paygate/paygate/internal/state"
 )
@@ -3999,7 +3998,7 @@ type PaymentMutation struct {
 	provider              *string
 	provider_payment_id   *string
 	provider_decline_code *string
-	routing               **routing.Decision
+	routing               **state.RoutingDecision
 	amount_refunded       *int64
 	addamount_refunded    *int64
 	failure_code          *string
@@ -4787,12 +4786,12 @@ func (m *PaymentMutation) ResetProviderDeclineCode() {
 }
 
 // SetRouting sets the "routing" field.
-func (m *PaymentMutation) SetRouting(r *routing.Decision) {
-	m.routing = &r
+func (m *PaymentMutation) SetRouting(sd *state.RoutingDecision) {
+	m.routing = &sd
 }
 
 // Routing returns the value of the "routing" field in the mutation.
-func (m *PaymentMutation) Routing() (r *routing.Decision, exists bool) {
+func (m *PaymentMutation) Routing() (r *state.RoutingDecision, exists bool) {
 	v := m.routing
 	if v == nil {
 		return
@@ -4803,7 +4802,7 @@ func (m *PaymentMutation) Routing() (r *routing.Decision, exists bool) {
 // OldRouting returns the old "routing" field's value of the Payment entity.
 // If the Payment object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *PaymentMutation) OldRouting(ctx context.Context) (v *routing.Decision, err error) {
+func (m *PaymentMutation) OldRouting(ctx context.Context) (v *state.RoutingDecision, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldRouting is only allowed on UpdateOne operations")
 	}
@@ -5635,7 +5634,7 @@ func (m *PaymentMutation) SetField(name string, value ent.Value) error {
 		m.SetProviderDeclineCode(v)
 		return nil
 	case payment.FieldRouting:
-		v, ok := value.(*routing.Decision)
+		v, ok := value.(*state.RoutingDecision)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}

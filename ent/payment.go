@@ -12,7 +12,6 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/internal/card"
-	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -54,7 +53,7 @@ type Payment struct {
 	// ProviderDeclineCode holds the value of the "provider_decline_code" field.
 	ProviderDeclineCode *string `json:"provider_decline_code,omitempty"`
 	// Routing holds the value of the "routing" field.
-	Routing *routing.Decision `json:"routing,omitempty"`
+	Routing *state.RoutingDecision `json:"routing,omitempty"`
 	// AmountRefunded holds the value of the "amount_refunded" field.
 	AmountRefunded int64 `json:"amount_refunded,omitempty"`
 	// FailureCode holds the value of the "failure_code" field.

@@ -14,7 +14,6 @@ import (
 	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/refund"
 	"github.com/paygate/paygate/internal/card"
-	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -162,7 +161,7 @@ func (_c *PaymentCreate) SetNillableProviderDeclineCode(v *string) *PaymentCreat
 }
 
 // SetRouting sets the "routing" field.
-func (_c *PaymentCreate) SetRouting(v *routing.Decision) *PaymentCreate {
+func (_c *PaymentCreate) SetRouting(v *state.RoutingDecision) *PaymentCreate {
 	_c.mutation.SetRouting(v)
 	return _c
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/predicate"
 	"github.com/paygate/paygate/ent/refund"
-	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -107,7 +106,7 @@ func (_u *PaymentUpdate) ClearProviderDeclineCode() *PaymentUpdate {
 }
 
 // SetRouting sets the "routing" field.
-func (_u *PaymentUpdate) SetRouting(v *routing.Decision) *PaymentUpdate {
+func (_u *PaymentUpdate) SetRouting(v *state.RoutingDecision) *PaymentUpdate {
 	_u.mutation.SetRouting(v)
 	return _u
 }
@@ -655,7 +654,7 @@ func (_u *PaymentUpdateOne) ClearProviderDeclineCode() *PaymentUpdateOne {
 }
 
 // SetRouting sets the "routing" field.
-func (_u *PaymentUpdateOne) SetRouting(v *routing.Decision) *PaymentUpdateOne {
+func (_u *PaymentUpdateOne) SetRouting(v *state.RoutingDecision) *PaymentUpdateOne {
 	_u.mutation.SetRouting(v)
 	return _u
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/prefixid"
-	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -46,7 +45,7 @@ func (Payment) Fields() []ent.Field {
 		// provider_decline_code is the decline as the provider gave it, beside our failure_code.
 		field.String("provider_decline_code").Optional().Nillable().Annotations(hidden),
 		// routing is how the payment was routed: the rule and each provider tried.
-		field.JSON("routing", &routing.Decision{}).Optional().Annotations(hidden),
+		field.JSON("routing", &state.RoutingDecision{}).Optional().Annotations(hidden),
 		field.Int64("amount_refunded").Default(0).NonNegative().Annotations(hidden),
 		field.String("failure_code").Optional().Nillable().
 			Annotations(entgql.Skip(entgql.SkipOrderField)),

@@ -24,7 +24,6 @@ import (
 	"github.com/paygate/paygate/internal/inbound"
 	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/money"
-	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/settings"
 	"github.com/paygate/paygate/internal/settings/settingsstore"
 	"github.com/paygate/paygate/internal/state"
@@ -8328,8 +8327,8 @@ func (ec *executionContext) _Payment_routing(ctx context.Context, field graphql.
 			return obj.Routing, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *routing.Decision) graphql.Marshaler {
-			return ec.marshalORouting2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐDecision(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *state.RoutingDecision) graphql.Marshaler {
+			return ec.marshalORouting2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐRoutingDecision(ctx, selections, v)
 		},
 		true,
 		false,
@@ -10308,7 +10307,7 @@ func (ec *executionContext) fieldContext_Revoked_revoked(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Revoked", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _Routing_rule(ctx context.Context, field graphql.CollectedField, obj *routing.Decision) (ret graphql.Marshaler) {
+func (ec *executionContext) _Routing_rule(ctx context.Context, field graphql.CollectedField, obj *state.RoutingDecision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10331,7 +10330,7 @@ func (ec *executionContext) fieldContext_Routing_rule(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Routing", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Routing_attempts(ctx context.Context, field graphql.CollectedField, obj *routing.Decision) (ret graphql.Marshaler) {
+func (ec *executionContext) _Routing_attempts(ctx context.Context, field graphql.CollectedField, obj *state.RoutingDecision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10343,8 +10342,8 @@ func (ec *executionContext) _Routing_attempts(ctx context.Context, field graphql
 			return obj.Attempts, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []routing.Attempt) graphql.Marshaler {
-			return ec.marshalNRoutingAttempt2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐAttemptᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []state.RoutingAttempt) graphql.Marshaler {
+			return ec.marshalNRoutingAttempt2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐRoutingAttemptᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -10363,7 +10362,7 @@ func (ec *executionContext) fieldContext_Routing_attempts(_ context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _RoutingAttempt_provider(ctx context.Context, field graphql.CollectedField, obj *routing.Attempt) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoutingAttempt_provider(ctx context.Context, field graphql.CollectedField, obj *state.RoutingAttempt) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10386,7 +10385,7 @@ func (ec *executionContext) fieldContext_RoutingAttempt_provider(_ context.Conte
 	return graphql.NewScalarFieldContext("RoutingAttempt", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _RoutingAttempt_outcome(ctx context.Context, field graphql.CollectedField, obj *routing.Attempt) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoutingAttempt_outcome(ctx context.Context, field graphql.CollectedField, obj *state.RoutingAttempt) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10409,7 +10408,7 @@ func (ec *executionContext) fieldContext_RoutingAttempt_outcome(_ context.Contex
 	return graphql.NewScalarFieldContext("RoutingAttempt", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _RoutingAttempt_latencyMs(ctx context.Context, field graphql.CollectedField, obj *routing.Attempt) (ret graphql.Marshaler) {
+func (ec *executionContext) _RoutingAttempt_latencyMs(ctx context.Context, field graphql.CollectedField, obj *state.RoutingAttempt) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18732,7 +18731,7 @@ func (ec *executionContext) _Revoked(ctx context.Context, sel ast.SelectionSet, 
 
 var routingImplementors = []string{"Routing"}
 
-func (ec *executionContext) _Routing(ctx context.Context, sel ast.SelectionSet, obj *routing.Decision) graphql.Marshaler {
+func (ec *executionContext) _Routing(ctx context.Context, sel ast.SelectionSet, obj *state.RoutingDecision) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, routingImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -18775,7 +18774,7 @@ func (ec *executionContext) _Routing(ctx context.Context, sel ast.SelectionSet, 
 
 var routingAttemptImplementors = []string{"RoutingAttempt"}
 
-func (ec *executionContext) _RoutingAttempt(ctx context.Context, sel ast.SelectionSet, obj *routing.Attempt) graphql.Marshaler {
+func (ec *executionContext) _RoutingAttempt(ctx context.Context, sel ast.SelectionSet, obj *state.RoutingAttempt) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, routingAttemptImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -20933,15 +20932,15 @@ func (ec *executionContext) marshalNRevoked2ᚖgithubᚗcomᚋpaygateᚋpaygate�
 	return ec._Revoked(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNRoutingAttempt2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐAttempt(ctx context.Context, sel ast.SelectionSet, v routing.Attempt) graphql.Marshaler {
+func (ec *executionContext) marshalNRoutingAttempt2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐRoutingAttempt(ctx context.Context, sel ast.SelectionSet, v state.RoutingAttempt) graphql.Marshaler {
 	return ec._RoutingAttempt(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNRoutingAttempt2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐAttemptᚄ(ctx context.Context, sel ast.SelectionSet, v []routing.Attempt) graphql.Marshaler {
+func (ec *executionContext) marshalNRoutingAttempt2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐRoutingAttemptᚄ(ctx context.Context, sel ast.SelectionSet, v []state.RoutingAttempt) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNRoutingAttempt2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐAttempt(ctx, sel, v[i])
+		return ec.marshalNRoutingAttempt2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐRoutingAttempt(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -22015,7 +22014,7 @@ func (ec *executionContext) marshalORefund2ᚖgithubᚗcomᚋpaygateᚋpaygate�
 	return ec._Refund(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalORouting2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋroutingᚐDecision(ctx context.Context, sel ast.SelectionSet, v *routing.Decision) graphql.Marshaler {
+func (ec *executionContext) marshalORouting2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐRoutingDecision(ctx context.Context, sel ast.SelectionSet, v *state.RoutingDecision) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/state"
 	"github.com/paygate/paygate/internal/web"
 )
@@ -257,12 +256,12 @@ type paymentJSON struct {
 	Provider          string              `json:"provider"`
 	ProviderPaymentID *string             `json:"provider_payment_id"`
 	// ProviderDeclineCode is the decline as the provider gave it.
-	ProviderDeclineCode *string           `json:"provider_decline_code"`
-	Routing             *routing.Decision `json:"routing"`
-	AmountRefunded      json.Number       `json:"amount_refunded"`
-	FailureCode         *string           `json:"failure_code"`
-	FailureMessage      *string           `json:"failure_message"`
-	Description         *string           `json:"description"`
+	ProviderDeclineCode *string                `json:"provider_decline_code"`
+	Routing             *state.RoutingDecision `json:"routing"`
+	AmountRefunded      json.Number            `json:"amount_refunded"`
+	FailureCode         *string                `json:"failure_code"`
+	FailureMessage      *string                `json:"failure_message"`
+	Description         *string                `json:"description"`
 	// DisputedAt is when the provider reported the cardholder's dispute, with its reason.
 	DisputedAt    *time.Time        `json:"disputed_at"`
 	DisputeReason *string           `json:"dispute_reason"`

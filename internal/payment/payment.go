@@ -487,7 +487,7 @@ func (s *Service) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 type changes struct {
 	provider, providerPaymentID, providerDeclineCode, failureCode, failureMessage *string
 	amountRefunded                                                                *int64
-	routing                                                                       *routing.Decision
+	routing                                                                       *state.RoutingDecision
 }
 
 func ptr[T any](v T) *T { return &v }

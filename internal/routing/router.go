@@ -14,6 +14,7 @@ import (
 
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/settings"
+	"github.com/paygate/paygate/internal/state"
 )
 
 // Router sends each payment to a provider by the routing document in force, failing over to the
@@ -126,8 +127,8 @@ func (r *Router) switchTo(name string, pass Pass, switching func(name string) er
 // since the plan was made are passed over, as are those ctx has too little time left for. It
 // returns the decision, the last provider asked and its answer; when none could be asked the
 // error is ErrNoProvider.
-func (r *Router) Charge(ctx context.Context, plan Plan, req provider.ChargeRequest, switching func(name string) error) (Decision, string, provider.ChargeResult, error) {
-	decision := Decision{Attempts: []Attempt{}}
+func (r *Router) Charge(ctx context.Context, plan Plan, req provider.ChargeRequest, switching func(name string) error) (state.RoutingDecision, string, provider.ChargeResult, error) {
+	decision := state.RoutingDecision{Attempts: []state.RoutingAttempt{}}
 	if plan.Rule != "" {
 		decision.Rule = &plan.Rule
 	}
@@ -155,7 +156,7 @@ func (r *Router) Charge(ctx context.Context, plan Plan, req provider.ChargeReque
 		result, err, latency := r.call(ctx, name, c, pass, req)
 		last = name
 		outcome := outcomeOf(result, err)
-		decision.Attempts = append(decision.Attempts, Attempt{Provider: name, Outcome: outcome, LatencyMS: latency.Milliseconds()})
+		decision.Attempts = append(decision.Attempts, state.RoutingAttempt{Provider: name, Outcome: outcome, LatencyMS: latency.Milliseconds()})
 		if outcome != OutcomeUnavailable {
 			return decision, name, result, err
 		}
