@@ -126,7 +126,7 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 	case fs.NArg() > 0:
 		return fmt.Errorf("%s takes no argument %q (see paygate %s --help)", name, fs.Arg(0), name)
 	}
-	cfg, err := config.Load(environ)
+	cfg, err := config.Load(environ, app.Providers)
 	if err != nil {
 		return err
 	}
@@ -190,7 +190,11 @@ func helpOf(cmd command, fs *flag.FlagSet) string {
 		fs.SetOutput(&b)
 		fs.PrintDefaults()
 	}
-	b.WriteString("\nEnvironment:\n" + config.Describe(config.Variables(cmd.env...)...))
+	vars := config.Variables(cmd.env...)
+	if slices.Contains(cmd.env, config.GroupServer) {
+		vars = append(vars, config.ProviderVariables(app.Providers)...)
+	}
+	b.WriteString("\nEnvironment:\n" + config.Describe(vars...))
 	return b.String()
 }
 

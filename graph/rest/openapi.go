@@ -1,20 +1,31 @@
 package rest
 
 import (
+	"bytes"
 	_ "embed"
+	"encoding/json"
 	"net/http"
 )
 
-// openAPIDocument describes every REST route, its parameters, bodies and answers. A test sends
-// real requests to every route and checks each request and answer against it, so it cannot drift
-// from the handlers.
+// openAPITemplate describes every REST route, its parameters, bodies and answers; each list of
+// providers in it is the marker providersMarker, filled in from the providers Paygate has. A test
+// sends real requests to every route and checks each request and answer against the document, so
+// it cannot drift from the handlers.
 //
 //go:embed openapi.json
-var openAPIDocument []byte
+var openAPITemplate []byte
 
-// OpenAPIDocument is GET /api/v1/openapi.json: the OpenAPI 3.0.3 document of this API, for
-// client generators, open to anyone as the API's documentation is.
-func OpenAPIDocument(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(openAPIDocument)
+// providersMarker stands for the providers' names in openapi.json.
+var providersMarker = []byte(`["<providers>"]`)
+
+// OpenAPIDocument serves GET /api/v1/openapi.json: the OpenAPI 3.0.3 document of this API, with
+// providers wherever a provider is named, for client generators; open to anyone as the API's
+// documentation is.
+func OpenAPIDocument(providers []string) http.HandlerFunc {
+	names, _ := json.Marshal(providers) // a list of strings always marshals
+	document := bytes.ReplaceAll(openAPITemplate, providersMarker, names)
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(document)
+	}
 }

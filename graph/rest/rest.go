@@ -34,12 +34,15 @@ type Handlers struct {
 	// cursorAt and eventCursorAt turn a payment's or a webhook event's ID (starting_after,
 	// ending_before) into a Relay cursor.
 	cursorAt, eventCursorAt, alertCursorAt func(ctx context.Context, id, param string) (*ent.Cursor, error)
+	// providers are the providers' names, which the webhook logs may be filtered by.
+	providers []string
 }
 
 // New returns the REST handlers over the resolver.
 func New(r *graph.Resolver) *Handlers {
 	return &Handlers{query: r.Query(), mutation: r.Mutation(), payment: r.Payment(), webhookEvent: r.WebhookEvent(),
-		cursorAt: r.PaymentService.CursorAt, eventCursorAt: r.WebhookLogs.CursorAt, alertCursorAt: r.Alerts.CursorAt}
+		cursorAt: r.PaymentService.CursorAt, eventCursorAt: r.WebhookLogs.CursorAt, alertCursorAt: r.Alerts.CursorAt,
+		providers: r.WebhookLogs.Providers}
 }
 
 // Allow answers a known path asked with another method: 405, with the methods it has.

@@ -70,7 +70,7 @@ var webhookLogParams = []string{"limit", "starting_after", "ending_before", "pro
 
 // webhookLogFilter reads the filter parameters into the GraphQL twin's where input; created_gte
 // and created_lte bound when the event was received.
-func webhookLogFilter(q url.Values) (*ent.WebhookEventWhereInput, error) {
+func webhookLogFilter(q url.Values, providers []string) (*ent.WebhookEventWhereInput, error) {
 	for name := range q {
 		if !slices.Contains(webhookLogParams, name) {
 			return nil, apierror.ForParam(apierror.InvalidRequest, name, "unknown parameter "+name+"; known: "+strings.Join(webhookLogParams, ", "))
@@ -78,8 +78,8 @@ func webhookLogFilter(q url.Values) (*ent.WebhookEventWhereInput, error) {
 	}
 	where := &ent.WebhookEventWhereInput{}
 	if provider := q.Get("provider"); provider != "" {
-		if !slices.Contains(inbound.Providers, provider) {
-			return nil, apierror.ForParam(apierror.InvalidRequest, "provider", "provider must be one of "+strings.Join(inbound.Providers, ", "))
+		if !slices.Contains(providers, provider) {
+			return nil, apierror.ForParam(apierror.InvalidRequest, "provider", "provider must be one of "+strings.Join(providers, ", "))
 		}
 		where.Provider = &provider
 	}
@@ -111,7 +111,7 @@ func webhookLogFilter(q url.Values) (*ent.WebhookEventWhereInput, error) {
 // ListWebhookEvents (GET /api/v1/webhooks/logs) pages the stored events newest first, as
 // payments are paged: limit, starting_after or ending_before (event ids), has_more.
 func (h *Handlers) ListWebhookEvents(w http.ResponseWriter, r *http.Request) {
-	where, err := webhookLogFilter(r.URL.Query())
+	where, err := webhookLogFilter(r.URL.Query(), h.providers)
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return

@@ -29,9 +29,6 @@ import (
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/playground"
 	"github.com/paygate/paygate/internal/provider"
-	"github.com/paygate/paygate/internal/provider/adyen"
-	"github.com/paygate/paygate/internal/provider/checkout"
-	"github.com/paygate/paygate/internal/provider/stripe"
 	"github.com/paygate/paygate/internal/ratelimit"
 	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/settings"
@@ -68,8 +65,8 @@ type services struct {
 	payments    *payment.Service
 	idempotency *idempotency.Store
 	router      *routing.Router
-	// sandboxes are the providers served by their built-in sandboxes.
-	sandboxes sandboxes
+	// providers are the providers' adapters, sandboxes and webhook sources.
+	providers providers
 	configs   *settingsstore.Store
 	// inbox takes the providers' webhooks; webhookWorker processes what it stored.
 	inbox         *inbound.Inbox
@@ -109,21 +106,22 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger, now cl
 		return services{}, err
 	}
 	keys := idempotency.NewStore(db.Ent, secrets.CardFingerprintKey, now)
-	configs := settingsstore.New(db.Ent, []string{stripe.Name, adyen.Name, checkout.Name}, now)
+	configs := settingsstore.New(db.Ent, providerNames(), defaultSettings(), now)
 	if err := configs.Load(context.Background()); err != nil {
 		return services{}, err
 	}
-	providers, sandboxes := newProviders(cfg, db, now)
-	router := routing.NewRouter(providers, configs.Current, now)
+	providers, err := newProviders(cfg, db, logger, now)
+	if err != nil {
+		return services{}, err
+	}
+	router := routing.NewRouter(providers.clients, configs.Current, now)
 	counters := metrics.New(db.SQL, router, now)
 	router.Observe = counters.ProviderCall
 	payments := payment.NewService(db.Ent, keys, router, secrets.CardFingerprintKey, maxAmount, now)
 	payments.Answered = counters.PaymentAnswered
 	worker := inbound.NewWorker(inbound.Worker{
-		Client: db.Ent,
-		Readers: map[string]inbound.Reader{
-			stripe.Name: stripe.ReadNotification, adyen.Name: adyen.ReadNotification, checkout.Name: checkout.ReadNotification,
-		},
+		Client:  db.Ent,
+		Readers: readers(),
 		Apply:   payments.ApplyNotification,
 		Retry:   func() settings.WebhookRetry { return configs.Current().WebhookRetry },
 		Now:     now,
@@ -136,14 +134,14 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger, now cl
 		payments:    payments,
 		idempotency: keys,
 		router:      router,
-		sandboxes:   sandboxes,
+		providers:   providers,
 		configs:     configs,
-		inbox: &inbound.Inbox{Client: db.Ent, Secrets: webhookSecrets(cfg, sandboxes, logger), Now: now, Logger: logger,
+		inbox: &inbound.Inbox{Client: db.Ent, Sources: providers.sources, Now: now, Logger: logger,
 			SignatureRefused: signatureFailures.Add, Stored: worker.Wake, Observe: counters.WebhookEvent},
 		webhookWorker: worker,
 		// In production a test webhook goes to public addresses only.
-		testWebhooks: &outbound.TestSender{Sender: outbound.NewSender(cfg.Production(), 0), Now: now},
-		webhookLogs:  &inbound.Logs{Client: db.Ent, Now: now, SignatureFailures: signatureFailures, Requeued: worker.Wake},
+		testWebhooks: &outbound.TestSender{Sender: outbound.NewSender(cfg.Production(), 0), Now: now, SampleProvider: Providers[0].Name},
+		webhookLogs:  &inbound.Logs{Client: db.Ent, Providers: providerNames(), Now: now, SignatureFailures: signatureFailures, Requeued: worker.Wake},
 		metrics:      counters,
 		alerts: &alerting.Alerts{Client: db.Ent, Providers: router, Settings: func() settings.AlertThresholds { return configs.Current().Alerts },
 			Now: now, Logger: logger},
@@ -182,8 +180,9 @@ func New(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.L
 	}
 	// The GraphQL resolver over the services, which the REST shim calls too.
 	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Configs: svc.configs, Ent: db.Ent,
-		Simulator: &inbound.Simulator{Client: db.Ent, Sandboxes: svc.sandboxes.simulators()}, TestWebhooks: svc.testWebhooks,
-		WebhookLogs: svc.webhookLogs, Alerts: svc.alerts, System: &metrics.System{Client: db.Ent, DB: db.SQL, Counters: svc.metrics, Now: now}}
+		Simulator:    &inbound.Simulator{Client: db.Ent, Providers: providerNames(), Simulations: simulations(), Sandboxes: svc.providers.sandboxes},
+		TestWebhooks: svc.testWebhooks,
+		WebhookLogs:  svc.webhookLogs, Alerts: svc.alerts, System: &metrics.System{Client: db.Ent, DB: db.SQL, Counters: svc.metrics, Now: now}}
 	paygate := &App{services: svc, logger: logger}
 	limiter, err := newLimiter(ctx, cfg, logger)
 	if err != nil {
@@ -226,14 +225,8 @@ func New(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.L
 			}},
 	})
 	paygate.handler = handler
-	// A sandbox delivers its webhooks to this server's own /webhooks/{provider}, in process, through
-	// everything a provider's delivery goes through.
-	toSelf := outbound.NewSenderOver(provider.InProcess{Handler: handler}, 0)
-	for name, sandbox := range svc.sandboxes.webhooks {
-		if err := sandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: "http://paygate.internal/webhooks/" + name,
-			Secret: svc.inbox.Secrets[name], Sender: toSelf, Logger: logger}); err != nil {
-			return nil, err
-		}
+	if err := svc.providers.sendWebhooks(ctx, handler, logger); err != nil {
+		return nil, err
 	}
 	paygate.production = cfg.Production()
 	return paygate, nil
@@ -262,7 +255,7 @@ func newLimiter(ctx context.Context, cfg config.Config, logger *slog.Logger) (*r
 func (a *App) Start(ctx context.Context) {
 	svc := a.services
 	if a.production {
-		for name := range svc.sandboxes.switches {
+		for name := range svc.providers.sandboxes {
 			a.logger.Warn("a provider is served by its built-in sandbox: no real money moves through it", "provider", name)
 		}
 	}
@@ -282,7 +275,11 @@ func (a *App) Start(ctx context.Context) {
 			return err
 		}},
 	}
-	for name, settler := range svc.sandboxes.settlers {
+	for name, sandbox := range svc.providers.sandboxes {
+		settler, settles := sandbox.(provider.Settler)
+		if !settles {
+			continue
+		}
 		loops = append(loops, background.Loop{Name: "settling the " + name + " sandbox's refunds", Every: time.Second, Run: func(ctx context.Context) error {
 			_, err := settler.Settle(ctx)
 			return err

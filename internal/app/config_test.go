@@ -152,7 +152,7 @@ func TestConfigIsReadAndChangedByAdminsAlone(t *testing.T) {
 		admin, _ := env.adminOf()
 
 		doc := env.readConfig(admin)
-		if want := jsonValue(t, settings.Default(configProviders)); !reflect.DeepEqual(any(doc), want) {
+		if want := jsonValue(t, defaultSettings()); !reflect.DeepEqual(any(doc), want) {
 			t.Errorf("before any change GET = %v, want the default %v", doc, want)
 		}
 		data := env.mustGraphQL(admin, `{ config { `+configFields+` } }`, nil)
@@ -172,7 +172,7 @@ func TestConfigIsReadAndChangedByAdminsAlone(t *testing.T) {
 			{method: http.MethodGet, path: configPath, query: `{ config { version } }`},
 			{method: http.MethodPut, path: configPath, body: doc,
 				query:     `mutation($in: ConfigInput!) { updateConfig(input: $in) { version } }`,
-				variables: map[string]any{"in": gqlConfigInput(settings.Default(configProviders))}},
+				variables: map[string]any{"in": gqlConfigInput(defaultSettings())}},
 			{method: http.MethodGet, path: configPath + "/history", query: `{ configHistory { version } }`},
 		}
 		for _, role := range []string{"viewer", "developer", "operator", ""} {
@@ -302,7 +302,7 @@ func TestConfigChangeIsVersionedAndAudited(t *testing.T) {
 			get(history, 1, "changedBy") != adminID || get(history, 1, "changedAt") != updated["updated_at"] {
 			t.Errorf("GraphQL configHistory = %v", history)
 		}
-		in := settings.Default(configProviders)
+		in := defaultSettings()
 		in.Version = 3
 		in.RateLimits.PerSecond = 250
 		in.RateLimits.Burst = 500
@@ -383,7 +383,7 @@ func TestConfigBadDocumentsChangeNothing(t *testing.T) {
 		}
 
 		// GraphQL refuses the same, with the parameter in its own names.
-		bad := settings.Default(configProviders)
+		bad := defaultSettings()
 		bad.Version = 2
 		bad.CircuitBreaker.WindowS = 0
 		input := gqlConfigInput(bad)
@@ -391,14 +391,14 @@ func TestConfigBadDocumentsChangeNothing(t *testing.T) {
 			errs[0].Extensions["param"] != "circuitBreaker.windowS" {
 			t.Errorf("updateConfig with windowS 0 = %+v", errs)
 		}
-		input = gqlConfigInput(settings.Default(configProviders))
+		input = gqlConfigInput(defaultSettings())
 		input["version"] = 2
 		input["providers"] = append(input["providers"].([]any), map[string]any{"name": "stripe", "enabled": false, "timeoutMs": 1000})
 		if _, errs := env.graphql(admin, updateConfigMutation, map[string]any{"in": input}); len(errs) != 1 || errs[0].code() != "invalid_request" ||
 			errs[0].Extensions["param"] != "providers.stripe" {
 			t.Errorf("updateConfig with stripe twice = %+v", errs)
 		}
-		input = gqlConfigInput(settings.Default(configProviders))
+		input = gqlConfigInput(defaultSettings())
 		delete(input, "rateLimits")
 		if _, errs := env.graphql(admin, updateConfigMutation, map[string]any{"in": input}); len(errs) != 1 {
 			t.Errorf("updateConfig without rateLimits = %+v", errs)
@@ -434,7 +434,7 @@ func TestConfigStaleVersionIsRefused(t *testing.T) {
 				t.Errorf("PUT from version %v = %d %s", version, r.status, r.raw)
 			}
 		}
-		if _, errs := env.graphql(admin, updateConfigMutation, map[string]any{"in": gqlConfigInput(settings.Default(configProviders))}); len(errs) != 1 || errs[0].code() != "invalid_state" {
+		if _, errs := env.graphql(admin, updateConfigMutation, map[string]any{"in": gqlConfigInput(defaultSettings())}); len(errs) != 1 || errs[0].code() != "invalid_state" {
 			t.Errorf("updateConfig from version 1 = %+v", errs)
 		}
 		if got := env.readConfig(admin); !reflect.DeepEqual(got, stored) {

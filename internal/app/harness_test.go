@@ -61,7 +61,7 @@ func newTestApp(t testing.TB, db *database.DB, logger *slog.Logger, extraEnv ...
 func newTestAppWithClock(t testing.TB, db *database.DB, logger *slog.Logger, now clock.Clock, extraEnv ...string) *App {
 	t.Helper()
 	base := []string{"PAYGATE_DATA_DIR=" + t.TempDir(), "PAYGATE_JWT_SECRET=" + testJWTSecret, "PAYGATE_API_KEY_SECRET=" + testAPIKeySecret}
-	cfg, err := config.Load(append(base, extraEnv...))
+	cfg, err := config.Load(append(base, extraEnv...), Providers)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,6 +59,10 @@ func loadAPIContract(t *testing.T, env *testEnv) *apiContract {
 	if doc.OpenAPI != "3.0.3" {
 		t.Errorf("openapi = %q, want 3.0.3", doc.OpenAPI)
 	}
+	// Every list of providers is the registered providers'.
+	if n := strings.Count(r.raw, `"enum":["stripe","adyen","checkout"]`) + strings.Count(r.raw, `"enum": ["stripe","adyen","checkout"]`); n != 10 || strings.Contains(r.raw, "<providers>") {
+		t.Errorf("%d lists of the providers in the document, want 10 and no marker left", n)
+	}
 	if err := doc.Validate(loader.Context); err != nil {
 		t.Fatalf("the document is not valid OpenAPI: %v", err)
 	}

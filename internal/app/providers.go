@@ -2,12 +2,10 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
+	"errors"
 	"log/slog"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/paygate/paygate/internal/config"
@@ -18,100 +16,108 @@ import (
 	"github.com/paygate/paygate/internal/provider/adyen"
 	"github.com/paygate/paygate/internal/provider/checkout"
 	"github.com/paygate/paygate/internal/provider/stripe"
+	"github.com/paygate/paygate/internal/settings"
 )
+
+// Providers are the payment providers Paygate knows, in their fallback order: the one list of
+// them. Adding a provider is adding its registration here.
+var Providers = []provider.Registration{stripe.Registration, adyen.Registration, checkout.Registration}
+
+// providerNames are the names of Providers, in their order.
+func providerNames() []string {
+	names := make([]string, len(Providers))
+	for i, p := range Providers {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// defaultSettings is the runtime configuration Paygate starts with: each provider's currencies
+// to it, the rest in the order of Providers.
+func defaultSettings() settings.Document {
+	preferred := map[string][]string{}
+	for _, p := range Providers {
+		preferred[p.Name] = p.Currencies
+	}
+	return settings.Default(providerNames(), preferred)
+}
 
 // providerRetryWaits are the pauses before resending a provider request whose outcome is in
 // doubt, with its idempotency key.
 var providerRetryWaits = []time.Duration{100 * time.Millisecond, 400 * time.Millisecond}
 
-// sandboxes are the built-in sandboxes in use, by provider: their switches, to make them fail or
-// slow down, and those that settle refunds some time after taking them.
-type sandboxes struct {
-	switches map[string]*provider.SandboxSwitches
-	settlers map[string]provider.Settler
-	webhooks map[string]webhookSandbox
+// providers are the adapters in use, and what Paygate needs of each provider beside them.
+type providers struct {
+	clients []provider.Provider
+	// sandboxes are the built-in sandboxes in use, by provider.
+	sandboxes map[string]provider.Sandbox
+	// sources verify and acknowledge each provider's webhooks.
+	sources map[string]inbound.Source
 }
 
-// webhookSandbox is a sandbox that sends its provider's webhooks, and brings about on demand the
-// events that happen at a provider outside Paygate's requests.
-type webhookSandbox interface {
-	SendWebhooks(ctx context.Context, config outbound.WebhookConfig) error
-	Simulate(ctx context.Context, kind provider.Simulation, paymentReference string) error
-}
-
-// newProviders returns the three adapters, each speaking to its provider's API at the configured
+// newProviders builds each registered provider's adapter, speaking to its API at the configured
 // base URL, or to its built-in sandbox, served in process over Paygate's database.
-func newProviders(cfg config.Config, db *database.DB, now func() time.Time) ([]provider.Provider, sandboxes) {
-	access := cfg.Providers()
-	inUse := sandboxes{switches: map[string]*provider.SandboxSwitches{}, settlers: map[string]provider.Settler{}, webhooks: map[string]webhookSandbox{}}
+func newProviders(cfg config.Config, db *database.DB, logger *slog.Logger, now func() time.Time) (providers, error) {
+	built := providers{sandboxes: map[string]provider.Sandbox{}, sources: map[string]inbound.Source{}}
 	// Real providers share one pool of kept-alive connections, sized for concurrent payments.
 	network := &http.Client{Transport: &http.Transport{
 		Proxy: http.ProxyFromEnvironment, MaxIdleConns: 256, MaxIdleConnsPerHost: 64,
 		IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 10 * time.Second, ForceAttemptHTTP2: true,
 	}}
-	// caller returns how to reach the provider name: its API, or the sandbox h, whose base URL
-	// and key then stand in for the real ones.
-	caller := func(name string, sandbox http.Handler, s *provider.SandboxSwitches) (baseURL, apiKey string, c provider.Caller) {
-		a := access[name]
-		if a.BaseURL != "" {
-			return a.BaseURL, a.APIKey, provider.Caller{HTTP: network, RetryWaits: providerRetryWaits}
+	for _, p := range Providers {
+		settings := cfg.Providers[p.Name]
+		caller := provider.Caller{HTTP: network, RetryWaits: providerRetryWaits}
+		if settings.BaseURL() == "" {
+			settings = p.SandboxSettings(settings)
+			sandbox := p.NewSandbox(db.Ent, settings, now)
+			sandbox.Switches().Latency.Store(int64(cfg.SandboxLatency))
+			sandbox.Switches().Outage.Store(slices.Contains(cfg.SandboxOutage, p.Name))
+			built.sandboxes[p.Name] = sandbox
+			// The sandbox stands in for the API: the adapter reaches it in process, at a base URL
+			// that names it.
+			settings[provider.BaseURLKey] = "http://" + p.Name + ".sandbox"
+			caller.HTTP = &http.Client{Transport: provider.InProcess{Handler: sandbox}}
 		}
-		s.Latency.Store(int64(cfg.SandboxLatency))
-		s.Outage.Store(slices.Contains(cfg.SandboxOutage, name))
-		inUse.switches[name] = s
-		if settler, ok := sandbox.(provider.Settler); ok {
-			inUse.settlers[name] = settler
+		built.clients = append(built.clients, p.NewClient(settings, caller))
+		verifier, err := p.NewVerifier(settings, now)
+		switch {
+		case errors.Is(err, provider.ErrWebhooksNotConfigured):
+			logger.Warn("webhooks from this provider are refused until it is configured for them", "provider", p.Name, "reason", err.Error())
+		case err != nil:
+			return providers{}, err
 		}
-		if sender, ok := sandbox.(webhookSandbox); ok {
-			inUse.webhooks[name] = sender
-		}
-		return "http://" + name + ".sandbox", "sandbox", provider.Caller{HTTP: &http.Client{Transport: provider.InProcess{Handler: sandbox}}, RetryWaits: providerRetryWaits}
+		built.sources[p.Name] = inbound.Source{Verifier: verifier, Acknowledgement: p.Acknowledgement}
 	}
-
-	stripeSandbox := stripe.NewSandbox(db.Ent, now)
-	stripeURL, stripeKey, stripeCaller := caller(stripe.Name, stripeSandbox, &stripeSandbox.SandboxSwitches)
-	adyenSandbox := adyen.NewSandbox(db.Ent, now)
-	adyenURL, adyenKey, adyenCaller := caller(adyen.Name, adyenSandbox, &adyenSandbox.SandboxSwitches)
-	merchantAccount := access[adyen.Name].MerchantAccount
-	if access[adyen.Name].BaseURL == "" {
-		merchantAccount = "PaygateSandbox"
-	}
-	checkoutSandbox := checkout.NewSandbox(db.Ent, now)
-	checkoutURL, checkoutKey, checkoutCaller := caller(checkout.Name, checkoutSandbox, &checkoutSandbox.SandboxSwitches)
-	return []provider.Provider{
-		&stripe.Client{BaseURL: stripeURL, APIKey: stripeKey, Caller: stripeCaller},
-		&adyen.Client{BaseURL: adyenURL, APIKey: adyenKey, MerchantAccount: merchantAccount, Caller: adyenCaller},
-		&checkout.Client{BaseURL: checkoutURL, SecretKey: checkoutKey, Caller: checkoutCaller},
-	}, inUse
+	return built, nil
 }
 
-// webhookSecrets returns each provider's webhook secret: the configured one, or for a provider
-// served by its sandbox, one made now, which that sandbox signs with. A real provider without one
-// has its webhooks refused, which is logged.
-func webhookSecrets(cfg config.Config, inUse sandboxes, logger *slog.Logger) map[string]string {
-	secrets := map[string]string{}
-	for name, access := range cfg.Providers() {
-		secret := access.WebhookSecret
-		if _, sandboxed := inUse.webhooks[name]; secret == "" && sandboxed {
-			key := make([]byte, 32) // hex, as Adyen's HMAC key is written, and as good for the others
-			rand.Read(key)
-			secret = hex.EncodeToString(key)
-		}
-		if secret == "" {
-			logger.Warn("webhooks from this provider are refused until its webhook secret is set",
-				"provider", name, "variable", "PAYGATE_"+strings.ToUpper(name)+"_WEBHOOK_SECRET")
-			continue
-		}
-		secrets[name] = secret
+// readers read each provider's events.
+func readers() map[string]inbound.Reader {
+	read := map[string]inbound.Reader{}
+	for _, p := range Providers {
+		read[p.Name] = p.ReadNotification
 	}
-	return secrets
+	return read
 }
 
-// simulators are the sandboxes in use, as what brings about events on demand.
-func (s sandboxes) simulators() map[string]inbound.Simulating {
-	simulators := map[string]inbound.Simulating{}
-	for name, sandbox := range s.webhooks {
-		simulators[name] = sandbox
+// simulations are the providers' own names for the events their sandboxes can send.
+func simulations() map[string]map[string]provider.Simulation {
+	named := map[string]map[string]provider.Simulation{}
+	for _, p := range Providers {
+		named[p.Name] = p.Simulations
 	}
-	return simulators
+	return named
+}
+
+// sendWebhooks makes each sandbox in use deliver its webhooks to handler's /webhooks/{provider},
+// in process, through everything a provider's delivery goes through, until ctx ends.
+func (ps providers) sendWebhooks(ctx context.Context, handler http.Handler, logger *slog.Logger) error {
+	toSelf := outbound.NewSenderOver(provider.InProcess{Handler: handler}, 0)
+	for name, sandbox := range ps.sandboxes {
+		config := outbound.WebhookConfig{URL: "http://paygate.internal/webhooks/" + name, Sender: toSelf, Logger: logger}
+		if err := sandbox.SendWebhooks(ctx, config); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
+	ckosandbox "github.com/paygate/paygate/internal/provider/checkout/sandbox"
+
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/provider/checkout"
 )
 
 // TestReconciliationSettlesLostCharges: a payment whose provider answer was lost stays processing
@@ -20,7 +21,7 @@ func TestReconciliationSettlesLostCharges(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("operator")
-		stripeSandbox := env.app.services.sandboxes.switches["stripe"]
+		stripeSandbox := env.app.services.providers.sandboxes["stripe"].Switches()
 		ctx := context.Background()
 
 		stripeSandbox.LoseAnswers.Store(true) // charged, answer lost
@@ -96,7 +97,7 @@ func TestReconciliationSettlesPendingRefunds(t *testing.T) {
 		if done, err := env.app.services.payments.Reconcile(ctx, payment.Window{}); err != nil || done.Refunds != 0 {
 			t.Errorf("reconciling before the provider settled = %+v, %v", done, err)
 		}
-		sandbox := env.app.services.sandboxes.settlers["checkout"].(*checkout.Sandbox)
+		sandbox := env.app.services.providers.sandboxes["checkout"].(*ckosandbox.Sandbox)
 		sandbox.SettleAfter = time.Nanosecond
 		if n, err := sandbox.Settle(ctx); err != nil || n != 2 {
 			t.Fatalf("settled %d, %v", n, err)

@@ -109,7 +109,7 @@ func NewServer(deps ServerDeps) http.Handler {
 	for path, methods := range registerAPIRoutes(mux, api) {
 		mux.Handle(path, rest.Allow(methods...))
 	}
-	mux.HandleFunc("GET /api/v1/openapi.json", rest.OpenAPIDocument)
+	mux.HandleFunc("GET /api/v1/openapi.json", rest.OpenAPIDocument(providerNames()))
 	mux.Handle("/api/v1/openapi.json", rest.Allow(http.MethodGet))
 	mux.Handle("POST /webhooks/{provider}", receiveWebhook(deps.Inbox))
 	if deps.MetricsPublic {

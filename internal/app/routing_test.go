@@ -99,7 +99,7 @@ func TestFailoverChargesOnce(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("operator")
-		stripeSandbox := env.app.services.sandboxes.switches["stripe"]
+		stripeSandbox := env.app.services.providers.sandboxes["stripe"].Switches()
 
 		stripeSandbox.Outage.Store(true)
 		p := env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("20.00", "USD", "4242424242424242")).data()
@@ -154,7 +154,7 @@ func TestFailoverUnderConcurrency(t *testing.T) {
 		servers := newTestServers(t, pools, "PAYGATE_SANDBOX_LATENCY=5ms")
 		token := servers[0].tokenFor("operator")
 		for _, s := range servers {
-			s.app.services.sandboxes.switches["stripe"].Outage.Store(true)
+			s.app.services.providers.sandboxes["stripe"].Switches().Outage.Store(true)
 		}
 		const n = 24
 		ids := make([]string, n)
@@ -191,7 +191,7 @@ func TestProviderStatusFromTraffic(t *testing.T) {
 	env := newTestEnv(t, databasetest.SQLite(t))
 	token := env.tokenFor("operator")
 	env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("20.00", "EUR", "4242424242424242"))
-	env.app.services.sandboxes.switches["checkout"].Outage.Store(true)
+	env.app.services.providers.sandboxes["checkout"].Switches().Outage.Store(true)
 	for range 10 {
 		env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("20.00", "GBP", "4242424242424242"))
 	}
@@ -261,7 +261,7 @@ func TestConfigChangeRoutesPaymentsOnEveryServer(t *testing.T) {
 		// Given 100 ms, a call to Stripe that takes longer is cut off, its outcome unknown.
 		providers["stripe"] = map[string]any{"enabled": true, "timeout_ms": 100}
 		change(3)
-		b.app.services.sandboxes.switches["stripe"].Latency.Store(int64(time.Second))
+		b.app.services.providers.sandboxes["stripe"].Switches().Latency.Store(int64(time.Second))
 		slow := b.request(http.MethodPost, "/api/v1/payments", token, paymentBody("20.00", "EUR", "4242424242424242"))
 		if slow.status != http.StatusInternalServerError {
 			t.Errorf("a call past the provider's time limit answered %d %s", slow.status, slow.raw)
@@ -292,7 +292,7 @@ func TestCircuitOpensAndCloses(t *testing.T) {
 	if r := env.request(http.MethodPut, configPath, admin, withoutAuthor(doc)); r.status != http.StatusOK {
 		t.Fatalf("PUT = %d %s", r.status, r.raw)
 	}
-	stripeSandbox := env.app.services.sandboxes.switches["stripe"]
+	stripeSandbox := env.app.services.providers.sandboxes["stripe"].Switches()
 	pay := func() []string {
 		return attempts(env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("20.00", "USD", "4242424242424242")).data())
 	}

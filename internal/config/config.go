@@ -19,6 +19,7 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/provider"
 )
 
 // Config is everything Paygate reads from its environment. Each variable's help tag is what
@@ -50,21 +51,10 @@ type Config struct {
 	// that is down does, so that failover can be shown.
 	SandboxOutage []string `env:"PAYGATE_SANDBOX_OUTAGE" group:"server" envSeparator:"," help:"built-in sandboxes to run as down, e.g. stripe"`
 
-	// A provider without a base URL is served by its built-in sandbox.
-	StripeBaseURL        string `env:"PAYGATE_STRIPE_BASE_URL" group:"server" help:"Stripe's API (https://api.stripe.com); unset: the built-in sandbox"`
-	StripeAPIKey         string `env:"PAYGATE_STRIPE_API_KEY" group:"server" help:"Stripe's secret key"`
-	AdyenBaseURL         string `env:"PAYGATE_ADYEN_BASE_URL" group:"server" help:"Adyen's Checkout API (test: https://checkout-test.adyen.com); unset: the built-in sandbox"`
-	AdyenAPIKey          string `env:"PAYGATE_ADYEN_API_KEY" group:"server" help:"Adyen's API key"`
-	AdyenMerchantAccount string `env:"PAYGATE_ADYEN_MERCHANT_ACCOUNT" group:"server" help:"Adyen's merchant account"`
-	CheckoutBaseURL      string `env:"PAYGATE_CHECKOUT_BASE_URL" group:"server" help:"Checkout.com's API (sandbox: https://api.sandbox.checkout.com); unset: the built-in sandbox"`
-	CheckoutAPIKey       string `env:"PAYGATE_CHECKOUT_API_KEY" group:"server" help:"Checkout.com's secret key"`
-
-	// Each provider's webhook secret: Stripe's endpoint signing secret (whsec_...), Adyen's HMAC
-	// key (hex), Checkout.com's webhook secret key. A provider served by its sandbox without one
-	// signs with a secret made at start.
-	StripeWebhookSecret   string `env:"PAYGATE_STRIPE_WEBHOOK_SECRET" group:"server" help:"Stripe's endpoint signing secret (whsec_...)"`
-	AdyenWebhookSecret    string `env:"PAYGATE_ADYEN_WEBHOOK_SECRET" group:"server" help:"Adyen's webhook HMAC key, in hex as Adyen shows it"`
-	CheckoutWebhookSecret string `env:"PAYGATE_CHECKOUT_WEBHOOK_SECRET" group:"server" help:"Checkout.com's webhook secret key"`
+	// Providers holds each provider's settings, by name, read from its registration's
+	// variables (PAYGATE_{NAME}_{KEY}); a provider without a base URL is served by its built-in
+	// sandbox.
+	Providers map[string]provider.Settings
 }
 
 // Group is a group of Config's variables, named by a field's group tag, for a command to say
@@ -117,25 +107,20 @@ func Describe(vars ...Variable) string {
 	return b.String()
 }
 
-// ProviderAccess is how Paygate reaches one provider: its API's base URL ("" for the built-in
-// sandbox) and credentials.
-type ProviderAccess struct {
-	BaseURL, APIKey, MerchantAccount string
-	// WebhookSecret verifies the provider's webhooks.
-	WebhookSecret string
-}
-
-// Providers gives each provider's access, by name.
-func (c Config) Providers() map[string]ProviderAccess {
-	return map[string]ProviderAccess{
-		"stripe":   {BaseURL: c.StripeBaseURL, APIKey: c.StripeAPIKey, WebhookSecret: c.StripeWebhookSecret},
-		"adyen":    {BaseURL: c.AdyenBaseURL, APIKey: c.AdyenAPIKey, MerchantAccount: c.AdyenMerchantAccount, WebhookSecret: c.AdyenWebhookSecret},
-		"checkout": {BaseURL: c.CheckoutBaseURL, APIKey: c.CheckoutAPIKey, WebhookSecret: c.CheckoutWebhookSecret},
+// ProviderVariables are the variables of the providers, in the order of their registrations.
+func ProviderVariables(providers []provider.Registration) []Variable {
+	var vars []Variable
+	for _, p := range providers {
+		for _, v := range p.Variables {
+			vars = append(vars, Variable{Name: provider.VariableName(p.Name, v.Key), Help: v.Help})
+		}
 	}
+	return vars
 }
 
-// Load reads the configuration from environ (KEY=value strings, as os.Environ gives them).
-func Load(environ []string) (Config, error) {
+// Load reads the configuration from environ (KEY=value strings, as os.Environ gives them), with
+// the settings of the providers registered.
+func Load(environ []string, providers []provider.Registration) (Config, error) {
 	vars := make(map[string]string, len(environ))
 	for _, kv := range environ {
 		if key, value, ok := strings.Cut(kv, "="); ok {
@@ -152,13 +137,21 @@ func Load(environ []string) (Config, error) {
 	if _, err := cfg.MaxAmountHundredths(); err != nil {
 		return Config{}, err
 	}
-	for name, access := range cfg.Providers() {
-		if err := access.check(name); err != nil {
+	cfg.Providers = make(map[string]provider.Settings, len(providers))
+	for _, p := range providers {
+		settings := provider.Settings{}
+		for _, v := range p.Variables {
+			if value := vars[provider.VariableName(p.Name, v.Key)]; value != "" {
+				settings[v.Key] = value
+			}
+		}
+		if err := p.Check(settings); err != nil {
 			return Config{}, err
 		}
+		cfg.Providers[p.Name] = settings
 	}
 	for _, name := range cfg.SandboxOutage {
-		if access, known := cfg.Providers()[name]; !known || access.BaseURL != "" {
+		if settings, known := cfg.Providers[name]; !known || settings.BaseURL() != "" {
 			return Config{}, fmt.Errorf("PAYGATE_SANDBOX_OUTAGE: %q is not a provider served by its built-in sandbox", name)
 		}
 	}
@@ -214,31 +207,6 @@ func normalOrigin(origin string) (string, error) {
 		return "", fmt.Errorf("PAYGATE_CORS_ORIGINS: %q is not an origin; write scheme://host[:port], e.g. https://dash.example.com", origin)
 	}
 	return strings.ToLower(origin), nil
-}
-
-// check refuses a provider pointed at an address that is not an http(s) URL, or at its real API
-// without the credentials it needs: better not to start than to fail every payment.
-func (a ProviderAccess) check(name string) error {
-	variable := "PAYGATE_" + strings.ToUpper(name)
-	if name == "adyen" && a.WebhookSecret != "" {
-		if key, err := hex.DecodeString(a.WebhookSecret); err != nil || len(key) < 16 {
-			return errors.New("PAYGATE_ADYEN_WEBHOOK_SECRET must be the HMAC key as Adyen shows it: hex, at least 32 digits")
-		}
-	}
-	if a.BaseURL == "" {
-		return nil
-	}
-	u, err := url.Parse(a.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%s_BASE_URL must be an http or https URL", variable)
-	}
-	if a.APIKey == "" {
-		return fmt.Errorf("%s_BASE_URL is set: set %s_API_KEY too", variable, variable)
-	}
-	if name == "adyen" && a.MerchantAccount == "" {
-		return errors.New("PAYGATE_ADYEN_BASE_URL is set: set PAYGATE_ADYEN_MERCHANT_ACCOUNT too")
-	}
-	return nil
 }
 
 // Production reports whether Paygate runs in production mode.

@@ -7,6 +7,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/adyen"
+	"github.com/paygate/paygate/internal/provider/checkout"
+	"github.com/paygate/paygate/internal/provider/stripe"
 )
 
 func TestListenAddr(t *testing.T) {
@@ -19,7 +24,7 @@ func TestListenAddr(t *testing.T) {
 		{[]string{"PORT=9000", "PAYGATE_ADDR=0.0.0.0:7000"}, "0.0.0.0:7000"},
 	}
 	for _, tt := range tests {
-		cfg, err := Load(tt.environ)
+		cfg, err := Load(tt.environ, registered)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,11 +48,11 @@ func TestLoadRefusesBadSettings(t *testing.T) {
 		{"PAYGATE_SANDBOX_OUTAGE=paypal"},
 		{"PAYGATE_SANDBOX_OUTAGE=stripe", "PAYGATE_STRIPE_BASE_URL=https://api.stripe.com", "PAYGATE_STRIPE_API_KEY=sk_test_x"},
 	} {
-		if _, err := Load(environ); err == nil {
+		if _, err := Load(environ, registered); err == nil {
 			t.Errorf("Load(%v) succeeded", environ)
 		}
 	}
-	cfg, err := Load([]string{"PAYGATE_MAX_AMOUNT=5000", "PAYGATE_CORS_ORIGINS=https://a.example,https://b.example"})
+	cfg, err := Load([]string{"PAYGATE_MAX_AMOUNT=5000", "PAYGATE_CORS_ORIGINS=https://a.example,https://b.example"}, registered)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,18 +63,18 @@ func TestLoadRefusesBadSettings(t *testing.T) {
 		t.Errorf("CORS origins = %v", cfg.CORSOrigins)
 	}
 	cfg, err = Load([]string{"PAYGATE_ADYEN_BASE_URL=https://checkout-test.adyen.com", "PAYGATE_ADYEN_API_KEY=AQE",
-		"PAYGATE_ADYEN_MERCHANT_ACCOUNT=Shop", "PAYGATE_SANDBOX_OUTAGE=stripe,checkout"})
+		"PAYGATE_ADYEN_MERCHANT_ACCOUNT=Shop", "PAYGATE_SANDBOX_OUTAGE=stripe,checkout"}, registered)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := cfg.Providers()["adyen"]; a.BaseURL == "" || a.MerchantAccount != "Shop" || len(cfg.SandboxOutage) != 2 {
-		t.Errorf("providers %+v, outage %v", cfg.Providers(), cfg.SandboxOutage)
+	if a := cfg.Providers["adyen"]; a.BaseURL() == "" || a["MERCHANT_ACCOUNT"] != "Shop" || len(cfg.SandboxOutage) != 2 {
+		t.Errorf("providers %+v, outage %v", cfg.Providers, cfg.SandboxOutage)
 	}
 }
 
 func TestSecrets(t *testing.T) {
 	dir := t.TempDir()
-	cfg, _ := Load([]string{"PAYGATE_DATA_DIR=" + dir})
+	cfg, _ := Load([]string{"PAYGATE_DATA_DIR=" + dir}, registered)
 	first, err := cfg.LoadSecrets()
 	if err != nil || len(first.Generated) != 3 || len(first.JWT) < 32 || len(first.CardFingerprintKey) < 32 || len(first.APIKeySecret) < 32 {
 		t.Fatalf("generated secrets = %+v, %v", first, err)
@@ -84,7 +89,7 @@ func TestSecrets(t *testing.T) {
 	}
 
 	given := strings.Repeat("k", 32)
-	cfg, _ = Load([]string{"PAYGATE_ENV=production", "PAYGATE_JWT_SECRET=" + given, "PAYGATE_CARD_FINGERPRINT_KEY=" + given, "PAYGATE_API_KEY_SECRET=" + given})
+	cfg, _ = Load([]string{"PAYGATE_ENV=production", "PAYGATE_JWT_SECRET=" + given, "PAYGATE_CARD_FINGERPRINT_KEY=" + given, "PAYGATE_API_KEY_SECRET=" + given}, registered)
 	if s, err := cfg.LoadSecrets(); err != nil || string(s.JWT) != given || string(s.APIKeySecret) != given {
 		t.Errorf("configured secrets = %+v, %v", s, err)
 	}
@@ -93,7 +98,7 @@ func TestSecrets(t *testing.T) {
 		{"PAYGATE_ENV=production", "PAYGATE_JWT_SECRET=" + given, "PAYGATE_CARD_FINGERPRINT_KEY=" + given},
 		{"PAYGATE_JWT_SECRET=short", "PAYGATE_DATA_DIR=" + dir},
 	} {
-		cfg, _ = Load(environ)
+		cfg, _ = Load(environ, registered)
 		if _, err := cfg.LoadSecrets(); err == nil {
 			t.Errorf("LoadSecrets with %v succeeded", environ)
 		}
@@ -103,12 +108,12 @@ func TestSecrets(t *testing.T) {
 // TestCORSOrigins: an origin is taken as browsers send it, whatever trailing slash or case it
 // was written with; anything that is not an origin is refused at start.
 func TestCORSOrigins(t *testing.T) {
-	cfg, err := Load([]string{"PAYGATE_CORS_ORIGINS=https://Dash.example.com/, http://localhost:3000"})
+	cfg, err := Load([]string{"PAYGATE_CORS_ORIGINS=https://Dash.example.com/, http://localhost:3000"}, registered)
 	if err != nil || len(cfg.CORSOrigins) != 2 || cfg.CORSOrigins[0] != "https://dash.example.com" || cfg.CORSOrigins[1] != "http://localhost:3000" {
 		t.Errorf("origins = %q, %v", cfg.CORSOrigins, err)
 	}
 	for _, bad := range []string{"dash.example.com", "https://dash.example.com/app", "ftp://example.com", "https://", "*"} {
-		if _, err := Load([]string{"PAYGATE_CORS_ORIGINS=" + bad}); err == nil || !strings.Contains(err.Error(), "PAYGATE_CORS_ORIGINS") {
+		if _, err := Load([]string{"PAYGATE_CORS_ORIGINS=" + bad}, registered); err == nil || !strings.Contains(err.Error(), "PAYGATE_CORS_ORIGINS") {
 			t.Errorf("origin %q = %v", bad, err)
 		}
 	}
@@ -146,6 +151,13 @@ func TestVariables(t *testing.T) {
 	if got := len(Variables(Groups()...)); got != all {
 		t.Errorf("every group has %d variables, Config %d", got, all)
 	}
+	var providerNames []string
+	for _, v := range ProviderVariables(registered) {
+		providerNames = append(providerNames, v.Name)
+	}
+	if len(providerNames) != 10 || !slices.Contains(providerNames, "PAYGATE_ADYEN_MERCHANT_ACCOUNT") || providerNames[0] != "PAYGATE_STRIPE_BASE_URL" {
+		t.Errorf("the providers' variables = %v", providerNames)
+	}
 	described := Describe(append(Variables(GroupLog), Variable{Name: "PAYGATE_EXTRA", Help: "an extra", Default: "x"})...)
 	for _, want := range []string{"PAYGATE_LOG_LEVEL", "debug, info, warn or error (default info)", "PAYGATE_EXTRA", "an extra (default x)"} {
 		if !strings.Contains(described, want) {
@@ -156,3 +168,6 @@ func TestVariables(t *testing.T) {
 		t.Errorf("described variables are not one a line:\n%s", described)
 	}
 }
+
+// registered are the providers Paygate registers.
+var registered = []provider.Registration{stripe.Registration, adyen.Registration, checkout.Registration}

@@ -1,3 +1,6 @@
+// Package inbound takes the payment providers' webhooks: it verifies each delivery, stores its
+// events once, and applies them to payments in the background, durably; it keeps them for people
+// to read and retry.
 package inbound
 
 import (
@@ -6,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -15,11 +17,9 @@ import (
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/webhookevent"
 	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/state"
 )
-
-// Providers whose webhooks Paygate takes, by the name in /webhooks/{provider}.
-var Providers = []string{"stripe", "adyen", "checkout"}
 
 // Bounds of what is stored of an event, as the columns hold them.
 const (
@@ -31,9 +31,8 @@ const (
 // leaves them to the Worker, so a delivery is acknowledged as soon as it is safely kept.
 type Inbox struct {
 	Client *ent.Client
-	// Secrets holds each provider's webhook secret (Stripe's signing secret, Adyen's HMAC key in
-	// hex, Checkout.com's secret key); a provider without one refuses every delivery.
-	Secrets map[string]string
+	// Sources are the providers whose webhooks it takes, by the name in /webhooks/{provider}.
+	Sources map[string]Source
 	Now     func() time.Time
 	Logger  *slog.Logger
 	// SignatureRefused is told of each delivery refused for its signature.
@@ -44,11 +43,20 @@ type Inbox struct {
 	Observe func(provider, status string)
 }
 
+// Source is a provider whose webhooks the inbox takes.
+type Source struct {
+	// Verifier checks its deliveries; with none (its webhook secret unset), every delivery is
+	// refused.
+	Verifier provider.WebhookVerifier
+	// Acknowledgement is the body it expects back ("" for none).
+	Acknowledgement string
+}
+
 // Receipt is what a delivery came to.
 type Receipt struct {
 	// Stored counts the events stored; Duplicates those already stored by an earlier delivery.
 	Stored, Duplicates int
-	// Answer is the body the provider expects back: Adyen wants "[accepted]".
+	// Answer is the body the provider expects back.
 	Answer string
 }
 
@@ -57,24 +65,21 @@ type Receipt struct {
 // errors: 404 for an unknown provider, 401 invalid_signature, 400 for a body that is not the
 // provider's notification. The body of a refused delivery is neither stored nor logged.
 func (in *Inbox) Receive(ctx context.Context, providerName string, header http.Header, body []byte) (Receipt, error) {
-	events, err := in.verify(providerName, header, body)
+	events, err := in.verify(ctx, providerName, header, body)
 	switch {
-	case errors.Is(err, ErrInvalidSignature):
+	case errors.Is(err, provider.ErrInvalidSignature), errors.Is(err, provider.ErrWebhooksNotConfigured):
 		if in.SignatureRefused != nil {
 			in.SignatureRefused(providerName)
 		}
 		in.Logger.WarnContext(ctx, "webhook refused: signature", "provider", providerName, "reason", err.Error(), "bytes", len(body))
 		return Receipt{}, apierror.New(apierror.InvalidSignature, "the webhook signature is missing or does not match")
-	case errors.Is(err, ErrMalformed):
+	case errors.Is(err, provider.ErrMalformed):
 		in.Logger.WarnContext(ctx, "webhook refused: not the provider's shape", "provider", providerName, "bytes", len(body))
 		return Receipt{}, apierror.New(apierror.InvalidRequest, "the body is not a "+providerName+" notification")
 	case err != nil:
 		return Receipt{}, err
 	}
-	receipt := Receipt{}
-	if providerName == "adyen" {
-		receipt.Answer = "[accepted]"
-	}
+	receipt := Receipt{Answer: in.Sources[providerName].Acknowledgement}
 	now := in.Now().UTC()
 	for _, event := range events {
 		err := in.Client.WebhookEvent.Create().
@@ -107,34 +112,21 @@ func (in *Inbox) Receive(ctx context.Context, providerName string, header http.H
 }
 
 // verify checks the delivery with its provider's scheme and returns its events.
-func (in *Inbox) verify(providerName string, header http.Header, body []byte) ([]Event, error) {
-	if !slices.Contains(Providers, providerName) {
+func (in *Inbox) verify(ctx context.Context, providerName string, header http.Header, body []byte) ([]provider.WebhookEvent, error) {
+	source, known := in.Sources[providerName]
+	if !known {
 		return nil, apierror.ForParam(apierror.NotFound, "provider", "no provider is named "+providerName)
 	}
-	secret := in.Secrets[providerName]
-	if secret == "" {
-		return nil, fmt.Errorf("%w: no webhook secret is configured for %s", ErrInvalidSignature, providerName)
+	if source.Verifier == nil {
+		return nil, fmt.Errorf("%w: %s", provider.ErrWebhooksNotConfigured, providerName)
 	}
-	var events []Event
-	var err error
-	switch providerName {
-	case "stripe":
-		var event Event
-		event, err = VerifyStripe(body, header.Get("Stripe-Signature"), secret, in.Now())
-		events = []Event{event}
-	case "adyen":
-		events, err = VerifyAdyen(body, secret)
-	case "checkout":
-		var event Event
-		event, err = VerifyCheckout(body, header.Get("Cko-Signature"), secret)
-		events = []Event{event}
-	}
+	events, err := source.Verifier.Verify(ctx, header, body)
 	if err != nil {
 		return nil, err
 	}
 	for _, event := range events {
 		if !storableText(event.ID, maxEventID) || !storableText(event.Type, maxEventType) {
-			return nil, ErrMalformed
+			return nil, provider.ErrMalformed
 		}
 	}
 	return events, nil

@@ -14,6 +14,8 @@ import (
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/inbound"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/checkout"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -31,7 +33,11 @@ func TestInboxStoresOnceAndForgetsAfterRetention(t *testing.T) {
 		ctx := context.Background()
 		c := newClock()
 		told, refused := 0, 0
-		inbox := &inbound.Inbox{Client: db.Ent, Secrets: map[string]string{"checkout": "secret"}, Now: c.Now, Logger: quietLog,
+		verifier, err := checkout.Registration.NewVerifier(provider.Settings{"WEBHOOK_SECRET": "secret"}, c.Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inbox := &inbound.Inbox{Client: db.Ent, Sources: map[string]inbound.Source{"checkout": {Verifier: verifier}, "stripe": {}}, Now: c.Now, Logger: quietLog,
 			Stored: func() { told++ }, SignatureRefused: func(string) { refused++ }}
 		body := `{"id":"evt_1","type":"payment_approved","data":{}}`
 		for range 3 {

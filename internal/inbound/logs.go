@@ -22,7 +22,9 @@ import (
 // requeue of one that failed, and each provider's figures. Every call is authorised here.
 type Logs struct {
 	Client *ent.Client
-	Now    func() time.Time
+	// Providers are the providers' names, in the order their figures are listed.
+	Providers []string
+	Now       func() time.Time
 	// SignatureFailures are this process's refusals of deliveries for their signature.
 	SignatureFailures *SignatureFailures
 	// Requeued is told after an event was requeued, so the worker takes it at once.
@@ -192,7 +194,7 @@ type ProviderMetrics struct {
 	P99MS *float64 `json:"p99_ms"`
 }
 
-// Metrics returns the figures of every provider, in the order of Providers, those without any
+// Metrics returns the figures of every provider, in the order of l.Providers, those without any
 // event included.
 func (l *Logs) Metrics(ctx context.Context) ([]*ProviderMetrics, error) {
 	if err := auth.Authorize(ctx, auth.WebhookMetrics); err != nil {
@@ -207,8 +209,8 @@ func (l *Logs) Metrics(ctx context.Context) ([]*ProviderMetrics, error) {
 		Aggregate(ent.Count()).Scan(ctx, &counts); err != nil {
 		return nil, err
 	}
-	figures := make([]*ProviderMetrics, len(Providers))
-	for i, name := range Providers {
+	figures := make([]*ProviderMetrics, len(l.Providers))
+	for i, name := range l.Providers {
 		m := &ProviderMetrics{Provider: name, SignatureFailures: l.SignatureFailures.Count(name)}
 		figures[i] = m
 		for _, c := range counts {

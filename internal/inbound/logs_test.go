@@ -86,7 +86,7 @@ func TestLatenciesAreOfTheLatestEvents(t *testing.T) {
 		if err := db.Ent.WebhookEvent.CreateBulk(events...).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		logs := &inbound.Logs{Client: db.Ent, Now: time.Now, SignatureFailures: &inbound.SignatureFailures{}}
+		logs := &inbound.Logs{Client: db.Ent, Providers: []string{"stripe", "adyen", "checkout"}, Now: time.Now, SignatureFailures: &inbound.SignatureFailures{}}
 		metrics, err := logs.Metrics(asRole("viewer"))
 		if err != nil {
 			t.Fatal(err)

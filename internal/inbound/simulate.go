@@ -13,18 +13,18 @@ import (
 	"github.com/paygate/paygate/internal/provider"
 )
 
-// Simulating is a provider sandbox that brings about events for its payments on demand.
-type Simulating interface {
-	Simulate(ctx context.Context, kind provider.Simulation, paymentReference string) error
-}
-
 // Simulator makes a provider's sandbox bring about an event for a payment, as happens at a
 // provider outside Paygate (a refund in its dashboard, a dispute, a late failure); the sandbox's
 // signed webhook then comes through /webhooks/{provider} and is processed like any other.
 type Simulator struct {
 	Client *ent.Client
+	// Providers are the providers' names, for the message that lists them.
+	Providers []string
+	// Simulations are the providers' own names for the events their sandboxes can send, by
+	// provider.
+	Simulations map[string]map[string]provider.Simulation
 	// Sandboxes are the providers served by their built-in sandboxes; only they can simulate.
-	Sandboxes map[string]Simulating
+	Sandboxes map[string]provider.Sandbox
 }
 
 // SimulateInput names the payment and the event: a provider's own event type (Stripe's
@@ -39,32 +39,13 @@ type Simulated struct {
 	Provider, PaymentID, Type string
 }
 
-// simulations are the event types each provider's sandbox can be made to send.
-var simulations = map[string]map[string]provider.Simulation{
-	"stripe": {
-		"charge.refunded":               provider.SimulateRefund,
-		"charge.dispute.created":        provider.SimulateDispute,
-		"payment_intent.payment_failed": provider.SimulateLateFailure,
-	},
-	"adyen": {
-		"REFUND":       provider.SimulateRefund,
-		"CHARGEBACK":   provider.SimulateDispute,
-		"CANCELLATION": provider.SimulateLateFailure,
-	},
-	"checkout": {
-		"payment_refunded": provider.SimulateRefund,
-		"dispute_received": provider.SimulateDispute,
-		"payment_declined": provider.SimulateLateFailure,
-	},
-}
-
 // Simulate makes the payment's provider's sandbox send the event in.
 func (s *Simulator) Simulate(ctx context.Context, in SimulateInput) (Simulated, error) {
 	if err := auth.Authorize(ctx, auth.SimulateEvent); err != nil {
 		return Simulated{}, err
 	}
-	if in.Provider != "" && !slices.Contains(Providers, in.Provider) {
-		return Simulated{}, apierror.ForParam(apierror.InvalidRequest, "provider", "provider must be one of "+strings.Join(Providers, ", "))
+	if in.Provider != "" && !slices.Contains(s.Providers, in.Provider) {
+		return Simulated{}, apierror.ForParam(apierror.InvalidRequest, "provider", "provider must be one of "+strings.Join(s.Providers, ", "))
 	}
 	if in.PaymentID == "" {
 		return Simulated{}, apierror.ForParam(apierror.MissingField, "payment_id", "payment_id is required")
@@ -87,13 +68,13 @@ func (s *Simulator) Simulate(ctx context.Context, in SimulateInput) (Simulated, 
 		return Simulated{}, apierror.ForParam(apierror.InvalidRequest, "provider",
 			fmt.Sprintf("payment %s was charged through %q, so only %q can send events about it", p.ID, p.Provider, p.Provider))
 	}
-	kind, known := simulations[in.Provider][in.Type]
+	kind, known := s.Simulations[in.Provider][in.Type]
 	if generic := provider.Simulation(in.Type); !known && slices.Contains([]provider.Simulation{provider.SimulateRefund, provider.SimulateDispute, provider.SimulateLateFailure}, generic) {
 		kind, known = generic, true
 	}
 	if !known {
 		types := []string{string(provider.SimulateRefund), string(provider.SimulateDispute), string(provider.SimulateLateFailure)}
-		for name := range simulations[in.Provider] {
+		for name := range s.Simulations[in.Provider] {
 			types = append(types, name)
 		}
 		slices.Sort(types)

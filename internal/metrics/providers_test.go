@@ -40,7 +40,7 @@ func TestProviderStatusFromTheRoutersCalls(t *testing.T) {
 	names := []string{"stripe", "adyen", "checkout"}
 	var stripeErr, none error
 	r := routing.NewRouter([]provider.Provider{failing{name: "stripe", err: &stripeErr}, failing{name: "adyen", err: &none}, failing{name: "checkout", err: &none}},
-		func() settings.Document { return settings.Default(names) }, now)
+		func() settings.Document { return settings.Default(names, nil) }, now)
 	db, err := sql.Open("sqlite", ":memory:")
 	if err != nil {
 		t.Fatal(err)

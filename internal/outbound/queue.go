@@ -15,9 +15,6 @@ type WebhookConfig struct {
 	// URL is where Paygate takes the provider's webhooks: its base URL + /webhooks/{provider}.
 	// With none, the sandbox sends nothing.
 	URL string
-	// Secret is what the provider signs its webhooks with, as Paygate is given it: Stripe's
-	// signing secret (whsec_...), Adyen's HMAC key (hex), Checkout.com's webhook secret key.
-	Secret string
 
 	// The rest tune the delivery; each has a default.
 
@@ -69,8 +66,8 @@ func NewWebhookSender(ctx context.Context, config WebhookConfig, sign WebhookSig
 	if err != nil || (target.Scheme != "http" && target.Scheme != "https") || target.Host == "" {
 		return nil, errors.New("webhook URL must be an absolute http(s) URL")
 	}
-	if config.Secret == "" {
-		return nil, errors.New("webhooks need the secret they are signed with")
+	if sign == nil {
+		return nil, errors.New("webhooks need a signer")
 	}
 	s := &WebhookSender{ctx: ctx, url: config.URL, sign: sign, sender: config.Sender, waits: config.RetryWaits,
 		now: config.Now, after: config.After, logger: config.Logger}

@@ -79,7 +79,7 @@ func TestWebhookRetriedWithBackoff(t *testing.T) {
 	defer server.Close()
 	var waits []time.Duration
 	var mu sync.Mutex
-	sender, err := NewWebhookSender(context.Background(), WebhookConfig{URL: server.URL, Secret: "s",
+	sender, err := NewWebhookSender(context.Background(), WebhookConfig{URL: server.URL,
 		RetryWaits: []time.Duration{time.Second, time.Minute, time.Hour}, Now: clock(), After: recordWaits(&waits, &mu)}, signAt)
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func TestWebhookGivenUp(t *testing.T) {
 	var log logtest.Buffer
 	var waits []time.Duration
 	var mu sync.Mutex
-	sender, _ := NewWebhookSender(context.Background(), WebhookConfig{URL: server.URL + "/webhooks/stripe", Secret: "s",
+	sender, _ := NewWebhookSender(context.Background(), WebhookConfig{URL: server.URL + "/webhooks/stripe",
 		RetryWaits: []time.Duration{time.Second, time.Second}, After: recordWaits(&waits, &mu), Logger: slog.New(slog.NewTextHandler(&log, nil))}, signAt)
 	sender.Send("evt_2", []byte(`{}`))
 	sender.Wait()
@@ -143,7 +143,7 @@ func TestWebhooksInFlightBounded(t *testing.T) {
 	}))
 	defer server.Close()
 	var log logtest.Buffer
-	sender, _ := NewWebhookSender(context.Background(), WebhookConfig{URL: server.URL, Secret: "s", MaxInFlight: 1,
+	sender, _ := NewWebhookSender(context.Background(), WebhookConfig{URL: server.URL, MaxInFlight: 1,
 		Logger: slog.New(slog.NewTextHandler(&log, nil))}, signAt)
 	if !sender.Send("evt_a", []byte(`{}`)) {
 		t.Fatal("the first webhook was not taken")
@@ -173,7 +173,7 @@ func TestWebhookSenderStopsWithItsContext(t *testing.T) {
 	defer server.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	waiting := make(chan struct{}, 1)
-	sender, _ := NewWebhookSender(ctx, WebhookConfig{URL: server.URL, Secret: "s", After: func(time.Duration) <-chan time.Time {
+	sender, _ := NewWebhookSender(ctx, WebhookConfig{URL: server.URL, After: func(time.Duration) <-chan time.Time {
 		waiting <- struct{}{}
 		return nil // never over: only the context ends this wait
 	}}, signAt)
@@ -196,7 +196,7 @@ func TestWebhookTryTimesOut(t *testing.T) {
 		}
 	}))
 	defer server.Close()
-	sender, _ := NewWebhookSender(context.Background(), WebhookConfig{URL: server.URL, Secret: "s", Sender: NewSender(false, 50*time.Millisecond),
+	sender, _ := NewWebhookSender(context.Background(), WebhookConfig{URL: server.URL, Sender: NewSender(false, 50*time.Millisecond),
 		After: func(time.Duration) <-chan time.Time { c := make(chan time.Time, 1); c <- time.Time{}; return c }}, signAt)
 	sender.Send("evt_1", []byte(`{}`))
 	sender.Wait()
@@ -207,7 +207,7 @@ func TestWebhookTryTimesOut(t *testing.T) {
 
 func TestWebhookSenderConfig(t *testing.T) {
 	ctx := context.Background()
-	sender, err := NewWebhookSender(ctx, WebhookConfig{Secret: "s"}, signAt)
+	sender, err := NewWebhookSender(ctx, WebhookConfig{}, signAt)
 	if sender != nil || err != nil {
 		t.Errorf("no URL = %v, %v; want no sender", sender, err)
 	}
@@ -215,10 +215,12 @@ func TestWebhookSenderConfig(t *testing.T) {
 		t.Error("a webhook was taken without a URL")
 	}
 	sender.Wait()
-	for _, config := range []WebhookConfig{{URL: "http://paygate.test/webhooks/stripe"}, {URL: "/webhooks/stripe", Secret: "s"},
-		{URL: "ftp://paygate.test/webhooks/stripe", Secret: "s"}} {
+	for _, config := range []WebhookConfig{{URL: "/webhooks/stripe"}, {URL: "ftp://paygate.test/webhooks/stripe"}} {
 		if _, err := NewWebhookSender(ctx, config, signAt); err == nil {
 			t.Errorf("%+v was taken", config)
 		}
+	}
+	if _, err := NewWebhookSender(ctx, WebhookConfig{URL: "http://paygate.test/webhooks/stripe"}, nil); err == nil {
+		t.Error("a sender that cannot sign was made")
 	}
 }

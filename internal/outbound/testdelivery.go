@@ -74,6 +74,8 @@ type TestSender struct {
 	Sender *Sender
 	// Now times the event and its signature (default time.Now).
 	Now func() time.Time
+	// SampleProvider is the provider the sample payment names.
+	SampleProvider string
 
 	mu sync.Mutex
 	// inFlight holds the principals with a delivery under way: one each, so that no one holds
@@ -114,7 +116,7 @@ func (s *TestSender) Send(ctx context.Context, req TestWebhookRequest) (TestDeli
 		now = s.Now
 	}
 	at := now().UTC().Truncate(time.Second)
-	body, err := json.Marshal(testEvent{ID: delivery.EventID, Type: eventType, CreatedAt: at, Data: testEventData{Object: testObject(eventType, at)}})
+	body, err := json.Marshal(testEvent{ID: delivery.EventID, Type: eventType, CreatedAt: at, Data: testEventData{Object: testObject(eventType, s.SampleProvider, at)}})
 	if err != nil {
 		return TestDelivery{}, err
 	}
@@ -266,9 +268,9 @@ type testRefund struct {
 	CreatedAt   time.Time   `json:"created_at"`
 }
 
-// testObject is the sample object an event of eventType carries: a payment of 10.00 USD, or a
-// refund of all of it.
-func testObject(eventType string, at time.Time) any {
+// testObject is the sample object an event of eventType carries: a payment of 10.00 USD through
+// providerName, or a refund of all of it.
+func testObject(eventType, providerName string, at time.Time) any {
 	// Amounts are JSON numbers with the currency's decimals, as in Paygate's REST answers.
 	amount := json.Number(money.Amount{Minor: 1000, Currency: "USD"}.String())
 	p := testPayment{
@@ -277,7 +279,7 @@ func testObject(eventType string, at time.Time) any {
 		Customer: testCustomer{Email: "test@example.com", Name: "Test Customer"},
 		Card: testCard{Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: at.Year() + 1,
 			Fingerprint: "test_fingerprint"},
-		Provider: "stripe", AmountRefunded: json.Number(money.Amount{Currency: "USD"}.String()),
+		Provider: providerName, AmountRefunded: json.Number(money.Amount{Currency: "USD"}.String()),
 		Description: "Paygate test webhook", Metadata: map[string]string{"paygate_test": "true"},
 		CreatedAt: at, UpdatedAt: at,
 	}

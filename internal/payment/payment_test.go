@@ -48,7 +48,7 @@ func newService(db *database.DB, p provider.Provider, maxAmountHundredths int64)
 
 // only is a router that sends every payment to p.
 func only(p provider.Provider, now func() time.Time) *routing.Router {
-	document := settings.Default([]string{p.Name()})
+	document := settings.Default([]string{p.Name()}, nil)
 	document.Routing = settings.Routing{Fallback: []string{p.Name()}}
 	return routing.NewRouter([]provider.Provider{p}, func() settings.Document { return document }, now)
 }

@@ -110,3 +110,6 @@ const (
 // ErrCannotSimulate means the payment is in no state for the simulated event (declined, failed,
 // nothing left to refund), or the event is unknown.
 var ErrCannotSimulate = errors.New("the sandbox cannot simulate that for this payment")
+
+// Switches are the switches themselves, for a sandbox that embeds them.
+func (s *SandboxSwitches) Switches() *SandboxSwitches { return s }

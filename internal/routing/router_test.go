@@ -47,7 +47,7 @@ func TestRouterFailsOverOnlyWhenNothingHappened(t *testing.T) {
 		{[3]error{down, lost, nil}, "[{stripe unavailable 0} {adyen unknown 0}]", "adyen", lost},
 	} {
 		r := NewRouter([]provider.Provider{named{name: "stripe", err: tc.errs[0]}, named{name: "adyen", err: tc.errs[1]},
-			named{name: "checkout", err: tc.errs[2]}}, func() settings.Document { return settings.Default(providers) }, now)
+			named{name: "checkout", err: tc.errs[2]}}, func() settings.Document { return settings.Default(providers, preferred) }, now)
 		req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}}
 		var switched []string
 		plan := r.Plan(Payment{Amount: req.Amount})
@@ -69,7 +69,7 @@ func TestRouterFailsOverOnlyWhenNothingHappened(t *testing.T) {
 func TestRouterStopsWhenTheSwitchCannotBeRecorded(t *testing.T) {
 	down := fmt.Errorf("%w (%w): answered 503", provider.ErrUnavailable, provider.ErrOutage)
 	r := NewRouter([]provider.Provider{named{name: "stripe", err: down}, named{name: "adyen"}, named{name: "checkout"}},
-		func() settings.Document { return settings.Default(providers) }, time.Now)
+		func() settings.Document { return settings.Default(providers, preferred) }, time.Now)
 	req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}}
 	decision, _, result, err := r.Charge(context.Background(), r.Plan(Payment{Amount: req.Amount}), req, func(string) error {
 		return errors.New("database gone")
@@ -80,7 +80,7 @@ func TestRouterStopsWhenTheSwitchCannotBeRecorded(t *testing.T) {
 }
 
 func TestRouterWithNoProviderLeft(t *testing.T) {
-	c := settings.Default(providers)
+	c := settings.Default(providers, preferred)
 	for name, s := range c.Providers {
 		s.Enabled = false
 		c.Providers[name] = s
@@ -97,7 +97,7 @@ func TestRouterWithNoProviderLeft(t *testing.T) {
 // provider is moved before any other is charged, even when the first is passed over unasked
 // (its circuit opened, or it was switched off, since the plan was made).
 func TestRouterRecordsEveryProviderButThePlannedFirst(t *testing.T) {
-	c := settings.Default(providers)
+	c := settings.Default(providers, preferred)
 	r := NewRouter([]provider.Provider{named{name: "stripe"}, named{name: "adyen"}, named{name: "checkout"}}, func() settings.Document { return c }, time.Now)
 	req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}}
 	for _, passOver := range map[string]func(){
@@ -108,7 +108,7 @@ func TestRouterRecordsEveryProviderButThePlannedFirst(t *testing.T) {
 		},
 		"switched off": func() { c.Providers["stripe"] = settings.Provider{Enabled: false, TimeoutMS: 1000} },
 	} {
-		c = settings.Default(providers)
+		c = settings.Default(providers, preferred)
 		r.breaker = NewBreaker(time.Now)
 		plan := r.Plan(Payment{Amount: req.Amount})
 		passOver()
@@ -128,7 +128,7 @@ func TestRouterRecordsEveryProviderButThePlannedFirst(t *testing.T) {
 func TestRefusalsLeaveTheCircuitClosed(t *testing.T) {
 	refused := fmt.Errorf("%w: answered 402", provider.ErrUnavailable)
 	stripe := &named{name: "stripe", err: refused}
-	c := settings.Default(providers)
+	c := settings.Default(providers, preferred)
 	r := NewRouter([]provider.Provider{stripe, named{name: "adyen"}, named{name: "checkout"}}, func() settings.Document { return c }, time.Now)
 	req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}}
 	for range 2 * c.CircuitBreaker.MinRequests {
@@ -150,7 +150,7 @@ func TestRefusalsLeaveTheCircuitClosed(t *testing.T) {
 // provider is not asked, so its outcome cannot be cut off unknown.
 func TestRouterAsksNoOneWithoutTime(t *testing.T) {
 	r := NewRouter([]provider.Provider{named{name: "stripe"}, named{name: "adyen"}, named{name: "checkout"}},
-		func() settings.Document { return settings.Default(providers) }, time.Now)
+		func() settings.Document { return settings.Default(providers, preferred) }, time.Now)
 	req := provider.ChargeRequest{PaymentID: "pay_1", Amount: money.Amount{Minor: 100, Currency: "USD"}}
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
@@ -164,7 +164,7 @@ func TestRouterAsksNoOneWithoutTime(t *testing.T) {
 // timeout_ms left, so it is never cut off mid-call with the outcome unknown.
 func TestFailoverNeedsTheProvidersTime(t *testing.T) {
 	down := fmt.Errorf("%w (%w): answered 503", provider.ErrUnavailable, provider.ErrOutage)
-	c := settings.Default(providers)
+	c := settings.Default(providers, preferred)
 	c.Providers["adyen"] = settings.Provider{Enabled: true, TimeoutMS: 5000}
 	c.Providers["checkout"] = settings.Provider{Enabled: true, TimeoutMS: 1000}
 	r := NewRouter([]provider.Provider{named{name: "stripe", err: down}, named{name: "adyen"}, named{name: "checkout"}},
@@ -182,7 +182,7 @@ func TestFailoverNeedsTheProvidersTime(t *testing.T) {
 // panicked is given back, or the provider would never be tried again.
 func TestSwitchThatPanicsGivesTheProbeBack(t *testing.T) {
 	clock := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
-	c := settings.Default(providers)
+	c := settings.Default(providers, preferred)
 	r := NewRouter([]provider.Provider{named{name: "stripe"}, named{name: "adyen"}, named{name: "checkout"}}, func() settings.Document { return c },
 		func() time.Time { return clock })
 	for range c.CircuitBreaker.MinRequests {

@@ -11,12 +11,15 @@ import (
 
 var providers = []string{"stripe", "adyen", "checkout"}
 
+// preferred are the currencies Paygate's providers take first: euros Adyen, pounds Checkout.com.
+var preferred = map[string][]string{"adyen": {"EUR"}, "checkout": {"GBP"}}
+
 func never(string) bool { return false }
 
 func first(int) int { return 0 }
 
 func TestDefaultPlans(t *testing.T) {
-	c := settings.Default(providers)
+	c := settings.Default(providers, preferred)
 	if err := c.Validate(providers); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +44,7 @@ func decimal(text string) *money.Decimal {
 }
 
 func TestRulesMatchEveryCondition(t *testing.T) {
-	c := settings.Default(providers)
+	c := settings.Default(providers, preferred)
 	c.Routing.Rules = []settings.Rule{
 		{Name: "big-eu-visa", Currency: []string{"EUR"}, Brand: []string{"visa"}, AmountGTE: decimal("100.00"), AmountLTE: decimal("5000"),
 			Providers: []settings.Weighted{{Provider: "checkout", Weight: 1}}},
@@ -72,7 +75,7 @@ func TestRulesMatchEveryCondition(t *testing.T) {
 // TestWeightsShareTheFirstAttempts: over every draw, each provider of a rule comes first in
 // proportion to its weight; the others follow by weight, then the fallback.
 func TestWeightsShareTheFirstAttempts(t *testing.T) {
-	c := settings.Default(providers)
+	c := settings.Default(providers, preferred)
 	c.Routing.Rules = []settings.Rule{{Name: "eu", Currency: []string{"EUR"},
 		Providers: []settings.Weighted{{Provider: "adyen", Weight: 80}, {Provider: "stripe", Weight: 20}}}}
 	firsts := map[string]int{}
@@ -89,7 +92,7 @@ func TestWeightsShareTheFirstAttempts(t *testing.T) {
 }
 
 func TestDisabledAndOpenProvidersAreSkipped(t *testing.T) {
-	c := settings.Default(providers)
+	c := settings.Default(providers, preferred)
 	c.Providers["adyen"] = settings.Provider{Enabled: false, TimeoutMS: 1000}
 	plan := PlanFor(c, Payment{Amount: money.Amount{Minor: 100, Currency: "EUR"}}, first, func(p string) bool { return p == "stripe" })
 	if plan.Rule != "eur" || !slices.Equal(plan.Providers, []string{"checkout"}) {

@@ -96,17 +96,15 @@ type CircuitBreaker struct {
 	OpenS       int     `json:"open_s"`
 }
 
-// Default is the document Paygate starts with: euros to Adyen, pounds to Checkout.com, the rest
-// by the fallback order.
-func Default(providers []string) Document {
+// Default is the document Paygate starts with: each currency a provider prefers (preferred, by
+// provider) to that provider, by a rule named after the currency; the rest to the providers in
+// their order.
+func Default(providers []string, preferred map[string][]string) Document {
 	c := Document{
 		Version: 1,
 		Routing: Routing{
-			Rules: []Rule{
-				{Name: "eur", Currency: []string{"EUR"}, Providers: []Weighted{{Provider: "adyen", Weight: 1}}},
-				{Name: "gbp", Currency: []string{"GBP"}, Providers: []Weighted{{Provider: "checkout", Weight: 1}}},
-			},
-			Fallback: []string{"stripe", "adyen", "checkout"},
+			Rules:    []Rule{},
+			Fallback: slices.Clone(providers),
 		},
 		Providers:      map[string]Provider{},
 		CircuitBreaker: CircuitBreaker{WindowS: 60, MinRequests: 10, ErrorRate: 0.5, OpenS: 30},
@@ -116,6 +114,10 @@ func Default(providers []string) Document {
 	}
 	for _, name := range providers {
 		c.Providers[name] = Provider{Enabled: true, TimeoutMS: 10000}
+		for _, currency := range preferred[name] {
+			c.Routing.Rules = append(c.Routing.Rules, Rule{Name: strings.ToLower(currency), Currency: []string{currency},
+				Providers: []Weighted{{Provider: name, Weight: 1}}})
+		}
 	}
 	return c
 }

@@ -3,6 +3,7 @@ package settings
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/paygate/paygate/internal/apierror"
@@ -48,7 +49,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{func(c *Document) { c.Alerts.ProviderErrorRate = 0 }, "alerts.provider_error_rate"},
 		{func(c *Document) { c.Alerts.RefundShare = 1.5 }, "alerts.refund_share"},
 	} {
-		c := Default(providers)
+		c := Default(providers, map[string][]string{"adyen": {"EUR"}, "checkout": {"GBP"}})
 		tc.change(&c)
 		apiErr, ok := errors.AsType[*apierror.Error](c.Validate(providers))
 		if !ok || apiErr.Param != tc.param {
@@ -81,4 +82,23 @@ func TestDocumentRoundTrips(t *testing.T) {
 func decimal(text string) *money.Decimal {
 	d := money.Decimal(text)
 	return &d
+}
+
+// TestDefaultRoutesPreferredCurrencies: each currency a provider prefers is a rule to it, in the
+// providers' order, and the rest goes to the providers in their order.
+func TestDefaultRoutesPreferredCurrencies(t *testing.T) {
+	c := Default(providers, map[string][]string{"checkout": {"GBP"}, "adyen": {"EUR", "DKK"}})
+	var rules []string
+	for _, rule := range c.Routing.Rules {
+		rules = append(rules, rule.Name+":"+rule.Currency[0]+">"+rule.Providers[0].Provider)
+	}
+	if want := []string{"eur:EUR>adyen", "dkk:DKK>adyen", "gbp:GBP>checkout"}; !slices.Equal(rules, want) {
+		t.Errorf("rules %v, want %v", rules, want)
+	}
+	if !slices.Equal(c.Routing.Fallback, providers) || len(c.Providers) != 3 {
+		t.Errorf("fallback %v, providers %v", c.Routing.Fallback, c.Providers)
+	}
+	if err := c.Validate(providers); err != nil {
+		t.Error(err)
+	}
 }

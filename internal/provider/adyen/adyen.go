@@ -47,6 +47,14 @@ var counting = provider.Counting{Provider: "adyen", Scales: map[string]int{"CLP"
 // Counting says how the provider counts amounts.
 func (*Client) Counting() provider.Counting { return counting }
 
+// adyenError is Adyen's answer to a request it refuses.
+type adyenError struct {
+	Status    int    `json:"status"`
+	ErrorCode string `json:"errorCode"`
+	Message   string `json:"message"`
+	ErrorType string `json:"errorType"`
+}
+
 type amount struct {
 	Value    int64  `json:"value"`
 	Currency string `json:"currency"`

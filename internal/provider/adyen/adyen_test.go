@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	adyensandbox "github.com/paygate/paygate/internal/provider/adyen/sandbox"
+
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/money"
@@ -15,9 +17,9 @@ import (
 	"github.com/paygate/paygate/internal/provider/providertest"
 )
 
-func newClient(t *testing.T, db *database.DB, now func() time.Time) (*Client, *Sandbox) {
+func newClient(t *testing.T, db *database.DB, now func() time.Time) (*Client, *adyensandbox.Sandbox) {
 	t.Helper()
-	sandbox := NewSandbox(db.Ent, now)
+	sandbox := Registration.NewSandbox(db.Ent, provider.Settings{webhookSecret: hmacKey}, now).(*adyensandbox.Sandbox)
 	url, caller := providertest.Serve(t, sandbox)
 	return &Client{BaseURL: url, APIKey: "AQE_test", MerchantAccount: "PaygateTest", Caller: caller}, sandbox
 }

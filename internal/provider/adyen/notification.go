@@ -30,11 +30,9 @@ const maxItemBytes = 1 << 20
 // payment's events, Paygate's refund id on a refund's. A refund made in Adyen's Customer Area
 // carries its payment's reference instead, so a refund's merchantReference is read by its prefix.
 //
-// Amounts are read as Adyen gives them, in its minor units. Those are ISO 4217's, and so
-// Paygate's, but for the few currencies Adyen counts with other decimals (CLP, CVE, IDR and ISK in
-// its currency table). The adapter sends Paygate's minor units unconverted, so a refund of those
-// is off at Adyen as its charge was, and reading Adyen's amounts unconverted keeps every amount of
-// an Adyen payment in the unit Paygate recorded it in.
+// Amounts are read as Adyen counts them (the Chilean peso and the króna in hundredths, the
+// escudo and the rupiah whole) and converted into Paygate's minor units, as the adapter converts
+// them on the way out.
 func ReadNotification(eventType string, payload []byte) (provider.Notification, error) {
 	switch eventType {
 	case eventAuthorisation, eventRefund, eventRefundFailed, eventCancellation, eventChargeback:
@@ -52,7 +50,7 @@ func readItem(eventCode string, payload []byte) (provider.Notification, error) {
 	if len(payload) > maxItemBytes {
 		return provider.Notification{}, unreadable("%d bytes, more than %d", len(payload), maxItemBytes)
 	}
-	var item notificationRequestItem
+	var item notificationItem
 	if err := json.Unmarshal(payload, &item); err != nil {
 		return provider.Notification{}, unreadable("not a notification item")
 	}
@@ -111,12 +109,12 @@ func refusal(pspReference, reason string) provider.ChargeResult {
 
 // readRefund reads a refund's item: the refund is its pspReference, its payment the
 // originalReference.
-func readRefund(item notificationRequestItem, succeeded bool) (provider.Notification, error) {
+func readRefund(item notificationItem, succeeded bool) (provider.Notification, error) {
 	currency, err := money.ParseCurrency(item.Amount.Currency)
-	if err != nil || item.Amount.Value < 0 {
-		return provider.Notification{}, unreadable("amount %d %q", item.Amount.Value, item.Amount.Currency)
+	if err != nil || item.Amount.Value == nil || *item.Amount.Value < 0 {
+		return provider.Notification{}, unreadable("amount in %q missing or below zero", item.Amount.Currency)
 	}
-	refunded, err := counting.Amount(item.Amount.Value, currency)
+	refunded, err := counting.Amount(*item.Amount.Value, currency)
 	if err != nil {
 		return provider.Notification{}, unreadable("%v", err)
 	}

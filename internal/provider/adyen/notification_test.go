@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	adyensandbox "github.com/paygate/paygate/internal/provider/adyen/sandbox"
+
+	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/money"
@@ -17,6 +20,7 @@ import (
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
+	"github.com/paygate/paygate/internal/provider/sandboxstore"
 )
 
 // deliveredItem is one item of a webhook as the receiver hands it to ReadNotification: its event
@@ -28,11 +32,11 @@ type deliveredItem struct {
 
 // deliveredSince returns a function that waits for the sandbox's deliveries under way and returns
 // the items delivered since it was last called.
-func deliveredSince(t *testing.T, sandbox *Sandbox, receiver *providertest.WebhookReceiver) func() []deliveredItem {
+func deliveredSince(t *testing.T, sandbox *adyensandbox.Sandbox, receiver *providertest.WebhookReceiver) func() []deliveredItem {
 	seen := 0
 	return func() []deliveredItem {
 		t.Helper()
-		sandbox.webhooks.Wait()
+		sandbox.WaitForWebhooks()
 		bodies := receiver.Verified(t)
 		var fresh []deliveredItem
 		for _, body := range bodies[seen:] {
@@ -68,7 +72,7 @@ func TestReadSandboxNotifications(t *testing.T) {
 		c, sandbox := newClient(t, db, clock.Now)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		if err := sandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: receiver.URL, Secret: hmacKey, After: providertest.NoWait}); err != nil {
+		if err := sandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: receiver.URL, After: providertest.NoWait}); err != nil {
 			t.Fatal(err)
 		}
 		next := deliveredSince(t, sandbox, receiver)
@@ -141,7 +145,7 @@ func TestReadSandboxNotifications(t *testing.T) {
 					t.Fatal(err)
 				}
 				return provider.Notification{Kind: provider.RefundsChanged, PaymentID: approved.PaymentID, ProviderPaymentID: payment.ProviderPaymentID,
-					Refunds: []provider.RefundNotice{{ProviderRefundID: customerAreaRefund(t, sandbox, payment.ProviderPaymentID), Amount: 5000 - 300,
+					Refunds: []provider.RefundNotice{{ProviderRefundID: customerAreaRefund(t, db.Ent, payment.ProviderPaymentID), Amount: 5000 - 300,
 						Currency: "EUR", Status: provider.RefundSucceeded}}}
 			}},
 			{"cancellation", "CANCELLATION", func(t *testing.T) provider.Notification {
@@ -169,9 +173,9 @@ func TestReadSandboxNotifications(t *testing.T) {
 
 // customerAreaRefund is the pspReference of the one refund of the payment that Paygate did not
 // make: Adyen answers no look-ups, so the sandbox's store is asked.
-func customerAreaRefund(t *testing.T, sandbox *Sandbox, pspReference string) string {
+func customerAreaRefund(t *testing.T, db *ent.Client, pspReference string) string {
 	t.Helper()
-	refunds, err := sandbox.store.Refunds(context.Background(), pspReference, 100)
+	refunds, err := sandboxstore.New(db, Name, time.Now).Refunds(context.Background(), pspReference, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	adyensandbox "github.com/paygate/paygate/internal/provider/adyen/sandbox"
+
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/money"
@@ -70,17 +72,21 @@ func verify(_ http.Header, body []byte) error {
 // TestHMACSignatureMatchesAdyens signs the item of the test of Adyen's Go library
 // (src/hmacvalidator), and gets the signature Adyen's library gets.
 func TestHMACSignatureMatchesAdyens(t *testing.T) {
-	key, _ := hex.DecodeString("DFB1EB5485895CFA84146406857104ABB4CBCABDC8AAF103A624C8F6A3EAAB00")
-	item := notificationRequestItem{PSPReference: "pspReference", OriginalReference: "originalReference", MerchantAccountCode: "merchantAccount",
-		MerchantReference: "reference", Amount: amount{Value: 1000, Currency: "EUR"}, EventCode: "EVENT", Success: "true"}
-	if got := hmacSignature(key, item); got != "ipnxGCaUZ4l8TUW75a71/ghd2Fe5ffvX0pV4TLTntIc=" {
-		t.Errorf("signature %s", got)
+	item := `{"pspReference":"pspReference","originalReference":"originalReference","merchantAccountCode":"merchantAccount",` +
+		`"merchantReference":"reference","amount":{"value":1000,"currency":"EUR"},"eventCode":"EVENT","success":"true"}`
+	if got, err := SignItem("DFB1EB5485895CFA84146406857104ABB4CBCABDC8AAF103A624C8F6A3EAAB00", []byte(item)); err != nil || got != "ipnxGCaUZ4l8TUW75a71/ghd2Fe5ffvX0pV4TLTntIc=" {
+		t.Errorf("signature %s, %v", got, err)
 	}
 }
 
 type testItem struct {
 	PSPReference, OriginalReference, MerchantAccountCode, MerchantReference, EventCode, Success, Reason, EventDate string
-	Amount                                                                                                         amount
+	Amount                                                                                                         testAmount
+}
+
+type testAmount struct {
+	Value    int64
+	Currency string
 }
 
 func items(t *testing.T, bodies [][]byte) []testItem {
@@ -105,13 +111,13 @@ func items(t *testing.T, bodies [][]byte) []testItem {
 	return all
 }
 
-func webhookSandbox(t *testing.T, db *database.DB) (*Sandbox, *Client, *providertest.WebhookReceiver) {
+func webhookSandbox(t *testing.T, db *database.DB) (*adyensandbox.Sandbox, *Client, *providertest.WebhookReceiver) {
 	t.Helper()
 	receiver := providertest.NewWebhookReceiver(t, verify)
 	c, sandbox := newClient(t, db, time.Now)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if err := sandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: receiver.URL, Secret: hmacKey, After: providertest.NoWait}); err != nil {
+	if err := sandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: receiver.URL, After: providertest.NoWait}); err != nil {
 		t.Fatal(err)
 	}
 	return sandbox, c, receiver
@@ -137,16 +143,16 @@ func TestWebhooks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sandbox.webhooks.Wait()
+		sandbox.WaitForWebhooks()
 		got := items(t, receiver.Verified(t))
 		if len(got) != 2 {
 			t.Fatalf("%d notifications for a payment, a refusal and a refund taken: %+v; want the two authorisations", len(got), got)
 		}
 		want := map[string]testItem{
 			payment.ProviderPaymentID: {EventCode: "AUTHORISATION", Success: "true", MerchantAccountCode: "PaygateTest", MerchantReference: approved.PaymentID,
-				Amount: amount{1000, "EUR"}},
+				Amount: testAmount{1000, "EUR"}},
 			refused.ProviderPaymentID: {EventCode: "AUTHORISATION", Success: "false", MerchantAccountCode: "PaygateTest", MerchantReference: declined.PaymentID,
-				Amount: amount{500, "EUR"}, Reason: "Expired Card"},
+				Amount: testAmount{500, "EUR"}, Reason: "Expired Card"},
 		}
 		for _, i := range got {
 			w := want[i.PSPReference]
@@ -157,7 +163,7 @@ func TestWebhooks(t *testing.T) {
 		}
 
 		// The refund settles: the hook of the settling step sends this.
-		settled := SettledRefund{PSPReference: refund.ProviderRefundID, PaymentPSPReference: payment.ProviderPaymentID, MerchantAccount: "PaygateTest",
+		settled := adyensandbox.SettledRefund{PSPReference: refund.ProviderRefundID, PaymentPSPReference: payment.ProviderPaymentID, MerchantAccount: "PaygateTest",
 			Reference: refundID, Amount: 300, Currency: "EUR", Succeeded: true}
 		if err := sandbox.SendRefundSettled(settled); err != nil {
 			t.Fatal(err)
@@ -166,7 +172,7 @@ func TestWebhooks(t *testing.T) {
 		if err := sandbox.SendRefundSettled(settled); err != nil {
 			t.Fatal(err)
 		}
-		sandbox.webhooks.Wait()
+		sandbox.WaitForWebhooks()
 		bodies := receiver.Verified(t)
 		got = items(t, bodies)[2:]
 		if len(got) != 2 {
@@ -176,7 +182,7 @@ func TestWebhooks(t *testing.T) {
 		for _, i := range got {
 			codes[i.EventCode] = true
 			if i.PSPReference != refund.ProviderRefundID || i.OriginalReference != payment.ProviderPaymentID || i.MerchantReference != refundID ||
-				i.Amount != (amount{300, "EUR"}) || i.Success != "true" || i.MerchantAccountCode != "PaygateTest" {
+				i.Amount != (testAmount{300, "EUR"}) || i.Success != "true" || i.MerchantAccountCode != "PaygateTest" {
 				t.Errorf("refund notification %+v", i)
 			}
 		}
@@ -194,7 +200,7 @@ func TestWebhooks(t *testing.T) {
 // TestWebhookRetried: a webhook the receiver failed is sent again, the same event re-signed.
 func TestWebhookRetried(t *testing.T) {
 	sandbox, c, receiver := webhookSandbox(t, databasetest.SQLite(t))
-	providertest.CheckRetried(t, c, sandbox.webhooks.Wait, receiver, 1)
+	providertest.CheckRetried(t, c, sandbox.WaitForWebhooks, receiver, 1)
 }
 
 func TestSimulate(t *testing.T) {
@@ -223,7 +229,7 @@ func TestSimulate(t *testing.T) {
 		if err := sandbox.Simulate(ctx, provider.SimulateRefund, declined.PaymentID); !errors.Is(err, provider.ErrCannotSimulate) {
 			t.Errorf("a refund of a refused payment = %v", err)
 		}
-		sandbox.webhooks.Wait()
+		sandbox.WaitForWebhooks()
 
 		byCode := map[string]testItem{}
 		for _, i := range items(t, receiver.Verified(t)) {
@@ -259,7 +265,7 @@ func TestSettlementIsToldByWebhook(t *testing.T) {
 	if n, err := sandbox.Settle(ctx); n != 2 || err != nil {
 		t.Fatalf("settled %d, %v", n, err)
 	}
-	sandbox.webhooks.Wait()
+	sandbox.WaitForWebhooks()
 	byAmount := map[int64]testItem{}
 	for _, item := range items(t, receiver.Verified(t)) {
 		// The charge's own notification is delivered beside the refunds', in any order.

@@ -17,7 +17,7 @@ import (
 func TestConformance(t *testing.T) {
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		clock, settlements := providertest.NewClock(), &providertest.Settlements{}
-		sandbox, twinSandbox := NewSandbox(pools[0].Ent, clock.Now), NewSandbox(pools[1].Ent, clock.Now)
+		sandbox, twinSandbox := newSandbox(pools[0].Ent, clock.Now), newSandbox(pools[1].Ent, clock.Now)
 		sandbox.Settled, twinSandbox.Settled = settlements.Record, settlements.Record
 		url, caller := providertest.Serve(t, sandbox)
 		c := &Client{BaseURL: url, SecretKey: "sk_sbox_x", Caller: caller}
@@ -95,7 +95,7 @@ func TestLookupsRead(t *testing.T) {
 func TestSettleAfter(t *testing.T) {
 	db := databasetest.SQLite(t)
 	clock := providertest.NewClock()
-	sandbox := NewSandbox(db.Ent, clock.Now)
+	sandbox := newSandbox(db.Ent, clock.Now)
 	sandbox.SettleAfter = time.Minute
 	url, caller := providertest.Serve(t, sandbox)
 	c := &Client{BaseURL: url, SecretKey: "sk_sbox_x", Caller: caller}

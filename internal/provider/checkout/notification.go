@@ -10,8 +10,35 @@ import (
 	"github.com/paygate/paygate/internal/provider"
 )
 
-// Types of events Paygate reads beside those the sandbox sends.
-const eventPaymentCaptured = "payment_captured"
+// Types of the events Paygate reads.
+const (
+	eventPaymentApproved       = "payment_approved"
+	eventPaymentCaptured       = "payment_captured"
+	eventPaymentDeclined       = "payment_declined"
+	eventPaymentRefunded       = "payment_refunded"
+	eventPaymentRefundDeclined = "payment_refund_declined"
+	eventDisputeReceived       = "dispute_received"
+)
+
+// paymentEvent is what Paygate reads of the data of an event about a payment or one of its
+// actions.
+type paymentEvent struct {
+	ID              string `json:"id"`
+	ActionID        string `json:"action_id"`
+	Amount          int64  `json:"amount"`
+	Currency        string `json:"currency"`
+	Reference       string `json:"reference"`
+	ResponseCode    string `json:"response_code"`
+	ResponseSummary string `json:"response_summary"`
+}
+
+// disputeEvent is what Paygate reads of the data of a dispute's event.
+type disputeEvent struct {
+	Category         string `json:"category"`
+	ReasonCode       string `json:"reason_code"`
+	PaymentID        string `json:"payment_id"`
+	PaymentReference string `json:"payment_reference"`
+}
 
 // maxEventBytes bounds the events read: the most a webhook body may be.
 const maxEventBytes = 1 << 20
@@ -24,11 +51,9 @@ const maxEventBytes = 1 << 20
 // events, Paygate's refund id on a refund's, none on a refund made in the Dashboard. So a
 // refund's reference is read by its prefix.
 //
-// Amounts are read as Checkout.com gives them. It counts ISO 4217's minor units, as Paygate does,
-// but for the few currencies its amount table counts otherwise (CLP in hundredths, which ISO
-// counts whole). The adapter sends Paygate's minor units unconverted, so a refund of those is off
-// at Checkout.com as its payment was, and reading the amounts unconverted keeps every amount of a
-// payment in the unit Paygate recorded it in.
+// Amounts are read as Checkout.com counts them (the Chilean peso in hundredths, three-decimal
+// currencies in whole hundredths) and converted into Paygate's minor units, as the adapter
+// converts them on the way out.
 func ReadNotification(eventType string, payload []byte) (provider.Notification, error) {
 	switch eventType {
 	case eventPaymentApproved, eventPaymentCaptured, eventPaymentDeclined, eventPaymentRefunded, eventPaymentRefundDeclined, eventDisputeReceived:

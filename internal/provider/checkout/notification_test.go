@@ -9,13 +9,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
+	ckosandbox "github.com/paygate/paygate/internal/provider/checkout/sandbox"
 	"github.com/paygate/paygate/internal/provider/providertest"
+	"github.com/paygate/paygate/internal/provider/sandboxstore"
 )
 
 // deliveredEvent is a webhook's event as the receiver hands it to ReadNotification: its type and
@@ -27,11 +30,11 @@ type deliveredEvent struct {
 
 // deliveredSince returns a function that waits for the sandbox's deliveries under way and returns
 // the events delivered since it was last called.
-func deliveredSince(t *testing.T, sandbox *Sandbox, receiver *providertest.WebhookReceiver) func() []deliveredEvent {
+func deliveredSince(t *testing.T, sandbox *ckosandbox.Sandbox, receiver *providertest.WebhookReceiver) func() []deliveredEvent {
 	seen := 0
 	return func() []deliveredEvent {
 		t.Helper()
-		sandbox.webhooks.Wait()
+		sandbox.WaitForWebhooks()
 		bodies := receiver.Verified(t)
 		var fresh []deliveredEvent
 		for _, body := range bodies[seen:] {
@@ -54,10 +57,10 @@ func TestReadSandboxEvents(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		clock := providertest.NewClock()
 		receiver := providertest.NewWebhookReceiver(t, verify)
-		sandbox := NewSandbox(db.Ent, clock.Now)
+		sandbox := newSandbox(db.Ent, clock.Now)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		if err := sandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: receiver.URL, Secret: webhookSecret, After: providertest.NoWait}); err != nil {
+		if err := sandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: receiver.URL, After: providertest.NoWait}); err != nil {
 			t.Fatal(err)
 		}
 		url, caller := providertest.Serve(t, sandbox)
@@ -131,7 +134,7 @@ func TestReadSandboxEvents(t *testing.T) {
 					t.Fatal(err)
 				}
 				return provider.Notification{Kind: provider.RefundsChanged, ProviderPaymentID: payment.ProviderPaymentID,
-					Refunds: []provider.RefundNotice{{ProviderRefundID: dashboardRefund(t, sandbox, payment.ProviderPaymentID), Amount: 5000 - 300,
+					Refunds: []provider.RefundNotice{{ProviderRefundID: dashboardRefund(t, db.Ent, payment.ProviderPaymentID), Amount: 5000 - 300,
 						Currency: "EUR", Status: provider.RefundSucceeded}}}
 			}},
 			{"late failure", "payment_declined", func(t *testing.T) provider.Notification {
@@ -159,9 +162,9 @@ func TestReadSandboxEvents(t *testing.T) {
 
 // dashboardRefund is the action id of the one refund of the payment that Paygate did not make, as
 // the sandbox stored it.
-func dashboardRefund(t *testing.T, sandbox *Sandbox, paymentID string) string {
+func dashboardRefund(t *testing.T, db *ent.Client, paymentID string) string {
 	t.Helper()
-	refunds, err := sandbox.store.Refunds(context.Background(), paymentID, 100)
+	refunds, err := sandboxstore.New(db, Name, time.Now).Refunds(context.Background(), paymentID, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

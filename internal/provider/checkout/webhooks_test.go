@@ -12,22 +12,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
+	ckosandbox "github.com/paygate/paygate/internal/provider/checkout/sandbox"
 	"github.com/paygate/paygate/internal/provider/providertest"
 )
 
-const webhookSecret = "cko_webhook_secret_test"
+const testSecret = "cko_webhook_secret_test"
 
 // verify checks the Cko-Signature header as Checkout.com's integrations do: the hex HMAC-SHA256
 // of the raw body under the webhook's secret key.
 func verify(header http.Header, body []byte) error {
 	given, err := hex.DecodeString(header.Get("Cko-Signature"))
-	mac := hmac.New(sha256.New, []byte(webhookSecret))
+	mac := hmac.New(sha256.New, []byte(testSecret))
 	mac.Write(body)
 	if err != nil || !hmac.Equal(given, mac.Sum(nil)) {
 		return errors.New("bad Cko-Signature")
@@ -68,13 +70,13 @@ func events(t *testing.T, bodies [][]byte) []testEvent {
 	return all
 }
 
-func webhookSandbox(t *testing.T, db *database.DB) (*Sandbox, *Client, *providertest.WebhookReceiver) {
+func webhookSandbox(t *testing.T, db *database.DB) (*ckosandbox.Sandbox, *Client, *providertest.WebhookReceiver) {
 	t.Helper()
 	receiver := providertest.NewWebhookReceiver(t, verify)
-	sandbox := NewSandbox(db.Ent, time.Now)
+	sandbox := newSandbox(db.Ent, time.Now)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if err := sandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: receiver.URL, Secret: webhookSecret, After: providertest.NoWait}); err != nil {
+	if err := sandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: receiver.URL, After: providertest.NoWait}); err != nil {
 		t.Fatal(err)
 	}
 	url, caller := providertest.Serve(t, sandbox)
@@ -102,7 +104,7 @@ func TestWebhooks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sandbox.webhooks.Wait()
+		sandbox.WaitForWebhooks()
 		got := events(t, receiver.Verified(t))
 		if len(got) != 2 {
 			t.Fatalf("%d events for a payment, a decline and a refund taken: %+v; want the approval and the decline", len(got), got)
@@ -123,7 +125,7 @@ func TestWebhooks(t *testing.T) {
 			}
 		}
 
-		settled := SettledRefund{PaymentID: payment.ProviderPaymentID, ActionID: refund.ProviderRefundID, Reference: refundID,
+		settled := ckosandbox.SettledRefund{PaymentID: payment.ProviderPaymentID, ActionID: refund.ProviderRefundID, Reference: refundID,
 			Amount: 300, Currency: "EUR", Succeeded: true}
 		if err := sandbox.SendRefundSettled(settled); err != nil {
 			t.Fatal(err)
@@ -132,7 +134,7 @@ func TestWebhooks(t *testing.T) {
 		if err := sandbox.SendRefundSettled(settled); err != nil {
 			t.Fatal(err)
 		}
-		sandbox.webhooks.Wait()
+		sandbox.WaitForWebhooks()
 		bodies := receiver.Verified(t)
 		got = events(t, bodies)[2:]
 		types := map[string]string{}
@@ -156,7 +158,7 @@ func TestWebhooks(t *testing.T) {
 // TestWebhookRetried: a webhook the receiver failed is sent again, the same event re-signed.
 func TestWebhookRetried(t *testing.T) {
 	sandbox, c, receiver := webhookSandbox(t, databasetest.SQLite(t))
-	providertest.CheckRetried(t, c, sandbox.webhooks.Wait, receiver, 1)
+	providertest.CheckRetried(t, c, sandbox.WaitForWebhooks, receiver, 1)
 }
 
 func TestSimulate(t *testing.T) {
@@ -180,7 +182,7 @@ func TestSimulate(t *testing.T) {
 		if err := sandbox.Simulate(ctx, provider.SimulateLateFailure, req.PaymentID); !errors.Is(err, provider.ErrCannotSimulate) {
 			t.Errorf("a second late failure = %v", err)
 		}
-		sandbox.webhooks.Wait()
+		sandbox.WaitForWebhooks()
 
 		byType := map[string]testEvent{}
 		for _, e := range events(t, receiver.Verified(t)) {
@@ -218,7 +220,7 @@ func TestSettlementIsToldByWebhook(t *testing.T) {
 	if n, err := sandbox.Settle(ctx); n != 2 || err != nil {
 		t.Fatalf("settled %d, %v", n, err)
 	}
-	sandbox.webhooks.Wait()
+	sandbox.WaitForWebhooks()
 	byAmount := map[int64]string{}
 	for _, e := range events(t, receiver.Verified(t)) {
 		// The charge's own events are delivered beside the refunds', in any order.
@@ -229,4 +231,9 @@ func TestSettlementIsToldByWebhook(t *testing.T) {
 	if byAmount[1000] != "payment_refunded" || byAmount[provider.FailingRefundMinor] != "payment_refund_declined" {
 		t.Errorf("settlement events %v", byAmount)
 	}
+}
+
+// newSandbox is the sandbox as Paygate builds it, signing with testSecret.
+func newSandbox(db *ent.Client, now func() time.Time) *ckosandbox.Sandbox {
+	return Registration.NewSandbox(db, provider.Settings{webhookSecret: testSecret}, now).(*ckosandbox.Sandbox)
 }

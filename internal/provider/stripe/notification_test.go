@@ -18,6 +18,7 @@ import (
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
+	"github.com/paygate/paygate/internal/provider/stripe/sandbox"
 )
 
 // deliveredEvent is a webhook's event as the receiver hands it to ReadNotification: its type and
@@ -29,11 +30,11 @@ type deliveredEvent struct {
 
 // deliveredSince returns a function that waits for the sandbox's deliveries under way and returns
 // the events delivered since it was last called.
-func deliveredSince(t *testing.T, sandbox *Sandbox, receiver *providertest.WebhookReceiver) func() []deliveredEvent {
+func deliveredSince(t *testing.T, sandbox *sandbox.Sandbox, receiver *providertest.WebhookReceiver) func() []deliveredEvent {
 	seen := 0
 	return func() []deliveredEvent {
 		t.Helper()
-		sandbox.webhooks.Wait()
+		sandbox.WaitForWebhooks()
 		bodies := receiver.Verified(t)
 		var fresh []deliveredEvent
 		for _, body := range bodies[seen:] {

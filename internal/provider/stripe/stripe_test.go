@@ -18,12 +18,12 @@ import (
 
 func TestConformance(t *testing.T) {
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
-		sandbox := NewSandbox(pools[0].Ent, time.Now)
+		sandbox := newSandbox(pools[0].Ent, time.Now)
 		url, caller := providertest.Serve(t, sandbox)
 		c := &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
 		unauthenticated := *c
 		unauthenticated.APIKey = ""
-		twinURL, twinCaller := providertest.Serve(t, NewSandbox(pools[1].Ent, time.Now))
+		twinURL, twinCaller := providertest.Serve(t, newSandbox(pools[1].Ent, time.Now))
 		providertest.Run(t, providertest.Adapter{Client: c, Unauthenticated: &unauthenticated, Switches: &sandbox.SandboxSwitches,
 			Twin: &Client{BaseURL: twinURL, APIKey: "sk_test_x", Caller: twinCaller},
 			RawDeclines: map[string]string{providertest.Declined: "generic_decline", providertest.InsufficientFunds: "insufficient_funds",
@@ -38,7 +38,7 @@ func TestConformance(t *testing.T) {
 // is sent again with its key, and Stripe charges once; any other answer is final.
 func TestNetworkRetriesReuseTheKey(t *testing.T) {
 	db := databasetest.SQLite(t)
-	sandbox := NewSandbox(db.Ent, time.Now)
+	sandbox := newSandbox(db.Ent, time.Now)
 	var requests atomic.Int32
 	keys := make(chan string, 8)
 	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -161,7 +161,7 @@ func TestLookupsRead(t *testing.T) {
 // TestSearchQuotesTheID: an id with a quote in it is searched for as it is, not as a query.
 func TestSearchQuotesTheID(t *testing.T) {
 	db := databasetest.SQLite(t)
-	url, caller := providertest.Serve(t, NewSandbox(db.Ent, time.Now))
+	url, caller := providertest.Serve(t, newSandbox(db.Ent, time.Now))
 	c := &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
 	req := providertest.Charge(t, providertest.Approved, 100)
 	req.PaymentID = `pay_it's`

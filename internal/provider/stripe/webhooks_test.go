@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	stripego "github.com/stripe/stripe-go/v84"
 	"github.com/stripe/stripe-go/v84/webhook"
 
+	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/money"
@@ -21,25 +23,26 @@ import (
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
 	"github.com/paygate/paygate/internal/provider/sandboxstore"
+	"github.com/paygate/paygate/internal/provider/stripe/sandbox"
 )
 
-const webhookSecret = "whsec_test_paygate"
+const testSecret = "whsec_test_paygate"
 
 // verify checks a webhook as a Stripe integration does, with stripe-go's own verifier: the
 // signature, its timestamp's age and the event's API version.
 func verify(header http.Header, body []byte) error {
-	_, err := webhook.ConstructEventWithOptions(body, header.Get("Stripe-Signature"), webhookSecret, webhook.ConstructEventOptions{})
+	_, err := webhook.ConstructEventWithOptions(body, header.Get("Stripe-Signature"), testSecret, webhook.ConstructEventOptions{})
 	return err
 }
 
 // webhookSandbox is a sandbox that sends its webhooks to a receiver, and a client for it.
-func webhookSandbox(t *testing.T, db *database.DB) (*Sandbox, *Client, *providertest.WebhookReceiver) {
+func webhookSandbox(t *testing.T, db *database.DB) (*sandbox.Sandbox, *Client, *providertest.WebhookReceiver) {
 	t.Helper()
 	receiver := providertest.NewWebhookReceiver(t, verify)
-	sandbox := NewSandbox(db.Ent, time.Now)
+	sandbox := newSandbox(db.Ent, time.Now)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if err := sandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: receiver.URL, Secret: webhookSecret, After: providertest.NoWait}); err != nil {
+	if err := sandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: receiver.URL, After: providertest.NoWait}); err != nil {
 		t.Fatal(err)
 	}
 	url, caller := providertest.Serve(t, sandbox)
@@ -106,7 +109,7 @@ func TestWebhooks(t *testing.T) {
 		c.Refund(ctx, refund) // replayed
 		over := provider.RefundRequest{RefundID: prefixid.New("re"), ProviderPaymentID: charge.ProviderPaymentID, Amount: money.Amount{Minor: 800, Currency: "EUR"}}
 		c.Refund(ctx, over) // refused: nothing happened, nothing told
-		sandbox.webhooks.Wait()
+		sandbox.WaitForWebhooks()
 
 		bodies := receiver.Verified(t)
 		byType := events(t, bodies)
@@ -158,7 +161,7 @@ func TestWebhooks(t *testing.T) {
 // TestWebhookRetried: a webhook the receiver failed is sent again, the same event re-signed.
 func TestWebhookRetried(t *testing.T) {
 	sandbox, c, receiver := webhookSandbox(t, databasetest.SQLite(t))
-	providertest.CheckRetried(t, c, sandbox.webhooks.Wait, receiver, 2)
+	providertest.CheckRetried(t, c, sandbox.WaitForWebhooks, receiver, 2)
 }
 
 // TestOneWebhookPerKeptAnswer: one payment sent through two servers at once is charged once, and
@@ -166,10 +169,10 @@ func TestWebhookRetried(t *testing.T) {
 func TestOneWebhookPerKeptAnswer(t *testing.T) {
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		first, c, receiver := webhookSandbox(t, pools[0])
-		second := NewSandbox(pools[1].Ent, time.Now)
+		second := newSandbox(pools[1].Ent, time.Now)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		if err := second.SendWebhooks(ctx, outbound.WebhookConfig{URL: receiver.URL, Secret: webhookSecret, After: providertest.NoWait}); err != nil {
+		if err := second.SendWebhooks(ctx, outbound.WebhookConfig{URL: receiver.URL, After: providertest.NoWait}); err != nil {
 			t.Fatal(err)
 		}
 		url, caller := providertest.Serve(t, second)
@@ -180,8 +183,8 @@ func TestOneWebhookPerKeptAnswer(t *testing.T) {
 			wg.Go(func() { []*Client{c, twin}[i%2].Charge(ctx, req) })
 		}
 		wg.Wait()
-		first.webhooks.Wait()
-		second.webhooks.Wait()
+		first.WaitForWebhooks()
+		second.WaitForWebhooks()
 		if bodies := receiver.Verified(t); len(bodies) != 1 {
 			t.Errorf("%d webhooks for one payment charged once, want 1", len(bodies))
 		}
@@ -231,7 +234,7 @@ func TestSimulate(t *testing.T) {
 		if err := sandbox.Simulate(ctx, "refund_twice", req.PaymentID); !errors.Is(err, provider.ErrCannotSimulate) {
 			t.Errorf("an unknown simulation = %v", err)
 		}
-		sandbox.webhooks.Wait()
+		sandbox.WaitForWebhooks()
 
 		byType := events(t, receiver.Verified(t))
 		var dispute struct {
@@ -243,7 +246,7 @@ func TestSimulate(t *testing.T) {
 		}
 		disputeEvent := byType["charge.dispute.created"][0]
 		json.Unmarshal(disputeEvent.Data.Object, &dispute)
-		if dispute.Object != "dispute" || dispute.Charge != chargeID(charge.ProviderPaymentID) || dispute.Amount != 1000 || dispute.Status != "needs_response" {
+		if dispute.Object != "dispute" || dispute.Charge != "ch_"+strings.TrimPrefix(charge.ProviderPaymentID, "pi_") || dispute.Amount != 1000 || dispute.Status != "needs_response" {
 			t.Errorf("charge.dispute.created about %s", disputeEvent.Data.Object)
 		}
 		if disputeEvent.Request.IdempotencyKey != nil {
@@ -271,4 +274,9 @@ func TestSimulate(t *testing.T) {
 			t.Errorf("payment_intent.payment_failed about %s", byType["payment_intent.payment_failed"][0].Data.Object)
 		}
 	})
+}
+
+// newSandbox is the sandbox as Paygate builds it, signing with testSecret.
+func newSandbox(db *ent.Client, now func() time.Time) *sandbox.Sandbox {
+	return Registration.NewSandbox(db, provider.Settings{webhookSecret: testSecret}, now).(*sandbox.Sandbox)
 }

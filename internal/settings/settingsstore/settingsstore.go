@@ -33,15 +33,15 @@ const SystemAuthor = "system"
 type Store struct {
 	client    *ent.Client
 	providers []string
+	initial   settings.Document
 	now       func() time.Time
 	current   atomic.Pointer[settings.Document]
 }
 
 // New returns the store over client, for a Paygate with the named providers. Until Load finds a
-// stored version, the document in force is settings.Default(providers), as version 1.
-func New(client *ent.Client, providers []string, now func() time.Time) *Store {
-	s := &Store{client: client, providers: providers, now: now}
-	initial := settings.Default(providers)
+// stored version, the document in force is initial, as version 1.
+func New(client *ent.Client, providers []string, initial settings.Document, now func() time.Time) *Store {
+	s := &Store{client: client, providers: providers, initial: initial, now: now}
 	s.current.Store(&initial)
 	return s
 }
@@ -128,7 +128,7 @@ func (s *Store) Update(ctx context.Context, doc settings.Document, by string) (s
 	}
 	at := s.now()
 	if newest == 0 {
-		if err := insert(ctx, tx, settings.Default(s.providers), SystemAuthor, at); err != nil {
+		if err := insert(ctx, tx, s.initial, SystemAuthor, at); err != nil {
 			return settings.Document{}, versionTaken(err, doc.Version)
 		}
 	}

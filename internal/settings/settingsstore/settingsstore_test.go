@@ -17,6 +17,9 @@ import (
 
 var providers = []string{"stripe", "adyen", "checkout"}
 
+// preferred are the currencies Paygate's providers take first.
+var preferred = map[string][]string{"adyen": {"EUR"}, "checkout": {"GBP"}}
+
 var at = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func clock() time.Time { return at }
@@ -62,7 +65,7 @@ func edited(s *Store) settings.Document {
 func TestFirstChangeKeepsTheDefaultAsVersionOne(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		ctx := context.Background()
-		store := New(db.Ent, providers, clock)
+		store := New(db.Ent, providers, settings.Default(providers, preferred), clock)
 		if err := store.Load(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +73,7 @@ func TestFirstChangeKeepsTheDefaultAsVersionOne(t *testing.T) {
 		if current.Version != 1 || current.UpdatedAt != nil || current.UpdatedBy != "" {
 			t.Errorf("before any change: version %d, updated %v by %q", current.Version, current.UpdatedAt, current.UpdatedBy)
 		}
-		sameDocument(t, "before any change", current, settings.Default(providers))
+		sameDocument(t, "before any change", current, settings.Default(providers, preferred))
 		if history, err := store.History(ctx, nil, nil); err != nil || len(history) != 0 {
 			t.Errorf("history before any change = %v, %v", history, err)
 		}
@@ -103,14 +106,14 @@ func TestFirstChangeKeepsTheDefaultAsVersionOne(t *testing.T) {
 			t.Errorf("newest = %+v", newest)
 		} else {
 			sameDocument(t, "newest", newest.Document, change)
-			sameDocument(t, "newest's previous", *newest.Previous, settings.Default(providers))
+			sameDocument(t, "newest's previous", *newest.Previous, settings.Default(providers, preferred))
 		}
 		if first.Version != 1 || first.ChangedBy != SystemAuthor || first.Previous != nil || first.Document.UpdatedBy != SystemAuthor {
 			t.Errorf("first = %+v", first)
 		}
 
 		// Another server, started now, loads what is stored.
-		other := New(db.Ent, providers, clock)
+		other := New(db.Ent, providers, settings.Default(providers, preferred), clock)
 		if err := other.Load(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +126,7 @@ func TestFirstChangeKeepsTheDefaultAsVersionOne(t *testing.T) {
 func TestRefusedChangesChangeNothing(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		ctx := context.Background()
-		store := New(db.Ent, providers, clock)
+		store := New(db.Ent, providers, settings.Default(providers, preferred), clock)
 		if _, err := store.Update(ctx, edited(store), "usr_admin"); err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +164,7 @@ func TestRefusedChangesChangeNothing(t *testing.T) {
 func TestHistoryPages(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		ctx := context.Background()
-		store := New(db.Ent, providers, clock)
+		store := New(db.Ent, providers, settings.Default(providers, preferred), clock)
 		for range 4 { // versions 1 (the default) to 5
 			doc := store.Current()
 			doc.RateLimits.PerSecond++
@@ -218,7 +221,7 @@ func TestHistoryPages(t *testing.T) {
 func TestOneOfTwoConcurrentChangesWins(t *testing.T) {
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		ctx := context.Background()
-		stores := []*Store{New(pools[0].Ent, providers, clock), New(pools[1].Ent, providers, clock)}
+		stores := []*Store{New(pools[0].Ent, providers, settings.Default(providers, preferred), clock), New(pools[1].Ent, providers, settings.Default(providers, preferred), clock)}
 		for round, from := range []int{1, 2} {
 			doc := stores[0].Current()
 			if doc.Version != from {
@@ -272,7 +275,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func TestRefreshLoadsChangesMadeElsewhere(t *testing.T) {
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		ctx := context.Background()
-		a, b := New(pools[0].Ent, providers, clock), New(pools[1].Ent, providers, clock)
+		a, b := New(pools[0].Ent, providers, settings.Default(providers, preferred), clock), New(pools[1].Ent, providers, settings.Default(providers, preferred), clock)
 		for _, perSecond := range []int{150, 175} {
 			doc := a.Current()
 			doc.RateLimits.PerSecond = perSecond

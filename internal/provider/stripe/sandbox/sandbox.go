@@ -1,4 +1,6 @@
-package stripe
+// Package sandbox is Stripe's built-in stand-in: it answers the requests the Stripe adapter
+// sends as Stripe's test mode does, and sends Stripe's webhooks.
+package sandbox
 
 import (
 	"context"
@@ -41,12 +43,13 @@ type Sandbox struct {
 	provider.SandboxSwitches
 
 	store    *sandboxstore.Store
+	sign     outbound.WebhookSigner
 	webhooks *outbound.WebhookSender
 }
 
-// NewSandbox returns the sandbox over its state in client's database.
-func NewSandbox(client *ent.Client, now func() time.Time) *Sandbox {
-	return &Sandbox{store: sandboxstore.New(client, "stripe", now)}
+// New returns the sandbox over its state in client's database, signing its webhooks with sign.
+func New(client *ent.Client, now func() time.Time, sign outbound.WebhookSigner) *Sandbox {
+	return &Sandbox{store: sandboxstore.New(client, "stripe", now), sign: sign}
 }
 
 func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -1,4 +1,6 @@
-package adyen
+// Package sandbox is Adyen's built-in stand-in: it answers the requests the Adyen adapter sends
+// as Adyen's test environment does, and sends its standard notifications.
+package sandbox
 
 import (
 	"cmp"
@@ -54,12 +56,14 @@ type Sandbox struct {
 
 	store    *sandboxstore.Store
 	webhooks *outbound.WebhookSender
-	hmacKey  []byte
+	// signItem is the hmacSignature of a notification item (its JSON).
+	signItem func(item []byte) (string, error)
 }
 
-// NewSandbox returns the sandbox over its state in client's database, on the clock now.
-func NewSandbox(client *ent.Client, now func() time.Time) *Sandbox {
-	return &Sandbox{store: sandboxstore.New(client, "adyen", now)}
+// New returns the sandbox over its state in client's database, on the clock now, signing its
+// notifications' items with signItem.
+func New(client *ent.Client, now func() time.Time, signItem func(item []byte) (string, error)) *Sandbox {
+	return &Sandbox{store: sandboxstore.New(client, "adyen", now), signItem: signItem}
 }
 
 // The statuses of a refund in the sandbox's store: Adyen shows only the first.

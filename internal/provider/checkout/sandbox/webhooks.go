@@ -1,13 +1,9 @@
-package checkout
+package sandbox
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/paygate/paygate/ent"
@@ -31,13 +27,9 @@ const (
 const codeDeclined = "20005"
 
 // SendWebhooks makes the sandbox send Checkout.com's events about what it does to config.URL,
-// signed with config.Secret (the webhook's secret key) as Checkout.com signs them, until ctx
-// ends. Call it before the sandbox serves.
+// signed as Checkout.com signs them, until ctx ends. Call it before the sandbox serves.
 func (s *Sandbox) SendWebhooks(ctx context.Context, config outbound.WebhookConfig) error {
-	secret := []byte(config.Secret)
-	sender, err := outbound.NewWebhookSender(ctx, config, func(body []byte, _ time.Time) http.Header {
-		return http.Header{"Cko-Signature": {signature(secret, body)}}
-	})
+	sender, err := outbound.NewWebhookSender(ctx, config, s.sign)
 	if err != nil {
 		return fmt.Errorf("checkout sandbox: %w", err)
 	}
@@ -45,13 +37,8 @@ func (s *Sandbox) SendWebhooks(ctx context.Context, config outbound.WebhookConfi
 	return nil
 }
 
-// signature is the Cko-Signature header of body: the HMAC-SHA256 of the raw body under the
-// webhook's secret key, in hex.
-func signature(secret, body []byte) string {
-	mac := hmac.New(sha256.New, secret)
-	mac.Write(body)
-	return hex.EncodeToString(mac.Sum(nil))
-}
+// WaitForWebhooks returns once the webhooks under way have been delivered or given up.
+func (s *Sandbox) WaitForWebhooks() { s.webhooks.Wait() }
 
 // event is a Checkout.com event as its webhooks carry it.
 type event struct {

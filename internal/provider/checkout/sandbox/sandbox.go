@@ -1,4 +1,6 @@
-package checkout
+// Package sandbox is Checkout.com's built-in stand-in: it answers the requests the Checkout.com
+// adapter sends as Checkout.com's sandbox does, and sends its webhooks.
+package sandbox
 
 import (
 	"cmp"
@@ -55,12 +57,14 @@ type Sandbox struct {
 	Settled func(ctx context.Context, refund provider.SettledRefund)
 
 	store    *sandboxstore.Store
+	sign     outbound.WebhookSigner
 	webhooks *outbound.WebhookSender
 }
 
-// NewSandbox returns the sandbox over its state in client's database, on the clock now.
-func NewSandbox(client *ent.Client, now func() time.Time) *Sandbox {
-	return &Sandbox{store: sandboxstore.New(client, "checkout", now)}
+// New returns the sandbox over its state in client's database, on the clock now, signing its
+// webhooks with sign.
+func New(client *ent.Client, now func() time.Time, sign outbound.WebhookSigner) *Sandbox {
+	return &Sandbox{store: sandboxstore.New(client, "checkout", now), sign: sign}
 }
 
 // The statuses of a refund in the sandbox's store.

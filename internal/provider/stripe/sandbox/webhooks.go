@@ -1,16 +1,10 @@
-package stripe
+package sandbox
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	stripego "github.com/stripe/stripe-go/v84"
 
@@ -23,28 +17,14 @@ import (
 )
 
 // SendWebhooks makes the sandbox send Stripe's events about what it does to config.URL, signed
-// with config.Secret as Stripe signs them, until ctx ends. Call it before the sandbox serves.
+// as Stripe signs them, until ctx ends. Call it before the sandbox serves.
 func (s *Sandbox) SendWebhooks(ctx context.Context, config outbound.WebhookConfig) error {
-	secret := []byte(config.Secret)
-	sender, err := outbound.NewWebhookSender(ctx, config, func(body []byte, at time.Time) http.Header {
-		return http.Header{"Stripe-Signature": {signature(secret, body, at)}}
-	})
+	sender, err := outbound.NewWebhookSender(ctx, config, s.sign)
 	if err != nil {
 		return fmt.Errorf("stripe sandbox: %w", err)
 	}
 	s.webhooks = sender
 	return nil
-}
-
-// signature is the Stripe-Signature header of body sent at: the time, and the HMAC-SHA256 of
-// "time.body" under the signing secret (scheme v1). Each try is signed anew, since receivers
-// refuse old timestamps.
-func signature(secret, body []byte, at time.Time) string {
-	timestamp := strconv.FormatInt(at.Unix(), 10)
-	mac := hmac.New(sha256.New, secret)
-	mac.Write([]byte(timestamp + "."))
-	mac.Write(body)
-	return "t=" + timestamp + ",v1=" + hex.EncodeToString(mac.Sum(nil))
 }
 
 // event is a Stripe event as its webhooks carry it.
@@ -279,3 +259,6 @@ func reshape(body []byte, fields map[string]any) ([]byte, error) {
 	}
 	return json.Marshal(object)
 }
+
+// WaitForWebhooks returns once the webhooks under way have been delivered or given up.
+func (s *Sandbox) WaitForWebhooks() { s.webhooks.Wait() }

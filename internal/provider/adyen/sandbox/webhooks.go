@@ -1,17 +1,10 @@
-package adyen
+package sandbox
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/paygate/paygate/ent"
@@ -34,21 +27,20 @@ const (
 const statusCancelled = "Cancelled"
 
 // SendWebhooks makes the sandbox send Adyen's standard notifications about what it does to
-// config.URL, each signed, as Adyen signs them, with config.Secret (the HMAC key, in hex), until
-// ctx ends. Call it before the sandbox serves.
+// config.URL, each item signed as Adyen signs them, until ctx ends. Call it before the sandbox
+// serves.
 func (s *Sandbox) SendWebhooks(ctx context.Context, config outbound.WebhookConfig) error {
 	// Adyen signs inside the body (additionalData.hmacSignature), not in a header.
 	sender, err := outbound.NewWebhookSender(ctx, config, func([]byte, time.Time) http.Header { return nil })
 	if err != nil {
 		return fmt.Errorf("adyen sandbox: %w", err)
 	}
-	key, err := hex.DecodeString(config.Secret)
-	if sender != nil && err != nil {
-		return errors.New("adyen sandbox: the HMAC key is not hex")
-	}
-	s.webhooks, s.hmacKey = sender, key
+	s.webhooks = sender
 	return nil
 }
+
+// WaitForWebhooks returns once the webhooks under way have been delivered or given up.
+func (s *Sandbox) WaitForWebhooks() { s.webhooks.Wait() }
 
 // notification is Adyen's standard webhook: here one item, one event.
 type notification struct {
@@ -73,16 +65,6 @@ type notificationRequestItem struct {
 	Success             string            `json:"success"`
 }
 
-// hmacSignature is Adyen's signature of item: Base64 of the HMAC-SHA256, under the HMAC key, of
-// pspReference:originalReference:merchantAccountCode:merchantReference:value:currency:eventCode:success.
-func hmacSignature(key []byte, item notificationRequestItem) string {
-	signed := strings.Join([]string{item.PSPReference, item.OriginalReference, item.MerchantAccountCode, item.MerchantReference,
-		strconv.FormatInt(item.Amount.Value, 10), item.Amount.Currency, item.EventCode, item.Success}, ":")
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(signed))
-	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
-}
-
 // notification signs item, dated now, into its notification. Its id, for the logs, is what a
 // receiver dedupes Adyen's notifications on: the pspReference and the event code.
 func (s *Sandbox) notification(item notificationRequestItem) (string, []byte, error) {
@@ -91,7 +73,13 @@ func (s *Sandbox) notification(item notificationRequestItem) (string, []byte, er
 	if item.AdditionalData == nil {
 		item.AdditionalData = map[string]string{}
 	}
-	item.AdditionalData["hmacSignature"] = hmacSignature(s.hmacKey, item)
+	unsigned, err := json.Marshal(item)
+	if err != nil {
+		return "", nil, err
+	}
+	if item.AdditionalData["hmacSignature"], err = s.signItem(unsigned); err != nil {
+		return "", nil, err
+	}
 	body, err := json.Marshal(notification{Live: "false", NotificationItems: []notificationItem{{Item: item}}})
 	return item.PSPReference + " " + item.EventCode, body, err
 }
