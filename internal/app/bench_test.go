@@ -33,7 +33,7 @@ import (
 // REST, keyed or not. This measures one client at a time in process; cmd/paygate-load measures
 // many clients against a running server.
 //
-//	go test -run '^$' -bench CreatePayment -benchmem .
+//	go test -run '^$' -bench CreatePayment -benchmem ./internal/app
 func BenchmarkCreatePayment(b *testing.B) {
 	databases := map[string]func(testing.TB) *database.DB{"sqlite": databasetest.SQLite}
 	if os.Getenv("PAYGATE_TEST_DATABASE_URL") != "" {
@@ -72,7 +72,7 @@ func BenchmarkCreatePayment(b *testing.B) {
 // and status history over GraphQL: the yardstick for what bounding a document may cost (see
 // BenchmarkDocumentBounds in graph/, a small fraction of this).
 //
-//	go test -run '^$' -bench DashboardPage -benchmem .
+//	go test -run '^$' -bench DashboardPage -benchmem ./internal/app
 func BenchmarkDashboardPage(b *testing.B) {
 	db := databasetest.SQLite(b)
 	env := newTestEnv(b, db)
@@ -134,7 +134,7 @@ func processCPU(b *testing.B) time.Duration {
 // has not got to. The providers give up on an answer after 10 s; ingest must stay far under that
 // whatever the backlog, since it never waits on processing.
 //
-//	go test -run '^$' -bench WebhookIngest -benchmem .
+//	go test -run '^$' -bench WebhookIngest -benchmem ./internal/app
 func BenchmarkWebhookIngest(b *testing.B) {
 	databases := map[string]func(testing.TB) *database.DB{"sqlite": databasetest.SQLite}
 	if os.Getenv("PAYGATE_TEST_DATABASE_URL") != "" {

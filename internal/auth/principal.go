@@ -44,7 +44,7 @@ func ScopesOf(role string) []string { return scopesByRole[role] }
 // Principal is who is making a request.
 type Principal struct {
 	// Subject is who acts: a user (usr_...), or an API key (key_...) acting for its user. Each
-	// has its own idempotency keys and rate limit.
+	// has its own rate limit; idempotency keys are the user's, shared by their API keys.
 	Subject string
 	// UserID is the user: the subject itself, or the user whose key it is.
 	UserID string

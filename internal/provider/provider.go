@@ -38,9 +38,10 @@ type ChargeResult struct {
 // (processing, pending) and is never retried as if nothing happened.
 var ErrUnavailable = errors.New("the payment provider is unavailable")
 
-// ErrOutage, beside ErrUnavailable, says the provider itself is failing (a 503, a connection
-// refused), not this request (a 4xx, a card it could not process): only outages count against
-// its circuit, so requests the providers refuse cannot switch them off.
+// ErrOutage, beside ErrUnavailable, says the provider itself is failing or refuses every request
+// of ours (a 503, a connection refused, a processing error, refused credentials, a rate limit),
+// not this one request (another 4xx, an amount it cannot take): only outages count against its
+// circuit, so requests the providers refuse one by one cannot switch them off.
 var ErrOutage = errors.New("the payment provider is down")
 
 // RefundRequest asks a provider to give back part or all of a charge.
