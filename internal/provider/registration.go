@@ -130,12 +130,16 @@ func CheckAPI(providerName string, s Settings, required ...string) error {
 	return nil
 }
 
-// NewSecret is a webhook secret made for a sandbox: 32 random bytes in hex, which every
-// provider's scheme here takes (Adyen's HMAC key is hex).
-func NewSecret() string {
-	key := make([]byte, 32)
-	rand.Read(key)
-	return hex.EncodeToString(key)
+// SandboxSecret is the webhook secret a sandbox signs with: the one configured under key, or one
+// made now: 32 random bytes in hex, which every provider's scheme here takes (Adyen's HMAC key is
+// hex).
+func SandboxSecret(configured Settings, key string) string {
+	if secret := configured[key]; secret != "" {
+		return secret
+	}
+	made := make([]byte, 32)
+	rand.Read(made)
+	return hex.EncodeToString(made)
 }
 
 // NotConfigured is ErrWebhooksNotConfigured, naming the variable to set.

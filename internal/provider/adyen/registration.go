@@ -32,11 +32,7 @@ var Registration = provider.Registration{
 		return &Client{BaseURL: s.BaseURL(), APIKey: s[apiKey], MerchantAccount: s[merchantAccount], Caller: caller}
 	},
 	SandboxSettings: func(configured provider.Settings) provider.Settings {
-		s := provider.Settings{apiKey: "sandbox", merchantAccount: "PaygateSandbox", webhookSecret: configured[webhookSecret]}
-		if s[webhookSecret] == "" {
-			s[webhookSecret] = provider.NewSecret()
-		}
-		return s
+		return provider.Settings{apiKey: "sandbox", merchantAccount: "PaygateSandbox", webhookSecret: provider.SandboxSecret(configured, webhookSecret)}
 	},
 	NewSandbox: func(db *ent.Client, s provider.Settings, now func() time.Time) provider.Sandbox {
 		key := s[webhookSecret]

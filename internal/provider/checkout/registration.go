@@ -29,11 +29,7 @@ var Registration = provider.Registration{
 		return &Client{BaseURL: s.BaseURL(), SecretKey: s[apiKey], Caller: caller}
 	},
 	SandboxSettings: func(configured provider.Settings) provider.Settings {
-		s := provider.Settings{apiKey: "sandbox", webhookSecret: configured[webhookSecret]}
-		if s[webhookSecret] == "" {
-			s[webhookSecret] = provider.NewSecret()
-		}
-		return s
+		return provider.Settings{apiKey: "sandbox", webhookSecret: provider.SandboxSecret(configured, webhookSecret)}
 	},
 	NewSandbox: func(db *ent.Client, s provider.Settings, now func() time.Time) provider.Sandbox {
 		secret := s[webhookSecret]
