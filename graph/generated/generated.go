@@ -3620,7 +3620,7 @@ type WebhookProviderMetrics {
 extend type Query {
   "One webhook event with its attempts, oldest first."
   webhookEvent(id: ID!): WebhookEvent @hasScope(scope: "webhooks:read")
-  "Each provider's webhook figures: stripe, adyen, checkout."
+  "Each provider's webhook figures, in the providers' order."
   webhookMetrics: [WebhookProviderMetrics!]! @hasScope(scope: "webhooks:read")
 }
 
