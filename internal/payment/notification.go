@@ -99,10 +99,8 @@ func (s *Service) ApplyNotification(ctx context.Context, tx *ent.Tx, providerNam
 	actor := "webhook:" + providerName
 	var v verdict
 	switch n.Kind {
-	case provider.ChargeSucceeded:
-		v, err = s.chargeSucceeded(ctx, tx, p, n, actor)
-	case provider.ChargeFailed:
-		v, err = s.chargeFailed(ctx, tx, p, n, actor)
+	case provider.ChargeSucceeded, provider.ChargeFailed:
+		v, err = s.applyChargeOutcome(ctx, tx, p, chargeReported(n), actor, nil)
 	case provider.Disputed:
 		v, err = s.disputed(ctx, tx, p, n, now)
 	case provider.RefundsChanged:
@@ -158,49 +156,14 @@ func describeReference(providerName string, n provider.Notification) string {
 	return "named by the event"
 }
 
-// chargeSucceeded settles a payment whose answer was lost as succeeded; one already succeeded
-// agrees. One recorded failed cannot succeed, but the provider took money for it: a person must
-// refund it there.
-func (s *Service) chargeSucceeded(ctx context.Context, tx *ent.Tx, p *ent.Payment, n provider.Notification, actor string) (verdict, error) {
-	switch p.Status {
-	case state.PaymentProcessing:
-		if err := s.keys.Resolve(ctx, tx, p.ID); err != nil {
-			return verdict{}, err
-		}
-		var providerPaymentID *string
-		if n.ProviderPaymentID != "" {
-			providerPaymentID = &n.ProviderPaymentID
-		}
-		return agreed(), s.move(ctx, tx, p, state.PaymentSucceeded, "approved", actor, changes{providerPaymentID: providerPaymentID})
-	case state.PaymentFailed:
-		return attention(fmt.Sprintf("payment %s is recorded failed but %s reports it approved: refund it at %s", p.ID, p.Provider, p.Provider)), nil
+// chargeReported is the outcome of a charge that a provider's event reports.
+func chargeReported(n provider.Notification) chargeOutcome {
+	if n.Kind == provider.ChargeSucceeded {
+		return chargeAnswered(provider.ChargeResult{Approved: true, ProviderPaymentID: n.ProviderPaymentID})
 	}
-	return agreed(), nil // succeeded, or refunded since
-}
-
-// chargeFailed settles a payment whose answer was lost as failed; one already failed agrees. A
-// payment that succeeded is never moved back: a failure reported after the approval (a
-// cancellation, a late decline) is kept as the reason it was ignored.
-func (s *Service) chargeFailed(ctx context.Context, tx *ent.Tx, p *ent.Payment, n provider.Notification, actor string) (verdict, error) {
-	switch p.Status {
-	case state.PaymentProcessing:
-		if err := s.keys.Resolve(ctx, tx, p.ID); err != nil {
-			return verdict{}, err
-		}
-		c := changes{
-			providerDeclineCode: ptr(clean(n.Decline.RawDeclineCode, 200)),
-			failureCode:         &n.Decline.DeclineCode,
-			failureMessage:      ptr(clean(n.Decline.DeclineMessage, 500)),
-		}
-		if n.ProviderPaymentID != "" {
-			c.providerPaymentID = &n.ProviderPaymentID
-		}
-		return agreed(), s.move(ctx, tx, p, state.PaymentFailed, n.Decline.DeclineCode, actor, c)
-	case state.PaymentFailed:
-		return agreed(), nil
-	}
-	return attention(fmt.Sprintf("payment %s is %s; a failure reported after its approval (%s) does not move it back: check it at %s",
-		p.ID, p.Status, clean(strings.TrimSpace(n.Decline.RawDeclineCode+" "+n.Decline.DeclineMessage), 200), p.Provider)), nil
+	declined := n.Decline
+	declined.Approved, declined.ProviderPaymentID = false, n.ProviderPaymentID
+	return chargeAnswered(declined)
 }
 
 // disputed records the cardholder's dispute of a payment, once, whatever its status: the

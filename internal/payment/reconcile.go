@@ -134,50 +134,36 @@ func (s *Service) lookup(name string) provider.Reconciler {
 }
 
 // reconcilePayment settles p by what its provider says; a provider that has no charge for it is
-// believed only when notFoundBelieved.
+// believed only when notFoundBelieved. It reports whether it settled p: one settled meanwhile, by
+// another server or the provider's webhook, keeps that record.
 func (s *Service) reconcilePayment(ctx context.Context, p *ent.Payment, notFoundBelieved bool) (bool, error) {
 	lookup := s.lookup(p.Provider)
 	if lookup == nil {
 		return false, nil
 	}
 	result, found, err := lookup.LookupCharge(ctx, p.ID)
+	var outcome chargeOutcome
 	switch {
 	case err != nil:
 		return false, fmt.Errorf("looking up payment %s at %s: %w", p.ID, p.Provider, err)
-	case !found && !notFoundBelieved:
-		return false, nil
+	case found:
+		outcome = chargeAnswered(result)
+	case notFoundBelieved:
+		outcome = notCharged("not found at "+p.Provider, "The payment provider never received the payment; nothing was charged.")
+	default:
+		return false, nil // the provider may not show the charge yet
 	}
-	by := "reconciliation:" + p.Provider
+	settled := false
 	err = s.inTx(ctx, func(tx *ent.Tx) error {
-		// The payment's lock before its key's, in the order every writer takes them.
-		if _, err := lockPayment(ctx, tx, p.ID); err != nil {
+		locked, err := lockPayment(ctx, tx, p.ID)
+		if err != nil {
 			return err
 		}
-		if err := s.keys.Resolve(ctx, tx, p.ID); err != nil {
-			return err
-		}
-		switch {
-		case !found:
-			code := string(apierror.ProviderUnavailable)
-			return s.move(ctx, tx, p, state.PaymentFailed, "not found at "+p.Provider, by, changes{
-				failureCode:    &code,
-				failureMessage: ptr("The payment provider never received the payment; nothing was charged."),
-			})
-		case result.Approved:
-			return s.move(ctx, tx, p, state.PaymentSucceeded, "approved", by, changes{providerPaymentID: &result.ProviderPaymentID})
-		default:
-			return s.move(ctx, tx, p, state.PaymentFailed, result.DeclineCode, by, changes{
-				providerPaymentID:   &result.ProviderPaymentID,
-				providerDeclineCode: &result.RawDeclineCode,
-				failureCode:         &result.DeclineCode,
-				failureMessage:      &result.DeclineMessage,
-			})
-		}
+		settled = locked.Status == state.PaymentProcessing
+		_, err = s.applyChargeOutcome(ctx, tx, locked, outcome, "reconciliation:"+p.Provider, nil)
+		return err
 	})
-	if _, moved := errors.AsType[*apierror.Error](err); moved {
-		return false, nil // settled meanwhile, by another server or the provider's webhook
-	}
-	return err == nil, err
+	return settled && err == nil, err
 }
 
 // reconcileRefund settles r by what its provider says. A provider that has no such refund is
