@@ -216,38 +216,7 @@ func (s *Service) refundChanged(ctx context.Context, tx *ent.Tx, p *ent.Payment,
 	if notice.Amount != r.Amount {
 		return attention(fmt.Sprintf("%s reports refund %s as %d, Paygate made it for %d: check it at %s", p.Provider, r.ID, notice.Amount, r.Amount, p.Provider)), nil
 	}
-	return s.settleReported(ctx, tx, p, r, notice, actor)
-}
-
-// settleReported moves refund r as the provider reports it, if it is pending; a settled refund
-// the report agrees with stays as it is, and one it contradicts needs a person.
-func (s *Service) settleReported(ctx context.Context, tx *ent.Tx, p *ent.Payment, r *ent.Refund, notice provider.RefundNotice, actor string) (verdict, error) {
-	switch {
-	case notice.Status == provider.RefundPending:
-		return agreed(), nil
-	case r.Status == state.RefundPending && notice.Status == provider.RefundSucceeded:
-		if err := s.keys.Resolve(ctx, tx, r.ID); err != nil {
-			return verdict{}, err
-		}
-		providerRefundID := deref(r.ProviderRefundID)
-		if providerRefundID == "" {
-			providerRefundID = notice.ProviderRefundID
-		}
-		return agreed(), s.settleRefundOutcome(ctx, tx, r, provider.RefundResult{ProviderRefundID: providerRefundID}, nil, actor)
-	case r.Status == state.RefundPending && notice.Status == provider.RefundFailed:
-		if err := s.keys.Resolve(ctx, tx, r.ID); err != nil {
-			return verdict{}, err
-		}
-		return agreed(), settleRefund(ctx, tx, r, state.RefundFailed, func(u *ent.RefundUpdate) {
-			u.SetFailureCode(refundDeclined)
-			if r.ProviderRefundID == nil && notice.ProviderRefundID != "" {
-				u.SetProviderRefundID(notice.ProviderRefundID)
-			}
-		})
-	case string(r.Status) == string(notice.Status):
-		return agreed(), nil
-	}
-	return attention(fmt.Sprintf("refund %s is %s but %s reports it %s: check it at %s", r.ID, r.Status, p.Provider, notice.Status, p.Provider)), nil
+	return s.applyRefundOutcome(ctx, tx, p, r, refundReported(notice.Status, notice.ProviderRefundID), actor)
 }
 
 // findRefund finds the refund of payment paymentID a notice names: by the provider's id, else by
@@ -296,7 +265,7 @@ func (s *Service) unknownRefund(ctx context.Context, tx *ent.Tx, p *ent.Payment,
 		if now.Sub(unnamed[0].CreatedAt) < InFlightGrace {
 			return waitUntil(unnamed[0].CreatedAt.Add(InFlightGrace)), nil
 		}
-		return s.settleReported(ctx, tx, p, unnamed[0], notice, actor)
+		return s.applyRefundOutcome(ctx, tx, p, unnamed[0], refundReported(notice.Status, notice.ProviderRefundID), actor)
 	case len(unnamed) > 1:
 		return attention(fmt.Sprintf("%s's refund %s of %d may be any of payment %s's %d pending refunds of that amount: check it at %s",
 			p.Provider, notice.ProviderRefundID, notice.Amount, p.ID, len(unnamed), p.Provider)), nil
@@ -330,7 +299,7 @@ func (s *Service) unknownRefund(ctx context.Context, tx *ent.Tx, p *ent.Payment,
 	if err != nil {
 		return verdict{}, err
 	}
-	return agreed(), s.settleRefundOutcome(ctx, tx, r, provider.RefundResult{ProviderRefundID: notice.ProviderRefundID}, nil, actor)
+	return s.applyRefundOutcome(ctx, tx, p, r, refundReported(notice.Status, notice.ProviderRefundID), actor)
 }
 
 // storable reports whether every id n carries is text a column holds: bounded, valid UTF-8,

@@ -241,6 +241,31 @@ func TestLostRefundReportedWithoutOurIDIsOurs(t *testing.T) {
 	})
 }
 
+// TestRefundReportedPendingKeepsTheProviderID: a refund whose answer was lost, reported pending by
+// the provider, stays pending and keeps the provider's id, as the request keeps it from a pending
+// answer; a report naming it by that id alone then settles it.
+func TestRefundReportedPendingKeepsTheProviderID(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		n := newNotified(t, db)
+		ctx := context.Background()
+		old := n.now.Add(-time.Hour)
+		n.payment("pay_1", state.PaymentSucceeded, old)
+		db.Ent.Refund.Create().SetID("re_lost").SetPaymentID("pay_1").SetAmount(3000).SetCurrency("USD").
+			SetStatus(state.RefundPending).SetCreatedAt(old).SetUpdatedAt(old).ExecX(ctx)
+		report := func(notice provider.RefundNotice) payment.Applied {
+			return n.apply("memory", provider.Notification{Kind: provider.RefundsChanged, PaymentID: "pay_1", Refunds: []provider.RefundNotice{notice}})
+		}
+		a := report(provider.RefundNotice{RefundID: "re_lost", ProviderRefundID: "rf_1", Amount: 3000, Currency: "USD", Status: provider.RefundPending})
+		if r := db.Ent.Refund.GetX(ctx, "re_lost"); a.Ignored != "" || r.Status != state.RefundPending || r.ProviderRefundID == nil || *r.ProviderRefundID != "rf_1" {
+			t.Errorf("%+v: refund %s with provider id %v; want it pending with rf_1", a, r.Status, r.ProviderRefundID)
+		}
+		report(provider.RefundNotice{ProviderRefundID: "rf_1", Amount: 3000, Currency: "USD", Status: provider.RefundSucceeded})
+		if r, p := db.Ent.Refund.GetX(ctx, "re_lost"), n.get("pay_1"); r.Status != state.RefundSucceeded || p.AmountRefunded != 3000 {
+			t.Errorf("refund %s, payment %d refunded; want it settled by the provider's id", r.Status, p.AmountRefunded)
+		}
+	})
+}
+
 // TestEventAboutAChargeNotKnownYetWaits: an event naming a charge only by the provider's id, while
 // a payment at that provider whose answer was lost has no provider id yet, waits rather than
 // being ignored for good; once the payment is settled it applies.

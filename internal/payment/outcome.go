@@ -108,3 +108,81 @@ func (o chargeOutcome) against(p *ent.Payment) verdict {
 	}
 	return agreed() // the same outcome, or one still in doubt
 }
+
+// refundOutcome is what became of a refund, as its provider tells it.
+type refundOutcome struct {
+	// status is RefundSucceeded or RefundFailed, or RefundPending while the provider has not
+	// settled it.
+	status state.RefundStatus
+	// providerRefundID is the provider's id of the refund, "" when it gave none.
+	providerRefundID string
+	// failureCode says why it failed.
+	failureCode string
+}
+
+// refundAnswered is the outcome of a provider's answer to a refund request; outage, when not nil,
+// says it refunded nothing.
+func refundAnswered(result provider.RefundResult, outage error) refundOutcome {
+	switch {
+	case outage != nil:
+		return refundOutcome{status: state.RefundFailed, failureCode: string(apierror.ProviderUnavailable)}
+	case result.Pending:
+		return refundOutcome{status: state.RefundPending, providerRefundID: result.ProviderRefundID}
+	}
+	return refundOutcome{status: state.RefundSucceeded, providerRefundID: result.ProviderRefundID}
+}
+
+// refundReported is the outcome of a refund as its provider's event or look-up tells it.
+func refundReported(status provider.RefundStatus, providerRefundID string) refundOutcome {
+	o := refundOutcome{status: state.RefundPending, providerRefundID: providerRefundID}
+	switch status {
+	case provider.RefundSucceeded:
+		o.status = state.RefundSucceeded
+	case provider.RefundFailed: // taken, then refused
+		o.status, o.failureCode = state.RefundFailed, refundDeclined
+	case provider.RefundNotFound: // it never reached the provider
+		o.status, o.failureCode = state.RefundFailed, string(apierror.ProviderUnavailable)
+	}
+	return o
+}
+
+// refundDeclined is the failure code of a refund the provider took and then refused.
+const refundDeclined = "refund_declined"
+
+// applyRefundOutcome records within tx what the provider says became of refund r of payment p, by
+// actor; p is the payment as tx holds it locked, current with what tx wrote to it (move keeps it
+// so), as the refunded total is counted from it; r is as read under that lock. A pending refund
+// settles, and the calls that made it and ended in doubt answer with it from now on; one that
+// succeeded is counted against the payment. One the provider has taken but not settled stays
+// pending, holding its amount, with the provider's id so later events and look-ups find it. A
+// settled refund stays as it is: the verdict says whether the outcome contradicts it.
+func (s *Service) applyRefundOutcome(ctx context.Context, tx *ent.Tx, p *ent.Payment, r *ent.Refund, o refundOutcome, actor string) (verdict, error) {
+	switch {
+	case r.Status != state.RefundPending:
+		if o.status == state.RefundPending || o.status == r.Status {
+			return agreed(), nil
+		}
+		return attention(fmt.Sprintf("refund %s is %s but %s reports it %s: check it at %s", r.ID, r.Status, p.Provider, o.status, p.Provider)), nil
+	case o.status == state.RefundPending:
+		if r.ProviderRefundID != nil || o.providerRefundID == "" {
+			return agreed(), nil
+		}
+		return agreed(), updateRefund(ctx, tx, r, o)
+	}
+	// The payment's lock, held, before the refund's keys': the order every writer takes them in.
+	if err := s.keys.Resolve(ctx, tx, r.ID); err != nil {
+		return verdict{}, err
+	}
+	if err := updateRefund(ctx, tx, r, o); err != nil {
+		return verdict{}, err
+	}
+	if o.status == state.RefundFailed {
+		return agreed(), nil
+	}
+	refunded := p.AmountRefunded + r.Amount
+	next := state.PaymentPartiallyRefunded
+	if refunded == p.Amount {
+		next = state.PaymentRefunded
+	}
+	return agreed(), s.move(ctx, tx, p, next, "refund "+r.ID, actor, changes{amountRefunded: &refunded})
+}

@@ -9,7 +9,6 @@ import (
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/refund"
-	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/state"
 )
@@ -167,7 +166,9 @@ func (s *Service) reconcilePayment(ctx context.Context, p *ent.Payment, notFound
 }
 
 // reconcileRefund settles r by what its provider says. A provider that has no such refund is
-// believed only when notFoundBelieved, and never when it gave the refund an id: it took it.
+// believed only when notFoundBelieved, and never when it gave the refund an id: it took it. It
+// reports whether it settled r: one settled meanwhile, by another server or the provider's
+// webhook, keeps that record.
 func (s *Service) reconcileRefund(ctx context.Context, r *ent.Refund, notFoundBelieved bool) (bool, error) {
 	p, err := s.client.Payment.Get(ctx, r.PaymentID)
 	if err != nil {
@@ -183,41 +184,23 @@ func (s *Service) reconcileRefund(ctx context.Context, r *ent.Refund, notFoundBe
 		return false, fmt.Errorf("looking up refund %s at %s: %w", r.ID, p.Provider, err)
 	case status == provider.RefundNotFound && r.ProviderRefundID != nil:
 		return false, fmt.Errorf("refund %s: %s does not find its refund %s, which it took", r.ID, p.Provider, *r.ProviderRefundID)
-	case status == provider.RefundNotFound && !notFoundBelieved:
-		return false, nil
+	case status == provider.RefundNotFound && !notFoundBelieved, status == provider.RefundPending:
+		return false, nil // a later pass asks again
 	}
-	by := "reconciliation:" + p.Provider
+	settled := false
 	err = s.inTx(ctx, func(tx *ent.Tx) error {
-		// The payment's lock before the refund's key's, in the order every writer takes them.
-		if _, err := lockPayment(ctx, tx, r.PaymentID); err != nil {
+		// The payment's lock before its refund is read, in the order every writer takes them.
+		locked, err := lockPayment(ctx, tx, r.PaymentID)
+		if err != nil {
 			return err
 		}
-		if err := s.keys.Resolve(ctx, tx, r.ID); err != nil {
+		current, err := tx.Refund.Get(ctx, r.ID)
+		if err != nil {
 			return err
 		}
-		switch status {
-		case provider.RefundSucceeded:
-			return s.settleRefundOutcome(ctx, tx, r, provider.RefundResult{ProviderRefundID: deref(r.ProviderRefundID)}, nil, by)
-		case provider.RefundFailed:
-			return settleRefund(ctx, tx, r, state.RefundFailed, func(u *ent.RefundUpdate) { u.SetFailureCode(refundDeclined) })
-		case provider.RefundNotFound:
-			return settleRefund(ctx, tx, r, state.RefundFailed, func(u *ent.RefundUpdate) {
-				u.SetFailureCode(string(apierror.ProviderUnavailable))
-			})
-		}
-		return errNotYet
+		settled = current.Status == state.RefundPending
+		_, err = s.applyRefundOutcome(ctx, tx, locked, current, refundReported(status, ""), "reconciliation:"+p.Provider)
+		return err
 	})
-	switch _, moved := errors.AsType[*apierror.Error](err); {
-	case errors.Is(err, errNotYet):
-		return false, nil
-	case moved:
-		return false, nil // settled meanwhile, by another server or the provider's webhook
-	}
-	return err == nil, err
+	return settled && err == nil, err
 }
-
-// errNotYet rolls back a reconciliation that found the provider still at work.
-var errNotYet = errors.New("the provider has not settled it yet")
-
-// refundDeclined is the failure code of a refund the provider took and then refused.
-const refundDeclined = "refund_declined"
