@@ -183,23 +183,7 @@ func TestNotificationsSettleRefunds(t *testing.T) {
 
 		// The same report again, and reports that do not fit; those that disagree with the books
 		// need a person.
-		for _, tc := range []struct {
-			name      string
-			notice    provider.RefundNotice
-			reason    string
-			attention bool
-		}{
-			{"the same dashboard refund", provider.RefundNotice{ProviderRefundID: "rf_dashboard", Amount: 2000, Currency: "USD", Status: provider.RefundSucceeded}, "", false},
-			{"a settled refund again", provider.RefundNotice{RefundID: "re_settles", Amount: 1000, Currency: "USD", Status: provider.RefundSucceeded}, "", false},
-			{"a succeeded refund failing", provider.RefundNotice{ProviderRefundID: "rf_settles", Amount: 1000, Currency: "USD", Status: provider.RefundFailed}, "re_settles is succeeded but memory reports it failed", true},
-			{"a failed refund succeeding", provider.RefundNotice{ProviderRefundID: "rf_refused", Amount: 500, Currency: "USD", Status: provider.RefundSucceeded}, "re_refused is failed but memory reports it succeeded", true},
-			{"a refund of ours of another amount", provider.RefundNotice{RefundID: "re_settles", Amount: 100, Currency: "USD", Status: provider.RefundSucceeded}, "as 100, Paygate made it for 1000", true},
-			{"more than is left beside the pending refund", provider.RefundNotice{ProviderRefundID: "rf_big", Amount: 6001, Currency: "USD", Status: provider.RefundSucceeded}, "more than the 6000 left", true},
-			{"another currency", provider.RefundNotice{ProviderRefundID: "rf_eur", Amount: 100, Currency: "EUR", Status: provider.RefundSucceeded}, "100 EUR on payment pay_1 in USD", true},
-			{"no provider id", provider.RefundNotice{Amount: 100, Currency: "USD", Status: provider.RefundSucceeded}, "cannot be told from others", true},
-			{"an unknown refund that failed, recorded failed", provider.RefundNotice{ProviderRefundID: "rf_other", Amount: 100, Currency: "USD", Status: provider.RefundFailed}, "", false},
-			{"an older report that it succeeded", provider.RefundNotice{ProviderRefundID: "rf_other", Amount: 100, Currency: "USD", Status: provider.RefundSucceeded}, "is failed but memory reports it succeeded", true},
-		} {
+		for _, tc := range misfitRefundReports {
 			a := n.apply("memory", refunds(tc.notice))
 			if (tc.reason == "") != (a.Ignored == "") || !strings.Contains(a.Ignored, tc.reason) || a.NeedsAttention != tc.attention {
 				t.Errorf("%s: ignored %q (attention %v), want %q (%v)", tc.name, a.Ignored, a.NeedsAttention, tc.reason, tc.attention)
@@ -218,6 +202,26 @@ func TestNotificationsSettleRefunds(t *testing.T) {
 			t.Errorf("after the rest: %s with %d refunded", p.Status, p.AmountRefunded)
 		}
 	})
+}
+
+// misfitRefundReports are reports, after TestNotificationsSettleRefunds has settled its refunds,
+// that repeat what is recorded or do not fit it; reason is why each is ignored, "" for none.
+var misfitRefundReports = []struct {
+	name      string
+	notice    provider.RefundNotice
+	reason    string
+	attention bool
+}{
+	{"the same dashboard refund", provider.RefundNotice{ProviderRefundID: "rf_dashboard", Amount: 2000, Currency: "USD", Status: provider.RefundSucceeded}, "", false},
+	{"a settled refund again", provider.RefundNotice{RefundID: "re_settles", Amount: 1000, Currency: "USD", Status: provider.RefundSucceeded}, "", false},
+	{"a succeeded refund failing", provider.RefundNotice{ProviderRefundID: "rf_settles", Amount: 1000, Currency: "USD", Status: provider.RefundFailed}, "re_settles is succeeded but memory reports it failed", true},
+	{"a failed refund succeeding", provider.RefundNotice{ProviderRefundID: "rf_refused", Amount: 500, Currency: "USD", Status: provider.RefundSucceeded}, "re_refused is failed but memory reports it succeeded", true},
+	{"a refund of ours of another amount", provider.RefundNotice{RefundID: "re_settles", Amount: 100, Currency: "USD", Status: provider.RefundSucceeded}, "as 100, Paygate made it for 1000", true},
+	{"more than is left beside the pending refund", provider.RefundNotice{ProviderRefundID: "rf_big", Amount: 6001, Currency: "USD", Status: provider.RefundSucceeded}, "more than the 6000 left", true},
+	{"another currency", provider.RefundNotice{ProviderRefundID: "rf_eur", Amount: 100, Currency: "EUR", Status: provider.RefundSucceeded}, "100 EUR on payment pay_1 in USD", true},
+	{"no provider id", provider.RefundNotice{Amount: 100, Currency: "USD", Status: provider.RefundSucceeded}, "cannot be told from others", true},
+	{"an unknown refund that failed, recorded failed", provider.RefundNotice{ProviderRefundID: "rf_other", Amount: 100, Currency: "USD", Status: provider.RefundFailed}, "", false},
+	{"an older report that it succeeded", provider.RefundNotice{ProviderRefundID: "rf_other", Amount: 100, Currency: "USD", Status: provider.RefundSucceeded}, "is failed but memory reports it succeeded", true},
 }
 
 // TestLostRefundReportedWithoutOurIDIsOurs: a refund of Paygate's whose answer was lost, reported
