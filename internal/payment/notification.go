@@ -99,10 +99,8 @@ func (s *Service) ApplyNotification(ctx context.Context, tx *ent.Tx, providerNam
 	actor := "webhook:" + providerName
 	var v verdict
 	switch n.Kind {
-	case provider.ChargeSucceeded:
-		v, err = s.chargeSucceeded(ctx, tx, p, n, actor)
-	case provider.ChargeFailed:
-		v, err = s.chargeFailed(ctx, tx, p, n, actor)
+	case provider.ChargeSucceeded, provider.ChargeFailed:
+		v, err = s.applyChargeOutcome(ctx, tx, p, chargeReported(n), actor, nil)
 	case provider.Disputed:
 		v, err = s.disputed(ctx, tx, p, n, now)
 	case provider.RefundsChanged:
@@ -158,49 +156,14 @@ func describeReference(providerName string, n provider.Notification) string {
 	return "named by the event"
 }
 
-// chargeSucceeded settles a payment whose answer was lost as succeeded; one already succeeded
-// agrees. One recorded failed cannot succeed, but the provider took money for it: a person must
-// refund it there.
-func (s *Service) chargeSucceeded(ctx context.Context, tx *ent.Tx, p *ent.Payment, n provider.Notification, actor string) (verdict, error) {
-	switch p.Status {
-	case state.PaymentProcessing:
-		if err := s.keys.Resolve(ctx, tx, p.ID); err != nil {
-			return verdict{}, err
-		}
-		var providerPaymentID *string
-		if n.ProviderPaymentID != "" {
-			providerPaymentID = &n.ProviderPaymentID
-		}
-		return agreed(), s.move(ctx, tx, p, state.PaymentSucceeded, "approved", actor, changes{providerPaymentID: providerPaymentID})
-	case state.PaymentFailed:
-		return attention(fmt.Sprintf("payment %s is recorded failed but %s reports it approved: refund it at %s", p.ID, p.Provider, p.Provider)), nil
+// chargeReported is the outcome of a charge that a provider's event reports.
+func chargeReported(n provider.Notification) chargeOutcome {
+	if n.Kind == provider.ChargeSucceeded {
+		return chargeAnswered(provider.ChargeResult{Approved: true, ProviderPaymentID: n.ProviderPaymentID})
 	}
-	return agreed(), nil // succeeded, or refunded since
-}
-
-// chargeFailed settles a payment whose answer was lost as failed; one already failed agrees. A
-// payment that succeeded is never moved back: a failure reported after the approval (a
-// cancellation, a late decline) is kept as the reason it was ignored.
-func (s *Service) chargeFailed(ctx context.Context, tx *ent.Tx, p *ent.Payment, n provider.Notification, actor string) (verdict, error) {
-	switch p.Status {
-	case state.PaymentProcessing:
-		if err := s.keys.Resolve(ctx, tx, p.ID); err != nil {
-			return verdict{}, err
-		}
-		c := changes{
-			providerDeclineCode: ptr(clean(n.Decline.RawDeclineCode, 200)),
-			failureCode:         &n.Decline.DeclineCode,
-			failureMessage:      ptr(clean(n.Decline.DeclineMessage, 500)),
-		}
-		if n.ProviderPaymentID != "" {
-			c.providerPaymentID = &n.ProviderPaymentID
-		}
-		return agreed(), s.move(ctx, tx, p, state.PaymentFailed, n.Decline.DeclineCode, actor, c)
-	case state.PaymentFailed:
-		return agreed(), nil
-	}
-	return attention(fmt.Sprintf("payment %s is %s; a failure reported after its approval (%s) does not move it back: check it at %s",
-		p.ID, p.Status, clean(strings.TrimSpace(n.Decline.RawDeclineCode+" "+n.Decline.DeclineMessage), 200), p.Provider)), nil
+	declined := n.Decline
+	declined.Approved, declined.ProviderPaymentID = false, n.ProviderPaymentID
+	return chargeAnswered(declined)
 }
 
 // disputed records the cardholder's dispute of a payment, once, whatever its status: the
@@ -253,38 +216,7 @@ func (s *Service) refundChanged(ctx context.Context, tx *ent.Tx, p *ent.Payment,
 	if notice.Amount != r.Amount {
 		return attention(fmt.Sprintf("%s reports refund %s as %d, Paygate made it for %d: check it at %s", p.Provider, r.ID, notice.Amount, r.Amount, p.Provider)), nil
 	}
-	return s.settleReported(ctx, tx, p, r, notice, actor)
-}
-
-// settleReported moves refund r as the provider reports it, if it is pending; a settled refund
-// the report agrees with stays as it is, and one it contradicts needs a person.
-func (s *Service) settleReported(ctx context.Context, tx *ent.Tx, p *ent.Payment, r *ent.Refund, notice provider.RefundNotice, actor string) (verdict, error) {
-	switch {
-	case notice.Status == provider.RefundPending:
-		return agreed(), nil
-	case r.Status == state.RefundPending && notice.Status == provider.RefundSucceeded:
-		if err := s.keys.Resolve(ctx, tx, r.ID); err != nil {
-			return verdict{}, err
-		}
-		providerRefundID := deref(r.ProviderRefundID)
-		if providerRefundID == "" {
-			providerRefundID = notice.ProviderRefundID
-		}
-		return agreed(), s.settleRefundOutcome(ctx, tx, r, provider.RefundResult{ProviderRefundID: providerRefundID}, nil, actor)
-	case r.Status == state.RefundPending && notice.Status == provider.RefundFailed:
-		if err := s.keys.Resolve(ctx, tx, r.ID); err != nil {
-			return verdict{}, err
-		}
-		return agreed(), settleRefund(ctx, tx, r, state.RefundFailed, func(u *ent.RefundUpdate) {
-			u.SetFailureCode(refundDeclined)
-			if r.ProviderRefundID == nil && notice.ProviderRefundID != "" {
-				u.SetProviderRefundID(notice.ProviderRefundID)
-			}
-		})
-	case string(r.Status) == string(notice.Status):
-		return agreed(), nil
-	}
-	return attention(fmt.Sprintf("refund %s is %s but %s reports it %s: check it at %s", r.ID, r.Status, p.Provider, notice.Status, p.Provider)), nil
+	return s.applyRefundOutcome(ctx, tx, p, r, refundReported(notice.Status, notice.ProviderRefundID), actor)
 }
 
 // findRefund finds the refund of payment paymentID a notice names: by the provider's id, else by
@@ -333,7 +265,7 @@ func (s *Service) unknownRefund(ctx context.Context, tx *ent.Tx, p *ent.Payment,
 		if now.Sub(unnamed[0].CreatedAt) < InFlightGrace {
 			return waitUntil(unnamed[0].CreatedAt.Add(InFlightGrace)), nil
 		}
-		return s.settleReported(ctx, tx, p, unnamed[0], notice, actor)
+		return s.applyRefundOutcome(ctx, tx, p, unnamed[0], refundReported(notice.Status, notice.ProviderRefundID), actor)
 	case len(unnamed) > 1:
 		return attention(fmt.Sprintf("%s's refund %s of %d may be any of payment %s's %d pending refunds of that amount: check it at %s",
 			p.Provider, notice.ProviderRefundID, notice.Amount, p.ID, len(unnamed), p.Provider)), nil
@@ -367,7 +299,7 @@ func (s *Service) unknownRefund(ctx context.Context, tx *ent.Tx, p *ent.Payment,
 	if err != nil {
 		return verdict{}, err
 	}
-	return agreed(), s.settleRefundOutcome(ctx, tx, r, provider.RefundResult{ProviderRefundID: notice.ProviderRefundID}, nil, actor)
+	return s.applyRefundOutcome(ctx, tx, p, r, refundReported(notice.Status, notice.ProviderRefundID), actor)
 }
 
 // storable reports whether every id n carries is text a column holds: bounded, valid UTF-8,

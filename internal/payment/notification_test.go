@@ -183,23 +183,7 @@ func TestNotificationsSettleRefunds(t *testing.T) {
 
 		// The same report again, and reports that do not fit; those that disagree with the books
 		// need a person.
-		for _, tc := range []struct {
-			name      string
-			notice    provider.RefundNotice
-			reason    string
-			attention bool
-		}{
-			{"the same dashboard refund", provider.RefundNotice{ProviderRefundID: "rf_dashboard", Amount: 2000, Currency: "USD", Status: provider.RefundSucceeded}, "", false},
-			{"a settled refund again", provider.RefundNotice{RefundID: "re_settles", Amount: 1000, Currency: "USD", Status: provider.RefundSucceeded}, "", false},
-			{"a succeeded refund failing", provider.RefundNotice{ProviderRefundID: "rf_settles", Amount: 1000, Currency: "USD", Status: provider.RefundFailed}, "re_settles is succeeded but memory reports it failed", true},
-			{"a failed refund succeeding", provider.RefundNotice{ProviderRefundID: "rf_refused", Amount: 500, Currency: "USD", Status: provider.RefundSucceeded}, "re_refused is failed but memory reports it succeeded", true},
-			{"a refund of ours of another amount", provider.RefundNotice{RefundID: "re_settles", Amount: 100, Currency: "USD", Status: provider.RefundSucceeded}, "as 100, Paygate made it for 1000", true},
-			{"more than is left beside the pending refund", provider.RefundNotice{ProviderRefundID: "rf_big", Amount: 6001, Currency: "USD", Status: provider.RefundSucceeded}, "more than the 6000 left", true},
-			{"another currency", provider.RefundNotice{ProviderRefundID: "rf_eur", Amount: 100, Currency: "EUR", Status: provider.RefundSucceeded}, "100 EUR on payment pay_1 in USD", true},
-			{"no provider id", provider.RefundNotice{Amount: 100, Currency: "USD", Status: provider.RefundSucceeded}, "cannot be told from others", true},
-			{"an unknown refund that failed, recorded failed", provider.RefundNotice{ProviderRefundID: "rf_other", Amount: 100, Currency: "USD", Status: provider.RefundFailed}, "", false},
-			{"an older report that it succeeded", provider.RefundNotice{ProviderRefundID: "rf_other", Amount: 100, Currency: "USD", Status: provider.RefundSucceeded}, "is failed but memory reports it succeeded", true},
-		} {
+		for _, tc := range misfitRefundReports {
 			a := n.apply("memory", refunds(tc.notice))
 			if (tc.reason == "") != (a.Ignored == "") || !strings.Contains(a.Ignored, tc.reason) || a.NeedsAttention != tc.attention {
 				t.Errorf("%s: ignored %q (attention %v), want %q (%v)", tc.name, a.Ignored, a.NeedsAttention, tc.reason, tc.attention)
@@ -220,6 +204,26 @@ func TestNotificationsSettleRefunds(t *testing.T) {
 	})
 }
 
+// misfitRefundReports are reports, after TestNotificationsSettleRefunds has settled its refunds,
+// that repeat what is recorded or do not fit it; reason is why each is ignored, "" for none.
+var misfitRefundReports = []struct {
+	name      string
+	notice    provider.RefundNotice
+	reason    string
+	attention bool
+}{
+	{"the same dashboard refund", provider.RefundNotice{ProviderRefundID: "rf_dashboard", Amount: 2000, Currency: "USD", Status: provider.RefundSucceeded}, "", false},
+	{"a settled refund again", provider.RefundNotice{RefundID: "re_settles", Amount: 1000, Currency: "USD", Status: provider.RefundSucceeded}, "", false},
+	{"a succeeded refund failing", provider.RefundNotice{ProviderRefundID: "rf_settles", Amount: 1000, Currency: "USD", Status: provider.RefundFailed}, "re_settles is succeeded but memory reports it failed", true},
+	{"a failed refund succeeding", provider.RefundNotice{ProviderRefundID: "rf_refused", Amount: 500, Currency: "USD", Status: provider.RefundSucceeded}, "re_refused is failed but memory reports it succeeded", true},
+	{"a refund of ours of another amount", provider.RefundNotice{RefundID: "re_settles", Amount: 100, Currency: "USD", Status: provider.RefundSucceeded}, "as 100, Paygate made it for 1000", true},
+	{"more than is left beside the pending refund", provider.RefundNotice{ProviderRefundID: "rf_big", Amount: 6001, Currency: "USD", Status: provider.RefundSucceeded}, "more than the 6000 left", true},
+	{"another currency", provider.RefundNotice{ProviderRefundID: "rf_eur", Amount: 100, Currency: "EUR", Status: provider.RefundSucceeded}, "100 EUR on payment pay_1 in USD", true},
+	{"no provider id", provider.RefundNotice{Amount: 100, Currency: "USD", Status: provider.RefundSucceeded}, "cannot be told from others", true},
+	{"an unknown refund that failed, recorded failed", provider.RefundNotice{ProviderRefundID: "rf_other", Amount: 100, Currency: "USD", Status: provider.RefundFailed}, "", false},
+	{"an older report that it succeeded", provider.RefundNotice{ProviderRefundID: "rf_other", Amount: 100, Currency: "USD", Status: provider.RefundSucceeded}, "is failed but memory reports it succeeded", true},
+}
+
 // TestLostRefundReportedWithoutOurIDIsOurs: a refund of Paygate's whose answer was lost, reported
 // by the provider without Paygate's id, is the one pending refund of that amount without a
 // provider id: it settles, and is not counted a second time as a refund made at the provider.
@@ -237,6 +241,31 @@ func TestLostRefundReportedWithoutOurIDIsOurs(t *testing.T) {
 		if p := n.get("pay_1"); a.Ignored != "" || r.Status != state.RefundSucceeded || *r.ProviderRefundID != "rf_1" ||
 			p.AmountRefunded != 3000 || db.Ent.Refund.Query().CountX(ctx) != 1 {
 			t.Errorf("%+v: refund %s, payment %d refunded; want the lost refund settled, once", a, r.Status, p.AmountRefunded)
+		}
+	})
+}
+
+// TestRefundReportedPendingKeepsTheProviderID: a refund whose answer was lost, reported pending by
+// the provider, stays pending and keeps the provider's id, as the request keeps it from a pending
+// answer; a report naming it by that id alone then settles it.
+func TestRefundReportedPendingKeepsTheProviderID(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		n := newNotified(t, db)
+		ctx := context.Background()
+		old := n.now.Add(-time.Hour)
+		n.payment("pay_1", state.PaymentSucceeded, old)
+		db.Ent.Refund.Create().SetID("re_lost").SetPaymentID("pay_1").SetAmount(3000).SetCurrency("USD").
+			SetStatus(state.RefundPending).SetCreatedAt(old).SetUpdatedAt(old).ExecX(ctx)
+		report := func(notice provider.RefundNotice) payment.Applied {
+			return n.apply("memory", provider.Notification{Kind: provider.RefundsChanged, PaymentID: "pay_1", Refunds: []provider.RefundNotice{notice}})
+		}
+		a := report(provider.RefundNotice{RefundID: "re_lost", ProviderRefundID: "rf_1", Amount: 3000, Currency: "USD", Status: provider.RefundPending})
+		if r := db.Ent.Refund.GetX(ctx, "re_lost"); a.Ignored != "" || r.Status != state.RefundPending || r.ProviderRefundID == nil || *r.ProviderRefundID != "rf_1" {
+			t.Errorf("%+v: refund %s with provider id %v; want it pending with rf_1", a, r.Status, r.ProviderRefundID)
+		}
+		report(provider.RefundNotice{ProviderRefundID: "rf_1", Amount: 3000, Currency: "USD", Status: provider.RefundSucceeded})
+		if r, p := db.Ent.Refund.GetX(ctx, "re_lost"), n.get("pay_1"); r.Status != state.RefundSucceeded || p.AmountRefunded != 3000 {
+			t.Errorf("refund %s, payment %d refunded; want it settled by the provider's id", r.Status, p.AmountRefunded)
 		}
 	})
 }

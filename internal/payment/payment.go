@@ -199,13 +199,28 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 	}
 	// From here on the charge must be seen through and recorded even if the client goes away.
 	ctx = context.WithoutCancel(ctx)
-	actor := actorOf(ctx)
 	plan := s.router.Plan(routing.Payment{Amount: v.amount, Brand: v.card.Brand})
 	if len(plan.Providers) == 0 && len(plan.Unsendable) > 0 {
 		// No provider that could be asked can be sent the amount at all: the client's to change.
 		return replayOr(ctx, s, key, s.paymentOf, apierror.ForParam(apierror.InvalidAmount, "amount",
 			"no payment provider in use can take this amount: "+strings.Join(plan.Unsendable, "; ")))
 	}
+	created, earlier, err := s.recordProcessing(ctx, key, in, v, plan)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("recording the payment: %w", err)
+	case earlier != nil:
+		return answer(ctx, *earlier, s.paymentOf)
+	}
+	defer s.settleOnPanic(ctx, key)
+	sent, outcome, doubt := s.charge(ctx, created, v, plan)
+	return s.recordCharge(ctx, key, created, sent, outcome, doubt)
+}
+
+// recordProcessing records the payment, with the claim of key, as handed to plan's first provider
+// before that provider is asked. When an earlier call has the key, nothing is written and that
+// call's outcome is returned instead.
+func (s *Service) recordProcessing(ctx context.Context, key *idempotency.Key, in CreateInput, v validated, plan routing.Plan) (*ent.Payment, *idempotency.Outcome, error) {
 	// The payment names the provider its charge goes to before the call, so that a charge whose
 	// answer is lost is looked for where it was sent; a failover renames it first.
 	first, sentTo := "", "no provider can take it"
@@ -213,6 +228,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 		first = plan.Providers[0]
 		sentTo = "sent to " + first
 	}
+	actor := actorOf(ctx)
 	var created *ent.Payment
 	earlier, err := s.claimAndWrite(ctx, key, prefixid.New("pay"), func(tx *ent.Tx, id string) error {
 		var err error
@@ -244,104 +260,76 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 				SetTo(state.PaymentProcessing).SetReason(sentTo).SetActor(actor).SetAt(created.CreatedAt),
 		).Exec(ctx)
 	})
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("recording the payment: %w", err)
-	case earlier != nil:
-		return answer(ctx, *earlier, s.paymentOf)
-	}
-	defer s.settleOnPanic(ctx, key)
+	return created, earlier, err
+}
 
+// charge asks plan's providers to charge payment p, renaming its provider at each failover, and
+// returns how the charge was sent and what became of it; doubt is the error that left the outcome
+// unknown (a timeout, an answer that cannot be read).
+func (s *Service) charge(ctx context.Context, p *ent.Payment, v validated, plan routing.Plan) (sent sentCharge, outcome chargeOutcome, doubt error) {
 	callCtx, cancel := context.WithTimeout(ctx, providerCallLimit)
-	decision, charger, result, chargeErr := s.router.Charge(callCtx, plan, provider.ChargeRequest{
-		PaymentID:   created.ID,
+	defer cancel()
+	decision, charger, result, err := s.router.Charge(callCtx, plan, provider.ChargeRequest{
+		PaymentID:   p.ID,
 		Amount:      v.amount,
 		Card:        v.card,
-		Description: deref(created.Description),
+		Description: deref(p.Description),
 	}, func(next string) error {
-		return s.client.Payment.UpdateOneID(created.ID).SetProvider(next).SetUpdatedAt(s.now()).Exec(ctx)
+		return s.client.Payment.UpdateOneID(p.ID).SetProvider(next).SetUpdatedAt(s.now()).Exec(ctx)
 	})
-	cancel()
-	if chargeErr != nil && !errors.Is(chargeErr, provider.ErrUnavailable) {
-		// The outcome is unknown (a timeout, an answer we cannot read): the payment stays
-		// processing until it is reconciled with the provider, and is never charged again. How it
-		// was routed is kept for that, as far as it can be.
-		err := fmt.Errorf("charging payment %s: %v", created.ID, chargeErr)
-		if recordErr := s.client.Payment.UpdateOneID(created.ID).SetProvider(charger).SetRouting(&decision).Exec(ctx); recordErr != nil {
-			err = errors.Join(err, fmt.Errorf("recording its routing: %w", recordErr))
-		}
-		s.answered(string(state.PaymentProcessing), charger, created.Currency)
-		return nil, s.endWith(ctx, key, err)
+	sent = sentCharge{provider: charger, routing: decision}
+	switch {
+	case errors.Is(err, provider.ErrUnavailable):
+		return sent, notCharged(string(apierror.ProviderUnavailable), "The payment provider could not process the payment; nothing was charged."), nil
+	case err != nil:
+		return sent, chargeInDoubt, err
 	}
+	return sent, chargeAnswered(result), nil
+}
 
-	byProvider := "provider:" + charger
-	if charger == "" {
-		byProvider = "system" // no provider was asked
+// recordCharge records what became of payment p's charge, and how it was sent, and settles key by
+// it: the payment as recorded answers the call. A charge in doubt leaves the payment processing
+// until it is reconciled with the provider, and is never made again: the call ends in error.
+func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent.Payment, sent sentCharge, outcome chargeOutcome, doubt error) (*ent.Payment, error) {
+	actor := "provider:" + sent.provider
+	if sent.provider == "" {
+		actor = "system" // no provider was asked
 	}
-	err = s.recordOutcome(ctx, func(tx *ent.Tx) error {
+	err := s.recordOutcome(ctx, func(tx *ent.Tx) error {
 		// Read afresh under the row lock: a provider's event or reconciliation may have settled
 		// the payment while this request was slow to record it. Their record, from the same
 		// provider, stands, and is this request's answer.
-		current, err := lockPayment(ctx, tx, created.ID)
+		current, err := lockPayment(ctx, tx, p.ID)
 		if err != nil {
 			return err
 		}
-		if current.Status != state.PaymentProcessing {
-			if current.Routing == nil {
-				if err := tx.Payment.UpdateOneID(current.ID).SetRouting(&decision).Exec(ctx); err != nil {
-					return err
-				}
-				current.Routing = &decision
+		if _, err := s.applyChargeOutcome(ctx, tx, current, outcome, actor, &sent); err != nil {
+			return err
+		}
+		if key != nil && doubt == nil {
+			if err := s.keys.Settle(ctx, tx, key, nil); err != nil {
+				return err
 			}
-			if key != nil {
-				if err := s.keys.Settle(ctx, tx, key, nil); err != nil {
-					return err
-				}
-			}
-			*created = *current
-			return nil
 		}
-		p := *current // a failed attempt must not leave its moves on the payment the next starts from
-		switch {
-		case chargeErr != nil:
-			code := string(apierror.ProviderUnavailable)
-			err = s.move(ctx, tx, &p, state.PaymentFailed, code, byProvider, changes{
-				provider:       &charger,
-				routing:        &decision,
-				failureCode:    &code,
-				failureMessage: ptr("The payment provider could not process the payment; nothing was charged."),
-			})
-		case result.Approved:
-			err = s.move(ctx, tx, &p, state.PaymentSucceeded, "approved", byProvider, changes{
-				provider:          &charger,
-				routing:           &decision,
-				providerPaymentID: &result.ProviderPaymentID,
-			})
-		default:
-			err = s.move(ctx, tx, &p, state.PaymentFailed, result.DeclineCode, byProvider, changes{
-				provider:            &charger,
-				routing:             &decision,
-				providerPaymentID:   &result.ProviderPaymentID,
-				providerDeclineCode: &result.RawDeclineCode,
-				failureCode:         &result.DeclineCode,
-				failureMessage:      &result.DeclineMessage,
-			})
-		}
-		if err == nil && key != nil {
-			err = s.keys.Settle(ctx, tx, key, nil)
-		}
-		if err == nil {
-			*created = p
-		}
-		return err
+		*p = *current
+		return nil
 	})
+	if doubt != nil {
+		doubt = fmt.Errorf("charging payment %s: %v", p.ID, doubt)
+		if err != nil {
+			doubt = errors.Join(doubt, fmt.Errorf("recording its routing: %w", err))
+		}
+		s.answered(string(state.PaymentProcessing), sent.provider, p.Currency)
+		return nil, s.endWith(ctx, key, doubt)
+	}
 	if err != nil {
 		// Not wrapped: the provider has been asked, so whatever went wrong recording its answer is
 		// ours, a server error, whatever the cause says.
-		return nil, s.endWith(ctx, key, fmt.Errorf("recording the outcome of payment %s (provider id %q): %v", created.ID, result.ProviderPaymentID, err))
+		return nil, s.endWith(ctx, key, fmt.Errorf("recording the outcome of payment %s (provider id %q): %v",
+			p.ID, deref(outcome.recorded.providerPaymentID), err))
 	}
-	s.answered(string(created.Status), created.Provider, created.Currency)
-	return created.Unwrap(), nil // detached from the committed transaction, so edges load
+	s.answered(string(p.Status), p.Provider, p.Currency)
+	return p.Unwrap(), nil // detached from the committed transaction, so edges load
 }
 
 func (s *Service) answered(status, provider, currency string) {

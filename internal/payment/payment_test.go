@@ -109,12 +109,35 @@ func TestCreate(t *testing.T) {
 		if _, err := broken.Create(ctx, validInput()); err == nil {
 			t.Error("a broken provider's answer was taken")
 		}
-		processing, err := db.Ent.Payment.Query().Where(entpayment.StatusEQ(state.PaymentProcessing)).Count(ctx)
+		processing, err := db.Ent.Payment.Query().Where(entpayment.StatusEQ(state.PaymentProcessing)).All(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if processing != 1 {
-			t.Errorf("%d payments left processing, want 1", processing)
+		if len(processing) != 1 || processing[0].Provider != "memory" || processing[0].Routing == nil {
+			t.Errorf("payments left processing: %+v; want 1, with the provider asked and how it was routed", processing)
+		}
+	})
+}
+
+// declinedUnnamed declines every charge without an id of its own, in text a column cannot hold.
+type declinedUnnamed struct{ providertest.Memory }
+
+func (declinedUnnamed) Charge(context.Context, provider.ChargeRequest) (provider.ChargeResult, error) {
+	return provider.ChargeResult{DeclineCode: "card_declined", RawDeclineCode: "do_not_honor\x00", DeclineMessage: "Declined\x00"}, nil
+}
+
+// TestDeclineIsRecordedAsTheWebhookRecordsIt: a decline answered to the request is recorded as the
+// same decline reported by an event would be: no provider id when the provider gave none, and the
+// provider's text made to fit its column (PostgreSQL refuses a NUL).
+func TestDeclineIsRecordedAsTheWebhookRecordsIt(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		p, err := newService(db, declinedUnnamed{}, 99999999).Create(allowed(), validInput())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Status != state.PaymentFailed || p.ProviderPaymentID != nil || *p.ProviderDeclineCode != "do_not_honor" ||
+			*p.FailureCode != "card_declined" || *p.FailureMessage != "Declined" {
+			t.Errorf("payment = %+v", p)
 		}
 	})
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/refund"
-	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/state"
 )
@@ -134,54 +133,42 @@ func (s *Service) lookup(name string) provider.Reconciler {
 }
 
 // reconcilePayment settles p by what its provider says; a provider that has no charge for it is
-// believed only when notFoundBelieved.
+// believed only when notFoundBelieved. It reports whether it settled p: one settled meanwhile, by
+// another server or the provider's webhook, keeps that record.
 func (s *Service) reconcilePayment(ctx context.Context, p *ent.Payment, notFoundBelieved bool) (bool, error) {
 	lookup := s.lookup(p.Provider)
 	if lookup == nil {
 		return false, nil
 	}
 	result, found, err := lookup.LookupCharge(ctx, p.ID)
+	var outcome chargeOutcome
 	switch {
 	case err != nil:
 		return false, fmt.Errorf("looking up payment %s at %s: %w", p.ID, p.Provider, err)
-	case !found && !notFoundBelieved:
-		return false, nil
+	case found:
+		outcome = chargeAnswered(result)
+	case notFoundBelieved:
+		outcome = notCharged("not found at "+p.Provider, "The payment provider never received the payment; nothing was charged.")
+	default:
+		return false, nil // the provider may not show the charge yet
 	}
-	by := "reconciliation:" + p.Provider
+	settled := false
 	err = s.inTx(ctx, func(tx *ent.Tx) error {
-		// The payment's lock before its key's, in the order every writer takes them.
-		if _, err := lockPayment(ctx, tx, p.ID); err != nil {
+		locked, err := lockPayment(ctx, tx, p.ID)
+		if err != nil {
 			return err
 		}
-		if err := s.keys.Resolve(ctx, tx, p.ID); err != nil {
-			return err
-		}
-		switch {
-		case !found:
-			code := string(apierror.ProviderUnavailable)
-			return s.move(ctx, tx, p, state.PaymentFailed, "not found at "+p.Provider, by, changes{
-				failureCode:    &code,
-				failureMessage: ptr("The payment provider never received the payment; nothing was charged."),
-			})
-		case result.Approved:
-			return s.move(ctx, tx, p, state.PaymentSucceeded, "approved", by, changes{providerPaymentID: &result.ProviderPaymentID})
-		default:
-			return s.move(ctx, tx, p, state.PaymentFailed, result.DeclineCode, by, changes{
-				providerPaymentID:   &result.ProviderPaymentID,
-				providerDeclineCode: &result.RawDeclineCode,
-				failureCode:         &result.DeclineCode,
-				failureMessage:      &result.DeclineMessage,
-			})
-		}
+		settled = locked.Status == state.PaymentProcessing
+		_, err = s.applyChargeOutcome(ctx, tx, locked, outcome, "reconciliation:"+p.Provider, nil)
+		return err
 	})
-	if _, moved := errors.AsType[*apierror.Error](err); moved {
-		return false, nil // settled meanwhile, by another server or the provider's webhook
-	}
-	return err == nil, err
+	return settled && err == nil, err
 }
 
 // reconcileRefund settles r by what its provider says. A provider that has no such refund is
-// believed only when notFoundBelieved, and never when it gave the refund an id: it took it.
+// believed only when notFoundBelieved, and never when it gave the refund an id: it took it. It
+// reports whether it settled r: one settled meanwhile, by another server or the provider's
+// webhook, keeps that record.
 func (s *Service) reconcileRefund(ctx context.Context, r *ent.Refund, notFoundBelieved bool) (bool, error) {
 	p, err := s.client.Payment.Get(ctx, r.PaymentID)
 	if err != nil {
@@ -197,41 +184,23 @@ func (s *Service) reconcileRefund(ctx context.Context, r *ent.Refund, notFoundBe
 		return false, fmt.Errorf("looking up refund %s at %s: %w", r.ID, p.Provider, err)
 	case status == provider.RefundNotFound && r.ProviderRefundID != nil:
 		return false, fmt.Errorf("refund %s: %s does not find its refund %s, which it took", r.ID, p.Provider, *r.ProviderRefundID)
-	case status == provider.RefundNotFound && !notFoundBelieved:
-		return false, nil
+	case status == provider.RefundNotFound && !notFoundBelieved, status == provider.RefundPending:
+		return false, nil // a later pass asks again
 	}
-	by := "reconciliation:" + p.Provider
+	settled := false
 	err = s.inTx(ctx, func(tx *ent.Tx) error {
-		// The payment's lock before the refund's key's, in the order every writer takes them.
-		if _, err := lockPayment(ctx, tx, r.PaymentID); err != nil {
+		// The payment's lock before its refund is read, in the order every writer takes them.
+		locked, err := lockPayment(ctx, tx, r.PaymentID)
+		if err != nil {
 			return err
 		}
-		if err := s.keys.Resolve(ctx, tx, r.ID); err != nil {
+		current, err := tx.Refund.Get(ctx, r.ID)
+		if err != nil {
 			return err
 		}
-		switch status {
-		case provider.RefundSucceeded:
-			return s.settleRefundOutcome(ctx, tx, r, provider.RefundResult{ProviderRefundID: deref(r.ProviderRefundID)}, nil, by)
-		case provider.RefundFailed:
-			return settleRefund(ctx, tx, r, state.RefundFailed, func(u *ent.RefundUpdate) { u.SetFailureCode(refundDeclined) })
-		case provider.RefundNotFound:
-			return settleRefund(ctx, tx, r, state.RefundFailed, func(u *ent.RefundUpdate) {
-				u.SetFailureCode(string(apierror.ProviderUnavailable))
-			})
-		}
-		return errNotYet
+		settled = current.Status == state.RefundPending
+		_, err = s.applyRefundOutcome(ctx, tx, locked, current, refundReported(status, ""), "reconciliation:"+p.Provider)
+		return err
 	})
-	switch _, moved := errors.AsType[*apierror.Error](err); {
-	case errors.Is(err, errNotYet):
-		return false, nil
-	case moved:
-		return false, nil // settled meanwhile, by another server or the provider's webhook
-	}
-	return err == nil, err
+	return settled && err == nil, err
 }
-
-// errNotYet rolls back a reconciliation that found the provider still at work.
-var errNotYet = errors.New("the provider has not settled it yet")
-
-// refundDeclined is the failure code of a refund the provider took and then refused.
-const refundDeclined = "refund_declined"

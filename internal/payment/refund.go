@@ -15,6 +15,7 @@ import (
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
@@ -69,42 +70,43 @@ func (s *Service) Refund(ctx context.Context, in RefundInput) (*ent.Refund, erro
 		return replayOr(ctx, s, key, s.refundOf, apierror.ForParam(apierror.InvalidRequest, "reason", fmt.Sprintf("reason must be at most %d characters", maxRefundReason)))
 	}
 	ctx = context.WithoutCancel(ctx)
+	p, created, earlier, err := s.recordPendingRefund(ctx, key, in)
+	switch {
+	case err != nil:
+		return nil, err
+	case earlier != nil:
+		return answer(ctx, *earlier, s.refundOf)
+	}
+	defer s.settleOnPanic(ctx, key)
+
+	result, err := s.refundAt(ctx, p.Provider, provider.RefundRequest{
+		RefundID:          created.ID,
+		ProviderPaymentID: deref(p.ProviderPaymentID),
+		Amount:            money.Amount{Minor: created.Amount, Currency: created.Currency},
+	})
+	if err != nil && !errors.Is(err, provider.ErrUnavailable) {
+		// The outcome is unknown: the refund stays pending, holding its amount, until it is
+		// reconciled with the provider; it is never refunded again.
+		return nil, s.endWith(ctx, key, fmt.Errorf("refunding %s: %v", created.ID, err))
+	}
+	return s.recordRefund(ctx, key, created, refundAnswered(result, err))
+}
+
+// recordPendingRefund records a pending refund of in's payment, with the claim of key, and returns
+// the payment and the refund. The key is claimed before the payment is read, so a retry replays
+// even when the payment can no longer be refunded (this call refunded all of it). When an earlier
+// call has the key, nothing is written and that call's outcome is returned instead.
+func (s *Service) recordPendingRefund(ctx context.Context, key *idempotency.Key, in RefundInput) (*ent.Payment, *ent.Refund, *idempotency.Outcome, error) {
 	var p *ent.Payment
 	var created *ent.Refund
-	// The key is claimed before the payment is read, so a retry replays even when the payment
-	// can no longer be refunded (this call refunded all of it).
 	earlier, err := s.claimAndWrite(ctx, key, prefixid.New("re"), func(tx *ent.Tx, id string) error {
 		var err error
 		if p, err = lockPayment(ctx, tx, in.PaymentID); err != nil {
 			return err
 		}
-		if !p.Status.Refundable() {
-			return apierror.New(apierror.InvalidState, fmt.Sprintf("payment %s is %s; only a succeeded or partially refunded payment can be refunded", p.ID, p.Status))
-		}
-		refunds, err := tx.Refund.Query().Where(refund.PaymentID(p.ID)).
-			Select(refund.FieldStatus, refund.FieldAmount).All(ctx)
+		amount, err := s.refundable(ctx, tx, p, in.Amount)
 		if err != nil {
 			return err
-		}
-		if len(refunds) >= MaxRefunds {
-			return apierror.New(apierror.InvalidState, fmt.Sprintf("payment %s has had %d refunds, the most one payment takes", p.ID, MaxRefunds))
-		}
-		left := p.Amount - p.AmountRefunded
-		for _, r := range refunds {
-			if r.Status == state.RefundPending {
-				left -= r.Amount
-			}
-		}
-		amount, err := refundAmount(in.Amount, p.Currency, left)
-		if err != nil {
-			return err
-		}
-		// A provider that counts the currency coarser than ISO 4217 (Adyen's whole escudos)
-		// cannot be sent every amount: refused here, before a refund is recorded to fail.
-		if charger, ok := s.router.Provider(p.Provider); ok {
-			if err := provider.CheckAmount(charger, amount); err != nil {
-				return apierror.ForParam(apierror.InvalidAmount, "amount", err.Error())
-			}
 		}
 		created, err = tx.Refund.Create().
 			SetID(id).
@@ -116,27 +118,50 @@ func (s *Service) Refund(ctx context.Context, in RefundInput) (*ent.Refund, erro
 			Save(ctx)
 		return err
 	})
-	switch {
-	case err != nil:
-		return nil, err
-	case earlier != nil:
-		return answer(ctx, *earlier, s.refundOf)
-	}
-	defer s.settleOnPanic(ctx, key)
+	return p, created, earlier, err
+}
 
-	result, refundErr := s.refundAt(ctx, p.Provider, provider.RefundRequest{
-		RefundID:          created.ID,
-		ProviderPaymentID: deref(p.ProviderPaymentID),
-		Amount:            money.Amount{Minor: created.Amount, Currency: created.Currency},
-	})
-	if refundErr != nil && !errors.Is(refundErr, provider.ErrUnavailable) {
-		// The outcome is unknown: the refund stays pending, holding its amount, until it is
-		// reconciled with the provider; it is never refunded again.
-		return nil, s.endWith(ctx, key, fmt.Errorf("refunding %s: %v", created.ID, refundErr))
+// refundable checks that payment p, read under its lock in tx, can be refunded the amount asked,
+// or all that is left when asked is nil, and returns that amount. What is left counts the refunds
+// still pending, as they may yet go through.
+func (s *Service) refundable(ctx context.Context, tx *ent.Tx, p *ent.Payment, asked *money.Decimal) (money.Amount, error) {
+	if !p.Status.Refundable() {
+		return money.Amount{}, apierror.New(apierror.InvalidState, fmt.Sprintf("payment %s is %s; only a succeeded or partially refunded payment can be refunded", p.ID, p.Status))
 	}
+	refunds, err := tx.Refund.Query().Where(refund.PaymentID(p.ID)).
+		Select(refund.FieldStatus, refund.FieldAmount).All(ctx)
+	if err != nil {
+		return money.Amount{}, err
+	}
+	if len(refunds) >= MaxRefunds {
+		return money.Amount{}, apierror.New(apierror.InvalidState, fmt.Sprintf("payment %s has had %d refunds, the most one payment takes", p.ID, MaxRefunds))
+	}
+	left := p.Amount - p.AmountRefunded
+	for _, r := range refunds {
+		if r.Status == state.RefundPending {
+			left -= r.Amount
+		}
+	}
+	amount, err := refundAmount(asked, p.Currency, left)
+	if err != nil {
+		return money.Amount{}, err
+	}
+	// A provider that counts the currency coarser than ISO 4217 (Adyen's whole escudos)
+	// cannot be sent every amount: refused here, before a refund is recorded to fail.
+	if charger, ok := s.router.Provider(p.Provider); ok {
+		if err := provider.CheckAmount(charger, amount); err != nil {
+			return money.Amount{}, apierror.ForParam(apierror.InvalidAmount, "amount", err.Error())
+		}
+	}
+	return amount, nil
+}
 
-	err = s.recordOutcome(ctx, func(tx *ent.Tx) error {
-		if _, err := lockPayment(ctx, tx, created.PaymentID); err != nil {
+// recordRefund records what the provider answered for refund created and settles key by it: the
+// refund as recorded answers the call.
+func (s *Service) recordRefund(ctx context.Context, key *idempotency.Key, created *ent.Refund, outcome refundOutcome) (*ent.Refund, error) {
+	err := s.recordOutcome(ctx, func(tx *ent.Tx) error {
+		p, err := lockPayment(ctx, tx, created.PaymentID)
+		if err != nil {
 			return err
 		}
 		// Read afresh under the payment's lock: the provider's event may have settled the refund
@@ -145,10 +170,8 @@ func (s *Service) Refund(ctx context.Context, in RefundInput) (*ent.Refund, erro
 		if err != nil {
 			return err
 		}
-		if r.Status == state.RefundPending {
-			if err := s.settleRefundOutcome(ctx, tx, r, result, refundErr, actorOf(ctx)); err != nil {
-				return err
-			}
+		if _, err := s.applyRefundOutcome(ctx, tx, p, r, outcome, actorOf(ctx)); err != nil {
+			return err
 		}
 		if key != nil {
 			if err := s.keys.Settle(ctx, tx, key, nil); err != nil {
@@ -161,7 +184,7 @@ func (s *Service) Refund(ctx context.Context, in RefundInput) (*ent.Refund, erro
 	if err != nil {
 		// Not wrapped: the provider has been asked, so whatever went wrong recording its answer is
 		// ours, a server error, whatever the cause says.
-		return nil, s.endWith(ctx, key, fmt.Errorf("recording the outcome of refund %s (provider id %q): %v", created.ID, result.ProviderRefundID, err))
+		return nil, s.endWith(ctx, key, fmt.Errorf("recording the outcome of refund %s (provider id %q): %v", created.ID, outcome.providerRefundID, err))
 	}
 	return created.Unwrap(), nil // detached from the committed transaction, so edges load
 }
@@ -183,45 +206,6 @@ func (s *Service) refundAt(ctx context.Context, name string, req provider.Refund
 	result, err := charger.Refund(callCtx, req)
 	s.router.ObserveRefund(name, err, s.now().Sub(start))
 	return result, err
-}
-
-// settleRefundOutcome records within tx what the provider answered for pending refund r: failed
-// on an outage; still pending, with the provider's id, when the provider settles it later; else
-// succeeded with the payment's refunded total and status following.
-func (s *Service) settleRefundOutcome(ctx context.Context, tx *ent.Tx, r *ent.Refund, result provider.RefundResult, refundErr error, actor string) error {
-	if refundErr != nil {
-		return settleRefund(ctx, tx, r, state.RefundFailed, func(u *ent.RefundUpdate) {
-			u.SetFailureCode(string(apierror.ProviderUnavailable))
-		})
-	}
-	if result.Pending {
-		// Taken, not yet done: the refund stays pending, holding its amount, until the
-		// provider's webhook settles it.
-		n, err := tx.Refund.Update().Where(refund.ID(r.ID), refund.StatusEQ(state.RefundPending)).
-			SetProviderRefundID(result.ProviderRefundID).Save(ctx)
-		if err == nil && n != 1 {
-			err = apierror.New(apierror.InvalidState, fmt.Sprintf("refund %s changed while being updated", r.ID))
-		}
-		r.ProviderRefundID = &result.ProviderRefundID
-		return err
-	}
-	p, err := lockPayment(ctx, tx, r.PaymentID)
-	if err != nil {
-		return err
-	}
-	if err := settleRefund(ctx, tx, r, state.RefundSucceeded, func(u *ent.RefundUpdate) {
-		if result.ProviderRefundID != "" {
-			u.SetProviderRefundID(result.ProviderRefundID)
-		}
-	}); err != nil {
-		return err
-	}
-	refunded := p.AmountRefunded + r.Amount
-	next := state.PaymentPartiallyRefunded
-	if refunded == p.Amount {
-		next = state.PaymentRefunded
-	}
-	return s.move(ctx, tx, p, next, "refund "+r.ID, actor, changes{amountRefunded: &refunded})
 }
 
 // refundAmount reads the requested amount, or takes all that is left, and checks it fits.
@@ -257,13 +241,20 @@ func lockPayment(ctx context.Context, tx *ent.Tx, id string) (*ent.Payment, erro
 	return p, err
 }
 
-// settleRefund moves a pending refund to its final status, applies set, and updates r to match.
-func settleRefund(ctx context.Context, tx *ent.Tx, r *ent.Refund, to state.RefundStatus, set func(*ent.RefundUpdate)) error {
-	if !r.Status.CanMoveTo(to) {
-		return apierror.New(apierror.InvalidState, fmt.Sprintf("a %s refund cannot become %s", r.Status, to))
+// updateRefund writes outcome o onto pending refund r, with the provider's id when r has none
+// yet, and updates r to match. The UPDATE is conditional on the status r was read with, so of two
+// concurrent writes one fails instead of both applying.
+func updateRefund(ctx context.Context, tx *ent.Tx, r *ent.Refund, o refundOutcome) error {
+	if o.status != r.Status && !r.Status.CanMoveTo(o.status) {
+		return apierror.New(apierror.InvalidState, fmt.Sprintf("a %s refund cannot become %s", r.Status, o.status))
 	}
-	update := tx.Refund.Update().Where(refund.ID(r.ID), refund.StatusEQ(r.Status)).SetStatus(to)
-	set(update)
+	update := tx.Refund.Update().Where(refund.ID(r.ID), refund.StatusEQ(r.Status)).SetStatus(o.status)
+	if o.failureCode != "" {
+		update.SetFailureCode(o.failureCode)
+	}
+	if r.ProviderRefundID == nil && o.providerRefundID != "" {
+		update.SetProviderRefundID(o.providerRefundID)
+	}
 	n, err := update.Save(ctx)
 	if err != nil {
 		return err
