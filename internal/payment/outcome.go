@@ -8,7 +8,6 @@ import (
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/provider"
-	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -63,7 +62,7 @@ func notCharged(reason, message string) chargeOutcome {
 // when none could be asked) and the routing that chose it. Only that request knows it.
 type sentCharge struct {
 	provider string
-	routing  routing.Decision
+	routing  state.RoutingDecision
 }
 
 // applyChargeOutcome records within tx what p's provider says became of p's charge, by actor; p
