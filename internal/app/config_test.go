@@ -143,8 +143,6 @@ func gqlConfigInput(doc settings.Document) map[string]any {
 	}
 }
 
-var configProviders = []string{"stripe", "adyen", "checkout"}
-
 func TestConfigIsReadAndChangedByAdminsAlone(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {

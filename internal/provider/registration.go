@@ -22,8 +22,6 @@ type Registration struct {
 	// Name is the provider in Paygate: on payments, in routing rules, in /webhooks/{name}, and in
 	// its variables' names (PAYGATE_{NAME}_...).
 	Name string
-	// Title is the provider as people write it, for help and logs.
-	Title string
 	// Variables are its settings, each read from PAYGATE_{NAME}_{KEY}. Every provider has
 	// BASE_URL, its API's address; unset, the built-in sandbox serves instead.
 	Variables []Variable

@@ -19,8 +19,7 @@ const (
 
 // Registration is all Paygate needs of Adyen.
 var Registration = provider.Registration{
-	Name:  Name,
-	Title: "Adyen",
+	Name: Name,
 	Variables: []provider.Variable{
 		{Key: provider.BaseURLKey, Help: "Adyen's Checkout API (test: https://checkout-test.adyen.com); unset: the built-in sandbox"},
 		{Key: apiKey, Help: "Adyen's API key"},

@@ -27,9 +27,6 @@ const (
 	codeExpiredCard       = "20054"
 )
 
-// statusCaptured is the status of a payment approved and captured at once.
-const statusCaptured = "Captured"
-
 // Client speaks to Checkout.com's API at BaseURL.
 type Client struct {
 	BaseURL   string

@@ -17,8 +17,7 @@ const (
 
 // Registration is all Paygate needs of Checkout.com.
 var Registration = provider.Registration{
-	Name:  Name,
-	Title: "Checkout.com",
+	Name: Name,
 	Variables: []provider.Variable{
 		{Key: provider.BaseURLKey, Help: "Checkout.com's API (sandbox: https://api.sandbox.checkout.com); unset: the built-in sandbox"},
 		{Key: apiKey, Help: "Checkout.com's secret key"},

@@ -17,8 +17,7 @@ const (
 
 // Registration is all Paygate needs of Stripe.
 var Registration = provider.Registration{
-	Name:  Name,
-	Title: "Stripe",
+	Name: Name,
 	Variables: []provider.Variable{
 		{Key: provider.BaseURLKey, Help: "Stripe's API (https://api.stripe.com); unset: the built-in sandbox"},
 		{Key: apiKey, Help: "Stripe's secret key"},
