@@ -116,7 +116,12 @@ func (h *Handlers) CreatePayment(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, apierror.New(apierror.Code(*p.FailureCode), *p.FailureMessage), paymentOf(p))
 		return
 	}
-	web.WriteJSON(w, http.StatusCreated, paymentOf(p))
+	status := http.StatusCreated
+	if p.Status == state.PaymentProcessing {
+		// The provider's answer was lost: the payment is made, its outcome not yet known.
+		status = http.StatusAccepted
+	}
+	web.WriteJSON(w, status, paymentOf(p))
 }
 
 // GetPayment is GET /api/v1/payments/{id}.

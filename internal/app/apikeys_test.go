@@ -293,16 +293,6 @@ func TestCredentialAttacks(t *testing.T) {
 
 func bearer(token string) []string { return []string{"Authorization", "Bearer " + token} }
 
-// subjectOf returns who a credential authenticates as: a user's id, or a key's.
-func (e *testEnv) subjectOf(credential string) string {
-	e.t.Helper()
-	p, err := e.app.services.auth.Authenticate(context.Background(), credential)
-	if err != nil {
-		e.t.Fatalf("authenticating %.12s...: %v", credential, err)
-	}
-	return p.Subject
-}
-
 // TestKeyUseSurvivesAFailedWrite: when writing the keys' last use fails (the database is away),
 // the uses are written by the next call rather than lost.
 func TestKeyUseSurvivesAFailedWrite(t *testing.T) {

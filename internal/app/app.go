@@ -119,6 +119,7 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger, now cl
 	router.Observe = counters.ProviderCall
 	payments := payment.NewService(db.Ent, keys, router, secrets.CardFingerprintKey, maxAmount, now)
 	payments.Answered = counters.PaymentAnswered
+	payments.Logger = logger
 	worker := inbound.NewWorker(inbound.Worker{
 		Client:  db.Ent,
 		Readers: readers(),

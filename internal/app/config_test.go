@@ -10,11 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paygate/paygate/ent/user"
-	"github.com/paygate/paygate/internal/background"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
-	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/settings"
 )
 
@@ -30,51 +27,6 @@ const configFields = `version updatedAt updatedBy
 	alerts { providerErrorRate refundShare }`
 
 const updateConfigMutation = `mutation($in: ConfigInput!) { updateConfig(input: $in) { ` + configFields + ` } }`
-
-// adminOf returns an admin's access token and user ID: the configuration's history names who
-// changed it.
-func (e *testEnv) adminOf() (token, userID string) {
-	e.t.Helper()
-	u, err := e.db.Ent.User.Create().SetEmail(prefixid.New("admin") + "@example.com").
-		SetPasswordHash("!").SetRole(user.RoleAdmin).Save(context.Background())
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	token, err = e.app.services.auth.Tokens().Issue(u.ID, "admin", "")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return token, u.ID
-}
-
-// readConfig is GET /api/v1/admin/config's document, decoded as a client would.
-func (e *testEnv) readConfig(token string) map[string]any {
-	e.t.Helper()
-	r := e.request(http.MethodGet, configPath, token, nil)
-	if r.status != http.StatusOK {
-		e.t.Fatalf("GET %s = %d %s", configPath, r.status, r.raw)
-	}
-	return r.data()
-}
-
-// configHistory is GET /api/v1/admin/config/history?query: the entries and has_more.
-func (e *testEnv) configHistory(token, query string) ([]any, bool) {
-	e.t.Helper()
-	r := e.request(http.MethodGet, configPath+"/history?"+query, token, nil)
-	if r.status != http.StatusOK {
-		e.t.Fatalf("GET history?%s = %d %s", query, r.status, r.raw)
-	}
-	entries, _ := r.body["data"].([]any)
-	return entries, r.body["has_more"] == true
-}
-
-// watchConfig polls the database for configuration changes on e's server, as serve does, every
-// interval until the test ends.
-func (e *testEnv) watchConfig(every time.Duration) {
-	ctx, cancel := context.WithCancel(context.Background())
-	e.t.Cleanup(cancel)
-	background.Start(ctx, NewLogger(e.logs, "debug"), background.Loop{Name: "reading the runtime configuration", Every: every, Run: e.app.services.configs.Refresh})
-}
 
 // jsonValue is v as a client decodes it, so documents compare whatever Go type built them.
 func jsonValue(t testing.TB, v any) any {

@@ -15,13 +15,21 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/sandboxobject"
 	"github.com/paygate/paygate/ent/user"
+	"github.com/paygate/paygate/ent/webhookevent"
+	"github.com/paygate/paygate/internal/background"
 	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/config"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/logtest"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/settings"
+	"github.com/paygate/paygate/internal/state"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"golang.org/x/crypto/bcrypt"
 )
 
 const (
@@ -324,4 +332,193 @@ func mustJSON(t testing.TB, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// subjectOf returns who a credential authenticates as: a user's id, or a key's.
+func (e *testEnv) subjectOf(credential string) string {
+	e.t.Helper()
+	p, err := e.app.services.auth.Authenticate(context.Background(), credential)
+	if err != nil {
+		e.t.Fatalf("authenticating %.12s...: %v", credential, err)
+	}
+	return p.Subject
+}
+
+// adminOf returns an admin's access token and user ID: the configuration's history names who
+// changed it.
+func (e *testEnv) adminOf() (token, userID string) {
+	e.t.Helper()
+	u, err := e.db.Ent.User.Create().SetEmail(prefixid.New("admin") + "@example.com").
+		SetPasswordHash("!").SetRole(user.RoleAdmin).Save(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	token, err = e.app.services.auth.Tokens().Issue(u.ID, "admin", "")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return token, u.ID
+}
+
+// readConfig is GET /api/v1/admin/config's document, decoded as a client would.
+func (e *testEnv) readConfig(token string) map[string]any {
+	e.t.Helper()
+	r := e.request(http.MethodGet, configPath, token, nil)
+	if r.status != http.StatusOK {
+		e.t.Fatalf("GET %s = %d %s", configPath, r.status, r.raw)
+	}
+	return r.data()
+}
+
+// configHistory is GET /api/v1/admin/config/history?query: the entries and has_more.
+func (e *testEnv) configHistory(token, query string) ([]any, bool) {
+	e.t.Helper()
+	r := e.request(http.MethodGet, configPath+"/history?"+query, token, nil)
+	if r.status != http.StatusOK {
+		e.t.Fatalf("GET history?%s = %d %s", query, r.status, r.raw)
+	}
+	entries, _ := r.body["data"].([]any)
+	return entries, r.body["has_more"] == true
+}
+
+// watchConfig polls the database for configuration changes on e's server, as serve does, every
+// interval until the test ends.
+func (e *testEnv) watchConfig(every time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	e.t.Cleanup(cancel)
+	background.Start(ctx, NewLogger(e.logs, "debug"), background.Loop{Name: "reading the runtime configuration", Every: every, Run: e.app.services.configs.Refresh})
+}
+
+// scrape reads /metrics as Prometheus does, with credential.
+func (e *testEnv) scrape(credential string) map[string]*dto.MetricFamily {
+	e.t.Helper()
+	r := e.request(http.MethodGet, "/metrics", "", nil, "X-API-Key", credential)
+	if r.status != http.StatusOK {
+		e.t.Fatalf("scrape = %d %.300s", r.status, r.raw)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(r.raw))
+	if err != nil {
+		e.t.Fatalf("scrape is not Prometheus text: %v", err)
+	}
+	return families
+}
+
+// listPaymentIDs lists payments over REST and returns their ids in order and has_more.
+func (e *testEnv) listPaymentIDs(token, query string) ([]string, bool) {
+	e.t.Helper()
+	r := e.request(http.MethodGet, "/api/v1/payments"+query, token, nil)
+	if r.status != http.StatusOK {
+		e.t.Fatalf("list %s: %d %s", query, r.status, r.raw)
+	}
+	var ids []string
+	for _, item := range r.body["data"].([]any) {
+		ids = append(ids, str(get(item, "id")))
+	}
+	return ids, r.body["has_more"] == true
+}
+
+// charges counts the charges the sandboxes made for a payment, by provider.
+func (e *testEnv) charges(paymentID string) map[string]int {
+	e.t.Helper()
+	objects, err := e.db.Ent.SandboxObject.Query().
+		Where(sandboxobject.Reference(paymentID), sandboxobject.KindEQ(sandboxobject.KindCharge)).All(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	byProvider := map[string]int{}
+	for _, o := range objects {
+		byProvider[o.Provider]++
+	}
+	return byProvider
+}
+
+// userWith makes a user with role who can log in with testPassword, and returns their email.
+func (e *testEnv) userWith(role string) string {
+	e.t.Helper()
+	hash, err := bcrypt.GenerateFromPassword([]byte(testPassword), bcrypt.MinCost)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	email := prefixid.New(role) + "@example.com"
+	if err := e.db.Ent.User.Create().SetEmail(email).SetPasswordHash(string(hash)).SetRole(user.Role(role)).Exec(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
+	return email
+}
+
+// login starts a session through REST and returns its tokens.
+func (e *testEnv) login(email string) (access, refresh string) {
+	e.t.Helper()
+	r := e.request(http.MethodPost, "/api/v1/auth/login", "", map[string]any{"email": email, "password": testPassword})
+	if r.status != http.StatusOK {
+		e.t.Fatalf("login: %d %s", r.status, r.raw)
+	}
+	return str(get(r.data(), "access_token")), str(get(r.data(), "refresh_token"))
+}
+
+// answers is the status and error code a token gets reading payments.
+func (e *testEnv) answers(token string) (int, string) {
+	e.t.Helper()
+	r := e.request(http.MethodGet, "/api/v1/payments", token, nil)
+	code, _ := r.errorCode()
+	return r.status, code
+}
+
+// storeLoggedEvent stores ev directly, as the ingest and the worker would have.
+func (e *testEnv) storeLoggedEvent(ev loggedEvent) *ent.WebhookEvent {
+	e.t.Helper()
+	create := e.db.Ent.WebhookEvent.Create().SetProvider(ev.provider).SetEventID(prefixid.New("evt")).SetType(ev.eventType).
+		SetStatus(ev.status).SetPayload([]byte(`{"note":"` + neverServed + `"}`)).SetReceivedAt(ev.received)
+	switch ev.status {
+	case state.WebhookReceived:
+		create.SetNextAttemptAt(ev.received)
+	case state.WebhookFailed:
+		create.SetAttempts(2).SetLastError("database busy").SetNextAttemptAt(ev.received.Add(time.Minute))
+	case state.WebhookDead:
+		create.SetAttempts(8).SetLastError("database busy")
+	case state.WebhookProcessed:
+		create.SetAttempts(1).SetProcessedAt(ev.received.Add(ev.latency)).SetPaymentID("pay_logged")
+	case state.WebhookIgnored:
+		create.SetAttempts(1).SetProcessedAt(ev.received.Add(ev.latency)).SetIgnoredReason("no payment has the reference")
+	}
+	event, err := create.Save(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return event
+}
+
+// listLoggedEvents lists events over REST and returns their ids in order and has_more.
+func (e *testEnv) listLoggedEvents(token, query string) ([]string, bool) {
+	e.t.Helper()
+	r := e.request(http.MethodGet, "/api/v1/webhooks/logs"+query, token, nil)
+	if r.status != http.StatusOK {
+		e.t.Fatalf("list %s: %d %s", query, r.status, r.raw)
+	}
+	var ids []string
+	for _, item := range r.body["data"].([]any) {
+		ids = append(ids, str(get(item, "id")))
+	}
+	return ids, r.body["has_more"] == true
+}
+
+func (e *testEnv) storedEvents(provider string) []*ent.WebhookEvent {
+	e.t.Helper()
+	events, err := e.db.Ent.WebhookEvent.Query().Where(webhookevent.Provider(provider)).All(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return events
+}
+
+// succeededPayment creates a payment of amount in currency, which the default routing sends to
+// one provider (USD to Stripe, EUR to Adyen, GBP to Checkout.com), and checks where it went.
+func (e *testEnv) succeededPayment(token, amount, currency, provider string) string {
+	e.t.Helper()
+	r := e.request(http.MethodPost, "/api/v1/payments", token, paymentBody(amount, currency, "4242424242424242"))
+	if r.status != http.StatusCreated || str(get(r.data(), "provider")) != provider {
+		e.t.Fatalf("payment: %d %s, want it at %s", r.status, r.raw, provider)
+	}
+	return str(get(r.data(), "id"))
 }

@@ -7,29 +7,12 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/state"
 )
-
-// scrape reads /metrics as Prometheus does, with credential.
-func (e *testEnv) scrape(credential string) map[string]*dto.MetricFamily {
-	e.t.Helper()
-	r := e.request(http.MethodGet, "/metrics", "", nil, "X-API-Key", credential)
-	if r.status != http.StatusOK {
-		e.t.Fatalf("scrape = %d %.300s", r.status, r.raw)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(strings.NewReader(r.raw))
-	if err != nil {
-		e.t.Fatalf("scrape is not Prometheus text: %v", err)
-	}
-	return families
-}
 
 // sample returns the value of the family's series with exactly labels, and whether it exists.
 func sample(families map[string]*dto.MetricFamily, name string, labels map[string]string) (float64, bool) {

@@ -298,6 +298,10 @@ func checkDocumentedAnswers(t *testing.T, c *apiContract, env *testEnv, db *data
 
 	// payments
 	c.expect(env, http.StatusPaymentRequired, http.MethodPost, "/api/v1/payments", admin, paymentBody("10.00", "USD", "4000000000000002"))
+	stripeSwitches := env.app.services.providers.sandboxes["stripe"].Switches()
+	stripeSwitches.LoseAnswers.Store(true)
+	c.expect(env, http.StatusAccepted, http.MethodPost, "/api/v1/payments", admin, paymentBody("10.00", "USD", "4242424242424242"))
+	stripeSwitches.LoseAnswers.Store(false)
 	missing := paymentBody("10.00", "USD", "4242424242424242")
 	delete(missing, "currency")
 	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/payments", admin, missing)

@@ -401,17 +401,3 @@ func TestRESTEdges(t *testing.T) {
 		t.Errorf("the failure was not logged:\n%s", env.logs.String())
 	}
 }
-
-// listPaymentIDs lists payments over REST and returns their ids in order and has_more.
-func (e *testEnv) listPaymentIDs(token, query string) ([]string, bool) {
-	e.t.Helper()
-	r := e.request(http.MethodGet, "/api/v1/payments"+query, token, nil)
-	if r.status != http.StatusOK {
-		e.t.Fatalf("list %s: %d %s", query, r.status, r.raw)
-	}
-	var ids []string
-	for _, item := range r.body["data"].([]any) {
-		ids = append(ids, str(get(item, "id")))
-	}
-	return ids, r.body["has_more"] == true
-}

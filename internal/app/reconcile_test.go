@@ -2,11 +2,14 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	ckosandbox "github.com/paygate/paygate/internal/provider/checkout/sandbox"
+	"github.com/paygate/paygate/internal/state"
 
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
@@ -14,8 +17,9 @@ import (
 )
 
 // TestReconciliationSettlesLostCharges: a payment whose provider answer was lost stays processing
-// and answers 500; reconciliation asks the provider and records what it did (a charge made, or
-// none), and from then on a retry with the request's key answers the payment, not the error.
+// and answers 202 with the payment; a retry with its key answers it as it is then, without
+// charging again; reconciliation asks the provider and records what it did (a charge made, or
+// none).
 func TestReconciliationSettlesLostCharges(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
@@ -30,11 +34,15 @@ func TestReconciliationSettlesLostCharges(t *testing.T) {
 		stripeSandbox.Fault.Store(true) // answered 500 without charging
 		uncharged := env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("31.00", "USD", "4242424242424242"), "Idempotency-Key", "lost-2")
 		stripeSandbox.Fault.Store(false)
-		if charged.status != http.StatusInternalServerError || uncharged.status != http.StatusInternalServerError {
-			t.Fatalf("payments in doubt answered %d and %d", charged.status, uncharged.status)
+		for _, r := range []response{charged, uncharged} {
+			if r.status != http.StatusAccepted || r.data()["status"] != "processing" || !strings.HasPrefix(str(r.data()["id"]), "pay_") ||
+				r.data()["provider"] != "stripe" || fmt.Sprint(attempts(r.data())) != "[stripe:unknown]" {
+				t.Fatalf("a payment in doubt answered %d %s", r.status, r.raw)
+			}
 		}
-		// Until reconciled, a retry replays the error: it must not charge again.
-		if again := env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("30.00", "USD", "4242424242424242"), "Idempotency-Key", "lost-1"); again.status != http.StatusInternalServerError {
+		// Until reconciled, a retry answers the payment, still processing: it must not charge again.
+		again := env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("30.00", "USD", "4242424242424242"), "Idempotency-Key", "lost-1")
+		if again.status != http.StatusAccepted || again.data()["id"] != charged.data()["id"] || again.header.Get("Idempotent-Replayed") != "true" {
 			t.Errorf("a retry before reconciliation = %d %s", again.status, again.raw)
 		}
 		// Nothing is older than an hour: a pass that waits that long leaves both.
@@ -118,6 +126,51 @@ func TestReconciliationSettlesPendingRefunds(t *testing.T) {
 		p := env.payment(pounds)
 		if p.Status != "partially_refunded" || p.AmountRefunded != 2000 {
 			t.Errorf("payment after its refunds settled: %s, refunded %d", p.Status, p.AmountRefunded)
+		}
+	})
+}
+
+// TestLostAnswerOverGraphQL: over GraphQL a payment whose provider answer was lost is the payment,
+// PROCESSING, with no error; a retry with its key answers the same payment as it is then, and
+// once the provider's webhook has settled it, succeeded; only one charge was made.
+func TestLostAnswerOverGraphQL(t *testing.T) {
+	t.Parallel()
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db)
+		env.app.Start(t.Context())
+		token := env.tokenFor("operator")
+		stripeSandbox := env.app.services.providers.sandboxes["stripe"]
+		in := gqlPaymentInput("12.00", "USD", "4242424242424242")
+		in["idempotencyKey"] = "lost-over-graphql"
+		create := func() response {
+			return env.request(http.MethodPost, "/query", token, map[string]any{"query": createPaymentMutation, "variables": map[string]any{"in": in}})
+		}
+
+		stripeSandbox.Switches().LoseAnswers.Store(true)
+		first := create()
+		stripeSandbox.Switches().LoseAnswers.Store(false)
+		id := str(get(first.body, "data", "createPayment", "id"))
+		if first.status != http.StatusOK || get(first.body, "errors") != nil || get(first.body, "data", "createPayment", "status") != "PROCESSING" || id == "" {
+			t.Fatalf("a lost answer over GraphQL = %d %s", first.status, first.raw)
+		}
+		again := create()
+		if get(again.body, "data", "createPayment", "id") != id || get(again.body, "data", "createPayment", "status") != "PROCESSING" ||
+			get(again.body, "extensions", "idempotentReplayed") != true {
+			t.Errorf("the retry before the payment settled = %s", again.raw)
+		}
+
+		// The sandbox charged and sent payment_intent.succeeded, which waits out the time the
+		// payment's own request may still be running, then settles the payment.
+		stripeSandbox.(interface{ WaitForWebhooks() }).WaitForWebhooks()
+		env.clock.Advance(payment.InFlightGrace + time.Second)
+		env.app.services.webhookWorker.Wake()
+		waitFor(t, "the webhook to settle the payment", func() bool { return env.payment(id).Status == state.PaymentSucceeded })
+		settled := create()
+		if get(settled.body, "data", "createPayment", "id") != id || get(settled.body, "data", "createPayment", "status") != "SUCCEEDED" {
+			t.Errorf("the retry after the webhook = %s", settled.raw)
+		}
+		if got := env.charges(id); got["stripe"] != 1 || len(got) != 1 {
+			t.Errorf("charges %v, want one at stripe", got)
 		}
 	})
 }

@@ -5,49 +5,14 @@ import (
 	"net/http"
 	"testing"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"github.com/paygate/paygate/ent/user"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
-	"github.com/paygate/paygate/internal/prefixid"
 )
 
 // testPassword is every test user's password here, hashed at bcrypt's least cost so tests log
 // in fast: login reads the cost from the hash.
 const testPassword = "a password for the tests"
-
-// userWith makes a user with role who can log in with testPassword, and returns their email.
-func (e *testEnv) userWith(role string) string {
-	e.t.Helper()
-	hash, err := bcrypt.GenerateFromPassword([]byte(testPassword), bcrypt.MinCost)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	email := prefixid.New(role) + "@example.com"
-	if err := e.db.Ent.User.Create().SetEmail(email).SetPasswordHash(string(hash)).SetRole(user.Role(role)).Exec(context.Background()); err != nil {
-		e.t.Fatal(err)
-	}
-	return email
-}
-
-// login starts a session through REST and returns its tokens.
-func (e *testEnv) login(email string) (access, refresh string) {
-	e.t.Helper()
-	r := e.request(http.MethodPost, "/api/v1/auth/login", "", map[string]any{"email": email, "password": testPassword})
-	if r.status != http.StatusOK {
-		e.t.Fatalf("login: %d %s", r.status, r.raw)
-	}
-	return str(get(r.data(), "access_token")), str(get(r.data(), "refresh_token"))
-}
-
-// answers is the status and error code a token gets reading payments.
-func (e *testEnv) answers(token string) (int, string) {
-	e.t.Helper()
-	r := e.request(http.MethodGet, "/api/v1/payments", token, nil)
-	code, _ := r.errorCode()
-	return r.status, code
-}
 
 // TestLogoutEndsTheSessionEverywhere: logging out revokes the session's access token at once on
 // the server that was asked, within a second or two on another, and its refresh token; another

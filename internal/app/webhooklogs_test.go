@@ -17,7 +17,6 @@ import (
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
-	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -31,30 +30,6 @@ type loggedEvent struct {
 	received            time.Time
 	// latency is from receipt to processing, for a processed or ignored event.
 	latency time.Duration
-}
-
-// storeLoggedEvent stores ev directly, as the ingest and the worker would have.
-func (e *testEnv) storeLoggedEvent(ev loggedEvent) *ent.WebhookEvent {
-	e.t.Helper()
-	create := e.db.Ent.WebhookEvent.Create().SetProvider(ev.provider).SetEventID(prefixid.New("evt")).SetType(ev.eventType).
-		SetStatus(ev.status).SetPayload([]byte(`{"note":"` + neverServed + `"}`)).SetReceivedAt(ev.received)
-	switch ev.status {
-	case state.WebhookReceived:
-		create.SetNextAttemptAt(ev.received)
-	case state.WebhookFailed:
-		create.SetAttempts(2).SetLastError("database busy").SetNextAttemptAt(ev.received.Add(time.Minute))
-	case state.WebhookDead:
-		create.SetAttempts(8).SetLastError("database busy")
-	case state.WebhookProcessed:
-		create.SetAttempts(1).SetProcessedAt(ev.received.Add(ev.latency)).SetPaymentID("pay_logged")
-	case state.WebhookIgnored:
-		create.SetAttempts(1).SetProcessedAt(ev.received.Add(ev.latency)).SetIgnoredReason("no payment has the reference")
-	}
-	event, err := create.Save(context.Background())
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return event
 }
 
 // servesNoPayload fails the test when an answer holds an event's payload, or a field named so.
@@ -94,20 +69,6 @@ func sameLoggedEvent(restEvent, gqlEvent any) error {
 		}
 	}
 	return nil
-}
-
-// listLoggedEvents lists events over REST and returns their ids in order and has_more.
-func (e *testEnv) listLoggedEvents(token, query string) ([]string, bool) {
-	e.t.Helper()
-	r := e.request(http.MethodGet, "/api/v1/webhooks/logs"+query, token, nil)
-	if r.status != http.StatusOK {
-		e.t.Fatalf("list %s: %d %s", query, r.status, r.raw)
-	}
-	var ids []string
-	for _, item := range r.body["data"].([]any) {
-		ids = append(ids, str(get(item, "id")))
-	}
-	return ids, r.body["has_more"] == true
 }
 
 // TestWebhookLogsListFiltersAndPages: the logs list newest first, narrowed by provider, status,

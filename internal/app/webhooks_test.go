@@ -69,15 +69,6 @@ func stripeEventBody(id, eventType string, object map[string]any) string {
 	return string(encoded)
 }
 
-func (e *testEnv) storedEvents(provider string) []*ent.WebhookEvent {
-	e.t.Helper()
-	events, err := e.db.Ent.WebhookEvent.Query().Where(webhookevent.Provider(provider)).All(context.Background())
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return events
-}
-
 // TestWebhooksAreRefusedUnlessSigned: for each provider, a delivery without a signature, with a
 // garbage one, signed with another secret, tampered with after signing, or (Stripe) signed too
 // long ago is 401 invalid_signature, counted in the log without its body, and stores nothing; an
@@ -180,17 +171,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// succeededPayment creates a payment of amount in currency, which the default routing sends to
-// one provider (USD to Stripe, EUR to Adyen, GBP to Checkout.com), and checks where it went.
-func (e *testEnv) succeededPayment(token, amount, currency, provider string) string {
-	e.t.Helper()
-	r := e.request(http.MethodPost, "/api/v1/payments", token, paymentBody(amount, currency, "4242424242424242"))
-	if r.status != http.StatusCreated || str(get(r.data(), "provider")) != provider {
-		e.t.Fatalf("payment: %d %s, want it at %s", r.status, r.raw, provider)
-	}
-	return str(get(r.data(), "id"))
 }
 
 // TestSimulatedEventsReachThePayment: at each provider, a refund made in its dashboard, a dispute

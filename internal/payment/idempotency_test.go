@@ -178,8 +178,9 @@ func (panickingProvider) Charge(context.Context, provider.ChargeRequest) (provid
 }
 
 // TestKeyedCallThatFailedAfterWritingReplaysItsError: once the payment is written the provider may
-// be asked, so however the call ends (an unknown outcome, a panic) a retry replays the error and
-// never asks the provider again.
+// be asked, so a call that ends in a panic replays the error to every retry, and one whose outcome
+// is unknown answers the payment, processing, to it and to every retry; neither asks the provider
+// again.
 func TestKeyedCallThatFailedAfterWritingReplaysItsError(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		for name, inner := range map[string]provider.Provider{"unknown outcome": brokenProvider{}, "panic": panickingProvider{}} {
@@ -187,17 +188,23 @@ func TestKeyedCallThatFailedAfterWritingReplaysItsError(t *testing.T) {
 			svc := newService(db, counting, 99999999)
 			in := validInput()
 			in.IdempotencyKey = key(name)
+			var first *ent.Payment
 			func() {
 				defer func() { recover() }()
-				if _, err := svc.Create(allowed(), in); err == nil {
-					t.Errorf("%s: the first call succeeded", name)
+				var err error
+				first, err = svc.Create(allowed(), in)
+				if name == "unknown outcome" && (err != nil || first == nil || first.Status != state.PaymentProcessing) {
+					t.Errorf("%s: the first call = %+v, %v; want the payment, processing", name, first, err)
 				}
 			}()
 			for range 2 {
 				ctx, replayed := idempotency.WatchReplays(allowed())
-				_, err := svc.Create(ctx, in)
-				if !hasCode(err, apierror.Internal) || !replayed() {
+				p, err := svc.Create(ctx, in)
+				if name == "panic" && (!hasCode(err, apierror.Internal) || !replayed()) {
 					t.Errorf("%s: retry = %v, replayed %v", name, err, replayed())
+				}
+				if name == "unknown outcome" && (err != nil || p.ID != first.ID || p.Status != state.PaymentProcessing || !replayed()) {
+					t.Errorf("%s: retry = %+v, %v, replayed %v", name, p, err, replayed())
 				}
 			}
 			if n := counting.charges.Load(); n != 1 {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/mail"
 	"strings"
 	"sync"
@@ -82,6 +83,8 @@ type Service struct {
 	// Answered, when set, is told of each payment this server made, with the status its creation
 	// answered.
 	Answered func(status, provider, currency string)
+	// Logger hears of payments whose outcome is unknown (default: slog's default logger).
+	Logger *slog.Logger
 
 	// reconciling serialises this server's reconciliation passes; reconcileFrom is where the last
 	// pass that stopped at its bound left off.
@@ -306,7 +309,8 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 		if _, err := s.applyChargeOutcome(ctx, tx, current, outcome, actor, &sent); err != nil {
 			return err
 		}
-		if key != nil && doubt == nil {
+		// A charge in doubt settles the key too: its retries answer the payment as it is then.
+		if key != nil {
 			if err := s.keys.Settle(ctx, tx, key, nil); err != nil {
 				return err
 			}
@@ -315,12 +319,7 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 		return nil
 	})
 	if doubt != nil {
-		doubt = fmt.Errorf("charging payment %s: %v", p.ID, doubt)
-		if err != nil {
-			doubt = errors.Join(doubt, fmt.Errorf("recording its routing: %w", err))
-		}
-		s.answered(string(state.PaymentProcessing), sent.provider, p.Currency)
-		return nil, s.endWith(ctx, key, doubt)
+		return s.answerInDoubt(ctx, key, p, sent, doubt, err)
 	}
 	if err != nil {
 		// Not wrapped: the provider has been asked, so whatever went wrong recording its answer is
@@ -330,6 +329,33 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 	}
 	s.answered(string(p.Status), p.Provider, p.Currency)
 	return p.Unwrap(), nil // detached from the committed transaction, so edges load
+}
+
+// answerInDoubt answers a payment whose charge's outcome is unknown (the provider's answer was
+// lost): the payment, processing, which the provider's webhook or reconciliation settles later.
+// recordErr is why its routing could not be recorded, if it could not; the key is then settled
+// alone, so a retry answers the payment and never charges again.
+func (s *Service) answerInDoubt(ctx context.Context, key *idempotency.Key, p *ent.Payment, sent sentCharge, doubt, recordErr error) (*ent.Payment, error) {
+	s.logger().WarnContext(ctx, "payment outcome unknown: the provider's webhook or reconciliation will settle it",
+		"payment_id", p.ID, "provider", sent.provider, "error", doubt.Error())
+	if recordErr != nil {
+		s.logger().ErrorContext(ctx, "recording the routing of a payment in doubt", "payment_id", p.ID, "error", recordErr.Error())
+		if key != nil {
+			if err := s.keys.SettleAlone(ctx, key, nil); err != nil {
+				return nil, fmt.Errorf("settling the idempotency key of payment %s in doubt: %w", p.ID, err)
+			}
+		}
+	}
+	s.answered(string(state.PaymentProcessing), sent.provider, p.Currency)
+	return s.paymentOf(ctx, p.ID)
+}
+
+// logger is where the service tells of what it could not settle: Logger, or slog's default.
+func (s *Service) logger() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return slog.Default()
 }
 
 func (s *Service) answered(status, provider, currency string) {
