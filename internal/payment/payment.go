@@ -277,6 +277,7 @@ func (s *Service) charge(ctx context.Context, p *ent.Payment, v validated, plan 
 		Amount:      v.amount,
 		Card:        v.card,
 		Description: deref(p.Description),
+		HolderName:  p.CustomerName,
 	}, func(next string) error {
 		return s.client.Payment.UpdateOneID(p.ID).SetProvider(next).SetUpdatedAt(s.now()).Exec(ctx)
 	})

@@ -349,3 +349,27 @@ func TestRefundTakenForLaterStaysPending(t *testing.T) {
 		}
 	})
 }
+
+// holderRecorder records the card holder's name of each charge it is asked for.
+type holderRecorder struct {
+	providertest.Memory
+	names chan string
+}
+
+func (h holderRecorder) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
+	h.names <- req.HolderName
+	return h.Memory.Charge(ctx, req)
+}
+
+// TestCustomerNameIsTheCardHolder: the provider is sent the customer's name, trimmed, as the
+// card's holder, as Adyen and Checkout.com expect it.
+func TestCustomerNameIsTheCardHolder(t *testing.T) {
+	db := databasetest.SQLite(t)
+	recorder := holderRecorder{names: make(chan string, 1)}
+	if _, err := newService(db, recorder, 99999999).Create(allowed(), validInput()); err != nil {
+		t.Fatal(err)
+	}
+	if name := <-recorder.names; name != "Ann" {
+		t.Errorf("holder name sent %q, want Ann", name)
+	}
+}

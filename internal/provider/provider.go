@@ -17,6 +17,9 @@ type ChargeRequest struct {
 	Amount      money.Amount
 	Card        card.Card
 	Description string
+	// HolderName is the customer's name, as the card's holder: Adyen's holderName, Checkout.com's
+	// source.name; "" when the customer gave none.
+	HolderName string
 }
 
 // ChargeResult is the provider's answer to a charge it processed. A decline is a result, not an

@@ -66,6 +66,7 @@ type paymentMethod struct {
 	ExpiryMonth string `json:"expiryMonth"`
 	ExpiryYear  string `json:"expiryYear"`
 	CVC         string `json:"cvc"`
+	HolderName  string `json:"holderName,omitempty"`
 }
 
 type paymentRequest struct {
@@ -111,7 +112,7 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 	answer, err := c.post(ctx, "/v71/payments", req.PaymentID, paymentRequest{
 		Amount: amount{Value: value, Currency: req.Amount.Currency}, Reference: req.PaymentID, MerchantAccount: c.MerchantAccount,
 		PaymentMethod: paymentMethod{Type: "scheme", Number: req.Card.Number(), ExpiryMonth: fmt.Sprintf("%02d", req.Card.ExpMonth),
-			ExpiryYear: strconv.Itoa(req.Card.ExpYear), CVC: req.Card.CVC()},
+			ExpiryYear: strconv.Itoa(req.Card.ExpYear), CVC: req.Card.CVC(), HolderName: req.HolderName},
 	})
 	if err != nil {
 		return provider.ChargeResult{}, err

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
+
+	adyencheckout "github.com/adyen/adyen-go-api-library/v14/src/checkout"
 
 	adyensandbox "github.com/paygate/paygate/internal/provider/adyen/sandbox"
 
@@ -90,4 +93,35 @@ func TestAmountsAreSentAsAdyenCountsThem(t *testing.T) {
 		json.NewDecoder(r.Body).Decode(&body)
 		return body.Amount.Value.String()
 	})
+}
+
+// TestHolderNameIsSent: the customer's name goes as the card's holderName, read here with
+// Adyen's own library's CardDetails; a customer without a name sends none.
+func TestHolderNameIsSent(t *testing.T) {
+	var mu sync.Mutex
+	var sent []adyencheckout.CardDetails
+	url, caller := providertest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			PaymentMethod adyencheckout.CardDetails `json:"paymentMethod"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		sent = append(sent, body.PaymentMethod)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"pspReference":"1234567890123456","resultCode":"Authorised"}`))
+	}))
+	c := &Client{BaseURL: url, APIKey: "AQE_test", MerchantAccount: "PaygateTest", Caller: caller}
+	named := providertest.Charge(t, providertest.Approved, 1000)
+	named.HolderName = "Ann Example"
+	for _, req := range []provider.ChargeRequest{named, providertest.Charge(t, providertest.Approved, 1000)} {
+		if _, err := c.Charge(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(sent) != 2 || sent[0].GetHolderName() != "Ann Example" || sent[1].HolderName != nil || sent[0].GetNumber() != providertest.Approved {
+		t.Errorf("payment methods sent: %+v", sent)
+	}
 }

@@ -45,6 +45,7 @@ type source struct {
 	ExpiryMonth int    `json:"expiry_month"`
 	ExpiryYear  int    `json:"expiry_year"`
 	CVV         string `json:"cvv"`
+	Name        string `json:"name,omitempty"`
 }
 
 type paymentRequest struct {
@@ -134,7 +135,8 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 		return provider.ChargeResult{}, err
 	}
 	answer, err := c.post(ctx, "/payments", req.PaymentID, paymentRequest{
-		Source: source{Type: "card", Number: req.Card.Number(), ExpiryMonth: req.Card.ExpMonth, ExpiryYear: req.Card.ExpYear, CVV: req.Card.CVC()},
+		Source: source{Type: "card", Number: req.Card.Number(), ExpiryMonth: req.Card.ExpMonth, ExpiryYear: req.Card.ExpYear, CVV: req.Card.CVC(),
+			Name: req.HolderName},
 		Amount: amount, Currency: req.Amount.Currency, Reference: req.PaymentID, Capture: true, Description: req.Description,
 	})
 	if err != nil {

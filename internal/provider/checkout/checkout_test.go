@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -135,4 +136,36 @@ func TestAmountsAreSentAsCheckoutCountsThem(t *testing.T) {
 		json.NewDecoder(r.Body).Decode(&body)
 		return body.Amount.String()
 	})
+}
+
+// TestSourceNameIsSent: the customer's name goes as the card source's name; a customer without a
+// name sends none.
+func TestSourceNameIsSent(t *testing.T) {
+	var mu sync.Mutex
+	var sent []map[string]any
+	url, caller := providertest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Source map[string]any `json:"source"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		sent = append(sent, body.Source)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		w.Write([]byte(`{"id":"pay_x","action_id":"act_x","amount":1000,"currency":"EUR","approved":true,"status":"Captured","response_code":"10000"}`))
+	}))
+	c := &Client{BaseURL: url, SecretKey: "sk_test", Caller: caller}
+	named := providertest.Charge(t, providertest.Approved, 1000)
+	named.HolderName = "Ann Example"
+	for _, req := range []provider.ChargeRequest{named, providertest.Charge(t, providertest.Approved, 1000)} {
+		if _, err := c.Charge(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if _, unnamed := sent[1]["name"]; len(sent) != 2 || sent[0]["name"] != "Ann Example" || unnamed || sent[0]["type"] != "card" {
+		t.Errorf("sources sent: %v", sent)
+	}
 }
