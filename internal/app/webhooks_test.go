@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -395,6 +396,55 @@ func TestWebhookWithNULInItsIDIsRefused(t *testing.T) {
 			if r.status >= 500 {
 				t.Errorf("%s with a NUL: %d %s", tc.name, r.status, r.raw)
 			}
+		}
+	})
+}
+
+// TestUnnamedRefundsAreAskedOfStripe: a charge.refunded that says more was refunded than Paygate
+// knows, without naming the refunds (Stripe's API since 2022-11-15), has the charge's refunds
+// asked of Stripe and recorded; one that says no more than Paygate knows is ignored.
+func TestUnnamedRefundsAreAskedOfStripe(t *testing.T) {
+	t.Parallel()
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db, webhookSecretsEnv...)
+		ctx := context.Background()
+		token := env.tokenFor("operator")
+		paymentID := env.succeededPayment(token, "20.00", "USD", "stripe")
+		intentID := *env.payment(paymentID).ProviderPaymentID
+
+		// A refund in Stripe's dashboard; the sandbox's own event, which names it, is lost.
+		sandbox := env.app.services.providers.sandboxes["stripe"]
+		if err := sandbox.Simulate(ctx, provider.SimulateRefund, paymentID); err != nil {
+			t.Fatal(err)
+		}
+		sandbox.(interface{ WaitForWebhooks() }).WaitForWebhooks()
+		db.Ent.WebhookEvent.Delete().ExecX(ctx)
+
+		chargeRefunded := func(eventID string, refunded int64) string {
+			return `{"id":"` + eventID + `","object":"event","api_version":"2024-06-20","type":"charge.refunded","data":{"object":` +
+				`{"id":"ch_x","object":"charge","amount":2000,"amount_refunded":` + strconv.FormatInt(refunded, 10) + `,"currency":"usd",` +
+				`"metadata":{"paygate_id":"` + paymentID + `"},"payment_intent":"` + intentID + `","refunded":true,"status":"succeeded"}}}`
+		}
+		for _, body := range []string{chargeRefunded("evt_unnamed_1", 2000), chargeRefunded("evt_unnamed_2", 2000)} {
+			if r := env.request(http.MethodPost, "/webhooks/stripe", "", body, stripeDelivery(body, testStripeSecret, env.clock.Now())...); r.status != http.StatusOK {
+				t.Fatalf("delivery = %d %s", r.status, r.raw)
+			}
+			if err := env.app.services.webhookWorker.ProcessDueAll(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		refunds := db.Ent.Refund.Query().AllX(ctx)
+		if p := env.payment(paymentID); p.Status != state.PaymentRefunded || p.AmountRefunded != 2000 || len(refunds) != 1 ||
+			refunds[0].Amount != 2000 || refunds[0].Status != state.RefundSucceeded || refunds[0].ProviderRefundID == nil {
+			t.Fatalf("payment %s refunded %d, refunds %+v", p.Status, p.AmountRefunded, refunds)
+		}
+		events := env.storedEvents("stripe")
+		statuses := map[string]state.WebhookStatus{}
+		for _, e := range events {
+			statuses[e.EventID] = e.Status
+		}
+		if statuses["evt_unnamed_1"] != state.WebhookProcessed || statuses["evt_unnamed_2"] != state.WebhookIgnored {
+			t.Errorf("events %v: want the first processed, the second (nothing new) ignored", statuses)
 		}
 	})
 }

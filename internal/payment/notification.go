@@ -1,7 +1,9 @@
 package payment
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -89,6 +91,16 @@ func (s *Service) ApplyNotification(ctx context.Context, tx *ent.Tx, providerNam
 		}
 		// A failover moves a payment on only when the provider did nothing.
 		return attention(fmt.Sprintf("payment %s was charged through %s, yet %s reports on it: check both providers", p.ID, p.Provider, providerName)).applied(p.ID), nil
+	}
+	if refundsUnnamed(p, n) {
+		// Asked before the payment is locked, so no lock waits on the provider.
+		if n.Refunds, err = s.listRefunds(ctx, providerName, cmp.Or(n.ProviderPaymentID, deref(p.ProviderPaymentID))); err != nil {
+			if errors.Is(err, errCannotList) {
+				return attention(fmt.Sprintf("%s reports more refunded of payment %s than Paygate knows, and names no refunds: check it at %s",
+					providerName, p.ID, providerName)).applied(p.ID), nil
+			}
+			return Applied{}, fmt.Errorf("listing the refunds of payment %s at %s: %w", p.ID, providerName, err)
+		}
 	}
 	if p, err = lockPayment(ctx, tx, p.ID); err != nil {
 		return Applied{}, err
@@ -325,4 +337,27 @@ func clean(s string, most int) string {
 		return string(runes[:most])
 	}
 	return s
+}
+
+// refundsUnnamed reports whether n says more of p is refunded than p records, without naming the
+// refunds: Stripe's charge.refunded since API version 2022-11-15, for a refund made in its
+// dashboard whose own event was lost or not subscribed to.
+func refundsUnnamed(p *ent.Payment, n provider.Notification) bool {
+	return n.Kind == provider.RefundsChanged && len(n.Refunds) == 0 && n.RefundedTotal != nil && *n.RefundedTotal > p.AmountRefunded
+}
+
+// errCannotList means the provider has no way to list a charge's refunds.
+var errCannotList = errors.New("the provider cannot list refunds")
+
+// listRefunds asks the provider for the refunds of its charge providerPaymentID, within the time
+// a provider call is given.
+func (s *Service) listRefunds(ctx context.Context, providerName, providerPaymentID string) ([]provider.RefundNotice, error) {
+	p, _ := s.router.Provider(providerName)
+	lister, ok := p.(provider.RefundLister)
+	if !ok || providerPaymentID == "" {
+		return nil, errCannotList
+	}
+	ctx, cancel := context.WithTimeout(ctx, providerCallLimit)
+	defer cancel()
+	return lister.ListRefunds(ctx, providerPaymentID)
 }

@@ -39,6 +39,11 @@ type Notification struct {
 	Decline ChargeResult
 	// Refunds are the refunds the event reports, for RefundsChanged.
 	Refunds []RefundNotice
+	// RefundedTotal, for RefundsChanged, is how much of the charge the provider says is refunded
+	// in all, in Paygate's minor units, when the event says so (Stripe's charge.refunded); nil
+	// when it does not. An event that names no refunds but a total above Paygate's record has
+	// its refunds asked of the provider (RefundLister).
+	RefundedTotal *int64
 	// Reason is the provider's words: the dispute's reason, why the event is Unhandled.
 	Reason string
 }

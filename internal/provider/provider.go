@@ -87,6 +87,12 @@ type Reconciler interface {
 	LookupRefund(ctx context.Context, providerPaymentID, refundID, providerRefundID string) (RefundStatus, error)
 }
 
+// RefundLister lists the refunds of a charge, for an event that says its refunds changed without
+// naming them (Stripe's charge.refunded since API version 2022-11-15).
+type RefundLister interface {
+	ListRefunds(ctx context.Context, providerPaymentID string) ([]RefundNotice, error)
+}
+
 // RefundStatus is what became of a refund, as its provider tells it.
 type RefundStatus string
 

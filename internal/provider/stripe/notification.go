@@ -103,9 +103,9 @@ func readPaymentFailed(object json.RawMessage) (provider.Notification, error) {
 	return n, nil
 }
 
-// readChargeRefunded reads the charge's refunds. Stripe embeds them in the charge only at API
-// versions before 2022-11-15 (the sandbox embeds them); without them the event still says that
-// the payment's refunds changed, and Refunds is empty.
+// readChargeRefunded reads the charge's refunds and how much is refunded in all. Stripe embeds
+// the refunds in the charge only at API versions before 2022-11-15 (the sandbox embeds them);
+// without them Refunds is empty, and the total says whether there are refunds to ask Stripe for.
 func readChargeRefunded(object json.RawMessage) (provider.Notification, error) {
 	var charge stripego.Charge
 	if json.Unmarshal(object, &charge) != nil || charge.Object != "charge" {
@@ -115,6 +115,11 @@ func readChargeRefunded(object json.RawMessage) (provider.Notification, error) {
 	if charge.PaymentIntent != nil {
 		n.ProviderPaymentID = charge.PaymentIntent.ID
 	}
+	refunded, err := paygateAmount(charge.AmountRefunded, string(charge.Currency))
+	if err != nil {
+		return provider.Notification{}, fmt.Errorf("amount_refunded: %w", err)
+	}
+	n.RefundedTotal = &refunded.Minor
 	if charge.Refunds == nil {
 		return n, nil
 	}

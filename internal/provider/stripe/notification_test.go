@@ -98,7 +98,7 @@ func TestReadSandboxEvents(t *testing.T) {
 				refunds = append([]provider.RefundNotice{{RefundID: req.RefundID, ProviderRefundID: result.ProviderRefundID, Amount: minor,
 					Currency: "EUR", Status: provider.RefundSucceeded}}, refunds...)
 				return provider.Notification{Kind: provider.RefundsChanged, PaymentID: approved.PaymentID, ProviderPaymentID: charge.ProviderPaymentID,
-					Refunds: refunds}
+					Refunds: refunds, RefundedTotal: refundedOf(refunds)}
 			}
 		}
 		steps := []struct {
@@ -127,7 +127,7 @@ func TestReadSandboxEvents(t *testing.T) {
 				refunds = append([]provider.RefundNotice{{ProviderRefundID: dashboardRefund(t, c, charge.ProviderPaymentID), Amount: 5000 - 300 - 1313,
 					Currency: "EUR", Status: provider.RefundSucceeded}}, refunds...)
 				return provider.Notification{Kind: provider.RefundsChanged, PaymentID: approved.PaymentID, ProviderPaymentID: charge.ProviderPaymentID,
-					Refunds: refunds}
+					Refunds: refunds, RefundedTotal: refundedOf(refunds)}
 			}},
 			{"approved, to fail late", "payment_intent.succeeded", chargeOK(&failing, &failingCharge, 700)},
 			{"late failure", "payment_intent.payment_failed", func(t *testing.T) provider.Notification {
@@ -252,12 +252,13 @@ var readCases = []struct {
 	{name: "króna, in Stripe's hundredths", eventType: "charge.refunded",
 		payload: eventJSON("charge.refunded", chargeObject("isk", refundObject("succeeded", 50000, "isk"))),
 		want: provider.Notification{Kind: provider.RefundsChanged, PaymentID: paygatePayment, ProviderPaymentID: "pi_3QxYz", Refunds: []provider.RefundNotice{
-			{RefundID: paygateRefund, ProviderRefundID: "re_3QxYz", Amount: 500, Currency: "ISK", Status: provider.RefundSucceeded}}}},
+			{RefundID: paygateRefund, ProviderRefundID: "re_3QxYz", Amount: 500, Currency: "ISK", Status: provider.RefundSucceeded}},
+			RefundedTotal: minor(500)}},
 	{name: "yen, whole", eventType: "charge.refund.updated", payload: eventJSON("charge.refund.updated", refundObject("succeeded", 500, "jpy")),
 		want: provider.Notification{Kind: provider.RefundsChanged, ProviderPaymentID: "pi_3QxYz", Refunds: []provider.RefundNotice{
 			{RefundID: paygateRefund, ProviderRefundID: "re_3QxYz", Amount: 500, Currency: "JPY", Status: provider.RefundSucceeded}}}},
 	{name: "charge refunded, its refunds not embedded", eventType: "charge.refunded", payload: eventJSON("charge.refunded", chargeObject("eur", "")),
-		want: provider.Notification{Kind: provider.RefundsChanged, PaymentID: paygatePayment, ProviderPaymentID: "pi_3QxYz"}},
+		want: provider.Notification{Kind: provider.RefundsChanged, PaymentID: paygatePayment, ProviderPaymentID: "pi_3QxYz", RefundedTotal: minor(50000)}},
 	{name: "succeeded", eventType: "payment_intent.succeeded", payload: eventJSON("payment_intent.succeeded", intentObject("succeeded", "null")),
 		want: provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: paygatePayment, ProviderPaymentID: "pi_3QxYz"}},
 	{name: "succeeded, made outside Paygate", eventType: "payment_intent.succeeded",
@@ -340,4 +341,16 @@ func FuzzReadNotification(f *testing.F) {
 		n, err := ReadNotification(eventType, payload)
 		providertest.CheckNotification(t, n, err)
 	})
+}
+
+// minor is a RefundedTotal.
+func minor(units int64) *int64 { return &units }
+
+// refundedOf is the total of refunds, as a charge's amount_refunded says it.
+func refundedOf(refunds []provider.RefundNotice) *int64 {
+	var total int64
+	for _, r := range refunds {
+		total += r.Amount
+	}
+	return &total
 }

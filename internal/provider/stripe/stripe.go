@@ -27,7 +27,10 @@ type Client struct {
 	provider.Caller
 }
 
-var _ provider.Provider = (*Client)(nil)
+var (
+	_ provider.Provider     = (*Client)(nil)
+	_ provider.RefundLister = (*Client)(nil)
+)
 
 // Name identifies Stripe on payments.
 func (*Client) Name() string { return Name }
@@ -218,6 +221,31 @@ func (c *Client) LookupCharge(ctx context.Context, paymentID string) (provider.C
 	}
 	result, err := intentResult(newest)
 	return result, err == nil, err
+}
+
+// ListRefunds lists the refunds of the PaymentIntent providerPaymentID, up to refundsLimit of
+// them, for a charge.refunded that does not name them.
+func (c *Client) ListRefunds(ctx context.Context, providerPaymentID string) ([]provider.RefundNotice, error) {
+	answer, err := c.get(ctx, "/v1/refunds", url.Values{"payment_intent": {providerPaymentID}, "limit": {strconv.Itoa(refundsLimit)}})
+	switch {
+	case err != nil:
+		return nil, err
+	case answer.Status != http.StatusOK:
+		return nil, cannotTell(answer)
+	}
+	var list stripego.RefundList
+	if err := json.Unmarshal(answer.Body, &list); err != nil {
+		return nil, fmt.Errorf("stripe: unreadable refund list (%d bytes)", len(answer.Body))
+	}
+	notices := make([]provider.RefundNotice, 0, len(list.Data))
+	for _, refund := range list.Data {
+		notice, err := refundNotice(refund)
+		if err != nil {
+			return nil, fmt.Errorf("stripe: %w", err)
+		}
+		notices = append(notices, notice)
+	}
+	return notices, nil
 }
 
 // refundsLimit is how many refunds of a PaymentIntent a look-up reads: more than Paygate makes of

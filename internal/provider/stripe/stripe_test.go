@@ -195,3 +195,40 @@ func TestAmountsAreSentAsStripeCountsThem(t *testing.T) {
 		return r.PostForm.Get("amount")
 	})
 }
+
+// TestListRefunds: the refunds of a PaymentIntent, Paygate's and one made at Stripe, are listed
+// with their ids, amounts and status; a PaymentIntent without refunds lists none.
+func TestListRefunds(t *testing.T) {
+	db := databasetest.SQLite(t)
+	sandbox := newSandbox(db.Ent, time.Now)
+	url, caller := providertest.Serve(t, sandbox)
+	c := &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
+	ctx := context.Background()
+	req := providertest.Charge(t, providertest.Approved, 1000)
+	charged, err := c.Charge(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if listed, err := c.ListRefunds(ctx, charged.ProviderPaymentID); err != nil || len(listed) != 0 {
+		t.Fatalf("before any refund: %+v, %v", listed, err)
+	}
+	refund := provider.RefundRequest{RefundID: "re_list_1", ProviderPaymentID: charged.ProviderPaymentID, Amount: money.Amount{Minor: 300, Currency: "EUR"}}
+	refunded, err := c.Refund(ctx, refund)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sandbox.Simulate(ctx, provider.SimulateRefund, req.PaymentID); err != nil { // the rest, from Stripe's dashboard
+		t.Fatal(err)
+	}
+	listed, err := c.ListRefunds(ctx, charged.ProviderPaymentID)
+	if err != nil || len(listed) != 2 {
+		t.Fatalf("listed %+v, %v; want two refunds", listed, err)
+	}
+	byAmount := map[int64]provider.RefundNotice{listed[0].Amount: listed[0], listed[1].Amount: listed[1]}
+	if ours := byAmount[300]; ours.RefundID != "re_list_1" || ours.ProviderRefundID != refunded.ProviderRefundID || ours.Status != provider.RefundSucceeded {
+		t.Errorf("Paygate's refund listed as %+v", ours)
+	}
+	if atStripe := byAmount[700]; atStripe.RefundID != "" || atStripe.ProviderRefundID == "" || atStripe.Currency != "EUR" || atStripe.Status != provider.RefundSucceeded {
+		t.Errorf("the dashboard's refund listed as %+v", atStripe)
+	}
+}
