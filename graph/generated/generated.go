@@ -3153,7 +3153,7 @@ type RequestMetrics {
 type PaymentMetrics {
   "Payments made within the window, by status."
   byStatus: [StatusCount!]!
-  "The amount of the payments made within the window that succeeded, by currency."
+  "The amount of the payments made within the window that were paid (succeeded, refunded since or not), by currency."
   volume: [CurrencyVolume!]!
 }
 

@@ -126,15 +126,15 @@ func (a *Alerts) deadSinceLastAlert(ctx context.Context, provider string) (int, 
 	return attempts.Count(ctx)
 }
 
-// refundShares finds the currencies whose refunds made in the last hour exceed share of the
-// payments that succeeded in it.
+// refundShares finds the currencies whose refunds made in the last hour exceed share of what the
+// payments made in it took, refunded since or not.
 func (a *Alerts) refundShares(ctx context.Context, share float64) ([]finding, error) {
 	since := a.Now().Add(-refundShareWindow)
 	var paid, refunded []struct {
 		Currency string `json:"currency"`
 		Sum      int64  `json:"sum"`
 	}
-	if err := a.Client.Payment.Query().Where(payment.CreatedAtGTE(since), payment.StatusEQ(state.PaymentSucceeded)).
+	if err := a.Client.Payment.Query().Where(payment.CreatedAtGTE(since), payment.StatusIn(state.PaidStatuses()...)).
 		GroupBy(payment.FieldCurrency).Aggregate(ent.Sum(payment.FieldAmount)).Scan(ctx, &paid); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -169,6 +170,45 @@ func TestAlerts(t *testing.T) {
 		resolved := two.mustGraphQL(admin, `mutation($id: ID!) { acknowledgeAlert(id: $id) { status } resolveAlert(id: $id) { status resolvedAt } }`, map[string]any{"id": circuit})
 		if get(resolved, "resolveAlert", "status") != "RESOLVED" {
 			t.Errorf("acknowledged and resolved over GraphQL = %v", resolved)
+		}
+	})
+}
+
+// TestRefundShareWeighsWhatWasPaid: refunds are weighed against what the hour's payments took,
+// those refunded since included: a refund of 30% of a payment Stripe refunded at once raises no
+// alert at 50%; refunding the rest, 100% of it, does.
+func TestRefundShareWeighsWhatWasPaid(t *testing.T) {
+	t.Parallel()
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db)
+		admin := env.tokenFor("admin")
+		doc := env.app.services.configs.Current()
+		doc.Alerts.RefundShare = 0.5
+		if _, err := env.app.services.configs.Update(context.Background(), doc, "usr_test"); err != nil {
+			t.Fatal(err)
+		}
+		paid := env.succeededPayment(admin, "10.00", "USD", "stripe")
+		refundShareAlerts := func(refund string) []string {
+			t.Helper()
+			if r := env.request(http.MethodPost, "/api/v1/payments/"+paid+"/refunds", admin, map[string]any{"amount": refund}); r.status != http.StatusCreated {
+				t.Fatalf("refund of %s = %d %s", refund, r.status, r.raw)
+			}
+			if _, err := env.app.services.alerts.Evaluate(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			var messages []string
+			for _, a := range db.Ent.Alert.Query().AllX(context.Background()) {
+				if a.Rule == alerting.RuleRefundShare {
+					messages = append(messages, a.Message)
+				}
+			}
+			return messages
+		}
+		if alerts := refundShareAlerts("3.00"); len(alerts) != 0 {
+			t.Errorf("30%% refunded of a payment refunded in part: %v", alerts)
+		}
+		if alerts := refundShareAlerts("7.00"); len(alerts) != 1 || !strings.Contains(alerts[0], "10.00 against 10.00 paid") {
+			t.Errorf("all of it refunded: %v", alerts)
 		}
 	})
 }

@@ -139,18 +139,27 @@ func TestSystemMetrics(t *testing.T) {
 		if _, err := db.SQL.Exec(`UPDATE payments SET created_at = $1 WHERE id = $2`, time.Now().UTC().Add(-25*time.Hour), old); err != nil {
 			t.Fatal(err)
 		}
+		var refundedInPart string
 		for _, p := range []struct{ amount, currency, card string }{
 			{"12.00", "USD", "4242424242424242"}, {"3.50", "USD", "4242424242424242"}, {"5.00", "EUR", "4242424242424242"},
 			{"7.00", "USD", "4000000000000002"},
 		} {
-			env.request(http.MethodPost, "/api/v1/payments", operator, paymentBody(p.amount, p.currency, p.card))
+			id := str(get(env.request(http.MethodPost, "/api/v1/payments", operator, paymentBody(p.amount, p.currency, p.card)).body, "data", "id"))
+			if p.amount == "3.50" {
+				refundedInPart = id
+			}
+		}
+		// A payment refunded in part was still paid: it counts in the volume, whole.
+		if r := env.request(http.MethodPost, "/api/v1/payments/"+refundedInPart+"/refunds", operator, map[string]any{"amount": "1.00"}); r.status != http.StatusCreated {
+			t.Fatalf("refund = %d %s", r.status, r.raw)
 		}
 		env.storeLoggedEvent(loggedEvent{provider: "adyen", eventType: "REFUND", status: state.WebhookDead, received: time.Now().UTC().Add(-time.Hour)})
 		env.storeLoggedEvent(loggedEvent{provider: "adyen", eventType: "REFUND", status: state.WebhookProcessed, received: time.Now().UTC().Add(-48 * time.Hour)})
 
 		r := env.request(http.MethodGet, "/api/v1/monitoring/metrics", operator, nil)
 		data := r.data()
-		if r.status != http.StatusOK || str(get(data, "payments", "by_status", "succeeded")) != "3" || str(get(data, "payments", "by_status", "failed")) != "1" ||
+		if r.status != http.StatusOK || str(get(data, "payments", "by_status", "succeeded")) != "2" || str(get(data, "payments", "by_status", "partially_refunded")) != "1" ||
+			str(get(data, "payments", "by_status", "failed")) != "1" ||
 			get(data, "payments", "volume", "USD") != "15.50" || get(data, "payments", "volume", "EUR") != "5.00" ||
 			// The sandbox's own webhooks are received beside the dead one; the processed event is
 			// two days old.
@@ -162,7 +171,7 @@ func TestSystemMetrics(t *testing.T) {
 		figures := env.mustGraphQL(operator, `{ systemMetrics { uptimeS windowH requests { total perSecond errors p50Ms p99Ms }
 			payments { byStatus { status count } volume { currency amount } } webhooks { received processed ignored failed dead }
 			database { open inUse waitCount } runtime { goroutines heapBytes } } }`, nil)
-		if got := mustJSON(t, get(figures, "systemMetrics", "payments")); got != `{"byStatus":[{"count":1,"status":"failed"},{"count":3,"status":"succeeded"}],"volume":[{"amount":"5.00","currency":"EUR"},{"amount":"15.50","currency":"USD"}]}` {
+		if got := mustJSON(t, get(figures, "systemMetrics", "payments")); got != `{"byStatus":[{"count":1,"status":"failed"},{"count":1,"status":"partially_refunded"},{"count":2,"status":"succeeded"}],"volume":[{"amount":"5.00","currency":"EUR"},{"amount":"15.50","currency":"USD"}]}` {
 			t.Errorf("GraphQL payment figures = %s", got)
 		}
 		if r := env.request(http.MethodGet, "/api/v1/monitoring/metrics", env.tokenFor("developer"), nil); r.status != http.StatusForbidden {

@@ -40,7 +40,7 @@ type SystemFigures struct {
 }
 
 // PaymentFigures are the payments made within SystemWindow: how many are in each status, and the
-// volume of those that succeeded in each currency.
+// volume of those that were paid (refunded since or not) in each currency.
 type PaymentFigures struct {
 	ByStatus []StatusCount
 	Volume   []money.Amount
@@ -89,7 +89,7 @@ func (s *System) Figures(ctx context.Context) (SystemFigures, error) {
 		Currency string `json:"currency"`
 		Sum      int64  `json:"sum"`
 	}
-	if err := s.Client.Payment.Query().Where(payment.CreatedAtGTE(since), payment.StatusEQ(state.PaymentSucceeded)).
+	if err := s.Client.Payment.Query().Where(payment.CreatedAtGTE(since), payment.StatusIn(state.PaidStatuses()...)).
 		GroupBy(payment.FieldCurrency).Aggregate(ent.Sum(payment.FieldAmount)).Scan(ctx, &volume); err != nil {
 		return SystemFigures{}, err
 	}

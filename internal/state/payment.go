@@ -21,6 +21,12 @@ const (
 	PaymentRefunded          PaymentStatus = "refunded"
 )
 
+// PaidStatuses are the statuses of a payment whose amount was taken: succeeded, and refunded in
+// part or in full since, which does not undo that it was paid.
+func PaidStatuses() []PaymentStatus {
+	return []PaymentStatus{PaymentSucceeded, PaymentPartiallyRefunded, PaymentRefunded}
+}
+
 // Values lists every payment status; ent uses it for the column's allowed values.
 func (PaymentStatus) Values() []string {
 	return []string{
