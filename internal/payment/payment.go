@@ -299,6 +299,7 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 	if sent.provider == "" {
 		actor = "system" // no provider was asked
 	}
+	var v verdict
 	err := s.recordOutcome(ctx, func(tx *ent.Tx) error {
 		// Read afresh under the row lock: a provider's event or reconciliation may have settled
 		// the payment while this request was slow to record it. Their record, from the same
@@ -307,7 +308,7 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 		if err != nil {
 			return err
 		}
-		if _, err := s.applyChargeOutcome(ctx, tx, current, outcome, actor, &sent); err != nil {
+		if v, err = s.applyChargeOutcome(ctx, tx, current, outcome, actor, &sent); err != nil {
 			return err
 		}
 		// A charge in doubt settles the key too: its retries answer the payment as it is then.
@@ -319,6 +320,9 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 		*p = *current
 		return nil
 	})
+	if err == nil {
+		s.tellPerson(ctx, v, p.ID)
+	}
 	if doubt != nil {
 		return s.answerInDoubt(ctx, key, p, sent, doubt, err)
 	}
@@ -349,6 +353,14 @@ func (s *Service) answerInDoubt(ctx context.Context, key *idempotency.Key, p *en
 	}
 	s.answered(string(state.PaymentProcessing), sent.provider, p.Currency)
 	return s.paymentOf(ctx, p.ID)
+}
+
+// tellPerson logs, at error level, an outcome that disagrees with the payment's record about
+// money, for a person to check at the provider, as the webhook worker logs such events.
+func (s *Service) tellPerson(ctx context.Context, v verdict, paymentID string) {
+	if v.attention {
+		s.logger().ErrorContext(ctx, "payment needs a person", "payment_id", paymentID, "reason", v.ignored)
+	}
 }
 
 // logger is where the service tells of what it could not settle: Logger, or slog's default.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paygate/paygate/ent"
 	entpayment "github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
@@ -17,6 +18,7 @@ import (
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/idempotency"
+	"github.com/paygate/paygate/internal/logtest"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
@@ -371,5 +373,37 @@ func TestCustomerNameIsTheCardHolder(t *testing.T) {
 	}
 	if name := <-recorder.names; name != "Ann" {
 		t.Errorf("holder name sent %q, want Ann", name)
+	}
+}
+
+// failedMeanwhile approves every charge after recording its payment failed, as reconciliation
+// would if it had found no charge while the provider's answer was slow.
+type failedMeanwhile struct {
+	providertest.Memory
+	client *ent.Client
+}
+
+func (f failedMeanwhile) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
+	if err := f.client.Payment.UpdateOneID(req.PaymentID).SetStatus(state.PaymentFailed).Exec(ctx); err != nil {
+		return provider.ChargeResult{}, err
+	}
+	return f.Memory.Charge(ctx, req)
+}
+
+// TestApprovalOfAFailedPaymentNeedsAPerson: a request whose charge was approved after its
+// payment was recorded failed keeps the record, and logs at error level that a person must
+// refund the charge at the provider.
+func TestApprovalOfAFailedPaymentNeedsAPerson(t *testing.T) {
+	db := databasetest.SQLite(t)
+	svc := newService(db, failedMeanwhile{client: db.Ent}, 99999999)
+	logs := &logtest.Buffer{}
+	svc.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+	p, err := svc.Create(allowed(), validInput())
+	if err != nil || p.Status != state.PaymentFailed {
+		t.Fatalf("payment = %+v, %v; want the failed record kept", p, err)
+	}
+	if log := logs.String(); !strings.Contains(log, `"msg":"payment needs a person"`) || !strings.Contains(log, p.ID) ||
+		!strings.Contains(log, `"level":"ERROR"`) {
+		t.Errorf("log = %s", log)
 	}
 }

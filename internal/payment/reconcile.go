@@ -153,15 +153,19 @@ func (s *Service) reconcilePayment(ctx context.Context, p *ent.Payment, notFound
 		return false, nil // the provider may not show the charge yet
 	}
 	settled := false
+	var v verdict
 	err = s.inTx(ctx, func(tx *ent.Tx) error {
 		locked, err := lockPayment(ctx, tx, p.ID)
 		if err != nil {
 			return err
 		}
 		settled = locked.Status == state.PaymentProcessing
-		_, err = s.applyChargeOutcome(ctx, tx, locked, outcome, "reconciliation:"+p.Provider, nil)
+		v, err = s.applyChargeOutcome(ctx, tx, locked, outcome, "reconciliation:"+p.Provider, nil)
 		return err
 	})
+	if err == nil {
+		s.tellPerson(ctx, v, p.ID)
+	}
 	return settled && err == nil, err
 }
 
@@ -188,6 +192,7 @@ func (s *Service) reconcileRefund(ctx context.Context, r *ent.Refund, notFoundBe
 		return false, nil // a later pass asks again
 	}
 	settled := false
+	var v verdict
 	err = s.inTx(ctx, func(tx *ent.Tx) error {
 		// The payment's lock before its refund is read, in the order every writer takes them.
 		locked, err := lockPayment(ctx, tx, r.PaymentID)
@@ -199,8 +204,11 @@ func (s *Service) reconcileRefund(ctx context.Context, r *ent.Refund, notFoundBe
 			return err
 		}
 		settled = current.Status == state.RefundPending
-		_, err = s.applyRefundOutcome(ctx, tx, locked, current, refundReported(status, ""), "reconciliation:"+p.Provider)
+		v, err = s.applyRefundOutcome(ctx, tx, locked, current, refundReported(status, ""), "reconciliation:"+p.Provider)
 		return err
 	})
+	if err == nil {
+		s.tellPerson(ctx, v, p.ID)
+	}
 	return settled && err == nil, err
 }
