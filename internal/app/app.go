@@ -123,6 +123,7 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger, now cl
 	worker := inbound.NewWorker(inbound.Worker{
 		Client:  db.Ent,
 		Readers: readers(),
+		Prepare: payments.PrepareNotification,
 		Apply:   payments.ApplyNotification,
 		Retry:   func() settings.WebhookRetry { return configs.Current().WebhookRetry },
 		Now:     now,

@@ -22,6 +22,10 @@ import (
 // Reader reads one provider's verified event into what Paygate acts on.
 type Reader func(eventType string, payload []byte) (provider.Notification, error)
 
+// Preparer completes a notification with what only its provider can tell (the refunds an event
+// does not name), outside any transaction: payment.Service.PrepareNotification.
+type Preparer func(ctx context.Context, providerName string, n provider.Notification) (provider.Notification, error)
+
 // Applier records what a notification says within tx: payment.Service.ApplyNotification.
 type Applier func(ctx context.Context, tx *ent.Tx, providerName string, n provider.Notification) (payment.Applied, error)
 
@@ -33,6 +37,9 @@ type Worker struct {
 	Client *ent.Client
 	// Readers read each provider's events.
 	Readers map[string]Reader
+	// Prepare, when set, completes each notification before the transaction that applies it, so
+	// no lock is held while a provider is asked.
+	Prepare Preparer
 	Apply   Applier
 	// Retry is the retry policy in force: base wait, factor, attempts before dead.
 	Retry func() settings.WebhookRetry
@@ -146,6 +153,17 @@ func (w *Worker) process(ctx context.Context, event *ent.WebhookEvent) error {
 // applyOnce claims event and applies it in one transaction with the record of its outcome.
 // claimed is false when another worker changed the event first.
 func (w *Worker) applyOnce(ctx context.Context, event *ent.WebhookEvent, start time.Time) (outcome payment.Applied, claimed bool, err error) {
+	stored, err := w.Client.WebhookEvent.Query().Where(webhookevent.ID(event.ID)).Select(webhookevent.FieldPayload).Only(ctx)
+	if err != nil {
+		return outcome, false, err
+	}
+	notification, readErr := w.read(event, stored.Payload)
+	if readErr == nil && w.Prepare != nil {
+		// Asked before the claim: two workers may both ask, and only one applies.
+		if notification, err = w.Prepare(ctx, event.Provider, notification); err != nil {
+			return outcome, true, err
+		}
+	}
 	tx, err := w.Client.Tx(ctx)
 	if err != nil {
 		return outcome, false, err
@@ -166,12 +184,7 @@ func (w *Worker) applyOnce(ctx context.Context, event *ent.WebhookEvent, start t
 		return outcome, false, err
 	}
 	claimed = true
-	stored, err := tx.WebhookEvent.Query().Where(webhookevent.ID(event.ID)).Select(webhookevent.FieldPayload).Only(ctx)
-	if err != nil {
-		return outcome, true, err
-	}
 	status := state.WebhookProcessed
-	notification, readErr := w.read(event, stored.Payload)
 	if readErr != nil {
 		outcome.Ignored = readErr.Error()
 	} else if outcome, err = w.Apply(ctx, tx, event.Provider, notification); err != nil {

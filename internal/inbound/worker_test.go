@@ -397,3 +397,39 @@ func TestDisagreementAboutMoneyIsLogged(t *testing.T) {
 		}
 	})
 }
+
+// TestPreparedBeforeApplied: what Prepare adds to a notification is what is applied, and a
+// provider that cannot be asked fails the attempt, to be retried, with nothing applied.
+func TestPreparedBeforeApplied(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		ctx := context.Background()
+		c := newClock()
+		var applied []provider.Notification
+		w := newWorker(db, c, func(_ context.Context, _ *ent.Tx, _ string, n provider.Notification) (payment.Applied, error) {
+			applied = append(applied, n)
+			return payment.Applied{PaymentID: n.PaymentID}, nil
+		}, defaultPolicy)
+		w.Prepare = func(context.Context, string, provider.Notification) (provider.Notification, error) {
+			return provider.Notification{}, errors.New("stripe is down")
+		}
+		id := storeEvents(t, db, c, 1)[0]
+		if _, err := w.ProcessDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if event := db.Ent.WebhookEvent.GetX(ctx, id); event.Status != state.WebhookFailed || event.LastError == nil ||
+			!strings.Contains(*event.LastError, "stripe is down") || len(applied) != 0 {
+			t.Fatalf("a failed preparation: %+v, applied %v", event, applied)
+		}
+		w.Prepare = func(_ context.Context, _ string, n provider.Notification) (provider.Notification, error) {
+			n.Reason = "prepared"
+			return n, nil
+		}
+		c.Advance(time.Hour)
+		if _, err := w.ProcessDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if event := db.Ent.WebhookEvent.GetX(ctx, id); event.Status != state.WebhookProcessed || len(applied) != 1 || applied[0].Reason != "prepared" {
+			t.Errorf("after the provider is back: %+v, applied %+v", event, applied)
+		}
+	})
+}

@@ -3,7 +3,6 @@ package payment
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/refund"
+	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/state"
@@ -76,7 +76,7 @@ func (s *Service) ApplyNotification(ctx context.Context, tx *ent.Tx, providerNam
 		return attention("the event's ids are not text Paygate can store or look up: check it at " + providerName).applied(""), nil
 	}
 	now := s.now()
-	p, err := findPayment(ctx, tx, providerName, n)
+	p, err := findPayment(ctx, tx.Payment, providerName, n)
 	if err != nil {
 		return Applied{}, err
 	}
@@ -91,16 +91,6 @@ func (s *Service) ApplyNotification(ctx context.Context, tx *ent.Tx, providerNam
 		}
 		// A failover moves a payment on only when the provider did nothing.
 		return attention(fmt.Sprintf("payment %s was charged through %s, yet %s reports on it: check both providers", p.ID, p.Provider, providerName)).applied(p.ID), nil
-	}
-	if refundsUnnamed(p, n) {
-		// Asked before the payment is locked, so no lock waits on the provider.
-		if n.Refunds, err = s.listRefunds(ctx, providerName, cmp.Or(n.ProviderPaymentID, deref(p.ProviderPaymentID))); err != nil {
-			if errors.Is(err, errCannotList) {
-				return attention(fmt.Sprintf("%s reports more refunded of payment %s than Paygate knows, and names no refunds: check it at %s",
-					providerName, p.ID, providerName)).applied(p.ID), nil
-			}
-			return Applied{}, fmt.Errorf("listing the refunds of payment %s at %s: %w", p.ID, providerName, err)
-		}
 	}
 	if p, err = lockPayment(ctx, tx, p.ID); err != nil {
 		return Applied{}, err
@@ -141,13 +131,13 @@ func (s *Service) unknownPayment(ctx context.Context, tx *ent.Tx, providerName s
 
 // findPayment finds the payment a notification names: by Paygate's id when it carries one, else
 // by the provider's id of the charge. It returns nil when there is none.
-func findPayment(ctx context.Context, tx *ent.Tx, providerName string, n provider.Notification) (*ent.Payment, error) {
+func findPayment(ctx context.Context, payments *ent.PaymentClient, providerName string, n provider.Notification) (*ent.Payment, error) {
 	var query *ent.PaymentQuery
 	switch {
 	case n.PaymentID != "":
-		query = tx.Payment.Query().Where(payment.ID(n.PaymentID))
+		query = payments.Query().Where(payment.ID(n.PaymentID))
 	case n.ProviderPaymentID != "":
-		query = tx.Payment.Query().Where(payment.Provider(providerName), payment.ProviderPaymentID(n.ProviderPaymentID))
+		query = payments.Query().Where(payment.Provider(providerName), payment.ProviderPaymentID(n.ProviderPaymentID))
 	default:
 		return nil, nil
 	}
@@ -191,6 +181,10 @@ func (s *Service) disputed(ctx context.Context, tx *ent.Tx, p *ent.Payment, n pr
 // succeeds or fails; one made at the provider is recorded as a refund here. What it cannot apply
 // it says why; it applies the rest.
 func (s *Service) refundsChanged(ctx context.Context, tx *ent.Tx, p *ent.Payment, n provider.Notification, actor string, now time.Time) (verdict, error) {
+	if refundsUnnamed(p, n) {
+		return attention(fmt.Sprintf("the provider reports %s of payment %s refunded, more than Paygate knows, and names no refunds Paygate could ask for: check it at %s",
+			money.Amount{Minor: *n.RefundedTotal, Currency: p.Currency}, p.ID, p.Provider)), nil
+	}
 	if len(n.Refunds) == 0 {
 		return ignore("the event reports no refund"), nil
 	}
@@ -346,18 +340,28 @@ func refundsUnnamed(p *ent.Payment, n provider.Notification) bool {
 	return n.Kind == provider.RefundsChanged && len(n.Refunds) == 0 && n.RefundedTotal != nil && *n.RefundedTotal > p.AmountRefunded
 }
 
-// errCannotList means the provider has no way to list a charge's refunds.
-var errCannotList = errors.New("the provider cannot list refunds")
-
-// listRefunds asks the provider for the refunds of its charge providerPaymentID, within the time
-// a provider call is given.
-func (s *Service) listRefunds(ctx context.Context, providerName, providerPaymentID string) ([]provider.RefundNotice, error) {
-	p, _ := s.router.Provider(providerName)
-	lister, ok := p.(provider.RefundLister)
-	if !ok || providerPaymentID == "" {
-		return nil, errCannotList
+// PrepareNotification completes n, before the transaction that applies it, with what only the
+// provider can tell: the refunds of an event that says more is refunded than Paygate knows
+// without naming them, asked of the provider if it can list them. Anything else is left as it
+// is, for ApplyNotification to judge.
+func (s *Service) PrepareNotification(ctx context.Context, providerName string, n provider.Notification) (provider.Notification, error) {
+	if n.Kind != provider.RefundsChanged || len(n.Refunds) > 0 || n.RefundedTotal == nil || !storable(n) {
+		return n, nil
+	}
+	p, err := findPayment(ctx, s.client.Payment, providerName, n)
+	if err != nil || p == nil || p.Provider != providerName || !refundsUnnamed(p, n) {
+		return n, err
+	}
+	chosen, _ := s.router.Provider(providerName)
+	lister, ok := chosen.(provider.RefundLister)
+	charge := cmp.Or(n.ProviderPaymentID, deref(p.ProviderPaymentID))
+	if !ok || charge == "" {
+		return n, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, providerCallLimit)
 	defer cancel()
-	return lister.ListRefunds(ctx, providerPaymentID)
+	if n.Refunds, err = lister.ListRefunds(ctx, charge); err != nil {
+		return n, fmt.Errorf("listing the refunds of payment %s at %s: %w", p.ID, providerName, err)
+	}
+	return n, nil
 }

@@ -367,3 +367,27 @@ func TestRequestOutlivingTheGraceAnswersWithThePayment(t *testing.T) {
 		}
 	})
 }
+
+// TestUnnamedRefundsAtAProviderThatCannotList: an event that says more is refunded than Paygate
+// knows, naming no refunds, from a provider that cannot list them, is left as it is by
+// PrepareNotification and needs a person; one that says no more than Paygate knows is ignored.
+func TestUnnamedRefundsAtAProviderThatCannotList(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		n := newNotified(t, db)
+		n.payment("pay_unnamed", state.PaymentSucceeded, n.now.Add(-time.Hour))
+		total := int64(2500)
+		event := provider.Notification{Kind: provider.RefundsChanged, PaymentID: "pay_unnamed", ProviderPaymentID: "ch_pay_unnamed", RefundedTotal: &total}
+		prepared, err := n.svc.PrepareNotification(context.Background(), "memory", event)
+		if err != nil || len(prepared.Refunds) != 0 {
+			t.Fatalf("prepared = %+v, %v; the memory provider lists no refunds", prepared, err)
+		}
+		if applied := n.apply("memory", prepared); !applied.NeedsAttention || !strings.Contains(applied.Ignored, "25.00") {
+			t.Errorf("more refunded than known = %+v, want a person told", applied)
+		}
+		none := int64(0)
+		event.RefundedTotal = &none
+		if applied := n.apply("memory", event); applied.NeedsAttention || applied.Ignored != "the event reports no refund" {
+			t.Errorf("nothing more refunded = %+v", applied)
+		}
+	})
+}
