@@ -150,19 +150,32 @@ func (w *Worker) process(ctx context.Context, event *ent.WebhookEvent) error {
 	return w.recordFailure(ctx, event, start, applyErr)
 }
 
+// prepare reads event and completes it (Prepare) before any transaction, so no lock is held while
+// a provider is asked; two workers may both ask, and only the one that claims the event applies
+// it. readErr says the event cannot be read; a panic, in a reader or in Prepare, is an error.
+func (w *Worker) prepare(ctx context.Context, event *ent.WebhookEvent) (n provider.Notification, readErr, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("panic: %v", v)
+		}
+	}()
+	stored, err := w.Client.WebhookEvent.Query().Where(webhookevent.ID(event.ID)).Select(webhookevent.FieldPayload).Only(ctx)
+	if err != nil {
+		return n, nil, err
+	}
+	if n, readErr = w.read(event, stored.Payload); readErr != nil || w.Prepare == nil {
+		return n, readErr, nil
+	}
+	n, err = w.Prepare(ctx, event.Provider, n)
+	return n, nil, err
+}
+
 // applyOnce claims event and applies it in one transaction with the record of its outcome.
 // claimed is false when another worker changed the event first.
 func (w *Worker) applyOnce(ctx context.Context, event *ent.WebhookEvent, start time.Time) (outcome payment.Applied, claimed bool, err error) {
-	stored, err := w.Client.WebhookEvent.Query().Where(webhookevent.ID(event.ID)).Select(webhookevent.FieldPayload).Only(ctx)
+	notification, readErr, err := w.prepare(ctx, event)
 	if err != nil {
-		return outcome, false, err
-	}
-	notification, readErr := w.read(event, stored.Payload)
-	if readErr == nil && w.Prepare != nil {
-		// Asked before the claim: two workers may both ask, and only one applies.
-		if notification, err = w.Prepare(ctx, event.Provider, notification); err != nil {
-			return outcome, true, err
-		}
+		return outcome, true, err // recorded as a failed attempt, if the event is still as read
 	}
 	tx, err := w.Client.Tx(ctx)
 	if err != nil {

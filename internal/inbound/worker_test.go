@@ -398,8 +398,10 @@ func TestDisagreementAboutMoneyIsLogged(t *testing.T) {
 	})
 }
 
-// TestPreparedBeforeApplied: what Prepare adds to a notification is what is applied, and a
-// provider that cannot be asked fails the attempt, to be retried, with nothing applied.
+// TestPreparedBeforeApplied: Prepare runs before the worker's transaction (it can write the event's
+// own row at once, which the claim would hold), what it adds to a notification is what is
+// applied, and a provider that cannot be asked, or a panic, fails the attempt, to be retried,
+// with nothing applied.
 func TestPreparedBeforeApplied(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		ctx := context.Background()
@@ -420,7 +422,22 @@ func TestPreparedBeforeApplied(t *testing.T) {
 			!strings.Contains(*event.LastError, "stripe is down") || len(applied) != 0 {
 			t.Fatalf("a failed preparation: %+v, applied %v", event, applied)
 		}
-		w.Prepare = func(_ context.Context, _ string, n provider.Notification) (provider.Notification, error) {
+		w.Prepare = func(context.Context, string, provider.Notification) (provider.Notification, error) {
+			panic("adapter bug")
+		}
+		c.Advance(time.Hour)
+		if _, err := w.ProcessDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if event := db.Ent.WebhookEvent.GetX(ctx, id); event.Status != state.WebhookFailed || event.Attempts != 2 || len(applied) != 0 {
+			t.Fatalf("a panic while preparing: %+v, applied %v", event, applied)
+		}
+		w.Prepare = func(ctx context.Context, _ string, n provider.Notification) (provider.Notification, error) {
+			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			if err := db.Ent.WebhookEvent.UpdateOneID(id).SetLastError("being prepared").Exec(ctx); err != nil {
+				return n, fmt.Errorf("the event's row is held while preparing: %w", err)
+			}
 			n.Reason = "prepared"
 			return n, nil
 		}

@@ -293,7 +293,8 @@ func (s *Service) charge(ctx context.Context, p *ent.Payment, v validated, plan 
 
 // recordCharge records what became of payment p's charge, and how it was sent, and settles key by
 // it: the payment as recorded answers the call. A charge in doubt leaves the payment processing
-// until it is reconciled with the provider, and is never made again: the call ends in error.
+// until the provider's webhook or reconciliation settles it, and is never made again: the call
+// answers the payment, processing.
 func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent.Payment, sent sentCharge, outcome chargeOutcome, doubt error) (*ent.Payment, error) {
 	actor := "provider:" + sent.provider
 	if sent.provider == "" {
