@@ -404,12 +404,13 @@ func (e *testEnv) scrape(credential string) map[string]*dto.MetricFamily {
 	return families
 }
 
-// listPaymentIDs lists payments over REST and returns their ids in order and has_more.
-func (e *testEnv) listPaymentIDs(token, query string) ([]string, bool) {
+// listIDs lists a REST collection at path (with its query) and returns the ids in order and
+// has_more.
+func (e *testEnv) listIDs(token, path string) ([]string, bool) {
 	e.t.Helper()
-	r := e.request(http.MethodGet, "/api/v1/payments"+query, token, nil)
+	r := e.request(http.MethodGet, path, token, nil)
 	if r.status != http.StatusOK {
-		e.t.Fatalf("list %s: %d %s", query, r.status, r.raw)
+		e.t.Fatalf("list %s: %d %s", path, r.status, r.raw)
 	}
 	var ids []string
 	for _, item := range r.body["data"].([]any) {
@@ -487,20 +488,6 @@ func (e *testEnv) storeLoggedEvent(ev loggedEvent) *ent.WebhookEvent {
 		e.t.Fatal(err)
 	}
 	return event
-}
-
-// listLoggedEvents lists events over REST and returns their ids in order and has_more.
-func (e *testEnv) listLoggedEvents(token, query string) ([]string, bool) {
-	e.t.Helper()
-	r := e.request(http.MethodGet, "/api/v1/webhooks/logs"+query, token, nil)
-	if r.status != http.StatusOK {
-		e.t.Fatalf("list %s: %d %s", query, r.status, r.raw)
-	}
-	var ids []string
-	for _, item := range r.body["data"].([]any) {
-		ids = append(ids, str(get(item, "id")))
-	}
-	return ids, r.body["has_more"] == true
 }
 
 func (e *testEnv) storedEvents(provider string) []*ent.WebhookEvent {

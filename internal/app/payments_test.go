@@ -271,7 +271,7 @@ func TestListPaymentsPagesBothWays(t *testing.T) {
 			}
 			ids = append(ids, str(r.data()["id"]))
 		}
-		page := func(query string) ([]string, bool) { return env.listPaymentIDs(token, query) }
+		page := func(query string) ([]string, bool) { return env.listIDs(token, "/api/v1/payments"+query) }
 		equal := func(got []string, want ...string) bool { return strings.Join(got, ",") == strings.Join(want, ",") }
 
 		got, more := page("?limit=2")
@@ -323,7 +323,7 @@ func TestListPaymentsFilters(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 		usdFailed := create("3.00", "USD", "4000000000000002", "a@example.com")
 		ids := func(query string) string {
-			got, _ := env.listPaymentIDs(token, query)
+			got, _ := env.listIDs(token, "/api/v1/payments"+query)
 			return strings.Join(got, ",")
 		}
 		tests := map[string]string{
