@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -349,7 +350,9 @@ func (s *Service) PrepareNotification(ctx context.Context, providerName string, 
 		return n, nil
 	}
 	p, err := findPayment(ctx, s.client.Payment, providerName, n)
-	if err != nil || p == nil || p.Provider != providerName || !refundsUnnamed(p, n) {
+	// Only a paid payment has refunds to ask for: the event of one still in doubt waits for it
+	// to settle, and is not to ask the provider again each time it waits.
+	if err != nil || p == nil || p.Provider != providerName || !slices.Contains(state.PaidStatuses(), p.Status) || !refundsUnnamed(p, n) {
 		return n, err
 	}
 	chosen, _ := s.router.Provider(providerName)

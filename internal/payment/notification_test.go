@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -388,6 +389,41 @@ func TestUnnamedRefundsAtAProviderThatCannotList(t *testing.T) {
 		event.RefundedTotal = &none
 		if applied := n.apply("memory", event); applied.NeedsAttention || applied.Ignored != "the event reports no refund" {
 			t.Errorf("nothing more refunded = %+v", applied)
+		}
+	})
+}
+
+// listingMemory is the memory provider that lists refunds, counting how often it is asked.
+type listingMemory struct {
+	providertest.Memory
+	asked *atomic.Int32
+}
+
+func (l listingMemory) ListRefunds(context.Context, string) ([]provider.RefundNotice, error) {
+	l.asked.Add(1)
+	return []provider.RefundNotice{{ProviderRefundID: "re_at_provider", Amount: 2500, Currency: "USD", Status: provider.RefundSucceeded}}, nil
+}
+
+// TestUnnamedRefundsAreAskedOfAPaidPaymentOnly: the refunds an event does not name are asked of
+// the provider for a paid payment, and not for one still in doubt, whose event waits.
+func TestUnnamedRefundsAreAskedOfAPaidPaymentOnly(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		n := newNotified(t, db)
+		lister := listingMemory{asked: &atomic.Int32{}}
+		svc := payment.NewService(db.Ent, idempotency.NewStore(db.Ent, fingerprintKey, time.Now), only(lister, time.Now), fingerprintKey, 99999999, time.Now)
+		total := int64(2500)
+		for _, tc := range []struct {
+			status state.PaymentStatus
+			asked  int32
+		}{{state.PaymentProcessing, 0}, {state.PaymentSucceeded, 1}} {
+			id := "pay_" + string(tc.status)
+			n.payment(id, tc.status, n.now.Add(-time.Minute))
+			lister.asked.Store(0)
+			prepared, err := svc.PrepareNotification(context.Background(), "memory",
+				provider.Notification{Kind: provider.RefundsChanged, PaymentID: id, RefundedTotal: &total})
+			if err != nil || lister.asked.Load() != tc.asked || len(prepared.Refunds) != int(tc.asked) {
+				t.Errorf("%s: asked %d times, prepared %+v, %v", tc.status, lister.asked.Load(), prepared, err)
+			}
 		}
 	})
 }
