@@ -353,7 +353,10 @@ func (s *Service) answerInDoubt(ctx context.Context, key *idempotency.Key, p *en
 		}
 	}
 	s.answered(string(state.PaymentProcessing), sent.provider, p.Currency)
-	return s.paymentOf(ctx, p.ID)
+	if recordErr != nil {
+		return s.paymentOf(ctx, p.ID) // p is as made, before the failed transaction
+	}
+	return p.Unwrap(), nil // as recorded, detached from the committed transaction
 }
 
 // tellPerson logs, at error level, an outcome that disagrees with the payment's record about

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync/atomic"
 	"time"
 
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/outbound"
 )
 
 // SandboxSwitches make a provider sandbox misbehave, so that failover and timeouts can be shown.
@@ -113,3 +115,35 @@ var ErrCannotSimulate = errors.New("the sandbox cannot simulate that for this pa
 
 // Switches are the switches themselves, for a sandbox that embeds them.
 func (s *SandboxSwitches) Switches() *SandboxSwitches { return s }
+
+// SandboxWebhooks delivers a sandbox's webhooks, each signed by sign as its provider signs them
+// (a sign that adds no header for a provider that signs inside the body, as Adyen does).
+type SandboxWebhooks struct {
+	sign   outbound.WebhookSigner
+	sender *outbound.WebhookSender
+}
+
+// NewSandboxWebhooks returns the webhooks of a sandbox that signs with sign.
+func NewSandboxWebhooks(sign outbound.WebhookSigner) SandboxWebhooks {
+	return SandboxWebhooks{sign: sign}
+}
+
+// SendWebhooks makes the sandbox deliver its webhooks as config says, until ctx ends. Call it
+// before the sandbox serves.
+func (w *SandboxWebhooks) SendWebhooks(ctx context.Context, config outbound.WebhookConfig) error {
+	sender, err := outbound.NewWebhookSender(ctx, config, w.sign)
+	if err != nil {
+		return fmt.Errorf("sandbox webhooks: %w", err)
+	}
+	w.sender = sender
+	return nil
+}
+
+// SendsWebhooks reports whether the sandbox delivers its webhooks anywhere.
+func (w *SandboxWebhooks) SendsWebhooks() bool { return w.sender != nil }
+
+// SendWebhook delivers one webhook, the event id, in the background.
+func (w *SandboxWebhooks) SendWebhook(id string, body []byte) { w.sender.Send(id, body) }
+
+// WaitForWebhooks returns once the webhooks under way have been delivered or given up.
+func (w *SandboxWebhooks) WaitForWebhooks() { w.sender.Wait() }

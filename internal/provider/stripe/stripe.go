@@ -226,16 +226,12 @@ func (c *Client) LookupCharge(ctx context.Context, paymentID string) (provider.C
 // ListRefunds lists the refunds of the PaymentIntent providerPaymentID, up to refundsLimit of
 // them, for a charge.refunded that does not name them.
 func (c *Client) ListRefunds(ctx context.Context, providerPaymentID string) ([]provider.RefundNotice, error) {
-	answer, err := c.get(ctx, "/v1/refunds", url.Values{"payment_intent": {providerPaymentID}, "limit": {strconv.Itoa(refundsLimit)}})
+	list, found, err := c.refundsOf(ctx, providerPaymentID)
 	switch {
 	case err != nil:
 		return nil, err
-	case answer.Status != http.StatusOK:
-		return nil, cannotTell(answer)
-	}
-	var list stripego.RefundList
-	if err := json.Unmarshal(answer.Body, &list); err != nil {
-		return nil, fmt.Errorf("stripe: unreadable refund list (%d bytes)", len(answer.Body))
+	case !found:
+		return nil, fmt.Errorf("stripe: no payment intent %s to list the refunds of", providerPaymentID)
 	}
 	notices := make([]provider.RefundNotice, 0, len(list.Data))
 	for _, refund := range list.Data {
@@ -246,6 +242,24 @@ func (c *Client) ListRefunds(ctx context.Context, providerPaymentID string) ([]p
 		notices = append(notices, notice)
 	}
 	return notices, nil
+}
+
+// refundsOf is the first page, of refundsLimit, of the refunds of PaymentIntent intentID; found
+// is false when Stripe has no such PaymentIntent.
+func (c *Client) refundsOf(ctx context.Context, intentID string) (list stripego.RefundList, found bool, err error) {
+	answer, err := c.get(ctx, "/v1/refunds", url.Values{"payment_intent": {intentID}, "limit": {strconv.Itoa(refundsLimit)}})
+	switch {
+	case err != nil:
+		return list, false, err
+	case missing(answer):
+		return list, false, nil
+	case answer.Status != http.StatusOK:
+		return list, false, cannotTell(answer)
+	}
+	if err := json.Unmarshal(answer.Body, &list); err != nil {
+		return list, false, fmt.Errorf("stripe: unreadable refund list (%d bytes)", len(answer.Body))
+	}
+	return list, true, nil
 }
 
 // refundsLimit is how many refunds of a PaymentIntent a look-up reads: more than Paygate makes of
@@ -270,18 +284,12 @@ func (c *Client) LookupRefund(ctx context.Context, providerPaymentID, refundID, 
 			return "", fmt.Errorf("stripe: unreadable refund (%d bytes)", len(answer.Body))
 		}
 	} else {
-		answer, err := c.get(ctx, "/v1/refunds", url.Values{"payment_intent": {providerPaymentID}, "limit": {strconv.Itoa(refundsLimit)}})
+		list, found, err := c.refundsOf(ctx, providerPaymentID)
 		switch {
 		case err != nil:
 			return "", err
-		case missing(answer):
+		case !found:
 			return provider.RefundNotFound, nil
-		case answer.Status != http.StatusOK:
-			return "", cannotTell(answer)
-		}
-		var list stripego.RefundList
-		if err := json.Unmarshal(answer.Body, &list); err != nil {
-			return "", fmt.Errorf("stripe: unreadable refund list (%d bytes)", len(answer.Body))
 		}
 		for _, listed := range list.Data {
 			if listed != nil && listed.Metadata["paygate_id"] == refundID {

@@ -18,7 +18,6 @@ import (
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/sandboxobject"
 	"github.com/paygate/paygate/internal/money"
-	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/sandboxstore"
 )
@@ -54,8 +53,10 @@ type Sandbox struct {
 	// tells the same). A server stopped between the two loses it.
 	Settled func(ctx context.Context, refund provider.SettledRefund)
 
-	store    *sandboxstore.Store
-	webhooks *outbound.WebhookSender
+	// SandboxWebhooks adds no header: Adyen signs inside the body (additionalData.hmacSignature).
+	provider.SandboxWebhooks
+
+	store *sandboxstore.Store
 	// signItem is the hmacSignature of a notification item (its JSON).
 	signItem func(item []byte) (string, error)
 }
@@ -63,7 +64,8 @@ type Sandbox struct {
 // New returns the sandbox over its state in client's database, on the clock now, signing its
 // notifications' items with signItem.
 func New(client *ent.Client, now func() time.Time, signItem func(item []byte) (string, error)) *Sandbox {
-	return &Sandbox{store: sandboxstore.New(client, "adyen", now), signItem: signItem}
+	return &Sandbox{store: sandboxstore.New(client, "adyen", now), signItem: signItem,
+		SandboxWebhooks: provider.NewSandboxWebhooks(func([]byte, time.Time) http.Header { return nil })}
 }
 
 // The statuses of a refund in the sandbox's store: Adyen shows only the first.
@@ -212,7 +214,7 @@ func (s *Sandbox) Settle(ctx context.Context) (int, error) {
 			}
 			s.Settled(ctx, report)
 		}
-		if s.webhooks != nil {
+		if s.SendsWebhooks() {
 			var taken refundAnswer
 			if err := json.Unmarshal(done.Refund.Body, &taken); err != nil {
 				sendErr = errors.Join(sendErr, err)

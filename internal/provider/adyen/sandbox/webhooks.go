@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"time"
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/sandboxobject"
-	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/sandboxstore"
 )
@@ -25,22 +22,6 @@ const (
 
 // statusCancelled is a payment's status once cancelled after it was authorised.
 const statusCancelled = "Cancelled"
-
-// SendWebhooks makes the sandbox send Adyen's standard notifications about what it does to
-// config.URL, each item signed as Adyen signs them, until ctx ends. Call it before the sandbox
-// serves.
-func (s *Sandbox) SendWebhooks(ctx context.Context, config outbound.WebhookConfig) error {
-	// Adyen signs inside the body (additionalData.hmacSignature), not in a header.
-	sender, err := outbound.NewWebhookSender(ctx, config, func([]byte, time.Time) http.Header { return nil })
-	if err != nil {
-		return fmt.Errorf("adyen sandbox: %w", err)
-	}
-	s.webhooks = sender
-	return nil
-}
-
-// WaitForWebhooks returns once the webhooks under way have been delivered or given up.
-func (s *Sandbox) WaitForWebhooks() { s.webhooks.Wait() }
 
 // notification is Adyen's standard webhook: here one item, one event.
 type notification struct {
@@ -88,7 +69,7 @@ func (s *Sandbox) notification(item notificationRequestItem) (string, []byte, er
 func (s *Sandbox) notify(item notificationRequestItem) error {
 	id, body, err := s.notification(item)
 	if err == nil {
-		s.webhooks.Send(id, body)
+		s.SendWebhook(id, body)
 	}
 	return err
 }
@@ -97,7 +78,7 @@ func (s *Sandbox) notify(item notificationRequestItem) error {
 func (s *Sandbox) notifyOnCommit(tx *ent.Tx, item notificationRequestItem) error {
 	id, body, err := s.notification(item)
 	if err == nil {
-		sandboxstore.OnCommit(tx, func() { s.webhooks.Send(id, body) })
+		sandboxstore.OnCommit(tx, func() { s.SendWebhook(id, body) })
 	}
 	return err
 }

@@ -56,15 +56,15 @@ type Sandbox struct {
 	// payment_refund_declined webhooks tell the same). A server stopped between the two loses it.
 	Settled func(ctx context.Context, refund provider.SettledRefund)
 
-	store    *sandboxstore.Store
-	sign     outbound.WebhookSigner
-	webhooks *outbound.WebhookSender
+	provider.SandboxWebhooks
+
+	store *sandboxstore.Store
 }
 
 // New returns the sandbox over its state in client's database, on the clock now, signing its
 // webhooks with sign.
 func New(client *ent.Client, now func() time.Time, sign outbound.WebhookSigner) *Sandbox {
-	return &Sandbox{store: sandboxstore.New(client, "checkout", now), sign: sign}
+	return &Sandbox{store: sandboxstore.New(client, "checkout", now), SandboxWebhooks: provider.NewSandboxWebhooks(sign)}
 }
 
 // The statuses of a refund in the sandbox's store.
@@ -341,7 +341,7 @@ func (s *Sandbox) Settle(ctx context.Context) (int, error) {
 				ProviderPaymentID: *done.Refund.ChargeID, Amount: money.Amount{Minor: done.Refund.Amount, Currency: done.Refund.Currency},
 				Succeeded: approved, ResponseCode: code, Reason: summary, SettledAt: done.At})
 		}
-		if s.webhooks != nil {
+		if s.SendsWebhooks() {
 			sendErr = errors.Join(sendErr, s.SendRefundSettled(SettledRefund{PaymentID: *done.Refund.ChargeID, ActionID: done.Refund.ID,
 				Reference: done.Refund.Reference, Amount: done.Refund.Amount, Currency: done.Refund.Currency, Succeeded: approved}))
 		}

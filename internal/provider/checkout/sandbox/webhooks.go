@@ -8,7 +8,6 @@ import (
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/sandboxobject"
-	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/sandboxstore"
@@ -25,20 +24,6 @@ const (
 
 // codeDeclined is Checkout.com's generic decline (do not honour).
 const codeDeclined = "20005"
-
-// SendWebhooks makes the sandbox send Checkout.com's events about what it does to config.URL,
-// signed as Checkout.com signs them, until ctx ends. Call it before the sandbox serves.
-func (s *Sandbox) SendWebhooks(ctx context.Context, config outbound.WebhookConfig) error {
-	sender, err := outbound.NewWebhookSender(ctx, config, s.sign)
-	if err != nil {
-		return fmt.Errorf("checkout sandbox: %w", err)
-	}
-	s.webhooks = sender
-	return nil
-}
-
-// WaitForWebhooks returns once the webhooks under way have been delivered or given up.
-func (s *Sandbox) WaitForWebhooks() { s.webhooks.Wait() }
 
 // event is a Checkout.com event as its webhooks carry it.
 type event struct {
@@ -88,7 +73,7 @@ func (s *Sandbox) timestamp() string { return s.store.Now().UTC().Format(time.RF
 func (s *Sandbox) emit(kind string, data any) error {
 	id, body, err := s.event(kind, data)
 	if err == nil {
-		s.webhooks.Send(id, body)
+		s.SendWebhook(id, body)
 	}
 	return err
 }
@@ -97,7 +82,7 @@ func (s *Sandbox) emit(kind string, data any) error {
 func (s *Sandbox) emitOnCommit(tx *ent.Tx, kind string, data any) error {
 	id, body, err := s.event(kind, data)
 	if err == nil {
-		sandboxstore.OnCommit(tx, func() { s.webhooks.Send(id, body) })
+		sandboxstore.OnCommit(tx, func() { s.SendWebhook(id, body) })
 	}
 	return err
 }

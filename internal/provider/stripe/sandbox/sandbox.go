@@ -42,14 +42,14 @@ import (
 type Sandbox struct {
 	provider.SandboxSwitches
 
-	store    *sandboxstore.Store
-	sign     outbound.WebhookSigner
-	webhooks *outbound.WebhookSender
+	provider.SandboxWebhooks
+
+	store *sandboxstore.Store
 }
 
 // New returns the sandbox over its state in client's database, signing its webhooks with sign.
 func New(client *ent.Client, now func() time.Time, sign outbound.WebhookSigner) *Sandbox {
-	return &Sandbox{store: sandboxstore.New(client, "stripe", now), sign: sign}
+	return &Sandbox{store: sandboxstore.New(client, "stripe", now), SandboxWebhooks: provider.NewSandboxWebhooks(sign)}
 }
 
 func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -10,22 +10,10 @@ import (
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/sandboxobject"
-	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/sandboxstore"
 )
-
-// SendWebhooks makes the sandbox send Stripe's events about what it does to config.URL, signed
-// as Stripe signs them, until ctx ends. Call it before the sandbox serves.
-func (s *Sandbox) SendWebhooks(ctx context.Context, config outbound.WebhookConfig) error {
-	sender, err := outbound.NewWebhookSender(ctx, config, s.sign)
-	if err != nil {
-		return fmt.Errorf("stripe sandbox: %w", err)
-	}
-	s.webhooks = sender
-	return nil
-}
 
 // event is a Stripe event as its webhooks carry it.
 type event struct {
@@ -56,7 +44,7 @@ type eventRequest struct {
 func (s *Sandbox) emitOnCommit(tx *ent.Tx, kind stripego.EventType, object []byte, key string) error {
 	id, body, err := s.event(kind, object, key)
 	if err == nil {
-		sandboxstore.OnCommit(tx, func() { s.webhooks.Send(id, body) })
+		sandboxstore.OnCommit(tx, func() { s.SendWebhook(id, body) })
 	}
 	return err
 }
@@ -219,7 +207,7 @@ func (s *Sandbox) Simulate(ctx context.Context, kind provider.Simulation, paymen
 		}
 		id, body, err := s.event(stripego.EventTypeChargeDisputeCreated, object, "")
 		if err == nil {
-			s.webhooks.Send(id, body)
+			s.SendWebhook(id, body)
 		}
 		return err
 	case provider.SimulateLateFailure:
@@ -259,6 +247,3 @@ func reshape(body []byte, fields map[string]any) ([]byte, error) {
 	}
 	return json.Marshal(object)
 }
-
-// WaitForWebhooks returns once the webhooks under way have been delivered or given up.
-func (s *Sandbox) WaitForWebhooks() { s.webhooks.Wait() }
