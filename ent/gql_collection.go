@@ -314,6 +314,26 @@ func (_q *PaymentQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 				selectedFields = append(selectedFields, payment.FieldProvider)
 				fieldSeen[payment.FieldProvider] = struct{}{}
 			}
+		case "captureMethod":
+			if _, ok := fieldSeen[payment.FieldCaptureMethod]; !ok {
+				selectedFields = append(selectedFields, payment.FieldCaptureMethod)
+				fieldSeen[payment.FieldCaptureMethod] = struct{}{}
+			}
+		case "captureBefore":
+			if _, ok := fieldSeen[payment.FieldCaptureBefore]; !ok {
+				selectedFields = append(selectedFields, payment.FieldCaptureBefore)
+				fieldSeen[payment.FieldCaptureBefore] = struct{}{}
+			}
+		case "canceledAt":
+			if _, ok := fieldSeen[payment.FieldCanceledAt]; !ok {
+				selectedFields = append(selectedFields, payment.FieldCanceledAt)
+				fieldSeen[payment.FieldCanceledAt] = struct{}{}
+			}
+		case "cancellationReason":
+			if _, ok := fieldSeen[payment.FieldCancellationReason]; !ok {
+				selectedFields = append(selectedFields, payment.FieldCancellationReason)
+				fieldSeen[payment.FieldCancellationReason] = struct{}{}
+			}
 		case "failureCode":
 			if _, ok := fieldSeen[payment.FieldFailureCode]; !ok {
 				selectedFields = append(selectedFields, payment.FieldFailureCode)

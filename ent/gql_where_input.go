@@ -414,6 +414,12 @@ type PaymentWhereInput struct {
 	ProviderEqualFold    *string  `json:"providerEqualFold,omitempty"`
 	ProviderContainsFold *string  `json:"providerContainsFold,omitempty"`
 
+	// "capture_method" field predicates.
+	CaptureMethod      *state.CaptureMethod  `json:"captureMethod,omitempty"`
+	CaptureMethodNEQ   *state.CaptureMethod  `json:"captureMethodNEQ,omitempty"`
+	CaptureMethodIn    []state.CaptureMethod `json:"captureMethodIn,omitempty"`
+	CaptureMethodNotIn []state.CaptureMethod `json:"captureMethodNotIn,omitempty"`
+
 	// "failure_code" field predicates.
 	FailureCode             *string  `json:"failureCode,omitempty"`
 	FailureCodeNEQ          *string  `json:"failureCodeNEQ,omitempty"`
@@ -709,6 +715,18 @@ func (i *PaymentWhereInput) P() (predicate.Payment, error) {
 	}
 	if i.ProviderContainsFold != nil {
 		predicates = append(predicates, payment.ProviderContainsFold(*i.ProviderContainsFold))
+	}
+	if i.CaptureMethod != nil {
+		predicates = append(predicates, payment.CaptureMethodEQ(*i.CaptureMethod))
+	}
+	if i.CaptureMethodNEQ != nil {
+		predicates = append(predicates, payment.CaptureMethodNEQ(*i.CaptureMethodNEQ))
+	}
+	if len(i.CaptureMethodIn) > 0 {
+		predicates = append(predicates, payment.CaptureMethodIn(i.CaptureMethodIn...))
+	}
+	if len(i.CaptureMethodNotIn) > 0 {
+		predicates = append(predicates, payment.CaptureMethodNotIn(i.CaptureMethodNotIn...))
 	}
 	if i.FailureCode != nil {
 		predicates = append(predicates, payment.FailureCodeEQ(*i.FailureCode))

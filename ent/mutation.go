@@ -4001,6 +4001,17 @@ type PaymentMutation struct {
 	routing               **state.RoutingDecision
 	amount_refunded       *int64
 	addamount_refunded    *int64
+	capture_method        *state.CaptureMethod
+	amount_capturable     *int64
+	addamount_capturable  *int64
+	amount_captured       *int64
+	addamount_captured    *int64
+	capture_before        *time.Time
+	canceled_at           *time.Time
+	cancellation_reason   *state.CancellationReason
+	pending_action        *payment.PendingAction
+	capture_requested     *int64
+	addcapture_requested  *int64
 	failure_code          *string
 	failure_message       *string
 	description           *string
@@ -4890,6 +4901,420 @@ func (m *PaymentMutation) ResetAmountRefunded() {
 	m.addamount_refunded = nil
 }
 
+// SetCaptureMethod sets the "capture_method" field.
+func (m *PaymentMutation) SetCaptureMethod(sm state.CaptureMethod) {
+	m.capture_method = &sm
+}
+
+// CaptureMethod returns the value of the "capture_method" field in the mutation.
+func (m *PaymentMutation) CaptureMethod() (r state.CaptureMethod, exists bool) {
+	v := m.capture_method
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCaptureMethod returns the old "capture_method" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldCaptureMethod(ctx context.Context) (v state.CaptureMethod, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCaptureMethod is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCaptureMethod requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCaptureMethod: %w", err)
+	}
+	return oldValue.CaptureMethod, nil
+}
+
+// ResetCaptureMethod resets all changes to the "capture_method" field.
+func (m *PaymentMutation) ResetCaptureMethod() {
+	m.capture_method = nil
+}
+
+// SetAmountCapturable sets the "amount_capturable" field.
+func (m *PaymentMutation) SetAmountCapturable(i int64) {
+	m.amount_capturable = &i
+	m.addamount_capturable = nil
+}
+
+// AmountCapturable returns the value of the "amount_capturable" field in the mutation.
+func (m *PaymentMutation) AmountCapturable() (r int64, exists bool) {
+	v := m.amount_capturable
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmountCapturable returns the old "amount_capturable" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldAmountCapturable(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmountCapturable is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmountCapturable requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmountCapturable: %w", err)
+	}
+	return oldValue.AmountCapturable, nil
+}
+
+// AddAmountCapturable adds i to the "amount_capturable" field.
+func (m *PaymentMutation) AddAmountCapturable(i int64) {
+	if m.addamount_capturable != nil {
+		*m.addamount_capturable += i
+	} else {
+		m.addamount_capturable = &i
+	}
+}
+
+// AddedAmountCapturable returns the value that was added to the "amount_capturable" field in this mutation.
+func (m *PaymentMutation) AddedAmountCapturable() (r int64, exists bool) {
+	v := m.addamount_capturable
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAmountCapturable resets all changes to the "amount_capturable" field.
+func (m *PaymentMutation) ResetAmountCapturable() {
+	m.amount_capturable = nil
+	m.addamount_capturable = nil
+}
+
+// SetAmountCaptured sets the "amount_captured" field.
+func (m *PaymentMutation) SetAmountCaptured(i int64) {
+	m.amount_captured = &i
+	m.addamount_captured = nil
+}
+
+// AmountCaptured returns the value of the "amount_captured" field in the mutation.
+func (m *PaymentMutation) AmountCaptured() (r int64, exists bool) {
+	v := m.amount_captured
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmountCaptured returns the old "amount_captured" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldAmountCaptured(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmountCaptured is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmountCaptured requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmountCaptured: %w", err)
+	}
+	return oldValue.AmountCaptured, nil
+}
+
+// AddAmountCaptured adds i to the "amount_captured" field.
+func (m *PaymentMutation) AddAmountCaptured(i int64) {
+	if m.addamount_captured != nil {
+		*m.addamount_captured += i
+	} else {
+		m.addamount_captured = &i
+	}
+}
+
+// AddedAmountCaptured returns the value that was added to the "amount_captured" field in this mutation.
+func (m *PaymentMutation) AddedAmountCaptured() (r int64, exists bool) {
+	v := m.addamount_captured
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAmountCaptured resets all changes to the "amount_captured" field.
+func (m *PaymentMutation) ResetAmountCaptured() {
+	m.amount_captured = nil
+	m.addamount_captured = nil
+}
+
+// SetCaptureBefore sets the "capture_before" field.
+func (m *PaymentMutation) SetCaptureBefore(t time.Time) {
+	m.capture_before = &t
+}
+
+// CaptureBefore returns the value of the "capture_before" field in the mutation.
+func (m *PaymentMutation) CaptureBefore() (r time.Time, exists bool) {
+	v := m.capture_before
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCaptureBefore returns the old "capture_before" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldCaptureBefore(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCaptureBefore is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCaptureBefore requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCaptureBefore: %w", err)
+	}
+	return oldValue.CaptureBefore, nil
+}
+
+// ClearCaptureBefore clears the value of the "capture_before" field.
+func (m *PaymentMutation) ClearCaptureBefore() {
+	m.capture_before = nil
+	m.clearedFields[payment.FieldCaptureBefore] = struct{}{}
+}
+
+// CaptureBeforeCleared returns if the "capture_before" field was cleared in this mutation.
+func (m *PaymentMutation) CaptureBeforeCleared() bool {
+	_, ok := m.clearedFields[payment.FieldCaptureBefore]
+	return ok
+}
+
+// ResetCaptureBefore resets all changes to the "capture_before" field.
+func (m *PaymentMutation) ResetCaptureBefore() {
+	m.capture_before = nil
+	delete(m.clearedFields, payment.FieldCaptureBefore)
+}
+
+// SetCanceledAt sets the "canceled_at" field.
+func (m *PaymentMutation) SetCanceledAt(t time.Time) {
+	m.canceled_at = &t
+}
+
+// CanceledAt returns the value of the "canceled_at" field in the mutation.
+func (m *PaymentMutation) CanceledAt() (r time.Time, exists bool) {
+	v := m.canceled_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCanceledAt returns the old "canceled_at" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldCanceledAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCanceledAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCanceledAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCanceledAt: %w", err)
+	}
+	return oldValue.CanceledAt, nil
+}
+
+// ClearCanceledAt clears the value of the "canceled_at" field.
+func (m *PaymentMutation) ClearCanceledAt() {
+	m.canceled_at = nil
+	m.clearedFields[payment.FieldCanceledAt] = struct{}{}
+}
+
+// CanceledAtCleared returns if the "canceled_at" field was cleared in this mutation.
+func (m *PaymentMutation) CanceledAtCleared() bool {
+	_, ok := m.clearedFields[payment.FieldCanceledAt]
+	return ok
+}
+
+// ResetCanceledAt resets all changes to the "canceled_at" field.
+func (m *PaymentMutation) ResetCanceledAt() {
+	m.canceled_at = nil
+	delete(m.clearedFields, payment.FieldCanceledAt)
+}
+
+// SetCancellationReason sets the "cancellation_reason" field.
+func (m *PaymentMutation) SetCancellationReason(sr state.CancellationReason) {
+	m.cancellation_reason = &sr
+}
+
+// CancellationReason returns the value of the "cancellation_reason" field in the mutation.
+func (m *PaymentMutation) CancellationReason() (r state.CancellationReason, exists bool) {
+	v := m.cancellation_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCancellationReason returns the old "cancellation_reason" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldCancellationReason(ctx context.Context) (v *state.CancellationReason, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCancellationReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCancellationReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCancellationReason: %w", err)
+	}
+	return oldValue.CancellationReason, nil
+}
+
+// ClearCancellationReason clears the value of the "cancellation_reason" field.
+func (m *PaymentMutation) ClearCancellationReason() {
+	m.cancellation_reason = nil
+	m.clearedFields[payment.FieldCancellationReason] = struct{}{}
+}
+
+// CancellationReasonCleared returns if the "cancellation_reason" field was cleared in this mutation.
+func (m *PaymentMutation) CancellationReasonCleared() bool {
+	_, ok := m.clearedFields[payment.FieldCancellationReason]
+	return ok
+}
+
+// ResetCancellationReason resets all changes to the "cancellation_reason" field.
+func (m *PaymentMutation) ResetCancellationReason() {
+	m.cancellation_reason = nil
+	delete(m.clearedFields, payment.FieldCancellationReason)
+}
+
+// SetPendingAction sets the "pending_action" field.
+func (m *PaymentMutation) SetPendingAction(pa payment.PendingAction) {
+	m.pending_action = &pa
+}
+
+// PendingAction returns the value of the "pending_action" field in the mutation.
+func (m *PaymentMutation) PendingAction() (r payment.PendingAction, exists bool) {
+	v := m.pending_action
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPendingAction returns the old "pending_action" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldPendingAction(ctx context.Context) (v *payment.PendingAction, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPendingAction is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPendingAction requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPendingAction: %w", err)
+	}
+	return oldValue.PendingAction, nil
+}
+
+// ClearPendingAction clears the value of the "pending_action" field.
+func (m *PaymentMutation) ClearPendingAction() {
+	m.pending_action = nil
+	m.clearedFields[payment.FieldPendingAction] = struct{}{}
+}
+
+// PendingActionCleared returns if the "pending_action" field was cleared in this mutation.
+func (m *PaymentMutation) PendingActionCleared() bool {
+	_, ok := m.clearedFields[payment.FieldPendingAction]
+	return ok
+}
+
+// ResetPendingAction resets all changes to the "pending_action" field.
+func (m *PaymentMutation) ResetPendingAction() {
+	m.pending_action = nil
+	delete(m.clearedFields, payment.FieldPendingAction)
+}
+
+// SetCaptureRequested sets the "capture_requested" field.
+func (m *PaymentMutation) SetCaptureRequested(i int64) {
+	m.capture_requested = &i
+	m.addcapture_requested = nil
+}
+
+// CaptureRequested returns the value of the "capture_requested" field in the mutation.
+func (m *PaymentMutation) CaptureRequested() (r int64, exists bool) {
+	v := m.capture_requested
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCaptureRequested returns the old "capture_requested" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldCaptureRequested(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCaptureRequested is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCaptureRequested requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCaptureRequested: %w", err)
+	}
+	return oldValue.CaptureRequested, nil
+}
+
+// AddCaptureRequested adds i to the "capture_requested" field.
+func (m *PaymentMutation) AddCaptureRequested(i int64) {
+	if m.addcapture_requested != nil {
+		*m.addcapture_requested += i
+	} else {
+		m.addcapture_requested = &i
+	}
+}
+
+// AddedCaptureRequested returns the value that was added to the "capture_requested" field in this mutation.
+func (m *PaymentMutation) AddedCaptureRequested() (r int64, exists bool) {
+	v := m.addcapture_requested
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearCaptureRequested clears the value of the "capture_requested" field.
+func (m *PaymentMutation) ClearCaptureRequested() {
+	m.capture_requested = nil
+	m.addcapture_requested = nil
+	m.clearedFields[payment.FieldCaptureRequested] = struct{}{}
+}
+
+// CaptureRequestedCleared returns if the "capture_requested" field was cleared in this mutation.
+func (m *PaymentMutation) CaptureRequestedCleared() bool {
+	_, ok := m.clearedFields[payment.FieldCaptureRequested]
+	return ok
+}
+
+// ResetCaptureRequested resets all changes to the "capture_requested" field.
+func (m *PaymentMutation) ResetCaptureRequested() {
+	m.capture_requested = nil
+	m.addcapture_requested = nil
+	delete(m.clearedFields, payment.FieldCaptureRequested)
+}
+
 // SetFailureCode sets the "failure_code" field.
 func (m *PaymentMutation) SetFailureCode(s string) {
 	m.failure_code = &s
@@ -5326,7 +5751,7 @@ func (m *PaymentMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *PaymentMutation) Fields() []string {
-	fields := make([]string, 0, 24)
+	fields := make([]string, 0, 32)
 	if m.created_at != nil {
 		fields = append(fields, payment.FieldCreatedAt)
 	}
@@ -5380,6 +5805,30 @@ func (m *PaymentMutation) Fields() []string {
 	}
 	if m.amount_refunded != nil {
 		fields = append(fields, payment.FieldAmountRefunded)
+	}
+	if m.capture_method != nil {
+		fields = append(fields, payment.FieldCaptureMethod)
+	}
+	if m.amount_capturable != nil {
+		fields = append(fields, payment.FieldAmountCapturable)
+	}
+	if m.amount_captured != nil {
+		fields = append(fields, payment.FieldAmountCaptured)
+	}
+	if m.capture_before != nil {
+		fields = append(fields, payment.FieldCaptureBefore)
+	}
+	if m.canceled_at != nil {
+		fields = append(fields, payment.FieldCanceledAt)
+	}
+	if m.cancellation_reason != nil {
+		fields = append(fields, payment.FieldCancellationReason)
+	}
+	if m.pending_action != nil {
+		fields = append(fields, payment.FieldPendingAction)
+	}
+	if m.capture_requested != nil {
+		fields = append(fields, payment.FieldCaptureRequested)
 	}
 	if m.failure_code != nil {
 		fields = append(fields, payment.FieldFailureCode)
@@ -5443,6 +5892,22 @@ func (m *PaymentMutation) Field(name string) (ent.Value, bool) {
 		return m.Routing()
 	case payment.FieldAmountRefunded:
 		return m.AmountRefunded()
+	case payment.FieldCaptureMethod:
+		return m.CaptureMethod()
+	case payment.FieldAmountCapturable:
+		return m.AmountCapturable()
+	case payment.FieldAmountCaptured:
+		return m.AmountCaptured()
+	case payment.FieldCaptureBefore:
+		return m.CaptureBefore()
+	case payment.FieldCanceledAt:
+		return m.CanceledAt()
+	case payment.FieldCancellationReason:
+		return m.CancellationReason()
+	case payment.FieldPendingAction:
+		return m.PendingAction()
+	case payment.FieldCaptureRequested:
+		return m.CaptureRequested()
 	case payment.FieldFailureCode:
 		return m.FailureCode()
 	case payment.FieldFailureMessage:
@@ -5500,6 +5965,22 @@ func (m *PaymentMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldRouting(ctx)
 	case payment.FieldAmountRefunded:
 		return m.OldAmountRefunded(ctx)
+	case payment.FieldCaptureMethod:
+		return m.OldCaptureMethod(ctx)
+	case payment.FieldAmountCapturable:
+		return m.OldAmountCapturable(ctx)
+	case payment.FieldAmountCaptured:
+		return m.OldAmountCaptured(ctx)
+	case payment.FieldCaptureBefore:
+		return m.OldCaptureBefore(ctx)
+	case payment.FieldCanceledAt:
+		return m.OldCanceledAt(ctx)
+	case payment.FieldCancellationReason:
+		return m.OldCancellationReason(ctx)
+	case payment.FieldPendingAction:
+		return m.OldPendingAction(ctx)
+	case payment.FieldCaptureRequested:
+		return m.OldCaptureRequested(ctx)
 	case payment.FieldFailureCode:
 		return m.OldFailureCode(ctx)
 	case payment.FieldFailureMessage:
@@ -5647,6 +6128,62 @@ func (m *PaymentMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetAmountRefunded(v)
 		return nil
+	case payment.FieldCaptureMethod:
+		v, ok := value.(state.CaptureMethod)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCaptureMethod(v)
+		return nil
+	case payment.FieldAmountCapturable:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmountCapturable(v)
+		return nil
+	case payment.FieldAmountCaptured:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmountCaptured(v)
+		return nil
+	case payment.FieldCaptureBefore:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCaptureBefore(v)
+		return nil
+	case payment.FieldCanceledAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCanceledAt(v)
+		return nil
+	case payment.FieldCancellationReason:
+		v, ok := value.(state.CancellationReason)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCancellationReason(v)
+		return nil
+	case payment.FieldPendingAction:
+		v, ok := value.(payment.PendingAction)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPendingAction(v)
+		return nil
+	case payment.FieldCaptureRequested:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCaptureRequested(v)
+		return nil
 	case payment.FieldFailureCode:
 		v, ok := value.(string)
 		if !ok {
@@ -5709,6 +6246,15 @@ func (m *PaymentMutation) AddedFields() []string {
 	if m.addamount_refunded != nil {
 		fields = append(fields, payment.FieldAmountRefunded)
 	}
+	if m.addamount_capturable != nil {
+		fields = append(fields, payment.FieldAmountCapturable)
+	}
+	if m.addamount_captured != nil {
+		fields = append(fields, payment.FieldAmountCaptured)
+	}
+	if m.addcapture_requested != nil {
+		fields = append(fields, payment.FieldCaptureRequested)
+	}
 	return fields
 }
 
@@ -5725,6 +6271,12 @@ func (m *PaymentMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedCardExpYear()
 	case payment.FieldAmountRefunded:
 		return m.AddedAmountRefunded()
+	case payment.FieldAmountCapturable:
+		return m.AddedAmountCapturable()
+	case payment.FieldAmountCaptured:
+		return m.AddedAmountCaptured()
+	case payment.FieldCaptureRequested:
+		return m.AddedCaptureRequested()
 	}
 	return nil, false
 }
@@ -5762,6 +6314,27 @@ func (m *PaymentMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddAmountRefunded(v)
 		return nil
+	case payment.FieldAmountCapturable:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAmountCapturable(v)
+		return nil
+	case payment.FieldAmountCaptured:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAmountCaptured(v)
+		return nil
+	case payment.FieldCaptureRequested:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCaptureRequested(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Payment numeric field %s", name)
 }
@@ -5778,6 +6351,21 @@ func (m *PaymentMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(payment.FieldRouting) {
 		fields = append(fields, payment.FieldRouting)
+	}
+	if m.FieldCleared(payment.FieldCaptureBefore) {
+		fields = append(fields, payment.FieldCaptureBefore)
+	}
+	if m.FieldCleared(payment.FieldCanceledAt) {
+		fields = append(fields, payment.FieldCanceledAt)
+	}
+	if m.FieldCleared(payment.FieldCancellationReason) {
+		fields = append(fields, payment.FieldCancellationReason)
+	}
+	if m.FieldCleared(payment.FieldPendingAction) {
+		fields = append(fields, payment.FieldPendingAction)
+	}
+	if m.FieldCleared(payment.FieldCaptureRequested) {
+		fields = append(fields, payment.FieldCaptureRequested)
 	}
 	if m.FieldCleared(payment.FieldFailureCode) {
 		fields = append(fields, payment.FieldFailureCode)
@@ -5819,6 +6407,21 @@ func (m *PaymentMutation) ClearField(name string) error {
 		return nil
 	case payment.FieldRouting:
 		m.ClearRouting()
+		return nil
+	case payment.FieldCaptureBefore:
+		m.ClearCaptureBefore()
+		return nil
+	case payment.FieldCanceledAt:
+		m.ClearCanceledAt()
+		return nil
+	case payment.FieldCancellationReason:
+		m.ClearCancellationReason()
+		return nil
+	case payment.FieldPendingAction:
+		m.ClearPendingAction()
+		return nil
+	case payment.FieldCaptureRequested:
+		m.ClearCaptureRequested()
 		return nil
 	case payment.FieldFailureCode:
 		m.ClearFailureCode()
@@ -5899,6 +6502,30 @@ func (m *PaymentMutation) ResetField(name string) error {
 		return nil
 	case payment.FieldAmountRefunded:
 		m.ResetAmountRefunded()
+		return nil
+	case payment.FieldCaptureMethod:
+		m.ResetCaptureMethod()
+		return nil
+	case payment.FieldAmountCapturable:
+		m.ResetAmountCapturable()
+		return nil
+	case payment.FieldAmountCaptured:
+		m.ResetAmountCaptured()
+		return nil
+	case payment.FieldCaptureBefore:
+		m.ResetCaptureBefore()
+		return nil
+	case payment.FieldCanceledAt:
+		m.ResetCanceledAt()
+		return nil
+	case payment.FieldCancellationReason:
+		m.ResetCancellationReason()
+		return nil
+	case payment.FieldPendingAction:
+		m.ResetPendingAction()
+		return nil
+	case payment.FieldCaptureRequested:
+		m.ResetCaptureRequested()
 		return nil
 	case payment.FieldFailureCode:
 		m.ResetFailureCode()
@@ -9514,6 +10141,8 @@ type SandboxObjectMutation struct {
 	amount        *int64
 	addamount     *int64
 	currency      *string
+	captured      *int64
+	addcaptured   *int64
 	refunded      *int64
 	addrefunded   *int64
 	status        *string
@@ -9879,6 +10508,76 @@ func (m *SandboxObjectMutation) ResetCurrency() {
 	m.currency = nil
 }
 
+// SetCaptured sets the "captured" field.
+func (m *SandboxObjectMutation) SetCaptured(i int64) {
+	m.captured = &i
+	m.addcaptured = nil
+}
+
+// Captured returns the value of the "captured" field in the mutation.
+func (m *SandboxObjectMutation) Captured() (r int64, exists bool) {
+	v := m.captured
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCaptured returns the old "captured" field's value of the SandboxObject entity.
+// If the SandboxObject object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxObjectMutation) OldCaptured(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCaptured is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCaptured requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCaptured: %w", err)
+	}
+	return oldValue.Captured, nil
+}
+
+// AddCaptured adds i to the "captured" field.
+func (m *SandboxObjectMutation) AddCaptured(i int64) {
+	if m.addcaptured != nil {
+		*m.addcaptured += i
+	} else {
+		m.addcaptured = &i
+	}
+}
+
+// AddedCaptured returns the value that was added to the "captured" field in this mutation.
+func (m *SandboxObjectMutation) AddedCaptured() (r int64, exists bool) {
+	v := m.addcaptured
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearCaptured clears the value of the "captured" field.
+func (m *SandboxObjectMutation) ClearCaptured() {
+	m.captured = nil
+	m.addcaptured = nil
+	m.clearedFields[sandboxobject.FieldCaptured] = struct{}{}
+}
+
+// CapturedCleared returns if the "captured" field was cleared in this mutation.
+func (m *SandboxObjectMutation) CapturedCleared() bool {
+	_, ok := m.clearedFields[sandboxobject.FieldCaptured]
+	return ok
+}
+
+// ResetCaptured resets all changes to the "captured" field.
+func (m *SandboxObjectMutation) ResetCaptured() {
+	m.captured = nil
+	m.addcaptured = nil
+	delete(m.clearedFields, sandboxobject.FieldCaptured)
+}
+
 // SetRefunded sets the "refunded" field.
 func (m *SandboxObjectMutation) SetRefunded(i int64) {
 	m.refunded = &i
@@ -10113,7 +10812,7 @@ func (m *SandboxObjectMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *SandboxObjectMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 12)
 	if m.provider != nil {
 		fields = append(fields, sandboxobject.FieldProvider)
 	}
@@ -10131,6 +10830,9 @@ func (m *SandboxObjectMutation) Fields() []string {
 	}
 	if m.currency != nil {
 		fields = append(fields, sandboxobject.FieldCurrency)
+	}
+	if m.captured != nil {
+		fields = append(fields, sandboxobject.FieldCaptured)
 	}
 	if m.refunded != nil {
 		fields = append(fields, sandboxobject.FieldRefunded)
@@ -10167,6 +10869,8 @@ func (m *SandboxObjectMutation) Field(name string) (ent.Value, bool) {
 		return m.Amount()
 	case sandboxobject.FieldCurrency:
 		return m.Currency()
+	case sandboxobject.FieldCaptured:
+		return m.Captured()
 	case sandboxobject.FieldRefunded:
 		return m.Refunded()
 	case sandboxobject.FieldStatus:
@@ -10198,6 +10902,8 @@ func (m *SandboxObjectMutation) OldField(ctx context.Context, name string) (ent.
 		return m.OldAmount(ctx)
 	case sandboxobject.FieldCurrency:
 		return m.OldCurrency(ctx)
+	case sandboxobject.FieldCaptured:
+		return m.OldCaptured(ctx)
 	case sandboxobject.FieldRefunded:
 		return m.OldRefunded(ctx)
 	case sandboxobject.FieldStatus:
@@ -10259,6 +10965,13 @@ func (m *SandboxObjectMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetCurrency(v)
 		return nil
+	case sandboxobject.FieldCaptured:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCaptured(v)
+		return nil
 	case sandboxobject.FieldRefunded:
 		v, ok := value.(int64)
 		if !ok {
@@ -10305,6 +11018,9 @@ func (m *SandboxObjectMutation) AddedFields() []string {
 	if m.addamount != nil {
 		fields = append(fields, sandboxobject.FieldAmount)
 	}
+	if m.addcaptured != nil {
+		fields = append(fields, sandboxobject.FieldCaptured)
+	}
 	if m.addrefunded != nil {
 		fields = append(fields, sandboxobject.FieldRefunded)
 	}
@@ -10318,6 +11034,8 @@ func (m *SandboxObjectMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
 	case sandboxobject.FieldAmount:
 		return m.AddedAmount()
+	case sandboxobject.FieldCaptured:
+		return m.AddedCaptured()
 	case sandboxobject.FieldRefunded:
 		return m.AddedRefunded()
 	}
@@ -10335,6 +11053,13 @@ func (m *SandboxObjectMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddAmount(v)
+		return nil
+	case sandboxobject.FieldCaptured:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCaptured(v)
 		return nil
 	case sandboxobject.FieldRefunded:
 		v, ok := value.(int64)
@@ -10354,6 +11079,9 @@ func (m *SandboxObjectMutation) ClearedFields() []string {
 	if m.FieldCleared(sandboxobject.FieldChargeID) {
 		fields = append(fields, sandboxobject.FieldChargeID)
 	}
+	if m.FieldCleared(sandboxobject.FieldCaptured) {
+		fields = append(fields, sandboxobject.FieldCaptured)
+	}
 	return fields
 }
 
@@ -10370,6 +11098,9 @@ func (m *SandboxObjectMutation) ClearField(name string) error {
 	switch name {
 	case sandboxobject.FieldChargeID:
 		m.ClearChargeID()
+		return nil
+	case sandboxobject.FieldCaptured:
+		m.ClearCaptured()
 		return nil
 	}
 	return fmt.Errorf("unknown SandboxObject nullable field %s", name)
@@ -10396,6 +11127,9 @@ func (m *SandboxObjectMutation) ResetField(name string) error {
 		return nil
 	case sandboxobject.FieldCurrency:
 		m.ResetCurrency()
+		return nil
+	case sandboxobject.FieldCaptured:
+		m.ResetCaptured()
 		return nil
 	case sandboxobject.FieldRefunded:
 		m.ResetRefunded()

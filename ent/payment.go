@@ -56,6 +56,22 @@ type Payment struct {
 	Routing *state.RoutingDecision `json:"routing,omitempty"`
 	// AmountRefunded holds the value of the "amount_refunded" field.
 	AmountRefunded int64 `json:"amount_refunded,omitempty"`
+	// CaptureMethod holds the value of the "capture_method" field.
+	CaptureMethod state.CaptureMethod `json:"capture_method,omitempty"`
+	// AmountCapturable holds the value of the "amount_capturable" field.
+	AmountCapturable int64 `json:"amount_capturable,omitempty"`
+	// AmountCaptured holds the value of the "amount_captured" field.
+	AmountCaptured int64 `json:"amount_captured,omitempty"`
+	// CaptureBefore holds the value of the "capture_before" field.
+	CaptureBefore *time.Time `json:"capture_before,omitempty"`
+	// CanceledAt holds the value of the "canceled_at" field.
+	CanceledAt *time.Time `json:"canceled_at,omitempty"`
+	// CancellationReason holds the value of the "cancellation_reason" field.
+	CancellationReason *state.CancellationReason `json:"cancellation_reason,omitempty"`
+	// PendingAction holds the value of the "pending_action" field.
+	PendingAction *payment.PendingAction `json:"pending_action,omitempty"`
+	// CaptureRequested holds the value of the "capture_requested" field.
+	CaptureRequested *int64 `json:"capture_requested,omitempty"`
 	// FailureCode holds the value of the "failure_code" field.
 	FailureCode *string `json:"failure_code,omitempty"`
 	// FailureMessage holds the value of the "failure_message" field.
@@ -115,11 +131,11 @@ func (*Payment) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case payment.FieldRouting, payment.FieldMetadata:
 			values[i] = new([]byte)
-		case payment.FieldAmount, payment.FieldCardExpMonth, payment.FieldCardExpYear, payment.FieldAmountRefunded:
+		case payment.FieldAmount, payment.FieldCardExpMonth, payment.FieldCardExpYear, payment.FieldAmountRefunded, payment.FieldAmountCapturable, payment.FieldAmountCaptured, payment.FieldCaptureRequested:
 			values[i] = new(sql.NullInt64)
-		case payment.FieldID, payment.FieldCurrency, payment.FieldStatus, payment.FieldPaymentMethod, payment.FieldCustomerEmail, payment.FieldCustomerName, payment.FieldCardBrand, payment.FieldCardLast4, payment.FieldCardFingerprint, payment.FieldProvider, payment.FieldProviderPaymentID, payment.FieldProviderDeclineCode, payment.FieldFailureCode, payment.FieldFailureMessage, payment.FieldDescription, payment.FieldDisputeReason:
+		case payment.FieldID, payment.FieldCurrency, payment.FieldStatus, payment.FieldPaymentMethod, payment.FieldCustomerEmail, payment.FieldCustomerName, payment.FieldCardBrand, payment.FieldCardLast4, payment.FieldCardFingerprint, payment.FieldProvider, payment.FieldProviderPaymentID, payment.FieldProviderDeclineCode, payment.FieldCaptureMethod, payment.FieldCancellationReason, payment.FieldPendingAction, payment.FieldFailureCode, payment.FieldFailureMessage, payment.FieldDescription, payment.FieldDisputeReason:
 			values[i] = new(sql.NullString)
-		case payment.FieldCreatedAt, payment.FieldUpdatedAt, payment.FieldDisputedAt:
+		case payment.FieldCreatedAt, payment.FieldUpdatedAt, payment.FieldCaptureBefore, payment.FieldCanceledAt, payment.FieldDisputedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -253,6 +269,59 @@ func (_m *Payment) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field amount_refunded", values[i])
 			} else if value.Valid {
 				_m.AmountRefunded = value.Int64
+			}
+		case payment.FieldCaptureMethod:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field capture_method", values[i])
+			} else if value.Valid {
+				_m.CaptureMethod = state.CaptureMethod(value.String)
+			}
+		case payment.FieldAmountCapturable:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field amount_capturable", values[i])
+			} else if value.Valid {
+				_m.AmountCapturable = value.Int64
+			}
+		case payment.FieldAmountCaptured:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field amount_captured", values[i])
+			} else if value.Valid {
+				_m.AmountCaptured = value.Int64
+			}
+		case payment.FieldCaptureBefore:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field capture_before", values[i])
+			} else if value.Valid {
+				_m.CaptureBefore = new(time.Time)
+				*_m.CaptureBefore = value.Time
+			}
+		case payment.FieldCanceledAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field canceled_at", values[i])
+			} else if value.Valid {
+				_m.CanceledAt = new(time.Time)
+				*_m.CanceledAt = value.Time
+			}
+		case payment.FieldCancellationReason:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field cancellation_reason", values[i])
+			} else if value.Valid {
+				_m.CancellationReason = new(state.CancellationReason)
+				*_m.CancellationReason = state.CancellationReason(value.String)
+			}
+		case payment.FieldPendingAction:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field pending_action", values[i])
+			} else if value.Valid {
+				_m.PendingAction = new(payment.PendingAction)
+				*_m.PendingAction = payment.PendingAction(value.String)
+			}
+		case payment.FieldCaptureRequested:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field capture_requested", values[i])
+			} else if value.Valid {
+				_m.CaptureRequested = new(int64)
+				*_m.CaptureRequested = value.Int64
 			}
 		case payment.FieldFailureCode:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -400,6 +469,40 @@ func (_m *Payment) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("amount_refunded=")
 	builder.WriteString(fmt.Sprintf("%v", _m.AmountRefunded))
+	builder.WriteString(", ")
+	builder.WriteString("capture_method=")
+	builder.WriteString(fmt.Sprintf("%v", _m.CaptureMethod))
+	builder.WriteString(", ")
+	builder.WriteString("amount_capturable=")
+	builder.WriteString(fmt.Sprintf("%v", _m.AmountCapturable))
+	builder.WriteString(", ")
+	builder.WriteString("amount_captured=")
+	builder.WriteString(fmt.Sprintf("%v", _m.AmountCaptured))
+	builder.WriteString(", ")
+	if v := _m.CaptureBefore; v != nil {
+		builder.WriteString("capture_before=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.CanceledAt; v != nil {
+		builder.WriteString("canceled_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.CancellationReason; v != nil {
+		builder.WriteString("cancellation_reason=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.PendingAction; v != nil {
+		builder.WriteString("pending_action=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.CaptureRequested; v != nil {
+		builder.WriteString("capture_requested=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteString(", ")
 	if v := _m.FailureCode; v != nil {
 		builder.WriteString("failure_code=")

@@ -180,6 +180,118 @@ func (_c *PaymentCreate) SetNillableAmountRefunded(v *int64) *PaymentCreate {
 	return _c
 }
 
+// SetCaptureMethod sets the "capture_method" field.
+func (_c *PaymentCreate) SetCaptureMethod(v state.CaptureMethod) *PaymentCreate {
+	_c.mutation.SetCaptureMethod(v)
+	return _c
+}
+
+// SetNillableCaptureMethod sets the "capture_method" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableCaptureMethod(v *state.CaptureMethod) *PaymentCreate {
+	if v != nil {
+		_c.SetCaptureMethod(*v)
+	}
+	return _c
+}
+
+// SetAmountCapturable sets the "amount_capturable" field.
+func (_c *PaymentCreate) SetAmountCapturable(v int64) *PaymentCreate {
+	_c.mutation.SetAmountCapturable(v)
+	return _c
+}
+
+// SetNillableAmountCapturable sets the "amount_capturable" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableAmountCapturable(v *int64) *PaymentCreate {
+	if v != nil {
+		_c.SetAmountCapturable(*v)
+	}
+	return _c
+}
+
+// SetAmountCaptured sets the "amount_captured" field.
+func (_c *PaymentCreate) SetAmountCaptured(v int64) *PaymentCreate {
+	_c.mutation.SetAmountCaptured(v)
+	return _c
+}
+
+// SetNillableAmountCaptured sets the "amount_captured" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableAmountCaptured(v *int64) *PaymentCreate {
+	if v != nil {
+		_c.SetAmountCaptured(*v)
+	}
+	return _c
+}
+
+// SetCaptureBefore sets the "capture_before" field.
+func (_c *PaymentCreate) SetCaptureBefore(v time.Time) *PaymentCreate {
+	_c.mutation.SetCaptureBefore(v)
+	return _c
+}
+
+// SetNillableCaptureBefore sets the "capture_before" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableCaptureBefore(v *time.Time) *PaymentCreate {
+	if v != nil {
+		_c.SetCaptureBefore(*v)
+	}
+	return _c
+}
+
+// SetCanceledAt sets the "canceled_at" field.
+func (_c *PaymentCreate) SetCanceledAt(v time.Time) *PaymentCreate {
+	_c.mutation.SetCanceledAt(v)
+	return _c
+}
+
+// SetNillableCanceledAt sets the "canceled_at" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableCanceledAt(v *time.Time) *PaymentCreate {
+	if v != nil {
+		_c.SetCanceledAt(*v)
+	}
+	return _c
+}
+
+// SetCancellationReason sets the "cancellation_reason" field.
+func (_c *PaymentCreate) SetCancellationReason(v state.CancellationReason) *PaymentCreate {
+	_c.mutation.SetCancellationReason(v)
+	return _c
+}
+
+// SetNillableCancellationReason sets the "cancellation_reason" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableCancellationReason(v *state.CancellationReason) *PaymentCreate {
+	if v != nil {
+		_c.SetCancellationReason(*v)
+	}
+	return _c
+}
+
+// SetPendingAction sets the "pending_action" field.
+func (_c *PaymentCreate) SetPendingAction(v payment.PendingAction) *PaymentCreate {
+	_c.mutation.SetPendingAction(v)
+	return _c
+}
+
+// SetNillablePendingAction sets the "pending_action" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillablePendingAction(v *payment.PendingAction) *PaymentCreate {
+	if v != nil {
+		_c.SetPendingAction(*v)
+	}
+	return _c
+}
+
+// SetCaptureRequested sets the "capture_requested" field.
+func (_c *PaymentCreate) SetCaptureRequested(v int64) *PaymentCreate {
+	_c.mutation.SetCaptureRequested(v)
+	return _c
+}
+
+// SetNillableCaptureRequested sets the "capture_requested" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableCaptureRequested(v *int64) *PaymentCreate {
+	if v != nil {
+		_c.SetCaptureRequested(*v)
+	}
+	return _c
+}
+
 // SetFailureCode sets the "failure_code" field.
 func (_c *PaymentCreate) SetFailureCode(v string) *PaymentCreate {
 	_c.mutation.SetFailureCode(v)
@@ -351,6 +463,18 @@ func (_c *PaymentCreate) defaults() {
 		v := payment.DefaultAmountRefunded
 		_c.mutation.SetAmountRefunded(v)
 	}
+	if _, ok := _c.mutation.CaptureMethod(); !ok {
+		v := payment.DefaultCaptureMethod
+		_c.mutation.SetCaptureMethod(v)
+	}
+	if _, ok := _c.mutation.AmountCapturable(); !ok {
+		v := payment.DefaultAmountCapturable
+		_c.mutation.SetAmountCapturable(v)
+	}
+	if _, ok := _c.mutation.AmountCaptured(); !ok {
+		v := payment.DefaultAmountCaptured
+		_c.mutation.SetAmountCaptured(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		v := payment.DefaultID()
 		_c.mutation.SetID(v)
@@ -447,6 +571,40 @@ func (_c *PaymentCreate) check() error {
 	if v, ok := _c.mutation.AmountRefunded(); ok {
 		if err := payment.AmountRefundedValidator(v); err != nil {
 			return &ValidationError{Name: "amount_refunded", err: fmt.Errorf(`ent: validator failed for field "Payment.amount_refunded": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.CaptureMethod(); !ok {
+		return &ValidationError{Name: "capture_method", err: errors.New(`ent: missing required field "Payment.capture_method"`)}
+	}
+	if v, ok := _c.mutation.CaptureMethod(); ok {
+		if err := payment.CaptureMethodValidator(v); err != nil {
+			return &ValidationError{Name: "capture_method", err: fmt.Errorf(`ent: validator failed for field "Payment.capture_method": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.AmountCapturable(); !ok {
+		return &ValidationError{Name: "amount_capturable", err: errors.New(`ent: missing required field "Payment.amount_capturable"`)}
+	}
+	if v, ok := _c.mutation.AmountCapturable(); ok {
+		if err := payment.AmountCapturableValidator(v); err != nil {
+			return &ValidationError{Name: "amount_capturable", err: fmt.Errorf(`ent: validator failed for field "Payment.amount_capturable": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.AmountCaptured(); !ok {
+		return &ValidationError{Name: "amount_captured", err: errors.New(`ent: missing required field "Payment.amount_captured"`)}
+	}
+	if v, ok := _c.mutation.AmountCaptured(); ok {
+		if err := payment.AmountCapturedValidator(v); err != nil {
+			return &ValidationError{Name: "amount_captured", err: fmt.Errorf(`ent: validator failed for field "Payment.amount_captured": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.CancellationReason(); ok {
+		if err := payment.CancellationReasonValidator(v); err != nil {
+			return &ValidationError{Name: "cancellation_reason", err: fmt.Errorf(`ent: validator failed for field "Payment.cancellation_reason": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.PendingAction(); ok {
+		if err := payment.PendingActionValidator(v); err != nil {
+			return &ValidationError{Name: "pending_action", err: fmt.Errorf(`ent: validator failed for field "Payment.pending_action": %w`, err)}
 		}
 	}
 	if v, ok := _c.mutation.Description(); ok {
@@ -570,6 +728,38 @@ func (_c *PaymentCreate) createSpec() (*Payment, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.AmountRefunded(); ok {
 		_spec.SetField(payment.FieldAmountRefunded, field.TypeInt64, value)
 		_node.AmountRefunded = value
+	}
+	if value, ok := _c.mutation.CaptureMethod(); ok {
+		_spec.SetField(payment.FieldCaptureMethod, field.TypeEnum, value)
+		_node.CaptureMethod = value
+	}
+	if value, ok := _c.mutation.AmountCapturable(); ok {
+		_spec.SetField(payment.FieldAmountCapturable, field.TypeInt64, value)
+		_node.AmountCapturable = value
+	}
+	if value, ok := _c.mutation.AmountCaptured(); ok {
+		_spec.SetField(payment.FieldAmountCaptured, field.TypeInt64, value)
+		_node.AmountCaptured = value
+	}
+	if value, ok := _c.mutation.CaptureBefore(); ok {
+		_spec.SetField(payment.FieldCaptureBefore, field.TypeTime, value)
+		_node.CaptureBefore = &value
+	}
+	if value, ok := _c.mutation.CanceledAt(); ok {
+		_spec.SetField(payment.FieldCanceledAt, field.TypeTime, value)
+		_node.CanceledAt = &value
+	}
+	if value, ok := _c.mutation.CancellationReason(); ok {
+		_spec.SetField(payment.FieldCancellationReason, field.TypeEnum, value)
+		_node.CancellationReason = &value
+	}
+	if value, ok := _c.mutation.PendingAction(); ok {
+		_spec.SetField(payment.FieldPendingAction, field.TypeEnum, value)
+		_node.PendingAction = &value
+	}
+	if value, ok := _c.mutation.CaptureRequested(); ok {
+		_spec.SetField(payment.FieldCaptureRequested, field.TypeInt64, value)
+		_node.CaptureRequested = &value
 	}
 	if value, ok := _c.mutation.FailureCode(); ok {
 		_spec.SetField(payment.FieldFailureCode, field.TypeString, value)

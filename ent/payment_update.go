@@ -138,6 +138,155 @@ func (_u *PaymentUpdate) AddAmountRefunded(v int64) *PaymentUpdate {
 	return _u
 }
 
+// SetAmountCapturable sets the "amount_capturable" field.
+func (_u *PaymentUpdate) SetAmountCapturable(v int64) *PaymentUpdate {
+	_u.mutation.ResetAmountCapturable()
+	_u.mutation.SetAmountCapturable(v)
+	return _u
+}
+
+// SetNillableAmountCapturable sets the "amount_capturable" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillableAmountCapturable(v *int64) *PaymentUpdate {
+	if v != nil {
+		_u.SetAmountCapturable(*v)
+	}
+	return _u
+}
+
+// AddAmountCapturable adds value to the "amount_capturable" field.
+func (_u *PaymentUpdate) AddAmountCapturable(v int64) *PaymentUpdate {
+	_u.mutation.AddAmountCapturable(v)
+	return _u
+}
+
+// SetAmountCaptured sets the "amount_captured" field.
+func (_u *PaymentUpdate) SetAmountCaptured(v int64) *PaymentUpdate {
+	_u.mutation.ResetAmountCaptured()
+	_u.mutation.SetAmountCaptured(v)
+	return _u
+}
+
+// SetNillableAmountCaptured sets the "amount_captured" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillableAmountCaptured(v *int64) *PaymentUpdate {
+	if v != nil {
+		_u.SetAmountCaptured(*v)
+	}
+	return _u
+}
+
+// AddAmountCaptured adds value to the "amount_captured" field.
+func (_u *PaymentUpdate) AddAmountCaptured(v int64) *PaymentUpdate {
+	_u.mutation.AddAmountCaptured(v)
+	return _u
+}
+
+// SetCaptureBefore sets the "capture_before" field.
+func (_u *PaymentUpdate) SetCaptureBefore(v time.Time) *PaymentUpdate {
+	_u.mutation.SetCaptureBefore(v)
+	return _u
+}
+
+// SetNillableCaptureBefore sets the "capture_before" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillableCaptureBefore(v *time.Time) *PaymentUpdate {
+	if v != nil {
+		_u.SetCaptureBefore(*v)
+	}
+	return _u
+}
+
+// ClearCaptureBefore clears the value of the "capture_before" field.
+func (_u *PaymentUpdate) ClearCaptureBefore() *PaymentUpdate {
+	_u.mutation.ClearCaptureBefore()
+	return _u
+}
+
+// SetCanceledAt sets the "canceled_at" field.
+func (_u *PaymentUpdate) SetCanceledAt(v time.Time) *PaymentUpdate {
+	_u.mutation.SetCanceledAt(v)
+	return _u
+}
+
+// SetNillableCanceledAt sets the "canceled_at" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillableCanceledAt(v *time.Time) *PaymentUpdate {
+	if v != nil {
+		_u.SetCanceledAt(*v)
+	}
+	return _u
+}
+
+// ClearCanceledAt clears the value of the "canceled_at" field.
+func (_u *PaymentUpdate) ClearCanceledAt() *PaymentUpdate {
+	_u.mutation.ClearCanceledAt()
+	return _u
+}
+
+// SetCancellationReason sets the "cancellation_reason" field.
+func (_u *PaymentUpdate) SetCancellationReason(v state.CancellationReason) *PaymentUpdate {
+	_u.mutation.SetCancellationReason(v)
+	return _u
+}
+
+// SetNillableCancellationReason sets the "cancellation_reason" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillableCancellationReason(v *state.CancellationReason) *PaymentUpdate {
+	if v != nil {
+		_u.SetCancellationReason(*v)
+	}
+	return _u
+}
+
+// ClearCancellationReason clears the value of the "cancellation_reason" field.
+func (_u *PaymentUpdate) ClearCancellationReason() *PaymentUpdate {
+	_u.mutation.ClearCancellationReason()
+	return _u
+}
+
+// SetPendingAction sets the "pending_action" field.
+func (_u *PaymentUpdate) SetPendingAction(v payment.PendingAction) *PaymentUpdate {
+	_u.mutation.SetPendingAction(v)
+	return _u
+}
+
+// SetNillablePendingAction sets the "pending_action" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillablePendingAction(v *payment.PendingAction) *PaymentUpdate {
+	if v != nil {
+		_u.SetPendingAction(*v)
+	}
+	return _u
+}
+
+// ClearPendingAction clears the value of the "pending_action" field.
+func (_u *PaymentUpdate) ClearPendingAction() *PaymentUpdate {
+	_u.mutation.ClearPendingAction()
+	return _u
+}
+
+// SetCaptureRequested sets the "capture_requested" field.
+func (_u *PaymentUpdate) SetCaptureRequested(v int64) *PaymentUpdate {
+	_u.mutation.ResetCaptureRequested()
+	_u.mutation.SetCaptureRequested(v)
+	return _u
+}
+
+// SetNillableCaptureRequested sets the "capture_requested" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillableCaptureRequested(v *int64) *PaymentUpdate {
+	if v != nil {
+		_u.SetCaptureRequested(*v)
+	}
+	return _u
+}
+
+// AddCaptureRequested adds value to the "capture_requested" field.
+func (_u *PaymentUpdate) AddCaptureRequested(v int64) *PaymentUpdate {
+	_u.mutation.AddCaptureRequested(v)
+	return _u
+}
+
+// ClearCaptureRequested clears the value of the "capture_requested" field.
+func (_u *PaymentUpdate) ClearCaptureRequested() *PaymentUpdate {
+	_u.mutation.ClearCaptureRequested()
+	return _u
+}
+
 // SetFailureCode sets the "failure_code" field.
 func (_u *PaymentUpdate) SetFailureCode(v string) *PaymentUpdate {
 	_u.mutation.SetFailureCode(v)
@@ -375,6 +524,26 @@ func (_u *PaymentUpdate) check() error {
 			return &ValidationError{Name: "amount_refunded", err: fmt.Errorf(`ent: validator failed for field "Payment.amount_refunded": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.AmountCapturable(); ok {
+		if err := payment.AmountCapturableValidator(v); err != nil {
+			return &ValidationError{Name: "amount_capturable", err: fmt.Errorf(`ent: validator failed for field "Payment.amount_capturable": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.AmountCaptured(); ok {
+		if err := payment.AmountCapturedValidator(v); err != nil {
+			return &ValidationError{Name: "amount_captured", err: fmt.Errorf(`ent: validator failed for field "Payment.amount_captured": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.CancellationReason(); ok {
+		if err := payment.CancellationReasonValidator(v); err != nil {
+			return &ValidationError{Name: "cancellation_reason", err: fmt.Errorf(`ent: validator failed for field "Payment.cancellation_reason": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.PendingAction(); ok {
+		if err := payment.PendingActionValidator(v); err != nil {
+			return &ValidationError{Name: "pending_action", err: fmt.Errorf(`ent: validator failed for field "Payment.pending_action": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.Description(); ok {
 		if err := payment.DescriptionValidator(v); err != nil {
 			return &ValidationError{Name: "description", err: fmt.Errorf(`ent: validator failed for field "Payment.description": %w`, err)}
@@ -432,6 +601,51 @@ func (_u *PaymentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedAmountRefunded(); ok {
 		_spec.AddField(payment.FieldAmountRefunded, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AmountCapturable(); ok {
+		_spec.SetField(payment.FieldAmountCapturable, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedAmountCapturable(); ok {
+		_spec.AddField(payment.FieldAmountCapturable, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AmountCaptured(); ok {
+		_spec.SetField(payment.FieldAmountCaptured, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedAmountCaptured(); ok {
+		_spec.AddField(payment.FieldAmountCaptured, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.CaptureBefore(); ok {
+		_spec.SetField(payment.FieldCaptureBefore, field.TypeTime, value)
+	}
+	if _u.mutation.CaptureBeforeCleared() {
+		_spec.ClearField(payment.FieldCaptureBefore, field.TypeTime)
+	}
+	if value, ok := _u.mutation.CanceledAt(); ok {
+		_spec.SetField(payment.FieldCanceledAt, field.TypeTime, value)
+	}
+	if _u.mutation.CanceledAtCleared() {
+		_spec.ClearField(payment.FieldCanceledAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.CancellationReason(); ok {
+		_spec.SetField(payment.FieldCancellationReason, field.TypeEnum, value)
+	}
+	if _u.mutation.CancellationReasonCleared() {
+		_spec.ClearField(payment.FieldCancellationReason, field.TypeEnum)
+	}
+	if value, ok := _u.mutation.PendingAction(); ok {
+		_spec.SetField(payment.FieldPendingAction, field.TypeEnum, value)
+	}
+	if _u.mutation.PendingActionCleared() {
+		_spec.ClearField(payment.FieldPendingAction, field.TypeEnum)
+	}
+	if value, ok := _u.mutation.CaptureRequested(); ok {
+		_spec.SetField(payment.FieldCaptureRequested, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedCaptureRequested(); ok {
+		_spec.AddField(payment.FieldCaptureRequested, field.TypeInt64, value)
+	}
+	if _u.mutation.CaptureRequestedCleared() {
+		_spec.ClearField(payment.FieldCaptureRequested, field.TypeInt64)
 	}
 	if value, ok := _u.mutation.FailureCode(); ok {
 		_spec.SetField(payment.FieldFailureCode, field.TypeString, value)
@@ -686,6 +900,155 @@ func (_u *PaymentUpdateOne) AddAmountRefunded(v int64) *PaymentUpdateOne {
 	return _u
 }
 
+// SetAmountCapturable sets the "amount_capturable" field.
+func (_u *PaymentUpdateOne) SetAmountCapturable(v int64) *PaymentUpdateOne {
+	_u.mutation.ResetAmountCapturable()
+	_u.mutation.SetAmountCapturable(v)
+	return _u
+}
+
+// SetNillableAmountCapturable sets the "amount_capturable" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillableAmountCapturable(v *int64) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetAmountCapturable(*v)
+	}
+	return _u
+}
+
+// AddAmountCapturable adds value to the "amount_capturable" field.
+func (_u *PaymentUpdateOne) AddAmountCapturable(v int64) *PaymentUpdateOne {
+	_u.mutation.AddAmountCapturable(v)
+	return _u
+}
+
+// SetAmountCaptured sets the "amount_captured" field.
+func (_u *PaymentUpdateOne) SetAmountCaptured(v int64) *PaymentUpdateOne {
+	_u.mutation.ResetAmountCaptured()
+	_u.mutation.SetAmountCaptured(v)
+	return _u
+}
+
+// SetNillableAmountCaptured sets the "amount_captured" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillableAmountCaptured(v *int64) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetAmountCaptured(*v)
+	}
+	return _u
+}
+
+// AddAmountCaptured adds value to the "amount_captured" field.
+func (_u *PaymentUpdateOne) AddAmountCaptured(v int64) *PaymentUpdateOne {
+	_u.mutation.AddAmountCaptured(v)
+	return _u
+}
+
+// SetCaptureBefore sets the "capture_before" field.
+func (_u *PaymentUpdateOne) SetCaptureBefore(v time.Time) *PaymentUpdateOne {
+	_u.mutation.SetCaptureBefore(v)
+	return _u
+}
+
+// SetNillableCaptureBefore sets the "capture_before" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillableCaptureBefore(v *time.Time) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetCaptureBefore(*v)
+	}
+	return _u
+}
+
+// ClearCaptureBefore clears the value of the "capture_before" field.
+func (_u *PaymentUpdateOne) ClearCaptureBefore() *PaymentUpdateOne {
+	_u.mutation.ClearCaptureBefore()
+	return _u
+}
+
+// SetCanceledAt sets the "canceled_at" field.
+func (_u *PaymentUpdateOne) SetCanceledAt(v time.Time) *PaymentUpdateOne {
+	_u.mutation.SetCanceledAt(v)
+	return _u
+}
+
+// SetNillableCanceledAt sets the "canceled_at" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillableCanceledAt(v *time.Time) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetCanceledAt(*v)
+	}
+	return _u
+}
+
+// ClearCanceledAt clears the value of the "canceled_at" field.
+func (_u *PaymentUpdateOne) ClearCanceledAt() *PaymentUpdateOne {
+	_u.mutation.ClearCanceledAt()
+	return _u
+}
+
+// SetCancellationReason sets the "cancellation_reason" field.
+func (_u *PaymentUpdateOne) SetCancellationReason(v state.CancellationReason) *PaymentUpdateOne {
+	_u.mutation.SetCancellationReason(v)
+	return _u
+}
+
+// SetNillableCancellationReason sets the "cancellation_reason" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillableCancellationReason(v *state.CancellationReason) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetCancellationReason(*v)
+	}
+	return _u
+}
+
+// ClearCancellationReason clears the value of the "cancellation_reason" field.
+func (_u *PaymentUpdateOne) ClearCancellationReason() *PaymentUpdateOne {
+	_u.mutation.ClearCancellationReason()
+	return _u
+}
+
+// SetPendingAction sets the "pending_action" field.
+func (_u *PaymentUpdateOne) SetPendingAction(v payment.PendingAction) *PaymentUpdateOne {
+	_u.mutation.SetPendingAction(v)
+	return _u
+}
+
+// SetNillablePendingAction sets the "pending_action" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillablePendingAction(v *payment.PendingAction) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetPendingAction(*v)
+	}
+	return _u
+}
+
+// ClearPendingAction clears the value of the "pending_action" field.
+func (_u *PaymentUpdateOne) ClearPendingAction() *PaymentUpdateOne {
+	_u.mutation.ClearPendingAction()
+	return _u
+}
+
+// SetCaptureRequested sets the "capture_requested" field.
+func (_u *PaymentUpdateOne) SetCaptureRequested(v int64) *PaymentUpdateOne {
+	_u.mutation.ResetCaptureRequested()
+	_u.mutation.SetCaptureRequested(v)
+	return _u
+}
+
+// SetNillableCaptureRequested sets the "capture_requested" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillableCaptureRequested(v *int64) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetCaptureRequested(*v)
+	}
+	return _u
+}
+
+// AddCaptureRequested adds value to the "capture_requested" field.
+func (_u *PaymentUpdateOne) AddCaptureRequested(v int64) *PaymentUpdateOne {
+	_u.mutation.AddCaptureRequested(v)
+	return _u
+}
+
+// ClearCaptureRequested clears the value of the "capture_requested" field.
+func (_u *PaymentUpdateOne) ClearCaptureRequested() *PaymentUpdateOne {
+	_u.mutation.ClearCaptureRequested()
+	return _u
+}
+
 // SetFailureCode sets the "failure_code" field.
 func (_u *PaymentUpdateOne) SetFailureCode(v string) *PaymentUpdateOne {
 	_u.mutation.SetFailureCode(v)
@@ -936,6 +1299,26 @@ func (_u *PaymentUpdateOne) check() error {
 			return &ValidationError{Name: "amount_refunded", err: fmt.Errorf(`ent: validator failed for field "Payment.amount_refunded": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.AmountCapturable(); ok {
+		if err := payment.AmountCapturableValidator(v); err != nil {
+			return &ValidationError{Name: "amount_capturable", err: fmt.Errorf(`ent: validator failed for field "Payment.amount_capturable": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.AmountCaptured(); ok {
+		if err := payment.AmountCapturedValidator(v); err != nil {
+			return &ValidationError{Name: "amount_captured", err: fmt.Errorf(`ent: validator failed for field "Payment.amount_captured": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.CancellationReason(); ok {
+		if err := payment.CancellationReasonValidator(v); err != nil {
+			return &ValidationError{Name: "cancellation_reason", err: fmt.Errorf(`ent: validator failed for field "Payment.cancellation_reason": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.PendingAction(); ok {
+		if err := payment.PendingActionValidator(v); err != nil {
+			return &ValidationError{Name: "pending_action", err: fmt.Errorf(`ent: validator failed for field "Payment.pending_action": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.Description(); ok {
 		if err := payment.DescriptionValidator(v); err != nil {
 			return &ValidationError{Name: "description", err: fmt.Errorf(`ent: validator failed for field "Payment.description": %w`, err)}
@@ -1010,6 +1393,51 @@ func (_u *PaymentUpdateOne) sqlSave(ctx context.Context) (_node *Payment, err er
 	}
 	if value, ok := _u.mutation.AddedAmountRefunded(); ok {
 		_spec.AddField(payment.FieldAmountRefunded, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AmountCapturable(); ok {
+		_spec.SetField(payment.FieldAmountCapturable, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedAmountCapturable(); ok {
+		_spec.AddField(payment.FieldAmountCapturable, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AmountCaptured(); ok {
+		_spec.SetField(payment.FieldAmountCaptured, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedAmountCaptured(); ok {
+		_spec.AddField(payment.FieldAmountCaptured, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.CaptureBefore(); ok {
+		_spec.SetField(payment.FieldCaptureBefore, field.TypeTime, value)
+	}
+	if _u.mutation.CaptureBeforeCleared() {
+		_spec.ClearField(payment.FieldCaptureBefore, field.TypeTime)
+	}
+	if value, ok := _u.mutation.CanceledAt(); ok {
+		_spec.SetField(payment.FieldCanceledAt, field.TypeTime, value)
+	}
+	if _u.mutation.CanceledAtCleared() {
+		_spec.ClearField(payment.FieldCanceledAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.CancellationReason(); ok {
+		_spec.SetField(payment.FieldCancellationReason, field.TypeEnum, value)
+	}
+	if _u.mutation.CancellationReasonCleared() {
+		_spec.ClearField(payment.FieldCancellationReason, field.TypeEnum)
+	}
+	if value, ok := _u.mutation.PendingAction(); ok {
+		_spec.SetField(payment.FieldPendingAction, field.TypeEnum, value)
+	}
+	if _u.mutation.PendingActionCleared() {
+		_spec.ClearField(payment.FieldPendingAction, field.TypeEnum)
+	}
+	if value, ok := _u.mutation.CaptureRequested(); ok {
+		_spec.SetField(payment.FieldCaptureRequested, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedCaptureRequested(); ok {
+		_spec.AddField(payment.FieldCaptureRequested, field.TypeInt64, value)
+	}
+	if _u.mutation.CaptureRequestedCleared() {
+		_spec.ClearField(payment.FieldCaptureRequested, field.TypeInt64)
 	}
 	if value, ok := _u.mutation.FailureCode(); ok {
 		_spec.SetField(payment.FieldFailureCode, field.TypeString, value)

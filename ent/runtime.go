@@ -375,12 +375,24 @@ func init() {
 	payment.DefaultAmountRefunded = paymentDescAmountRefunded.Default.(int64)
 	// payment.AmountRefundedValidator is a validator for the "amount_refunded" field. It is called by the builders before save.
 	payment.AmountRefundedValidator = paymentDescAmountRefunded.Validators[0].(func(int64) error)
+	// paymentDescAmountCapturable is the schema descriptor for amount_capturable field.
+	paymentDescAmountCapturable := paymentFields[18].Descriptor()
+	// payment.DefaultAmountCapturable holds the default value on creation for the amount_capturable field.
+	payment.DefaultAmountCapturable = paymentDescAmountCapturable.Default.(int64)
+	// payment.AmountCapturableValidator is a validator for the "amount_capturable" field. It is called by the builders before save.
+	payment.AmountCapturableValidator = paymentDescAmountCapturable.Validators[0].(func(int64) error)
+	// paymentDescAmountCaptured is the schema descriptor for amount_captured field.
+	paymentDescAmountCaptured := paymentFields[19].Descriptor()
+	// payment.DefaultAmountCaptured holds the default value on creation for the amount_captured field.
+	payment.DefaultAmountCaptured = paymentDescAmountCaptured.Default.(int64)
+	// payment.AmountCapturedValidator is a validator for the "amount_captured" field. It is called by the builders before save.
+	payment.AmountCapturedValidator = paymentDescAmountCaptured.Validators[0].(func(int64) error)
 	// paymentDescDescription is the schema descriptor for description field.
-	paymentDescDescription := paymentFields[19].Descriptor()
+	paymentDescDescription := paymentFields[27].Descriptor()
 	// payment.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	payment.DescriptionValidator = paymentDescDescription.Validators[0].(func(string) error)
 	// paymentDescDisputeReason is the schema descriptor for dispute_reason field.
-	paymentDescDisputeReason := paymentFields[21].Descriptor()
+	paymentDescDisputeReason := paymentFields[29].Descriptor()
 	// payment.DisputeReasonValidator is a validator for the "dispute_reason" field. It is called by the builders before save.
 	payment.DisputeReasonValidator = paymentDescDisputeReason.Validators[0].(func(string) error)
 	// paymentDescID is the schema descriptor for id field.
@@ -620,17 +632,17 @@ func init() {
 	// sandboxobject.DefaultReference holds the default value on creation for the reference field.
 	sandboxobject.DefaultReference = sandboxobjectDescReference.Default.(string)
 	// sandboxobjectDescRefunded is the schema descriptor for refunded field.
-	sandboxobjectDescRefunded := sandboxobjectFields[7].Descriptor()
+	sandboxobjectDescRefunded := sandboxobjectFields[8].Descriptor()
 	// sandboxobject.DefaultRefunded holds the default value on creation for the refunded field.
 	sandboxobject.DefaultRefunded = sandboxobjectDescRefunded.Default.(int64)
 	// sandboxobject.RefundedValidator is a validator for the "refunded" field. It is called by the builders before save.
 	sandboxobject.RefundedValidator = sandboxobjectDescRefunded.Validators[0].(func(int64) error)
 	// sandboxobjectDescCreatedAt is the schema descriptor for created_at field.
-	sandboxobjectDescCreatedAt := sandboxobjectFields[10].Descriptor()
+	sandboxobjectDescCreatedAt := sandboxobjectFields[11].Descriptor()
 	// sandboxobject.DefaultCreatedAt holds the default value on creation for the created_at field.
 	sandboxobject.DefaultCreatedAt = sandboxobjectDescCreatedAt.Default.(func() time.Time)
 	// sandboxobjectDescUpdatedAt is the schema descriptor for updated_at field.
-	sandboxobjectDescUpdatedAt := sandboxobjectFields[11].Descriptor()
+	sandboxobjectDescUpdatedAt := sandboxobjectFields[12].Descriptor()
 	// sandboxobject.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	sandboxobject.DefaultUpdatedAt = sandboxobjectDescUpdatedAt.Default.(func() time.Time)
 	// sandboxobject.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.

@@ -29,6 +29,8 @@ type SandboxObject struct {
 	Amount int64 `json:"amount,omitempty"`
 	// Currency holds the value of the "currency" field.
 	Currency string `json:"currency,omitempty"`
+	// Captured holds the value of the "captured" field.
+	Captured *int64 `json:"captured,omitempty"`
 	// Refunded holds the value of the "refunded" field.
 	Refunded int64 `json:"refunded,omitempty"`
 	// Status holds the value of the "status" field.
@@ -49,7 +51,7 @@ func (*SandboxObject) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case sandboxobject.FieldBody:
 			values[i] = new([]byte)
-		case sandboxobject.FieldAmount, sandboxobject.FieldRefunded:
+		case sandboxobject.FieldAmount, sandboxobject.FieldCaptured, sandboxobject.FieldRefunded:
 			values[i] = new(sql.NullInt64)
 		case sandboxobject.FieldID, sandboxobject.FieldProvider, sandboxobject.FieldKind, sandboxobject.FieldReference, sandboxobject.FieldChargeID, sandboxobject.FieldCurrency, sandboxobject.FieldStatus:
 			values[i] = new(sql.NullString)
@@ -112,6 +114,13 @@ func (_m *SandboxObject) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field currency", values[i])
 			} else if value.Valid {
 				_m.Currency = value.String
+			}
+		case sandboxobject.FieldCaptured:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field captured", values[i])
+			} else if value.Valid {
+				_m.Captured = new(int64)
+				*_m.Captured = value.Int64
 			}
 		case sandboxobject.FieldRefunded:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -198,6 +207,11 @@ func (_m *SandboxObject) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("currency=")
 	builder.WriteString(_m.Currency)
+	builder.WriteString(", ")
+	if v := _m.Captured; v != nil {
+		builder.WriteString("captured=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("refunded=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Refunded))

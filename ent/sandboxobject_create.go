@@ -72,6 +72,20 @@ func (_c *SandboxObjectCreate) SetCurrency(v string) *SandboxObjectCreate {
 	return _c
 }
 
+// SetCaptured sets the "captured" field.
+func (_c *SandboxObjectCreate) SetCaptured(v int64) *SandboxObjectCreate {
+	_c.mutation.SetCaptured(v)
+	return _c
+}
+
+// SetNillableCaptured sets the "captured" field if the given value is not nil.
+func (_c *SandboxObjectCreate) SetNillableCaptured(v *int64) *SandboxObjectCreate {
+	if v != nil {
+		_c.SetCaptured(*v)
+	}
+	return _c
+}
+
 // SetRefunded sets the "refunded" field.
 func (_c *SandboxObjectCreate) SetRefunded(v int64) *SandboxObjectCreate {
 	_c.mutation.SetRefunded(v)
@@ -295,6 +309,10 @@ func (_c *SandboxObjectCreate) createSpec() (*SandboxObject, *sqlgraph.CreateSpe
 	if value, ok := _c.mutation.Currency(); ok {
 		_spec.SetField(sandboxobject.FieldCurrency, field.TypeString, value)
 		_node.Currency = value
+	}
+	if value, ok := _c.mutation.Captured(); ok {
+		_spec.SetField(sandboxobject.FieldCaptured, field.TypeInt64, value)
+		_node.Captured = &value
 	}
 	if value, ok := _c.mutation.Refunded(); ok {
 		_spec.SetField(sandboxobject.FieldRefunded, field.TypeInt64, value)

@@ -28,6 +28,33 @@ func (_u *SandboxObjectUpdate) Where(ps ...predicate.SandboxObject) *SandboxObje
 	return _u
 }
 
+// SetCaptured sets the "captured" field.
+func (_u *SandboxObjectUpdate) SetCaptured(v int64) *SandboxObjectUpdate {
+	_u.mutation.ResetCaptured()
+	_u.mutation.SetCaptured(v)
+	return _u
+}
+
+// SetNillableCaptured sets the "captured" field if the given value is not nil.
+func (_u *SandboxObjectUpdate) SetNillableCaptured(v *int64) *SandboxObjectUpdate {
+	if v != nil {
+		_u.SetCaptured(*v)
+	}
+	return _u
+}
+
+// AddCaptured adds value to the "captured" field.
+func (_u *SandboxObjectUpdate) AddCaptured(v int64) *SandboxObjectUpdate {
+	_u.mutation.AddCaptured(v)
+	return _u
+}
+
+// ClearCaptured clears the value of the "captured" field.
+func (_u *SandboxObjectUpdate) ClearCaptured() *SandboxObjectUpdate {
+	_u.mutation.ClearCaptured()
+	return _u
+}
+
 // SetRefunded sets the "refunded" field.
 func (_u *SandboxObjectUpdate) SetRefunded(v int64) *SandboxObjectUpdate {
 	_u.mutation.ResetRefunded()
@@ -141,6 +168,15 @@ func (_u *SandboxObjectUpdate) sqlSave(ctx context.Context) (_node int, err erro
 	if _u.mutation.ChargeIDCleared() {
 		_spec.ClearField(sandboxobject.FieldChargeID, field.TypeString)
 	}
+	if value, ok := _u.mutation.Captured(); ok {
+		_spec.SetField(sandboxobject.FieldCaptured, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedCaptured(); ok {
+		_spec.AddField(sandboxobject.FieldCaptured, field.TypeInt64, value)
+	}
+	if _u.mutation.CapturedCleared() {
+		_spec.ClearField(sandboxobject.FieldCaptured, field.TypeInt64)
+	}
 	if value, ok := _u.mutation.Refunded(); ok {
 		_spec.SetField(sandboxobject.FieldRefunded, field.TypeInt64, value)
 	}
@@ -174,6 +210,33 @@ type SandboxObjectUpdateOne struct {
 	fields   []string
 	hooks    []Hook
 	mutation *SandboxObjectMutation
+}
+
+// SetCaptured sets the "captured" field.
+func (_u *SandboxObjectUpdateOne) SetCaptured(v int64) *SandboxObjectUpdateOne {
+	_u.mutation.ResetCaptured()
+	_u.mutation.SetCaptured(v)
+	return _u
+}
+
+// SetNillableCaptured sets the "captured" field if the given value is not nil.
+func (_u *SandboxObjectUpdateOne) SetNillableCaptured(v *int64) *SandboxObjectUpdateOne {
+	if v != nil {
+		_u.SetCaptured(*v)
+	}
+	return _u
+}
+
+// AddCaptured adds value to the "captured" field.
+func (_u *SandboxObjectUpdateOne) AddCaptured(v int64) *SandboxObjectUpdateOne {
+	_u.mutation.AddCaptured(v)
+	return _u
+}
+
+// ClearCaptured clears the value of the "captured" field.
+func (_u *SandboxObjectUpdateOne) ClearCaptured() *SandboxObjectUpdateOne {
+	_u.mutation.ClearCaptured()
+	return _u
 }
 
 // SetRefunded sets the "refunded" field.
@@ -318,6 +381,15 @@ func (_u *SandboxObjectUpdateOne) sqlSave(ctx context.Context) (_node *SandboxOb
 	}
 	if _u.mutation.ChargeIDCleared() {
 		_spec.ClearField(sandboxobject.FieldChargeID, field.TypeString)
+	}
+	if value, ok := _u.mutation.Captured(); ok {
+		_spec.SetField(sandboxobject.FieldCaptured, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedCaptured(); ok {
+		_spec.AddField(sandboxobject.FieldCaptured, field.TypeInt64, value)
+	}
+	if _u.mutation.CapturedCleared() {
+		_spec.ClearField(sandboxobject.FieldCaptured, field.TypeInt64)
 	}
 	if value, ok := _u.mutation.Refunded(); ok {
 		_spec.SetField(sandboxobject.FieldRefunded, field.TypeInt64, value)

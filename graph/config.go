@@ -24,7 +24,7 @@ func authorized(ctx context.Context, op auth.Operation) (auth.Principal, error) 
 
 // documentOf reads a configuration input into the document it stands for. GraphQL requires every
 // section; REST may leave one out, which is refused naming it rather than read as all zeros.
-func documentOf(input model.ConfigInput) (settings.Document, error) {
+func documentOf(input model.ConfigInput, current settings.Document) (settings.Document, error) {
 	for _, section := range []struct {
 		name    string
 		missing bool
@@ -48,6 +48,10 @@ func documentOf(input model.ConfigInput) (settings.Document, error) {
 		WebhookRetry:   *input.WebhookRetry,
 		RateLimits:     *input.RateLimits,
 		Alerts:         *input.Alerts,
+		Capture:        current.Capture,
+	}
+	if input.Capture != nil { // added after the other sections: clients that predate it leave it out
+		doc.Capture = *input.Capture
 	}
 	for _, p := range input.Providers {
 		if _, twice := doc.Providers[p.Name]; twice {

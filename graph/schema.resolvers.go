@@ -77,6 +77,9 @@ func (r *mutationResolver) CreatePayment(ctx context.Context, input model.Create
 		Metadata:       input.Metadata,
 		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
 	}
+	if input.CaptureMethod != nil {
+		in.CaptureMethod = *input.CaptureMethod
+	}
 	if input.Customer != nil {
 		in.CustomerEmail = input.Customer.Email
 		if input.Customer.Name != nil {
@@ -104,13 +107,31 @@ func (r *mutationResolver) RefundPayment(ctx context.Context, input model.Refund
 	})
 }
 
+// CapturePayment is the resolver for the capturePayment field.
+func (r *mutationResolver) CapturePayment(ctx context.Context, input model.CapturePaymentInput) (*ent.Payment, error) {
+	return r.PaymentService.Capture(ctx, payment.CaptureInput{
+		PaymentID:      input.PaymentID,
+		Amount:         input.Amount,
+		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
+	})
+}
+
+// CancelPayment is the resolver for the cancelPayment field.
+func (r *mutationResolver) CancelPayment(ctx context.Context, input model.CancelPaymentInput) (*ent.Payment, error) {
+	return r.PaymentService.Cancel(ctx, payment.CancelInput{
+		PaymentID:      input.PaymentID,
+		Reason:         input.Reason,
+		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
+	})
+}
+
 // UpdateConfig is the resolver for the updateConfig field.
 func (r *mutationResolver) UpdateConfig(ctx context.Context, input model.ConfigInput) (*settings.Document, error) {
 	p, err := authorized(ctx, auth.UpdateConfig)
 	if err != nil {
 		return nil, err
 	}
-	doc, err := documentOf(input)
+	doc, err := documentOf(input, r.Configs.Current())
 	if err != nil {
 		return nil, err
 	}
@@ -139,6 +160,16 @@ func (r *paymentResolver) Amount(ctx context.Context, obj *ent.Payment) (money.D
 // AmountRefunded is the resolver for the amountRefunded field.
 func (r *paymentResolver) AmountRefunded(ctx context.Context, obj *ent.Payment) (money.Decimal, error) {
 	return money.Amount{Minor: obj.AmountRefunded, Currency: obj.Currency}.Decimal(), nil
+}
+
+// AmountCapturable is the resolver for the amountCapturable field.
+func (r *paymentResolver) AmountCapturable(ctx context.Context, obj *ent.Payment) (money.Decimal, error) {
+	return money.Amount{Minor: obj.AmountCapturable, Currency: obj.Currency}.Decimal(), nil
+}
+
+// AmountCaptured is the resolver for the amountCaptured field.
+func (r *paymentResolver) AmountCaptured(ctx context.Context, obj *ent.Payment) (money.Decimal, error) {
+	return money.Amount{Minor: obj.AmountCaptured, Currency: obj.Currency}.Decimal(), nil
 }
 
 // Customer is the resolver for the customer field.

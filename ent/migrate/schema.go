@@ -163,7 +163,7 @@ var (
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "amount", Type: field.TypeInt64},
 		{Name: "currency", Type: field.TypeString, Size: 3},
-		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "processing", "succeeded", "failed", "partially_refunded", "refunded"}},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "processing", "requires_action", "requires_capture", "succeeded", "failed", "canceled", "partially_refunded", "refunded"}},
 		{Name: "payment_method", Type: field.TypeEnum, Enums: []string{"credit_card"}},
 		{Name: "customer_email", Type: field.TypeString, Size: 254},
 		{Name: "customer_name", Type: field.TypeString, Size: 200, Default: ""},
@@ -177,6 +177,14 @@ var (
 		{Name: "provider_decline_code", Type: field.TypeString, Nullable: true},
 		{Name: "routing", Type: field.TypeJSON, Nullable: true},
 		{Name: "amount_refunded", Type: field.TypeInt64, Default: 0},
+		{Name: "capture_method", Type: field.TypeEnum, Enums: []string{"automatic", "manual"}, Default: "automatic"},
+		{Name: "amount_capturable", Type: field.TypeInt64, Default: 0},
+		{Name: "amount_captured", Type: field.TypeInt64, Default: 0},
+		{Name: "capture_before", Type: field.TypeTime, Nullable: true},
+		{Name: "canceled_at", Type: field.TypeTime, Nullable: true},
+		{Name: "cancellation_reason", Type: field.TypeEnum, Nullable: true, Enums: []string{"requested_by_customer", "duplicate", "fraudulent", "abandoned", "expired"}},
+		{Name: "pending_action", Type: field.TypeEnum, Nullable: true, Enums: []string{"capture", "cancel"}},
+		{Name: "capture_requested", Type: field.TypeInt64, Nullable: true},
 		{Name: "failure_code", Type: field.TypeString, Nullable: true},
 		{Name: "failure_message", Type: field.TypeString, Nullable: true},
 		{Name: "description", Type: field.TypeString, Nullable: true, Size: 1000},
@@ -210,13 +218,18 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{PaymentsColumns[14], PaymentsColumns[15]},
 			},
+			{
+				Name:    "payment_status_capture_before",
+				Unique:  false,
+				Columns: []*schema.Column{PaymentsColumns[5], PaymentsColumns[22]},
+			},
 		},
 	}
 	// PaymentStatusChangesColumns holds the columns for the "payment_status_changes" table.
 	PaymentStatusChangesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
-		{Name: "from", Type: field.TypeEnum, Nullable: true, Enums: []string{"pending", "processing", "succeeded", "failed", "partially_refunded", "refunded"}},
-		{Name: "to", Type: field.TypeEnum, Enums: []string{"pending", "processing", "succeeded", "failed", "partially_refunded", "refunded"}},
+		{Name: "from", Type: field.TypeEnum, Nullable: true, Enums: []string{"pending", "processing", "requires_action", "requires_capture", "succeeded", "failed", "canceled", "partially_refunded", "refunded"}},
+		{Name: "to", Type: field.TypeEnum, Enums: []string{"pending", "processing", "requires_action", "requires_capture", "succeeded", "failed", "canceled", "partially_refunded", "refunded"}},
 		{Name: "reason", Type: field.TypeString, Default: ""},
 		{Name: "actor", Type: field.TypeString, Default: "system"},
 		{Name: "at", Type: field.TypeTime},
@@ -382,6 +395,7 @@ var (
 		{Name: "charge_id", Type: field.TypeString, Nullable: true},
 		{Name: "amount", Type: field.TypeInt64},
 		{Name: "currency", Type: field.TypeString},
+		{Name: "captured", Type: field.TypeInt64, Nullable: true},
 		{Name: "refunded", Type: field.TypeInt64, Default: 0},
 		{Name: "status", Type: field.TypeString},
 		{Name: "body", Type: field.TypeBytes},
@@ -402,7 +416,7 @@ var (
 			{
 				Name:    "sandboxobject_kind_status_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{SandboxObjectsColumns[2], SandboxObjectsColumns[8], SandboxObjectsColumns[10]},
+				Columns: []*schema.Column{SandboxObjectsColumns[2], SandboxObjectsColumns[9], SandboxObjectsColumns[11]},
 			},
 		},
 	}
@@ -521,14 +535,15 @@ func init() {
 	AlertChangesTable.ForeignKeys[0].RefTable = AlertsTable
 	PaymentsTable.Annotation = &entsql.Annotation{}
 	PaymentsTable.Annotation.Checks = map[string]string{
-		"payment_amount_positive":      "amount > 0",
-		"payment_refund_within_amount": "amount_refunded >= 0 AND amount_refunded <= amount",
-		"payment_status_known":         "status IN ('pending', 'processing', 'succeeded', 'failed', 'partially_refunded', 'refunded')",
+		"payment_amount_positive":       "amount > 0",
+		"payment_capture_within_amount": "amount_captured >= 0 AND amount_captured <= amount AND amount_capturable >= 0 AND amount_capturable <= amount",
+		"payment_refund_within_amount":  "amount_refunded >= 0 AND amount_refunded <= amount",
+		"payment_status_known":          "status IN ('pending', 'processing', 'requires_action', 'requires_capture', 'succeeded', 'failed', 'canceled', 'partially_refunded', 'refunded')",
 	}
 	PaymentStatusChangesTable.ForeignKeys[0].RefTable = PaymentsTable
 	PaymentStatusChangesTable.Annotation = &entsql.Annotation{}
 	PaymentStatusChangesTable.Annotation.Checks = map[string]string{
-		"status_change_statuses_known": "\"to\" IN ('pending', 'processing', 'succeeded', 'failed', 'partially_refunded', 'refunded') AND (\"from\" IS NULL OR \"from\" IN ('pending', 'processing', 'succeeded', 'failed', 'partially_refunded', 'refunded'))",
+		"status_change_statuses_known": "\"to\" IN ('pending', 'processing', 'requires_action', 'requires_capture', 'succeeded', 'failed', 'canceled', 'partially_refunded', 'refunded') AND (\"from\" IS NULL OR \"from\" IN ('pending', 'processing', 'requires_action', 'requires_capture', 'succeeded', 'failed', 'canceled', 'partially_refunded', 'refunded'))",
 	}
 	RefreshTokensTable.ForeignKeys[0].RefTable = UsersTable
 	RefundsTable.ForeignKeys[0].RefTable = PaymentsTable

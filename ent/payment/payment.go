@@ -4,6 +4,8 @@ package payment
 
 import (
 	"fmt"
+	"io"
+	"strconv"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -54,6 +56,22 @@ const (
 	FieldRouting = "routing"
 	// FieldAmountRefunded holds the string denoting the amount_refunded field in the database.
 	FieldAmountRefunded = "amount_refunded"
+	// FieldCaptureMethod holds the string denoting the capture_method field in the database.
+	FieldCaptureMethod = "capture_method"
+	// FieldAmountCapturable holds the string denoting the amount_capturable field in the database.
+	FieldAmountCapturable = "amount_capturable"
+	// FieldAmountCaptured holds the string denoting the amount_captured field in the database.
+	FieldAmountCaptured = "amount_captured"
+	// FieldCaptureBefore holds the string denoting the capture_before field in the database.
+	FieldCaptureBefore = "capture_before"
+	// FieldCanceledAt holds the string denoting the canceled_at field in the database.
+	FieldCanceledAt = "canceled_at"
+	// FieldCancellationReason holds the string denoting the cancellation_reason field in the database.
+	FieldCancellationReason = "cancellation_reason"
+	// FieldPendingAction holds the string denoting the pending_action field in the database.
+	FieldPendingAction = "pending_action"
+	// FieldCaptureRequested holds the string denoting the capture_requested field in the database.
+	FieldCaptureRequested = "capture_requested"
 	// FieldFailureCode holds the string denoting the failure_code field in the database.
 	FieldFailureCode = "failure_code"
 	// FieldFailureMessage holds the string denoting the failure_message field in the database.
@@ -109,6 +127,14 @@ var Columns = []string{
 	FieldProviderDeclineCode,
 	FieldRouting,
 	FieldAmountRefunded,
+	FieldCaptureMethod,
+	FieldAmountCapturable,
+	FieldAmountCaptured,
+	FieldCaptureBefore,
+	FieldCanceledAt,
+	FieldCancellationReason,
+	FieldPendingAction,
+	FieldCaptureRequested,
 	FieldFailureCode,
 	FieldFailureMessage,
 	FieldDescription,
@@ -152,6 +178,14 @@ var (
 	DefaultAmountRefunded int64
 	// AmountRefundedValidator is a validator for the "amount_refunded" field. It is called by the builders before save.
 	AmountRefundedValidator func(int64) error
+	// DefaultAmountCapturable holds the default value on creation for the "amount_capturable" field.
+	DefaultAmountCapturable int64
+	// AmountCapturableValidator is a validator for the "amount_capturable" field. It is called by the builders before save.
+	AmountCapturableValidator func(int64) error
+	// DefaultAmountCaptured holds the default value on creation for the "amount_captured" field.
+	DefaultAmountCaptured int64
+	// AmountCapturedValidator is a validator for the "amount_captured" field. It is called by the builders before save.
+	AmountCapturedValidator func(int64) error
 	// DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	DescriptionValidator func(string) error
 	// DisputeReasonValidator is a validator for the "dispute_reason" field. It is called by the builders before save.
@@ -165,7 +199,7 @@ var (
 // StatusValidator is a validator for the "status" field enum values. It is called by the builders before save.
 func StatusValidator(s state.PaymentStatus) error {
 	switch s {
-	case "pending", "processing", "succeeded", "failed", "partially_refunded", "refunded":
+	case "pending", "processing", "requires_action", "requires_capture", "succeeded", "failed", "canceled", "partially_refunded", "refunded":
 		return nil
 	default:
 		return fmt.Errorf("payment: invalid enum value for status field: %q", s)
@@ -179,6 +213,51 @@ func PaymentMethodValidator(pm card.PaymentMethod) error {
 		return nil
 	default:
 		return fmt.Errorf("payment: invalid enum value for payment_method field: %q", pm)
+	}
+}
+
+const DefaultCaptureMethod state.CaptureMethod = "automatic"
+
+// CaptureMethodValidator is a validator for the "capture_method" field enum values. It is called by the builders before save.
+func CaptureMethodValidator(cm state.CaptureMethod) error {
+	switch cm {
+	case "automatic", "manual":
+		return nil
+	default:
+		return fmt.Errorf("payment: invalid enum value for capture_method field: %q", cm)
+	}
+}
+
+// CancellationReasonValidator is a validator for the "cancellation_reason" field enum values. It is called by the builders before save.
+func CancellationReasonValidator(cr state.CancellationReason) error {
+	switch cr {
+	case "requested_by_customer", "duplicate", "fraudulent", "abandoned", "expired":
+		return nil
+	default:
+		return fmt.Errorf("payment: invalid enum value for cancellation_reason field: %q", cr)
+	}
+}
+
+// PendingAction defines the type for the "pending_action" enum field.
+type PendingAction string
+
+// PendingAction values.
+const (
+	PendingActionCapture PendingAction = "capture"
+	PendingActionCancel  PendingAction = "cancel"
+)
+
+func (pa PendingAction) String() string {
+	return string(pa)
+}
+
+// PendingActionValidator is a validator for the "pending_action" field enum values. It is called by the builders before save.
+func PendingActionValidator(pa PendingAction) error {
+	switch pa {
+	case PendingActionCapture, PendingActionCancel:
+		return nil
+	default:
+		return fmt.Errorf("payment: invalid enum value for pending_action field: %q", pa)
 	}
 }
 
@@ -275,6 +354,46 @@ func ByAmountRefunded(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAmountRefunded, opts...).ToFunc()
 }
 
+// ByCaptureMethod orders the results by the capture_method field.
+func ByCaptureMethod(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCaptureMethod, opts...).ToFunc()
+}
+
+// ByAmountCapturable orders the results by the amount_capturable field.
+func ByAmountCapturable(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAmountCapturable, opts...).ToFunc()
+}
+
+// ByAmountCaptured orders the results by the amount_captured field.
+func ByAmountCaptured(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAmountCaptured, opts...).ToFunc()
+}
+
+// ByCaptureBefore orders the results by the capture_before field.
+func ByCaptureBefore(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCaptureBefore, opts...).ToFunc()
+}
+
+// ByCanceledAt orders the results by the canceled_at field.
+func ByCanceledAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCanceledAt, opts...).ToFunc()
+}
+
+// ByCancellationReason orders the results by the cancellation_reason field.
+func ByCancellationReason(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCancellationReason, opts...).ToFunc()
+}
+
+// ByPendingAction orders the results by the pending_action field.
+func ByPendingAction(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPendingAction, opts...).ToFunc()
+}
+
+// ByCaptureRequested orders the results by the capture_requested field.
+func ByCaptureRequested(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCaptureRequested, opts...).ToFunc()
+}
+
 // ByFailureCode orders the results by the failure_code field.
 func ByFailureCode(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldFailureCode, opts...).ToFunc()
@@ -355,3 +474,35 @@ var (
 	// card.PaymentMethod must implement graphql.Unmarshaler.
 	_ graphql.Unmarshaler = (*card.PaymentMethod)(nil)
 )
+
+var (
+	// state.CaptureMethod must implement graphql.Marshaler.
+	_ graphql.Marshaler = (*state.CaptureMethod)(nil)
+	// state.CaptureMethod must implement graphql.Unmarshaler.
+	_ graphql.Unmarshaler = (*state.CaptureMethod)(nil)
+)
+
+var (
+	// state.CancellationReason must implement graphql.Marshaler.
+	_ graphql.Marshaler = (*state.CancellationReason)(nil)
+	// state.CancellationReason must implement graphql.Unmarshaler.
+	_ graphql.Unmarshaler = (*state.CancellationReason)(nil)
+)
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (e PendingAction) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(e.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (e *PendingAction) UnmarshalGQL(val interface{}) error {
+	str, ok := val.(string)
+	if !ok {
+		return fmt.Errorf("enum %T must be a string", val)
+	}
+	*e = PendingAction(str)
+	if err := PendingActionValidator(*e); err != nil {
+		return fmt.Errorf("%s is not a valid PendingAction", str)
+	}
+	return nil
+}

@@ -142,6 +142,31 @@ func AmountRefunded(v int64) predicate.Payment {
 	return predicate.Payment(sql.FieldEQ(FieldAmountRefunded, v))
 }
 
+// AmountCapturable applies equality check predicate on the "amount_capturable" field. It's identical to AmountCapturableEQ.
+func AmountCapturable(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldAmountCapturable, v))
+}
+
+// AmountCaptured applies equality check predicate on the "amount_captured" field. It's identical to AmountCapturedEQ.
+func AmountCaptured(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldAmountCaptured, v))
+}
+
+// CaptureBefore applies equality check predicate on the "capture_before" field. It's identical to CaptureBeforeEQ.
+func CaptureBefore(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldCaptureBefore, v))
+}
+
+// CanceledAt applies equality check predicate on the "canceled_at" field. It's identical to CanceledAtEQ.
+func CanceledAt(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldCanceledAt, v))
+}
+
+// CaptureRequested applies equality check predicate on the "capture_requested" field. It's identical to CaptureRequestedEQ.
+func CaptureRequested(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldCaptureRequested, v))
+}
+
 // FailureCode applies equality check predicate on the "failure_code" field. It's identical to FailureCodeEQ.
 func FailureCode(v string) predicate.Payment {
 	return predicate.Payment(sql.FieldEQ(FieldFailureCode, v))
@@ -1080,6 +1105,336 @@ func AmountRefundedLT(v int64) predicate.Payment {
 // AmountRefundedLTE applies the LTE predicate on the "amount_refunded" field.
 func AmountRefundedLTE(v int64) predicate.Payment {
 	return predicate.Payment(sql.FieldLTE(FieldAmountRefunded, v))
+}
+
+// CaptureMethodEQ applies the EQ predicate on the "capture_method" field.
+func CaptureMethodEQ(v state.CaptureMethod) predicate.Payment {
+	vc := v
+	return predicate.Payment(sql.FieldEQ(FieldCaptureMethod, vc))
+}
+
+// CaptureMethodNEQ applies the NEQ predicate on the "capture_method" field.
+func CaptureMethodNEQ(v state.CaptureMethod) predicate.Payment {
+	vc := v
+	return predicate.Payment(sql.FieldNEQ(FieldCaptureMethod, vc))
+}
+
+// CaptureMethodIn applies the In predicate on the "capture_method" field.
+func CaptureMethodIn(vs ...state.CaptureMethod) predicate.Payment {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.Payment(sql.FieldIn(FieldCaptureMethod, v...))
+}
+
+// CaptureMethodNotIn applies the NotIn predicate on the "capture_method" field.
+func CaptureMethodNotIn(vs ...state.CaptureMethod) predicate.Payment {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.Payment(sql.FieldNotIn(FieldCaptureMethod, v...))
+}
+
+// AmountCapturableEQ applies the EQ predicate on the "amount_capturable" field.
+func AmountCapturableEQ(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldAmountCapturable, v))
+}
+
+// AmountCapturableNEQ applies the NEQ predicate on the "amount_capturable" field.
+func AmountCapturableNEQ(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldNEQ(FieldAmountCapturable, v))
+}
+
+// AmountCapturableIn applies the In predicate on the "amount_capturable" field.
+func AmountCapturableIn(vs ...int64) predicate.Payment {
+	return predicate.Payment(sql.FieldIn(FieldAmountCapturable, vs...))
+}
+
+// AmountCapturableNotIn applies the NotIn predicate on the "amount_capturable" field.
+func AmountCapturableNotIn(vs ...int64) predicate.Payment {
+	return predicate.Payment(sql.FieldNotIn(FieldAmountCapturable, vs...))
+}
+
+// AmountCapturableGT applies the GT predicate on the "amount_capturable" field.
+func AmountCapturableGT(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldGT(FieldAmountCapturable, v))
+}
+
+// AmountCapturableGTE applies the GTE predicate on the "amount_capturable" field.
+func AmountCapturableGTE(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldGTE(FieldAmountCapturable, v))
+}
+
+// AmountCapturableLT applies the LT predicate on the "amount_capturable" field.
+func AmountCapturableLT(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldLT(FieldAmountCapturable, v))
+}
+
+// AmountCapturableLTE applies the LTE predicate on the "amount_capturable" field.
+func AmountCapturableLTE(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldLTE(FieldAmountCapturable, v))
+}
+
+// AmountCapturedEQ applies the EQ predicate on the "amount_captured" field.
+func AmountCapturedEQ(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldAmountCaptured, v))
+}
+
+// AmountCapturedNEQ applies the NEQ predicate on the "amount_captured" field.
+func AmountCapturedNEQ(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldNEQ(FieldAmountCaptured, v))
+}
+
+// AmountCapturedIn applies the In predicate on the "amount_captured" field.
+func AmountCapturedIn(vs ...int64) predicate.Payment {
+	return predicate.Payment(sql.FieldIn(FieldAmountCaptured, vs...))
+}
+
+// AmountCapturedNotIn applies the NotIn predicate on the "amount_captured" field.
+func AmountCapturedNotIn(vs ...int64) predicate.Payment {
+	return predicate.Payment(sql.FieldNotIn(FieldAmountCaptured, vs...))
+}
+
+// AmountCapturedGT applies the GT predicate on the "amount_captured" field.
+func AmountCapturedGT(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldGT(FieldAmountCaptured, v))
+}
+
+// AmountCapturedGTE applies the GTE predicate on the "amount_captured" field.
+func AmountCapturedGTE(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldGTE(FieldAmountCaptured, v))
+}
+
+// AmountCapturedLT applies the LT predicate on the "amount_captured" field.
+func AmountCapturedLT(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldLT(FieldAmountCaptured, v))
+}
+
+// AmountCapturedLTE applies the LTE predicate on the "amount_captured" field.
+func AmountCapturedLTE(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldLTE(FieldAmountCaptured, v))
+}
+
+// CaptureBeforeEQ applies the EQ predicate on the "capture_before" field.
+func CaptureBeforeEQ(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldCaptureBefore, v))
+}
+
+// CaptureBeforeNEQ applies the NEQ predicate on the "capture_before" field.
+func CaptureBeforeNEQ(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldNEQ(FieldCaptureBefore, v))
+}
+
+// CaptureBeforeIn applies the In predicate on the "capture_before" field.
+func CaptureBeforeIn(vs ...time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldIn(FieldCaptureBefore, vs...))
+}
+
+// CaptureBeforeNotIn applies the NotIn predicate on the "capture_before" field.
+func CaptureBeforeNotIn(vs ...time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldNotIn(FieldCaptureBefore, vs...))
+}
+
+// CaptureBeforeGT applies the GT predicate on the "capture_before" field.
+func CaptureBeforeGT(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldGT(FieldCaptureBefore, v))
+}
+
+// CaptureBeforeGTE applies the GTE predicate on the "capture_before" field.
+func CaptureBeforeGTE(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldGTE(FieldCaptureBefore, v))
+}
+
+// CaptureBeforeLT applies the LT predicate on the "capture_before" field.
+func CaptureBeforeLT(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldLT(FieldCaptureBefore, v))
+}
+
+// CaptureBeforeLTE applies the LTE predicate on the "capture_before" field.
+func CaptureBeforeLTE(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldLTE(FieldCaptureBefore, v))
+}
+
+// CaptureBeforeIsNil applies the IsNil predicate on the "capture_before" field.
+func CaptureBeforeIsNil() predicate.Payment {
+	return predicate.Payment(sql.FieldIsNull(FieldCaptureBefore))
+}
+
+// CaptureBeforeNotNil applies the NotNil predicate on the "capture_before" field.
+func CaptureBeforeNotNil() predicate.Payment {
+	return predicate.Payment(sql.FieldNotNull(FieldCaptureBefore))
+}
+
+// CanceledAtEQ applies the EQ predicate on the "canceled_at" field.
+func CanceledAtEQ(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldCanceledAt, v))
+}
+
+// CanceledAtNEQ applies the NEQ predicate on the "canceled_at" field.
+func CanceledAtNEQ(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldNEQ(FieldCanceledAt, v))
+}
+
+// CanceledAtIn applies the In predicate on the "canceled_at" field.
+func CanceledAtIn(vs ...time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldIn(FieldCanceledAt, vs...))
+}
+
+// CanceledAtNotIn applies the NotIn predicate on the "canceled_at" field.
+func CanceledAtNotIn(vs ...time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldNotIn(FieldCanceledAt, vs...))
+}
+
+// CanceledAtGT applies the GT predicate on the "canceled_at" field.
+func CanceledAtGT(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldGT(FieldCanceledAt, v))
+}
+
+// CanceledAtGTE applies the GTE predicate on the "canceled_at" field.
+func CanceledAtGTE(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldGTE(FieldCanceledAt, v))
+}
+
+// CanceledAtLT applies the LT predicate on the "canceled_at" field.
+func CanceledAtLT(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldLT(FieldCanceledAt, v))
+}
+
+// CanceledAtLTE applies the LTE predicate on the "canceled_at" field.
+func CanceledAtLTE(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldLTE(FieldCanceledAt, v))
+}
+
+// CanceledAtIsNil applies the IsNil predicate on the "canceled_at" field.
+func CanceledAtIsNil() predicate.Payment {
+	return predicate.Payment(sql.FieldIsNull(FieldCanceledAt))
+}
+
+// CanceledAtNotNil applies the NotNil predicate on the "canceled_at" field.
+func CanceledAtNotNil() predicate.Payment {
+	return predicate.Payment(sql.FieldNotNull(FieldCanceledAt))
+}
+
+// CancellationReasonEQ applies the EQ predicate on the "cancellation_reason" field.
+func CancellationReasonEQ(v state.CancellationReason) predicate.Payment {
+	vc := v
+	return predicate.Payment(sql.FieldEQ(FieldCancellationReason, vc))
+}
+
+// CancellationReasonNEQ applies the NEQ predicate on the "cancellation_reason" field.
+func CancellationReasonNEQ(v state.CancellationReason) predicate.Payment {
+	vc := v
+	return predicate.Payment(sql.FieldNEQ(FieldCancellationReason, vc))
+}
+
+// CancellationReasonIn applies the In predicate on the "cancellation_reason" field.
+func CancellationReasonIn(vs ...state.CancellationReason) predicate.Payment {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.Payment(sql.FieldIn(FieldCancellationReason, v...))
+}
+
+// CancellationReasonNotIn applies the NotIn predicate on the "cancellation_reason" field.
+func CancellationReasonNotIn(vs ...state.CancellationReason) predicate.Payment {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.Payment(sql.FieldNotIn(FieldCancellationReason, v...))
+}
+
+// CancellationReasonIsNil applies the IsNil predicate on the "cancellation_reason" field.
+func CancellationReasonIsNil() predicate.Payment {
+	return predicate.Payment(sql.FieldIsNull(FieldCancellationReason))
+}
+
+// CancellationReasonNotNil applies the NotNil predicate on the "cancellation_reason" field.
+func CancellationReasonNotNil() predicate.Payment {
+	return predicate.Payment(sql.FieldNotNull(FieldCancellationReason))
+}
+
+// PendingActionEQ applies the EQ predicate on the "pending_action" field.
+func PendingActionEQ(v PendingAction) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldPendingAction, v))
+}
+
+// PendingActionNEQ applies the NEQ predicate on the "pending_action" field.
+func PendingActionNEQ(v PendingAction) predicate.Payment {
+	return predicate.Payment(sql.FieldNEQ(FieldPendingAction, v))
+}
+
+// PendingActionIn applies the In predicate on the "pending_action" field.
+func PendingActionIn(vs ...PendingAction) predicate.Payment {
+	return predicate.Payment(sql.FieldIn(FieldPendingAction, vs...))
+}
+
+// PendingActionNotIn applies the NotIn predicate on the "pending_action" field.
+func PendingActionNotIn(vs ...PendingAction) predicate.Payment {
+	return predicate.Payment(sql.FieldNotIn(FieldPendingAction, vs...))
+}
+
+// PendingActionIsNil applies the IsNil predicate on the "pending_action" field.
+func PendingActionIsNil() predicate.Payment {
+	return predicate.Payment(sql.FieldIsNull(FieldPendingAction))
+}
+
+// PendingActionNotNil applies the NotNil predicate on the "pending_action" field.
+func PendingActionNotNil() predicate.Payment {
+	return predicate.Payment(sql.FieldNotNull(FieldPendingAction))
+}
+
+// CaptureRequestedEQ applies the EQ predicate on the "capture_requested" field.
+func CaptureRequestedEQ(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldCaptureRequested, v))
+}
+
+// CaptureRequestedNEQ applies the NEQ predicate on the "capture_requested" field.
+func CaptureRequestedNEQ(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldNEQ(FieldCaptureRequested, v))
+}
+
+// CaptureRequestedIn applies the In predicate on the "capture_requested" field.
+func CaptureRequestedIn(vs ...int64) predicate.Payment {
+	return predicate.Payment(sql.FieldIn(FieldCaptureRequested, vs...))
+}
+
+// CaptureRequestedNotIn applies the NotIn predicate on the "capture_requested" field.
+func CaptureRequestedNotIn(vs ...int64) predicate.Payment {
+	return predicate.Payment(sql.FieldNotIn(FieldCaptureRequested, vs...))
+}
+
+// CaptureRequestedGT applies the GT predicate on the "capture_requested" field.
+func CaptureRequestedGT(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldGT(FieldCaptureRequested, v))
+}
+
+// CaptureRequestedGTE applies the GTE predicate on the "capture_requested" field.
+func CaptureRequestedGTE(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldGTE(FieldCaptureRequested, v))
+}
+
+// CaptureRequestedLT applies the LT predicate on the "capture_requested" field.
+func CaptureRequestedLT(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldLT(FieldCaptureRequested, v))
+}
+
+// CaptureRequestedLTE applies the LTE predicate on the "capture_requested" field.
+func CaptureRequestedLTE(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldLTE(FieldCaptureRequested, v))
+}
+
+// CaptureRequestedIsNil applies the IsNil predicate on the "capture_requested" field.
+func CaptureRequestedIsNil() predicate.Payment {
+	return predicate.Payment(sql.FieldIsNull(FieldCaptureRequested))
+}
+
+// CaptureRequestedNotNil applies the NotNil predicate on the "capture_requested" field.
+func CaptureRequestedNotNil() predicate.Payment {
+	return predicate.Payment(sql.FieldNotNull(FieldCaptureRequested))
 }
 
 // FailureCodeEQ applies the EQ predicate on the "failure_code" field.

@@ -79,7 +79,7 @@ var (
 // FromValidator is a validator for the "from" field enum values. It is called by the builders before save.
 func FromValidator(f state.PaymentStatus) error {
 	switch f {
-	case "pending", "processing", "succeeded", "failed", "partially_refunded", "refunded":
+	case "pending", "processing", "requires_action", "requires_capture", "succeeded", "failed", "canceled", "partially_refunded", "refunded":
 		return nil
 	default:
 		return fmt.Errorf("paymentstatuschange: invalid enum value for from field: %q", f)
@@ -89,7 +89,7 @@ func FromValidator(f state.PaymentStatus) error {
 // ToValidator is a validator for the "to" field enum values. It is called by the builders before save.
 func ToValidator(t state.PaymentStatus) error {
 	switch t {
-	case "pending", "processing", "succeeded", "failed", "partially_refunded", "refunded":
+	case "pending", "processing", "requires_action", "requires_capture", "succeeded", "failed", "canceled", "partially_refunded", "refunded":
 		return nil
 	default:
 		return fmt.Errorf("paymentstatuschange: invalid enum value for to field: %q", t)

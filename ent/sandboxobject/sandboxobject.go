@@ -28,6 +28,8 @@ const (
 	FieldAmount = "amount"
 	// FieldCurrency holds the string denoting the currency field in the database.
 	FieldCurrency = "currency"
+	// FieldCaptured holds the string denoting the captured field in the database.
+	FieldCaptured = "captured"
 	// FieldRefunded holds the string denoting the refunded field in the database.
 	FieldRefunded = "refunded"
 	// FieldStatus holds the string denoting the status field in the database.
@@ -51,6 +53,7 @@ var Columns = []string{
 	FieldChargeID,
 	FieldAmount,
 	FieldCurrency,
+	FieldCaptured,
 	FieldRefunded,
 	FieldStatus,
 	FieldBody,
@@ -146,6 +149,11 @@ func ByAmount(opts ...sql.OrderTermOption) OrderOption {
 // ByCurrency orders the results by the currency field.
 func ByCurrency(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCurrency, opts...).ToFunc()
+}
+
+// ByCaptured orders the results by the captured field.
+func ByCaptured(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCaptured, opts...).ToFunc()
 }
 
 // ByRefunded orders the results by the refunded field.

@@ -89,6 +89,11 @@ func Currency(v string) predicate.SandboxObject {
 	return predicate.SandboxObject(sql.FieldEQ(FieldCurrency, v))
 }
 
+// Captured applies equality check predicate on the "captured" field. It's identical to CapturedEQ.
+func Captured(v int64) predicate.SandboxObject {
+	return predicate.SandboxObject(sql.FieldEQ(FieldCaptured, v))
+}
+
 // Refunded applies equality check predicate on the "refunded" field. It's identical to RefundedEQ.
 func Refunded(v int64) predicate.SandboxObject {
 	return predicate.SandboxObject(sql.FieldEQ(FieldRefunded, v))
@@ -442,6 +447,56 @@ func CurrencyEqualFold(v string) predicate.SandboxObject {
 // CurrencyContainsFold applies the ContainsFold predicate on the "currency" field.
 func CurrencyContainsFold(v string) predicate.SandboxObject {
 	return predicate.SandboxObject(sql.FieldContainsFold(FieldCurrency, v))
+}
+
+// CapturedEQ applies the EQ predicate on the "captured" field.
+func CapturedEQ(v int64) predicate.SandboxObject {
+	return predicate.SandboxObject(sql.FieldEQ(FieldCaptured, v))
+}
+
+// CapturedNEQ applies the NEQ predicate on the "captured" field.
+func CapturedNEQ(v int64) predicate.SandboxObject {
+	return predicate.SandboxObject(sql.FieldNEQ(FieldCaptured, v))
+}
+
+// CapturedIn applies the In predicate on the "captured" field.
+func CapturedIn(vs ...int64) predicate.SandboxObject {
+	return predicate.SandboxObject(sql.FieldIn(FieldCaptured, vs...))
+}
+
+// CapturedNotIn applies the NotIn predicate on the "captured" field.
+func CapturedNotIn(vs ...int64) predicate.SandboxObject {
+	return predicate.SandboxObject(sql.FieldNotIn(FieldCaptured, vs...))
+}
+
+// CapturedGT applies the GT predicate on the "captured" field.
+func CapturedGT(v int64) predicate.SandboxObject {
+	return predicate.SandboxObject(sql.FieldGT(FieldCaptured, v))
+}
+
+// CapturedGTE applies the GTE predicate on the "captured" field.
+func CapturedGTE(v int64) predicate.SandboxObject {
+	return predicate.SandboxObject(sql.FieldGTE(FieldCaptured, v))
+}
+
+// CapturedLT applies the LT predicate on the "captured" field.
+func CapturedLT(v int64) predicate.SandboxObject {
+	return predicate.SandboxObject(sql.FieldLT(FieldCaptured, v))
+}
+
+// CapturedLTE applies the LTE predicate on the "captured" field.
+func CapturedLTE(v int64) predicate.SandboxObject {
+	return predicate.SandboxObject(sql.FieldLTE(FieldCaptured, v))
+}
+
+// CapturedIsNil applies the IsNil predicate on the "captured" field.
+func CapturedIsNil() predicate.SandboxObject {
+	return predicate.SandboxObject(sql.FieldIsNull(FieldCaptured))
+}
+
+// CapturedNotNil applies the NotNil predicate on the "captured" field.
+func CapturedNotNil() predicate.SandboxObject {
+	return predicate.SandboxObject(sql.FieldNotNull(FieldCaptured))
 }
 
 // RefundedEQ applies the EQ predicate on the "refunded" field.

@@ -47,6 +47,26 @@ func (Payment) Fields() []ent.Field {
 		// routing is how the payment was routed: the rule and each provider tried.
 		field.JSON("routing", &state.RoutingDecision{}).Optional().Annotations(hidden),
 		field.Int64("amount_refunded").Default(0).NonNegative().Annotations(hidden),
+		// capture_method says whether the amount is captured at once or held by an authorisation
+		// until captured or canceled.
+		field.Enum("capture_method").GoType(state.CaptureMethod("")).Default(string(state.CaptureAutomatic)).Immutable().
+			Annotations(entgql.Type("CaptureMethod"), entgql.Skip(entgql.SkipEnumField, entgql.SkipOrderField)),
+		// amount_capturable is what an authorisation holds and may still be captured;
+		// amount_captured what was captured, which refunds give back at most.
+		field.Int64("amount_capturable").Default(0).NonNegative().Annotations(hidden),
+		field.Int64("amount_captured").Default(0).NonNegative().Annotations(hidden),
+		// capture_before is when an authorisation lapses; one not captured by then is canceled.
+		field.Time("capture_before").Optional().Nillable().
+			Annotations(entgql.Skip(entgql.SkipWhereInput, entgql.SkipOrderField)),
+		field.Time("canceled_at").Optional().Nillable().
+			Annotations(entgql.Skip(entgql.SkipWhereInput, entgql.SkipOrderField)),
+		field.Enum("cancellation_reason").GoType(state.CancellationReason("")).Optional().Nillable().
+			Annotations(entgql.Type("CancellationReason"), entgql.Skip(entgql.SkipEnumField, entgql.SkipWhereInput, entgql.SkipOrderField)),
+		// pending_action is the capture or cancellation a request has claimed and is asking the
+		// provider for, so that no other starts meanwhile; capture_requested is the amount that
+		// capture asks for. Both are cleared once the provider's answer is recorded.
+		field.Enum("pending_action").Values("capture", "cancel").Optional().Nillable().Annotations(entgql.Skip(entgql.SkipAll)),
+		field.Int64("capture_requested").Optional().Nillable().Annotations(entgql.Skip(entgql.SkipAll)),
 		field.String("failure_code").Optional().Nillable().
 			Annotations(entgql.Skip(entgql.SkipOrderField)),
 		field.String("failure_message").Optional().Nillable().
@@ -82,11 +102,13 @@ func (Payment) Indexes() []ent.Index {
 		index.Fields("customer_email", "created_at"),
 		// A provider's webhook names the payment by the provider's id of its charge.
 		index.Fields("provider", "provider_payment_id"),
+		// The expiry loop finds the authorisations that lapsed.
+		index.Fields("status", "capture_before"),
 	}
 }
 
 // paymentStatuses are the statuses of state.PaymentStatus, as SQL, for the CHECKs that hold them.
-const paymentStatuses = "('pending', 'processing', 'succeeded', 'failed', 'partially_refunded', 'refunded')"
+const paymentStatuses = "('pending', 'processing', 'requires_action', 'requires_capture', 'succeeded', 'failed', 'canceled', 'partially_refunded', 'refunded')"
 
 func (Payment) Annotations() []schema.Annotation {
 	return []schema.Annotation{
@@ -94,7 +116,9 @@ func (Payment) Annotations() []schema.Annotation {
 		entsql.Checks(map[string]string{
 			"payment_amount_positive":      "amount > 0",
 			"payment_refund_within_amount": "amount_refunded >= 0 AND amount_refunded <= amount",
-			"payment_status_known":         "status IN " + paymentStatuses,
+			"payment_capture_within_amount": "amount_captured >= 0 AND amount_captured <= amount AND " +
+				"amount_capturable >= 0 AND amount_capturable <= amount",
+			"payment_status_known": "status IN " + paymentStatuses,
 		}),
 		entgql.QueryField().Directives(hasScope("payments:read")),
 		entgql.RelayConnection(),

@@ -27,6 +27,9 @@ func (SandboxObject) Fields() []ent.Field {
 		field.String("charge_id").Optional().Nillable().Immutable(),
 		field.Int64("amount").Immutable(),
 		field.String("currency").Immutable(),
+		// captured is what was captured of a charge authorised to capture manually: nil while
+		// nothing was (and for a charge captured at once, whose amount is what refunds may take).
+		field.Int64("captured").Optional().Nillable(),
 		// refunded is what refunds took from a charge so far, pending ones included.
 		field.Int64("refunded").Default(0).NonNegative(),
 		field.String("status"),

@@ -120,6 +120,10 @@ type ComplexityRoot struct {
 		TokenType    func(childComplexity int) int
 	}
 
+	CaptureSettings struct {
+		WindowH func(childComplexity int) int
+	}
+
 	Card struct {
 		Brand       func(childComplexity int) int
 		ExpMonth    func(childComplexity int) int
@@ -137,6 +141,7 @@ type ComplexityRoot struct {
 
 	Config struct {
 		Alerts         func(childComplexity int) int
+		Capture        func(childComplexity int) int
 		CircuitBreaker func(childComplexity int) int
 		Providers      func(childComplexity int) int
 		RateLimits     func(childComplexity int) int
@@ -173,6 +178,8 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		AcknowledgeAlert  func(childComplexity int, id string) int
+		CancelPayment     func(childComplexity int, input model.CancelPaymentInput) int
+		CapturePayment    func(childComplexity int, input model.CapturePaymentInput) int
 		CreateAPIKey      func(childComplexity int, input auth.APIKeyRequest) int
 		CreatePayment     func(childComplexity int, input model.CreatePaymentInput) int
 		CreateUser        func(childComplexity int, input model.CreateUserInput) int
@@ -204,7 +211,13 @@ type ComplexityRoot struct {
 
 	Payment struct {
 		Amount              func(childComplexity int) int
+		AmountCapturable    func(childComplexity int) int
+		AmountCaptured      func(childComplexity int) int
 		AmountRefunded      func(childComplexity int) int
+		CanceledAt          func(childComplexity int) int
+		CancellationReason  func(childComplexity int) int
+		CaptureBefore       func(childComplexity int) int
+		CaptureMethod       func(childComplexity int) int
 		Card                func(childComplexity int) int
 		CreatedAt           func(childComplexity int) int
 		Currency            func(childComplexity int) int
@@ -484,6 +497,8 @@ type MutationResolver interface {
 	RevokeToken(ctx context.Context, token string) (*model.Revoked, error)
 	CreatePayment(ctx context.Context, input model.CreatePaymentInput) (*ent.Payment, error)
 	RefundPayment(ctx context.Context, input model.RefundPaymentInput) (*ent.Refund, error)
+	CapturePayment(ctx context.Context, input model.CapturePaymentInput) (*ent.Payment, error)
+	CancelPayment(ctx context.Context, input model.CancelPaymentInput) (*ent.Payment, error)
 	UpdateConfig(ctx context.Context, input model.ConfigInput) (*settings.Document, error)
 	CreateAPIKey(ctx context.Context, input auth.APIKeyRequest) (*auth.NewAPIKey, error)
 	RevokeAPIKey(ctx context.Context, id string) (*ent.APIKey, error)
@@ -501,6 +516,8 @@ type PaymentResolver interface {
 
 	Amount(ctx context.Context, obj *ent.Payment) (money.Decimal, error)
 	AmountRefunded(ctx context.Context, obj *ent.Payment) (money.Decimal, error)
+	AmountCapturable(ctx context.Context, obj *ent.Payment) (money.Decimal, error)
+	AmountCaptured(ctx context.Context, obj *ent.Payment) (money.Decimal, error)
 	Customer(ctx context.Context, obj *ent.Payment) (*model.Customer, error)
 	Card(ctx context.Context, obj *ent.Payment) (*model.Card, error)
 }
@@ -786,6 +803,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.AuthPayload.TokenType(childComplexity), true
 
+	case "CaptureSettings.windowH":
+		if e.ComplexityRoot.CaptureSettings.WindowH == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CaptureSettings.WindowH(childComplexity), true
+
 	case "Card.brand":
 		if e.ComplexityRoot.Card.Brand == nil {
 			break
@@ -848,6 +872,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Config.Alerts(childComplexity), true
+	case "Config.capture":
+		if e.ComplexityRoot.Config.Capture == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Config.Capture(childComplexity), true
 	case "Config.circuitBreaker":
 		if e.ComplexityRoot.Config.CircuitBreaker == nil {
 			break
@@ -984,6 +1014,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AcknowledgeAlert(childComplexity, args["id"].(string)), true
+	case "Mutation.cancelPayment":
+		if e.ComplexityRoot.Mutation.CancelPayment == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cancelPayment_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CancelPayment(childComplexity, args["input"].(model.CancelPaymentInput)), true
+	case "Mutation.capturePayment":
+		if e.ComplexityRoot.Mutation.CapturePayment == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_capturePayment_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CapturePayment(childComplexity, args["input"].(model.CapturePaymentInput)), true
 	case "Mutation.createAPIKey":
 		if e.ComplexityRoot.Mutation.CreateAPIKey == nil {
 			break
@@ -1194,12 +1246,48 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Payment.Amount(childComplexity), true
+	case "Payment.amountCapturable":
+		if e.ComplexityRoot.Payment.AmountCapturable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.AmountCapturable(childComplexity), true
+	case "Payment.amountCaptured":
+		if e.ComplexityRoot.Payment.AmountCaptured == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.AmountCaptured(childComplexity), true
 	case "Payment.amountRefunded":
 		if e.ComplexityRoot.Payment.AmountRefunded == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Payment.AmountRefunded(childComplexity), true
+	case "Payment.canceledAt":
+		if e.ComplexityRoot.Payment.CanceledAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.CanceledAt(childComplexity), true
+	case "Payment.cancellationReason":
+		if e.ComplexityRoot.Payment.CancellationReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.CancellationReason(childComplexity), true
+	case "Payment.captureBefore":
+		if e.ComplexityRoot.Payment.CaptureBefore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.CaptureBefore(childComplexity), true
+	case "Payment.captureMethod":
+		if e.ComplexityRoot.Payment.CaptureMethod == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.CaptureMethod(childComplexity), true
 	case "Payment.card":
 		if e.ComplexityRoot.Payment.Card == nil {
 			break
@@ -2264,6 +2352,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputAlertOrder,
 		ec.unmarshalInputAlertSettingsInput,
 		ec.unmarshalInputAlertWhereInput,
+		ec.unmarshalInputCancelPaymentInput,
+		ec.unmarshalInputCapturePaymentInput,
+		ec.unmarshalInputCaptureSettingsInput,
 		ec.unmarshalInputCardInput,
 		ec.unmarshalInputCircuitBreakerInput,
 		ec.unmarshalInputConfigInput,
@@ -2619,6 +2710,10 @@ type Payment implements Node {
   status: PaymentStatus!
   paymentMethod: PaymentMethod!
   provider: String!
+  captureMethod: CaptureMethod!
+  captureBefore: Time
+  canceledAt: Time
+  cancellationReason: CancellationReason
   failureCode: String
   failureMessage: String
   description: String
@@ -2776,6 +2871,13 @@ input PaymentWhereInput {
   providerHasSuffix: String
   providerEqualFold: String
   providerContainsFold: String
+  """
+  capture_method field predicates
+  """
+  captureMethod: CaptureMethod
+  captureMethodNEQ: CaptureMethod
+  captureMethodIn: [CaptureMethod!]
+  captureMethodNotIn: [CaptureMethod!]
   """
   failure_code field predicates
   """
@@ -3215,13 +3317,41 @@ scalar Time
 "Guards a field with an access scope (payments:read, payments:write, ...)."
 directive @hasScope(scope: String!) on FIELD_DEFINITION
 
+"""
+Where a payment is. PROCESSING: with its provider, or its outcome unknown until the provider's
+webhook or reconciliation settles it. REQUIRES_ACTION: the shopper must authenticate (3-D
+Secure). REQUIRES_CAPTURE: authorised and held, to be captured or canceled. CANCELED: voided,
+abandoned or expired; nothing was taken.
+"""
 enum PaymentStatus {
   PENDING
   PROCESSING
+  REQUIRES_ACTION
+  REQUIRES_CAPTURE
   SUCCEEDED
   FAILED
+  CANCELED
   PARTIALLY_REFUNDED
   REFUNDED
+}
+
+"AUTOMATIC captures the amount at once; MANUAL authorises it, to be captured or canceled later."
+enum CaptureMethod {
+  AUTOMATIC
+  MANUAL
+}
+
+"""
+Why a payment was canceled: at the merchant's request (REQUESTED_BY_CUSTOMER, DUPLICATE,
+FRAUDULENT), left unauthenticated for an hour (ABANDONED), or not captured by captureBefore
+(EXPIRED).
+"""
+enum CancellationReason {
+  REQUESTED_BY_CUSTOMER
+  DUPLICATE
+  FRAUDULENT
+  ABANDONED
+  EXPIRED
 }
 
 enum RefundStatus {
@@ -3276,6 +3406,10 @@ extend type Payment {
   routing: Routing
   amount: Decimal!
   amountRefunded: Decimal!
+  "What an authorisation holds and may still be captured (manual capture); 0 otherwise."
+  amountCapturable: Decimal!
+  "What was captured: the amount, for a payment captured at once. Refunds give back at most this."
+  amountCaptured: Decimal!
   customer: Customer!
   card: Card!
 }
@@ -3319,10 +3453,28 @@ input CreatePaymentInput {
   card: CardInput
   description: String
   metadata: StringMap
+  "AUTOMATIC (the default) or MANUAL: authorise now, capturePayment or cancelPayment later."
+  captureMethod: CaptureMethod
   """
   Makes a retry safe: the same key with the same input answers the first response again, for
   24 hours. Wins over the Idempotency-Key header.
   """
+  idempotencyKey: String
+}
+
+input CapturePaymentInput {
+  paymentId: ID!
+  "The amount to capture, at most amountCapturable; omitted, all of it. What is not captured is released."
+  amount: Decimal
+  "As in CreatePaymentInput."
+  idempotencyKey: String
+}
+
+input CancelPaymentInput {
+  paymentId: ID!
+  "REQUESTED_BY_CUSTOMER (the default), DUPLICATE or FRAUDULENT."
+  reason: CancellationReason
+  "As in CreatePaymentInput."
   idempotencyKey: String
 }
 
@@ -3383,6 +3535,14 @@ type Mutation {
   follow each other up to the amount paid.
   """
   refundPayment(input: RefundPaymentInput!): Refund! @hasScope(scope: "refunds:write")
+  """
+  Captures all or part of an authorised (REQUIRES_CAPTURE) payment, once. The payment comes back
+  SUCCEEDED, or PROCESSING while a provider that confirms captures later (Adyen, Checkout.com)
+  does so.
+  """
+  capturePayment(input: CapturePaymentInput!): Payment! @hasScope(scope: "payments:write")
+  "Cancels an authorised (REQUIRES_CAPTURE) or unauthenticated (REQUIRES_ACTION) payment, releasing the amount."
+  cancelPayment(input: CancelPaymentInput!): Payment! @hasScope(scope: "payments:write")
   "Replaces the runtime configuration with a new version, in force on every server within seconds."
   updateConfig(input: ConfigInput!): Config! @hasScope(scope: "config:write")
 }
@@ -3402,6 +3562,7 @@ type Config {
   webhookRetry: WebhookRetrySettings!
   rateLimits: RateLimitSettings!
   alerts: AlertSettings!
+  capture: CaptureSettings!
   "When this version was written; null for the built-in default, before any change."
   updatedAt: Time
   "The ID of the user who wrote this version (system for the built-in default); null before any change."
@@ -3464,6 +3625,15 @@ type RateLimitSettings {
   loginPerMinute: Int!
 }
 
+"How long an authorisation (a MANUAL capture) waits for capturePayment: windowH hours (1 to 720), then it is canceled as EXPIRED."
+type CaptureSettings {
+  windowH: Int!
+}
+
+input CaptureSettingsInput {
+  windowH: Int!
+}
+
 "Thresholds of the alert rules: a provider failing more than providerErrorRate of its calls in the circuit breaker's window; refunds in an hour above refundShare of the volume paid in it, per currency."
 type AlertSettings {
   providerErrorRate: Float!
@@ -3493,6 +3663,8 @@ input ConfigInput {
   webhookRetry: WebhookRetryInput!
   rateLimits: RateLimitsInput!
   alerts: AlertSettingsInput!
+  "Left out, it stays as in the version read."
+  capture: CaptureSettingsInput
 }
 
 input RoutingInput {
@@ -3822,6 +3994,14 @@ func (ec *executionContext) childFields_AuthPayload(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type AuthPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_CaptureSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "windowH":
+		return ec.fieldContext_CaptureSettings_windowH(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CaptureSettings", field.Name)
+}
+
 func (ec *executionContext) childFields_Card(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "brand":
@@ -3868,6 +4048,8 @@ func (ec *executionContext) childFields_Config(ctx context.Context, field graphq
 		return ec.fieldContext_Config_rateLimits(ctx, field)
 	case "alerts":
 		return ec.fieldContext_Config_alerts(ctx, field)
+	case "capture":
+		return ec.fieldContext_Config_capture(ctx, field)
 	case "updatedAt":
 		return ec.fieldContext_Config_updatedAt(ctx, field)
 	case "updatedBy":
@@ -3964,6 +4146,14 @@ func (ec *executionContext) childFields_Payment(ctx context.Context, field graph
 		return ec.fieldContext_Payment_paymentMethod(ctx, field)
 	case "provider":
 		return ec.fieldContext_Payment_provider(ctx, field)
+	case "captureMethod":
+		return ec.fieldContext_Payment_captureMethod(ctx, field)
+	case "captureBefore":
+		return ec.fieldContext_Payment_captureBefore(ctx, field)
+	case "canceledAt":
+		return ec.fieldContext_Payment_canceledAt(ctx, field)
+	case "cancellationReason":
+		return ec.fieldContext_Payment_cancellationReason(ctx, field)
 	case "failureCode":
 		return ec.fieldContext_Payment_failureCode(ctx, field)
 	case "failureMessage":
@@ -3990,6 +4180,10 @@ func (ec *executionContext) childFields_Payment(ctx context.Context, field graph
 		return ec.fieldContext_Payment_amount(ctx, field)
 	case "amountRefunded":
 		return ec.fieldContext_Payment_amountRefunded(ctx, field)
+	case "amountCapturable":
+		return ec.fieldContext_Payment_amountCapturable(ctx, field)
+	case "amountCaptured":
+		return ec.fieldContext_Payment_amountCaptured(ctx, field)
 	case "customer":
 		return ec.fieldContext_Payment_customer(ctx, field)
 	case "card":
@@ -4565,6 +4759,34 @@ func (ec *executionContext) field_Mutation_acknowledgeAlert_args(ctx context.Con
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_cancelPayment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CancelPaymentInput, error) {
+			return ec.unmarshalNCancelPaymentInput2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐCancelPaymentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_capturePayment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CapturePaymentInput, error) {
+			return ec.unmarshalNCapturePaymentInput2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐCapturePaymentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -6077,6 +6299,29 @@ func (ec *executionContext) fieldContext_AuthPayload_tokenType(_ context.Context
 	return graphql.NewScalarFieldContext("AuthPayload", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _CaptureSettings_windowH(ctx context.Context, field graphql.CollectedField, obj *settings.Capture) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CaptureSettings_windowH(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WindowH, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CaptureSettings_windowH(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CaptureSettings", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Card_brand(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6494,6 +6739,38 @@ func (ec *executionContext) fieldContext_Config_alerts(_ context.Context, field 
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_AlertSettings(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Config_capture(ctx context.Context, field graphql.CollectedField, obj *settings.Document) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Config_capture(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Capture, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v settings.Capture) graphql.Marshaler {
+			return ec.marshalNCaptureSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐCapture(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Config_capture(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Config",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CaptureSettings(ctx, field)
 		},
 	}
 	return fc, nil
@@ -7133,6 +7410,130 @@ func (ec *executionContext) fieldContext_Mutation_refundPayment(ctx context.Cont
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_refundPayment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_capturePayment(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_capturePayment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CapturePayment(ctx, fc.Args["input"].(model.CapturePaymentInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "payments:write")
+				if err != nil {
+					var zeroVal *ent.Payment
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *ent.Payment
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Payment) graphql.Marshaler {
+			return ec.marshalNPayment2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPayment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_capturePayment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Payment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_capturePayment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cancelPayment(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cancelPayment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CancelPayment(ctx, fc.Args["input"].(model.CancelPaymentInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "payments:write")
+				if err != nil {
+					var zeroVal *ent.Payment
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *ent.Payment
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Payment) graphql.Marshaler {
+			return ec.marshalNPayment2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPayment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cancelPayment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Payment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cancelPayment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -8067,6 +8468,98 @@ func (ec *executionContext) fieldContext_Payment_provider(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Payment", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Payment_captureMethod(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_captureMethod(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CaptureMethod, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v state.CaptureMethod) graphql.Marshaler {
+			return ec.marshalNCaptureMethod2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐCaptureMethod(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_captureMethod(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, errors.New("field of type CaptureMethod does not have child fields"))
+}
+
+func (ec *executionContext) _Payment_captureBefore(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_captureBefore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CaptureBefore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_captureBefore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Payment_canceledAt(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_canceledAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CanceledAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_canceledAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Payment_cancellationReason(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_cancellationReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CancellationReason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *state.CancellationReason) graphql.Marshaler {
+			return ec.marshalOCancellationReason2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐCancellationReason(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_cancellationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, errors.New("field of type CancellationReason does not have child fields"))
+}
+
 func (ec *executionContext) _Payment_failureCode(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8390,6 +8883,52 @@ func (ec *executionContext) _Payment_amountRefunded(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Payment_amountRefunded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, true, true, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Payment_amountCapturable(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_amountCapturable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Payment().AmountCapturable(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmoneyᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_amountCapturable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, true, true, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Payment_amountCaptured(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_amountCaptured(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Payment().AmountCaptured(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmoneyᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_amountCaptured(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Payment", field, true, true, errors.New("field of type Decimal does not have child fields"))
 }
 
@@ -13993,6 +14532,124 @@ func (ec *executionContext) unmarshalInputAlertWhereInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCancelPaymentInput(ctx context.Context, obj any) (model.CancelPaymentInput, error) {
+	var it model.CancelPaymentInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"paymentId", "reason", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "paymentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paymentId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PaymentID = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOCancellationReason2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐCancellationReason(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCapturePaymentInput(ctx context.Context, obj any) (model.CapturePaymentInput, error) {
+	var it model.CapturePaymentInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"paymentId", "amount", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "paymentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paymentId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PaymentID = data
+		case "amount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
+			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmoneyᚐDecimal(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Amount = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCaptureSettingsInput(ctx context.Context, obj any) (settings.Capture, error) {
+	var it settings.Capture
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"windowH"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "windowH":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("windowH"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WindowH = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCardInput(ctx context.Context, obj any) (model.CardInput, error) {
 	var it model.CardInput
 	if obj == nil {
@@ -14106,7 +14763,7 @@ func (ec *executionContext) unmarshalInputConfigInput(ctx context.Context, obj a
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"version", "routing", "providers", "circuitBreaker", "webhookRetry", "rateLimits", "alerts"}
+	fieldsInOrder := [...]string{"version", "routing", "providers", "circuitBreaker", "webhookRetry", "rateLimits", "alerts", "capture"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -14162,6 +14819,13 @@ func (ec *executionContext) unmarshalInputConfigInput(ctx context.Context, obj a
 				return it, err
 			}
 			it.Alerts = data
+		case "capture":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("capture"))
+			data, err := ec.unmarshalOCaptureSettingsInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐCapture(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Capture = data
 		}
 	}
 	return it, nil
@@ -14222,7 +14886,7 @@ func (ec *executionContext) unmarshalInputCreatePaymentInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"amount", "currency", "paymentMethod", "customer", "card", "description", "metadata", "idempotencyKey"}
+	fieldsInOrder := [...]string{"amount", "currency", "paymentMethod", "customer", "card", "description", "metadata", "captureMethod", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -14278,6 +14942,13 @@ func (ec *executionContext) unmarshalInputCreatePaymentInput(ctx context.Context
 				return it, err
 			}
 			it.Metadata = data
+		case "captureMethod":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("captureMethod"))
+			data, err := ec.unmarshalOCaptureMethod2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐCaptureMethod(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CaptureMethod = data
 		case "idempotencyKey":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -14460,7 +15131,7 @@ func (ec *executionContext) unmarshalInputPaymentWhereInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "amount", "amountNEQ", "amountIn", "amountNotIn", "amountGT", "amountGTE", "amountLT", "amountLTE", "currency", "currencyNEQ", "currencyIn", "currencyNotIn", "currencyGT", "currencyGTE", "currencyLT", "currencyLTE", "currencyContains", "currencyHasPrefix", "currencyHasSuffix", "currencyEqualFold", "currencyContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "customerEmail", "customerEmailNEQ", "customerEmailIn", "customerEmailNotIn", "customerEmailGT", "customerEmailGTE", "customerEmailLT", "customerEmailLTE", "customerEmailContains", "customerEmailHasPrefix", "customerEmailHasSuffix", "customerEmailEqualFold", "customerEmailContainsFold", "provider", "providerNEQ", "providerIn", "providerNotIn", "providerGT", "providerGTE", "providerLT", "providerLTE", "providerContains", "providerHasPrefix", "providerHasSuffix", "providerEqualFold", "providerContainsFold", "failureCode", "failureCodeNEQ", "failureCodeIn", "failureCodeNotIn", "failureCodeGT", "failureCodeGTE", "failureCodeLT", "failureCodeLTE", "failureCodeContains", "failureCodeHasPrefix", "failureCodeHasSuffix", "failureCodeIsNil", "failureCodeNotNil", "failureCodeEqualFold", "failureCodeContainsFold"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "amount", "amountNEQ", "amountIn", "amountNotIn", "amountGT", "amountGTE", "amountLT", "amountLTE", "currency", "currencyNEQ", "currencyIn", "currencyNotIn", "currencyGT", "currencyGTE", "currencyLT", "currencyLTE", "currencyContains", "currencyHasPrefix", "currencyHasSuffix", "currencyEqualFold", "currencyContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "customerEmail", "customerEmailNEQ", "customerEmailIn", "customerEmailNotIn", "customerEmailGT", "customerEmailGTE", "customerEmailLT", "customerEmailLTE", "customerEmailContains", "customerEmailHasPrefix", "customerEmailHasSuffix", "customerEmailEqualFold", "customerEmailContainsFold", "provider", "providerNEQ", "providerIn", "providerNotIn", "providerGT", "providerGTE", "providerLT", "providerLTE", "providerContains", "providerHasPrefix", "providerHasSuffix", "providerEqualFold", "providerContainsFold", "captureMethod", "captureMethodNEQ", "captureMethodIn", "captureMethodNotIn", "failureCode", "failureCodeNEQ", "failureCodeIn", "failureCodeNotIn", "failureCodeGT", "failureCodeGTE", "failureCodeLT", "failureCodeLTE", "failureCodeContains", "failureCodeHasPrefix", "failureCodeHasSuffix", "failureCodeIsNil", "failureCodeNotNil", "failureCodeEqualFold", "failureCodeContainsFold"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -14971,6 +15642,34 @@ func (ec *executionContext) unmarshalInputPaymentWhereInput(ctx context.Context,
 				return it, err
 			}
 			it.ProviderContainsFold = data
+		case "captureMethod":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("captureMethod"))
+			data, err := ec.unmarshalOCaptureMethod2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐCaptureMethod(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CaptureMethod = data
+		case "captureMethodNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("captureMethodNEQ"))
+			data, err := ec.unmarshalOCaptureMethod2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐCaptureMethod(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CaptureMethodNEQ = data
+		case "captureMethodIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("captureMethodIn"))
+			data, err := ec.unmarshalOCaptureMethod2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐCaptureMethodᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CaptureMethodIn = data
+		case "captureMethodNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("captureMethodNotIn"))
+			data, err := ec.unmarshalOCaptureMethod2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐCaptureMethodᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CaptureMethodNotIn = data
 		case "failureCode":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("failureCode"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -16688,6 +17387,44 @@ func (ec *executionContext) _AuthPayload(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var captureSettingsImplementors = []string{"CaptureSettings"}
+
+func (ec *executionContext) _CaptureSettings(ctx context.Context, sel ast.SelectionSet, obj *settings.Capture) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, captureSettingsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CaptureSettings")
+		case "windowH":
+			out.Values[i] = ec._CaptureSettings_windowH(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var cardImplementors = []string{"Card"}
 
 func (ec *executionContext) _Card(ctx context.Context, sel ast.SelectionSet, obj *model.Card) graphql.Marshaler {
@@ -16876,6 +17613,11 @@ func (ec *executionContext) _Config(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "alerts":
 			out.Values[i] = ec._Config_alerts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "capture":
+			out.Values[i] = ec._Config_capture(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -17263,6 +18005,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "capturePayment":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_capturePayment(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cancelPayment":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cancelPayment(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "updateConfig":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateConfig(ctx, field)
@@ -17497,6 +18253,26 @@ func (ec *executionContext) _Payment(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "captureMethod":
+			out.Values[i] = ec._Payment_captureMethod(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "captureBefore":
+			out.Values[i] = ec._Payment_captureBefore(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "canceledAt":
+			out.Values[i] = ec._Payment_canceledAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "cancellationReason":
+			out.Values[i] = ec._Payment_cancellationReason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "failureCode":
 			out.Values[i] = ec._Payment_failureCode(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -17666,6 +18442,82 @@ func (ec *executionContext) _Payment(ctx context.Context, sel ast.SelectionSet, 
 					}
 				}()
 				res = ec._Payment_amountRefunded(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "amountCapturable":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Payment_amountCapturable(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "amountCaptured":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Payment_amountCaptured(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -20472,6 +21324,30 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) unmarshalNCancelPaymentInput2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐCancelPaymentInput(ctx context.Context, v any) (model.CancelPaymentInput, error) {
+	res, err := ec.unmarshalInputCancelPaymentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCaptureMethod2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐCaptureMethod(ctx context.Context, v any) (state.CaptureMethod, error) {
+	var res state.CaptureMethod
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCaptureMethod2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐCaptureMethod(ctx context.Context, sel ast.SelectionSet, v state.CaptureMethod) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNCapturePaymentInput2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐCapturePaymentInput(ctx context.Context, v any) (model.CapturePaymentInput, error) {
+	res, err := ec.unmarshalInputCapturePaymentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCaptureSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐCapture(ctx context.Context, sel ast.SelectionSet, v settings.Capture) graphql.Marshaler {
+	return ec._CaptureSettings(ctx, sel, &v)
+}
+
 func (ec *executionContext) marshalNCard2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐCard(ctx context.Context, sel ast.SelectionSet, v *model.Card) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -21676,6 +22552,82 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = ctx
 	res := model.MarshalBoolean(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOCancellationReason2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐCancellationReason(ctx context.Context, v any) (*state.CancellationReason, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(state.CancellationReason)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCancellationReason2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐCancellationReason(ctx context.Context, sel ast.SelectionSet, v *state.CancellationReason) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOCaptureMethod2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐCaptureMethodᚄ(ctx context.Context, v any) ([]state.CaptureMethod, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]state.CaptureMethod, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNCaptureMethod2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐCaptureMethod(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOCaptureMethod2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐCaptureMethodᚄ(ctx context.Context, sel ast.SelectionSet, v []state.CaptureMethod) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCaptureMethod2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐCaptureMethod(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOCaptureMethod2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐCaptureMethod(ctx context.Context, v any) (*state.CaptureMethod, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(state.CaptureMethod)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCaptureMethod2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐCaptureMethod(ctx context.Context, sel ast.SelectionSet, v *state.CaptureMethod) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOCaptureSettingsInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐCapture(ctx context.Context, v any) (*settings.Capture, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCaptureSettingsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOCardInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐCardInput(ctx context.Context, v any) (*model.CardInput, error) {

@@ -6,6 +6,7 @@ import (
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/settings"
+	"github.com/paygate/paygate/internal/state"
 )
 
 type AuthPayload struct {
@@ -14,6 +15,22 @@ type AuthPayload struct {
 	// Lifetime of the access token in seconds.
 	ExpiresIn int    `json:"expiresIn"`
 	TokenType string `json:"tokenType"`
+}
+
+type CancelPaymentInput struct {
+	PaymentID string `json:"paymentId"`
+	// REQUESTED_BY_CUSTOMER (the default), DUPLICATE or FRAUDULENT.
+	Reason *state.CancellationReason `json:"reason,omitempty"`
+	// As in CreatePaymentInput.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+}
+
+type CapturePaymentInput struct {
+	PaymentID string `json:"paymentId"`
+	// The amount to capture, at most amountCapturable; omitted, all of it. What is not captured is released.
+	Amount *money.Decimal `json:"amount,omitempty"`
+	// As in CreatePaymentInput.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 // The card a payment was made with. The full number and the CVC are never kept.
@@ -43,6 +60,8 @@ type ConfigInput struct {
 	WebhookRetry   *settings.WebhookRetry    `json:"webhookRetry"`
 	RateLimits     *settings.RateLimits      `json:"rateLimits"`
 	Alerts         *settings.AlertThresholds `json:"alerts"`
+	// Left out, it stays as in the version read.
+	Capture *settings.Capture `json:"capture,omitempty"`
 }
 
 type CreatePaymentInput struct {
@@ -53,6 +72,8 @@ type CreatePaymentInput struct {
 	Card          *CardInput         `json:"card,omitempty"`
 	Description   *string            `json:"description,omitempty"`
 	Metadata      map[string]string  `json:"metadata,omitempty"`
+	// AUTOMATIC (the default) or MANUAL: authorise now, capturePayment or cancelPayment later.
+	CaptureMethod *state.CaptureMethod `json:"captureMethod,omitempty"`
 	// Makes a retry safe: the same key with the same input answers the first response again, for
 	// 24 hours. Wins over the Idempotency-Key header.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`

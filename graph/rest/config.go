@@ -37,6 +37,7 @@ type configRequest struct {
 	WebhookRetry   *settings.WebhookRetry       `json:"webhook_retry"`
 	RateLimits     *settings.RateLimits         `json:"rate_limits"`
 	Alerts         *settings.AlertThresholds    `json:"alerts"`
+	Capture        *settings.Capture            `json:"capture"`
 	// GET answers who wrote the version read and when; a client sends them back with the rest
 	// of the document, and they are ignored: the new version's are the server's to say.
 	UpdatedAt json.RawMessage `json:"updated_at"`
@@ -61,6 +62,7 @@ func (h *Handlers) UpdateConfig(w http.ResponseWriter, r *http.Request) {
 		WebhookRetry:   req.WebhookRetry,
 		RateLimits:     req.RateLimits,
 		Alerts:         req.Alerts,
+		Capture:        req.Capture,
 	}
 	if req.Providers != nil { // nil is refused as missing by the resolver
 		input.Providers = []*model.ProviderSettingsInput{}

@@ -30,6 +30,7 @@ type createPaymentRequest struct {
 	Card          *cardRequest      `json:"card"`
 	Description   *string           `json:"description"`
 	Metadata      map[string]string `json:"metadata"`
+	CaptureMethod *string           `json:"capture_method"`
 }
 
 type customerRequest struct {
@@ -93,6 +94,14 @@ func (h *Handlers) CreatePayment(w http.ResponseWriter, r *http.Request) {
 	if req.Customer != nil {
 		input.Customer = &model.CustomerInput{Email: req.Customer.Email, Name: req.Customer.Name}
 	}
+	if req.CaptureMethod != nil {
+		method := state.CaptureMethod(*req.CaptureMethod)
+		if !slices.Contains(method.Values(), *req.CaptureMethod) {
+			web.WriteError(w, r, apierror.ForParam(apierror.InvalidRequest, "capture_method", "capture_method must be automatic or manual"), nil)
+			return
+		}
+		input.CaptureMethod = &method
+	}
 	if c := req.Card; c != nil {
 		for _, field := range []struct {
 			param string
@@ -119,6 +128,70 @@ func (h *Handlers) CreatePayment(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusCreated
 	if p.Status == state.PaymentProcessing {
 		// The provider's answer was lost: the payment is made, its outcome not yet known.
+		status = http.StatusAccepted
+	}
+	web.WriteJSON(w, status, paymentOf(p))
+}
+
+type captureRequest struct {
+	Amount refundAmountField `json:"amount"`
+}
+
+// CapturePayment is POST /api/v1/payments/{id}/capture: 200 with the payment captured, or 202
+// while its provider confirms the capture or its answer was lost.
+func (h *Handlers) CapturePayment(w http.ResponseWriter, r *http.Request) {
+	var req captureRequest
+	if err := decodeOptional(r, &req); err != nil { // no body captures all of it
+		web.WriteError(w, r, err, nil)
+		return
+	}
+	ctx, key, markReplay := keyedCall(r)
+	input := model.CapturePaymentInput{PaymentID: r.PathValue("id"), IdempotencyKey: key}
+	if req.Amount.text != nil {
+		amount := money.Decimal(*req.Amount.text)
+		input.Amount = &amount
+	}
+	p, err := h.mutation.CapturePayment(ctx, input)
+	markReplay(w)
+	writeSettling(w, r, p, err)
+}
+
+type cancelRequest struct {
+	Reason *string `json:"reason"`
+}
+
+// CancelPayment is POST /api/v1/payments/{id}/cancel: 200 with the payment canceled, or 202
+// while its provider's answer is awaited.
+func (h *Handlers) CancelPayment(w http.ResponseWriter, r *http.Request) {
+	var req cancelRequest
+	if err := decodeOptional(r, &req); err != nil {
+		web.WriteError(w, r, err, nil)
+		return
+	}
+	ctx, key, markReplay := keyedCall(r)
+	input := model.CancelPaymentInput{PaymentID: r.PathValue("id"), IdempotencyKey: key}
+	if req.Reason != nil {
+		reason := state.CancellationReason(*req.Reason)
+		if !slices.Contains(reason.Values(), *req.Reason) {
+			web.WriteError(w, r, apierror.ForParam(apierror.InvalidRequest, "reason", "reason must be requested_by_customer, duplicate or fraudulent"), nil)
+			return
+		}
+		input.Reason = &reason
+	}
+	p, err := h.mutation.CancelPayment(ctx, input)
+	markReplay(w)
+	writeSettling(w, r, p, err)
+}
+
+// writeSettling answers a capture or cancellation: the payment, 200 once settled, 202 while a
+// provider's answer is awaited.
+func writeSettling(w http.ResponseWriter, r *http.Request, p *ent.Payment, err error) {
+	if err != nil {
+		web.WriteError(w, r, err, nil)
+		return
+	}
+	status := http.StatusOK
+	if p.Status == state.PaymentProcessing || p.PendingAction != nil {
 		status = http.StatusAccepted
 	}
 	web.WriteJSON(w, status, paymentOf(p))
@@ -264,9 +337,16 @@ type paymentJSON struct {
 	ProviderDeclineCode *string                `json:"provider_decline_code"`
 	Routing             *state.RoutingDecision `json:"routing"`
 	AmountRefunded      json.Number            `json:"amount_refunded"`
-	FailureCode         *string                `json:"failure_code"`
-	FailureMessage      *string                `json:"failure_message"`
-	Description         *string                `json:"description"`
+	CaptureMethod       state.CaptureMethod    `json:"capture_method"`
+	// AmountCapturable is what an authorisation still holds; AmountCaptured what was captured.
+	AmountCapturable   json.Number               `json:"amount_capturable"`
+	AmountCaptured     json.Number               `json:"amount_captured"`
+	CaptureBefore      *time.Time                `json:"capture_before"`
+	CanceledAt         *time.Time                `json:"canceled_at"`
+	CancellationReason *state.CancellationReason `json:"cancellation_reason"`
+	FailureCode        *string                   `json:"failure_code"`
+	FailureMessage     *string                   `json:"failure_message"`
+	Description        *string                   `json:"description"`
 	// DisputedAt is when the provider reported the cardholder's dispute, with its reason.
 	DisputedAt    *time.Time        `json:"disputed_at"`
 	DisputeReason *string           `json:"dispute_reason"`
@@ -309,6 +389,12 @@ func paymentOf(p *ent.Payment) paymentJSON {
 		ProviderDeclineCode: p.ProviderDeclineCode,
 		Routing:             p.Routing,
 		AmountRefunded:      json.Number(money.Amount{Minor: p.AmountRefunded, Currency: p.Currency}.String()),
+		CaptureMethod:       p.CaptureMethod,
+		AmountCapturable:    json.Number(money.Amount{Minor: p.AmountCapturable, Currency: p.Currency}.String()),
+		AmountCaptured:      json.Number(money.Amount{Minor: p.AmountCaptured, Currency: p.Currency}.String()),
+		CaptureBefore:       utcOrNil(p.CaptureBefore),
+		CanceledAt:          utcOrNil(p.CanceledAt),
+		CancellationReason:  p.CancellationReason,
 		FailureCode:         p.FailureCode,
 		FailureMessage:      p.FailureMessage,
 		Description:         p.Description,

@@ -31,9 +31,11 @@ const (
 	MethodNotAllowed     Code = "method_not_allowed"
 	InvalidState         Code = "invalid_state"
 	RefundExceedsPayment Code = "refund_exceeds_payment"
-	IdempotencyKeyInUse  Code = "idempotency_key_in_use"
-	IdempotencyKeyReused Code = "idempotency_key_reused"
-	PayloadTooLarge      Code = "payload_too_large"
+	// CaptureExceedsAuthorization refuses a capture of more than an authorisation holds.
+	CaptureExceedsAuthorization Code = "capture_exceeds_authorization"
+	IdempotencyKeyInUse         Code = "idempotency_key_in_use"
+	IdempotencyKeyReused        Code = "idempotency_key_reused"
+	PayloadTooLarge             Code = "payload_too_large"
 	// UnsupportedMediaType refuses a request body that is not JSON.
 	UnsupportedMediaType Code = "unsupported_media_type"
 	// QueryTooComplex refuses a GraphQL document over a bound of size, depth or estimated cost.

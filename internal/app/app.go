@@ -120,6 +120,7 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger, now cl
 	payments := payment.NewService(db.Ent, keys, router, secrets.CardFingerprintKey, maxAmount, now)
 	payments.Answered = counters.PaymentAnswered
 	payments.Logger = logger
+	payments.CaptureWindow = func() time.Duration { return configs.Current().Capture.Window() }
 	worker := inbound.NewWorker(inbound.Worker{
 		Client:  db.Ent,
 		Readers: readers(),
@@ -264,6 +265,7 @@ func (a *App) Start(ctx context.Context) {
 	loops := []background.Loop{
 		{Name: "processing webhook events", Every: time.Second, AtStart: true, Wake: svc.webhookWorker.Woken(), Run: svc.webhookWorker.ProcessDueAll},
 		{Name: "reconciling with the providers", Every: time.Minute, Run: a.reconcile},
+		{Name: "canceling authorisations not captured in time", Every: time.Minute, Run: a.expire},
 		{Name: "purging what is kept only for a time", Every: 10 * time.Minute, AtStart: true, Run: a.purge},
 		// A configuration change made through any server is in force on this one within a
 		// second, and so are a revocation and a change to a user.
@@ -304,6 +306,15 @@ func (a *App) reconcile(ctx context.Context) error {
 	done, err := a.services.payments.Reconcile(ctx, reconcileWindow)
 	if done.Payments+done.Refunds > 0 {
 		a.logger.Info("reconciled with the providers", "payments", done.Payments, "refunds", done.Refunds, "left", done.Left)
+	}
+	return err
+}
+
+// expire cancels the authorisations whose capture_before has passed.
+func (a *App) expire(ctx context.Context) error {
+	canceled, err := a.services.payments.ExpireAuthorizations(ctx)
+	if canceled > 0 {
+		a.logger.Info("canceled authorisations not captured in time", "count", canceled)
 	}
 	return err
 }

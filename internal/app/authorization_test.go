@@ -77,6 +77,9 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 	}
 	fixed := func(entries ...entry) func(string) []entry { return func(string) []entry { return entries } }
 	refund := map[string]any{"amount": "1.00"}
+	authorised := func() string {
+		return str(get(env.request(http.MethodPost, "/api/v1/payments", admin, manualBody("5.00", "USD")).body, "data", "id"))
+	}
 	entries := map[string]func(credential string) []entry{
 		auth.CreatePayment.Name: fixed(entry{method: http.MethodPost, path: "/api/v1/payments", body: paymentBody("5.00", "USD", "4242424242424242"),
 			query: createPaymentMutation, variables: map[string]any{"in": gqlPaymentInput("5.00", "USD", "4242424242424242")}}),
@@ -94,6 +97,17 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 		),
 		auth.RefundPayment.Name: fixed(entry{method: http.MethodPost, path: "/api/v1/payments/" + paymentID + "/refunds", body: refund,
 			query: `mutation($id: ID!) { refundPayment(input: {paymentId: $id, amount: "1.00"}) { id } }`, variables: map[string]any{"id": paymentID}}),
+		// Each call captures or cancels an authorisation of its own, which it can do once.
+		auth.CapturePayment.Name: func(string) []entry {
+			overREST, overGraphQL := authorised(), authorised()
+			return []entry{{method: http.MethodPost, path: "/api/v1/payments/" + overREST + "/capture"},
+				{query: `mutation($id: ID!) { capturePayment(input: {paymentId: $id}) { id } }`, variables: map[string]any{"id": overGraphQL}}}
+		},
+		auth.CancelPayment.Name: func(string) []entry {
+			overREST, overGraphQL := authorised(), authorised()
+			return []entry{{method: http.MethodPost, path: "/api/v1/payments/" + overREST + "/cancel"},
+				{query: `mutation($id: ID!) { cancelPayment(input: {paymentId: $id}) { id } }`, variables: map[string]any{"id": overGraphQL}}}
+		},
 		auth.GetRefund.Name: fixed(
 			entry{query: `query($id: ID!) { refund(id: $id) { id } }`, variables: map[string]any{"id": refundID}},
 			entry{query: `query($id: ID!) { node(id: $id) { id } }`, variables: map[string]any{"id": refundID}},

@@ -339,6 +339,33 @@ func checkDocumentedAnswers(t *testing.T, c *apiContract, env *testEnv, db *data
 	c.expect(env, http.StatusBadRequest, http.MethodGet, refunds+"?limit=0", viewer, nil)
 	c.expect(env, http.StatusNotFound, http.MethodGet, "/api/v1/payments/pay_none/refunds", viewer, nil)
 
+	// captures and cancellations: USD goes to Stripe, which captures at once
+	manual := func() string {
+		return str(get(env.request(http.MethodPost, "/api/v1/payments", admin, manualBody("20.00", "USD")).body, "data", "id"))
+	}
+	authorised := manual()
+	c.expect(env, http.StatusUnprocessableEntity, http.MethodPost, "/api/v1/payments/"+authorised+"/capture", admin, map[string]any{"amount": "20.01"})
+	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/payments/"+authorised+"/capture", admin, map[string]any{"amount": nil})
+	c.expect(env, http.StatusOK, http.MethodPost, "/api/v1/payments/"+authorised+"/capture", admin, map[string]any{"amount": "10.00"}, "Idempotency-Key", "contract-capture")
+	c.expect(env, http.StatusConflict, http.MethodPost, "/api/v1/payments/"+authorised+"/capture", admin, nil)
+	c.expect(env, http.StatusNotFound, http.MethodPost, "/api/v1/payments/pay_none/capture", admin, nil)
+	voided := manual()
+	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/payments/"+voided+"/cancel", admin, map[string]any{"reason": "expired"})
+	c.expect(env, http.StatusOK, http.MethodPost, "/api/v1/payments/"+voided+"/cancel", admin, map[string]any{"reason": "duplicate"}, "Idempotency-Key", "contract-cancel")
+	c.expect(env, http.StatusUnprocessableEntity, http.MethodPost, "/api/v1/payments/"+voided+"/cancel", admin, map[string]any{"reason": "fraudulent"}, "Idempotency-Key", "contract-cancel")
+	c.expect(env, http.StatusConflict, http.MethodPost, "/api/v1/payments/"+voided+"/cancel", admin, nil)
+	c.expect(env, http.StatusNotFound, http.MethodPost, "/api/v1/payments/pay_none/cancel", admin, nil)
+	// A lost answer is 202; a provider that did nothing, 502.
+	lostCapture, lostCancel, refusedCapture, refusedCancel := manual(), manual(), manual(), manual()
+	stripeSwitches.LoseAnswers.Store(true)
+	c.expect(env, http.StatusAccepted, http.MethodPost, "/api/v1/payments/"+lostCapture+"/capture", admin, nil)
+	c.expect(env, http.StatusAccepted, http.MethodPost, "/api/v1/payments/"+lostCancel+"/cancel", admin, nil)
+	stripeSwitches.LoseAnswers.Store(false)
+	stripeSwitches.Outage.Store(true)
+	c.expect(env, http.StatusBadGateway, http.MethodPost, "/api/v1/payments/"+refusedCapture+"/capture", admin, nil)
+	c.expect(env, http.StatusBadGateway, http.MethodPost, "/api/v1/payments/"+refusedCancel+"/cancel", admin, nil)
+	stripeSwitches.Outage.Store(false)
+
 	// monitoring
 	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/monitoring/metrics", viewer, nil)
 	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/monitoring/providers", viewer, nil)

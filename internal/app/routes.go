@@ -69,6 +69,8 @@ var apiRoutes = []apiRoute{
 	{http.MethodGet, "/api/v1/payments", auth.ListPayments, (*rest.Handlers).ListPayments},
 	{http.MethodGet, "/api/v1/payments/{id}", auth.GetPayment, (*rest.Handlers).GetPayment},
 	{http.MethodPost, "/api/v1/payments/{id}/refunds", auth.RefundPayment, (*rest.Handlers).RefundPayment},
+	{http.MethodPost, "/api/v1/payments/{id}/capture", auth.CapturePayment, (*rest.Handlers).CapturePayment},
+	{http.MethodPost, "/api/v1/payments/{id}/cancel", auth.CancelPayment, (*rest.Handlers).CancelPayment},
 	{http.MethodGet, "/api/v1/payments/{id}/refunds", auth.GetPayment, (*rest.Handlers).ListRefunds},
 	{http.MethodGet, "/api/v1/monitoring/metrics", auth.SystemMetrics, (*rest.Handlers).SystemMetrics},
 	{http.MethodGet, "/api/v1/monitoring/alerts", auth.ListAlerts, (*rest.Handlers).ListAlerts},

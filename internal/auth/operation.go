@@ -32,9 +32,12 @@ var (
 	RevokeToken   = Operation{Name: "revokeToken", Authenticated: true}
 	CreatePayment = Operation{Name: "createPayment", Scope: ScopePaymentsWrite, Idempotent: true}
 	RefundPayment = Operation{Name: "refundPayment", Scope: ScopeRefundsWrite, Idempotent: true}
-	GetPayment    = Operation{Name: "payment", Scope: ScopePaymentsRead}
-	ListPayments  = Operation{Name: "payments", Scope: ScopePaymentsRead}
-	GetRefund     = Operation{Name: "refund", Scope: ScopePaymentsRead}
+	// Capturing and canceling an authorisation finish the payment its creator started.
+	CapturePayment = Operation{Name: "capturePayment", Scope: ScopePaymentsWrite, Idempotent: true}
+	CancelPayment  = Operation{Name: "cancelPayment", Scope: ScopePaymentsWrite, Idempotent: true}
+	GetPayment     = Operation{Name: "payment", Scope: ScopePaymentsRead}
+	ListPayments   = Operation{Name: "payments", Scope: ScopePaymentsRead}
+	GetRefund      = Operation{Name: "refund", Scope: ScopePaymentsRead}
 	// The runtime configuration is read and written by admins alone: reading it shows how
 	// payments are routed, which is as much theirs as changing it.
 	GetConfig      = Operation{Name: "config", Scope: ScopeConfigWrite}
@@ -69,7 +72,7 @@ var (
 )
 
 // Operations lists every operation.
-var Operations = []Operation{Login, RefreshToken, Logout, RevokeToken, CreateUser, ListUsers, UpdateUser, CreatePayment, RefundPayment, GetPayment, ListPayments, GetRefund,
+var Operations = []Operation{Login, RefreshToken, Logout, RevokeToken, CreateUser, ListUsers, UpdateUser, CreatePayment, RefundPayment, CapturePayment, CancelPayment, GetPayment, ListPayments, GetRefund,
 	GetConfig, UpdateConfig, ConfigHistory, ProviderStatus, SimulateEvent, SendTestWebhook,
 	ListWebhookEvents, GetWebhookEvent, WebhookMetrics, RetryWebhookEvent, CreateAPIKey, ListAPIKeys, RevokeAPIKey, ScrapeMetrics, SystemMetrics, ListAlerts, AcknowledgeAlert, ResolveAlert}
 

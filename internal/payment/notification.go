@@ -96,14 +96,28 @@ func (s *Service) ApplyNotification(ctx context.Context, tx *ent.Tx, providerNam
 	if p, err = lockPayment(ctx, tx, p.ID); err != nil {
 		return Applied{}, err
 	}
-	if p.Status == state.PaymentProcessing && now.Sub(p.CreatedAt) < InFlightGrace {
+	// A capture in flight is answered "taken" at most, so its request records nothing its
+	// provider's event could race.
+	if p.Status == state.PaymentProcessing && p.PendingAction == nil && now.Sub(p.CreatedAt) < InFlightGrace {
 		return waitUntil(p.CreatedAt.Add(InFlightGrace)).applied(p.ID), nil
 	}
 	actor := "webhook:" + providerName
 	var v verdict
 	switch n.Kind {
 	case provider.ChargeSucceeded, provider.ChargeFailed:
+		if capturing(p) {
+			v = ignore(fmt.Sprintf("payment %s is being captured; the event is about its authorisation, recorded before", p.ID))
+			break
+		}
 		v, err = s.applyChargeOutcome(ctx, tx, p, chargeReported(n), actor, nil)
+	case provider.Captured:
+		v, err = s.captureReported(ctx, tx, p, n, actor)
+	case provider.CaptureFailed:
+		v, err = s.captureRefused(ctx, tx, p, n.Reason, actor)
+	case provider.Canceled:
+		v, err = s.cancelReported(ctx, tx, p, actor)
+	case provider.CancelFailed:
+		v, err = s.cancelRefused(ctx, tx, p, n.Reason)
 	case provider.Disputed:
 		v, err = s.disputed(ctx, tx, p, n, now)
 	case provider.RefundsChanged:
@@ -289,9 +303,9 @@ func (s *Service) unknownRefund(ctx context.Context, tx *ent.Tx, p *ent.Payment,
 		return waitUntil(now.Add(unknownChargeWait)), nil
 	case !p.Status.Refundable():
 		return attention(fmt.Sprintf("payment %s is %s; %s's refund %s cannot be counted against it: check it at %s", p.ID, p.Status, p.Provider, notice.ProviderRefundID, p.Provider)), nil
-	case notice.Amount > p.Amount-p.AmountRefunded-pending:
+	case notice.Amount > p.AmountCaptured-p.AmountRefunded-pending:
 		return attention(fmt.Sprintf("%s's refund %s of %d is more than the %d left of payment %s beside its pending refunds: check it at %s",
-			p.Provider, notice.ProviderRefundID, notice.Amount, p.Amount-p.AmountRefunded-pending, p.ID, p.Provider)), nil
+			p.Provider, notice.ProviderRefundID, notice.Amount, p.AmountCaptured-p.AmountRefunded-pending, p.ID, p.Provider)), nil
 	}
 	r, err := tx.Refund.Create().
 		SetID(prefixid.New("re")).

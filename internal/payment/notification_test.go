@@ -2,6 +2,7 @@ package payment_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,7 +38,11 @@ func newNotified(t *testing.T, db *database.DB) *notified {
 
 // payment stores a payment of 100.00 USD at "memory", in status, made at.
 func (n *notified) payment(id string, status state.PaymentStatus, made time.Time) {
-	n.db.Ent.Payment.Create().SetID(id).SetAmount(10000).SetCurrency("USD").SetStatus(status).
+	captured := int64(0)
+	if slices.Contains(state.PaidStatuses(), status) {
+		captured = 10000
+	}
+	n.db.Ent.Payment.Create().SetID(id).SetAmount(10000).SetAmountCaptured(captured).SetCurrency("USD").SetStatus(status).
 		SetPaymentMethod("credit_card").SetCustomerEmail("a@example.com").SetCardBrand("visa").SetCardLast4("4242").
 		SetCardExpMonth(12).SetCardExpYear(2040).SetCardFingerprint("f").SetProvider("memory").
 		SetProviderPaymentID("ch_" + id).SetCreatedAt(made).SetUpdatedAt(made).ExecX(context.Background())

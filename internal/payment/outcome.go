@@ -24,6 +24,10 @@ type chargeOutcome struct {
 	reason string
 	// recorded are the columns the outcome sets: the provider's id of the charge, and why it failed.
 	recorded changes
+	// captured and canceled are, for a payment captured manually whose charge succeeded, how much
+	// of its authorisation the provider says was captured, and whether it was voided.
+	captured int64
+	canceled bool
 }
 
 // chargeInDoubt is the outcome of a charge whose answer was lost or that its provider cannot tell
@@ -39,7 +43,8 @@ func chargeAnswered(result provider.ChargeResult) chargeOutcome {
 		providerPaymentID = &result.ProviderPaymentID
 	}
 	if result.Approved {
-		return chargeOutcome{status: state.PaymentSucceeded, reason: "approved", recorded: changes{providerPaymentID: providerPaymentID}}
+		return chargeOutcome{status: state.PaymentSucceeded, reason: "approved", recorded: changes{providerPaymentID: providerPaymentID},
+			captured: result.Captured, canceled: result.Canceled}
 	}
 	return chargeOutcome{status: state.PaymentFailed, reason: result.DeclineCode, recorded: changes{
 		providerPaymentID:   providerPaymentID,
@@ -89,7 +94,33 @@ func (s *Service) applyChargeOutcome(ctx context.Context, tx *ent.Tx, p *ent.Pay
 	if sent != nil {
 		c.provider, c.routing = &sent.provider, &sent.routing
 	}
-	return agreed(), s.move(ctx, tx, p, o.status, o.reason, actor, c)
+	path := []state.PaymentStatus{o.status}
+	if o.status == state.PaymentSucceeded {
+		path = s.approved(p, o, &c)
+	}
+	return agreed(), s.moveThrough(ctx, tx, p, path, o.reason, actor, c)
+}
+
+// approved is where an approved charge takes payment p, and what it records on the way (into c):
+// a payment captured at once is paid in full; one captured manually is authorised, holding its
+// amount until capture_before, unless the provider says it was captured or voided since.
+func (s *Service) approved(p *ent.Payment, o chargeOutcome, c *changes) []state.PaymentStatus {
+	switch {
+	case p.CaptureMethod != state.CaptureManual:
+		c.amountCaptured = &p.Amount
+		return []state.PaymentStatus{state.PaymentSucceeded}
+	case o.captured > 0:
+		c.amountCaptured, c.amountCapturable, c.clearPending = ptr(min(o.captured, p.Amount)), ptr(int64(0)), true
+		return []state.PaymentStatus{state.PaymentSucceeded}
+	case o.canceled:
+		c.amountCapturable, c.canceledAt, c.cancellationReason, c.clearPending = ptr(int64(0)), ptr(s.now()), p.CancellationReason, true
+		return []state.PaymentStatus{state.PaymentRequiresCapture, state.PaymentCanceled}
+	}
+	c.amountCapturable, c.clearPending = &p.Amount, true
+	if p.CaptureBefore == nil {
+		c.captureBefore = ptr(s.now().Add(s.captureWindow()))
+	}
+	return []state.PaymentStatus{state.PaymentRequiresCapture}
 }
 
 // against is the verdict on o for payment p, which o does not move. An approval of a payment
@@ -180,7 +211,7 @@ func (s *Service) applyRefundOutcome(ctx context.Context, tx *ent.Tx, p *ent.Pay
 	}
 	refunded := p.AmountRefunded + r.Amount
 	next := state.PaymentPartiallyRefunded
-	if refunded == p.Amount {
+	if refunded == p.AmountCaptured {
 		next = state.PaymentRefunded
 	}
 	return agreed(), s.move(ctx, tx, p, next, "refund "+r.ID, actor, changes{amountRefunded: &refunded})

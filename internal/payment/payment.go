@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/mail"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -48,9 +49,19 @@ type CreateInput struct {
 	Card          *card.Input
 	Description   *string
 	Metadata      map[string]string
+	// CaptureMethod is automatic ("" too) or manual: authorise now, capture or cancel later.
+	CaptureMethod state.CaptureMethod
 	// IdempotencyKey, when not nil, makes a retry with the same key and input answer with this
 	// call's outcome instead of charging again.
 	IdempotencyKey *string
+}
+
+// captureMethod is the capture method asked for: automatic unless manual was.
+func (in CreateInput) captureMethod() state.CaptureMethod {
+	if in.CaptureMethod == "" {
+		return state.CaptureAutomatic
+	}
+	return in.CaptureMethod
 }
 
 // meaning is what an idempotency key's fingerprint is taken of: the request as the service reads
@@ -66,8 +77,18 @@ func (in CreateInput) meaning() any {
 		Card                                                         *card.Input
 		Description                                                  *string
 		Metadata                                                     map[string]string
+		CaptureMethod                                                state.CaptureMethod `json:",omitempty"`
 	}{in.Amount.Normalized(), strings.ToUpper(in.Currency), string(in.PaymentMethod), in.CustomerEmail,
-		strings.TrimSpace(in.CustomerName), c, in.Description, in.Metadata}
+		strings.TrimSpace(in.CustomerName), c, in.Description, in.Metadata, manualOnly(in.captureMethod())}
+}
+
+// manualOnly keeps an idempotency key's fingerprint of a payment captured at once as it was
+// before payments could be captured later, so keys taken then still match their retries.
+func manualOnly(m state.CaptureMethod) state.CaptureMethod {
+	if m == state.CaptureManual {
+		return m
+	}
+	return ""
 }
 
 // Service takes and reads payments.
@@ -85,6 +106,9 @@ type Service struct {
 	Answered func(status, provider, currency string)
 	// Logger hears of payments whose outcome is unknown (default: slog's default logger).
 	Logger *slog.Logger
+	// CaptureWindow is how long an authorisation waits for its capture before it is canceled
+	// (default DefaultCaptureWindow): the runtime configuration's.
+	CaptureWindow func() time.Duration
 
 	// reconciling serialises this server's reconciliation passes; reconcileFrom is where the last
 	// pass that stopped at its bound left off.
@@ -149,6 +173,9 @@ func (s *Service) validate(in CreateInput) (validated, error) {
 	}
 	if err := validateMetadata(in.Metadata); err != nil {
 		return validated{}, err
+	}
+	if !slices.Contains(in.captureMethod().Values(), string(in.captureMethod())) {
+		return validated{}, apierror.ForParam(apierror.InvalidRequest, "capture_method", "capture_method must be automatic or manual")
 	}
 	return validated{amount: amount, card: c}, nil
 }
@@ -251,6 +278,7 @@ func (s *Service) recordProcessing(ctx context.Context, key *idempotency.Key, in
 			SetProvider(first).
 			SetNillableDescription(in.Description).
 			SetMetadata(in.Metadata).
+			SetCaptureMethod(in.captureMethod()).
 			Save(ctx)
 		if err != nil {
 			return err
@@ -273,11 +301,12 @@ func (s *Service) charge(ctx context.Context, p *ent.Payment, v validated, plan 
 	callCtx, cancel := context.WithTimeout(ctx, providerCallLimit)
 	defer cancel()
 	decision, charger, result, err := s.router.Charge(callCtx, plan, provider.ChargeRequest{
-		PaymentID:   p.ID,
-		Amount:      v.amount,
-		Card:        v.card,
-		Description: deref(p.Description),
-		HolderName:  p.CustomerName,
+		PaymentID:       p.ID,
+		Amount:          v.amount,
+		Card:            v.card,
+		Description:     deref(p.Description),
+		HolderName:      p.CustomerName,
+		CaptureManually: p.CaptureMethod == state.CaptureManual,
 	}, func(next string) error {
 		return s.client.Payment.UpdateOneID(p.ID).SetProvider(next).SetUpdatedAt(s.now()).Exec(ctx)
 	})
@@ -517,8 +546,15 @@ func (s *Service) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 // changes are the columns that change with a move besides the status; nil leaves one as it is.
 type changes struct {
 	provider, providerPaymentID, providerDeclineCode, failureCode, failureMessage *string
-	amountRefunded                                                                *int64
+	amountRefunded, amountCapturable, amountCaptured                              *int64
 	routing                                                                       *state.RoutingDecision
+	captureBefore, canceledAt                                                     *time.Time
+	cancellationReason                                                            *state.CancellationReason
+	// pending claims a capture (of captureRequested) or cancellation for the request making the
+	// move; clearPending ends the one claimed.
+	pending          *payment.PendingAction
+	captureRequested *int64
+	clearPending     bool
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -538,10 +574,19 @@ func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state
 		SetNillableProviderDeclineCode(c.providerDeclineCode).
 		SetNillableFailureCode(c.failureCode).
 		SetNillableFailureMessage(c.failureMessage).
-		SetNillableAmountRefunded(c.amountRefunded)
+		SetNillableAmountRefunded(c.amountRefunded).
+		SetNillableAmountCapturable(c.amountCapturable).
+		SetNillableAmountCaptured(c.amountCaptured).
+		SetNillableCaptureBefore(c.captureBefore).
+		SetNillableCanceledAt(c.canceledAt).
+		SetNillableCancellationReason(c.cancellationReason)
 	if c.routing != nil {
 		update.SetRouting(c.routing)
 	}
+	if c.clearPending {
+		update.ClearPendingAction().ClearCaptureRequested()
+	}
+	update.SetNillablePendingAction(c.pending).SetNillableCaptureRequested(c.captureRequested)
 	n, err := update.Save(ctx)
 	if err != nil {
 		return err
@@ -571,6 +616,43 @@ func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state
 	}
 	if c.amountRefunded != nil {
 		p.AmountRefunded = *c.amountRefunded
+	}
+	if c.amountCapturable != nil {
+		p.AmountCapturable = *c.amountCapturable
+	}
+	if c.amountCaptured != nil {
+		p.AmountCaptured = *c.amountCaptured
+	}
+	if c.captureBefore != nil {
+		p.CaptureBefore = c.captureBefore
+	}
+	if c.canceledAt != nil {
+		p.CanceledAt = c.canceledAt
+	}
+	if c.cancellationReason != nil {
+		p.CancellationReason = c.cancellationReason
+	}
+	if c.clearPending {
+		p.PendingAction, p.CaptureRequested = nil, nil
+	}
+	if c.pending != nil {
+		p.PendingAction, p.CaptureRequested = c.pending, c.captureRequested
+	}
+	return nil
+}
+
+// moveThrough moves p along path, one move after another, each in its history; c goes with the
+// last. A provider's news can skip a step Paygate never saw: an authorisation in doubt found
+// voided passes through requires_capture on its way to canceled.
+func (s *Service) moveThrough(ctx context.Context, tx *ent.Tx, p *ent.Payment, path []state.PaymentStatus, reason, actor string, c changes) error {
+	for i, to := range path {
+		last := changes{}
+		if i == len(path)-1 {
+			last = c
+		}
+		if err := s.move(ctx, tx, p, to, reason, actor, last); err != nil {
+			return err
+		}
 	}
 	return nil
 }

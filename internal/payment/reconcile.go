@@ -60,14 +60,21 @@ func (s *Service) Reconcile(ctx context.Context, window Window) (Reconciled, err
 	s.reconciling.Lock()
 	defer s.reconciling.Unlock()
 	err := walkDue(&s.reconcileFrom.payment, func(after *ent.Payment) ([]*ent.Payment, error) {
+		// A charge is in doubt from its creation, a capture from when it was sent.
 		query := s.client.Payment.Query().
-			Where(payment.StatusEQ(state.PaymentProcessing), payment.CreatedAtLT(cutoff), payment.ProviderIn(askable...))
+			Where(payment.StatusEQ(state.PaymentProcessing), payment.ProviderIn(askable...), payment.Or(
+				payment.And(payment.PendingActionIsNil(), payment.CreatedAtLT(cutoff)),
+				payment.And(payment.PendingActionEQ(payment.PendingActionCapture), payment.UpdatedAtLT(cutoff))))
 		if after != nil {
 			query.Where(payment.Or(payment.CreatedAtGT(after.CreatedAt), payment.And(payment.CreatedAt(after.CreatedAt), payment.IDGT(after.ID))))
 		}
 		return query.Order(ent.Asc(payment.FieldCreatedAt), ent.Asc(payment.FieldID)).Limit(reconcileBatch).All(ctx)
 	}, func(p *ent.Payment) {
-		settled, err := s.reconcilePayment(ctx, p, now.Sub(p.CreatedAt) >= window.NotFoundAfter)
+		since := p.CreatedAt
+		if capturing(p) {
+			since = p.UpdatedAt
+		}
+		settled, err := s.reconcilePayment(ctx, p, now.Sub(since) >= window.NotFoundAfter)
 		count(&done.Payments, settled, err)
 	})
 	if err != nil {
@@ -133,7 +140,9 @@ func (s *Service) lookup(name string) provider.Reconciler {
 }
 
 // reconcilePayment settles p by what its provider says; a provider that has no charge for it is
-// believed only when notFoundBelieved. It reports whether it settled p: one settled meanwhile, by
+// believed only when notFoundBelieved, and one that has not captured a capture sent to it, only
+// then too: the capture reached it and was lost, or never reached it; either way the
+// authorisation stands. It reports whether it settled p: one settled meanwhile, by
 // another server or the provider's webhook, keeps that record.
 func (s *Service) reconcilePayment(ctx context.Context, p *ent.Payment, notFoundBelieved bool) (bool, error) {
 	lookup := s.lookup(p.Provider)
@@ -145,6 +154,10 @@ func (s *Service) reconcilePayment(ctx context.Context, p *ent.Payment, notFound
 	switch {
 	case err != nil:
 		return false, fmt.Errorf("looking up payment %s at %s: %w", p.ID, p.Provider, err)
+	case capturing(p) && (!found || !result.Approved):
+		return false, fmt.Errorf("payment %s is being captured, but %s does not find it authorised", p.ID, p.Provider)
+	case capturing(p) && result.Captured == 0 && !result.Canceled && !notFoundBelieved:
+		return false, nil // the provider may not have processed the capture yet
 	case found:
 		outcome = chargeAnswered(result)
 	case notFoundBelieved:

@@ -55,7 +55,7 @@ func (in RefundInput) meaning() any {
 	}{in.PaymentID, amount, in.Reason}
 }
 
-// Refund gives back part or all of a succeeded payment. The refund is recorded as pending and
+// Refund gives back part or all of what a succeeded payment captured. The refund is recorded as pending and
 // its amount counted against the payment before the provider is asked, under the payment's row
 // lock, so concurrent refunds can never together exceed what was paid.
 func (s *Service) Refund(ctx context.Context, in RefundInput) (*ent.Refund, error) {
@@ -125,7 +125,10 @@ func (s *Service) recordPendingRefund(ctx context.Context, key *idempotency.Key,
 // or all that is left when asked is nil, and returns that amount. What is left counts the refunds
 // still pending, as they may yet go through.
 func (s *Service) refundable(ctx context.Context, tx *ent.Tx, p *ent.Payment, asked *money.Decimal) (money.Amount, error) {
-	if !p.Status.Refundable() {
+	switch {
+	case p.Status == state.PaymentRequiresCapture:
+		return money.Amount{}, apierror.New(apierror.InvalidState, fmt.Sprintf("payment %s is authorised and not captured: nothing was taken to refund; cancel it to release the authorisation", p.ID))
+	case !p.Status.Refundable():
 		return money.Amount{}, apierror.New(apierror.InvalidState, fmt.Sprintf("payment %s is %s; only a succeeded or partially refunded payment can be refunded", p.ID, p.Status))
 	}
 	refunds, err := tx.Refund.Query().Where(refund.PaymentID(p.ID)).
@@ -136,7 +139,7 @@ func (s *Service) refundable(ctx context.Context, tx *ent.Tx, p *ent.Payment, as
 	if len(refunds) >= MaxRefunds {
 		return money.Amount{}, apierror.New(apierror.InvalidState, fmt.Sprintf("payment %s has had %d refunds, the most one payment takes", p.ID, MaxRefunds))
 	}
-	left := p.Amount - p.AmountRefunded
+	left := p.AmountCaptured - p.AmountRefunded
 	for _, r := range refunds {
 		if r.Status == state.RefundPending {
 			left -= r.Amount

@@ -6,15 +6,25 @@ import "errors"
 type NotificationKind string
 
 const (
-	// ChargeSucceeded: the charge was approved.
+	// ChargeSucceeded: the charge was approved; for a charge made to capture manually, its amount
+	// was authorised and is held until captured.
 	ChargeSucceeded NotificationKind = "charge_succeeded"
-	// ChargeFailed: the charge was declined, or cancelled or failed after it was approved.
+	// ChargeFailed: the charge was declined, or failed after it was approved.
 	ChargeFailed NotificationKind = "charge_failed"
 	// RefundsChanged: one or more refunds of the charge settled or changed (Refunds says which
 	// and how), including refunds made at the provider, outside Paygate. Refunds is empty when
 	// the event says no more than that the charge's refunds changed (Stripe's charge.refunded
 	// at API versions that no longer embed them): the refunds are then to be looked up.
 	RefundsChanged NotificationKind = "refunds_changed"
+	// Captured: the provider captured the authorisation of a charge made to capture manually
+	// (Amount and Currency say how much).
+	Captured NotificationKind = "captured"
+	// CaptureFailed: the provider refused a capture it had taken; the authorisation stands.
+	CaptureFailed NotificationKind = "capture_failed"
+	// Canceled: the charge's authorisation was voided, by a cancellation or because it lapsed.
+	Canceled NotificationKind = "canceled"
+	// CancelFailed: the provider refused a cancellation it had taken.
+	CancelFailed NotificationKind = "cancel_failed"
 	// Disputed: the cardholder disputed the charge (a chargeback was opened).
 	Disputed NotificationKind = "disputed"
 	// Unhandled: an event Paygate takes no action on (Reason says which).
@@ -44,7 +54,12 @@ type Notification struct {
 	// when it does not. An event that names no refunds but a total above Paygate's record has
 	// its refunds asked of the provider (RefundLister).
 	RefundedTotal *int64
-	// Reason is the provider's words: the dispute's reason, why the event is Unhandled.
+	// Amount, for Captured, is how much was captured, in Paygate's minor units of Currency
+	// (upper case).
+	Amount   int64
+	Currency string
+	// Reason is the provider's words: the dispute's reason, why a capture or cancellation
+	// failed, why the event is Unhandled.
 	Reason string
 }
 

@@ -20,13 +20,24 @@ type ChargeRequest struct {
 	// HolderName is the customer's name, as the card's holder: Adyen's holderName, Checkout.com's
 	// source.name; "" when the customer gave none.
 	HolderName string
+	// CaptureManually asks for an authorisation only: the amount is held on the card until a
+	// Capturer captures it or cancels the hold (Stripe's capture_method=manual, Adyen's manual
+	// capture, Checkout.com's capture:false).
+	CaptureManually bool
 }
 
 // ChargeResult is the provider's answer to a charge it processed. A decline is a result, not an
 // error: the card was looked at and refused.
 type ChargeResult struct {
 	ProviderPaymentID string
-	Approved          bool
+	// Approved means the card was charged or, for a charge asked to capture manually, that the
+	// amount was authorised and is held.
+	Approved bool
+	// Captured is, for a charge asked to capture manually, how much of it the provider reports
+	// captured, in Paygate's minor units: 0 while the authorisation only holds the amount.
+	// Canceled says the authorisation was voided (canceled or expired) at the provider.
+	Captured int64
+	Canceled bool
 	// DeclineCode is card_declined, insufficient_funds or expired_card when not approved.
 	DeclineCode string
 	// RawDeclineCode is the decline as the provider gave it (Stripe's decline_code, Adyen's
@@ -91,6 +102,51 @@ type Reconciler interface {
 // naming them (Stripe's charge.refunded since API version 2022-11-15).
 type RefundLister interface {
 	ListRefunds(ctx context.Context, providerPaymentID string) ([]RefundNotice, error)
+}
+
+// Capturer captures or voids authorisations made with ChargeRequest.CaptureManually. Its errors
+// mean what Charge's do: provider.ErrUnavailable when the provider did nothing (it refused the
+// request: the authorisation is gone, the amount is more than it holds), any other error an
+// outcome unknown.
+type Capturer interface {
+	Capture(ctx context.Context, req CaptureRequest) (CaptureResult, error)
+	Cancel(ctx context.Context, req CancelRequest) (CancelResult, error)
+}
+
+// CaptureRequest asks the provider to capture all or part of an authorisation; what is not
+// captured is released.
+type CaptureRequest struct {
+	PaymentID         string // Paygate's payment id: the provider's reference
+	ProviderPaymentID string
+	Amount            money.Amount
+	// IdempotencyKey is sent with the request, so a retry never captures twice.
+	IdempotencyKey string
+}
+
+// CaptureResult is the provider's answer to a capture it accepted.
+type CaptureResult struct {
+	// Pending means the provider took the capture and confirms it later by webhook (Adyen's
+	// CAPTURE or CAPTURE_FAILED, Checkout.com's payment_captured or payment_capture_declined);
+	// otherwise the amount is captured.
+	Pending bool
+}
+
+// CancelRequest asks the provider to void an authorisation, releasing all of it.
+type CancelRequest struct {
+	PaymentID         string // Paygate's payment id: the provider's reference
+	ProviderPaymentID string
+	// Reason is Paygate's cancellation reason: requested_by_customer, duplicate, fraudulent,
+	// abandoned or expired.
+	Reason string
+	// IdempotencyKey is sent with the request, so a retry never voids twice.
+	IdempotencyKey string
+}
+
+// CancelResult is the provider's answer to a cancellation it accepted.
+type CancelResult struct {
+	// Pending means the provider took the cancellation and confirms it later by webhook (Adyen's
+	// CANCELLATION, Checkout.com's payment_voided); otherwise the authorisation is void.
+	Pending bool
 }
 
 // RefundStatus is what became of a refund, as its provider tells it.

@@ -23,6 +23,7 @@ type Document struct {
 	WebhookRetry   WebhookRetry        `json:"webhook_retry"`
 	RateLimits     RateLimits          `json:"rate_limits"`
 	Alerts         AlertThresholds     `json:"alerts"`
+	Capture        Capture             `json:"capture"`
 	// UpdatedAt and UpdatedBy say who wrote this version and when; they are read, never written.
 	UpdatedAt *time.Time `json:"updated_at,omitempty"`
 	UpdatedBy string     `json:"updated_by,omitempty"`
@@ -51,6 +52,28 @@ type RateLimits struct {
 type AlertThresholds struct {
 	ProviderErrorRate float64 `json:"provider_error_rate"`
 	RefundShare       float64 `json:"refund_share"`
+}
+
+// Capture says how long an authorisation (a payment captured manually) waits for its capture:
+// WindowH hours after it is authorised, it is canceled as expired.
+type Capture struct {
+	WindowH int `json:"window_h"`
+}
+
+// DefaultCapture holds authorisations 7 days, as long as the card networks hold most online
+// authorisations; maxCaptureWindowH is 30 days, the longest any of them holds one.
+var DefaultCapture = Capture{WindowH: 7 * 24}
+
+const maxCaptureWindowH = 30 * 24
+
+// Window is how long an authorisation waits for its capture.
+func (c Capture) Window() time.Duration { return time.Duration(c.WindowH) * time.Hour }
+
+func (c Capture) validate() error {
+	if c.WindowH < 1 || c.WindowH > maxCaptureWindowH {
+		return apierror.ForParam(apierror.InvalidRequest, "capture.window_h", fmt.Sprintf("window_h must be from 1 to %d hours", maxCaptureWindowH))
+	}
+	return nil
 }
 
 // DefaultAlerts warn before the circuit breaker acts (at half its error rate by default), and of
@@ -111,6 +134,7 @@ func Default(providers []string, preferred map[string][]string) Document {
 		WebhookRetry:   WebhookRetry{BaseS: 30, Factor: 2, MaxAttempts: 8},
 		RateLimits:     RateLimits{PerSecond: 100, Burst: 200, LoginPerMinute: 5},
 		Alerts:         DefaultAlerts,
+		Capture:        DefaultCapture,
 	}
 	for _, name := range providers {
 		c.Providers[name] = Provider{Enabled: true, TimeoutMS: 10000}
@@ -141,6 +165,7 @@ func (c Document) Validate(providers []string) error {
 		c.WebhookRetry.validate(),
 		c.RateLimits.validate(),
 		c.Alerts.validate(),
+		c.Capture.validate(),
 	} {
 		if err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/money"
@@ -65,7 +66,7 @@ func TestDocumentRoundTrips(t *testing.T) {
 		"providers":{"stripe":{"enabled":true,"timeout_ms":10000},"adyen":{"enabled":true,"timeout_ms":10000},"checkout":{"enabled":true,"timeout_ms":10000}},
 		"circuit_breaker":{"window_s":60,"min_requests":10,"error_rate":0.5,"open_s":30},
 		"webhook_retry":{"base_s":30,"factor":2,"max_attempts":8},"rate_limits":{"per_second":100,"burst":200,"login_per_minute":5},
-		"alerts":{"provider_error_rate":0.2,"refund_share":0.5}}`
+		"alerts":{"provider_error_rate":0.2,"refund_share":0.5},"capture":{"window_h":168}}`
 	var c Document
 	if err := json.Unmarshal([]byte(text), &c); err != nil {
 		t.Fatal(err)
@@ -74,7 +75,7 @@ func TestDocumentRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Version != 4 || *c.Routing.Rules[0].AmountLTE != "5000.00" || c.Routing.Rules[0].Providers[1].Weight != 20 ||
-		c.WebhookRetry.MaxAttempts != 8 || c.RateLimits.LoginPerMinute != 5 || c.Alerts.RefundShare != 0.5 {
+		c.WebhookRetry.MaxAttempts != 8 || c.RateLimits.LoginPerMinute != 5 || c.Alerts.RefundShare != 0.5 || c.Capture.Window() != 7*24*time.Hour {
 		t.Errorf("read %+v", c)
 	}
 }

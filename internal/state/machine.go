@@ -2,11 +2,17 @@ package state
 
 import "slices"
 
-// paymentMoves is the payment lifecycle: every move a payment may make. A payment is
-// born pending.
+// paymentMoves is the payment lifecycle: every move a payment may make. A payment is born
+// pending and handed to a provider (processing), which charges it, declines it, asks the shopper
+// to authenticate first (requires_action, then processing once they did) or, for a manual
+// capture, authorises it (requires_capture). An authorisation is captured (succeeded, or
+// processing while a provider that confirms later does so, back to requires_capture if it
+// refuses) or voided (canceled); so is an authentication abandoned.
 var paymentMoves = map[PaymentStatus][]PaymentStatus{
 	PaymentPending:           {PaymentProcessing},
-	PaymentProcessing:        {PaymentSucceeded, PaymentFailed},
+	PaymentProcessing:        {PaymentSucceeded, PaymentFailed, PaymentRequiresAction, PaymentRequiresCapture},
+	PaymentRequiresAction:    {PaymentProcessing, PaymentFailed, PaymentCanceled},
+	PaymentRequiresCapture:   {PaymentProcessing, PaymentSucceeded, PaymentCanceled},
 	PaymentSucceeded:         {PaymentPartiallyRefunded, PaymentRefunded},
 	PaymentPartiallyRefunded: {PaymentPartiallyRefunded, PaymentRefunded},
 }

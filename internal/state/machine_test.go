@@ -8,6 +8,17 @@ func TestPaymentMoves(t *testing.T) {
 		{PaymentPending, PaymentFailed}:                      false, // a payment fails only once processing
 		{PaymentProcessing, PaymentSucceeded}:                true,
 		{PaymentProcessing, PaymentFailed}:                   true,
+		{PaymentProcessing, PaymentRequiresAction}:           true,
+		{PaymentProcessing, PaymentRequiresCapture}:          true, // authorised, or a capture refused
+		{PaymentRequiresAction, PaymentProcessing}:           true, // authenticated
+		{PaymentRequiresAction, PaymentFailed}:               true,
+		{PaymentRequiresAction, PaymentCanceled}:             true, // abandoned
+		{PaymentRequiresCapture, PaymentProcessing}:          true, // a capture confirmed later
+		{PaymentRequiresCapture, PaymentSucceeded}:           true,
+		{PaymentRequiresCapture, PaymentCanceled}:            true,
+		{PaymentRequiresAction, PaymentSucceeded}:            false, // only through processing
+		{PaymentRequiresCapture, PaymentFailed}:              false, // a capture refused leaves the authorisation
+		{PaymentCanceled, PaymentProcessing}:                 false,
 		{PaymentSucceeded, PaymentPartiallyRefunded}:         true,
 		{PaymentSucceeded, PaymentRefunded}:                  true,
 		{PaymentPartiallyRefunded, PaymentPartiallyRefunded}: true,
@@ -27,7 +38,8 @@ func TestPaymentMoves(t *testing.T) {
 			t.Errorf("%s is not refundable", s)
 		}
 	}
-	for _, s := range []PaymentStatus{PaymentPending, PaymentProcessing, PaymentFailed, PaymentRefunded} {
+	for _, s := range []PaymentStatus{PaymentPending, PaymentProcessing, PaymentFailed, PaymentRefunded,
+		PaymentRequiresAction, PaymentRequiresCapture, PaymentCanceled} {
 		if s.Refundable() {
 			t.Errorf("%s is refundable", s)
 		}

@@ -1,6 +1,6 @@
-// Package adyen is the Adyen adapter: it charges cards through Checkout API v71's /payments and
-// refunds them (JSON requests and answers), and holds a sandbox that answers as Adyen's test
-// environment does.
+// Package adyen is the Adyen adapter: it charges cards through Checkout API v71's /payments (or
+// authorises them, to capture or cancel later) and refunds them (JSON requests and answers), and
+// holds a sandbox that answers as Adyen's test environment does.
 package adyen
 
 import (
@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -35,7 +36,10 @@ type Client struct {
 	provider.Caller
 }
 
-var _ provider.Provider = (*Client)(nil)
+var (
+	_ provider.Provider = (*Client)(nil)
+	_ provider.Capturer = (*Client)(nil)
+)
 
 // Name identifies Adyen on payments.
 func (*Client) Name() string { return Name }
@@ -70,10 +74,11 @@ type paymentMethod struct {
 }
 
 type paymentRequest struct {
-	Amount          amount        `json:"amount"`
-	Reference       string        `json:"reference"`
-	MerchantAccount string        `json:"merchantAccount"`
-	PaymentMethod   paymentMethod `json:"paymentMethod"`
+	Amount          amount            `json:"amount"`
+	Reference       string            `json:"reference"`
+	MerchantAccount string            `json:"merchantAccount"`
+	PaymentMethod   paymentMethod     `json:"paymentMethod"`
+	AdditionalData  map[string]string `json:"additionalData,omitempty"`
 }
 
 type paymentAnswer struct {
@@ -85,13 +90,21 @@ type paymentAnswer struct {
 	Amount            amount `json:"amount"`
 }
 
-type refundRequest struct {
+// modificationRequest is a refund's or a capture's request: both name an amount.
+type modificationRequest struct {
 	Amount          amount `json:"amount"`
 	MerchantAccount string `json:"merchantAccount"`
 	Reference       string `json:"reference"`
 }
 
-type refundAnswer struct {
+type cancelRequest struct {
+	MerchantAccount string `json:"merchantAccount"`
+	Reference       string `json:"reference"`
+}
+
+// modificationAnswer is Adyen's answer to a refund, a capture or a cancellation it took (a
+// cancellation's names no amount).
+type modificationAnswer struct {
 	MerchantAccount     string `json:"merchantAccount"`
 	PaymentPSPReference string `json:"paymentPspReference"`
 	PSPReference        string `json:"pspReference"`
@@ -100,20 +113,27 @@ type refundAnswer struct {
 	Amount              amount `json:"amount"`
 }
 
-// Charge makes a card payment. A refusal is a result. An answer by which Adyen did nothing
-// (resultCode Error, a 4xx, a 503) or a refused connection is provider.ErrUnavailable; a payment
-// Adyen will settle later (Pending, Received), a request still in progress, another 5xx, a
-// timeout or an answer that cannot be read leaves the outcome unknown.
+// Charge makes a card payment, or only authorises it when req.CaptureManually. A refusal is a
+// result. An answer by which Adyen did nothing (resultCode Error, a 4xx, a 503) or a refused
+// connection is provider.ErrUnavailable; a payment Adyen will settle later (Pending, Received), a
+// request still in progress, another 5xx, a timeout or an answer that cannot be read leaves the
+// outcome unknown.
 func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
 	value, err := counting.Units(req.Amount)
 	if err != nil {
 		return provider.ChargeResult{}, err
 	}
-	answer, err := c.post(ctx, "/v71/payments", req.PaymentID, paymentRequest{
+	request := paymentRequest{
 		Amount: amount{Value: value, Currency: req.Amount.Currency}, Reference: req.PaymentID, MerchantAccount: c.MerchantAccount,
 		PaymentMethod: paymentMethod{Type: "scheme", Number: req.Card.Number(), ExpiryMonth: fmt.Sprintf("%02d", req.Card.ExpMonth),
 			ExpiryYear: strconv.Itoa(req.Card.ExpYear), CVC: req.Card.CVC(), HolderName: req.HolderName},
-	})
+	}
+	if req.CaptureManually {
+		// Adyen's per-payment manual capture: captureDelayHours only delays the automatic
+		// capture, which would still happen without Paygate.
+		request.AdditionalData = map[string]string{"manualCapture": "true"}
+	}
+	answer, err := c.post(ctx, "/v71/payments", req.PaymentID, request)
 	if err != nil {
 		return provider.ChargeResult{}, err
 	}
@@ -125,7 +145,7 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 		return provider.ChargeResult{}, fmt.Errorf("adyen: unreadable payment (%d bytes)", len(answer.Body))
 	}
 	switch payment.ResultCode {
-	case resultAuthorised:
+	case resultAuthorised: // charged, or for a manual capture authorised and held
 		return provider.ChargeResult{ProviderPaymentID: payment.PSPReference, Approved: true}, nil
 	case resultRefused:
 		result := provider.ChargeResult{ProviderPaymentID: payment.PSPReference, DeclineCode: "card_declined",
@@ -163,20 +183,61 @@ func (c *Client) Refund(ctx context.Context, req provider.RefundRequest) (provid
 	if err != nil {
 		return provider.RefundResult{}, err
 	}
-	answer, err := c.post(ctx, "/v71/payments/"+req.ProviderPaymentID+"/refunds", req.RefundID, refundRequest{
+	refund, err := c.modify(ctx, req.ProviderPaymentID, "refunds", req.RefundID, modificationRequest{
 		Amount: amount{Value: value, Currency: req.Amount.Currency}, MerchantAccount: c.MerchantAccount, Reference: req.RefundID,
 	})
 	if err != nil {
 		return provider.RefundResult{}, err
 	}
+	return provider.RefundResult{ProviderRefundID: refund, Pending: true}, nil
+}
+
+// Capture captures part or all of an authorisation made to capture manually; Adyen releases the
+// rest. Adyen takes it ("received") and says later, by a CAPTURE or CAPTURE_FAILED notification,
+// whether it went through. A capture Adyen refuses at once (a 422: more than the authorisation,
+// an authorisation already captured or canceled) is provider.ErrUnavailable.
+func (c *Client) Capture(ctx context.Context, req provider.CaptureRequest) (provider.CaptureResult, error) {
+	value, err := counting.Units(req.Amount)
+	if err != nil {
+		return provider.CaptureResult{}, err
+	}
+	if _, err := c.modify(ctx, req.ProviderPaymentID, "captures", req.IdempotencyKey, modificationRequest{
+		Amount: amount{Value: value, Currency: req.Amount.Currency}, MerchantAccount: c.MerchantAccount, Reference: req.PaymentID,
+	}); err != nil {
+		return provider.CaptureResult{}, err
+	}
+	return provider.CaptureResult{Pending: true}, nil
+}
+
+// Cancel voids an authorisation made to capture manually. Adyen takes it ("received") and says
+// later, by a CANCELLATION notification, whether it went through; it takes no reason, so
+// req.Reason stays Paygate's. A cancellation Adyen refuses at once (a 422: the authorisation
+// captured, or canceled already) is provider.ErrUnavailable.
+func (c *Client) Cancel(ctx context.Context, req provider.CancelRequest) (provider.CancelResult, error) {
+	if _, err := c.modify(ctx, req.ProviderPaymentID, "cancels", req.IdempotencyKey, cancelRequest{
+		MerchantAccount: c.MerchantAccount, Reference: req.PaymentID,
+	}); err != nil {
+		return provider.CancelResult{}, err
+	}
+	return provider.CancelResult{Pending: true}, nil
+}
+
+// modify sends a modification (refunds, captures, cancels) of the payment pspReference, which
+// Adyen takes with 201 and status "received", and returns the modification's own pspReference.
+// Its errors are Charge's: a refusal by which Adyen did nothing is provider.ErrUnavailable.
+func (c *Client) modify(ctx context.Context, pspReference, modification, idempotencyKey string, body any) (string, error) {
+	answer, err := c.post(ctx, "/v71/payments/"+url.PathEscape(pspReference)+"/"+modification, idempotencyKey, body)
+	if err != nil {
+		return "", err
+	}
 	if answer.Status != http.StatusCreated {
-		return provider.RefundResult{}, unsuccessful(answer)
+		return "", unsuccessful(answer)
 	}
-	var refund refundAnswer
-	if err := json.Unmarshal(answer.Body, &refund); err != nil || refund.PSPReference == "" || refund.Status != "received" {
-		return provider.RefundResult{}, fmt.Errorf("adyen: unreadable refund (%d bytes)", len(answer.Body))
+	var taken modificationAnswer
+	if err := json.Unmarshal(answer.Body, &taken); err != nil || taken.PSPReference == "" || taken.Status != "received" {
+		return "", fmt.Errorf("adyen: unreadable answer to %s (%d bytes)", modification, len(answer.Body))
 	}
-	return provider.RefundResult{ProviderRefundID: refund.PSPReference, Pending: true}, nil
+	return taken.PSPReference, nil
 }
 
 // post sends body as JSON to path with the idempotency key.

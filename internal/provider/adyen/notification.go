@@ -22,20 +22,22 @@ const (
 const maxItemBytes = 1 << 20
 
 // ReadNotification reads one verified item of an Adyen notification (its NotificationRequestItem)
-// with the event code eventType into what Paygate acts on. A code Paygate does not act on, or a
-// CANCELLATION that did not succeed, is Unhandled; an item of a code it acts on that lacks what
-// the code must carry is an error wrapping provider.ErrUnreadable.
+// with the event code eventType into what Paygate acts on. A code Paygate does not act on is
+// Unhandled; an item of a code it acts on that lacks what the code must carry is an error wrapping
+// provider.ErrUnreadable.
 //
 // The item's merchantReference is the reference the adapter sent: Paygate's payment id on a
-// payment's events, Paygate's refund id on a refund's. A refund made in Adyen's Customer Area
-// carries its payment's reference instead, so a refund's merchantReference is read by its prefix.
+// payment's events (its authorisation, capture and cancellation), Paygate's refund id on a
+// refund's. A modification made in Adyen's Customer Area carries another reference (a refund its
+// payment's), so a modification's merchantReference is read by its prefix, and its payment is
+// named by the originalReference.
 //
 // Amounts are read as Adyen counts them (the Chilean peso and the króna in hundredths, the
 // escudo and the rupiah whole) and converted into Paygate's minor units, as the adapter converts
 // them on the way out.
 func ReadNotification(eventType string, payload []byte) (provider.Notification, error) {
 	switch eventType {
-	case eventAuthorisation, eventRefund, eventRefundFailed, eventCancellation, eventChargeback:
+	case eventAuthorisation, eventRefund, eventRefundFailed, eventCapture, eventCaptureFailed, eventCancellation, eventChargeback:
 	default:
 		return provider.Notification{Kind: provider.Unhandled, Reason: "adyen event code " + eventType + " is not acted on"}, nil
 	}
@@ -71,14 +73,26 @@ func readItem(eventCode string, payload []byte) (provider.Notification, error) {
 		if n, err = readRefund(item, eventCode == eventRefund && succeeded); err != nil {
 			return provider.Notification{}, err
 		}
-	case eventCancellation:
-		if !succeeded {
-			return provider.Notification{Kind: provider.Unhandled, Reason: "adyen CANCELLATION that did not succeed is not acted on"}, nil
+	case eventCapture, eventCaptureFailed:
+		// The item's pspReference is the capture's own. CAPTURE_FAILED, the card scheme refusing
+		// a capture Adyen had confirmed, comes with success "true" as REFUND_FAILED does.
+		n = provider.Notification{Kind: provider.CaptureFailed, PaymentID: paygatePaymentID(item.MerchantReference),
+			ProviderPaymentID: item.OriginalReference, Reason: item.Reason}
+		if eventCode == eventCapture && succeeded {
+			captured, err := readAmount(item)
+			if err != nil {
+				return provider.Notification{}, err
+			}
+			n.Kind, n.Reason, n.Amount, n.Currency = provider.Captured, "", captured.Minor, captured.Currency
 		}
+	case eventCancellation:
+		// An authorisation Adyen voided on its own comes with no originalReference: the item is
+		// the payment's.
 		payment := cmp.Or(item.OriginalReference, item.PSPReference)
-		n = provider.Notification{Kind: provider.ChargeFailed, PaymentID: item.MerchantReference, ProviderPaymentID: payment,
-			Decline: provider.ChargeResult{ProviderPaymentID: payment, DeclineCode: "card_declined", RawDeclineCode: eventCancellation,
-				DeclineMessage: "cancelled at Adyen"}}
+		n = provider.Notification{Kind: provider.Canceled, PaymentID: paygatePaymentID(item.MerchantReference), ProviderPaymentID: payment}
+		if !succeeded {
+			n.Kind, n.Reason = provider.CancelFailed, item.Reason
+		}
 	case eventChargeback:
 		n = provider.Notification{Kind: provider.Disputed, PaymentID: item.MerchantReference, ProviderPaymentID: item.OriginalReference,
 			Reason: item.Reason}
@@ -110,15 +124,11 @@ func refusal(pspReference, reason string) provider.ChargeResult {
 // readRefund reads a refund's item: the refund is its pspReference, its payment the
 // originalReference.
 func readRefund(item notificationItem, succeeded bool) (provider.Notification, error) {
-	currency, err := money.ParseCurrency(item.Amount.Currency)
-	if err != nil || item.Amount.Value == nil || *item.Amount.Value < 0 {
-		return provider.Notification{}, unreadable("amount in %q missing or below zero", item.Amount.Currency)
-	}
-	refunded, err := counting.Amount(*item.Amount.Value, currency)
+	refunded, err := readAmount(item)
 	if err != nil {
-		return provider.Notification{}, unreadable("%v", err)
+		return provider.Notification{}, err
 	}
-	notice := provider.RefundNotice{ProviderRefundID: item.PSPReference, Amount: refunded.Minor, Currency: currency, Status: provider.RefundFailed}
+	notice := provider.RefundNotice{ProviderRefundID: item.PSPReference, Amount: refunded.Minor, Currency: refunded.Currency, Status: provider.RefundFailed}
 	if succeeded {
 		notice.Status = provider.RefundSucceeded
 	}
@@ -131,4 +141,27 @@ func readRefund(item notificationItem, succeeded bool) (provider.Notification, e
 	}
 	n.Refunds = []provider.RefundNotice{notice}
 	return n, nil
+}
+
+// readAmount reads the item's amount, which must be in a currency and not below zero, into
+// Paygate's minor units.
+func readAmount(item notificationItem) (money.Amount, error) {
+	currency, err := money.ParseCurrency(item.Amount.Currency)
+	if err != nil || item.Amount.Value == nil || *item.Amount.Value < 0 {
+		return money.Amount{}, unreadable("amount in %q missing or below zero", item.Amount.Currency)
+	}
+	read, err := counting.Amount(*item.Amount.Value, currency)
+	if err != nil {
+		return money.Amount{}, unreadable("%v", err)
+	}
+	return read, nil
+}
+
+// paygatePaymentID is a modification's merchantReference when it is a payment id of Paygate's, ""
+// otherwise: one made in Adyen's Customer Area names the payment by its originalReference alone.
+func paygatePaymentID(merchantReference string) string {
+	if prefixid.Prefix(merchantReference) != "pay" {
+		return ""
+	}
+	return merchantReference
 }

@@ -64,7 +64,8 @@ func deliveredSince(t *testing.T, sandbox *adyensandbox.Sandbox, receiver *provi
 }
 
 // TestReadSandboxNotifications reads the notifications the sandbox sends for payments, refunds
-// through the adapter as they settle, and each simulation, each as it comes.
+// through the adapter as they settle, captures and cancellations, and each simulation, each as it
+// comes.
 func TestReadSandboxNotifications(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		clock := providertest.NewClock()
@@ -77,8 +78,8 @@ func TestReadSandboxNotifications(t *testing.T) {
 		}
 		next := deliveredSince(t, sandbox, receiver)
 
-		var approved provider.ChargeRequest
-		var payment provider.ChargeResult
+		var approved, authorisation provider.ChargeRequest
+		var payment, held provider.ChargeResult
 		declined := func(number, code, reason string) func(t *testing.T) provider.Notification {
 			return func(t *testing.T) provider.Notification {
 				req := providertest.Charge(t, number, 500)
@@ -114,6 +115,10 @@ func TestReadSandboxNotifications(t *testing.T) {
 						Currency: "EUR", Status: status}}}
 			}
 		}
+		authorise := func(t *testing.T) provider.Notification {
+			authorisation, held = providertest.Authorize(t, c, providertest.Approved, 5000)
+			return provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: authorisation.PaymentID, ProviderPaymentID: held.ProviderPaymentID}
+		}
 		steps := []struct {
 			name      string
 			eventCode string
@@ -131,6 +136,23 @@ func TestReadSandboxNotifications(t *testing.T) {
 			{"refused", "AUTHORISATION", declined(providertest.Declined, "card_declined", "Refused")},
 			{"not enough balance", "AUTHORISATION", declined(providertest.InsufficientFunds, "insufficient_funds", "Not enough balance")},
 			{"expired card", "AUTHORISATION", declined(providertest.ExpiredCard, "expired_card", "Expired Card")},
+			{"authorised to capture manually", "AUTHORISATION", authorise},
+			{"captured in part", "CAPTURE", func(t *testing.T) provider.Notification {
+				if _, err := c.Capture(ctx, provider.CaptureRequest{PaymentID: authorisation.PaymentID, ProviderPaymentID: held.ProviderPaymentID,
+					Amount: money.Amount{Minor: 3000, Currency: "EUR"}, IdempotencyKey: prefixid.New("cap")}); err != nil {
+					t.Fatal(err)
+				}
+				return provider.Notification{Kind: provider.Captured, PaymentID: authorisation.PaymentID, ProviderPaymentID: held.ProviderPaymentID,
+					Amount: 3000, Currency: "EUR"}
+			}},
+			{"authorised to cancel", "AUTHORISATION", authorise},
+			{"cancelled", "CANCELLATION", func(t *testing.T) provider.Notification {
+				if _, err := c.Cancel(ctx, provider.CancelRequest{PaymentID: authorisation.PaymentID, ProviderPaymentID: held.ProviderPaymentID,
+					Reason: "requested_by_customer", IdempotencyKey: prefixid.New("can")}); err != nil {
+					t.Fatal(err)
+				}
+				return provider.Notification{Kind: provider.Canceled, PaymentID: authorisation.PaymentID, ProviderPaymentID: held.ProviderPaymentID}
+			}},
 			{"refund settled", "REFUND", refund(300, provider.RefundSucceeded)},
 			{"refund of 13.13 failed at settlement", "REFUND_FAILED", refund(provider.FailingRefundMinor, provider.RefundFailed)},
 			{"chargeback", "CHARGEBACK", func(t *testing.T) provider.Notification {
@@ -148,13 +170,11 @@ func TestReadSandboxNotifications(t *testing.T) {
 					Refunds: []provider.RefundNotice{{ProviderRefundID: customerAreaRefund(t, db.Ent, payment.ProviderPaymentID), Amount: 5000 - 300,
 						Currency: "EUR", Status: provider.RefundSucceeded}}}
 			}},
-			{"cancellation", "CANCELLATION", func(t *testing.T) provider.Notification {
+			{"cancellation at Adyen", "CANCELLATION", func(t *testing.T) provider.Notification {
 				if err := sandbox.Simulate(ctx, provider.SimulateLateFailure, approved.PaymentID); err != nil {
 					t.Fatal(err)
 				}
-				return provider.Notification{Kind: provider.ChargeFailed, PaymentID: approved.PaymentID, ProviderPaymentID: payment.ProviderPaymentID,
-					Decline: provider.ChargeResult{ProviderPaymentID: payment.ProviderPaymentID, DeclineCode: "card_declined",
-						RawDeclineCode: "CANCELLATION", DeclineMessage: "cancelled at Adyen"}}
+				return provider.Notification{Kind: provider.Canceled, PaymentID: approved.PaymentID, ProviderPaymentID: payment.ProviderPaymentID}
 			}},
 		}
 		for _, step := range steps {
@@ -261,21 +281,40 @@ var readCases = []struct {
 		payload: itemJSON("REFUND", "true", "8835511210681145", "8535296650153317", "order-42", eur, ""),
 		want: provider.Notification{Kind: provider.RefundsChanged, ProviderPaymentID: "8535296650153317", Refunds: []provider.RefundNotice{
 			{ProviderRefundID: "8835511210681145", Amount: 1000, Currency: "EUR", Status: provider.RefundSucceeded}}}},
+	{name: "captured", eventCode: "CAPTURE",
+		payload: itemJSON("CAPTURE", "true", "QJCMPCBRJRGXWD82", "8535296650153317", paygatePayment, eur, ""),
+		want:    provider.Notification{Kind: provider.Captured, PaymentID: paygatePayment, ProviderPaymentID: "8535296650153317", Amount: 1000, Currency: "EUR"}},
+	{name: "captured in Chilean pesos, counted in hundredths", eventCode: "CAPTURE",
+		payload: itemJSON("CAPTURE", "true", "QJCMPCBRJRGXWD82", "8535296650153317", paygatePayment, `{"currency":"CLP","value":150000}`, ""),
+		want:    provider.Notification{Kind: provider.Captured, PaymentID: paygatePayment, ProviderPaymentID: "8535296650153317", Amount: 1500, Currency: "CLP"}},
+	{name: "captured in the Customer Area, under another reference", eventCode: "CAPTURE",
+		payload: itemJSON("CAPTURE", "true", "QJCMPCBRJRGXWD82", "8535296650153317", "order-42", eur, ""),
+		want:    provider.Notification{Kind: provider.Captured, ProviderPaymentID: "8535296650153317", Amount: 1000, Currency: "EUR"}},
+	{name: "capture not successful", eventCode: "CAPTURE",
+		payload: itemJSON("CAPTURE", "false", "QJCMPCBRJRGXWD82", "8535296650153317", paygatePayment, eur, "Insufficient balance on payment"),
+		want: provider.Notification{Kind: provider.CaptureFailed, PaymentID: paygatePayment, ProviderPaymentID: "8535296650153317",
+			Reason: "Insufficient balance on payment"}},
+	{name: "capture failed, success true", eventCode: "CAPTURE_FAILED",
+		payload: itemJSON("CAPTURE_FAILED", "true", "QJCMPCBRJRGXWD82", "8535296650153317", paygatePayment, eur, "Capture rejected by the card scheme"),
+		want: provider.Notification{Kind: provider.CaptureFailed, PaymentID: paygatePayment, ProviderPaymentID: "8535296650153317",
+			Reason: "Capture rejected by the card scheme"}},
+	{name: "cancelled", eventCode: "CANCELLATION",
+		payload: itemJSON("CANCELLATION", "true", "JDD6LKT8MBLZNN84", "8535296650153317", paygatePayment, eur, ""),
+		want:    provider.Notification{Kind: provider.Canceled, PaymentID: paygatePayment, ProviderPaymentID: "8535296650153317"}},
 	{name: "cancellation not successful", eventCode: "CANCELLATION",
 		payload: itemJSON("CANCELLATION", "false", "8835511210681145", "8535296650153317", paygatePayment, eur, "Transaction not cancellable"),
-		want:    provider.Notification{Kind: provider.Unhandled, Reason: "adyen CANCELLATION that did not succeed is not acted on"}},
+		want: provider.Notification{Kind: provider.CancelFailed, PaymentID: paygatePayment, ProviderPaymentID: "8535296650153317",
+			Reason: "Transaction not cancellable"}},
 	{name: "cancellation without originalReference", eventCode: "CANCELLATION",
 		payload: itemJSON("CANCELLATION", "true", "8535296650153317", "", paygatePayment, eur, ""),
-		want: provider.Notification{Kind: provider.ChargeFailed, PaymentID: paygatePayment, ProviderPaymentID: "8535296650153317",
-			Decline: provider.ChargeResult{ProviderPaymentID: "8535296650153317", DeclineCode: "card_declined", RawDeclineCode: "CANCELLATION",
-				DeclineMessage: "cancelled at Adyen"}}},
+		want:    provider.Notification{Kind: provider.Canceled, PaymentID: paygatePayment, ProviderPaymentID: "8535296650153317"}},
 	{name: "chargeback", eventCode: "CHARGEBACK", payload: itemJSON("CHARGEBACK", "true", "9915555555555555", "8535296650153317", paygatePayment, eur, "Merchandise/Services Not Received"),
 		want: provider.Notification{Kind: provider.Disputed, PaymentID: paygatePayment, ProviderPaymentID: "8535296650153317", Reason: "Merchandise/Services Not Received"}},
 
 	{name: "unknown code", eventCode: "REPORT_AVAILABLE", payload: itemJSON("REPORT_AVAILABLE", "true", "PaygateTest_report", "", "", `{"currency":"EUR","value":0}`, "https://example.test/report.csv"),
 		want: provider.Notification{Kind: provider.Unhandled, Reason: "adyen event code REPORT_AVAILABLE is not acted on"}},
-	{name: "a code not acted on, however malformed", eventCode: "CAPTURE", payload: `{`,
-		want: provider.Notification{Kind: provider.Unhandled, Reason: "adyen event code CAPTURE is not acted on"}},
+	{name: "a code not acted on, however malformed", eventCode: "OFFER_CLOSED", payload: `{`,
+		want: provider.Notification{Kind: provider.Unhandled, Reason: "adyen event code OFFER_CLOSED is not acted on"}},
 
 	{name: "bad JSON", eventCode: "AUTHORISATION", payload: `{"pspReference":`, unreadable: true},
 	{name: "not an object", eventCode: "AUTHORISATION", payload: `["8535296650153317"]`, unreadable: true},
@@ -294,6 +333,17 @@ var readCases = []struct {
 		payload: itemJSON("REFUND", "true", "8835511210681145", "8535296650153317", paygateRefund, `{"currency":"ISK","value":150}`, ""), unreadable: true},
 	{name: "refund naming no payment", eventCode: "REFUND",
 		payload: itemJSON("REFUND", "true", "8835511210681145", "", paygateRefund, eur, ""), unreadable: true},
+	{name: "capture without currency", eventCode: "CAPTURE",
+		payload: itemJSON("CAPTURE", "true", "QJCMPCBRJRGXWD82", "8535296650153317", paygatePayment, `{"value":1000}`, ""), unreadable: true},
+	{name: "negative capture", eventCode: "CAPTURE",
+		payload: itemJSON("CAPTURE", "true", "QJCMPCBRJRGXWD82", "8535296650153317", paygatePayment, `{"currency":"EUR","value":-1}`, ""), unreadable: true},
+	{name: "capture of a fraction of an escudo", eventCode: "CAPTURE",
+		payload: itemJSON("CAPTURE", "true", "QJCMPCBRJRGXWD82", "8535296650153317", paygatePayment, `{"currency":"CVE","value":2.5}`, ""), unreadable: true},
+	// A capture's own pspReference is not its payment's.
+	{name: "capture naming no payment", eventCode: "CAPTURE",
+		payload: itemJSON("CAPTURE", "true", "QJCMPCBRJRGXWD82", "", "order-42", eur, ""), unreadable: true},
+	{name: "capture failure naming no payment", eventCode: "CAPTURE_FAILED",
+		payload: itemJSON("CAPTURE_FAILED", "true", "QJCMPCBRJRGXWD82", "", "", eur, "Capture rejected"), unreadable: true},
 	{name: "chargeback naming no payment", eventCode: "CHARGEBACK",
 		payload: itemJSON("CHARGEBACK", "true", "9915555555555555", "", "", eur, "Fraud"), unreadable: true},
 	{name: "more than 1 MiB", eventCode: "AUTHORISATION",

@@ -19,6 +19,8 @@ const (
 	eventAuthorisation = "AUTHORISATION"
 	eventRefund        = "REFUND"
 	eventRefundFailed  = "REFUND_FAILED"
+	eventCapture       = "CAPTURE"
+	eventCaptureFailed = "CAPTURE_FAILED"
 	eventCancellation  = "CANCELLATION"
 	eventChargeback    = "CHARGEBACK"
 )

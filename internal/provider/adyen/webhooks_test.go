@@ -11,8 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"testing"
 	"time"
+
+	adyenwebhook "github.com/adyen/adyen-go-api-library/v14/src/webhook"
 
 	adyensandbox "github.com/paygate/paygate/internal/provider/adyen/sandbox"
 
@@ -193,6 +196,91 @@ func TestWebhooks(t *testing.T) {
 		tampered := bytes.Replace(bodies[0], []byte(`"value":`), []byte(`"value":9`), 1)
 		if err := verify(nil, tampered); err == nil {
 			t.Error("a tampered body passed the signature check")
+		}
+	})
+}
+
+// TestCaptureWebhooks: a capture sends CAPTURE, of the amount captured, and a cancellation
+// CANCELLATION, each naming the authorisation by originalReference and itself by its own
+// pspReference, signed; Adyen's own library reads them, and so does the inbox, into Captured and
+// Canceled. A capture replayed or refused sends nothing. The Customer Area refunds no more than
+// was captured, and nothing of an authorisation held.
+func TestCaptureWebhooks(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		sandbox, c, receiver := webhookSandbox(t, db)
+		ctx := context.Background()
+		captured, capturedHeld := providertest.Authorize(t, c, providertest.Approved, 5000)
+		capture := provider.CaptureRequest{PaymentID: captured.PaymentID, ProviderPaymentID: capturedHeld.ProviderPaymentID,
+			Amount: money.Amount{Minor: 3000, Currency: "EUR"}, IdempotencyKey: prefixid.New("cap")}
+		for range 2 { // the second replayed
+			if _, err := c.Capture(ctx, capture); err != nil {
+				t.Fatal(err)
+			}
+		}
+		second := capture
+		second.IdempotencyKey = prefixid.New("cap")
+		if _, err := c.Capture(ctx, second); !errors.Is(err, provider.ErrUnavailable) {
+			t.Fatalf("a second capture = %v, want refused", err)
+		}
+		canceled, canceledHeld := providertest.Authorize(t, c, providertest.Approved, 4000)
+		if _, err := c.Cancel(ctx, provider.CancelRequest{PaymentID: canceled.PaymentID, ProviderPaymentID: canceledHeld.ProviderPaymentID,
+			Reason: "requested_by_customer", IdempotencyKey: prefixid.New("can")}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Refund(ctx, provider.RefundRequest{RefundID: prefixid.New("re"), ProviderPaymentID: capturedHeld.ProviderPaymentID,
+			Amount: money.Amount{Minor: 1000, Currency: "EUR"}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := sandbox.Simulate(ctx, provider.SimulateRefund, captured.PaymentID); err != nil {
+			t.Fatal(err)
+		}
+		held, _ := providertest.Authorize(t, c, providertest.Approved, 2000)
+		if err := sandbox.Simulate(ctx, provider.SimulateRefund, held.PaymentID); !errors.Is(err, provider.ErrCannotSimulate) {
+			t.Errorf("a refund of an authorisation held = %v", err)
+		}
+		sandbox.WaitForWebhooks()
+
+		bodies := receiver.Verified(t)
+		byCode := map[string][]testItem{}
+		for _, i := range items(t, bodies) {
+			byCode[i.EventCode] = append(byCode[i.EventCode], i)
+		}
+		if len(bodies) != 6 || len(byCode["AUTHORISATION"]) != 3 || len(byCode["CAPTURE"]) != 1 || len(byCode["CANCELLATION"]) != 1 || len(byCode["REFUND"]) != 1 {
+			t.Fatalf("%d notifications: %+v; want three authorisations, a capture, a cancellation and a refund", len(bodies), byCode)
+		}
+		for code, w := range map[string]testItem{
+			"CAPTURE":      {OriginalReference: capturedHeld.ProviderPaymentID, MerchantReference: captured.PaymentID, Amount: testAmount{3000, "EUR"}},
+			"CANCELLATION": {OriginalReference: canceledHeld.ProviderPaymentID, MerchantReference: canceled.PaymentID, Amount: testAmount{4000, "EUR"}},
+			"REFUND":       {OriginalReference: capturedHeld.ProviderPaymentID, MerchantReference: captured.PaymentID, Amount: testAmount{2000, "EUR"}},
+		} {
+			i := byCode[code][0]
+			w.EventCode, w.Success, w.MerchantAccountCode, w.PSPReference, w.EventDate = code, "true", "PaygateTest", i.PSPReference, i.EventDate
+			if i != w || len(i.PSPReference) != 16 || i.PSPReference == i.OriginalReference {
+				t.Errorf("notification %+v, want %+v with its own pspReference", i, w)
+			}
+		}
+
+		want := map[string]provider.Notification{
+			"CAPTURE": {Kind: provider.Captured, PaymentID: captured.PaymentID, ProviderPaymentID: capturedHeld.ProviderPaymentID,
+				Amount: 3000, Currency: "EUR"},
+			"CANCELLATION": {Kind: provider.Canceled, PaymentID: canceled.PaymentID, ProviderPaymentID: canceledHeld.ProviderPaymentID},
+		}
+		for _, body := range bodies {
+			webhook, err := adyenwebhook.HandleRequest(string(body))
+			if err != nil || len(webhook.GetNotificationItems()) != 1 || webhook.GetNotificationItems()[0].EventDate == nil {
+				t.Errorf("Adyen's library read %s: %+v, %v", body, webhook, err)
+			}
+			events, err := verifyAsInbox(body, hmacKey)
+			if err != nil || len(events) != 1 {
+				t.Fatalf("the inbox took %s: %+v, %v", body, events, err)
+			}
+			w, ok := want[events[0].Type]
+			if !ok {
+				continue
+			}
+			if got, err := ReadNotification(events[0].Type, events[0].Payload); err != nil || !reflect.DeepEqual(got, w) {
+				t.Errorf("%s read\n%+v, %v; want\n%+v", events[0].Type, got, err, w)
+			}
 		}
 	})
 }

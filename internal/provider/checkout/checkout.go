@@ -1,11 +1,12 @@
-// Package checkout is the Checkout.com adapter: it charges cards through the Payments API and
-// refunds them (JSON requests and answers), looks up what became of them, and holds a sandbox
-// that answers as Checkout.com's sandbox does.
+// Package checkout is the Checkout.com adapter: it charges cards through the Payments API, or
+// authorises them to capture or void later, and refunds them (JSON requests and answers), looks
+// up what became of them, and holds a sandbox that answers as Checkout.com's sandbox does.
 package checkout
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/provider"
 )
 
@@ -49,13 +51,22 @@ type source struct {
 }
 
 type paymentRequest struct {
-	Source      source `json:"source"`
-	Amount      int64  `json:"amount"`
-	Currency    string `json:"currency"`
-	Reference   string `json:"reference"`
-	Capture     bool   `json:"capture"`
-	Description string `json:"description,omitempty"`
+	Source      source            `json:"source"`
+	Amount      int64             `json:"amount"`
+	Currency    string            `json:"currency"`
+	Reference   string            `json:"reference"`
+	Capture     bool              `json:"capture"`
+	Description string            `json:"description,omitempty"`
+	Metadata    map[string]string `json:"metadata,omitempty"`
 }
+
+// Checkout.com's look-ups do not show whether a payment was requested with capture false, and
+// only for one that was does a look-up report what was captured of it: so Paygate marks such a
+// payment in its metadata, which the look-ups show.
+const (
+	captureKey    = "paygate_capture"
+	captureManual = "manual"
+)
 
 type paymentAnswer struct {
 	ID              string `json:"id"`
@@ -74,7 +85,23 @@ type refundRequest struct {
 	Reference string `json:"reference"`
 }
 
-type refundAnswer struct {
+// captureRequest captures an authorisation. A final capture releases what it does not take, as
+// provider.CaptureRequest means.
+type captureRequest struct {
+	Amount      int64  `json:"amount"`
+	CaptureType string `json:"capture_type"`
+	Reference   string `json:"reference"`
+}
+
+const captureFinal = "Final"
+
+type voidRequest struct {
+	Reference string `json:"reference"`
+}
+
+// actionAnswer is Checkout.com's answer to an action it took to process later: a refund, a
+// capture, a void.
+type actionAnswer struct {
 	ActionID  string `json:"action_id"`
 	Reference string `json:"reference"`
 }
@@ -88,7 +115,21 @@ type payment struct {
 	Reference   string    `json:"reference"`
 	Approved    bool      `json:"approved"`
 	Status      string    `json:"status"`
+	Balances    struct {
+		// TotalCaptured is how much was captured, in Checkout.com's units of the currency.
+		TotalCaptured int64 `json:"total_captured"`
+	} `json:"balances"`
+	// Metadata holds what the payment was requested with; its values may be any JSON.
+	Metadata map[string]any `json:"metadata"`
 }
+
+// Statuses of a payment that Paygate reads.
+const (
+	statusDeclined = "Declined"
+	// An authorisation voided, or left to lapse.
+	statusVoided  = "Voided"
+	statusExpired = "Expired"
+)
 
 // paymentList is a page of the payments made under one reference, newest first.
 type paymentList struct {
@@ -125,20 +166,26 @@ var counting = provider.Counting{Provider: "checkout.com", Scales: map[string]in
 // Counting says how the provider counts amounts.
 func (*Client) Counting() provider.Counting { return counting }
 
-// Charge requests and captures a card payment. A decline is a result (Checkout.com answers it
-// 201 with approved false). An answer by which Checkout.com did nothing (a 4xx, a 503) or a
-// refused connection is provider.ErrUnavailable; a payment still pending, an idempotency
-// conflict, another 5xx, a timeout or an answer that cannot be read leaves the outcome unknown.
+// Charge requests and captures a card payment or, when req.CaptureManually, authorises it only
+// (capture false), to capture or void later; an approved authorisation (status Authorized) is
+// Approved, nothing captured yet. A decline is a result (Checkout.com answers it 201 with
+// approved false). An answer by which Checkout.com did nothing (a 4xx, a 503) or a refused
+// connection is provider.ErrUnavailable; a payment still pending, an idempotency conflict,
+// another 5xx, a timeout or an answer that cannot be read leaves the outcome unknown.
 func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
 	amount, err := counting.Units(req.Amount)
 	if err != nil {
 		return provider.ChargeResult{}, err
 	}
-	answer, err := c.post(ctx, "/payments", req.PaymentID, paymentRequest{
+	request := paymentRequest{
 		Source: source{Type: "card", Number: req.Card.Number(), ExpiryMonth: req.Card.ExpMonth, ExpiryYear: req.Card.ExpYear, CVV: req.Card.CVC(),
 			Name: req.HolderName},
-		Amount: amount, Currency: req.Amount.Currency, Reference: req.PaymentID, Capture: true, Description: req.Description,
-	})
+		Amount: amount, Currency: req.Amount.Currency, Reference: req.PaymentID, Capture: !req.CaptureManually, Description: req.Description,
+	}
+	if req.CaptureManually {
+		request.Metadata = map[string]string{captureKey: captureManual}
+	}
+	answer, err := c.post(ctx, "/payments", req.PaymentID, request)
 	if err != nil {
 		return provider.ChargeResult{}, err
 	}
@@ -152,7 +199,7 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 	switch {
 	case payment.Approved:
 		return provider.ChargeResult{ProviderPaymentID: payment.ID, Approved: true}, nil
-	case payment.Status != "Declined":
+	case payment.Status != statusDeclined:
 		return provider.ChargeResult{}, fmt.Errorf("checkout.com: payment %s is %s, outcome unknown", payment.ID, payment.Status)
 	}
 	return decline(payment.ID, payment.ResponseCode, payment.ResponseSummary), nil
@@ -196,11 +243,66 @@ func (c *Client) Refund(ctx context.Context, req provider.RefundRequest) (provid
 	if answer.Status != http.StatusAccepted {
 		return provider.RefundResult{}, unsuccessful(answer)
 	}
-	var refund refundAnswer
+	var refund actionAnswer
 	if err := json.Unmarshal(answer.Body, &refund); err != nil || refund.ActionID == "" {
 		return provider.RefundResult{}, fmt.Errorf("checkout.com: unreadable refund (%d bytes)", len(answer.Body))
 	}
 	return provider.RefundResult{ProviderRefundID: refund.ActionID, Pending: true}, nil
+}
+
+var _ provider.Capturer = (*Client)(nil)
+
+// Capture captures the amount of an authorisation and releases the rest (a final capture).
+// Checkout.com takes it (202) and confirms it by webhook: payment_captured or
+// payment_capture_declined.
+func (c *Client) Capture(ctx context.Context, req provider.CaptureRequest) (provider.CaptureResult, error) {
+	amount, err := counting.Units(req.Amount)
+	if err != nil {
+		return provider.CaptureResult{}, err
+	}
+	err = c.act(ctx, "capture", "/payments/"+url.PathEscape(req.ProviderPaymentID)+"/captures", req.IdempotencyKey,
+		captureRequest{Amount: amount, CaptureType: captureFinal, Reference: req.PaymentID})
+	if err != nil {
+		return provider.CaptureResult{}, err
+	}
+	return provider.CaptureResult{Pending: true}, nil
+}
+
+// Cancel voids an authorisation. Checkout.com takes it (202) and confirms it by webhook:
+// payment_voided or payment_void_declined. Its voids take no reason.
+func (c *Client) Cancel(ctx context.Context, req provider.CancelRequest) (provider.CancelResult, error) {
+	err := c.act(ctx, "void", "/payments/"+url.PathEscape(req.ProviderPaymentID)+"/voids", req.IdempotencyKey,
+		voidRequest{Reference: req.PaymentID})
+	if err != nil {
+		return provider.CancelResult{}, err
+	}
+	return provider.CancelResult{Pending: true}, nil
+}
+
+// act asks for an action on an authorisation (what: a capture, a void), which Checkout.com takes
+// (202) to process later. It refuses one the payment's state does not allow with 403 ("Capture
+// not allowed", "Void not allowed") and an invalid one (an amount above the authorisation) with
+// 422: provider.ErrUnavailable, but no outage, since they say nothing of its other requests.
+// Other answers are read as a refund's are.
+func (c *Client) act(ctx context.Context, what, path, idempotencyKey string, body any) error {
+	answer, err := c.post(ctx, path, idempotencyKey, body)
+	if err != nil {
+		return err
+	}
+	if answer.Status != http.StatusAccepted {
+		err := unsuccessful(answer)
+		// Refused counts a 403 as refused credentials, an outage, unless an earlier try was lost
+		// (an unknown outcome, which stands).
+		if answer.Status == http.StatusForbidden && errors.Is(err, provider.ErrOutage) {
+			return fmt.Errorf("%w: checkout.com refused the %s: answered %d", provider.ErrUnavailable, what, answer.Status)
+		}
+		return err
+	}
+	var taken actionAnswer
+	if err := json.Unmarshal(answer.Body, &taken); err != nil || taken.ActionID == "" {
+		return fmt.Errorf("checkout.com: unreadable %s (%d bytes), outcome unknown", what, len(answer.Body))
+	}
+	return nil
 }
 
 var _ provider.Reconciler = (*Client)(nil)
@@ -210,7 +312,9 @@ var _ provider.Reconciler = (*Client)(nil)
 const paymentsLimit = 10
 
 // LookupCharge finds the payment made under Paygate's payment id as its reference and reads it as
-// Charge reads an answer; a declined payment's response code is read from its authorization.
+// Charge reads an answer; a declined payment's response code is read from its authorization. A
+// payment authorised to capture later is read further: what was captured of it, or that its
+// authorisation was voided.
 func (c *Client) LookupCharge(ctx context.Context, paymentID string) (provider.ChargeResult, bool, error) {
 	query := url.Values{"reference": {paymentID}, "limit": {strconv.Itoa(paymentsLimit)}}
 	answer, err := c.get(ctx, "/payments?"+query.Encode())
@@ -226,11 +330,12 @@ func (c *Client) LookupCharge(ctx context.Context, paymentID string) (provider.C
 	}
 	for _, p := range list.Data {
 		if p.Approved {
-			return provider.ChargeResult{ProviderPaymentID: p.ID, Approved: true}, true, nil
+			result, err := approval(p)
+			return result, err == nil, err
 		}
 	}
 	for _, p := range list.Data {
-		if p.Status != "Declined" {
+		if p.Status != statusDeclined {
 			return provider.ChargeResult{}, false, fmt.Errorf("checkout.com: payment %s is %s, outcome unknown", p.ID, p.Status)
 		}
 	}
@@ -253,6 +358,27 @@ func (c *Client) LookupCharge(ctx context.Context, paymentID string) (provider.C
 		}
 	}
 	return provider.ChargeResult{}, false, fmt.Errorf("checkout.com: declined payment %s has no authorization listed", declined.ID)
+}
+
+// approval reads an approved payment. One requested with capture false reports what was captured
+// of it (balances.total_captured: 0 while Authorized) and whether its authorisation is void; one
+// captured at once reports its approval alone, as Charge answered it.
+func approval(p payment) (provider.ChargeResult, error) {
+	result := provider.ChargeResult{ProviderPaymentID: p.ID, Approved: true}
+	if p.Metadata[captureKey] != captureManual {
+		return result, nil
+	}
+	currency, err := money.ParseCurrency(p.Currency)
+	if err != nil {
+		return provider.ChargeResult{}, fmt.Errorf("checkout.com: payment %s in %q: %w", p.ID, p.Currency, err)
+	}
+	captured, err := counting.Amount(p.Balances.TotalCaptured, currency)
+	if err != nil {
+		return provider.ChargeResult{}, fmt.Errorf("checkout.com: payment %s: %w", p.ID, err)
+	}
+	result.Captured = captured.Minor
+	result.Canceled = p.Status == statusVoided || p.Status == statusExpired
+	return result, nil
 }
 
 // LookupRefund finds the refund among the payment's actions, by its action id or its reference.

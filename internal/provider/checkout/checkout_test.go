@@ -3,7 +3,9 @@ package checkout
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
 )
@@ -28,7 +31,7 @@ func TestConformance(t *testing.T) {
 		providertest.Run(t, providertest.Adapter{Client: c, Unauthenticated: &unauthenticated, Switches: &sandbox.SandboxSwitches,
 			Twin:           &Client{BaseURL: twinURL, SecretKey: "sk_sbox_x", Caller: twinCaller},
 			RawDeclines:    map[string]string{providertest.Declined: "20005", providertest.InsufficientFunds: "20051", providertest.ExpiredCard: "20054"},
-			RefundsPending: true, Clock: clock, Settle: sandbox.Settle, TwinSettle: twinSandbox.Settle, Settlements: settlements})
+			RefundsPending: true, Clock: clock, Settle: sandbox.Settle, TwinSettle: twinSandbox.Settle, Settlements: settlements, CapturesPending: true})
 	})
 }
 
@@ -167,5 +170,163 @@ func TestSourceNameIsSent(t *testing.T) {
 	defer mu.Unlock()
 	if _, unnamed := sent[1]["name"]; len(sent) != 2 || sent[0]["name"] != "Ann Example" || unnamed || sent[0]["type"] != "card" {
 		t.Errorf("sources sent: %v", sent)
+	}
+}
+
+// TestCaptureAndVoidAreSentAsCheckoutNamesThem: an authorisation asks capture false and marks the
+// payment as one to capture later; a capture and a void go to the payment's captures and voids
+// under their own idempotency keys, with Checkout.com's field names and its units.
+func TestCaptureAndVoidAreSentAsCheckoutNamesThem(t *testing.T) {
+	type request struct {
+		path, key string
+		body      map[string]any
+	}
+	var mu sync.Mutex
+	var sent []request
+	url, caller := providertest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		sent = append(sent, request{path: r.URL.Path, key: r.Header.Get("Cko-Idempotency-Key"), body: body})
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/payments" {
+			w.WriteHeader(http.StatusCreated)
+			w.Write([]byte(`{"id":"pay_x","action_id":"act_x","amount":1000,"currency":"EUR","approved":true,"status":"Authorized","response_code":"10000"}`))
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+		w.Write([]byte(`{"action_id":"act_y","reference":"pay_1"}`))
+	}))
+	c := &Client{BaseURL: url, SecretKey: "sk_test", Caller: caller}
+	ctx := context.Background()
+	held := providertest.Charge(t, providertest.Approved, 1000)
+	held.CaptureManually = true
+	if result, err := c.Charge(ctx, held); err != nil || result != (provider.ChargeResult{ProviderPaymentID: "pay_x", Approved: true}) {
+		t.Errorf("authorisation = %+v, %v", result, err)
+	}
+	if _, err := c.Charge(ctx, providertest.Charge(t, providertest.Approved, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	if result, err := c.Capture(ctx, provider.CaptureRequest{PaymentID: "pay_1", ProviderPaymentID: "pay_x",
+		Amount: money.Amount{Minor: 1500, Currency: "CLP"}, IdempotencyKey: "cap_1"}); err != nil || !result.Pending {
+		t.Errorf("capture = %+v, %v", result, err)
+	}
+	if result, err := c.Cancel(ctx, provider.CancelRequest{PaymentID: "pay_1", ProviderPaymentID: "pay_x", Reason: "duplicate",
+		IdempotencyKey: "can_1"}); err != nil || !result.Pending {
+		t.Errorf("void = %+v, %v", result, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(sent) != 4 {
+		t.Fatalf("sent %+v", sent)
+	}
+	authorisation, charge, capture, void := sent[0], sent[1], sent[2], sent[3]
+	if authorisation.body["capture"] != false || !reflect.DeepEqual(authorisation.body["metadata"], map[string]any{"paygate_capture": "manual"}) {
+		t.Errorf("authorisation sent %v", authorisation.body)
+	}
+	if _, marked := charge.body["metadata"]; charge.body["capture"] != true || marked {
+		t.Errorf("charge sent %v", charge.body)
+	}
+	if capture.path != "/payments/pay_x/captures" || capture.key != "cap_1" ||
+		!reflect.DeepEqual(capture.body, map[string]any{"amount": 150000.0, "capture_type": "Final", "reference": "pay_1"}) {
+		t.Errorf("capture sent %+v", capture)
+	}
+	if void.path != "/payments/pay_x/voids" || void.key != "can_1" || !reflect.DeepEqual(void.body, map[string]any{"reference": "pay_1"}) {
+		t.Errorf("void sent %+v", void)
+	}
+}
+
+// TestCaptureAndVoidAnswers: a capture or void Checkout.com does not allow (403) or finds invalid
+// (422) is refused, no outage; a 500 or an idempotency conflict leaves the outcome unknown; an
+// outage or refused credentials are an outage.
+func TestCaptureAndVoidAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		body   string
+		want   string // "taken", "refused", "outage" or "unknown"
+	}{
+		{http.StatusAccepted, `{"action_id":"act_1","reference":"pay_1"}`, "taken"},
+		{http.StatusAccepted, `{"reference":"pay_1"}`, "unknown"},
+		{http.StatusForbidden, ``, "refused"},
+		{http.StatusUnprocessableEntity, `{"request_id":"req_1","error_type":"request_invalid","error_codes":["capture_value_greater_than_authorized"]}`, "refused"},
+		{http.StatusNotFound, ``, "refused"},
+		{http.StatusInternalServerError, ``, "unknown"},
+		{http.StatusConflict, `{"error_type":"request_invalid"}`, "unknown"},
+		{http.StatusServiceUnavailable, ``, "outage"},
+		{http.StatusUnauthorized, ``, "outage"},
+	} {
+		url, caller := providertest.Canned(t, tc.status, tc.body)
+		c := &Client{BaseURL: url, SecretKey: "sk_sbox_x", Caller: caller}
+		_, captureErr := c.Capture(context.Background(), provider.CaptureRequest{PaymentID: "pay_1", ProviderPaymentID: "pay_x",
+			Amount: money.Amount{Minor: 100, Currency: "EUR"}, IdempotencyKey: "cap_1"})
+		_, voidErr := c.Cancel(context.Background(), provider.CancelRequest{PaymentID: "pay_1", ProviderPaymentID: "pay_x", IdempotencyKey: "can_1"})
+		for what, err := range map[string]error{"capture": captureErr, "void": voidErr} {
+			got := "unknown"
+			switch {
+			case err == nil:
+				got = "taken"
+			case errors.Is(err, provider.ErrOutage):
+				got = "outage"
+			case errors.Is(err, provider.ErrUnavailable):
+				got = "refused"
+			}
+			if got != tc.want {
+				t.Errorf("%s answered %d %s: %v, %s; want %s", what, tc.status, tc.body, err, got, tc.want)
+			}
+		}
+	}
+}
+
+// TestLookupsOfAuthorisations: a payment authorised to capture later is found held, then captured
+// for what its capture took, or voided; a payment captured at once reports its approval alone.
+func TestLookupsOfAuthorisations(t *testing.T) {
+	sandbox := newSandbox(databasetest.SQLite(t).Ent, time.Now)
+	url, caller := providertest.Serve(t, sandbox)
+	c := &Client{BaseURL: url, SecretKey: "sk_sbox_x", Caller: caller}
+	ctx := context.Background()
+	lookUp := func(paymentID string) provider.ChargeResult {
+		t.Helper()
+		found, ok, err := c.LookupCharge(ctx, paymentID)
+		if err != nil || !ok {
+			t.Fatalf("look-up of %s: found %v, %v", paymentID, ok, err)
+		}
+		return found
+	}
+	captured, held := providertest.Authorize(t, c, providertest.Approved, 5000)
+	if _, err := c.Capture(ctx, provider.CaptureRequest{PaymentID: captured.PaymentID, ProviderPaymentID: held.ProviderPaymentID,
+		Amount: money.Amount{Minor: 3000, Currency: "EUR"}, IdempotencyKey: prefixid.New("cap")}); err != nil {
+		t.Fatal(err)
+	}
+	if found := lookUp(captured.PaymentID); found != (provider.ChargeResult{ProviderPaymentID: held.ProviderPaymentID, Approved: true, Captured: 3000}) {
+		t.Errorf("look-up of a capture of 30.00 of 50.00 = %+v", found)
+	}
+	voided, held := providertest.Authorize(t, c, providertest.Approved, 4000)
+	if _, err := c.Cancel(ctx, provider.CancelRequest{PaymentID: voided.PaymentID, ProviderPaymentID: held.ProviderPaymentID,
+		IdempotencyKey: prefixid.New("can")}); err != nil {
+		t.Fatal(err)
+	}
+	if found := lookUp(voided.PaymentID); found != (provider.ChargeResult{ProviderPaymentID: held.ProviderPaymentID, Approved: true, Canceled: true}) {
+		t.Errorf("look-up of a voided authorisation = %+v", found)
+	}
+	charged := providertest.Charge(t, providertest.Approved, 1000)
+	answered, err := c.Charge(ctx, charged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Refund(ctx, provider.RefundRequest{RefundID: prefixid.New("re"), ProviderPaymentID: answered.ProviderPaymentID,
+		Amount: money.Amount{Minor: 400, Currency: "EUR"}}); err != nil {
+		t.Fatal(err)
+	}
+	if found := lookUp(charged.PaymentID); found != answered {
+		t.Errorf("look-up of a payment captured at once = %+v, want %+v", found, answered)
+	}
+
+	// Checkout.com counts the Chilean peso in hundredths, its balances too.
+	url, caller = providertest.Canned(t, http.StatusOK, `{"limit":10,"skip":0,"total_count":1,"data":[{"id":"pay_1","amount":200000,"currency":"CLP",`+
+		`"approved":true,"status":"Partially Captured","balances":{"total_authorized":200000,"total_captured":150000},"metadata":{"paygate_capture":"manual"}}]}`)
+	c = &Client{BaseURL: url, SecretKey: "sk_sbox_x", Caller: caller}
+	if found := lookUp("pay_x"); found != (provider.ChargeResult{ProviderPaymentID: "pay_1", Approved: true, Captured: 1500}) {
+		t.Errorf("look-up of a capture of 1500 CLP = %+v", found)
 	}
 }

@@ -12,12 +12,15 @@ import (
 
 // Types of the events Paygate reads.
 const (
-	eventPaymentApproved       = "payment_approved"
-	eventPaymentCaptured       = "payment_captured"
-	eventPaymentDeclined       = "payment_declined"
-	eventPaymentRefunded       = "payment_refunded"
-	eventPaymentRefundDeclined = "payment_refund_declined"
-	eventDisputeReceived       = "dispute_received"
+	eventPaymentApproved        = "payment_approved"
+	eventPaymentCaptured        = "payment_captured"
+	eventPaymentCaptureDeclined = "payment_capture_declined"
+	eventPaymentVoided          = "payment_voided"
+	eventPaymentVoidDeclined    = "payment_void_declined"
+	eventPaymentDeclined        = "payment_declined"
+	eventPaymentRefunded        = "payment_refunded"
+	eventPaymentRefundDeclined  = "payment_refund_declined"
+	eventDisputeReceived        = "dispute_received"
 )
 
 // paymentEvent is what Paygate reads of the data of an event about a payment or one of its
@@ -48,15 +51,20 @@ const maxEventBytes = 1 << 20
 // lacks what it must carry is an error wrapping provider.ErrUnreadable.
 //
 // The data's reference is the one sent with the request: Paygate's payment id on a payment's
-// events, Paygate's refund id on a refund's, none on a refund made in the Dashboard. So a
-// refund's reference is read by its prefix.
+// events and on its captures' and voids', Paygate's refund id on a refund's, none on a refund
+// made in the Dashboard. So the reference of a refund, a capture or a void is read by its prefix.
+//
+// payment_captured is Captured for every payment, whether captured later or at once (capture
+// true, where it follows payment_approved): the payment service takes the capture of a payment
+// captured at once as its success.
 //
 // Amounts are read as Checkout.com counts them (the Chilean peso in hundredths, three-decimal
 // currencies in whole hundredths) and converted into Paygate's minor units, as the adapter
 // converts them on the way out.
 func ReadNotification(eventType string, payload []byte) (provider.Notification, error) {
 	switch eventType {
-	case eventPaymentApproved, eventPaymentCaptured, eventPaymentDeclined, eventPaymentRefunded, eventPaymentRefundDeclined, eventDisputeReceived:
+	case eventPaymentApproved, eventPaymentCaptured, eventPaymentCaptureDeclined, eventPaymentVoided, eventPaymentVoidDeclined,
+		eventPaymentDeclined, eventPaymentRefunded, eventPaymentRefundDeclined, eventDisputeReceived:
 	default:
 		return provider.Notification{Kind: provider.Unhandled, Reason: "checkout.com event type " + eventType + " is not acted on"}, nil
 	}
@@ -106,25 +114,42 @@ func unreadable(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{provider.ErrUnreadable}, args...)...)
 }
 
-// readPayment reads the data of an event about a payment or one of its refunds.
+// readPayment reads the data of an event about a payment or one of its actions.
 func readPayment(eventType string, payment paymentEvent) (provider.Notification, error) {
+	// An action on the authorisation: its id is the payment's.
+	onAuthorisation := provider.Notification{PaymentID: paymentReference(payment.Reference), ProviderPaymentID: payment.ID}
 	switch eventType {
-	case eventPaymentApproved, eventPaymentCaptured:
+	case eventPaymentApproved:
 		return provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: payment.Reference, ProviderPaymentID: payment.ID}, nil
 	case eventPaymentDeclined:
 		return provider.Notification{Kind: provider.ChargeFailed, PaymentID: payment.Reference, ProviderPaymentID: payment.ID,
 			Decline: decline(payment.ID, payment.ResponseCode, payment.ResponseSummary)}, nil
+	case eventPaymentCaptured:
+		captured, err := amountOf("capture", payment)
+		if err != nil {
+			return provider.Notification{}, err
+		}
+		onAuthorisation.Kind, onAuthorisation.Amount, onAuthorisation.Currency = provider.Captured, captured.Minor, captured.Currency
+		return onAuthorisation, nil
+	case eventPaymentCaptureDeclined:
+		onAuthorisation.Kind, onAuthorisation.Reason = provider.CaptureFailed, cmp.Or(payment.ResponseSummary, payment.ResponseCode)
+		return onAuthorisation, nil
+	case eventPaymentVoided:
+		onAuthorisation.Kind = provider.Canceled
+		return onAuthorisation, nil
+	case eventPaymentVoidDeclined:
+		onAuthorisation.Kind, onAuthorisation.Reason = provider.CancelFailed, cmp.Or(payment.ResponseSummary, payment.ResponseCode)
+		return onAuthorisation, nil
 	}
 	// A refund: its action is the refund, its id the payment's.
-	currency, err := money.ParseCurrency(payment.Currency)
-	if err != nil || payment.Amount < 0 || payment.ActionID == "" {
-		return provider.Notification{}, unreadable("refund %q of %d %q", payment.ActionID, payment.Amount, payment.Currency)
+	if payment.ActionID == "" {
+		return provider.Notification{}, unreadable("refund of %d %q without an action", payment.Amount, payment.Currency)
 	}
-	refunded, err := counting.Amount(payment.Amount, currency)
+	refunded, err := amountOf(fmt.Sprintf("refund %q", payment.ActionID), payment)
 	if err != nil {
-		return provider.Notification{}, unreadable("refund %q: %v", payment.ActionID, err)
+		return provider.Notification{}, err
 	}
-	notice := provider.RefundNotice{ProviderRefundID: payment.ActionID, Amount: refunded.Minor, Currency: currency, Status: provider.RefundFailed}
+	notice := provider.RefundNotice{ProviderRefundID: payment.ActionID, Amount: refunded.Minor, Currency: refunded.Currency, Status: provider.RefundFailed}
 	if eventType == eventPaymentRefunded {
 		notice.Status = provider.RefundSucceeded
 	}
@@ -137,4 +162,26 @@ func readPayment(eventType string, payment paymentEvent) (provider.Notification,
 	}
 	n.Refunds = []provider.RefundNotice{notice}
 	return n, nil
+}
+
+// paymentReference is Paygate's payment id when reference is one, else "".
+func paymentReference(reference string) string {
+	if prefixid.Prefix(reference) == "pay" {
+		return reference
+	}
+	return ""
+}
+
+// amountOf reads the amount of the event's action (what), as Checkout.com counts it, in Paygate's
+// minor units.
+func amountOf(what string, payment paymentEvent) (money.Amount, error) {
+	currency, err := money.ParseCurrency(payment.Currency)
+	if err != nil || payment.Amount < 0 {
+		return money.Amount{}, unreadable("%s of %d %q", what, payment.Amount, payment.Currency)
+	}
+	amount, err := counting.Amount(payment.Amount, currency)
+	if err != nil {
+		return money.Amount{}, unreadable("%s: %v", what, err)
+	}
+	return amount, nil
 }

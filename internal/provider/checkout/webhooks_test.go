@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
 	"testing"
 	"time"
 
@@ -236,4 +237,68 @@ func TestSettlementIsToldByWebhook(t *testing.T) {
 // newSandbox is the sandbox as Paygate builds it, signing with testSecret.
 func newSandbox(db *ent.Client, now func() time.Time) *ckosandbox.Sandbox {
 	return Registration.NewSandbox(db, provider.Settings{webhookSecret: testSecret}, now).(*ckosandbox.Sandbox)
+}
+
+// TestCaptureWebhooks: an authorisation is told as an approval, its capture as payment_captured
+// of the amount captured and its void as payment_voided, each signed, once, and read into what
+// Paygate acts on; a capture or void refused, or replayed, tells nothing.
+func TestCaptureWebhooks(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		sandbox, c, receiver := webhookSandbox(t, db)
+		next := deliveredSince(t, sandbox, receiver)
+		ctx := context.Background()
+		// expect checks that what happened since was told by one event of eventType, read as want.
+		expect := func(what, eventType string, want provider.Notification) {
+			t.Helper()
+			events := next()
+			if len(events) != 1 || events[0].Type != eventType {
+				t.Fatalf("%s: events %v, want one %s", what, events, eventType)
+			}
+			if got, err := ReadNotification(events[0].Type, events[0].Payload); err != nil || !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: read\n%+v, %v; want\n%+v", what, got, err, want)
+			}
+		}
+
+		req, held := providertest.Authorize(t, c, providertest.Approved, 5000)
+		expect("authorisation", "payment_approved", provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: req.PaymentID,
+			ProviderPaymentID: held.ProviderPaymentID})
+		capture := provider.CaptureRequest{PaymentID: req.PaymentID, ProviderPaymentID: held.ProviderPaymentID,
+			Amount: money.Amount{Minor: 3000, Currency: "EUR"}, IdempotencyKey: prefixid.New("cap")}
+		for range 2 { // the second is replayed
+			if _, err := c.Capture(ctx, capture); err != nil {
+				t.Fatal(err)
+			}
+		}
+		capture.IdempotencyKey = prefixid.New("cap")
+		if _, err := c.Capture(ctx, capture); !errors.Is(err, provider.ErrUnavailable) {
+			t.Errorf("a second capture = %v, want refused", err)
+		}
+		expect("capture", "payment_captured", provider.Notification{Kind: provider.Captured, PaymentID: req.PaymentID,
+			ProviderPaymentID: held.ProviderPaymentID, Amount: 3000, Currency: "EUR"})
+
+		req, held = providertest.Authorize(t, c, providertest.Approved, 4000)
+		next()
+		void := provider.CancelRequest{PaymentID: req.PaymentID, ProviderPaymentID: held.ProviderPaymentID, Reason: "requested_by_customer",
+			IdempotencyKey: prefixid.New("can")}
+		for range 2 {
+			if _, err := c.Cancel(ctx, void); err != nil {
+				t.Fatal(err)
+			}
+		}
+		expect("void", "payment_voided", provider.Notification{Kind: provider.Canceled, PaymentID: req.PaymentID,
+			ProviderPaymentID: held.ProviderPaymentID})
+
+		charged, err := c.Charge(ctx, providertest.Charge(t, providertest.Approved, 1000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		next()
+		if _, err := c.Cancel(ctx, provider.CancelRequest{PaymentID: prefixid.New("pay"), ProviderPaymentID: charged.ProviderPaymentID,
+			IdempotencyKey: prefixid.New("can")}); !errors.Is(err, provider.ErrUnavailable) {
+			t.Errorf("a void of a payment captured at once = %v, want refused", err)
+		}
+		if told := next(); len(told) != 0 {
+			t.Errorf("refused void told: %v", told)
+		}
+	})
 }

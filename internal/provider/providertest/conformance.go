@@ -43,6 +43,9 @@ type Adapter struct {
 	Settle, TwinSettle func(ctx context.Context) (int, error)
 	// Settlements hears of the refunds both sandboxes settle.
 	Settlements *Settlements
+	// CapturesPending says the provider takes captures and cancellations to confirm them later
+	// by webhook.
+	CapturesPending bool
 }
 
 // The test cards every sandbox knows.
@@ -70,6 +73,9 @@ func Run(t *testing.T, a Adapter) {
 	t.Run("idempotent", func(t *testing.T) { idempotent(t, a) })
 	t.Run("failures", func(t *testing.T) { failures(t, a) })
 	t.Run("concurrent", func(t *testing.T) { concurrent(t, a) })
+	t.Run("capture", func(t *testing.T) { capture(t, a) })
+	t.Run("cancel", func(t *testing.T) { cancel(t, a) })
+	t.Run("capture_once", func(t *testing.T) { captureOnce(t, a) })
 	// Every adapter looks charges up, Adyen's to say it cannot; only the providers that refund
 	// later settle refunds.
 	t.Run("lookups", func(t *testing.T) { lookups(t, a) })
@@ -120,6 +126,189 @@ func concurrent(t *testing.T, a Adapter) {
 	}
 	if refunds != 3 {
 		t.Errorf("%d refunds of 3.00 taken from a charge of 10.00, want 3", refunds)
+	}
+}
+
+// Authorize authorises minor units of EUR on the card, to be captured later, and returns the
+// request and the provider's answer.
+func Authorize(t *testing.T, c provider.Provider, number string, minor int64) (provider.ChargeRequest, provider.ChargeResult) {
+	t.Helper()
+	req := Charge(t, number, minor)
+	req.CaptureManually = true
+	result, err := c.Charge(context.Background(), req)
+	if err != nil {
+		t.Fatalf("authorising %s: %v", number, err)
+	}
+	return req, result
+}
+
+// capturer is the adapter as a provider.Capturer.
+func capturer(t *testing.T, c provider.Provider) provider.Capturer {
+	t.Helper()
+	capturer, ok := c.(provider.Capturer)
+	if !ok {
+		t.Fatalf("%T is no provider.Capturer", c)
+	}
+	return capturer
+}
+
+// capture checks an authorisation held, captured in part once (a repeat of its key answered
+// alike, another capture refused), the rest released, and refunds bounded by what was captured;
+// a capture above the authorisation refused; a declined card declined as ever; and a capture
+// whose answer was lost left unknown, its retry answered without capturing twice.
+func capture(t *testing.T, a Adapter) {
+	ctx := context.Background()
+	capturer := capturer(t, a.Client)
+	req, held := Authorize(t, a.Client, Approved, 5000)
+	if !held.Approved || held.Captured != 0 || held.Canceled || held.ProviderPaymentID == "" {
+		t.Fatalf("authorisation = %+v, want approved and held", held)
+	}
+	reconciler, lookups := a.Client.(provider.Reconciler)
+	if lookups {
+		if found, ok, err := reconciler.LookupCharge(ctx, req.PaymentID); err != nil || !ok || found != held {
+			t.Errorf("look-up of an authorisation = %+v, %v, %v; want %+v", found, ok, err, held)
+		}
+	}
+	eur := func(minor int64) money.Amount { return money.Amount{Minor: minor, Currency: "EUR"} }
+	captureOf := func(minor int64) provider.CaptureRequest {
+		return provider.CaptureRequest{PaymentID: req.PaymentID, ProviderPaymentID: held.ProviderPaymentID, Amount: eur(minor), IdempotencyKey: prefixid.New("cap")}
+	}
+	if _, err := capturer.Capture(ctx, captureOf(5001)); !errors.Is(err, provider.ErrUnavailable) {
+		t.Errorf("a capture above the authorisation = %v, want refused", err)
+	}
+	if _, err := a.Client.Refund(ctx, provider.RefundRequest{RefundID: prefixid.New("re"), ProviderPaymentID: held.ProviderPaymentID, Amount: eur(100)}); !errors.Is(err, provider.ErrUnavailable) {
+		t.Errorf("a refund of an authorisation not captured = %v, want refused", err)
+	}
+	part := captureOf(3000)
+	captured, err := capturer.Capture(ctx, part)
+	if err != nil || captured.Pending != a.CapturesPending {
+		t.Fatalf("capture of 30.00 of 50.00 = %+v, %v; want pending %v", captured, err, a.CapturesPending)
+	}
+	if again, err := capturer.Capture(ctx, part); err != nil || again != captured {
+		t.Errorf("the same capture again = %+v, %v; want %+v", again, err, captured)
+	}
+	if _, err := capturer.Capture(ctx, captureOf(1000)); !errors.Is(err, provider.ErrUnavailable) {
+		t.Errorf("a second capture = %v, want refused", err)
+	}
+	if _, err := capturer.Cancel(ctx, provider.CancelRequest{PaymentID: req.PaymentID, ProviderPaymentID: held.ProviderPaymentID,
+		Reason: "requested_by_customer", IdempotencyKey: prefixid.New("can")}); !errors.Is(err, provider.ErrUnavailable) {
+		t.Errorf("a cancellation of a captured payment = %v, want refused", err)
+	}
+	if lookups && !a.CapturesPending {
+		if found, ok, err := reconciler.LookupCharge(ctx, req.PaymentID); err != nil || !ok || !found.Approved || found.Captured != 3000 {
+			t.Errorf("look-up of a capture of 30.00 = %+v, %v, %v", found, ok, err)
+		}
+	}
+	// What was not captured was released: refunds take no more than the 30.00 captured.
+	if _, err := a.Client.Refund(ctx, provider.RefundRequest{RefundID: prefixid.New("re"), ProviderPaymentID: held.ProviderPaymentID, Amount: eur(2000)}); err != nil {
+		t.Errorf("a refund of 20.00 of the 30.00 captured = %v", err)
+	}
+	if _, err := a.Client.Refund(ctx, provider.RefundRequest{RefundID: prefixid.New("re"), ProviderPaymentID: held.ProviderPaymentID, Amount: eur(1001)}); !errors.Is(err, provider.ErrUnavailable) {
+		t.Errorf("a refund beyond what was captured = %v, want refused", err)
+	}
+
+	declinedReq := Charge(t, Declined, 5000)
+	declinedReq.CaptureManually = true
+	if declined, err := a.Client.Charge(ctx, declinedReq); err != nil || declined.Approved || declined.DeclineCode != "card_declined" {
+		t.Errorf("a declined card, captured manually = %+v, %v", declined, err)
+	}
+
+	// A capture whose answer is lost may have gone through: unknown, and its retry answers it.
+	_, lostHeld := Authorize(t, a.Client, Approved, 2500)
+	lost := provider.CaptureRequest{PaymentID: prefixid.New("pay"), ProviderPaymentID: lostHeld.ProviderPaymentID, Amount: eur(2500), IdempotencyKey: prefixid.New("cap")}
+	a.Switches.LoseAnswers.Store(true)
+	_, err = capturer.Capture(ctx, lost)
+	a.Switches.LoseAnswers.Store(false)
+	if !Unknown(err) {
+		t.Errorf("a capture whose answer was lost = %v, want an unknown outcome", err)
+	}
+	if again, err := capturer.Capture(ctx, lost); err != nil || again.Pending != a.CapturesPending {
+		t.Errorf("the retry of a capture whose answer was lost = %+v, %v", again, err)
+	}
+	a.Switches.Outage.Store(true)
+	_, outageHeld := Authorize(t, a.Twin, Approved, 2500)
+	if _, err := capturer.Capture(ctx, provider.CaptureRequest{PaymentID: prefixid.New("pay"), ProviderPaymentID: outageHeld.ProviderPaymentID,
+		Amount: eur(2500), IdempotencyKey: prefixid.New("cap")}); !errors.Is(err, provider.ErrUnavailable) {
+		t.Errorf("a capture during an outage = %v, want refused", err)
+	}
+	a.Switches.Outage.Store(false)
+}
+
+// cancel checks an authorisation voided (a repeat of its key answered alike), then neither
+// captured nor refunded, and found canceled by a look-up.
+func cancel(t *testing.T, a Adapter) {
+	ctx := context.Background()
+	capturer := capturer(t, a.Client)
+	req, held := Authorize(t, a.Client, Approved, 4000)
+	void := provider.CancelRequest{PaymentID: req.PaymentID, ProviderPaymentID: held.ProviderPaymentID, Reason: "requested_by_customer", IdempotencyKey: prefixid.New("can")}
+	canceled, err := capturer.Cancel(ctx, void)
+	if err != nil || canceled.Pending != a.CapturesPending {
+		t.Fatalf("cancellation = %+v, %v; want pending %v", canceled, err, a.CapturesPending)
+	}
+	if again, err := capturer.Cancel(ctx, void); err != nil || again != canceled {
+		t.Errorf("the same cancellation again = %+v, %v; want %+v", again, err, canceled)
+	}
+	if _, err := capturer.Capture(ctx, provider.CaptureRequest{PaymentID: req.PaymentID, ProviderPaymentID: held.ProviderPaymentID,
+		Amount: money.Amount{Minor: 4000, Currency: "EUR"}, IdempotencyKey: prefixid.New("cap")}); !errors.Is(err, provider.ErrUnavailable) {
+		t.Errorf("a capture of a voided authorisation = %v, want refused", err)
+	}
+	if reconciler, ok := a.Client.(provider.Reconciler); ok && !a.CapturesPending {
+		if found, ok, err := reconciler.LookupCharge(ctx, req.PaymentID); err != nil || !ok || !found.Canceled || found.Captured != 0 {
+			t.Errorf("look-up of a voided authorisation = %+v, %v, %v; want canceled", found, ok, err)
+		}
+	}
+	// A charge captured at once cannot be voided: it is refunded instead.
+	charged, err := a.Client.Charge(ctx, Charge(t, Approved, 1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := capturer.Cancel(ctx, provider.CancelRequest{PaymentID: prefixid.New("pay"), ProviderPaymentID: charged.ProviderPaymentID,
+		Reason: "requested_by_customer", IdempotencyKey: prefixid.New("can")}); !errors.Is(err, provider.ErrUnavailable) {
+		t.Errorf("a cancellation of a charge captured at once = %v, want refused", err)
+	}
+}
+
+// captureOnce sends captures of one authorisation, each under its own key, and a cancellation
+// through both servers at once: exactly one of them is taken.
+func captureOnce(t *testing.T, a Adapter) {
+	ctx := context.Background()
+	servers := []provider.Provider{a.Client, a.Twin}
+	if a.Twin == nil {
+		servers = servers[:1]
+	}
+	req, held := Authorize(t, a.Client, Approved, 3000)
+	capturers := make([]provider.Capturer, len(servers))
+	for i, server := range servers {
+		capturers[i] = capturer(t, server)
+	}
+	const n = 8
+	taken := make([]bool, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			c := capturers[i%len(servers)]
+			if i == 0 {
+				_, errs[i] = c.Cancel(ctx, provider.CancelRequest{PaymentID: req.PaymentID, ProviderPaymentID: held.ProviderPaymentID,
+					Reason: "duplicate", IdempotencyKey: prefixid.New("can")})
+			} else {
+				_, errs[i] = c.Capture(ctx, provider.CaptureRequest{PaymentID: req.PaymentID, ProviderPaymentID: held.ProviderPaymentID,
+					Amount: money.Amount{Minor: int64(1000 + i), Currency: "EUR"}, IdempotencyKey: prefixid.New("cap")})
+			}
+			taken[i] = errs[i] == nil
+		})
+	}
+	wg.Wait()
+	count := 0
+	for i := range n {
+		if taken[i] {
+			count++
+		} else if !errors.Is(errs[i], provider.ErrUnavailable) {
+			t.Errorf("request %d = %v, want taken or refused", i, errs[i])
+		}
+	}
+	if count != 1 {
+		t.Errorf("%d of one capture and seven captures of one authorisation at once were taken, want 1", count)
 	}
 }
 

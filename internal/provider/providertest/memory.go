@@ -77,3 +77,13 @@ func (s Memory) Refund(ctx context.Context, req provider.RefundRequest) (provide
 	}
 	return provider.RefundResult{ProviderRefundID: prefixid.New("sbx_re")}, nil
 }
+
+// Capture captures every authorisation at once, as test modes do.
+func (s Memory) Capture(ctx context.Context, req provider.CaptureRequest) (provider.CaptureResult, error) {
+	return provider.CaptureResult{}, s.wait(ctx)
+}
+
+// Cancel voids every authorisation at once, as test modes do.
+func (s Memory) Cancel(ctx context.Context, req provider.CancelRequest) (provider.CancelResult, error) {
+	return provider.CancelResult{}, s.wait(ctx)
+}

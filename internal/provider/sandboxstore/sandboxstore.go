@@ -179,8 +179,9 @@ func (s *Store) Refunds(ctx context.Context, chargeID string, limit int) ([]*ent
 }
 
 // TakeRefund takes amount from what is left to refund of the charge, if the charge has status
-// chargedStatus and that much is left; it reports whether it did. One statement, so refunds
-// through several servers at once never take more than the charge.
+// chargedStatus and that much is left (of what was captured, for a charge captured later); it
+// reports whether it did. One statement, so refunds through several servers at once never take
+// more than the charge.
 func (s *Store) TakeRefund(ctx context.Context, tx *ent.Tx, chargeID, chargedStatus string, amount int64) (bool, error) {
 	n, err := tx.SandboxObject.Update().
 		Where(sandboxobject.ID(chargeID), sandboxobject.Provider(s.provider), sandboxobject.KindEQ(sandboxobject.KindCharge),
@@ -188,7 +189,8 @@ func (s *Store) TakeRefund(ctx context.Context, tx *ent.Tx, chargeID, chargedSta
 			func(sel *entsql.Selector) {
 				sel.Where(entsql.P(func(b *entsql.Builder) {
 					b.WriteString(sel.C(sandboxobject.FieldRefunded)).WriteString(" + ").Arg(amount).
-						WriteString(" <= ").WriteString(sel.C(sandboxobject.FieldAmount))
+						WriteString(" <= COALESCE(").WriteString(sel.C(sandboxobject.FieldCaptured)).WriteString(", ").
+						WriteString(sel.C(sandboxobject.FieldAmount)).WriteString(")")
 				}))
 			}).
 		AddRefunded(amount).SetUpdatedAt(s.now()).Save(ctx)
@@ -285,6 +287,17 @@ func (s *Store) SetStatus(ctx context.Context, tx *ent.Tx, id, from, to string, 
 	n, err := tx.SandboxObject.Update().
 		Where(sandboxobject.ID(id), sandboxobject.Provider(s.provider), sandboxobject.Status(from)).
 		SetStatus(to).SetBody(body).SetUpdatedAt(s.now()).Save(ctx)
+	return n == 1, err
+}
+
+// Capture moves the charge id from status from to status to, with body its new look, recording
+// that amount of it was captured, if it has status from and amount is no more than it holds; it
+// reports whether it did. One statement, so two servers capturing at once capture once.
+func (s *Store) Capture(ctx context.Context, tx *ent.Tx, id, from, to string, amount int64, body []byte) (bool, error) {
+	n, err := tx.SandboxObject.Update().
+		Where(sandboxobject.ID(id), sandboxobject.Provider(s.provider), sandboxobject.KindEQ(sandboxobject.KindCharge),
+			sandboxobject.Status(from), sandboxobject.AmountGTE(amount)).
+		SetStatus(to).SetCaptured(amount).SetBody(body).SetUpdatedAt(s.now()).Save(ctx)
 	return n == 1, err
 }
 

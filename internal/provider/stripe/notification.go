@@ -37,10 +37,15 @@ func ReadNotification(eventType string, payload []byte) (provider.Notification, 
 
 // readers read the object of each event type Paygate acts on.
 var readers = map[stripego.EventType]func(object json.RawMessage) (provider.Notification, error){
-	stripego.EventTypePaymentIntentSucceeded:     readSucceeded,
-	stripego.EventTypePaymentIntentPaymentFailed: readPaymentFailed,
-	stripego.EventTypeChargeRefunded:             readChargeRefunded,
-	stripego.EventTypeChargeRefundUpdated:        readRefundUpdated,
+	stripego.EventTypePaymentIntentSucceeded: readSucceeded,
+	// Stripe tells of an authorisation made to capture manually by this event, and of its
+	// capture by payment_intent.succeeded; of a voided one (canceled, or let lapse) by
+	// payment_intent.canceled.
+	stripego.EventTypePaymentIntentAmountCapturableUpdated: tellsOf(provider.ChargeSucceeded),
+	stripego.EventTypePaymentIntentPaymentFailed:           readPaymentFailed,
+	stripego.EventTypePaymentIntentCanceled:                tellsOf(provider.Canceled),
+	stripego.EventTypeChargeRefunded:                       readChargeRefunded,
+	stripego.EventTypeChargeRefundUpdated:                  readRefundUpdated,
 	// Since API version 2022-11-15 charge.refunded no longer lists the charge's refunds: Stripe
 	// reports each refund, one made in its dashboard too, by these events, whose object is the
 	// refund, as charge.refund.updated's is.
@@ -80,12 +85,34 @@ func readIntent(object json.RawMessage) (*stripego.PaymentIntent, error) {
 	return &intent, nil
 }
 
+// readSucceeded reads a charge captured at once as an approval, and one made to capture manually
+// as its capture, of amount_received.
 func readSucceeded(object json.RawMessage) (provider.Notification, error) {
 	intent, err := readIntent(object)
 	if err != nil {
 		return provider.Notification{}, err
 	}
-	return provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: intent.Metadata[paygateIDKey], ProviderPaymentID: intent.ID}, nil
+	n := provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: intent.Metadata[paygateIDKey], ProviderPaymentID: intent.ID}
+	if intent.CaptureMethod != stripego.PaymentIntentCaptureMethodManual {
+		return n, nil
+	}
+	captured, err := paygateAmount(intent.AmountReceived, string(intent.Currency))
+	if err != nil {
+		return provider.Notification{}, fmt.Errorf("amount_received: %w", err)
+	}
+	n.Kind, n.Amount, n.Currency = provider.Captured, captured.Minor, captured.Currency
+	return n, nil
+}
+
+// tellsOf reads an event whose PaymentIntent says no more than that kind happened to it.
+func tellsOf(kind provider.NotificationKind) func(object json.RawMessage) (provider.Notification, error) {
+	return func(object json.RawMessage) (provider.Notification, error) {
+		intent, err := readIntent(object)
+		if err != nil {
+			return provider.Notification{}, err
+		}
+		return provider.Notification{Kind: kind, PaymentID: intent.Metadata[paygateIDKey], ProviderPaymentID: intent.ID}, nil
+	}
 }
 
 // readPaymentFailed reads the intent's last error as Charge reads a decline.

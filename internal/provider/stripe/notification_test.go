@@ -51,16 +51,16 @@ func deliveredSince(t *testing.T, sandbox *sandbox.Sandbox, receiver *providerte
 	}
 }
 
-// TestReadSandboxEvents reads the events the sandbox sends for charges, refunds through the
-// adapter, and each simulation, each as it comes.
+// TestReadSandboxEvents reads the events the sandbox sends for charges, authorisations and their
+// captures and cancellations, refunds through the adapter, and each simulation, each as it comes.
 func TestReadSandboxEvents(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		sandbox, c, receiver := webhookSandbox(t, db)
 		ctx := context.Background()
 		next := deliveredSince(t, sandbox, receiver)
 
-		var approved, failing provider.ChargeRequest
-		var charge, failingCharge provider.ChargeResult
+		var approved, failing, authorised, voided provider.ChargeRequest
+		var charge, failingCharge, authorisation, voidedAuthorisation provider.ChargeResult
 		var refunds []provider.RefundNotice // of charge, newest first, as Stripe lists them
 		chargeOK := func(req *provider.ChargeRequest, result *provider.ChargeResult, minor int64) func(t *testing.T) provider.Notification {
 			return func(t *testing.T) provider.Notification {
@@ -101,6 +101,12 @@ func TestReadSandboxEvents(t *testing.T) {
 					Refunds: refunds, RefundedTotal: refundedOf(refunds)}
 			}
 		}
+		authorise := func(req *provider.ChargeRequest, result *provider.ChargeResult) func(t *testing.T) provider.Notification {
+			return func(t *testing.T) provider.Notification {
+				*req, *result = providertest.Authorize(t, c, providertest.Approved, 5000)
+				return provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: req.PaymentID, ProviderPaymentID: result.ProviderPaymentID}
+			}
+		}
 		steps := []struct {
 			name      string
 			eventType string
@@ -137,6 +143,23 @@ func TestReadSandboxEvents(t *testing.T) {
 				return provider.Notification{Kind: provider.ChargeFailed, PaymentID: failing.PaymentID, ProviderPaymentID: failingCharge.ProviderPaymentID,
 					Decline: provider.ChargeResult{ProviderPaymentID: failingCharge.ProviderPaymentID, DeclineCode: "card_declined",
 						RawDeclineCode: "generic_decline", DeclineMessage: "Your card was declined."}}
+			}},
+			{"authorised", "payment_intent.amount_capturable_updated", authorise(&authorised, &authorisation)},
+			{"captured", "payment_intent.succeeded", func(t *testing.T) provider.Notification {
+				if _, err := c.Capture(ctx, provider.CaptureRequest{PaymentID: authorised.PaymentID, ProviderPaymentID: authorisation.ProviderPaymentID,
+					Amount: money.Amount{Minor: 3000, Currency: "EUR"}, IdempotencyKey: prefixid.New("cap")}); err != nil {
+					t.Fatal(err)
+				}
+				return provider.Notification{Kind: provider.Captured, PaymentID: authorised.PaymentID, ProviderPaymentID: authorisation.ProviderPaymentID,
+					Amount: 3000, Currency: "EUR"}
+			}},
+			{"authorised, to cancel", "payment_intent.amount_capturable_updated", authorise(&voided, &voidedAuthorisation)},
+			{"canceled", "payment_intent.canceled", func(t *testing.T) provider.Notification {
+				if _, err := c.Cancel(ctx, provider.CancelRequest{PaymentID: voided.PaymentID, ProviderPaymentID: voidedAuthorisation.ProviderPaymentID,
+					Reason: "requested_by_customer", IdempotencyKey: prefixid.New("can")}); err != nil {
+					t.Fatal(err)
+				}
+				return provider.Notification{Kind: provider.Canceled, PaymentID: voided.PaymentID, ProviderPaymentID: voidedAuthorisation.ProviderPaymentID}
 			}},
 		}
 		for _, step := range steps {
@@ -205,6 +228,16 @@ func intentObject(status, lastPaymentError string) string {
 		`"metadata":{"paygate_id":"` + paygatePayment + `"},"payment_method":"pm_1QxYz","payment_method_types":["card"],"status":"` + status + `"}`
 }
 
+// manualIntentObject is a PaymentIntent of Paygate's payment made to capture manually, in the shape
+// Stripe sends, with its status, amounts (in Stripe's units) and currency.
+func manualIntentObject(status string, capturable, received int64, currency string) string {
+	return `{"id":"pi_3QxYz","object":"payment_intent","amount":500000,"amount_capturable":` + strconv.FormatInt(capturable, 10) +
+		`,"amount_received":` + strconv.FormatInt(received, 10) + `,"canceled_at":null,"cancellation_reason":null,"capture_method":"manual",` +
+		`"client_secret":"pi_3QxYz_secret_abc","confirmation_method":"automatic","created":1735689600,"currency":"` + currency + `",` +
+		`"last_payment_error":null,"latest_charge":"ch_3QxYz","livemode":false,"metadata":{"paygate_id":"` + paygatePayment + `"},` +
+		`"payment_method":"pm_1QxYz","payment_method_types":["card"],"status":"` + status + `"}`
+}
+
 // chargeObject is a charge of Paygate's payment in the shape Stripe sends; refunds is its
 // embedded list of refunds (JSON), or "" for none, as Stripe sends it at current API versions.
 func chargeObject(currency, refunds string) string {
@@ -264,6 +297,25 @@ var readCases = []struct {
 	{name: "succeeded, made outside Paygate", eventType: "payment_intent.succeeded",
 		payload: eventJSON("payment_intent.succeeded", `{"id":"pi_9","object":"payment_intent","metadata":{},"status":"succeeded"}`),
 		want:    provider.Notification{Kind: provider.ChargeSucceeded, ProviderPaymentID: "pi_9"}},
+	{name: "authorised", eventType: "payment_intent.amount_capturable_updated",
+		payload: eventJSON("payment_intent.amount_capturable_updated", manualIntentObject("requires_capture", 500000, 0, "eur")),
+		want:    provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: paygatePayment, ProviderPaymentID: "pi_3QxYz"}},
+	{name: "captured in part", eventType: "payment_intent.succeeded",
+		payload: eventJSON("payment_intent.succeeded", manualIntentObject("succeeded", 0, 300000, "eur")),
+		want: provider.Notification{Kind: provider.Captured, PaymentID: paygatePayment, ProviderPaymentID: "pi_3QxYz",
+			Amount: 300000, Currency: "EUR"}},
+	{name: "captured, króna in Stripe's hundredths", eventType: "payment_intent.succeeded",
+		payload: eventJSON("payment_intent.succeeded", manualIntentObject("succeeded", 0, 300000, "isk")),
+		want: provider.Notification{Kind: provider.Captured, PaymentID: paygatePayment, ProviderPaymentID: "pi_3QxYz",
+			Amount: 3000, Currency: "ISK"}},
+	{name: "canceled", eventType: "payment_intent.canceled",
+		payload: eventJSON("payment_intent.canceled", strings.Replace(manualIntentObject("canceled", 0, 0, "eur"),
+			`"cancellation_reason":null`, `"cancellation_reason":"requested_by_customer"`, 1)),
+		want: provider.Notification{Kind: provider.Canceled, PaymentID: paygatePayment, ProviderPaymentID: "pi_3QxYz"}},
+	{name: "authorisation lapsed", eventType: "payment_intent.canceled",
+		payload: eventJSON("payment_intent.canceled", strings.Replace(manualIntentObject("canceled", 0, 0, "eur"),
+			`"cancellation_reason":null`, `"cancellation_reason":"automatic"`, 1)),
+		want: provider.Notification{Kind: provider.Canceled, PaymentID: paygatePayment, ProviderPaymentID: "pi_3QxYz"}},
 	{name: "expired card, no decline code", eventType: "payment_intent.payment_failed",
 		payload: eventJSON("payment_intent.payment_failed", intentObject("requires_payment_method",
 			`{"type":"card_error","code":"expired_card","message":"Your card has expired.","param":"exp_month"}`)),
@@ -292,6 +344,16 @@ var readCases = []struct {
 	{name: "object null", eventType: "charge.refunded", payload: eventJSON("charge.refunded", `null`), unreadable: true},
 	{name: "intent without id or metadata", eventType: "payment_intent.succeeded",
 		payload: eventJSON("payment_intent.succeeded", `{"object":"payment_intent","status":"succeeded"}`), unreadable: true},
+	{name: "captured in no currency", eventType: "payment_intent.succeeded",
+		payload: eventJSON("payment_intent.succeeded", manualIntentObject("succeeded", 0, 300000, "")), unreadable: true},
+	{name: "captured, króna not in whole hundredths", eventType: "payment_intent.succeeded",
+		payload: eventJSON("payment_intent.succeeded", manualIntentObject("succeeded", 0, 150, "isk")), unreadable: true},
+	{name: "captured a negative amount", eventType: "payment_intent.succeeded",
+		payload: eventJSON("payment_intent.succeeded", manualIntentObject("succeeded", 0, -100, "eur")), unreadable: true},
+	{name: "canceled, object of another kind", eventType: "payment_intent.canceled", payload: eventJSON("payment_intent.canceled", chargeObject("eur", "")),
+		unreadable: true},
+	{name: "authorised, intent without id or metadata", eventType: "payment_intent.amount_capturable_updated",
+		payload: eventJSON("payment_intent.amount_capturable_updated", `{"object":"payment_intent","status":"requires_capture"}`), unreadable: true},
 	{name: "failed without last_payment_error", eventType: "payment_intent.payment_failed",
 		payload: eventJSON("payment_intent.payment_failed", intentObject("requires_payment_method", "null")), unreadable: true},
 	{name: "negative refund", eventType: "charge.refund.updated", payload: eventJSON("charge.refund.updated", refundObject("succeeded", -1, "eur")),

@@ -1,6 +1,7 @@
-// Package stripe is the Stripe adapter: it charges cards through PaymentIntents and refunds them
-// over Stripe's HTTP API (form-encoded requests, JSON answers, read with stripe-go's wire types),
-// looks up what became of them, and holds a sandbox that answers as Stripe's test mode does.
+// Package stripe is the Stripe adapter: it charges cards through PaymentIntents, captures or voids
+// those authorised to capture manually, and refunds them over Stripe's HTTP API (form-encoded
+// requests, JSON answers, read with stripe-go's wire types), looks up what became of them, and
+// holds a sandbox that answers as Stripe's test mode does.
 package stripe
 
 import (
@@ -30,6 +31,7 @@ type Client struct {
 var (
 	_ provider.Provider     = (*Client)(nil)
 	_ provider.RefundLister = (*Client)(nil)
+	_ provider.Capturer     = (*Client)(nil)
 )
 
 // Name identifies Stripe on payments.
@@ -58,6 +60,9 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 	if req.Description != "" {
 		form.Set("description", req.Description)
 	}
+	if req.CaptureManually {
+		form.Set("capture_method", string(stripego.PaymentIntentCaptureMethodManual))
+	}
 	answer, err := c.post(ctx, "/v1/payment_intents", form, req.PaymentID)
 	if err != nil {
 		return provider.ChargeResult{}, err
@@ -75,12 +80,21 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 	return intentResult(&intent)
 }
 
-// intentResult is what a PaymentIntent says of its charge: approved, declined, or, while it is
-// processing, not known yet.
+// intentResult is what a PaymentIntent says of its charge: approved (for one to capture manually:
+// authorised, captured or voided), declined, or, while it is processing, not known yet.
 func intentResult(intent *stripego.PaymentIntent) (provider.ChargeResult, error) {
+	manual := intent.CaptureMethod == stripego.PaymentIntentCaptureMethodManual
 	switch {
-	case intent.Status == stripego.PaymentIntentStatusSucceeded:
+	case intent.Status == stripego.PaymentIntentStatusSucceeded && manual:
+		captured, err := paygateAmount(intent.AmountReceived, string(intent.Currency))
+		if err != nil {
+			return provider.ChargeResult{}, fmt.Errorf("stripe: payment intent %s: amount_received: %w", intent.ID, err)
+		}
+		return provider.ChargeResult{ProviderPaymentID: intent.ID, Approved: true, Captured: captured.Minor}, nil
+	case intent.Status == stripego.PaymentIntentStatusSucceeded, intent.Status == stripego.PaymentIntentStatusRequiresCapture:
 		return provider.ChargeResult{ProviderPaymentID: intent.ID, Approved: true}, nil
+	case intent.Status == stripego.PaymentIntentStatusCanceled:
+		return canceledResult(intent), nil
 	case intent.Status == stripego.PaymentIntentStatusProcessing:
 		return provider.ChargeResult{}, fmt.Errorf("stripe: payment intent %s still processing, outcome unknown", intent.ID)
 	case intent.Status == stripego.PaymentIntentStatusRequiresPaymentMethod && intent.LastPaymentError != nil:
@@ -91,6 +105,22 @@ func intentResult(intent *stripego.PaymentIntent) (provider.ChargeResult, error)
 		return provider.ChargeResult{ProviderPaymentID: intent.ID, DeclineCode: "card_declined", RawDeclineCode: string(intent.Status),
 			DeclineMessage: "The card needs a step Paygate cannot take (" + string(intent.Status) + ")."}, nil
 	}
+}
+
+// canceledResult is what a canceled PaymentIntent says of its charge. Stripe zeroes
+// amount_capturable when it voids an authorisation, so an intent that made its charge without a
+// payment error is the one that had the amount authorised; any other was never approved.
+func canceledResult(intent *stripego.PaymentIntent) provider.ChargeResult {
+	if intent.LatestCharge != nil && intent.LastPaymentError == nil {
+		return provider.ChargeResult{ProviderPaymentID: intent.ID, Approved: true, Canceled: true}
+	}
+	result := provider.ChargeResult{DeclineCode: "card_declined", RawDeclineCode: string(intent.Status),
+		DeclineMessage: "The payment was canceled before it was authorised."}
+	if intent.LastPaymentError != nil {
+		result = decline(intent.LastPaymentError)
+	}
+	result.ProviderPaymentID, result.Canceled = intent.ID, true
+	return result
 }
 
 // declined reads a 402 card_error into a decline, or an outage for processing_error.
@@ -177,6 +207,63 @@ func (c *Client) Refund(ctx context.Context, req provider.RefundRequest) (provid
 	}
 }
 
+// Capture captures the amount of a PaymentIntent authorised to capture manually; Stripe releases
+// what it does not capture. A refusal (the intent is no longer requires_capture, the amount is more
+// than it holds) is provider.ErrUnavailable, as Charge reads one.
+func (c *Client) Capture(ctx context.Context, req provider.CaptureRequest) (provider.CaptureResult, error) {
+	amount, err := counting.Units(req.Amount)
+	if err != nil {
+		return provider.CaptureResult{}, err
+	}
+	form := url.Values{"amount_to_capture": {strconv.FormatInt(amount, 10)}}
+	intent, err := c.moveIntent(ctx, req.ProviderPaymentID, "capture", form, req.IdempotencyKey)
+	if err != nil {
+		return provider.CaptureResult{}, err
+	}
+	if intent.Status != stripego.PaymentIntentStatusSucceeded {
+		return provider.CaptureResult{}, fmt.Errorf("stripe: payment intent %s is %s after its capture, outcome unknown", intent.ID, intent.Status)
+	}
+	return provider.CaptureResult{}, nil
+}
+
+// Cancel voids the authorisation of a PaymentIntent, releasing all of it. Stripe takes no
+// cancellation_reason expired: an authorisation let lapse was abandoned.
+func (c *Client) Cancel(ctx context.Context, req provider.CancelRequest) (provider.CancelResult, error) {
+	reason := stripego.PaymentIntentCancellationReason(req.Reason)
+	if reason == stripego.PaymentIntentCancellationReasonExpired {
+		reason = stripego.PaymentIntentCancellationReasonAbandoned
+	}
+	form := url.Values{}
+	if reason != "" {
+		form.Set("cancellation_reason", string(reason))
+	}
+	intent, err := c.moveIntent(ctx, req.ProviderPaymentID, "cancel", form, req.IdempotencyKey)
+	if err != nil {
+		return provider.CancelResult{}, err
+	}
+	if intent.Status != stripego.PaymentIntentStatusCanceled {
+		return provider.CancelResult{}, fmt.Errorf("stripe: payment intent %s is %s after its cancellation, outcome unknown", intent.ID, intent.Status)
+	}
+	return provider.CancelResult{}, nil
+}
+
+// moveIntent sends form to the PaymentIntent's action (capture, cancel) with the idempotency key,
+// and reads the intent Stripe answers with.
+func (c *Client) moveIntent(ctx context.Context, intentID, action string, form url.Values, idempotencyKey string) (*stripego.PaymentIntent, error) {
+	answer, err := c.post(ctx, "/v1/payment_intents/"+url.PathEscape(intentID)+"/"+action, form, idempotencyKey)
+	if err != nil {
+		return nil, err
+	}
+	if err := unsuccessful(answer); err != nil {
+		return nil, err
+	}
+	var intent stripego.PaymentIntent
+	if err := json.Unmarshal(answer.Body, &intent); err != nil || intent.ID == "" {
+		return nil, fmt.Errorf("stripe: unreadable payment intent after its %s (%d bytes)", action, len(answer.Body))
+	}
+	return &intent, nil
+}
+
 var _ provider.Reconciler = (*Client)(nil)
 
 // searchLimit is how many PaymentIntents a look-up asks for: Paygate makes one per payment (the
@@ -184,8 +271,8 @@ var _ provider.Reconciler = (*Client)(nil)
 const searchLimit = 10
 
 // LookupCharge finds the PaymentIntent made for the payment by its metadata, through Stripe's
-// search, and reads it as Charge reads an answer: an intent that succeeded is an approval, one
-// still processing leaves the outcome unknown.
+// search, and reads it as Charge reads an answer: an intent that succeeded or holds an
+// authorisation is an approval, one still processing leaves the outcome unknown.
 func (c *Client) LookupCharge(ctx context.Context, paymentID string) (provider.ChargeResult, bool, error) {
 	query := url.Values{"query": {"metadata['paygate_id']:'" + strings.ReplaceAll(paymentID, "'", `\'`) + "'"},
 		"limit": {strconv.Itoa(searchLimit)}}
@@ -205,10 +292,10 @@ func (c *Client) LookupCharge(ctx context.Context, paymentID string) (provider.C
 		switch {
 		case intent == nil || intent.ID == "":
 			return provider.ChargeResult{}, false, fmt.Errorf("stripe: unreadable search result (%d bytes)", len(answer.Body))
-		case intent.Status == stripego.PaymentIntentStatusSucceeded:
-			return provider.ChargeResult{ProviderPaymentID: intent.ID, Approved: true}, true, nil
-		case intent.Status == stripego.PaymentIntentStatusProcessing:
-			return provider.ChargeResult{}, false, fmt.Errorf("stripe: payment intent %s still processing, outcome unknown", intent.ID)
+		case intent.Status == stripego.PaymentIntentStatusSucceeded, intent.Status == stripego.PaymentIntentStatusRequiresCapture,
+			intent.Status == stripego.PaymentIntentStatusProcessing:
+			result, err := intentResult(intent)
+			return result, err == nil, err
 		case newest == nil || intent.Created > newest.Created:
 			newest = intent
 		}

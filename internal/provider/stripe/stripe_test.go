@@ -2,16 +2,24 @@ package stripe
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	stripego "github.com/stripe/stripe-go/v84"
+	"github.com/stripe/stripe-go/v84/form"
+
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
 )
@@ -119,6 +127,25 @@ func TestLookupsRead(t *testing.T) {
 		{http.StatusOK, `{"object":"search_result","has_more":false,"data":[{"id":"pi_1","status":"requires_payment_method","created":2},
 			{"id":"pi_2","status":"succeeded","created":1}]}`, provider.ChargeResult{ProviderPaymentID: "pi_2", Approved: true}},
 		{http.StatusOK, `{"object":"search_result","has_more":true,"data":[{"id":"pi_1","status":"requires_payment_method"}]}`, provider.ChargeResult{}},
+		// Authorised to capture manually: held, then captured in part (in Stripe's hundredths of
+		// the króna), or voided; or canceled after a decline, or before any charge.
+		{http.StatusOK, `{"object":"search_result","has_more":false,"data":[{"id":"pi_1","status":"requires_capture","capture_method":"manual",
+			"amount":5000,"amount_capturable":5000,"amount_received":0,"currency":"eur","latest_charge":"ch_1"}]}`,
+			provider.ChargeResult{ProviderPaymentID: "pi_1", Approved: true}},
+		{http.StatusOK, `{"object":"search_result","has_more":false,"data":[{"id":"pi_1","status":"succeeded","capture_method":"manual",
+			"amount":500000,"amount_capturable":0,"amount_received":300000,"currency":"isk","latest_charge":"ch_1"}]}`,
+			provider.ChargeResult{ProviderPaymentID: "pi_1", Approved: true, Captured: 3000}},
+		{http.StatusOK, `{"object":"search_result","has_more":false,"data":[{"id":"pi_1","status":"succeeded","capture_method":"manual",
+			"amount_received":150,"currency":"isk"}]}`, provider.ChargeResult{}},
+		{http.StatusOK, `{"object":"search_result","has_more":false,"data":[{"id":"pi_1","status":"canceled","capture_method":"manual",
+			"amount":5000,"amount_capturable":0,"amount_received":0,"currency":"eur","latest_charge":"ch_1","last_payment_error":null,
+			"cancellation_reason":"requested_by_customer"}]}`, provider.ChargeResult{ProviderPaymentID: "pi_1", Approved: true, Canceled: true}},
+		{http.StatusOK, `{"object":"search_result","has_more":false,"data":[{"id":"pi_1","status":"canceled","capture_method":"manual",
+			"latest_charge":"ch_1","last_payment_error":{"type":"card_error","code":"card_declined","decline_code":"insufficient_funds","message":"No funds."}}]}`,
+			provider.ChargeResult{ProviderPaymentID: "pi_1", Canceled: true, DeclineCode: "insufficient_funds", RawDeclineCode: "insufficient_funds", DeclineMessage: "No funds."}},
+		{http.StatusOK, `{"object":"search_result","has_more":false,"data":[{"id":"pi_1","status":"canceled","capture_method":"manual","latest_charge":null}]}`,
+			provider.ChargeResult{ProviderPaymentID: "pi_1", Canceled: true, DeclineCode: "card_declined", RawDeclineCode: "canceled",
+				DeclineMessage: "The payment was canceled before it was authorised."}},
 		{http.StatusBadRequest, `{"error":{"type":"invalid_request_error","param":"query"}}`, provider.ChargeResult{}},
 		{http.StatusOK, `{"object":"search_result","data":"none"}`, provider.ChargeResult{}},
 	} {
@@ -230,5 +257,204 @@ func TestListRefunds(t *testing.T) {
 	}
 	if atStripe := byAmount[700]; atStripe.RefundID != "" || atStripe.ProviderRefundID == "" || atStripe.Currency != "EUR" || atStripe.Status != provider.RefundSucceeded {
 		t.Errorf("the dashboard's refund listed as %+v", atStripe)
+	}
+}
+
+// sentRequest is a request as a recording server took it.
+type sentRequest struct {
+	Path, IdempotencyKey string
+	Form                 url.Values
+}
+
+// recording serves h, recording each request it is sent, and returns a client for it and the
+// requests sent so far.
+func recording(t *testing.T, h http.Handler) (*Client, func() []sentRequest) {
+	t.Helper()
+	var mu sync.Mutex
+	var sent []sentRequest
+	url, caller := providertest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		mu.Lock()
+		sent = append(sent, sentRequest{Path: r.URL.Path, IdempotencyKey: r.Header.Get("Idempotency-Key"), Form: r.PostForm})
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	return &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}, func() []sentRequest {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]sentRequest(nil), sent...)
+	}
+}
+
+// stripeForm is the form stripe-go sends for params.
+func stripeForm(params any) url.Values {
+	values := &form.Values{}
+	form.AppendTo(values, params)
+	return values.ToValues()
+}
+
+// TestCaptureSpeaksStripe: an authorisation, its capture and its cancellation are sent as
+// stripe-go sends them, with the request's idempotency key; the sandbox answers them, and refuses
+// what Stripe refuses, as stripe-go reads Stripe's answers.
+func TestCaptureSpeaksStripe(t *testing.T) {
+	db := databasetest.SQLite(t)
+	sandbox := newSandbox(db.Ent, time.Now)
+	c, sent := recording(t, sandbox)
+	ctx := context.Background()
+	last := func() sentRequest {
+		requests := sent()
+		return requests[len(requests)-1]
+	}
+
+	_, held := providertest.Authorize(t, c, providertest.Approved, 5000)
+	manual := stripeForm(&stripego.PaymentIntentParams{CaptureMethod: stripego.String("manual")})
+	if got, want := last().Form.Get("capture_method"), manual.Get("capture_method"); got != want {
+		t.Errorf("an authorisation sent capture_method %q, want %q", got, want)
+	}
+	capture := provider.CaptureRequest{ProviderPaymentID: held.ProviderPaymentID, Amount: money.Amount{Minor: 3000, Currency: "EUR"}, IdempotencyKey: "cap_speaks"}
+	if _, err := c.Capture(ctx, capture); err != nil {
+		t.Fatal(err)
+	}
+	want := sentRequest{Path: stripego.FormatURLPath("/v1/payment_intents/%s/capture", held.ProviderPaymentID), IdempotencyKey: "cap_speaks",
+		Form: stripeForm(&stripego.PaymentIntentCaptureParams{AmountToCapture: stripego.Int64(3000)})}
+	if got := last(); !reflect.DeepEqual(got, want) {
+		t.Errorf("capture sent %+v, want %+v", got, want)
+	}
+	// Stripe takes no reason expired: an authorisation let lapse was abandoned.
+	_, other := providertest.Authorize(t, c, providertest.Approved, 5000)
+	if _, err := c.Cancel(ctx, provider.CancelRequest{ProviderPaymentID: other.ProviderPaymentID, Reason: "expired", IdempotencyKey: "can_speaks"}); err != nil {
+		t.Fatal(err)
+	}
+	want = sentRequest{Path: stripego.FormatURLPath("/v1/payment_intents/%s/cancel", other.ProviderPaymentID), IdempotencyKey: "can_speaks",
+		Form: stripeForm(&stripego.PaymentIntentCancelParams{CancellationReason: stripego.String("abandoned")})}
+	if got := last(); !reflect.DeepEqual(got, want) {
+		t.Errorf("cancellation sent %+v, want %+v", got, want)
+	}
+
+	// stripe-go's own client, against the sandbox.
+	sc := stripego.NewClient("sk_test_x", stripego.WithBackends(stripego.NewBackendsWithConfig(&stripego.BackendConfig{
+		URL: stripego.String(c.BaseURL), HTTPClient: c.Caller.HTTP, MaxNetworkRetries: stripego.Int64(0),
+		LeveledLogger: &stripego.LeveledLogger{Level: stripego.LevelNull}})))
+	refused := func(err error, code stripego.ErrorCode, status stripego.PaymentIntentStatus) {
+		t.Helper()
+		var stripeErr *stripego.Error
+		switch {
+		case !errors.As(err, &stripeErr):
+			t.Errorf("%v, want a Stripe error %s", err, code)
+		case stripeErr.HTTPStatusCode != http.StatusBadRequest || stripeErr.Type != stripego.ErrorTypeInvalidRequest || stripeErr.Code != code:
+			t.Errorf("refused %d %s %s, want 400 invalid_request_error %s", stripeErr.HTTPStatusCode, stripeErr.Type, stripeErr.Code, code)
+		case status != "" && (stripeErr.PaymentIntent == nil || stripeErr.PaymentIntent.Status != status):
+			t.Errorf("refused about the payment intent %+v, want it %s", stripeErr.PaymentIntent, status)
+		}
+	}
+	_, third := providertest.Authorize(t, c, providertest.Approved, 2000)
+	_, err := sc.V1PaymentIntents.Capture(ctx, third.ProviderPaymentID, &stripego.PaymentIntentCaptureParams{AmountToCapture: stripego.Int64(2001)})
+	refused(err, stripego.ErrorCodeAmountTooLarge, "")
+	intent, err := sc.V1PaymentIntents.Capture(ctx, third.ProviderPaymentID, &stripego.PaymentIntentCaptureParams{AmountToCapture: stripego.Int64(1500)})
+	if err != nil || intent.Status != stripego.PaymentIntentStatusSucceeded || intent.CaptureMethod != stripego.PaymentIntentCaptureMethodManual ||
+		intent.Amount != 2000 || intent.AmountReceived != 1500 || intent.AmountCapturable != 0 || intent.LatestCharge == nil ||
+		intent.LatestCharge.ID != "ch_"+strings.TrimPrefix(third.ProviderPaymentID, "pi_") {
+		t.Errorf("capture of 15.00 of 20.00 = %+v, %v", intent, err)
+	}
+	_, err = sc.V1PaymentIntents.Capture(ctx, third.ProviderPaymentID, nil)
+	refused(err, stripego.ErrorCodePaymentIntentUnexpectedState, stripego.PaymentIntentStatusSucceeded)
+	_, err = sc.V1PaymentIntents.Cancel(ctx, third.ProviderPaymentID, nil)
+	refused(err, stripego.ErrorCodePaymentIntentUnexpectedState, stripego.PaymentIntentStatusSucceeded)
+
+	_, fourth := providertest.Authorize(t, c, providertest.Approved, 2000)
+	intent, err = sc.V1PaymentIntents.Cancel(ctx, fourth.ProviderPaymentID, &stripego.PaymentIntentCancelParams{CancellationReason: stripego.String("fraudulent")})
+	if err != nil || intent.Status != stripego.PaymentIntentStatusCanceled || intent.CancellationReason != stripego.PaymentIntentCancellationReasonFraudulent ||
+		intent.CanceledAt == 0 || intent.AmountCapturable != 0 || intent.AmountReceived != 0 {
+		t.Errorf("cancellation = %+v, %v", intent, err)
+	}
+	_, err = sc.V1PaymentIntents.Capture(ctx, fourth.ProviderPaymentID, nil)
+	refused(err, stripego.ErrorCodePaymentIntentUnexpectedState, stripego.PaymentIntentStatusCanceled)
+	_, err = sc.V1PaymentIntents.Cancel(ctx, "pi_unknown", nil)
+	var missing *stripego.Error
+	if !errors.As(err, &missing) || missing.HTTPStatusCode != http.StatusNotFound || missing.Code != stripego.ErrorCodeResourceMissing {
+		t.Errorf("cancellation of an unknown payment intent = %v", err)
+	}
+}
+
+// TestCaptureAnswers: a capture or cancellation is taken on Stripe's answer with the intent moved,
+// refused (ErrUnavailable, an outage only when Stripe is down) when Stripe says it did nothing, and
+// otherwise left unknown.
+func TestCaptureAnswers(t *testing.T) {
+	const (
+		taken   = "taken"
+		refused = "refused"
+		outage  = "outage"
+		unknown = "unknown"
+	)
+	for _, tc := range []struct {
+		status          int
+		body            string
+		capture, cancel string
+	}{
+		{http.StatusOK, `{"id":"pi_1","object":"payment_intent","status":"succeeded","capture_method":"manual","amount_received":1000}`, taken, unknown},
+		{http.StatusOK, `{"id":"pi_1","object":"payment_intent","status":"canceled","capture_method":"manual"}`, unknown, taken},
+		{http.StatusOK, `{"id":"pi_1","object":"payment_intent","status":"processing"}`, unknown, unknown},
+		{http.StatusOK, `{"object":"payment_intent"}`, unknown, unknown},
+		{http.StatusOK, `not json`, unknown, unknown},
+		{http.StatusBadRequest, `{"error":{"type":"invalid_request_error","code":"payment_intent_unexpected_state","payment_intent":{"id":"pi_1","status":"canceled"}}}`,
+			refused, refused},
+		{http.StatusBadRequest, `{"error":{"type":"invalid_request_error","code":"amount_too_large","param":"amount_to_capture"}}`, refused, refused},
+		{http.StatusNotFound, `{"error":{"type":"invalid_request_error","code":"resource_missing"}}`, refused, refused},
+		{http.StatusConflict, `{"error":{"type":"idempotency_error","code":"idempotency_key_in_use"}}`, unknown, unknown},
+		{http.StatusInternalServerError, `{"error":{"type":"api_error"}}`, unknown, unknown},
+		{http.StatusServiceUnavailable, `{"error":{"type":"api_error"}}`, outage, outage},
+		{http.StatusUnauthorized, `{"error":{"type":"invalid_request_error"}}`, outage, outage},
+	} {
+		url, caller := providertest.Canned(t, tc.status, tc.body)
+		c := &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
+		_, captureErr := c.Capture(context.Background(), provider.CaptureRequest{ProviderPaymentID: "pi_1",
+			Amount: money.Amount{Minor: 1000, Currency: "EUR"}, IdempotencyKey: "cap_1"})
+		_, cancelErr := c.Cancel(context.Background(), provider.CancelRequest{ProviderPaymentID: "pi_1", Reason: "requested_by_customer",
+			IdempotencyKey: "can_1"})
+		for _, got := range []struct {
+			what string
+			err  error
+			want string
+		}{{"capture", captureErr, tc.capture}, {"cancellation", cancelErr, tc.cancel}} {
+			outcome := taken
+			switch {
+			case errors.Is(got.err, provider.ErrOutage):
+				outcome = outage
+			case errors.Is(got.err, provider.ErrUnavailable):
+				outcome = refused
+			case got.err != nil:
+				outcome = unknown
+			}
+			if outcome != got.want {
+				t.Errorf("%d %s: %s %s (%v), want %s", tc.status, tc.body, got.what, outcome, got.err, got.want)
+			}
+		}
+	}
+}
+
+// TestCapturesAreSentAsStripeCountsThem: a capture is sent in Stripe's units, and one Stripe
+// cannot take is not sent at all.
+func TestCapturesAreSentAsStripeCountsThem(t *testing.T) {
+	c, sent := recording(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		provider.WriteAnswer(w, http.StatusOK, []byte(`{"id":"pi_1","object":"payment_intent","status":"succeeded"}`))
+	}))
+	for _, tc := range []struct {
+		amount money.Amount
+		sent   string // "": nothing
+	}{
+		{money.Amount{Minor: 4999, Currency: "USD"}, "4999"},
+		{money.Amount{Minor: 5, Currency: "ISK"}, "500"},
+		{money.Amount{Minor: 150000, Currency: "MGA"}, "1500"},
+		{money.Amount{Minor: 1050, Currency: "MGA"}, ""},
+	} {
+		before := len(sent())
+		_, err := c.Capture(context.Background(), provider.CaptureRequest{ProviderPaymentID: "pi_1", Amount: tc.amount, IdempotencyKey: prefixid.New("cap")})
+		requests := sent()[before:]
+		switch {
+		case tc.sent == "" && (len(requests) != 0 || !errors.Is(err, provider.ErrUnavailable)):
+			t.Errorf("%s %s: sent %+v (%v), want nothing, unavailable", tc.amount, tc.amount.Currency, requests, err)
+		case tc.sent != "" && (err != nil || len(requests) != 1 || requests[0].Form.Get("amount_to_capture") != tc.sent):
+			t.Errorf("%s %s: sent %+v (%v), want amount_to_capture %s", tc.amount, tc.amount.Currency, requests, err, tc.sent)
+		}
 	}
 }

@@ -280,3 +280,118 @@ func TestSimulate(t *testing.T) {
 func newSandbox(db *ent.Client, now func() time.Time) *sandbox.Sandbox {
 	return Registration.NewSandbox(db, provider.Settings{webhookSecret: testSecret}, now).(*sandbox.Sandbox)
 }
+
+// TestCaptureWebhooks: an authorisation, its capture and its cancellation are each told of once,
+// signed, by the event Stripe sends, about the intent as it then stands, and read as what they
+// are; a replayed or refused request tells nothing; and of captures and a cancellation of one
+// authorisation sent through two servers at once, the one taken is told of once.
+func TestCaptureWebhooks(t *testing.T) {
+	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
+		first, c, receiver := webhookSandbox(t, pools[0])
+		second := newSandbox(pools[1].Ent, time.Now)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		if err := second.SendWebhooks(ctx, outbound.WebhookConfig{URL: receiver.URL, After: providertest.NoWait}); err != nil {
+			t.Fatal(err)
+		}
+		url, caller := providertest.Serve(t, second)
+		twin := &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
+		next := deliveredSince(t, first, receiver)
+		told := func() []deliveredEvent {
+			t.Helper()
+			second.WaitForWebhooks()
+			return next()
+		}
+		// toldOnce checks that one event of kind was told, caused by key and read as want, and
+		// returns its PaymentIntent.
+		toldOnce := func(what, kind, key string, want provider.NotificationKind) stripego.PaymentIntent {
+			t.Helper()
+			fresh := told()
+			if len(fresh) != 1 || fresh[0].Type != kind {
+				t.Fatalf("%s: events %v, want one %s", what, fresh, kind)
+			}
+			if n, err := ReadNotification(fresh[0].Type, fresh[0].Payload); err != nil || n.Kind != want {
+				t.Errorf("%s: read %+v, %v; want %s", what, n, err, want)
+			}
+			e := events(t, [][]byte{fresh[0].Payload})[kind][0]
+			if e.Request.IdempotencyKey == nil || *e.Request.IdempotencyKey != key {
+				t.Errorf("%s: caused by key %v, want %s", what, e.Request.IdempotencyKey, key)
+			}
+			var intent stripego.PaymentIntent
+			if err := json.Unmarshal(e.Data.Object, &intent); err != nil {
+				t.Fatal(err)
+			}
+			return intent
+		}
+		eur := func(minor int64) money.Amount { return money.Amount{Minor: minor, Currency: "EUR"} }
+
+		req, held := providertest.Authorize(t, c, providertest.Approved, 5000)
+		intent := toldOnce("authorisation", "payment_intent.amount_capturable_updated", req.PaymentID, provider.ChargeSucceeded)
+		if intent.ID != held.ProviderPaymentID || intent.Status != stripego.PaymentIntentStatusRequiresCapture || intent.AmountCapturable != 5000 ||
+			intent.AmountReceived != 0 || intent.CaptureMethod != stripego.PaymentIntentCaptureMethodManual || intent.Metadata["paygate_id"] != req.PaymentID {
+			t.Errorf("payment_intent.amount_capturable_updated about %+v", intent)
+		}
+		capture := provider.CaptureRequest{PaymentID: req.PaymentID, ProviderPaymentID: held.ProviderPaymentID, Amount: eur(3000), IdempotencyKey: prefixid.New("cap")}
+		if _, err := c.Capture(ctx, capture); err != nil {
+			t.Fatal(err)
+		}
+		intent = toldOnce("capture", "payment_intent.succeeded", capture.IdempotencyKey, provider.Captured)
+		if intent.Status != stripego.PaymentIntentStatusSucceeded || intent.AmountReceived != 3000 || intent.AmountCapturable != 0 {
+			t.Errorf("payment_intent.succeeded after a capture about %+v", intent)
+		}
+		c.Capture(ctx, capture) // replayed
+		// Refused: nothing happened, nothing told.
+		c.Capture(ctx, provider.CaptureRequest{ProviderPaymentID: held.ProviderPaymentID, Amount: eur(1000), IdempotencyKey: prefixid.New("cap")})
+		c.Cancel(ctx, provider.CancelRequest{ProviderPaymentID: held.ProviderPaymentID, Reason: "duplicate", IdempotencyKey: prefixid.New("can")})
+		if fresh := told(); len(fresh) != 0 {
+			t.Errorf("a replayed capture and refused requests told %v", fresh)
+		}
+		refund := provider.RefundRequest{RefundID: prefixid.New("re"), ProviderPaymentID: held.ProviderPaymentID, Amount: eur(3000)}
+		if _, err := c.Refund(ctx, refund); err != nil {
+			t.Fatal(err)
+		}
+		fresh := told()
+		if len(fresh) != 1 || fresh[0].Type != "charge.refunded" {
+			t.Fatalf("a refund of all that was captured told %v", fresh)
+		}
+		var refunded stripego.Charge
+		json.Unmarshal(events(t, [][]byte{fresh[0].Payload})["charge.refunded"][0].Data.Object, &refunded)
+		if refunded.Amount != 5000 || refunded.AmountCaptured != 3000 || refunded.AmountRefunded != 3000 || !refunded.Refunded {
+			t.Errorf("charge.refunded after a refund of all that was captured about %+v", refunded)
+		}
+
+		req, held = providertest.Authorize(t, c, providertest.Approved, 4000)
+		toldOnce("authorisation", "payment_intent.amount_capturable_updated", req.PaymentID, provider.ChargeSucceeded)
+		void := provider.CancelRequest{PaymentID: req.PaymentID, ProviderPaymentID: held.ProviderPaymentID, Reason: "fraudulent", IdempotencyKey: prefixid.New("can")}
+		if _, err := c.Cancel(ctx, void); err != nil {
+			t.Fatal(err)
+		}
+		intent = toldOnce("cancellation", "payment_intent.canceled", void.IdempotencyKey, provider.Canceled)
+		if intent.Status != stripego.PaymentIntentStatusCanceled || intent.CancellationReason != stripego.PaymentIntentCancellationReasonFraudulent ||
+			intent.CanceledAt == 0 || intent.AmountCapturable != 0 {
+			t.Errorf("payment_intent.canceled about %+v", intent)
+		}
+		c.Cancel(ctx, void) // replayed
+		if fresh := told(); len(fresh) != 0 {
+			t.Errorf("a replayed cancellation told %v", fresh)
+		}
+
+		req, held = providertest.Authorize(t, c, providertest.Approved, 3000)
+		told()
+		var wg sync.WaitGroup
+		for i := range 8 {
+			server := []*Client{c, twin}[i%2]
+			wg.Go(func() {
+				if i == 0 {
+					server.Cancel(ctx, provider.CancelRequest{ProviderPaymentID: held.ProviderPaymentID, Reason: "duplicate", IdempotencyKey: prefixid.New("can")})
+				} else {
+					server.Capture(ctx, provider.CaptureRequest{ProviderPaymentID: held.ProviderPaymentID, Amount: eur(1000), IdempotencyKey: prefixid.New("cap")})
+				}
+			})
+		}
+		wg.Wait()
+		if fresh := told(); len(fresh) != 1 || fresh[0].Type != "payment_intent.succeeded" && fresh[0].Type != "payment_intent.canceled" {
+			t.Errorf("captures and a cancellation of one authorisation at once told %v, want one capture or cancellation", fresh)
+		}
+	})
+}

@@ -217,6 +217,9 @@ func documentOf(row *ent.ConfigVersion) settings.Document {
 	if doc.Alerts == (settings.AlertThresholds{}) {
 		doc.Alerts = settings.DefaultAlerts // written before alerts had thresholds
 	}
+	if doc.Capture == (settings.Capture{}) {
+		doc.Capture = settings.DefaultCapture // written before payments were captured later
+	}
 	at := row.CreatedAt.UTC()
 	doc.Version, doc.UpdatedAt, doc.UpdatedBy = row.ID, &at, row.ChangedBy
 	return doc

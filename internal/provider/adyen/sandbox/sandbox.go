@@ -1,5 +1,6 @@
 // Package sandbox is Adyen's built-in stand-in: it answers the requests the Adyen adapter sends
-// as Adyen's test environment does, and sends its standard notifications.
+// (payments, and their refunds, captures and cancellations) as Adyen's test environment does, and
+// sends its standard notifications.
 package sandbox
 
 import (
@@ -22,10 +23,25 @@ import (
 	"github.com/paygate/paygate/internal/provider/sandboxstore"
 )
 
-// Sandbox answers as Adyen's test environment does, for the requests the adapter sends: it
-// authorises the test cards with their outcomes, takes refunds to settle later, and replays an
-// answer to a repeated Idempotency-Key. It keeps its state in Paygate's database, so every server
-// sees one Adyen. Like Adyen, it answers no look-ups.
+// Sandbox answers as Adyen's test environment does, for the requests the adapter sends, and
+// replays an answer to a repeated Idempotency-Key. It keeps its state in Paygate's database, so
+// every server sees one Adyen. Like Adyen, it answers no look-ups.
+//
+//	POST /v71/payments                 authorises a test card, with its outcome, and captures it
+//	                                   at once; with additionalData.manualCapture "true" it holds
+//	                                   the authorisation instead
+//	POST .../{pspReference}/refunds    takes a refund of a payment captured, to settle later
+//	POST .../{pspReference}/captures   captures all or part of an authorisation held, releasing
+//	                                   the rest: refunds take no more than was captured
+//	POST .../{pspReference}/cancels    voids an authorisation held
+//
+// A capture or cancellation of a payment that is no authorisation held (captured at once or
+// already, cancelled, refused), or a capture above the authorisation, is refused at once, 422 in
+// Adyen's error shape; of the captures and cancellations of one authorisation, through any server,
+// one is taken. (Adyen may instead take such a request and refuse it later by a notification of
+// success false, which the adapter reads as well.)
+//
+// The test cards' outcomes:
 //
 //	4242424242424242  Authorised
 //	4000000000000002  Refused, reason 2 (Refused)
@@ -37,11 +53,14 @@ import (
 // 13.13 (1313 minor units, provider.FailingRefundMinor) fails, as a REFUND notification with
 // success false would say, and its amount can be refunded again.
 //
-// Its switches make it answer 503 (Outage), 500 (Fault) or late (Latency).
+// Its switches make it answer 503 (Outage), 500 (Fault) or late (Latency), or lose its answers
+// (LoseAnswers), on every endpoint.
 //
 // With SendWebhooks it sends Adyen's notifications, signed, about the answers it keeps:
-// AUTHORISATION, success true or false, for a payment; a replayed answer sends nothing again.
-// Refunds are notified as they settle (SendRefundSettled).
+// AUTHORISATION, success true or false, for a payment; CAPTURE for a capture and CANCELLATION for
+// a cancellation, success true, each with the authorisation's pspReference as originalReference
+// and its own as pspReference; a replayed answer sends nothing again. Refunds are notified as
+// they settle (SendRefundSettled).
 type Sandbox struct {
 	provider.SandboxSwitches
 
@@ -68,12 +87,26 @@ func New(client *ent.Client, now func() time.Time, signItem func(item []byte) (s
 		SandboxWebhooks: provider.NewSandboxWebhooks(func([]byte, time.Time) http.Header { return nil })}
 }
 
+// The statuses of a payment in the sandbox's store, beside its resultCode: resultAuthorised is a
+// payment captured (at once, or by a capture), the only one refunds take from.
+const (
+	// statusAwaitingCapture is an authorisation made to capture manually, held until it is
+	// captured or cancelled; Adyen shows it Authorised.
+	statusAwaitingCapture = "AwaitingCapture"
+	// statusCancelled is a payment's status once cancelled after it was authorised.
+	statusCancelled = "Cancelled"
+)
+
 // The statuses of a refund in the sandbox's store: Adyen shows only the first.
 const (
 	refundReceived = "received"
 	refundSettled  = "settled"
 	refundFailed   = "failed"
 )
+
+// modificationReceived is the status of a capture or cancellation in Adyen's answer: taken, to be
+// confirmed by notification.
+const modificationReceived = "received"
 
 // refundFailedReason is the reason the sandbox gives a refund it fails.
 const refundFailedReason = "Refund failed"
@@ -94,12 +127,20 @@ type adyenError struct {
 	ErrorType string `json:"errorType"`
 }
 
+// Adyen's refusals, as the sandbox answers them.
+var (
+	unparsable     = sandboxstore.JSON(http.StatusBadRequest, adyenError{400, "702", "Structure could not be parsed", "validation"})
+	unknownPayment = sandboxstore.JSON(http.StatusUnprocessableEntity, adyenError{422, "167", "Original pspReference required for this operation", "validation"})
+	invalidAmount  = sandboxstore.JSON(http.StatusUnprocessableEntity, adyenError{422, "137", "Invalid amount specified", "validation"})
+	notCapturable  = sandboxstore.JSON(http.StatusUnprocessableEntity, adyenError{422, "000", "Payment cannot be captured: it is no authorisation awaiting capture", "validation"})
+	notCancellable = sandboxstore.JSON(http.StatusUnprocessableEntity, adyenError{422, "000", "Payment cannot be cancelled: it is no authorisation awaiting capture", "validation"})
+)
+
 func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.Delay(r) {
 		return
 	}
-	reference, isRefund := strings.CutSuffix(strings.TrimPrefix(r.URL.Path, "/v71/payments/"), "/refunds")
-	isRefund = isRefund && strings.HasPrefix(r.URL.Path, "/v71/payments/")
+	run, known := s.route(r.URL.Path)
 	switch {
 	case r.Header.Get("X-API-Key") == "":
 		provider.WriteJSON(w, http.StatusUnauthorized, adyenError{401, "000", "HTTP Status Response - Unauthorized", "security"})
@@ -110,7 +151,7 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case s.Fault.Load():
 		provider.WriteJSON(w, http.StatusInternalServerError, adyenError{500, "901", "Internal error", "internal"})
 		return
-	case r.Method != http.MethodPost || (r.URL.Path != "/v71/payments" && !isRefund):
+	case r.Method != http.MethodPost || !known:
 		provider.WriteJSON(w, http.StatusNotFound, adyenError{404, "000", "Not Found", "validation"})
 		return
 	}
@@ -120,10 +161,7 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	answer, replayed, reused, err := s.store.Answer(r.Context(), r.Header.Get("Idempotency-Key"), r.URL.Path+"\n"+string(body), func(ctx context.Context, tx *ent.Tx) (sandboxstore.Answer, error) {
-		if isRefund {
-			return s.refund(ctx, tx, reference, body)
-		}
-		return s.pay(ctx, tx, body)
+		return run(ctx, tx, body)
 	})
 	switch {
 	case err != nil:
@@ -138,14 +176,42 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.Deliver(w, answer.Status, answer.Body)
 }
 
-// pay authorises a card payment.
+// answerer answers a request's body within the transaction that keeps its answer.
+type answerer func(ctx context.Context, tx *ent.Tx, body []byte) (sandboxstore.Answer, error)
+
+// route is what answers a request to path: /v71/payments, or a modification of the payment it
+// names (/v71/payments/{pspReference}/refunds, captures or cancels).
+func (s *Sandbox) route(path string) (answerer, bool) {
+	if path == "/v71/payments" {
+		return s.pay, true
+	}
+	rest, found := strings.CutPrefix(path, "/v71/payments/")
+	reference, modification, _ := strings.Cut(rest, "/")
+	var modify func(ctx context.Context, tx *ent.Tx, reference string, body []byte) (sandboxstore.Answer, error)
+	switch modification {
+	case "refunds":
+		modify = s.refund
+	case "captures":
+		modify = s.capture
+	case "cancels":
+		modify = s.cancel
+	}
+	if !found || reference == "" || modify == nil {
+		return nil, false
+	}
+	return func(ctx context.Context, tx *ent.Tx, body []byte) (sandboxstore.Answer, error) {
+		return modify(ctx, tx, reference, body)
+	}, true
+}
+
+// pay authorises a card payment, and captures it unless asked to capture it manually.
 func (s *Sandbox) pay(ctx context.Context, tx *ent.Tx, body []byte) (sandboxstore.Answer, error) {
 	var req paymentRequest
 	switch {
 	case json.Unmarshal(body, &req) != nil:
-		return sandboxstore.JSON(http.StatusBadRequest, adyenError{400, "702", "Structure could not be parsed", "validation"}), nil
+		return unparsable, nil
 	case req.Amount.Value < 1 || len(req.Amount.Currency) != 3:
-		return sandboxstore.JSON(http.StatusUnprocessableEntity, adyenError{422, "137", "Invalid amount specified", "validation"}), nil
+		return invalidAmount, nil
 	case req.MerchantAccount == "":
 		return sandboxstore.JSON(http.StatusUnprocessableEntity, adyenError{422, "901", "Invalid Merchant Account", "security"}), nil
 	case req.PaymentMethod.Type != "scheme" || req.PaymentMethod.Number == "" || len(req.PaymentMethod.ExpiryMonth) != 2:
@@ -155,13 +221,17 @@ func (s *Sandbox) pay(ctx context.Context, tx *ent.Tx, body []byte) (sandboxstor
 	if outcome, listed := testCards[req.PaymentMethod.Number]; listed {
 		payment.ResultCode, payment.RefusalReasonCode, payment.RefusalReason = outcome[0], outcome[1], outcome[2]
 	}
+	status := payment.ResultCode
+	if status == resultAuthorised && req.AdditionalData["manualCapture"] == "true" {
+		status = statusAwaitingCapture
+	}
 	answer := sandboxstore.JSON(http.StatusOK, payment)
 	stored, err := json.Marshal(storedPayment{paymentAnswer: payment, MerchantAccount: req.MerchantAccount})
 	if err != nil {
 		return sandboxstore.Answer{}, err
 	}
 	if err := s.store.Create(ctx, tx, sandboxstore.Object{ID: payment.PSPReference, Kind: sandboxobject.KindCharge, Reference: req.Reference,
-		Amount: req.Amount.Value, Currency: req.Amount.Currency, Status: payment.ResultCode, Body: stored}); err != nil {
+		Amount: req.Amount.Value, Currency: req.Amount.Currency, Status: status, Body: stored}); err != nil {
 		return sandboxstore.Answer{}, err
 	}
 	return answer, s.notifyOnCommit(tx, notificationRequestItem{Amount: req.Amount, EventCode: eventAuthorisation,
@@ -169,22 +239,22 @@ func (s *Sandbox) pay(ctx context.Context, tx *ent.Tx, body []byte) (sandboxstor
 		Reason: payment.RefusalReason, Success: strconv.FormatBool(payment.ResultCode == resultAuthorised)})
 }
 
-// refund takes a refund of an authorised payment, to settle later.
+// refund takes a refund of a captured payment, to settle later.
 func (s *Sandbox) refund(ctx context.Context, tx *ent.Tx, reference string, body []byte) (sandboxstore.Answer, error) {
 	var req refundRequest
 	payment, err := s.store.GetIn(ctx, tx, sandboxobject.KindCharge, reference)
 	switch {
 	case errors.Is(err, sandboxstore.ErrNotFound):
-		return sandboxstore.JSON(http.StatusUnprocessableEntity, adyenError{422, "167", "Original pspReference required for this operation", "validation"}), nil
+		return unknownPayment, nil
 	case err != nil:
 		return sandboxstore.Answer{}, err
 	case json.Unmarshal(body, &req) != nil:
-		return sandboxstore.JSON(http.StatusBadRequest, adyenError{400, "702", "Structure could not be parsed", "validation"}), nil
+		return unparsable, nil
 	case req.Amount.Value < 1 || req.Amount.Currency != payment.Currency:
-		return sandboxstore.JSON(http.StatusUnprocessableEntity, adyenError{422, "137", "Invalid amount specified", "validation"}), nil
+		return invalidAmount, nil
 	}
 	if taken, err := s.store.TakeRefund(ctx, tx, reference, resultAuthorised, req.Amount.Value); err != nil || !taken {
-		return sandboxstore.JSON(http.StatusUnprocessableEntity, adyenError{422, "137", "Invalid amount specified", "validation"}), err
+		return invalidAmount, err
 	}
 	refund := refundAnswer{MerchantAccount: req.MerchantAccount, PaymentPSPReference: reference,
 		PSPReference: pspReference(), Reference: req.Reference, Status: refundReceived, Amount: req.Amount}
@@ -192,6 +262,68 @@ func (s *Sandbox) refund(ctx context.Context, tx *ent.Tx, reference string, body
 	err = s.store.Create(ctx, tx, sandboxstore.Object{ID: refund.PSPReference, Kind: sandboxobject.KindRefund, Reference: req.Reference,
 		ChargeID: reference, Amount: req.Amount.Value, Currency: req.Amount.Currency, Status: refund.Status, Body: answer.Body})
 	return answer, err
+}
+
+// capture captures all or part of an authorisation held, releasing the rest.
+func (s *Sandbox) capture(ctx context.Context, tx *ent.Tx, reference string, body []byte) (sandboxstore.Answer, error) {
+	var req captureRequest
+	payment, err := s.store.GetIn(ctx, tx, sandboxobject.KindCharge, reference)
+	switch {
+	case errors.Is(err, sandboxstore.ErrNotFound):
+		return unknownPayment, nil
+	case err != nil:
+		return sandboxstore.Answer{}, err
+	case json.Unmarshal(body, &req) != nil:
+		return unparsable, nil
+	case req.Amount.Value < 1 || req.Amount.Value > payment.Amount || req.Amount.Currency != payment.Currency:
+		return invalidAmount, nil
+	}
+	var stored storedPayment
+	if err := json.Unmarshal(payment.Body, &stored); err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	// A conditional move, so that of the captures and cancellations of one authorisation sent at
+	// once, through any server, one is taken.
+	if captured, err := s.store.Capture(ctx, tx, reference, statusAwaitingCapture, resultAuthorised, req.Amount.Value, payment.Body); err != nil || !captured {
+		return notCapturable, err
+	}
+	capture := captureAnswer{Amount: req.Amount, MerchantAccount: req.MerchantAccount, PaymentPSPReference: reference,
+		PSPReference: pspReference(), Reference: req.Reference, Status: modificationReceived}
+	return sandboxstore.JSON(http.StatusCreated, capture), s.notifyOnCommit(tx, notificationRequestItem{Amount: req.Amount, EventCode: eventCapture,
+		MerchantAccountCode: stored.MerchantAccount, MerchantReference: req.Reference, OriginalReference: reference,
+		PSPReference: capture.PSPReference, Success: "true"})
+}
+
+// cancel voids an authorisation held.
+func (s *Sandbox) cancel(ctx context.Context, tx *ent.Tx, reference string, body []byte) (sandboxstore.Answer, error) {
+	var req cancelRequest
+	payment, err := s.store.GetIn(ctx, tx, sandboxobject.KindCharge, reference)
+	switch {
+	case errors.Is(err, sandboxstore.ErrNotFound):
+		return unknownPayment, nil
+	case err != nil:
+		return sandboxstore.Answer{}, err
+	case json.Unmarshal(body, &req) != nil:
+		return unparsable, nil
+	}
+	var stored storedPayment
+	if err := json.Unmarshal(payment.Body, &stored); err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	stored.ResultCode = statusCancelled
+	cancelled, err := json.Marshal(stored)
+	if err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	// Conditional, as a capture is: one of them is taken.
+	if moved, err := s.store.SetStatus(ctx, tx, reference, statusAwaitingCapture, statusCancelled, cancelled); err != nil || !moved {
+		return notCancellable, err
+	}
+	cancellation := cancelAnswer{MerchantAccount: req.MerchantAccount, PaymentPSPReference: reference, PSPReference: pspReference(),
+		Reference: req.Reference, Status: modificationReceived}
+	return sandboxstore.JSON(http.StatusCreated, cancellation), s.notifyOnCommit(tx, notificationRequestItem{
+		Amount: amount{Value: payment.Amount, Currency: payment.Currency}, EventCode: eventCancellation, MerchantAccountCode: stored.MerchantAccount,
+		MerchantReference: req.Reference, OriginalReference: reference, PSPReference: cancellation.PSPReference, Success: "true"})
 }
 
 // Settle settles the refunds received SettleAfter ago or longer, and tells Settled of each.

@@ -16,12 +16,10 @@ const (
 	eventAuthorisation = "AUTHORISATION"
 	eventRefund        = "REFUND"
 	eventRefundFailed  = "REFUND_FAILED"
+	eventCapture       = "CAPTURE"
 	eventCancellation  = "CANCELLATION"
 	eventChargeback    = "CHARGEBACK"
 )
-
-// statusCancelled is a payment's status once cancelled after it was authorised.
-const statusCancelled = "Cancelled"
 
 // notification is Adyen's standard webhook: here one item, one event.
 type notification struct {
@@ -116,8 +114,9 @@ type storedPayment struct {
 
 // Simulate brings about kind for the payment Paygate made under paymentReference, as it would
 // happen at Adyen outside Paygate's requests, and sends its notification: a refund of what is
-// left, made in the Customer Area (REFUND); a chargeback of the whole payment (CHARGEBACK); a late
-// failure, the authorisation cancelled (CANCELLATION), after which the payment refunds nothing.
+// left, made in the Customer Area (REFUND); a chargeback of all the payment charged (CHARGEBACK);
+// a late failure, the authorisation cancelled (CANCELLATION), after which the payment refunds
+// nothing. An authorisation still held is none of these.
 func (s *Sandbox) Simulate(ctx context.Context, kind provider.Simulation, paymentReference string) error {
 	payment, err := s.store.ChargeByReference(ctx, paymentReference)
 	if err != nil {
@@ -131,11 +130,16 @@ func (s *Sandbox) Simulate(ctx context.Context, kind provider.Simulation, paymen
 	if payment.Status != resultAuthorised {
 		return cannot
 	}
-	item := notificationRequestItem{Amount: amount{Value: payment.Amount, Currency: payment.Currency}, MerchantAccountCode: stored.MerchantAccount,
+	// A payment captured manually charged what was captured of its authorisation.
+	charged := payment.Amount
+	if payment.Captured != nil {
+		charged = *payment.Captured
+	}
+	item := notificationRequestItem{Amount: amount{Value: charged, Currency: payment.Currency}, MerchantAccountCode: stored.MerchantAccount,
 		MerchantReference: payment.Reference, OriginalReference: payment.ID, PSPReference: pspReference(), Success: "true"}
 	switch kind {
 	case provider.SimulateRefund:
-		item.EventCode, item.Amount.Value = eventRefund, payment.Amount-payment.Refunded
+		item.EventCode, item.Amount.Value = eventRefund, charged-payment.Refunded
 		refund := refundAnswer{MerchantAccount: stored.MerchantAccount, PaymentPSPReference: payment.ID, PSPReference: item.PSPReference,
 			Status: "received", Amount: item.Amount}
 		body, err := json.Marshal(refund)

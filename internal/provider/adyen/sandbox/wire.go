@@ -26,10 +26,11 @@ type paymentMethod struct {
 }
 
 type paymentRequest struct {
-	Amount          amount        `json:"amount"`
-	Reference       string        `json:"reference"`
-	MerchantAccount string        `json:"merchantAccount"`
-	PaymentMethod   paymentMethod `json:"paymentMethod"`
+	Amount          amount            `json:"amount"`
+	Reference       string            `json:"reference"`
+	MerchantAccount string            `json:"merchantAccount"`
+	PaymentMethod   paymentMethod     `json:"paymentMethod"`
+	AdditionalData  map[string]string `json:"additionalData"`
 }
 
 type paymentAnswer struct {
@@ -54,4 +55,32 @@ type refundAnswer struct {
 	Reference           string `json:"reference"`
 	Status              string `json:"status"`
 	Amount              amount `json:"amount"`
+}
+
+type captureRequest struct {
+	Amount          amount `json:"amount"`
+	MerchantAccount string `json:"merchantAccount"`
+	Reference       string `json:"reference"`
+}
+
+type captureAnswer struct {
+	Amount              amount `json:"amount"`
+	MerchantAccount     string `json:"merchantAccount"`
+	PaymentPSPReference string `json:"paymentPspReference"`
+	PSPReference        string `json:"pspReference"`
+	Reference           string `json:"reference"`
+	Status              string `json:"status"`
+}
+
+type cancelRequest struct {
+	MerchantAccount string `json:"merchantAccount"`
+	Reference       string `json:"reference"`
+}
+
+type cancelAnswer struct {
+	MerchantAccount     string `json:"merchantAccount"`
+	PaymentPSPReference string `json:"paymentPspReference"`
+	PSPReference        string `json:"pspReference"`
+	Reference           string `json:"reference"`
+	Status              string `json:"status"`
 }

@@ -24,10 +24,11 @@ import (
 )
 
 // Sandbox answers as Checkout.com's sandbox does, for the requests the adapter sends: it charges
-// the test cards with their outcomes, takes refunds to settle later, replays an answer to a
-// repeated Cko-Idempotency-Key, and answers the adapter's look-ups (payments by reference, a
-// payment, its actions) from what it stored. It keeps its state in Paygate's database, so every
-// server sees one Checkout.com.
+// the test cards with their outcomes, or authorises them only (capture false), captures and voids
+// authorisations, takes refunds to settle later, replays an answer to a repeated
+// Cko-Idempotency-Key, and answers the adapter's look-ups (payments by reference, a payment with
+// its balances and metadata, its actions) from what it stored. It keeps its state in Paygate's
+// database, so every server sees one Checkout.com.
 //
 //	4242424242424242  approved (10000)
 //	4000000000000002  declined, 20005 (do not honour)
@@ -35,16 +36,26 @@ import (
 //	4000000000000069  declined, 20054 (expired card)
 //	4000000000000119  503: the acquirer could not be reached, nothing was done
 //
+// An approved payment requested with capture false is Authorized, and refunds nothing. Of the
+// captures (POST /payments/{id}/captures) and voids (POST /payments/{id}/voids) of an
+// authorisation, through any servers at once, one is taken (202): a capture, of all or part of
+// it, is final and releases the rest, making the payment Captured, refunded no more than was
+// captured; a void makes it Voided. Any other capture or void, of a payment captured at once
+// too, is refused 403 (Capture not allowed, Void not allowed), and a capture above the
+// authorisation 422 (capture_value_greater_than_authorized).
+//
 // Settle settles the refunds pending for SettleAfter or longer: each is approved, but a refund of
 // 13.13 (1313 minor units, provider.FailingRefundMinor) is declined (20005) and its amount can be
-// refunded again. A payment's actions list its authorization and its settled refunds, latest
-// first; a pending refund is not listed.
+// refunded again. A payment's actions list its authorization, its capture or void and its
+// settled refunds, latest first; a pending refund is not listed.
 //
-// Its switches make it answer 503 (Outage), 500 (Fault) or late (Latency).
+// Its switches make it answer 503 (Outage), 500 (Fault), late (Latency) or 502 after acting
+// (LoseAnswers).
 //
 // With SendWebhooks it sends Checkout.com's events, signed, about the answers it keeps:
-// payment_approved or payment_declined for a payment; a replayed answer sends nothing again.
-// Refunds are told of as they settle (SendRefundSettled).
+// payment_approved (for an authorisation, and alone for a payment captured at once) or
+// payment_declined for a payment, payment_captured for a capture, payment_voided for a void; a
+// replayed answer sends nothing again. Refunds are told of as they settle (SendRefundSettled).
 type Sandbox struct {
 	provider.SandboxSwitches
 
@@ -86,8 +97,7 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.Delay(r) {
 		return
 	}
-	paymentID, isRefund := strings.CutSuffix(strings.TrimPrefix(r.URL.Path, "/payments/"), "/refunds")
-	isRefund = isRefund && strings.HasPrefix(r.URL.Path, "/payments/")
+	run := s.poster(r.URL.Path)
 	switch {
 	case !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") || len(r.Header.Get("Authorization")) == len("Bearer "):
 		w.WriteHeader(http.StatusUnauthorized)
@@ -101,7 +111,7 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && (r.URL.Path == "/payments" || strings.HasPrefix(r.URL.Path, "/payments/")):
 		s.lookUp(w, r)
 		return
-	case r.Method != http.MethodPost || (r.URL.Path != "/payments" && !isRefund):
+	case r.Method != http.MethodPost || run == nil:
 		w.WriteHeader(http.StatusNotFound)
 		return
 	}
@@ -111,10 +121,7 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	answer, replayed, reused, err := s.store.Answer(r.Context(), r.Header.Get("Cko-Idempotency-Key"), r.URL.Path+"\n"+string(body), func(ctx context.Context, tx *ent.Tx) (sandboxstore.Answer, error) {
-		if isRefund {
-			return s.refund(ctx, tx, paymentID, body)
-		}
-		return s.pay(ctx, tx, body)
+		return run(ctx, tx, body)
 	})
 	switch {
 	case err != nil:
@@ -127,6 +134,32 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cko-Idempotent-Replayed", "true")
 	}
 	s.Deliver(w, answer.Status, answer.Body)
+}
+
+// poster is what answers a POST to path: a payment, or an action on one (a refund, a capture, a
+// void); nil for a path the sandbox does not answer.
+func (s *Sandbox) poster(path string) func(ctx context.Context, tx *ent.Tx, body []byte) (sandboxstore.Answer, error) {
+	if path == "/payments" {
+		return s.pay
+	}
+	rest, found := strings.CutPrefix(path, "/payments/")
+	paymentID, operation, _ := strings.Cut(rest, "/")
+	var act func(ctx context.Context, tx *ent.Tx, paymentID string, body []byte) (sandboxstore.Answer, error)
+	switch {
+	case !found:
+		return nil
+	case operation == "refunds":
+		act = s.refund
+	case operation == "captures":
+		act = s.capture
+	case operation == "voids":
+		act = s.void
+	default:
+		return nil
+	}
+	return func(ctx context.Context, tx *ent.Tx, body []byte) (sandboxstore.Answer, error) {
+		return act(ctx, tx, paymentID, body)
+	}
 }
 
 // invalid is Checkout.com's answer to a request it refuses.
@@ -153,31 +186,167 @@ func (s *Sandbox) pay(ctx context.Context, tx *ent.Tx, body []byte) (sandboxstor
 	}
 	payment := paymentAnswer{ID: prefixid.New("pay"), ActionID: prefixid.New("act"), Amount: req.Amount, Currency: req.Currency,
 		Approved: true, Status: statusCaptured, ResponseCode: codeApproved, ResponseSummary: "Approved", Reference: req.Reference}
+	if req.Capture != nil && !*req.Capture {
+		payment.Status = statusAuthorized
+	}
 	event := eventPaymentApproved
 	if listed {
-		event, payment.Approved, payment.Status, payment.ResponseCode, payment.ResponseSummary = eventPaymentDeclined, false, "Declined", code, "Declined"
+		event, payment.Approved, payment.Status, payment.ResponseCode, payment.ResponseSummary = eventPaymentDeclined, false, statusDeclined, code, "Declined"
 	}
-	answer := sandboxstore.JSON(http.StatusCreated, payment)
-	if err := s.store.Create(ctx, tx, sandboxstore.Object{ID: payment.ID, Kind: sandboxobject.KindCharge, Reference: req.Reference,
-		Amount: req.Amount, Currency: req.Currency, Status: payment.Status, Body: answer.Body}); err != nil {
+	payment.Balances = balancesOf(payment.Status, req.Amount, req.Amount, 0)
+	body, err := json.Marshal(storedPayment{paymentAnswer: payment, Metadata: req.Metadata})
+	if err != nil {
 		return sandboxstore.Answer{}, err
 	}
-	return answer, s.emitOnCommit(tx, event, s.paymentEventOf(payment))
+	if err := s.store.Create(ctx, tx, sandboxstore.Object{ID: payment.ID, Kind: sandboxobject.KindCharge, Reference: req.Reference,
+		Amount: req.Amount, Currency: req.Currency, Status: payment.Status, Body: body}); err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	return sandboxstore.JSON(http.StatusCreated, payment), s.emitOnCommit(tx, event, s.paymentEventOf(payment))
 }
 
-// refund takes a refund of a captured payment, to settle later.
+// storedPayment is a payment's body in the store: its answer, its status kept up to date, and
+// what the look-ups show beside it. Its balances are those it was answered with: the look-ups
+// count them afresh (view).
+type storedPayment struct {
+	paymentAnswer
+	Metadata map[string]any `json:"metadata,omitempty"`
+	// CaptureOrVoid is the action taken on its authorisation, once taken.
+	CaptureOrVoid *action `json:"capture_or_void,omitempty"`
+}
+
+// balancesOf counts the balances of a payment of amount in status, of which captured was
+// captured (when Captured) and refunded is refunded.
+func balancesOf(status string, amount, captured, refunded int64) balances {
+	switch status {
+	case statusAuthorized:
+		return balances{TotalAuthorized: amount, AvailableToVoid: amount, AvailableToCapture: amount}
+	case statusCaptured:
+		return balances{TotalAuthorized: amount, TotalCaptured: captured, TotalRefunded: refunded, AvailableToRefund: captured - refunded}
+	case statusVoided:
+		return balances{TotalAuthorized: amount, TotalVoided: amount}
+	}
+	return balances{} // declined: nothing is held
+}
+
+// capturedOf is how much of a captured payment was captured: what its capture took, or the
+// whole amount of a payment captured at once.
+func capturedOf(charge *ent.SandboxObject) int64 {
+	if charge.Captured != nil {
+		return *charge.Captured
+	}
+	return charge.Amount
+}
+
+// notAllowed is the answer to a capture or void that the payment's state does not allow: Capture
+// not allowed, Void not allowed.
+var notAllowed = bodiless(http.StatusForbidden)
+
+// bodiless is an answer of status alone to a POST. It is kept under its idempotency key as any
+// answer, which needs a body: an empty one.
+func bodiless(status int) sandboxstore.Answer {
+	return sandboxstore.Answer{Status: status, Body: []byte{}}
+}
+
+// authorisation reads the payment paymentID, Authorized, for an action on its authorisation whose
+// request (body) it reads into req. refused, when its Status is set, is the answer instead: no
+// such payment, a malformed request, or a payment in another state.
+func (s *Sandbox) authorisation(ctx context.Context, tx *ent.Tx, paymentID string, body []byte, req any) (charge *ent.SandboxObject, stored storedPayment, refused sandboxstore.Answer, err error) {
+	charge, err = s.store.GetIn(ctx, tx, sandboxobject.KindCharge, paymentID)
+	switch {
+	case errors.Is(err, sandboxstore.ErrNotFound):
+		return nil, storedPayment{}, bodiless(http.StatusNotFound), nil
+	case err != nil:
+		return nil, storedPayment{}, sandboxstore.Answer{}, err
+	case json.Unmarshal(body, req) != nil:
+		return nil, storedPayment{}, sandboxstore.JSON(http.StatusUnprocessableEntity, invalid("request_malformed")), nil
+	case charge.Status != statusAuthorized:
+		return nil, storedPayment{}, notAllowed, nil
+	}
+	if err := json.Unmarshal(charge.Body, &stored); err != nil {
+		return nil, storedPayment{}, sandboxstore.Answer{}, err
+	}
+	return charge, stored, sandboxstore.Answer{}, nil
+}
+
+// capture captures all or part of an authorisation (all when no amount is given), releasing the
+// rest. The payment moves only if it is Authorized still, so of the captures and voids of one
+// authorisation through any servers at once one is taken, the others not allowed.
+func (s *Sandbox) capture(ctx context.Context, tx *ent.Tx, paymentID string, body []byte) (sandboxstore.Answer, error) {
+	var req captureRequest
+	charge, stored, refused, err := s.authorisation(ctx, tx, paymentID, body, &req)
+	if refused.Status != 0 || err != nil {
+		return refused, err
+	}
+	switch {
+	case req.Amount == 0:
+		req.Amount = charge.Amount
+	case req.Amount < 0:
+		return sandboxstore.JSON(http.StatusUnprocessableEntity, invalid("amount_invalid")), nil
+	case req.Amount > charge.Amount:
+		return sandboxstore.JSON(http.StatusUnprocessableEntity, invalid("capture_value_greater_than_authorized")), nil
+	}
+	taken := actionAnswer{ActionID: prefixid.New("act"), Reference: req.Reference}
+	stored.Status, stored.CaptureOrVoid = statusCaptured, s.approvedAction(actionCapture, taken, req.Amount)
+	next, err := json.Marshal(stored)
+	if err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	moved, err := s.store.Capture(ctx, tx, paymentID, statusAuthorized, statusCaptured, req.Amount, next)
+	if err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	if !moved { // another capture, or a void, was taken first
+		return notAllowed, nil
+	}
+	return sandboxstore.JSON(http.StatusAccepted, taken), s.emitOnCommit(tx, eventPaymentCaptured, s.actionEventOf(charge, taken, req.Amount))
+}
+
+// void voids an authorisation, releasing all of it; it moves the payment as capture does.
+func (s *Sandbox) void(ctx context.Context, tx *ent.Tx, paymentID string, body []byte) (sandboxstore.Answer, error) {
+	var req voidRequest
+	charge, stored, refused, err := s.authorisation(ctx, tx, paymentID, body, &req)
+	if refused.Status != 0 || err != nil {
+		return refused, err
+	}
+	taken := actionAnswer{ActionID: prefixid.New("act"), Reference: req.Reference}
+	stored.Status, stored.CaptureOrVoid = statusVoided, s.approvedAction(actionVoid, taken, charge.Amount)
+	next, err := json.Marshal(stored)
+	if err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	moved, err := s.store.SetStatus(ctx, tx, paymentID, statusAuthorized, statusVoided, next)
+	if err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	if !moved {
+		return notAllowed, nil
+	}
+	return sandboxstore.JSON(http.StatusAccepted, taken), s.emitOnCommit(tx, eventPaymentVoided, s.actionEventOf(charge, taken, charge.Amount))
+}
+
+// approvedAction is the action of type kind taken now (a capture, a void) of amount, as the
+// payment's actions list it.
+func (s *Sandbox) approvedAction(kind string, taken actionAnswer, amount int64) *action {
+	approved := true
+	return &action{ID: taken.ActionID, Type: kind, ProcessedOn: s.store.Now(), Amount: amount, Approved: &approved,
+		ResponseCode: codeApproved, ResponseSummary: "Approved", Reference: taken.Reference}
+}
+
+// refund takes a refund of a captured payment, to settle later: of an authorisation, none
+// until it is captured, and then no more than was captured.
 func (s *Sandbox) refund(ctx context.Context, tx *ent.Tx, paymentID string, body []byte) (sandboxstore.Answer, error) {
 	var req refundRequest
 	payment, err := s.store.GetIn(ctx, tx, sandboxobject.KindCharge, paymentID)
 	switch {
 	case errors.Is(err, sandboxstore.ErrNotFound):
-		return sandboxstore.Answer{Status: http.StatusNotFound}, nil
+		return bodiless(http.StatusNotFound), nil
 	case err != nil:
 		return sandboxstore.Answer{}, err
 	case json.Unmarshal(body, &req) != nil:
 		return sandboxstore.JSON(http.StatusUnprocessableEntity, invalid("request_malformed")), nil
 	case req.Amount == 0:
-		req.Amount = payment.Amount - payment.Refunded
+		req.Amount = capturedOf(payment) - payment.Refunded
 	}
 	taken := false
 	if req.Amount >= 1 {
@@ -188,7 +357,7 @@ func (s *Sandbox) refund(ctx context.Context, tx *ent.Tx, paymentID string, body
 	if !taken {
 		return sandboxstore.JSON(http.StatusUnprocessableEntity, invalid("refund_amount_exceeds_balance")), nil
 	}
-	refund := refundAnswer{ActionID: prefixid.New("act"), Reference: req.Reference}
+	refund := actionAnswer{ActionID: prefixid.New("act"), Reference: req.Reference}
 	answer := sandboxstore.JSON(http.StatusAccepted, refund)
 	err = s.store.Create(ctx, tx, sandboxstore.Object{ID: refund.ActionID, Kind: sandboxobject.KindRefund, Reference: req.Reference,
 		ChargeID: paymentID, Amount: req.Amount, Currency: payment.Currency, Status: refundPending, Body: answer.Body})
@@ -267,7 +436,8 @@ func (s *Sandbox) payment(ctx context.Context, id string) (sandboxstore.Answer, 
 // listedRefunds bounds the refunds a payment's actions list.
 const listedRefunds = 1000
 
-// actions answers a payment's settled refunds and its authorization, latest first.
+// actions answers a payment's settled refunds, its capture or void and its authorization, latest
+// first.
 func (s *Sandbox) actions(ctx context.Context, id string) (sandboxstore.Answer, error) {
 	charge, err := s.store.Get(ctx, sandboxobject.KindCharge, id)
 	if errors.Is(err, sandboxstore.ErrNotFound) {
@@ -275,7 +445,7 @@ func (s *Sandbox) actions(ctx context.Context, id string) (sandboxstore.Answer, 
 	} else if err != nil {
 		return sandboxstore.Answer{}, err
 	}
-	_, authorization, err := view(charge)
+	_, steps, err := view(charge)
 	if err != nil {
 		return sandboxstore.Answer{}, err
 	}
@@ -289,24 +459,33 @@ func (s *Sandbox) actions(ctx context.Context, id string) (sandboxstore.Answer, 
 			listed = append(listed, refund.Body)
 		}
 	}
-	body, err := json.Marshal(authorization)
-	if err != nil {
-		return sandboxstore.Answer{}, err
+	for _, step := range steps {
+		body, err := json.Marshal(step)
+		if err != nil {
+			return sandboxstore.Answer{}, err
+		}
+		listed = append(listed, body)
 	}
-	return sandboxstore.JSON(http.StatusOK, append(listed, body)), nil
+	return sandboxstore.JSON(http.StatusOK, listed), nil
 }
 
-// view is a stored payment as the look-ups show it, and its authorization.
-func view(charge *ent.SandboxObject) (payment, action, error) {
-	var answered paymentAnswer
-	if err := json.Unmarshal(charge.Body, &answered); err != nil {
-		return payment{}, action{}, err
+// view is a stored payment as the look-ups show it, and its actions but refunds, latest first:
+// its capture or void, its authorization. Its balances are counted from the store's columns,
+// which refunds through any server move without touching its body.
+func view(charge *ent.SandboxObject) (payment, []action, error) {
+	var stored storedPayment
+	if err := json.Unmarshal(charge.Body, &stored); err != nil {
+		return payment{}, nil, err
 	}
-	p := payment{ID: answered.ID, RequestedOn: charge.CreatedAt, Amount: answered.Amount, Currency: answered.Currency,
-		Reference: answered.Reference, Approved: answered.Approved, Status: answered.Status}
-	authorization := action{ID: answered.ActionID, Type: actionAuthorization, ProcessedOn: charge.CreatedAt, Amount: answered.Amount,
-		Approved: &answered.Approved, ResponseCode: answered.ResponseCode, ResponseSummary: answered.ResponseSummary, Reference: answered.Reference}
-	return p, authorization, nil
+	p := payment{ID: stored.ID, RequestedOn: charge.CreatedAt, Amount: stored.Amount, Currency: stored.Currency,
+		Reference: stored.Reference, Approved: stored.Approved, Status: stored.Status,
+		Balances: balancesOf(charge.Status, charge.Amount, capturedOf(charge), charge.Refunded), Metadata: stored.Metadata}
+	authorization := action{ID: stored.ActionID, Type: actionAuthorization, ProcessedOn: charge.CreatedAt, Amount: stored.Amount,
+		Approved: &stored.Approved, ResponseCode: stored.ResponseCode, ResponseSummary: stored.ResponseSummary, Reference: stored.Reference}
+	if stored.CaptureOrVoid != nil {
+		return p, []action{*stored.CaptureOrVoid, authorization}, nil
+	}
+	return p, []action{authorization}, nil
 }
 
 // codeRefundDeclined is the response code of the refund the sandbox declines.

@@ -16,6 +16,8 @@ import (
 // Types of the events the sandbox sends.
 const (
 	eventPaymentApproved       = "payment_approved"
+	eventPaymentCaptured       = "payment_captured"
+	eventPaymentVoided         = "payment_voided"
 	eventPaymentDeclined       = "payment_declined"
 	eventPaymentRefunded       = "payment_refunded"
 	eventPaymentRefundDeclined = "payment_refund_declined"
@@ -93,6 +95,13 @@ func (s *Sandbox) paymentEventOf(p paymentAnswer) paymentEvent {
 		ResponseCode: p.ResponseCode, ResponseSummary: p.ResponseSummary, ProcessedOn: s.timestamp(), Metadata: map[string]string{}}
 }
 
+// actionEventOf is the event data of an action taken of amount on the payment charge: a capture,
+// a void.
+func (s *Sandbox) actionEventOf(charge *ent.SandboxObject, taken actionAnswer, amount int64) paymentEvent {
+	return paymentEvent{ID: charge.ID, ActionID: taken.ActionID, Amount: amount, Currency: charge.Currency, Reference: taken.Reference,
+		ResponseCode: codeApproved, ResponseSummary: "Approved", ProcessedOn: s.timestamp(), Metadata: map[string]string{}}
+}
+
 // SettledRefund is a refund the sandbox took, as it settles.
 type SettledRefund struct {
 	PaymentID string // the refunded payment's id
@@ -117,16 +126,17 @@ func (s *Sandbox) SendRefundSettled(r SettledRefund) error {
 
 // Simulate brings about kind for the payment Paygate made under paymentReference, as it would
 // happen at Checkout.com outside Paygate's requests, and sends its event: a refund of what is
-// left, made in the Dashboard (payment_refunded); a dispute of the whole payment
+// left, made in the Dashboard (payment_refunded); a dispute of all that was captured
 // (dispute_received); a late failure (payment_declined), after which the payment refunds nothing.
+// The payment must be captured.
 func (s *Sandbox) Simulate(ctx context.Context, kind provider.Simulation, paymentReference string) error {
 	payment, err := s.store.ChargeByReference(ctx, paymentReference)
 	if err != nil {
 		return fmt.Errorf("checkout sandbox: payment %s: %w", paymentReference, err)
 	}
 	cannot := fmt.Errorf("%w: %s of payment %s (%s)", provider.ErrCannotSimulate, kind, payment.ID, payment.Status)
-	var answer paymentAnswer
-	if err := json.Unmarshal(payment.Body, &answer); err != nil {
+	var stored storedPayment
+	if err := json.Unmarshal(payment.Body, &stored); err != nil {
 		return err
 	}
 	if payment.Status != statusCaptured {
@@ -134,8 +144,8 @@ func (s *Sandbox) Simulate(ctx context.Context, kind provider.Simulation, paymen
 	}
 	switch kind {
 	case provider.SimulateRefund:
-		rest := payment.Amount - payment.Refunded
-		refund := refundAnswer{ActionID: prefixid.New("act")}
+		rest := capturedOf(payment) - payment.Refunded
+		refund := actionAnswer{ActionID: prefixid.New("act")}
 		body, err := json.Marshal(refund)
 		if err != nil {
 			return err
@@ -161,24 +171,24 @@ func (s *Sandbox) Simulate(ctx context.Context, kind provider.Simulation, paymen
 		})
 	case provider.SimulateDispute:
 		return s.emit(eventDisputeReceived, disputeEvent{ID: prefixid.New("dsp"), Category: "fraudulent", Status: "evidence_required",
-			Amount: payment.Amount, Currency: payment.Currency, ReasonCode: "10.4", PaymentID: payment.ID, PaymentReference: payment.Reference,
+			Amount: capturedOf(payment), Currency: payment.Currency, ReasonCode: "10.4", PaymentID: payment.ID, PaymentReference: payment.Reference,
 			EvidenceRequiredBy: s.store.Now().AddDate(0, 0, 7).UTC().Format(time.RFC3339), ReceivedOn: s.timestamp()})
 	case provider.SimulateLateFailure:
-		answer.Approved, answer.Status, answer.ResponseCode, answer.ResponseSummary = false, "Declined", codeDeclined, "Declined - Do Not Honour"
-		answer.ActionID = prefixid.New("act")
-		body, err := json.Marshal(answer)
+		stored.Approved, stored.Status, stored.ResponseCode, stored.ResponseSummary = false, statusDeclined, codeDeclined, "Declined - Do Not Honour"
+		stored.ActionID = prefixid.New("act")
+		body, err := json.Marshal(stored)
 		if err != nil {
 			return err
 		}
 		return s.store.InTx(ctx, func(tx *ent.Tx) error {
-			moved, err := s.store.SetStatus(ctx, tx, payment.ID, statusCaptured, answer.Status, body)
+			moved, err := s.store.SetStatus(ctx, tx, payment.ID, statusCaptured, stored.Status, body)
 			if err != nil {
 				return err
 			}
 			if !moved {
 				return cannot
 			}
-			return s.emitOnCommit(tx, eventPaymentDeclined, s.paymentEventOf(answer))
+			return s.emitOnCommit(tx, eventPaymentDeclined, s.paymentEventOf(stored.paymentAnswer))
 		})
 	}
 	return fmt.Errorf("%w: unknown simulation %q", provider.ErrCannotSimulate, kind)

@@ -10,7 +10,10 @@ const (
 	codeApproved          = "10000"
 	codeInsufficientFunds = "20051"
 	codeExpiredCard       = "20054"
+	statusAuthorized      = "Authorized"
 	statusCaptured        = "Captured"
+	statusVoided          = "Voided"
+	statusDeclined        = "Declined"
 )
 
 type source struct {
@@ -22,24 +25,38 @@ type source struct {
 }
 
 type paymentRequest struct {
-	Source      source `json:"source"`
-	Amount      int64  `json:"amount"`
-	Currency    string `json:"currency"`
-	Reference   string `json:"reference"`
-	Capture     bool   `json:"capture"`
-	Description string `json:"description,omitempty"`
+	Source    source `json:"source"`
+	Amount    int64  `json:"amount"`
+	Currency  string `json:"currency"`
+	Reference string `json:"reference"`
+	// Capture is true when left out.
+	Capture     *bool          `json:"capture"`
+	Description string         `json:"description,omitempty"`
+	Metadata    map[string]any `json:"metadata,omitempty"`
 }
 
 type paymentAnswer struct {
-	ID              string `json:"id"`
-	ActionID        string `json:"action_id"`
-	Amount          int64  `json:"amount"`
-	Currency        string `json:"currency"`
-	Approved        bool   `json:"approved"`
-	Status          string `json:"status"`
-	ResponseCode    string `json:"response_code"`
-	ResponseSummary string `json:"response_summary"`
-	Reference       string `json:"reference"`
+	ID              string   `json:"id"`
+	ActionID        string   `json:"action_id"`
+	Amount          int64    `json:"amount"`
+	Currency        string   `json:"currency"`
+	Approved        bool     `json:"approved"`
+	Status          string   `json:"status"`
+	ResponseCode    string   `json:"response_code"`
+	ResponseSummary string   `json:"response_summary"`
+	Reference       string   `json:"reference"`
+	Balances        balances `json:"balances"`
+}
+
+// balances are a payment's running totals, in units of its currency.
+type balances struct {
+	TotalAuthorized    int64 `json:"total_authorized"`
+	TotalVoided        int64 `json:"total_voided"`
+	AvailableToVoid    int64 `json:"available_to_void"`
+	TotalCaptured      int64 `json:"total_captured"`
+	AvailableToCapture int64 `json:"available_to_capture"`
+	TotalRefunded      int64 `json:"total_refunded"`
+	AvailableToRefund  int64 `json:"available_to_refund"`
 }
 
 type refundRequest struct {
@@ -47,20 +64,33 @@ type refundRequest struct {
 	Reference string `json:"reference"`
 }
 
-type refundAnswer struct {
+// captureRequest captures an authorisation; the whole of it when the amount is left out.
+type captureRequest struct {
+	Amount    int64  `json:"amount"`
+	Reference string `json:"reference"`
+}
+
+type voidRequest struct {
+	Reference string `json:"reference"`
+}
+
+// actionAnswer is the answer to an action taken to process later: a refund, a capture, a void.
+type actionAnswer struct {
 	ActionID  string `json:"action_id"`
 	Reference string `json:"reference"`
 }
 
 // payment is a payment as Checkout.com's look-ups show it.
 type payment struct {
-	ID          string    `json:"id"`
-	RequestedOn time.Time `json:"requested_on"`
-	Amount      int64     `json:"amount"`
-	Currency    string    `json:"currency"`
-	Reference   string    `json:"reference"`
-	Approved    bool      `json:"approved"`
-	Status      string    `json:"status"`
+	ID          string         `json:"id"`
+	RequestedOn time.Time      `json:"requested_on"`
+	Amount      int64          `json:"amount"`
+	Currency    string         `json:"currency"`
+	Reference   string         `json:"reference"`
+	Approved    bool           `json:"approved"`
+	Status      string         `json:"status"`
+	Balances    balances       `json:"balances"`
+	Metadata    map[string]any `json:"metadata,omitempty"`
 }
 
 // paymentList is a page of the payments made under one reference, newest first.
@@ -71,7 +101,8 @@ type paymentList struct {
 	Data       []payment `json:"data"`
 }
 
-// action is a step in a payment's life (its authorization, a refund) as Checkout.com lists it.
+// action is a step in a payment's life (its authorization, its capture or void, a refund) as
+// Checkout.com lists it.
 type action struct {
 	ID          string    `json:"id"`
 	Type        string    `json:"type"`
@@ -84,8 +115,10 @@ type action struct {
 	Reference       string `json:"reference,omitempty"`
 }
 
-// Action types Paygate reads.
+// Action types the sandbox lists.
 const (
 	actionAuthorization = "Authorization"
+	actionCapture       = "Capture"
+	actionVoid          = "Void"
 	actionRefund        = "Refund"
 )

@@ -127,9 +127,9 @@ func metadata(paygateID string) map[string]string {
 
 // chargeOf is the Charge of intent, with its refunds newest first.
 func chargeOf(intent *ent.SandboxObject, refunds []*ent.SandboxObject) charge {
-	c := charge{ID: chargeID(intent.ID), Object: "charge", Amount: intent.Amount, AmountCaptured: intent.Amount,
+	c := charge{ID: chargeID(intent.ID), Object: "charge", Amount: intent.Amount, AmountCaptured: charged(intent),
 		AmountRefunded: intent.Refunded, Captured: true, Created: intent.CreatedAt.Unix(), Currency: intent.Currency,
-		Metadata: metadata(intent.Reference), Paid: true, PaymentIntent: intent.ID, Refunded: intent.Refunded == intent.Amount,
+		Metadata: metadata(intent.Reference), Paid: true, PaymentIntent: intent.ID, Refunded: intent.Refunded == charged(intent),
 		Status:  "succeeded",
 		Refunds: refundList{Object: "list", Data: []refund{}, TotalCount: len(refunds), URL: "/v1/charges/" + chargeID(intent.ID) + "/refunds"}}
 	for _, r := range refunds {
@@ -192,14 +192,14 @@ func (s *Sandbox) Simulate(ctx context.Context, kind provider.Simulation, paymen
 	switch kind {
 	case provider.SimulateRefund:
 		return s.store.InTx(ctx, func(tx *ent.Tx) error {
-			body, err := s.takeRefund(ctx, tx, intent, intent.Amount-intent.Refunded, "", "")
+			body, err := s.takeRefund(ctx, tx, intent, charged(intent)-intent.Refunded, "", "")
 			if err == nil && body == nil {
 				return cannot
 			}
 			return err
 		})
 	case provider.SimulateDispute:
-		object, err := json.Marshal(dispute{ID: prefixid.New("dp"), Object: "dispute", Amount: intent.Amount, Charge: chargeID(intent.ID),
+		object, err := json.Marshal(dispute{ID: prefixid.New("dp"), Object: "dispute", Amount: charged(intent), Charge: chargeID(intent.ID),
 			Created: s.store.Now().Unix(), Currency: intent.Currency, Metadata: map[string]string{}, PaymentIntent: intent.ID,
 			Reason: string(stripego.DisputeReasonFraudulent), Status: string(stripego.DisputeStatusNeedsResponse)})
 		if err != nil {
