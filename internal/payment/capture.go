@@ -291,8 +291,7 @@ func (s *Service) cancelAtProvider(ctx context.Context, key *idempotency.Key, p 
 			switch {
 			case errors.Is(callErr, provider.ErrUnavailable):
 				refused = apierror.New(apierror.ProviderUnavailable, "the payment provider did not cancel the payment; it is as it was")
-				err = tx.Payment.UpdateOneID(id).ClearPendingAction().ClearCancellationReason().SetUpdatedAt(s.now()).Exec(ctx)
-				p.PendingAction, p.CancellationReason = nil, nil
+				err = s.releaseCancel(ctx, tx, p)
 			case callErr != nil:
 				s.logger().WarnContext(ctx, "cancellation outcome unknown: it is asked again", "payment_id", id, "provider", p.Provider, "error", callErr.Error())
 			default:
@@ -315,6 +314,13 @@ func (s *Service) cancelAtProvider(ctx context.Context, key *idempotency.Key, p 
 		return nil, refused
 	}
 	return p.Unwrap(), nil
+}
+
+// releaseCancel gives up the cancellation claimed on p, which its provider refused: the payment
+// is as it was before it was asked.
+func (s *Service) releaseCancel(ctx context.Context, tx *ent.Tx, p *ent.Payment) error {
+	p.PendingAction, p.CancellationReason = nil, nil
+	return tx.Payment.UpdateOneID(p.ID).ClearPendingAction().ClearCancellationReason().SetUpdatedAt(s.now()).Exec(ctx)
 }
 
 // expiryBatch is how many lapsed authorisations one pass cancels, so a pass is bounded however
@@ -355,8 +361,10 @@ func (s *Service) ExpireAuthorizations(ctx context.Context) (int, error) {
 				*p = *locked
 				return s.claimCancel(ctx, tx, p, state.CanceledExpired)
 			})
-			if err != nil || !claimed {
+			if err != nil {
 				errs = append(errs, err)
+			}
+			if err != nil || !claimed {
 				continue
 			}
 		} else if err := s.client.Payment.UpdateOneID(p.ID).Where(payment.UpdatedAt(p.UpdatedAt)).SetUpdatedAt(now).Exec(ctx); err != nil {
@@ -442,8 +450,7 @@ func (s *Service) cancelRefused(ctx context.Context, tx *ent.Tx, p *ent.Payment,
 		return attention(fmt.Sprintf("payment %s is canceled, but %s refused its cancellation (%s): its authorisation may still hold the amount; check it at %s",
 			p.ID, p.Provider, clean(why, 200), p.Provider)), nil
 	case p.PendingAction != nil && *p.PendingAction == payment.PendingActionCancel:
-		return ignore("the cancellation was refused: " + clean(why, 200)),
-			tx.Payment.UpdateOneID(p.ID).ClearPendingAction().ClearCancellationReason().SetUpdatedAt(s.now()).Exec(ctx)
+		return ignore("the cancellation was refused: " + clean(why, 200)), s.releaseCancel(ctx, tx, p)
 	}
 	return ignore(fmt.Sprintf("payment %s is %s: no cancellation of it is waiting", p.ID, p.Status)), nil
 }
