@@ -4012,6 +4012,9 @@ type PaymentMutation struct {
 	pending_action        *payment.PendingAction
 	capture_requested     *int64
 	addcapture_requested  *int64
+	return_url            *string
+	next_action_url       *string
+	authenticate_before   *time.Time
 	failure_code          *string
 	failure_message       *string
 	description           *string
@@ -5315,6 +5318,153 @@ func (m *PaymentMutation) ResetCaptureRequested() {
 	delete(m.clearedFields, payment.FieldCaptureRequested)
 }
 
+// SetReturnURL sets the "return_url" field.
+func (m *PaymentMutation) SetReturnURL(s string) {
+	m.return_url = &s
+}
+
+// ReturnURL returns the value of the "return_url" field in the mutation.
+func (m *PaymentMutation) ReturnURL() (r string, exists bool) {
+	v := m.return_url
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReturnURL returns the old "return_url" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldReturnURL(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReturnURL is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReturnURL requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReturnURL: %w", err)
+	}
+	return oldValue.ReturnURL, nil
+}
+
+// ClearReturnURL clears the value of the "return_url" field.
+func (m *PaymentMutation) ClearReturnURL() {
+	m.return_url = nil
+	m.clearedFields[payment.FieldReturnURL] = struct{}{}
+}
+
+// ReturnURLCleared returns if the "return_url" field was cleared in this mutation.
+func (m *PaymentMutation) ReturnURLCleared() bool {
+	_, ok := m.clearedFields[payment.FieldReturnURL]
+	return ok
+}
+
+// ResetReturnURL resets all changes to the "return_url" field.
+func (m *PaymentMutation) ResetReturnURL() {
+	m.return_url = nil
+	delete(m.clearedFields, payment.FieldReturnURL)
+}
+
+// SetNextActionURL sets the "next_action_url" field.
+func (m *PaymentMutation) SetNextActionURL(s string) {
+	m.next_action_url = &s
+}
+
+// NextActionURL returns the value of the "next_action_url" field in the mutation.
+func (m *PaymentMutation) NextActionURL() (r string, exists bool) {
+	v := m.next_action_url
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNextActionURL returns the old "next_action_url" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldNextActionURL(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNextActionURL is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNextActionURL requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNextActionURL: %w", err)
+	}
+	return oldValue.NextActionURL, nil
+}
+
+// ClearNextActionURL clears the value of the "next_action_url" field.
+func (m *PaymentMutation) ClearNextActionURL() {
+	m.next_action_url = nil
+	m.clearedFields[payment.FieldNextActionURL] = struct{}{}
+}
+
+// NextActionURLCleared returns if the "next_action_url" field was cleared in this mutation.
+func (m *PaymentMutation) NextActionURLCleared() bool {
+	_, ok := m.clearedFields[payment.FieldNextActionURL]
+	return ok
+}
+
+// ResetNextActionURL resets all changes to the "next_action_url" field.
+func (m *PaymentMutation) ResetNextActionURL() {
+	m.next_action_url = nil
+	delete(m.clearedFields, payment.FieldNextActionURL)
+}
+
+// SetAuthenticateBefore sets the "authenticate_before" field.
+func (m *PaymentMutation) SetAuthenticateBefore(t time.Time) {
+	m.authenticate_before = &t
+}
+
+// AuthenticateBefore returns the value of the "authenticate_before" field in the mutation.
+func (m *PaymentMutation) AuthenticateBefore() (r time.Time, exists bool) {
+	v := m.authenticate_before
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAuthenticateBefore returns the old "authenticate_before" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldAuthenticateBefore(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAuthenticateBefore is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAuthenticateBefore requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAuthenticateBefore: %w", err)
+	}
+	return oldValue.AuthenticateBefore, nil
+}
+
+// ClearAuthenticateBefore clears the value of the "authenticate_before" field.
+func (m *PaymentMutation) ClearAuthenticateBefore() {
+	m.authenticate_before = nil
+	m.clearedFields[payment.FieldAuthenticateBefore] = struct{}{}
+}
+
+// AuthenticateBeforeCleared returns if the "authenticate_before" field was cleared in this mutation.
+func (m *PaymentMutation) AuthenticateBeforeCleared() bool {
+	_, ok := m.clearedFields[payment.FieldAuthenticateBefore]
+	return ok
+}
+
+// ResetAuthenticateBefore resets all changes to the "authenticate_before" field.
+func (m *PaymentMutation) ResetAuthenticateBefore() {
+	m.authenticate_before = nil
+	delete(m.clearedFields, payment.FieldAuthenticateBefore)
+}
+
 // SetFailureCode sets the "failure_code" field.
 func (m *PaymentMutation) SetFailureCode(s string) {
 	m.failure_code = &s
@@ -5751,7 +5901,7 @@ func (m *PaymentMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *PaymentMutation) Fields() []string {
-	fields := make([]string, 0, 32)
+	fields := make([]string, 0, 35)
 	if m.created_at != nil {
 		fields = append(fields, payment.FieldCreatedAt)
 	}
@@ -5829,6 +5979,15 @@ func (m *PaymentMutation) Fields() []string {
 	}
 	if m.capture_requested != nil {
 		fields = append(fields, payment.FieldCaptureRequested)
+	}
+	if m.return_url != nil {
+		fields = append(fields, payment.FieldReturnURL)
+	}
+	if m.next_action_url != nil {
+		fields = append(fields, payment.FieldNextActionURL)
+	}
+	if m.authenticate_before != nil {
+		fields = append(fields, payment.FieldAuthenticateBefore)
 	}
 	if m.failure_code != nil {
 		fields = append(fields, payment.FieldFailureCode)
@@ -5908,6 +6067,12 @@ func (m *PaymentMutation) Field(name string) (ent.Value, bool) {
 		return m.PendingAction()
 	case payment.FieldCaptureRequested:
 		return m.CaptureRequested()
+	case payment.FieldReturnURL:
+		return m.ReturnURL()
+	case payment.FieldNextActionURL:
+		return m.NextActionURL()
+	case payment.FieldAuthenticateBefore:
+		return m.AuthenticateBefore()
 	case payment.FieldFailureCode:
 		return m.FailureCode()
 	case payment.FieldFailureMessage:
@@ -5981,6 +6146,12 @@ func (m *PaymentMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldPendingAction(ctx)
 	case payment.FieldCaptureRequested:
 		return m.OldCaptureRequested(ctx)
+	case payment.FieldReturnURL:
+		return m.OldReturnURL(ctx)
+	case payment.FieldNextActionURL:
+		return m.OldNextActionURL(ctx)
+	case payment.FieldAuthenticateBefore:
+		return m.OldAuthenticateBefore(ctx)
 	case payment.FieldFailureCode:
 		return m.OldFailureCode(ctx)
 	case payment.FieldFailureMessage:
@@ -6184,6 +6355,27 @@ func (m *PaymentMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetCaptureRequested(v)
 		return nil
+	case payment.FieldReturnURL:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReturnURL(v)
+		return nil
+	case payment.FieldNextActionURL:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNextActionURL(v)
+		return nil
+	case payment.FieldAuthenticateBefore:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAuthenticateBefore(v)
+		return nil
 	case payment.FieldFailureCode:
 		v, ok := value.(string)
 		if !ok {
@@ -6367,6 +6559,15 @@ func (m *PaymentMutation) ClearedFields() []string {
 	if m.FieldCleared(payment.FieldCaptureRequested) {
 		fields = append(fields, payment.FieldCaptureRequested)
 	}
+	if m.FieldCleared(payment.FieldReturnURL) {
+		fields = append(fields, payment.FieldReturnURL)
+	}
+	if m.FieldCleared(payment.FieldNextActionURL) {
+		fields = append(fields, payment.FieldNextActionURL)
+	}
+	if m.FieldCleared(payment.FieldAuthenticateBefore) {
+		fields = append(fields, payment.FieldAuthenticateBefore)
+	}
 	if m.FieldCleared(payment.FieldFailureCode) {
 		fields = append(fields, payment.FieldFailureCode)
 	}
@@ -6422,6 +6623,15 @@ func (m *PaymentMutation) ClearField(name string) error {
 		return nil
 	case payment.FieldCaptureRequested:
 		m.ClearCaptureRequested()
+		return nil
+	case payment.FieldReturnURL:
+		m.ClearReturnURL()
+		return nil
+	case payment.FieldNextActionURL:
+		m.ClearNextActionURL()
+		return nil
+	case payment.FieldAuthenticateBefore:
+		m.ClearAuthenticateBefore()
 		return nil
 	case payment.FieldFailureCode:
 		m.ClearFailureCode()
@@ -6526,6 +6736,15 @@ func (m *PaymentMutation) ResetField(name string) error {
 		return nil
 	case payment.FieldCaptureRequested:
 		m.ResetCaptureRequested()
+		return nil
+	case payment.FieldReturnURL:
+		m.ResetReturnURL()
+		return nil
+	case payment.FieldNextActionURL:
+		m.ResetNextActionURL()
+		return nil
+	case payment.FieldAuthenticateBefore:
+		m.ResetAuthenticateBefore()
 		return nil
 	case payment.FieldFailureCode:
 		m.ResetFailureCode()

@@ -72,6 +72,12 @@ type Payment struct {
 	PendingAction *payment.PendingAction `json:"pending_action,omitempty"`
 	// CaptureRequested holds the value of the "capture_requested" field.
 	CaptureRequested *int64 `json:"capture_requested,omitempty"`
+	// ReturnURL holds the value of the "return_url" field.
+	ReturnURL *string `json:"return_url,omitempty"`
+	// NextActionURL holds the value of the "next_action_url" field.
+	NextActionURL *string `json:"next_action_url,omitempty"`
+	// AuthenticateBefore holds the value of the "authenticate_before" field.
+	AuthenticateBefore *time.Time `json:"authenticate_before,omitempty"`
 	// FailureCode holds the value of the "failure_code" field.
 	FailureCode *string `json:"failure_code,omitempty"`
 	// FailureMessage holds the value of the "failure_message" field.
@@ -133,9 +139,9 @@ func (*Payment) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case payment.FieldAmount, payment.FieldCardExpMonth, payment.FieldCardExpYear, payment.FieldAmountRefunded, payment.FieldAmountCapturable, payment.FieldAmountCaptured, payment.FieldCaptureRequested:
 			values[i] = new(sql.NullInt64)
-		case payment.FieldID, payment.FieldCurrency, payment.FieldStatus, payment.FieldPaymentMethod, payment.FieldCustomerEmail, payment.FieldCustomerName, payment.FieldCardBrand, payment.FieldCardLast4, payment.FieldCardFingerprint, payment.FieldProvider, payment.FieldProviderPaymentID, payment.FieldProviderDeclineCode, payment.FieldCaptureMethod, payment.FieldCancellationReason, payment.FieldPendingAction, payment.FieldFailureCode, payment.FieldFailureMessage, payment.FieldDescription, payment.FieldDisputeReason:
+		case payment.FieldID, payment.FieldCurrency, payment.FieldStatus, payment.FieldPaymentMethod, payment.FieldCustomerEmail, payment.FieldCustomerName, payment.FieldCardBrand, payment.FieldCardLast4, payment.FieldCardFingerprint, payment.FieldProvider, payment.FieldProviderPaymentID, payment.FieldProviderDeclineCode, payment.FieldCaptureMethod, payment.FieldCancellationReason, payment.FieldPendingAction, payment.FieldReturnURL, payment.FieldNextActionURL, payment.FieldFailureCode, payment.FieldFailureMessage, payment.FieldDescription, payment.FieldDisputeReason:
 			values[i] = new(sql.NullString)
-		case payment.FieldCreatedAt, payment.FieldUpdatedAt, payment.FieldCaptureBefore, payment.FieldCanceledAt, payment.FieldDisputedAt:
+		case payment.FieldCreatedAt, payment.FieldUpdatedAt, payment.FieldCaptureBefore, payment.FieldCanceledAt, payment.FieldAuthenticateBefore, payment.FieldDisputedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -323,6 +329,27 @@ func (_m *Payment) assignValues(columns []string, values []any) error {
 				_m.CaptureRequested = new(int64)
 				*_m.CaptureRequested = value.Int64
 			}
+		case payment.FieldReturnURL:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field return_url", values[i])
+			} else if value.Valid {
+				_m.ReturnURL = new(string)
+				*_m.ReturnURL = value.String
+			}
+		case payment.FieldNextActionURL:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field next_action_url", values[i])
+			} else if value.Valid {
+				_m.NextActionURL = new(string)
+				*_m.NextActionURL = value.String
+			}
+		case payment.FieldAuthenticateBefore:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field authenticate_before", values[i])
+			} else if value.Valid {
+				_m.AuthenticateBefore = new(time.Time)
+				*_m.AuthenticateBefore = value.Time
+			}
 		case payment.FieldFailureCode:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field failure_code", values[i])
@@ -502,6 +529,21 @@ func (_m *Payment) String() string {
 	if v := _m.CaptureRequested; v != nil {
 		builder.WriteString("capture_requested=")
 		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.ReturnURL; v != nil {
+		builder.WriteString("return_url=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.NextActionURL; v != nil {
+		builder.WriteString("next_action_url=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.AuthenticateBefore; v != nil {
+		builder.WriteString("authenticate_before=")
+		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteString(", ")
 	if v := _m.FailureCode; v != nil {

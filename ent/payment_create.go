@@ -292,6 +292,48 @@ func (_c *PaymentCreate) SetNillableCaptureRequested(v *int64) *PaymentCreate {
 	return _c
 }
 
+// SetReturnURL sets the "return_url" field.
+func (_c *PaymentCreate) SetReturnURL(v string) *PaymentCreate {
+	_c.mutation.SetReturnURL(v)
+	return _c
+}
+
+// SetNillableReturnURL sets the "return_url" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableReturnURL(v *string) *PaymentCreate {
+	if v != nil {
+		_c.SetReturnURL(*v)
+	}
+	return _c
+}
+
+// SetNextActionURL sets the "next_action_url" field.
+func (_c *PaymentCreate) SetNextActionURL(v string) *PaymentCreate {
+	_c.mutation.SetNextActionURL(v)
+	return _c
+}
+
+// SetNillableNextActionURL sets the "next_action_url" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableNextActionURL(v *string) *PaymentCreate {
+	if v != nil {
+		_c.SetNextActionURL(*v)
+	}
+	return _c
+}
+
+// SetAuthenticateBefore sets the "authenticate_before" field.
+func (_c *PaymentCreate) SetAuthenticateBefore(v time.Time) *PaymentCreate {
+	_c.mutation.SetAuthenticateBefore(v)
+	return _c
+}
+
+// SetNillableAuthenticateBefore sets the "authenticate_before" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableAuthenticateBefore(v *time.Time) *PaymentCreate {
+	if v != nil {
+		_c.SetAuthenticateBefore(*v)
+	}
+	return _c
+}
+
 // SetFailureCode sets the "failure_code" field.
 func (_c *PaymentCreate) SetFailureCode(v string) *PaymentCreate {
 	_c.mutation.SetFailureCode(v)
@@ -607,6 +649,11 @@ func (_c *PaymentCreate) check() error {
 			return &ValidationError{Name: "pending_action", err: fmt.Errorf(`ent: validator failed for field "Payment.pending_action": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.ReturnURL(); ok {
+		if err := payment.ReturnURLValidator(v); err != nil {
+			return &ValidationError{Name: "return_url", err: fmt.Errorf(`ent: validator failed for field "Payment.return_url": %w`, err)}
+		}
+	}
 	if v, ok := _c.mutation.Description(); ok {
 		if err := payment.DescriptionValidator(v); err != nil {
 			return &ValidationError{Name: "description", err: fmt.Errorf(`ent: validator failed for field "Payment.description": %w`, err)}
@@ -760,6 +807,18 @@ func (_c *PaymentCreate) createSpec() (*Payment, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.CaptureRequested(); ok {
 		_spec.SetField(payment.FieldCaptureRequested, field.TypeInt64, value)
 		_node.CaptureRequested = &value
+	}
+	if value, ok := _c.mutation.ReturnURL(); ok {
+		_spec.SetField(payment.FieldReturnURL, field.TypeString, value)
+		_node.ReturnURL = &value
+	}
+	if value, ok := _c.mutation.NextActionURL(); ok {
+		_spec.SetField(payment.FieldNextActionURL, field.TypeString, value)
+		_node.NextActionURL = &value
+	}
+	if value, ok := _c.mutation.AuthenticateBefore(); ok {
+		_spec.SetField(payment.FieldAuthenticateBefore, field.TypeTime, value)
+		_node.AuthenticateBefore = &value
 	}
 	if value, ok := _c.mutation.FailureCode(); ok {
 		_spec.SetField(payment.FieldFailureCode, field.TypeString, value)

@@ -287,6 +287,46 @@ func (_u *PaymentUpdate) ClearCaptureRequested() *PaymentUpdate {
 	return _u
 }
 
+// SetNextActionURL sets the "next_action_url" field.
+func (_u *PaymentUpdate) SetNextActionURL(v string) *PaymentUpdate {
+	_u.mutation.SetNextActionURL(v)
+	return _u
+}
+
+// SetNillableNextActionURL sets the "next_action_url" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillableNextActionURL(v *string) *PaymentUpdate {
+	if v != nil {
+		_u.SetNextActionURL(*v)
+	}
+	return _u
+}
+
+// ClearNextActionURL clears the value of the "next_action_url" field.
+func (_u *PaymentUpdate) ClearNextActionURL() *PaymentUpdate {
+	_u.mutation.ClearNextActionURL()
+	return _u
+}
+
+// SetAuthenticateBefore sets the "authenticate_before" field.
+func (_u *PaymentUpdate) SetAuthenticateBefore(v time.Time) *PaymentUpdate {
+	_u.mutation.SetAuthenticateBefore(v)
+	return _u
+}
+
+// SetNillableAuthenticateBefore sets the "authenticate_before" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillableAuthenticateBefore(v *time.Time) *PaymentUpdate {
+	if v != nil {
+		_u.SetAuthenticateBefore(*v)
+	}
+	return _u
+}
+
+// ClearAuthenticateBefore clears the value of the "authenticate_before" field.
+func (_u *PaymentUpdate) ClearAuthenticateBefore() *PaymentUpdate {
+	_u.mutation.ClearAuthenticateBefore()
+	return _u
+}
+
 // SetFailureCode sets the "failure_code" field.
 func (_u *PaymentUpdate) SetFailureCode(v string) *PaymentUpdate {
 	_u.mutation.SetFailureCode(v)
@@ -646,6 +686,21 @@ func (_u *PaymentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.CaptureRequestedCleared() {
 		_spec.ClearField(payment.FieldCaptureRequested, field.TypeInt64)
+	}
+	if _u.mutation.ReturnURLCleared() {
+		_spec.ClearField(payment.FieldReturnURL, field.TypeString)
+	}
+	if value, ok := _u.mutation.NextActionURL(); ok {
+		_spec.SetField(payment.FieldNextActionURL, field.TypeString, value)
+	}
+	if _u.mutation.NextActionURLCleared() {
+		_spec.ClearField(payment.FieldNextActionURL, field.TypeString)
+	}
+	if value, ok := _u.mutation.AuthenticateBefore(); ok {
+		_spec.SetField(payment.FieldAuthenticateBefore, field.TypeTime, value)
+	}
+	if _u.mutation.AuthenticateBeforeCleared() {
+		_spec.ClearField(payment.FieldAuthenticateBefore, field.TypeTime)
 	}
 	if value, ok := _u.mutation.FailureCode(); ok {
 		_spec.SetField(payment.FieldFailureCode, field.TypeString, value)
@@ -1049,6 +1104,46 @@ func (_u *PaymentUpdateOne) ClearCaptureRequested() *PaymentUpdateOne {
 	return _u
 }
 
+// SetNextActionURL sets the "next_action_url" field.
+func (_u *PaymentUpdateOne) SetNextActionURL(v string) *PaymentUpdateOne {
+	_u.mutation.SetNextActionURL(v)
+	return _u
+}
+
+// SetNillableNextActionURL sets the "next_action_url" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillableNextActionURL(v *string) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetNextActionURL(*v)
+	}
+	return _u
+}
+
+// ClearNextActionURL clears the value of the "next_action_url" field.
+func (_u *PaymentUpdateOne) ClearNextActionURL() *PaymentUpdateOne {
+	_u.mutation.ClearNextActionURL()
+	return _u
+}
+
+// SetAuthenticateBefore sets the "authenticate_before" field.
+func (_u *PaymentUpdateOne) SetAuthenticateBefore(v time.Time) *PaymentUpdateOne {
+	_u.mutation.SetAuthenticateBefore(v)
+	return _u
+}
+
+// SetNillableAuthenticateBefore sets the "authenticate_before" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillableAuthenticateBefore(v *time.Time) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetAuthenticateBefore(*v)
+	}
+	return _u
+}
+
+// ClearAuthenticateBefore clears the value of the "authenticate_before" field.
+func (_u *PaymentUpdateOne) ClearAuthenticateBefore() *PaymentUpdateOne {
+	_u.mutation.ClearAuthenticateBefore()
+	return _u
+}
+
 // SetFailureCode sets the "failure_code" field.
 func (_u *PaymentUpdateOne) SetFailureCode(v string) *PaymentUpdateOne {
 	_u.mutation.SetFailureCode(v)
@@ -1438,6 +1533,21 @@ func (_u *PaymentUpdateOne) sqlSave(ctx context.Context) (_node *Payment, err er
 	}
 	if _u.mutation.CaptureRequestedCleared() {
 		_spec.ClearField(payment.FieldCaptureRequested, field.TypeInt64)
+	}
+	if _u.mutation.ReturnURLCleared() {
+		_spec.ClearField(payment.FieldReturnURL, field.TypeString)
+	}
+	if value, ok := _u.mutation.NextActionURL(); ok {
+		_spec.SetField(payment.FieldNextActionURL, field.TypeString, value)
+	}
+	if _u.mutation.NextActionURLCleared() {
+		_spec.ClearField(payment.FieldNextActionURL, field.TypeString)
+	}
+	if value, ok := _u.mutation.AuthenticateBefore(); ok {
+		_spec.SetField(payment.FieldAuthenticateBefore, field.TypeTime, value)
+	}
+	if _u.mutation.AuthenticateBeforeCleared() {
+		_spec.ClearField(payment.FieldAuthenticateBefore, field.TypeTime)
 	}
 	if value, ok := _u.mutation.FailureCode(); ok {
 		_spec.SetField(payment.FieldFailureCode, field.TypeString, value)

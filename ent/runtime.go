@@ -387,12 +387,16 @@ func init() {
 	payment.DefaultAmountCaptured = paymentDescAmountCaptured.Default.(int64)
 	// payment.AmountCapturedValidator is a validator for the "amount_captured" field. It is called by the builders before save.
 	payment.AmountCapturedValidator = paymentDescAmountCaptured.Validators[0].(func(int64) error)
+	// paymentDescReturnURL is the schema descriptor for return_url field.
+	paymentDescReturnURL := paymentFields[25].Descriptor()
+	// payment.ReturnURLValidator is a validator for the "return_url" field. It is called by the builders before save.
+	payment.ReturnURLValidator = paymentDescReturnURL.Validators[0].(func(string) error)
 	// paymentDescDescription is the schema descriptor for description field.
-	paymentDescDescription := paymentFields[27].Descriptor()
+	paymentDescDescription := paymentFields[30].Descriptor()
 	// payment.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	payment.DescriptionValidator = paymentDescDescription.Validators[0].(func(string) error)
 	// paymentDescDisputeReason is the schema descriptor for dispute_reason field.
-	paymentDescDisputeReason := paymentFields[29].Descriptor()
+	paymentDescDisputeReason := paymentFields[32].Descriptor()
 	// payment.DisputeReasonValidator is a validator for the "dispute_reason" field. It is called by the builders before save.
 	payment.DisputeReasonValidator = paymentDescDisputeReason.Validators[0].(func(string) error)
 	// paymentDescID is the schema descriptor for id field.

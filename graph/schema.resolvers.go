@@ -80,6 +80,7 @@ func (r *mutationResolver) CreatePayment(ctx context.Context, input model.Create
 	if input.CaptureMethod != nil {
 		in.CaptureMethod = *input.CaptureMethod
 	}
+	in.ReturnURL = input.ReturnURL
 	if input.Customer != nil {
 		in.CustomerEmail = input.Customer.Email
 		if input.Customer.Name != nil {
@@ -170,6 +171,15 @@ func (r *paymentResolver) AmountCapturable(ctx context.Context, obj *ent.Payment
 // AmountCaptured is the resolver for the amountCaptured field.
 func (r *paymentResolver) AmountCaptured(ctx context.Context, obj *ent.Payment) (money.Decimal, error) {
 	return money.Amount{Minor: obj.AmountCaptured, Currency: obj.Currency}.Decimal(), nil
+}
+
+// NextAction is the resolver for the nextAction field.
+func (r *paymentResolver) NextAction(ctx context.Context, obj *ent.Payment) (*model.NextAction, error) {
+	redirectURL, returnURL, waits := payment.NextAction(obj)
+	if !waits {
+		return nil, nil
+	}
+	return &model.NextAction{Type: "redirect_to_url", RedirectToURL: &model.RedirectToURL{URL: redirectURL, ReturnURL: returnURL}}, nil
 }
 
 // Customer is the resolver for the customer field.

@@ -183,7 +183,7 @@ func serveSandbox(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := db.Migrate(ctx); err != nil {
 		return err
 	}
-	return serveUntilDone(ctx, *listen, "Stripe sandbox", stripe.Registration.NewSandbox(db.Ent, stripe.Registration.SandboxSettings(nil), time.Now), stdout)
+	return serveUntilDone(ctx, *listen, "Stripe sandbox", stripe.Registration.NewSandbox(db.Ent, stripe.Registration.SandboxSettings(nil), time.Now, "http://"+*listen), stdout)
 }
 
 func serveUntilDone(ctx context.Context, listen, what string, h http.Handler, stdout io.Writer) error {

@@ -72,6 +72,12 @@ const (
 	FieldPendingAction = "pending_action"
 	// FieldCaptureRequested holds the string denoting the capture_requested field in the database.
 	FieldCaptureRequested = "capture_requested"
+	// FieldReturnURL holds the string denoting the return_url field in the database.
+	FieldReturnURL = "return_url"
+	// FieldNextActionURL holds the string denoting the next_action_url field in the database.
+	FieldNextActionURL = "next_action_url"
+	// FieldAuthenticateBefore holds the string denoting the authenticate_before field in the database.
+	FieldAuthenticateBefore = "authenticate_before"
 	// FieldFailureCode holds the string denoting the failure_code field in the database.
 	FieldFailureCode = "failure_code"
 	// FieldFailureMessage holds the string denoting the failure_message field in the database.
@@ -135,6 +141,9 @@ var Columns = []string{
 	FieldCancellationReason,
 	FieldPendingAction,
 	FieldCaptureRequested,
+	FieldReturnURL,
+	FieldNextActionURL,
+	FieldAuthenticateBefore,
 	FieldFailureCode,
 	FieldFailureMessage,
 	FieldDescription,
@@ -186,6 +195,8 @@ var (
 	DefaultAmountCaptured int64
 	// AmountCapturedValidator is a validator for the "amount_captured" field. It is called by the builders before save.
 	AmountCapturedValidator func(int64) error
+	// ReturnURLValidator is a validator for the "return_url" field. It is called by the builders before save.
+	ReturnURLValidator func(string) error
 	// DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	DescriptionValidator func(string) error
 	// DisputeReasonValidator is a validator for the "dispute_reason" field. It is called by the builders before save.
@@ -392,6 +403,21 @@ func ByPendingAction(opts ...sql.OrderTermOption) OrderOption {
 // ByCaptureRequested orders the results by the capture_requested field.
 func ByCaptureRequested(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCaptureRequested, opts...).ToFunc()
+}
+
+// ByReturnURL orders the results by the return_url field.
+func ByReturnURL(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReturnURL, opts...).ToFunc()
+}
+
+// ByNextActionURL orders the results by the next_action_url field.
+func ByNextActionURL(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldNextActionURL, opts...).ToFunc()
+}
+
+// ByAuthenticateBefore orders the results by the authenticate_before field.
+func ByAuthenticateBefore(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAuthenticateBefore, opts...).ToFunc()
 }
 
 // ByFailureCode orders the results by the failure_code field.

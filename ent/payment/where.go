@@ -167,6 +167,21 @@ func CaptureRequested(v int64) predicate.Payment {
 	return predicate.Payment(sql.FieldEQ(FieldCaptureRequested, v))
 }
 
+// ReturnURL applies equality check predicate on the "return_url" field. It's identical to ReturnURLEQ.
+func ReturnURL(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldReturnURL, v))
+}
+
+// NextActionURL applies equality check predicate on the "next_action_url" field. It's identical to NextActionURLEQ.
+func NextActionURL(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldNextActionURL, v))
+}
+
+// AuthenticateBefore applies equality check predicate on the "authenticate_before" field. It's identical to AuthenticateBeforeEQ.
+func AuthenticateBefore(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldAuthenticateBefore, v))
+}
+
 // FailureCode applies equality check predicate on the "failure_code" field. It's identical to FailureCodeEQ.
 func FailureCode(v string) predicate.Payment {
 	return predicate.Payment(sql.FieldEQ(FieldFailureCode, v))
@@ -1435,6 +1450,206 @@ func CaptureRequestedIsNil() predicate.Payment {
 // CaptureRequestedNotNil applies the NotNil predicate on the "capture_requested" field.
 func CaptureRequestedNotNil() predicate.Payment {
 	return predicate.Payment(sql.FieldNotNull(FieldCaptureRequested))
+}
+
+// ReturnURLEQ applies the EQ predicate on the "return_url" field.
+func ReturnURLEQ(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldReturnURL, v))
+}
+
+// ReturnURLNEQ applies the NEQ predicate on the "return_url" field.
+func ReturnURLNEQ(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldNEQ(FieldReturnURL, v))
+}
+
+// ReturnURLIn applies the In predicate on the "return_url" field.
+func ReturnURLIn(vs ...string) predicate.Payment {
+	return predicate.Payment(sql.FieldIn(FieldReturnURL, vs...))
+}
+
+// ReturnURLNotIn applies the NotIn predicate on the "return_url" field.
+func ReturnURLNotIn(vs ...string) predicate.Payment {
+	return predicate.Payment(sql.FieldNotIn(FieldReturnURL, vs...))
+}
+
+// ReturnURLGT applies the GT predicate on the "return_url" field.
+func ReturnURLGT(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldGT(FieldReturnURL, v))
+}
+
+// ReturnURLGTE applies the GTE predicate on the "return_url" field.
+func ReturnURLGTE(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldGTE(FieldReturnURL, v))
+}
+
+// ReturnURLLT applies the LT predicate on the "return_url" field.
+func ReturnURLLT(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldLT(FieldReturnURL, v))
+}
+
+// ReturnURLLTE applies the LTE predicate on the "return_url" field.
+func ReturnURLLTE(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldLTE(FieldReturnURL, v))
+}
+
+// ReturnURLContains applies the Contains predicate on the "return_url" field.
+func ReturnURLContains(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldContains(FieldReturnURL, v))
+}
+
+// ReturnURLHasPrefix applies the HasPrefix predicate on the "return_url" field.
+func ReturnURLHasPrefix(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldHasPrefix(FieldReturnURL, v))
+}
+
+// ReturnURLHasSuffix applies the HasSuffix predicate on the "return_url" field.
+func ReturnURLHasSuffix(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldHasSuffix(FieldReturnURL, v))
+}
+
+// ReturnURLIsNil applies the IsNil predicate on the "return_url" field.
+func ReturnURLIsNil() predicate.Payment {
+	return predicate.Payment(sql.FieldIsNull(FieldReturnURL))
+}
+
+// ReturnURLNotNil applies the NotNil predicate on the "return_url" field.
+func ReturnURLNotNil() predicate.Payment {
+	return predicate.Payment(sql.FieldNotNull(FieldReturnURL))
+}
+
+// ReturnURLEqualFold applies the EqualFold predicate on the "return_url" field.
+func ReturnURLEqualFold(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEqualFold(FieldReturnURL, v))
+}
+
+// ReturnURLContainsFold applies the ContainsFold predicate on the "return_url" field.
+func ReturnURLContainsFold(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldContainsFold(FieldReturnURL, v))
+}
+
+// NextActionURLEQ applies the EQ predicate on the "next_action_url" field.
+func NextActionURLEQ(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldNextActionURL, v))
+}
+
+// NextActionURLNEQ applies the NEQ predicate on the "next_action_url" field.
+func NextActionURLNEQ(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldNEQ(FieldNextActionURL, v))
+}
+
+// NextActionURLIn applies the In predicate on the "next_action_url" field.
+func NextActionURLIn(vs ...string) predicate.Payment {
+	return predicate.Payment(sql.FieldIn(FieldNextActionURL, vs...))
+}
+
+// NextActionURLNotIn applies the NotIn predicate on the "next_action_url" field.
+func NextActionURLNotIn(vs ...string) predicate.Payment {
+	return predicate.Payment(sql.FieldNotIn(FieldNextActionURL, vs...))
+}
+
+// NextActionURLGT applies the GT predicate on the "next_action_url" field.
+func NextActionURLGT(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldGT(FieldNextActionURL, v))
+}
+
+// NextActionURLGTE applies the GTE predicate on the "next_action_url" field.
+func NextActionURLGTE(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldGTE(FieldNextActionURL, v))
+}
+
+// NextActionURLLT applies the LT predicate on the "next_action_url" field.
+func NextActionURLLT(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldLT(FieldNextActionURL, v))
+}
+
+// NextActionURLLTE applies the LTE predicate on the "next_action_url" field.
+func NextActionURLLTE(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldLTE(FieldNextActionURL, v))
+}
+
+// NextActionURLContains applies the Contains predicate on the "next_action_url" field.
+func NextActionURLContains(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldContains(FieldNextActionURL, v))
+}
+
+// NextActionURLHasPrefix applies the HasPrefix predicate on the "next_action_url" field.
+func NextActionURLHasPrefix(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldHasPrefix(FieldNextActionURL, v))
+}
+
+// NextActionURLHasSuffix applies the HasSuffix predicate on the "next_action_url" field.
+func NextActionURLHasSuffix(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldHasSuffix(FieldNextActionURL, v))
+}
+
+// NextActionURLIsNil applies the IsNil predicate on the "next_action_url" field.
+func NextActionURLIsNil() predicate.Payment {
+	return predicate.Payment(sql.FieldIsNull(FieldNextActionURL))
+}
+
+// NextActionURLNotNil applies the NotNil predicate on the "next_action_url" field.
+func NextActionURLNotNil() predicate.Payment {
+	return predicate.Payment(sql.FieldNotNull(FieldNextActionURL))
+}
+
+// NextActionURLEqualFold applies the EqualFold predicate on the "next_action_url" field.
+func NextActionURLEqualFold(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEqualFold(FieldNextActionURL, v))
+}
+
+// NextActionURLContainsFold applies the ContainsFold predicate on the "next_action_url" field.
+func NextActionURLContainsFold(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldContainsFold(FieldNextActionURL, v))
+}
+
+// AuthenticateBeforeEQ applies the EQ predicate on the "authenticate_before" field.
+func AuthenticateBeforeEQ(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldAuthenticateBefore, v))
+}
+
+// AuthenticateBeforeNEQ applies the NEQ predicate on the "authenticate_before" field.
+func AuthenticateBeforeNEQ(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldNEQ(FieldAuthenticateBefore, v))
+}
+
+// AuthenticateBeforeIn applies the In predicate on the "authenticate_before" field.
+func AuthenticateBeforeIn(vs ...time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldIn(FieldAuthenticateBefore, vs...))
+}
+
+// AuthenticateBeforeNotIn applies the NotIn predicate on the "authenticate_before" field.
+func AuthenticateBeforeNotIn(vs ...time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldNotIn(FieldAuthenticateBefore, vs...))
+}
+
+// AuthenticateBeforeGT applies the GT predicate on the "authenticate_before" field.
+func AuthenticateBeforeGT(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldGT(FieldAuthenticateBefore, v))
+}
+
+// AuthenticateBeforeGTE applies the GTE predicate on the "authenticate_before" field.
+func AuthenticateBeforeGTE(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldGTE(FieldAuthenticateBefore, v))
+}
+
+// AuthenticateBeforeLT applies the LT predicate on the "authenticate_before" field.
+func AuthenticateBeforeLT(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldLT(FieldAuthenticateBefore, v))
+}
+
+// AuthenticateBeforeLTE applies the LTE predicate on the "authenticate_before" field.
+func AuthenticateBeforeLTE(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldLTE(FieldAuthenticateBefore, v))
+}
+
+// AuthenticateBeforeIsNil applies the IsNil predicate on the "authenticate_before" field.
+func AuthenticateBeforeIsNil() predicate.Payment {
+	return predicate.Payment(sql.FieldIsNull(FieldAuthenticateBefore))
+}
+
+// AuthenticateBeforeNotNil applies the NotNil predicate on the "authenticate_before" field.
+func AuthenticateBeforeNotNil() predicate.Payment {
+	return predicate.Payment(sql.FieldNotNull(FieldAuthenticateBefore))
 }
 
 // FailureCodeEQ applies the EQ predicate on the "failure_code" field.

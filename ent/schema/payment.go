@@ -67,6 +67,13 @@ func (Payment) Fields() []ent.Field {
 		// capture asks for. Both are cleared once the provider's answer is recorded.
 		field.Enum("pending_action").Values("capture", "cancel").Optional().Nillable().Annotations(entgql.Skip(entgql.SkipAll)),
 		field.Int64("capture_requested").Optional().Nillable().Annotations(entgql.Skip(entgql.SkipAll)),
+		// return_url is the merchant's page the shopper's browser goes back to once they have
+		// authenticated (3-D Secure). next_action_url is the provider's page they authenticate on,
+		// kept while the payment waits for them (requires_action), and authenticate_before when a
+		// payment still waiting is abandoned.
+		field.String("return_url").Optional().Nillable().Immutable().MaxLen(2048).Annotations(hidden),
+		field.String("next_action_url").Optional().Nillable().Annotations(entgql.Skip(entgql.SkipAll)),
+		field.Time("authenticate_before").Optional().Nillable().Annotations(entgql.Skip(entgql.SkipAll)),
 		field.String("failure_code").Optional().Nillable().
 			Annotations(entgql.Skip(entgql.SkipOrderField)),
 		field.String("failure_message").Optional().Nillable().

@@ -202,6 +202,11 @@ type ComplexityRoot struct {
 		Key    func(childComplexity int) int
 	}
 
+	NextAction struct {
+		RedirectToURL func(childComplexity int) int
+		Type          func(childComplexity int) int
+	}
+
 	PageInfo struct {
 		EndCursor       func(childComplexity int) int
 		HasNextPage     func(childComplexity int) int
@@ -229,11 +234,13 @@ type ComplexityRoot struct {
 		FailureMessage      func(childComplexity int) int
 		ID                  func(childComplexity int) int
 		Metadata            func(childComplexity int) int
+		NextAction          func(childComplexity int) int
 		PaymentMethod       func(childComplexity int) int
 		Provider            func(childComplexity int) int
 		ProviderDeclineCode func(childComplexity int) int
 		ProviderPaymentID   func(childComplexity int) int
 		Refunds             func(childComplexity int) int
+		ReturnURL           func(childComplexity int) int
 		Routing             func(childComplexity int) int
 		Status              func(childComplexity int) int
 		StatusHistory       func(childComplexity int) int
@@ -296,6 +303,11 @@ type ComplexityRoot struct {
 		Burst          func(childComplexity int) int
 		LoginPerMinute func(childComplexity int) int
 		PerSecond      func(childComplexity int) int
+	}
+
+	RedirectToUrl struct {
+		ReturnURL func(childComplexity int) int
+		URL       func(childComplexity int) int
 	}
 
 	Refund struct {
@@ -518,6 +530,8 @@ type PaymentResolver interface {
 	AmountRefunded(ctx context.Context, obj *ent.Payment) (money.Decimal, error)
 	AmountCapturable(ctx context.Context, obj *ent.Payment) (money.Decimal, error)
 	AmountCaptured(ctx context.Context, obj *ent.Payment) (money.Decimal, error)
+
+	NextAction(ctx context.Context, obj *ent.Payment) (*model.NextAction, error)
 	Customer(ctx context.Context, obj *ent.Payment) (*model.Customer, error)
 	Card(ctx context.Context, obj *ent.Payment) (*model.Card, error)
 }
@@ -1215,6 +1229,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.NewAPIKey.Key(childComplexity), true
 
+	case "NextAction.redirectToUrl":
+		if e.ComplexityRoot.NextAction.RedirectToURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NextAction.RedirectToURL(childComplexity), true
+	case "NextAction.type":
+		if e.ComplexityRoot.NextAction.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NextAction.Type(childComplexity), true
+
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
 			break
@@ -1354,6 +1381,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Payment.Metadata(childComplexity), true
+	case "Payment.nextAction":
+		if e.ComplexityRoot.Payment.NextAction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.NextAction(childComplexity), true
 	case "Payment.paymentMethod":
 		if e.ComplexityRoot.Payment.PaymentMethod == nil {
 			break
@@ -1384,6 +1417,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Payment.Refunds(childComplexity), true
+	case "Payment.returnUrl":
+		if e.ComplexityRoot.Payment.ReturnURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.ReturnURL(childComplexity), true
 	case "Payment.routing":
 		if e.ComplexityRoot.Payment.Routing == nil {
 			break
@@ -1693,6 +1732,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RateLimitSettings.PerSecond(childComplexity), true
+
+	case "RedirectToUrl.returnUrl":
+		if e.ComplexityRoot.RedirectToUrl.ReturnURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedirectToUrl.ReturnURL(childComplexity), true
+	case "RedirectToUrl.url":
+		if e.ComplexityRoot.RedirectToUrl.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedirectToUrl.URL(childComplexity), true
 
 	case "Refund.amount":
 		if e.ComplexityRoot.Refund.Amount == nil {
@@ -3410,6 +3462,10 @@ extend type Payment {
   amountCapturable: Decimal!
   "What was captured: the amount, for a payment captured at once. Refunds give back at most this."
   amountCaptured: Decimal!
+  "The merchant's page the shopper's browser goes back to after authenticating (3-D Secure)."
+  returnUrl: String
+  "What the shopper must do before the payment can go on: set while it is REQUIRES_ACTION."
+  nextAction: NextAction
   customer: Customer!
   card: Card!
 }
@@ -3456,10 +3512,32 @@ input CreatePaymentInput {
   "AUTOMATIC (the default) or MANUAL: authorise now, capturePayment or cancelPayment later."
   captureMethod: CaptureMethod
   """
+  Where the shopper's browser goes back to after authenticating (3-D Secure), when the card asks
+  for it: an absolute http or https URL of at most 2048 characters. Paygate adds payment_id and
+  status to its query.
+  """
+  returnUrl: String
+  """
   Makes a retry safe: the same key with the same input answers the first response again, for
   24 hours. Wins over the Idempotency-Key header.
   """
   idempotencyKey: String
+}
+
+"""
+A step the shopper takes before the payment goes on. type is redirect_to_url: send the shopper's
+browser to redirectToUrl.url, the provider's authentication page (3-D Secure). It comes back to
+Paygate, which settles the payment and sends the browser on to redirectToUrl.returnUrl with
+payment_id and status added to its query.
+"""
+type NextAction {
+  type: String!
+  redirectToUrl: RedirectToUrl!
+}
+
+type RedirectToUrl {
+  url: String!
+  returnUrl: String
 }
 
 input CapturePaymentInput {
@@ -4116,6 +4194,16 @@ func (ec *executionContext) childFields_NewAPIKey(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type NewAPIKey", field.Name)
 }
 
+func (ec *executionContext) childFields_NextAction(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "type":
+		return ec.fieldContext_NextAction_type(ctx, field)
+	case "redirectToUrl":
+		return ec.fieldContext_NextAction_redirectToUrl(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NextAction", field.Name)
+}
+
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "hasNextPage":
@@ -4184,6 +4272,10 @@ func (ec *executionContext) childFields_Payment(ctx context.Context, field graph
 		return ec.fieldContext_Payment_amountCapturable(ctx, field)
 	case "amountCaptured":
 		return ec.fieldContext_Payment_amountCaptured(ctx, field)
+	case "returnUrl":
+		return ec.fieldContext_Payment_returnUrl(ctx, field)
+	case "nextAction":
+		return ec.fieldContext_Payment_nextAction(ctx, field)
 	case "customer":
 		return ec.fieldContext_Payment_customer(ctx, field)
 	case "card":
@@ -4270,6 +4362,16 @@ func (ec *executionContext) childFields_RateLimitSettings(ctx context.Context, f
 		return ec.fieldContext_RateLimitSettings_loginPerMinute(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RateLimitSettings", field.Name)
+}
+
+func (ec *executionContext) childFields_RedirectToUrl(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "url":
+		return ec.fieldContext_RedirectToUrl_url(ctx, field)
+	case "returnUrl":
+		return ec.fieldContext_RedirectToUrl_returnUrl(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RedirectToUrl", field.Name)
 }
 
 func (ec *executionContext) childFields_Refund(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8215,6 +8317,61 @@ func (ec *executionContext) fieldContext_NewAPIKey_apiKey(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _NextAction_type(ctx context.Context, field graphql.CollectedField, obj *model.NextAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NextAction_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NextAction_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NextAction", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _NextAction_redirectToUrl(ctx context.Context, field graphql.CollectedField, obj *model.NextAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NextAction_redirectToUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RedirectToURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RedirectToURL) graphql.Marshaler {
+			return ec.marshalNRedirectToUrl2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐRedirectToURL(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NextAction_redirectToUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NextAction",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RedirectToUrl(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *entgql.PageInfo[string]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8930,6 +9087,61 @@ func (ec *executionContext) _Payment_amountCaptured(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_Payment_amountCaptured(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Payment", field, true, true, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _Payment_returnUrl(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_returnUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReturnURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_returnUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Payment_nextAction(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_nextAction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Payment().NextAction(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NextAction) graphql.Marshaler {
+			return ec.marshalONextAction2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐNextAction(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_nextAction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Payment",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NextAction(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Payment_customer(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
@@ -10467,6 +10679,52 @@ func (ec *executionContext) _RateLimitSettings_loginPerMinute(ctx context.Contex
 }
 func (ec *executionContext) fieldContext_RateLimitSettings_loginPerMinute(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RateLimitSettings", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RedirectToUrl_url(ctx context.Context, field graphql.CollectedField, obj *model.RedirectToURL) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedirectToUrl_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedirectToUrl_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedirectToUrl", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RedirectToUrl_returnUrl(ctx context.Context, field graphql.CollectedField, obj *model.RedirectToURL) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedirectToUrl_returnUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReturnURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RedirectToUrl_returnUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedirectToUrl", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Refund_id(ctx context.Context, field graphql.CollectedField, obj *ent.Refund) (ret graphql.Marshaler) {
@@ -14886,7 +15144,7 @@ func (ec *executionContext) unmarshalInputCreatePaymentInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"amount", "currency", "paymentMethod", "customer", "card", "description", "metadata", "captureMethod", "idempotencyKey"}
+	fieldsInOrder := [...]string{"amount", "currency", "paymentMethod", "customer", "card", "description", "metadata", "captureMethod", "returnUrl", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -14949,6 +15207,13 @@ func (ec *executionContext) unmarshalInputCreatePaymentInput(ctx context.Context
 				return it, err
 			}
 			it.CaptureMethod = data
+		case "returnUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnURL = data
 		case "idempotencyKey":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -18153,6 +18418,49 @@ func (ec *executionContext) _NewAPIKey(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var nextActionImplementors = []string{"NextAction"}
+
+func (ec *executionContext) _NextAction(ctx context.Context, sel ast.SelectionSet, obj *model.NextAction) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, nextActionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NextAction")
+		case "type":
+			out.Values[i] = ec._NextAction_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "redirectToUrl":
+			out.Values[i] = ec._NextAction_redirectToUrl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *entgql.PageInfo[string]) graphql.Marshaler {
@@ -18519,6 +18827,49 @@ func (ec *executionContext) _Payment(ctx context.Context, sel ast.SelectionSet, 
 				}()
 				res = ec._Payment_amountCaptured(ctx, field, obj)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "returnUrl":
+			out.Values[i] = ec._Payment_returnUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nextAction":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Payment_nextAction(ctx, field, obj)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -19313,6 +19664,49 @@ func (ec *executionContext) _RateLimitSettings(ctx context.Context, sel ast.Sele
 		case "loginPerMinute":
 			out.Values[i] = ec._RateLimitSettings_loginPerMinute(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var redirectToUrlImplementors = []string{"RedirectToUrl"}
+
+func (ec *executionContext) _RedirectToUrl(ctx context.Context, sel ast.SelectionSet, obj *model.RedirectToURL) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, redirectToUrlImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RedirectToUrl")
+		case "url":
+			out.Values[i] = ec._RedirectToUrl_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "returnUrl":
+			out.Values[i] = ec._RedirectToUrl_returnUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -21769,6 +22163,16 @@ func (ec *executionContext) unmarshalNRateLimitsInput2ᚖgithubᚗcomᚋpaygate�
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNRedirectToUrl2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐRedirectToURL(ctx context.Context, sel ast.SelectionSet, v *model.RedirectToURL) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RedirectToUrl(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNRefund2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐRefund(ctx context.Context, sel ast.SelectionSet, v *ent.Refund) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -22819,6 +23223,13 @@ func (ec *executionContext) marshalOInt2ᚖint64(ctx context.Context, sel ast.Se
 	_ = ctx
 	res := model.MarshalInt64(*v)
 	return res
+}
+
+func (ec *executionContext) marshalONextAction2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐNextAction(ctx context.Context, sel ast.SelectionSet, v *model.NextAction) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._NextAction(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalONode2githubᚗcomᚋpaygateᚋpaygateᚋentᚐNoder(ctx context.Context, sel ast.SelectionSet, v ent.Noder) graphql.Marshaler {

@@ -74,6 +74,10 @@ type CreatePaymentInput struct {
 	Metadata      map[string]string  `json:"metadata,omitempty"`
 	// AUTOMATIC (the default) or MANUAL: authorise now, capturePayment or cancelPayment later.
 	CaptureMethod *state.CaptureMethod `json:"captureMethod,omitempty"`
+	// Where the shopper's browser goes back to after authenticating (3-D Secure), when the card asks
+	// for it: an absolute http or https URL of at most 2048 characters. Paygate adds payment_id and
+	// status to its query.
+	ReturnURL *string `json:"returnUrl,omitempty"`
 	// Makes a retry safe: the same key with the same input answers the first response again, for
 	// 24 hours. Wins over the Idempotency-Key header.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
@@ -101,6 +105,15 @@ type LoginInput struct {
 	Password string `json:"password"`
 }
 
+// A step the shopper takes before the payment goes on. type is redirect_to_url: send the shopper's
+// browser to redirectToUrl.url, the provider's authentication page (3-D Secure). It comes back to
+// Paygate, which settles the payment and sends the browser on to redirectToUrl.returnUrl with
+// payment_id and status added to its query.
+type NextAction struct {
+	Type          string         `json:"type"`
+	RedirectToURL *RedirectToURL `json:"redirectToUrl"`
+}
+
 type ProviderSettings struct {
 	Name    string `json:"name"`
 	Enabled bool   `json:"enabled"`
@@ -112,6 +125,11 @@ type ProviderSettingsInput struct {
 	Name      string `json:"name"`
 	Enabled   bool   `json:"enabled"`
 	TimeoutMs int    `json:"timeoutMs"`
+}
+
+type RedirectToURL struct {
+	URL       string  `json:"url"`
+	ReturnURL *string `json:"returnUrl,omitempty"`
 }
 
 type RefundPaymentInput struct {

@@ -31,6 +31,7 @@ type createPaymentRequest struct {
 	Description   *string           `json:"description"`
 	Metadata      map[string]string `json:"metadata"`
 	CaptureMethod *string           `json:"capture_method"`
+	ReturnURL     *string           `json:"return_url"`
 }
 
 type customerRequest struct {
@@ -90,6 +91,7 @@ func (h *Handlers) CreatePayment(w http.ResponseWriter, r *http.Request) {
 		Customer:       &model.CustomerInput{},
 		Description:    req.Description,
 		Metadata:       req.Metadata,
+		ReturnURL:      req.ReturnURL,
 	}
 	if req.Customer != nil {
 		input.Customer = &model.CustomerInput{Email: req.Customer.Email, Name: req.Customer.Name}
@@ -131,6 +133,32 @@ func (h *Handlers) CreatePayment(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusAccepted
 	}
 	web.WriteJSON(w, status, paymentOf(p))
+}
+
+// maxReturnedQuery bounds the query a shopper's browser brings back from a provider's page: it is
+// passed on to the provider, and Adyen's redirectResult, the longest, is a few kilobytes at most.
+const maxReturnedQuery = 8 << 10
+
+// ShopperReturned is GET /api/v1/payments/{id}/return: the shopper's browser, back from
+// authenticating at the provider. The payment is settled as the provider says, and the browser
+// sent on (303) to the merchant's return_url with payment_id and status; without one, it is
+// told the status on a plain page.
+func (h *Handlers) ShopperReturned(w http.ResponseWriter, r *http.Request) {
+	if len(r.URL.RawQuery) > maxReturnedQuery {
+		web.WriteError(w, r, apierror.New(apierror.InvalidRequest, fmt.Sprintf("the query string must be at most %d bytes", maxReturnedQuery)), nil)
+		return
+	}
+	p, err := h.shopperReturned(r.Context(), r.PathValue("id"), r.URL.Query())
+	if err != nil {
+		web.WriteError(w, r, err, nil)
+		return
+	}
+	if returnTo := payment.ReturnTo(p); returnTo != "" {
+		http.Redirect(w, r, returnTo, http.StatusSeeOther)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprintf(w, "Payment %s is %s. You can close this window.\n", p.ID, p.Status)
 }
 
 type captureRequest struct {
@@ -344,9 +372,13 @@ type paymentJSON struct {
 	CaptureBefore      *time.Time                `json:"capture_before"`
 	CanceledAt         *time.Time                `json:"canceled_at"`
 	CancellationReason *state.CancellationReason `json:"cancellation_reason"`
-	FailureCode        *string                   `json:"failure_code"`
-	FailureMessage     *string                   `json:"failure_message"`
-	Description        *string                   `json:"description"`
+	// ReturnURL is the merchant's page the shopper comes back to after authenticating;
+	// NextAction what the shopper must do while the payment is requires_action.
+	ReturnURL      *string         `json:"return_url"`
+	NextAction     *nextActionJSON `json:"next_action"`
+	FailureCode    *string         `json:"failure_code"`
+	FailureMessage *string         `json:"failure_message"`
+	Description    *string         `json:"description"`
 	// DisputedAt is when the provider reported the cardholder's dispute, with its reason.
 	DisputedAt    *time.Time        `json:"disputed_at"`
 	DisputeReason *string           `json:"dispute_reason"`
@@ -355,6 +387,17 @@ type paymentJSON struct {
 	UpdatedAt     time.Time         `json:"updated_at"`
 	// StatusHistory is only on a payment read by its id.
 	StatusHistory []statusChangeJSON `json:"status_history,omitempty"`
+}
+
+// nextActionJSON is a step the shopper takes: redirect_to_url, to the provider's page.
+type nextActionJSON struct {
+	Type          string            `json:"type"`
+	RedirectToURL redirectToURLJSON `json:"redirect_to_url"`
+}
+
+type redirectToURLJSON struct {
+	URL       string  `json:"url"`
+	ReturnURL *string `json:"return_url"`
 }
 
 type customerJSON struct {
@@ -395,6 +438,8 @@ func paymentOf(p *ent.Payment) paymentJSON {
 		CaptureBefore:       utcOrNil(p.CaptureBefore),
 		CanceledAt:          utcOrNil(p.CanceledAt),
 		CancellationReason:  p.CancellationReason,
+		ReturnURL:           p.ReturnURL,
+		NextAction:          nextActionOf(p),
 		FailureCode:         p.FailureCode,
 		FailureMessage:      p.FailureMessage,
 		Description:         p.Description,
@@ -404,6 +449,14 @@ func paymentOf(p *ent.Payment) paymentJSON {
 		CreatedAt:           p.CreatedAt.UTC(),
 		UpdatedAt:           p.UpdatedAt.UTC(),
 	}
+}
+
+func nextActionOf(p *ent.Payment) *nextActionJSON {
+	redirectURL, returnURL, waits := payment.NextAction(p)
+	if !waits {
+		return nil
+	}
+	return &nextActionJSON{Type: "redirect_to_url", RedirectToURL: redirectToURLJSON{URL: redirectURL, ReturnURL: returnURL}}
 }
 
 func utcOrNil(t *time.Time) *time.Time {

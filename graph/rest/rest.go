@@ -11,6 +11,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
@@ -34,6 +35,8 @@ type Handlers struct {
 	// cursorAt and eventCursorAt turn a payment's or a webhook event's ID (starting_after,
 	// ending_before) into a Relay cursor.
 	cursorAt, eventCursorAt, alertCursorAt func(ctx context.Context, id, param string) (*ent.Cursor, error)
+	// shopperReturned settles a payment whose shopper came back from authenticating.
+	shopperReturned func(ctx context.Context, id string, returned url.Values) (*ent.Payment, error)
 	// providers are the providers' names, which the webhook logs may be filtered by.
 	providers []string
 }
@@ -42,7 +45,7 @@ type Handlers struct {
 func New(r *graph.Resolver) *Handlers {
 	return &Handlers{query: r.Query(), mutation: r.Mutation(), payment: r.Payment(), webhookEvent: r.WebhookEvent(),
 		cursorAt: r.PaymentService.CursorAt, eventCursorAt: r.WebhookLogs.CursorAt, alertCursorAt: r.Alerts.CursorAt,
-		providers: r.WebhookLogs.Providers}
+		providers: r.WebhookLogs.Providers, shopperReturned: r.PaymentService.ShopperReturned}
 }
 
 // Allow answers a known path asked with another method: 405, with the methods it has.

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"sync/atomic"
 	"time"
 
@@ -121,6 +122,8 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger, now cl
 	payments.Answered = counters.PaymentAnswered
 	payments.Logger = logger
 	payments.CaptureWindow = func() time.Duration { return configs.Current().Capture.Window() }
+	public := cfg.PublicAddress()
+	payments.ReturnAddress = func(id string) string { return public + "/api/v1/payments/" + url.PathEscape(id) + "/return" }
 	worker := inbound.NewWorker(inbound.Worker{
 		Client:  db.Ent,
 		Readers: readers(),
@@ -221,6 +224,7 @@ func New(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.L
 		Metrics:         svc.metrics,
 		MetricsPublic:   cfg.MetricsPublic,
 		Playground:      graphiql,
+		SandboxPages:    svc.providers.serveSandboxPages,
 		RateLimiting: web.RateLimiting{Limiter: limiter, ClientAddr: web.ClientAddr(trusted), Now: now,
 			Limit: func() ratelimit.Limit {
 				l := paygate.rateLimits()
@@ -228,7 +232,7 @@ func New(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.L
 			}},
 	})
 	paygate.handler = handler
-	if err := svc.providers.sendWebhooks(ctx, handler, logger); err != nil {
+	if err := svc.providers.sendWebhooks(ctx, handler, logger, now); err != nil {
 		return nil, err
 	}
 	paygate.production = cfg.Production()
@@ -265,7 +269,7 @@ func (a *App) Start(ctx context.Context) {
 	loops := []background.Loop{
 		{Name: "processing webhook events", Every: time.Second, AtStart: true, Wake: svc.webhookWorker.Woken(), Run: svc.webhookWorker.ProcessDueAll},
 		{Name: "reconciling with the providers", Every: time.Minute, Run: a.reconcile},
-		{Name: "canceling authorisations not captured in time", Every: time.Minute, Run: a.expire},
+		{Name: "canceling authorisations not captured in time and authentications abandoned", Every: time.Minute, Run: a.expire},
 		{Name: "purging what is kept only for a time", Every: 10 * time.Minute, AtStart: true, Run: a.purge},
 		// A configuration change made through any server is in force on this one within a
 		// second, and so are a revocation and a change to a user.
@@ -310,11 +314,12 @@ func (a *App) reconcile(ctx context.Context) error {
 	return err
 }
 
-// expire cancels the authorisations whose capture_before has passed.
+// expire cancels the authorisations whose capture_before has passed, and the payments left
+// waiting for their shopper to authenticate.
 func (a *App) expire(ctx context.Context) error {
 	canceled, err := a.services.payments.ExpireAuthorizations(ctx)
 	if canceled > 0 {
-		a.logger.Info("canceled authorisations not captured in time", "count", canceled)
+		a.logger.Info("canceled authorisations not captured in time and authentications abandoned", "count", canceled)
 	}
 	return err
 }

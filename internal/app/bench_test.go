@@ -51,7 +51,7 @@ func BenchmarkCreatePayment(b *testing.B) {
 				suffix := map[bool]string{false: "", true: "-keyed"}[keyed]
 				b.Run("bare"+suffix, func(b *testing.B) {
 					db := open(b)
-					stripeSandbox := httptest.NewServer(stripe.Registration.NewSandbox(db.Ent, stripe.Registration.SandboxSettings(nil), time.Now))
+					stripeSandbox := httptest.NewServer(stripe.Registration.NewSandbox(db.Ent, stripe.Registration.SandboxSettings(nil), time.Now, ""))
 					defer stripeSandbox.Close()
 					benchmarkHandler(b, loadtest.Bare(db.SQL, db.Dialect, stripeSandbox.URL), "", "/payments", restBody, http.StatusCreated, keyed)
 				})

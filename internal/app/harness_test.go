@@ -54,8 +54,12 @@ type testEnv struct {
 func newTestEnv(t testing.TB, db *database.DB, extraEnv ...string) *testEnv {
 	t.Helper()
 	logs, clk := &logtest.Buffer{}, &clock.Adjustable{}
-	paygate := newTestAppWithClock(t, db, NewLogger(logs, "debug"), clk.Now, extraEnv...)
-	server := httptest.NewServer(paygate.handler)
+	// Its address is known before Paygate is built, as a deployment's public address is.
+	server := httptest.NewUnstartedServer(nil)
+	public := "PAYGATE_PUBLIC_URL=http://" + server.Listener.Addr().String()
+	paygate := newTestAppWithClock(t, db, NewLogger(logs, "debug"), clk.Now, append([]string{public}, extraEnv...)...)
+	server.Config.Handler = paygate.handler
+	server.Start()
 	t.Cleanup(server.Close)
 	return &testEnv{t: t, db: db, app: paygate, url: server.URL, logs: logs, clock: clk}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/prefixid"
+	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/settings"
 	"github.com/paygate/paygate/internal/state"
 )
@@ -124,9 +126,10 @@ func (c *apiContract) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// use sends env's requests through the contract.
+// use sends env's requests through the contract. A redirect is an answer to check, not to follow:
+// where it leads is not Paygate's.
 func (c *apiContract) use(env *testEnv) {
-	env.client = &http.Client{Transport: c}
+	env.client = &http.Client{Transport: c, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 // expect sends a request through env, which must be using the contract, and checks its status.
@@ -364,6 +367,24 @@ func checkDocumentedAnswers(t *testing.T, c *apiContract, env *testEnv, db *data
 	stripeSwitches.Outage.Store(true)
 	c.expect(env, http.StatusBadGateway, http.MethodPost, "/api/v1/payments/"+refusedCapture+"/capture", admin, nil)
 	c.expect(env, http.StatusBadGateway, http.MethodPost, "/api/v1/payments/"+refusedCancel+"/cancel", admin, nil)
+
+	// 3-D Secure: a payment waiting for its shopper, whose browser comes back before and after
+	// authenticating; one without a return_url is answered with a page.
+	waiting := c.expect(env, http.StatusCreated, http.MethodPost, "/api/v1/payments", admin,
+		authenticationBody("15.00", "USD", provider.AuthenticateThenApprove, "https://shop.example/back?order=1"))
+	authenticating := str(get(waiting.data(), "id"))
+	c.expect(env, http.StatusSeeOther, http.MethodGet, "/api/v1/payments/"+authenticating+"/return", "", nil)
+	back, err := url.Parse(returnOf(t, str(get(waiting.data(), "next_action", "redirect_to_url", "url")), "complete"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := c.expect(env, http.StatusSeeOther, http.MethodGet, back.RequestURI(), "", nil); !strings.Contains(r.header.Get("Location"), "status=succeeded") {
+		t.Errorf("the shopper back from authenticating is sent to %s", r.header.Get("Location"))
+	}
+	plain := str(get(env.request(http.MethodPost, "/api/v1/payments", admin, paymentBody("16.00", "USD", provider.AuthenticateThenApprove)).data(), "id"))
+	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/payments/"+plain+"/return", "", nil)
+	c.expect(env, http.StatusBadRequest, http.MethodGet, "/api/v1/payments/"+plain+"/return?x="+strings.Repeat("a", 9000), "", nil)
+	c.expect(env, http.StatusNotFound, http.MethodGet, "/api/v1/payments/pay_none/return", "", nil)
 	stripeSwitches.Outage.Store(false)
 
 	// monitoring

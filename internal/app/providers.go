@@ -69,7 +69,7 @@ func newProviders(cfg config.Config, db *database.DB, logger *slog.Logger, now f
 		caller := provider.Caller{HTTP: network, RetryWaits: providerRetryWaits}
 		if settings.BaseURL() == "" {
 			settings = p.SandboxSettings(settings)
-			sandbox := p.NewSandbox(db.Ent, settings, now)
+			sandbox := p.NewSandbox(db.Ent, settings, now, SandboxPages(cfg.PublicAddress(), p.Name))
 			sandbox.Switches().Latency.Store(int64(cfg.SandboxLatency))
 			sandbox.Switches().Outage.Store(slices.Contains(cfg.SandboxOutage, p.Name))
 			built.sandboxes[p.Name] = sandbox
@@ -91,6 +91,21 @@ func newProviders(cfg config.Config, db *database.DB, logger *slog.Logger, now f
 	return built, nil
 }
 
+// SandboxPages is where browsers open the pages of provider's built-in sandbox (its 3-D Secure
+// challenge) on a Paygate reached at public: Paygate serves them there.
+func SandboxPages(public, provider string) string { return public + sandboxPagesPrefix + provider }
+
+const sandboxPagesPrefix = "/sandbox/"
+
+// serveSandboxPages serves, on mux, the shopper's pages of each sandbox in use, and nothing else
+// of them: their APIs are reached in process only.
+func (ps providers) serveSandboxPages(mux *http.ServeMux) {
+	for name, sandbox := range ps.sandboxes {
+		prefix := sandboxPagesPrefix + name
+		mux.Handle(prefix+"/challenge/{id}", http.StripPrefix(prefix, sandbox))
+	}
+}
+
 // readers read each provider's events.
 func readers() map[string]inbound.Reader {
 	read := map[string]inbound.Reader{}
@@ -110,11 +125,12 @@ func simulations() map[string]map[string]provider.Simulation {
 }
 
 // sendWebhooks makes each sandbox in use deliver its webhooks to handler's /webhooks/{provider},
-// in process, through everything a provider's delivery goes through, until ctx ends.
-func (ps providers) sendWebhooks(ctx context.Context, handler http.Handler, logger *slog.Logger) error {
+// in process, through everything a provider's delivery goes through, until ctx ends; they are
+// signed by Paygate's clock, as the sandboxes keep time by it.
+func (ps providers) sendWebhooks(ctx context.Context, handler http.Handler, logger *slog.Logger, now func() time.Time) error {
 	toSelf := outbound.NewSenderOver(provider.InProcess{Handler: handler}, 0)
 	for name, sandbox := range ps.sandboxes {
-		config := outbound.WebhookConfig{URL: "http://paygate.internal/webhooks/" + name, Sender: toSelf, Logger: logger}
+		config := outbound.WebhookConfig{URL: "http://paygate.internal/webhooks/" + name, Sender: toSelf, Logger: logger, Now: now}
 		if err := sandbox.SendWebhooks(ctx, config); err != nil {
 			return err
 		}

@@ -43,6 +43,8 @@ type ServerDeps struct {
 	RateLimiting web.RateLimiting
 	// Playground, when set (in development), serves GraphiQL at /.
 	Playground *playground.Handler
+	// SandboxPages serves the built-in sandboxes' pages for shoppers, when set.
+	SandboxPages func(mux *http.ServeMux)
 }
 
 // apiRoute is one REST route: the operation it performs, which says what the caller must hold,
@@ -72,6 +74,7 @@ var apiRoutes = []apiRoute{
 	{http.MethodPost, "/api/v1/payments/{id}/capture", auth.CapturePayment, (*rest.Handlers).CapturePayment},
 	{http.MethodPost, "/api/v1/payments/{id}/cancel", auth.CancelPayment, (*rest.Handlers).CancelPayment},
 	{http.MethodGet, "/api/v1/payments/{id}/refunds", auth.GetPayment, (*rest.Handlers).ListRefunds},
+	{http.MethodGet, "/api/v1/payments/{id}/return", auth.ShopperReturn, (*rest.Handlers).ShopperReturned},
 	{http.MethodGet, "/api/v1/monitoring/metrics", auth.SystemMetrics, (*rest.Handlers).SystemMetrics},
 	{http.MethodGet, "/api/v1/monitoring/alerts", auth.ListAlerts, (*rest.Handlers).ListAlerts},
 	{http.MethodPost, "/api/v1/monitoring/alerts/{id}/acknowledge", auth.AcknowledgeAlert, (*rest.Handlers).AcknowledgeAlert},
@@ -135,6 +138,9 @@ func NewServer(deps ServerDeps) http.Handler {
 		}
 		writeStatus(w, http.StatusOK, "ready")
 	})
+	if deps.SandboxPages != nil {
+		deps.SandboxPages(mux)
+	}
 	if deps.Playground != nil {
 		mux.HandleFunc("GET /{$}", deps.Playground.Page)
 		mux.HandleFunc("GET "+playground.Prefix, deps.Playground.Asset)

@@ -38,6 +38,9 @@ var (
 	GetPayment     = Operation{Name: "payment", Scope: ScopePaymentsRead}
 	ListPayments   = Operation{Name: "payments", Scope: ScopePaymentsRead}
 	GetRefund      = Operation{Name: "refund", Scope: ScopePaymentsRead}
+	// The shopper's browser, back from authenticating a payment at its provider, carries no
+	// credential: it learns the payment's status, which its return_url would tell it anyway.
+	ShopperReturn = Operation{Name: "shopperReturn", Public: true, HTTPOnly: true}
 	// The runtime configuration is read and written by admins alone: reading it shows how
 	// payments are routed, which is as much theirs as changing it.
 	GetConfig      = Operation{Name: "config", Scope: ScopeConfigWrite}
@@ -72,7 +75,7 @@ var (
 )
 
 // Operations lists every operation.
-var Operations = []Operation{Login, RefreshToken, Logout, RevokeToken, CreateUser, ListUsers, UpdateUser, CreatePayment, RefundPayment, CapturePayment, CancelPayment, GetPayment, ListPayments, GetRefund,
+var Operations = []Operation{Login, RefreshToken, Logout, RevokeToken, CreateUser, ListUsers, UpdateUser, CreatePayment, RefundPayment, CapturePayment, CancelPayment, GetPayment, ListPayments, GetRefund, ShopperReturn,
 	GetConfig, UpdateConfig, ConfigHistory, ProviderStatus, SimulateEvent, SendTestWebhook,
 	ListWebhookEvents, GetWebhookEvent, WebhookMetrics, RetryWebhookEvent, CreateAPIKey, ListAPIKeys, RevokeAPIKey, ScrapeMetrics, SystemMetrics, ListAlerts, AcknowledgeAlert, ResolveAlert}
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/netip"
 	"net/url"
 	"os"
@@ -26,18 +27,21 @@ import (
 // `paygate help` says of it; its group tag is which of the Groups it is in, so that each
 // command's help names only the variables the command reads.
 type Config struct {
-	Env                string   `env:"PAYGATE_ENV" group:"secrets" envDefault:"development" help:"development or production (production: no playground, no introspection, every secret required)"`
-	Addr               string   `env:"PAYGATE_ADDR" group:"server" help:"listen address (default 127.0.0.1:8080)"`
-	Port               string   `env:"PORT" group:"server" help:"listen on :PORT when PAYGATE_ADDR is unset"`
-	DatabaseURL        string   `env:"DATABASE_URL" group:"database" help:"sqlite://PATH (default sqlite://./paygate.db), sqlite://:memory: or postgres://user@host/db?sslmode=..."`
-	DBMaxConns         int      `env:"PAYGATE_DB_MAX_CONNS" group:"database" envDefault:"20" help:"PostgreSQL connection pool size"`
-	DataDir            string   `env:"PAYGATE_DATA_DIR" group:"secrets" envDefault:".paygate" help:"where development secrets are generated (mode 0600)"`
-	JWTSecret          string   `env:"PAYGATE_JWT_SECRET" group:"secrets" help:"HS256 key of access tokens, at least 32 bytes (openssl rand -hex 32)"`
-	CardFingerprintKey string   `env:"PAYGATE_CARD_FINGERPRINT_KEY" group:"secrets" help:"key of the card fingerprint hash, at least 32 bytes (openssl rand -hex 32)"`
-	APIKeySecret       string   `env:"PAYGATE_API_KEY_SECRET" group:"secrets" help:"key of the hash API keys are kept as, at least 32 bytes (openssl rand -hex 32)"`
-	AdminEmail         string   `env:"PAYGATE_ADMIN_EMAIL" group:"server" help:"the first admin's email, created when there are no users"`
-	AdminPassword      string   `env:"PAYGATE_ADMIN_PASSWORD" group:"server" help:"the first admin's password (12 characters to 72 bytes)"`
-	CORSOrigins        []string `env:"PAYGATE_CORS_ORIGINS" group:"server" envSeparator:"," help:"comma-separated origins of the dashboards allowed to call from a browser, e.g. https://dash.example.com"`
+	Env                string `env:"PAYGATE_ENV" group:"secrets" envDefault:"development" help:"development or production (production: no playground, no introspection, every secret required)"`
+	Addr               string `env:"PAYGATE_ADDR" group:"server" help:"listen address (default 127.0.0.1:8080)"`
+	Port               string `env:"PORT" group:"server" help:"listen on :PORT when PAYGATE_ADDR is unset"`
+	DatabaseURL        string `env:"DATABASE_URL" group:"database" help:"sqlite://PATH (default sqlite://./paygate.db), sqlite://:memory: or postgres://user@host/db?sslmode=..."`
+	DBMaxConns         int    `env:"PAYGATE_DB_MAX_CONNS" group:"database" envDefault:"20" help:"PostgreSQL connection pool size"`
+	DataDir            string `env:"PAYGATE_DATA_DIR" group:"secrets" envDefault:".paygate" help:"where development secrets are generated (mode 0600)"`
+	JWTSecret          string `env:"PAYGATE_JWT_SECRET" group:"secrets" help:"HS256 key of access tokens, at least 32 bytes (openssl rand -hex 32)"`
+	CardFingerprintKey string `env:"PAYGATE_CARD_FINGERPRINT_KEY" group:"secrets" help:"key of the card fingerprint hash, at least 32 bytes (openssl rand -hex 32)"`
+	APIKeySecret       string `env:"PAYGATE_API_KEY_SECRET" group:"secrets" help:"key of the hash API keys are kept as, at least 32 bytes (openssl rand -hex 32)"`
+	AdminEmail         string `env:"PAYGATE_ADMIN_EMAIL" group:"server" help:"the first admin's email, created when there are no users"`
+	AdminPassword      string `env:"PAYGATE_ADMIN_PASSWORD" group:"server" help:"the first admin's password (12 characters to 72 bytes)"`
+	// PublicURL is where browsers reach Paygate: shoppers come back to it from authenticating
+	// a payment, and open the built-in sandboxes' authentication pages at it.
+	PublicURL   string   `env:"PAYGATE_PUBLIC_URL" group:"server" help:"the address browsers and providers reach Paygate at, e.g. https://pay.example.com (default http:// and the listen address)"`
+	CORSOrigins []string `env:"PAYGATE_CORS_ORIGINS" group:"server" envSeparator:"," help:"comma-separated origins of the dashboards allowed to call from a browser, e.g. https://dash.example.com"`
 	// MetricsPublic serves /metrics to anyone, for a Prometheus on a private network that sends
 	// no credentials.
 	MetricsPublic  bool          `env:"PAYGATE_METRICS_PUBLIC" group:"server" envDefault:"false" help:"true serves /metrics without credentials"`
@@ -170,6 +174,13 @@ func Load(environ []string, providers []provider.Registration) (Config, error) {
 			return Config{}, errors.New("REDIS_URL must be a redis:// or rediss:// URL")
 		}
 	}
+	if cfg.PublicURL != "" {
+		cfg.PublicURL = strings.TrimSuffix(strings.TrimSpace(cfg.PublicURL), "/")
+		if u, err := url.Parse(cfg.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+			u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return Config{}, errors.New("PAYGATE_PUBLIC_URL must be an http or https URL without query, e.g. https://pay.example.com")
+		}
+	}
 	if (cfg.AdminEmail == "") != (cfg.AdminPassword == "") {
 		return Config{}, errors.New("set both PAYGATE_ADMIN_EMAIL and PAYGATE_ADMIN_PASSWORD, or neither")
 	}
@@ -207,6 +218,22 @@ func normalOrigin(origin string) (string, error) {
 		return "", fmt.Errorf("PAYGATE_CORS_ORIGINS: %q is not an origin; write scheme://host[:port], e.g. https://dash.example.com", origin)
 	}
 	return strings.ToLower(origin), nil
+}
+
+// PublicAddress is where browsers reach Paygate: PAYGATE_PUBLIC_URL, else the listen address over
+// http (localhost for an address that names no host).
+func (c Config) PublicAddress() string {
+	if c.PublicURL != "" {
+		return c.PublicURL
+	}
+	host, port, err := net.SplitHostPort(c.ListenAddr())
+	if err != nil {
+		return "http://" + c.ListenAddr()
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // Production reports whether Paygate runs in production mode.

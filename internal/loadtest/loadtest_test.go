@@ -20,7 +20,7 @@ import (
 // the report names every run.
 func TestBareHandlerUnderLoad(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		stripeSandbox := httptest.NewServer(stripe.Registration.NewSandbox(db.Ent, stripe.Registration.SandboxSettings(nil), time.Now))
+		stripeSandbox := httptest.NewServer(stripe.Registration.NewSandbox(db.Ent, stripe.Registration.SandboxSettings(nil), time.Now, ""))
 		defer stripeSandbox.Close()
 		server := httptest.NewServer(Bare(db.SQL, db.Dialect, stripeSandbox.URL))
 		defer server.Close()

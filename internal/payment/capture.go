@@ -288,15 +288,17 @@ func (s *Service) cancelAtProvider(ctx context.Context, key *idempotency.Key, p 
 		}
 		refused = nil
 		if p.PendingAction != nil && *p.PendingAction == payment.PendingActionCancel {
+			canceled := changes{canceledAt: ptr(s.now()), amountCapturable: ptr(int64(0)), clearPending: true}
 			switch {
+			case nothingToCancel(p, callErr):
+				err = s.move(ctx, tx, p, state.PaymentCanceled, "canceled: "+string(*p.CancellationReason)+"; "+p.Provider+" had nothing to cancel yet", actor, canceled)
 			case errors.Is(callErr, provider.ErrUnavailable):
 				refused = apierror.New(apierror.ProviderUnavailable, "the payment provider did not cancel the payment; it is as it was")
 				err = s.releaseCancel(ctx, tx, p)
 			case callErr != nil:
 				s.logger().WarnContext(ctx, "cancellation outcome unknown: it is asked again", "payment_id", id, "provider", p.Provider, "error", callErr.Error())
 			default:
-				err = s.move(ctx, tx, p, state.PaymentCanceled, "canceled: "+string(*p.CancellationReason), actor,
-					changes{canceledAt: ptr(s.now()), amountCapturable: ptr(int64(0)), clearPending: true})
+				err = s.move(ctx, tx, p, state.PaymentCanceled, "canceled: "+string(*p.CancellationReason), actor, canceled)
 			}
 			if err != nil {
 				return err
@@ -316,6 +318,15 @@ func (s *Service) cancelAtProvider(ctx context.Context, key *idempotency.Key, p 
 	return p.Unwrap(), nil
 }
 
+// nothingToCancel reports whether callErr is p's provider refusing to cancel a payment that waits
+// for its shopper because it holds nothing yet (Adyen before it named the payment, Checkout.com
+// before the authorisation): nothing is authorised until the shopper authenticates, so the
+// payment is canceled all the same. Should the shopper authenticate after all, the approval is
+// reported to a person, to void at the provider.
+func nothingToCancel(p *ent.Payment, callErr error) bool {
+	return p.Status == state.PaymentRequiresAction && errors.Is(callErr, provider.ErrUnavailable) && !errors.Is(callErr, provider.ErrOutage)
+}
+
 // releaseCancel gives up the cancellation claimed on p, which its provider refused: the payment
 // is as it was before it was asked.
 func (s *Service) releaseCancel(ctx context.Context, tx *ent.Tx, p *ent.Payment) error {
@@ -332,21 +343,32 @@ const (
 )
 
 // ExpireAuthorizations cancels, as expired, the authorisations not captured by their
-// capture_before, and asks again for the cancellations whose answer was lost. Every server runs
-// it: each payment is claimed by a conditional update, so one server cancels it. It returns how
-// many payments it canceled.
+// capture_before, settles or cancels as abandoned the payments left waiting for their shopper past
+// their authenticate_before, and asks again for the cancellations whose answer was lost. Every
+// server runs it: each payment is claimed by a conditional update, so one server cancels it. It
+// returns how many payments it canceled.
 func (s *Service) ExpireAuthorizations(ctx context.Context) (int, error) {
 	now := s.now()
 	due, err := s.client.Payment.Query().Where(payment.Or(
 		payment.And(payment.StatusEQ(state.PaymentRequiresCapture), payment.CaptureBeforeLT(now), payment.PendingActionIsNil()),
+		payment.And(payment.StatusEQ(state.PaymentRequiresAction), payment.AuthenticateBeforeLT(now), payment.PendingActionIsNil()),
 		payment.And(payment.PendingActionEQ(payment.PendingActionCancel), payment.UpdatedAtLT(now.Add(-staleCancel))),
-	)).Order(ent.Asc(payment.FieldCaptureBefore)).Limit(expiryBatch).All(ctx)
+	)).Order(ent.Asc(payment.FieldUpdatedAt)).Limit(expiryBatch).All(ctx)
 	if err != nil {
 		return 0, err
 	}
 	canceled := 0
 	var errs []error
 	for _, p := range due {
+		if p.Status == state.PaymentRequiresAction && p.PendingAction == nil {
+			abandoned, err := s.abandon(ctx, p)
+			if err != nil {
+				errs = append(errs, err)
+			} else if abandoned {
+				canceled++
+			}
+			continue
+		}
 		if p.PendingAction == nil {
 			claimed := true
 			err := s.inTx(ctx, func(tx *ent.Tx) error {

@@ -17,7 +17,8 @@ import (
 
 // chargeOutcome is what became of a payment's charge, as its provider tells it.
 type chargeOutcome struct {
-	// status is PaymentSucceeded or PaymentFailed, or PaymentProcessing while nobody can tell.
+	// status is PaymentSucceeded or PaymentFailed, PaymentRequiresAction while the provider waits
+	// for the shopper to authenticate, or PaymentProcessing while nobody can tell.
 	status state.PaymentStatus
 	// reason is the status history's reason for the move: "approved", the decline code, or why
 	// nothing was charged.
@@ -41,6 +42,13 @@ func chargeAnswered(result provider.ChargeResult) chargeOutcome {
 	var providerPaymentID *string // none when the provider gave none, rather than an id ""
 	if result.ProviderPaymentID != "" {
 		providerPaymentID = &result.ProviderPaymentID
+	}
+	if result.AwaitsShopper() {
+		if !webAddress(result.RedirectURL) {
+			return chargeInDoubt // a page no browser should be sent to: the webhook or a look-up tells
+		}
+		return chargeOutcome{status: state.PaymentRequiresAction, reason: "authentication asked",
+			recorded: changes{providerPaymentID: providerPaymentID, nextActionURL: &result.RedirectURL}}
 	}
 	if result.Approved {
 		return chargeOutcome{status: state.PaymentSucceeded, reason: "approved", recorded: changes{providerPaymentID: providerPaymentID},
@@ -72,12 +80,13 @@ type sentCharge struct {
 
 // applyChargeOutcome records within tx what p's provider says became of p's charge, by actor; p
 // is the payment as tx holds it locked. A payment in doubt (processing) moves to the outcome, and
-// the calls that made it and ended in doubt answer with it from now on. Nothing else moves: a
-// payment the provider cannot tell of yet stays in doubt, and a settled one never moves back (the
-// verdict says whether the outcome contradicts its record). sent, when not nil, is kept whatever
-// became of the charge.
+// the calls that made it and ended in doubt answer with it from now on; one waiting for the
+// shopper to authenticate (requires_action) moves once the provider decided. Nothing else moves:
+// a payment the provider cannot tell of yet stays as it is, and a settled one never moves back
+// (the verdict says whether the outcome contradicts its record). sent, when not nil, is kept
+// whatever became of the charge.
 func (s *Service) applyChargeOutcome(ctx context.Context, tx *ent.Tx, p *ent.Payment, o chargeOutcome, actor string, sent *sentCharge) (verdict, error) {
-	if p.Status != state.PaymentProcessing || o.status == state.PaymentProcessing {
+	if !o.moves(p) {
 		if sent != nil {
 			if err := tx.Payment.UpdateOneID(p.ID).SetProvider(sent.provider).SetRouting(&sent.routing).Exec(ctx); err != nil {
 				return verdict{}, err
@@ -95,10 +104,33 @@ func (s *Service) applyChargeOutcome(ctx context.Context, tx *ent.Tx, p *ent.Pay
 		c.provider, c.routing = &sent.provider, &sent.routing
 	}
 	path := []state.PaymentStatus{o.status}
-	if o.status == state.PaymentSucceeded {
+	switch o.status {
+	case state.PaymentSucceeded:
 		path = s.approved(p, o, &c)
+	case state.PaymentRequiresAction:
+		c.authenticateBefore = ptr(s.now().Add(AuthenticationWindow))
+	}
+	if p.Status == state.PaymentRequiresAction {
+		// A cancellation claimed meanwhile comes too late: it finds nothing to cancel, and the
+		// provider refuses or reports it.
+		c.clearPending = true
+		if o.status == state.PaymentSucceeded {
+			path = append([]state.PaymentStatus{state.PaymentProcessing}, path...)
+		}
 	}
 	return agreed(), s.moveThrough(ctx, tx, p, path, o.reason, actor, c)
+}
+
+// moves reports whether o moves payment p: one in doubt, to whatever the provider says; one
+// waiting for the shopper, to the provider's decision.
+func (o chargeOutcome) moves(p *ent.Payment) bool {
+	switch p.Status {
+	case state.PaymentProcessing:
+		return o.status != state.PaymentProcessing
+	case state.PaymentRequiresAction:
+		return o.status == state.PaymentSucceeded || o.status == state.PaymentFailed
+	}
+	return false
 }
 
 // approved is where an approved charge takes payment p, and what it records on the way (into c):
@@ -129,8 +161,10 @@ func (s *Service) approved(p *ent.Payment, o chargeOutcome, c *changes) []state.
 // is kept as the reason it was ignored.
 func (o chargeOutcome) against(p *ent.Payment) verdict {
 	switch {
-	case o.status == state.PaymentSucceeded && p.Status == state.PaymentFailed:
-		return attention(fmt.Sprintf("payment %s is recorded failed but %s reports it approved: refund it at %s", p.ID, p.Provider, p.Provider))
+	case o.status == state.PaymentSucceeded && (p.Status == state.PaymentFailed || p.Status == state.PaymentCanceled):
+		return attention(fmt.Sprintf("payment %s is recorded %s but %s reports it approved: void or refund it at %s", p.ID, p.Status, p.Provider, p.Provider))
+	case o.status == state.PaymentFailed && p.Status == state.PaymentCanceled:
+		return ignore(fmt.Sprintf("payment %s is canceled; %s reports it declined, which agrees: nothing was charged", p.ID, p.Provider))
 	case o.status == state.PaymentFailed && p.Status != state.PaymentFailed && p.Status != state.PaymentProcessing:
 		why := strings.TrimSpace(deref(o.recorded.providerDeclineCode) + " " + deref(o.recorded.failureMessage))
 		return attention(fmt.Sprintf("payment %s is %s; a failure reported after its approval (%s) does not move it back: check it at %s",

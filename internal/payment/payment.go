@@ -51,6 +51,9 @@ type CreateInput struct {
 	Metadata      map[string]string
 	// CaptureMethod is automatic ("" too) or manual: authorise now, capture or cancel later.
 	CaptureMethod state.CaptureMethod
+	// ReturnURL is the merchant's page the shopper's browser goes back to after authenticating
+	// (3-D Secure), an absolute http or https URL; nil when the merchant gave none.
+	ReturnURL *string
 	// IdempotencyKey, when not nil, makes a retry with the same key and input answer with this
 	// call's outcome instead of charging again.
 	IdempotencyKey *string
@@ -78,8 +81,9 @@ func (in CreateInput) meaning() any {
 		Description                                                  *string
 		Metadata                                                     map[string]string
 		CaptureMethod                                                state.CaptureMethod `json:",omitempty"`
+		ReturnURL                                                    *string             `json:",omitempty"`
 	}{in.Amount.Normalized(), strings.ToUpper(in.Currency), string(in.PaymentMethod), in.CustomerEmail,
-		strings.TrimSpace(in.CustomerName), c, in.Description, in.Metadata, manualOnly(in.captureMethod())}
+		strings.TrimSpace(in.CustomerName), c, in.Description, in.Metadata, manualOnly(in.captureMethod()), in.ReturnURL}
 }
 
 // manualOnly keeps an idempotency key's fingerprint of a payment captured at once as it was
@@ -106,6 +110,9 @@ type Service struct {
 	Answered func(status, provider, currency string)
 	// Logger hears of payments whose outcome is unknown (default: slog's default logger).
 	Logger *slog.Logger
+	// ReturnAddress is Paygate's own address the shopper's browser comes back to after
+	// authenticating the payment id at its provider: GET /api/v1/payments/{id}/return.
+	ReturnAddress func(paymentID string) string
 	// CaptureWindow is how long an authorisation waits for its capture before it is canceled
 	// (default DefaultCaptureWindow): the runtime configuration's.
 	CaptureWindow func() time.Duration
@@ -176,6 +183,10 @@ func (s *Service) validate(in CreateInput) (validated, error) {
 	}
 	if !slices.Contains(in.captureMethod().Values(), string(in.captureMethod())) {
 		return validated{}, apierror.ForParam(apierror.InvalidRequest, "capture_method", "capture_method must be automatic or manual")
+	}
+	if in.ReturnURL != nil && (len(*in.ReturnURL) > maxReturnURL || !webAddress(*in.ReturnURL)) {
+		return validated{}, apierror.ForParam(apierror.InvalidRequest, "return_url",
+			fmt.Sprintf("return_url must be an absolute http or https URL of at most %d characters", maxReturnURL))
 	}
 	return validated{amount: amount, card: c}, nil
 }
@@ -279,6 +290,7 @@ func (s *Service) recordProcessing(ctx context.Context, key *idempotency.Key, in
 			SetNillableDescription(in.Description).
 			SetMetadata(in.Metadata).
 			SetCaptureMethod(in.captureMethod()).
+			SetNillableReturnURL(in.ReturnURL).
 			Save(ctx)
 		if err != nil {
 			return err
@@ -307,6 +319,7 @@ func (s *Service) charge(ctx context.Context, p *ent.Payment, v validated, plan 
 		Description:     deref(p.Description),
 		HolderName:      p.CustomerName,
 		CaptureManually: p.CaptureMethod == state.CaptureManual,
+		ReturnURL:       s.returnAddress(p.ID),
 	}, func(next string) error {
 		return s.client.Payment.UpdateOneID(p.ID).SetProvider(next).SetUpdatedAt(s.now()).Exec(ctx)
 	})
@@ -548,8 +561,12 @@ type changes struct {
 	provider, providerPaymentID, providerDeclineCode, failureCode, failureMessage *string
 	amountRefunded, amountCapturable, amountCaptured                              *int64
 	routing                                                                       *state.RoutingDecision
-	captureBefore, canceledAt                                                     *time.Time
-	cancellationReason                                                            *state.CancellationReason
+	captureBefore, canceledAt, authenticateBefore                                 *time.Time
+	// nextActionURL is the provider's page a payment waiting for the shopper sends them to;
+	// clearAction ends the wait.
+	nextActionURL      *string
+	clearAction        bool
+	cancellationReason *state.CancellationReason
 	// pending claims a capture (of captureRequested) or cancellation for the request making the
 	// move; clearPending ends the one claimed.
 	pending          *payment.PendingAction
@@ -566,6 +583,9 @@ func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state
 	from := p.Status
 	if !from.CanMoveTo(to) {
 		return apierror.New(apierror.InvalidState, fmt.Sprintf("a %s payment cannot become %s", from, to))
+	}
+	if from == state.PaymentRequiresAction {
+		c.clearAction = true // the shopper's page is of no use once the payment moved on
 	}
 	at := s.now()
 	update := tx.Payment.Update().Where(payment.ID(p.ID), payment.StatusEQ(from)).SetStatus(to).SetUpdatedAt(at).
@@ -586,6 +606,10 @@ func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state
 	if c.clearPending {
 		update.ClearPendingAction().ClearCaptureRequested()
 	}
+	if c.clearAction {
+		update.ClearNextActionURL().ClearAuthenticateBefore()
+	}
+	update.SetNillableNextActionURL(c.nextActionURL).SetNillableAuthenticateBefore(c.authenticateBefore)
 	update.SetNillablePendingAction(c.pending).SetNillableCaptureRequested(c.captureRequested)
 	n, err := update.Save(ctx)
 	if err != nil {
@@ -634,6 +658,12 @@ func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state
 	}
 	if c.clearPending {
 		p.PendingAction, p.CaptureRequested = nil, nil
+	}
+	if c.clearAction {
+		p.NextActionURL, p.AuthenticateBefore = nil, nil
+	}
+	if c.nextActionURL != nil {
+		p.NextActionURL, p.AuthenticateBefore = c.nextActionURL, c.authenticateBefore
 	}
 	if c.pending != nil {
 		p.PendingAction, p.CaptureRequested = c.pending, c.captureRequested

@@ -6,6 +6,7 @@ package provider
 import (
 	"context"
 	"errors"
+	"net/url"
 
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/money"
@@ -24,6 +25,9 @@ type ChargeRequest struct {
 	// Capturer captures it or cancels the hold (Stripe's capture_method=manual, Adyen's manual
 	// capture, Checkout.com's capture:false).
 	CaptureManually bool
+	// ReturnURL is where the provider sends the shopper's browser back to once they have
+	// authenticated (3-D Secure): Paygate's return address for the payment. Every charge has one.
+	ReturnURL string
 }
 
 // ChargeResult is the provider's answer to a charge it processed. A decline is a result, not an
@@ -44,7 +48,15 @@ type ChargeResult struct {
 	// refusalReasonCode, Checkout.com's response_code), for support and reconciliation.
 	RawDeclineCode string
 	DeclineMessage string
+	// RedirectURL, when set, says the provider asks the shopper to authenticate before it
+	// decides: their browser goes there (Stripe's next_action.redirect_to_url.url, Adyen's
+	// action.url, Checkout.com's _links.redirect.href) and comes back to the request's ReturnURL.
+	// The charge is then neither approved nor declined yet.
+	RedirectURL string
 }
+
+// AwaitsShopper reports whether the provider waits for the shopper to authenticate.
+func (r ChargeResult) AwaitsShopper() bool { return r.RedirectURL != "" }
 
 // ErrUnavailable means the provider declared it could not process the request (outage, refused
 // connection, a 5xx that says so): nothing happened, and another provider may be tried. Any other
@@ -91,7 +103,8 @@ type Provider interface {
 type Reconciler interface {
 	// LookupCharge finds the charge made for Paygate's payment id (its reference/metadata at the
 	// provider). found is false when the provider has no charge for it: nothing was charged. A
-	// charge the provider has not decided yet is an error, as any answer that cannot tell.
+	// charge waiting for the shopper to authenticate is found, with its RedirectURL; one the
+	// provider has not decided otherwise is an error, as any answer that cannot tell.
 	LookupCharge(ctx context.Context, paymentID string) (result ChargeResult, found bool, err error)
 	// LookupRefund tells whether the refund (Paygate's id refundID; the provider's id
 	// providerRefundID when known, "" otherwise) of the charge providerPaymentID has settled.
@@ -147,6 +160,27 @@ type CancelResult struct {
 	// Pending means the provider took the cancellation and confirms it later by webhook (Adyen's
 	// CANCELLATION, Checkout.com's payment_voided); otherwise the authorisation is void.
 	Pending bool
+}
+
+// Authenticator finishes a charge that waited for the shopper to authenticate, once their browser
+// came back from the provider's page: it asks the provider what became of the charge (Stripe's
+// and Checkout.com's look-up of the payment, Adyen's /payments/details with the redirectResult
+// the browser brought back), never taking the browser's word for it.
+type Authenticator interface {
+	// Authenticated returns the charge's outcome: approved or declined once the provider decided,
+	// with RedirectURL still set while it waits for the shopper. An error means the provider
+	// could not tell now: the provider's webhook or a later return settles it.
+	Authenticated(ctx context.Context, req AuthenticationRequest) (ChargeResult, error)
+}
+
+// AuthenticationRequest asks what became of a charge the shopper was asked to authenticate.
+type AuthenticationRequest struct {
+	PaymentID         string // Paygate's payment id: the provider's reference
+	ProviderPaymentID string // the provider's id of the charge, "" when it gave none yet
+	// Returned is the query string the provider's page sent the browser back with (Stripe's
+	// payment_intent, Adyen's redirectResult, Checkout.com's cko-session-id): passed on to the
+	// provider where its API takes it, never trusted alone.
+	Returned url.Values
 }
 
 // RefundStatus is what became of a refund, as its provider tells it.

@@ -34,8 +34,10 @@ type Registration struct {
 	// webhook secret made now when none is, and whatever account the sandbox names itself by.
 	SandboxSettings func(configured Settings) Settings
 	// NewSandbox builds the built-in sandbox, which keeps its state in Paygate's database and
-	// signs its webhooks as the provider does, with s's secret.
-	NewSandbox func(db *ent.Client, s Settings, now func() time.Time) Sandbox
+	// signs its webhooks as the provider does, with s's secret. pages is the absolute address
+	// (no trailing slash) at which the shopper's browser reaches the sandbox's pages: its
+	// authentication challenge is pages + "/challenge/{id}".
+	NewSandbox func(db *ent.Client, s Settings, now func() time.Time, pages string) Sandbox
 	// NewVerifier builds what checks the provider's webhook deliveries under s, or fails with
 	// ErrWebhooksNotConfigured when s lacks what that takes.
 	NewVerifier func(s Settings, now func() time.Time) (WebhookVerifier, error)
@@ -71,7 +73,10 @@ func VariableName(providerName, key string) string {
 }
 
 // Sandbox is a provider's built-in stand-in: it answers the provider's API, over Paygate's
-// database, so that every server sees one provider, and sends its webhooks.
+// database, so that every server sees one provider, and sends its webhooks. It also serves the
+// page a shopper authenticates on (3-D Secure) at GET /challenge/{id}: one form that POSTs
+// outcome=complete or outcome=fail to the page's own URL, which answers 303 to the charge's
+// return URL as its provider would.
 type Sandbox interface {
 	http.Handler
 	// Switches make it misbehave, so that failover and timeouts can be shown.

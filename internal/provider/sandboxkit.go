@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html/template"
 	"net/http"
+	"net/url"
 	"sync/atomic"
 	"time"
 
@@ -147,3 +149,119 @@ func (w *SandboxWebhooks) SendWebhook(id string, body []byte) { w.sender.Send(id
 
 // WaitForWebhooks returns once the webhooks under way have been delivered or given up.
 func (w *SandboxWebhooks) WaitForWebhooks() { w.sender.Wait() }
+
+// The test cards that make a sandbox ask the shopper to authenticate (3-D Secure) first, as
+// Stripe's test cards of those numbers do at every provider here.
+const (
+	// AuthenticateThenApprove is approved once the shopper completes the authentication.
+	AuthenticateThenApprove = "4000002760003184"
+	// AuthenticateThenDecline is declined (card_declined) even once the shopper completes it.
+	AuthenticateThenDecline = "4000008400001629"
+)
+
+// AsksAuthentication reports whether the sandboxes ask the shopper of card number to
+// authenticate before they decide.
+func AsksAuthentication(number string) bool {
+	return number == AuthenticateThenApprove || number == AuthenticateThenDecline
+}
+
+// ErrNoChallenge means a sandbox has no authentication waiting for the shopper under the id: no
+// such charge, or one decided already.
+var ErrNoChallenge = errors.New("no authentication is waiting under this id")
+
+// Challenge is a sandbox's authentication page for the charge under {id}, as a provider's
+// 3-D Secure page stands between the shopper and the charge. GET shows the page: what is paid and
+// one form whose buttons send outcome=complete or outcome=fail by POST to the page's own URL.
+// POST records the outcome through Finish and sends the browser on (303) to where Finish says:
+// the charge's return URL, with what its provider adds to it.
+type Challenge struct {
+	// Provider names the provider on the page.
+	Provider string
+	// Describe says what the shopper is asked to pay, or fails with ErrNoChallenge.
+	Describe func(ctx context.Context, id string) (string, error)
+	// Finish records that the shopper completed the authentication, or failed it, and returns
+	// the address to send the browser to; or fails with ErrNoChallenge.
+	Finish func(ctx context.Context, id string, completed bool) (returnTo string, err error)
+}
+
+// maxChallengeForm bounds what the challenge page reads of a submission: one short field.
+const maxChallengeForm = 1 << 10
+
+var challengePage = template.Must(template.New("challenge").Parse(`<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>{{.Provider}} sandbox: authenticate the payment</title></head>
+<body>
+<h1>{{.Provider}} sandbox: 3-D Secure</h1>
+<p>{{.Description}}</p>
+<p>This page stands in for the card issuer's authentication. Nothing real is charged.</p>
+<form method="post">
+<button type="submit" name="outcome" value="complete" id="complete">Complete authentication</button>
+<button type="submit" name="outcome" value="fail" id="fail">Fail authentication</button>
+</form>
+</body>
+</html>
+`))
+
+// ServeHTTP serves the page (GET) and its form (POST).
+func (c Challenge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		description, err := c.Describe(r.Context(), id)
+		if err != nil {
+			challengeError(w, err)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		challengePage.Execute(w, struct{ Provider, Description string }{c.Provider, description})
+	case http.MethodPost:
+		r.Body = http.MaxBytesReader(w, r.Body, maxChallengeForm)
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, "the form could not be read", http.StatusBadRequest)
+			return
+		}
+		var completed bool
+		switch r.PostForm.Get("outcome") {
+		case "complete":
+			completed = true
+		case "fail":
+		default:
+			http.Error(w, "outcome must be complete or fail", http.StatusBadRequest)
+			return
+		}
+		returnTo, err := c.Finish(r.Context(), id, completed)
+		if err != nil {
+			challengeError(w, err)
+			return
+		}
+		http.Redirect(w, r, returnTo, http.StatusSeeOther)
+	default:
+		w.Header().Set("Allow", "GET, HEAD, POST")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	}
+}
+
+func challengeError(w http.ResponseWriter, err error) {
+	if errors.Is(err, ErrNoChallenge) {
+		http.Error(w, "no authentication is waiting here: it was finished, or never asked for", http.StatusNotFound)
+		return
+	}
+	http.Error(w, "the sandbox failed", http.StatusInternalServerError)
+}
+
+// WithQuery is address with values added to its query, as a provider sends the browser back to
+// a return URL.
+func WithQuery(address string, values url.Values) (string, error) {
+	u, err := url.Parse(address)
+	if err != nil {
+		return "", err
+	}
+	query := u.Query()
+	for key, vs := range values {
+		for _, v := range vs {
+			query.Add(key, v)
+		}
+	}
+	u.RawQuery = query.Encode()
+	return u.String(), nil
+}

@@ -1,11 +1,15 @@
 // Package adyen is the Adyen adapter: it charges cards through Checkout API v71's /payments (or
-// authorises them, to capture or cancel later) and refunds them (JSON requests and answers), and
-// holds a sandbox that answers as Adyen's test environment does.
+// authorises them, to capture or cancel later), finishes those the shopper authenticated (3-D
+// Secure, by redirect) through /payments/details, and refunds them (JSON requests and answers),
+// and holds a sandbox that answers as Adyen's test environment does.
 package adyen
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -23,7 +27,8 @@ const (
 	resultAuthorised       = "Authorised"
 	resultRefused          = "Refused"
 	resultError            = "Error"
-	errorInProgress        = "704" // the key's first request is in progress or done
+	resultRedirectShopper  = "RedirectShopper" // the shopper must authenticate on action.url first
+	errorInProgress        = "704"             // the key's first request is in progress or done
 	reasonExpiredCard      = "6"
 	reasonNotEnoughBalance = "12"
 )
@@ -37,8 +42,9 @@ type Client struct {
 }
 
 var (
-	_ provider.Provider = (*Client)(nil)
-	_ provider.Capturer = (*Client)(nil)
+	_ provider.Provider      = (*Client)(nil)
+	_ provider.Capturer      = (*Client)(nil)
+	_ provider.Authenticator = (*Client)(nil)
 )
 
 // Name identifies Adyen on payments.
@@ -79,15 +85,69 @@ type paymentRequest struct {
 	MerchantAccount string            `json:"merchantAccount"`
 	PaymentMethod   paymentMethod     `json:"paymentMethod"`
 	AdditionalData  map[string]string `json:"additionalData,omitempty"`
+	// What 3-D Secure 2 by redirect takes: where Adyen's page sends the shopper back, the Web
+	// channel with the browser's details, and native authentication turned off so that Adyen
+	// answers with a page to redirect to rather than one for its JavaScript component.
+	ReturnURL          string             `json:"returnUrl,omitempty"`
+	Channel            string             `json:"channel"`
+	BrowserInfo        browserInfo        `json:"browserInfo"`
+	AuthenticationData authenticationData `json:"authenticationData"`
+	// Both ways by GET: Paygate can only send a browser to a URL, and reads what comes back from
+	// the return URL's query.
+	RedirectToIssuerMethod   string `json:"redirectToIssuerMethod"`
+	RedirectFromIssuerMethod string `json:"redirectFromIssuerMethod"`
+}
+
+type browserInfo struct {
+	AcceptHeader   string `json:"acceptHeader"`
+	ColorDepth     int32  `json:"colorDepth"`
+	JavaEnabled    bool   `json:"javaEnabled"`
+	Language       string `json:"language"`
+	ScreenHeight   int32  `json:"screenHeight"`
+	ScreenWidth    int32  `json:"screenWidth"`
+	TimeZoneOffset int32  `json:"timeZoneOffset"`
+	UserAgent      string `json:"userAgent"`
+}
+
+// shopperBrowser is the browserInfo every payment sends. Adyen requires one for 3-D Secure 2 on
+// the Web channel, but a charge request carries nothing of the shopper's browser (the merchant's
+// server asks Paygate for the charge), so it names Paygate and describes a common desktop screen;
+// the authentication itself runs in the shopper's own browser, on Adyen's page.
+var shopperBrowser = browserInfo{AcceptHeader: "text/html", ColorDepth: 24, Language: "en", ScreenHeight: 1080, ScreenWidth: 1920,
+	UserAgent: "Mozilla/5.0 (compatible; Paygate)"}
+
+type authenticationData struct {
+	ThreeDSRequestData threeDSRequestData `json:"threeDSRequestData"`
+}
+
+type threeDSRequestData struct {
+	NativeThreeDS string `json:"nativeThreeDS"`
 }
 
 type paymentAnswer struct {
-	PSPReference      string `json:"pspReference"`
-	ResultCode        string `json:"resultCode"`
-	RefusalReason     string `json:"refusalReason,omitempty"`
-	RefusalReasonCode string `json:"refusalReasonCode,omitempty"`
-	MerchantReference string `json:"merchantReference"`
-	Amount            amount `json:"amount"`
+	// PSPReference is missing from an answer that redirects the shopper: Adyen gives it in the
+	// answer of /payments/details.
+	PSPReference      string          `json:"pspReference"`
+	ResultCode        string          `json:"resultCode"`
+	RefusalReason     string          `json:"refusalReason,omitempty"`
+	RefusalReasonCode string          `json:"refusalReasonCode,omitempty"`
+	MerchantReference string          `json:"merchantReference"`
+	Amount            amount          `json:"amount"`
+	Action            *redirectAction `json:"action,omitempty"`
+}
+
+// redirectAction is the action of a RedirectShopper answer: where to send the shopper's browser.
+type redirectAction struct {
+	Type   string `json:"type"`
+	URL    string `json:"url"`
+	Method string `json:"method"` // GET, or POST with a form (data) Paygate cannot send
+}
+
+// detailsRequest is the request of /payments/details for a shopper back from a redirect.
+type detailsRequest struct {
+	Details struct {
+		RedirectResult string `json:"redirectResult"`
+	} `json:"details"`
 }
 
 // modificationRequest is a refund's or a capture's request: both name an amount.
@@ -114,10 +174,11 @@ type modificationAnswer struct {
 }
 
 // Charge makes a card payment, or only authorises it when req.CaptureManually. A refusal is a
-// result. An answer by which Adyen did nothing (resultCode Error, a 4xx, a 503) or a refused
-// connection is provider.ErrUnavailable; a payment Adyen will settle later (Pending, Received), a
-// request still in progress, another 5xx, a timeout or an answer that cannot be read leaves the
-// outcome unknown.
+// result, and so is Adyen's asking the shopper to authenticate first (RedirectShopper): the result
+// then carries the page to send them to, and Authenticated finishes it. An answer by which Adyen
+// did nothing (resultCode Error, a 4xx, a 503) or a refused connection is provider.ErrUnavailable;
+// a payment Adyen will settle later (Pending, Received), a request still in progress, another 5xx,
+// a timeout or an answer that cannot be read leaves the outcome unknown.
 func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
 	value, err := counting.Units(req.Amount)
 	if err != nil {
@@ -127,6 +188,9 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 		Amount: amount{Value: value, Currency: req.Amount.Currency}, Reference: req.PaymentID, MerchantAccount: c.MerchantAccount,
 		PaymentMethod: paymentMethod{Type: "scheme", Number: req.Card.Number(), ExpiryMonth: fmt.Sprintf("%02d", req.Card.ExpMonth),
 			ExpiryYear: strconv.Itoa(req.Card.ExpYear), CVC: req.Card.CVC(), HolderName: req.HolderName},
+		ReturnURL: req.ReturnURL, Channel: "Web", BrowserInfo: shopperBrowser,
+		AuthenticationData:     authenticationData{ThreeDSRequestData: threeDSRequestData{NativeThreeDS: "disabled"}},
+		RedirectToIssuerMethod: http.MethodGet, RedirectFromIssuerMethod: http.MethodGet,
 	}
 	if req.CaptureManually {
 		// Adyen's per-payment manual capture: captureDelayHours only delays the automatic
@@ -140,10 +204,63 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 	if answer.Status != http.StatusOK {
 		return provider.ChargeResult{}, unsuccessful(answer)
 	}
-	var payment paymentAnswer
-	if err := json.Unmarshal(answer.Body, &payment); err != nil || payment.PSPReference == "" {
-		return provider.ChargeResult{}, fmt.Errorf("adyen: unreadable payment (%d bytes)", len(answer.Body))
+	payment, err := readPayment(answer.Body)
+	if err != nil {
+		return provider.ChargeResult{}, err
 	}
+	if payment.ResultCode == resultError {
+		return provider.ChargeResult{}, answer.Failed("adyen (resultCode Error: " + payment.RefusalReason + ")")
+	}
+	return outcome(payment)
+}
+
+// Authenticated asks Adyen, through /payments/details with the redirectResult the shopper's browser
+// brought back, what became of a payment that redirected the shopper. Without a redirectResult
+// Adyen cannot be asked; an answer about another payment than req's, any other answer than 200,
+// or one that cannot be read is an error, and the AUTHORISATION notification settles the payment.
+func (c *Client) Authenticated(ctx context.Context, req provider.AuthenticationRequest) (provider.ChargeResult, error) {
+	redirectResult := req.Returned.Get("redirectResult")
+	if redirectResult == "" {
+		return provider.ChargeResult{}, errors.New("adyen: the shopper came back without a redirectResult, which asking Adyen takes")
+	}
+	var request detailsRequest
+	request.Details.RedirectResult = redirectResult
+	// The same return asked about again is the same request: a retry Adyen answers as it did.
+	hash := sha256.Sum256([]byte(redirectResult))
+	answer, err := c.post(ctx, "/v71/payments/details", req.PaymentID+"-"+hex.EncodeToString(hash[:16]), request)
+	if err != nil {
+		return provider.ChargeResult{}, err
+	}
+	if answer.Status != http.StatusOK {
+		return provider.ChargeResult{}, fmt.Errorf("adyen: /payments/details answered %d", answer.Status)
+	}
+	payment, err := readPayment(answer.Body)
+	switch {
+	case err != nil:
+		return provider.ChargeResult{}, err
+	case payment.MerchantReference != req.PaymentID:
+		return provider.ChargeResult{}, fmt.Errorf("adyen: the redirectResult brought back for payment %s is payment %q's", req.PaymentID, payment.MerchantReference)
+	case req.ProviderPaymentID != "" && payment.PSPReference != "" && payment.PSPReference != req.ProviderPaymentID:
+		return provider.ChargeResult{}, fmt.Errorf("adyen: the redirectResult brought back for %s is %s's", req.ProviderPaymentID, payment.PSPReference)
+	}
+	return outcome(payment)
+}
+
+// readPayment reads the answer of /payments or /payments/details, which names the payment by its
+// pspReference unless it redirects the shopper.
+func readPayment(body []byte) (paymentAnswer, error) {
+	var payment paymentAnswer
+	if err := json.Unmarshal(body, &payment); err != nil || (payment.PSPReference == "" && payment.ResultCode != resultRedirectShopper) {
+		return paymentAnswer{}, fmt.Errorf("adyen: unreadable payment (%d bytes)", len(body))
+	}
+	return payment, nil
+}
+
+// outcome is what a payment's resultCode says: authorised, refused, or waiting for the shopper on
+// the page of a redirect by GET. A redirect by POST, which a browser can only be sent through with
+// its form, is declined: Adyen holds nothing until the shopper authenticates, so nothing was charged.
+// Any other resultCode (Pending, Received, Error, ...) leaves the outcome unknown.
+func outcome(payment paymentAnswer) (provider.ChargeResult, error) {
 	switch payment.ResultCode {
 	case resultAuthorised: // charged, or for a manual capture authorised and held
 		return provider.ChargeResult{ProviderPaymentID: payment.PSPReference, Approved: true}, nil
@@ -157,11 +274,21 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 			result.DeclineCode = "expired_card"
 		}
 		return result, nil
-	case resultError:
-		return provider.ChargeResult{}, answer.Failed("adyen (resultCode Error: " + payment.RefusalReason + ")")
-	default: // Pending, Received: settled later by notification; anything else Paygate cannot complete
-		return provider.ChargeResult{}, fmt.Errorf("adyen: payment %s is %s, outcome unknown", payment.PSPReference, payment.ResultCode)
+	case resultRedirectShopper:
+		action := payment.Action
+		switch {
+		case action == nil || action.Type != "redirect" || action.URL == "":
+			return provider.ChargeResult{}, errors.New("adyen: RedirectShopper without a page to redirect to, outcome unknown")
+		case action.Method != "" && !strings.EqualFold(action.Method, http.MethodGet):
+			// Declined, not failed over: once a provider asked for authentication, the payment
+			// is never sent to another.
+			return provider.ChargeResult{ProviderPaymentID: payment.PSPReference, DeclineCode: "card_declined",
+				RawDeclineCode: resultRedirectShopper + " " + action.Method,
+				DeclineMessage: "Adyen asks to redirect the shopper by " + action.Method + ", which Paygate cannot send a browser through."}, nil
+		}
+		return provider.ChargeResult{ProviderPaymentID: payment.PSPReference, RedirectURL: action.URL}, nil
 	}
+	return provider.ChargeResult{}, fmt.Errorf("adyen: payment %s is %s, outcome unknown", payment.PSPReference, payment.ResultCode)
 }
 
 // unsuccessful is the error an answer other than the one expected means: the outcome in doubt
@@ -212,7 +339,10 @@ func (c *Client) Capture(ctx context.Context, req provider.CaptureRequest) (prov
 // Cancel voids an authorisation made to capture manually. Adyen takes it ("received") and says
 // later, by a CANCELLATION notification, whether it went through; it takes no reason, so
 // req.Reason stays Paygate's. A cancellation Adyen refuses at once (a 422: the authorisation
-// captured, or canceled already) is provider.ErrUnavailable.
+// captured, or canceled already) is provider.ErrUnavailable, and so is one of a payment awaiting
+// the shopper: Adyen has authorised nothing yet, and has no request that cancels it (it lets it
+// expire; a shopper who completes the authentication still gets it authorised, which its
+// AUTHORISATION notification tells).
 func (c *Client) Cancel(ctx context.Context, req provider.CancelRequest) (provider.CancelResult, error) {
 	if _, err := c.modify(ctx, req.ProviderPaymentID, "cancels", req.IdempotencyKey, cancelRequest{
 		MerchantAccount: c.MerchantAccount, Reference: req.PaymentID,
@@ -226,6 +356,10 @@ func (c *Client) Cancel(ctx context.Context, req provider.CancelRequest) (provid
 // Adyen takes with 201 and status "received", and returns the modification's own pspReference.
 // Its errors are Charge's: a refusal by which Adyen did nothing is provider.ErrUnavailable.
 func (c *Client) modify(ctx context.Context, pspReference, modification, idempotencyKey string, body any) (string, error) {
+	if pspReference == "" {
+		// A payment awaiting the shopper has no pspReference yet, and holds nothing to modify.
+		return "", fmt.Errorf("%w: adyen: no pspReference for %s: the payment awaits the shopper's authentication", provider.ErrUnavailable, modification)
+	}
 	answer, err := c.post(ctx, "/v71/payments/"+url.PathEscape(pspReference)+"/"+modification, idempotencyKey, body)
 	if err != nil {
 		return "", err

@@ -25,10 +25,14 @@ import (
 	"github.com/paygate/paygate/internal/provider/providertest"
 )
 
+// newClient is a client of a sandbox over db, served with its pages.
 func newClient(t *testing.T, db *database.DB, now func() time.Time) (*Client, *adyensandbox.Sandbox) {
 	t.Helper()
-	sandbox := Registration.NewSandbox(db.Ent, provider.Settings{webhookSecret: hmacKey}, now).(*adyensandbox.Sandbox)
-	url, caller := providertest.Serve(t, sandbox)
+	var sandbox *adyensandbox.Sandbox
+	url, caller := providertest.ServeSandbox(t, func(pages string) http.Handler {
+		sandbox = Registration.NewSandbox(db.Ent, provider.Settings{webhookSecret: hmacKey}, now, pages).(*adyensandbox.Sandbox)
+		return sandbox
+	})
 	return &Client{BaseURL: url, APIKey: "AQE_test", MerchantAccount: "PaygateTest", Caller: caller}, sandbox
 }
 
@@ -142,20 +146,26 @@ type exchange struct {
 // recordedClient is a client of a sandbox over db that records every exchange with it.
 func recordedClient(t *testing.T, db *database.DB) (*Client, func() []exchange) {
 	t.Helper()
-	sandbox := Registration.NewSandbox(db.Ent, provider.Settings{webhookSecret: hmacKey}, time.Now).(*adyensandbox.Sandbox)
 	var mu sync.Mutex
 	var exchanges []exchange
-	url, caller := providertest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		answer := httptest.NewRecorder()
-		sandbox.ServeHTTP(answer, r)
-		mu.Lock()
-		exchanges = append(exchanges, exchange{Path: r.URL.Path, IdempotencyKey: r.Header.Get("Idempotency-Key"), Request: body,
-			Answer: answer.Body.Bytes(), Status: answer.Code})
-		mu.Unlock()
-		provider.WriteAnswer(w, answer.Code, answer.Body.Bytes())
-	}))
+	url, caller := providertest.ServeSandbox(t, func(pages string) http.Handler {
+		sandbox := Registration.NewSandbox(db.Ent, provider.Settings{webhookSecret: hmacKey}, time.Now, pages)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("X-Api-Key") == "" { // the shopper's browser on a page
+				sandbox.ServeHTTP(w, r)
+				return
+			}
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			answer := httptest.NewRecorder()
+			sandbox.ServeHTTP(answer, r)
+			mu.Lock()
+			exchanges = append(exchanges, exchange{Path: r.URL.Path, IdempotencyKey: r.Header.Get("Idempotency-Key"), Request: body,
+				Answer: answer.Body.Bytes(), Status: answer.Code})
+			mu.Unlock()
+			provider.WriteAnswer(w, answer.Code, answer.Body.Bytes())
+		})
+	})
 	return &Client{BaseURL: url, APIKey: "AQE_test", MerchantAccount: "PaygateTest", Caller: caller}, func() []exchange {
 		mu.Lock()
 		defer mu.Unlock()

@@ -33,9 +33,9 @@ var Registration = provider.Registration{
 	SandboxSettings: func(configured provider.Settings) provider.Settings {
 		return provider.Settings{apiKey: "sandbox", merchantAccount: "PaygateSandbox", webhookSecret: provider.SandboxSecret(configured, webhookSecret)}
 	},
-	NewSandbox: func(db *ent.Client, s provider.Settings, now func() time.Time) provider.Sandbox {
+	NewSandbox: func(db *ent.Client, s provider.Settings, now func() time.Time, pages string) provider.Sandbox {
 		key := s[webhookSecret]
-		return sandbox.New(db, now, func(item []byte) (string, error) { return SignItem(key, item) })
+		return sandbox.New(db, now, func(item []byte) (string, error) { return SignItem(key, item) }, pages)
 	},
 	NewVerifier: func(s provider.Settings, _ func() time.Time) (provider.WebhookVerifier, error) {
 		if s[webhookSecret] == "" {

@@ -1,6 +1,7 @@
 // Package checkout is the Checkout.com adapter: it charges cards through the Payments API, or
-// authorises them to capture or void later, and refunds them (JSON requests and answers), looks
-// up what became of them, and holds a sandbox that answers as Checkout.com's sandbox does.
+// authorises them to capture or void later, with 3-D Secure when the card's issuer asks for it,
+// and refunds them (JSON requests and answers), looks up what became of them, and holds a sandbox
+// that answers as Checkout.com's sandbox does.
 package checkout
 
 import (
@@ -58,6 +59,18 @@ type paymentRequest struct {
 	Capture     bool              `json:"capture"`
 	Description string            `json:"description,omitempty"`
 	Metadata    map[string]string `json:"metadata,omitempty"`
+	ThreeDS     threeDS           `json:"3ds"`
+	// SuccessURL and FailureURL are where Checkout.com sends the shopper's browser back to once
+	// they authenticated, with cko-session-id added: both are Paygate's return address, which
+	// asks Checkout.com what became of the payment whichever the browser comes back to.
+	SuccessURL string `json:"success_url,omitempty"`
+	FailureURL string `json:"failure_url,omitempty"`
+}
+
+// threeDS asks Checkout.com to authenticate the shopper (3-D Secure) where the card's issuer
+// wants it: the payment then waits for them (202 Pending); a frictionless one is answered at once.
+type threeDS struct {
+	Enabled bool `json:"enabled"`
 }
 
 // Checkout.com's look-ups do not show whether a payment was requested with capture false, and
@@ -78,6 +91,15 @@ type paymentAnswer struct {
 	ResponseCode    string `json:"response_code"`
 	ResponseSummary string `json:"response_summary"`
 	Reference       string `json:"reference"`
+	Links           links  `json:"_links"`
+}
+
+// links are the addresses Checkout.com gives with a payment; Paygate reads its redirect, the page
+// the shopper authenticates on, given while the payment waits for them.
+type links struct {
+	Redirect struct {
+		Href string `json:"href"`
+	} `json:"redirect"`
 }
 
 type refundRequest struct {
@@ -121,11 +143,15 @@ type payment struct {
 	} `json:"balances"`
 	// Metadata holds what the payment was requested with; its values may be any JSON.
 	Metadata map[string]any `json:"metadata"`
+	Links    links          `json:"_links"`
 }
 
 // Statuses of a payment that Paygate reads.
 const (
 	statusDeclined = "Declined"
+	// A payment not decided yet: with a redirect link, one waiting for the shopper to
+	// authenticate.
+	statusPending = "Pending"
 	// An authorisation voided, or left to lapse.
 	statusVoided  = "Voided"
 	statusExpired = "Expired"
@@ -169,9 +195,12 @@ func (*Client) Counting() provider.Counting { return counting }
 // Charge requests and captures a card payment or, when req.CaptureManually, authorises it only
 // (capture false), to capture or void later; an approved authorisation (status Authorized) is
 // Approved, nothing captured yet. A decline is a result (Checkout.com answers it 201 with
-// approved false). An answer by which Checkout.com did nothing (a 4xx, a 503) or a refused
-// connection is provider.ErrUnavailable; a payment still pending, an idempotency conflict,
-// another 5xx, a timeout or an answer that cannot be read leaves the outcome unknown.
+// approved false). Every payment asks for 3-D Secure, sending the browser back to req.ReturnURL:
+// a card whose issuer wants the shopper to authenticate is answered 202 Pending with the page to
+// send them to (_links.redirect), a result that awaits the shopper. An answer by which
+// Checkout.com did nothing (a 4xx, a 503) or a refused connection is provider.ErrUnavailable; a
+// payment pending otherwise, an idempotency conflict, another 5xx, a timeout or an answer that
+// cannot be read leaves the outcome unknown.
 func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
 	amount, err := counting.Units(req.Amount)
 	if err != nil {
@@ -181,6 +210,7 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 		Source: source{Type: "card", Number: req.Card.Number(), ExpiryMonth: req.Card.ExpMonth, ExpiryYear: req.Card.ExpYear, CVV: req.Card.CVC(),
 			Name: req.HolderName},
 		Amount: amount, Currency: req.Amount.Currency, Reference: req.PaymentID, Capture: !req.CaptureManually, Description: req.Description,
+		ThreeDS: threeDS{Enabled: true}, SuccessURL: req.ReturnURL, FailureURL: req.ReturnURL,
 	}
 	if req.CaptureManually {
 		request.Metadata = map[string]string{captureKey: captureManual}
@@ -189,7 +219,7 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 	if err != nil {
 		return provider.ChargeResult{}, err
 	}
-	if answer.Status != http.StatusCreated {
+	if answer.Status != http.StatusCreated && answer.Status != http.StatusAccepted {
 		return provider.ChargeResult{}, unsuccessful(answer)
 	}
 	var payment paymentAnswer
@@ -197,12 +227,26 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 		return provider.ChargeResult{}, fmt.Errorf("checkout.com: unreadable payment (%d bytes)", len(answer.Body))
 	}
 	switch {
+	case answer.Status == http.StatusAccepted:
+		if result, ok := awaiting(payment.ID, payment.Status, payment.Links); ok {
+			return result, nil
+		}
+		return provider.ChargeResult{}, unsuccessful(answer)
 	case payment.Approved:
 		return provider.ChargeResult{ProviderPaymentID: payment.ID, Approved: true}, nil
 	case payment.Status != statusDeclined:
 		return provider.ChargeResult{}, fmt.Errorf("checkout.com: payment %s is %s, outcome unknown", payment.ID, payment.Status)
 	}
 	return decline(payment.ID, payment.ResponseCode, payment.ResponseSummary), nil
+}
+
+// awaiting is the payment id waiting for the shopper to authenticate on the page its redirect link
+// gives; ok is false for a payment in another state.
+func awaiting(id, status string, l links) (result provider.ChargeResult, ok bool) {
+	if status != statusPending || l.Redirect.Href == "" {
+		return provider.ChargeResult{}, false
+	}
+	return provider.ChargeResult{ProviderPaymentID: id, RedirectURL: l.Redirect.Href}, true
 }
 
 // decline is the decline of the payment id with Checkout.com's response code and summary.
@@ -269,7 +313,10 @@ func (c *Client) Capture(ctx context.Context, req provider.CaptureRequest) (prov
 }
 
 // Cancel voids an authorisation. Checkout.com takes it (202) and confirms it by webhook:
-// payment_voided or payment_void_declined. Its voids take no reason.
+// payment_voided or payment_void_declined. Its voids take no reason. A payment waiting for the
+// shopper to authenticate (Pending) holds no authorisation yet: Checkout.com refuses its void (403,
+// Void not allowed), which is refused here, and declines the payment itself (20152) once the
+// shopper has let 15 minutes pass.
 func (c *Client) Cancel(ctx context.Context, req provider.CancelRequest) (provider.CancelResult, error) {
 	err := c.act(ctx, "void", "/payments/"+url.PathEscape(req.ProviderPaymentID)+"/voids", req.IdempotencyKey,
 		voidRequest{Reference: req.PaymentID})
@@ -312,9 +359,9 @@ var _ provider.Reconciler = (*Client)(nil)
 const paymentsLimit = 10
 
 // LookupCharge finds the payment made under Paygate's payment id as its reference and reads it as
-// Charge reads an answer; a declined payment's response code is read from its authorization. A
-// payment authorised to capture later is read further: what was captured of it, or that its
-// authorisation was voided.
+// Charge reads an answer, one waiting for the shopper to authenticate too; a declined payment's
+// response code is read from its authorization. A payment authorised to capture later is read
+// further: what was captured of it, or that its authorisation was voided.
 func (c *Client) LookupCharge(ctx context.Context, paymentID string) (provider.ChargeResult, bool, error) {
 	query := url.Values{"reference": {paymentID}, "limit": {strconv.Itoa(paymentsLimit)}}
 	answer, err := c.get(ctx, "/payments?"+query.Encode())
@@ -335,6 +382,9 @@ func (c *Client) LookupCharge(ctx context.Context, paymentID string) (provider.C
 		}
 	}
 	for _, p := range list.Data {
+		if result, ok := awaiting(p.ID, p.Status, p.Links); ok {
+			return result, true, nil
+		}
 		if p.Status != statusDeclined {
 			return provider.ChargeResult{}, false, fmt.Errorf("checkout.com: payment %s is %s, outcome unknown", p.ID, p.Status)
 		}
@@ -345,19 +395,67 @@ func (c *Client) LookupCharge(ctx context.Context, paymentID string) (provider.C
 	case len(list.Data) == 0:
 		return provider.ChargeResult{}, false, nil
 	}
-	declined := list.Data[0] // the newest
-	actions, found, err := c.actions(ctx, declined.ID)
+	result, err := c.declined(ctx, list.Data[0].ID) // the newest
+	return result, err == nil, err
+}
+
+// declined reads the decline of the declined payment id from its authorization among its actions,
+// since the payment itself shows no response code.
+func (c *Client) declined(ctx context.Context, id string) (provider.ChargeResult, error) {
+	actions, found, err := c.actions(ctx, id)
 	if err != nil {
-		return provider.ChargeResult{}, false, err
+		return provider.ChargeResult{}, err
 	}
 	if found {
 		for _, a := range actions {
 			if a.Type == actionAuthorization {
-				return decline(declined.ID, a.ResponseCode, a.ResponseSummary), true, nil
+				return decline(id, a.ResponseCode, a.ResponseSummary), nil
 			}
 		}
 	}
-	return provider.ChargeResult{}, false, fmt.Errorf("checkout.com: declined payment %s has no authorization listed", declined.ID)
+	return provider.ChargeResult{}, fmt.Errorf("checkout.com: declined payment %s has no authorization listed", id)
+}
+
+var _ provider.Authenticator = (*Client)(nil)
+
+// Authenticated reads what became of a payment that waited for the shopper to authenticate, once
+// their browser came back: the payment under its id (GET /payments/{id}), refused unless its
+// reference is req's payment, read as LookupCharge reads it. Without the id (the charge's answer
+// was lost) it is looked up by its reference. The cko-session-id the browser brought back is not
+// used: it names the authentication session, which the payment's id already says, and a browser
+// could bring back another payment's.
+func (c *Client) Authenticated(ctx context.Context, req provider.AuthenticationRequest) (provider.ChargeResult, error) {
+	if req.ProviderPaymentID == "" {
+		result, found, err := c.LookupCharge(ctx, req.PaymentID)
+		if err == nil && !found {
+			err = fmt.Errorf("checkout.com: no payment has the reference %s", req.PaymentID)
+		}
+		return result, err
+	}
+	answer, err := c.get(ctx, "/payments/"+url.PathEscape(req.ProviderPaymentID))
+	if err != nil {
+		return provider.ChargeResult{}, err
+	}
+	if answer.Status != http.StatusOK {
+		return provider.ChargeResult{}, fmt.Errorf("checkout.com: look-up answered %d, cannot tell", answer.Status)
+	}
+	var p payment
+	if err := json.Unmarshal(answer.Body, &p); err != nil || p.ID == "" {
+		return provider.ChargeResult{}, fmt.Errorf("checkout.com: unreadable payment (%d bytes)", len(answer.Body))
+	}
+	if p.Reference != req.PaymentID {
+		return provider.ChargeResult{}, fmt.Errorf("checkout.com: payment %s has the reference %q, not %s", p.ID, p.Reference, req.PaymentID)
+	}
+	if result, ok := awaiting(p.ID, p.Status, p.Links); ok {
+		return result, nil
+	}
+	switch {
+	case p.Approved:
+		return approval(p)
+	case p.Status == statusDeclined:
+		return c.declined(ctx, p.ID)
+	}
+	return provider.ChargeResult{}, fmt.Errorf("checkout.com: payment %s is %s, outcome unknown", p.ID, p.Status)
 }
 
 // approval reads an approved payment. One requested with capture false reports what was captured

@@ -15,21 +15,20 @@ import (
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
+	ckosandbox "github.com/paygate/paygate/internal/provider/checkout/sandbox"
 	"github.com/paygate/paygate/internal/provider/providertest"
 )
 
 func TestConformance(t *testing.T) {
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		clock, settlements := providertest.NewClock(), &providertest.Settlements{}
-		sandbox, twinSandbox := newSandbox(pools[0].Ent, clock.Now), newSandbox(pools[1].Ent, clock.Now)
-		sandbox.Settled, twinSandbox.Settled = settlements.Record, settlements.Record
-		url, caller := providertest.Serve(t, sandbox)
-		c := &Client{BaseURL: url, SecretKey: "sk_sbox_x", Caller: caller}
+		record := func(sandbox *ckosandbox.Sandbox) { sandbox.Settled = settlements.Record }
+		sandbox, c := serveSandbox(t, pools[0].Ent, clock.Now, record)
+		twinSandbox, twin := serveSandbox(t, pools[1].Ent, clock.Now, record)
 		unauthenticated := *c
 		unauthenticated.SecretKey = ""
-		twinURL, twinCaller := providertest.Serve(t, twinSandbox)
 		providertest.Run(t, providertest.Adapter{Client: c, Unauthenticated: &unauthenticated, Switches: &sandbox.SandboxSwitches,
-			Twin:           &Client{BaseURL: twinURL, SecretKey: "sk_sbox_x", Caller: twinCaller},
+			Twin:           twin,
 			RawDeclines:    map[string]string{providertest.Declined: "20005", providertest.InsufficientFunds: "20051", providertest.ExpiredCard: "20054"},
 			RefundsPending: true, Clock: clock, Settle: sandbox.Settle, TwinSettle: twinSandbox.Settle, Settlements: settlements, CapturesPending: true})
 	})
@@ -99,10 +98,7 @@ func TestLookupsRead(t *testing.T) {
 func TestSettleAfter(t *testing.T) {
 	db := databasetest.SQLite(t)
 	clock := providertest.NewClock()
-	sandbox := newSandbox(db.Ent, clock.Now)
-	sandbox.SettleAfter = time.Minute
-	url, caller := providertest.Serve(t, sandbox)
-	c := &Client{BaseURL: url, SecretKey: "sk_sbox_x", Caller: caller}
+	sandbox, c := serveSandbox(t, db.Ent, clock.Now, func(sandbox *ckosandbox.Sandbox) { sandbox.SettleAfter = time.Minute })
 	ctx := context.Background()
 	charged, err := c.Charge(ctx, providertest.Charge(t, providertest.Approved, 1000))
 	if err != nil {
@@ -281,9 +277,7 @@ func TestCaptureAndVoidAnswers(t *testing.T) {
 // TestLookupsOfAuthorisations: a payment authorised to capture later is found held, then captured
 // for what its capture took, or voided; a payment captured at once reports its approval alone.
 func TestLookupsOfAuthorisations(t *testing.T) {
-	sandbox := newSandbox(databasetest.SQLite(t).Ent, time.Now)
-	url, caller := providertest.Serve(t, sandbox)
-	c := &Client{BaseURL: url, SecretKey: "sk_sbox_x", Caller: caller}
+	_, c := serveSandbox(t, databasetest.SQLite(t).Ent, time.Now, nil)
 	ctx := context.Background()
 	lookUp := func(paymentID string) provider.ChargeResult {
 		t.Helper()
@@ -323,10 +317,103 @@ func TestLookupsOfAuthorisations(t *testing.T) {
 	}
 
 	// Checkout.com counts the Chilean peso in hundredths, its balances too.
-	url, caller = providertest.Canned(t, http.StatusOK, `{"limit":10,"skip":0,"total_count":1,"data":[{"id":"pay_1","amount":200000,"currency":"CLP",`+
+	url, caller := providertest.Canned(t, http.StatusOK, `{"limit":10,"skip":0,"total_count":1,"data":[{"id":"pay_1","amount":200000,"currency":"CLP",`+
 		`"approved":true,"status":"Partially Captured","balances":{"total_authorized":200000,"total_captured":150000},"metadata":{"paygate_capture":"manual"}}]}`)
 	c = &Client{BaseURL: url, SecretKey: "sk_sbox_x", Caller: caller}
 	if found := lookUp("pay_x"); found != (provider.ChargeResult{ProviderPaymentID: "pay_1", Approved: true, Captured: 1500}) {
 		t.Errorf("look-up of a capture of 1500 CLP = %+v", found)
+	}
+}
+
+// TestAuthenticationIsAskedAsCheckoutNamesIt: every payment asks for 3-D Secure and gives the
+// return address, its own query kept, as both its success_url and its failure_url; a payment
+// Checkout.com answers 202 Pending with a redirect link awaits the shopper on that page.
+func TestAuthenticationIsAskedAsCheckoutNamesIt(t *testing.T) {
+	var sent map[string]any
+	url, caller := providertest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		json.NewDecoder(r.Body).Decode(&sent)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusAccepted)
+		w.Write([]byte(`{"id":"pay_mbabizu24mvu3mela5njyhpit4","status":"Pending","reference":"pay_1","3ds":{"downgraded":false,"enrolled":"Y"},` +
+			`"_links":{"self":{"href":"https://api.sandbox.checkout.com/payments/pay_mbabizu24mvu3mela5njyhpit4"},` +
+			`"redirect":{"href":"https://api.sandbox.checkout.com/3ds/pay_mbabizu24mvu3mela5njyhpit4"}}}`))
+	}))
+	c := &Client{BaseURL: url, SecretKey: "sk_test", Caller: caller}
+	req := providertest.Charge(t, provider.AuthenticateThenApprove, 1000)
+	req.ReturnURL = "https://paygate.example/api/v1/payments/pay_1/return?lang=en"
+	result, err := c.Charge(context.Background(), req)
+	if want := (provider.ChargeResult{ProviderPaymentID: "pay_mbabizu24mvu3mela5njyhpit4",
+		RedirectURL: "https://api.sandbox.checkout.com/3ds/pay_mbabizu24mvu3mela5njyhpit4"}); err != nil || result != want {
+		t.Errorf("a payment waiting for the shopper = %+v, %v; want %+v", result, err, want)
+	}
+	if !reflect.DeepEqual(sent["3ds"], map[string]any{"enabled": true}) || sent["success_url"] != req.ReturnURL || sent["failure_url"] != req.ReturnURL {
+		t.Errorf("sent 3ds %v, success_url %v, failure_url %v", sent["3ds"], sent["success_url"], sent["failure_url"])
+	}
+}
+
+// TestAuthenticatedReads: once the browser is back, the payment is read under its id and must
+// be the one made for Paygate's payment: waiting still, approved, or declined with its
+// authorization's response code; a payment of another reference, or an answer that cannot tell,
+// decides nothing.
+func TestAuthenticatedReads(t *testing.T) {
+	const pending = `"status":"Pending","approved":false,"_links":{"redirect":{"href":"https://api.sandbox.checkout.com/3ds/pay_x"}}`
+	for _, tc := range []struct {
+		name      string
+		status    int
+		reference string
+		payment   string // the payment's JSON but its id and reference
+		want      provider.ChargeResult
+		wantErr   bool
+	}{
+		{"waiting", http.StatusOK, "pay_1", pending, provider.ChargeResult{ProviderPaymentID: "pay_x", RedirectURL: "https://api.sandbox.checkout.com/3ds/pay_x"}, false},
+		{"approved", http.StatusOK, "pay_1", `"status":"Captured","approved":true`, provider.ChargeResult{ProviderPaymentID: "pay_x", Approved: true}, false},
+		{"authentication failed", http.StatusOK, "pay_1", `"status":"Declined","approved":false`, provider.ChargeResult{ProviderPaymentID: "pay_x",
+			DeclineCode: "card_declined", RawDeclineCode: "20151", DeclineMessage: "Cardholder failed 3D-Secure authentication"}, false},
+		{"another payment's", http.StatusOK, "pay_other", `"status":"Captured","approved":true`, provider.ChargeResult{}, true},
+		{"another payment's, waiting", http.StatusOK, "pay_other", pending, provider.ChargeResult{}, true},
+		{"pending without a page", http.StatusOK, "pay_1", `"status":"Pending","approved":false`, provider.ChargeResult{}, true},
+		{"not found", http.StatusNotFound, "", ``, provider.ChargeResult{}, true},
+		{"fault", http.StatusInternalServerError, "", ``, provider.ChargeResult{}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url, caller := providertest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				switch r.URL.Path {
+				case "/payments/pay_x/actions":
+					w.Write([]byte(`[{"id":"act_1","type":"Authorization","amount":1000,"approved":false,"response_code":"20151",` +
+						`"response_summary":"Cardholder failed 3D-Secure authentication","reference":"pay_1"}]`))
+				case "/payments/pay_x":
+					w.WriteHeader(tc.status)
+					if tc.payment != "" {
+						w.Write([]byte(`{"id":"pay_x","reference":"` + tc.reference + `","amount":1000,"currency":"EUR",` + tc.payment + `}`))
+					}
+				default:
+					w.WriteHeader(http.StatusNotFound)
+				}
+			}))
+			c := &Client{BaseURL: url, SecretKey: "sk_test", Caller: caller}
+			result, err := c.Authenticated(context.Background(), provider.AuthenticationRequest{PaymentID: "pay_1", ProviderPaymentID: "pay_x",
+				Returned: map[string][]string{"cko-session-id": {"sid_y3oqhf46pyzuxjbcn2giaqnb44"}}})
+			if (err != nil) != tc.wantErr || result != tc.want {
+				t.Errorf("= %+v, %v; want %+v, error %v", result, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestAuthenticatedWithoutTheProvidersID: a payment whose charge's answer was lost is found by its
+// reference.
+func TestAuthenticatedWithoutTheProvidersID(t *testing.T) {
+	url, caller := providertest.Canned(t, http.StatusOK, `{"limit":10,"skip":0,"total_count":1,"data":[{"id":"pay_x","reference":"pay_1",`+
+		`"status":"Pending","approved":false,"_links":{"redirect":{"href":"https://api.sandbox.checkout.com/3ds/pay_x"}}}]}`)
+	c := &Client{BaseURL: url, SecretKey: "sk_test", Caller: caller}
+	want := provider.ChargeResult{ProviderPaymentID: "pay_x", RedirectURL: "https://api.sandbox.checkout.com/3ds/pay_x"}
+	if result, err := c.Authenticated(context.Background(), provider.AuthenticationRequest{PaymentID: "pay_1"}); err != nil || result != want {
+		t.Errorf("= %+v, %v; want %+v", result, err, want)
+	}
+	url, caller = providertest.Canned(t, http.StatusOK, `{"limit":10,"skip":0,"total_count":0,"data":[]}`)
+	c = &Client{BaseURL: url, SecretKey: "sk_test", Caller: caller}
+	if result, err := c.Authenticated(context.Background(), provider.AuthenticationRequest{PaymentID: "pay_1"}); err == nil {
+		t.Errorf("a payment Checkout.com has none for = %+v; want an error", result)
 	}
 }

@@ -21,6 +21,10 @@ const (
 	eventPaymentRefunded        = "payment_refunded"
 	eventPaymentRefundDeclined  = "payment_refund_declined"
 	eventDisputeReceived        = "dispute_received"
+
+	// A payment whose shopper failed to authenticate (3-D Secure), or did not in time: declined,
+	// which Checkout.com tells by this event instead of payment_declined.
+	eventPaymentAuthenticationFailed = "payment_authentication_failed"
 )
 
 // paymentEvent is what Paygate reads of the data of an event about a payment or one of its
@@ -54,6 +58,10 @@ const maxEventBytes = 1 << 20
 // events and on its captures' and voids', Paygate's refund id on a refund's, none on a refund
 // made in the Dashboard. So the reference of a refund, a capture or a void is read by its prefix.
 //
+// payment_authentication_failed is ChargeFailed as payment_declined is: its response code (20151,
+// the shopper failed 3-D Secure; 20152, they did not finish it in time) is card_declined. A
+// payment waiting for the shopper (payment_pending) is not acted on: the payment waits already.
+//
 // payment_captured is Captured for every payment, whether captured later or at once (capture
 // true, where it follows payment_approved): the payment service takes the capture of a payment
 // captured at once as its success.
@@ -64,7 +72,7 @@ const maxEventBytes = 1 << 20
 func ReadNotification(eventType string, payload []byte) (provider.Notification, error) {
 	switch eventType {
 	case eventPaymentApproved, eventPaymentCaptured, eventPaymentCaptureDeclined, eventPaymentVoided, eventPaymentVoidDeclined,
-		eventPaymentDeclined, eventPaymentRefunded, eventPaymentRefundDeclined, eventDisputeReceived:
+		eventPaymentDeclined, eventPaymentAuthenticationFailed, eventPaymentRefunded, eventPaymentRefundDeclined, eventDisputeReceived:
 	default:
 		return provider.Notification{Kind: provider.Unhandled, Reason: "checkout.com event type " + eventType + " is not acted on"}, nil
 	}
@@ -121,7 +129,7 @@ func readPayment(eventType string, payment paymentEvent) (provider.Notification,
 	switch eventType {
 	case eventPaymentApproved:
 		return provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: payment.Reference, ProviderPaymentID: payment.ID}, nil
-	case eventPaymentDeclined:
+	case eventPaymentDeclined, eventPaymentAuthenticationFailed:
 		return provider.Notification{Kind: provider.ChargeFailed, PaymentID: payment.Reference, ProviderPaymentID: payment.ID,
 			Decline: decline(payment.ID, payment.ResponseCode, payment.ResponseSummary)}, nil
 	case eventPaymentCaptured:

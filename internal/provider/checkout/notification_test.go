@@ -13,7 +13,6 @@ import (
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/money"
-	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 	ckosandbox "github.com/paygate/paygate/internal/provider/checkout/sandbox"
@@ -56,15 +55,8 @@ func deliveredSince(t *testing.T, sandbox *ckosandbox.Sandbox, receiver *provide
 func TestReadSandboxEvents(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		clock := providertest.NewClock()
-		receiver := providertest.NewWebhookReceiver(t, verify)
-		sandbox := newSandbox(db.Ent, clock.Now)
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		if err := sandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: receiver.URL, After: providertest.NoWait}); err != nil {
-			t.Fatal(err)
-		}
-		url, caller := providertest.Serve(t, sandbox)
-		c := &Client{BaseURL: url, SecretKey: "sk_sbox_x", Caller: caller}
+		sandbox, c, receiver := webhookSandboxOn(t, db, clock.Now)
+		ctx := context.Background()
 		next := deliveredSince(t, sandbox, receiver)
 
 		var approved provider.ChargeRequest
@@ -245,6 +237,14 @@ var readCases = []struct {
 		payload: eventJSON("payment_declined", paymentData(ckoAction, "2000", "EUR", paygatePayment, "20062", "Restricted Card")),
 		want: provider.Notification{Kind: provider.ChargeFailed, PaymentID: paygatePayment, ProviderPaymentID: ckoPayment,
 			Decline: provider.ChargeResult{ProviderPaymentID: ckoPayment, DeclineCode: "card_declined", RawDeclineCode: "20062", DeclineMessage: "Restricted Card"}}},
+	{name: "authentication failed", eventType: "payment_authentication_failed",
+		payload: eventJSON("payment_authentication_failed", `{"id":"`+ckoPayment+`","action_id":"`+ckoAction+`","processed_on":"2025-01-01T12:00:00.000Z",`+
+			`"reference":"`+paygatePayment+`","amount":2000,"currency":"EUR","response_code":"20151","response_summary":"Cardholder failed 3D-Secure authentication",`+
+			`"3ds":{"authentication_status_reason":"01","authentication_id":"sid_y7u4zjxld2iureedktq7qb4weq","version":"2.1.0","challenged":true,`+
+			`"redirect_url":"https://api.sandbox.checkout.com/sessions-interceptor/sid_y7u4zjxld2iureedktq7qb4weq"},"metadata":{}}`),
+		want: provider.Notification{Kind: provider.ChargeFailed, PaymentID: paygatePayment, ProviderPaymentID: ckoPayment,
+			Decline: provider.ChargeResult{ProviderPaymentID: ckoPayment, DeclineCode: "card_declined", RawDeclineCode: "20151",
+				DeclineMessage: "Cardholder failed 3D-Secure authentication"}}},
 	{name: "refund declined", eventType: "payment_refund_declined",
 		payload: eventJSON("payment_refund_declined", paymentData(ckoAction, "700", "EUR", paygateRefund, "20005", "Declined - Do Not Honour")),
 		want: provider.Notification{Kind: provider.RefundsChanged, ProviderPaymentID: ckoPayment, Refunds: []provider.RefundNotice{
@@ -297,6 +297,8 @@ var readCases = []struct {
 		unreadable: true},
 	{name: "refund naming no payment", eventType: "payment_refunded",
 		payload: eventJSON("payment_refunded", `{"action_id":"act_1","amount":100,"currency":"EUR","reference":"re_1"}`), unreadable: true},
+	{name: "authentication failed, naming no payment", eventType: "payment_authentication_failed",
+		payload: eventJSON("payment_authentication_failed", `{"action_id":"act_1","amount":100,"currency":"EUR","response_code":"20152"}`), unreadable: true},
 	{name: "dispute naming no payment", eventType: "dispute_received", payload: eventJSON("dispute_received", disputeData("", "", "10.4")), unreadable: true},
 	{name: "more than 1 MiB", eventType: "payment_approved",
 		payload: eventJSON("payment_approved", paymentData(ckoAction, "2000", "EUR", paygatePayment, "10000", strings.Repeat("x", maxEventBytes))), unreadable: true},

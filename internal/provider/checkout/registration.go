@@ -30,11 +30,11 @@ var Registration = provider.Registration{
 	SandboxSettings: func(configured provider.Settings) provider.Settings {
 		return provider.Settings{apiKey: "sandbox", webhookSecret: provider.SandboxSecret(configured, webhookSecret)}
 	},
-	NewSandbox: func(db *ent.Client, s provider.Settings, now func() time.Time) provider.Sandbox {
+	NewSandbox: func(db *ent.Client, s provider.Settings, now func() time.Time, pages string) provider.Sandbox {
 		secret := s[webhookSecret]
 		return sandbox.New(db, now, func(body []byte, _ time.Time) http.Header {
 			return http.Header{signatureHeader: {Sign(secret, body)}}
-		})
+		}, pages, counting)
 	},
 	NewVerifier: func(s provider.Settings, _ func() time.Time) (provider.WebhookVerifier, error) {
 		if s[webhookSecret] == "" {

@@ -73,15 +73,21 @@ func events(t *testing.T, bodies [][]byte) []testEvent {
 
 func webhookSandbox(t *testing.T, db *database.DB) (*ckosandbox.Sandbox, *Client, *providertest.WebhookReceiver) {
 	t.Helper()
+	return webhookSandboxOn(t, db, time.Now)
+}
+
+// webhookSandboxOn is webhookSandbox on the clock now.
+func webhookSandboxOn(t *testing.T, db *database.DB, now func() time.Time) (*ckosandbox.Sandbox, *Client, *providertest.WebhookReceiver) {
+	t.Helper()
 	receiver := providertest.NewWebhookReceiver(t, verify)
-	sandbox := newSandbox(db.Ent, time.Now)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if err := sandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: receiver.URL, After: providertest.NoWait}); err != nil {
-		t.Fatal(err)
-	}
-	url, caller := providertest.Serve(t, sandbox)
-	return sandbox, &Client{BaseURL: url, SecretKey: "sk_sbox_x", Caller: caller}, receiver
+	sandbox, c := serveSandbox(t, db.Ent, now, func(sandbox *ckosandbox.Sandbox) {
+		if err := sandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: receiver.URL, After: providertest.NoWait}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	return sandbox, c, receiver
 }
 
 func TestWebhooks(t *testing.T) {
@@ -234,9 +240,24 @@ func TestSettlementIsToldByWebhook(t *testing.T) {
 	}
 }
 
-// newSandbox is the sandbox as Paygate builds it, signing with testSecret.
-func newSandbox(db *ent.Client, now func() time.Time) *ckosandbox.Sandbox {
-	return Registration.NewSandbox(db, provider.Settings{webhookSecret: testSecret}, now).(*ckosandbox.Sandbox)
+// newSandbox is the sandbox as Paygate builds it, signing with testSecret, its pages at pages.
+func newSandbox(db *ent.Client, now func() time.Time, pages string) *ckosandbox.Sandbox {
+	return Registration.NewSandbox(db, provider.Settings{webhookSecret: testSecret}, now, pages).(*ckosandbox.Sandbox)
+}
+
+// serveSandbox serves a sandbox over db on the clock now, its pages at the address it is served
+// at, set up by setUp (when given) before it serves, and returns it with a client of its API.
+func serveSandbox(t *testing.T, db *ent.Client, now func() time.Time, setUp func(*ckosandbox.Sandbox)) (*ckosandbox.Sandbox, *Client) {
+	t.Helper()
+	var sandbox *ckosandbox.Sandbox
+	url, caller := providertest.ServeSandbox(t, func(pages string) http.Handler {
+		sandbox = newSandbox(db, now, pages)
+		if setUp != nil {
+			setUp(sandbox)
+		}
+		return sandbox
+	})
+	return sandbox, &Client{BaseURL: url, SecretKey: "sk_sbox_x", Caller: caller}
 }
 
 // TestCaptureWebhooks: an authorisation is told as an approval, its capture as payment_captured
@@ -301,4 +322,133 @@ func TestCaptureWebhooks(t *testing.T) {
 			t.Errorf("refused void told: %v", told)
 		}
 	})
+}
+
+// TestAuthenticationWebhooks: a payment waiting for the shopper is told as payment_pending, which
+// Paygate does not act on; the challenge's decision as Checkout.com tells it (payment_approved,
+// with payment_captured for a payment captured at once; payment_authentication_failed;
+// payment_declined), each read into what settles the payment if the browser never comes back.
+// Its void is not allowed and tells nothing; a payment left waiting past 15 minutes is declined.
+func TestAuthenticationWebhooks(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		clock := providertest.NewClock()
+		sandbox, c, receiver := webhookSandboxOn(t, db, clock.Now)
+		next := deliveredSince(t, sandbox, receiver)
+		ctx := context.Background()
+		// start charges the card, 25.00 EUR, which waits for the shopper.
+		start := func(number string, manual bool) (provider.ChargeRequest, provider.ChargeResult) {
+			t.Helper()
+			req := providertest.Charge(t, number, 2500)
+			req.CaptureManually = manual
+			req.ReturnURL = "https://paygate.example/api/v1/payments/" + req.PaymentID + "/return"
+			waiting, err := c.Charge(ctx, req)
+			if err != nil || !waiting.AwaitsShopper() {
+				t.Fatalf("charge of %s = %+v, %v; want it waiting for the shopper", number, waiting, err)
+			}
+			if told := next(); len(told) != 1 || told[0].Type != "payment_pending" {
+				t.Fatalf("told %v, want payment_pending", told)
+			} else if n, err := ReadNotification(told[0].Type, told[0].Payload); err != nil || n.Kind != provider.Unhandled {
+				t.Errorf("payment_pending read as %+v, %v; want unhandled", n, err)
+			}
+			return req, waiting
+		}
+		declined := func(id, code, summary string) provider.ChargeResult {
+			return provider.ChargeResult{ProviderPaymentID: id, DeclineCode: "card_declined", RawDeclineCode: code, DeclineMessage: summary}
+		}
+		for _, tc := range []struct {
+			name, number, outcome string
+			manual                bool
+			// want is what each event told, by type, reads as.
+			want func(req provider.ChargeRequest, id string) map[string]provider.Notification
+		}{
+			{"completed", provider.AuthenticateThenApprove, "complete", false, func(req provider.ChargeRequest, id string) map[string]provider.Notification {
+				return map[string]provider.Notification{
+					"payment_approved": {Kind: provider.ChargeSucceeded, PaymentID: req.PaymentID, ProviderPaymentID: id},
+					"payment_captured": {Kind: provider.Captured, PaymentID: req.PaymentID, ProviderPaymentID: id, Amount: 2500, Currency: "EUR"},
+				}
+			}},
+			{"completed, captured later", provider.AuthenticateThenApprove, "complete", true, func(req provider.ChargeRequest, id string) map[string]provider.Notification {
+				return map[string]provider.Notification{"payment_approved": {Kind: provider.ChargeSucceeded, PaymentID: req.PaymentID, ProviderPaymentID: id}}
+			}},
+			{"failed", provider.AuthenticateThenApprove, "fail", false, func(req provider.ChargeRequest, id string) map[string]provider.Notification {
+				return map[string]provider.Notification{"payment_authentication_failed": {Kind: provider.ChargeFailed, PaymentID: req.PaymentID,
+					ProviderPaymentID: id, Decline: declined(id, "20151", "Cardholder failed 3D-Secure authentication")}}
+			}},
+			{"declined once completed", provider.AuthenticateThenDecline, "complete", false, func(req provider.ChargeRequest, id string) map[string]provider.Notification {
+				return map[string]provider.Notification{"payment_declined": {Kind: provider.ChargeFailed, PaymentID: req.PaymentID,
+					ProviderPaymentID: id, Decline: declined(id, "20005", "Declined - Do Not Honour")}}
+			}},
+		} {
+			req, waiting := start(tc.number, tc.manual)
+			back := providertest.Shopper(t, waiting.RedirectURL, tc.outcome)
+			if prefixid.Prefix(back.Query().Get("cko-session-id")) != "sid" || back.Path != "/api/v1/payments/"+req.PaymentID+"/return" {
+				t.Errorf("%s: the browser was sent back to %s", tc.name, back)
+			}
+			told := map[string]provider.Notification{}
+			for _, e := range next() {
+				n, err := ReadNotification(e.Type, e.Payload)
+				if err != nil {
+					t.Errorf("%s: %s: %v", tc.name, e.Type, err)
+				}
+				told[e.Type] = n
+			}
+			if want := tc.want(req, waiting.ProviderPaymentID); !reflect.DeepEqual(told, want) {
+				t.Errorf("%s: told\n%+v; want\n%+v", tc.name, told, want)
+			}
+		}
+
+		// A payment waiting for the shopper holds no authorisation to void.
+		req, waiting := start(provider.AuthenticateThenApprove, true)
+		if _, err := c.Cancel(ctx, provider.CancelRequest{PaymentID: req.PaymentID, ProviderPaymentID: waiting.ProviderPaymentID,
+			Reason: "abandoned", IdempotencyKey: prefixid.New("can")}); !errors.Is(err, provider.ErrUnavailable) || errors.Is(err, provider.ErrOutage) {
+			t.Errorf("void of a payment waiting for the shopper = %v, want refused", err)
+		}
+		ask := provider.AuthenticationRequest{PaymentID: req.PaymentID, ProviderPaymentID: waiting.ProviderPaymentID}
+		if still, err := c.Authenticated(ctx, ask); err != nil || still != waiting {
+			t.Errorf("after its void was refused = %+v, %v; want %+v", still, err, waiting)
+		}
+		// Checkout.com declines it once the shopper has let 15 minutes pass: its page is gone.
+		clock.Advance(15*time.Minute + time.Second)
+		lapsed := declined(waiting.ProviderPaymentID, "20152", "Initial 3DS transaction not completed within 15 minutes")
+		if result, err := c.Authenticated(ctx, ask); err != nil || result != lapsed {
+			t.Errorf("after 15 minutes = %+v, %v; want %+v", result, err, lapsed)
+		}
+		if resp, err := http.Get(waiting.RedirectURL); err != nil || resp.StatusCode != http.StatusNotFound {
+			t.Errorf("the challenge page after 15 minutes = %v, %v; want 404", resp, err)
+		} else {
+			resp.Body.Close()
+		}
+		told := next()
+		if len(told) != 1 || told[0].Type != "payment_authentication_failed" {
+			t.Fatalf("told %v, want one payment_authentication_failed", told)
+		}
+		want := provider.Notification{Kind: provider.ChargeFailed, PaymentID: req.PaymentID, ProviderPaymentID: waiting.ProviderPaymentID, Decline: lapsed}
+		if n, err := ReadNotification(told[0].Type, told[0].Payload); err != nil || !reflect.DeepEqual(n, want) {
+			t.Errorf("read %+v, %v; want %+v", n, err, want)
+		}
+	})
+}
+
+// TestAuthenticationNotAskedFor: a card whose issuer wants 3-D Secure, charged without asking for
+// it, is declined (20154); asked for without a page to send the browser back to, refused.
+func TestAuthenticationNotAskedFor(t *testing.T) {
+	_, c := serveSandbox(t, databasetest.SQLite(t).Ent, time.Now, nil)
+	pay := func(body string) (int, map[string]any) {
+		t.Helper()
+		answer, err := c.post(context.Background(), "/payments", prefixid.New("pay"), json.RawMessage(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var payment map[string]any
+		json.Unmarshal(answer.Body, &payment)
+		return answer.Status, payment
+	}
+	const card = `"source":{"type":"card","number":"` + provider.AuthenticateThenApprove + `","expiry_month":3,"expiry_year":2040,"cvv":"737"},` +
+		`"amount":1000,"currency":"EUR","reference":"pay_1"`
+	if status, payment := pay(`{` + card + `}`); status != http.StatusCreated || payment["status"] != "Declined" || payment["response_code"] != "20154" {
+		t.Errorf("without 3ds = %d %v; want declined 20154", status, payment)
+	}
+	if status, payment := pay(`{` + card + `,"3ds":{"enabled":true},"success_url":"https://paygate.example/return"}`); status != http.StatusUnprocessableEntity {
+		t.Errorf("without a failure_url = %d %v; want 422", status, payment)
+	}
 }

@@ -76,6 +76,7 @@ func Run(t *testing.T, a Adapter) {
 	t.Run("capture", func(t *testing.T) { capture(t, a) })
 	t.Run("cancel", func(t *testing.T) { cancel(t, a) })
 	t.Run("capture_once", func(t *testing.T) { captureOnce(t, a) })
+	t.Run("authentication", func(t *testing.T) { authentication(t, a) })
 	// Every adapter looks charges up, Adyen's to say it cannot; only the providers that refund
 	// later settle refunds.
 	t.Run("lookups", func(t *testing.T) { lookups(t, a) })

@@ -3,6 +3,7 @@ package providertest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/paygate/paygate/internal/prefixid"
@@ -55,6 +56,14 @@ func (s Memory) Charge(ctx context.Context, req provider.ChargeRequest) (provide
 	if err := s.wait(ctx); err != nil {
 		return provider.ChargeResult{}, err
 	}
+	if provider.AsksAuthentication(req.Card.Number()) {
+		// The charge's id says what the shopper will have done: Memory keeps no state.
+		id := memoryAuthenticates + prefixid.New("ch")
+		if req.Card.Number() == provider.AuthenticateThenDecline {
+			id = memoryAuthenticationDeclines + prefixid.New("ch")
+		}
+		return provider.ChargeResult{ProviderPaymentID: id, RedirectURL: "https://memory.invalid/challenge/" + id}, nil
+	}
 	outcome := memoryOutcomes[req.Card.Number()]
 	switch outcome {
 	case "":
@@ -68,6 +77,28 @@ func (s Memory) Charge(ctx context.Context, req provider.ChargeRequest) (provide
 			DeclineMessage:    declineMessages[outcome],
 		}, nil
 	}
+}
+
+// The prefixes of the ids of charges that wait for the shopper: approved, or declined, once the
+// shopper is back.
+const (
+	memoryAuthenticates          = "sbx_3ds_"
+	memoryAuthenticationDeclines = "sbx_3ds_declined_"
+)
+
+// Authenticated answers a charge that waited for the shopper as if the shopper had completed the
+// authentication: approved, or declined for the card declined after it.
+func (s Memory) Authenticated(ctx context.Context, req provider.AuthenticationRequest) (provider.ChargeResult, error) {
+	if err := s.wait(ctx); err != nil {
+		return provider.ChargeResult{}, err
+	}
+	switch {
+	case strings.HasPrefix(req.ProviderPaymentID, memoryAuthenticationDeclines):
+		return provider.ChargeResult{ProviderPaymentID: req.ProviderPaymentID, DeclineCode: "card_declined", DeclineMessage: declineMessages["card_declined"]}, nil
+	case strings.HasPrefix(req.ProviderPaymentID, memoryAuthenticates):
+		return provider.ChargeResult{ProviderPaymentID: req.ProviderPaymentID, Approved: true}, nil
+	}
+	return provider.ChargeResult{}, fmt.Errorf("no charge %q waits for the shopper", req.ProviderPaymentID)
 }
 
 // Refund accepts every refund of a sandbox charge, as test modes do.

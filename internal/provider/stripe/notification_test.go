@@ -52,7 +52,9 @@ func deliveredSince(t *testing.T, sandbox *sandbox.Sandbox, receiver *providerte
 }
 
 // TestReadSandboxEvents reads the events the sandbox sends for charges, authorisations and their
-// captures and cancellations, refunds through the adapter, and each simulation, each as it comes.
+// captures and cancellations, refunds through the adapter, each simulation, and charges the
+// shopper authenticated, each as it comes: a charge decided on the shopper's page is told of as
+// any other, so that it settles if the browser never comes back.
 func TestReadSandboxEvents(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		sandbox, c, receiver := webhookSandbox(t, db)
@@ -105,6 +107,32 @@ func TestReadSandboxEvents(t *testing.T) {
 			return func(t *testing.T) provider.Notification {
 				*req, *result = providertest.Authorize(t, c, providertest.Approved, 5000)
 				return provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: req.PaymentID, ProviderPaymentID: result.ProviderPaymentID}
+			}
+		}
+		var challenged provider.ChargeRequest
+		var challenge provider.ChargeResult
+		awaitShopper := func(number string, manual bool) func(t *testing.T) provider.Notification {
+			return func(t *testing.T) provider.Notification {
+				challenged = providertest.Charge(t, number, 2500)
+				challenged.CaptureManually, challenged.ReturnURL = manual, "https://shop.example/paid"
+				var err error
+				if challenge, err = c.Charge(ctx, challenged); err != nil || !challenge.AwaitsShopper() {
+					t.Fatalf("charge = %+v, %v; want a page for the shopper", challenge, err)
+				}
+				// Paygate knows from the answer: it waits for the shopper.
+				return provider.Notification{Kind: provider.Unhandled, Reason: "stripe event type payment_intent.requires_action is not acted on"}
+			}
+		}
+		// authenticate has the shopper submit outcome on the page; a zero decline says approved.
+		authenticate := func(outcome string, decline provider.ChargeResult) func(t *testing.T) provider.Notification {
+			return func(t *testing.T) provider.Notification {
+				providertest.Shopper(t, challenge.RedirectURL, outcome)
+				n := provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: challenged.PaymentID, ProviderPaymentID: challenge.ProviderPaymentID}
+				if decline != (provider.ChargeResult{}) {
+					decline.ProviderPaymentID = challenge.ProviderPaymentID
+					n.Kind, n.Decline = provider.ChargeFailed, decline
+				}
+				return n
 			}
 		}
 		steps := []struct {
@@ -161,6 +189,17 @@ func TestReadSandboxEvents(t *testing.T) {
 				}
 				return provider.Notification{Kind: provider.Canceled, PaymentID: voided.PaymentID, ProviderPaymentID: voidedAuthorisation.ProviderPaymentID}
 			}},
+			{"awaiting authentication", "payment_intent.requires_action", awaitShopper(provider.AuthenticateThenApprove, false)},
+			{"authenticated", "payment_intent.succeeded", authenticate("complete", provider.ChargeResult{})},
+			{"awaiting authentication, to capture manually", "payment_intent.requires_action", awaitShopper(provider.AuthenticateThenApprove, true)},
+			{"authenticated, authorised", "payment_intent.amount_capturable_updated", authenticate("complete", provider.ChargeResult{})},
+			{"awaiting authentication, to fail it", "payment_intent.requires_action", awaitShopper(provider.AuthenticateThenApprove, false)},
+			{"authentication failed", "payment_intent.payment_failed", authenticate("fail", provider.ChargeResult{DeclineCode: "card_declined",
+				RawDeclineCode: "payment_intent_authentication_failure", DeclineMessage: "The provided PaymentMethod has failed authentication. " +
+					"You can provide payment_method_data or a new PaymentMethod to attempt to fulfill this PaymentIntent again."})},
+			{"awaiting authentication, to decline after it", "payment_intent.requires_action", awaitShopper(provider.AuthenticateThenDecline, false)},
+			{"declined after authentication", "payment_intent.payment_failed", authenticate("complete", provider.ChargeResult{DeclineCode: "card_declined",
+				RawDeclineCode: "generic_decline", DeclineMessage: "Your card was declined."})},
 		}
 		for _, step := range steps {
 			want := step.do(t)
@@ -328,6 +367,19 @@ var readCases = []struct {
 		want: provider.Notification{Kind: provider.ChargeFailed, PaymentID: paygatePayment, ProviderPaymentID: "pi_3QxYz",
 			Decline: provider.ChargeResult{ProviderPaymentID: "pi_3QxYz", DeclineCode: "card_declined", RawDeclineCode: "lost_card",
 				DeclineMessage: "Your card was declined."}}},
+	{name: "authentication failed", eventType: "payment_intent.payment_failed",
+		payload: eventJSON("payment_intent.payment_failed", strings.Replace(intentObject("requires_payment_method",
+			`{"type":"invalid_request_error","code":"payment_intent_authentication_failure",`+
+				`"doc_url":"https://stripe.com/docs/error-codes/payment-intent-authentication-failure",`+
+				`"message":"The provided PaymentMethod has failed authentication."}`), `"latest_charge":"ch_3QxYz"`, `"latest_charge":null`, 1)),
+		want: provider.Notification{Kind: provider.ChargeFailed, PaymentID: paygatePayment, ProviderPaymentID: "pi_3QxYz",
+			Decline: provider.ChargeResult{ProviderPaymentID: "pi_3QxYz", DeclineCode: "card_declined", RawDeclineCode: "payment_intent_authentication_failure",
+				DeclineMessage: "The provided PaymentMethod has failed authentication."}}},
+	{name: "awaiting authentication", eventType: "payment_intent.requires_action",
+		payload: eventJSON("payment_intent.requires_action", strings.Replace(intentObject("requires_action", "null"), `"latest_charge":"ch_3QxYz"`,
+			`"latest_charge":null,"next_action":{"type":"redirect_to_url","redirect_to_url":{"url":"https://hooks.stripe.com/3d_secure_2/hosted",`+
+				`"return_url":"https://shop.example/paid"}}`, 1)),
+		want: provider.Notification{Kind: provider.Unhandled, Reason: "stripe event type payment_intent.requires_action is not acted on"}},
 	{name: "dispute", eventType: "charge.dispute.created", payload: eventJSON("charge.dispute.created", disputeObject(`"pi_3QxYz"`)),
 		want: provider.Notification{Kind: provider.Disputed, ProviderPaymentID: "pi_3QxYz", Reason: "product_not_received"}},
 

@@ -1,7 +1,8 @@
-// Package stripe is the Stripe adapter: it charges cards through PaymentIntents, captures or voids
-// those authorised to capture manually, and refunds them over Stripe's HTTP API (form-encoded
-// requests, JSON answers, read with stripe-go's wire types), looks up what became of them, and
-// holds a sandbox that answers as Stripe's test mode does.
+// Package stripe is the Stripe adapter: it charges cards through PaymentIntents, sending the
+// shopper to authenticate (3-D Secure) when the card's issuer asks, captures or voids those
+// authorised to capture manually, and refunds them over Stripe's HTTP API (form-encoded requests,
+// JSON answers, read with stripe-go's wire types), looks up what became of them, and holds a
+// sandbox that answers as Stripe's test mode does.
 package stripe
 
 import (
@@ -29,16 +30,19 @@ type Client struct {
 }
 
 var (
-	_ provider.Provider     = (*Client)(nil)
-	_ provider.RefundLister = (*Client)(nil)
-	_ provider.Capturer     = (*Client)(nil)
+	_ provider.Provider      = (*Client)(nil)
+	_ provider.RefundLister  = (*Client)(nil)
+	_ provider.Capturer      = (*Client)(nil)
+	_ provider.Authenticator = (*Client)(nil)
 )
 
 // Name identifies Stripe on payments.
 func (*Client) Name() string { return Name }
 
-// Charge creates and confirms a PaymentIntent for the card. A decline is a result. An answer by
-// which Stripe did nothing (processing_error, a refused request, a 503) or a refused connection is
+// Charge creates and confirms a PaymentIntent for the card. A decline is a result, and so is a
+// PaymentIntent that waits for the shopper to authenticate: Stripe sends their browser back to
+// the request's ReturnURL (its return_url) once they are done. An answer by which Stripe did
+// nothing (processing_error, a refused request, a 503) or a refused connection is
 // provider.ErrUnavailable; an answer that leaves the outcome in doubt (a 500, a key still in use,
 // a payment still processing), a timeout or an answer that cannot be read leaves it unknown.
 func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
@@ -63,6 +67,9 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 	if req.CaptureManually {
 		form.Set("capture_method", string(stripego.PaymentIntentCaptureMethodManual))
 	}
+	if req.ReturnURL != "" {
+		form.Set("return_url", req.ReturnURL)
+	}
 	answer, err := c.post(ctx, "/v1/payment_intents", form, req.PaymentID)
 	if err != nil {
 		return provider.ChargeResult{}, err
@@ -81,10 +88,13 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 }
 
 // intentResult is what a PaymentIntent says of its charge: approved (for one to capture manually:
-// authorised, captured or voided), declined, or, while it is processing, not known yet.
+// authorised, captured or voided), declined, waiting for the shopper to authenticate, or, while
+// it is processing, not known yet.
 func intentResult(intent *stripego.PaymentIntent) (provider.ChargeResult, error) {
 	manual := intent.CaptureMethod == stripego.PaymentIntentCaptureMethodManual
 	switch {
+	case intent.Status == stripego.PaymentIntentStatusRequiresAction && shopperRedirect(intent) != "":
+		return provider.ChargeResult{ProviderPaymentID: intent.ID, RedirectURL: shopperRedirect(intent)}, nil
 	case intent.Status == stripego.PaymentIntentStatusSucceeded && manual:
 		captured, err := paygateAmount(intent.AmountReceived, string(intent.Currency))
 		if err != nil {
@@ -101,10 +111,54 @@ func intentResult(intent *stripego.PaymentIntent) (provider.ChargeResult, error)
 		result := decline(intent.LastPaymentError)
 		result.ProviderPaymentID = intent.ID
 		return result, nil
-	default: // requires_action (3-D Secure) above all: a step Paygate cannot take
+	default: // requires_confirmation, or requires_action other than by a redirect (use_stripe_sdk): steps Paygate cannot take
 		return provider.ChargeResult{ProviderPaymentID: intent.ID, DeclineCode: "card_declined", RawDeclineCode: string(intent.Status),
 			DeclineMessage: "The card needs a step Paygate cannot take (" + string(intent.Status) + ")."}, nil
 	}
+}
+
+// shopperRedirect is the page the PaymentIntent asks the shopper's browser to be sent to, "" when
+// its next action is no redirect.
+func shopperRedirect(intent *stripego.PaymentIntent) string {
+	if intent.NextAction == nil || intent.NextAction.Type != stripego.PaymentIntentNextActionTypeRedirectToURL || intent.NextAction.RedirectToURL == nil {
+		return ""
+	}
+	return intent.NextAction.RedirectToURL.URL
+}
+
+// Authenticated reads the PaymentIntent as it stands once the shopper's browser is back: Stripe
+// decides it when its page is done with, and sends payment_intent.succeeded,
+// amount_capturable_updated or payment_failed too. The intent is the charge's; when Stripe's
+// answer with its id was lost, the one the browser names (payment_intent), or else the one a
+// search finds. Either way it must carry the payment's paygate_id, so that what the browser
+// brought back from another payment's page never decides this one.
+func (c *Client) Authenticated(ctx context.Context, req provider.AuthenticationRequest) (provider.ChargeResult, error) {
+	intentID := req.ProviderPaymentID
+	if intentID == "" {
+		intentID = req.Returned.Get("payment_intent")
+	}
+	if intentID == "" {
+		result, found, err := c.LookupCharge(ctx, req.PaymentID)
+		if err == nil && !found {
+			err = fmt.Errorf("stripe: no payment intent found for %s yet, cannot tell", req.PaymentID)
+		}
+		return result, err
+	}
+	answer, err := c.get(ctx, "/v1/payment_intents/"+url.PathEscape(intentID), nil)
+	if err != nil {
+		return provider.ChargeResult{}, err
+	}
+	if answer.Status != http.StatusOK {
+		return provider.ChargeResult{}, cannotTell(answer)
+	}
+	var intent stripego.PaymentIntent
+	if err := json.Unmarshal(answer.Body, &intent); err != nil || intent.ID == "" {
+		return provider.ChargeResult{}, fmt.Errorf("stripe: unreadable payment intent (%d bytes)", len(answer.Body))
+	}
+	if intent.Metadata[paygateIDKey] != req.PaymentID {
+		return provider.ChargeResult{}, fmt.Errorf("stripe: payment intent %s is not payment %s's", intent.ID, req.PaymentID)
+	}
+	return intentResult(&intent)
 }
 
 // canceledResult is what a canceled PaymentIntent says of its charge. Stripe zeroes
@@ -272,7 +326,8 @@ const searchLimit = 10
 
 // LookupCharge finds the PaymentIntent made for the payment by its metadata, through Stripe's
 // search, and reads it as Charge reads an answer: an intent that succeeded or holds an
-// authorisation is an approval, one still processing leaves the outcome unknown.
+// authorisation is an approval, one waiting for the shopper to authenticate is found waiting, one
+// still processing leaves the outcome unknown.
 func (c *Client) LookupCharge(ctx context.Context, paymentID string) (provider.ChargeResult, bool, error) {
 	query := url.Values{"query": {"metadata['paygate_id']:'" + strings.ReplaceAll(paymentID, "'", `\'`) + "'"},
 		"limit": {strconv.Itoa(searchLimit)}}

@@ -26,14 +26,11 @@ import (
 
 func TestConformance(t *testing.T) {
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
-		sandbox := newSandbox(pools[0].Ent, time.Now)
-		url, caller := providertest.Serve(t, sandbox)
-		c := &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
+		sandbox, c := served(t, pools[0].Ent, nil)
 		unauthenticated := *c
 		unauthenticated.APIKey = ""
-		twinURL, twinCaller := providertest.Serve(t, newSandbox(pools[1].Ent, time.Now))
-		providertest.Run(t, providertest.Adapter{Client: c, Unauthenticated: &unauthenticated, Switches: &sandbox.SandboxSwitches,
-			Twin: &Client{BaseURL: twinURL, APIKey: "sk_test_x", Caller: twinCaller},
+		_, twin := served(t, pools[1].Ent, nil)
+		providertest.Run(t, providertest.Adapter{Client: c, Unauthenticated: &unauthenticated, Switches: &sandbox.SandboxSwitches, Twin: twin,
 			RawDeclines: map[string]string{providertest.Declined: "generic_decline", providertest.InsufficientFunds: "insufficient_funds",
 				providertest.ExpiredCard: "expired_card"}})
 		if result, err := c.Charge(context.Background(), providertest.Charge(t, providertest.Approved, 100)); err != nil || !strings.HasPrefix(result.ProviderPaymentID, "pi_") {
@@ -46,7 +43,7 @@ func TestConformance(t *testing.T) {
 // is sent again with its key, and Stripe charges once; any other answer is final.
 func TestNetworkRetriesReuseTheKey(t *testing.T) {
 	db := databasetest.SQLite(t)
-	sandbox := newSandbox(db.Ent, time.Now)
+	sandbox := newSandbox(db.Ent, time.Now, "") // no page is shown here
 	var requests atomic.Int32
 	keys := make(chan string, 8)
 	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -120,6 +117,10 @@ func TestLookupsRead(t *testing.T) {
 		{http.StatusOK, `{"object":"search_result","has_more":false,"data":[{"id":"pi_1","status":"requires_action"}]}`,
 			provider.ChargeResult{ProviderPaymentID: "pi_1", DeclineCode: "card_declined", RawDeclineCode: "requires_action",
 				DeclineMessage: "The card needs a step Paygate cannot take (requires_action)."}},
+		// Waiting for the shopper to authenticate on the page Stripe redirects to.
+		{http.StatusOK, `{"object":"search_result","has_more":false,"data":[{"id":"pi_1","status":"requires_action","next_action":{"type":"redirect_to_url",
+			"redirect_to_url":{"url":"https://hooks.stripe.com/3d_secure_2/hosted?payment_intent=pi_1","return_url":"https://shop.example/paid"}}}]}`,
+			provider.ChargeResult{ProviderPaymentID: "pi_1", RedirectURL: "https://hooks.stripe.com/3d_secure_2/hosted?payment_intent=pi_1"}},
 		{http.StatusOK, `{"object":"search_result","has_more":false,"data":[{"id":"pi_2","status":"requires_payment_method","created":2,
 			"last_payment_error":{"type":"card_error","code":"card_declined","decline_code":"insufficient_funds","message":"No funds."}},
 			{"id":"pi_1","status":"requires_payment_method","created":1}]}`,
@@ -187,9 +188,7 @@ func TestLookupsRead(t *testing.T) {
 
 // TestSearchQuotesTheID: an id with a quote in it is searched for as it is, not as a query.
 func TestSearchQuotesTheID(t *testing.T) {
-	db := databasetest.SQLite(t)
-	url, caller := providertest.Serve(t, newSandbox(db.Ent, time.Now))
-	c := &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
+	_, c := served(t, databasetest.SQLite(t).Ent, nil)
 	req := providertest.Charge(t, providertest.Approved, 100)
 	req.PaymentID = `pay_it's`
 	charged, err := c.Charge(context.Background(), req)
@@ -226,10 +225,7 @@ func TestAmountsAreSentAsStripeCountsThem(t *testing.T) {
 // TestListRefunds: the refunds of a PaymentIntent, Paygate's and one made at Stripe, are listed
 // with their ids, amounts and status; a PaymentIntent without refunds lists none.
 func TestListRefunds(t *testing.T) {
-	db := databasetest.SQLite(t)
-	sandbox := newSandbox(db.Ent, time.Now)
-	url, caller := providertest.Serve(t, sandbox)
-	c := &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
+	sandbox, c := served(t, databasetest.SQLite(t).Ent, nil)
 	ctx := context.Background()
 	req := providertest.Charge(t, providertest.Approved, 1000)
 	charged, err := c.Charge(ctx, req)
@@ -262,28 +258,38 @@ func TestListRefunds(t *testing.T) {
 
 // sentRequest is a request as a recording server took it.
 type sentRequest struct {
-	Path, IdempotencyKey string
-	Form                 url.Values
+	Method, Path, IdempotencyKey string
+	Form                         url.Values
 }
 
-// recording serves h, recording each request it is sent, and returns a client for it and the
-// requests sent so far.
-func recording(t *testing.T, h http.Handler) (*Client, func() []sentRequest) {
+// recording serves what build makes for the address it is served at, recording each request it
+// is sent, and returns a client for it and the requests sent so far.
+func recording(t *testing.T, build func(pages string) http.Handler) (*Client, func() []sentRequest) {
 	t.Helper()
 	var mu sync.Mutex
 	var sent []sentRequest
-	url, caller := providertest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.ParseForm()
-		mu.Lock()
-		sent = append(sent, sentRequest{Path: r.URL.Path, IdempotencyKey: r.Header.Get("Idempotency-Key"), Form: r.PostForm})
-		mu.Unlock()
-		h.ServeHTTP(w, r)
-	}))
+	url, caller := providertest.ServeSandbox(t, func(pages string) http.Handler {
+		h := build(pages)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r.ParseForm()
+			mu.Lock()
+			sent = append(sent, sentRequest{Method: r.Method, Path: r.URL.Path, IdempotencyKey: r.Header.Get("Idempotency-Key"), Form: r.PostForm})
+			mu.Unlock()
+			h.ServeHTTP(w, r)
+		})
+	})
 	return &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}, func() []sentRequest {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]sentRequest(nil), sent...)
 	}
+}
+
+// stripeClient is stripe-go's own client, against the server c speaks to.
+func stripeClient(c *Client) *stripego.Client {
+	return stripego.NewClient("sk_test_x", stripego.WithBackends(stripego.NewBackendsWithConfig(&stripego.BackendConfig{
+		URL: stripego.String(c.BaseURL), HTTPClient: c.Caller.HTTP, MaxNetworkRetries: stripego.Int64(0),
+		LeveledLogger: &stripego.LeveledLogger{Level: stripego.LevelNull}})))
 }
 
 // stripeForm is the form stripe-go sends for params.
@@ -298,8 +304,7 @@ func stripeForm(params any) url.Values {
 // what Stripe refuses, as stripe-go reads Stripe's answers.
 func TestCaptureSpeaksStripe(t *testing.T) {
 	db := databasetest.SQLite(t)
-	sandbox := newSandbox(db.Ent, time.Now)
-	c, sent := recording(t, sandbox)
+	c, sent := recording(t, func(pages string) http.Handler { return newSandbox(db.Ent, time.Now, pages) })
 	ctx := context.Background()
 	last := func() sentRequest {
 		requests := sent()
@@ -315,7 +320,7 @@ func TestCaptureSpeaksStripe(t *testing.T) {
 	if _, err := c.Capture(ctx, capture); err != nil {
 		t.Fatal(err)
 	}
-	want := sentRequest{Path: stripego.FormatURLPath("/v1/payment_intents/%s/capture", held.ProviderPaymentID), IdempotencyKey: "cap_speaks",
+	want := sentRequest{Method: http.MethodPost, Path: stripego.FormatURLPath("/v1/payment_intents/%s/capture", held.ProviderPaymentID), IdempotencyKey: "cap_speaks",
 		Form: stripeForm(&stripego.PaymentIntentCaptureParams{AmountToCapture: stripego.Int64(3000)})}
 	if got := last(); !reflect.DeepEqual(got, want) {
 		t.Errorf("capture sent %+v, want %+v", got, want)
@@ -325,16 +330,13 @@ func TestCaptureSpeaksStripe(t *testing.T) {
 	if _, err := c.Cancel(ctx, provider.CancelRequest{ProviderPaymentID: other.ProviderPaymentID, Reason: "expired", IdempotencyKey: "can_speaks"}); err != nil {
 		t.Fatal(err)
 	}
-	want = sentRequest{Path: stripego.FormatURLPath("/v1/payment_intents/%s/cancel", other.ProviderPaymentID), IdempotencyKey: "can_speaks",
+	want = sentRequest{Method: http.MethodPost, Path: stripego.FormatURLPath("/v1/payment_intents/%s/cancel", other.ProviderPaymentID), IdempotencyKey: "can_speaks",
 		Form: stripeForm(&stripego.PaymentIntentCancelParams{CancellationReason: stripego.String("abandoned")})}
 	if got := last(); !reflect.DeepEqual(got, want) {
 		t.Errorf("cancellation sent %+v, want %+v", got, want)
 	}
 
-	// stripe-go's own client, against the sandbox.
-	sc := stripego.NewClient("sk_test_x", stripego.WithBackends(stripego.NewBackendsWithConfig(&stripego.BackendConfig{
-		URL: stripego.String(c.BaseURL), HTTPClient: c.Caller.HTTP, MaxNetworkRetries: stripego.Int64(0),
-		LeveledLogger: &stripego.LeveledLogger{Level: stripego.LevelNull}})))
+	sc := stripeClient(c)
 	refused := func(err error, code stripego.ErrorCode, status stripego.PaymentIntentStatus) {
 		t.Helper()
 		var stripeErr *stripego.Error
@@ -435,9 +437,11 @@ func TestCaptureAnswers(t *testing.T) {
 // TestCapturesAreSentAsStripeCountsThem: a capture is sent in Stripe's units, and one Stripe
 // cannot take is not sent at all.
 func TestCapturesAreSentAsStripeCountsThem(t *testing.T) {
-	c, sent := recording(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		provider.WriteAnswer(w, http.StatusOK, []byte(`{"id":"pi_1","object":"payment_intent","status":"succeeded"}`))
-	}))
+	c, sent := recording(t, func(string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			provider.WriteAnswer(w, http.StatusOK, []byte(`{"id":"pi_1","object":"payment_intent","status":"succeeded"}`))
+		})
+	})
 	for _, tc := range []struct {
 		amount money.Amount
 		sent   string // "": nothing
@@ -456,5 +460,192 @@ func TestCapturesAreSentAsStripeCountsThem(t *testing.T) {
 		case tc.sent != "" && (err != nil || len(requests) != 1 || requests[0].Form.Get("amount_to_capture") != tc.sent):
 			t.Errorf("%s %s: sent %+v (%v), want amount_to_capture %s", tc.amount, tc.amount.Currency, requests, err, tc.sent)
 		}
+	}
+}
+
+// TestAuthenticationSpeaksStripe: a card that asks for 3-D Secure is confirmed with the return_url
+// as stripe-go sends it, and answered, as stripe-go reads it, with a PaymentIntent requires_action
+// that charged nothing and whose next_action redirects to the challenge page; the page sends the
+// browser back to the return_url as Stripe does, and the adapter then reads the intent by id as
+// Stripe decided it: succeeded, or requires_payment_method with Stripe's error for a failed
+// authentication or for a card declined after it. Without a return_url Stripe asks for Stripe.js,
+// which Paygate cannot take; an intent waiting for the shopper can be canceled, and its page is
+// then gone; and an intent of another payment never answers for this one.
+func TestAuthenticationSpeaksStripe(t *testing.T) {
+	db := databasetest.SQLite(t)
+	c, sent := recording(t, func(pages string) http.Handler { return newSandbox(db.Ent, time.Now, pages) })
+	sc := stripeClient(c)
+	ctx := context.Background()
+	start := func(number string) (provider.ChargeRequest, provider.ChargeResult) {
+		t.Helper()
+		req := providertest.Charge(t, number, 2500)
+		req.ReturnURL = "https://shop.example/paid?order=7"
+		waiting, err := c.Charge(ctx, req)
+		if err != nil || !waiting.AwaitsShopper() {
+			t.Fatalf("charge of %s = %+v, %v; want a page for the shopper", number, waiting, err)
+		}
+		return req, waiting
+	}
+	// askedOnce checks that Authenticated asked Stripe once, for the intent.
+	askedOnce := func(since int, intentID string) {
+		t.Helper()
+		want := sentRequest{Method: http.MethodGet, Path: stripego.FormatURLPath("/v1/payment_intents/%s", intentID), Form: url.Values{}}
+		if asked := sent()[since:]; len(asked) != 1 || !reflect.DeepEqual(asked[0], want) {
+			t.Errorf("Authenticated sent %+v, want %+v", asked, want)
+		}
+	}
+
+	req, waiting := start(provider.AuthenticateThenApprove)
+	requests := sent()
+	returnURL := stripeForm(&stripego.PaymentIntentParams{ReturnURL: stripego.String(req.ReturnURL)}).Get("return_url")
+	if got := requests[len(requests)-1].Form.Get("return_url"); got != returnURL {
+		t.Errorf("the charge sent return_url %q, want %q", got, returnURL)
+	}
+	intent, err := sc.V1PaymentIntents.Retrieve(ctx, waiting.ProviderPaymentID, nil)
+	if err != nil || intent.Status != stripego.PaymentIntentStatusRequiresAction || intent.NextAction == nil ||
+		intent.NextAction.Type != stripego.PaymentIntentNextActionTypeRedirectToURL || intent.NextAction.RedirectToURL.URL != waiting.RedirectURL ||
+		intent.NextAction.RedirectToURL.ReturnURL != req.ReturnURL || intent.LatestCharge != nil || intent.AmountReceived != 0 ||
+		!strings.HasPrefix(intent.ClientSecret, intent.ID+"_secret_") || intent.PaymentMethod == nil || intent.PaymentMethod.Card == nil ||
+		intent.PaymentMethod.Card.Last4 != "3184" || intent.PaymentMethod.Card.Brand != stripego.PaymentMethodCardBrandVisa {
+		t.Fatalf("a payment intent waiting for the shopper = %+v, %v", intent, err)
+	}
+	back := providertest.Shopper(t, waiting.RedirectURL, "complete")
+	if want := (url.Values{"order": {"7"}, "payment_intent": {intent.ID}, "payment_intent_client_secret": {intent.ClientSecret},
+		"redirect_status": {"succeeded"}}); back.Host != "shop.example" || back.Path != "/paid" || !reflect.DeepEqual(back.Query(), want) {
+		t.Errorf("the page sent the browser to %s, want the return_url with %v", back, want)
+	}
+	before := len(sent())
+	result, err := c.Authenticated(ctx, provider.AuthenticationRequest{PaymentID: req.PaymentID, ProviderPaymentID: waiting.ProviderPaymentID,
+		Returned: back.Query()})
+	if want := (provider.ChargeResult{ProviderPaymentID: intent.ID, Approved: true}); err != nil || result != want {
+		t.Errorf("authenticated = %+v, %v; want %+v", result, err, want)
+	}
+	askedOnce(before, intent.ID)
+	// Neither Stripe's answer nor the browser named the intent: a search finds it.
+	before = len(sent())
+	if result, err := c.Authenticated(ctx, provider.AuthenticationRequest{PaymentID: req.PaymentID}); err != nil || !result.Approved {
+		t.Errorf("authenticated, the intent found by a search = %+v, %v", result, err)
+	}
+	if asked := sent()[before:]; len(asked) != 1 || asked[0].Path != "/v1/payment_intents/search" {
+		t.Errorf("Authenticated with no intent named sent %+v, want a search", asked)
+	}
+	intent, err = sc.V1PaymentIntents.Retrieve(ctx, waiting.ProviderPaymentID, nil)
+	if err != nil || intent.Status != stripego.PaymentIntentStatusSucceeded || intent.NextAction != nil || intent.AmountReceived != 2500 ||
+		intent.LatestCharge == nil || intent.LatestCharge.ID != "ch_"+strings.TrimPrefix(intent.ID, "pi_") {
+		t.Errorf("a payment intent once authenticated = %+v, %v", intent, err)
+	}
+
+	for _, tc := range []struct {
+		name, number, outcome string
+		errorType             stripego.ErrorType
+		code                  stripego.ErrorCode
+		raw                   string
+		charged               bool
+	}{
+		{"failed", provider.AuthenticateThenApprove, "fail", stripego.ErrorTypeInvalidRequest, stripego.ErrorCodePaymentIntentAuthenticationFailure,
+			"payment_intent_authentication_failure", false},
+		{"declined after", provider.AuthenticateThenDecline, "complete", stripego.ErrorTypeCard, stripego.ErrorCodeCardDeclined, "generic_decline", true},
+	} {
+		req, waiting := start(tc.number)
+		back := providertest.Shopper(t, waiting.RedirectURL, tc.outcome)
+		if status := back.Query().Get("redirect_status"); status != "failed" {
+			t.Errorf("%s: redirect_status %q, want failed", tc.name, status)
+		}
+		intent, err := sc.V1PaymentIntents.Retrieve(ctx, waiting.ProviderPaymentID, nil)
+		if err != nil || intent.Status != stripego.PaymentIntentStatusRequiresPaymentMethod || intent.NextAction != nil || intent.AmountReceived != 0 ||
+			intent.LastPaymentError == nil || intent.LastPaymentError.Type != tc.errorType || intent.LastPaymentError.Code != tc.code ||
+			(intent.LatestCharge != nil) != tc.charged {
+			t.Fatalf("%s: payment intent %+v, %v", tc.name, intent, err)
+		}
+		// Stripe's answer with the intent's id was lost: the browser names it.
+		before := len(sent())
+		result, err := c.Authenticated(ctx, provider.AuthenticationRequest{PaymentID: req.PaymentID, Returned: back.Query()})
+		want := provider.ChargeResult{ProviderPaymentID: intent.ID, DeclineCode: "card_declined", RawDeclineCode: tc.raw,
+			DeclineMessage: intent.LastPaymentError.Msg}
+		if err != nil || result != want {
+			t.Errorf("%s: authenticated = %+v, %v; want %+v", tc.name, result, err, want)
+		}
+		askedOnce(before, intent.ID)
+	}
+
+	noReturn := providertest.Charge(t, provider.AuthenticateThenApprove, 2500)
+	result, err = c.Charge(ctx, noReturn)
+	if want := (provider.ChargeResult{ProviderPaymentID: result.ProviderPaymentID, DeclineCode: "card_declined", RawDeclineCode: "requires_action",
+		DeclineMessage: "The card needs a step Paygate cannot take (requires_action)."}); err != nil || result != want {
+		t.Errorf("a card that asks for authentication, with no return_url = %+v, %v; want %+v", result, err, want)
+	}
+	if intent, err := sc.V1PaymentIntents.Retrieve(ctx, result.ProviderPaymentID, nil); err != nil || intent.NextAction == nil ||
+		intent.NextAction.Type != stripego.PaymentIntentNextActionTypeUseStripeSDK {
+		t.Errorf("a payment intent asking for authentication with no return_url = %+v, %v; want next_action use_stripe_sdk", intent, err)
+	}
+	badReturn := providertest.Charge(t, provider.AuthenticateThenApprove, 2500)
+	badReturn.ReturnURL = "shop.example/paid"
+	if result, err := c.Charge(ctx, badReturn); !errors.Is(err, provider.ErrUnavailable) {
+		t.Errorf("a return_url that is no URL = %+v, %v; want refused", result, err)
+	}
+
+	// Stripe cancels a PaymentIntent that waits for the shopper: nothing was authorised.
+	req, waiting = start(provider.AuthenticateThenApprove)
+	if _, err := c.Cancel(ctx, provider.CancelRequest{PaymentID: req.PaymentID, ProviderPaymentID: waiting.ProviderPaymentID, Reason: "abandoned",
+		IdempotencyKey: prefixid.New("can")}); err != nil {
+		t.Fatalf("cancellation of a payment waiting for the shopper: %v", err)
+	}
+	result, err = c.Authenticated(ctx, provider.AuthenticationRequest{PaymentID: req.PaymentID, ProviderPaymentID: waiting.ProviderPaymentID})
+	if want := (provider.ChargeResult{ProviderPaymentID: waiting.ProviderPaymentID, Canceled: true, DeclineCode: "card_declined", RawDeclineCode: "canceled",
+		DeclineMessage: "The payment was canceled before it was authorised."}); err != nil || result != want {
+		t.Errorf("authenticated once canceled = %+v, %v; want %+v", result, err, want)
+	}
+	if resp, err := http.Get(waiting.RedirectURL); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Errorf("the page of a canceled payment intent = %v, %v; want 404", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+
+	// The browser names another payment's intent.
+	_, other := start(provider.AuthenticateThenApprove)
+	if result, err := c.Authenticated(ctx, provider.AuthenticationRequest{PaymentID: req.PaymentID,
+		Returned: url.Values{"payment_intent": {other.ProviderPaymentID}}}); err == nil {
+		t.Errorf("authenticated by another payment's intent = %+v, want an error", result)
+	}
+}
+
+// TestAuthenticatedReads: Authenticated reads the PaymentIntent as Charge reads one, if it is the
+// payment's; one of another payment, or an answer that cannot tell, is an error.
+func TestAuthenticatedReads(t *testing.T) {
+	intent := func(paygateID, status, rest string) string {
+		return `{"id":"pi_1","object":"payment_intent","status":"` + status + `","metadata":{"paygate_id":"` + paygateID + `"}` + rest + `}`
+	}
+	for _, tc := range []struct {
+		status int
+		body   string
+		want   provider.ChargeResult // zero: an error
+	}{
+		{http.StatusOK, intent("pay_1", "succeeded", ""), provider.ChargeResult{ProviderPaymentID: "pi_1", Approved: true}},
+		{http.StatusOK, intent("pay_1", "requires_action", `,"next_action":{"type":"redirect_to_url","redirect_to_url":`+
+			`{"url":"https://hooks.stripe.com/3d_secure_2/hosted?payment_intent=pi_1","return_url":"https://shop.example/paid"}}`),
+			provider.ChargeResult{ProviderPaymentID: "pi_1", RedirectURL: "https://hooks.stripe.com/3d_secure_2/hosted?payment_intent=pi_1"}},
+		{http.StatusOK, intent("pay_1", "requires_payment_method", `,"last_payment_error":{"type":"invalid_request_error",`+
+			`"code":"payment_intent_authentication_failure","message":"The provided PaymentMethod has failed authentication."}`),
+			provider.ChargeResult{ProviderPaymentID: "pi_1", DeclineCode: "card_declined", RawDeclineCode: "payment_intent_authentication_failure",
+				DeclineMessage: "The provided PaymentMethod has failed authentication."}},
+		{http.StatusOK, intent("pay_1", "processing", ""), provider.ChargeResult{}},
+		{http.StatusOK, intent("pay_2", "succeeded", ""), provider.ChargeResult{}},
+		{http.StatusOK, `{"id":"pi_1","object":"payment_intent","status":"succeeded"}`, provider.ChargeResult{}},
+		{http.StatusOK, `not json`, provider.ChargeResult{}},
+		{http.StatusNotFound, `{"error":{"type":"invalid_request_error","code":"resource_missing","param":"intent"}}`, provider.ChargeResult{}},
+		{http.StatusServiceUnavailable, `{"error":{"type":"api_error"}}`, provider.ChargeResult{}},
+	} {
+		url, caller := providertest.Canned(t, tc.status, tc.body)
+		c := &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
+		result, err := c.Authenticated(context.Background(), provider.AuthenticationRequest{PaymentID: "pay_1", ProviderPaymentID: "pi_1"})
+		if tc.want == (provider.ChargeResult{}) && err == nil || tc.want != (provider.ChargeResult{}) && (err != nil || result != tc.want) {
+			t.Errorf("%d %s = %+v, %v; want %+v", tc.status, tc.body, result, err, tc.want)
+		}
+	}
+	// No intent named, and none found yet: Stripe's search trails, so that cannot tell.
+	url, caller := providertest.Canned(t, http.StatusOK, `{"object":"search_result","has_more":false,"data":[]}`)
+	c := &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
+	if result, err := c.Authenticated(context.Background(), provider.AuthenticationRequest{PaymentID: "pay_1"}); err == nil {
+		t.Errorf("no intent named or found = %+v, want an error", result)
 	}
 }

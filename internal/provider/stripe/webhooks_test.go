@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -39,14 +40,25 @@ func verify(header http.Header, body []byte) error {
 func webhookSandbox(t *testing.T, db *database.DB) (*sandbox.Sandbox, *Client, *providertest.WebhookReceiver) {
 	t.Helper()
 	receiver := providertest.NewWebhookReceiver(t, verify)
-	sandbox := newSandbox(db.Ent, time.Now)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := sandbox.SendWebhooks(ctx, outbound.WebhookConfig{URL: receiver.URL, After: providertest.NoWait}); err != nil {
-		t.Fatal(err)
-	}
-	url, caller := providertest.Serve(t, sandbox)
-	return sandbox, &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}, receiver
+	sandbox, c := served(t, db.Ent, receiver)
+	return sandbox, c, receiver
+}
+
+// served serves a sandbox over db as Paygate does, its challenge pages at its own address, sending
+// its webhooks to receiver (nowhere when nil), and returns it and a client for it.
+func served(t *testing.T, db *ent.Client, receiver *providertest.WebhookReceiver) (*sandbox.Sandbox, *Client) {
+	t.Helper()
+	var s *sandbox.Sandbox
+	url, caller := providertest.ServeSandbox(t, func(pages string) http.Handler {
+		s = newSandbox(db, time.Now, pages)
+		if receiver != nil {
+			if err := s.SendWebhooks(t.Context(), outbound.WebhookConfig{URL: receiver.URL, After: providertest.NoWait}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return s
+	})
+	return s, &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
 }
 
 // testEvent is what the tests read of an event.
@@ -169,14 +181,8 @@ func TestWebhookRetried(t *testing.T) {
 func TestOneWebhookPerKeptAnswer(t *testing.T) {
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		first, c, receiver := webhookSandbox(t, pools[0])
-		second := newSandbox(pools[1].Ent, time.Now)
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		if err := second.SendWebhooks(ctx, outbound.WebhookConfig{URL: receiver.URL, After: providertest.NoWait}); err != nil {
-			t.Fatal(err)
-		}
-		url, caller := providertest.Serve(t, second)
-		twin := &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
+		second, twin := served(t, pools[1].Ent, receiver)
+		ctx := context.Background()
 		req := providertest.Charge(t, providertest.Approved, 1000)
 		var wg sync.WaitGroup
 		for i := range 8 {
@@ -276,9 +282,10 @@ func TestSimulate(t *testing.T) {
 	})
 }
 
-// newSandbox is the sandbox as Paygate builds it, signing with testSecret.
-func newSandbox(db *ent.Client, now func() time.Time) *sandbox.Sandbox {
-	return Registration.NewSandbox(db, provider.Settings{webhookSecret: testSecret}, now).(*sandbox.Sandbox)
+// newSandbox is the sandbox as Paygate builds it, signing with testSecret, its challenge pages at
+// pages.
+func newSandbox(db *ent.Client, now func() time.Time, pages string) *sandbox.Sandbox {
+	return Registration.NewSandbox(db, provider.Settings{webhookSecret: testSecret}, now, pages).(*sandbox.Sandbox)
 }
 
 // TestCaptureWebhooks: an authorisation, its capture and its cancellation are each told of once,
@@ -288,14 +295,8 @@ func newSandbox(db *ent.Client, now func() time.Time) *sandbox.Sandbox {
 func TestCaptureWebhooks(t *testing.T) {
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		first, c, receiver := webhookSandbox(t, pools[0])
-		second := newSandbox(pools[1].Ent, time.Now)
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		if err := second.SendWebhooks(ctx, outbound.WebhookConfig{URL: receiver.URL, After: providertest.NoWait}); err != nil {
-			t.Fatal(err)
-		}
-		url, caller := providertest.Serve(t, second)
-		twin := &Client{BaseURL: url, APIKey: "sk_test_x", Caller: caller}
+		second, twin := served(t, pools[1].Ent, receiver)
+		ctx := context.Background()
 		next := deliveredSince(t, first, receiver)
 		told := func() []deliveredEvent {
 			t.Helper()
@@ -392,6 +393,64 @@ func TestCaptureWebhooks(t *testing.T) {
 		wg.Wait()
 		if fresh := told(); len(fresh) != 1 || fresh[0].Type != "payment_intent.succeeded" && fresh[0].Type != "payment_intent.canceled" {
 			t.Errorf("captures and a cancellation of one authorisation at once told %v, want one capture or cancellation", fresh)
+		}
+	})
+}
+
+// TestChallengeDecidedOnce: the shopper's submissions of one challenge page reaching two servers
+// at once decide the PaymentIntent once, told of by one event that no API request caused; the
+// other submissions find no challenge there.
+func TestChallengeDecidedOnce(t *testing.T) {
+	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
+		first, c, receiver := webhookSandbox(t, pools[0])
+		second, twin := served(t, pools[1].Ent, receiver)
+		next := deliveredSince(t, first, receiver)
+		req := providertest.Charge(t, provider.AuthenticateThenApprove, 2500)
+		req.ReturnURL = "https://shop.example/paid"
+		waiting, err := c.Charge(context.Background(), req)
+		if err != nil || !waiting.AwaitsShopper() {
+			t.Fatalf("charge = %+v, %v; want a page for the shopper", waiting, err)
+		}
+		if fresh := next(); len(fresh) != 1 || fresh[0].Type != "payment_intent.requires_action" {
+			t.Fatalf("events %v, want one payment_intent.requires_action", fresh)
+		}
+		pages := []string{waiting.RedirectURL, strings.Replace(waiting.RedirectURL, c.BaseURL, twin.BaseURL, 1)}
+		browser := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		const n = 8
+		statuses := make([]int, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				resp, err := browser.PostForm(pages[i%2], url.Values{"outcome": {"complete"}})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+				statuses[i] = resp.StatusCode
+			})
+		}
+		wg.Wait()
+		decided := 0
+		for _, status := range statuses {
+			switch status {
+			case http.StatusSeeOther:
+				decided++
+			case http.StatusNotFound:
+			default:
+				t.Errorf("a submission answered %d, want 303 or 404", status)
+			}
+		}
+		if decided != 1 {
+			t.Errorf("%d of %d submissions of one challenge decided it, want 1: %v", decided, n, statuses)
+		}
+		second.WaitForWebhooks()
+		fresh := next()
+		if len(fresh) != 1 || fresh[0].Type != "payment_intent.succeeded" {
+			t.Fatalf("events %v, want one payment_intent.succeeded", fresh)
+		}
+		if e := events(t, [][]byte{fresh[0].Payload})["payment_intent.succeeded"][0]; e.Request.IdempotencyKey != nil {
+			t.Errorf("the decision says the request under key %q caused it", *e.Request.IdempotencyKey)
 		}
 	})
 }

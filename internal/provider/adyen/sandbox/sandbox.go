@@ -1,5 +1,6 @@
 // Package sandbox is Adyen's built-in stand-in: it answers the requests the Adyen adapter sends
-// (payments, and their refunds, captures and cancellations) as Adyen's test environment does, and
+// (payments, their details once the shopper authenticated, and their refunds, captures and
+// cancellations) as Adyen's test environment does, serves the page shoppers authenticate on, and
 // sends its standard notifications.
 package sandbox
 
@@ -12,7 +13,6 @@ import (
 	"io"
 	"math/big"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +30,8 @@ import (
 //	POST /v71/payments                 authorises a test card, with its outcome, and captures it
 //	                                   at once; with additionalData.manualCapture "true" it holds
 //	                                   the authorisation instead
+//	POST /v71/payments/details         tells what became of a payment that redirected the
+//	                                   shopper, given the redirectResult they came back with
 //	POST .../{pspReference}/refunds    takes a refund of a payment captured, to settle later
 //	POST .../{pspReference}/captures   captures all or part of an authorisation held, releasing
 //	                                   the rest: refunds take no more than was captured
@@ -48,16 +50,28 @@ import (
 //	4000000000009995  Refused, reason 12 (Not enough balance)
 //	4000000000000069  Refused, reason 6 (Expired Card)
 //	4000000000000119  Error, reason 4 (Acquirer Error)
+//	4000002760003184  RedirectShopper; once the shopper authenticated, Authorised, or when they
+//	                  failed to, Refused, reason 11 (3D Not Authenticated)
+//	4000008400001629  RedirectShopper; then Refused, reason 2 (Refused), or 11 when they failed
+//
+// A payment that redirects the shopper (3-D Secure 2 by redirect: it must come with a returnUrl,
+// channel Web and browserInfo) is answered with its resultCode and the action of a redirect by GET
+// to its challenge page, pages + "/challenge/{id}", and no pspReference, as Adyen gives it once the
+// payment is decided. The page's form decides the payment, once, through any server; sends the
+// AUTHORISATION notification; and sends the browser back to the returnUrl with a redirectResult,
+// which /payments/details alone reads, for that payment alone. A payment awaiting the shopper is
+// no authorisation held: it cannot be captured or cancelled.
 //
 // Settle settles the refunds received SettleAfter ago or longer: each succeeds, but a refund of
 // 13.13 (1313 minor units, provider.FailingRefundMinor) fails, as a REFUND notification with
 // success false would say, and its amount can be refunded again.
 //
 // Its switches make it answer 503 (Outage), 500 (Fault) or late (Latency), or lose its answers
-// (LoseAnswers), on every endpoint.
+// (LoseAnswers), on every endpoint of the API; the challenge page is the shopper's, and stays up.
 //
 // With SendWebhooks it sends Adyen's notifications, signed, about the answers it keeps:
-// AUTHORISATION, success true or false, for a payment; CAPTURE for a capture and CANCELLATION for
+// AUTHORISATION, success true or false, for a payment decided (at once, or by its challenge
+// page); CAPTURE for a capture and CANCELLATION for
 // a cancellation, success true, each with the authorisation's pspReference as originalReference
 // and its own as pspReference; a replayed answer sends nothing again. Refunds are notified as
 // they settle (SendRefundSettled).
@@ -78,13 +92,18 @@ type Sandbox struct {
 	store *sandboxstore.Store
 	// signItem is the hmacSignature of a notification item (its JSON).
 	signItem func(item []byte) (string, error)
+	// pagesURL is where the shopper's browser reaches the sandbox's pages, served by pages.
+	pagesURL string
+	pages    *http.ServeMux
 }
 
 // New returns the sandbox over its state in client's database, on the clock now, signing its
-// notifications' items with signItem.
-func New(client *ent.Client, now func() time.Time, signItem func(item []byte) (string, error)) *Sandbox {
-	return &Sandbox{store: sandboxstore.New(client, "adyen", now), signItem: signItem,
+// notifications' items with signItem, its pages reached by the shopper's browser at pagesURL.
+func New(client *ent.Client, now func() time.Time, signItem func(item []byte) (string, error), pagesURL string) *Sandbox {
+	s := &Sandbox{store: sandboxstore.New(client, "adyen", now), signItem: signItem, pagesURL: pagesURL, pages: http.NewServeMux(),
 		SandboxWebhooks: provider.NewSandboxWebhooks(func([]byte, time.Time) http.Header { return nil })}
+	s.pages.Handle(challengePath+"{id}", provider.Challenge{Provider: "Adyen", Describe: s.describeChallenge, Finish: s.finishChallenge})
+	return s
 }
 
 // The statuses of a payment in the sandbox's store, beside its resultCode: resultAuthorised is a
@@ -137,6 +156,15 @@ var (
 )
 
 func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, challengePath) {
+		s.pages.ServeHTTP(w, r)
+		return
+	}
+	s.serveAPI(w, r)
+}
+
+// serveAPI answers the requests of Adyen's Checkout API, misbehaving as the switches say.
+func (s *Sandbox) serveAPI(w http.ResponseWriter, r *http.Request) {
 	if !s.Delay(r) {
 		return
 	}
@@ -179,11 +207,15 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // answerer answers a request's body within the transaction that keeps its answer.
 type answerer func(ctx context.Context, tx *ent.Tx, body []byte) (sandboxstore.Answer, error)
 
-// route is what answers a request to path: /v71/payments, or a modification of the payment it
-// names (/v71/payments/{pspReference}/refunds, captures or cancels).
+// route is what answers a request to path: /v71/payments, /v71/payments/details, or a
+// modification of the payment it names (/v71/payments/{pspReference}/refunds, captures or
+// cancels).
 func (s *Sandbox) route(path string) (answerer, bool) {
-	if path == "/v71/payments" {
+	switch path {
+	case "/v71/payments":
 		return s.pay, true
+	case "/v71/payments/details":
+		return s.details, true
 	}
 	rest, found := strings.CutPrefix(path, "/v71/payments/")
 	reference, modification, _ := strings.Cut(rest, "/")
@@ -216,6 +248,8 @@ func (s *Sandbox) pay(ctx context.Context, tx *ent.Tx, body []byte) (sandboxstor
 		return sandboxstore.JSON(http.StatusUnprocessableEntity, adyenError{422, "901", "Invalid Merchant Account", "security"}), nil
 	case req.PaymentMethod.Type != "scheme" || req.PaymentMethod.Number == "" || len(req.PaymentMethod.ExpiryMonth) != 2:
 		return sandboxstore.JSON(http.StatusUnprocessableEntity, adyenError{422, "101", "Invalid card number", "validation"}), nil
+	case provider.AsksAuthentication(req.PaymentMethod.Number):
+		return s.redirectShopper(ctx, tx, req)
 	}
 	payment := paymentAnswer{PSPReference: pspReference(), ResultCode: resultAuthorised, MerchantReference: req.Reference, Amount: req.Amount}
 	if outcome, listed := testCards[req.PaymentMethod.Number]; listed {
@@ -225,18 +259,16 @@ func (s *Sandbox) pay(ctx context.Context, tx *ent.Tx, body []byte) (sandboxstor
 	if status == resultAuthorised && req.AdditionalData["manualCapture"] == "true" {
 		status = statusAwaitingCapture
 	}
-	answer := sandboxstore.JSON(http.StatusOK, payment)
-	stored, err := json.Marshal(storedPayment{paymentAnswer: payment, MerchantAccount: req.MerchantAccount})
+	stored := storedPayment{paymentAnswer: payment, MerchantAccount: req.MerchantAccount}
+	body, err := json.Marshal(stored)
 	if err != nil {
 		return sandboxstore.Answer{}, err
 	}
 	if err := s.store.Create(ctx, tx, sandboxstore.Object{ID: payment.PSPReference, Kind: sandboxobject.KindCharge, Reference: req.Reference,
-		Amount: req.Amount.Value, Currency: req.Amount.Currency, Status: status, Body: stored}); err != nil {
+		Amount: req.Amount.Value, Currency: req.Amount.Currency, Status: status, Body: body}); err != nil {
 		return sandboxstore.Answer{}, err
 	}
-	return answer, s.notifyOnCommit(tx, notificationRequestItem{Amount: req.Amount, EventCode: eventAuthorisation,
-		MerchantAccountCode: req.MerchantAccount, MerchantReference: req.Reference, PSPReference: payment.PSPReference,
-		Reason: payment.RefusalReason, Success: strconv.FormatBool(payment.ResultCode == resultAuthorised)})
+	return sandboxstore.JSON(http.StatusOK, payment), s.notifyOnCommit(tx, authorisation(stored))
 }
 
 // refund takes a refund of a captured payment, to settle later.

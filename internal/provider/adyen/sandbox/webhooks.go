@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/sandboxobject"
@@ -105,11 +106,20 @@ func (s *Sandbox) SendRefundSettled(r SettledRefund) error {
 	return s.notify(item)
 }
 
-// storedPayment is a payment as the sandbox keeps it: its answer, and the merchant account its
-// notifications name.
+// storedPayment is a payment as the sandbox keeps it: its answer, the merchant account its
+// notifications name, and for a payment that redirected the shopper, its authentication.
 type storedPayment struct {
 	paymentAnswer
-	MerchantAccount string `json:"merchantAccount"`
+	MerchantAccount string          `json:"merchantAccount"`
+	Authentication  *authentication `json:"authentication,omitempty"`
+}
+
+// authorisation is the AUTHORISATION notification of a payment decided: success true when
+// authorised, false with its refusal reason when refused.
+func authorisation(p storedPayment) notificationRequestItem {
+	return notificationRequestItem{Amount: p.Amount, EventCode: eventAuthorisation, MerchantAccountCode: p.MerchantAccount,
+		MerchantReference: p.MerchantReference, PSPReference: p.PSPReference, Reason: p.RefusalReason,
+		Success: strconv.FormatBool(p.ResultCode == resultAuthorised)}
 }
 
 // Simulate brings about kind for the payment Paygate made under paymentReference, as it would

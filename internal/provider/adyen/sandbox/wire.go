@@ -8,6 +8,7 @@ const (
 	resultAuthorised       = "Authorised"
 	resultRefused          = "Refused"
 	resultError            = "Error"
+	resultRedirectShopper  = "RedirectShopper"
 	reasonExpiredCard      = "6"
 	reasonNotEnoughBalance = "12"
 )
@@ -26,20 +27,53 @@ type paymentMethod struct {
 }
 
 type paymentRequest struct {
-	Amount          amount            `json:"amount"`
-	Reference       string            `json:"reference"`
-	MerchantAccount string            `json:"merchantAccount"`
-	PaymentMethod   paymentMethod     `json:"paymentMethod"`
-	AdditionalData  map[string]string `json:"additionalData"`
+	Amount             amount             `json:"amount"`
+	Reference          string             `json:"reference"`
+	MerchantAccount    string             `json:"merchantAccount"`
+	PaymentMethod      paymentMethod      `json:"paymentMethod"`
+	AdditionalData     map[string]string  `json:"additionalData"`
+	ReturnURL          string             `json:"returnUrl"`
+	Channel            string             `json:"channel"`
+	BrowserInfo        *browserInfo       `json:"browserInfo"`
+	AuthenticationData authenticationData `json:"authenticationData"`
 }
 
+// browserInfo is what the sandbox reads of the shopper's browser: the two fields every browser
+// sends, by which it tells one was described.
+type browserInfo struct {
+	AcceptHeader string `json:"acceptHeader"`
+	UserAgent    string `json:"userAgent"`
+}
+
+type authenticationData struct {
+	ThreeDSRequestData struct {
+		NativeThreeDS string `json:"nativeThreeDS"`
+	} `json:"threeDSRequestData"`
+}
+
+// paymentAnswer is the answer of /payments and of /payments/details. One that redirects the
+// shopper has only its resultCode and action.
 type paymentAnswer struct {
-	PSPReference      string `json:"pspReference"`
-	ResultCode        string `json:"resultCode"`
-	RefusalReason     string `json:"refusalReason,omitempty"`
-	RefusalReasonCode string `json:"refusalReasonCode,omitempty"`
-	MerchantReference string `json:"merchantReference"`
-	Amount            amount `json:"amount"`
+	PSPReference      string          `json:"pspReference,omitempty"`
+	ResultCode        string          `json:"resultCode"`
+	RefusalReason     string          `json:"refusalReason,omitempty"`
+	RefusalReasonCode string          `json:"refusalReasonCode,omitempty"`
+	MerchantReference string          `json:"merchantReference,omitempty"`
+	Amount            amount          `json:"amount,omitzero"`
+	Action            *redirectAction `json:"action,omitempty"`
+}
+
+type redirectAction struct {
+	Type              string `json:"type"`
+	PaymentMethodType string `json:"paymentMethodType"`
+	URL               string `json:"url"`
+	Method            string `json:"method"`
+}
+
+type detailsRequest struct {
+	Details struct {
+		RedirectResult string `json:"redirectResult"`
+	} `json:"details"`
 }
 
 type refundRequest struct {

@@ -35,6 +35,13 @@ import (
 //	4000000000009995  declined, 20051 (insufficient funds)
 //	4000000000000069  declined, 20054 (expired card)
 //	4000000000000119  503: the acquirer could not be reached, nothing was done
+//	4000002760003184  3-D Secure, then approved once the shopper authenticated
+//	4000008400001629  3-D Secure, then declined (20005) even once the shopper authenticated
+//
+// A payment of a 3-D Secure card, requested with 3ds.enabled, a success_url and a failure_url,
+// waits for the shopper (202, status Pending) on its challenge page, at _links.redirect: pages +
+// /challenge/{id}. The page's form decides it once (see authentication.go); a payment of such a
+// card requested without 3ds.enabled is declined (20154, 3DS authentication required).
 //
 // An approved payment requested with capture false is Authorized, and refunds nothing. Of the
 // captures (POST /payments/{id}/captures) and voids (POST /payments/{id}/voids) of an
@@ -54,8 +61,10 @@ import (
 //
 // With SendWebhooks it sends Checkout.com's events, signed, about the answers it keeps:
 // payment_approved (for an authorisation, and alone for a payment captured at once) or
-// payment_declined for a payment, payment_captured for a capture, payment_voided for a void; a
-// replayed answer sends nothing again. Refunds are told of as they settle (SendRefundSettled).
+// payment_declined for a payment, payment_pending for one waiting for the shopper,
+// payment_captured for a capture, payment_voided for a void; a replayed answer sends nothing
+// again. Refunds are told of as they settle (SendRefundSettled), and payments waiting for the
+// shopper as they are decided.
 type Sandbox struct {
 	provider.SandboxSwitches
 
@@ -70,12 +79,24 @@ type Sandbox struct {
 	provider.SandboxWebhooks
 
 	store *sandboxstore.Store
+	// pages is where the shopper's browser reaches the challenge pages; counting, how
+	// Checkout.com counts amounts, for the pages to show them.
+	pages    string
+	counting provider.Counting
+	mux      *http.ServeMux
 }
 
 // New returns the sandbox over its state in client's database, on the clock now, signing its
-// webhooks with sign.
-func New(client *ent.Client, now func() time.Time, sign outbound.WebhookSigner) *Sandbox {
-	return &Sandbox{store: sandboxstore.New(client, "checkout", now), SandboxWebhooks: provider.NewSandboxWebhooks(sign)}
+// webhooks with sign, its challenge pages reached by the browser at pages and showing amounts
+// counted as counting says.
+func New(client *ent.Client, now func() time.Time, sign outbound.WebhookSigner, pages string, counting provider.Counting) *Sandbox {
+	s := &Sandbox{store: sandboxstore.New(client, "checkout", now), SandboxWebhooks: provider.NewSandboxWebhooks(sign), pages: pages,
+		counting: counting, mux: http.NewServeMux()}
+	challenge := provider.Challenge{Provider: "Checkout.com", Describe: s.describeChallenge, Finish: s.finishChallenge}
+	s.mux.Handle("GET /challenge/{id}", challenge) // HEAD too
+	s.mux.Handle("POST /challenge/{id}", challenge)
+	s.mux.HandleFunc("/", s.serveAPI)
+	return s
 }
 
 // The statuses of a refund in the sandbox's store.
@@ -93,7 +114,11 @@ var testCards = map[string]string{
 	"4000000000000119": "",
 }
 
-func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP serves the API and, to the shopper's browser, the challenge pages.
+func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// serveAPI answers the API, as its switches say.
+func (s *Sandbox) serveAPI(w http.ResponseWriter, r *http.Request) {
 	if !s.Delay(r) {
 		return
 	}
@@ -181,8 +206,18 @@ func (s *Sandbox) pay(ctx context.Context, tx *ent.Tx, body []byte) (sandboxstor
 		return sandboxstore.JSON(http.StatusUnprocessableEntity, invalid("card_number_invalid")), nil
 	}
 	code, listed := testCards[req.Source.Number]
-	if listed && code == "" {
+	asksAuthentication := provider.AsksAuthentication(req.Source.Number)
+	switch {
+	case listed && code == "":
 		return sandboxstore.Answer{Status: http.StatusServiceUnavailable}, nil
+	case asksAuthentication && (req.ThreeDS == nil || !req.ThreeDS.Enabled):
+		code, listed = codeAuthenticationRequired, true // the issuer wants 3-D Secure, which was not asked for
+	case asksAuthentication && !webAddress(req.SuccessURL):
+		return sandboxstore.JSON(http.StatusUnprocessableEntity, invalid("success_url_invalid")), nil
+	case asksAuthentication && !webAddress(req.FailureURL):
+		return sandboxstore.JSON(http.StatusUnprocessableEntity, invalid("failure_url_invalid")), nil
+	case asksAuthentication:
+		return s.awaitShopper(ctx, tx, req)
 	}
 	payment := paymentAnswer{ID: prefixid.New("pay"), ActionID: prefixid.New("act"), Amount: req.Amount, Currency: req.Currency,
 		Approved: true, Status: statusCaptured, ResponseCode: codeApproved, ResponseSummary: "Approved", Reference: req.Reference}
@@ -213,6 +248,10 @@ type storedPayment struct {
 	Metadata map[string]any `json:"metadata,omitempty"`
 	// CaptureOrVoid is the action taken on its authorisation, once taken.
 	CaptureOrVoid *action `json:"capture_or_void,omitempty"`
+	Links         links   `json:"_links,omitempty"`
+	// Authentication is what decides a payment waiting for the shopper, once they have
+	// authenticated or failed to.
+	Authentication *authentication `json:"authentication,omitempty"`
 }
 
 // balancesOf counts the balances of a payment of amount in status, of which captured was
@@ -409,6 +448,9 @@ func (s *Sandbox) list(ctx context.Context, query url.Values) (sandboxstore.Answ
 	}
 	list := paymentList{Limit: limit, Skip: skip, TotalCount: total, Data: []payment{}}
 	for _, charge := range charges {
+		if charge, err = s.current(ctx, charge); err != nil {
+			return sandboxstore.Answer{}, err
+		}
 		p, _, err := view(charge)
 		if err != nil {
 			return sandboxstore.Answer{}, err
@@ -420,7 +462,7 @@ func (s *Sandbox) list(ctx context.Context, query url.Values) (sandboxstore.Answ
 
 // payment answers a payment as it stands.
 func (s *Sandbox) payment(ctx context.Context, id string) (sandboxstore.Answer, error) {
-	charge, err := s.store.Get(ctx, sandboxobject.KindCharge, id)
+	charge, err := s.charge(ctx, id)
 	if errors.Is(err, sandboxstore.ErrNotFound) {
 		return sandboxstore.Answer{Status: http.StatusNotFound}, nil
 	} else if err != nil {
@@ -439,7 +481,7 @@ const listedRefunds = 1000
 // actions answers a payment's settled refunds, its capture or void and its authorization, latest
 // first.
 func (s *Sandbox) actions(ctx context.Context, id string) (sandboxstore.Answer, error) {
-	charge, err := s.store.Get(ctx, sandboxobject.KindCharge, id)
+	charge, err := s.charge(ctx, id)
 	if errors.Is(err, sandboxstore.ErrNotFound) {
 		return sandboxstore.Answer{Status: http.StatusNotFound}, nil
 	} else if err != nil {
@@ -453,7 +495,7 @@ func (s *Sandbox) actions(ctx context.Context, id string) (sandboxstore.Answer, 
 	if err != nil {
 		return sandboxstore.Answer{}, err
 	}
-	var listed []json.RawMessage
+	listed := []json.RawMessage{} // none for a payment waiting for the shopper
 	for _, refund := range refunds {
 		if refund.Status != refundPending { // a settled refund's body is its action
 			listed = append(listed, refund.Body)
@@ -470,8 +512,9 @@ func (s *Sandbox) actions(ctx context.Context, id string) (sandboxstore.Answer, 
 }
 
 // view is a stored payment as the look-ups show it, and its actions but refunds, latest first:
-// its capture or void, its authorization. Its balances are counted from the store's columns,
-// which refunds through any server move without touching its body.
+// its capture or void, its authorization (none while it waits for the shopper). Its balances are
+// counted from the store's columns, which refunds through any server move without touching its
+// body.
 func view(charge *ent.SandboxObject) (payment, []action, error) {
 	var stored storedPayment
 	if err := json.Unmarshal(charge.Body, &stored); err != nil {
@@ -479,7 +522,10 @@ func view(charge *ent.SandboxObject) (payment, []action, error) {
 	}
 	p := payment{ID: stored.ID, RequestedOn: charge.CreatedAt, Amount: stored.Amount, Currency: stored.Currency,
 		Reference: stored.Reference, Approved: stored.Approved, Status: stored.Status,
-		Balances: balancesOf(charge.Status, charge.Amount, capturedOf(charge), charge.Refunded), Metadata: stored.Metadata}
+		Balances: balancesOf(charge.Status, charge.Amount, capturedOf(charge), charge.Refunded), Metadata: stored.Metadata, Links: stored.Links}
+	if stored.Status == statusPending {
+		return p, nil, nil
+	}
 	authorization := action{ID: stored.ActionID, Type: actionAuthorization, ProcessedOn: charge.CreatedAt, Amount: stored.Amount,
 		Approved: &stored.Approved, ResponseCode: stored.ResponseCode, ResponseSummary: stored.ResponseSummary, Reference: stored.Reference}
 	if stored.CaptureOrVoid != nil {

@@ -22,6 +22,10 @@ const (
 	eventPaymentRefunded       = "payment_refunded"
 	eventPaymentRefundDeclined = "payment_refund_declined"
 	eventDisputeReceived       = "dispute_received"
+
+	// A payment waiting for the shopper to authenticate, and one declined as they did not.
+	eventPaymentPending              = "payment_pending"
+	eventPaymentAuthenticationFailed = "payment_authentication_failed"
 )
 
 // codeDeclined is Checkout.com's generic decline (do not honour).

@@ -14,6 +14,8 @@ const (
 	statusCaptured        = "Captured"
 	statusVoided          = "Voided"
 	statusDeclined        = "Declined"
+	// A payment waiting for the shopper to authenticate (3-D Secure).
+	statusPending = "Pending"
 )
 
 type source struct {
@@ -33,6 +35,32 @@ type paymentRequest struct {
 	Capture     *bool          `json:"capture"`
 	Description string         `json:"description,omitempty"`
 	Metadata    map[string]any `json:"metadata,omitempty"`
+	ThreeDS     *threeDS       `json:"3ds"`
+	// SuccessURL and FailureURL are where the browser goes back to once the shopper
+	// authenticated: the first when the payment is approved, the second when it is not.
+	SuccessURL string `json:"success_url"`
+	FailureURL string `json:"failure_url"`
+}
+
+// threeDS asks for 3-D Secure where the card's issuer wants it.
+type threeDS struct {
+	Enabled bool `json:"enabled"`
+}
+
+// pendingAnswer is the answer to a payment that waits for the shopper to authenticate (202).
+type pendingAnswer struct {
+	ID        string `json:"id"`
+	Status    string `json:"status"`
+	Reference string `json:"reference"`
+	Links     links  `json:"_links"`
+}
+
+// links are a payment's addresses by name, as Checkout.com gives them: its redirect while it
+// waits for the shopper.
+type links map[string]link
+
+type link struct {
+	Href string `json:"href"`
 }
 
 type paymentAnswer struct {
@@ -91,6 +119,7 @@ type payment struct {
 	Status      string         `json:"status"`
 	Balances    balances       `json:"balances"`
 	Metadata    map[string]any `json:"metadata,omitempty"`
+	Links       links          `json:"_links,omitempty"`
 }
 
 // paymentList is a page of the payments made under one reference, newest first.

@@ -4,9 +4,11 @@ package sandbox
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/sandboxobject"
+	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
@@ -36,29 +39,53 @@ import (
 //	4000000000009995  card_declined (decline_code insufficient_funds)
 //	4000000000000069  expired_card
 //	4000000000000119  processing_error
+//	4000002760003184  asks the shopper to authenticate (3-D Secure), then succeeds
+//	4000008400001629  asks the shopper to authenticate, then card_declined (generic_decline)
+//
+// A card that asks for authentication leaves its PaymentIntent requires_action, charging nothing
+// yet: with a return_url, its next_action redirects the shopper to the sandbox's challenge page
+// (GET /challenge/{id}), whose form decides the intent as Stripe does once its 3-D Secure page is
+// done with, and sends the browser back to the return_url with payment_intent,
+// payment_intent_client_secret and redirect_status; without one, its next_action is
+// use_stripe_sdk, which only Stripe.js takes. The adapter reads the intent then by
+// GET /v1/payment_intents/{id}.
 //
 // Its switches make it answer 503 (Outage), 500 (Fault) or late (Latency), so that failover,
-// unknown outcomes and timeouts can be shown.
+// unknown outcomes and timeouts can be shown. They apply to the API, not to the challenge page.
 //
 // With SendWebhooks it sends Stripe's events, signed, about the answers it keeps:
 // payment_intent.succeeded or payment_intent.payment_failed for a charge,
 // payment_intent.amount_capturable_updated for an authorisation, payment_intent.succeeded for its
 // capture and payment_intent.canceled for its cancellation, charge.refunded for a refund; a
-// replayed answer sends nothing again.
+// replayed answer sends nothing again. A charge that asks for authentication is told of by
+// payment_intent.requires_action, and then, once the shopper is done, as any other charge.
 type Sandbox struct {
 	provider.SandboxSwitches
 
 	provider.SandboxWebhooks
 
 	store *sandboxstore.Store
+	// pages is the address at which the shopper's browser reaches the challenge pages.
+	pages string
+	// counting is how Stripe counts amounts, for the challenge page to show them.
+	counting provider.Counting
+	mux      *http.ServeMux
 }
 
-// New returns the sandbox over its state in client's database, signing its webhooks with sign.
-func New(client *ent.Client, now func() time.Time, sign outbound.WebhookSigner) *Sandbox {
-	return &Sandbox{store: sandboxstore.New(client, "stripe", now), SandboxWebhooks: provider.NewSandboxWebhooks(sign)}
+// New returns the sandbox over its state in client's database, signing its webhooks with sign,
+// its challenge pages reached by the browser at pages, and showing amounts as counting reads them.
+func New(client *ent.Client, now func() time.Time, sign outbound.WebhookSigner, pages string, counting provider.Counting) *Sandbox {
+	s := &Sandbox{store: sandboxstore.New(client, "stripe", now), SandboxWebhooks: provider.NewSandboxWebhooks(sign), pages: pages, counting: counting,
+		mux: http.NewServeMux()}
+	s.mux.Handle("/challenge/{id}", provider.Challenge{Provider: "Stripe", Describe: s.describeChallenge, Finish: s.finishChallenge})
+	s.mux.HandleFunc("/", s.serveAPI)
+	return s
 }
 
-func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP serves the challenge pages, and Stripe's API at every other path.
+func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+func (s *Sandbox) serveAPI(w http.ResponseWriter, r *http.Request) {
 	if !s.Delay(r) {
 		return
 	}
@@ -72,7 +99,7 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case s.Fault.Load():
 		writeError(w, http.StatusInternalServerError, stripego.Error{Type: stripego.ErrorTypeAPI, Msg: "An unknown error occurred."})
 		return
-	case r.Method == http.MethodGet && (r.URL.Path == "/v1/payment_intents/search" || r.URL.Path == "/v1/refunds" ||
+	case r.Method == http.MethodGet && (strings.HasPrefix(r.URL.Path, "/v1/payment_intents/") || r.URL.Path == "/v1/refunds" ||
 		strings.HasPrefix(r.URL.Path, "/v1/refunds/")):
 		s.lookUp(w, r)
 		return
@@ -137,12 +164,18 @@ var testCards = map[string][2]string{
 	"4000000000000119": {"processing_error", ""},
 }
 
+// genericDecline is the error of a card its issuer declined without saying why.
+var genericDecline = stripego.Error{Type: stripego.ErrorTypeCard, Code: stripego.ErrorCodeCardDeclined,
+	DeclineCode: stripego.DeclineCodeGenericDecline, Msg: "Your card was declined."}
+
 // intent creates and confirms a PaymentIntent: charged at once, or, with capture_method=manual,
-// authorised to be captured later.
+// authorised to be captured later; or, for a card that asks for it, waiting for the shopper to
+// authenticate.
 func (s *Sandbox) intent(ctx context.Context, tx *ent.Tx, r *http.Request) (sandboxstore.Answer, error) {
 	amount, err := strconv.ParseInt(r.PostForm.Get("amount"), 10, 64)
 	currency := r.PostForm.Get("currency")
 	number := r.PostForm.Get("payment_method_data[card][number]")
+	returnURL := r.PostForm.Get("return_url")
 	captureMethod := stripego.PaymentIntentCaptureMethod(r.PostForm.Get("capture_method"))
 	switch captureMethod {
 	case "":
@@ -159,17 +192,27 @@ func (s *Sandbox) intent(ctx context.Context, tx *ent.Tx, r *http.Request) (sand
 		return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Param: "currency", Msg: "Invalid currency"}), nil
 	case r.PostForm.Get("confirm") != "true" || number == "":
 		return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Msg: "This sandbox confirms card PaymentIntents only."}), nil
+	case returnURL != "" && !webAddress(returnURL):
+		return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Param: "return_url", Msg: "Not a valid URL"}), nil
 	}
+	id := prefixid.New("pi")
 	intent := &stripego.PaymentIntent{
-		ID: prefixid.New("pi"), Object: "payment_intent", Amount: amount, Currency: stripego.Currency(currency),
+		ID: id, Object: "payment_intent", Amount: amount, Currency: stripego.Currency(currency), ClientSecret: id + "_secret_" + rand.Text(),
 		Created: s.store.Now().Unix(), Metadata: map[string]string{"paygate_id": r.PostForm.Get("metadata[paygate_id]")},
 		CaptureMethod: captureMethod, Status: stripego.PaymentIntentStatusSucceeded, AmountReceived: amount,
 	}
+	charge, method := chargeID(id), cardMethod(r.PostForm)
+	latestCharge := &charge
 	event := stripego.EventTypePaymentIntentSucceeded
 	outcome, declined := testCards[number]
 	switch {
+	case provider.AsksAuthentication(number):
+		// Nothing is charged before the shopper authenticates.
+		event, intent.Status, intent.AmountReceived, latestCharge = stripego.EventTypePaymentIntentRequiresAction, stripego.PaymentIntentStatusRequiresAction, 0, nil
+		intent.NextAction = s.authentication(id, returnURL)
 	case declined:
-		event, intent.Status, intent.AmountReceived = stripego.EventTypePaymentIntentPaymentFailed, stripego.PaymentIntentStatusRequiresPaymentMethod, 0
+		// Stripe takes a declined card off the intent, which then requires another.
+		event, intent.Status, intent.AmountReceived, method = stripego.EventTypePaymentIntentPaymentFailed, stripego.PaymentIntentStatusRequiresPaymentMethod, 0, nil
 		intent.LastPaymentError = &stripego.Error{Type: stripego.ErrorTypeCard, Code: stripego.ErrorCode(outcome[0]),
 			DeclineCode: stripego.DeclineCode(outcome[1]), Msg: "Your card was declined."}
 	case captureMethod == stripego.PaymentIntentCaptureMethodManual:
@@ -178,8 +221,9 @@ func (s *Sandbox) intent(ctx context.Context, tx *ent.Tx, r *http.Request) (sand
 	}
 	body, err := json.Marshal(struct {
 		*stripego.PaymentIntent
-		LatestCharge string `json:"latest_charge"` // by id, as Stripe shows it unexpanded
-	}{intent, chargeID(intent.ID)})
+		LatestCharge  *string        `json:"latest_charge"` // by id, as Stripe shows it unexpanded; null while nothing is charged
+		PaymentMethod *paymentMethod `json:"payment_method"`
+	}{intent, latestCharge, method})
 	if err != nil {
 		return sandboxstore.Answer{}, err
 	}
@@ -196,6 +240,53 @@ func (s *Sandbox) intent(ctx context.Context, tx *ent.Tx, r *http.Request) (sand
 	}
 	return sandboxstore.Answer{Status: http.StatusOK, Body: body}, nil
 }
+
+// webAddress reports whether address is an absolute http(s) URL, as Stripe takes a return_url.
+func webAddress(address string) bool {
+	u, err := url.Parse(address)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// authentication is the next action of a PaymentIntent whose card asks the shopper to
+// authenticate: a redirect to its challenge page, which sends the browser back to returnURL; with
+// no returnURL, Stripe.js's own (use_stripe_sdk), which nothing but Stripe.js takes.
+func (s *Sandbox) authentication(id, returnURL string) *stripego.PaymentIntentNextAction {
+	if returnURL == "" {
+		return &stripego.PaymentIntentNextAction{Type: stripego.PaymentIntentNextActionTypeUseStripeSDK,
+			UseStripeSDK: &stripego.PaymentIntentNextActionUseStripeSDK{}}
+	}
+	return &stripego.PaymentIntentNextAction{Type: stripego.PaymentIntentNextActionTypeRedirectToURL,
+		RedirectToURL: &stripego.PaymentIntentNextActionRedirectToURL{URL: s.pages + "/challenge/" + id, ReturnURL: returnURL}}
+}
+
+// paymentMethod is a card's PaymentMethod as Stripe shows it expanded (expand[]=payment_method):
+// its last four digits, which the sandbox keeps instead of the number, say how a card that asks
+// for authentication answers once the shopper is done.
+type paymentMethod struct {
+	ID       string            `json:"id"`
+	Object   string            `json:"object"`
+	Card     paymentMethodCard `json:"card"`
+	Livemode bool              `json:"livemode"`
+	Type     string            `json:"type"`
+}
+
+type paymentMethodCard struct {
+	Brand    string `json:"brand"`
+	ExpMonth int64  `json:"exp_month"`
+	ExpYear  int64  `json:"exp_year"`
+	Last4    string `json:"last4"`
+}
+
+// cardMethod is the PaymentMethod made of the card in a confirmation's payment_method_data.
+func cardMethod(form url.Values) *paymentMethod {
+	number := form.Get("payment_method_data[card][number]")
+	expMonth, _ := strconv.ParseInt(form.Get("payment_method_data[card][exp_month]"), 10, 64)
+	expYear, _ := strconv.ParseInt(form.Get("payment_method_data[card][exp_year]"), 10, 64)
+	return &paymentMethod{ID: prefixid.New("pm"), Object: "payment_method", Type: "card",
+		Card: paymentMethodCard{Brand: card.BrandOf(number), ExpMonth: expMonth, ExpYear: expYear, Last4: lastFour(number)}}
+}
+
+func lastFour(number string) string { return number[max(len(number)-4, 0):] }
 
 // capture captures part or all of an authorised PaymentIntent (all when amount_to_capture is not
 // given), releasing the rest; once tx commits it sends payment_intent.succeeded.
@@ -243,10 +334,12 @@ func (s *Sandbox) capture(ctx context.Context, tx *ent.Tx, r *http.Request, id s
 }
 
 // cancelable are the statuses from which the sandbox's PaymentIntents can be canceled: an
-// authorisation, and a declined or failed charge. Stripe cancels no succeeded one: it is refunded.
+// authorisation, a declined or failed charge, and one waiting for the shopper to authenticate,
+// whose page then no longer takes them. Stripe cancels no succeeded one: it is refunded.
 var cancelable = map[string]bool{
 	string(stripego.PaymentIntentStatusRequiresCapture):       true,
 	string(stripego.PaymentIntentStatusRequiresPaymentMethod): true,
+	string(stripego.PaymentIntentStatusRequiresAction):        true,
 }
 
 // cancellationReasons are the reasons Stripe takes for a cancellation.
@@ -278,7 +371,7 @@ func (s *Sandbox) cancel(ctx context.Context, tx *ent.Tx, r *http.Request, id st
 		return cannotCancel(intent), nil
 	}
 	body, err := reshape(intent.Body, map[string]any{"status": stripego.PaymentIntentStatusCanceled, "amount_capturable": 0,
-		"cancellation_reason": reason, "canceled_at": s.store.Now().Unix()})
+		"cancellation_reason": reason, "canceled_at": s.store.Now().Unix(), "next_action": nil})
 	if err != nil {
 		return sandboxstore.Answer{}, err
 	}
@@ -349,7 +442,8 @@ func (s *Sandbox) refund(ctx context.Context, tx *ent.Tx, r *http.Request) (sand
 	return sandboxstore.Answer{Status: http.StatusOK, Body: body}, nil
 }
 
-// lookUp answers a GET: a search of PaymentIntents, a refund, or a PaymentIntent's refunds.
+// lookUp answers a GET: a search of PaymentIntents, a PaymentIntent, a refund, or a
+// PaymentIntent's refunds.
 func (s *Sandbox) lookUp(w http.ResponseWriter, r *http.Request) {
 	query := r.URL.Query()
 	limit, err := strconv.Atoi(query.Get("limit"))
@@ -365,6 +459,8 @@ func (s *Sandbox) lookUp(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == "/v1/payment_intents/search":
 		answer, err = s.search(r.Context(), query.Get("query"), limit)
+	case strings.HasPrefix(r.URL.Path, "/v1/payment_intents/"):
+		answer, err = s.getIntent(r.Context(), strings.TrimPrefix(r.URL.Path, "/v1/payment_intents/"))
 	case r.URL.Path == "/v1/refunds":
 		answer, err = s.refunds(r.Context(), query.Get("payment_intent"), limit)
 	default:
@@ -426,6 +522,17 @@ func (s *Sandbox) refunds(ctx context.Context, intentID string, limit int) (sand
 		return sandboxstore.Answer{}, err
 	}
 	return sandboxstore.JSON(http.StatusOK, page("list", "/v1/refunds", refunds, limit)), nil
+}
+
+// getIntent answers a PaymentIntent as it stands.
+func (s *Sandbox) getIntent(ctx context.Context, id string) (sandboxstore.Answer, error) {
+	intent, err := s.store.Get(ctx, sandboxobject.KindCharge, id)
+	if errors.Is(err, sandboxstore.ErrNotFound) {
+		return noSuchIntent(id), nil
+	} else if err != nil {
+		return sandboxstore.Answer{}, err
+	}
+	return sandboxstore.Answer{Status: http.StatusOK, Body: intent.Body}, nil
 }
 
 // getRefund answers a refund as it stands.

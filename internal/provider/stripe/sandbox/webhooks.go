@@ -212,9 +212,7 @@ func (s *Sandbox) Simulate(ctx context.Context, kind provider.Simulation, paymen
 		return err
 	case provider.SimulateLateFailure:
 		failed := string(stripego.PaymentIntentStatusRequiresPaymentMethod)
-		object, err := reshape(intent.Body, map[string]any{"status": failed, "amount_received": 0,
-			"last_payment_error": stripego.Error{Type: stripego.ErrorTypeCard, Code: stripego.ErrorCodeCardDeclined,
-				DeclineCode: stripego.DeclineCodeGenericDecline, Msg: "Your card was declined."}})
+		object, err := reshape(intent.Body, map[string]any{"status": failed, "amount_received": 0, "last_payment_error": genericDecline})
 		if err != nil {
 			return err
 		}

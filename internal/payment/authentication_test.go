@@ -1,0 +1,204 @@
+package payment_test
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/ent/paymentstatuschange"
+	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/provider/providertest"
+	"github.com/paygate/paygate/internal/state"
+)
+
+// returnSeeing is the memory provider, keeping the return URL each charge was sent with.
+type returnSeeing struct {
+	providertest.Memory
+	mu      sync.Mutex
+	returns map[string]string
+}
+
+func (r *returnSeeing) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
+	r.mu.Lock()
+	if r.returns == nil {
+		r.returns = map[string]string{}
+	}
+	r.returns[req.PaymentID] = req.ReturnURL
+	r.mu.Unlock()
+	return r.Memory.Charge(ctx, req)
+}
+
+// newAuthenticatingService is the payment service over db, paying through the memory provider,
+// whose shoppers come back to https://paygate.example.
+func newAuthenticatingService(db *database.DB) (*payment.Service, *returnSeeing, *clock) {
+	c := &clock{now: time.Now().UTC().Truncate(time.Microsecond)}
+	memory := &returnSeeing{}
+	svc := newClockedService(db, memory, c)
+	svc.ReturnAddress = func(id string) string { return "https://paygate.example/api/v1/payments/" + id + "/return" }
+	return svc, memory, c
+}
+
+func authenticationInput(number string) payment.CreateInput {
+	in := validInput()
+	in.Card.Number = number
+	returnURL := "https://shop.example/orders/7?step=paid"
+	in.ReturnURL = &returnURL
+	return in
+}
+
+// TestShopperReturned: a card that asks for authentication makes a payment requires_action, sent
+// to the provider with Paygate's return address, holding the provider's page until an hour from
+// now; it cannot be refunded or captured meanwhile. The shopper's return settles it as the
+// provider says (approved, held for a manual capture, or declined), once however often the
+// browser comes back, and sends the browser on to the merchant's return_url with the payment's
+// id and status, its own query kept. A return_url that is no web address is refused with nothing
+// written.
+func TestShopperReturned(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		ctx := allowed()
+		svc, memory, c := newAuthenticatingService(db)
+		p, err := svc.Create(ctx, authenticationInput(provider.AuthenticateThenApprove))
+		if err != nil {
+			t.Fatal(err)
+		}
+		redirectURL, returnURL, waits := payment.NextAction(p)
+		if p.Status != state.PaymentRequiresAction || !waits || !strings.HasPrefix(redirectURL, "https://memory.invalid/challenge/") ||
+			returnURL == nil || *returnURL != "https://shop.example/orders/7?step=paid" ||
+			p.AuthenticateBefore == nil || !p.AuthenticateBefore.Equal(c.Now().Add(payment.AuthenticationWindow)) {
+			t.Fatalf("payment of a card that asks for authentication: %+v", p)
+		}
+		if sent := memory.returns[p.ID]; sent != "https://paygate.example/api/v1/payments/"+p.ID+"/return" {
+			t.Errorf("the provider was sent the return address %q", sent)
+		}
+		if _, err := svc.Refund(ctx, payment.RefundInput{PaymentID: p.ID}); !hasCode(err, apierror.InvalidState) {
+			t.Errorf("refund of a payment waiting for its shopper: %v", err)
+		}
+		if _, err := svc.Capture(ctx, payment.CaptureInput{PaymentID: p.ID}); !hasCode(err, apierror.InvalidState) {
+			t.Errorf("capture of a payment waiting for its shopper: %v", err)
+		}
+		for range 2 {
+			back, err := svc.ShopperReturned(context.Background(), p.ID, url.Values{"payment_intent": {"anything"}})
+			if err != nil || back.Status != state.PaymentSucceeded || back.AmountCaptured != back.Amount || back.NextActionURL != nil || back.AuthenticateBefore != nil {
+				t.Fatalf("shopper back: %+v, %v", back, err)
+			}
+			if to := payment.ReturnTo(back); to != "https://shop.example/orders/7?payment_id="+p.ID+"&status=succeeded&step=paid" {
+				t.Errorf("the browser is sent on to %s", to)
+			}
+		}
+		if n := db.Ent.PaymentStatusChange.Query().Where(paymentstatuschange.PaymentID(p.ID), paymentstatuschange.ToEQ(state.PaymentSucceeded)).CountX(context.Background()); n != 1 {
+			t.Errorf("%d moves to succeeded, want 1", n)
+		}
+
+		declined, err := svc.Create(ctx, authenticationInput(provider.AuthenticateThenDecline))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back, err := svc.ShopperReturned(context.Background(), declined.ID, nil); err != nil || back.Status != state.PaymentFailed ||
+			back.FailureCode == nil || *back.FailureCode != "card_declined" {
+			t.Errorf("declined after authentication: %+v, %v", back, err)
+		}
+
+		manual := authenticationInput(provider.AuthenticateThenApprove)
+		manual.CaptureMethod = state.CaptureManual
+		held, err := svc.Create(ctx, manual)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back, err := svc.ShopperReturned(context.Background(), held.ID, nil); err != nil || back.Status != state.PaymentRequiresCapture ||
+			back.AmountCapturable != back.Amount || back.CaptureBefore == nil {
+			t.Errorf("authorised after authentication: %+v, %v", back, err)
+		}
+
+		if _, err := svc.ShopperReturned(context.Background(), "pay_none", nil); !hasCode(err, apierror.NotFound) {
+			t.Errorf("return of an unknown payment: %v", err)
+		}
+		before := paymentCount(t, db)
+		for _, bad := range []string{"javascript:alert(1)", "/orders/7", "https://user:pw@shop.example/", "https://shop.example/" + strings.Repeat("a", 2048)} {
+			in := authenticationInput(provider.AuthenticateThenApprove)
+			in.ReturnURL = &bad
+			if _, err := svc.Create(ctx, in); !hasCode(err, apierror.InvalidRequest) {
+				t.Errorf("return_url %.40q: %v, want invalid_request", bad, err)
+			}
+		}
+		if after := paymentCount(t, db); after != before {
+			t.Errorf("refused return_urls wrote %d payments", after-before)
+		}
+	})
+}
+
+func paymentCount(t *testing.T, db *database.DB) int {
+	t.Helper()
+	n, err := db.Ent.Payment.Query().Count(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestReturnAndWebhookAtOnce: the shopper's browser coming back, several times, and the provider's
+// webhook reporting the charge, all at once on two servers, settle the payment once.
+func TestReturnAndWebhookAtOnce(t *testing.T) {
+	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
+		var services []*payment.Service
+		for _, pool := range pools {
+			svc, _, _ := newAuthenticatingService(pool)
+			services = append(services, svc)
+		}
+		p, err := services[0].Create(allowed(), authenticationInput(provider.AuthenticateThenApprove))
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 8
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			svc := services[i%len(services)]
+			wg.Go(func() {
+				if i%2 == 0 {
+					_, errs[i] = svc.ShopperReturned(context.Background(), p.ID, nil)
+					return
+				}
+				errs[i] = applyNotification(pools[i%len(pools)], svc,
+					provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: p.ID, ProviderPaymentID: *p.ProviderPaymentID})
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("news %d: %v", i, err)
+			}
+		}
+		moves := pools[0].Ent.PaymentStatusChange.Query().Where(paymentstatuschange.PaymentID(p.ID)).AllX(context.Background())
+		succeeded := 0
+		for _, m := range moves {
+			if m.To == state.PaymentSucceeded {
+				succeeded++
+			}
+		}
+		if succeeded != 1 || len(moves) != 5 {
+			t.Errorf("%d moves, %d to succeeded; want 5 and 1", len(moves), succeeded)
+		}
+	})
+}
+
+// applyNotification applies the memory provider's notification n through svc in a transaction
+// of db, committed, as the webhook worker does.
+func applyNotification(db *database.DB, svc *payment.Service, n provider.Notification) error {
+	ctx := context.Background()
+	tx, err := db.Ent.Tx(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := svc.ApplyNotification(ctx, tx, "memory", n); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
