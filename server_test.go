@@ -289,7 +289,7 @@ func TestStartsThatFailSayWhatToDo(t *testing.T) {
 		t.Errorf("a start on a taken address made the database: %v", err)
 	}
 	secret := strings.Repeat("s", 32)
-	_, logs, stop := startRun(t, []string{"PAYGATE_ENV=production", "PAYGATE_DATA_DIR=" + dir, "DATABASE_URL=sqlite://" + database,
+	_, logs, stop := startRun(t, []string{"PAYGATE_ENV=production", "PAYGATE_PUBLIC_URL=https://pay.example.com", "PAYGATE_DATA_DIR=" + dir, "DATABASE_URL=sqlite://" + database,
 		"PAYGATE_JWT_SECRET=" + secret, "PAYGATE_CARD_FINGERPRINT_KEY=" + secret, "PAYGATE_API_KEY_SECRET=" + secret})
 	if err := stop(); err != nil {
 		t.Errorf("stop = %v", err)
@@ -301,7 +301,7 @@ func TestStartsThatFailSayWhatToDo(t *testing.T) {
 
 func TestProductionRefusesToStartWithoutSecrets(t *testing.T) {
 	dir := t.TempDir()
-	environ := []string{"PAYGATE_ENV=production", "PAYGATE_DATA_DIR=" + dir, "DATABASE_URL=sqlite://" + filepath.Join(dir, "p.db"), "PAYGATE_ADDR=127.0.0.1:0"}
+	environ := []string{"PAYGATE_ENV=production", "PAYGATE_PUBLIC_URL=https://pay.example.com", "PAYGATE_DATA_DIR=" + dir, "DATABASE_URL=sqlite://" + filepath.Join(dir, "p.db"), "PAYGATE_ADDR=127.0.0.1:0"}
 	err := run(context.Background(), nil, environ, io.Discard, io.Discard)
 	if err == nil || strings.Count(err.Error(), "openssl rand -hex 32") != 3 {
 		t.Errorf("production start without secrets = %v, want all three named at once, each with a way to make it", err)

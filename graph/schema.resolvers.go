@@ -179,7 +179,7 @@ func (r *paymentResolver) NextAction(ctx context.Context, obj *ent.Payment) (*mo
 	if !waits {
 		return nil, nil
 	}
-	return &model.NextAction{Type: "redirect_to_url", RedirectToURL: &model.RedirectToURL{URL: redirectURL, ReturnURL: returnURL}}, nil
+	return &model.NextAction{Type: payment.RedirectToURL, RedirectToURL: &model.RedirectToURL{URL: redirectURL, ReturnURL: returnURL}}, nil
 }
 
 // Customer is the resolver for the customer field.

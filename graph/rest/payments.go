@@ -456,7 +456,7 @@ func nextActionOf(p *ent.Payment) *nextActionJSON {
 	if !waits {
 		return nil
 	}
-	return &nextActionJSON{Type: "redirect_to_url", RedirectToURL: redirectToURLJSON{URL: redirectURL, ReturnURL: returnURL}}
+	return &nextActionJSON{Type: payment.RedirectToURL, RedirectToURL: redirectToURLJSON{URL: redirectURL, ReturnURL: returnURL}}
 }
 
 func utcOrNil(t *time.Time) *time.Time {

@@ -353,8 +353,9 @@ func TestAuthenticationInEveryOrder(t *testing.T) {
 // Adyen, which has nothing to cancel before the shopper authenticates, here alone; Checkout.com
 // declines it itself after 15 minutes, which the pass finds when it asks. One the shopper authenticated meanwhile, with neither
 // browser nor webhook telling Paygate yet, is settled as the provider says instead, and its late
-// webhook agrees. The return address answers an unknown payment 404, an oversized query 400, and
-// the browser of a merchant that gave no return_url a plain page.
+// webhook agrees. Without a return_url no authentication is asked for: the card is declined. The
+// return address answers an unknown payment 404, an oversized query 400, and the browser of a
+// payment without a return_url a plain page.
 func TestAbandonedAuthentication(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
@@ -365,10 +366,14 @@ func TestAbandonedAuthentication(t *testing.T) {
 			made := env.request(http.MethodPost, "/api/v1/payments", operator, authenticationBody("40.00", tc.currency, provider.AuthenticateThenApprove, "https://shop.example/back"))
 			waiting[tc.provider], _ = awaitingShopper(t, env, made, tc.provider, "https://shop.example/back")
 		}
-		made := env.request(http.MethodPost, "/api/v1/payments", operator, paymentBody("41.00", "USD", provider.AuthenticateThenApprove))
-		silent, page := awaitingShopper(t, env, made, "stripe", "")
+		made := env.request(http.MethodPost, "/api/v1/payments", operator, authenticationBody("41.00", "USD", provider.AuthenticateThenApprove, "https://shop.example/back"))
+		silent, page := awaitingShopper(t, env, made, "stripe", "https://shop.example/back")
 		returnOf(t, page, "complete")
 		env.sandboxWebhooksDelivered() // in the inbox, not applied
+		plain := env.request(http.MethodPost, "/api/v1/payments", operator, paymentBody("42.00", "USD", provider.AuthenticateThenApprove))
+		if code, _ := plain.errorCode(); plain.status != http.StatusPaymentRequired || code != "card_declined" {
+			t.Errorf("a card that needs authentication, without a return_url: %d %s; want declined", plain.status, plain.raw)
+		}
 		if n, err := env.app.services.payments.ExpireAuthorizations(context.Background()); err != nil || n != 0 {
 			t.Fatalf("expiry pass before the hour: %d, %v", n, err)
 		}
@@ -403,7 +408,7 @@ func TestAbandonedAuthentication(t *testing.T) {
 		if r := env.request(http.MethodGet, "/api/v1/payments/"+silent+"/return?x="+strings.Repeat("a", 9000), "", nil); r.status != http.StatusBadRequest {
 			t.Errorf("return with an oversized query: %d", r.status)
 		}
-		if r := env.request(http.MethodGet, "/api/v1/payments/"+silent+"/return", "", nil); r.status != http.StatusOK || !strings.Contains(r.raw, "succeeded") {
+		if r := env.request(http.MethodGet, "/api/v1/payments/"+str(get(plain.data(), "id"))+"/return", "", nil); r.status != http.StatusOK || !strings.Contains(r.raw, "failed") {
 			t.Errorf("return without a return_url: %d %s", r.status, r.raw)
 		}
 	})

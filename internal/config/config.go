@@ -174,6 +174,10 @@ func Load(environ []string, providers []provider.Registration) (Config, error) {
 			return Config{}, errors.New("REDIS_URL must be a redis:// or rediss:// URL")
 		}
 	}
+	if cfg.Production() && cfg.PublicURL == "" {
+		// Providers send shoppers back to it: a guess from the listen address is never public.
+		return Config{}, errors.New("PAYGATE_PUBLIC_URL is required in production: the address browsers reach Paygate at, e.g. https://pay.example.com")
+	}
 	if cfg.PublicURL != "" {
 		cfg.PublicURL = strings.TrimSuffix(strings.TrimSpace(cfg.PublicURL), "/")
 		if u, err := url.Parse(cfg.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||

@@ -89,13 +89,13 @@ func TestSecrets(t *testing.T) {
 	}
 
 	given := strings.Repeat("k", 32)
-	cfg, _ = Load([]string{"PAYGATE_ENV=production", "PAYGATE_JWT_SECRET=" + given, "PAYGATE_CARD_FINGERPRINT_KEY=" + given, "PAYGATE_API_KEY_SECRET=" + given}, registered)
+	cfg, _ = Load([]string{"PAYGATE_ENV=production", "PAYGATE_PUBLIC_URL=https://pay.example.com", "PAYGATE_JWT_SECRET=" + given, "PAYGATE_CARD_FINGERPRINT_KEY=" + given, "PAYGATE_API_KEY_SECRET=" + given}, registered)
 	if s, err := cfg.LoadSecrets(); err != nil || string(s.JWT) != given || string(s.APIKeySecret) != given {
 		t.Errorf("configured secrets = %+v, %v", s, err)
 	}
 	for _, environ := range [][]string{
-		{"PAYGATE_ENV=production", "PAYGATE_JWT_SECRET=" + given},
-		{"PAYGATE_ENV=production", "PAYGATE_JWT_SECRET=" + given, "PAYGATE_CARD_FINGERPRINT_KEY=" + given},
+		{"PAYGATE_ENV=production", "PAYGATE_PUBLIC_URL=https://pay.example.com", "PAYGATE_JWT_SECRET=" + given},
+		{"PAYGATE_ENV=production", "PAYGATE_PUBLIC_URL=https://pay.example.com", "PAYGATE_JWT_SECRET=" + given, "PAYGATE_CARD_FINGERPRINT_KEY=" + given},
 		{"PAYGATE_JWT_SECRET=short", "PAYGATE_DATA_DIR=" + dir},
 	} {
 		cfg, _ = Load(environ, registered)
@@ -171,3 +171,32 @@ func TestVariables(t *testing.T) {
 
 // registered are the providers Paygate registers.
 var registered = []provider.Registration{stripe.Registration, adyen.Registration, checkout.Registration}
+
+// TestPublicURL: where browsers reach Paygate is PAYGATE_PUBLIC_URL, without its trailing slash,
+// else the listen address; it must be an http(s) URL, and production requires it.
+func TestPublicURL(t *testing.T) {
+	for _, tc := range []struct {
+		environ []string
+		want    string
+	}{
+		{nil, "http://127.0.0.1:8080"},
+		{[]string{"PORT=9000"}, "http://localhost:9000"},
+		{[]string{"PAYGATE_PUBLIC_URL=https://pay.example.com/"}, "https://pay.example.com"},
+		{[]string{"PAYGATE_PUBLIC_URL=https://example.com/pay"}, "https://example.com/pay"},
+	} {
+		cfg, err := Load(tc.environ, registered)
+		if err != nil || cfg.PublicAddress() != tc.want {
+			t.Errorf("%v: public address %q, %v; want %q", tc.environ, cfg.PublicAddress(), err, tc.want)
+		}
+	}
+	for _, environ := range [][]string{
+		{"PAYGATE_PUBLIC_URL=ftp://pay.example.com"},
+		{"PAYGATE_PUBLIC_URL=https://pay.example.com/?x=1"},
+		{"PAYGATE_PUBLIC_URL=pay.example.com"},
+		{"PAYGATE_ENV=production"},
+	} {
+		if _, err := Load(environ, registered); err == nil || !strings.Contains(err.Error(), "PAYGATE_PUBLIC_URL") {
+			t.Errorf("%v: %v; want PAYGATE_PUBLIC_URL refused", environ, err)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package payment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"time"
@@ -19,33 +18,38 @@ import (
 // back to Paygate's return address for the payment, which asks the provider what became of it
 // and sends the browser on to the merchant's return_url. The provider's webhook settles the
 // payment too, if the browser never comes back; one still waiting after AuthenticationWindow is
-// canceled as abandoned.
+// canceled as abandoned. Authentication is asked for only when the merchant gave a return_url:
+// without a page to come back to, a card that needs it is declined.
 
 // AuthenticationWindow is how long a payment waits for its shopper to authenticate.
 const AuthenticationWindow = time.Hour
 
-// maxReturnURL bounds the merchant's return_url, as browsers and providers bound addresses.
-const maxReturnURL = 2048
+// Bounds on the addresses a payment keeps, as browsers and providers bound theirs.
+const (
+	maxReturnURL     = 2048
+	maxNextActionURL = 8192
+)
 
-// webAddress reports whether address is an absolute http or https URL a browser can be sent to.
-func webAddress(address string) bool {
-	u, err := url.Parse(address)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil
-}
+// RedirectToURL is the one kind of next action: send the shopper's browser to a page.
+const RedirectToURL = "redirect_to_url"
 
-// returnAddress is where the provider sends the shopper of payment id back to.
-func (s *Service) returnAddress(id string) string {
-	if s.ReturnAddress == nil {
+// returnAddress is where p's provider sends its shopper back to: Paygate's return address for
+// it, or "" when the merchant gave no return_url, so that no authentication is asked for.
+func (s *Service) returnAddress(p *ent.Payment) string {
+	if s.ReturnAddress == nil || p.ReturnURL == nil {
 		return ""
 	}
-	return s.ReturnAddress(id)
+	return s.ReturnAddress(p.ID)
 }
 
 // ShopperReturned settles payment id once its shopper's browser came back from the provider's
 // authentication page with the query returned, and answers the payment as it then is. It asks
 // the provider, never taking the browser's word: a payment no longer waiting is answered as it is,
-// and one the provider cannot tell of yet stays waiting (its webhook settles it). Anyone with the
-// payment's id may call it, as the browser carries no credential: it reveals only the status.
+// and one the provider cannot tell of yet stays waiting (its webhook settles it). A payment
+// canceled while it waited is asked about too: a shopper who authenticated after all has paid,
+// which a person must undo. Anyone with the payment's id may call it, as the browser carries no
+// credential: it reveals only the status. The browsers coming back at once for one payment share
+// one question to the provider.
 func (s *Service) ShopperReturned(ctx context.Context, id string, returned url.Values) (*ent.Payment, error) {
 	if err := auth.Authorize(ctx, auth.ShopperReturn); err != nil {
 		return nil, err
@@ -54,17 +58,27 @@ func (s *Service) ShopperReturned(ctx context.Context, id string, returned url.V
 	if ent.IsNotFound(err) {
 		return nil, apierror.ForParam(apierror.NotFound, "id", "no payment has the id "+id)
 	}
-	if err != nil || p.Status != state.PaymentRequiresAction {
+	canceledWaiting := p != nil && p.Status == state.PaymentCanceled && p.CaptureBefore == nil
+	if err != nil || p.Status != state.PaymentRequiresAction && !canceledWaiting {
 		return p, err
 	}
 	ctx = context.WithoutCancel(ctx)
-	result, err := s.askAuthentication(ctx, p, returned)
-	if err != nil {
-		s.logger().WarnContext(ctx, "the provider could not tell what became of an authentication: its webhook will settle it",
-			"payment_id", p.ID, "provider", p.Provider, "error", err.Error())
-		return p, nil
-	}
-	return s.recordAuthentication(ctx, p.ID, result, "provider:"+p.Provider)
+	settled, err, _ := s.returns.Do(id, func() (any, error) {
+		result, err := s.askAuthentication(ctx, p, returned)
+		if err != nil {
+			s.logger().WarnContext(ctx, "the provider could not tell what became of an authentication: its webhook will settle it",
+				"payment_id", p.ID, "provider", p.Provider, "error", err.Error())
+			return p, nil
+		}
+		settled, err := s.recordAuthentication(ctx, p.ID, result)
+		if err != nil {
+			// The browser is sent on with what is recorded; the webhook settles the payment.
+			s.logger().ErrorContext(ctx, "recording an authentication", "payment_id", p.ID, "error", err.Error())
+			return p, nil
+		}
+		return settled, nil
+	})
+	return settled.(*ent.Payment), err
 }
 
 // askAuthentication asks payment p's provider what became of the charge its shopper was asked to
@@ -82,7 +96,7 @@ func (s *Service) askAuthentication(ctx context.Context, p *ent.Payment, returne
 }
 
 // recordAuthentication records what the provider says became of payment id's authentication.
-func (s *Service) recordAuthentication(ctx context.Context, id string, result provider.ChargeResult, actor string) (*ent.Payment, error) {
+func (s *Service) recordAuthentication(ctx context.Context, id string, result provider.ChargeResult) (*ent.Payment, error) {
 	var p *ent.Payment
 	var v verdict
 	err := s.recordOutcome(ctx, func(tx *ent.Tx) error {
@@ -90,7 +104,7 @@ func (s *Service) recordAuthentication(ctx context.Context, id string, result pr
 		if p, err = lockPayment(ctx, tx, id); err != nil {
 			return err
 		}
-		v, err = s.applyChargeOutcome(ctx, tx, p, chargeAnswered(result), actor, nil)
+		v, err = s.applyChargeOutcome(ctx, tx, p, chargeAnswered(result), "provider:"+p.Provider, nil)
 		return err
 	})
 	if err != nil {
@@ -100,41 +114,21 @@ func (s *Service) recordAuthentication(ctx context.Context, id string, result pr
 	return p.Unwrap(), nil
 }
 
-// abandon settles payment p, left waiting for its shopper past its authenticate_before: as the
-// provider decided, if it has, else canceled as abandoned. It reports whether it canceled p.
-func (s *Service) abandon(ctx context.Context, p *ent.Payment) (bool, error) {
-	if result, err := s.askAuthentication(ctx, p, nil); err == nil && !result.AwaitsShopper() {
-		settled, err := s.recordAuthentication(ctx, p.ID, result, "provider:"+p.Provider)
-		return err == nil && settled.Status == state.PaymentCanceled, err
+// settleIfDecided settles payment p, waiting for its shopper, if its provider says it decided;
+// it reports whether it did. A provider that cannot be asked (Adyen, without what the browser
+// brings back) has decided nothing Paygate can know.
+func (s *Service) settleIfDecided(ctx context.Context, p *ent.Payment) (bool, error) {
+	result, err := s.askAuthentication(ctx, p, nil)
+	if err != nil || result.AwaitsShopper() {
+		return false, nil
 	}
-	claimed := true
-	err := s.inTx(ctx, func(tx *ent.Tx) error {
-		locked, err := lockPayment(ctx, tx, p.ID)
-		if err != nil {
-			return err
-		}
-		if locked.Status != state.PaymentRequiresAction || locked.PendingAction != nil {
-			claimed = false // settled, canceled or claimed meanwhile
-			return nil
-		}
-		*p = *locked
-		return s.claimCancel(ctx, tx, p, state.CanceledAbandoned)
-	})
-	if err != nil || !claimed {
-		return false, err
-	}
-	settled, err := s.cancelAtProvider(ctx, nil, p, "system")
-	if err != nil {
-		if _, refused := errors.AsType[*apierror.Error](err); refused {
-			return false, nil // the provider refused: asked again on the next pass
-		}
-		return false, err
-	}
-	return settled.Status == state.PaymentCanceled, nil
+	_, err = s.recordAuthentication(ctx, p.ID, result)
+	return err == nil, err
 }
 
 // NextAction says where the shopper of payment p is to be sent while p waits for them: the
 // provider's page, and the merchant's return_url they come back to; waits is false otherwise.
+// Its type is RedirectToURL.
 func NextAction(p *ent.Payment) (redirectURL string, returnURL *string, waits bool) {
 	if p.Status != state.PaymentRequiresAction || p.NextActionURL == nil {
 		return "", nil, false
@@ -143,7 +137,8 @@ func NextAction(p *ent.Payment) (redirectURL string, returnURL *string, waits bo
 }
 
 // ReturnTo is where the shopper's browser goes once back from authenticating payment p: the
-// merchant's return_url with payment_id and status added to its query; "" when it gave none.
+// merchant's return_url with payment_id and status added to its query, the rest of it as the
+// merchant wrote it (a signed URL stays signed); "" when it gave none.
 func ReturnTo(p *ent.Payment) string {
 	if p.ReturnURL == nil {
 		return ""
@@ -152,9 +147,10 @@ func ReturnTo(p *ent.Payment) string {
 	if err != nil {
 		return "" // checked when the payment was made
 	}
-	query := u.Query()
-	query.Set("payment_id", p.ID)
-	query.Set("status", string(p.Status))
-	u.RawQuery = query.Encode()
+	added := url.Values{"payment_id": {p.ID}, "status": {string(p.Status)}}.Encode()
+	if u.RawQuery != "" {
+		added = u.RawQuery + "&" + added
+	}
+	u.RawQuery, u.ForceQuery = added, false
 	return u.String()
 }

@@ -88,7 +88,7 @@ func TestShopperReturned(t *testing.T) {
 			if err != nil || back.Status != state.PaymentSucceeded || back.AmountCaptured != back.Amount || back.NextActionURL != nil || back.AuthenticateBefore != nil {
 				t.Fatalf("shopper back: %+v, %v", back, err)
 			}
-			if to := payment.ReturnTo(back); to != "https://shop.example/orders/7?payment_id="+p.ID+"&status=succeeded&step=paid" {
+			if to := payment.ReturnTo(back); to != "https://shop.example/orders/7?step=paid&payment_id="+p.ID+"&status=succeeded" {
 				t.Errorf("the browser is sent on to %s", to)
 			}
 		}
@@ -116,6 +116,11 @@ func TestShopperReturned(t *testing.T) {
 			t.Errorf("authorised after authentication: %+v, %v", back, err)
 		}
 
+		noReturn := authenticationInput(provider.AuthenticateThenApprove)
+		noReturn.ReturnURL = nil
+		if declined, err := svc.Create(ctx, noReturn); err != nil || declined.Status != state.PaymentFailed || *declined.FailureCode != "card_declined" {
+			t.Errorf("a card that needs authentication, without a return_url: %+v, %v; want declined", declined, err)
+		}
 		if _, err := svc.ShopperReturned(context.Background(), "pay_none", nil); !hasCode(err, apierror.NotFound) {
 			t.Errorf("return of an unknown payment: %v", err)
 		}
@@ -201,4 +206,59 @@ func applyNotification(db *database.DB, svc *payment.Service, n provider.Notific
 		return err
 	}
 	return tx.Commit()
+}
+
+// nothingHeld is the memory provider with nothing to cancel while its shopper is away, as Adyen
+// and Checkout.com are, whose shopper authenticated (approved) or not.
+type nothingHeld struct {
+	providertest.Memory
+	approved bool
+}
+
+func (n *nothingHeld) Cancel(context.Context, provider.CancelRequest) (provider.CancelResult, error) {
+	return provider.CancelResult{}, provider.ErrNothingToCancel
+}
+
+func (n *nothingHeld) Authenticated(_ context.Context, req provider.AuthenticationRequest) (provider.ChargeResult, error) {
+	if n.approved {
+		return provider.ChargeResult{ProviderPaymentID: req.ProviderPaymentID, Approved: true}, nil
+	}
+	return provider.ChargeResult{ProviderPaymentID: req.ProviderPaymentID, RedirectURL: "https://memory.invalid/challenge"}, nil
+}
+
+// TestCancelWhileWaiting: a payment waiting for its shopper is canceled at a provider that can
+// cancel it, and at one that holds nothing yet once it says the shopper has not authenticated;
+// one whose shopper authenticated meanwhile is settled as the provider says, and the
+// cancellation refused (409), its claim and reason dropped.
+func TestCancelWhileWaiting(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		for _, tc := range []struct {
+			name string
+			p    provider.Provider
+			want state.PaymentStatus
+		}{
+			{"cancels", &returnSeeing{}, state.PaymentCanceled},
+			{"nothing held, still waiting", &nothingHeld{}, state.PaymentCanceled},
+			{"nothing held, authenticated", &nothingHeld{approved: true}, state.PaymentSucceeded},
+		} {
+			c := &clock{now: time.Now().UTC().Truncate(time.Microsecond)}
+			svc := newClockedService(db, tc.p, c)
+			svc.ReturnAddress = func(id string) string { return "https://paygate.example/api/v1/payments/" + id + "/return" }
+			p, err := svc.Create(allowed(), authenticationInput(provider.AuthenticateThenApprove))
+			if err != nil || p.Status != state.PaymentRequiresAction {
+				t.Fatalf("%s: %+v, %v", tc.name, p, err)
+			}
+			canceled, err := svc.Cancel(allowed(), payment.CancelInput{PaymentID: p.ID})
+			got, _ := db.Ent.Payment.Get(context.Background(), p.ID)
+			switch {
+			case got.Status != tc.want || got.PendingAction != nil || got.NextActionURL != nil:
+				t.Errorf("%s: payment is %s (claim %v)", tc.name, got.Status, got.PendingAction)
+			case tc.want == state.PaymentCanceled && (err != nil || canceled.Status != state.PaymentCanceled ||
+				got.CancellationReason == nil || *got.CancellationReason != state.CanceledByCustomer):
+				t.Errorf("%s: cancel = %+v, %v", tc.name, canceled, err)
+			case tc.want == state.PaymentSucceeded && (!hasCode(err, apierror.InvalidState) || got.CancellationReason != nil):
+				t.Errorf("%s: cancel overtaken = %v, reason %v; want invalid_state and no reason", tc.name, err, got.CancellationReason)
+			}
+		}
+	})
 }

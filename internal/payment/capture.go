@@ -279,6 +279,14 @@ func (s *Service) cancelAtProvider(ctx context.Context, key *idempotency.Key, p 
 		return c.Cancel(ctx, provider.CancelRequest{PaymentID: p.ID, ProviderPaymentID: deref(p.ProviderPaymentID),
 			Reason: string(*p.CancellationReason), IdempotencyKey: cancelKey(p.ID)})
 	})
+	// A provider with nothing to cancel yet is asked whether the shopper authenticated after all:
+	// what it decided stands; still waiting, or unable to tell, the payment is canceled here.
+	var decided *chargeOutcome
+	if p.Status == state.PaymentRequiresAction && errors.Is(callErr, provider.ErrNothingToCancel) {
+		if result, err := s.askAuthentication(ctx, p, nil); err == nil && !result.AwaitsShopper() {
+			decided = ptr(chargeAnswered(result))
+		}
+	}
 	id := p.ID
 	var refused error
 	err := s.recordOutcome(ctx, func(tx *ent.Tx) error {
@@ -290,7 +298,9 @@ func (s *Service) cancelAtProvider(ctx context.Context, key *idempotency.Key, p 
 		if p.PendingAction != nil && *p.PendingAction == payment.PendingActionCancel {
 			canceled := changes{canceledAt: ptr(s.now()), amountCapturable: ptr(int64(0)), clearPending: true}
 			switch {
-			case nothingToCancel(p, callErr):
+			case decided != nil && p.Status == state.PaymentRequiresAction:
+				_, err = s.applyChargeOutcome(ctx, tx, p, *decided, "provider:"+p.Provider, nil)
+			case p.Status == state.PaymentRequiresAction && errors.Is(callErr, provider.ErrNothingToCancel):
 				err = s.move(ctx, tx, p, state.PaymentCanceled, "canceled: "+string(*p.CancellationReason)+"; "+p.Provider+" had nothing to cancel yet", actor, canceled)
 			case errors.Is(callErr, provider.ErrUnavailable):
 				refused = apierror.New(apierror.ProviderUnavailable, "the payment provider did not cancel the payment; it is as it was")
@@ -304,6 +314,10 @@ func (s *Service) cancelAtProvider(ctx context.Context, key *idempotency.Key, p 
 				return err
 			}
 		}
+		if p.Status != state.PaymentCanceled && (p.PendingAction == nil || *p.PendingAction != payment.PendingActionCancel) && refused == nil {
+			// The shopper's authentication overtook the cancellation: nothing was left to cancel.
+			refused = apierror.New(apierror.InvalidState, fmt.Sprintf("payment %s became %s before it could be canceled", id, p.Status))
+		}
 		if key != nil {
 			return s.keys.Settle(ctx, tx, key, refused)
 		}
@@ -316,15 +330,6 @@ func (s *Service) cancelAtProvider(ctx context.Context, key *idempotency.Key, p 
 		return nil, refused
 	}
 	return p.Unwrap(), nil
-}
-
-// nothingToCancel reports whether callErr is p's provider refusing to cancel a payment that waits
-// for its shopper because it holds nothing yet (Adyen before it named the payment, Checkout.com
-// before the authorisation): nothing is authorised until the shopper authenticates, so the
-// payment is canceled all the same. Should the shopper authenticate after all, the approval is
-// reported to a person, to void at the provider.
-func nothingToCancel(p *ent.Payment, callErr error) bool {
-	return p.Status == state.PaymentRequiresAction && errors.Is(callErr, provider.ErrUnavailable) && !errors.Is(callErr, provider.ErrOutage)
 }
 
 // releaseCancel gives up the cancellation claimed on p, which its provider refused: the payment
@@ -360,29 +365,20 @@ func (s *Service) ExpireAuthorizations(ctx context.Context) (int, error) {
 	canceled := 0
 	var errs []error
 	for _, p := range due {
-		if p.Status == state.PaymentRequiresAction && p.PendingAction == nil {
-			abandoned, err := s.abandon(ctx, p)
-			if err != nil {
-				errs = append(errs, err)
-			} else if abandoned {
-				canceled++
-			}
-			continue
-		}
 		if p.PendingAction == nil {
-			claimed := true
-			err := s.inTx(ctx, func(tx *ent.Tx) error {
-				locked, err := lockPayment(ctx, tx, p.ID)
-				if err != nil {
-					return err
+			reason := state.CanceledExpired
+			if p.Status == state.PaymentRequiresAction {
+				reason = state.CanceledAbandoned
+				// The shopper may have authenticated, with neither their browser nor the
+				// provider's webhook telling: the provider says so, and is believed first.
+				if settled, err := s.settleIfDecided(ctx, p); err != nil || settled {
+					if err != nil {
+						errs = append(errs, err)
+					}
+					continue
 				}
-				if locked.Status != state.PaymentRequiresCapture || locked.PendingAction != nil {
-					claimed = false // captured, canceled or claimed meanwhile
-					return nil
-				}
-				*p = *locked
-				return s.claimCancel(ctx, tx, p, state.CanceledExpired)
-			})
+			}
+			claimed, err := s.claimLapsed(ctx, p, reason)
 			if err != nil {
 				errs = append(errs, err)
 			}
@@ -408,6 +404,25 @@ func (s *Service) ExpireAuthorizations(ctx context.Context) (int, error) {
 		}
 	}
 	return canceled, errors.Join(errs...)
+}
+
+// claimLapsed claims the cancellation of p, for reason, if it is still in the status it was found
+// lapsed in and unclaimed; it reports whether it did, and leaves p as locked.
+func (s *Service) claimLapsed(ctx context.Context, p *ent.Payment, reason state.CancellationReason) (bool, error) {
+	claimed := true
+	err := s.inTx(ctx, func(tx *ent.Tx) error {
+		locked, err := lockPayment(ctx, tx, p.ID)
+		if err != nil {
+			return err
+		}
+		if locked.Status != p.Status || locked.PendingAction != nil {
+			claimed = false // settled, captured, canceled or claimed meanwhile
+			return nil
+		}
+		*p = *locked
+		return s.claimCancel(ctx, tx, p, reason)
+	})
+	return claimed && err == nil, err
 }
 
 // captureReported records a capture the provider reports (its webhook): the capture Paygate sent,

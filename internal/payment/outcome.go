@@ -44,8 +44,15 @@ func chargeAnswered(result provider.ChargeResult) chargeOutcome {
 		providerPaymentID = &result.ProviderPaymentID
 	}
 	if result.AwaitsShopper() {
-		if !webAddress(result.RedirectURL) {
-			return chargeInDoubt // a page no browser should be sent to: the webhook or a look-up tells
+		if len(result.RedirectURL) > maxNextActionURL || !provider.WebAddress(result.RedirectURL) {
+			// No browser can be sent there, so nobody can authenticate: the provider's charge
+			// lapses unauthorised, and the payment fails now rather than wait for it.
+			return chargeOutcome{status: state.PaymentFailed, reason: "unusable authentication page", recorded: changes{
+				providerPaymentID:   providerPaymentID,
+				providerDeclineCode: ptr("unusable_redirect"),
+				failureCode:         ptr(string(apierror.CardDeclined)),
+				failureMessage:      ptr("The payment provider asked to send the shopper to a page that is not a web address."),
+			}}
 		}
 		return chargeOutcome{status: state.PaymentRequiresAction, reason: "authentication asked",
 			recorded: changes{providerPaymentID: providerPaymentID, nextActionURL: &result.RedirectURL}}
@@ -111,12 +118,14 @@ func (s *Service) applyChargeOutcome(ctx context.Context, tx *ent.Tx, p *ent.Pay
 		c.authenticateBefore = ptr(s.now().Add(AuthenticationWindow))
 	}
 	if p.Status == state.PaymentRequiresAction {
-		// A cancellation claimed meanwhile comes too late: it finds nothing to cancel, and the
-		// provider refuses or reports it.
-		c.clearPending = true
 		if o.status == state.PaymentSucceeded {
 			path = append([]state.PaymentStatus{state.PaymentProcessing}, path...)
 		}
+		// A cancellation claimed while the shopper was away still voids an authorisation held,
+		// and its answer records that; of a payment captured or declined it has nothing left to
+		// cancel, and gives up.
+		held := path[len(path)-1] == state.PaymentRequiresCapture
+		c.clearPending, c.clearCancellation = !held, !held && p.PendingAction != nil
 	}
 	return agreed(), s.moveThrough(ctx, tx, p, path, o.reason, actor, c)
 }
@@ -161,7 +170,8 @@ func (s *Service) approved(p *ent.Payment, o chargeOutcome, c *changes) []state.
 // is kept as the reason it was ignored.
 func (o chargeOutcome) against(p *ent.Payment) verdict {
 	switch {
-	case o.status == state.PaymentSucceeded && (p.Status == state.PaymentFailed || p.Status == state.PaymentCanceled):
+	case o.status == state.PaymentSucceeded && (p.Status == state.PaymentFailed || p.Status == state.PaymentCanceled && p.CaptureBefore == nil):
+		// A payment canceled while it waited for its shopper was never authorised here.
 		return attention(fmt.Sprintf("payment %s is recorded %s but %s reports it approved: void or refund it at %s", p.ID, p.Status, p.Provider, p.Provider))
 	case o.status == state.PaymentFailed && p.Status == state.PaymentCanceled:
 		return ignore(fmt.Sprintf("payment %s is canceled; %s reports it declined, which agrees: nothing was charged", p.ID, p.Provider))

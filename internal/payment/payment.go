@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"entgo.io/contrib/entgql"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/payment"
@@ -117,6 +118,10 @@ type Service struct {
 	// (default DefaultCaptureWindow): the runtime configuration's.
 	CaptureWindow func() time.Duration
 
+	// returns shares one question to the provider among the browsers coming back at once for
+	// one payment.
+	returns singleflight.Group
+
 	// reconciling serialises this server's reconciliation passes; reconcileFrom is where the last
 	// pass that stopped at its bound left off.
 	reconciling   sync.Mutex
@@ -184,7 +189,7 @@ func (s *Service) validate(in CreateInput) (validated, error) {
 	if !slices.Contains(in.captureMethod().Values(), string(in.captureMethod())) {
 		return validated{}, apierror.ForParam(apierror.InvalidRequest, "capture_method", "capture_method must be automatic or manual")
 	}
-	if in.ReturnURL != nil && (len(*in.ReturnURL) > maxReturnURL || !webAddress(*in.ReturnURL)) {
+	if in.ReturnURL != nil && (len(*in.ReturnURL) > maxReturnURL || !provider.WebAddress(*in.ReturnURL)) {
 		return validated{}, apierror.ForParam(apierror.InvalidRequest, "return_url",
 			fmt.Sprintf("return_url must be an absolute http or https URL of at most %d characters", maxReturnURL))
 	}
@@ -319,7 +324,7 @@ func (s *Service) charge(ctx context.Context, p *ent.Payment, v validated, plan 
 		Description:     deref(p.Description),
 		HolderName:      p.CustomerName,
 		CaptureManually: p.CaptureMethod == state.CaptureManual,
-		ReturnURL:       s.returnAddress(p.ID),
+		ReturnURL:       s.returnAddress(p),
 	}, func(next string) error {
 		return s.client.Payment.UpdateOneID(p.ID).SetProvider(next).SetUpdatedAt(s.now()).Exec(ctx)
 	})
@@ -564,8 +569,10 @@ type changes struct {
 	captureBefore, canceledAt, authenticateBefore                                 *time.Time
 	// nextActionURL is the provider's page a payment waiting for the shopper sends them to;
 	// clearAction ends the wait.
-	nextActionURL      *string
-	clearAction        bool
+	nextActionURL *string
+	clearAction   bool
+	// clearCancellation drops the reason of a cancellation given up.
+	clearCancellation  bool
 	cancellationReason *state.CancellationReason
 	// pending claims a capture (of captureRequested) or cancellation for the request making the
 	// move; clearPending ends the one claimed.
@@ -608,6 +615,9 @@ func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state
 	}
 	if c.clearAction {
 		update.ClearNextActionURL().ClearAuthenticateBefore()
+	}
+	if c.clearCancellation {
+		update.ClearCancellationReason()
 	}
 	update.SetNillableNextActionURL(c.nextActionURL).SetNillableAuthenticateBefore(c.authenticateBefore)
 	update.SetNillablePendingAction(c.pending).SetNillableCaptureRequested(c.captureRequested)
@@ -661,6 +671,9 @@ func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state
 	}
 	if c.clearAction {
 		p.NextActionURL, p.AuthenticateBefore = nil, nil
+	}
+	if c.clearCancellation {
+		p.CancellationReason = nil
 	}
 	if c.nextActionURL != nil {
 		p.NextActionURL, p.AuthenticateBefore = c.nextActionURL, c.authenticateBefore

@@ -6,6 +6,7 @@ package provider
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 
 	"github.com/paygate/paygate/internal/card"
@@ -26,7 +27,9 @@ type ChargeRequest struct {
 	// capture, Checkout.com's capture:false).
 	CaptureManually bool
 	// ReturnURL is where the provider sends the shopper's browser back to once they have
-	// authenticated (3-D Secure): Paygate's return address for the payment. Every charge has one.
+	// authenticated (3-D Secure): Paygate's return address for the payment. Only a charge with
+	// one asks for authentication; without one (the merchant has no page for the shopper to come
+	// back to) a card that needs it is declined.
 	ReturnURL string
 }
 
@@ -183,6 +186,11 @@ type AuthenticationRequest struct {
 	Returned url.Values
 }
 
+// ErrNothingToCancel, beside ErrUnavailable, says the provider refused to cancel a charge that
+// waits for the shopper because it holds nothing to cancel yet (Adyen before it named the charge,
+// Checkout.com before the authorisation): it lapses there by itself.
+var ErrNothingToCancel = fmt.Errorf("%w: nothing to cancel yet", ErrUnavailable)
+
 // RefundStatus is what became of a refund, as its provider tells it.
 type RefundStatus string
 
@@ -198,3 +206,10 @@ const (
 	// was refunded.
 	RefundNotFound RefundStatus = "not_found"
 )
+
+// WebAddress reports whether address is an absolute http or https URL, with a host and no user,
+// that a shopper's browser can be sent to.
+func WebAddress(address string) bool {
+	u, err := url.Parse(address)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != "" && u.User == nil
+}

@@ -7,4 +7,7 @@ const (
 	OutcomeDeclined    = "declined"
 	OutcomeUnavailable = "unavailable"
 	OutcomeUnknown     = "unknown"
+	// OutcomeAuthentication: the provider asks the shopper to authenticate first; it has the
+	// payment.
+	OutcomeAuthentication = "authentication"
 )

@@ -230,6 +230,8 @@ func outcomeOf(result provider.ChargeResult, err error) string {
 		return OutcomeUnknown
 	case result.Approved:
 		return OutcomeApproved
+	case result.AwaitsShopper():
+		return OutcomeAuthentication
 	}
 	return OutcomeDeclined
 }

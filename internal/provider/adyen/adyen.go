@@ -85,10 +85,15 @@ type paymentRequest struct {
 	MerchantAccount string            `json:"merchantAccount"`
 	PaymentMethod   paymentMethod     `json:"paymentMethod"`
 	AdditionalData  map[string]string `json:"additionalData,omitempty"`
-	// What 3-D Secure 2 by redirect takes: where Adyen's page sends the shopper back, the Web
-	// channel with the browser's details, and native authentication turned off so that Adyen
-	// answers with a page to redirect to rather than one for its JavaScript component.
-	ReturnURL          string             `json:"returnUrl,omitempty"`
+	// Sent only for a charge with a return URL: without one no 3-D Secure is asked for.
+	*redirectAuthentication
+}
+
+// redirectAuthentication is what 3-D Secure 2 by redirect takes: where Adyen's page sends the
+// shopper back, the Web channel with the browser's details, and native authentication turned off
+// so that Adyen answers with a page to redirect to rather than one for its JavaScript component.
+type redirectAuthentication struct {
+	ReturnURL          string             `json:"returnUrl"`
 	Channel            string             `json:"channel"`
 	BrowserInfo        browserInfo        `json:"browserInfo"`
 	AuthenticationData authenticationData `json:"authenticationData"`
@@ -109,10 +114,10 @@ type browserInfo struct {
 	UserAgent      string `json:"userAgent"`
 }
 
-// shopperBrowser is the browserInfo every payment sends. Adyen requires one for 3-D Secure 2 on
-// the Web channel, but a charge request carries nothing of the shopper's browser (the merchant's
-// server asks Paygate for the charge), so it names Paygate and describes a common desktop screen;
-// the authentication itself runs in the shopper's own browser, on Adyen's page.
+// shopperBrowser is the browserInfo every payment with a return URL sends. Adyen requires one for
+// 3-D Secure 2 on the Web channel, but a charge request carries nothing of the shopper's browser
+// (the merchant's server asks Paygate for the charge), so it names Paygate and describes a common
+// desktop screen; the authentication itself runs in the shopper's own browser, on Adyen's page.
 var shopperBrowser = browserInfo{AcceptHeader: "text/html", ColorDepth: 24, Language: "en", ScreenHeight: 1080, ScreenWidth: 1920,
 	UserAgent: "Mozilla/5.0 (compatible; Paygate)"}
 
@@ -174,8 +179,10 @@ type modificationAnswer struct {
 }
 
 // Charge makes a card payment, or only authorises it when req.CaptureManually. A refusal is a
-// result, and so is Adyen's asking the shopper to authenticate first (RedirectShopper): the result
-// then carries the page to send them to, and Authenticated finishes it. An answer by which Adyen
+// result, and so is Adyen's asking the shopper to authenticate first (RedirectShopper), which only
+// a request with a ReturnURL makes possible: the result then carries the page to send them to,
+// and Authenticated finishes it. Without a ReturnURL nothing of 3-D Secure is sent, and a card
+// whose issuer wants it is Refused (38, Authentication required). An answer by which Adyen
 // did nothing (resultCode Error, a 4xx, a 503) or a refused connection is provider.ErrUnavailable;
 // a payment Adyen will settle later (Pending, Received), a request still in progress, another 5xx,
 // a timeout or an answer that cannot be read leaves the outcome unknown.
@@ -188,9 +195,11 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 		Amount: amount{Value: value, Currency: req.Amount.Currency}, Reference: req.PaymentID, MerchantAccount: c.MerchantAccount,
 		PaymentMethod: paymentMethod{Type: "scheme", Number: req.Card.Number(), ExpiryMonth: fmt.Sprintf("%02d", req.Card.ExpMonth),
 			ExpiryYear: strconv.Itoa(req.Card.ExpYear), CVC: req.Card.CVC(), HolderName: req.HolderName},
-		ReturnURL: req.ReturnURL, Channel: "Web", BrowserInfo: shopperBrowser,
-		AuthenticationData:     authenticationData{ThreeDSRequestData: threeDSRequestData{NativeThreeDS: "disabled"}},
-		RedirectToIssuerMethod: http.MethodGet, RedirectFromIssuerMethod: http.MethodGet,
+	}
+	if req.ReturnURL != "" {
+		request.redirectAuthentication = &redirectAuthentication{ReturnURL: req.ReturnURL, Channel: "Web", BrowserInfo: shopperBrowser,
+			AuthenticationData:     authenticationData{ThreeDSRequestData: threeDSRequestData{NativeThreeDS: "disabled"}},
+			RedirectToIssuerMethod: http.MethodGet, RedirectFromIssuerMethod: http.MethodGet}
 	}
 	if req.CaptureManually {
 		// Adyen's per-payment manual capture: captureDelayHours only delays the automatic
@@ -339,11 +348,14 @@ func (c *Client) Capture(ctx context.Context, req provider.CaptureRequest) (prov
 // Cancel voids an authorisation made to capture manually. Adyen takes it ("received") and says
 // later, by a CANCELLATION notification, whether it went through; it takes no reason, so
 // req.Reason stays Paygate's. A cancellation Adyen refuses at once (a 422: the authorisation
-// captured, or canceled already) is provider.ErrUnavailable, and so is one of a payment awaiting
-// the shopper: Adyen has authorised nothing yet, and has no request that cancels it (it lets it
+// captured, or canceled already) is provider.ErrUnavailable. A payment awaiting the shopper has no
+// pspReference yet: Adyen has authorised nothing, and has no request that cancels it (it lets it
 // expire; a shopper who completes the authentication still gets it authorised, which its
-// AUTHORISATION notification tells).
+// AUTHORISATION notification tells), so its cancellation is provider.ErrNothingToCancel, unsent.
 func (c *Client) Cancel(ctx context.Context, req provider.CancelRequest) (provider.CancelResult, error) {
+	if req.ProviderPaymentID == "" {
+		return provider.CancelResult{}, fmt.Errorf("%w: adyen: no pspReference to cancel for %s", provider.ErrNothingToCancel, req.PaymentID)
+	}
 	if _, err := c.modify(ctx, req.ProviderPaymentID, "cancels", req.IdempotencyKey, cancelRequest{
 		MerchantAccount: c.MerchantAccount, Reference: req.PaymentID,
 	}); err != nil {
@@ -357,7 +369,8 @@ func (c *Client) Cancel(ctx context.Context, req provider.CancelRequest) (provid
 // Its errors are Charge's: a refusal by which Adyen did nothing is provider.ErrUnavailable.
 func (c *Client) modify(ctx context.Context, pspReference, modification, idempotencyKey string, body any) (string, error) {
 	if pspReference == "" {
-		// A payment awaiting the shopper has no pspReference yet, and holds nothing to modify.
+		// A payment awaiting the shopper has no pspReference yet, and holds nothing to capture or
+		// refund.
 		return "", fmt.Errorf("%w: adyen: no pspReference for %s: the payment awaits the shopper's authentication", provider.ErrUnavailable, modification)
 	}
 	answer, err := c.post(ctx, "/v71/payments/"+url.PathEscape(pspReference)+"/"+modification, idempotencyKey, body)

@@ -52,9 +52,9 @@ func authenticated(t *testing.T, c *Client, req provider.ChargeRequest, back *ur
 	return result
 }
 
-// TestAuthenticationIsAdyens: every payment asks for 3-D Secure 2 by redirect as Adyen's own
-// library reads a PaymentRequest (returnUrl, channel Web, browserInfo, nativeThreeDS disabled,
-// redirects by GET); a card that asks for it is answered RedirectShopper with a redirect action
+// TestAuthenticationIsAdyens: every payment with a return URL asks for 3-D Secure 2 by redirect as
+// Adyen's own library reads a PaymentRequest (returnUrl, channel Web, browserInfo, nativeThreeDS
+// disabled, redirects by GET); a card that asks for it is answered RedirectShopper with a redirect action
 // and no pspReference; the shopper's return is asked about with /payments/details and its
 // redirectResult, and answered as the library's PaymentDetailsResponse: Authorised, or Refused
 // 11 "3D Not Authenticated" when the shopper failed.
@@ -129,6 +129,50 @@ func TestAuthenticationIsAdyens(t *testing.T) {
 			told.GetAmount() != (adyencheckout.Amount{Currency: "EUR", Value: 2500}) {
 			t.Errorf("details answered: %s", details[i].Answer)
 		}
+	}
+}
+
+// TestAuthenticationNotAsked: a payment without a return URL sends nothing of 3-D Secure, as
+// Adyen's own library reads the PaymentRequest; a card whose issuer wants it is then Refused,
+// reason 38 (Authentication required), named by its pspReference, and declined, never failed
+// over; a card that needs none is authorised.
+func TestAuthenticationNotAsked(t *testing.T) {
+	c, exchanges := recordedClient(t, databasetest.SQLite(t))
+	ctx := context.Background()
+	result, err := c.Charge(ctx, providertest.Charge(t, provider.AuthenticateThenApprove, 2500))
+	if want := (provider.ChargeResult{ProviderPaymentID: result.ProviderPaymentID, DeclineCode: "card_declined", RawDeclineCode: "38",
+		DeclineMessage: "Authentication required"}); err != nil || result != want || result.ProviderPaymentID == "" {
+		t.Errorf("a card that asks for authentication, without a return URL = %+v, %v; want %+v", result, err, want)
+	}
+	if approved, err := c.Charge(ctx, providertest.Charge(t, providertest.Approved, 2500)); err != nil || !approved.Approved {
+		t.Errorf("a card that needs no authentication, without a return URL = %+v, %v", approved, err)
+	}
+	sent := exchanges()
+	if len(sent) != 2 {
+		t.Fatalf("%d exchanges, want 2 payments", len(sent))
+	}
+	for _, e := range sent {
+		var request adyencheckout.PaymentRequest
+		var fields map[string]json.RawMessage
+		if err := errors.Join(json.Unmarshal(e.Request, &request), json.Unmarshal(e.Request, &fields)); err != nil {
+			t.Fatal(err)
+		}
+		for _, field := range []string{"returnUrl", "channel", "browserInfo", "authenticationData", "redirectToIssuerMethod", "redirectFromIssuerMethod"} {
+			if _, sent := fields[field]; sent {
+				t.Errorf("a payment without a return URL sent %s: %s", field, e.Request)
+			}
+		}
+		if request.ReturnUrl != "" || request.Channel != nil || request.BrowserInfo != nil || request.AuthenticationData != nil {
+			t.Errorf("Adyen's library reads 3-D Secure in %s", e.Request)
+		}
+	}
+	var answered adyencheckout.PaymentResponse
+	if err := json.Unmarshal(sent[0].Answer, &answered); err != nil {
+		t.Fatal(err)
+	}
+	if sent[0].Status != http.StatusOK || answered.GetResultCode() != "Refused" || answered.GetRefusalReasonCode() != "38" ||
+		answered.GetRefusalReason() != "Authentication required" || answered.GetPspReference() != result.ProviderPaymentID || answered.Action != nil {
+		t.Errorf("payment answered %d %s", sent[0].Status, sent[0].Answer)
 	}
 }
 
@@ -269,7 +313,8 @@ func TestAuthenticatedAnswers(t *testing.T) {
 }
 
 // TestAuthenticationWebhooks: a payment is notified once decided on its challenge page, not when
-// it redirects the shopper, by AUTHORISATION (success true, or false with the refusal reason),
+// it redirects the shopper, or at once when refused for want of the authentication it did not ask
+// for, by AUTHORISATION (success true, or false with the refusal reason),
 // which Adyen's library reads and the inbox reads into the payment's success or failure, so that
 // it is settled though the shopper never comes back to Paygate.
 func TestAuthenticationWebhooks(t *testing.T) {
@@ -297,6 +342,15 @@ func TestAuthenticationWebhooks(t *testing.T) {
 			want[decided.ProviderPaymentID] = n
 		}
 		waitingCharge(t, c, provider.AuthenticateThenApprove, false) // never decided: nothing to notify
+		// Not asked for: refused at once, and notified so.
+		notAsked := providertest.Charge(t, provider.AuthenticateThenApprove, 2500)
+		refused, err := c.Charge(context.Background(), notAsked)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[refused.ProviderPaymentID] = provider.Notification{Kind: provider.ChargeFailed, PaymentID: notAsked.PaymentID,
+			ProviderPaymentID: refused.ProviderPaymentID, Decline: provider.ChargeResult{ProviderPaymentID: refused.ProviderPaymentID,
+				DeclineCode: "card_declined", RawDeclineCode: "Authentication required", DeclineMessage: "Authentication required"}}
 		sandbox.WaitForWebhooks()
 
 		bodies := receiver.Verified(t)
@@ -372,13 +426,18 @@ func TestChallengeDecidedOnce(t *testing.T) {
 }
 
 // TestCancelWhileAwaitingShopper: a payment awaiting the shopper has no pspReference, and Adyen
-// no cancellation for it: Cancel refuses without asking, and the shopper can still complete it.
+// no cancellation for it: Cancel says there is nothing to cancel yet without asking, and the
+// shopper can still complete it.
 func TestCancelWhileAwaitingShopper(t *testing.T) {
-	c, _ := newClient(t, databasetest.SQLite(t), time.Now)
+	c, exchanges := recordedClient(t, databasetest.SQLite(t))
 	req, waiting := waitingCharge(t, c, provider.AuthenticateThenApprove, true)
+	before := len(exchanges())
 	if _, err := c.Cancel(context.Background(), provider.CancelRequest{PaymentID: req.PaymentID, ProviderPaymentID: waiting.ProviderPaymentID,
-		Reason: "abandoned", IdempotencyKey: prefixid.New("can")}); !errors.Is(err, provider.ErrUnavailable) || errors.Is(err, provider.ErrOutage) {
-		t.Errorf("cancellation of a payment awaiting the shopper = %v, want refused", err)
+		Reason: "abandoned", IdempotencyKey: prefixid.New("can")}); !errors.Is(err, provider.ErrNothingToCancel) || errors.Is(err, provider.ErrOutage) {
+		t.Errorf("cancellation of a payment awaiting the shopper = %v, want nothing to cancel", err)
+	}
+	if asked := exchanges()[before:]; len(asked) != 0 {
+		t.Errorf("the cancellation of a payment awaiting the shopper sent %+v", asked)
 	}
 	if result := authenticated(t, c, req, providertest.Shopper(t, waiting.RedirectURL, "complete")); !result.Approved {
 		t.Errorf("completed after the cancellation was refused = %+v", result)

@@ -59,7 +59,9 @@ type paymentRequest struct {
 	Capture     bool              `json:"capture"`
 	Description string            `json:"description,omitempty"`
 	Metadata    map[string]string `json:"metadata,omitempty"`
-	ThreeDS     threeDS           `json:"3ds"`
+	// ThreeDS is sent, with SuccessURL and FailureURL, only for a charge with a return URL:
+	// without one no 3-D Secure is asked for.
+	ThreeDS *threeDS `json:"3ds,omitempty"`
 	// SuccessURL and FailureURL are where Checkout.com sends the shopper's browser back to once
 	// they authenticated, with cko-session-id added: both are Paygate's return address, which
 	// asks Checkout.com what became of the payment whichever the browser comes back to.
@@ -195,12 +197,13 @@ func (*Client) Counting() provider.Counting { return counting }
 // Charge requests and captures a card payment or, when req.CaptureManually, authorises it only
 // (capture false), to capture or void later; an approved authorisation (status Authorized) is
 // Approved, nothing captured yet. A decline is a result (Checkout.com answers it 201 with
-// approved false). Every payment asks for 3-D Secure, sending the browser back to req.ReturnURL:
-// a card whose issuer wants the shopper to authenticate is answered 202 Pending with the page to
-// send them to (_links.redirect), a result that awaits the shopper. An answer by which
-// Checkout.com did nothing (a 4xx, a 503) or a refused connection is provider.ErrUnavailable; a
-// payment pending otherwise, an idempotency conflict, another 5xx, a timeout or an answer that
-// cannot be read leaves the outcome unknown.
+// approved false). A payment with a req.ReturnURL asks for 3-D Secure, sending the browser back
+// there: a card whose issuer wants the shopper to authenticate is answered 202 Pending with the
+// page to send them to (_links.redirect), a result that awaits the shopper. Without a ReturnURL
+// nothing of 3-D Secure is sent, and such a card is declined (20154, 3DS authentication
+// required). An answer by which Checkout.com did nothing (a 4xx, a 503) or a refused connection
+// is provider.ErrUnavailable; a payment pending otherwise, an idempotency conflict, another 5xx, a
+// timeout or an answer that cannot be read leaves the outcome unknown.
 func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
 	amount, err := counting.Units(req.Amount)
 	if err != nil {
@@ -210,7 +213,9 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 		Source: source{Type: "card", Number: req.Card.Number(), ExpiryMonth: req.Card.ExpMonth, ExpiryYear: req.Card.ExpYear, CVV: req.Card.CVC(),
 			Name: req.HolderName},
 		Amount: amount, Currency: req.Amount.Currency, Reference: req.PaymentID, Capture: !req.CaptureManually, Description: req.Description,
-		ThreeDS: threeDS{Enabled: true}, SuccessURL: req.ReturnURL, FailureURL: req.ReturnURL,
+	}
+	if req.ReturnURL != "" {
+		request.ThreeDS, request.SuccessURL, request.FailureURL = &threeDS{Enabled: true}, req.ReturnURL, req.ReturnURL
 	}
 	if req.CaptureManually {
 		request.Metadata = map[string]string{captureKey: captureManual}
@@ -304,7 +309,7 @@ func (c *Client) Capture(ctx context.Context, req provider.CaptureRequest) (prov
 	if err != nil {
 		return provider.CaptureResult{}, err
 	}
-	err = c.act(ctx, "capture", "/payments/"+url.PathEscape(req.ProviderPaymentID)+"/captures", req.IdempotencyKey,
+	err = c.act(ctx, "capture", provider.ErrUnavailable, "/payments/"+url.PathEscape(req.ProviderPaymentID)+"/captures", req.IdempotencyKey,
 		captureRequest{Amount: amount, CaptureType: captureFinal, Reference: req.PaymentID})
 	if err != nil {
 		return provider.CaptureResult{}, err
@@ -315,10 +320,12 @@ func (c *Client) Capture(ctx context.Context, req provider.CaptureRequest) (prov
 // Cancel voids an authorisation. Checkout.com takes it (202) and confirms it by webhook:
 // payment_voided or payment_void_declined. Its voids take no reason. A payment waiting for the
 // shopper to authenticate (Pending) holds no authorisation yet: Checkout.com refuses its void (403,
-// Void not allowed), which is refused here, and declines the payment itself (20152) once the
-// shopper has let 15 minutes pass.
+// Void not allowed), which is provider.ErrNothingToCancel here, and declines the payment itself
+// (20152) once the shopper has let 15 minutes pass. The 403 does not say why the void was not
+// allowed, and a payment captured or voided already is answered the same; that is safe, since
+// Paygate looks the payment up before it believes there was nothing to cancel.
 func (c *Client) Cancel(ctx context.Context, req provider.CancelRequest) (provider.CancelResult, error) {
-	err := c.act(ctx, "void", "/payments/"+url.PathEscape(req.ProviderPaymentID)+"/voids", req.IdempotencyKey,
+	err := c.act(ctx, "void", provider.ErrNothingToCancel, "/payments/"+url.PathEscape(req.ProviderPaymentID)+"/voids", req.IdempotencyKey,
 		voidRequest{Reference: req.PaymentID})
 	if err != nil {
 		return provider.CancelResult{}, err
@@ -328,10 +335,11 @@ func (c *Client) Cancel(ctx context.Context, req provider.CancelRequest) (provid
 
 // act asks for an action on an authorisation (what: a capture, a void), which Checkout.com takes
 // (202) to process later. It refuses one the payment's state does not allow with 403 ("Capture
-// not allowed", "Void not allowed") and an invalid one (an amount above the authorisation) with
-// 422: provider.ErrUnavailable, but no outage, since they say nothing of its other requests.
+// not allowed", "Void not allowed"), which is notAllowed (provider.ErrUnavailable, or an error
+// beside it), and an invalid one (an amount above the authorisation) with 422,
+// provider.ErrUnavailable: neither is an outage, since they say nothing of its other requests.
 // Other answers are read as a refund's are.
-func (c *Client) act(ctx context.Context, what, path, idempotencyKey string, body any) error {
+func (c *Client) act(ctx context.Context, what string, notAllowed error, path, idempotencyKey string, body any) error {
 	answer, err := c.post(ctx, path, idempotencyKey, body)
 	if err != nil {
 		return err
@@ -341,7 +349,7 @@ func (c *Client) act(ctx context.Context, what, path, idempotencyKey string, bod
 		// Refused counts a 403 as refused credentials, an outage, unless an earlier try was lost
 		// (an unknown outcome, which stands).
 		if answer.Status == http.StatusForbidden && errors.Is(err, provider.ErrOutage) {
-			return fmt.Errorf("%w: checkout.com refused the %s: answered %d", provider.ErrUnavailable, what, answer.Status)
+			return fmt.Errorf("%w: checkout.com refused the %s: answered %d", notAllowed, what, answer.Status)
 		}
 		return err
 	}

@@ -234,17 +234,18 @@ func TestCaptureAndVoidAreSentAsCheckoutNamesThem(t *testing.T) {
 }
 
 // TestCaptureAndVoidAnswers: a capture or void Checkout.com does not allow (403) or finds invalid
-// (422) is refused, no outage; a 500 or an idempotency conflict leaves the outcome unknown; an
-// outage or refused credentials are an outage.
+// (422) is refused, no outage, and a void not allowed says there was nothing to cancel yet; a 500
+// or an idempotency conflict leaves the outcome unknown; an outage or refused credentials are an
+// outage.
 func TestCaptureAndVoidAnswers(t *testing.T) {
 	for _, tc := range []struct {
 		status int
 		body   string
-		want   string // "taken", "refused", "outage" or "unknown"
+		want   string // "taken", "refused", "outage", "unknown", or "not allowed": a capture refused, a void with nothing to cancel
 	}{
 		{http.StatusAccepted, `{"action_id":"act_1","reference":"pay_1"}`, "taken"},
 		{http.StatusAccepted, `{"reference":"pay_1"}`, "unknown"},
-		{http.StatusForbidden, ``, "refused"},
+		{http.StatusForbidden, ``, "not allowed"},
 		{http.StatusUnprocessableEntity, `{"request_id":"req_1","error_type":"request_invalid","error_codes":["capture_value_greater_than_authorized"]}`, "refused"},
 		{http.StatusNotFound, ``, "refused"},
 		{http.StatusInternalServerError, ``, "unknown"},
@@ -264,11 +265,17 @@ func TestCaptureAndVoidAnswers(t *testing.T) {
 				got = "taken"
 			case errors.Is(err, provider.ErrOutage):
 				got = "outage"
+			case errors.Is(err, provider.ErrNothingToCancel):
+				got = "nothing to cancel"
 			case errors.Is(err, provider.ErrUnavailable):
 				got = "refused"
 			}
-			if got != tc.want {
-				t.Errorf("%s answered %d %s: %v, %s; want %s", what, tc.status, tc.body, err, got, tc.want)
+			want := tc.want
+			if want == "not allowed" {
+				want = map[string]string{"capture": "refused", "void": "nothing to cancel"}[what]
+			}
+			if got != want {
+				t.Errorf("%s answered %d %s: %v, %s; want %s", what, tc.status, tc.body, err, got, want)
 			}
 		}
 	}
@@ -325,14 +332,22 @@ func TestLookupsOfAuthorisations(t *testing.T) {
 	}
 }
 
-// TestAuthenticationIsAskedAsCheckoutNamesIt: every payment asks for 3-D Secure and gives the
-// return address, its own query kept, as both its success_url and its failure_url; a payment
-// Checkout.com answers 202 Pending with a redirect link awaits the shopper on that page.
+// TestAuthenticationIsAskedAsCheckoutNamesIt: a payment with a return address asks for 3-D Secure
+// and gives the address, its own query kept, as both its success_url and its failure_url; a
+// payment Checkout.com answers 202 Pending with a redirect link awaits the shopper on that page.
+// A payment without one sends none of them.
 func TestAuthenticationIsAskedAsCheckoutNamesIt(t *testing.T) {
 	var sent map[string]any
 	url, caller := providertest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sent = nil
 		json.NewDecoder(r.Body).Decode(&sent)
 		w.Header().Set("Content-Type", "application/json")
+		if _, asked := sent["3ds"]; !asked {
+			w.WriteHeader(http.StatusCreated)
+			w.Write([]byte(`{"id":"pay_x","action_id":"act_x","amount":1000,"currency":"EUR","approved":false,"status":"Declined",` +
+				`"response_code":"20154","response_summary":"3DS authentication required"}`))
+			return
+		}
 		w.WriteHeader(http.StatusAccepted)
 		w.Write([]byte(`{"id":"pay_mbabizu24mvu3mela5njyhpit4","status":"Pending","reference":"pay_1","3ds":{"downgraded":false,"enrolled":"Y"},` +
 			`"_links":{"self":{"href":"https://api.sandbox.checkout.com/payments/pay_mbabizu24mvu3mela5njyhpit4"},` +
@@ -348,6 +363,17 @@ func TestAuthenticationIsAskedAsCheckoutNamesIt(t *testing.T) {
 	}
 	if !reflect.DeepEqual(sent["3ds"], map[string]any{"enabled": true}) || sent["success_url"] != req.ReturnURL || sent["failure_url"] != req.ReturnURL {
 		t.Errorf("sent 3ds %v, success_url %v, failure_url %v", sent["3ds"], sent["success_url"], sent["failure_url"])
+	}
+
+	result, err = c.Charge(context.Background(), providertest.Charge(t, provider.AuthenticateThenApprove, 1000))
+	if want := (provider.ChargeResult{ProviderPaymentID: "pay_x", DeclineCode: "card_declined", RawDeclineCode: "20154",
+		DeclineMessage: "3DS authentication required"}); err != nil || result != want {
+		t.Errorf("a payment without a return address = %+v, %v; want %+v", result, err, want)
+	}
+	for _, field := range []string{"3ds", "success_url", "failure_url"} {
+		if value, asked := sent[field]; asked {
+			t.Errorf("a payment without a return address sent %s %v", field, value)
+		}
 	}
 }
 

@@ -400,8 +400,8 @@ func TestAuthenticationWebhooks(t *testing.T) {
 		// A payment waiting for the shopper holds no authorisation to void.
 		req, waiting := start(provider.AuthenticateThenApprove, true)
 		if _, err := c.Cancel(ctx, provider.CancelRequest{PaymentID: req.PaymentID, ProviderPaymentID: waiting.ProviderPaymentID,
-			Reason: "abandoned", IdempotencyKey: prefixid.New("can")}); !errors.Is(err, provider.ErrUnavailable) || errors.Is(err, provider.ErrOutage) {
-			t.Errorf("void of a payment waiting for the shopper = %v, want refused", err)
+			Reason: "abandoned", IdempotencyKey: prefixid.New("can")}); !errors.Is(err, provider.ErrNothingToCancel) || errors.Is(err, provider.ErrOutage) {
+			t.Errorf("void of a payment waiting for the shopper = %v, want nothing to cancel", err)
 		}
 		ask := provider.AuthenticationRequest{PaymentID: req.PaymentID, ProviderPaymentID: waiting.ProviderPaymentID}
 		if still, err := c.Authenticated(ctx, ask); err != nil || still != waiting {
@@ -430,9 +430,19 @@ func TestAuthenticationWebhooks(t *testing.T) {
 }
 
 // TestAuthenticationNotAskedFor: a card whose issuer wants 3-D Secure, charged without asking for
-// it, is declined (20154); asked for without a page to send the browser back to, refused.
+// it, is declined (20154), as the adapter charges it without a return address and reads it, at
+// once and when looked up; asked for without a page to send the browser back to, refused.
 func TestAuthenticationNotAskedFor(t *testing.T) {
 	_, c := serveSandbox(t, databasetest.SQLite(t).Ent, time.Now, nil)
+	req := providertest.Charge(t, provider.AuthenticateThenApprove, 1000)
+	result, err := c.Charge(context.Background(), req)
+	if want := (provider.ChargeResult{ProviderPaymentID: result.ProviderPaymentID, DeclineCode: "card_declined", RawDeclineCode: "20154",
+		DeclineMessage: "3DS authentication required"}); err != nil || result != want || result.ProviderPaymentID == "" {
+		t.Errorf("charge without a return address = %+v, %v; want %+v", result, err, want)
+	}
+	if found, ok, err := c.LookupCharge(context.Background(), req.PaymentID); err != nil || !ok || found != result {
+		t.Errorf("look-up = %+v, %v, %v; want %+v", found, ok, err, result)
+	}
 	pay := func(body string) (int, map[string]any) {
 		t.Helper()
 		answer, err := c.post(context.Background(), "/payments", prefixid.New("pay"), json.RawMessage(body))

@@ -149,10 +149,25 @@ func authentication(t *testing.T, a Adapter) {
 		_, completed := start(t, provider.AuthenticateThenApprove, false)
 		back := Shopper(t, completed.RedirectURL, "complete")
 		other, waiting := start(t, provider.AuthenticateThenApprove, false)
-		result, err := auth.Authenticated(ctx, provider.AuthenticationRequest{PaymentID: other.PaymentID,
-			ProviderPaymentID: waiting.ProviderPaymentID, Returned: back.Query()})
-		if err == nil && !result.AwaitsShopper() {
-			t.Errorf("asked with another charge's return = %+v; want undecided or an error", result)
+		// With the provider's id of the charge and without (an answer lost: the browser's query
+		// is then all there is to go by).
+		for _, providerPaymentID := range []string{waiting.ProviderPaymentID, ""} {
+			result, err := auth.Authenticated(ctx, provider.AuthenticationRequest{PaymentID: other.PaymentID,
+				ProviderPaymentID: providerPaymentID, Returned: back.Query()})
+			if err == nil && !result.AwaitsShopper() {
+				t.Errorf("asked with another charge's return (provider id %q) = %+v; want undecided or an error", providerPaymentID, result)
+			}
+		}
+	})
+	t.Run("not_asked", func(t *testing.T) {
+		// Without a return address no authentication is asked for (nobody could come back from
+		// it): a card that needs one is declined, never failed over.
+		result, err := a.Client.Charge(ctx, Charge(t, provider.AuthenticateThenApprove, 2500))
+		if err != nil || result.AwaitsShopper() || result.Approved || result.DeclineCode != "card_declined" {
+			t.Errorf("charge of a card that needs authentication, without a return address = %+v, %v; want declined", result, err)
+		}
+		if plain, err := a.Client.Charge(ctx, Charge(t, Approved, 2500)); err != nil || !plain.Approved {
+			t.Errorf("charge of a card that needs none, without a return address = %+v, %v; want approved", plain, err)
 		}
 	})
 	t.Run("answer_lost", func(t *testing.T) {

@@ -56,6 +56,10 @@ func (s Memory) Charge(ctx context.Context, req provider.ChargeRequest) (provide
 	if err := s.wait(ctx); err != nil {
 		return provider.ChargeResult{}, err
 	}
+	if provider.AsksAuthentication(req.Card.Number()) && req.ReturnURL == "" {
+		return provider.ChargeResult{ProviderPaymentID: prefixid.New("sbx_ch"), DeclineCode: "card_declined",
+			RawDeclineCode: "authentication_required", DeclineMessage: "The card needs authentication, and the shopper has no page to come back to."}, nil
+	}
 	if provider.AsksAuthentication(req.Card.Number()) {
 		// The charge's id says what the shopper will have done: Memory keeps no state.
 		id := memoryAuthenticates + prefixid.New("ch")

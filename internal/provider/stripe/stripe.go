@@ -41,10 +41,12 @@ func (*Client) Name() string { return Name }
 
 // Charge creates and confirms a PaymentIntent for the card. A decline is a result, and so is a
 // PaymentIntent that waits for the shopper to authenticate: Stripe sends their browser back to
-// the request's ReturnURL (its return_url) once they are done. An answer by which Stripe did
-// nothing (processing_error, a refused request, a 503) or a refused connection is
-// provider.ErrUnavailable; an answer that leaves the outcome in doubt (a 500, a key still in use,
-// a payment still processing), a timeout or an answer that cannot be read leaves it unknown.
+// the request's ReturnURL (its return_url) once they are done. Without a ReturnURL no redirect is
+// asked for, and a card that needs authentication is declined (authentication_required). An
+// answer by which Stripe did nothing (processing_error, a refused request, a 503) or a refused
+// connection is provider.ErrUnavailable; an answer that leaves the outcome in doubt (a 500, a key
+// still in use, a payment still processing), a timeout or an answer that cannot be read leaves
+// it unknown.
 func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
 	amount, err := counting.Units(req.Amount)
 	if err != nil {
@@ -69,6 +71,13 @@ func (c *Client) Charge(ctx context.Context, req provider.ChargeRequest) (provid
 	}
 	if req.ReturnURL != "" {
 		form.Set("return_url", req.ReturnURL)
+	} else {
+		// Stripe refuses to confirm, without a return_url, a PaymentIntent that takes payment
+		// methods which redirect the shopper, as its automatic payment methods do unless told
+		// never to. A card is no such method: one that needs authentication is then left
+		// requires_action for Stripe.js to take (use_stripe_sdk), which intentResult declines.
+		form.Set("automatic_payment_methods[enabled]", "true")
+		form.Set("automatic_payment_methods[allow_redirects]", string(stripego.PaymentIntentAutomaticPaymentMethodsAllowRedirectsNever))
 	}
 	answer, err := c.post(ctx, "/v1/payment_intents", form, req.PaymentID)
 	if err != nil {
@@ -111,11 +120,21 @@ func intentResult(intent *stripego.PaymentIntent) (provider.ChargeResult, error)
 		result := decline(intent.LastPaymentError)
 		result.ProviderPaymentID = intent.ID
 		return result, nil
-	default: // requires_confirmation, or requires_action other than by a redirect (use_stripe_sdk): steps Paygate cannot take
+	case intent.Status == stripego.PaymentIntentStatusRequiresAction:
+		// Authentication that only Stripe.js can take the shopper through (use_stripe_sdk), as
+		// Stripe asks of a charge without a return_url: nothing was charged, and nobody can
+		// authenticate, so the card is declined as Stripe declines one that needs authentication
+		// when the shopper is not there to give it.
+		return provider.ChargeResult{ProviderPaymentID: intent.ID, DeclineCode: "card_declined",
+			RawDeclineCode: string(stripego.DeclineCodeAuthenticationRequired), DeclineMessage: authenticationRequired}, nil
+	default: // requires_confirmation: a step Paygate cannot take
 		return provider.ChargeResult{ProviderPaymentID: intent.ID, DeclineCode: "card_declined", RawDeclineCode: string(intent.Status),
 			DeclineMessage: "The card needs a step Paygate cannot take (" + string(intent.Status) + ")."}, nil
 	}
 }
+
+// authenticationRequired is Stripe's message for a card declined because it needs authentication.
+const authenticationRequired = "Your card was declined. This transaction requires authentication."
 
 // shopperRedirect is the page the PaymentIntent asks the shopper's browser to be sent to, "" when
 // its next action is no redirect.

@@ -114,9 +114,14 @@ func TestLookupsRead(t *testing.T) {
 		want   provider.ChargeResult // zero: an error
 	}{
 		{http.StatusOK, `{"object":"search_result","has_more":false,"data":[{"id":"pi_1","object":"payment_intent","status":"processing"}]}`, provider.ChargeResult{}},
-		{http.StatusOK, `{"object":"search_result","has_more":false,"data":[{"id":"pi_1","status":"requires_action"}]}`,
-			provider.ChargeResult{ProviderPaymentID: "pi_1", DeclineCode: "card_declined", RawDeclineCode: "requires_action",
-				DeclineMessage: "The card needs a step Paygate cannot take (requires_action)."}},
+		// Authentication only Stripe.js can take (a charge without a return URL): declined.
+		{http.StatusOK, `{"object":"search_result","has_more":false,"data":[{"id":"pi_1","status":"requires_action",
+			"next_action":{"type":"use_stripe_sdk","use_stripe_sdk":{"type":"three_d_secure_redirect"}}}]}`,
+			provider.ChargeResult{ProviderPaymentID: "pi_1", DeclineCode: "card_declined", RawDeclineCode: "authentication_required",
+				DeclineMessage: "Your card was declined. This transaction requires authentication."}},
+		{http.StatusOK, `{"object":"search_result","has_more":false,"data":[{"id":"pi_1","status":"requires_confirmation"}]}`,
+			provider.ChargeResult{ProviderPaymentID: "pi_1", DeclineCode: "card_declined", RawDeclineCode: "requires_confirmation",
+				DeclineMessage: "The card needs a step Paygate cannot take (requires_confirmation)."}},
 		// Waiting for the shopper to authenticate on the page Stripe redirects to.
 		{http.StatusOK, `{"object":"search_result","has_more":false,"data":[{"id":"pi_1","status":"requires_action","next_action":{"type":"redirect_to_url",
 			"redirect_to_url":{"url":"https://hooks.stripe.com/3d_secure_2/hosted?payment_intent=pi_1","return_url":"https://shop.example/paid"}}}]}`,
@@ -468,9 +473,11 @@ func TestCapturesAreSentAsStripeCountsThem(t *testing.T) {
 // that charged nothing and whose next_action redirects to the challenge page; the page sends the
 // browser back to the return_url as Stripe does, and the adapter then reads the intent by id as
 // Stripe decided it: succeeded, or requires_payment_method with Stripe's error for a failed
-// authentication or for a card declined after it. Without a return_url Stripe asks for Stripe.js,
-// which Paygate cannot take; an intent waiting for the shopper can be canceled, and its page is
-// then gone; and an intent of another payment never answers for this one.
+// authentication or for a card declined after it. A charge without a return URL allows no
+// redirects, as stripe-go sends it, and Stripe asks for Stripe.js, which Paygate cannot take: the
+// card is declined authentication_required, and no page decides its intent. An intent waiting for
+// the shopper can be canceled, and its page is then gone; and an intent of another payment never
+// answers for this one.
 func TestAuthenticationSpeaksStripe(t *testing.T) {
 	db := databasetest.SQLite(t)
 	c, sent := recording(t, func(pages string) http.Handler { return newSandbox(db.Ent, time.Now, pages) })
@@ -568,15 +575,41 @@ func TestAuthenticationSpeaksStripe(t *testing.T) {
 		askedOnce(before, intent.ID)
 	}
 
-	noReturn := providertest.Charge(t, provider.AuthenticateThenApprove, 2500)
-	result, err = c.Charge(ctx, noReturn)
-	if want := (provider.ChargeResult{ProviderPaymentID: result.ProviderPaymentID, DeclineCode: "card_declined", RawDeclineCode: "requires_action",
-		DeclineMessage: "The card needs a step Paygate cannot take (requires_action)."}); err != nil || result != want {
+	// Without a return URL no redirect is asked for: the card is declined, and no page can decide it.
+	result, err = c.Charge(ctx, providertest.Charge(t, provider.AuthenticateThenApprove, 2500))
+	if want := (provider.ChargeResult{ProviderPaymentID: result.ProviderPaymentID, DeclineCode: "card_declined",
+		RawDeclineCode: string(stripego.DeclineCodeAuthenticationRequired),
+		DeclineMessage: "Your card was declined. This transaction requires authentication."}); err != nil || result != want || result.ProviderPaymentID == "" {
 		t.Errorf("a card that asks for authentication, with no return_url = %+v, %v; want %+v", result, err, want)
 	}
-	if intent, err := sc.V1PaymentIntents.Retrieve(ctx, result.ProviderPaymentID, nil); err != nil || intent.NextAction == nil ||
-		intent.NextAction.Type != stripego.PaymentIntentNextActionTypeUseStripeSDK {
+	requests = sent()
+	noRedirects := stripeForm(&stripego.PaymentIntentParams{AutomaticPaymentMethods: &stripego.PaymentIntentAutomaticPaymentMethodsParams{
+		Enabled: stripego.Bool(true), AllowRedirects: stripego.String(string(stripego.PaymentIntentAutomaticPaymentMethodsAllowRedirectsNever))}})
+	if form := requests[len(requests)-1].Form; form.Has("return_url") ||
+		form.Get("automatic_payment_methods[enabled]") != noRedirects.Get("automatic_payment_methods[enabled]") ||
+		form.Get("automatic_payment_methods[allow_redirects]") != noRedirects.Get("automatic_payment_methods[allow_redirects]") {
+		t.Errorf("the charge with no return URL sent %v, want no return_url and %v", form, noRedirects)
+	}
+	intent, err = sc.V1PaymentIntents.Retrieve(ctx, result.ProviderPaymentID, nil)
+	if err != nil || intent.Status != stripego.PaymentIntentStatusRequiresAction || intent.NextAction == nil ||
+		intent.NextAction.Type != stripego.PaymentIntentNextActionTypeUseStripeSDK || intent.NextAction.RedirectToURL != nil || intent.AmountReceived != 0 {
 		t.Errorf("a payment intent asking for authentication with no return_url = %+v, %v; want next_action use_stripe_sdk", intent, err)
+	}
+	page := c.BaseURL + "/challenge/" + result.ProviderPaymentID
+	browser := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, open := range []func() (*http.Response, error){
+		func() (*http.Response, error) { return browser.Get(page) },
+		func() (*http.Response, error) { return browser.PostForm(page, url.Values{"outcome": {"complete"}}) },
+	} {
+		if resp, err := open(); err != nil || resp.StatusCode != http.StatusNotFound {
+			t.Errorf("a challenge page for the payment intent with no return_url = %v, %v; want 404", resp, err)
+		} else {
+			resp.Body.Close()
+		}
+	}
+	if still, err := c.Authenticated(ctx, provider.AuthenticationRequest{PaymentID: intent.Metadata["paygate_id"],
+		ProviderPaymentID: intent.ID}); err != nil || still != result {
+		t.Errorf("the payment intent with no return_url, once its page was tried = %+v, %v; want %+v", still, err, result)
 	}
 	badReturn := providertest.Charge(t, provider.AuthenticateThenApprove, 2500)
 	badReturn.ReturnURL = "shop.example/paid"

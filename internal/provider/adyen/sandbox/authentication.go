@@ -22,11 +22,13 @@ import (
 // challengePath is where the challenge pages are, below the sandbox's pages address.
 const challengePath = "/challenge/"
 
-// The refusals of a payment after its shopper was redirected: Adyen's when the shopper failed the
-// authentication, and the card's own once they completed it, the declined test card's.
+// The refusals of 3-D Secure: Adyen's of a payment whose issuer wants the authentication but that
+// asked for none, and of one whose shopper failed it; and the card's own once the shopper
+// completed it, the declined test card's.
 var (
-	notAuthenticated  = [3]string{resultRefused, "11", "3D Not Authenticated"}
-	refusedAfterwards = testCards["4000000000000002"]
+	authenticationRequired = [3]string{resultRefused, "38", "Authentication required"}
+	notAuthenticated       = [3]string{resultRefused, "11", "3D Not Authenticated"}
+	refusedAfterwards      = testCards["4000000000000002"]
 )
 
 // invalidRedirectResult refuses a redirectResult the sandbox did not make for a payment decided.
@@ -66,6 +68,13 @@ func (s *Sandbox) redirectShopper(ctx context.Context, tx *ent.Tx, req paymentRe
 	// As Adyen answers a redirect: no pspReference until the payment is decided.
 	return sandboxstore.JSON(http.StatusOK, paymentAnswer{ResultCode: resultRedirectShopper, Action: &redirectAction{Type: "redirect",
 		PaymentMethodType: "scheme", URL: s.pagesURL + challengePath + seal(payment.PSPReference, auth.Challenge), Method: http.MethodGet}}), nil
+}
+
+// asksAuthentication reports whether a payment asks for 3-D Secure: Adyen can authenticate the
+// shopper only by sending them to a page that sends them back (returnUrl) or in their browser
+// (browserInfo), and a payment with neither asks for nothing of it.
+func asksAuthentication(req paymentRequest) bool {
+	return req.ReturnURL != "" || req.BrowserInfo != nil
 }
 
 // missingForRedirect names what a payment that redirects the shopper lacks of what 3-D Secure 2

@@ -54,13 +54,16 @@ import (
 //	                  failed to, Refused, reason 11 (3D Not Authenticated)
 //	4000008400001629  RedirectShopper; then Refused, reason 2 (Refused), or 11 when they failed
 //
-// A payment that redirects the shopper (3-D Secure 2 by redirect: it must come with a returnUrl,
-// channel Web and browserInfo) is answered with its resultCode and the action of a redirect by GET
-// to its challenge page, pages + "/challenge/{id}", and no pspReference, as Adyen gives it once the
-// payment is decided. The page's form decides the payment, once, through any server; sends the
-// AUTHORISATION notification; and sends the browser back to the returnUrl with a redirectResult,
-// which /payments/details alone reads, for that payment alone. A payment awaiting the shopper is
-// no authorisation held: it cannot be captured or cancelled.
+// The last two redirect only a payment that asks for 3-D Secure, by a returnUrl or browserInfo;
+// one that asks for none is Refused at once, reason 38 (Authentication required), as Adyen
+// refuses a payment whose issuer wants the authentication that was not performed. A payment that
+// redirects the shopper (3-D Secure 2 by redirect: it must come with a returnUrl, channel Web and
+// browserInfo, or is refused 422) is answered with its resultCode and the action of a redirect by
+// GET to its challenge page, pages + "/challenge/{id}", and no pspReference, as Adyen gives it once
+// the payment is decided. The page's form decides the payment, once, through any server; sends
+// the AUTHORISATION notification; and sends the browser back to the returnUrl with a
+// redirectResult, which /payments/details alone reads, for that payment alone. A payment awaiting
+// the shopper is no authorisation held: it cannot be captured or cancelled.
 //
 // Settle settles the refunds received SettleAfter ago or longer: each succeeds, but a refund of
 // 13.13 (1313 minor units, provider.FailingRefundMinor) fails, as a REFUND notification with
@@ -248,11 +251,15 @@ func (s *Sandbox) pay(ctx context.Context, tx *ent.Tx, body []byte) (sandboxstor
 		return sandboxstore.JSON(http.StatusUnprocessableEntity, adyenError{422, "901", "Invalid Merchant Account", "security"}), nil
 	case req.PaymentMethod.Type != "scheme" || req.PaymentMethod.Number == "" || len(req.PaymentMethod.ExpiryMonth) != 2:
 		return sandboxstore.JSON(http.StatusUnprocessableEntity, adyenError{422, "101", "Invalid card number", "validation"}), nil
-	case provider.AsksAuthentication(req.PaymentMethod.Number):
+	case provider.AsksAuthentication(req.PaymentMethod.Number) && asksAuthentication(req):
 		return s.redirectShopper(ctx, tx, req)
 	}
 	payment := paymentAnswer{PSPReference: pspReference(), ResultCode: resultAuthorised, MerchantReference: req.Reference, Amount: req.Amount}
-	if outcome, listed := testCards[req.PaymentMethod.Number]; listed {
+	outcome, listed := testCards[req.PaymentMethod.Number]
+	if provider.AsksAuthentication(req.PaymentMethod.Number) {
+		outcome, listed = authenticationRequired, true // the issuer wants 3-D Secure, which was not asked for
+	}
+	if listed {
 		payment.ResultCode, payment.RefusalReasonCode, payment.RefusalReason = outcome[0], outcome[1], outcome[2]
 	}
 	status := payment.ResultCode

@@ -50,12 +50,6 @@ type authentication struct {
 	FailureURL     string `json:"failure_url"`
 }
 
-// webAddress reports whether address is an absolute http or https URL, as a browser is sent to.
-func webAddress(address string) bool {
-	u, err := url.Parse(address)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
-}
-
 // awaitShopper makes the payment req asks for wait for the shopper to authenticate on its
 // challenge page, and tells of it by payment_pending.
 func (s *Sandbox) awaitShopper(ctx context.Context, tx *ent.Tx, req paymentRequest) (sandboxstore.Answer, error) {

@@ -206,15 +206,17 @@ func (s *Sandbox) pay(ctx context.Context, tx *ent.Tx, body []byte) (sandboxstor
 		return sandboxstore.JSON(http.StatusUnprocessableEntity, invalid("card_number_invalid")), nil
 	}
 	code, listed := testCards[req.Source.Number]
+	summary := "Declined"
 	asksAuthentication := provider.AsksAuthentication(req.Source.Number)
 	switch {
 	case listed && code == "":
 		return sandboxstore.Answer{Status: http.StatusServiceUnavailable}, nil
 	case asksAuthentication && (req.ThreeDS == nil || !req.ThreeDS.Enabled):
-		code, listed = codeAuthenticationRequired, true // the issuer wants 3-D Secure, which was not asked for
-	case asksAuthentication && !webAddress(req.SuccessURL):
+		// The issuer wants 3-D Secure, which was not asked for.
+		code, summary, listed = codeAuthenticationRequired, "3DS authentication required", true
+	case asksAuthentication && !provider.WebAddress(req.SuccessURL):
 		return sandboxstore.JSON(http.StatusUnprocessableEntity, invalid("success_url_invalid")), nil
-	case asksAuthentication && !webAddress(req.FailureURL):
+	case asksAuthentication && !provider.WebAddress(req.FailureURL):
 		return sandboxstore.JSON(http.StatusUnprocessableEntity, invalid("failure_url_invalid")), nil
 	case asksAuthentication:
 		return s.awaitShopper(ctx, tx, req)
@@ -226,7 +228,7 @@ func (s *Sandbox) pay(ctx context.Context, tx *ent.Tx, body []byte) (sandboxstor
 	}
 	event := eventPaymentApproved
 	if listed {
-		event, payment.Approved, payment.Status, payment.ResponseCode, payment.ResponseSummary = eventPaymentDeclined, false, statusDeclined, code, "Declined"
+		event, payment.Approved, payment.Status, payment.ResponseCode, payment.ResponseSummary = eventPaymentDeclined, false, statusDeclined, code, summary
 	}
 	payment.Balances = balancesOf(payment.Status, req.Amount, req.Amount, 0)
 	body, err := json.Marshal(storedPayment{paymentAnswer: payment, Metadata: req.Metadata})

@@ -47,8 +47,11 @@ import (
 // (GET /challenge/{id}), whose form decides the intent as Stripe does once its 3-D Secure page is
 // done with, and sends the browser back to the return_url with payment_intent,
 // payment_intent_client_secret and redirect_status; without one, its next_action is
-// use_stripe_sdk, which only Stripe.js takes. The adapter reads the intent then by
-// GET /v1/payment_intents/{id}.
+// use_stripe_sdk, which only Stripe.js takes, and it has no challenge page: only a cancellation
+// moves it. The adapter reads the intent then by GET /v1/payment_intents/{id}. (Stripe refuses,
+// 400, a confirmation without a return_url whose automatic_payment_methods allow redirects, as
+// they do unless allow_redirects is never; the sandbox takes it either way, for clients that
+// send neither, such as the load test's.)
 //
 // Its switches make it answer 503 (Outage), 500 (Fault) or late (Latency), so that failover,
 // unknown outcomes and timeouts can be shown. They apply to the API, not to the challenge page.
@@ -192,7 +195,7 @@ func (s *Sandbox) intent(ctx context.Context, tx *ent.Tx, r *http.Request) (sand
 		return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Param: "currency", Msg: "Invalid currency"}), nil
 	case r.PostForm.Get("confirm") != "true" || number == "":
 		return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Msg: "This sandbox confirms card PaymentIntents only."}), nil
-	case returnURL != "" && !webAddress(returnURL):
+	case returnURL != "" && !provider.WebAddress(returnURL):
 		return errorBody(http.StatusBadRequest, stripego.Error{Type: stripego.ErrorTypeInvalidRequest, Param: "return_url", Msg: "Not a valid URL"}), nil
 	}
 	id := prefixid.New("pi")
@@ -239,12 +242,6 @@ func (s *Sandbox) intent(ctx context.Context, tx *ent.Tx, r *http.Request) (sand
 		return intentError(http.StatusPaymentRequired, *intent.LastPaymentError, body), nil
 	}
 	return sandboxstore.Answer{Status: http.StatusOK, Body: body}, nil
-}
-
-// webAddress reports whether address is an absolute http(s) URL, as Stripe takes a return_url.
-func webAddress(address string) bool {
-	u, err := url.Parse(address)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // authentication is the next action of a PaymentIntent whose card asks the shopper to
