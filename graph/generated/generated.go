@@ -3905,8 +3905,8 @@ extend type Mutation {
 	{Name: "../webhooktest.graphqls", Input: `"""
 A test event to send: to url (an absolute http or https URL, at most 2048 characters), of type
 (payment.succeeded, payment.failed, payment.refunded, refund.succeeded, refund.failed or
-dispute.created; payment.succeeded when left out), signed with secret (whsec_ and printable
-ASCII, 8 to 200 characters; when left out, Paygate makes one and answers it).
+dispute.created; payment.succeeded when left out), signed with secret (a Standard Webhooks
+secret: whsec_ and the base64 of 24 to 64 bytes; when left out, Paygate makes one and answers it).
 """
 input SendTestWebhookInput {
   url: String!
@@ -3935,8 +3935,9 @@ type TestWebhookDelivery {
 
 extend type Mutation {
   """
-  Sends url one test event, signed as Paygate signs its webhooks (Paygate-Signature:
-  t=UNIX,v1=HEX), and answers what came back. In production, url must lead to a public address.
+  Sends url one test event, signed the Standard Webhooks way (webhook-id, webhook-timestamp,
+  webhook-signature: v1,BASE64), so any Standard Webhooks library verifies it, and answers what
+  came back. In production, url must lead to a public address.
   """
   sendTestWebhook(input: SendTestWebhookInput!): TestWebhookDelivery! @hasScope(scope: "webhooks:manage")
 }

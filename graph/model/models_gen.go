@@ -148,8 +148,8 @@ type Revoked struct {
 
 // A test event to send: to url (an absolute http or https URL, at most 2048 characters), of type
 // (payment.succeeded, payment.failed, payment.refunded, refund.succeeded, refund.failed or
-// dispute.created; payment.succeeded when left out), signed with secret (whsec_ and printable
-// ASCII, 8 to 200 characters; when left out, Paygate makes one and answers it).
+// dispute.created; payment.succeeded when left out), signed with secret (a Standard Webhooks
+// secret: whsec_ and the base64 of 24 to 64 bytes; when left out, Paygate makes one and answers it).
 type SendTestWebhookInput struct {
 	URL    string  `json:"url"`
 	Type   *string `json:"type,omitempty"`

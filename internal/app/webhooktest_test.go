@@ -2,9 +2,6 @@ package app
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/paygate/paygate/internal/database/databasetest"
 )
@@ -45,24 +44,16 @@ func merchantEndpoint(t *testing.T, status int, answer string) (*httptest.Server
 	return server, received
 }
 
-// checkSigned verifies a delivery as a merchant's endpoint would: the HMAC recomputed here, the
-// timestamp recent, and the body a test event of eventType.
+// checkSigned verifies a delivery as a merchant's endpoint would, with the Standard Webhooks
+// library, which also holds its timestamp recent; the body is a test event of eventType.
 func checkSigned(t *testing.T, d delivery, secret, eventID, eventType string) map[string]any {
 	t.Helper()
-	var timestamp, v1 string
-	for part := range strings.SplitSeq(d.header.Get("Paygate-Signature"), ",") {
-		key, value, _ := strings.Cut(part, "=")
-		switch key {
-		case "t":
-			timestamp = value
-		case "v1":
-			v1 = value
-		}
+	verifier, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
 	}
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(timestamp + "." + string(d.body)))
-	if v1 == "" || v1 != hex.EncodeToString(mac.Sum(nil)) {
-		t.Errorf("Paygate-Signature %q does not verify under %q", d.header.Get("Paygate-Signature"), secret)
+	if err := verifier.Verify(d.body, d.header); err != nil || d.header.Get("webhook-id") != eventID {
+		t.Errorf("the delivery of %s (webhook-id %q) does not verify under %q: %v", eventID, d.header.Get("webhook-id"), secret, err)
 	}
 	if d.header.Get("Content-Type") != "application/json" || d.header.Get("User-Agent") != "Paygate-Webhooks/1.0" {
 		t.Errorf("headers = %v", d.header)
@@ -77,7 +68,7 @@ func checkSigned(t *testing.T, d delivery, secret, eventID, eventType string) ma
 	if err != nil || created.Location() != time.UTC || time.Since(created) > time.Minute || str(event["created_at"]) != created.Format(time.RFC3339) {
 		t.Errorf("created_at = %v", event["created_at"])
 	}
-	if timestamp != strconv.FormatInt(created.Unix(), 10) {
+	if timestamp := d.header.Get("webhook-timestamp"); timestamp != strconv.FormatInt(created.Unix(), 10) {
 		t.Errorf("signed at %s, created at %v", timestamp, created)
 	}
 	if event["id"] != eventID || !strings.HasPrefix(eventID, "evt_test_") || event["type"] != eventType || event["livemode"] != false || len(event) != 5 {
@@ -116,12 +107,12 @@ func TestSendTestWebhook(t *testing.T) {
 
 	// GraphQL, with a secret of the merchant's and another type.
 	out := env.mustGraphQL(operator, sendTestWebhookMutation, map[string]any{"in": map[string]any{
-		"url": endpoint.URL, "type": "refund.failed", "secret": "whsec_merchants_own"}})
+		"url": endpoint.URL, "type": "refund.failed", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}})
 	sent, _ := out["sendTestWebhook"].(map[string]any)
 	if sent["secret"] != nil || str(sent["statusCode"]) != "200" || sent["responseExcerpt"] != "thanks" || sent["error"] != nil {
 		t.Errorf("GraphQL answer = %v", out)
 	}
-	refund := checkSigned(t, <-received, "whsec_merchants_own", str(sent["eventId"]), "refund.failed")
+	refund := checkSigned(t, <-received, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", str(sent["eventId"]), "refund.failed")
 	if !strings.HasPrefix(str(refund["id"]), "re_test_") || refund["object"] != "refund" || refund["status"] != "failed" {
 		t.Errorf("refund = %v", refund)
 	}
@@ -151,8 +142,8 @@ func TestTestWebhookOutcomesAgree(t *testing.T) {
 		{"5 MB", big.URL, "200", strings.Repeat("x", 1024), ""},
 		{"refused", closed.URL, "", "", "refused"},
 	} {
-		r := env.request(http.MethodPost, testWebhookPath, operator, map[string]any{"url": tc.url, "secret": "whsec_agreeing"})
-		out := env.mustGraphQL(operator, sendTestWebhookMutation, map[string]any{"in": map[string]any{"url": tc.url, "secret": "whsec_agreeing"}})
+		r := env.request(http.MethodPost, testWebhookPath, operator, map[string]any{"url": tc.url, "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"})
+		out := env.mustGraphQL(operator, sendTestWebhookMutation, map[string]any{"in": map[string]any{"url": tc.url, "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}})
 		rest, gql := r.data(), get(out, "sendTestWebhook")
 		if r.status != http.StatusOK {
 			t.Errorf("%s: REST %d %s", tc.name, r.status, r.raw)

@@ -3,16 +3,10 @@ package outbound
 import (
 	"cmp"
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -35,10 +29,6 @@ const (
 	maxTestURL = 2048
 	// maxTestsInFlight bounds the test deliveries under way on this server, whoever asked them.
 	maxTestsInFlight = 16
-	// testSecretPrefix starts every signing secret, as Stripe's do.
-	testSecretPrefix = "whsec_"
-	minTestSecret    = 8
-	maxTestSecret    = 200
 )
 
 // TestWebhookRequest asks for one signed test event.
@@ -47,7 +37,8 @@ type TestWebhookRequest struct {
 	// Type is one of the event types Paygate sends (payment.succeeded, payment.failed,
 	// payment.refunded, refund.succeeded, refund.failed, dispute.created); "" for the first.
 	Type string
-	// Secret is the signing secret the endpoint verifies with; "" to have Paygate make one.
+	// Secret is the signing secret the endpoint verifies with (whsec_ and the base64 of 24 to 64
+	// bytes, as Standard Webhooks secrets are); "" to have Paygate make one.
 	Secret string
 }
 
@@ -99,10 +90,10 @@ func (s *TestSender) Send(ctx context.Context, req TestWebhookRequest) (TestDeli
 	delivery := TestDelivery{EventID: prefixid.New("evt_test")}
 	secret := req.Secret
 	if secret == "" {
-		secret = newTestSecret()
+		secret = NewSigningSecret()
 		delivery.Secret = secret
-	} else if err := checkTestSecret(secret); err != nil {
-		return TestDelivery{}, err
+	} else if err := CheckSigningSecret(secret); err != nil {
+		return TestDelivery{}, apierror.ForParam(apierror.InvalidRequest, "secret", "secret must be as Standard Webhooks secrets are: "+err.Error())
 	}
 	p, _ := auth.PrincipalFrom(ctx) // the operation has a scope, so there is a principal
 	release, err := s.claim(p.Subject)
@@ -120,10 +111,12 @@ func (s *TestSender) Send(ctx context.Context, req TestWebhookRequest) (TestDeli
 	if err != nil {
 		return TestDelivery{}, err
 	}
-	attempt, err := s.Sender.Try(ctx, target.String(), body, http.Header{
-		"User-Agent":        {"Paygate-Webhooks/1.0"},
-		"Paygate-Signature": {signTestEvent(body, secret, at)},
-	})
+	headers, err := SignedHeaders(delivery.EventID, at, body, secret)
+	if err != nil {
+		return TestDelivery{}, err
+	}
+	headers.Set("User-Agent", "Paygate-Webhooks/1.0")
+	attempt, err := s.Sender.Try(ctx, target.String(), body, headers)
 	if err != nil {
 		return TestDelivery{}, err
 	}
@@ -133,16 +126,6 @@ func (s *TestSender) Send(ctx context.Context, req TestWebhookRequest) (TestDeli
 	}
 	delivery.StatusCode, delivery.Latency, delivery.ResponseExcerpt, delivery.Error = attempt.StatusCode, attempt.Latency, attempt.Excerpt, attempt.Failure
 	return delivery, nil
-}
-
-// signTestEvent is the Paygate-Signature header of a test event's body sent at: t, its Unix time,
-// and v1, the hex HMAC-SHA256 under secret of "t.body", as Stripe signs its events.
-func signTestEvent(body []byte, secret string, at time.Time) string {
-	timestamp := strconv.FormatInt(at.Unix(), 10)
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(timestamp + "."))
-	mac.Write(body)
-	return "t=" + timestamp + ",v1=" + hex.EncodeToString(mac.Sum(nil))
 }
 
 // claim takes a delivery slot for subject, or refuses: one delivery at a time each, and at most
@@ -186,24 +169,6 @@ func testURL(raw string) (*url.URL, error) {
 	}
 	u.Fragment, u.RawFragment = "", "" // never sent
 	return u, nil
-}
-
-// checkTestSecret refuses a signing secret that is not whsec_ and printable ASCII: what a
-// merchant copies from a configuration, with nothing that may be read two ways.
-func checkTestSecret(secret string) error {
-	if len(secret) < minTestSecret || len(secret) > maxTestSecret || !strings.HasPrefix(secret, testSecretPrefix) ||
-		strings.ContainsFunc(secret, func(r rune) bool { return r <= ' ' || r > '~' }) {
-		return apierror.ForParam(apierror.InvalidRequest, "secret",
-			fmt.Sprintf("secret must be %s followed by printable ASCII, %d to %d characters in all", testSecretPrefix, minTestSecret, maxTestSecret))
-	}
-	return nil
-}
-
-// newTestSecret makes a one-off signing secret of 256 random bits.
-func newTestSecret() string {
-	raw := make([]byte, 32)
-	rand.Read(raw)
-	return testSecretPrefix + hex.EncodeToString(raw)
 }
 
 // testEvent is the event sent, as Paygate's webhooks are.

@@ -3,9 +3,7 @@ package outbound
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -19,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	stripewebhook "github.com/stripe/stripe-go/v84/webhook"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
@@ -50,25 +48,26 @@ func endpoint(t *testing.T, status int, answer string) (*httptest.Server, <-chan
 	return server, got
 }
 
-// verifies checks a delivery's Paygate-Signature as a merchant would, with its own HMAC and with
-// Stripe's library, whose scheme it is.
+// merchantSecret is a signing secret of a merchant's, as Standard Webhooks secrets are.
+const merchantSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+// verifies checks a delivery as a merchant would, with the Standard Webhooks library: it verifies
+// under secret, and not once its body is changed or under another secret.
 func verifies(t *testing.T, r received, secret string) {
 	t.Helper()
-	parts := map[string]string{}
-	for part := range strings.SplitSeq(r.header.Get("Paygate-Signature"), ",") {
-		key, value, _ := strings.Cut(part, "=")
-		parts[key] = value
+	verifier, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(parts) != 2 || parts["t"] == "" || parts["v1"] == "" {
-		t.Fatalf("Paygate-Signature = %q, want t=UNIX,v1=HEX", r.header.Get("Paygate-Signature"))
+	if err := verifier.VerifyIgnoringTimestamp(r.body, r.header); err != nil {
+		t.Errorf("the Standard Webhooks library refuses the delivery: %v", err)
 	}
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(parts["t"] + "." + string(r.body)))
-	if want := hex.EncodeToString(mac.Sum(nil)); parts["v1"] != want {
-		t.Errorf("v1 = %s, want %s", parts["v1"], want)
+	if err := verifier.VerifyIgnoringTimestamp(append([]byte(" "), r.body...), r.header); err == nil {
+		t.Error("a changed body verifies")
 	}
-	if err := stripewebhook.ValidatePayloadIgnoringTolerance(r.body, r.header.Get("Paygate-Signature"), secret); err != nil {
-		t.Errorf("Stripe's verification: %v", err)
+	other, _ := standardwebhooks.NewWebhook(NewSigningSecret())
+	if err := other.VerifyIgnoringTimestamp(r.body, r.header); err == nil {
+		t.Error("the delivery verifies under another secret")
 	}
 }
 
@@ -80,7 +79,7 @@ func TestTestEventSigned(t *testing.T) {
 	sender := &TestSender{Sender: NewSender(false, 0), Now: func() time.Time { return at }}
 	ctx := asRole("usr_1", "operator")
 
-	d, err := sender.Send(ctx, TestWebhookRequest{URL: server.URL + "/hooks?x=1#frag", Secret: "whsec_merchant"})
+	d, err := sender.Send(ctx, TestWebhookRequest{URL: server.URL + "/hooks?x=1#frag", Secret: merchantSecret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,9 +87,9 @@ func TestTestEventSigned(t *testing.T) {
 		t.Errorf("delivery = %+v", d)
 	}
 	r := <-got
-	verifies(t, r, "whsec_merchant")
-	if !strings.HasPrefix(r.header.Get("Paygate-Signature"), "t="+strconv.FormatInt(at.Unix(), 10)+",") {
-		t.Errorf("signed at %q, want %d", r.header.Get("Paygate-Signature"), at.Unix())
+	verifies(t, r, merchantSecret)
+	if r.header.Get("webhook-timestamp") != strconv.FormatInt(at.Unix(), 10) || r.header.Get("webhook-id") != d.EventID {
+		t.Errorf("webhook-timestamp %q, webhook-id %q; want %d and %s", r.header.Get("webhook-timestamp"), r.header.Get("webhook-id"), at.Unix(), d.EventID)
 	}
 	for name, want := range map[string]string{"Content-Type": "application/json", "User-Agent": "Paygate-Webhooks/1.0"} {
 		if r.header.Get(name) != want {
@@ -331,18 +330,21 @@ func TestTestEventRefusedURLs(t *testing.T) {
 		t.Errorf("a URL of %d characters: %+v, %v", len(atLimit), d, err)
 	}
 	<-got
+	key := func(n int) string { return base64.StdEncoding.EncodeToString([]byte(strings.Repeat("k", n))) }
 	for _, secret := range []string{"whsec_", "whsec_a b", "sk_live_secretvalue", "whsec_é" + strings.Repeat("x", 10),
-		"whsec_" + strings.Repeat("x", maxTestSecret-5), "whsec_\x00abcdef"} {
+		"whsec_" + key(minSigningKey-1), "whsec_" + key(maxSigningKey+1), "whsec_\x00abcdef", key(32)} {
 		_, err := sender.Send(ctx, TestWebhookRequest{URL: server.URL, Secret: secret})
 		apiErr, _ := errors.AsType[*apierror.Error](err)
 		if apiErr == nil || apiErr.Param != "secret" || len(secret) > len("whsec_") && strings.Contains(apiErr.Message, secret) {
 			t.Errorf("secret %.20q: %v", secret, err)
 		}
 	}
-	if _, err := sender.Send(ctx, TestWebhookRequest{URL: server.URL, Secret: "whsec_" + strings.Repeat("x", maxTestSecret-6)}); err != nil {
-		t.Errorf("a secret of %d characters: %v", maxTestSecret, err)
+	for _, n := range []int{minSigningKey, maxSigningKey} {
+		if _, err := sender.Send(ctx, TestWebhookRequest{URL: server.URL, Secret: "whsec_" + key(n)}); err != nil {
+			t.Errorf("a secret of %d bytes: %v", n, err)
+		}
+		<-got
 	}
-	<-got
 	if len(got) != 0 {
 		t.Error("a refused request was sent")
 	}
