@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,38 +23,19 @@ import (
 )
 
 // merchantSite is a merchant's page that shoppers' browsers come back to after authenticating:
-// it tells the browser it landed, and keeps the query each landing brought.
+// it tells the browser it landed.
 type merchantSite struct {
-	url      string
-	mu       sync.Mutex
-	landings []url.Values
+	url string
 }
 
 func newMerchantSite(t *testing.T) *merchantSite {
 	t.Helper()
-	site := &merchantSite{}
 	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		site.mu.Lock()
-		site.landings = append(site.landings, r.URL.Query())
-		site.mu.Unlock()
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, `<!doctype html><title>Order</title><p id="landed">Thank you</p>`)
 	}))
 	t.Cleanup(server.Close)
-	site.url = server.URL
-	return site
-}
-
-// landed reports whether a browser came back to the site for payment id, with its query.
-func (m *merchantSite) landed(id string) (url.Values, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, q := range m.landings {
-		if q.Get("payment_id") == id {
-			return q, true
-		}
-	}
-	return nil, false
+	return &merchantSite{url: server.URL}
 }
 
 // authenticationBody is a payment of amount in currency by the card number, whose shopper comes
@@ -203,7 +183,7 @@ func TestAuthenticationInABrowser(t *testing.T) {
 }
 
 // movesOf is the moves in payment id's history, each "from>to" ("" from for its creation),
-// sorted: moves made within one transaction can share their time, so their order is not kept.
+// sorted, so that a test compares which moves were made, and how often.
 func movesOf(t *testing.T, env *testEnv, id string) []string {
 	t.Helper()
 	changes, err := env.db.Ent.PaymentStatusChange.Query().Where(paymentstatuschange.PaymentID(id)).All(context.Background())

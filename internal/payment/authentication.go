@@ -58,8 +58,7 @@ func (s *Service) ShopperReturned(ctx context.Context, id string, returned url.V
 	if ent.IsNotFound(err) {
 		return nil, apierror.ForParam(apierror.NotFound, "id", "no payment has the id "+id)
 	}
-	canceledWaiting := p != nil && p.Status == state.PaymentCanceled && p.CaptureBefore == nil
-	if err != nil || p.Status != state.PaymentRequiresAction && !canceledWaiting {
+	if err != nil || p.Status != state.PaymentRequiresAction && !canceledWhileWaiting(p) {
 		return p, err
 	}
 	ctx = context.WithoutCancel(ctx)
@@ -79,6 +78,12 @@ func (s *Service) ShopperReturned(ctx context.Context, id string, returned url.V
 		return settled, nil
 	})
 	return settled.(*ent.Payment), err
+}
+
+// canceledWhileWaiting reports whether p was canceled while it waited for its shopper, never
+// authorised: only an authorisation gets a capture_before.
+func canceledWhileWaiting(p *ent.Payment) bool {
+	return p.Status == state.PaymentCanceled && p.CaptureBefore == nil
 }
 
 // askAuthentication asks payment p's provider what became of the charge its shopper was asked to

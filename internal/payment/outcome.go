@@ -170,8 +170,7 @@ func (s *Service) approved(p *ent.Payment, o chargeOutcome, c *changes) []state.
 // is kept as the reason it was ignored.
 func (o chargeOutcome) against(p *ent.Payment) verdict {
 	switch {
-	case o.status == state.PaymentSucceeded && (p.Status == state.PaymentFailed || p.Status == state.PaymentCanceled && p.CaptureBefore == nil):
-		// A payment canceled while it waited for its shopper was never authorised here.
+	case o.status == state.PaymentSucceeded && (p.Status == state.PaymentFailed || canceledWhileWaiting(p)):
 		return attention(fmt.Sprintf("payment %s is recorded %s but %s reports it approved: void or refund it at %s", p.ID, p.Status, p.Provider, p.Provider))
 	case o.status == state.PaymentFailed && p.Status == state.PaymentCanceled:
 		return ignore(fmt.Sprintf("payment %s is canceled; %s reports it declined, which agrees: nothing was charged", p.ID, p.Provider))

@@ -23,12 +23,10 @@ import (
 const challengePath = "/challenge/"
 
 // The refusals of 3-D Secure: Adyen's of a payment whose issuer wants the authentication but that
-// asked for none, and of one whose shopper failed it; and the card's own once the shopper
-// completed it, the declined test card's.
+// asked for none, and of one whose shopper failed it.
 var (
 	authenticationRequired = [3]string{resultRefused, "38", "Authentication required"}
 	notAuthenticated       = [3]string{resultRefused, "11", "3D Not Authenticated"}
-	refusedAfterwards      = testCards["4000000000000002"]
 )
 
 // invalidRedirectResult refuses a redirectResult the sandbox did not make for a payment decided.
@@ -44,7 +42,7 @@ type authentication struct {
 	// ManualCapture holds the authorisation once the shopper authenticated.
 	ManualCapture bool `json:"manualCapture,omitempty"`
 	// RefusedAfterwards refuses the card even once the shopper authenticated.
-	RefusedAfterwards bool `json:"refusedAfterwards,omitempty"`
+	RefusedAfterwards bool `json:"refusedByIssuer,omitempty"`
 }
 
 // redirectShopper answers a payment of a card that asks the shopper to authenticate: it keeps the
@@ -127,7 +125,7 @@ func (s *Sandbox) finishChallenge(ctx context.Context, id string, completed bool
 		case !completed:
 			decision = notAuthenticated
 		case auth.RefusedAfterwards:
-			decision = refusedAfterwards
+			decision = refusedByIssuer
 		}
 		stored.ResultCode, stored.RefusalReasonCode, stored.RefusalReason = decision[0], decision[1], decision[2]
 		status := stored.ResultCode

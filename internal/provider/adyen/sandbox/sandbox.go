@@ -133,9 +133,13 @@ const modificationReceived = "received"
 // refundFailedReason is the reason the sandbox gives a refund it fails.
 const refundFailedReason = "Refund failed"
 
+// refusedByIssuer is the plain refusal of the declined test card, and of the card declined once
+// its shopper authenticated.
+var refusedByIssuer = [3]string{resultRefused, "2", "Refused"}
+
 // testCards are the result and refusal reason of the test cards.
 var testCards = map[string][3]string{
-	"4000000000000002": {resultRefused, "2", "Refused"},
+	"4000000000000002": refusedByIssuer,
 	"4000000000009995": {resultRefused, reasonNotEnoughBalance, "Not enough balance"},
 	"4000000000000069": {resultRefused, reasonExpiredCard, "Expired Card"},
 	"4000000000000119": {resultError, "4", "Acquirer Error"},
