@@ -16,6 +16,7 @@ import (
 	"github.com/paygate/paygate/ent/alertchange"
 	"github.com/paygate/paygate/ent/apikey"
 	"github.com/paygate/paygate/ent/configversion"
+	"github.com/paygate/paygate/ent/event"
 	"github.com/paygate/paygate/ent/idempotencykey"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/paymentstatuschange"
@@ -26,6 +27,9 @@ import (
 	"github.com/paygate/paygate/ent/sandboxobject"
 	"github.com/paygate/paygate/ent/user"
 	"github.com/paygate/paygate/ent/webhookattempt"
+	"github.com/paygate/paygate/ent/webhookdelivery"
+	"github.com/paygate/paygate/ent/webhookdeliveryattempt"
+	"github.com/paygate/paygate/ent/webhookendpoint"
 	"github.com/paygate/paygate/ent/webhookevent"
 )
 
@@ -87,21 +91,25 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			apikey.Table:              apikey.ValidColumn,
-			alert.Table:               alert.ValidColumn,
-			alertchange.Table:         alertchange.ValidColumn,
-			configversion.Table:       configversion.ValidColumn,
-			idempotencykey.Table:      idempotencykey.ValidColumn,
-			payment.Table:             payment.ValidColumn,
-			paymentstatuschange.Table: paymentstatuschange.ValidColumn,
-			refreshtoken.Table:        refreshtoken.ValidColumn,
-			refund.Table:              refund.ValidColumn,
-			revocation.Table:          revocation.ValidColumn,
-			sandboxanswer.Table:       sandboxanswer.ValidColumn,
-			sandboxobject.Table:       sandboxobject.ValidColumn,
-			user.Table:                user.ValidColumn,
-			webhookattempt.Table:      webhookattempt.ValidColumn,
-			webhookevent.Table:        webhookevent.ValidColumn,
+			apikey.Table:                 apikey.ValidColumn,
+			alert.Table:                  alert.ValidColumn,
+			alertchange.Table:            alertchange.ValidColumn,
+			configversion.Table:          configversion.ValidColumn,
+			event.Table:                  event.ValidColumn,
+			idempotencykey.Table:         idempotencykey.ValidColumn,
+			payment.Table:                payment.ValidColumn,
+			paymentstatuschange.Table:    paymentstatuschange.ValidColumn,
+			refreshtoken.Table:           refreshtoken.ValidColumn,
+			refund.Table:                 refund.ValidColumn,
+			revocation.Table:             revocation.ValidColumn,
+			sandboxanswer.Table:          sandboxanswer.ValidColumn,
+			sandboxobject.Table:          sandboxobject.ValidColumn,
+			user.Table:                   user.ValidColumn,
+			webhookattempt.Table:         webhookattempt.ValidColumn,
+			webhookdelivery.Table:        webhookdelivery.ValidColumn,
+			webhookdeliveryattempt.Table: webhookdeliveryattempt.ValidColumn,
+			webhookendpoint.Table:        webhookendpoint.ValidColumn,
+			webhookevent.Table:           webhookevent.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

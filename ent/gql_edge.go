@@ -52,6 +52,18 @@ func (_m *Refund) Payment(ctx context.Context) (*Payment, error) {
 	return result, err
 }
 
+func (_m *WebhookDelivery) AttemptLog(ctx context.Context) (result []*WebhookDeliveryAttempt, err error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Alias != "" {
+		result, err = _m.NamedAttemptLog(graphql.GetFieldContext(ctx).Field.Alias)
+	} else {
+		result, err = _m.Edges.AttemptLogOrErr()
+	}
+	if IsNotLoaded(err) {
+		result, err = _m.QueryAttemptLog().All(ctx)
+	}
+	return result, err
+}
+
 func (_m *WebhookEvent) AttemptLog(ctx context.Context) (result []*WebhookAttempt, err error) {
 	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Alias != "" {
 		result, err = _m.NamedAttemptLog(graphql.GetFieldContext(ctx).Field.Alias)

@@ -22,6 +22,8 @@ type Tx struct {
 	AlertChange *AlertChangeClient
 	// ConfigVersion is the client for interacting with the ConfigVersion builders.
 	ConfigVersion *ConfigVersionClient
+	// Event is the client for interacting with the Event builders.
+	Event *EventClient
 	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
 	IdempotencyKey *IdempotencyKeyClient
 	// Payment is the client for interacting with the Payment builders.
@@ -42,6 +44,12 @@ type Tx struct {
 	User *UserClient
 	// WebhookAttempt is the client for interacting with the WebhookAttempt builders.
 	WebhookAttempt *WebhookAttemptClient
+	// WebhookDelivery is the client for interacting with the WebhookDelivery builders.
+	WebhookDelivery *WebhookDeliveryClient
+	// WebhookDeliveryAttempt is the client for interacting with the WebhookDeliveryAttempt builders.
+	WebhookDeliveryAttempt *WebhookDeliveryAttemptClient
+	// WebhookEndpoint is the client for interacting with the WebhookEndpoint builders.
+	WebhookEndpoint *WebhookEndpointClient
 	// WebhookEvent is the client for interacting with the WebhookEvent builders.
 	WebhookEvent *WebhookEventClient
 
@@ -179,6 +187,7 @@ func (tx *Tx) init() {
 	tx.Alert = NewAlertClient(tx.config)
 	tx.AlertChange = NewAlertChangeClient(tx.config)
 	tx.ConfigVersion = NewConfigVersionClient(tx.config)
+	tx.Event = NewEventClient(tx.config)
 	tx.IdempotencyKey = NewIdempotencyKeyClient(tx.config)
 	tx.Payment = NewPaymentClient(tx.config)
 	tx.PaymentStatusChange = NewPaymentStatusChangeClient(tx.config)
@@ -189,6 +198,9 @@ func (tx *Tx) init() {
 	tx.SandboxObject = NewSandboxObjectClient(tx.config)
 	tx.User = NewUserClient(tx.config)
 	tx.WebhookAttempt = NewWebhookAttemptClient(tx.config)
+	tx.WebhookDelivery = NewWebhookDeliveryClient(tx.config)
+	tx.WebhookDeliveryAttempt = NewWebhookDeliveryAttemptClient(tx.config)
+	tx.WebhookEndpoint = NewWebhookEndpointClient(tx.config)
 	tx.WebhookEvent = NewWebhookEventClient(tx.config)
 }
 

@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/paygate/paygate/internal/outbound"
+	"github.com/paygate/paygate/internal/paging"
+	"github.com/paygate/paygate/internal/state"
+
 	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/complexity"
 	"github.com/99designs/gqlgen/graphql"
@@ -29,14 +33,14 @@ const MaxNodes = 100
 // pageCost is the cost of a Relay page of first or last items, DefaultPageSize by default. A size
 // out of range is refused by the resolver with a clearer error than a cost would give.
 func pageCost(first, last *int, child int) int {
-	size := payment.DefaultPageSize
+	size := paging.DefaultPageSize
 	switch {
 	case first != nil:
 		size = *first
 	case last != nil:
 		size = *last
 	}
-	return listCost(min(max(size, 1), payment.MaxPageSize), child)
+	return listCost(min(max(size, 1), paging.MaxPageSize), child)
 }
 
 // listCosts sets the cost of every field that answers a list, by the most items it may hold.
@@ -45,6 +49,18 @@ func listCosts(c *generated.ComplexityRoot) {
 		return pageCost(first, last, child)
 	}
 	c.Query.WebhookEvents = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.WebhookEventOrder, _ *ent.WebhookEventWhereInput) int {
+		return pageCost(first, last, child)
+	}
+	c.Query.Alerts = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.AlertOrder, _ *ent.AlertWhereInput) int {
+		return pageCost(first, last, child)
+	}
+	c.Query.Events = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.EventOrder, _ *ent.EventWhereInput) int {
+		return pageCost(first, last, child)
+	}
+	c.Query.WebhookEndpoints = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.WebhookEndpointOrder) int {
+		return pageCost(first, last, child)
+	}
+	c.Query.WebhookDeliveries = func(child int, _ string, _ *state.DeliveryStatus, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int) int {
 		return pageCost(first, last, child)
 	}
 	c.Query.Nodes = func(child int, ids []string) int {
@@ -60,6 +76,7 @@ func listCosts(c *generated.ComplexityRoot) {
 	c.Payment.Refunds = func(child int) int { return listCost(payment.MaxRefunds, child) }
 	c.Payment.StatusHistory = func(child int) int { return listCost(payment.MaxStatusChanges, child) }
 	c.WebhookEvent.AttemptLog = func(child int) int { return listCost(attemptLogCost, child) }
+	c.WebhookDelivery.AttemptLog = func(child int) int { return listCost(outbound.MaxAttemptLog, child) }
 }
 
 // attemptLogCost is what an event's attempt log is charged as: the retry policy allows at most 50

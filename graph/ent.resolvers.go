@@ -12,6 +12,7 @@ import (
 	"entgo.io/contrib/entgql"
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/graph/generated"
+	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/payment"
 )
 
@@ -51,14 +52,32 @@ func (r *queryResolver) Alerts(ctx context.Context, after *entgql.Cursor[string]
 	return r.Resolver.Alerts.List(pageView(ctx), after, first, before, last, orderBy, where)
 }
 
+// Events is the resolver for the events field.
+func (r *queryResolver) Events(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.EventOrder, where *ent.EventWhereInput) (*ent.EventConnection, error) {
+	return r.Resolver.Events.List(pageView(ctx), after, first, before, last, orderBy, where)
+}
+
 // Payments is the resolver for the payments field.
 func (r *queryResolver) Payments(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) (*ent.PaymentConnection, error) {
 	return r.PaymentService.List(pageView(ctx), after, first, before, last, orderBy, where)
 }
 
+// WebhookEndpoints is the resolver for the webhookEndpoints field.
+func (r *queryResolver) WebhookEndpoints(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookEndpointOrder) (*ent.WebhookEndpointConnection, error) {
+	return r.Endpoints.List(pageView(ctx), after, first, before, last, orderBy)
+}
+
 // WebhookEvents is the resolver for the webhookEvents field.
 func (r *queryResolver) WebhookEvents(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookEventOrder, where *ent.WebhookEventWhereInput) (*ent.WebhookEventConnection, error) {
 	return r.WebhookLogs.List(pageView(ctx), after, first, before, last, orderBy, where)
+}
+
+// AttemptLog is the resolver for the attemptLog field.
+func (r *webhookDeliveryResolver) AttemptLog(ctx context.Context, obj *ent.WebhookDelivery) ([]*ent.WebhookDeliveryAttempt, error) {
+	if attempts, err := obj.Edges.AttemptLogOrErr(); err == nil {
+		return attempts, nil // as reading one delivery loads them
+	}
+	return outbound.AttemptLog(ctx, obj)
 }
 
 // AttemptLog is the resolver for the attemptLog field.
@@ -74,6 +93,9 @@ func (r *webhookEventResolver) AttemptLog(ctx context.Context, obj *ent.WebhookE
 // Alert returns generated.AlertResolver implementation.
 func (r *Resolver) Alert() generated.AlertResolver { return &alertResolver{r} }
 
+// Event returns generated.EventResolver implementation.
+func (r *Resolver) Event() generated.EventResolver { return &eventResolver{r} }
+
 // Payment returns generated.PaymentResolver implementation.
 func (r *Resolver) Payment() generated.PaymentResolver { return &paymentResolver{r} }
 
@@ -83,13 +105,20 @@ func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 // Refund returns generated.RefundResolver implementation.
 func (r *Resolver) Refund() generated.RefundResolver { return &refundResolver{r} }
 
+// WebhookDelivery returns generated.WebhookDeliveryResolver implementation.
+func (r *Resolver) WebhookDelivery() generated.WebhookDeliveryResolver {
+	return &webhookDeliveryResolver{r}
+}
+
 // WebhookEvent returns generated.WebhookEventResolver implementation.
 func (r *Resolver) WebhookEvent() generated.WebhookEventResolver { return &webhookEventResolver{r} }
 
 type (
-	alertResolver        struct{ *Resolver }
-	paymentResolver      struct{ *Resolver }
-	queryResolver        struct{ *Resolver }
-	refundResolver       struct{ *Resolver }
-	webhookEventResolver struct{ *Resolver }
+	alertResolver           struct{ *Resolver }
+	eventResolver           struct{ *Resolver }
+	paymentResolver         struct{ *Resolver }
+	queryResolver           struct{ *Resolver }
+	refundResolver          struct{ *Resolver }
+	webhookDeliveryResolver struct{ *Resolver }
+	webhookEventResolver    struct{ *Resolver }
 )

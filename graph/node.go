@@ -6,8 +6,11 @@ import (
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/alert"
+	"github.com/paygate/paygate/ent/event"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/refund"
+	"github.com/paygate/paygate/ent/webhookdelivery"
+	"github.com/paygate/paygate/ent/webhookendpoint"
 	"github.com/paygate/paygate/ent/webhookevent"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
@@ -54,6 +57,39 @@ var nodeTypes = map[string]nodeType{
 		events, err := query.All(ctx)
 		for _, e := range events {
 			into[e.ID] = e
+		}
+		return err
+	}},
+	"evt": {read: auth.GetEvent, load: func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error {
+		query, err := client.Event.Query().Where(event.IDIn(ids...)).CollectFields(ctx, "Event", "Node")
+		if err != nil {
+			return err
+		}
+		events, err := query.All(ctx)
+		for _, e := range events {
+			into[e.ID] = e
+		}
+		return err
+	}},
+	"we": {read: auth.GetWebhookEndpoint, load: func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error {
+		query, err := client.WebhookEndpoint.Query().Where(webhookendpoint.IDIn(ids...)).CollectFields(ctx, "WebhookEndpoint", "Node")
+		if err != nil {
+			return err
+		}
+		endpoints, err := query.All(ctx)
+		for _, e := range endpoints {
+			into[e.ID] = e
+		}
+		return err
+	}},
+	"wd": {read: auth.ListWebhookDeliveries, load: func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error {
+		query, err := client.WebhookDelivery.Query().Where(webhookdelivery.IDIn(ids...)).CollectFields(ctx, "WebhookDelivery", "Node")
+		if err != nil {
+			return err
+		}
+		deliveries, err := query.All(ctx)
+		for _, d := range deliveries {
+			into[d.ID] = d
 		}
 		return err
 	}},

@@ -24,6 +24,10 @@ type Resolver struct {
 	Simulator *inbound.Simulator
 	// TestWebhooks sends merchants' endpoints signed test events.
 	TestWebhooks *outbound.TestSender
+	// Events reads the events merchants are told of; Endpoints keeps the webhook endpoints they
+	// are delivered to, and serves the deliveries.
+	Events    *outbound.Events
+	Endpoints *outbound.Endpoints
 	// WebhookLogs reads, requeues and sums up the stored webhook events.
 	WebhookLogs *inbound.Logs
 	// Alerts lists, acknowledges and resolves the alerts.

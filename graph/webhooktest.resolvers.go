@@ -14,7 +14,13 @@ import (
 
 // SendTestWebhook is the resolver for the sendTestWebhook field.
 func (r *mutationResolver) SendTestWebhook(ctx context.Context, input model.SendTestWebhookInput) (*model.TestWebhookDelivery, error) {
-	req := outbound.TestWebhookRequest{URL: input.URL}
+	req := outbound.TestWebhookRequest{}
+	if input.EndpointID != nil {
+		req.EndpointID = *input.EndpointID
+	}
+	if input.URL != nil {
+		req.URL = *input.URL
+	}
 	if input.Type != nil {
 		req.Type = *input.Type
 	}
@@ -31,6 +37,9 @@ func (r *mutationResolver) SendTestWebhook(ctx context.Context, input model.Send
 	}
 	if d.Secret != "" {
 		out.Secret = &d.Secret
+	}
+	if d.DeliveryID != "" {
+		out.DeliveryID = &d.DeliveryID
 	}
 	if d.Error != "" {
 		out.Error = &d.Error

@@ -119,6 +119,43 @@ var (
 		Columns:    ConfigVersionsColumns,
 		PrimaryKey: []*schema.Column{ConfigVersionsColumns[0]},
 	}
+	// EventsColumns holds the columns for the "events" table.
+	EventsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "type", Type: field.TypeString, Size: 50},
+		{Name: "object_id", Type: field.TypeString, Size: 40},
+		{Name: "body", Type: field.TypeBytes},
+		{Name: "fanned_out", Type: field.TypeBool, Default: false},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// EventsTable holds the schema information for the "events" table.
+	EventsTable = &schema.Table{
+		Name:       "events",
+		Columns:    EventsColumns,
+		PrimaryKey: []*schema.Column{EventsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "event_created_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{EventsColumns[5], EventsColumns[0]},
+			},
+			{
+				Name:    "event_type_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{EventsColumns[1], EventsColumns[5]},
+			},
+			{
+				Name:    "event_object_id",
+				Unique:  false,
+				Columns: []*schema.Column{EventsColumns[2]},
+			},
+			{
+				Name:    "event_fanned_out_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{EventsColumns[4], EventsColumns[5]},
+			},
+		},
+	}
 	// IdempotencyKeysColumns holds the columns for the "idempotency_keys" table.
 	IdempotencyKeysColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -469,6 +506,118 @@ var (
 			},
 		},
 	}
+	// WebhookDeliveriesColumns holds the columns for the "webhook_deliveries" table.
+	WebhookDeliveriesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "event_id", Type: field.TypeString, Size: 60},
+		{Name: "type", Type: field.TypeString, Size: 50},
+		{Name: "test_body", Type: field.TypeBytes, Nullable: true},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "delivered", "failed"}, Default: "pending"},
+		{Name: "attempts", Type: field.TypeInt, Default: 0},
+		{Name: "next_attempt_at", Type: field.TypeTime, Nullable: true},
+		{Name: "last_status_code", Type: field.TypeInt, Nullable: true},
+		{Name: "last_error", Type: field.TypeString, Nullable: true, Size: 1000},
+		{Name: "latency_ms", Type: field.TypeInt64, Nullable: true},
+		{Name: "delivered_at", Type: field.TypeTime, Nullable: true},
+		{Name: "endpoint_id", Type: field.TypeString, Size: 40},
+	}
+	// WebhookDeliveriesTable holds the schema information for the "webhook_deliveries" table.
+	WebhookDeliveriesTable = &schema.Table{
+		Name:       "webhook_deliveries",
+		Columns:    WebhookDeliveriesColumns,
+		PrimaryKey: []*schema.Column{WebhookDeliveriesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "webhook_deliveries_webhook_endpoints_deliveries",
+				Columns:    []*schema.Column{WebhookDeliveriesColumns[13]},
+				RefColumns: []*schema.Column{WebhookEndpointsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "webhookdelivery_endpoint_id_event_id",
+				Unique:  true,
+				Columns: []*schema.Column{WebhookDeliveriesColumns[13], WebhookDeliveriesColumns[3]},
+			},
+			{
+				Name:    "webhookdelivery_status_next_attempt_at",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookDeliveriesColumns[6], WebhookDeliveriesColumns[8]},
+			},
+			{
+				Name:    "webhookdelivery_endpoint_id_created_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookDeliveriesColumns[13], WebhookDeliveriesColumns[1], WebhookDeliveriesColumns[0]},
+			},
+			{
+				Name:    "webhookdelivery_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookDeliveriesColumns[1]},
+			},
+		},
+	}
+	// WebhookDeliveryAttemptsColumns holds the columns for the "webhook_delivery_attempts" table.
+	WebhookDeliveryAttemptsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "at", Type: field.TypeTime},
+		{Name: "status_code", Type: field.TypeInt, Nullable: true},
+		{Name: "latency_ms", Type: field.TypeInt64},
+		{Name: "error", Type: field.TypeString, Nullable: true, Size: 1000},
+		{Name: "delivery_id", Type: field.TypeString, Size: 40},
+	}
+	// WebhookDeliveryAttemptsTable holds the schema information for the "webhook_delivery_attempts" table.
+	WebhookDeliveryAttemptsTable = &schema.Table{
+		Name:       "webhook_delivery_attempts",
+		Columns:    WebhookDeliveryAttemptsColumns,
+		PrimaryKey: []*schema.Column{WebhookDeliveryAttemptsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "webhook_delivery_attempts_webhook_deliveries_attempt_log",
+				Columns:    []*schema.Column{WebhookDeliveryAttemptsColumns[5]},
+				RefColumns: []*schema.Column{WebhookDeliveriesColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "webhookdeliveryattempt_delivery_id_at",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookDeliveryAttemptsColumns[5], WebhookDeliveryAttemptsColumns[1]},
+			},
+		},
+	}
+	// WebhookEndpointsColumns holds the columns for the "webhook_endpoints" table.
+	WebhookEndpointsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "url", Type: field.TypeString, Size: 2048},
+		{Name: "events", Type: field.TypeJSON},
+		{Name: "description", Type: field.TypeString, Nullable: true, Size: 500},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"enabled", "disabled"}, Default: "enabled"},
+		{Name: "disabled_reason", Type: field.TypeString, Nullable: true, Size: 200},
+		{Name: "secret", Type: field.TypeString},
+		{Name: "previous_secret", Type: field.TypeString, Nullable: true},
+		{Name: "previous_secret_expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "failing_since", Type: field.TypeTime, Nullable: true},
+		{Name: "created_by", Type: field.TypeString, Size: 100},
+	}
+	// WebhookEndpointsTable holds the schema information for the "webhook_endpoints" table.
+	WebhookEndpointsTable = &schema.Table{
+		Name:       "webhook_endpoints",
+		Columns:    WebhookEndpointsColumns,
+		PrimaryKey: []*schema.Column{WebhookEndpointsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "webhookendpoint_created_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{WebhookEndpointsColumns[1], WebhookEndpointsColumns[0]},
+			},
+		},
+	}
 	// WebhookEventsColumns holds the columns for the "webhook_events" table.
 	WebhookEventsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -519,6 +668,7 @@ var (
 		AlertsTable,
 		AlertChangesTable,
 		ConfigVersionsTable,
+		EventsTable,
 		IdempotencyKeysTable,
 		PaymentsTable,
 		PaymentStatusChangesTable,
@@ -529,6 +679,9 @@ var (
 		SandboxObjectsTable,
 		UsersTable,
 		WebhookAttemptsTable,
+		WebhookDeliveriesTable,
+		WebhookDeliveryAttemptsTable,
+		WebhookEndpointsTable,
 		WebhookEventsTable,
 	}
 )
@@ -559,6 +712,16 @@ func init() {
 	WebhookAttemptsTable.Annotation = &entsql.Annotation{}
 	WebhookAttemptsTable.Annotation.Checks = map[string]string{
 		"webhook_attempt_status_known": "status IN ('received', 'processed', 'ignored', 'failed', 'dead')",
+	}
+	WebhookDeliveriesTable.ForeignKeys[0].RefTable = WebhookEndpointsTable
+	WebhookDeliveriesTable.Annotation = &entsql.Annotation{}
+	WebhookDeliveriesTable.Annotation.Checks = map[string]string{
+		"webhook_delivery_status_known": "status IN ('pending', 'delivered', 'failed')",
+	}
+	WebhookDeliveryAttemptsTable.ForeignKeys[0].RefTable = WebhookDeliveriesTable
+	WebhookEndpointsTable.Annotation = &entsql.Annotation{}
+	WebhookEndpointsTable.Annotation.Checks = map[string]string{
+		"webhook_endpoint_status_known": "status IN ('enabled', 'disabled')",
 	}
 	WebhookEventsTable.Annotation = &entsql.Annotation{}
 	WebhookEventsTable.Annotation.Checks = map[string]string{

@@ -18,6 +18,9 @@ type AlertChange func(*sql.Selector)
 // ConfigVersion is the predicate function for configversion builders.
 type ConfigVersion func(*sql.Selector)
 
+// Event is the predicate function for event builders.
+type Event func(*sql.Selector)
+
 // IdempotencyKey is the predicate function for idempotencykey builders.
 type IdempotencyKey func(*sql.Selector)
 
@@ -47,6 +50,15 @@ type User func(*sql.Selector)
 
 // WebhookAttempt is the predicate function for webhookattempt builders.
 type WebhookAttempt func(*sql.Selector)
+
+// WebhookDelivery is the predicate function for webhookdelivery builders.
+type WebhookDelivery func(*sql.Selector)
+
+// WebhookDeliveryAttempt is the predicate function for webhookdeliveryattempt builders.
+type WebhookDeliveryAttempt func(*sql.Selector)
+
+// WebhookEndpoint is the predicate function for webhookendpoint builders.
+type WebhookEndpoint func(*sql.Selector)
 
 // WebhookEvent is the predicate function for webhookevent builders.
 type WebhookEvent func(*sql.Selector)

@@ -3,6 +3,7 @@
 package model
 
 import (
+	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/settings"
@@ -90,6 +91,15 @@ type CreateUserInput struct {
 	Role     string `json:"role"`
 }
 
+// A webhook endpoint to make: url (an absolute http or https URL, https in production, at most 2048
+// characters), the event types it is sent (or ["*"] for all), and a description of up to 500
+// characters.
+type CreateWebhookEndpointInput struct {
+	URL         string   `json:"url"`
+	Events      []string `json:"events"`
+	Description *string  `json:"description,omitempty"`
+}
+
 type Customer struct {
 	Email string `json:"email"`
 	Name  string `json:"name"`
@@ -146,14 +156,16 @@ type Revoked struct {
 	Revoked bool `json:"revoked"`
 }
 
-// A test event to send: to url (an absolute http or https URL, at most 2048 characters), of type
-// (payment.succeeded, payment.failed, payment.refunded, refund.succeeded, refund.failed or
-// dispute.created; payment.succeeded when left out), signed with secret (a Standard Webhooks
-// secret: whsec_ and the base64 of 24 to 64 bytes; when left out, Paygate makes one and answers it).
+// A test event to send, of type (any event type Paygate sends; payment.succeeded when left out),
+// either to a webhook endpoint (endpointId), signed with its secrets and kept in its deliveries, or
+// to url (an absolute http or https URL, at most 2048 characters) signed with secret (a Standard
+// Webhooks secret: whsec_ and the base64 of 24 to 64 bytes; when left out, Paygate makes one and
+// answers it).
 type SendTestWebhookInput struct {
-	URL    string  `json:"url"`
-	Type   *string `json:"type,omitempty"`
-	Secret *string `json:"secret,omitempty"`
+	EndpointID *string `json:"endpointId,omitempty"`
+	URL        *string `json:"url,omitempty"`
+	Type       *string `json:"type,omitempty"`
+	Secret     *string `json:"secret,omitempty"`
 }
 
 // What came of a test event. An endpoint that could not be reached is no error: statusCode is null
@@ -161,6 +173,8 @@ type SendTestWebhookInput struct {
 type TestWebhookDelivery struct {
 	// The id of the event sent (evt_test_...).
 	EventID string `json:"eventId"`
+	// The delivery in the endpoint's log, when the event went to an endpoint.
+	DeliveryID *string `json:"deliveryId,omitempty"`
 	// The endpoint's HTTP status; a redirect is reported, never followed. Null when no answer came.
 	StatusCode *int `json:"statusCode,omitempty"`
 	// How long the endpoint took to answer, or to fail.
@@ -171,4 +185,19 @@ type TestWebhookDelivery struct {
 	Secret *string `json:"secret,omitempty"`
 	// Why no answer, or no whole answer, came: a timeout, a refused connection, TLS; null when one did.
 	Error *string `json:"error,omitempty"`
+}
+
+// Changes to a webhook endpoint; a field left out stays as it is.
+type UpdateWebhookEndpointInput struct {
+	URL         *string               `json:"url,omitempty"`
+	Events      []string              `json:"events,omitempty"`
+	Description *string               `json:"description,omitempty"`
+	Status      *state.EndpointStatus `json:"status,omitempty"`
+}
+
+// A webhook endpoint with its signing secret (whsec_...), answered when the endpoint is made or its
+// secret rotated: the only times the secret is shown.
+type WebhookEndpointWithSecret struct {
+	Endpoint *ent.WebhookEndpoint `json:"endpoint"`
+	Secret   string               `json:"secret"`
 }

@@ -6,10 +6,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/paygate/paygate/internal/paging"
+
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/alerting"
 	"github.com/paygate/paygate/internal/apierror"
-	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/state"
 	"github.com/paygate/paygate/internal/web"
 )
@@ -47,7 +48,7 @@ func (h *Handlers) ListAlerts(w http.ResponseWriter, r *http.Request) {
 		}
 		where.Status = &s
 	}
-	page, err := readPage(r, payment.DefaultPageSize, payment.MaxPageSize, h.alertCursorAt)
+	page, err := readPage(r, paging.DefaultPageSize, paging.MaxPageSize, h.alertCursorAt)
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return

@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/paygate/paygate/internal/paging"
+
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/graph/model"
 	"github.com/paygate/paygate/internal/apierror"
@@ -124,7 +126,7 @@ func (h *Handlers) CreatePayment(w http.ResponseWriter, r *http.Request) {
 	}
 	if p.Status == state.PaymentFailed && p.FailureCode != nil {
 		// The payment exists, failed: the error rides with it, as Stripe answers a decline.
-		web.WriteError(w, r, apierror.New(apierror.Code(*p.FailureCode), *p.FailureMessage), paymentOf(p))
+		web.WriteError(w, r, apierror.New(apierror.Code(*p.FailureCode), *p.FailureMessage), payment.ObjectOf(p))
 		return
 	}
 	status := http.StatusCreated
@@ -132,7 +134,7 @@ func (h *Handlers) CreatePayment(w http.ResponseWriter, r *http.Request) {
 		// The provider's answer was lost: the payment is made, its outcome not yet known.
 		status = http.StatusAccepted
 	}
-	web.WriteJSON(w, status, paymentOf(p))
+	web.WriteJSON(w, status, payment.ObjectOf(p))
 }
 
 // maxReturnedQuery bounds the query a shopper's browser brings back from a provider's page: it is
@@ -222,7 +224,7 @@ func writeSettling(w http.ResponseWriter, r *http.Request, p *ent.Payment, err e
 	if p.Status == state.PaymentProcessing || p.PendingAction != nil {
 		status = http.StatusAccepted
 	}
-	web.WriteJSON(w, status, paymentOf(p))
+	web.WriteJSON(w, status, payment.ObjectOf(p))
 }
 
 // GetPayment is GET /api/v1/payments/{id}.
@@ -237,23 +239,14 @@ func (h *Handlers) GetPayment(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	body := paymentOf(p)
-	body.StatusHistory = make([]statusChangeJSON, 0, len(history))
+	body := payment.ObjectOf(p)
+	body.StatusHistory = make([]payment.StatusChange, 0, len(history))
 	for _, change := range history {
-		body.StatusHistory = append(body.StatusHistory, statusChangeJSON{
+		body.StatusHistory = append(body.StatusHistory, payment.StatusChange{
 			From: change.From, To: change.To, Reason: change.Reason, Actor: change.Actor, At: change.At.UTC(),
 		})
 	}
 	web.WriteJSON(w, http.StatusOK, body)
-}
-
-// statusChangeJSON is one entry of a payment's status_history; from is null on its creation.
-type statusChangeJSON struct {
-	From   *state.PaymentStatus `json:"from"`
-	To     state.PaymentStatus  `json:"to"`
-	Reason string               `json:"reason"`
-	Actor  string               `json:"actor"`
-	At     time.Time            `json:"at"`
 }
 
 // listParams are the query parameters of GET /api/v1/payments.
@@ -292,8 +285,8 @@ func listFilter(q url.Values) (*ent.PaymentWhereInput, error) {
 		}
 	}
 	if email := q.Get("customer_email"); email != "" {
-		if utf8.RuneCountInString(email) > payment.MaxFilterText {
-			return nil, apierror.ForParam(apierror.InvalidRequest, "customer_email", fmt.Sprintf("customer_email is longer than %d characters", payment.MaxFilterText))
+		if utf8.RuneCountInString(email) > paging.MaxFilterText {
+			return nil, apierror.ForParam(apierror.InvalidRequest, "customer_email", fmt.Sprintf("customer_email is longer than %d characters", paging.MaxFilterText))
 		}
 		where.CustomerEmail = &email
 	}
@@ -331,7 +324,7 @@ func (h *Handlers) ListPayments(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	page, err := readPage(r, payment.DefaultPageSize, payment.MaxPageSize, h.cursorAt)
+	page, err := readPage(r, paging.DefaultPageSize, paging.MaxPageSize, h.cursorAt)
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return
@@ -341,122 +334,11 @@ func (h *Handlers) ListPayments(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	data := make([]paymentJSON, 0, len(conn.Edges))
+	data := make([]payment.Object, 0, len(conn.Edges))
 	for _, edge := range conn.Edges {
-		data = append(data, paymentOf(edge.Node))
+		data = append(data, payment.ObjectOf(edge.Node))
 	}
 	web.WriteList(w, data, page.hasMore(conn.PageInfo))
-}
-
-// paymentJSON is the REST shape of a payment . Amounts are JSON numbers written from
-// their exact decimal text.
-type paymentJSON struct {
-	ID                string              `json:"id"`
-	Object            string              `json:"object"`
-	Amount            json.Number         `json:"amount"`
-	Currency          string              `json:"currency"`
-	Status            state.PaymentStatus `json:"status"`
-	PaymentMethod     card.PaymentMethod  `json:"payment_method"`
-	Customer          customerJSON        `json:"customer"`
-	Card              cardJSON            `json:"card"`
-	Provider          string              `json:"provider"`
-	ProviderPaymentID *string             `json:"provider_payment_id"`
-	// ProviderDeclineCode is the decline as the provider gave it.
-	ProviderDeclineCode *string                `json:"provider_decline_code"`
-	Routing             *state.RoutingDecision `json:"routing"`
-	AmountRefunded      json.Number            `json:"amount_refunded"`
-	CaptureMethod       state.CaptureMethod    `json:"capture_method"`
-	// AmountCapturable is what an authorisation still holds; AmountCaptured what was captured.
-	AmountCapturable   json.Number               `json:"amount_capturable"`
-	AmountCaptured     json.Number               `json:"amount_captured"`
-	CaptureBefore      *time.Time                `json:"capture_before"`
-	CanceledAt         *time.Time                `json:"canceled_at"`
-	CancellationReason *state.CancellationReason `json:"cancellation_reason"`
-	// ReturnURL is the merchant's page the shopper comes back to after authenticating;
-	// NextAction what the shopper must do while the payment is requires_action.
-	ReturnURL      *string         `json:"return_url"`
-	NextAction     *nextActionJSON `json:"next_action"`
-	FailureCode    *string         `json:"failure_code"`
-	FailureMessage *string         `json:"failure_message"`
-	Description    *string         `json:"description"`
-	// DisputedAt is when the provider reported the cardholder's dispute, with its reason.
-	DisputedAt    *time.Time        `json:"disputed_at"`
-	DisputeReason *string           `json:"dispute_reason"`
-	Metadata      map[string]string `json:"metadata"`
-	CreatedAt     time.Time         `json:"created_at"`
-	UpdatedAt     time.Time         `json:"updated_at"`
-	// StatusHistory is only on a payment read by its id.
-	StatusHistory []statusChangeJSON `json:"status_history,omitempty"`
-}
-
-// nextActionJSON is a step the shopper takes: redirect_to_url, to the provider's page.
-type nextActionJSON struct {
-	Type          string            `json:"type"`
-	RedirectToURL redirectToURLJSON `json:"redirect_to_url"`
-}
-
-type redirectToURLJSON struct {
-	URL       string  `json:"url"`
-	ReturnURL *string `json:"return_url"`
-}
-
-type customerJSON struct {
-	Email string `json:"email"`
-	Name  string `json:"name"`
-}
-
-type cardJSON struct {
-	Brand       string `json:"brand"`
-	Last4       string `json:"last4"`
-	ExpMonth    int    `json:"exp_month"`
-	ExpYear     int    `json:"exp_year"`
-	Fingerprint string `json:"fingerprint"`
-}
-
-func paymentOf(p *ent.Payment) paymentJSON {
-	metadata := p.Metadata
-	if metadata == nil {
-		metadata = map[string]string{}
-	}
-	return paymentJSON{
-		ID:                  p.ID,
-		Object:              "payment",
-		Amount:              json.Number(money.Amount{Minor: p.Amount, Currency: p.Currency}.String()),
-		Currency:            p.Currency,
-		Status:              p.Status,
-		PaymentMethod:       p.PaymentMethod,
-		Customer:            customerJSON{Email: p.CustomerEmail, Name: p.CustomerName},
-		Card:                cardJSON{Brand: p.CardBrand, Last4: p.CardLast4, ExpMonth: p.CardExpMonth, ExpYear: p.CardExpYear, Fingerprint: p.CardFingerprint},
-		Provider:            p.Provider,
-		ProviderPaymentID:   p.ProviderPaymentID,
-		ProviderDeclineCode: p.ProviderDeclineCode,
-		Routing:             p.Routing,
-		AmountRefunded:      json.Number(money.Amount{Minor: p.AmountRefunded, Currency: p.Currency}.String()),
-		CaptureMethod:       p.CaptureMethod,
-		AmountCapturable:    json.Number(money.Amount{Minor: p.AmountCapturable, Currency: p.Currency}.String()),
-		AmountCaptured:      json.Number(money.Amount{Minor: p.AmountCaptured, Currency: p.Currency}.String()),
-		CaptureBefore:       utcOrNil(p.CaptureBefore),
-		CanceledAt:          utcOrNil(p.CanceledAt),
-		CancellationReason:  p.CancellationReason,
-		ReturnURL:           p.ReturnURL,
-		NextAction:          nextActionOf(p),
-		FailureCode:         p.FailureCode,
-		FailureMessage:      p.FailureMessage,
-		Description:         p.Description,
-		DisputedAt:          utcOrNil(p.DisputedAt),
-		DisputeReason:       p.DisputeReason,
-		Metadata:            metadata,
-		CreatedAt:           p.CreatedAt.UTC(),
-		UpdatedAt:           p.UpdatedAt.UTC(),
-	}
-}
-
-func nextActionOf(p *ent.Payment) *nextActionJSON {
-	redirectURL, returnURL, waits := payment.NextAction(p)
-	if !waits {
-		return nil
-	}
-	return &nextActionJSON{Type: payment.RedirectToURL, RedirectToURL: redirectToURLJSON{URL: redirectURL, ReturnURL: returnURL}}
 }
 
 func utcOrNil(t *time.Time) *time.Time {

@@ -3,10 +3,10 @@ package rest
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"slices"
-	"time"
+
+	"github.com/paygate/paygate/internal/paging"
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/graph/model"
@@ -56,10 +56,10 @@ func (h *Handlers) RefundPayment(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if refund.Status == state.RefundFailed && refund.FailureCode != nil {
-		web.WriteError(w, r, apierror.New(apierror.Code(*refund.FailureCode), "the provider could not refund the payment; nothing was refunded"), refundOf(refund))
+		web.WriteError(w, r, apierror.New(apierror.Code(*refund.FailureCode), "the provider could not refund the payment; nothing was refunded"), payment.RefundObjectOf(refund))
 		return
 	}
-	web.WriteJSON(w, http.StatusCreated, refundOf(refund))
+	web.WriteJSON(w, http.StatusCreated, payment.RefundObjectOf(refund))
 }
 
 // ListRefunds is GET /api/v1/payments/{id}/refunds.
@@ -79,7 +79,7 @@ func (h *Handlers) ListRefunds(w http.ResponseWriter, r *http.Request) {
 	position := func(id string) int {
 		return slices.IndexFunc(refunds, func(refund *ent.Refund) bool { return refund.ID == id })
 	}
-	page, err := readPage(r, payment.DefaultPageSize, payment.MaxPageSize, func(_ context.Context, id, param string) (*ent.Cursor, error) {
+	page, err := readPage(r, paging.DefaultPageSize, paging.MaxPageSize, func(_ context.Context, id, param string) (*ent.Cursor, error) {
 		if position(id) < 0 {
 			return nil, apierror.ForParam(apierror.InvalidRequest, param, "no refund of this payment has the id "+id)
 		}
@@ -104,36 +104,9 @@ func (h *Handlers) ListRefunds(w http.ResponseWriter, r *http.Request) {
 		end := min(start+*page.first, len(refunds))
 		shown, hasMore = refunds[start:end], end < len(refunds)
 	}
-	data := make([]refundJSON, 0, len(shown))
+	data := make([]payment.RefundObject, 0, len(shown))
 	for _, refund := range shown {
-		data = append(data, refundOf(refund))
+		data = append(data, payment.RefundObjectOf(refund))
 	}
 	web.WriteList(w, data, hasMore)
-}
-
-// refundJSON is the REST shape of a refund.
-type refundJSON struct {
-	ID          string             `json:"id"`
-	Object      string             `json:"object"`
-	PaymentID   string             `json:"payment_id"`
-	Amount      json.Number        `json:"amount"`
-	Currency    string             `json:"currency"`
-	Status      state.RefundStatus `json:"status"`
-	Reason      *string            `json:"reason"`
-	FailureCode *string            `json:"failure_code"`
-	CreatedAt   time.Time          `json:"created_at"`
-}
-
-func refundOf(r *ent.Refund) refundJSON {
-	return refundJSON{
-		ID:          r.ID,
-		Object:      "refund",
-		PaymentID:   r.PaymentID,
-		Amount:      json.Number(money.Amount{Minor: r.Amount, Currency: r.Currency}.String()),
-		Currency:    r.Currency,
-		Status:      r.Status,
-		Reason:      r.Reason,
-		FailureCode: r.FailureCode,
-		CreatedAt:   r.CreatedAt.UTC(),
-	}
 }

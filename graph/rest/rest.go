@@ -39,13 +39,21 @@ type Handlers struct {
 	shopperReturned func(ctx context.Context, id string, returned url.Values) (*ent.Payment, error)
 	// providers are the providers' names, which the webhook logs may be filtered by.
 	providers []string
+	// merchantEventCursorAt, endpointCursorAt and deliveryCursorAt do for events told to
+	// merchants, webhook endpoints and their deliveries what cursorAt does for payments.
+	merchantEventCursorAt, endpointCursorAt func(ctx context.Context, id, param string) (*ent.Cursor, error)
+	deliveryCursorAt                        func(ctx context.Context, endpointID, id, param string) (*ent.Cursor, error)
+	// delivery reads one delivery to an endpoint with its tries.
+	delivery func(ctx context.Context, endpointID, id string) (*ent.WebhookDelivery, error)
 }
 
 // New returns the REST handlers over the resolver.
 func New(r *graph.Resolver) *Handlers {
 	return &Handlers{query: r.Query(), mutation: r.Mutation(), payment: r.Payment(), webhookEvent: r.WebhookEvent(),
 		cursorAt: r.PaymentService.CursorAt, eventCursorAt: r.WebhookLogs.CursorAt, alertCursorAt: r.Alerts.CursorAt,
-		providers: r.WebhookLogs.Providers, shopperReturned: r.PaymentService.ShopperReturned}
+		providers: r.WebhookLogs.Providers, shopperReturned: r.PaymentService.ShopperReturned,
+		merchantEventCursorAt: r.Events.CursorAt, endpointCursorAt: r.Endpoints.EndpointCursorAt,
+		deliveryCursorAt: r.Endpoints.DeliveryCursorAt, delivery: r.Endpoints.Delivery}
 }
 
 // Allow answers a known path asked with another method: 405, with the methods it has.

@@ -9,10 +9,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/paygate/paygate/internal/paging"
+
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/inbound"
-	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/state"
 	"github.com/paygate/paygate/internal/web"
 )
@@ -91,8 +92,8 @@ func webhookLogFilter(q url.Values, providers []string) (*ent.WebhookEventWhereI
 		where.Status = &status
 	}
 	if eventType := q.Get("type"); eventType != "" {
-		if utf8.RuneCountInString(eventType) > payment.MaxFilterText {
-			return nil, apierror.ForParam(apierror.InvalidRequest, "type", fmt.Sprintf("type is longer than %d characters", payment.MaxFilterText))
+		if utf8.RuneCountInString(eventType) > paging.MaxFilterText {
+			return nil, apierror.ForParam(apierror.InvalidRequest, "type", fmt.Sprintf("type is longer than %d characters", paging.MaxFilterText))
 		}
 		where.Type = &eventType
 	}
@@ -116,7 +117,7 @@ func (h *Handlers) ListWebhookEvents(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	page, err := readPage(r, payment.DefaultPageSize, payment.MaxPageSize, h.eventCursorAt)
+	page, err := readPage(r, paging.DefaultPageSize, paging.MaxPageSize, h.eventCursorAt)
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return

@@ -6,6 +6,8 @@ package alerting
 import (
 	"context"
 
+	"github.com/paygate/paygate/internal/paging"
+
 	"fmt"
 	"log/slog"
 	"time"
@@ -17,11 +19,11 @@ import (
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/refund"
 	"github.com/paygate/paygate/ent/webhookattempt"
+	"github.com/paygate/paygate/ent/webhookendpoint"
 	"github.com/paygate/paygate/ent/webhookevent"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/money"
-	payments "github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/settings"
 	"github.com/paygate/paygate/internal/state"
 )
@@ -32,7 +34,12 @@ const (
 	RuleProviderErrorRate = "provider_error_rate"
 	RuleWebhookDead       = "webhook_dead"
 	RuleRefundShare       = "refund_share"
+	// RuleEndpointFailing: a merchant's webhook endpoint has failed every delivery for a day.
+	RuleEndpointFailing = "webhook_endpoint_failing"
 )
+
+// endpointFailingFor is how long an endpoint fails every delivery before it is alerted on.
+const endpointFailingFor = 24 * time.Hour
 
 // refundShareWindow is the hour the refund share rule weighs refunds against payments over.
 const refundShareWindow = time.Hour
@@ -106,6 +113,17 @@ func (a *Alerts) find(ctx context.Context) ([]finding, error) {
 	shares, err := a.refundShares(ctx, thresholds.RefundShare)
 	if err != nil {
 		return nil, err
+	}
+	failing, err := a.Client.WebhookEndpoint.Query().Where(webhookendpoint.StatusEQ(state.EndpointEnabled),
+		webhookendpoint.FailingSinceLTE(a.Now().Add(-endpointFailingFor))).
+		Select(webhookendpoint.FieldID, webhookendpoint.FieldFailingSince).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range failing {
+		findings = append(findings, finding{RuleEndpointFailing, e.ID, state.AlertWarning,
+			fmt.Sprintf("Webhook endpoint %s has failed every delivery since %s: see its deliveries; each is retried for three days, then fails.",
+				e.ID, e.FailingSince.UTC().Format(time.RFC3339))})
 	}
 	return append(findings, shares...), nil
 }
@@ -199,11 +217,11 @@ func (a *Alerts) List(ctx context.Context, after *ent.Cursor, first *int, before
 		return nil, err
 	}
 	// Bounded as the other lists are.
-	first, err := payments.CheckPage(first, last)
+	first, err := paging.CheckPage(first, last)
 	if err != nil {
 		return nil, err
 	}
-	if err := payments.CheckFilter(where); err != nil {
+	if err := paging.CheckFilter(where); err != nil {
 		return nil, err
 	}
 	if orderBy == nil {

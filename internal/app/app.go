@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/paygate/paygate/internal/event"
+
 	"github.com/paygate/paygate/graph"
 	"github.com/paygate/paygate/internal/alerting"
 	"github.com/paygate/paygate/internal/auth"
@@ -74,6 +76,11 @@ type services struct {
 	webhookWorker *inbound.Worker
 	// testWebhooks sends merchants' endpoints signed test events.
 	testWebhooks *outbound.TestSender
+	// events are what merchants are told of; deliveries take them to the webhook endpoints, which
+	// endpoints keeps.
+	events     *outbound.Events
+	deliveries *outbound.Deliveries
+	endpoints  *outbound.Endpoints
 	// webhookLogs serves the stored events to people.
 	webhookLogs *inbound.Logs
 	// metrics count what this server does.
@@ -124,6 +131,15 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger, now cl
 	payments.CaptureWindow = func() time.Duration { return configs.Current().Capture.Window() }
 	public := cfg.PublicAddress()
 	payments.ReturnAddress = func(id string) string { return public + "/api/v1/payments/" + url.PathEscape(id) + "/return" }
+	// In production a delivery goes to public addresses only, checked as each is dialled.
+	deliveries := outbound.NewDeliveries(outbound.Deliveries{Client: db.Ent, Sender: outbound.NewSender(cfg.Production(), outbound.DeliveryTimeout),
+		Now: now, Logger: logger, Observe: counters.WebhookDelivery})
+	counters.CountDeliveryQueue(func() (int, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		return deliveries.Pending(ctx)
+	})
+	payments.Events = &event.Recorder{Written: deliveries.Wake}
 	worker := inbound.NewWorker(inbound.Worker{
 		Client:  db.Ent,
 		Readers: readers(),
@@ -145,10 +161,14 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger, now cl
 		inbox: &inbound.Inbox{Client: db.Ent, Sources: providers.sources, Now: now, Logger: logger,
 			SignatureRefused: signatureFailures.Add, Stored: worker.Wake, Observe: counters.WebhookEvent},
 		webhookWorker: worker,
-		// In production a test webhook goes to public addresses only.
-		testWebhooks: &outbound.TestSender{Sender: outbound.NewSender(cfg.Production(), 0), Now: now, SampleProvider: Providers[0].Name},
-		webhookLogs:  &inbound.Logs{Client: db.Ent, Providers: providerNames(), Now: now, SignatureFailures: signatureFailures, Requeued: worker.Wake},
-		metrics:      counters,
+		testWebhooks: &outbound.TestSender{Deliveries: deliveries, Sample: func(eventType string, at time.Time) any {
+			return payment.SampleObject(eventType, Providers[0].Name, at)
+		}},
+		events:      &outbound.Events{Client: db.Ent, Now: now},
+		deliveries:  deliveries,
+		endpoints:   &outbound.Endpoints{Client: db.Ent, Dialect: db.Dialect, Production: cfg.Production(), Now: now, Queued: deliveries.Wake},
+		webhookLogs: &inbound.Logs{Client: db.Ent, Providers: providerNames(), Now: now, SignatureFailures: signatureFailures, Requeued: worker.Wake},
+		metrics:     counters,
 		alerts: &alerting.Alerts{Client: db.Ent, Providers: router, Settings: func() settings.AlertThresholds { return configs.Current().Alerts },
 			Now: now, Logger: logger},
 	}, nil
@@ -187,8 +207,8 @@ func New(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.L
 	// The GraphQL resolver over the services, which the REST shim calls too.
 	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Configs: svc.configs, Ent: db.Ent,
 		Simulator:    &inbound.Simulator{Client: db.Ent, Providers: providerNames(), Simulations: simulations(), Sandboxes: svc.providers.sandboxes},
-		TestWebhooks: svc.testWebhooks,
-		WebhookLogs:  svc.webhookLogs, Alerts: svc.alerts, System: &metrics.System{Client: db.Ent, DB: db.SQL, Counters: svc.metrics, Now: now}}
+		TestWebhooks: svc.testWebhooks, Events: svc.events, Endpoints: svc.endpoints,
+		WebhookLogs: svc.webhookLogs, Alerts: svc.alerts, System: &metrics.System{Client: db.Ent, DB: db.SQL, Counters: svc.metrics, Now: now}}
 	paygate := &App{services: svc, logger: logger}
 	limiter, err := newLimiter(ctx, cfg, logger)
 	if err != nil {
@@ -268,6 +288,7 @@ func (a *App) Start(ctx context.Context) {
 	}
 	loops := []background.Loop{
 		{Name: "processing webhook events", Every: time.Second, AtStart: true, Wake: svc.webhookWorker.Woken(), Run: svc.webhookWorker.ProcessDueAll},
+		{Name: "delivering events to webhook endpoints", Every: time.Second, AtStart: true, Wake: svc.deliveries.Woken(), Run: svc.deliveries.Round},
 		{Name: "reconciling with the providers", Every: time.Minute, Run: a.reconcile},
 		{Name: "canceling authorisations not captured in time and authentications abandoned", Every: time.Minute, Run: a.expire},
 		{Name: "purging what is kept only for a time", Every: 10 * time.Minute, AtStart: true, Run: a.purge},
@@ -325,7 +346,7 @@ func (a *App) expire(ctx context.Context) error {
 }
 
 // purge deletes what is kept only for a time: expired idempotency keys, webhook events past their
-// retention, revocations past their end.
+// retention, revocations past their end, events told to merchants and their deliveries after 30 days.
 func (a *App) purge(ctx context.Context) error {
 	keys, keysErr := a.services.idempotency.Purge(ctx)
 	if keys > 0 {
@@ -336,7 +357,12 @@ func (a *App) purge(ctx context.Context) error {
 		a.logger.Info("purged old webhook events", "count", events)
 	}
 	_, revocationsErr := a.services.auth.Tokens().Revocations.Purge(ctx)
-	return errors.Join(keysErr, eventsErr, revocationsErr)
+	merchantEvents, merchantEventsErr := a.services.events.Purge(ctx)
+	deliveries, deliveriesErr := a.services.deliveries.Purge(ctx)
+	if merchantEvents+deliveries > 0 {
+		a.logger.Info("purged old events and webhook deliveries", "events", merchantEvents, "deliveries", deliveries)
+	}
+	return errors.Join(keysErr, eventsErr, revocationsErr, merchantEventsErr, deliveriesErr)
 }
 
 // EnsureFirstAdmin creates the first admin of an empty database.

@@ -50,6 +50,17 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 	hook := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer hook.Close()
 
+	// A merchant's webhook endpoint there, a test delivery in its log, and an event of the payment.
+	newEndpoint := func() string {
+		return str(get(env.request(http.MethodPost, "/api/v1/webhook-endpoints", admin, map[string]any{"url": hook.URL, "events": []string{"*"}}).body, "data", "id"))
+	}
+	anEndpoint := newEndpoint()
+	aDelivery := str(get(env.request(http.MethodPost, "/api/v1/webhooks/test", admin, map[string]any{"endpoint_id": anEndpoint}).body, "data", "delivery_id"))
+	anEvent, err := env.db.Ent.Event.Query().FirstID(context.Background())
+	if err != nil || anEndpoint == "" || aDelivery == "" {
+		t.Fatalf("no event (%v), endpoint or delivery to read", err)
+	}
+
 	// The principals: a token of each role, and a key of each scope (made by an admin, who holds
 	// them all).
 	type principal struct {
@@ -150,8 +161,51 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 				query: `mutation($in: ConfigInput!) { updateConfig(input: $in) { version } }`, variables: map[string]any{"in": gqlConfigInput(config)}}}
 		},
 		auth.ConfigHistory.Name: fixed(entry{method: http.MethodGet, path: configPath + "/history", query: `{ configHistory { version } }`}),
-		auth.SendTestWebhook.Name: fixed(entry{method: http.MethodPost, path: "/api/v1/webhooks/test", body: map[string]any{"url": hook.URL},
-			query: sendTestWebhookMutation, variables: map[string]any{"in": map[string]any{"url": hook.URL}}}),
+		auth.SendTestWebhook.Name: fixed(
+			entry{method: http.MethodPost, path: "/api/v1/webhooks/test", body: map[string]any{"url": hook.URL},
+				query: sendTestWebhookMutation, variables: map[string]any{"in": map[string]any{"url": hook.URL}}},
+			entry{method: http.MethodPost, path: "/api/v1/webhooks/test", body: map[string]any{"endpoint_id": anEndpoint},
+				query: sendTestWebhookMutation, variables: map[string]any{"in": map[string]any{"endpointId": anEndpoint}}},
+		),
+		auth.ListEvents.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/events", query: `{ events(first: 1) { totalCount } }`}),
+		auth.GetEvent.Name: fixed(
+			entry{method: http.MethodGet, path: "/api/v1/events/" + anEvent,
+				query: `query($id: ID!) { event(id: $id) { id data } }`, variables: map[string]any{"id": anEvent}},
+			entry{query: `query($id: ID!) { node(id: $id) { id } }`, variables: map[string]any{"id": anEvent}},
+		),
+		auth.CreateWebhookEndpoint.Name: fixed(entry{method: http.MethodPost, path: "/api/v1/webhook-endpoints", body: map[string]any{"url": hook.URL, "events": []string{"*"}},
+			query:     `mutation($url: String!) { createWebhookEndpoint(input: {url: $url, events: ["payment.succeeded"]}) { secret endpoint { id } } }`,
+			variables: map[string]any{"url": hook.URL}}),
+		auth.ListWebhookEndpoints.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/webhook-endpoints", query: `{ webhookEndpoints(first: 1) { totalCount } }`}),
+		auth.GetWebhookEndpoint.Name: fixed(
+			entry{method: http.MethodGet, path: "/api/v1/webhook-endpoints/" + anEndpoint,
+				query: `query($id: ID!) { webhookEndpoint(id: $id) { id url } }`, variables: map[string]any{"id": anEndpoint}},
+			entry{query: `query($id: ID!) { node(id: $id) { id } }`, variables: map[string]any{"id": anEndpoint}},
+		),
+		auth.UpdateWebhookEndpoint.Name: fixed(entry{method: http.MethodPatch, path: "/api/v1/webhook-endpoints/" + anEndpoint, body: map[string]any{"description": "rest"},
+			query: `mutation($id: ID!) { updateWebhookEndpoint(id: $id, input: {description: "graphql"}) { id } }`, variables: map[string]any{"id": anEndpoint}}),
+		// Each principal that may deletes endpoints of its own making; to the others there is none.
+		auth.DeleteWebhookEndpoint.Name: func(credential string) []entry {
+			own := func() string {
+				if credential == "" || !slices.Contains(scopesOfCredential(env, credential), auth.ScopeWebhooksManage) {
+					return "we_none"
+				}
+				return newEndpoint()
+			}
+			return []entry{{method: http.MethodDelete, path: "/api/v1/webhook-endpoints/" + own(),
+				query: `mutation($id: ID!) { deleteWebhookEndpoint(id: $id) { id } }`, variables: map[string]any{"id": own()}}}
+		},
+		auth.RotateWebhookEndpointSecret.Name: fixed(entry{method: http.MethodPost, path: "/api/v1/webhook-endpoints/" + anEndpoint + "/rotate-secret",
+			query: `mutation($id: ID!) { rotateWebhookEndpointSecret(id: $id) { secret } }`, variables: map[string]any{"id": anEndpoint}}),
+		auth.ListWebhookDeliveries.Name: fixed(
+			entry{method: http.MethodGet, path: "/api/v1/webhook-endpoints/" + anEndpoint + "/deliveries",
+				query: `query($id: ID!) { webhookDeliveries(endpointId: $id, first: 5) { totalCount } }`, variables: map[string]any{"id": anEndpoint}},
+			entry{method: http.MethodGet, path: "/api/v1/webhook-endpoints/" + anEndpoint + "/deliveries/" + aDelivery,
+				query: `query($id: ID!) { node(id: $id) { ... on WebhookDelivery { status attemptLog { at } } } }`, variables: map[string]any{"id": aDelivery}},
+		),
+		auth.RetryWebhookDelivery.Name: fixed(entry{method: http.MethodPost, path: "/api/v1/webhook-endpoints/" + anEndpoint + "/deliveries/" + aDelivery + "/retry",
+			query:     `mutation($endpoint: ID!, $id: ID!) { retryWebhookDelivery(endpointId: $endpoint, id: $id) { status } }`,
+			variables: map[string]any{"endpoint": anEndpoint, "id": aDelivery}}),
 		auth.CreateAPIKey.Name: fixed(entry{method: http.MethodPost, path: "/api/v1/api-keys", body: map[string]any{"name": "rest", "scopes": []string{auth.ScopeAPIKeysManage}},
 			query: `mutation { createAPIKey(input: {name: "graphql", scopes: ["apikeys:manage"]}) { key apiKey { id } } }`}),
 		auth.ScrapeMetrics.Name: fixed(entry{method: http.MethodGet, path: "/metrics"}),

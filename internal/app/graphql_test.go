@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paygate/paygate/internal/paging"
+
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
-	"github.com/paygate/paygate/internal/payment"
 )
 
 const createPaymentMutation = `mutation($in: CreatePaymentInput!) {
@@ -319,12 +320,12 @@ func TestGraphQLRefusesBadPagingAsClientErrors(t *testing.T) {
 		t.Errorf("client mistakes were logged as server errors:\n%s", env.logs.String())
 	}
 	// Without first or last a page still has a bound.
-	for range payment.DefaultPageSize + 1 {
+	for range paging.DefaultPageSize + 1 {
 		env.request(http.MethodPost, "/api/v1/payments", env.tokenFor("developer"), paymentBody("1.00", "USD", "4242424242424242"))
 	}
 	data := env.mustGraphQL(token, `{ payments { totalCount edges { node { id } } } }`, nil)
-	if n := len(get(data, "payments", "edges").([]any)); n != payment.DefaultPageSize {
-		t.Errorf("an unbounded page held %d payments, want %d", n, payment.DefaultPageSize)
+	if n := len(get(data, "payments", "edges").([]any)); n != paging.DefaultPageSize {
+		t.Errorf("an unbounded page held %d payments, want %d", n, paging.DefaultPageSize)
 	}
 }
 

@@ -241,7 +241,7 @@ func checkDocumentedAnswers(t *testing.T, c *apiContract, env *testEnv, db *data
 	// body too large, a body that is not JSON. They are asked of every route the operation's
 	// rules say must give them, whatever the document says.
 	for _, route := range apiRoutes {
-		path := strings.NewReplacer("{id}", "none").Replace(route.path)
+		path := strings.NewReplacer("{id}", "none", "{delivery}", "none").Replace(route.path)
 		if !route.op.Public {
 			c.expect(env, http.StatusUnauthorized, route.method, path, "", nil)
 		}
@@ -474,6 +474,99 @@ func checkDocumentedAnswers(t *testing.T, c *apiContract, env *testEnv, db *data
 	c.expect(env, http.StatusNotFound, http.MethodPost, "/api/v1/webhooks/logs/whe_none/retry", admin, nil)
 	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/webhooks/metrics", viewer, nil)
 
+	// events: every change of a payment's status, and every refund's outcome, wrote one
+	all := c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/events?limit=100", viewer, nil)
+	if list, _ := all.body["data"].([]any); len(list) == 0 {
+		t.Error("no events listed after payments were made")
+	}
+	succeeded := c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/events?limit=5&type=payment.succeeded", viewer, nil)
+	eventID := str(get(succeeded.body, "data", 0, "id"))
+	if eventID == "" {
+		t.Fatalf("no payment.succeeded event: %.300s", succeeded.raw)
+	}
+	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/events?type=refund.succeeded", viewer, nil)
+	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/events?limit=1&starting_after="+eventID, viewer, nil)
+	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/events?ending_before="+eventID, viewer, nil)
+	c.expect(env, http.StatusBadRequest, http.MethodGet, "/api/v1/events?type=payment.paid", viewer, nil)
+	c.expect(env, http.StatusBadRequest, http.MethodGet, "/api/v1/events?status=succeeded", viewer, nil)
+	c.expect(env, http.StatusBadRequest, http.MethodGet, "/api/v1/events?starting_after=evt_none", viewer, nil)
+	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/events/"+eventID, viewer, nil)
+	c.expect(env, http.StatusNotFound, http.MethodGet, "/api/v1/events/evt_none", viewer, nil)
+
+	// webhook endpoints, on a loopback server (development takes one), and their deliveries
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer receiver.Close()
+	made := c.expect(env, http.StatusCreated, http.MethodPost, "/api/v1/webhook-endpoints", admin,
+		map[string]any{"url": receiver.URL + "/events", "events": []string{"payment.succeeded"}, "description": "contract"})
+	endpointID := str(get(made.data(), "id"))
+	if str(get(made.data(), "secret")) == "" {
+		t.Errorf("a new endpoint is answered without its secret: %s", made.raw)
+	}
+	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/webhook-endpoints", admin, map[string]any{"url": "ftp://example.com/hooks", "events": []string{"*"}})
+	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/webhook-endpoints", admin, map[string]any{"url": receiver.URL, "events": []string{"payment.paid"}})
+	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/webhook-endpoints", admin, map[string]any{"url": receiver.URL})
+	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/webhook-endpoints?limit=2", viewer, nil)
+	c.expect(env, http.StatusBadRequest, http.MethodGet, "/api/v1/webhook-endpoints?limit=0", viewer, nil)
+	c.expect(env, http.StatusBadRequest, http.MethodGet, "/api/v1/webhook-endpoints?status=enabled", viewer, nil)
+	endpointPath := "/api/v1/webhook-endpoints/" + endpointID
+	if r := c.expect(env, http.StatusOK, http.MethodGet, endpointPath, viewer, nil); get(r.data(), "secret") != nil {
+		t.Errorf("an endpoint read is answered with its secret: %s", r.raw)
+	}
+	c.expect(env, http.StatusNotFound, http.MethodGet, "/api/v1/webhook-endpoints/we_none", viewer, nil)
+	c.expect(env, http.StatusOK, http.MethodPatch, endpointPath, admin, map[string]any{"events": []string{"*"}, "description": "contract, changed"})
+	c.expect(env, http.StatusOK, http.MethodPatch, endpointPath, admin, map[string]any{"status": "disabled"})
+	c.expect(env, http.StatusOK, http.MethodPatch, endpointPath, admin, map[string]any{"status": "enabled", "url": receiver.URL + "/hooks"})
+	c.expect(env, http.StatusBadRequest, http.MethodPatch, endpointPath, admin, map[string]any{"status": "paused"})
+	c.expect(env, http.StatusBadRequest, http.MethodPatch, endpointPath, admin, map[string]any{"events": []string{}})
+	c.expect(env, http.StatusNotFound, http.MethodPatch, "/api/v1/webhook-endpoints/we_none", admin, map[string]any{"description": "none"})
+	rotated := c.expect(env, http.StatusOK, http.MethodPost, endpointPath+"/rotate-secret", admin, nil)
+	if secret := str(get(rotated.data(), "secret")); secret == "" || secret == str(get(made.data(), "secret")) {
+		t.Errorf("a rotated endpoint is answered with the secret %q", secret)
+	}
+	c.expect(env, http.StatusOK, http.MethodPost, endpointPath+"/rotate-secret", admin, map[string]any{})
+	c.expect(env, http.StatusBadRequest, http.MethodPost, endpointPath+"/rotate-secret", admin, map[string]any{"now": true})
+	c.expect(env, http.StatusNotFound, http.MethodPost, "/api/v1/webhook-endpoints/we_none/rotate-secret", admin, nil)
+
+	// A test event to the endpoint is one of its deliveries.
+	tested := c.expect(env, http.StatusOK, http.MethodPost, "/api/v1/webhooks/test", admin, map[string]any{"endpoint_id": endpointID, "type": "refund.succeeded"})
+	deliveryID := str(get(tested.data(), "delivery_id"))
+	if deliveryID == "" {
+		t.Fatalf("a test event to an endpoint names no delivery: %s", tested.raw)
+	}
+	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/webhooks/test", admin, map[string]any{"endpoint_id": endpointID, "url": receiver.URL})
+	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/webhooks/test", admin, map[string]any{})
+	c.expect(env, http.StatusNotFound, http.MethodPost, "/api/v1/webhooks/test", admin, map[string]any{"endpoint_id": "we_none"})
+	deliveries := endpointPath + "/deliveries"
+	c.expect(env, http.StatusOK, http.MethodGet, deliveries+"?limit=5&status=delivered", viewer, nil)
+	c.expect(env, http.StatusOK, http.MethodGet, deliveries+"?starting_after="+deliveryID, viewer, nil)
+	c.expect(env, http.StatusBadRequest, http.MethodGet, deliveries+"?status=lost", viewer, nil)
+	c.expect(env, http.StatusBadRequest, http.MethodGet, deliveries+"?starting_after=wd_none", viewer, nil)
+	c.expect(env, http.StatusNotFound, http.MethodGet, "/api/v1/webhook-endpoints/we_none/deliveries", viewer, nil)
+	if r := c.expect(env, http.StatusOK, http.MethodGet, deliveries+"/"+deliveryID, viewer, nil); get(r.data(), "attempt_log", 0) == nil {
+		t.Errorf("a delivered test event has no tries in its log: %s", r.raw)
+	}
+	c.expect(env, http.StatusNotFound, http.MethodGet, deliveries+"/wd_none", viewer, nil)
+	c.expect(env, http.StatusNotFound, http.MethodGet, "/api/v1/webhook-endpoints/we_none/deliveries/"+deliveryID, viewer, nil)
+	c.expect(env, http.StatusBadRequest, http.MethodPost, deliveries+"/"+deliveryID+"/retry", admin, map[string]any{"now": true})
+	c.expect(env, http.StatusOK, http.MethodPost, deliveries+"/"+deliveryID+"/retry", admin, nil)
+	c.expect(env, http.StatusNotFound, http.MethodPost, deliveries+"/wd_none/retry", admin, nil)
+
+	// At most 16 endpoints exist at once; the ones made to reach the limit go again.
+	existing, _ := env.listIDs(viewer, "/api/v1/webhook-endpoints?limit=100")
+	var extra []string
+	for range 16 - len(existing) {
+		r := c.expect(env, http.StatusCreated, http.MethodPost, "/api/v1/webhook-endpoints", admin, map[string]any{"url": receiver.URL, "events": []string{"dispute.created"}})
+		extra = append(extra, str(get(r.data(), "id")))
+	}
+	c.expect(env, http.StatusConflict, http.MethodPost, "/api/v1/webhook-endpoints", admin, map[string]any{"url": receiver.URL, "events": []string{"dispute.created"}})
+	for _, id := range extra {
+		c.expect(env, http.StatusOK, http.MethodDelete, "/api/v1/webhook-endpoints/"+id, admin, nil)
+	}
+	c.expect(env, http.StatusNotFound, http.MethodDelete, "/api/v1/webhook-endpoints/we_none", admin, nil)
+
 	// what is not under /api/v1
 	c.expect(env, http.StatusOK, http.MethodGet, "/metrics", readMonitoring, nil)
 	c.expect(env, http.StatusUnauthorized, http.MethodGet, "/metrics", "", nil)
@@ -511,7 +604,7 @@ func checkDocumentedAnswers(t *testing.T, c *apiContract, env *testEnv, db *data
 		routes = append(routes, limitedRoute{route.method, route.path, route.op.Public})
 	}
 	for _, route := range routes {
-		path := strings.NewReplacer("{id}", "none").Replace(route.path)
+		path := strings.NewReplacer("{id}", "none", "{delivery}", "none").Replace(route.path)
 		credential := limitedAdmin
 		if route.public {
 			credential = ""

@@ -89,6 +89,17 @@ var apiRoutes = []apiRoute{
 	{http.MethodGet, "/api/v1/webhooks/logs/{id}", auth.GetWebhookEvent, (*rest.Handlers).GetWebhookEvent},
 	{http.MethodPost, "/api/v1/webhooks/logs/{id}/retry", auth.RetryWebhookEvent, (*rest.Handlers).RetryWebhookEvent},
 	{http.MethodGet, "/api/v1/webhooks/metrics", auth.WebhookMetrics, (*rest.Handlers).WebhookMetrics},
+	{http.MethodGet, "/api/v1/events", auth.ListEvents, (*rest.Handlers).ListEvents},
+	{http.MethodGet, "/api/v1/events/{id}", auth.GetEvent, (*rest.Handlers).GetEvent},
+	{http.MethodPost, "/api/v1/webhook-endpoints", auth.CreateWebhookEndpoint, (*rest.Handlers).CreateWebhookEndpoint},
+	{http.MethodGet, "/api/v1/webhook-endpoints", auth.ListWebhookEndpoints, (*rest.Handlers).ListWebhookEndpoints},
+	{http.MethodGet, "/api/v1/webhook-endpoints/{id}", auth.GetWebhookEndpoint, (*rest.Handlers).GetWebhookEndpoint},
+	{http.MethodPatch, "/api/v1/webhook-endpoints/{id}", auth.UpdateWebhookEndpoint, (*rest.Handlers).UpdateWebhookEndpoint},
+	{http.MethodDelete, "/api/v1/webhook-endpoints/{id}", auth.DeleteWebhookEndpoint, (*rest.Handlers).DeleteWebhookEndpoint},
+	{http.MethodPost, "/api/v1/webhook-endpoints/{id}/rotate-secret", auth.RotateWebhookEndpointSecret, (*rest.Handlers).RotateWebhookEndpointSecret},
+	{http.MethodGet, "/api/v1/webhook-endpoints/{id}/deliveries", auth.ListWebhookDeliveries, (*rest.Handlers).ListWebhookDeliveries},
+	{http.MethodGet, "/api/v1/webhook-endpoints/{id}/deliveries/{delivery}", auth.ListWebhookDeliveries, (*rest.Handlers).GetWebhookDelivery},
+	{http.MethodPost, "/api/v1/webhook-endpoints/{id}/deliveries/{delivery}/retry", auth.RetryWebhookDelivery, (*rest.Handlers).RetryWebhookDelivery},
 }
 
 // registerAPIRoutes serves apiRoutes on mux and returns the methods each path takes, so that

@@ -71,7 +71,7 @@ func checkSigned(t *testing.T, d delivery, secret, eventID, eventType string) ma
 	if timestamp := d.header.Get("webhook-timestamp"); timestamp != strconv.FormatInt(created.Unix(), 10) {
 		t.Errorf("signed at %s, created at %v", timestamp, created)
 	}
-	if event["id"] != eventID || !strings.HasPrefix(eventID, "evt_test_") || event["type"] != eventType || event["livemode"] != false || len(event) != 5 {
+	if event["id"] != eventID || !strings.HasPrefix(eventID, "evt_test_") || event["type"] != eventType || event["object"] != "event" || len(event) != 5 {
 		t.Errorf("event = %s, want %s of type %s", d.body, eventID, eventType)
 	}
 	object, _ := get(event, "data", "object").(map[string]any)
@@ -115,6 +115,26 @@ func TestSendTestWebhook(t *testing.T) {
 	refund := checkSigned(t, <-received, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", str(sent["eventId"]), "refund.failed")
 	if !strings.HasPrefix(str(refund["id"]), "re_test_") || refund["object"] != "refund" || refund["status"] != "failed" {
 		t.Errorf("refund = %v", refund)
+	}
+
+	// To a webhook endpoint: signed with its secret, and one of its deliveries, in its log.
+	made := env.request(http.MethodPost, "/api/v1/webhook-endpoints", operator, map[string]any{"url": endpoint.URL, "events": []string{"refund.succeeded"}})
+	endpointID, endpointSecret := str(made.data()["id"]), str(made.data()["secret"])
+	r = env.request(http.MethodPost, testWebhookPath, operator, map[string]any{"endpoint_id": endpointID, "type": "payment.canceled"})
+	data = r.data()
+	if r.status != http.StatusOK || data["secret"] != nil || str(data["status_code"]) != "200" || !strings.HasPrefix(str(data["delivery_id"]), "wd_") {
+		t.Fatalf("a test event to an endpoint = %d %s", r.status, r.raw)
+	}
+	checkSigned(t, <-received, endpointSecret, str(data["event_id"]), "payment.canceled")
+	logged := env.request(http.MethodGet, "/api/v1/webhook-endpoints/"+endpointID+"/deliveries/"+str(data["delivery_id"]), operator, nil).data()
+	if logged["event_id"] != data["event_id"] || logged["type"] != "payment.canceled" || logged["status"] != "delivered" || len(get(logged, "attempt_log").([]any)) != 1 {
+		t.Errorf("the test delivery in the endpoint's log = %v", logged)
+	}
+	if r := env.request(http.MethodPost, testWebhookPath, operator, map[string]any{"endpoint_id": endpointID, "url": endpoint.URL}); r.status != http.StatusBadRequest {
+		t.Errorf("an endpoint and a url = %d %s", r.status, r.raw)
+	}
+	if r := env.request(http.MethodPost, testWebhookPath, operator, map[string]any{"endpoint_id": "we_none"}); r.status != http.StatusNotFound {
+		t.Errorf("an unknown endpoint = %d %s", r.status, r.raw)
 	}
 }
 

@@ -60,6 +60,19 @@ var (
 	GetWebhookEvent   = Operation{Name: "webhookEvent", Scope: ScopeWebhooksRead}
 	WebhookMetrics    = Operation{Name: "webhookMetrics", Scope: ScopeWebhooksRead}
 	RetryWebhookEvent = Operation{Name: "retryWebhookEvent", Scope: ScopeWebhooksManage}
+	// Merchants' own webhooks: the events Paygate tells of, the endpoints it tells them to and
+	// the deliveries it made there are read by anyone who reads webhooks; changing an endpoint,
+	// which points Paygate's calls at a URL, and sending a delivery again are the managers'.
+	ListEvents                  = Operation{Name: "events", Scope: ScopeWebhooksRead}
+	GetEvent                    = Operation{Name: "event", Scope: ScopeWebhooksRead}
+	CreateWebhookEndpoint       = Operation{Name: "createWebhookEndpoint", Scope: ScopeWebhooksManage}
+	ListWebhookEndpoints        = Operation{Name: "webhookEndpoints", Scope: ScopeWebhooksRead}
+	GetWebhookEndpoint          = Operation{Name: "webhookEndpoint", Scope: ScopeWebhooksRead}
+	UpdateWebhookEndpoint       = Operation{Name: "updateWebhookEndpoint", Scope: ScopeWebhooksManage}
+	DeleteWebhookEndpoint       = Operation{Name: "deleteWebhookEndpoint", Scope: ScopeWebhooksManage}
+	RotateWebhookEndpointSecret = Operation{Name: "rotateWebhookEndpointSecret", Scope: ScopeWebhooksManage}
+	ListWebhookDeliveries       = Operation{Name: "webhookDeliveries", Scope: ScopeWebhooksRead}
+	RetryWebhookDelivery        = Operation{Name: "retryWebhookDelivery", Scope: ScopeWebhooksManage}
 	// Prometheus scrapes /metrics with a key holding monitoring:read, unless the metrics are public.
 	ScrapeMetrics = Operation{Name: "metrics", Scope: ScopeMonitoringRead, HTTPOnly: true}
 	SystemMetrics = Operation{Name: "systemMetrics", Scope: ScopeMonitoringRead}
@@ -77,7 +90,9 @@ var (
 // Operations lists every operation.
 var Operations = []Operation{Login, RefreshToken, Logout, RevokeToken, CreateUser, ListUsers, UpdateUser, CreatePayment, RefundPayment, CapturePayment, CancelPayment, GetPayment, ListPayments, GetRefund, ShopperReturn,
 	GetConfig, UpdateConfig, ConfigHistory, ProviderStatus, SimulateEvent, SendTestWebhook,
-	ListWebhookEvents, GetWebhookEvent, WebhookMetrics, RetryWebhookEvent, CreateAPIKey, ListAPIKeys, RevokeAPIKey, ScrapeMetrics, SystemMetrics, ListAlerts, AcknowledgeAlert, ResolveAlert}
+	ListWebhookEvents, GetWebhookEvent, WebhookMetrics, RetryWebhookEvent,
+	ListEvents, GetEvent, CreateWebhookEndpoint, ListWebhookEndpoints, GetWebhookEndpoint, UpdateWebhookEndpoint,
+	DeleteWebhookEndpoint, RotateWebhookEndpointSecret, ListWebhookDeliveries, RetryWebhookDelivery, CreateAPIKey, ListAPIKeys, RevokeAPIKey, ScrapeMetrics, SystemMetrics, ListAlerts, AcknowledgeAlert, ResolveAlert}
 
 // OperationNamed returns the operation of a GraphQL root field, if the field is one.
 func OperationNamed(name string) (Operation, bool) {

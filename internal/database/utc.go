@@ -2,6 +2,8 @@ package database
 
 import (
 	"context"
+	stdsql "database/sql"
+	"errors"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -56,4 +58,16 @@ func inUTC(args any) any {
 		}
 	}
 	return args
+}
+
+// ExecContext runs a statement ent does not build (PostgreSQL's advisory locks) in the
+// transaction, when the driver under it can.
+func (t utcTx) ExecContext(ctx context.Context, query string, args ...any) (stdsql.Result, error) {
+	exec, ok := t.Tx.(interface {
+		ExecContext(context.Context, string, ...any) (stdsql.Result, error)
+	})
+	if !ok {
+		return nil, errors.New("the transaction cannot run a statement of its own")
+	}
+	return exec.ExecContext(ctx, query, inUTC(args).([]any)...)
 }

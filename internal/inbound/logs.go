@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/paygate/paygate/internal/paging"
+
 	"entgo.io/contrib/entgql"
 
 	"github.com/paygate/paygate/ent"
@@ -14,7 +16,6 @@ import (
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/metrics"
-	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/state"
 )
 
@@ -52,11 +53,11 @@ func (l *Logs) List(ctx context.Context, after *ent.Cursor, first *int, before *
 	if err := auth.Authorize(ctx, auth.ListWebhookEvents); err != nil {
 		return nil, err
 	}
-	first, err := payment.CheckPage(first, last)
+	first, err := paging.CheckPage(first, last)
 	if err != nil {
 		return nil, err
 	}
-	if err := payment.CheckFilter(where); err != nil {
+	if err := paging.CheckFilter(where); err != nil {
 		return nil, err
 	}
 	if orderBy == nil {

@@ -5,10 +5,12 @@ package metrics
 
 import (
 	"database/sql"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,7 +33,15 @@ type Metrics struct {
 	providerRequests *prometheus.CounterVec
 	providerDuration *prometheus.HistogramVec
 	webhookEvents    *prometheus.CounterVec
-	providers        Providers
+	deliveries       *prometheus.CounterVec
+	deliveryDuration prometheus.Histogram
+	// deliveryQueue counts the deliveries not delivered yet; queueCount is its last count, kept a
+	// second, so scrapes (public ones included) cost the database one count a second at most.
+	deliveryQueue atomic.Pointer[func() (int, error)]
+	queueMu       sync.Mutex
+	queueCount    float64
+	queueCountAt  time.Time
+	providers     Providers
 
 	started time.Time
 	now     func() time.Time
@@ -77,12 +87,23 @@ func New(db *sql.DB, providers Providers, now func() time.Time) *Metrics {
 		webhookEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "paygate_webhook_events_total", Help: "Provider webhook events stored (received) and processed by this server, by provider and status.",
 		}, []string{"provider", "status"}),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "paygate_webhook_deliveries_total", Help: "Tries at delivering events to merchants' webhook endpoints made by this server, by outcome (delivered, retrying, failed, gone).",
+		}, []string{"outcome"}),
+		deliveryDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "paygate_webhook_delivery_duration_seconds", Help: "Time merchants' webhook endpoints took to answer a delivery, or to fail it.",
+			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 15},
+		}),
 		providers:     providers,
 		providerCalls: map[string]*providerCalls{},
 		started:       now(),
 		now:           now,
 	}
 	m.registry.MustRegister(m.httpRequests, m.httpDuration, m.payments, m.providerRequests, m.providerDuration, m.webhookEvents,
+		m.deliveries, m.deliveryDuration,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "paygate_webhook_delivery_queue", Help: "Deliveries of events to merchants' webhook endpoints not delivered yet (pending), in the database all servers share.",
+		}, m.countDeliveryQueue),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(db, "paygate"),
@@ -161,6 +182,40 @@ func (m *Metrics) WebhookEvent(provider, status string) {
 		return
 	}
 	m.webhookEvents.WithLabelValues(provider, status).Inc()
+}
+
+// WebhookDelivery counts a try at delivering an event to a merchant's endpoint.
+func (m *Metrics) WebhookDelivery(outcome string, took time.Duration) {
+	if m == nil {
+		return
+	}
+	m.deliveries.WithLabelValues(outcome).Inc()
+	m.deliveryDuration.Observe(took.Seconds())
+}
+
+// CountDeliveryQueue sets how the deliveries not delivered yet are counted at each scrape.
+func (m *Metrics) CountDeliveryQueue(count func() (int, error)) {
+	if m != nil {
+		m.deliveryQueue.Store(&count)
+	}
+}
+
+func (m *Metrics) countDeliveryQueue() float64 {
+	count := m.deliveryQueue.Load()
+	if count == nil {
+		return 0
+	}
+	m.queueMu.Lock()
+	defer m.queueMu.Unlock()
+	if now := m.now(); now.Sub(m.queueCountAt) >= time.Second || now.Before(m.queueCountAt) {
+		m.queueCountAt = now
+		if n, err := (*count)(); err != nil {
+			m.queueCount = math.NaN() // unknown, not empty
+		} else {
+			m.queueCount = float64(n)
+		}
+	}
+	return m.queueCount
 }
 
 // RequestFigures are this server's API requests since it started.

@@ -240,16 +240,25 @@ func dialGuard(production bool) func(ctx context.Context, network, address strin
 		if err != nil || (network != "tcp4" && network != "tcp6") {
 			return &refusedAddress{kind: "an unknown"}
 		}
-		ip := addrPort.Addr().WithZone("").Unmap() // a zoned address matches no prefix
-		if nat64.Contains(ip) {
-			b := ip.As16()
-			ip = netip.AddrFrom4([4]byte(b[12:]))
-		}
-		for _, r := range refusedRanges {
-			if r.prefix.Contains(ip) && (production || !r.local) {
-				return &refusedAddress{kind: r.kind}
-			}
+		if kind := refusedKind(addrPort.Addr(), production); kind != "" {
+			return &refusedAddress{kind: kind}
 		}
 		return nil
 	}
+}
+
+// refusedKind names the range of addresses ip is in that is never dialled (in production, or
+// always), or "" when ip may be dialled.
+func refusedKind(ip netip.Addr, production bool) string {
+	ip = ip.WithZone("").Unmap() // a zoned address matches no prefix
+	if nat64.Contains(ip) {
+		b := ip.As16()
+		ip = netip.AddrFrom4([4]byte(b[12:]))
+	}
+	for _, r := range refusedRanges {
+		if r.prefix.Contains(ip) && (production || !r.local) {
+			return r.kind
+		}
+	}
+	return ""
 }

@@ -12,6 +12,10 @@ import (
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/database/databasetest"
+	events "github.com/paygate/paygate/internal/event"
 )
 
 // standardDelivery is one delivery for the TypeScript verifier: the secret it is checked under,
@@ -30,8 +34,8 @@ func deliveryOf(secret string, header http.Header, body []byte) standardDelivery
 	return standardDelivery{Secret: secret, Headers: headers, Body: string(body)}
 }
 
-// TestDeliveriesVerifyInTypeScript: a test event as it reached an endpoint, and a delivery signed
-// by a rotated secret beside its successor, verify with the Standard Webhooks TypeScript library
+// TestDeliveriesVerifyInTypeScript: a test event as it reached an endpoint, and an event the
+// deliveries' worker took to an endpoint whose secret was rotated (signed by both), verify with the Standard Webhooks TypeScript library
 // (testdata/standardwebhooks, its version pinned by package-lock.json) as they do with its Go
 // library; a changed body, another secret and a timestamp 10 minutes old are refused by both.
 func TestDeliveriesVerifyInTypeScript(t *testing.T) {
@@ -48,17 +52,34 @@ func TestDeliveriesVerifyInTypeScript(t *testing.T) {
 	}
 
 	server, got := endpoint(t, http.StatusOK, "ok")
-	sender := &TestSender{Sender: NewSender(false, 0)}
+	sender := testSender(NewSender(false, 0), nil)
 	if _, err := sender.Send(asRole("usr_1", "operator"), TestWebhookRequest{URL: server.URL, Secret: merchantSecret}); err != nil {
 		t.Fatal(err)
 	}
 	sent := <-got
-	rotated, successor := NewSigningSecret(), NewSigningSecret()
-	body := []byte(`{"id":"evt_rotated","type":"payment.succeeded"}`)
-	both, err := SignedHeaders("evt_rotated", time.Now(), body, rotated, successor)
+
+	// An event as the deliveries' worker took it to an endpoint whose secret was just rotated:
+	// signed by the rotated secret beside its successor.
+	db := databasetest.SQLite(t)
+	h := newHarness(t, []*database.DB{db}, NewSender(false, 0))
+	m := newMerchant(t, nil)
+	endpoints := &Endpoints{Client: db.Ent, Dialect: db.Dialect, Now: time.Now}
+	made, rotated, err := endpoints.Create(asRole("usr_1", "admin"), EndpointInput{URL: m.server.URL, Events: []string{"*"}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	_, successor, err := endpoints.RotateSecret(asRole("usr_1", "admin"), made.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.event(events.RefundSucceeded)
+	h.round(0)
+	if len(m.received()) != 1 {
+		t.Fatalf("the endpoint got %d deliveries", len(m.received()))
+	}
+	worker := m.received()[0]
+	body := worker.body
+	both := worker.header
 	stale, err := SignedHeaders("evt_stale", time.Now().Add(-10*time.Minute), body, merchantSecret)
 	if err != nil {
 		t.Fatal(err)
@@ -71,8 +92,9 @@ func TestDeliveriesVerifyInTypeScript(t *testing.T) {
 		{"as sent", deliveryOf(merchantSecret, sent.header, sent.body), true},
 		{"body changed", deliveryOf(merchantSecret, sent.header, bytes.Replace(sent.body, []byte("10.00"), []byte("1000.00"), 1)), false},
 		{"another secret", deliveryOf(NewSigningSecret(), sent.header, sent.body), false},
-		{"the rotated secret", deliveryOf(rotated, both, body), true},
-		{"its successor", deliveryOf(successor, both, body), true},
+		{"a delivery under the rotated secret", deliveryOf(rotated, both, body), true},
+		{"under its successor", deliveryOf(successor, both, body), true},
+		{"a delivery changed", deliveryOf(successor, both, bytes.Replace(body, []byte("refund.succeeded"), []byte("refund.failed"), 1)), false},
 		{"10 minutes old", deliveryOf(merchantSecret, stale, body), false},
 	}
 	var input bytes.Buffer

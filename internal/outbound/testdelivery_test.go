@@ -1,7 +1,6 @@
 package outbound
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -16,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	events "github.com/paygate/paygate/internal/event"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
@@ -76,7 +77,7 @@ func verifies(t *testing.T, r received, secret string) {
 func TestTestEventSigned(t *testing.T) {
 	server, got := endpoint(t, http.StatusOK, "  received\n")
 	at := time.Date(2026, 11, 24, 9, 30, 15, 123456789, time.UTC)
-	sender := &TestSender{Sender: NewSender(false, 0), Now: func() time.Time { return at }}
+	sender := testSender(NewSender(false, 0), func() time.Time { return at })
 	ctx := asRole("usr_1", "operator")
 
 	d, err := sender.Send(ctx, TestWebhookRequest{URL: server.URL + "/hooks?x=1#frag", Secret: merchantSecret})
@@ -98,9 +99,9 @@ func TestTestEventSigned(t *testing.T) {
 	}
 	var event struct {
 		ID        string `json:"id"`
+		Object    string `json:"object"`
 		Type      string `json:"type"`
 		CreatedAt string `json:"created_at"`
-		Livemode  *bool  `json:"livemode"`
 		Data      struct {
 			Object map[string]any `json:"object"`
 		} `json:"data"`
@@ -112,7 +113,7 @@ func TestTestEventSigned(t *testing.T) {
 		t.Fatalf("event %s: %v", r.body, err)
 	}
 	if event.ID != d.EventID || !strings.HasPrefix(event.ID, "evt_test_") || event.Type != "payment.succeeded" ||
-		event.CreatedAt != "2026-11-24T09:30:15Z" || event.Livemode == nil || *event.Livemode {
+		event.CreatedAt != "2026-11-24T09:30:15Z" || event.Object != "event" {
 		t.Errorf("event = %s", r.body)
 	}
 	payment := event.Data.Object
@@ -137,19 +138,13 @@ func TestTestEventSigned(t *testing.T) {
 	}
 }
 
-// TestTestEventTypes: each type carries a sample of its object; another type is refused.
+// TestTestEventTypes: a test event may be of any type Paygate sends, and shows the sample of its
+// type; another type is refused.
 func TestTestEventTypes(t *testing.T) {
 	server, got := endpoint(t, http.StatusNoContent, "")
-	sender := &TestSender{Sender: NewSender(false, 0)}
+	sender := testSender(NewSender(false, 0), nil)
 	ctx := asRole("usr_1", "admin")
-	for eventType, want := range map[string]map[string]any{
-		"payment.succeeded": {"object": "payment", "status": "succeeded", "amount_refunded": json.Number("0.00")},
-		"payment.failed":    {"object": "payment", "status": "failed", "failure_code": "card_declined"},
-		"payment.refunded":  {"object": "payment", "status": "refunded", "amount_refunded": json.Number("10.00")},
-		"dispute.created":   {"object": "payment", "status": "succeeded", "dispute_reason": "fraudulent"},
-		"refund.succeeded":  {"object": "refund", "status": "succeeded", "amount": json.Number("10.00"), "failure_code": nil},
-		"refund.failed":     {"object": "refund", "status": "failed", "failure_code": "refund_declined"},
-	} {
+	for _, eventType := range events.Types {
 		if _, err := sender.Send(ctx, TestWebhookRequest{URL: server.URL, Type: eventType}); err != nil {
 			t.Fatal(err)
 		}
@@ -159,18 +154,8 @@ func TestTestEventTypes(t *testing.T) {
 				Object map[string]any `json:"object"`
 			} `json:"data"`
 		}
-		dec := json.NewDecoder(bytes.NewReader((<-got).body))
-		dec.UseNumber()
-		if err := dec.Decode(&event); err != nil || event.Type != eventType {
+		if err := json.Unmarshal((<-got).body, &event); err != nil || event.Type != eventType || event.Data.Object["sample_of"] != eventType {
 			t.Fatalf("%s: %+v %v", eventType, event, err)
-		}
-		for field, value := range want {
-			if got, ok := event.Data.Object[field]; !ok || got != value {
-				t.Errorf("%s: %s = %v, want %v", eventType, field, got, value)
-			}
-		}
-		if id, _ := event.Data.Object["id"].(string); !strings.Contains(id, "_test_") {
-			t.Errorf("%s: id %q is not a test id", eventType, id)
 		}
 	}
 	for _, eventType := range []string{"payment.created", "PAYMENT.SUCCEEDED", "charge.succeeded"} {
@@ -184,10 +169,22 @@ func TestTestEventTypes(t *testing.T) {
 	}
 }
 
+// testSender sends test events through sender, timed by now (default time.Now), with a sample
+// object that says its type.
+func testSender(sender *Sender, now func() time.Time) *TestSender {
+	return &TestSender{
+		Deliveries: NewDeliveries(Deliveries{Sender: sender, Now: now}),
+		Sample: func(eventType string, at time.Time) any {
+			return map[string]any{"id": "pay_test_1", "object": "payment", "amount": json.Number("10.00"), "currency": "USD",
+				"status": "succeeded", "sample_of": eventType}
+		},
+	}
+}
+
 // TestTestEventAnswers: what the endpoint answers, or fails to, is reported as it is.
 func TestTestEventAnswers(t *testing.T) {
 	ctx := asRole("usr_1", "operator")
-	sender := &TestSender{Sender: NewSender(false, 0)}
+	sender := testSender(NewSender(false, 0), nil)
 
 	failing, _ := endpoint(t, http.StatusInternalServerError, `{"error":"boom"}`)
 	d, err := sender.Send(ctx, TestWebhookRequest{URL: failing.URL})
@@ -242,7 +239,7 @@ func TestTestEventAnswers(t *testing.T) {
 		<-r.Context().Done()
 	}))
 	defer hanging.Close()
-	quick := &TestSender{Sender: NewSender(false, 100*time.Millisecond)}
+	quick := testSender(NewSender(false, 100*time.Millisecond), nil)
 	start := time.Now()
 	d, err = quick.Send(ctx, TestWebhookRequest{URL: hanging.URL})
 	if err != nil || d.StatusCode != 0 || !strings.Contains(d.Error, "timeout") || time.Since(start) > 5*time.Second {
@@ -266,7 +263,7 @@ func TestTestEventAnswers(t *testing.T) {
 // name no address of Paygate's.
 func TestTestEventNetworkFailures(t *testing.T) {
 	ctx := asRole("usr_1", "operator")
-	sender := &TestSender{Sender: NewSender(false, 5*time.Second)}
+	sender := testSender(NewSender(false, 5*time.Second), nil)
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closed.Close()
 	tlsServer := httptest.NewUnstartedServer(http.NotFoundHandler())
@@ -297,7 +294,7 @@ func TestTestEventNetworkFailures(t *testing.T) {
 // TestTestEventRefusedURLs: a URL that is not one to send to is refused before anything is sent.
 func TestTestEventRefusedURLs(t *testing.T) {
 	server, got := endpoint(t, http.StatusOK, "")
-	sender := &TestSender{Sender: NewSender(false, 0)}
+	sender := testSender(NewSender(false, 0), nil)
 	ctx := asRole("usr_1", "operator")
 	host := strings.TrimPrefix(server.URL, "http://")
 	for _, tc := range []struct {
@@ -317,7 +314,7 @@ func TestTestEventRefusedURLs(t *testing.T) {
 		{"http://user:pass@" + host + "/", apierror.InvalidRequest},
 		{"http://user@" + host + "/", apierror.InvalidRequest},
 		{"http://" + host + "/\r\nX-Injected: 1", apierror.InvalidRequest},
-		{"http://" + host + "/" + strings.Repeat("a", maxTestURL), apierror.InvalidRequest},
+		{"http://" + host + "/" + strings.Repeat("a", maxURL), apierror.InvalidRequest},
 	} {
 		_, err := sender.Send(ctx, TestWebhookRequest{URL: tc.url})
 		if apiErr, _ := errors.AsType[*apierror.Error](err); apiErr == nil || apiErr.Code != tc.code || apiErr.Param != "url" {
@@ -325,7 +322,7 @@ func TestTestEventRefusedURLs(t *testing.T) {
 		}
 	}
 	// At the limit, a URL is taken.
-	atLimit := server.URL + "/" + strings.Repeat("a", maxTestURL-len(server.URL)-1)
+	atLimit := server.URL + "/" + strings.Repeat("a", maxURL-len(server.URL)-1)
 	if d, err := sender.Send(ctx, TestWebhookRequest{URL: atLimit}); err != nil || d.StatusCode != 200 {
 		t.Errorf("a URL of %d characters: %+v, %v", len(atLimit), d, err)
 	}
@@ -359,7 +356,7 @@ func TestTestEventProductionDestinations(t *testing.T) {
 	server := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached.Add(1) }))
 	defer server.Close()
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(server.URL, "http://"))
-	production := &TestSender{Sender: NewSender(true, 2*time.Second)}
+	production := testSender(NewSender(true, 2*time.Second), nil)
 	ctx := asRole("usr_1", "operator")
 	for _, tc := range []struct{ url, kind string }{
 		{"http://127.0.0.1:" + port + "/", "loopback"},
@@ -402,7 +399,7 @@ func TestTestEventProductionDestinations(t *testing.T) {
 		t.Fatalf("the endpoint on loopback was reached %d times in production", reached.Load())
 	}
 
-	development := &TestSender{Sender: NewSender(false, 2*time.Second)}
+	development := testSender(NewSender(false, 2*time.Second), nil)
 	for _, url := range []string{"http://127.0.0.1:" + port + "/", "http://localhost:" + port + "/"} {
 		if d, err := development.Send(ctx, TestWebhookRequest{URL: url}); err != nil || d.StatusCode != 200 {
 			t.Errorf("development, %s: %+v, %v", url, d, err)
@@ -472,7 +469,7 @@ func TestDialGuard(t *testing.T) {
 // for anyone else.
 func TestTestEventAuthorised(t *testing.T) {
 	server, got := endpoint(t, http.StatusOK, "")
-	sender := &TestSender{Sender: NewSender(false, 0)}
+	sender := testSender(NewSender(false, 0), nil)
 	for _, tc := range []struct {
 		ctx  context.Context
 		want apierror.Code
@@ -501,7 +498,7 @@ func TestTestEventsInFlight(t *testing.T) {
 		}
 	}))
 	defer server.Close()
-	sender := &TestSender{Sender: NewSender(false, 0)}
+	sender := testSender(NewSender(false, 0), nil)
 	first := make(chan error, 1)
 	go func() {
 		_, err := sender.Send(asRole("usr_1", "operator"), TestWebhookRequest{URL: server.URL + "/slow"})

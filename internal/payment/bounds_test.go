@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paygate/paygate/internal/paging"
+
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
@@ -81,15 +83,15 @@ func TestFilterBounds(t *testing.T) {
 			}
 			return list
 		}
-		long := strings.Repeat("x", payment.MaxFilterText+1)
+		long := strings.Repeat("x", paging.MaxFilterText+1)
 		for _, tc := range []struct {
 			name  string
 			where *ent.PaymentWhereInput
 			param string
 		}{
 			{"or of 5000", &ent.PaymentWhereInput{Or: terms(5000)}, "where.or"},
-			{"and of 51", &ent.PaymentWhereInput{And: terms(payment.MaxFilterTerms)}, "where.and"},
-			{"not 2000 deep", nested(2000), "where" + strings.Repeat(".not", payment.MaxFilterDepth)},
+			{"and of 51", &ent.PaymentWhereInput{And: terms(paging.MaxFilterTerms)}, "where.and"},
+			{"not 2000 deep", nested(2000), "where" + strings.Repeat(".not", paging.MaxFilterDepth)},
 			{"40000 emails", &ent.PaymentWhereInput{CustomerEmailIn: emails(40000)}, "where.customerEmailIn"},
 			{"empty not", &ent.PaymentWhereInput{Not: &ent.PaymentWhereInput{}}, "where.not"},
 			{"empty or", &ent.PaymentWhereInput{Or: []*ent.PaymentWhereInput{{}}}, "where.or"},
@@ -103,10 +105,10 @@ func TestFilterBounds(t *testing.T) {
 
 		// The most a filter may hold: deepest nesting, most terms, most values (one status in the
 		// innermost not, one per term of or, the emails and one more).
-		largest := nested(payment.MaxFilterDepth)
-		largest.Or = terms(payment.MaxFilterTerms - payment.MaxFilterDepth)
-		largest.CustomerEmailNotIn = emails(payment.MaxFilterValues - 1 - len(largest.Or) - 1)
-		email := strings.Repeat("y", payment.MaxFilterText)
+		largest := nested(paging.MaxFilterDepth)
+		largest.Or = terms(paging.MaxFilterTerms - paging.MaxFilterDepth)
+		largest.CustomerEmailNotIn = emails(paging.MaxFilterValues - 1 - len(largest.Or) - 1)
+		email := strings.Repeat("y", paging.MaxFilterText)
 		largest.CustomerEmailNEQ = &email
 		if err := list(largest); err != nil {
 			t.Errorf("the largest filter within the bounds = %v", err)

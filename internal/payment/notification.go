@@ -11,6 +11,7 @@ import (
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/refund"
+	"github.com/paygate/paygate/internal/event"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
@@ -189,7 +190,12 @@ func (s *Service) disputed(ctx context.Context, tx *ent.Tx, p *ent.Payment, n pr
 	if p.DisputedAt != nil {
 		return agreed(), nil
 	}
-	return agreed(), tx.Payment.UpdateOneID(p.ID).SetDisputedAt(now).SetDisputeReason(clean(n.Reason, 500)).SetUpdatedAt(now).Exec(ctx)
+	reason := clean(n.Reason, 500)
+	if err := tx.Payment.UpdateOneID(p.ID).SetDisputedAt(now).SetDisputeReason(reason).SetUpdatedAt(now).Exec(ctx); err != nil {
+		return verdict{}, err
+	}
+	p.DisputedAt, p.DisputeReason, p.UpdatedAt = &now, &reason, now
+	return agreed(), s.Events.Record(ctx, tx, event.DisputeCreated, p.ID, ObjectOf(p), now)
 }
 
 // refundsChanged settles each refund the notification reports: a pending refund of Paygate's
@@ -295,9 +301,13 @@ func (s *Service) unknownRefund(ctx context.Context, tx *ent.Tx, p *ent.Payment,
 	case len(refunds) >= MaxRefunds:
 		return attention(fmt.Sprintf("payment %s has had %d refunds, the most one payment takes; %s's refund %s is not recorded", p.ID, MaxRefunds, p.Provider, notice.ProviderRefundID)), nil
 	case notice.Status == provider.RefundFailed:
-		return agreed(), tx.Refund.Create().SetID(prefixid.New("re")).SetPaymentID(p.ID).SetAmount(notice.Amount).SetCurrency(p.Currency).
+		r, err := tx.Refund.Create().SetID(prefixid.New("re")).SetPaymentID(p.ID).SetAmount(notice.Amount).SetCurrency(p.Currency).
 			SetStatus(state.RefundFailed).SetFailureCode(refundDeclined).SetProviderRefundID(notice.ProviderRefundID).
-			SetReason("made at " + p.Provider).SetCreatedAt(now).SetUpdatedAt(now).Exec(ctx)
+			SetReason("made at " + p.Provider).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
+		if err != nil {
+			return verdict{}, err
+		}
+		return agreed(), s.refundSettled(ctx, tx, r)
 	case p.Status == state.PaymentProcessing && now.Sub(p.CreatedAt) < unknownChargeWindow:
 		// Refunded, so charged: the payment settles soon, by its own event or reconciliation.
 		return waitUntil(now.Add(unknownChargeWait)), nil

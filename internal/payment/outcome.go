@@ -240,13 +240,13 @@ func (s *Service) applyRefundOutcome(ctx context.Context, tx *ent.Tx, p *ent.Pay
 		if r.ProviderRefundID != nil || o.providerRefundID == "" {
 			return agreed(), nil
 		}
-		return agreed(), updateRefund(ctx, tx, r, o)
+		return agreed(), s.updateRefund(ctx, tx, r, o)
 	}
 	// The payment's lock, held, before the refund's keys': the order every writer takes them in.
 	if err := s.keys.Resolve(ctx, tx, r.ID); err != nil {
 		return verdict{}, err
 	}
-	if err := updateRefund(ctx, tx, r, o); err != nil {
+	if err := s.updateRefund(ctx, tx, r, o); err != nil {
 		return verdict{}, err
 	}
 	if o.status == state.RefundFailed {

@@ -14,6 +14,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/paygate/paygate/internal/event"
+	"github.com/paygate/paygate/internal/paging"
+
 	"entgo.io/contrib/entgql"
 	"golang.org/x/sync/singleflight"
 
@@ -117,6 +120,9 @@ type Service struct {
 	// CaptureWindow is how long an authorisation waits for its capture before it is canceled
 	// (default DefaultCaptureWindow): the runtime configuration's.
 	CaptureWindow func() time.Duration
+	// Events records what happens to payments and refunds for merchants, in the transaction of
+	// each change.
+	Events *event.Recorder
 
 	// returns shares one question to the provider among the browsers coming back at once for
 	// one payment.
@@ -358,6 +364,12 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 		}
 		if v, err = s.applyChargeOutcome(ctx, tx, current, outcome, actor, &sent); err != nil {
 			return err
+		}
+		if doubt != nil && current.Status == state.PaymentProcessing {
+			// Its outcome unknown, the payment answers 202: merchants hear of it as of any move.
+			if err := s.Events.Record(ctx, tx, event.PaymentProcessing, current.ID, ObjectOf(current), s.now()); err != nil {
+				return err
+			}
 		}
 		// A charge in doubt settles the key too: its retries answer the payment as it is then.
 		if key != nil {
@@ -681,6 +693,9 @@ func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state
 	if c.pending != nil {
 		p.PendingAction, p.CaptureRequested = c.pending, c.captureRequested
 	}
+	if eventType, tells := event.PaymentEventOf(to); tells {
+		return s.Events.Record(ctx, tx, eventType, p.ID, ObjectOf(p), at)
+	}
 	return nil
 }
 
@@ -712,41 +727,18 @@ func (s *Service) Get(ctx context.Context, id string) (*ent.Payment, error) {
 	return p, err
 }
 
-// Page sizes of lists: a page is never unbounded.
-const (
-	DefaultPageSize = 20
-	MaxPageSize     = 100
-)
-
-// CheckPage checks the size a Relay page asks for, first or last, and returns first, which is
-// DefaultPageSize when neither is given. Every list pages by it.
-func CheckPage(first, last *int) (*int, error) {
-	switch {
-	case first != nil && last != nil:
-		return nil, apierror.ForParam(apierror.InvalidRequest, "last", "give first or last, not both")
-	case first != nil && (*first < 1 || *first > MaxPageSize):
-		return nil, apierror.ForParam(apierror.InvalidRequest, "first", fmt.Sprintf("first must be from 1 to %d", MaxPageSize))
-	case last != nil && (*last < 1 || *last > MaxPageSize):
-		return nil, apierror.ForParam(apierror.InvalidRequest, "last", fmt.Sprintf("last must be from 1 to %d", MaxPageSize))
-	case first == nil && last == nil:
-		pageSize := DefaultPageSize
-		first = &pageSize
-	}
-	return first, nil
-}
-
 // List returns one page of payments as a Relay connection: first (after) pages forwards, last
-// (before) backwards; neither means the first DefaultPageSize.
+// (before) backwards; neither means the first paging.DefaultPageSize.
 func (s *Service) List(ctx context.Context, after *ent.Cursor, first *int, before *ent.Cursor, last *int,
 	orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) (*ent.PaymentConnection, error) {
 	if err := auth.Authorize(ctx, auth.ListPayments); err != nil {
 		return nil, err
 	}
-	first, err := CheckPage(first, last)
+	first, err := paging.CheckPage(first, last)
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckFilter(where); err != nil {
+	if err := paging.CheckFilter(where); err != nil {
 		return nil, err
 	}
 	if err := amountsNeedCurrency(where, false); err != nil {

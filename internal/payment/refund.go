@@ -15,6 +15,7 @@ import (
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/event"
 	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/prefixid"
@@ -245,9 +246,9 @@ func lockPayment(ctx context.Context, tx *ent.Tx, id string) (*ent.Payment, erro
 }
 
 // updateRefund writes outcome o onto pending refund r, with the provider's id when r has none
-// yet, and updates r to match. The UPDATE is conditional on the status r was read with, so of two
-// concurrent writes one fails instead of both applying.
-func updateRefund(ctx context.Context, tx *ent.Tx, r *ent.Refund, o refundOutcome) error {
+// yet, and updates r to match; a refund settled tells merchants so. The UPDATE is conditional on
+// the status r was read with, so of two concurrent writes one fails instead of both applying.
+func (s *Service) updateRefund(ctx context.Context, tx *ent.Tx, r *ent.Refund, o refundOutcome) error {
 	if o.status != r.Status && !r.Status.CanMoveTo(o.status) {
 		return apierror.New(apierror.InvalidState, fmt.Sprintf("a %s refund cannot become %s", r.Status, o.status))
 	}
@@ -269,8 +270,21 @@ func updateRefund(ctx context.Context, tx *ent.Tx, r *ent.Refund, o refundOutcom
 	if err != nil {
 		return err
 	}
+	settled := fresh.Status != r.Status
 	*r = *fresh
-	return nil
+	if !settled {
+		return nil
+	}
+	return s.refundSettled(ctx, tx, r)
+}
+
+// refundSettled tells merchants that refund r succeeded or failed, within tx.
+func (s *Service) refundSettled(ctx context.Context, tx *ent.Tx, r *ent.Refund) error {
+	eventType := event.RefundSucceeded
+	if r.Status == state.RefundFailed {
+		eventType = event.RefundFailed
+	}
+	return s.Events.Record(ctx, tx, eventType, r.ID, RefundObjectOf(r), s.now())
 }
 
 // GetRefund returns one refund.

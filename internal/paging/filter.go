@@ -1,4 +1,6 @@
-package payment
+// Package paging bounds what a list is asked for: the size of a page, and the filters of an entgql
+// where input.
+package paging
 
 import (
 	"fmt"
@@ -120,4 +122,27 @@ func jsonNames(t reflect.Type) []string {
 		}
 	}
 	return names
+}
+
+// Page sizes of lists: a page is never unbounded.
+const (
+	DefaultPageSize = 20
+	MaxPageSize     = 100
+)
+
+// CheckPage checks the size a Relay page asks for, first or last, and returns first, which is
+// DefaultPageSize when neither is given. Every list pages by it.
+func CheckPage(first, last *int) (*int, error) {
+	switch {
+	case first != nil && last != nil:
+		return nil, apierror.ForParam(apierror.InvalidRequest, "last", "give first or last, not both")
+	case first != nil && (*first < 1 || *first > MaxPageSize):
+		return nil, apierror.ForParam(apierror.InvalidRequest, "first", fmt.Sprintf("first must be from 1 to %d", MaxPageSize))
+	case last != nil && (*last < 1 || *last > MaxPageSize):
+		return nil, apierror.ForParam(apierror.InvalidRequest, "last", fmt.Sprintf("last must be from 1 to %d", MaxPageSize))
+	case first == nil && last == nil:
+		pageSize := DefaultPageSize
+		first = &pageSize
+	}
+	return first, nil
 }
