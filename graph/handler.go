@@ -8,10 +8,13 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/coder/websocket"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/paygate/paygate/graph/generated"
@@ -26,7 +29,18 @@ type HandlerOptions struct {
 	// which would name fields to someone guessing at the schema.
 	Production bool
 	Logger     *slog.Logger
+	// CORSOrigins are the origins, besides its own, a browser may open a WebSocket from.
+	CORSOrigins []string
 }
+
+// Bounds of the streams.
+const (
+	// maxMessage bounds a message a WebSocket client sends: a subscription's document and
+	// variables, within the bounds of any request's.
+	maxMessage = 64 << 10
+	// keepAlive is how often an idle stream is pinged, so a dead peer is found and proxies keep it.
+	keepAlive = 15 * time.Second
+)
 
 // maxErrors bounds the errors of one answer: a document within its limits may still hold
 // thousands of mistakes, and the first few say what to fix.
@@ -45,6 +59,17 @@ func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
 	}
 	listCosts(&cfg.Complexity)
 	srv := handler.New(generated.NewExecutableSchema(cfg))
+	readLimit := int64(maxMessage)
+	srv.AddTransport(transport.Websocket{
+		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{
+			OriginPatterns: originPatterns(opts.CORSOrigins),
+		}},
+		InitFunc:              r.authenticateConnection,
+		InitTimeout:           10 * time.Second,
+		KeepAlivePingInterval: keepAlive,
+		PayloadReadLimit:      &readLimit,
+	})
+	srv.AddTransport(transport.SSE{KeepAlivePingInterval: keepAlive})
 	srv.AddTransport(overHTTP{})
 	cache := newDocumentCache(1000)
 	srv.SetQueryCache(cache)

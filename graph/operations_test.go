@@ -13,7 +13,7 @@ import (
 func TestSchemaScopesAreTheOperations(t *testing.T) {
 	schema := schemaForTest()
 	rootFields := map[string]string{}
-	for _, root := range []string{"Query", "Mutation"} {
+	for _, root := range []string{"Query", "Mutation", "Subscription"} {
 		for _, field := range schema.Types[root].Fields {
 			scope := ""
 			if hasScope := field.Directives.ForName("hasScope"); hasScope != nil {

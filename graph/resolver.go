@@ -6,6 +6,7 @@ import (
 	"github.com/paygate/paygate/internal/alerting"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/inbound"
+	"github.com/paygate/paygate/internal/live"
 	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/payment"
@@ -36,4 +37,8 @@ type Resolver struct {
 	System *metrics.System
 	// Ent resolves node(id:) lookups, which span every type.
 	Ent *ent.Client
+	// Hub hands the subscriptions what changes.
+	Hub *live.Hub
+
+	subscribers subscribers
 }

@@ -64,6 +64,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	keyed := flags.Bool("keyed", true, "send every create with a new Idempotency-Key")
 	operations := flags.String("ops", "create,get,list", "the operations to run, in order")
 	stripeURL := flags.String("stripe", "", "a Stripe API (paygate-load sandbox) the bare handler in this process charges through, as Paygate does")
+	subscribers := flags.Int("subscribers", 0, "idle GraphQL subscriptions (over WebSockets) held open on Paygate during the runs")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -103,6 +104,15 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		{Surface: loadtest.SurfaceREST, BaseURL: *paygateURL, Token: *token},
 		{Surface: loadtest.SurfaceGraphQL, BaseURL: *paygateURL, Token: *token},
 	}
+	if *subscribers > 0 {
+		before := memoryOf(*pid)
+		closeSubscribers, err := loadtest.OpenSubscribers(ctx, client, *paygateURL, *token, *subscribers)
+		if err != nil {
+			return err
+		}
+		defer closeSubscribers()
+		fmt.Fprintf(stdout, "%d idle subscriptions open; paygate resident memory %s before, %s with them\n", *subscribers, before, memoryOf(*pid))
+	}
 	cfg := loadtest.Config{Concurrency: *concurrency, Duration: *duration, Keyed: *keyed, Client: client}
 	fmt.Fprintf(stdout, "%d clients, %d rounds of %s per target, keyed creates: %v\n", cfg.Concurrency, *rounds, cfg.Duration, cfg.Keyed)
 	results, err := loadtest.Compare(ctx, cfg, targets, strings.Split(*operations, ","), *rounds)
@@ -123,6 +133,18 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// memoryOf says the resident memory of process pid, when it is known.
+func memoryOf(pid int) string {
+	if pid == 0 {
+		return "(unknown: give -pid)"
+	}
+	now, _, err := loadtest.ResidentMemory(pid)
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	return fmt.Sprintf("%d MB", now>>20)
 }
 
 // logIn returns an access token for the user.

@@ -127,7 +127,8 @@ func (Payment) Annotations() []schema.Annotation {
 				"amount_capturable >= 0 AND amount_capturable <= amount",
 			"payment_status_known": "status IN " + paymentStatuses,
 		}),
-		entgql.QueryField().Directives(hasScope("payments:read")),
+		entgql.QueryField().Description("Payments, newest first (createdAt, then id, descending) unless orderBy says otherwise, as REST lists them.").
+			Directives(hasScope("payments:read")),
 		entgql.RelayConnection(),
 	}
 }

@@ -50,6 +50,7 @@ type ResolverRoot interface {
 	Payment() PaymentResolver
 	Query() QueryResolver
 	Refund() RefundResolver
+	Subscription() SubscriptionResolver
 	SystemMetrics() SystemMetricsResolver
 	WebhookDelivery() WebhookDeliveryResolver
 	WebhookEvent() WebhookEventResolver
@@ -416,6 +417,13 @@ type ComplexityRoot struct {
 		Status func(childComplexity int) int
 	}
 
+	Subscription struct {
+		AlertRaised           func(childComplexity int) int
+		PaymentUpdated        func(childComplexity int, id *string) int
+		ProviderStatusChanged func(childComplexity int) int
+		RefundUpdated         func(childComplexity int, paymentID *string) int
+	}
+
 	SystemMetrics struct {
 		Database func(childComplexity int) int
 		Payments func(childComplexity int) int
@@ -663,6 +671,12 @@ type QueryResolver interface {
 }
 type RefundResolver interface {
 	Amount(ctx context.Context, obj *ent.Refund) (money.Decimal, error)
+}
+type SubscriptionResolver interface {
+	PaymentUpdated(ctx context.Context, id *string) (<-chan *ent.Payment, error)
+	RefundUpdated(ctx context.Context, paymentID *string) (<-chan *ent.Refund, error)
+	ProviderStatusChanged(ctx context.Context) (<-chan *metrics.ProviderStatus, error)
+	AlertRaised(ctx context.Context) (<-chan *ent.Alert, error)
 }
 type SystemMetricsResolver interface {
 	UptimeS(ctx context.Context, obj *metrics.SystemFigures) (int, error)
@@ -2294,6 +2308,41 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.StatusCount.Status(childComplexity), true
 
+	case "Subscription.alertRaised":
+		if e.ComplexityRoot.Subscription.AlertRaised == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.AlertRaised(childComplexity), true
+	case "Subscription.paymentUpdated":
+		if e.ComplexityRoot.Subscription.PaymentUpdated == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_paymentUpdated_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.PaymentUpdated(childComplexity, args["id"].(*string)), true
+	case "Subscription.providerStatusChanged":
+		if e.ComplexityRoot.Subscription.ProviderStatusChanged == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.ProviderStatusChanged(childComplexity), true
+	case "Subscription.refundUpdated":
+		if e.ComplexityRoot.Subscription.RefundUpdated == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_refundUpdated_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.RefundUpdated(childComplexity, args["paymentId"].(*string)), true
+
 	case "SystemMetrics.database":
 		if e.ComplexityRoot.SystemMetrics.Database == nil {
 			break
@@ -3023,6 +3072,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				Data: buf.Bytes(),
 			}
 		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
 
 	default:
 		return graphql.OneShot(graphql.ErrorResponse(ctx, "unsupported GraphQL operation"))
@@ -3695,6 +3761,9 @@ type Query {
     """
     where: EventWhereInput
   ): EventConnection! @hasScope(scope: "webhooks:read")
+  """
+  Payments, newest first (createdAt, then id, descending) unless orderBy says otherwise, as REST lists them.
+  """
   payments(
     """
     Returns the elements in the list that come after the specified cursor.
@@ -4247,7 +4316,7 @@ type RequestMetrics {
 type PaymentMetrics {
   "Payments made within the window, by status."
   byStatus: [StatusCount!]!
-  "The amount of the payments made within the window that were paid (succeeded, refunded since or not), by currency."
+  "What the payments made within the window took net of refunds, by currency: the amount captured less the amount refunded (succeeded refunds). Every currency with a payment in the window is listed, at 0.00 when nothing of it is kept (authorised only, failed, canceled or refunded in full)."
   volume: [CurrencyVolume!]!
 }
 
@@ -4652,7 +4721,7 @@ input CaptureSettingsInput {
   windowH: Int!
 }
 
-"Thresholds of the alert rules: a provider failing more than providerErrorRate of its calls in the circuit breaker's window; refunds in an hour above refundShare of the volume paid in it, per currency."
+"Thresholds of the alert rules: a provider failing more than providerErrorRate of its calls in the circuit breaker's window; refunds in an hour above refundShare of the volume they came from (what the payments made or refunded in that hour captured), per currency."
 type AlertSettings {
   providerErrorRate: Float!
   refundShare: Float!
@@ -4772,6 +4841,27 @@ extend type Mutation {
   createUser(input: CreateUserInput!): User! @hasScope(scope: "users:manage")
   "Changes a user's role or disables them; either revokes every token they hold. The last admin can be neither demoted nor disabled."
   updateUser(id: ID!, input: UpdateUserInput!): User! @hasScope(scope: "users:manage")
+}
+`, BuiltIn: false},
+	{Name: "../subscription.graphqls", Input: `"""
+What changes as it changes, for dashboards: over WebSocket (the graphql-transport-ws protocol) or
+Server-Sent Events (graphql-sse, distinct connections), both on /query. The credential goes in
+connection_init's payload ({"Authorization": "Bearer ..."} or {"X-API-Key": "pk_..."}) over
+WebSocket, in the request's headers over SSE; each field needs the scope its query needs, and a
+subscription ends when its credential expires or is revoked, or its user is disabled. A change
+made through any server reaches subscribers on every server. A subscriber that falls behind is
+dropped rather than allowed to hold anything up; one that reconnects catches up from the events
+list.
+"""
+type Subscription {
+  "The payment with this id as each change leaves it; every payment the principal may read when id is left out."
+  paymentUpdated(id: ID): Payment! @hasScope(scope: "payments:read")
+  "Each refund as it is made and as it settles; of one payment when paymentId is given."
+  refundUpdated(paymentId: ID): Refund! @hasScope(scope: "payments:read")
+  "A provider's status on the server subscribed to, each time its circuit or figures change (at most once every 2 seconds each)."
+  providerStatusChanged: ProviderStatus! @hasScope(scope: "monitoring:read")
+  "Each alert as it is raised, acknowledged or resolved."
+  alertRaised: Alert! @hasScope(scope: "monitoring:read")
 }
 `, BuiltIn: false},
 	{Name: "../webhook.graphqls", Input: `"Where a provider's webhook event is in its processing."
@@ -6801,6 +6891,34 @@ func (ec *executionContext) field_Query_webhookEvents_args(ctx context.Context, 
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_paymentUpdated_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_refundUpdated_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "paymentId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["paymentId"] = arg0
 	return args, nil
 }
 
@@ -13986,6 +14104,230 @@ func (ec *executionContext) _StatusCount_count(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_StatusCount_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("StatusCount", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Subscription_paymentUpdated(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_paymentUpdated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().PaymentUpdated(ctx, fc.Args["id"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "payments:read")
+				if err != nil {
+					var zeroVal *ent.Payment
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *ent.Payment
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Payment) graphql.Marshaler {
+			return ec.marshalNPayment2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPayment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_paymentUpdated(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Payment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_paymentUpdated_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_refundUpdated(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_refundUpdated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().RefundUpdated(ctx, fc.Args["paymentId"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "payments:read")
+				if err != nil {
+					var zeroVal *ent.Refund
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *ent.Refund
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Refund) graphql.Marshaler {
+			return ec.marshalNRefund2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐRefund(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_refundUpdated(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Refund(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_refundUpdated_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_providerStatusChanged(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_providerStatusChanged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Subscription().ProviderStatusChanged(ctx)
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "monitoring:read")
+				if err != nil {
+					var zeroVal *metrics.ProviderStatus
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *metrics.ProviderStatus
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *metrics.ProviderStatus) graphql.Marshaler {
+			return ec.marshalNProviderStatus2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐProviderStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_providerStatusChanged(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProviderStatus(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_alertRaised(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_alertRaised(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Subscription().AlertRaised(ctx)
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "monitoring:read")
+				if err != nil {
+					var zeroVal *ent.Alert
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *ent.Alert
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Alert) graphql.Marshaler {
+			return ec.marshalNAlert2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlert(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_alertRaised(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Alert(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _SystemMetrics_uptimeS(ctx context.Context, field graphql.CollectedField, obj *metrics.SystemFigures) (ret graphql.Marshaler) {
@@ -24565,6 +24907,32 @@ func (ec *executionContext) _StatusCount(ctx context.Context, sel ast.SelectionS
 	})
 
 	return out
+}
+
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "paymentUpdated":
+		return ec._Subscription_paymentUpdated(ctx, fields[0])
+	case "refundUpdated":
+		return ec._Subscription_refundUpdated(ctx, fields[0])
+	case "providerStatusChanged":
+		return ec._Subscription_providerStatusChanged(ctx, fields[0])
+	case "alertRaised":
+		return ec._Subscription_alertRaised(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
 }
 
 var systemMetricsImplementors = []string{"SystemMetrics"}

@@ -168,6 +168,17 @@ type SendTestWebhookInput struct {
 	Secret     *string `json:"secret,omitempty"`
 }
 
+// What changes as it changes, for dashboards: over WebSocket (the graphql-transport-ws protocol) or
+// Server-Sent Events (graphql-sse, distinct connections), both on /query. The credential goes in
+// connection_init's payload ({"Authorization": "Bearer ..."} or {"X-API-Key": "pk_..."}) over
+// WebSocket, in the request's headers over SSE; each field needs the scope its query needs, and a
+// subscription ends when its credential expires or is revoked, or its user is disabled. A change
+// made through any server reaches subscribers on every server. A subscriber that falls behind is
+// dropped rather than allowed to hold anything up; one that reconnects catches up from the events
+// list.
+type Subscription struct {
+}
+
 // What came of a test event. An endpoint that could not be reached is no error: statusCode is null
 // and error says what happened.
 type TestWebhookDelivery struct {

@@ -17,6 +17,7 @@ import (
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/alert"
 	"github.com/paygate/paygate/ent/payment"
+	"github.com/paygate/paygate/ent/predicate"
 	"github.com/paygate/paygate/ent/refund"
 	"github.com/paygate/paygate/ent/webhookattempt"
 	"github.com/paygate/paygate/ent/webhookendpoint"
@@ -144,32 +145,42 @@ func (a *Alerts) deadSinceLastAlert(ctx context.Context, provider string) (int, 
 	return attempts.Count(ctx)
 }
 
-// refundShares finds the currencies whose refunds made in the last hour exceed share of what the
-// payments made in it took, refunded since or not.
+// refundShares finds the currencies whose refunds made in the last hour (pending or succeeded)
+// exceed share of the captured volume they came from: what the hour's payments captured (those
+// refunded since included: a refund does not undo its payment) and what the older payments those
+// refunds belong to captured. Weighed against the hour's payments alone, an ordinary refund of
+// yesterday's payment in a quiet hour would look like a run on refunds.
 func (a *Alerts) refundShares(ctx context.Context, share float64) ([]finding, error) {
 	since := a.Now().Add(-refundShareWindow)
-	var paid, refunded []struct {
+	type sum struct {
 		Currency string `json:"currency"`
 		Sum      int64  `json:"sum"`
 	}
-	if err := a.Client.Payment.Query().Where(payment.CreatedAtGTE(since), payment.StatusIn(state.PaidStatuses()...)).
-		GroupBy(payment.FieldCurrency).Aggregate(ent.Sum(payment.FieldAmount)).Scan(ctx, &paid); err != nil {
+	var recent, older, refunded []sum
+	refundedInWindow := []predicate.Refund{refund.CreatedAtGTE(since), refund.StatusNEQ(state.RefundFailed)}
+	if err := a.Client.Payment.Query().Where(payment.CreatedAtGTE(since)).
+		GroupBy(payment.FieldCurrency).Aggregate(ent.Sum(payment.FieldAmountCaptured)).Scan(ctx, &recent); err != nil {
 		return nil, err
 	}
-	if err := a.Client.Refund.Query().Where(refund.CreatedAtGTE(since), refund.StatusNEQ(state.RefundFailed)).
+	// Each older payment once, however many of its refunds the hour holds.
+	if err := a.Client.Payment.Query().Where(payment.CreatedAtLT(since), payment.HasRefundsWith(refundedInWindow...)).
+		GroupBy(payment.FieldCurrency).Aggregate(ent.Sum(payment.FieldAmountCaptured)).Scan(ctx, &older); err != nil {
+		return nil, err
+	}
+	if err := a.Client.Refund.Query().Where(refundedInWindow...).
 		GroupBy(refund.FieldCurrency).Aggregate(ent.Sum(refund.FieldAmount)).Scan(ctx, &refunded); err != nil {
 		return nil, err
 	}
-	volume := map[string]int64{}
-	for _, row := range paid {
-		volume[row.Currency] = row.Sum
+	captured := map[string]int64{}
+	for _, row := range append(recent, older...) {
+		captured[row.Currency] += row.Sum
 	}
 	var findings []finding
 	for _, row := range refunded {
-		if float64(row.Sum) > share*float64(volume[row.Currency]) {
+		if float64(row.Sum) > share*float64(captured[row.Currency]) {
 			findings = append(findings, finding{RuleRefundShare, row.Currency, state.AlertWarning,
-				fmt.Sprintf("Refunds of %s in the last hour came to %s against %s paid, above the %.0f%% alerted on.", row.Currency,
-					money.Amount{Minor: row.Sum, Currency: row.Currency}, money.Amount{Minor: volume[row.Currency], Currency: row.Currency}, share*100)})
+				fmt.Sprintf("Refunds of %s in the last hour came to %s against %s captured by the payments made or refunded in that hour, above the %.0f%% alerted on.",
+					row.Currency, money.Amount{Minor: row.Sum, Currency: row.Currency}, money.Amount{Minor: captured[row.Currency], Currency: row.Currency}, share*100)})
 		}
 	}
 	return findings, nil

@@ -174,41 +174,75 @@ func TestAlerts(t *testing.T) {
 	})
 }
 
-// TestRefundShareWeighsWhatWasPaid: refunds are weighed against what the hour's payments took,
-// those refunded since included: a refund of 30% of a payment Stripe refunded at once raises no
-// alert at 50%; refunding the rest, 100% of it, does.
-func TestRefundShareWeighsWhatWasPaid(t *testing.T) {
+// TestRefundShareWeighsWhatWasRefunded: an hour's refunds are weighed against the captured volume
+// they came from: what the hour's payments captured, refunded since or not, and what the older
+// payments refunded in the hour captured, each once. At the default 50%: refunding 10.00 of a
+// 49.99 payment made hours before is no alert; refunding most of the hour's takings is. Refunds
+// made before the hour count for nothing, and a payment refunded in full within the hour alerts.
+func TestRefundShareWeighsWhatWasRefunded(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		admin := env.tokenFor("admin")
-		doc := env.app.services.configs.Current()
-		doc.Alerts.RefundShare = 0.5
-		if _, err := env.app.services.configs.Update(context.Background(), doc, "usr_test"); err != nil {
-			t.Fatal(err)
+		if share := env.app.services.configs.Current().Alerts.RefundShare; share != 0.5 {
+			t.Fatalf("the default refund share is %v, want 0.5", share)
 		}
-		paid := env.succeededPayment(admin, "10.00", "USD", "stripe")
-		refundShareAlerts := func(refund string) []string {
+		refund := func(id, amount string) {
 			t.Helper()
-			if r := env.request(http.MethodPost, "/api/v1/payments/"+paid+"/refunds", admin, map[string]any{"amount": refund}); r.status != http.StatusCreated {
-				t.Fatalf("refund of %s = %d %s", refund, r.status, r.raw)
+			// Adyen and Checkout.com settle a refund later: pending, it counts already.
+			if r := env.request(http.MethodPost, "/api/v1/payments/"+id+"/refunds", admin, map[string]any{"amount": amount}); r.status != http.StatusCreated {
+				t.Fatalf("refund of %s = %d %s", amount, r.status, r.raw)
 			}
+		}
+		// refundShareAlerts evaluates the rules and returns the refund share alerts, by currency.
+		refundShareAlerts := func() map[string]string {
+			t.Helper()
 			if _, err := env.app.services.alerts.Evaluate(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			var messages []string
+			messages := map[string]string{}
 			for _, a := range db.Ent.Alert.Query().AllX(context.Background()) {
 				if a.Rule == alerting.RuleRefundShare {
-					messages = append(messages, a.Message)
+					messages[a.Subject] = a.Message
 				}
 			}
 			return messages
 		}
-		if alerts := refundShareAlerts("3.00"); len(alerts) != 0 {
-			t.Errorf("30%% refunded of a payment refunded in part: %v", alerts)
+
+		oldUSD := env.succeededPayment(admin, "49.99", "USD", "stripe")
+		oldEUR := env.succeededPayment(admin, "40.00", "EUR", "adyen")
+		refund(oldEUR, "5.00")
+		// Rows take their creation time from the machine's clock, not the server's: made two hours
+		// ago, those payments and that refund are older than the hour.
+		twoHoursAgo := time.Now().UTC().Add(-2 * time.Hour)
+		for _, table := range []string{"payments", "refunds"} {
+			if _, err := db.SQL.Exec(`UPDATE `+table+` SET created_at = $1`, twoHoursAgo); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if alerts := refundShareAlerts("7.00"); len(alerts) != 1 || !strings.Contains(alerts[0], "10.00 against 10.00 paid") {
-			t.Errorf("all of it refunded: %v", alerts)
+
+		refund(oldUSD, "10.00")
+		refund(oldEUR, "15.00")
+		if alerts := refundShareAlerts(); len(alerts) != 0 {
+			t.Errorf("20%% of an old USD payment and 37.5%% of an old EUR one refunded: %v", alerts)
+		}
+		// Most of the hour's USD takings: 90.00 refunded of the 149.99 captured.
+		recent := env.succeededPayment(admin, "100.00", "USD", "stripe")
+		refund(recent, "80.00")
+		// A second refund of the old EUR payment counts its 40.00 once: 25.00 is above half of it.
+		refund(oldEUR, "10.00")
+		// GBP: a payment of the hour, a third of it refunded, then the rest.
+		hourGBP := env.succeededPayment(admin, "10.00", "GBP", "checkout")
+		refund(hourGBP, "3.00")
+		alerts := refundShareAlerts()
+		if len(alerts) != 2 ||
+			alerts["USD"] != "Refunds of USD in the last hour came to 90.00 against 149.99 captured by the payments made or refunded in that hour, above the 50% alerted on." ||
+			alerts["EUR"] != "Refunds of EUR in the last hour came to 25.00 against 40.00 captured by the payments made or refunded in that hour, above the 50% alerted on." {
+			t.Errorf("alerts = %v", alerts)
+		}
+		refund(hourGBP, "7.00")
+		if alerts := refundShareAlerts(); len(alerts) != 3 || !strings.Contains(alerts["GBP"], "came to 10.00 against 10.00 captured") {
+			t.Errorf("a payment of the hour refunded in full: %v", alerts)
 		}
 	})
 }

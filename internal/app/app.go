@@ -16,7 +16,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"entgo.io/ent/dialect"
 	"github.com/paygate/paygate/internal/event"
+	"github.com/paygate/paygate/internal/live"
 
 	"github.com/paygate/paygate/graph"
 	"github.com/paygate/paygate/internal/alerting"
@@ -81,6 +83,11 @@ type services struct {
 	events     *outbound.Events
 	deliveries *outbound.Deliveries
 	endpoints  *outbound.Endpoints
+	// hub hands the subscriptions what changed, which feed finds and announcer tells every
+	// server of.
+	hub       *live.Hub
+	feed      *live.Feed
+	announcer *live.Announcer
 	// webhookLogs serves the stored events to people.
 	webhookLogs *inbound.Logs
 	// metrics count what this server does.
@@ -139,7 +146,19 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger, now cl
 		defer cancel()
 		return deliveries.Pending(ctx)
 	})
-	payments.Events = &event.Recorder{Written: deliveries.Wake}
+	hub := live.NewHub()
+	feed := live.NewFeed(live.Feed{Client: db.Ent, Hub: hub, Now: now, Providers: counters.ProviderStatus})
+	announcer := live.NewAnnouncer(func(ctx context.Context) error {
+		if db.Dialect == dialect.Postgres {
+			return db.Notify(ctx, changesChannel) // every server's listener wakes its feed
+		}
+		feed.Wake()
+		return nil
+	})
+	payments.Events = &event.Recorder{Written: func() {
+		deliveries.Wake()
+		announcer.Changed()
+	}}
 	worker := inbound.NewWorker(inbound.Worker{
 		Client:  db.Ent,
 		Readers: readers(),
@@ -167,6 +186,9 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger, now cl
 		events:      &outbound.Events{Client: db.Ent, Now: now},
 		deliveries:  deliveries,
 		endpoints:   &outbound.Endpoints{Client: db.Ent, Dialect: db.Dialect, Production: cfg.Production(), Now: now, Queued: deliveries.Wake},
+		hub:         hub,
+		feed:        feed,
+		announcer:   announcer,
 		webhookLogs: &inbound.Logs{Client: db.Ent, Providers: providerNames(), Now: now, SignatureFailures: signatureFailures, Requeued: worker.Wake},
 		metrics:     counters,
 		alerts: &alerting.Alerts{Client: db.Ent, Providers: router, Settings: func() settings.AlertThresholds { return configs.Current().Alerts },
@@ -178,6 +200,7 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger, now cl
 // handler over them.
 type App struct {
 	services services
+	db       *database.DB
 	handler  http.Handler
 	logger   *slog.Logger
 	// production warns at start of every provider left on its built-in sandbox.
@@ -207,9 +230,9 @@ func New(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.L
 	// The GraphQL resolver over the services, which the REST shim calls too.
 	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Configs: svc.configs, Ent: db.Ent,
 		Simulator:    &inbound.Simulator{Client: db.Ent, Providers: providerNames(), Simulations: simulations(), Sandboxes: svc.providers.sandboxes},
-		TestWebhooks: svc.testWebhooks, Events: svc.events, Endpoints: svc.endpoints,
+		TestWebhooks: svc.testWebhooks, Events: svc.events, Endpoints: svc.endpoints, Hub: svc.hub,
 		WebhookLogs: svc.webhookLogs, Alerts: svc.alerts, System: &metrics.System{Client: db.Ent, DB: db.SQL, Counters: svc.metrics, Now: now}}
-	paygate := &App{services: svc, logger: logger}
+	paygate := &App{services: svc, db: db, logger: logger}
 	limiter, err := newLimiter(ctx, cfg, logger)
 	if err != nil {
 		return nil, err
@@ -289,6 +312,11 @@ func (a *App) Start(ctx context.Context) {
 	loops := []background.Loop{
 		{Name: "processing webhook events", Every: time.Second, AtStart: true, Wake: svc.webhookWorker.Woken(), Run: svc.webhookWorker.ProcessDueAll},
 		{Name: "delivering events to webhook endpoints", Every: time.Second, AtStart: true, Wake: svc.deliveries.Woken(), Run: svc.deliveries.Round},
+		// What changes reaches the subscribers of every server: announced by the one that made it,
+		// read by each from the database.
+		{Name: "telling every server of changes", Every: time.Hour, Wake: svc.announcer.Pending(), Run: svc.announcer.Round},
+		{Name: "telling subscribers what changed", Every: 500 * time.Millisecond, Wake: svc.feed.Woken(), Run: svc.feed.Round},
+		{Name: "telling subscribers of the providers' status", Every: 2 * time.Second, Run: svc.feed.ProviderRound},
 		{Name: "reconciling with the providers", Every: time.Minute, Run: a.reconcile},
 		{Name: "canceling authorisations not captured in time and authentications abandoned", Every: time.Minute, Run: a.expire},
 		{Name: "purging what is kept only for a time", Every: 10 * time.Minute, AtStart: true, Run: a.purge},
@@ -314,8 +342,15 @@ func (a *App) Start(ctx context.Context) {
 			return err
 		}})
 	}
+	if err := a.db.Listen(ctx, changesChannel, svc.feed.Wake, a.logger); err != nil {
+		// The feed still reads every second: changes reach subscribers, a little later.
+		a.logger.Warn("listening for changes made on other servers", "error", err)
+	}
 	background.Start(ctx, a.logger, loops...)
 }
+
+// changesChannel is the PostgreSQL channel the servers announce their changes on.
+const changesChannel = "paygate_changes"
 
 // alertEvery is how often the alert rules are evaluated: well within a circuit's shortest open
 // time, so an opening is seen.

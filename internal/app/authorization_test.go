@@ -11,6 +11,7 @@ import (
 
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/live"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/state"
 )
@@ -85,6 +86,9 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 		body         any
 		query        string
 		variables    map[string]any
+		// subscription is a subscription document, sent over Server-Sent Events, whose hub kind
+		// is kind.
+		subscription, kind string
 	}
 	fixed := func(entries ...entry) func(string) []entry { return func(string) []entry { return entries } }
 	refund := map[string]any{"amount": "1.00"}
@@ -206,6 +210,11 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 		auth.RetryWebhookDelivery.Name: fixed(entry{method: http.MethodPost, path: "/api/v1/webhook-endpoints/" + anEndpoint + "/deliveries/" + aDelivery + "/retry",
 			query:     `mutation($endpoint: ID!, $id: ID!) { retryWebhookDelivery(endpointId: $endpoint, id: $id) { status } }`,
 			variables: map[string]any{"endpoint": anEndpoint, "id": aDelivery}}),
+		auth.PaymentUpdated.Name: fixed(entry{subscription: `subscription { paymentUpdated { id } }`, kind: live.Payment},
+			entry{subscription: `subscription($id: ID!) { x: paymentUpdated(id: $id) { status } }`, kind: live.Payment, variables: map[string]any{"id": paymentID}}),
+		auth.RefundUpdated.Name:         fixed(entry{subscription: `subscription { refundUpdated { id } }`, kind: live.Refund}),
+		auth.ProviderStatusChanged.Name: fixed(entry{subscription: `subscription { providerStatusChanged { provider circuit } }`, kind: live.Provider}),
+		auth.AlertRaised.Name:           fixed(entry{subscription: `subscription { alertRaised { id } }`, kind: live.Alert}),
 		auth.CreateAPIKey.Name: fixed(entry{method: http.MethodPost, path: "/api/v1/api-keys", body: map[string]any{"name": "rest", "scopes": []string{auth.ScopeAPIKeysManage}},
 			query: `mutation { createAPIKey(input: {name: "graphql", scopes: ["apikeys:manage"]}) { key apiKey { id } } }`}),
 		auth.ScrapeMetrics.Name: fixed(entry{method: http.MethodGet, path: "/metrics"}),
@@ -287,6 +296,11 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 						if got, _ := r.errorCode(); r.status != status || got != code {
 							t.Errorf("%s %s with bad input, %s = %d %.200s", e.method, e.path, who.name, r.status, r.raw)
 						}
+					}
+				}
+				if e.subscription != "" {
+					if got := env.subscriptionAnswer(who.credential, e.subscription, e.variables, e.kind); got != code {
+						t.Errorf("%s, %s = %q, want %q", e.subscription, who.name, got, code)
 					}
 				}
 				if e.query == "" {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/paging"
 
 	"github.com/paygate/paygate/internal/database"
@@ -234,12 +236,16 @@ func TestReadPaymentsBackOverGraphQL(t *testing.T) {
 			t.Errorf("pages by amount = %v then %v", got, got2)
 		}
 		_, _, byTime := list(`first: 1, orderBy: {field: CREATED_AT, direction: ASC}`)
-		_, _, byID := list(`first: 1`)
+		// A cursor of the id alone, as the list's order by id (before it was newest first by
+		// default) gave.
+		var byID bytes.Buffer
+		ent.Cursor{ID: ids[0]}.MarshalGQL(&byID)
 		for _, args := range []string{
 			`after: "` + str(byTime["endCursor"]) + `", orderBy: {field: AMOUNT, direction: ASC}`,
 			`before: "` + str(byAmount["endCursor"]) + `", last: 1, orderBy: {field: CREATED_AT, direction: ASC}`,
-			`after: "` + str(byID["endCursor"]) + `", orderBy: {field: CREATED_AT, direction: ASC}`,
-			`after: "` + str(byTime["endCursor"]) + `"`,
+			`after: ` + byID.String() + `, orderBy: {field: CREATED_AT, direction: ASC}`,
+			`after: ` + byID.String(),
+			`after: "` + str(byAmount["endCursor"]) + `"`,
 		} {
 			_, errs = env.graphql(viewer, `{ payments(`+args+`) { totalCount } }`, nil)
 			if len(errs) != 1 || errs[0].code() != "invalid_request" {

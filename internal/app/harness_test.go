@@ -53,12 +53,20 @@ type testEnv struct {
 
 func newTestEnv(t testing.TB, db *database.DB, extraEnv ...string) *testEnv {
 	t.Helper()
+	return newTestEnvWriting(t, db, 0, extraEnv...)
+}
+
+// newTestEnvWriting is newTestEnv whose server cuts a request's answer after writeTimeout, as
+// serve's does (0: never).
+func newTestEnvWriting(t testing.TB, db *database.DB, writeTimeout time.Duration, extraEnv ...string) *testEnv {
+	t.Helper()
 	logs, clk := &logtest.Buffer{}, &clock.Adjustable{}
 	// Its address is known before Paygate is built, as a deployment's public address is.
 	server := httptest.NewUnstartedServer(nil)
 	public := "PAYGATE_PUBLIC_URL=http://" + server.Listener.Addr().String()
 	paygate := newTestAppWithClock(t, db, NewLogger(logs, "debug"), clk.Now, append([]string{public}, extraEnv...)...)
 	server.Config.Handler = paygate.handler
+	server.Config.WriteTimeout = writeTimeout
 	server.Start()
 	t.Cleanup(server.Close)
 	return &testEnv{t: t, db: db, app: paygate, url: server.URL, logs: logs, clock: clk}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -94,5 +95,61 @@ func TestListsCountOnlyWhenAskedTo(t *testing.T) {
 				t.Errorf("%s: %s = %s, want %s (%v)", tc.query, tc.path, got, tc.want, data)
 			}
 		}
+	})
+}
+
+// TestPaymentsNewestFirstByDefault: GraphQL's payments without orderBy lists newest first, as
+// REST does, and its cursors page forwards and backwards from any page; they are the cursors of
+// orderBy {CREATED_AT, DESC}, which takes them.
+func TestPaymentsNewestFirstByDefault(t *testing.T) {
+	t.Parallel()
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db)
+		token := env.tokenFor("viewer")
+		var made []string
+		for i, card := range []string{"4242424242424242", "4000000000000002", "4242424242424242", "4242424242424242", "4000000000000002"} {
+			r := env.request(http.MethodPost, "/api/v1/payments", env.tokenFor("developer"), paymentBody(fmt.Sprintf("%d.00", i+1), "USD", card))
+			made = append([]string{str(get(r.data(), "id"))}, made...) // newest first
+		}
+		if rest, _ := env.listIDs(token, "/api/v1/payments?limit=5"); !slices.Equal(rest, made) {
+			t.Fatalf("REST lists %v, made (newest first) %v", rest, made)
+		}
+
+		type page struct {
+			ids                          []string
+			hasNext, hasPrevious         bool
+			startCursor, endCursor, args string
+		}
+		list := func(args string) page {
+			t.Helper()
+			data := env.mustGraphQL(token, `{ payments(`+args+`) { pageInfo { hasNextPage hasPreviousPage startCursor endCursor } edges { node { id } } } }`, nil)
+			p := page{args: args, hasNext: get(data, "payments", "pageInfo", "hasNextPage") == true,
+				hasPrevious: get(data, "payments", "pageInfo", "hasPreviousPage") == true,
+				startCursor: str(get(data, "payments", "pageInfo", "startCursor")), endCursor: str(get(data, "payments", "pageInfo", "endCursor"))}
+			for _, edge := range get(data, "payments", "edges").([]any) {
+				p.ids = append(p.ids, str(get(edge, "node", "id")))
+			}
+			return p
+		}
+		check := func(p page, want []string, hasNext, hasPrevious bool) {
+			t.Helper()
+			if !slices.Equal(p.ids, want) || p.hasNext != hasNext || p.hasPrevious != hasPrevious {
+				t.Errorf("payments(%s) = %v next %v previous %v, want %v next %v previous %v", p.args, p.ids, p.hasNext, p.hasPrevious, want, hasNext, hasPrevious)
+			}
+		}
+
+		// Forwards. A page after a cursor has pages before it, and one before a cursor pages after.
+		first := list(`first: 2`)
+		check(first, made[0:2], true, false)
+		second := list(`first: 2, after: "` + first.endCursor + `"`)
+		check(second, made[2:4], true, true)
+		third := list(`first: 2, after: "` + second.endCursor + `"`)
+		check(third, made[4:5], false, true)
+		// Backwards, from the last page and from the middle one.
+		check(list(`last: 2, before: "`+third.startCursor+`"`), made[2:4], true, true)
+		check(list(`last: 2, before: "`+second.startCursor+`"`), made[0:2], true, false)
+		check(list(`last: 2`), made[3:5], false, true)
+		// The default's cursors are those of the order it stands for.
+		check(list(`first: 2, after: "`+first.endCursor+`", orderBy: {field: CREATED_AT, direction: DESC}`), made[2:4], true, true)
 	})
 }

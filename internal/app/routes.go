@@ -17,6 +17,7 @@ import (
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/inbound"
 	"github.com/paygate/paygate/internal/metrics"
+	"github.com/paygate/paygate/internal/ops"
 	"github.com/paygate/paygate/internal/playground"
 	"github.com/paygate/paygate/internal/web"
 )
@@ -156,15 +157,22 @@ func NewServer(deps ServerDeps) http.Handler {
 		mux.HandleFunc("GET /{$}", deps.Playground.Page)
 		mux.HandleFunc("GET "+playground.Prefix, deps.Playground.Asset)
 	}
+	// The operations page, in production too: it holds no credential; its reader signs in.
+	opsPage := ops.New(rest.NotFound)
+	mux.Handle("GET "+ops.Path, opsPage)
+	mux.Handle("GET "+ops.Prefix, opsPage)
+	mux.Handle(ops.Path, rest.Allow(http.MethodGet))
+	mux.Handle(ops.Prefix, rest.Allow(http.MethodGet))
 	mux.HandleFunc("/", rest.NotFound)
 
 	surfaces := http.NewServeMux()
 	// Each surface answers an oversized body and a spent rate limit in its own error shape.
 	restError := func(w http.ResponseWriter, r *http.Request, err error) { web.WriteError(w, r, err, nil) }
 	surfaces.Handle("/query", web.Chain(graph.NewHandler(deps.Resolver, graph.HandlerOptions{
-		Production: deps.Production,
-		Logger:     deps.Logger,
-	}), deps.RateLimiting.Middleware(graph.WriteError), web.LimitBody(maxBodyBytes, graph.WriteError)))
+		Production:  deps.Production,
+		Logger:      deps.Logger,
+		CORSOrigins: deps.CORSOrigins,
+	}), deps.RateLimiting.Middleware(graph.WriteError), graph.Streams(deps.RateLimiting.ClientAddr), web.LimitBody(maxBodyBytes, graph.WriteError)))
 	surfaces.Handle("/", web.Chain(web.RefuseControlBytes(web.Routed(mux)),
 		deps.RateLimiting.Middleware(restError), web.LimitBody(maxBodyBytes, restError)))
 

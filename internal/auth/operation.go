@@ -73,6 +73,11 @@ var (
 	RotateWebhookEndpointSecret = Operation{Name: "rotateWebhookEndpointSecret", Scope: ScopeWebhooksManage}
 	ListWebhookDeliveries       = Operation{Name: "webhookDeliveries", Scope: ScopeWebhooksRead}
 	RetryWebhookDelivery        = Operation{Name: "retryWebhookDelivery", Scope: ScopeWebhooksManage}
+	// Subscriptions read what the queries of the same objects read.
+	PaymentUpdated        = Operation{Name: "paymentUpdated", Scope: ScopePaymentsRead}
+	RefundUpdated         = Operation{Name: "refundUpdated", Scope: ScopePaymentsRead}
+	ProviderStatusChanged = Operation{Name: "providerStatusChanged", Scope: ScopeMonitoringRead}
+	AlertRaised           = Operation{Name: "alertRaised", Scope: ScopeMonitoringRead}
 	// Prometheus scrapes /metrics with a key holding monitoring:read, unless the metrics are public.
 	ScrapeMetrics = Operation{Name: "metrics", Scope: ScopeMonitoringRead, HTTPOnly: true}
 	SystemMetrics = Operation{Name: "systemMetrics", Scope: ScopeMonitoringRead}
@@ -92,7 +97,8 @@ var Operations = []Operation{Login, RefreshToken, Logout, RevokeToken, CreateUse
 	GetConfig, UpdateConfig, ConfigHistory, ProviderStatus, SimulateEvent, SendTestWebhook,
 	ListWebhookEvents, GetWebhookEvent, WebhookMetrics, RetryWebhookEvent,
 	ListEvents, GetEvent, CreateWebhookEndpoint, ListWebhookEndpoints, GetWebhookEndpoint, UpdateWebhookEndpoint,
-	DeleteWebhookEndpoint, RotateWebhookEndpointSecret, ListWebhookDeliveries, RetryWebhookDelivery, CreateAPIKey, ListAPIKeys, RevokeAPIKey, ScrapeMetrics, SystemMetrics, ListAlerts, AcknowledgeAlert, ResolveAlert}
+	DeleteWebhookEndpoint, RotateWebhookEndpointSecret, ListWebhookDeliveries, RetryWebhookDelivery,
+	PaymentUpdated, RefundUpdated, ProviderStatusChanged, AlertRaised, CreateAPIKey, ListAPIKeys, RevokeAPIKey, ScrapeMetrics, SystemMetrics, ListAlerts, AcknowledgeAlert, ResolveAlert}
 
 // OperationNamed returns the operation of a GraphQL root field, if the field is one.
 func OperationNamed(name string) (Operation, bool) {

@@ -65,6 +65,20 @@ func (p Principal) Can(scope string) bool { return slices.Contains(p.Scopes, sco
 
 type principalKey struct{}
 
+type credentialKey struct{}
+
+// WithCredential returns a context carrying the credential the principal authenticated with, so
+// that what lasts beyond the request (a subscription) can check it is still good.
+func WithCredential(ctx context.Context, credential string) context.Context {
+	return context.WithValue(ctx, credentialKey{}, credential)
+}
+
+// CredentialFrom returns the credential the request's principal authenticated with.
+func CredentialFrom(ctx context.Context) string {
+	credential, _ := ctx.Value(credentialKey{}).(string)
+	return credential
+}
+
 type failureKey struct{}
 
 // WithPrincipal returns a context carrying the authenticated principal.

@@ -32,6 +32,8 @@ type DB struct {
 	SQL     *sql.DB
 	Dialect string // dialect.SQLite or dialect.Postgres
 	Ent     *ent.Client
+	// dsn is what the pool connects with, for the listener's own connection.
+	dsn string
 }
 
 // Options size the connection pool.
@@ -80,6 +82,7 @@ func Open(rawURL string, opts Options) (*DB, error) {
 		SQL:     sqlDB,
 		Dialect: dialectName,
 		Ent:     ent.NewClient(ent.Driver(utcDriver{entsql.OpenDB(dialectName, sqlDB)})),
+		dsn:     dsn,
 	}, nil
 }
 

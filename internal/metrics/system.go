@@ -39,8 +39,10 @@ type SystemFigures struct {
 	Runtime  RuntimeFigures
 }
 
-// PaymentFigures are the payments made within SystemWindow: how many are in each status, and the
-// volume of those that were paid (refunded since or not) in each currency.
+// PaymentFigures are the payments made within SystemWindow: how many are in each status, and their
+// net volume in each currency: what was captured less what was refunded (succeeded refunds), so
+// an authorisation not captured, a failed or canceled payment and a refunded one add nothing.
+// Every currency with a payment in the window is listed, at zero when nothing of it is kept.
 type PaymentFigures struct {
 	ByStatus []StatusCount
 	Volume   []money.Amount
@@ -85,16 +87,20 @@ func (s *System) Figures(ctx context.Context) (SystemFigures, error) {
 	}
 	slices.SortFunc(figures.Payments.ByStatus, func(a, b StatusCount) int { return cmp.Compare(a.Status, b.Status) })
 
+	// Net of refunds, whatever the status: amount_captured and amount_refunded say what moved,
+	// and a status alone cannot (a capture in part, a refund in part).
 	var volume []struct {
 		Currency string `json:"currency"`
-		Sum      int64  `json:"sum"`
+		Captured int64  `json:"captured"`
+		Refunded int64  `json:"refunded"`
 	}
-	if err := s.Client.Payment.Query().Where(payment.CreatedAtGTE(since), payment.StatusIn(state.PaidStatuses()...)).
-		GroupBy(payment.FieldCurrency).Aggregate(ent.Sum(payment.FieldAmount)).Scan(ctx, &volume); err != nil {
+	if err := s.Client.Payment.Query().Where(payment.CreatedAtGTE(since)).GroupBy(payment.FieldCurrency).
+		Aggregate(ent.As(ent.Sum(payment.FieldAmountCaptured), "captured"), ent.As(ent.Sum(payment.FieldAmountRefunded), "refunded")).
+		Scan(ctx, &volume); err != nil {
 		return SystemFigures{}, err
 	}
 	for _, row := range volume {
-		figures.Payments.Volume = append(figures.Payments.Volume, money.Amount{Minor: row.Sum, Currency: row.Currency})
+		figures.Payments.Volume = append(figures.Payments.Volume, money.Amount{Minor: row.Captured - row.Refunded, Currency: row.Currency})
 	}
 	slices.SortFunc(figures.Payments.Volume, func(a, b money.Amount) int { return cmp.Compare(a.Currency, b.Currency) })
 

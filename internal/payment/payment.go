@@ -728,7 +728,8 @@ func (s *Service) Get(ctx context.Context, id string) (*ent.Payment, error) {
 }
 
 // List returns one page of payments as a Relay connection: first (after) pages forwards, last
-// (before) backwards; neither means the first paging.DefaultPageSize.
+// (before) backwards; neither means the first paging.DefaultPageSize. Without orderBy it is
+// NewestFirst, as REST lists them, rather than entgql's default of the id, oldest first.
 func (s *Service) List(ctx context.Context, after *ent.Cursor, first *int, before *ent.Cursor, last *int,
 	orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) (*ent.PaymentConnection, error) {
 	if err := auth.Authorize(ctx, auth.ListPayments); err != nil {
@@ -745,6 +746,9 @@ func (s *Service) List(ctx context.Context, after *ent.Cursor, first *int, befor
 		return nil, err
 	}
 	upperCurrencies(where)
+	if orderBy == nil {
+		orderBy = NewestFirst
+	}
 	if err := cursorFits(after, orderBy, "after"); err != nil {
 		return nil, err
 	}
@@ -823,7 +827,8 @@ func cursorFits(cursor *ent.Cursor, orderBy *ent.PaymentOrder, param string) err
 	return nil
 }
 
-// NewestFirst orders payments as REST lists them.
+// NewestFirst orders payments as both surfaces list them unless told otherwise: created_at, then
+// id, descending.
 var NewestFirst = &ent.PaymentOrder{Direction: entgql.OrderDirectionDesc, Field: ent.PaymentOrderFieldCreatedAt}
 
 // CursorAt returns the cursor of the payment with the given id under NewestFirst, for REST's

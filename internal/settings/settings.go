@@ -47,8 +47,8 @@ type RateLimits struct {
 
 // AlertThresholds are the thresholds of the alert rules: a provider failing more than
 // ProviderErrorRate of its calls in the circuit breaker's window (with at least its minimum of
-// calls), and refunds over an hour above RefundShare of the volume paid in that hour, per
-// currency.
+// calls), and refunds over an hour above RefundShare of the volume captured by the payments made
+// or refunded in that hour, per currency.
 type AlertThresholds struct {
 	ProviderErrorRate float64 `json:"provider_error_rate"`
 	RefundShare       float64 `json:"refund_share"`

@@ -97,6 +97,14 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
+// Flush sends what was written so far: an event stream's events, as they come.
+func (s *statusRecorder) Flush() {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	http.NewResponseController(s.ResponseWriter).Flush()
+}
+
 // AccessLog logs one line per request: method, path, route (the pattern that served it, one
 // value per route whatever the ids in the path), status, duration, request id. Never the query
 // string, headers or body, which may carry credentials or card data. Each observer is told of
@@ -278,7 +286,7 @@ func Authenticate(authenticate func(ctx context.Context, credential string) (aut
 					}
 					ctx = auth.WithFailure(ctx, apierror.From(err))
 				} else {
-					ctx = auth.WithPrincipal(ctx, principal)
+					ctx = auth.WithCredential(auth.WithPrincipal(ctx, principal), credential)
 				}
 			}
 			next.ServeHTTP(w, r.WithContext(ctx))

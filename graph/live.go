@@ -1,0 +1,225 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+
+	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/live"
+)
+
+// Bounds of the subscriptions.
+const (
+	// MaxSubscriptionsPerConnection bounds the subscriptions one WebSocket holds at once.
+	MaxSubscriptionsPerConnection = 20
+	// MaxSubscriptionsPerPrincipal bounds one principal's subscriptions on one server, over every
+	// connection.
+	MaxSubscriptionsPerPrincipal = 100
+	// credentialRecheck is how often a subscription checks its credential is still good: revoked,
+	// or its user disabled, it ends within this.
+	credentialRecheck = 5 * time.Second
+)
+
+// subscribers counts each principal's subscriptions on this server.
+type subscribers struct {
+	mu          sync.Mutex
+	byPrincipal map[string]int
+}
+
+func (s *subscribers) admit(subject string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byPrincipal == nil {
+		s.byPrincipal = map[string]int{}
+	}
+	if s.byPrincipal[subject] >= MaxSubscriptionsPerPrincipal {
+		return apierror.New(apierror.RateLimited, fmt.Sprintf("you hold %d subscriptions on this server, the most one principal may: end one first", MaxSubscriptionsPerPrincipal))
+	}
+	s.byPrincipal[subject]++
+	return nil
+}
+
+func (s *subscribers) leave(subject string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byPrincipal[subject]--; s.byPrincipal[subject] <= 0 {
+		delete(s.byPrincipal, subject)
+	}
+}
+
+type connectionKey struct{}
+
+// connectionSubscriptions counts the subscriptions of the WebSocket ctx belongs to; nil over SSE,
+// where a connection holds one.
+func connectionSubscriptions(ctx context.Context) *atomic.Int32 {
+	count, _ := ctx.Value(connectionKey{}).(*atomic.Int32)
+	return count
+}
+
+// stream subscribes to the changes of kind that accepts takes, for the principal of ctx if op
+// allows it, and hands each one's object to the subscription. It ends when ctx does (the client
+// left), when the subscriber falls behind, or when its credential stops being good.
+func stream[T any](ctx context.Context, r *Resolver, op auth.Operation, kind string, accepts func(live.Change) bool) (<-chan T, error) {
+	if err := auth.Authorize(ctx, op); err != nil {
+		return nil, err
+	}
+	principal, _ := auth.PrincipalFrom(ctx) // authorised, so there is one
+	if count := connectionSubscriptions(ctx); count != nil {
+		if count.Add(1) > MaxSubscriptionsPerConnection {
+			count.Add(-1)
+			return nil, apierror.New(apierror.RateLimited, fmt.Sprintf("a connection holds at most %d subscriptions", MaxSubscriptionsPerConnection))
+		}
+	}
+	if err := r.subscribers.admit(principal.Subject); err != nil {
+		if count := connectionSubscriptions(ctx); count != nil {
+			count.Add(-1)
+		}
+		return nil, err
+	}
+	sub := r.Hub.Subscribe(kind, accepts)
+	out := make(chan T, 1)
+	go func() {
+		defer func() {
+			r.Hub.Unsubscribe(sub)
+			r.subscribers.leave(principal.Subject)
+			if count := connectionSubscriptions(ctx); count != nil {
+				count.Add(-1)
+			}
+			close(out)
+		}()
+		recheck := time.NewTicker(credentialRecheck)
+		defer recheck.Stop()
+		var expired <-chan time.Time
+		if !principal.Expires.IsZero() {
+			timer := time.NewTimer(time.Until(principal.Expires))
+			defer timer.Stop()
+			expired = timer.C
+		}
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-expired:
+				return
+			case <-recheck.C:
+				if !r.credentialGood(ctx, principal) {
+					return
+				}
+			case change, open := <-sub.Changes():
+				if !open {
+					return // fell behind
+				}
+				object, ok := change.Object.(T)
+				if !ok {
+					continue
+				}
+				select {
+				case out <- object:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}
+
+// credentialGood reports whether the credential principal came with still authenticates as it:
+// not revoked, its user neither disabled nor changed role.
+func (r *Resolver) credentialGood(ctx context.Context, principal auth.Principal) bool {
+	credential := auth.CredentialFrom(ctx)
+	if credential == "" {
+		return false
+	}
+	now, err := r.AuthService.Authenticate(ctx, credential)
+	return err == nil && now.Subject == principal.Subject
+}
+
+// authenticateConnection is the WebSocket's connection_init: its payload carries the credential
+// ({"Authorization": "Bearer ..."} or {"X-API-Key": "pk_..."}), as a request's headers do; a
+// connection without a good one is refused before any subscription.
+func (r *Resolver) authenticateConnection(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+	credential := ""
+	if header := payload.Authorization(); header != "" {
+		scheme, token, _ := strings.Cut(header, " ")
+		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+			return ctx, nil, apierror.New(apierror.TokenInvalid, "the Authorization value must be: Bearer <token>")
+		}
+		credential = strings.TrimSpace(token)
+	} else if key := payload.GetString("X-API-Key"); key != "" {
+		credential = key
+	} else if credential = auth.CredentialFrom(ctx); credential == "" { // the upgrade request's own header
+		return ctx, nil, apierror.New(apierror.Unauthenticated, `send a credential in connection_init's payload: {"Authorization": "Bearer <token>"} or {"X-API-Key": "pk_..."}`)
+	}
+	principal, err := r.AuthService.Authenticate(ctx, credential)
+	if err != nil {
+		return ctx, nil, apierror.From(err)
+	}
+	ctx = auth.WithCredential(auth.WithPrincipal(ctx, principal), credential)
+	return context.WithValue(ctx, connectionKey{}, new(atomic.Int32)), nil, nil
+}
+
+// originPatterns are the hosts of the origins allowed to open a WebSocket besides the server's
+// own: PAYGATE_CORS_ORIGINS's, which are whole origins (https://dash.example.com).
+func originPatterns(origins []string) []string {
+	var hosts []string
+	for _, origin := range origins {
+		if _, host, ok := strings.Cut(origin, "://"); ok {
+			hosts = append(hosts, host)
+		}
+	}
+	return hosts
+}
+
+// longLived reports whether r opens a stream that lasts (a WebSocket or Server-Sent Events),
+// which the server's write timeout must not cut.
+func longLived(r *http.Request) bool {
+	return r.Header.Get("Upgrade") != "" || strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+}
+
+// MaxStreamsPerAddress bounds the WebSockets and event streams open from one client address on
+// one server.
+const MaxStreamsPerAddress = 50
+
+// Streams lets the long-lived requests of /query (a WebSocket, Server-Sent Events) outlast the
+// server's write timeout, which ordinary requests keep, and bounds how many one client address
+// holds open at once: one more is answered 429.
+func Streams(addressOf func(*http.Request) string) func(http.Handler) http.Handler {
+	var mu sync.Mutex
+	open := map[string]int{}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !longLived(r) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			address := addressOf(r)
+			mu.Lock()
+			if open[address] >= MaxStreamsPerAddress {
+				mu.Unlock()
+				WriteError(w, r, apierror.New(apierror.RateLimited, fmt.Sprintf("at most %d streams may be open from one address", MaxStreamsPerAddress)))
+				return
+			}
+			open[address]++
+			mu.Unlock()
+			defer func() {
+				mu.Lock()
+				if open[address]--; open[address] <= 0 {
+					delete(open, address)
+				}
+				mu.Unlock()
+			}()
+			// The stream writes for as long as it lasts; keep-alives find a dead peer.
+			http.NewResponseController(w).SetWriteDeadline(time.Time{})
+			next.ServeHTTP(w, r)
+		})
+	}
+}

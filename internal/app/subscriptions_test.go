@@ -1,0 +1,217 @@
+package app
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/live"
+)
+
+// subscriptionClients installs, once, the real GraphQL subscription clients the tests run in node:
+// graphql-ws and graphql-sse, pinned by testdata/subscriptions/package-lock.json.
+var subscriptionClients = sync.OnceValues(func() (string, error) {
+	dir := filepath.Join("testdata", "subscriptions")
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return "", err
+	}
+	install := exec.Command(npm, "ci", "--prefer-offline", "--no-audit", "--no-fund")
+	install.Dir = dir
+	if out, err := install.CombinedOutput(); err != nil {
+		return "", &exec.Error{Name: "npm ci: " + string(out), Err: err}
+	}
+	return dir, nil
+})
+
+// nodeSubscriber is one subscription made by a real client in node; lines are what it heard.
+type nodeSubscriber struct {
+	t     *testing.T
+	lines chan map[string]any
+}
+
+// subscribe subscribes to document on env's /query over transport (ws or sse) with credential,
+// and returns once the client is connected.
+func subscribe(t *testing.T, env *testEnv, transport, credential, document string) *nodeSubscriber {
+	t.Helper()
+	node, nodeErr := exec.LookPath("node")
+	if _, npmErr := exec.LookPath("npm"); nodeErr != nil || npmErr != nil {
+		t.Skip("node and npm are needed to subscribe with graphql-ws and graphql-sse (.ci/run installs them)")
+	}
+	dir, err := subscriptionClients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), node, "subscribe.mjs", transport, env.url+"/query", credential, document)
+	cmd.Dir = dir
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &nodeSubscriber{t: t, lines: make(chan map[string]any, 100)}
+	go func() {
+		defer close(s.lines)
+		scanner := bufio.NewScanner(stdout)
+		for scanner.Scan() {
+			var line map[string]any
+			if json.Unmarshal(scanner.Bytes(), &line) == nil {
+				s.lines <- line
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	if line := s.next(); line["connected"] != true {
+		t.Fatalf("the %s client did not connect: %v", transport, line)
+	}
+	return s
+}
+
+// next is the next line the client wrote; it fails the test after 20 seconds without one.
+func (s *nodeSubscriber) next() map[string]any {
+	s.t.Helper()
+	select {
+	case line, ok := <-s.lines:
+		if !ok {
+			s.t.Fatal("the client ended without a word")
+		}
+		return line
+	case <-time.After(20 * time.Second):
+		s.t.Fatal("the client heard nothing for 20 seconds")
+		return nil
+	}
+}
+
+// TestSubscriptionsAcrossServers: real graphql-ws and graphql-sse clients subscribed on one
+// server see the payments made through another, on one database, in order, within 2 seconds of
+// each answer; a subscription whose token is revoked ends; one without the scope is refused.
+func TestSubscriptionsAcrossServers(t *testing.T) {
+	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
+		servers := newTestServers(t, pools)
+		watched, paying := servers[0], servers[1]
+		for _, s := range servers {
+			s.app.Start(t.Context())
+		}
+		admin := paying.tokenFor("admin")
+		hub := watched.app.services.hub
+		document := `subscription { paymentUpdated { id status amount currency } }`
+		overWS := subscribe(t, watched, "ws", admin, document)
+		overSSE := subscribe(t, watched, "sse", admin, document)
+		waitFor(t, "both subscriptions to be in place", func() bool { return hub.Subscribers(live.Payment) == 2 })
+
+		var made []string
+		var answered []time.Time
+		for _, amount := range []string{"11.00", "12.00", "13.00"} {
+			made = append(made, paying.succeededPayment(admin, amount, "USD", "stripe"))
+			answered = append(answered, time.Now())
+		}
+		for name, s := range map[string]*nodeSubscriber{"graphql-ws": overWS, "graphql-sse": overSSE} {
+			for i, id := range made {
+				line := s.next()
+				payment, _ := get(line, "next", "paymentUpdated").(map[string]any)
+				if payment["id"] != id || payment["status"] != "SUCCEEDED" {
+					t.Fatalf("%s: result %d = %v, want payment %s succeeded", name, i+1, line, id)
+				}
+				heard := time.UnixMilli(int64(get(line, "at").(float64)))
+				if took := heard.Sub(answered[i]); took > 2*time.Second {
+					t.Errorf("%s: payment %d heard %s after it was answered", name, i+1, took)
+				} else {
+					t.Logf("%s: payment %d heard %s after it was answered on the other server", name, i+1, took.Round(time.Millisecond))
+				}
+			}
+		}
+
+		// A token revoked on the other server ends its subscription here.
+		viewer := watched.tokenFor("viewer")
+		revoked := subscribe(t, watched, "ws", viewer, document)
+		waitFor(t, "the viewer's subscription", func() bool { return hub.Subscribers(live.Payment) == 3 })
+		if r := paying.request(http.MethodPost, "/api/v1/auth/revoke", admin, map[string]any{"token": viewer}); r.status != http.StatusOK {
+			t.Fatalf("revoke = %d %s", r.status, r.raw)
+		}
+		if line := revoked.next(); line["complete"] != true && line["error"] == nil {
+			t.Errorf("after its token was revoked, the subscription heard %v", line)
+		}
+
+		// A credential without payments:read is refused, as the query would be.
+		monitor := watched.apiKey(admin, "monitoring:read")
+		for _, transport := range []string{"ws", "sse"} {
+			line := subscribe(t, watched, transport, monitor, document).next()
+			if !strings.Contains(mustJSON(t, line["error"]), "forbidden") {
+				t.Errorf("%s without the scope: %v", transport, line)
+			}
+		}
+	})
+}
+
+// subscriptionAnswer subscribes to document over Server-Sent Events with credential and answers
+// the error code it was refused with, or "" once the subscription is in place among the hub's
+// subscribers of kind; the stream is then closed.
+func (e *testEnv) subscriptionAnswer(credential, document string, variables map[string]any, kind string) string {
+	e.t.Helper()
+	hub := e.app.services.hub
+	before := hub.Subscribers(kind)
+	ctx, cancel := context.WithCancel(e.t.Context())
+	defer cancel()
+	body, _ := json.Marshal(map[string]any{"query": document, "variables": variables})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.url+"/query", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	if credential != "" {
+		req.Header.Set("Authorization", "Bearer "+credential)
+	}
+	refused := make(chan string, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return
+		}
+		defer resp.Body.Close()
+		scanner := bufio.NewScanner(resp.Body)
+		for scanner.Scan() {
+			data, ok := strings.CutPrefix(scanner.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			var answer struct{ Errors []gqlError }
+			json.Unmarshal([]byte(data), &answer)
+			if len(answer.Errors) > 0 {
+				refused <- answer.Errors[0].code()
+				return
+			}
+		}
+	}()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case code := <-refused:
+			return code
+		case <-deadline:
+			e.t.Fatalf("%s: neither refused nor subscribed", document)
+		case <-time.After(5 * time.Millisecond):
+			if hub.Subscribers(kind) > before {
+				cancel() // the client leaves, and so does its subscription
+				for left := time.Now().Add(20 * time.Second); hub.Subscribers(kind) > before; time.Sleep(5 * time.Millisecond) {
+					if time.Now().After(left) {
+						e.t.Fatalf("%s: the subscription outlived its client", document)
+					}
+				}
+				return ""
+			}
+		}
+	}
+}

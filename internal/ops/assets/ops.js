@@ -1,0 +1,912 @@
+// Paygate's operations page: a dashboard built on the public GraphQL API at /query alone, and so
+// an example of one. Queries and mutations go over HTTP (POST /query). Updates come over one
+// WebSocket to /query, in the graphql-transport-ws protocol, whose client is the few dozen lines
+// of `live` below. Everything the API answers is put into the page with textContent and
+// createElement, never innerHTML, so no answer is ever read as markup.
+(function () {
+  'use strict';
+
+  // The signed-in session: the credential (an access token or an API key), the refresh token of
+  // a password sign-in, and what to call the signed-in principal. It is kept in memory only, in
+  // this closure: not in localStorage, sessionStorage or a cookie, and never in a URL. Reloading
+  // the page or opening it in another tab asks to sign in again; in exchange, nothing is left
+  // behind for another tab, a later user of the machine or a script reading storage to find. It
+  // leaves the page only as the Authorization header of requests to /query and in the WebSocket's
+  // connection_init message.
+  let session = null;
+
+  // How many payments the list holds.
+  const PAGE = 50;
+  // How often provider health is read again, besides its subscription.
+  const PROVIDERS_EVERY_MS = 15000;
+  // The error codes that say the credential itself is refused.
+  const AUTH_CODES = new Set(['unauthenticated', 'token_expired', 'token_invalid', 'token_revoked', 'invalid_credentials']);
+
+  const PAYMENT_FIELDS = 'id status amount currency provider createdAt customer { email }';
+  const PROVIDER_FIELDS = 'provider enabled circuit requests successRate p50Ms p99Ms lastError lastErrorAt';
+  const ALERT_FIELDS = 'id rule subject severity status message openedAt acknowledgedBy';
+
+  const LOGIN = 'mutation OpsLogin($input: LoginInput!) { login(input: $input) { accessToken refreshToken expiresIn } }';
+  const REFRESH = 'mutation OpsRefresh($refreshToken: String!) { refreshToken(refreshToken: $refreshToken) { accessToken refreshToken expiresIn } }';
+  const LOGOUT = 'mutation OpsLogout($refreshToken: String) { logout(refreshToken: $refreshToken) { revoked } }';
+  // A pasted credential is tried on one field of each scope the page reads: refused outright
+  // (unauthenticated, expired...) it is not taken; forbidden some fields, it is.
+  const PROBE = 'query OpsProbe { payments(first: 1) { edges { node { id } } } providerStatus { provider } webhookEndpoints(first: 1) { edges { node { id } } } }';
+  const PAYMENTS = 'query OpsPayments($where: PaymentWhereInput) { payments(first: ' + PAGE +
+    ', orderBy: {direction: DESC, field: CREATED_AT}, where: $where) { edges { node { ' + PAYMENT_FIELDS + ' } } } }';
+  const PAYMENT = 'query OpsPayment($id: ID!) { payment(id: $id) { id status amount amountRefunded currency provider ' +
+    'providerPaymentId failureCode failureMessage createdAt updatedAt customer { email } ' +
+    'statusHistory { from to reason actor at } refunds { id amount status reason createdAt } ' +
+    'routing { rule attempts { provider outcome latencyMs } } } }';
+  const PROVIDERS = 'query OpsProviders { providerStatus { ' + PROVIDER_FIELDS + ' } }';
+  const ALERTS = 'query OpsAlerts { alerts(first: 20, where: {statusNEQ: RESOLVED}, orderBy: {direction: DESC, field: OPENED_AT}) ' +
+    '{ edges { node { ' + ALERT_FIELDS + ' } } } }';
+  const ACKNOWLEDGE = 'mutation OpsAcknowledge($id: ID!) { acknowledgeAlert(id: $id) { ' + ALERT_FIELDS + ' } }';
+  const RESOLVE = 'mutation OpsResolve($id: ID!) { resolveAlert(id: $id) { ' + ALERT_FIELDS + ' } }';
+  const INBOUND = 'query OpsWebhookEvents { webhookEvents(first: 20, orderBy: {direction: DESC, field: RECEIVED_AT}) ' +
+    '{ edges { node { id provider type status attempts receivedAt lastError } } } }';
+  const ENDPOINTS = 'query OpsWebhookEndpoints { webhookEndpoints(first: 20) { edges { node { id url status events } } } }';
+  const DELIVERIES = 'query OpsWebhookDeliveries($endpointId: ID!) { webhookDeliveries(endpointId: $endpointId, first: 20) ' +
+    '{ edges { node { id type status attempts lastStatusCode lastError createdAt } } } }';
+
+  const $ = (id) => document.getElementById(id);
+
+  // h makes an element: attributes from attrs (text sets its textContent), then children, each an
+  // element or a string put in as text.
+  function h(tag, attrs, children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attrs || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (name === 'text') node.textContent = String(value);
+      else node.setAttribute(name, value === true ? '' : String(value));
+    }
+    for (const child of children || []) node.append(child);
+    return node;
+  }
+
+  const DASH = '–';
+  const orDash = (v) => (v === null || v === undefined || v === '' ? DASH : String(v));
+  const lower = (s) => String(s || '').toLowerCase().replace(/_/g, ' ');
+  const ms = (v) => (v === null || v === undefined ? DASH : v.toFixed(v < 10 ? 1 : 0) + ' ms');
+  const percent = (v) => (v === null || v === undefined ? DASH : (v * 100).toFixed(1) + ' %');
+
+  // time is an RFC 3339 instant as a <time> element, in the reader's local time: the time alone
+  // today, with the date before. The instant itself is its title.
+  function time(iso) {
+    if (!iso) return DASH;
+    const at = new Date(iso);
+    let text = iso;
+    if (!isNaN(at)) {
+      text = at.toDateString() === new Date().toDateString()
+        ? at.toLocaleTimeString()
+        : at.toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'medium' });
+    }
+    return h('time', { datetime: iso, title: iso, text: text });
+  }
+
+  function badge(status) {
+    return h('span', { class: 'badge', 'data-status': status, text: lower(status) });
+  }
+
+  function cell(content, attrs) {
+    return h('td', attrs, [content === null || content === undefined ? DASH : content]);
+  }
+
+  function clear(node) {
+    node.replaceChildren();
+  }
+
+  function emptyRow(tbody, columns, text) {
+    tbody.append(h('tr', { class: 'empty' }, [h('td', { colspan: columns, text: text })]));
+  }
+
+  const nodesOf = (connection) => ((connection && connection.edges) || []).map((edge) => edge && edge.node).filter(Boolean);
+
+  // ---- GraphQL over HTTP
+
+  const codeOf = (error) => (error && error.extensions && error.extensions.code) || '';
+  const messageOf = (body) => ((body.errors && body.errors[0] && body.errors[0].message) || 'no answer');
+  const refusedCredential = (body) => Boolean(body.errors && body.errors.some((e) => AUTH_CODES.has(codeOf(e))));
+
+  // post sends one GraphQL request with credential (if any), and answers {data, errors} whatever
+  // happens: an unreachable server or an answer that is not JSON become errors too.
+  async function post(query, variables, credential) {
+    const headers = { 'Content-Type': 'application/json', Accept: 'application/graphql-response+json, application/json' };
+    if (credential) headers.Authorization = 'Bearer ' + credential;
+    let response;
+    try {
+      response = await fetch('/query', {
+        method: 'POST', headers: headers, credentials: 'omit', cache: 'no-store',
+        body: JSON.stringify({ query: query, variables: variables || {} })
+      });
+    } catch (e) {
+      return { errors: [{ message: 'Paygate could not be reached', extensions: { code: 'unreachable' } }] };
+    }
+    try {
+      return await response.json();
+    } catch (e) {
+      return { errors: [{ message: 'Paygate answered ' + response.status, extensions: { code: 'http_' + response.status } }] };
+    }
+  }
+
+  // api sends a request as the signed-in principal. A refused credential is renewed once with the
+  // refresh token, when there is one; otherwise the session ends and the page asks to sign in.
+  async function api(query, variables) {
+    const current = session;
+    if (!current) return { errors: [{ message: 'signed out', extensions: { code: 'signed_out' } }] };
+    const sent = current.credential;
+    let body = await post(query, variables, sent);
+    if (refusedCredential(body) && session === current) {
+      // Renewed meanwhile by another request, the new token is tried at once.
+      if (current.credential !== sent || await renew()) {
+        body = await post(query, variables, current.credential);
+      }
+      if (refusedCredential(body) && session === current) {
+        signOut('Your session ended (' + messageOf(body) + '): sign in again.');
+      }
+    }
+    if (session !== current) return { errors: [{ message: 'signed out', extensions: { code: 'signed_out' } }] };
+    return body;
+  }
+
+  // renew trades the refresh token for a new access token, once at a time, and answers whether
+  // it did. The WebSocket authenticated with the old token, whose subscriptions end with it, so
+  // it starts again with the new one.
+  function renew() {
+    const current = session;
+    if (!current || !current.refreshToken) return Promise.resolve(false);
+    if (!current.renewing) {
+      current.renewing = post(REFRESH, { refreshToken: current.refreshToken }, null).then((body) => {
+        current.renewing = null;
+        const tokens = body.data && body.data.refreshToken;
+        if (!tokens || session !== current) return false;
+        current.credential = tokens.accessToken;
+        current.refreshToken = tokens.refreshToken;
+        scheduleRenewal(tokens.expiresIn);
+        live.restart();
+        return true;
+      });
+    }
+    return current.renewing;
+  }
+
+  // scheduleRenewal renews the access token a minute before it expires (or at three quarters of
+  // a short lifetime); failing that, the page asks to sign in again.
+  function scheduleRenewal(expiresIn) {
+    const current = session;
+    clearTimeout(current.renewTimer);
+    const seconds = expiresIn > 120 ? expiresIn - 60 : Math.max(1, expiresIn * 0.75);
+    current.renewTimer = setTimeout(() => {
+      renew().then((renewed) => {
+        if (!renewed && session === current) signOut('Your session expired: sign in again.');
+      });
+    }, seconds * 1000);
+  }
+
+  // ---- Sections: each shows its list, or why it cannot
+
+  const sections = {
+    payments: { note: $('payments-note'), body: $('payments-body'), scope: 'payments:read' },
+    detail: { note: $('detail-note'), body: $('detail-body'), scope: 'payments:read' },
+    providers: { note: $('providers-note'), body: $('providers-body'), scope: 'monitoring:read' },
+    alerts: { note: $('alerts-note'), body: $('alerts-body'), scope: 'monitoring:read' },
+    webhooks: { note: $('webhooks-note'), body: $('webhooks-body'), scope: 'webhooks:read' },
+    deliveries: { note: $('deliveries-note'), body: $('deliveries-body'), scope: 'webhooks:read' }
+  };
+
+  function note(section, text, kind) {
+    section.note.textContent = text || '';
+    if (kind) section.note.dataset.kind = kind;
+    else delete section.note.dataset.kind;
+  }
+
+  // scopeNeeded reads the scope a forbidden error names ("this operation needs the X scope").
+  function scopeNeeded(error, fallback) {
+    const match = /needs the (\S+) scope/.exec((error && error.message) || '');
+    return match ? match[1] : fallback;
+  }
+
+  // answered says whether body holds field; if not, the section says why: a scope the principal
+  // lacks, or the error.
+  function answered(section, body, field) {
+    if (body.data && body.data[field] !== undefined && body.data[field] !== null) {
+      section.body.hidden = false;
+      if (section.note.dataset.kind) note(section, '');
+      return true;
+    }
+    const errors = body.errors || [];
+    if (errors.some((e) => codeOf(e) === 'signed_out')) return false;
+    const forbidden = errors.find((e) => codeOf(e) === 'forbidden');
+    if (forbidden) {
+      section.body.hidden = true;
+      note(section, 'Needs scope ' + scopeNeeded(forbidden, section.scope) + '.', 'forbidden');
+    } else {
+      note(section, 'Could not load: ' + messageOf(body), 'error');
+    }
+    return false;
+  }
+
+  // ---- Payments
+
+  const payments = { list: [], rows: new Map(), selected: null, filter: {} };
+
+  const createdMs = (p) => Date.parse(p.createdAt) || 0;
+  // newer orders payments newest first; ids of one instant are ordered by id, as the list is.
+  const newer = (a, b) => createdMs(a) > createdMs(b) || (createdMs(a) === createdMs(b) && a.id > b.id);
+
+  function matchesFilter(p) {
+    const f = payments.filter;
+    return (!f.status || p.status === f.status) && (!f.currency || p.currency === f.currency);
+  }
+
+  function fillPaymentRow(tr, p) {
+    const amount = p.amount + ' ' + p.currency;
+    const email = p.customer ? p.customer.email : null;
+    const cells = [badge(p.status), amount, p.provider, orDash(email), time(p.createdAt)];
+    if (!tr.firstChild) {
+      const choose = h('button', { type: 'button', class: 'row-button', 'aria-controls': 'detail', text: p.id });
+      tr.append(h('th', { scope: 'row' }, [choose]));
+      cells.forEach((content, i) => tr.append(cell(content, i === 1 ? { class: 'num' } : null)));
+    } else {
+      cells.forEach((content, i) => tr.cells[i + 1].replaceChildren(content));
+    }
+    tr.dataset.status = p.status;
+  }
+
+  function paymentRow(p, via) {
+    const tr = h('tr', { 'data-id': p.id, 'data-via': via });
+    fillPaymentRow(tr, p);
+    markSelected(tr);
+    payments.rows.set(p.id, tr);
+    return tr;
+  }
+
+  function markSelected(tr) {
+    const selected = tr.dataset.id === payments.selected;
+    tr.classList.toggle('selected', selected);
+    const button = tr.querySelector('.row-button');
+    if (selected) button.setAttribute('aria-current', 'true');
+    else button.removeAttribute('aria-current');
+  }
+
+  function renderPayments() {
+    const tbody = $('payments-rows');
+    const focused = document.activeElement && document.activeElement.closest && document.activeElement.closest('#payments-rows tr');
+    const focusedID = focused ? focused.dataset.id : null;
+    payments.rows.clear();
+    clear(tbody);
+    payments.list.forEach((p) => tbody.append(paymentRow(p, 'query')));
+    if (!payments.list.length) emptyRow(tbody, 6, 'No payments match.');
+    if (focusedID && payments.rows.has(focusedID)) payments.rows.get(focusedID).querySelector('.row-button').focus();
+  }
+
+  async function loadPayments() {
+    const body = await api(PAYMENTS, { where: payments.filter });
+    if (!answered(sections.payments, body, 'payments')) return;
+    payments.list = nodesOf(body.data.payments);
+    renderPayments();
+  }
+
+  // upsertPayment merges a payment from a subscription: a row in the list is updated in place
+  // (or leaves it, when it no longer matches the filter); a new one goes where it belongs, at the
+  // top when it is the newest.
+  function upsertPayment(p) {
+    const list = payments.list;
+    const tbody = $('payments-rows');
+    const at = list.findIndex((x) => x.id === p.id);
+    if (at >= 0) {
+      const row = payments.rows.get(p.id);
+      if (!matchesFilter(p)) {
+        list.splice(at, 1);
+        payments.rows.delete(p.id);
+        if (row) row.remove();
+        if (!list.length) emptyRow(tbody, 6, 'No payments match.');
+      } else {
+        list[at] = Object.assign({}, list[at], p);
+        if (row) {
+          fillPaymentRow(row, list[at]);
+          flash(row);
+        }
+      }
+    } else if (matchesFilter(p)) {
+      let to = list.findIndex((x) => newer(p, x));
+      if (to < 0) {
+        if (list.length >= PAGE) return; // older than every payment listed
+        to = list.length;
+      }
+      list.splice(to, 0, p);
+      const empty = tbody.querySelector('tr.empty');
+      if (empty) empty.remove();
+      const row = paymentRow(p, 'live');
+      const next = list[to + 1] && payments.rows.get(list[to + 1].id);
+      tbody.insertBefore(row, next || null);
+      flash(row);
+      while (list.length > PAGE) {
+        const dropped = list.pop();
+        const gone = payments.rows.get(dropped.id);
+        payments.rows.delete(dropped.id);
+        if (gone) gone.remove();
+      }
+    }
+    if (p.id === payments.selected) detailSoon();
+  }
+
+  function flash(row) {
+    row.classList.remove('updated');
+    void row.offsetWidth; // restarts the animation
+    row.classList.add('updated');
+  }
+
+  function selectPayment(id) {
+    payments.selected = id;
+    payments.rows.forEach(markSelected);
+    loadDetail();
+  }
+
+  $('payments-rows').addEventListener('click', (event) => {
+    const row = event.target.closest('tr[data-id]');
+    if (row) selectPayment(row.dataset.id);
+  });
+
+  $('payment-filters').addEventListener('submit', (event) => {
+    event.preventDefault();
+    applyFilter();
+  });
+  $('filter-status').addEventListener('change', applyFilter);
+
+  function applyFilter() {
+    const status = $('filter-status').value;
+    const currency = $('filter-currency').value.trim().toUpperCase();
+    if (currency && !/^[A-Z]{3}$/.test(currency)) {
+      note(sections.payments, 'A currency is three letters, such as USD.', 'error');
+      $('filter-currency').focus();
+      return;
+    }
+    $('filter-currency').value = currency;
+    const filter = {};
+    if (status) filter.status = status;
+    if (currency) filter.currency = currency;
+    payments.filter = filter;
+    loadPayments();
+  }
+
+  // ---- One payment's detail
+
+  let detailTimer = null;
+  function detailSoon() {
+    clearTimeout(detailTimer);
+    detailTimer = setTimeout(loadDetail, 250);
+  }
+
+  function table(caption, headings, rows) {
+    return h('div', { class: 'scroll' }, [h('table', null, [
+      h('caption', { text: caption }),
+      h('thead', null, [h('tr', null, headings.map((text) => h('th', { scope: 'col', text: text })))]),
+      h('tbody', null, rows.map((cells) => h('tr', null, cells.map((content) => cell(content)))))
+    ])]);
+  }
+
+  async function loadDetail() {
+    const id = payments.selected;
+    if (!id) return;
+    const section = sections.detail;
+    const body = await api(PAYMENT, { id: id });
+    if (payments.selected !== id) return;
+    if (!answered(section, body, 'payment')) {
+      if (!body.errors || !body.errors.some((e) => codeOf(e) === 'forbidden')) clear(section.body);
+      return;
+    }
+    const p = body.data.payment;
+    note(section, '');
+    const facts = [
+      ['Status', badge(p.status)],
+      ['Amount', p.amount + ' ' + p.currency],
+      ['Refunded', p.amountRefunded + ' ' + p.currency],
+      ['Provider', p.provider],
+      ["Provider's id", orDash(p.providerPaymentId)],
+      ['Customer', orDash(p.customer && p.customer.email)],
+      ['Failure', p.failureCode ? p.failureCode + (p.failureMessage ? ': ' + p.failureMessage : '') : DASH],
+      ['Created', time(p.createdAt)],
+      ['Updated', time(p.updatedAt)]
+    ];
+    const routing = p.routing || { rule: null, attempts: [] };
+    section.body.replaceChildren(
+      h('h3', { class: 'detail-id', text: p.id }),
+      h('dl', { class: 'facts' }, facts.flatMap(([term, value]) => [h('dt', { text: term }), h('dd', null, [value])])),
+      h('h3', { text: 'Status history' }),
+      table('How the status moved, oldest first', ['At', 'Move', 'Why, by whom'],
+        (p.statusHistory || []).map((s) => [
+          time(s.at),
+          h('span', { class: 'move' }, s.from ? [badge(s.from), ' → ', badge(s.to)] : [badge(s.to)]),
+          h('span', null, [s.reason, h('br'), h('span', { class: 'quiet', text: 'by ' + s.actor })])
+        ])),
+      h('h3', { text: 'Refunds' }),
+      (p.refunds || []).length
+        ? table('Refunds of this payment', ['Refund', 'Amount', 'Status', 'Reason', 'Created'],
+          p.refunds.map((r) => [r.id, r.amount + ' ' + p.currency, badge(r.status), orDash(r.reason), time(r.createdAt)]))
+        : h('p', { class: 'quiet', text: 'No refunds.' }),
+      h('h3', { text: 'Routing' }),
+      h('p', { text: 'Rule: ' + (routing.rule || 'none matched; the fallback order stood') }),
+      routing.attempts.length
+        ? table('The providers asked to charge it, in order', ['Provider', 'Outcome', 'Latency'],
+          routing.attempts.map((a) => [a.provider, a.outcome, a.latencyMs + ' ms']))
+        : h('p', { class: 'quiet', text: 'No provider was asked.' })
+    );
+  }
+
+  // ---- Provider health
+
+  const providers = new Map();
+
+  function renderProviders() {
+    const tbody = $('providers-rows');
+    clear(tbody);
+    providers.forEach((s) => {
+      const lastError = s.lastError ? h('span', null, [s.lastError + ' ', h('span', { class: 'quiet' }, ['(', time(s.lastErrorAt), ')'])]) : DASH;
+      tbody.append(h('tr', { 'data-provider': s.provider }, [
+        h('th', { scope: 'row', text: s.provider }),
+        cell(s.enabled ? 'yes' : 'no'),
+        cell(h('span', { class: 'badge', 'data-circuit': s.circuit, text: lower(s.circuit) })),
+        cell(String(s.requests), { class: 'num' }),
+        cell(percent(s.successRate), { class: 'num' }),
+        cell(ms(s.p50Ms), { class: 'num' }),
+        cell(ms(s.p99Ms), { class: 'num' }),
+        cell(lastError)
+      ]));
+    });
+    if (!providers.size) emptyRow(tbody, 8, 'No providers.');
+  }
+
+  async function loadProviders() {
+    const body = await api(PROVIDERS);
+    if (!answered(sections.providers, body, 'providerStatus')) return;
+    providers.clear();
+    body.data.providerStatus.forEach((s) => providers.set(s.provider, s));
+    renderProviders();
+  }
+
+  function upsertProvider(s) {
+    providers.set(s.provider, s);
+    renderProviders();
+  }
+
+  // ---- Open alerts
+
+  let alerts = [];
+  const pendingAlerts = new Set();
+
+  function renderAlerts(focus) {
+    const tbody = $('alerts-rows');
+    clear(tbody);
+    alerts.forEach((a) => {
+      const actions = h('div', { class: 'actions' });
+      if (a.status === 'OPEN') {
+        actions.append(h('button', { type: 'button', 'data-alert': a.id, 'data-action': 'acknowledge', text: 'Acknowledge', 'aria-label': 'Acknowledge alert ' + a.id }));
+      }
+      actions.append(h('button', { type: 'button', 'data-alert': a.id, 'data-action': 'resolve', text: 'Resolve', 'aria-label': 'Resolve alert ' + a.id }));
+      const status = a.acknowledgedBy ? [badge(a.status), ' by ' + a.acknowledgedBy] : [badge(a.status)];
+      tbody.append(h('tr', { 'data-id': a.id, 'data-severity': a.severity }, [
+        h('th', { scope: 'row' }, [a.rule, h('br'), h('span', { class: 'quiet', text: a.subject })]),
+        cell(badge(a.severity)),
+        h('td', null, status),
+        cell(a.message),
+        cell(time(a.openedAt)),
+        cell(actions)
+      ]));
+    });
+    if (!alerts.length) emptyRow(tbody, 6, 'No open alerts.');
+    if (focus) {
+      const again = tbody.querySelector('button[data-alert="' + CSS.escape(focus.id) + '"][data-action="' + focus.action + '"]') ||
+        tbody.querySelector('button[data-alert="' + CSS.escape(focus.id) + '"]');
+      (again || $('alerts-heading')).focus();
+    }
+  }
+
+  async function loadAlerts() {
+    const body = await api(ALERTS);
+    if (!answered(sections.alerts, body, 'alerts')) return;
+    alerts = nodesOf(body.data.alerts);
+    renderAlerts(focusedAlertButton());
+  }
+
+  function focusedAlertButton() {
+    const active = document.activeElement;
+    if (active && active.dataset && active.dataset.alert) return { id: active.dataset.alert, action: active.dataset.action };
+    return null;
+  }
+
+  function upsertAlert(a) {
+    const focus = focusedAlertButton();
+    alerts = alerts.filter((x) => x.id !== a.id);
+    if (a.status !== 'RESOLVED') {
+      alerts.push(a);
+      alerts.sort((x, y) => (Date.parse(y.openedAt) || 0) - (Date.parse(x.openedAt) || 0));
+    }
+    renderAlerts(focus);
+  }
+
+  $('alerts-rows').addEventListener('click', async (event) => {
+    const button = event.target.closest('button[data-alert]');
+    if (!button) return;
+    const id = button.dataset.alert;
+    const acknowledge = button.dataset.action === 'acknowledge';
+    // Not disabled while it runs, which would drop the keyboard focus: a second press waits.
+    if (pendingAlerts.has(id)) return;
+    pendingAlerts.add(id);
+    const body = await api(acknowledge ? ACKNOWLEDGE : RESOLVE, { id: id });
+    pendingAlerts.delete(id);
+    const field = acknowledge ? 'acknowledgeAlert' : 'resolveAlert';
+    const alert = body.data && body.data[field];
+    if (alert) {
+      note(sections.alerts, (acknowledge ? 'Acknowledged ' : 'Resolved ') + id + '.');
+      upsertAlert(alert);
+      return;
+    }
+    const forbidden = (body.errors || []).find((e) => codeOf(e) === 'forbidden');
+    if (forbidden) {
+      note(sections.alerts, (acknowledge ? 'Acknowledging' : 'Resolving') + ' needs scope ' + scopeNeeded(forbidden, 'webhooks:manage') + '.', 'error');
+    } else if (!(body.errors || []).some((e) => codeOf(e) === 'signed_out')) {
+      note(sections.alerts, 'Could not ' + (acknowledge ? 'acknowledge ' : 'resolve ') + id + ': ' + messageOf(body), 'error');
+    }
+  });
+
+  // ---- Webhook logs
+
+  let chosenEndpoint = null;
+
+  async function loadWebhooks() {
+    const [inbound, endpoints] = await Promise.all([api(INBOUND), api(ENDPOINTS)]);
+    const section = sections.webhooks;
+    if (!answered(section, inbound, 'webhookEvents') || !answered(section, endpoints, 'webhookEndpoints')) return;
+    const events = $('inbound-rows');
+    clear(events);
+    nodesOf(inbound.data.webhookEvents).forEach((e) => events.append(h('tr', { 'data-id': e.id }, [
+      h('th', { scope: 'row', text: e.id }), cell(e.provider), cell(e.type), cell(badge(e.status)),
+      cell(String(e.attempts), { class: 'num' }), cell(time(e.receivedAt)), cell(orDash(e.lastError), { class: 'wrap' })
+    ])));
+    if (!events.rows.length) emptyRow(events, 7, 'No webhook events received.');
+
+    const rows = $('endpoint-rows');
+    const hadFocus = rows.contains(document.activeElement) ? document.activeElement.closest('tr').dataset.id : null;
+    clear(rows);
+    nodesOf(endpoints.data.webhookEndpoints).forEach((e) => {
+      const choose = h('button', { type: 'button', class: 'row-button', 'aria-controls': 'deliveries-body', text: e.id });
+      if (e.id === chosenEndpoint) choose.setAttribute('aria-current', 'true');
+      rows.append(h('tr', { 'data-id': e.id, class: e.id === chosenEndpoint ? 'selected' : null }, [
+        h('th', { scope: 'row' }, [choose]), cell(e.url, { class: 'wrap' }), cell(badge(e.status)), cell(e.events.join(', '), { class: 'wrap' })
+      ]));
+    });
+    if (!rows.rows.length) emptyRow(rows, 4, 'No webhook endpoints.');
+    if (hadFocus) {
+      const again = rows.querySelector('tr[data-id="' + CSS.escape(hadFocus) + '"] button');
+      if (again) again.focus();
+    }
+  }
+
+  $('endpoint-rows').addEventListener('click', (event) => {
+    const row = event.target.closest('tr[data-id]');
+    if (!row) return;
+    chosenEndpoint = row.dataset.id;
+    Array.from($('endpoint-rows').rows).forEach((r) => {
+      const chosen = r.dataset.id === chosenEndpoint;
+      r.classList.toggle('selected', chosen);
+      const button = r.querySelector('button');
+      if (button && chosen) button.setAttribute('aria-current', 'true');
+      else if (button) button.removeAttribute('aria-current');
+    });
+    loadDeliveries();
+  });
+
+  async function loadDeliveries() {
+    const id = chosenEndpoint;
+    if (!id) return;
+    const section = sections.deliveries;
+    const body = await api(DELIVERIES, { endpointId: id });
+    if (chosenEndpoint !== id || !answered(section, body, 'webhookDeliveries')) return;
+    $('deliveries-heading').textContent = 'Deliveries to ' + id;
+    note(section, '');
+    const tbody = $('delivery-rows');
+    clear(tbody);
+    nodesOf(body.data.webhookDeliveries).forEach((d) => tbody.append(h('tr', { 'data-id': d.id }, [
+      h('th', { scope: 'row', text: d.id }), cell(d.type), cell(badge(d.status)), cell(String(d.attempts), { class: 'num' }),
+      cell(orDash(d.lastStatusCode), { class: 'num' }), cell(orDash(d.lastError), { class: 'wrap' }), cell(time(d.createdAt))
+    ])));
+    if (!tbody.rows.length) emptyRow(tbody, 7, 'No deliveries yet.');
+  }
+
+  // ---- Everything at once: at sign-in, on Refresh, and whenever the live connection is
+  // (re)established, which is how a subscriber catches up with what it missed.
+
+  let refreshing = null;
+  let queued = null;
+  function refreshAll() {
+    if (refreshing) {
+      // The reads in flight may have started before what the caller needs to see (a catch-up
+      // must read after subscribing): one more round follows them.
+      if (!queued) queued = refreshing.then(() => { queued = null; return refreshAll(); });
+      return queued;
+    }
+    // The button stays enabled (disabling it would drop the keyboard focus it may hold).
+    const button = $('refresh-all');
+    button.textContent = 'Refreshing…';
+    $('dashboard').setAttribute('aria-busy', 'true');
+    refreshing = Promise.all([loadPayments(), loadProviders(), loadAlerts(), loadWebhooks(), loadDetail(), loadDeliveries()])
+      .finally(() => {
+        refreshing = null;
+        button.textContent = 'Refresh';
+        $('dashboard').removeAttribute('aria-busy');
+      });
+    return refreshing;
+  }
+  $('refresh-all').addEventListener('click', refreshAll);
+
+  // ---- Live updates: a graphql-transport-ws client
+  //
+  // One WebSocket to /query carries every subscription. The client sends connection_init with
+  // the credential, waits for connection_ack, then subscribes; it answers ping with pong. When
+  // the socket closes it connects again after 1, 2, 4 ... 30 seconds (with jitter), and once
+  // subscribed again it reads every list anew, catching up with what it missed meanwhile.
+
+  function setLive(state, text) {
+    const status = $('live-state');
+    status.dataset.live = state;
+    status.textContent = text;
+  }
+
+  const subscriptions = [
+    {
+      field: 'paymentUpdated', section: 'payments',
+      query: 'subscription OpsPaymentUpdated { paymentUpdated { ' + PAYMENT_FIELDS + ' } }', next: upsertPayment
+    },
+    {
+      field: 'refundUpdated', section: 'detail',
+      query: 'subscription OpsRefundUpdated { refundUpdated { id paymentId status } }',
+      next: (r) => { if (r.paymentId === payments.selected) detailSoon(); }
+    },
+    {
+      field: 'providerStatusChanged', section: 'providers',
+      query: 'subscription OpsProviderStatusChanged { providerStatusChanged { ' + PROVIDER_FIELDS + ' } }', next: upsertProvider
+    },
+    {
+      field: 'alertRaised', section: 'alerts',
+      query: 'subscription OpsAlertRaised { alertRaised { ' + ALERT_FIELDS + ' } }', next: upsertAlert
+    }
+  ];
+
+  const live = {
+    socket: null,
+    on: false,
+    attempt: 0,
+    retryTimer: null,
+    steadyTimer: null,
+
+    start() {
+      this.on = true;
+      this.attempt = 0;
+      this.connect();
+    },
+
+    stop() {
+      this.on = false;
+      clearTimeout(this.retryTimer);
+      clearTimeout(this.steadyTimer);
+      const socket = this.socket;
+      this.socket = null;
+      if (socket) socket.close(1000, 'done');
+      setLive('off', session ? 'Live updates off' : 'Not signed in');
+    },
+
+    restart() {
+      if (!this.on) return;
+      this.stop();
+      this.start();
+    },
+
+    connect() {
+      const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/query';
+      let socket;
+      try {
+        socket = new WebSocket(url, 'graphql-transport-ws');
+      } catch (e) {
+        this.retry();
+        return;
+      }
+      this.socket = socket;
+      const byID = new Map();
+      setLive('connecting', 'Live updates: connecting…');
+      const send = (message) => socket.send(JSON.stringify(message));
+
+      socket.addEventListener('open', () => {
+        send({ type: 'connection_init', payload: { Authorization: 'Bearer ' + session.credential } });
+      });
+      socket.addEventListener('message', (event) => {
+        if (socket !== this.socket) return;
+        let message;
+        try {
+          message = JSON.parse(event.data);
+        } catch (e) {
+          socket.close(4400, 'a message is not JSON');
+          return;
+        }
+        const sub = byID.get(message.id);
+        switch (message.type) {
+          case 'connection_ack':
+            subscriptions.forEach((s, i) => {
+              if (s.refused) return;
+              const id = String(i + 1);
+              byID.set(id, s);
+              send({ id: id, type: 'subscribe', payload: { query: s.query, operationName: s.query.split(' ')[1] } });
+            });
+            if (!byID.size) {
+              this.on = false;
+              socket.close(1000, 'nothing to follow');
+              setLive('none', 'No live updates: this credential may follow none of them');
+              return;
+            }
+            // Connected for 30 s, the next failure starts the backoff over.
+            this.steadyTimer = setTimeout(() => { this.attempt = 0; }, 30000);
+            setLive('catching-up', 'Live updates: catching up…');
+            refreshAll().then(() => {
+              if (socket === this.socket && socket.readyState === WebSocket.OPEN) setLive('on', 'Live updates on');
+            });
+            break;
+          case 'next': {
+            if (!sub) break;
+            const payload = message.payload || {};
+            const value = payload.data && payload.data[sub.field];
+            if (value) sub.next(value);
+            else if (payload.errors) this.failed(sub, message.id, payload.errors, byID, socket);
+            break;
+          }
+          case 'error':
+            if (sub) this.failed(sub, message.id, message.payload, byID, socket);
+            break;
+          case 'complete':
+            // The server ended a subscription (its credential ended, say): connect again, which
+            // subscribes again and catches up.
+            if (sub && byID.delete(message.id)) socket.close(1000, 'subscribing again');
+            break;
+          case 'ping':
+            send({ type: 'pong' });
+            break;
+        }
+      });
+      socket.addEventListener('close', (event) => {
+        if (socket !== this.socket) return;
+        this.socket = null;
+        clearTimeout(this.steadyTimer);
+        if (!this.on) return;
+        // 4401 and 4403 refuse the credential: renew it where a refresh token can.
+        if (event.code === 4401 || event.code === 4403) renew();
+        this.retry();
+      });
+    },
+
+    // failed handles a subscription's errors: one the principal lacks the scope for is not asked
+    // for again; any other starts the connection over, after the backoff.
+    failed(sub, id, errors, byID, socket) {
+      byID.delete(id);
+      const forbidden = (errors || []).find((e) => codeOf(e) === 'forbidden');
+      if (forbidden) {
+        sub.refused = true;
+        return;
+      }
+      note(sections[sub.section], 'Live updates stopped: ' + messageOf({ errors: errors }), 'error');
+      socket.close(1000, 'subscribing again');
+    },
+
+    retry() {
+      const delay = Math.min(30000, 1000 * Math.pow(2, this.attempt)) * (0.75 + Math.random() / 2);
+      this.attempt++;
+      setLive('retrying', 'Live updates unavailable, retrying in ' + Math.max(1, Math.round(delay / 1000)) + ' s. Refresh reads the lists meanwhile.');
+      clearTimeout(this.retryTimer);
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = null;
+        if (this.on && session) this.connect();
+      }, delay);
+    }
+  };
+
+  // ---- Signing in and out
+
+  let providerTimer = null;
+
+  function startSession(newSession, expiresIn) {
+    session = newSession;
+    subscriptions.forEach((s) => { s.refused = false; });
+    if (expiresIn) scheduleRenewal(expiresIn);
+    $('sign-in-error').textContent = '';
+    $('sign-in').hidden = true;
+    $('dashboard').hidden = false;
+    $('session').hidden = false;
+    $('session-who').textContent = 'Signed in with ' + session.label;
+    $('payments-heading').focus();
+    refreshAll();
+    live.start();
+    providerTimer = setInterval(loadProviders, PROVIDERS_EVERY_MS);
+  }
+
+  function signOut(reason) {
+    const ended = session;
+    if (!ended) return;
+    session = null;
+    clearTimeout(ended.renewTimer);
+    clearInterval(providerTimer);
+    clearTimeout(detailTimer);
+    live.stop();
+    // A password session is ended on the server too, so its refresh token is of no further use.
+    if (ended.refreshToken && !reason) post(LOGOUT, { refreshToken: ended.refreshToken }, ended.credential);
+    payments.list = [];
+    payments.rows.clear();
+    payments.selected = null;
+    providers.clear();
+    alerts = [];
+    chosenEndpoint = null;
+    ['payments-rows', 'providers-rows', 'alerts-rows', 'inbound-rows', 'endpoint-rows', 'delivery-rows', 'detail-body'].forEach((id) => clear($(id)));
+    Object.values(sections).forEach((s) => note(s, ''));
+    note(sections.detail, 'Choose a payment in the list to see its detail.');
+    note(sections.deliveries, 'Choose an endpoint to see its latest deliveries.');
+    $('deliveries-body').hidden = true;
+    $('deliveries-heading').textContent = 'Deliveries';
+    $('dashboard').hidden = true;
+    $('session').hidden = true;
+    $('sign-in').hidden = false;
+    $('sign-in-error').textContent = reason || '';
+    $('email').focus();
+  }
+
+  $('sign-out').addEventListener('click', () => signOut(''));
+
+  function busy(form, on) {
+    Array.from(form.elements).forEach((control) => { control.disabled = on; });
+  }
+
+  $('login-form').addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const email = $('email').value.trim();
+    const password = $('password').value;
+    $('sign-in-error').textContent = '';
+    if (!email || !password) {
+      $('sign-in-error').textContent = 'Enter your email and your password.';
+      (email ? $('password') : $('email')).focus();
+      return;
+    }
+    busy(form, true);
+    const body = await post(LOGIN, { input: { email: email, password: password } }, null);
+    busy(form, false);
+    const tokens = body.data && body.data.login;
+    if (!tokens) {
+      $('sign-in-error').textContent = 'Signing in failed: ' + messageOf(body);
+      $('password').value = '';
+      $('password').focus();
+      return;
+    }
+    $('password').value = '';
+    startSession({ credential: tokens.accessToken, refreshToken: tokens.refreshToken, label: email }, tokens.expiresIn);
+  });
+
+  $('key-form').addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const credential = $('credential').value.trim();
+    $('sign-in-error').textContent = '';
+    if (!credential) {
+      $('sign-in-error').textContent = 'Paste an API key or an access token.';
+      $('credential').focus();
+      return;
+    }
+    const kind = credential.startsWith('pk_') ? 'an API key' : 'an access token';
+    busy(form, true);
+    const body = await post(PROBE, null, credential);
+    busy(form, false);
+    if (refusedCredential(body) || (!body.data && body.errors)) {
+      $('sign-in-error').textContent = 'This credential was not accepted: ' + messageOf(body);
+      $('credential').focus();
+      return;
+    }
+    $('credential').value = '';
+    // A pasted access token cannot be renewed: when it expires, the page asks to sign in again.
+    startSession({ credential: credential, refreshToken: null, label: kind }, 0);
+  });
+})();
