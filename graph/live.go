@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -143,28 +144,48 @@ func (r *Resolver) credentialGood(ctx context.Context, principal auth.Principal)
 	return err == nil && now.Subject == principal.Subject
 }
 
-// authenticateConnection is the WebSocket's connection_init: its payload carries the credential
-// ({"Authorization": "Bearer ..."} or {"X-API-Key": "pk_..."}), as a request's headers do; a
-// connection without a good one is refused before any subscription.
+// subscriptionOperations are the subscriptions: a connection whose credential may ask none of
+// them is refused at once.
+var subscriptionOperations = []auth.Operation{auth.PaymentUpdated, auth.RefundUpdated, auth.ProviderStatusChanged, auth.AlertRaised}
+
+// authenticateConnection is the WebSocket's connection_init: a connection without a good
+// credential, or whose credential may subscribe to nothing, is refused before any subscription.
 func (r *Resolver) authenticateConnection(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+	principal, credential, err := r.connectionPrincipal(ctx, payload)
+	if err == nil && !slices.ContainsFunc(subscriptionOperations, func(op auth.Operation) bool { return principal.Can(op.Scope) }) {
+		err = apierror.New(apierror.Forbidden, "this credential may subscribe to nothing: subscriptions need payments:read or monitoring:read")
+	}
+	if err != nil {
+		// Closed with 4403, as graphql-transport-ws refuses a connection_init, and the error's
+		// code as the reason (a close reason holds at most 123 bytes).
+		code := string(apierror.From(err).Code)
+		return transport.AppendCloseReason(transport.WithWebsocketCloseCode(ctx, closeForbidden), code), nil, err
+	}
+	ctx = auth.WithCredential(auth.WithPrincipal(ctx, principal), credential)
+	return context.WithValue(ctx, connectionKey{}, new(atomic.Int32)), nil, nil
+}
+
+// closeForbidden is graphql-transport-ws's close code for a connection_init refused.
+const closeForbidden = 4403
+
+// connectionPrincipal authenticates the credential connection_init's payload carries
+// ({"Authorization": "Bearer ..."} or {"X-API-Key": "pk_..."}), as a request's headers do, or else
+// the upgrade request's own.
+func (r *Resolver) connectionPrincipal(ctx context.Context, payload transport.InitPayload) (auth.Principal, string, error) {
 	credential := ""
 	if header := payload.Authorization(); header != "" {
 		scheme, token, _ := strings.Cut(header, " ")
 		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
-			return ctx, nil, apierror.New(apierror.TokenInvalid, "the Authorization value must be: Bearer <token>")
+			return auth.Principal{}, "", apierror.New(apierror.TokenInvalid, "the Authorization value must be: Bearer <token>")
 		}
 		credential = strings.TrimSpace(token)
 	} else if key := payload.GetString("X-API-Key"); key != "" {
 		credential = key
-	} else if credential = auth.CredentialFrom(ctx); credential == "" { // the upgrade request's own header
-		return ctx, nil, apierror.New(apierror.Unauthenticated, `send a credential in connection_init's payload: {"Authorization": "Bearer <token>"} or {"X-API-Key": "pk_..."}`)
+	} else if credential = auth.CredentialFrom(ctx); credential == "" {
+		return auth.Principal{}, "", apierror.New(apierror.Unauthenticated, `send a credential in connection_init's payload: {"Authorization": "Bearer <token>"} or {"X-API-Key": "pk_..."}`)
 	}
 	principal, err := r.AuthService.Authenticate(ctx, credential)
-	if err != nil {
-		return ctx, nil, apierror.From(err)
-	}
-	ctx = auth.WithCredential(auth.WithPrincipal(ctx, principal), credential)
-	return context.WithValue(ctx, connectionKey{}, new(atomic.Int32)), nil, nil
+	return principal, credential, err
 }
 
 // originPatterns are the hosts of the origins allowed to open a WebSocket besides the server's

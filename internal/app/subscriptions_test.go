@@ -44,6 +44,17 @@ type nodeSubscriber struct {
 // and returns once the client is connected.
 func subscribe(t *testing.T, env *testEnv, transport, credential, document string) *nodeSubscriber {
 	t.Helper()
+	s := startSubscriber(t, env, transport, credential, document)
+	if line := s.next(); line["connected"] != true {
+		t.Fatalf("the %s client did not connect: %v", transport, line)
+	}
+	return s
+}
+
+// startSubscriber starts a client subscribing to document on env's /query over transport with
+// credential.
+func startSubscriber(t *testing.T, env *testEnv, transport, credential, document string) *nodeSubscriber {
+	t.Helper()
 	node, nodeErr := exec.LookPath("node")
 	if _, npmErr := exec.LookPath("npm"); nodeErr != nil || npmErr != nil {
 		t.Skip("node and npm are needed to subscribe with graphql-ws and graphql-sse (.ci/run installs them)")
@@ -76,9 +87,6 @@ func subscribe(t *testing.T, env *testEnv, transport, credential, document strin
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
-	if line := s.next(); line["connected"] != true {
-		t.Fatalf("the %s client did not connect: %v", transport, line)
-	}
 	return s
 }
 
@@ -147,13 +155,18 @@ func TestSubscriptionsAcrossServers(t *testing.T) {
 			t.Errorf("after its token was revoked, the subscription heard %v", line)
 		}
 
-		// A credential without payments:read is refused, as the query would be.
+		// A credential without payments:read is refused, as the query would be; one that may
+		// subscribe to nothing is refused at connection_init already.
 		monitor := watched.apiKey(admin, "monitoring:read")
 		for _, transport := range []string{"ws", "sse"} {
 			line := subscribe(t, watched, transport, monitor, document).next()
 			if !strings.Contains(mustJSON(t, line["error"]), "forbidden") {
 				t.Errorf("%s without the scope: %v", transport, line)
 			}
+		}
+		if line := startSubscriber(t, watched, "ws", watched.apiKey(admin, "webhooks:read"), document).next(); line["error"] == nil ||
+			!strings.Contains(mustJSON(t, line["error"]), "closed 4403 forbidden") {
+			t.Errorf("connection_init of a credential that may subscribe to nothing: %v", line)
 		}
 	})
 }

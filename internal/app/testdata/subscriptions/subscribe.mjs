@@ -20,7 +20,11 @@ function client() {
       connectionParams: { Authorization: "Bearer " + credential },
       retryAttempts: 0,
       lazy: false,
-      on: { connected: () => say({ connected: true }) },
+      on: {
+        connected: () => say({ connected: true }),
+        // A connection refused at connection_init closes before any subscription hears of it.
+        closed: (event) => done({ error: "closed " + event.code + " " + event.reason }, 0),
+      },
     });
   }
   return createSSEClient({ url, headers: { Authorization: "Bearer " + credential }, retryAttempts: 0 });
