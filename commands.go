@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -24,6 +26,7 @@ Usage:
   paygate [serve]                                      run the server (the default)
   paygate migrate                                      apply the database migrations and exit
   paygate user create --email E --password P --role R  add a user
+  paygate user set-password --email E --password P     set a user's password and end their sessions
   paygate apikey create --name N --scopes a,b          make an API key, printed once
   paygate help [command]                               this help, or a command's or a group's (user, apikey)
 
@@ -39,8 +42,12 @@ type command struct {
 	flags func(fs *flag.FlagSet) func(ctx context.Context, cfg config.Config, out commandOutput) error
 }
 
-// commandOutput is where a command writes: its result to stdout, logs and notes to stderr.
-type commandOutput struct{ stdout, stderr io.Writer }
+// commandOutput is where a command writes: its result to stdout, logs and notes to stderr; and
+// stdin, what it reads when told to (a password given as -).
+type commandOutput struct {
+	stdout, stderr io.Writer
+	stdin          io.Reader
+}
 
 var commands = map[string]command{
 	"serve": {
@@ -75,6 +82,13 @@ var commands = map[string]command{
 		env:   []config.Group{config.GroupDatabase}, // openDatabase
 		flags: userCreate,
 	},
+	"user set-password": {
+		usage: "paygate user set-password --email E --password P",
+		about: "Sets a user's password and ends every session of theirs (their API keys go on): for someone locked out. " +
+			"With --password - the password is the first line of stdin, so it appears in neither the shell's history nor the list of processes.",
+		env:   []config.Group{config.GroupDatabase}, // openDatabase
+		flags: userSetPassword,
+	},
 	"apikey create": {
 		usage: "paygate apikey create --name N --scopes a,b [--user EMAIL] [--expires-at TIME]",
 		about: "Makes an API key for a deployment's programs, before anyone has logged in to make one, and prints it: it is shown this once.",
@@ -83,8 +97,13 @@ var commands = map[string]command{
 	},
 }
 
-// run is the whole program; tests call it as main does.
+// run is the whole program, reading os.Stdin; tests call it as main does, or runWithInput to give
+// a command its stdin.
 func run(ctx context.Context, args []string, environ []string, stdout, stderr io.Writer) error {
+	return runWithInput(ctx, args, environ, os.Stdin, stdout, stderr)
+}
+
+func runWithInput(ctx context.Context, args []string, environ []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	name, args := commandOf(args)
 	help := name == "help"
 	if help && len(args) > 0 {
@@ -130,7 +149,7 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	return runCommand(ctx, cfg, commandOutput{stdout, stderr})
+	return runCommand(ctx, cfg, commandOutput{stdout: stdout, stderr: stderr, stdin: stdin})
 }
 
 // commandOf splits a command line into its command (two words for a group's, such as user
@@ -200,7 +219,7 @@ func helpOf(cmd command, fs *flag.FlagSet) string {
 
 func userCreate(fs *flag.FlagSet) func(context.Context, config.Config, commandOutput) error {
 	email := fs.String("email", "", "the user's email (required)")
-	password := fs.String("password", "", "the user's password, 12 characters to 72 bytes (required)")
+	password := fs.String("password", "", "the user's password, 12 characters to 72 bytes and not easy to guess (required)")
 	role := fs.String("role", "", "admin, operator, developer or viewer (required)")
 	return func(ctx context.Context, cfg config.Config, out commandOutput) error {
 		for flagName, value := range map[string]string{"email": *email, "password": *password, "role": *role} {
@@ -223,6 +242,58 @@ func userCreate(fs *flag.FlagSet) func(context.Context, config.Config, commandOu
 		fmt.Fprintf(out.stdout, "created user %s (%s, %s)\n", u.ID, u.Email, u.Role)
 		return nil
 	}
+}
+
+func userSetPassword(fs *flag.FlagSet) func(context.Context, config.Config, commandOutput) error {
+	email := fs.String("email", "", "the user's email (required)")
+	password := fs.String("password", "", "the new password, 12 characters to 72 bytes and not easy to guess, or - to read it from the first line of stdin (required)")
+	return func(ctx context.Context, cfg config.Config, out commandOutput) error {
+		if *email == "" || *password == "" {
+			return fmt.Errorf("user set-password: --email and --password are required (see paygate user set-password --help)")
+		}
+		if *password == "-" {
+			read, err := readPassword(out)
+			if err != nil {
+				return fmt.Errorf("user set-password: %w", err)
+			}
+			*password = read
+		}
+		db, err := app.OpenDatabase(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		u, err := auth.NewService(db.Ent, nil, nil, nil, clock.System).SetPassword(ctx, *email, *password)
+		if err != nil {
+			return fmt.Errorf("user set-password: %w", err)
+		}
+		fmt.Fprintf(out.stdout, "set the password of user %s (%s); every session of theirs is ended\n", u.ID, u.Email)
+		if u.Disabled {
+			fmt.Fprintf(out.stderr, "the user is disabled and cannot log in: an admin enables them with PATCH /api/v1/users/%s {\"disabled\": false}\n", u.ID)
+		}
+		return nil
+	}
+}
+
+// maxPasswordLine bounds what readPassword reads: far more than any password the policy takes.
+const maxPasswordLine = 4096
+
+// readPassword reads a password from the first line of stdin, without its line ending.
+func readPassword(out commandOutput) (string, error) {
+	if f, ok := out.stdin.(*os.File); ok {
+		if info, err := f.Stat(); err == nil && info.Mode()&os.ModeCharDevice != 0 {
+			fmt.Fprintln(out.stderr, "the password, then Enter (it shows as it is typed; pipe it in to keep it off the screen):")
+		}
+	}
+	line, err := bufio.NewReader(io.LimitReader(out.stdin, maxPasswordLine)).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("reading the password from stdin: %w", err)
+	}
+	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+	if line == "" {
+		return "", errors.New("--password - read no password from stdin: give it on the first line")
+	}
+	return line, nil
 }
 
 func apiKeyCreate(fs *flag.FlagSet) func(context.Context, config.Config, commandOutput) error {

@@ -4,6 +4,7 @@
 //	paygate [serve]                                         run the server (default)
 //	paygate migrate                                         apply database migrations and exit
 //	paygate user create --email E --password P --role R     add a user
+//	paygate user set-password --email E --password P        set a user's password, ending their sessions
 //	paygate apikey create --name N --scopes a,b             make an API key for a deployment's programs
 package main
 

@@ -63,10 +63,10 @@ var defaultDocumentLimits = documentLimits{
 	VariableValues: 2_000,
 }
 
-// credentialFields are mutations that check a secret. One request tests at most one secret:
+// credentialFields are mutations that check a secret or change one. One request holds at most one:
 // aliases would otherwise try hundreds of passwords in one request, and the number of errors
 // would tell which alias held the right one.
-var credentialFields = map[string]bool{"login": true, "refreshToken": true}
+var credentialFields = map[string]bool{"login": true, "refreshToken": true, "changePassword": true, "resetPassword": true}
 
 // outboundFields are mutations that make Paygate call a URL of the client's. One request sends
 // at most one: aliases would otherwise send a hundred, one after another, each up to its timeout.
@@ -328,7 +328,7 @@ func (w *documentWalk) field(f *ast.Field, depth, fragmentDepth, inlineNesting i
 	if w.mutation && depth == 1 && credentialFields[f.Name] {
 		w.credentials++
 		if w.credentials > 1 {
-			return requestError(apierror.InvalidRequest, "a request may hold one login or refreshToken, not several")
+			return requestError(apierror.InvalidRequest, "a request may hold one login, refreshToken, changePassword or resetPassword, not several")
 		}
 	}
 	if w.mutation && depth == 1 && outboundFields[f.Name] {

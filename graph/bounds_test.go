@@ -139,6 +139,8 @@ func TestFloodsAreRefusedBeforeValidation(t *testing.T) {
 		{"two logins", `mutation { a: login(input: {email: "a@example.com", password: "one"}) { accessToken } b: login(input: {email: "a@example.com", password: "two"}) { accessToken } }`, "invalid_request"},
 		{"50 test webhooks", "mutation {" + repeat(50, ` a%d: sendTestWebhook(input: {url: "https://example.com/"}) { statusCode }`) + "}", "invalid_request"},
 		{"two test webhooks through a fragment", `mutation { ...W sendTestWebhook(input: {url: "https://example.com/"}) { statusCode } } fragment W on Mutation { sendTestWebhook(input: {url: "https://example.org/"}) { statusCode } }`, "invalid_request"},
+		{"two password changes", `mutation { a: changePassword(input: {currentPassword: "one", newPassword: "x"}) { changed } b: changePassword(input: {currentPassword: "two", newPassword: "x"}) { changed } }`, "invalid_request"},
+		{"a login and a password reset", `mutation { login(input: {email: "a@example.com", password: "x"}) { accessToken } resetPassword(id: "usr_1", input: {newPassword: "x"}) { changed } }`, "invalid_request"},
 		{"login and refresh through a fragment", `mutation { ...L refreshToken(refreshToken: "x") { accessToken } } fragment L on Mutation { login(input: {email: "a@example.com", password: "x"}) { accessToken } }`, "invalid_request"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -89,6 +89,7 @@ func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
 		}
 		return resp
 	})
+	srv.AroundOperations(subscriptionsOnlyOverWebSockets)
 	srv.AroundRootFields(authorizeRootFields)
 	srv.AroundFields(markInternalErrors)
 	srv.SetErrorPresenter(presentError(opts.Logger, opts.Production))

@@ -10,7 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
@@ -21,38 +23,47 @@ import (
 const (
 	// MaxSubscriptionsPerConnection bounds the subscriptions one WebSocket holds at once.
 	MaxSubscriptionsPerConnection = 20
-	// MaxSubscriptionsPerPrincipal bounds one principal's subscriptions on one server, over every
-	// connection.
+	// MaxSubscriptionsPerPrincipal bounds one user's subscriptions on one server, over every
+	// connection and every API key of theirs.
 	MaxSubscriptionsPerPrincipal = 100
+	// MaxSubscriptionsPerServer bounds every subscription on one server: each change is resolved
+	// once per subscriber.
+	MaxSubscriptionsPerServer = 10_000
 	// credentialRecheck is how often a subscription checks its credential is still good: revoked,
 	// or its user disabled, it ends within this.
 	credentialRecheck = 5 * time.Second
 )
 
-// subscribers counts each principal's subscriptions on this server.
+// subscribers counts the subscriptions on this server, in all and by user.
 type subscribers struct {
-	mu          sync.Mutex
-	byPrincipal map[string]int
+	mu     sync.Mutex
+	all    int
+	byUser map[string]int
 }
 
-func (s *subscribers) admit(subject string) error {
+func (s *subscribers) admit(user string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.byPrincipal == nil {
-		s.byPrincipal = map[string]int{}
+	if s.byUser == nil {
+		s.byUser = map[string]int{}
 	}
-	if s.byPrincipal[subject] >= MaxSubscriptionsPerPrincipal {
-		return apierror.New(apierror.RateLimited, fmt.Sprintf("you hold %d subscriptions on this server, the most one principal may: end one first", MaxSubscriptionsPerPrincipal))
+	switch {
+	case s.byUser[user] >= MaxSubscriptionsPerPrincipal:
+		return apierror.New(apierror.RateLimited, fmt.Sprintf("you hold %d subscriptions on this server, the most one user may: end one first", MaxSubscriptionsPerPrincipal))
+	case s.all >= MaxSubscriptionsPerServer:
+		return apierror.New(apierror.ServiceUnavailable, "this server holds as many subscriptions as it takes: try again later")
 	}
-	s.byPrincipal[subject]++
+	s.byUser[user]++
+	s.all++
 	return nil
 }
 
-func (s *subscribers) leave(subject string) {
+func (s *subscribers) leave(user string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.byPrincipal[subject]--; s.byPrincipal[subject] <= 0 {
-		delete(s.byPrincipal, subject)
+	s.all--
+	if s.byUser[user]--; s.byUser[user] <= 0 {
+		delete(s.byUser, user)
 	}
 }
 
@@ -79,7 +90,7 @@ func stream[T any](ctx context.Context, r *Resolver, op auth.Operation, kind str
 			return nil, apierror.New(apierror.RateLimited, fmt.Sprintf("a connection holds at most %d subscriptions", MaxSubscriptionsPerConnection))
 		}
 	}
-	if err := r.subscribers.admit(principal.Subject); err != nil {
+	if err := r.subscribers.admit(principal.UserID); err != nil {
 		if count := connectionSubscriptions(ctx); count != nil {
 			count.Add(-1)
 		}
@@ -90,7 +101,7 @@ func stream[T any](ctx context.Context, r *Resolver, op auth.Operation, kind str
 	go func() {
 		defer func() {
 			r.Hub.Unsubscribe(sub)
-			r.subscribers.leave(principal.Subject)
+			r.subscribers.leave(principal.UserID)
 			if count := connectionSubscriptions(ctx); count != nil {
 				count.Add(-1)
 			}
@@ -111,7 +122,7 @@ func stream[T any](ctx context.Context, r *Resolver, op auth.Operation, kind str
 			case <-expired:
 				return
 			case <-recheck.C:
-				if !r.credentialGood(ctx, principal) {
+				if !r.credentialGood(ctx, principal, op) {
 					return
 				}
 			case change, open := <-sub.Changes():
@@ -133,15 +144,25 @@ func stream[T any](ctx context.Context, r *Resolver, op auth.Operation, kind str
 	return out, nil
 }
 
-// credentialGood reports whether the credential principal came with still authenticates as it:
-// not revoked, its user neither disabled nor changed role.
-func (r *Resolver) credentialGood(ctx context.Context, principal auth.Principal) bool {
+// credentialGood reports whether the credential principal came with still authenticates as it,
+// and still holds op's scope: not revoked, its user neither disabled nor changed role.
+func (r *Resolver) credentialGood(ctx context.Context, principal auth.Principal, op auth.Operation) bool {
 	credential := auth.CredentialFrom(ctx)
 	if credential == "" {
 		return false
 	}
 	now, err := r.AuthService.Authenticate(ctx, credential)
-	return err == nil && now.Subject == principal.Subject
+	return err == nil && now.Subject == principal.Subject && now.Can(op.Scope)
+}
+
+// subscriptionsOnlyOverWebSockets refuses queries and mutations sent over a WebSocket: its
+// principal was authenticated once, at connection_init, and its messages pass no rate limit, so
+// everything else goes over HTTP, where each request is authenticated and limited.
+func subscriptionsOnlyOverWebSockets(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	if connectionSubscriptions(ctx) != nil && graphql.GetOperationContext(ctx).Operation.Operation != ast.Subscription {
+		return graphql.OneShot(graphql.ErrorResponse(ctx, "only subscriptions go over the WebSocket: send queries and mutations as HTTP requests to /query"))
+	}
+	return next(ctx)
 }
 
 // subscriptionOperations are the subscriptions: a connection whose credential may ask none of

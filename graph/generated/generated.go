@@ -202,6 +202,7 @@ type ComplexityRoot struct {
 		AcknowledgeAlert            func(childComplexity int, id string) int
 		CancelPayment               func(childComplexity int, input model.CancelPaymentInput) int
 		CapturePayment              func(childComplexity int, input model.CapturePaymentInput) int
+		ChangePassword              func(childComplexity int, input model.ChangePasswordInput) int
 		CreateAPIKey                func(childComplexity int, input auth.APIKeyRequest) int
 		CreatePayment               func(childComplexity int, input model.CreatePaymentInput) int
 		CreateUser                  func(childComplexity int, input model.CreateUserInput) int
@@ -211,6 +212,7 @@ type ComplexityRoot struct {
 		Logout                      func(childComplexity int, refreshToken *string) int
 		RefreshToken                func(childComplexity int, refreshToken string) int
 		RefundPayment               func(childComplexity int, input model.RefundPaymentInput) int
+		ResetPassword               func(childComplexity int, id string, input model.ResetPasswordInput) int
 		ResolveAlert                func(childComplexity int, id string) int
 		RetryWebhookDelivery        func(childComplexity int, endpointID string, id string) int
 		RetryWebhookEvent           func(childComplexity int, id string) int
@@ -239,6 +241,10 @@ type ComplexityRoot struct {
 		HasNextPage     func(childComplexity int) int
 		HasPreviousPage func(childComplexity int) int
 		StartCursor     func(childComplexity int) int
+	}
+
+	PasswordChanged struct {
+		Changed func(childComplexity int) int
 	}
 
 	Payment struct {
@@ -628,6 +634,8 @@ type MutationResolver interface {
 	RetryWebhookDelivery(ctx context.Context, endpointID string, id string) (*ent.WebhookDelivery, error)
 	AcknowledgeAlert(ctx context.Context, id string) (*ent.Alert, error)
 	ResolveAlert(ctx context.Context, id string) (*ent.Alert, error)
+	ChangePassword(ctx context.Context, input model.ChangePasswordInput) (*model.PasswordChanged, error)
+	ResetPassword(ctx context.Context, id string, input model.ResetPasswordInput) (*model.PasswordChanged, error)
 	CreateUser(ctx context.Context, input model.CreateUserInput) (*ent.User, error)
 	UpdateUser(ctx context.Context, id string, input auth.UserChange) (*ent.User, error)
 	RetryWebhookEvent(ctx context.Context, id string) (*ent.WebhookEvent, error)
@@ -1239,6 +1247,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CapturePayment(childComplexity, args["input"].(model.CapturePaymentInput)), true
+	case "Mutation.changePassword":
+		if e.ComplexityRoot.Mutation.ChangePassword == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_changePassword_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ChangePassword(childComplexity, args["input"].(model.ChangePasswordInput)), true
 	case "Mutation.createAPIKey":
 		if e.ComplexityRoot.Mutation.CreateAPIKey == nil {
 			break
@@ -1338,6 +1357,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RefundPayment(childComplexity, args["input"].(model.RefundPaymentInput)), true
+	case "Mutation.resetPassword":
+		if e.ComplexityRoot.Mutation.ResetPassword == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resetPassword_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResetPassword(childComplexity, args["id"].(string), args["input"].(model.ResetPasswordInput)), true
 	case "Mutation.resolveAlert":
 		if e.ComplexityRoot.Mutation.ResolveAlert == nil {
 			break
@@ -1510,6 +1540,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
+
+	case "PasswordChanged.changed":
+		if e.ComplexityRoot.PasswordChanged.Changed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PasswordChanged.Changed(childComplexity), true
 
 	case "Payment.amount":
 		if e.ComplexityRoot.Payment.Amount == nil {
@@ -2996,6 +3033,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCapturePaymentInput,
 		ec.unmarshalInputCaptureSettingsInput,
 		ec.unmarshalInputCardInput,
+		ec.unmarshalInputChangePasswordInput,
 		ec.unmarshalInputCircuitBreakerInput,
 		ec.unmarshalInputConfigInput,
 		ec.unmarshalInputCreateAPIKeyInput,
@@ -3011,6 +3049,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputProviderSettingsInput,
 		ec.unmarshalInputRateLimitsInput,
 		ec.unmarshalInputRefundPaymentInput,
+		ec.unmarshalInputResetPasswordInput,
 		ec.unmarshalInputRoutingInput,
 		ec.unmarshalInputRoutingRuleInput,
 		ec.unmarshalInputSendTestWebhookInput,
@@ -4363,6 +4402,41 @@ extend type Mutation {
   resolveAlert(id: ID!): Alert! @hasScope(scope: "webhooks:manage")
 }
 `, BuiltIn: false},
+	{Name: "../password.graphqls", Input: `input ChangePasswordInput {
+  "The caller's password now."
+  currentPassword: String!
+  """
+  12 characters to 72 bytes, not one of the 10,000 most common passwords (nor one with digits or
+  symbols around it), a run of keys or letters, a repetition, the email or "paygate".
+  """
+  newPassword: String!
+}
+
+input ResetPasswordInput {
+  "As changePassword's newPassword."
+  newPassword: String!
+}
+
+"What changePassword and resetPassword answer once the new password is in force."
+type PasswordChanged {
+  changed: Boolean!
+}
+
+extend type Mutation {
+  """
+  Changes the caller's own password, given the current one, and ends every other session of the
+  caller (their access and refresh tokens): at once on this server, within a second on the others.
+  The session asking goes on. A wrong currentPassword is invalid_credentials, throttled as logins
+  are; an API key, which has no password, is forbidden. One per request, as login.
+  """
+  changePassword(input: ChangePasswordInput!): PasswordChanged!
+  """
+  Sets a user's password and ends every session of theirs; their API keys, which are no sessions,
+  go on. One per request, as login.
+  """
+  resetPassword(id: ID!, input: ResetPasswordInput!): PasswordChanged! @hasScope(scope: "users:manage")
+}
+`, BuiltIn: false},
 	{Name: "../schema.graphqls", Input: `"""
 An exact decimal amount in the currency's major unit. Served as a string ("49.99"); accepted as a
 string or a number, read from its text, never through floating point.
@@ -4847,7 +4921,8 @@ extend type Mutation {
 What changes as it changes, for dashboards: over WebSocket (the graphql-transport-ws protocol) or
 Server-Sent Events (graphql-sse, distinct connections), both on /query. The credential goes in
 connection_init's payload ({"Authorization": "Bearer ..."} or {"X-API-Key": "pk_..."}) over
-WebSocket, in the request's headers over SSE; each field needs the scope its query needs, and a
+WebSocket, in the request's headers over SSE; a WebSocket carries subscriptions only (queries and
+mutations go over HTTP, each request authenticated and rate limited); each field needs the scope its query needs, and a
 subscription ends when its credential expires or is revoked, or its user is disabled. A change
 made through any server reaches subscribers on every server. A subscriber that falls behind is
 dropped rather than allowed to hold anything up; one that reconnects catches up from the events
@@ -4856,7 +4931,7 @@ list.
 type Subscription {
   "The payment with this id as each change leaves it; every payment the principal may read when id is left out."
   paymentUpdated(id: ID): Payment! @hasScope(scope: "payments:read")
-  "Each refund as it is made and as it settles; of one payment when paymentId is given."
+  "Each refund as it settles (succeeded or failed); of one payment when paymentId is given."
   refundUpdated(paymentId: ID): Refund! @hasScope(scope: "payments:read")
   "A provider's status on the server subscribed to, each time its circuit or figures change (at most once every 2 seconds each)."
   providerStatusChanged: ProviderStatus! @hasScope(scope: "monitoring:read")
@@ -5290,6 +5365,14 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_PasswordChanged(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "changed":
+		return ec.fieldContext_PasswordChanged_changed(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PasswordChanged", field.Name)
 }
 
 func (ec *executionContext) childFields_Payment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6096,6 +6179,20 @@ func (ec *executionContext) field_Mutation_capturePayment_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_changePassword_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ChangePasswordInput, error) {
+			return ec.unmarshalNChangePasswordInput2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐChangePasswordInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createAPIKey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6219,6 +6316,28 @@ func (ec *executionContext) field_Mutation_refundPayment_args(ctx context.Contex
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_resetPassword_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ResetPasswordInput, error) {
+			return ec.unmarshalNResetPasswordInput2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐResetPasswordInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
 	return args, nil
 }
 
@@ -10019,6 +10138,112 @@ func (ec *executionContext) fieldContext_Mutation_resolveAlert(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_changePassword(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_changePassword(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ChangePassword(ctx, fc.Args["input"].(model.ChangePasswordInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PasswordChanged) graphql.Marshaler {
+			return ec.marshalNPasswordChanged2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐPasswordChanged(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_changePassword(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PasswordChanged(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_changePassword_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_resetPassword(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_resetPassword(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ResetPassword(ctx, fc.Args["id"].(string), fc.Args["input"].(model.ResetPasswordInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "users:manage")
+				if err != nil {
+					var zeroVal *model.PasswordChanged
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *model.PasswordChanged
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PasswordChanged) graphql.Marshaler {
+			return ec.marshalNPasswordChanged2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐPasswordChanged(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_resetPassword(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PasswordChanged(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_resetPassword_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createUser(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10529,6 +10754,29 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _PasswordChanged_changed(ctx context.Context, field graphql.CollectedField, obj *model.PasswordChanged) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PasswordChanged_changed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PasswordChanged_changed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PasswordChanged", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Payment_id(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
@@ -18575,6 +18823,43 @@ func (ec *executionContext) unmarshalInputCardInput(ctx context.Context, obj any
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputChangePasswordInput(ctx context.Context, obj any) (model.ChangePasswordInput, error) {
+	var it model.ChangePasswordInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"currentPassword", "newPassword"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "currentPassword":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currentPassword"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CurrentPassword = data
+		case "newPassword":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("newPassword"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NewPassword = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCircuitBreakerInput(ctx context.Context, obj any) (settings.CircuitBreaker, error) {
 	var it settings.CircuitBreaker
 	if obj == nil {
@@ -20232,6 +20517,36 @@ func (ec *executionContext) unmarshalInputRefundPaymentInput(ctx context.Context
 				return it, err
 			}
 			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputResetPasswordInput(ctx context.Context, obj any) (model.ResetPasswordInput, error) {
+	var it model.ResetPasswordInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"newPassword"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "newPassword":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("newPassword"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NewPassword = data
 		}
 	}
 	return it, nil
@@ -22749,6 +23064,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "changePassword":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_changePassword(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resetPassword":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_resetPassword(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createUser":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createUser(ctx, field)
@@ -22921,6 +23250,44 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var passwordChangedImplementors = []string{"PasswordChanged"}
+
+func (ec *executionContext) _PasswordChanged(ctx context.Context, sel ast.SelectionSet, obj *model.PasswordChanged) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, passwordChangedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PasswordChanged")
+		case "changed":
+			out.Values[i] = ec._PasswordChanged_changed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -26820,6 +27187,11 @@ func (ec *executionContext) marshalNCard2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋg
 	return ec._Card(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNChangePasswordInput2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐChangePasswordInput(ctx context.Context, v any) (model.ChangePasswordInput, error) {
+	res, err := ec.unmarshalInputChangePasswordInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCircuitBreakerInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐCircuitBreaker(ctx context.Context, v any) (*settings.CircuitBreaker, error) {
 	res, err := ec.unmarshalInputCircuitBreakerInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
@@ -27138,6 +27510,16 @@ func (ec *executionContext) marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPag
 	return ec._PageInfo(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNPasswordChanged2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐPasswordChanged(ctx context.Context, sel ast.SelectionSet, v *model.PasswordChanged) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PasswordChanged(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNPayment2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPayment(ctx context.Context, sel ast.SelectionSet, v *ent.Payment) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -27320,6 +27702,11 @@ func (ec *executionContext) marshalNRefundStatus2githubᚗcomᚋpaygateᚋpaygat
 
 func (ec *executionContext) marshalNRequestMetrics2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐRequestFigures(ctx context.Context, sel ast.SelectionSet, v metrics.RequestFigures) graphql.Marshaler {
 	return ec._RequestMetrics(ctx, sel, &v)
+}
+
+func (ec *executionContext) unmarshalNResetPasswordInput2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐResetPasswordInput(ctx context.Context, v any) (model.ResetPasswordInput, error) {
+	res, err := ec.unmarshalInputResetPasswordInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNRevoked2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐRevoked(ctx context.Context, sel ast.SelectionSet, v *model.Revoked) graphql.Marshaler {

@@ -51,6 +51,14 @@ type CardInput struct {
 	Cvc      string `json:"cvc"`
 }
 
+type ChangePasswordInput struct {
+	// The caller's password now.
+	CurrentPassword string `json:"currentPassword"`
+	// 12 characters to 72 bytes, not one of the 10,000 most common passwords (nor one with digits or
+	// symbols around it), a run of keys or letters, a repetition, the email or "paygate".
+	NewPassword string `json:"newPassword"`
+}
+
 // A whole new configuration document, made from the version read: a change made from a version
 // that is no longer in force is refused (invalid_state), so no change is made over another unseen.
 type ConfigInput struct {
@@ -124,6 +132,11 @@ type NextAction struct {
 	RedirectToURL *RedirectToURL `json:"redirectToUrl"`
 }
 
+// What changePassword and resetPassword answer once the new password is in force.
+type PasswordChanged struct {
+	Changed bool `json:"changed"`
+}
+
 type ProviderSettings struct {
 	Name    string `json:"name"`
 	Enabled bool   `json:"enabled"`
@@ -151,6 +164,11 @@ type RefundPaymentInput struct {
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
+type ResetPasswordInput struct {
+	// As changePassword's newPassword.
+	NewPassword string `json:"newPassword"`
+}
+
 // What logout and revokeToken answer once the revocation is in force.
 type Revoked struct {
 	Revoked bool `json:"revoked"`
@@ -171,7 +189,8 @@ type SendTestWebhookInput struct {
 // What changes as it changes, for dashboards: over WebSocket (the graphql-transport-ws protocol) or
 // Server-Sent Events (graphql-sse, distinct connections), both on /query. The credential goes in
 // connection_init's payload ({"Authorization": "Bearer ..."} or {"X-API-Key": "pk_..."}) over
-// WebSocket, in the request's headers over SSE; each field needs the scope its query needs, and a
+// WebSocket, in the request's headers over SSE; a WebSocket carries subscriptions only (queries and
+// mutations go over HTTP, each request authenticated and rate limited); each field needs the scope its query needs, and a
 // subscription ends when its credential expires or is revoked, or its user is disabled. A change
 // made through any server reaches subscribers on every server. A subscriber that falls behind is
 // dropped rather than allowed to hold anything up; one that reconnects catches up from the events

@@ -421,7 +421,9 @@ func (a *App) EnsureFirstAdmin(ctx context.Context, cfg config.Config) error {
 		return nil
 	case generatedPassword != "":
 		// Shown once, so a development run can log in; it is never shown again.
-		logger.Warn("created the first admin with a generated password; change it",
+		logger.Warn("created the first admin with a generated password; change it: log in, then "+
+			"POST /api/v1/auth/password {current_password, new_password} (GraphQL changePassword), "+
+			"or run paygate user set-password --email "+admin.Email+" --password -",
 			"email", admin.Email, "password", generatedPassword)
 	default:
 		logger.Info("created the first admin", "email", admin.Email)

@@ -155,6 +155,10 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 		auth.ListUsers.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/users", query: `{ users { hasMore } }`}),
 		auth.UpdateUser.Name: fixed(entry{method: http.MethodPatch, path: "/api/v1/users/" + target, body: map[string]any{"role": "developer"},
 			query: `mutation($id: ID!) { updateUser(id: $id, input: {role: "viewer"}) { id } }`, variables: map[string]any{"id": target}}),
+		// Every principal allowed resets the target's password twice: each reset ends the target's
+		// sessions and leaves the next one possible.
+		auth.ResetPassword.Name: fixed(entry{method: http.MethodPost, path: "/api/v1/users/" + target + "/password", body: map[string]any{"new_password": "reset over REST for the matrix"},
+			query: `mutation($id: ID!) { resetPassword(id: $id, input: {newPassword: "reset over GraphQL for the matrix"}) { changed } }`, variables: map[string]any{"id": target}}),
 		auth.GetConfig.Name: fixed(entry{method: http.MethodGet, path: configPath, query: `{ config { version } }`}),
 		// The configuration is changed through REST from the version in force, then through
 		// GraphQL from the next.

@@ -281,6 +281,20 @@ func checkDocumentedAnswers(t *testing.T, c *apiContract, env *testEnv, db *data
 	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/auth/revoke", str(second["access_token"]), map[string]any{})
 	c.expect(env, http.StatusOK, http.MethodPost, "/api/v1/auth/revoke", str(second["access_token"]), map[string]any{"token": str(second["refresh_token"])})
 
+	// passwords: one's own, changed given the current one (an API key has none), and another's,
+	// reset by an admin
+	changer := prefixid.New("user") + "@example.com"
+	changerID := str(get(c.expect(env, http.StatusCreated, http.MethodPost, "/api/v1/users", admin, map[string]any{"email": changer, "password": password, "role": "viewer"}).data(), "id"))
+	mine := str(get(c.expect(env, http.StatusOK, http.MethodPost, "/api/v1/auth/login", "", map[string]any{"email": changer, "password": password}).data(), "access_token"))
+	newPassword := "a new password for the contract"
+	c.expect(env, http.StatusUnauthorized, http.MethodPost, "/api/v1/auth/password", mine, map[string]any{"current_password": "not the password", "new_password": newPassword})
+	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/auth/password", mine, map[string]any{"current_password": password, "new_password": "password123456"})
+	c.expect(env, http.StatusForbidden, http.MethodPost, "/api/v1/auth/password", readPayments, map[string]any{"current_password": password, "new_password": newPassword})
+	c.expect(env, http.StatusOK, http.MethodPost, "/api/v1/auth/password", mine, map[string]any{"current_password": password, "new_password": newPassword})
+	c.expect(env, http.StatusOK, http.MethodPost, "/api/v1/users/"+changerID+"/password", admin, map[string]any{"new_password": "reset by an admin for the contract"})
+	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/users/"+changerID+"/password", admin, map[string]any{"new_password": "qwertyuiopas"})
+	c.expect(env, http.StatusNotFound, http.MethodPost, "/api/v1/users/usr_none/password", admin, map[string]any{"new_password": newPassword})
+
 	// users
 	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/users?limit=2", admin, nil)
 	c.expect(env, http.StatusBadRequest, http.MethodGet, "/api/v1/users?limit=many", admin, nil)

@@ -92,6 +92,21 @@ func TestSubscriptionBounds(t *testing.T) {
 	if answer.Type != "connection_ack" {
 		t.Fatalf("connection_init with a token: %+v", answer)
 	}
+	// Queries and mutations go over HTTP, each authenticated and rate limited: never over the
+	// WebSocket, whose principal was authenticated once.
+	for i, document := range []string{`{ payments(first: 1) { totalCount } }`, `mutation { logout { revoked } }`} {
+		id := fmt.Sprint("http-only-", i)
+		if err := wsjson.Write(ctx, c, wsMessage{ID: id, Type: "subscribe", Payload: map[string]any{"query": document}}); err != nil {
+			t.Fatal(err)
+		}
+		var m wsMessage
+		if err := wsjson.Read(ctx, c, &m); err != nil || m.ID != id || !strings.Contains(mustJSON(t, m.Payload), "only subscriptions go over the WebSocket") {
+			t.Errorf("%s over the WebSocket: %+v, %v", document, m, err)
+		}
+		if err := wsjson.Read(ctx, c, &m); err != nil || m.ID != id || m.Type != "complete" {
+			t.Errorf("%s over the WebSocket, then: %+v, %v", document, m, err)
+		}
+	}
 	subscription := map[string]any{"query": `subscription { paymentUpdated { id } }`}
 	for i := range graph.MaxSubscriptionsPerConnection + 1 {
 		if err := wsjson.Write(ctx, c, wsMessage{ID: string(rune('a' + i)), Type: "subscribe", Payload: subscription}); err != nil {

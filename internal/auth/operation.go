@@ -26,12 +26,15 @@ type Operation struct {
 }
 
 var (
-	Login         = Operation{Name: "login", Public: true}
-	RefreshToken  = Operation{Name: "refreshToken", Public: true}
-	Logout        = Operation{Name: "logout", Authenticated: true}
-	RevokeToken   = Operation{Name: "revokeToken", Authenticated: true}
-	CreatePayment = Operation{Name: "createPayment", Scope: ScopePaymentsWrite, Idempotent: true}
-	RefundPayment = Operation{Name: "refundPayment", Scope: ScopeRefundsWrite, Idempotent: true}
+	Login        = Operation{Name: "login", Public: true}
+	RefreshToken = Operation{Name: "refreshToken", Public: true}
+	Logout       = Operation{Name: "logout", Authenticated: true}
+	RevokeToken  = Operation{Name: "revokeToken", Authenticated: true}
+	// Any principal may ask to change its own password; the service refuses an API key, which
+	// has none.
+	ChangePassword = Operation{Name: "changePassword", Authenticated: true}
+	CreatePayment  = Operation{Name: "createPayment", Scope: ScopePaymentsWrite, Idempotent: true}
+	RefundPayment  = Operation{Name: "refundPayment", Scope: ScopeRefundsWrite, Idempotent: true}
 	// Capturing and canceling an authorisation finish the payment its creator started.
 	CapturePayment = Operation{Name: "capturePayment", Scope: ScopePaymentsWrite, Idempotent: true}
 	CancelPayment  = Operation{Name: "cancelPayment", Scope: ScopePaymentsWrite, Idempotent: true}
@@ -49,6 +52,7 @@ var (
 	CreateUser     = Operation{Name: "createUser", Scope: ScopeUsersManage}
 	ListUsers      = Operation{Name: "users", Scope: ScopeUsersManage}
 	UpdateUser     = Operation{Name: "updateUser", Scope: ScopeUsersManage}
+	ResetPassword  = Operation{Name: "resetPassword", Scope: ScopeUsersManage}
 	ProviderStatus = Operation{Name: "providerStatus", Scope: ScopeMonitoringRead}
 	SimulateEvent  = Operation{Name: "simulateEvent", Scope: ScopeWebhooksManage}
 	// Sending a test webhook makes Paygate call a URL of the caller's choosing: only those who
@@ -93,7 +97,7 @@ var (
 )
 
 // Operations lists every operation.
-var Operations = []Operation{Login, RefreshToken, Logout, RevokeToken, CreateUser, ListUsers, UpdateUser, CreatePayment, RefundPayment, CapturePayment, CancelPayment, GetPayment, ListPayments, GetRefund, ShopperReturn,
+var Operations = []Operation{Login, RefreshToken, Logout, RevokeToken, ChangePassword, CreateUser, ListUsers, UpdateUser, ResetPassword, CreatePayment, RefundPayment, CapturePayment, CancelPayment, GetPayment, ListPayments, GetRefund, ShopperReturn,
 	GetConfig, UpdateConfig, ConfigHistory, ProviderStatus, SimulateEvent, SendTestWebhook,
 	ListWebhookEvents, GetWebhookEvent, WebhookMetrics, RetryWebhookEvent,
 	ListEvents, GetEvent, CreateWebhookEndpoint, ListWebhookEndpoints, GetWebhookEndpoint, UpdateWebhookEndpoint,

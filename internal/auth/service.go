@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -115,10 +114,6 @@ var missingUserHash = sync.OnceValue(func() []byte {
 	return hash
 })
 
-// MaxPasswordBytes is the longest password: bcrypt reads no further, so a longer one would be
-// taken as its first 72 bytes, and any suffix would log in.
-const MaxPasswordBytes = 72
-
 // Login checks an email and password and starts a session.
 func (s *Service) Login(ctx context.Context, email, password string) (Session, error) {
 	if s.Throttle != nil {
@@ -143,12 +138,29 @@ func (s *Service) Login(ctx context.Context, email, password string) (Session, e
 	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(password)) != nil {
 		return Session{}, apierror.New(apierror.InvalidCredentials, "the email or password is wrong")
 	}
-	family := prefixid.New("fam")
-	refresh, err := s.newRefreshToken(ctx, s.client, u.ID, family)
+	// The session starts only if the password just checked is still the user's: a change of
+	// password locks the user's row, so a login that checked the old one either starts its
+	// session first, which the change then ends, or finds the new hash and is refused.
+	tx, err := s.client.Tx(ctx)
 	if err != nil {
 		return Session{}, err
 	}
-	return s.session(u, refresh, family)
+	current, err := tx.User.Query().Where(user.ID(u.ID), lockUser).Only(ctx)
+	if err != nil {
+		return Session{}, rollback(tx, err)
+	}
+	if current.PasswordHash != u.PasswordHash || current.Disabled {
+		return Session{}, rollback(tx, apierror.New(apierror.InvalidCredentials, "the email or password is wrong"))
+	}
+	family := prefixid.New("fam")
+	refresh, err := s.newRefreshToken(ctx, tx.Client(), u.ID, family)
+	if err != nil {
+		return Session{}, rollback(tx, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return Session{}, err
+	}
+	return s.session(current, refresh, family)
 }
 
 // Refresh trades a refresh token for a new session. Each refresh token works once: presenting one
@@ -338,9 +350,8 @@ func (s *Service) CreateUser(ctx context.Context, email, password, role string) 
 	if ScopesOf(role) == nil {
 		return nil, apierror.ForParam(apierror.InvalidRequest, "role", "role must be admin, operator, developer or viewer")
 	}
-	if utf8.RuneCountInString(password) < 12 || len(password) > MaxPasswordBytes {
-		return nil, apierror.ForParam(apierror.InvalidRequest, "password",
-			fmt.Sprintf("password must be at least 12 characters and at most %d bytes (in UTF-8)", MaxPasswordBytes))
+	if err := CheckPassword(password, email, "password"); err != nil {
+		return nil, err
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), PasswordCost)
 	if err != nil {
@@ -368,10 +379,13 @@ func (s *Service) EnsureFirstAdmin(ctx context.Context, email, password string) 
 	}
 	if email == "" {
 		email = "admin@localhost"
-		raw := make([]byte, 18)
-		rand.Read(raw)
-		password = base64.RawURLEncoding.EncodeToString(raw)
-		generatedPassword = password
+		// 144 random bits; drawn again in the unlikely case the policy refuses them.
+		for generatedPassword == "" || CheckPassword(generatedPassword, email, "password") != nil {
+			raw := make([]byte, 18)
+			rand.Read(raw)
+			generatedPassword = base64.RawURLEncoding.EncodeToString(raw)
+		}
+		password = generatedPassword
 	}
 	u, err := s.CreateUser(ctx, email, password, "admin")
 	if ent.IsConstraintError(err) {

@@ -3,8 +3,11 @@ package auth
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/predicate"
 	"github.com/paygate/paygate/ent/refreshtoken"
 	"github.com/paygate/paygate/ent/user"
 	"github.com/paygate/paygate/internal/apierror"
@@ -77,7 +80,7 @@ func (s *Service) UpdateUser(ctx context.Context, id string, change UserChange) 
 	if err != nil {
 		return nil, err
 	}
-	u, err := tx.User.Query().Where(user.ID(id), database.ForUpdate).Only(ctx)
+	u, err := tx.User.Query().Where(user.ID(id), lockUser).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, rollback(tx, apierror.ForParam(apierror.NotFound, "id", "no user has the id "+id))
 	}
@@ -92,7 +95,7 @@ func (s *Service) UpdateUser(ctx context.Context, id string, change UserChange) 
 		disabled = *change.Disabled
 	}
 	if u.Role == user.RoleAdmin && !u.Disabled && (role != "admin" || disabled) {
-		others, err := tx.User.Query().Where(user.RoleEQ(user.RoleAdmin), user.Disabled(false), user.IDNEQ(u.ID), database.ForUpdate).IDs(ctx)
+		others, err := tx.User.Query().Where(user.RoleEQ(user.RoleAdmin), user.Disabled(false), user.IDNEQ(u.ID), lockUser).IDs(ctx)
 		if err != nil {
 			return nil, rollback(tx, err)
 		}
@@ -106,7 +109,7 @@ func (s *Service) UpdateUser(ctx context.Context, id string, change UserChange) 
 	}
 	var inForce []func()
 	if role != string(u.Role) || (disabled && !u.Disabled) {
-		if inForce, err = s.endSessionsOf(ctx, tx, u.ID); err != nil {
+		if inForce, err = s.endSessionsOf(ctx, tx, u.ID, ""); err != nil {
 			return nil, rollback(tx, err)
 		}
 	}
@@ -120,34 +123,50 @@ func (s *Service) UpdateUser(ctx context.Context, id string, change UserChange) 
 	return updated.Unwrap(), nil
 }
 
-// endSessionsOf revokes, within tx, every session of the user: their refresh tokens, and the
-// sessions that may still have access tokens in force, those with a refresh token issued within
-// an access token's lifetime (every access token is issued beside one). A new login starts a new
-// session, which is not revoked. The functions returned put the revocations in force here.
-func (s *Service) endSessionsOf(ctx context.Context, tx *ent.Tx, userID string) ([]func(), error) {
+// endSessionsOf revokes, within tx, every session of the user but except (a session to keep, or
+// "" for none): their refresh tokens, and the sessions that may still have access tokens in
+// force, those with a refresh token issued within an access token's lifetime (every access token
+// is issued beside one). A new login starts a new session, which is not revoked. The functions
+// returned put the revocations in force here.
+func (s *Service) endSessionsOf(ctx context.Context, tx *ent.Tx, userID, except string) ([]func(), error) {
 	now := s.now()
+	others := []predicate.RefreshToken{refreshtoken.UserID(userID)}
+	if except != "" {
+		others = append(others, refreshtoken.FamilyNEQ(except))
+	}
+	others = slices.Clip(others) // each statement below appends its own predicates to a copy
 	// Refreshes under way hold their tokens' rows: waiting for them first means the statements
 	// below see the tokens they hand out, as a logout does.
-	if _, err := tx.RefreshToken.Query().Where(refreshtoken.UserID(userID), refreshtoken.UsedAtIsNil(), database.ForUpdate).IDs(ctx); err != nil {
+	if _, err := tx.RefreshToken.Query().Where(append(others, refreshtoken.UsedAtIsNil(), database.ForUpdate)...).IDs(ctx); err != nil {
 		return nil, err
 	}
 	live, err := tx.RefreshToken.Query().
-		Where(refreshtoken.UserID(userID), refreshtoken.CreatedAtGT(now.Add(-AccessTokenLifetime-clockSkew))).
+		Where(append(others, refreshtoken.CreatedAtGT(now.Add(-AccessTokenLifetime-clockSkew)))...).
 		Unique(true).Select(refreshtoken.FieldFamily).Strings(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := tx.RefreshToken.Update().Where(refreshtoken.UserID(userID), refreshtoken.RevokedAtIsNil()).
+	if _, err := tx.RefreshToken.Update().Where(append(others, refreshtoken.RevokedAtIsNil())...).
 		SetRevokedAt(now).Save(ctx); err != nil {
 		return nil, err
 	}
 	inForce := make([]func(), 0, len(live))
 	for _, family := range live {
-		remember, err := s.tokens.Revocations.revoke(ctx, tx.Client(), family, now.Add(AccessTokenLifetime+clockSkew))
+		remember, err := s.revokeWithin(ctx, tx.Client(), family, now.Add(AccessTokenLifetime+clockSkew))
 		if err != nil {
 			return nil, err
 		}
 		inForce = append(inForce, remember)
 	}
 	return inForce, nil
+}
+
+// revokeWithin records through client (a transaction's) that subject is revoked until until, and
+// returns what puts the revocation in force here once it is committed. A command, which keeps no
+// copy of the revocations, writes the row alone: every server reads it within a second.
+func (s *Service) revokeWithin(ctx context.Context, client *ent.Client, subject string, until time.Time) (inForce func(), err error) {
+	if s.tokens != nil && s.tokens.Revocations != nil {
+		return s.tokens.Revocations.revoke(ctx, client, subject, until)
+	}
+	return func() {}, client.Revocation.Create().SetSubject(subject).SetUntil(until).SetCreatedAt(s.now()).Exec(ctx)
 }

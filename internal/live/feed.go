@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,8 +18,10 @@ import (
 )
 
 // commitLag is how long after its rows were timed a transaction may commit: each round reads
-// back this far, so a change timed before the last round but committed after it is not missed.
-const commitLag = time.Second
+// back this far before the newest change it has seen, so a change timed before another but
+// committed after it is not missed. The times compared are all as the database keeps them, so
+// the servers' clocks need not agree.
+const commitLag = 5 * time.Second
 
 // roundSpacing is the least time between two rounds: a burst of announcements is read in one.
 const roundSpacing = 200 * time.Millisecond
@@ -37,18 +40,22 @@ type Feed struct {
 	Providers func() []metrics.ProviderStatus
 
 	wake chan struct{}
-	// from is where the next round reads from, less commitLag; seen are the changes published
-	// since then, by when they were timed.
+	// from is the time of the newest change seen, which the next round reads from, less
+	// commitLag; seen are the changes published since then, by when they were timed.
 	from time.Time
 	seen map[string]time.Time
 	// providers are the statuses last published, by provider.
 	providers map[string]metrics.ProviderStatus
+	// starting is true until the first round has read what was there before the feed.
+	starting bool
 }
 
 // NewFeed returns f reading changes made from now on.
 func NewFeed(f Feed) *Feed {
 	f.wake = make(chan struct{}, 1)
 	f.from = f.Now()
+	// What was written before the feed started was told before: the first round marks it seen.
+	f.starting = true
 	f.seen = map[string]time.Time{}
 	f.providers = map[string]metrics.ProviderStatus{}
 	return &f
@@ -74,25 +81,32 @@ func (f *Feed) Round(ctx context.Context) error {
 		case <-ctx.Done():
 		}
 	}()
-	now := f.Now()
 	since := f.from.Add(-commitLag)
 	var errs []error
-	if f.Hub.Listening(Payment) || f.Hub.Listening(Refund) {
+	if f.starting || f.Hub.Listening(Payment) || f.Hub.Listening(Refund) {
 		errs = append(errs, f.events(ctx, since))
 	}
-	if f.Hub.Listening(Alert) {
+	if f.starting || f.Hub.Listening(Alert) {
 		errs = append(errs, f.alerts(ctx, since))
 	}
 	if err := errors.Join(errs...); err != nil {
-		return err // read again from the same place next round
+		return err // what failed is read again next round
 	}
-	f.from = now
+	f.starting = false
 	for id, at := range f.seen {
-		if at.Before(since) {
+		if at.Before(f.from.Add(-commitLag)) {
 			delete(f.seen, id)
 		}
 	}
 	return nil
+}
+
+// saw notes a change timed at as published, and moves the feed on to it.
+func (f *Feed) saw(id string, at time.Time) {
+	f.seen[id] = at
+	if at.After(f.from) {
+		f.from = at
+	}
 }
 
 // events publishes the payments and refunds of the events written since since.
@@ -107,13 +121,15 @@ func (f *Feed) events(ctx context.Context, since time.Time) error {
 			return err
 		}
 		var payments, refunds []string
+		var read []*ent.Event
 		for _, e := range page {
 			after, afterID = e.CreatedAt, e.ID
 			if _, done := f.seen[e.ID]; done {
 				continue
 			}
-			f.seen[e.ID] = e.CreatedAt
+			read = append(read, e)
 			switch {
+			case f.starting:
 			case strings.HasPrefix(e.Type, "refund."):
 				refunds = append(refunds, e.ObjectID) // a refund's payment is known once it is loaded
 			case f.Hub.Wants(Change{Kind: Payment, ID: e.ObjectID}):
@@ -126,6 +142,10 @@ func (f *Feed) events(ctx context.Context, since time.Time) error {
 		if err := f.publishRefunds(ctx, refunds); err != nil {
 			return err
 		}
+		// Seen once published: a page that failed is read and published again.
+		for _, e := range read {
+			f.saw(e.ID, e.CreatedAt)
+		}
 		if len(page) < feedBatch {
 			return nil
 		}
@@ -137,10 +157,19 @@ func (f *Feed) publishPayments(ctx context.Context, ids []string) error {
 		return nil
 	}
 	found, err := f.Client.Payment.Query().Where(payment.IDIn(ids...)).All(ctx)
-	for _, p := range found {
-		f.Hub.Publish(Change{Kind: Payment, ID: p.ID, Object: p})
+	if err != nil {
+		return err
 	}
-	return err
+	byID := make(map[string]*ent.Payment, len(found))
+	for _, p := range found {
+		byID[p.ID] = p
+	}
+	for _, id := range slices.Compact(ids) { // in the order the events were written
+		if p := byID[id]; p != nil {
+			f.Hub.Publish(Change{Kind: Payment, ID: p.ID, Object: p})
+		}
+	}
+	return nil
 }
 
 func (f *Feed) publishRefunds(ctx context.Context, ids []string) error {
@@ -148,10 +177,19 @@ func (f *Feed) publishRefunds(ctx context.Context, ids []string) error {
 		return nil
 	}
 	found, err := f.Client.Refund.Query().Where(refund.IDIn(ids...)).All(ctx)
-	for _, r := range found {
-		f.Hub.Publish(Change{Kind: Refund, ID: r.ID, PaymentID: r.PaymentID, Object: r})
+	if err != nil {
+		return err
 	}
-	return err
+	byID := make(map[string]*ent.Refund, len(found))
+	for _, r := range found {
+		byID[r.ID] = r
+	}
+	for _, id := range slices.Compact(ids) {
+		if r := byID[id]; r != nil {
+			f.Hub.Publish(Change{Kind: Refund, ID: r.ID, PaymentID: r.PaymentID, Object: r})
+		}
+	}
+	return nil
 }
 
 // alerts publishes the alerts raised, acknowledged or resolved since since.
@@ -166,26 +204,32 @@ func (f *Feed) alerts(ctx context.Context, since time.Time) error {
 		return err
 	}
 	var ids []string
+	seen := map[string]time.Time{}
 	for _, c := range changed {
 		if _, done := f.seen[c.ID]; !done {
-			f.seen[c.ID] = c.At
+			seen[c.ID] = c.At
 			ids = append(ids, c.AlertID)
 		}
 	}
 	for _, a := range opened {
 		if _, done := f.seen[a.ID]; !done {
-			f.seen[a.ID] = a.OpenedAt
+			seen[a.ID] = a.OpenedAt
 			ids = append(ids, a.ID)
 		}
 	}
-	if len(ids) == 0 {
-		return nil
+	if len(ids) > 0 && !f.starting {
+		found, err := f.Client.Alert.Query().Where(alert.IDIn(ids...)).Order(ent.Asc(alert.FieldOpenedAt)).All(ctx)
+		if err != nil {
+			return err
+		}
+		for _, a := range found {
+			f.Hub.Publish(Change{Kind: Alert, ID: a.ID, Object: a})
+		}
 	}
-	found, err := f.Client.Alert.Query().Where(alert.IDIn(ids...)).Order(ent.Asc(alert.FieldOpenedAt)).All(ctx)
-	for _, a := range found {
-		f.Hub.Publish(Change{Kind: Alert, ID: a.ID, Object: a})
+	for id, at := range seen {
+		f.saw(id, at)
 	}
-	return err
+	return nil
 }
 
 // ProviderRound publishes each provider whose status on this server changed since it was last

@@ -56,7 +56,8 @@ func TestSlowSubscriberIsDropped(t *testing.T) {
 
 // TestFeedPublishesEachChangeOnce: the feed publishes each payment and refund an event tells
 // of, once, in the order written, with the object as it now is; an event committed late, timed
-// before the last round, is still published; alerts raised and acknowledged are published too.
+// before the last round, is still published; alerts raised and acknowledged are published too;
+// what was written before the feed started is not.
 func TestFeedPublishesEachChangeOnce(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		ctx := context.Background()
@@ -64,6 +65,11 @@ func TestFeedPublishesEachChangeOnce(t *testing.T) {
 		hub := NewHub()
 		feed := NewFeed(Feed{Client: db.Ent, Hub: hub, Now: clk.Now})
 		payments, refunds, alerts := hub.Subscribe(Payment, nil), hub.Subscribe(Refund, nil), hub.Subscribe(Alert, nil)
+		told := newPayment(t, db, "pay_before")
+		record(t, db, event.PaymentSucceeded, told, clk.Now().Add(-time.Second))
+		if err := feed.Round(ctx); err != nil { // what was there before the feed started is not told again
+			t.Fatal(err)
+		}
 
 		p1 := newPayment(t, db, "pay_feed1")
 		p2 := newPayment(t, db, "pay_feed2")
@@ -93,7 +99,7 @@ func TestFeedPublishesEachChangeOnce(t *testing.T) {
 				t.Fatalf("payment change %d missing", i+1)
 			}
 		}
-		if c := <-refunds.Changes(); c.ID != r.ID || c.PaymentID != p1 {
+		if c := take(t, refunds); c.ID != r.ID || c.PaymentID != p1 {
 			t.Errorf("refund change = %+v", c)
 		}
 
@@ -106,9 +112,23 @@ func TestFeedPublishesEachChangeOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range 2 {
-			if c := <-alerts.Changes(); c.ID != a.ID {
+			if c := take(t, alerts); c.ID != a.ID {
 				t.Errorf("alert change %d = %+v", i+1, c)
 			}
+		}
+		// A round that fails loses nothing: the next one publishes what it could not.
+		p3 := newPayment(t, db, "pay_feed3")
+		record(t, db, event.PaymentFailed, p3, clk.Now())
+		failing, fail := context.WithCancel(ctx)
+		fail()
+		if err := feed.Round(failing); err == nil {
+			t.Fatal("a round without its database succeeded")
+		}
+		if err := feed.Round(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if c := take(t, payments); c.ID != p3 {
+			t.Errorf("after a failed round: %+v, want %s", c, p3)
 		}
 		for name, s := range map[string]*Subscription{"payment": payments, "refund": refunds, "alert": alerts} {
 			select {
@@ -118,6 +138,18 @@ func TestFeedPublishesEachChangeOnce(t *testing.T) {
 			}
 		}
 	})
+}
+
+// take is the change s has waiting; the feed publishes within its round, so there is one.
+func take(t *testing.T, s *Subscription) Change {
+	t.Helper()
+	select {
+	case c := <-s.Changes():
+		return c
+	default:
+		t.Fatal("no change was published")
+		return Change{}
+	}
 }
 
 func newPayment(t *testing.T, db *database.DB, id string) string {

@@ -1,7 +1,10 @@
 package loadtest
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,16 +15,16 @@ import (
 )
 
 // Bounds Paygate keeps, which idle subscribers are spread within: subscriptions per WebSocket,
-// and per principal on one server.
+// and per user on one server.
 const (
 	subscriptionsPerConnection = 20
-	subscriptionsPerKey        = 100
+	subscriptionsPerUser       = 100
 )
 
 // OpenSubscribers opens n idle subscriptions to Paygate at baseURL over WebSockets (the
 // graphql-transport-ws protocol), as n dashboards watching a payment that does not change would:
-// 20 on each connection, under API keys of payments:read made with token, 100 each. close ends
-// them.
+// 20 on each connection, 100 for each of the viewers it makes and logs in with token (an admin's,
+// whose login limit must allow one login per 100). close ends them.
 func OpenSubscribers(ctx context.Context, client *http.Client, baseURL, token string, n int) (close func(), err error) {
 	var conns []*websocket.Conn
 	close = func() {
@@ -34,11 +37,12 @@ func OpenSubscribers(ctx context.Context, client *http.Client, baseURL, token st
 			close()
 		}
 	}()
-	wsURL := "ws" + strings.TrimPrefix(strings.TrimSuffix(baseURL, "/"), "http") + "/query"
-	key := ""
+	baseURL = strings.TrimSuffix(baseURL, "/")
+	wsURL := "ws" + strings.TrimPrefix(baseURL, "http") + "/query"
+	viewer := ""
 	for opened := 0; opened < n; {
-		if opened%subscriptionsPerKey == 0 {
-			if key, err = makeKey(ctx, client, baseURL, token); err != nil {
+		if opened%subscriptionsPerUser == 0 {
+			if viewer, err = makeViewer(ctx, client, baseURL, token); err != nil {
 				return nil, err
 			}
 		}
@@ -47,7 +51,7 @@ func OpenSubscribers(ctx context.Context, client *http.Client, baseURL, token st
 			return nil, fmt.Errorf("connection %d: %w", len(conns)+1, err)
 		}
 		conns = append(conns, c)
-		if err := wsjson.Write(ctx, c, map[string]any{"type": "connection_init", "payload": map[string]any{"X-API-Key": key}}); err != nil {
+		if err := wsjson.Write(ctx, c, map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + viewer}}); err != nil {
 			return nil, err
 		}
 		var ack struct{ Type string }
@@ -77,27 +81,47 @@ func OpenSubscribers(ctx context.Context, client *http.Client, baseURL, token st
 	return close, nil
 }
 
-// makeKey makes an API key of payments:read with token.
-func makeKey(ctx context.Context, client *http.Client, baseURL, token string) (string, error) {
-	body := strings.NewReader(`{"name": "paygate-load subscribers", "scopes": ["payments:read"]}`)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(baseURL, "/")+"/api/v1/api-keys", body)
-	if err != nil {
-		return "", err
+// makeViewer makes a viewer with token and answers an access token of theirs.
+func makeViewer(ctx context.Context, client *http.Client, baseURL, token string) (string, error) {
+	secret := make([]byte, 16)
+	rand.Read(secret)
+	email, password := "subscriber-"+hex.EncodeToString(secret[:6])+"@example.com", hex.EncodeToString(secret)
+	body, _ := json.Marshal(map[string]string{"email": email, "password": password, "role": "viewer"})
+	if err := post(ctx, client, baseURL+"/api/v1/users", token, body, nil); err != nil {
+		return "", fmt.Errorf("making a viewer for the subscribers: %w", err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	var answer struct {
+	var session struct {
 		Data struct {
-			Key string `json:"key"`
+			AccessToken string `json:"access_token"`
 		} `json:"data"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || answer.Data.Key == "" {
-		return "", fmt.Errorf("making an API key for the subscribers: %s", resp.Status)
+	body, _ = json.Marshal(map[string]string{"email": email, "password": password})
+	if err := post(ctx, client, baseURL+"/api/v1/auth/login", "", body, &session); err != nil || session.Data.AccessToken == "" {
+		return "", fmt.Errorf("logging the subscribers' viewer in: %v", err)
 	}
-	return answer.Data.Key, nil
+	return session.Data.AccessToken, nil
+}
+
+// post POSTs body to url with token, if any, and decodes a 2xx answer into answer, if any.
+func post(ctx context.Context, client *http.Client, url, token string, body []byte, answer any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s", resp.Status)
+	}
+	if answer == nil {
+		return nil
+	}
+	return json.NewDecoder(resp.Body).Decode(answer)
 }

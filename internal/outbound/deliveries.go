@@ -212,7 +212,7 @@ func (d *Deliveries) startDue(ctx context.Context) error {
 		}
 		deliveries, err := due().Where(webhookdelivery.EndpointID(endpointID)).
 			Order(ent.Asc(webhookdelivery.FieldNextAttemptAt), ent.Asc(webhookdelivery.FieldID)).
-			Select(webhookdelivery.FieldID, webhookdelivery.FieldEndpointID, webhookdelivery.FieldEventID, webhookdelivery.FieldAttempts).
+			Select(webhookdelivery.FieldID, webhookdelivery.FieldEndpointID, webhookdelivery.FieldEventID, webhookdelivery.FieldType, webhookdelivery.FieldAttempts).
 			Limit(room).All(ctx)
 		if err != nil {
 			errs = append(errs, err)
@@ -281,20 +281,34 @@ func (d *Deliveries) try(ctx context.Context, delivery *ent.WebhookDelivery, att
 		return nil // deleted meanwhile, with its deliveries
 	}
 	if err != nil {
-		return err
+		return d.record(ctx, delivery, attempt, &ent.WebhookEndpoint{ID: delivery.EndpointID}, Attempt{Failure: "the endpoint could not be read"}, false)
+	}
+	testing := strings.HasPrefix(delivery.EventID, "evt_test_")
+	switch {
+	case endpoint.Status != state.EndpointEnabled:
+		return d.release(ctx, delivery, attempt) // it waits for the endpoint to be enabled
+	case !testing && !events.Subscribed(endpoint.Events, delivery.Type):
+		return d.record(ctx, delivery, attempt, endpoint, Attempt{Failure: "the endpoint no longer subscribes to " + delivery.Type}, true)
 	}
 	body, err := d.bodyOf(ctx, delivery)
 	if ent.IsNotFound(err) {
 		return d.record(ctx, delivery, attempt, endpoint, Attempt{Failure: "the event is no longer kept"}, true)
 	}
 	if err != nil {
-		return err
+		return d.record(ctx, delivery, attempt, endpoint, Attempt{Failure: "the event could not be read"}, false)
 	}
 	sent, err := d.send(ctx, endpoint, delivery.EventID, body)
 	if err != nil || ctx.Err() != nil {
 		return err
 	}
 	return d.record(ctx, delivery, attempt, endpoint, sent, false)
+}
+
+// release gives back the claim of a try not made, as it was before, due now: it waits for what
+// the due deliveries are chosen by (an enabled endpoint).
+func (d *Deliveries) release(ctx context.Context, delivery *ent.WebhookDelivery, attempt int) error {
+	return d.Client.WebhookDelivery.Update().Where(webhookdelivery.ID(delivery.ID), webhookdelivery.StatusEQ(state.DeliveryPending),
+		webhookdelivery.Attempts(attempt)).SetAttempts(attempt - 1).SetNextAttemptAt(d.Now()).Exec(ctx)
 }
 
 // send posts body, event eventID, to endpoint once, signed now by each of its secrets.

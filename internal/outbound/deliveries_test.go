@@ -354,14 +354,13 @@ func TestSlowEndpointDelaysNoOther(t *testing.T) {
 			h.event(events.PaymentSucceeded)
 		}
 		ctx := context.Background()
-		for range 10 { // a round a second, as the server's loop runs
+		// Rounds, as the server's loop runs them, until the fast endpoint has everything.
+		deadline := time.Now().Add(30 * time.Second)
+		for len(fast.received()) < 10 && time.Now().Before(deadline) {
 			if err := h.servers[0].Round(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if len(fast.received()) == 10 {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond)
 		}
 		if n := len(fast.received()); n != 10 {
 			t.Errorf("the fast endpoint got %d of 10 while the other hung", n)
@@ -486,4 +485,46 @@ func sameSet(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestTryRechecksItsEndpoint: a try reads its endpoint afresh: one no longer subscribed to the
+// delivery's type fails the delivery instead of sending it; one disabled since the delivery was
+// chosen is sent nothing, and the delivery waits, its claim given back.
+func TestTryRechecksItsEndpoint(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		h := newHarness(t, []*database.DB{db}, NewSender(false, 5*time.Second))
+		ctx := context.Background()
+		m := newMerchant(t, func(n int) int {
+			if n == 1 {
+				return http.StatusServiceUnavailable
+			}
+			return http.StatusOK
+		})
+		narrowed := h.endpoint(m.server.URL, "*")
+		h.event(events.PaymentSucceeded)
+		h.round(0)
+		db.Ent.WebhookEndpoint.UpdateOne(narrowed).SetEvents([]string{events.PaymentFailed}).ExecX(ctx)
+		h.clock.Advance(time.Minute)
+		h.round(0)
+		d := h.deliveries(narrowed.ID)[0]
+		if d.Status != state.DeliveryFailed || d.LastError == nil || !strings.Contains(*d.LastError, "no longer subscribes") || len(m.received()) != 1 {
+			t.Errorf("a delivery whose endpoint stopped subscribing: %+v, %d received", d, len(m.received()))
+		}
+
+		disabled := h.endpoint(m.server.URL, "*")
+		h.event(events.PaymentCanceled)
+		if err := h.servers[0].Dispatch(ctx); err != nil {
+			t.Fatal(err)
+		}
+		d = h.deliveries(disabled.ID)[0]
+		db.Ent.WebhookDelivery.UpdateOne(d).SetAttempts(1).SetNextAttemptAt(h.clock.Now().Add(deliveryLease)).ExecX(ctx) // claimed
+		db.Ent.WebhookEndpoint.UpdateOne(disabled).SetStatus(state.EndpointDisabled).ExecX(ctx)                          // then disabled
+		if err := h.servers[0].try(ctx, d, 1); err != nil {
+			t.Fatal(err)
+		}
+		d = h.deliveries(disabled.ID)[0]
+		if d.Status != state.DeliveryPending || d.Attempts != 0 || len(d.Edges.AttemptLog) != 0 || len(m.received()) != 1 {
+			t.Errorf("a try of a disabled endpoint's delivery: %+v, %d received", d, len(m.received()))
+		}
+	})
 }

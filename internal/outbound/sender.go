@@ -230,6 +230,11 @@ var refusedRanges = []addressRange{
 // 32 bits.
 var nat64 = netip.MustParsePrefix("64:ff9b::/96")
 
+// ipv4Carriers are the IPv6 ranges whose addresses carry an IPv4 address somewhere a router may
+// act on it (IPv4-compatible addresses, local-use NAT64, 6to4): refused whatever they carry,
+// since no merchant's endpoint is reached through them.
+var ipv4Carriers = []netip.Prefix{netip.MustParsePrefix("::/96"), netip.MustParsePrefix("64:ff9b:1::/48"), netip.MustParsePrefix("2002::/16")}
+
 // dialGuard checks each address as it is dialled, after resolution, so a host name resolving to a
 // refused address (localhost, or a name rebound between two look-ups) is refused as the address
 // itself is. IPv4 addresses written as IPv6 (::ffff:127.0.0.1, 64:ff9b::7f00:1) are checked as the
@@ -258,6 +263,11 @@ func refusedKind(ip netip.Addr, production bool) string {
 	for _, r := range refusedRanges {
 		if r.prefix.Contains(ip) && (production || !r.local) {
 			return r.kind
+		}
+	}
+	for _, carrier := range ipv4Carriers {
+		if carrier.Contains(ip) && !ip.IsLoopback() && !ip.IsUnspecified() { // ::1 and :: are judged above
+			return "an IPv4-carrying"
 		}
 	}
 	return ""

@@ -440,6 +440,9 @@ func TestDialGuard(t *testing.T) {
 		{"tcp6", "[64:ff9b::a9fe:a9fe]:80", false, false},
 		{"tcp6", "[64:ff9b::7f00:1]:80", false, true},
 		{"tcp6", "[64:ff9b::808:808]:80", true, true},
+		{"tcp6", "[::7f00:1]:80", false, false},          // IPv4-compatible
+		{"tcp6", "[64:ff9b:1::7f00:1]:80", false, false}, // local-use NAT64
+		{"tcp6", "[2002:7f00:1::1]:80", false, false},    // 6to4
 		{"tcp6", "[fe80::1]:80", false, false},
 		{"tcp6", "[fe80::1%eth0]:80", false, false},
 		{"tcp6", "[febf::1]:80", false, false},
