@@ -57,7 +57,9 @@ func TestEveryChangeTellsMerchants(t *testing.T) {
 		}
 		check(paid.ID, event.PaymentSucceeded)
 		last, _ := db.Ent.Event.Query().Where(entevent.ObjectID(paid.ID)).Only(context.Background())
-		var shown struct{ Data struct{ Object payment.Object } }
+		var shown struct {
+			Data struct{ Object payment.Object }
+		}
 		json.Unmarshal(last.Body, &shown)
 		if want := payment.ObjectOf(paid); shown.Data.Object.Status != state.PaymentSucceeded || shown.Data.Object.UpdatedAt != want.UpdatedAt ||
 			shown.Data.Object.AmountCaptured != want.AmountCaptured || shown.Data.Object.Card != want.Card {
@@ -120,7 +122,9 @@ func TestSampleObjects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var shown struct{ Data struct{ Object map[string]any } }
+		var shown struct {
+			Data struct{ Object map[string]any }
+		}
 		json.Unmarshal(body, &shown)
 		object := shown.Data.Object
 		id, _ := object["id"].(string)
