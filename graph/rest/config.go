@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/paygate/paygate/graph/model"
@@ -94,11 +93,9 @@ var historyParams = []string{"limit", "before"}
 // default 20), older than version before when it is given; has_more says an older one exists.
 func (h *Handlers) ConfigHistory(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	for name := range q {
-		if !slices.Contains(historyParams, name) {
-			web.WriteError(w, r, apierror.ForParam(apierror.InvalidRequest, name, "unknown parameter "+name+"; known: "+strings.Join(historyParams, ", ")), nil)
-			return
-		}
+	if err := knownParams(q, historyParams...); err != nil {
+		web.WriteError(w, r, err, nil)
+		return
 	}
 	limit := settingsstore.DefaultHistoryPage
 	if text := q.Get("limit"); text != "" {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -19,16 +18,6 @@ import (
 	"github.com/paygate/paygate/internal/state"
 	"github.com/paygate/paygate/internal/web"
 )
-
-// knownParams refuses a query parameter not in known, naming it.
-func knownParams(q url.Values, known ...string) error {
-	for name := range q {
-		if !slices.Contains(known, name) {
-			return apierror.ForParam(apierror.InvalidRequest, name, "unknown parameter "+name+"; known: "+strings.Join(known, ", "))
-		}
-	}
-	return nil
-}
 
 // ListEvents is GET /api/v1/events: the events of the last 30 days, newest first, of one type or
 // all, paged as every list is.

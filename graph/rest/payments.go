@@ -255,10 +255,8 @@ var listParams = []string{"limit", "starting_after", "ending_before", "status", 
 
 // listFilter reads the filter parameters into the GraphQL twin's where input.
 func listFilter(q url.Values) (*ent.PaymentWhereInput, error) {
-	for name := range q {
-		if !slices.Contains(listParams, name) {
-			return nil, apierror.ForParam(apierror.InvalidRequest, name, "unknown parameter "+name+"; known: "+strings.Join(listParams, ", "))
-		}
+	if err := knownParams(q, listParams...); err != nil {
+		return nil, err
 	}
 	where := &ent.PaymentWhereInput{}
 	if text := q.Get("status"); text != "" {

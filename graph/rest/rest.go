@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -310,3 +311,13 @@ func jsonKind(goKind string) string {
 type fieldError struct{ apiError *apierror.Error }
 
 func (e *fieldError) Error() string { return e.apiError.Error() }
+
+// knownParams refuses a query parameter not in known, naming it.
+func knownParams(q url.Values, known ...string) error {
+	for name := range q {
+		if !slices.Contains(known, name) {
+			return apierror.ForParam(apierror.InvalidRequest, name, "unknown parameter "+name+"; known: "+strings.Join(known, ", "))
+		}
+	}
+	return nil
+}

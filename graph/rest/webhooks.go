@@ -72,10 +72,8 @@ var webhookLogParams = []string{"limit", "starting_after", "ending_before", "pro
 // webhookLogFilter reads the filter parameters into the GraphQL twin's where input; created_gte
 // and created_lte bound when the event was received.
 func webhookLogFilter(q url.Values, providers []string) (*ent.WebhookEventWhereInput, error) {
-	for name := range q {
-		if !slices.Contains(webhookLogParams, name) {
-			return nil, apierror.ForParam(apierror.InvalidRequest, name, "unknown parameter "+name+"; known: "+strings.Join(webhookLogParams, ", "))
-		}
+	if err := knownParams(q, webhookLogParams...); err != nil {
+		return nil, err
 	}
 	where := &ent.WebhookEventWhereInput{}
 	if provider := q.Get("provider"); provider != "" {

@@ -7,12 +7,12 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/predicate"
 	"github.com/paygate/paygate/ent/webhookevent"
+	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/settings"
@@ -215,7 +215,7 @@ func (w *Worker) applyOnce(ctx context.Context, event *ent.WebhookEvent, start t
 		update.SetPaymentID(outcome.PaymentID)
 	}
 	if outcome.Ignored != "" {
-		update.SetIgnoredReason(clip(outcome.Ignored))
+		update.SetIgnoredReason(database.StorableText(outcome.Ignored, maxErrorText))
 	}
 	if err := update.Exec(ctx); err != nil {
 		return outcome, true, err
@@ -262,7 +262,7 @@ func (w *Worker) recordFailure(ctx context.Context, event *ent.WebhookEvent, sta
 		return err
 	}
 	defer tx.Rollback()
-	update := tx.WebhookEvent.Update().Where(claimOf(event)).SetAttempts(attempts).SetLastError(clip(cause.Error()))
+	update := tx.WebhookEvent.Update().Where(claimOf(event)).SetAttempts(attempts).SetLastError(database.StorableText(cause.Error(), maxErrorText))
 	status := state.WebhookFailed
 	if attempts >= policy.MaxAttempts {
 		status = state.WebhookDead
@@ -275,7 +275,7 @@ func (w *Worker) recordFailure(ctx context.Context, event *ent.WebhookEvent, sta
 		return err // n == 0: another worker took it meanwhile, and records its own attempt
 	}
 	if err := tx.WebhookAttempt.Create().SetEventID(event.ID).SetAt(start).SetStatus(status).
-		SetError(clip(cause.Error())).SetDurationMs(elapsedMs(start, now)).Exec(ctx); err != nil {
+		SetError(database.StorableText(cause.Error(), maxErrorText)).SetDurationMs(elapsedMs(start, now)).Exec(ctx); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -311,18 +311,4 @@ func (w *Worker) claimed(event *ent.WebhookEvent) *ent.WebhookEventUpdate {
 // the worker reads may be set back meanwhile.
 func elapsedMs(start, end time.Time) int64 {
 	return max(0, end.Sub(start).Milliseconds())
-}
-
-// clip makes an error fit its column: valid UTF-8 without NUL, which PostgreSQL's text refuses,
-// at most maxErrorText bytes.
-func clip(s string) string {
-	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
-	if len(s) <= maxErrorText {
-		return s
-	}
-	cut := maxErrorText
-	for cut > 0 && s[cut]&0xC0 == 0x80 { // not inside a UTF-8 sequence
-		cut--
-	}
-	return s[:cut]
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/paygate/paygate/ent/event"
 	"github.com/paygate/paygate/ent/webhookdelivery"
 	"github.com/paygate/paygate/ent/webhookendpoint"
+	"github.com/paygate/paygate/internal/database"
 	events "github.com/paygate/paygate/internal/event"
 	"github.com/paygate/paygate/internal/state"
 )
@@ -39,6 +40,8 @@ const (
 	dispatchBatch = 100
 	// maxDueEndpoints bounds the endpoints one round looks at; the rest wait for the next.
 	maxDueEndpoints = 500
+	// maxErrorText bounds the error kept on a delivery or a try, as the columns do.
+	maxErrorText = 1000
 	// userAgent names Paygate to the endpoints.
 	userAgent = "Paygate-Webhooks/1.0"
 )
@@ -385,7 +388,7 @@ func (d *Deliveries) record(ctx context.Context, delivery *ent.WebhookDelivery, 
 		}
 		var failure *string
 		if outcome != OutcomeDelivered {
-			failure = new(clip(sent.String()))
+			failure = new(database.StorableText(sent.String(), maxErrorText))
 			update.SetLastError(*failure)
 		}
 		switch outcome {
@@ -459,17 +462,4 @@ func (d *Deliveries) retryWait(attempt int) time.Duration {
 // events are gone, and one still pending (of an endpoint disabled since) could send nothing.
 func (d *Deliveries) Purge(ctx context.Context) (int, error) {
 	return d.Client.WebhookDelivery.Delete().Where(webhookdelivery.CreatedAtLT(d.Now().Add(-events.Retention))).Exec(ctx)
-}
-
-// clip makes an error fit its column: valid UTF-8 without NUL, at most 1000 bytes.
-func clip(s string) string {
-	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
-	if len(s) <= 1000 {
-		return s
-	}
-	cut := 1000
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut]
 }
