@@ -46,16 +46,15 @@ type Feed struct {
 	seen map[string]time.Time
 	// providers are the statuses last published, by provider.
 	providers map[string]metrics.ProviderStatus
-	// starting is true until the first round has read what was there before the feed.
-	starting bool
+	// started is when the feed began: what changed before was told before.
+	started time.Time
 }
 
 // NewFeed returns f reading changes made from now on.
 func NewFeed(f Feed) *Feed {
 	f.wake = make(chan struct{}, 1)
-	f.from = f.Now()
-	// What was written before the feed started was told before: the first round marks it seen.
-	f.starting = true
+	f.started = f.Now()
+	f.from = f.started
 	f.seen = map[string]time.Time{}
 	f.providers = map[string]metrics.ProviderStatus{}
 	return &f
@@ -83,16 +82,15 @@ func (f *Feed) Round(ctx context.Context) error {
 	}()
 	since := f.from.Add(-commitLag)
 	var errs []error
-	if f.starting || f.Hub.Listening(Payment) || f.Hub.Listening(Refund) {
+	if f.Hub.Listening(Payment) || f.Hub.Listening(Refund) {
 		errs = append(errs, f.events(ctx, since))
 	}
-	if f.starting || f.Hub.Listening(Alert) {
+	if f.Hub.Listening(Alert) {
 		errs = append(errs, f.alerts(ctx, since))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err // what failed is read again next round
 	}
-	f.starting = false
 	for id, at := range f.seen {
 		if at.Before(f.from.Add(-commitLag)) {
 			delete(f.seen, id)
@@ -129,7 +127,7 @@ func (f *Feed) events(ctx context.Context, since time.Time) error {
 			}
 			read = append(read, e)
 			switch {
-			case f.starting:
+			case !e.CreatedAt.After(f.started): // told before the feed began
 			case strings.HasPrefix(e.Type, "refund."):
 				refunds = append(refunds, e.ObjectID) // a refund's payment is known once it is loaded
 			case f.Hub.Wants(Change{Kind: Payment, ID: e.ObjectID}):
@@ -208,16 +206,20 @@ func (f *Feed) alerts(ctx context.Context, since time.Time) error {
 	for _, c := range changed {
 		if _, done := f.seen[c.ID]; !done {
 			seen[c.ID] = c.At
-			ids = append(ids, c.AlertID)
+			if c.At.After(f.started) {
+				ids = append(ids, c.AlertID)
+			}
 		}
 	}
 	for _, a := range opened {
 		if _, done := f.seen[a.ID]; !done {
 			seen[a.ID] = a.OpenedAt
-			ids = append(ids, a.ID)
+			if a.OpenedAt.After(f.started) {
+				ids = append(ids, a.ID)
+			}
 		}
 	}
-	if len(ids) > 0 && !f.starting {
+	if len(ids) > 0 {
 		found, err := f.Client.Alert.Query().Where(alert.IDIn(ids...)).Order(ent.Asc(alert.FieldOpenedAt)).All(ctx)
 		if err != nil {
 			return err

@@ -57,7 +57,8 @@ func TestSlowSubscriberIsDropped(t *testing.T) {
 // TestFeedPublishesEachChangeOnce: the feed publishes each payment and refund an event tells
 // of, once, in the order written, with the object as it now is; an event committed late, timed
 // before the last round, is still published; alerts raised and acknowledged are published too;
-// what was written before the feed started is not.
+// what was written before the feed began is not, and what was written after, before its first
+// round, is.
 func TestFeedPublishesEachChangeOnce(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		ctx := context.Background()
@@ -67,8 +68,13 @@ func TestFeedPublishesEachChangeOnce(t *testing.T) {
 		payments, refunds, alerts := hub.Subscribe(Payment, nil), hub.Subscribe(Refund, nil), hub.Subscribe(Alert, nil)
 		told := newPayment(t, db, "pay_before")
 		record(t, db, event.PaymentSucceeded, told, clk.Now().Add(-time.Second))
-		if err := feed.Round(ctx); err != nil { // what was there before the feed started is not told again
+		early := newPayment(t, db, "pay_early") // after the feed began, before its first round
+		record(t, db, event.PaymentSucceeded, early, clk.Now().Add(time.Millisecond))
+		if err := feed.Round(ctx); err != nil { // what was there before the feed began is not told again
 			t.Fatal(err)
+		}
+		if c := take(t, payments); c.ID != early {
+			t.Errorf("the first round published %+v, want %s", c, early)
 		}
 
 		p1 := newPayment(t, db, "pay_feed1")

@@ -474,6 +474,19 @@
 
   let alerts = [];
   const pendingAlerts = new Set();
+  // An alert only moves forward (open, acknowledged, resolved), but the news of it may come out
+  // of order: a subscription's older state after a mutation's newer answer. The furthest status
+  // seen of each alert is kept, and older news of it is ignored.
+  const ALERT_STAGES = { OPEN: 0, ACKNOWLEDGED: 1, RESOLVED: 2 };
+  const alertStages = new Map();
+
+  // newerAlert notes a's status and reports whether it is as far along as any seen before.
+  function newerAlert(a) {
+    const stage = ALERT_STAGES[a.status] || 0;
+    if ((alertStages.has(a.id) ? alertStages.get(a.id) : -1) > stage) return false;
+    alertStages.set(a.id, stage);
+    return true;
+  }
 
   function renderAlerts(focus) {
     const tbody = $('alerts-rows');
@@ -505,7 +518,7 @@
   async function loadAlerts() {
     const body = await api(ALERTS);
     if (!answered(sections.alerts, body, 'alerts')) return;
-    alerts = nodesOf(body.data.alerts);
+    alerts = nodesOf(body.data.alerts).filter(newerAlert);
     renderAlerts(focusedAlertButton());
   }
 
@@ -516,6 +529,7 @@
   }
 
   function upsertAlert(a) {
+    if (!newerAlert(a)) return;
     const focus = focusedAlertButton();
     alerts = alerts.filter((x) => x.id !== a.id);
     if (a.status !== 'RESOLVED') {
@@ -841,6 +855,7 @@
     payments.selected = null;
     providers.clear();
     alerts = [];
+    alertStages.clear();
     chosenEndpoint = null;
     ['payments-rows', 'providers-rows', 'alerts-rows', 'inbound-rows', 'endpoint-rows', 'delivery-rows', 'detail-body'].forEach((id) => clear($(id)));
     Object.values(sections).forEach((s) => note(s, ''));
