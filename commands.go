@@ -221,6 +221,8 @@ func userCreate(fs *flag.FlagSet) func(context.Context, config.Config, commandOu
 	email := fs.String("email", "", "the user's email (required)")
 	password := fs.String("password", "", "the user's password, 12 characters to 72 bytes and not easy to guess (required)")
 	role := fs.String("role", "", "admin, operator, developer or viewer (required)")
+	merchant := fs.String("merchant", "", "the merchant (mer_...) the user belongs to (default: the default merchant)")
+	platform := fs.Bool("platform", false, "make the user platform staff, of the default merchant (the first admin of a server is anyway)")
 	return func(ctx context.Context, cfg config.Config, out commandOutput) error {
 		for flagName, value := range map[string]string{"email": *email, "password": *password, "role": *role} {
 			if value == "" {
@@ -232,14 +234,18 @@ func userCreate(fs *flag.FlagSet) func(context.Context, config.Config, commandOu
 			return err
 		}
 		defer db.Close()
-		u, err := auth.NewService(db.Ent, nil, nil, nil, clock.System).CreateUser(ctx, *email, *password, *role)
+		u, err := auth.NewService(db.Ent, nil, nil, nil, clock.System).CreateUserOf(ctx, *merchant, *email, *password, *role, *platform)
 		if ent.IsConstraintError(err) {
 			return fmt.Errorf("user create: a user with the email %s exists already; an admin changes their role or enables them with PATCH /api/v1/users/{id}", *email)
 		}
 		if err != nil {
 			return fmt.Errorf("user create: %w", err)
 		}
-		fmt.Fprintf(out.stdout, "created user %s (%s, %s)\n", u.ID, u.Email, u.Role)
+		staff := ""
+		if u.Platform {
+			staff = ", platform staff"
+		}
+		fmt.Fprintf(out.stdout, "created user %s (%s, %s, of merchant %s%s)\n", u.ID, u.Email, u.Role, u.MerchantID, staff)
 		return nil
 	}
 }

@@ -21,6 +21,12 @@ type APIKeyCreate struct {
 	hooks    []Hook
 }
 
+// SetMerchantID sets the "merchant_id" field.
+func (_c *APIKeyCreate) SetMerchantID(v string) *APIKeyCreate {
+	_c.mutation.SetMerchantID(v)
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *APIKeyCreate) SetCreatedAt(v time.Time) *APIKeyCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -147,7 +153,9 @@ func (_c *APIKeyCreate) Mutation() *APIKeyMutation {
 
 // Save creates the APIKey in the database.
 func (_c *APIKeyCreate) Save(ctx context.Context) (*APIKey, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -174,23 +182,41 @@ func (_c *APIKeyCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *APIKeyCreate) defaults() {
+func (_c *APIKeyCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if apikey.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized apikey.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := apikey.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if apikey.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized apikey.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := apikey.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
 	if _, ok := _c.mutation.ID(); !ok {
+		if apikey.DefaultID == nil {
+			return fmt.Errorf("ent: uninitialized apikey.DefaultID (forgotten import ent/runtime?)")
+		}
 		v := apikey.DefaultID()
 		_c.mutation.SetID(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
 func (_c *APIKeyCreate) check() error {
+	if _, ok := _c.mutation.MerchantID(); !ok {
+		return &ValidationError{Name: "merchant_id", err: errors.New(`ent: missing required field "APIKey.merchant_id"`)}
+	}
+	if v, ok := _c.mutation.MerchantID(); ok {
+		if err := apikey.MerchantIDValidator(v); err != nil {
+			return &ValidationError{Name: "merchant_id", err: fmt.Errorf(`ent: validator failed for field "APIKey.merchant_id": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "APIKey.created_at"`)}
 	}
@@ -264,6 +290,10 @@ func (_c *APIKeyCreate) createSpec() (*APIKey, *sqlgraph.CreateSpec) {
 	if id, ok := _c.mutation.ID(); ok {
 		_node.ID = id
 		_spec.ID.Value = id
+	}
+	if value, ok := _c.mutation.MerchantID(); ok {
+		_spec.SetField(apikey.FieldMerchantID, field.TypeString, value)
+		_node.MerchantID = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(apikey.FieldCreatedAt, field.TypeTime, value)

@@ -21,6 +21,7 @@ import (
 	"github.com/paygate/paygate/ent/configversion"
 	"github.com/paygate/paygate/ent/event"
 	"github.com/paygate/paygate/ent/idempotencykey"
+	"github.com/paygate/paygate/ent/merchant"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/refreshtoken"
@@ -55,6 +56,8 @@ type Client struct {
 	Event *EventClient
 	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
 	IdempotencyKey *IdempotencyKeyClient
+	// Merchant is the client for interacting with the Merchant builders.
+	Merchant *MerchantClient
 	// Payment is the client for interacting with the Payment builders.
 	Payment *PaymentClient
 	// PaymentStatusChange is the client for interacting with the PaymentStatusChange builders.
@@ -98,6 +101,7 @@ func (c *Client) init() {
 	c.ConfigVersion = NewConfigVersionClient(c.config)
 	c.Event = NewEventClient(c.config)
 	c.IdempotencyKey = NewIdempotencyKeyClient(c.config)
+	c.Merchant = NewMerchantClient(c.config)
 	c.Payment = NewPaymentClient(c.config)
 	c.PaymentStatusChange = NewPaymentStatusChangeClient(c.config)
 	c.RefreshToken = NewRefreshTokenClient(c.config)
@@ -209,6 +213,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		ConfigVersion:          NewConfigVersionClient(cfg),
 		Event:                  NewEventClient(cfg),
 		IdempotencyKey:         NewIdempotencyKeyClient(cfg),
+		Merchant:               NewMerchantClient(cfg),
 		Payment:                NewPaymentClient(cfg),
 		PaymentStatusChange:    NewPaymentStatusChangeClient(cfg),
 		RefreshToken:           NewRefreshTokenClient(cfg),
@@ -247,6 +252,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		ConfigVersion:          NewConfigVersionClient(cfg),
 		Event:                  NewEventClient(cfg),
 		IdempotencyKey:         NewIdempotencyKeyClient(cfg),
+		Merchant:               NewMerchantClient(cfg),
 		Payment:                NewPaymentClient(cfg),
 		PaymentStatusChange:    NewPaymentStatusChangeClient(cfg),
 		RefreshToken:           NewRefreshTokenClient(cfg),
@@ -290,9 +296,9 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIKey, c.Alert, c.AlertChange, c.ConfigVersion, c.Event, c.IdempotencyKey,
-		c.Payment, c.PaymentStatusChange, c.RefreshToken, c.Refund, c.Revocation,
-		c.SandboxAnswer, c.SandboxObject, c.User, c.WebhookAttempt, c.WebhookDelivery,
-		c.WebhookDeliveryAttempt, c.WebhookEndpoint, c.WebhookEvent,
+		c.Merchant, c.Payment, c.PaymentStatusChange, c.RefreshToken, c.Refund,
+		c.Revocation, c.SandboxAnswer, c.SandboxObject, c.User, c.WebhookAttempt,
+		c.WebhookDelivery, c.WebhookDeliveryAttempt, c.WebhookEndpoint, c.WebhookEvent,
 	} {
 		n.Use(hooks...)
 	}
@@ -303,9 +309,9 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIKey, c.Alert, c.AlertChange, c.ConfigVersion, c.Event, c.IdempotencyKey,
-		c.Payment, c.PaymentStatusChange, c.RefreshToken, c.Refund, c.Revocation,
-		c.SandboxAnswer, c.SandboxObject, c.User, c.WebhookAttempt, c.WebhookDelivery,
-		c.WebhookDeliveryAttempt, c.WebhookEndpoint, c.WebhookEvent,
+		c.Merchant, c.Payment, c.PaymentStatusChange, c.RefreshToken, c.Refund,
+		c.Revocation, c.SandboxAnswer, c.SandboxObject, c.User, c.WebhookAttempt,
+		c.WebhookDelivery, c.WebhookDeliveryAttempt, c.WebhookEndpoint, c.WebhookEvent,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -326,6 +332,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Event.mutate(ctx, m)
 	case *IdempotencyKeyMutation:
 		return c.IdempotencyKey.mutate(ctx, m)
+	case *MerchantMutation:
+		return c.Merchant.mutate(ctx, m)
 	case *PaymentMutation:
 		return c.Payment.mutate(ctx, m)
 	case *PaymentStatusChangeMutation:
@@ -483,12 +491,14 @@ func (c *APIKeyClient) QueryUser(_m *APIKey) *UserQuery {
 
 // Hooks returns the client hooks.
 func (c *APIKeyClient) Hooks() []Hook {
-	return c.hooks.APIKey
+	hooks := c.hooks.APIKey
+	return append(hooks[:len(hooks):len(hooks)], apikey.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
 func (c *APIKeyClient) Interceptors() []Interceptor {
-	return c.inters.APIKey
+	inters := c.inters.APIKey
+	return append(inters[:len(inters):len(inters)], apikey.Interceptors[:]...)
 }
 
 func (c *APIKeyClient) mutate(ctx context.Context, m *APIKeyMutation) (Value, error) {
@@ -1047,12 +1057,14 @@ func (c *EventClient) GetX(ctx context.Context, id string) *Event {
 
 // Hooks returns the client hooks.
 func (c *EventClient) Hooks() []Hook {
-	return c.hooks.Event
+	hooks := c.hooks.Event
+	return append(hooks[:len(hooks):len(hooks)], event.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
 func (c *EventClient) Interceptors() []Interceptor {
-	return c.inters.Event
+	inters := c.inters.Event
+	return append(inters[:len(inters):len(inters)], event.Interceptors[:]...)
 }
 
 func (c *EventClient) mutate(ctx context.Context, m *EventMutation) (Value, error) {
@@ -1180,12 +1192,14 @@ func (c *IdempotencyKeyClient) GetX(ctx context.Context, id string) *Idempotency
 
 // Hooks returns the client hooks.
 func (c *IdempotencyKeyClient) Hooks() []Hook {
-	return c.hooks.IdempotencyKey
+	hooks := c.hooks.IdempotencyKey
+	return append(hooks[:len(hooks):len(hooks)], idempotencykey.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
 func (c *IdempotencyKeyClient) Interceptors() []Interceptor {
-	return c.inters.IdempotencyKey
+	inters := c.inters.IdempotencyKey
+	return append(inters[:len(inters):len(inters)], idempotencykey.Interceptors[:]...)
 }
 
 func (c *IdempotencyKeyClient) mutate(ctx context.Context, m *IdempotencyKeyMutation) (Value, error) {
@@ -1200,6 +1214,139 @@ func (c *IdempotencyKeyClient) mutate(ctx context.Context, m *IdempotencyKeyMuta
 		return (&IdempotencyKeyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown IdempotencyKey mutation op: %q", m.Op())
+	}
+}
+
+// MerchantClient is a client for the Merchant schema.
+type MerchantClient struct {
+	config
+}
+
+// NewMerchantClient returns a client for the Merchant from the given config.
+func NewMerchantClient(c config) *MerchantClient {
+	return &MerchantClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `merchant.Hooks(f(g(h())))`.
+func (c *MerchantClient) Use(hooks ...Hook) {
+	c.hooks.Merchant = append(c.hooks.Merchant, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `merchant.Intercept(f(g(h())))`.
+func (c *MerchantClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Merchant = append(c.inters.Merchant, interceptors...)
+}
+
+// Create returns a builder for creating a Merchant entity.
+func (c *MerchantClient) Create() *MerchantCreate {
+	mutation := newMerchantMutation(c.config, OpCreate)
+	return &MerchantCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Merchant entities.
+func (c *MerchantClient) CreateBulk(builders ...*MerchantCreate) *MerchantCreateBulk {
+	return &MerchantCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *MerchantClient) MapCreateBulk(slice any, setFunc func(*MerchantCreate, int)) *MerchantCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &MerchantCreateBulk{err: fmt.Errorf("calling to MerchantClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*MerchantCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &MerchantCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Merchant.
+func (c *MerchantClient) Update() *MerchantUpdate {
+	mutation := newMerchantMutation(c.config, OpUpdate)
+	return &MerchantUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *MerchantClient) UpdateOne(_m *Merchant) *MerchantUpdateOne {
+	mutation := newMerchantMutation(c.config, OpUpdateOne, withMerchant(_m))
+	return &MerchantUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *MerchantClient) UpdateOneID(id string) *MerchantUpdateOne {
+	mutation := newMerchantMutation(c.config, OpUpdateOne, withMerchantID(id))
+	return &MerchantUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Merchant.
+func (c *MerchantClient) Delete() *MerchantDelete {
+	mutation := newMerchantMutation(c.config, OpDelete)
+	return &MerchantDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *MerchantClient) DeleteOne(_m *Merchant) *MerchantDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *MerchantClient) DeleteOneID(id string) *MerchantDeleteOne {
+	builder := c.Delete().Where(merchant.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &MerchantDeleteOne{builder}
+}
+
+// Query returns a query builder for Merchant.
+func (c *MerchantClient) Query() *MerchantQuery {
+	return &MerchantQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeMerchant},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Merchant entity by its id.
+func (c *MerchantClient) Get(ctx context.Context, id string) (*Merchant, error) {
+	return c.Query().Where(merchant.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *MerchantClient) GetX(ctx context.Context, id string) *Merchant {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *MerchantClient) Hooks() []Hook {
+	return c.hooks.Merchant
+}
+
+// Interceptors returns the client interceptors.
+func (c *MerchantClient) Interceptors() []Interceptor {
+	return c.inters.Merchant
+}
+
+func (c *MerchantClient) mutate(ctx context.Context, m *MerchantMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&MerchantCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&MerchantUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&MerchantUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&MerchantDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Merchant mutation op: %q", m.Op())
 	}
 }
 
@@ -1345,12 +1492,14 @@ func (c *PaymentClient) QueryStatusHistory(_m *Payment) *PaymentStatusChangeQuer
 
 // Hooks returns the client hooks.
 func (c *PaymentClient) Hooks() []Hook {
-	return c.hooks.Payment
+	hooks := c.hooks.Payment
+	return append(hooks[:len(hooks):len(hooks)], payment.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
 func (c *PaymentClient) Interceptors() []Interceptor {
-	return c.inters.Payment
+	inters := c.inters.Payment
+	return append(inters[:len(inters):len(inters)], payment.Interceptors[:]...)
 }
 
 func (c *PaymentClient) mutate(ctx context.Context, m *PaymentMutation) (Value, error) {
@@ -1494,12 +1643,14 @@ func (c *PaymentStatusChangeClient) QueryPayment(_m *PaymentStatusChange) *Payme
 
 // Hooks returns the client hooks.
 func (c *PaymentStatusChangeClient) Hooks() []Hook {
-	return c.hooks.PaymentStatusChange
+	hooks := c.hooks.PaymentStatusChange
+	return append(hooks[:len(hooks):len(hooks)], paymentstatuschange.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
 func (c *PaymentStatusChangeClient) Interceptors() []Interceptor {
-	return c.inters.PaymentStatusChange
+	inters := c.inters.PaymentStatusChange
+	return append(inters[:len(inters):len(inters)], paymentstatuschange.Interceptors[:]...)
 }
 
 func (c *PaymentStatusChangeClient) mutate(ctx context.Context, m *PaymentStatusChangeMutation) (Value, error) {
@@ -1792,12 +1943,14 @@ func (c *RefundClient) QueryPayment(_m *Refund) *PaymentQuery {
 
 // Hooks returns the client hooks.
 func (c *RefundClient) Hooks() []Hook {
-	return c.hooks.Refund
+	hooks := c.hooks.Refund
+	return append(hooks[:len(hooks):len(hooks)], refund.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
 func (c *RefundClient) Interceptors() []Interceptor {
-	return c.inters.Refund
+	inters := c.inters.Refund
+	return append(inters[:len(inters):len(inters)], refund.Interceptors[:]...)
 }
 
 func (c *RefundClient) mutate(ctx context.Context, m *RefundMutation) (Value, error) {
@@ -2356,12 +2509,14 @@ func (c *UserClient) QueryAPIKeys(_m *User) *APIKeyQuery {
 
 // Hooks returns the client hooks.
 func (c *UserClient) Hooks() []Hook {
-	return c.hooks.User
+	hooks := c.hooks.User
+	return append(hooks[:len(hooks):len(hooks)], user.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
 func (c *UserClient) Interceptors() []Interceptor {
-	return c.inters.User
+	inters := c.inters.User
+	return append(inters[:len(inters):len(inters)], user.Interceptors[:]...)
 }
 
 func (c *UserClient) mutate(ctx context.Context, m *UserMutation) (Value, error) {
@@ -2670,12 +2825,14 @@ func (c *WebhookDeliveryClient) QueryAttemptLog(_m *WebhookDelivery) *WebhookDel
 
 // Hooks returns the client hooks.
 func (c *WebhookDeliveryClient) Hooks() []Hook {
-	return c.hooks.WebhookDelivery
+	hooks := c.hooks.WebhookDelivery
+	return append(hooks[:len(hooks):len(hooks)], webhookdelivery.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
 func (c *WebhookDeliveryClient) Interceptors() []Interceptor {
-	return c.inters.WebhookDelivery
+	inters := c.inters.WebhookDelivery
+	return append(inters[:len(inters):len(inters)], webhookdelivery.Interceptors[:]...)
 }
 
 func (c *WebhookDeliveryClient) mutate(ctx context.Context, m *WebhookDeliveryMutation) (Value, error) {
@@ -2819,12 +2976,14 @@ func (c *WebhookDeliveryAttemptClient) QueryDelivery(_m *WebhookDeliveryAttempt)
 
 // Hooks returns the client hooks.
 func (c *WebhookDeliveryAttemptClient) Hooks() []Hook {
-	return c.hooks.WebhookDeliveryAttempt
+	hooks := c.hooks.WebhookDeliveryAttempt
+	return append(hooks[:len(hooks):len(hooks)], webhookdeliveryattempt.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
 func (c *WebhookDeliveryAttemptClient) Interceptors() []Interceptor {
-	return c.inters.WebhookDeliveryAttempt
+	inters := c.inters.WebhookDeliveryAttempt
+	return append(inters[:len(inters):len(inters)], webhookdeliveryattempt.Interceptors[:]...)
 }
 
 func (c *WebhookDeliveryAttemptClient) mutate(ctx context.Context, m *WebhookDeliveryAttemptMutation) (Value, error) {
@@ -2968,12 +3127,14 @@ func (c *WebhookEndpointClient) QueryDeliveries(_m *WebhookEndpoint) *WebhookDel
 
 // Hooks returns the client hooks.
 func (c *WebhookEndpointClient) Hooks() []Hook {
-	return c.hooks.WebhookEndpoint
+	hooks := c.hooks.WebhookEndpoint
+	return append(hooks[:len(hooks):len(hooks)], webhookendpoint.Hooks[:]...)
 }
 
 // Interceptors returns the client interceptors.
 func (c *WebhookEndpointClient) Interceptors() []Interceptor {
-	return c.inters.WebhookEndpoint
+	inters := c.inters.WebhookEndpoint
+	return append(inters[:len(inters):len(inters)], webhookendpoint.Interceptors[:]...)
 }
 
 func (c *WebhookEndpointClient) mutate(ctx context.Context, m *WebhookEndpointMutation) (Value, error) {
@@ -3143,14 +3304,14 @@ func (c *WebhookEventClient) mutate(ctx context.Context, m *WebhookEventMutation
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, Alert, AlertChange, ConfigVersion, Event, IdempotencyKey, Payment,
-		PaymentStatusChange, RefreshToken, Refund, Revocation, SandboxAnswer,
+		APIKey, Alert, AlertChange, ConfigVersion, Event, IdempotencyKey, Merchant,
+		Payment, PaymentStatusChange, RefreshToken, Refund, Revocation, SandboxAnswer,
 		SandboxObject, User, WebhookAttempt, WebhookDelivery, WebhookDeliveryAttempt,
 		WebhookEndpoint, WebhookEvent []ent.Hook
 	}
 	inters struct {
-		APIKey, Alert, AlertChange, ConfigVersion, Event, IdempotencyKey, Payment,
-		PaymentStatusChange, RefreshToken, Refund, Revocation, SandboxAnswer,
+		APIKey, Alert, AlertChange, ConfigVersion, Event, IdempotencyKey, Merchant,
+		Payment, PaymentStatusChange, RefreshToken, Refund, Revocation, SandboxAnswer,
 		SandboxObject, User, WebhookAttempt, WebhookDelivery, WebhookDeliveryAttempt,
 		WebhookEndpoint, WebhookEvent []ent.Interceptor
 	}

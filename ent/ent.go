@@ -18,6 +18,7 @@ import (
 	"github.com/paygate/paygate/ent/configversion"
 	"github.com/paygate/paygate/ent/event"
 	"github.com/paygate/paygate/ent/idempotencykey"
+	"github.com/paygate/paygate/ent/merchant"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/refreshtoken"
@@ -97,6 +98,7 @@ func checkColumn(t, c string) error {
 			configversion.Table:          configversion.ValidColumn,
 			event.Table:                  event.ValidColumn,
 			idempotencykey.Table:         idempotencykey.ValidColumn,
+			merchant.Table:               merchant.ValidColumn,
 			payment.Table:                payment.ValidColumn,
 			paymentstatuschange.Table:    paymentstatuschange.ValidColumn,
 			refreshtoken.Table:           refreshtoken.ValidColumn,

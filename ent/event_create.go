@@ -20,6 +20,12 @@ type EventCreate struct {
 	hooks    []Hook
 }
 
+// SetMerchantID sets the "merchant_id" field.
+func (_c *EventCreate) SetMerchantID(v string) *EventCreate {
+	_c.mutation.SetMerchantID(v)
+	return _c
+}
+
 // SetType sets the "type" field.
 func (_c *EventCreate) SetType(v string) *EventCreate {
 	_c.mutation.SetType(v)
@@ -87,7 +93,9 @@ func (_c *EventCreate) Mutation() *EventMutation {
 
 // Save creates the Event in the database.
 func (_c *EventCreate) Save(ctx context.Context) (*Event, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -114,23 +122,38 @@ func (_c *EventCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *EventCreate) defaults() {
+func (_c *EventCreate) defaults() error {
 	if _, ok := _c.mutation.FannedOut(); !ok {
 		v := event.DefaultFannedOut
 		_c.mutation.SetFannedOut(v)
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if event.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized event.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := event.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.ID(); !ok {
+		if event.DefaultID == nil {
+			return fmt.Errorf("ent: uninitialized event.DefaultID (forgotten import ent/runtime?)")
+		}
 		v := event.DefaultID()
 		_c.mutation.SetID(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
 func (_c *EventCreate) check() error {
+	if _, ok := _c.mutation.MerchantID(); !ok {
+		return &ValidationError{Name: "merchant_id", err: errors.New(`ent: missing required field "Event.merchant_id"`)}
+	}
+	if v, ok := _c.mutation.MerchantID(); ok {
+		if err := event.MerchantIDValidator(v); err != nil {
+			return &ValidationError{Name: "merchant_id", err: fmt.Errorf(`ent: validator failed for field "Event.merchant_id": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.GetType(); !ok {
 		return &ValidationError{Name: "type", err: errors.New(`ent: missing required field "Event.type"`)}
 	}
@@ -195,6 +218,10 @@ func (_c *EventCreate) createSpec() (*Event, *sqlgraph.CreateSpec) {
 	if id, ok := _c.mutation.ID(); ok {
 		_node.ID = id
 		_spec.ID.Value = id
+	}
+	if value, ok := _c.mutation.MerchantID(); ok {
+		_spec.SetField(event.FieldMerchantID, field.TypeString, value)
+		_node.MerchantID = value
 	}
 	if value, ok := _c.mutation.GetType(); ok {
 		_spec.SetField(event.FieldType, field.TypeString, value)

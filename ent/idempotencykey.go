@@ -17,6 +17,8 @@ type IdempotencyKey struct {
 	config `json:"-"`
 	// ID of the ent.
 	ID string `json:"id,omitempty"`
+	// MerchantID holds the value of the "merchant_id" field.
+	MerchantID string `json:"merchant_id,omitempty"`
 	// Principal holds the value of the "principal" field.
 	Principal string `json:"principal,omitempty"`
 	// Key holds the value of the "key" field.
@@ -45,7 +47,7 @@ func (*IdempotencyKey) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case idempotencykey.FieldID, idempotencykey.FieldPrincipal, idempotencykey.FieldKey, idempotencykey.FieldRequestHash, idempotencykey.FieldResourceID, idempotencykey.FieldErrorCode, idempotencykey.FieldErrorMessage, idempotencykey.FieldErrorParam:
+		case idempotencykey.FieldID, idempotencykey.FieldMerchantID, idempotencykey.FieldPrincipal, idempotencykey.FieldKey, idempotencykey.FieldRequestHash, idempotencykey.FieldResourceID, idempotencykey.FieldErrorCode, idempotencykey.FieldErrorMessage, idempotencykey.FieldErrorParam:
 			values[i] = new(sql.NullString)
 		case idempotencykey.FieldSettledAt, idempotencykey.FieldExpiresAt, idempotencykey.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -69,6 +71,12 @@ func (_m *IdempotencyKey) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field id", values[i])
 			} else if value.Valid {
 				_m.ID = value.String
+			}
+		case idempotencykey.FieldMerchantID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field merchant_id", values[i])
+			} else if value.Valid {
+				_m.MerchantID = value.String
 			}
 		case idempotencykey.FieldPrincipal:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -171,6 +179,9 @@ func (_m *IdempotencyKey) String() string {
 	var builder strings.Builder
 	builder.WriteString("IdempotencyKey(")
 	builder.WriteString(fmt.Sprintf("id=%v, ", _m.ID))
+	builder.WriteString("merchant_id=")
+	builder.WriteString(_m.MerchantID)
+	builder.WriteString(", ")
 	builder.WriteString("principal=")
 	builder.WriteString(_m.Principal)
 	builder.WriteString(", ")

@@ -20,6 +20,12 @@ type IdempotencyKeyCreate struct {
 	hooks    []Hook
 }
 
+// SetMerchantID sets the "merchant_id" field.
+func (_c *IdempotencyKeyCreate) SetMerchantID(v string) *IdempotencyKeyCreate {
+	_c.mutation.SetMerchantID(v)
+	return _c
+}
+
 // SetPrincipal sets the "principal" field.
 func (_c *IdempotencyKeyCreate) SetPrincipal(v string) *IdempotencyKeyCreate {
 	_c.mutation.SetPrincipal(v)
@@ -149,7 +155,9 @@ func (_c *IdempotencyKeyCreate) Mutation() *IdempotencyKeyMutation {
 
 // Save creates the IdempotencyKey in the database.
 func (_c *IdempotencyKeyCreate) Save(ctx context.Context) (*IdempotencyKey, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -176,19 +184,34 @@ func (_c *IdempotencyKeyCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *IdempotencyKeyCreate) defaults() {
+func (_c *IdempotencyKeyCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if idempotencykey.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized idempotencykey.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := idempotencykey.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.ID(); !ok {
+		if idempotencykey.DefaultID == nil {
+			return fmt.Errorf("ent: uninitialized idempotencykey.DefaultID (forgotten import ent/runtime?)")
+		}
 		v := idempotencykey.DefaultID()
 		_c.mutation.SetID(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
 func (_c *IdempotencyKeyCreate) check() error {
+	if _, ok := _c.mutation.MerchantID(); !ok {
+		return &ValidationError{Name: "merchant_id", err: errors.New(`ent: missing required field "IdempotencyKey.merchant_id"`)}
+	}
+	if v, ok := _c.mutation.MerchantID(); ok {
+		if err := idempotencykey.MerchantIDValidator(v); err != nil {
+			return &ValidationError{Name: "merchant_id", err: fmt.Errorf(`ent: validator failed for field "IdempotencyKey.merchant_id": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.Principal(); !ok {
 		return &ValidationError{Name: "principal", err: errors.New(`ent: missing required field "IdempotencyKey.principal"`)}
 	}
@@ -263,6 +286,10 @@ func (_c *IdempotencyKeyCreate) createSpec() (*IdempotencyKey, *sqlgraph.CreateS
 	if id, ok := _c.mutation.ID(); ok {
 		_node.ID = id
 		_spec.ID.Value = id
+	}
+	if value, ok := _c.mutation.MerchantID(); ok {
+		_spec.SetField(idempotencykey.FieldMerchantID, field.TypeString, value)
+		_node.MerchantID = value
 	}
 	if value, ok := _c.mutation.Principal(); ok {
 		_spec.SetField(idempotencykey.FieldPrincipal, field.TypeString, value)

@@ -264,12 +264,12 @@ func (_q *IdempotencyKeyQuery) Clone() *IdempotencyKeyQuery {
 // Example:
 //
 //	var v []struct {
-//		Principal string `json:"principal,omitempty"`
+//		MerchantID string `json:"merchant_id,omitempty"`
 //		Count int `json:"count,omitempty"`
 //	}
 //
 //	client.IdempotencyKey.Query().
-//		GroupBy(idempotencykey.FieldPrincipal).
+//		GroupBy(idempotencykey.FieldMerchantID).
 //		Aggregate(ent.Count()).
 //		Scan(ctx, &v)
 func (_q *IdempotencyKeyQuery) GroupBy(field string, fields ...string) *IdempotencyKeyGroupBy {
@@ -287,11 +287,11 @@ func (_q *IdempotencyKeyQuery) GroupBy(field string, fields ...string) *Idempote
 // Example:
 //
 //	var v []struct {
-//		Principal string `json:"principal,omitempty"`
+//		MerchantID string `json:"merchant_id,omitempty"`
 //	}
 //
 //	client.IdempotencyKey.Query().
-//		Select(idempotencykey.FieldPrincipal).
+//		Select(idempotencykey.FieldMerchantID).
 //		Scan(ctx, &v)
 func (_q *IdempotencyKeyQuery) Select(fields ...string) *IdempotencyKeySelect {
 	_q.ctx.Fields = append(_q.ctx.Fields, fields...)

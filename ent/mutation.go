@@ -17,6 +17,7 @@ import (
 	"github.com/paygate/paygate/ent/configversion"
 	"github.com/paygate/paygate/ent/event"
 	"github.com/paygate/paygate/ent/idempotencykey"
+	"github.com/paygate/paygate/ent/merchant"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/ent/predicate"
@@ -51,6 +52,7 @@ const (
 	TypeConfigVersion          = "ConfigVersion"
 	TypeEvent                  = "Event"
 	TypeIdempotencyKey         = "IdempotencyKey"
+	TypeMerchant               = "Merchant"
 	TypePayment                = "Payment"
 	TypePaymentStatusChange    = "PaymentStatusChange"
 	TypeRefreshToken           = "RefreshToken"
@@ -72,6 +74,7 @@ type APIKeyMutation struct {
 	op            Op
 	typ           string
 	id            *string
+	merchant_id   *string
 	created_at    *time.Time
 	updated_at    *time.Time
 	name          *string
@@ -192,6 +195,42 @@ func (m *APIKeyMutation) IDs(ctx context.Context) ([]string, error) {
 	default:
 		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
 	}
+}
+
+// SetMerchantID sets the "merchant_id" field.
+func (m *APIKeyMutation) SetMerchantID(s string) {
+	m.merchant_id = &s
+}
+
+// MerchantID returns the value of the "merchant_id" field in the mutation.
+func (m *APIKeyMutation) MerchantID() (r string, exists bool) {
+	v := m.merchant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMerchantID returns the old "merchant_id" field's value of the APIKey entity.
+// If the APIKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *APIKeyMutation) OldMerchantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMerchantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMerchantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMerchantID: %w", err)
+	}
+	return oldValue.MerchantID, nil
+}
+
+// ResetMerchantID resets all changes to the "merchant_id" field.
+func (m *APIKeyMutation) ResetMerchantID() {
+	m.merchant_id = nil
 }
 
 // SetCreatedAt sets the "created_at" field.
@@ -669,7 +708,10 @@ func (m *APIKeyMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *APIKeyMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 11)
+	if m.merchant_id != nil {
+		fields = append(fields, apikey.FieldMerchantID)
+	}
 	if m.created_at != nil {
 		fields = append(fields, apikey.FieldCreatedAt)
 	}
@@ -708,6 +750,8 @@ func (m *APIKeyMutation) Fields() []string {
 // schema.
 func (m *APIKeyMutation) Field(name string) (ent.Value, bool) {
 	switch name {
+	case apikey.FieldMerchantID:
+		return m.MerchantID()
 	case apikey.FieldCreatedAt:
 		return m.CreatedAt()
 	case apikey.FieldUpdatedAt:
@@ -737,6 +781,8 @@ func (m *APIKeyMutation) Field(name string) (ent.Value, bool) {
 // database failed.
 func (m *APIKeyMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
 	switch name {
+	case apikey.FieldMerchantID:
+		return m.OldMerchantID(ctx)
 	case apikey.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case apikey.FieldUpdatedAt:
@@ -766,6 +812,13 @@ func (m *APIKeyMutation) OldField(ctx context.Context, name string) (ent.Value, 
 // type.
 func (m *APIKeyMutation) SetField(name string, value ent.Value) error {
 	switch name {
+	case apikey.FieldMerchantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMerchantID(v)
+		return nil
 	case apikey.FieldCreatedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -906,6 +959,9 @@ func (m *APIKeyMutation) ClearField(name string) error {
 // It returns an error if the field is not defined in the schema.
 func (m *APIKeyMutation) ResetField(name string) error {
 	switch name {
+	case apikey.FieldMerchantID:
+		m.ResetMerchantID()
+		return nil
 	case apikey.FieldCreatedAt:
 		m.ResetCreatedAt()
 		return nil
@@ -3071,6 +3127,7 @@ type EventMutation struct {
 	op            Op
 	typ           string
 	id            *string
+	merchant_id   *string
 	_type         *string
 	object_id     *string
 	body          *[]byte
@@ -3184,6 +3241,42 @@ func (m *EventMutation) IDs(ctx context.Context) ([]string, error) {
 	default:
 		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
 	}
+}
+
+// SetMerchantID sets the "merchant_id" field.
+func (m *EventMutation) SetMerchantID(s string) {
+	m.merchant_id = &s
+}
+
+// MerchantID returns the value of the "merchant_id" field in the mutation.
+func (m *EventMutation) MerchantID() (r string, exists bool) {
+	v := m.merchant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMerchantID returns the old "merchant_id" field's value of the Event entity.
+// If the Event object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventMutation) OldMerchantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMerchantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMerchantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMerchantID: %w", err)
+	}
+	return oldValue.MerchantID, nil
+}
+
+// ResetMerchantID resets all changes to the "merchant_id" field.
+func (m *EventMutation) ResetMerchantID() {
+	m.merchant_id = nil
 }
 
 // SetType sets the "type" field.
@@ -3400,7 +3493,10 @@ func (m *EventMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *EventMutation) Fields() []string {
-	fields := make([]string, 0, 5)
+	fields := make([]string, 0, 6)
+	if m.merchant_id != nil {
+		fields = append(fields, event.FieldMerchantID)
+	}
 	if m._type != nil {
 		fields = append(fields, event.FieldType)
 	}
@@ -3424,6 +3520,8 @@ func (m *EventMutation) Fields() []string {
 // schema.
 func (m *EventMutation) Field(name string) (ent.Value, bool) {
 	switch name {
+	case event.FieldMerchantID:
+		return m.MerchantID()
 	case event.FieldType:
 		return m.GetType()
 	case event.FieldObjectID:
@@ -3443,6 +3541,8 @@ func (m *EventMutation) Field(name string) (ent.Value, bool) {
 // database failed.
 func (m *EventMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
 	switch name {
+	case event.FieldMerchantID:
+		return m.OldMerchantID(ctx)
 	case event.FieldType:
 		return m.OldType(ctx)
 	case event.FieldObjectID:
@@ -3462,6 +3562,13 @@ func (m *EventMutation) OldField(ctx context.Context, name string) (ent.Value, e
 // type.
 func (m *EventMutation) SetField(name string, value ent.Value) error {
 	switch name {
+	case event.FieldMerchantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMerchantID(v)
+		return nil
 	case event.FieldType:
 		v, ok := value.(string)
 		if !ok {
@@ -3546,6 +3653,9 @@ func (m *EventMutation) ClearField(name string) error {
 // It returns an error if the field is not defined in the schema.
 func (m *EventMutation) ResetField(name string) error {
 	switch name {
+	case event.FieldMerchantID:
+		m.ResetMerchantID()
+		return nil
 	case event.FieldType:
 		m.ResetType()
 		return nil
@@ -3619,6 +3729,7 @@ type IdempotencyKeyMutation struct {
 	op            Op
 	typ           string
 	id            *string
+	merchant_id   *string
 	principal     *string
 	key           *string
 	request_hash  *string
@@ -3737,6 +3848,42 @@ func (m *IdempotencyKeyMutation) IDs(ctx context.Context) ([]string, error) {
 	default:
 		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
 	}
+}
+
+// SetMerchantID sets the "merchant_id" field.
+func (m *IdempotencyKeyMutation) SetMerchantID(s string) {
+	m.merchant_id = &s
+}
+
+// MerchantID returns the value of the "merchant_id" field in the mutation.
+func (m *IdempotencyKeyMutation) MerchantID() (r string, exists bool) {
+	v := m.merchant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMerchantID returns the old "merchant_id" field's value of the IdempotencyKey entity.
+// If the IdempotencyKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdempotencyKeyMutation) OldMerchantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMerchantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMerchantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMerchantID: %w", err)
+	}
+	return oldValue.MerchantID, nil
+}
+
+// ResetMerchantID resets all changes to the "merchant_id" field.
+func (m *IdempotencyKeyMutation) ResetMerchantID() {
+	m.merchant_id = nil
 }
 
 // SetPrincipal sets the "principal" field.
@@ -4198,7 +4345,10 @@ func (m *IdempotencyKeyMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *IdempotencyKeyMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 11)
+	if m.merchant_id != nil {
+		fields = append(fields, idempotencykey.FieldMerchantID)
+	}
 	if m.principal != nil {
 		fields = append(fields, idempotencykey.FieldPrincipal)
 	}
@@ -4237,6 +4387,8 @@ func (m *IdempotencyKeyMutation) Fields() []string {
 // schema.
 func (m *IdempotencyKeyMutation) Field(name string) (ent.Value, bool) {
 	switch name {
+	case idempotencykey.FieldMerchantID:
+		return m.MerchantID()
 	case idempotencykey.FieldPrincipal:
 		return m.Principal()
 	case idempotencykey.FieldKey:
@@ -4266,6 +4418,8 @@ func (m *IdempotencyKeyMutation) Field(name string) (ent.Value, bool) {
 // database failed.
 func (m *IdempotencyKeyMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
 	switch name {
+	case idempotencykey.FieldMerchantID:
+		return m.OldMerchantID(ctx)
 	case idempotencykey.FieldPrincipal:
 		return m.OldPrincipal(ctx)
 	case idempotencykey.FieldKey:
@@ -4295,6 +4449,13 @@ func (m *IdempotencyKeyMutation) OldField(ctx context.Context, name string) (ent
 // type.
 func (m *IdempotencyKeyMutation) SetField(name string, value ent.Value) error {
 	switch name {
+	case idempotencykey.FieldMerchantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMerchantID(v)
+		return nil
 	case idempotencykey.FieldPrincipal:
 		v, ok := value.(string)
 		if !ok {
@@ -4447,6 +4608,9 @@ func (m *IdempotencyKeyMutation) ClearField(name string) error {
 // It returns an error if the field is not defined in the schema.
 func (m *IdempotencyKeyMutation) ResetField(name string) error {
 	switch name {
+	case idempotencykey.FieldMerchantID:
+		m.ResetMerchantID()
+		return nil
 	case idempotencykey.FieldPrincipal:
 		m.ResetPrincipal()
 		return nil
@@ -4529,12 +4693,507 @@ func (m *IdempotencyKeyMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown IdempotencyKey edge %s", name)
 }
 
+// MerchantMutation represents an operation that mutates the Merchant nodes in the graph.
+type MerchantMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	created_at    *time.Time
+	updated_at    *time.Time
+	name          *string
+	status        *string
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*Merchant, error)
+	predicates    []predicate.Merchant
+}
+
+var _ ent.Mutation = (*MerchantMutation)(nil)
+
+// merchantOption allows management of the mutation configuration using functional options.
+type merchantOption func(*MerchantMutation)
+
+// newMerchantMutation creates new mutation for the Merchant entity.
+func newMerchantMutation(c config, op Op, opts ...merchantOption) *MerchantMutation {
+	m := &MerchantMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeMerchant,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withMerchantID sets the ID field of the mutation.
+func withMerchantID(id string) merchantOption {
+	return func(m *MerchantMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Merchant
+		)
+		m.oldValue = func(ctx context.Context) (*Merchant, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Merchant.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withMerchant sets the old Merchant of the mutation.
+func withMerchant(node *Merchant) merchantOption {
+	return func(m *MerchantMutation) {
+		m.oldValue = func(context.Context) (*Merchant, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m MerchantMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m MerchantMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Merchant entities.
+func (m *MerchantMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *MerchantMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *MerchantMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Merchant.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *MerchantMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *MerchantMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Merchant entity.
+// If the Merchant object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MerchantMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *MerchantMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *MerchantMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *MerchantMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Merchant entity.
+// If the Merchant object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MerchantMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *MerchantMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetName sets the "name" field.
+func (m *MerchantMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *MerchantMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the Merchant entity.
+// If the Merchant object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MerchantMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *MerchantMutation) ResetName() {
+	m.name = nil
+}
+
+// SetStatus sets the "status" field.
+func (m *MerchantMutation) SetStatus(s string) {
+	m.status = &s
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *MerchantMutation) Status() (r string, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the Merchant entity.
+// If the Merchant object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MerchantMutation) OldStatus(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *MerchantMutation) ResetStatus() {
+	m.status = nil
+}
+
+// Where appends a list predicates to the MerchantMutation builder.
+func (m *MerchantMutation) Where(ps ...predicate.Merchant) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the MerchantMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *MerchantMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Merchant, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *MerchantMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *MerchantMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Merchant).
+func (m *MerchantMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *MerchantMutation) Fields() []string {
+	fields := make([]string, 0, 4)
+	if m.created_at != nil {
+		fields = append(fields, merchant.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, merchant.FieldUpdatedAt)
+	}
+	if m.name != nil {
+		fields = append(fields, merchant.FieldName)
+	}
+	if m.status != nil {
+		fields = append(fields, merchant.FieldStatus)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *MerchantMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case merchant.FieldCreatedAt:
+		return m.CreatedAt()
+	case merchant.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case merchant.FieldName:
+		return m.Name()
+	case merchant.FieldStatus:
+		return m.Status()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *MerchantMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case merchant.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case merchant.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case merchant.FieldName:
+		return m.OldName(ctx)
+	case merchant.FieldStatus:
+		return m.OldStatus(ctx)
+	}
+	return nil, fmt.Errorf("unknown Merchant field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *MerchantMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case merchant.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case merchant.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case merchant.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case merchant.FieldStatus:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Merchant field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *MerchantMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *MerchantMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *MerchantMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown Merchant numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *MerchantMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *MerchantMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *MerchantMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown Merchant nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *MerchantMutation) ResetField(name string) error {
+	switch name {
+	case merchant.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case merchant.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case merchant.FieldName:
+		m.ResetName()
+		return nil
+	case merchant.FieldStatus:
+		m.ResetStatus()
+		return nil
+	}
+	return fmt.Errorf("unknown Merchant field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *MerchantMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *MerchantMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *MerchantMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *MerchantMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *MerchantMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *MerchantMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *MerchantMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Merchant unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *MerchantMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Merchant edge %s", name)
+}
+
 // PaymentMutation represents an operation that mutates the Payment nodes in the graph.
 type PaymentMutation struct {
 	config
 	op                    Op
 	typ                   string
 	id                    *string
+	merchant_id           *string
 	created_at            *time.Time
 	updated_at            *time.Time
 	amount                *int64
@@ -4691,6 +5350,42 @@ func (m *PaymentMutation) IDs(ctx context.Context) ([]string, error) {
 	default:
 		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
 	}
+}
+
+// SetMerchantID sets the "merchant_id" field.
+func (m *PaymentMutation) SetMerchantID(s string) {
+	m.merchant_id = &s
+}
+
+// MerchantID returns the value of the "merchant_id" field in the mutation.
+func (m *PaymentMutation) MerchantID() (r string, exists bool) {
+	v := m.merchant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMerchantID returns the old "merchant_id" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldMerchantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMerchantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMerchantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMerchantID: %w", err)
+	}
+	return oldValue.MerchantID, nil
+}
+
+// ResetMerchantID resets all changes to the "merchant_id" field.
+func (m *PaymentMutation) ResetMerchantID() {
+	m.merchant_id = nil
 }
 
 // SetCreatedAt sets the "created_at" field.
@@ -6457,7 +7152,10 @@ func (m *PaymentMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *PaymentMutation) Fields() []string {
-	fields := make([]string, 0, 35)
+	fields := make([]string, 0, 36)
+	if m.merchant_id != nil {
+		fields = append(fields, payment.FieldMerchantID)
+	}
 	if m.created_at != nil {
 		fields = append(fields, payment.FieldCreatedAt)
 	}
@@ -6571,6 +7269,8 @@ func (m *PaymentMutation) Fields() []string {
 // schema.
 func (m *PaymentMutation) Field(name string) (ent.Value, bool) {
 	switch name {
+	case payment.FieldMerchantID:
+		return m.MerchantID()
 	case payment.FieldCreatedAt:
 		return m.CreatedAt()
 	case payment.FieldUpdatedAt:
@@ -6650,6 +7350,8 @@ func (m *PaymentMutation) Field(name string) (ent.Value, bool) {
 // database failed.
 func (m *PaymentMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
 	switch name {
+	case payment.FieldMerchantID:
+		return m.OldMerchantID(ctx)
 	case payment.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case payment.FieldUpdatedAt:
@@ -6729,6 +7431,13 @@ func (m *PaymentMutation) OldField(ctx context.Context, name string) (ent.Value,
 // type.
 func (m *PaymentMutation) SetField(name string, value ent.Value) error {
 	switch name {
+	case payment.FieldMerchantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMerchantID(v)
+		return nil
 	case payment.FieldCreatedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -7215,6 +7924,9 @@ func (m *PaymentMutation) ClearField(name string) error {
 // It returns an error if the field is not defined in the schema.
 func (m *PaymentMutation) ResetField(name string) error {
 	switch name {
+	case payment.FieldMerchantID:
+		m.ResetMerchantID()
+		return nil
 	case payment.FieldCreatedAt:
 		m.ResetCreatedAt()
 		return nil
@@ -7440,6 +8152,7 @@ type PaymentStatusChangeMutation struct {
 	op             Op
 	typ            string
 	id             *string
+	merchant_id    *string
 	from           *state.PaymentStatus
 	to             *state.PaymentStatus
 	reason         *string
@@ -7555,6 +8268,42 @@ func (m *PaymentStatusChangeMutation) IDs(ctx context.Context) ([]string, error)
 	default:
 		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
 	}
+}
+
+// SetMerchantID sets the "merchant_id" field.
+func (m *PaymentStatusChangeMutation) SetMerchantID(s string) {
+	m.merchant_id = &s
+}
+
+// MerchantID returns the value of the "merchant_id" field in the mutation.
+func (m *PaymentStatusChangeMutation) MerchantID() (r string, exists bool) {
+	v := m.merchant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMerchantID returns the old "merchant_id" field's value of the PaymentStatusChange entity.
+// If the PaymentStatusChange object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentStatusChangeMutation) OldMerchantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMerchantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMerchantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMerchantID: %w", err)
+	}
+	return oldValue.MerchantID, nil
+}
+
+// ResetMerchantID resets all changes to the "merchant_id" field.
+func (m *PaymentStatusChangeMutation) ResetMerchantID() {
+	m.merchant_id = nil
 }
 
 // SetPaymentID sets the "payment_id" field.
@@ -7847,7 +8596,10 @@ func (m *PaymentStatusChangeMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *PaymentStatusChangeMutation) Fields() []string {
-	fields := make([]string, 0, 6)
+	fields := make([]string, 0, 7)
+	if m.merchant_id != nil {
+		fields = append(fields, paymentstatuschange.FieldMerchantID)
+	}
 	if m.payment != nil {
 		fields = append(fields, paymentstatuschange.FieldPaymentID)
 	}
@@ -7874,6 +8626,8 @@ func (m *PaymentStatusChangeMutation) Fields() []string {
 // schema.
 func (m *PaymentStatusChangeMutation) Field(name string) (ent.Value, bool) {
 	switch name {
+	case paymentstatuschange.FieldMerchantID:
+		return m.MerchantID()
 	case paymentstatuschange.FieldPaymentID:
 		return m.PaymentID()
 	case paymentstatuschange.FieldFrom:
@@ -7895,6 +8649,8 @@ func (m *PaymentStatusChangeMutation) Field(name string) (ent.Value, bool) {
 // database failed.
 func (m *PaymentStatusChangeMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
 	switch name {
+	case paymentstatuschange.FieldMerchantID:
+		return m.OldMerchantID(ctx)
 	case paymentstatuschange.FieldPaymentID:
 		return m.OldPaymentID(ctx)
 	case paymentstatuschange.FieldFrom:
@@ -7916,6 +8672,13 @@ func (m *PaymentStatusChangeMutation) OldField(ctx context.Context, name string)
 // type.
 func (m *PaymentStatusChangeMutation) SetField(name string, value ent.Value) error {
 	switch name {
+	case paymentstatuschange.FieldMerchantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMerchantID(v)
+		return nil
 	case paymentstatuschange.FieldPaymentID:
 		v, ok := value.(string)
 		if !ok {
@@ -8016,6 +8779,9 @@ func (m *PaymentStatusChangeMutation) ClearField(name string) error {
 // It returns an error if the field is not defined in the schema.
 func (m *PaymentStatusChangeMutation) ResetField(name string) error {
 	switch name {
+	case paymentstatuschange.FieldMerchantID:
+		m.ResetMerchantID()
+		return nil
 	case paymentstatuschange.FieldPaymentID:
 		m.ResetPaymentID()
 		return nil
@@ -8923,6 +9689,7 @@ type RefundMutation struct {
 	op                 Op
 	typ                string
 	id                 *string
+	merchant_id        *string
 	created_at         *time.Time
 	updated_at         *time.Time
 	amount             *int64
@@ -9042,6 +9809,42 @@ func (m *RefundMutation) IDs(ctx context.Context) ([]string, error) {
 	default:
 		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
 	}
+}
+
+// SetMerchantID sets the "merchant_id" field.
+func (m *RefundMutation) SetMerchantID(s string) {
+	m.merchant_id = &s
+}
+
+// MerchantID returns the value of the "merchant_id" field in the mutation.
+func (m *RefundMutation) MerchantID() (r string, exists bool) {
+	v := m.merchant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMerchantID returns the old "merchant_id" field's value of the Refund entity.
+// If the Refund object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RefundMutation) OldMerchantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMerchantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMerchantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMerchantID: %w", err)
+	}
+	return oldValue.MerchantID, nil
+}
+
+// ResetMerchantID resets all changes to the "merchant_id" field.
+func (m *RefundMutation) ResetMerchantID() {
+	m.merchant_id = nil
 }
 
 // SetCreatedAt sets the "created_at" field.
@@ -9488,7 +10291,10 @@ func (m *RefundMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *RefundMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 10)
+	if m.merchant_id != nil {
+		fields = append(fields, refund.FieldMerchantID)
+	}
 	if m.created_at != nil {
 		fields = append(fields, refund.FieldCreatedAt)
 	}
@@ -9524,6 +10330,8 @@ func (m *RefundMutation) Fields() []string {
 // schema.
 func (m *RefundMutation) Field(name string) (ent.Value, bool) {
 	switch name {
+	case refund.FieldMerchantID:
+		return m.MerchantID()
 	case refund.FieldCreatedAt:
 		return m.CreatedAt()
 	case refund.FieldUpdatedAt:
@@ -9551,6 +10359,8 @@ func (m *RefundMutation) Field(name string) (ent.Value, bool) {
 // database failed.
 func (m *RefundMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
 	switch name {
+	case refund.FieldMerchantID:
+		return m.OldMerchantID(ctx)
 	case refund.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case refund.FieldUpdatedAt:
@@ -9578,6 +10388,13 @@ func (m *RefundMutation) OldField(ctx context.Context, name string) (ent.Value, 
 // type.
 func (m *RefundMutation) SetField(name string, value ent.Value) error {
 	switch name {
+	case refund.FieldMerchantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMerchantID(v)
+		return nil
 	case refund.FieldCreatedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -9726,6 +10543,9 @@ func (m *RefundMutation) ClearField(name string) error {
 // It returns an error if the field is not defined in the schema.
 func (m *RefundMutation) ResetField(name string) error {
 	switch name {
+	case refund.FieldMerchantID:
+		m.ResetMerchantID()
+		return nil
 	case refund.FieldCreatedAt:
 		m.ResetCreatedAt()
 		return nil
@@ -11979,12 +12799,14 @@ type UserMutation struct {
 	op                    Op
 	typ                   string
 	id                    *string
+	merchant_id           *string
 	created_at            *time.Time
 	updated_at            *time.Time
 	email                 *string
 	password_hash         *string
 	role                  *user.Role
 	disabled              *bool
+	platform              *bool
 	clearedFields         map[string]struct{}
 	refresh_tokens        map[string]struct{}
 	removedrefresh_tokens map[string]struct{}
@@ -12099,6 +12921,42 @@ func (m *UserMutation) IDs(ctx context.Context) ([]string, error) {
 	default:
 		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
 	}
+}
+
+// SetMerchantID sets the "merchant_id" field.
+func (m *UserMutation) SetMerchantID(s string) {
+	m.merchant_id = &s
+}
+
+// MerchantID returns the value of the "merchant_id" field in the mutation.
+func (m *UserMutation) MerchantID() (r string, exists bool) {
+	v := m.merchant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMerchantID returns the old "merchant_id" field's value of the User entity.
+// If the User object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *UserMutation) OldMerchantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMerchantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMerchantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMerchantID: %w", err)
+	}
+	return oldValue.MerchantID, nil
+}
+
+// ResetMerchantID resets all changes to the "merchant_id" field.
+func (m *UserMutation) ResetMerchantID() {
+	m.merchant_id = nil
 }
 
 // SetCreatedAt sets the "created_at" field.
@@ -12317,6 +13175,42 @@ func (m *UserMutation) ResetDisabled() {
 	m.disabled = nil
 }
 
+// SetPlatform sets the "platform" field.
+func (m *UserMutation) SetPlatform(b bool) {
+	m.platform = &b
+}
+
+// Platform returns the value of the "platform" field in the mutation.
+func (m *UserMutation) Platform() (r bool, exists bool) {
+	v := m.platform
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPlatform returns the old "platform" field's value of the User entity.
+// If the User object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *UserMutation) OldPlatform(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPlatform is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPlatform requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPlatform: %w", err)
+	}
+	return oldValue.Platform, nil
+}
+
+// ResetPlatform resets all changes to the "platform" field.
+func (m *UserMutation) ResetPlatform() {
+	m.platform = nil
+}
+
 // AddRefreshTokenIDs adds the "refresh_tokens" edge to the RefreshToken entity by ids.
 func (m *UserMutation) AddRefreshTokenIDs(ids ...string) {
 	if m.refresh_tokens == nil {
@@ -12459,7 +13353,10 @@ func (m *UserMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *UserMutation) Fields() []string {
-	fields := make([]string, 0, 6)
+	fields := make([]string, 0, 8)
+	if m.merchant_id != nil {
+		fields = append(fields, user.FieldMerchantID)
+	}
 	if m.created_at != nil {
 		fields = append(fields, user.FieldCreatedAt)
 	}
@@ -12478,6 +13375,9 @@ func (m *UserMutation) Fields() []string {
 	if m.disabled != nil {
 		fields = append(fields, user.FieldDisabled)
 	}
+	if m.platform != nil {
+		fields = append(fields, user.FieldPlatform)
+	}
 	return fields
 }
 
@@ -12486,6 +13386,8 @@ func (m *UserMutation) Fields() []string {
 // schema.
 func (m *UserMutation) Field(name string) (ent.Value, bool) {
 	switch name {
+	case user.FieldMerchantID:
+		return m.MerchantID()
 	case user.FieldCreatedAt:
 		return m.CreatedAt()
 	case user.FieldUpdatedAt:
@@ -12498,6 +13400,8 @@ func (m *UserMutation) Field(name string) (ent.Value, bool) {
 		return m.Role()
 	case user.FieldDisabled:
 		return m.Disabled()
+	case user.FieldPlatform:
+		return m.Platform()
 	}
 	return nil, false
 }
@@ -12507,6 +13411,8 @@ func (m *UserMutation) Field(name string) (ent.Value, bool) {
 // database failed.
 func (m *UserMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
 	switch name {
+	case user.FieldMerchantID:
+		return m.OldMerchantID(ctx)
 	case user.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case user.FieldUpdatedAt:
@@ -12519,6 +13425,8 @@ func (m *UserMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldRole(ctx)
 	case user.FieldDisabled:
 		return m.OldDisabled(ctx)
+	case user.FieldPlatform:
+		return m.OldPlatform(ctx)
 	}
 	return nil, fmt.Errorf("unknown User field %s", name)
 }
@@ -12528,6 +13436,13 @@ func (m *UserMutation) OldField(ctx context.Context, name string) (ent.Value, er
 // type.
 func (m *UserMutation) SetField(name string, value ent.Value) error {
 	switch name {
+	case user.FieldMerchantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMerchantID(v)
+		return nil
 	case user.FieldCreatedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -12569,6 +13484,13 @@ func (m *UserMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetDisabled(v)
+		return nil
+	case user.FieldPlatform:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPlatform(v)
 		return nil
 	}
 	return fmt.Errorf("unknown User field %s", name)
@@ -12619,6 +13541,9 @@ func (m *UserMutation) ClearField(name string) error {
 // It returns an error if the field is not defined in the schema.
 func (m *UserMutation) ResetField(name string) error {
 	switch name {
+	case user.FieldMerchantID:
+		m.ResetMerchantID()
+		return nil
 	case user.FieldCreatedAt:
 		m.ResetCreatedAt()
 		return nil
@@ -12636,6 +13561,9 @@ func (m *UserMutation) ResetField(name string) error {
 		return nil
 	case user.FieldDisabled:
 		m.ResetDisabled()
+		return nil
+	case user.FieldPlatform:
+		m.ResetPlatform()
 		return nil
 	}
 	return fmt.Errorf("unknown User field %s", name)
@@ -13417,6 +14345,7 @@ type WebhookDeliveryMutation struct {
 	op                  Op
 	typ                 string
 	id                  *string
+	merchant_id         *string
 	created_at          *time.Time
 	updated_at          *time.Time
 	event_id            *string
@@ -13545,6 +14474,42 @@ func (m *WebhookDeliveryMutation) IDs(ctx context.Context) ([]string, error) {
 	default:
 		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
 	}
+}
+
+// SetMerchantID sets the "merchant_id" field.
+func (m *WebhookDeliveryMutation) SetMerchantID(s string) {
+	m.merchant_id = &s
+}
+
+// MerchantID returns the value of the "merchant_id" field in the mutation.
+func (m *WebhookDeliveryMutation) MerchantID() (r string, exists bool) {
+	v := m.merchant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMerchantID returns the old "merchant_id" field's value of the WebhookDelivery entity.
+// If the WebhookDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WebhookDeliveryMutation) OldMerchantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMerchantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMerchantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMerchantID: %w", err)
+	}
+	return oldValue.MerchantID, nil
+}
+
+// ResetMerchantID resets all changes to the "merchant_id" field.
+func (m *WebhookDeliveryMutation) ResetMerchantID() {
+	m.merchant_id = nil
 }
 
 // SetCreatedAt sets the "created_at" field.
@@ -14270,7 +15235,10 @@ func (m *WebhookDeliveryMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *WebhookDeliveryMutation) Fields() []string {
-	fields := make([]string, 0, 13)
+	fields := make([]string, 0, 14)
+	if m.merchant_id != nil {
+		fields = append(fields, webhookdelivery.FieldMerchantID)
+	}
 	if m.created_at != nil {
 		fields = append(fields, webhookdelivery.FieldCreatedAt)
 	}
@@ -14318,6 +15286,8 @@ func (m *WebhookDeliveryMutation) Fields() []string {
 // schema.
 func (m *WebhookDeliveryMutation) Field(name string) (ent.Value, bool) {
 	switch name {
+	case webhookdelivery.FieldMerchantID:
+		return m.MerchantID()
 	case webhookdelivery.FieldCreatedAt:
 		return m.CreatedAt()
 	case webhookdelivery.FieldUpdatedAt:
@@ -14353,6 +15323,8 @@ func (m *WebhookDeliveryMutation) Field(name string) (ent.Value, bool) {
 // database failed.
 func (m *WebhookDeliveryMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
 	switch name {
+	case webhookdelivery.FieldMerchantID:
+		return m.OldMerchantID(ctx)
 	case webhookdelivery.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case webhookdelivery.FieldUpdatedAt:
@@ -14388,6 +15360,13 @@ func (m *WebhookDeliveryMutation) OldField(ctx context.Context, name string) (en
 // type.
 func (m *WebhookDeliveryMutation) SetField(name string, value ent.Value) error {
 	switch name {
+	case webhookdelivery.FieldMerchantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMerchantID(v)
+		return nil
 	case webhookdelivery.FieldCreatedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -14606,6 +15585,9 @@ func (m *WebhookDeliveryMutation) ClearField(name string) error {
 // It returns an error if the field is not defined in the schema.
 func (m *WebhookDeliveryMutation) ResetField(name string) error {
 	switch name {
+	case webhookdelivery.FieldMerchantID:
+		m.ResetMerchantID()
+		return nil
 	case webhookdelivery.FieldCreatedAt:
 		m.ResetCreatedAt()
 		return nil
@@ -14757,6 +15739,7 @@ type WebhookDeliveryAttemptMutation struct {
 	op              Op
 	typ             string
 	id              *string
+	merchant_id     *string
 	at              *time.Time
 	status_code     *int
 	addstatus_code  *int
@@ -14873,6 +15856,42 @@ func (m *WebhookDeliveryAttemptMutation) IDs(ctx context.Context) ([]string, err
 	default:
 		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
 	}
+}
+
+// SetMerchantID sets the "merchant_id" field.
+func (m *WebhookDeliveryAttemptMutation) SetMerchantID(s string) {
+	m.merchant_id = &s
+}
+
+// MerchantID returns the value of the "merchant_id" field in the mutation.
+func (m *WebhookDeliveryAttemptMutation) MerchantID() (r string, exists bool) {
+	v := m.merchant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMerchantID returns the old "merchant_id" field's value of the WebhookDeliveryAttempt entity.
+// If the WebhookDeliveryAttempt object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WebhookDeliveryAttemptMutation) OldMerchantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMerchantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMerchantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMerchantID: %w", err)
+	}
+	return oldValue.MerchantID, nil
+}
+
+// ResetMerchantID resets all changes to the "merchant_id" field.
+func (m *WebhookDeliveryAttemptMutation) ResetMerchantID() {
+	m.merchant_id = nil
 }
 
 // SetDeliveryID sets the "delivery_id" field.
@@ -15183,7 +16202,10 @@ func (m *WebhookDeliveryAttemptMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *WebhookDeliveryAttemptMutation) Fields() []string {
-	fields := make([]string, 0, 5)
+	fields := make([]string, 0, 6)
+	if m.merchant_id != nil {
+		fields = append(fields, webhookdeliveryattempt.FieldMerchantID)
+	}
 	if m.delivery != nil {
 		fields = append(fields, webhookdeliveryattempt.FieldDeliveryID)
 	}
@@ -15207,6 +16229,8 @@ func (m *WebhookDeliveryAttemptMutation) Fields() []string {
 // schema.
 func (m *WebhookDeliveryAttemptMutation) Field(name string) (ent.Value, bool) {
 	switch name {
+	case webhookdeliveryattempt.FieldMerchantID:
+		return m.MerchantID()
 	case webhookdeliveryattempt.FieldDeliveryID:
 		return m.DeliveryID()
 	case webhookdeliveryattempt.FieldAt:
@@ -15226,6 +16250,8 @@ func (m *WebhookDeliveryAttemptMutation) Field(name string) (ent.Value, bool) {
 // database failed.
 func (m *WebhookDeliveryAttemptMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
 	switch name {
+	case webhookdeliveryattempt.FieldMerchantID:
+		return m.OldMerchantID(ctx)
 	case webhookdeliveryattempt.FieldDeliveryID:
 		return m.OldDeliveryID(ctx)
 	case webhookdeliveryattempt.FieldAt:
@@ -15245,6 +16271,13 @@ func (m *WebhookDeliveryAttemptMutation) OldField(ctx context.Context, name stri
 // type.
 func (m *WebhookDeliveryAttemptMutation) SetField(name string, value ent.Value) error {
 	switch name {
+	case webhookdeliveryattempt.FieldMerchantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMerchantID(v)
+		return nil
 	case webhookdeliveryattempt.FieldDeliveryID:
 		v, ok := value.(string)
 		if !ok {
@@ -15371,6 +16404,9 @@ func (m *WebhookDeliveryAttemptMutation) ClearField(name string) error {
 // It returns an error if the field is not defined in the schema.
 func (m *WebhookDeliveryAttemptMutation) ResetField(name string) error {
 	switch name {
+	case webhookdeliveryattempt.FieldMerchantID:
+		m.ResetMerchantID()
+		return nil
 	case webhookdeliveryattempt.FieldDeliveryID:
 		m.ResetDeliveryID()
 		return nil
@@ -15470,6 +16506,7 @@ type WebhookEndpointMutation struct {
 	op                         Op
 	typ                        string
 	id                         *string
+	merchant_id                *string
 	created_at                 *time.Time
 	updated_at                 *time.Time
 	url                        *string
@@ -15594,6 +16631,42 @@ func (m *WebhookEndpointMutation) IDs(ctx context.Context) ([]string, error) {
 	default:
 		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
 	}
+}
+
+// SetMerchantID sets the "merchant_id" field.
+func (m *WebhookEndpointMutation) SetMerchantID(s string) {
+	m.merchant_id = &s
+}
+
+// MerchantID returns the value of the "merchant_id" field in the mutation.
+func (m *WebhookEndpointMutation) MerchantID() (r string, exists bool) {
+	v := m.merchant_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMerchantID returns the old "merchant_id" field's value of the WebhookEndpoint entity.
+// If the WebhookEndpoint object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WebhookEndpointMutation) OldMerchantID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMerchantID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMerchantID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMerchantID: %w", err)
+	}
+	return oldValue.MerchantID, nil
+}
+
+// ResetMerchantID resets all changes to the "merchant_id" field.
+func (m *WebhookEndpointMutation) ResetMerchantID() {
+	m.merchant_id = nil
 }
 
 // SetCreatedAt sets the "created_at" field.
@@ -16196,7 +17269,10 @@ func (m *WebhookEndpointMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *WebhookEndpointMutation) Fields() []string {
-	fields := make([]string, 0, 12)
+	fields := make([]string, 0, 13)
+	if m.merchant_id != nil {
+		fields = append(fields, webhookendpoint.FieldMerchantID)
+	}
 	if m.created_at != nil {
 		fields = append(fields, webhookendpoint.FieldCreatedAt)
 	}
@@ -16241,6 +17317,8 @@ func (m *WebhookEndpointMutation) Fields() []string {
 // schema.
 func (m *WebhookEndpointMutation) Field(name string) (ent.Value, bool) {
 	switch name {
+	case webhookendpoint.FieldMerchantID:
+		return m.MerchantID()
 	case webhookendpoint.FieldCreatedAt:
 		return m.CreatedAt()
 	case webhookendpoint.FieldUpdatedAt:
@@ -16274,6 +17352,8 @@ func (m *WebhookEndpointMutation) Field(name string) (ent.Value, bool) {
 // database failed.
 func (m *WebhookEndpointMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
 	switch name {
+	case webhookendpoint.FieldMerchantID:
+		return m.OldMerchantID(ctx)
 	case webhookendpoint.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case webhookendpoint.FieldUpdatedAt:
@@ -16307,6 +17387,13 @@ func (m *WebhookEndpointMutation) OldField(ctx context.Context, name string) (en
 // type.
 func (m *WebhookEndpointMutation) SetField(name string, value ent.Value) error {
 	switch name {
+	case webhookendpoint.FieldMerchantID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMerchantID(v)
+		return nil
 	case webhookendpoint.FieldCreatedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -16473,6 +17560,9 @@ func (m *WebhookEndpointMutation) ClearField(name string) error {
 // It returns an error if the field is not defined in the schema.
 func (m *WebhookEndpointMutation) ResetField(name string) error {
 	switch name {
+	case webhookendpoint.FieldMerchantID:
+		m.ResetMerchantID()
+		return nil
 	case webhookendpoint.FieldCreatedAt:
 		m.ResetCreatedAt()
 		return nil

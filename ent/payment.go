@@ -20,6 +20,8 @@ type Payment struct {
 	config `json:"-"`
 	// ID of the ent.
 	ID string `json:"id,omitempty"`
+	// MerchantID holds the value of the "merchant_id" field.
+	MerchantID string `json:"merchant_id,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
@@ -139,7 +141,7 @@ func (*Payment) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case payment.FieldAmount, payment.FieldCardExpMonth, payment.FieldCardExpYear, payment.FieldAmountRefunded, payment.FieldAmountCapturable, payment.FieldAmountCaptured, payment.FieldCaptureRequested:
 			values[i] = new(sql.NullInt64)
-		case payment.FieldID, payment.FieldCurrency, payment.FieldStatus, payment.FieldPaymentMethod, payment.FieldCustomerEmail, payment.FieldCustomerName, payment.FieldCardBrand, payment.FieldCardLast4, payment.FieldCardFingerprint, payment.FieldProvider, payment.FieldProviderPaymentID, payment.FieldProviderDeclineCode, payment.FieldCaptureMethod, payment.FieldCancellationReason, payment.FieldPendingAction, payment.FieldReturnURL, payment.FieldNextActionURL, payment.FieldFailureCode, payment.FieldFailureMessage, payment.FieldDescription, payment.FieldDisputeReason:
+		case payment.FieldID, payment.FieldMerchantID, payment.FieldCurrency, payment.FieldStatus, payment.FieldPaymentMethod, payment.FieldCustomerEmail, payment.FieldCustomerName, payment.FieldCardBrand, payment.FieldCardLast4, payment.FieldCardFingerprint, payment.FieldProvider, payment.FieldProviderPaymentID, payment.FieldProviderDeclineCode, payment.FieldCaptureMethod, payment.FieldCancellationReason, payment.FieldPendingAction, payment.FieldReturnURL, payment.FieldNextActionURL, payment.FieldFailureCode, payment.FieldFailureMessage, payment.FieldDescription, payment.FieldDisputeReason:
 			values[i] = new(sql.NullString)
 		case payment.FieldCreatedAt, payment.FieldUpdatedAt, payment.FieldCaptureBefore, payment.FieldCanceledAt, payment.FieldAuthenticateBefore, payment.FieldDisputedAt:
 			values[i] = new(sql.NullTime)
@@ -163,6 +165,12 @@ func (_m *Payment) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field id", values[i])
 			} else if value.Valid {
 				_m.ID = value.String
+			}
+		case payment.FieldMerchantID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field merchant_id", values[i])
+			} else if value.Valid {
+				_m.MerchantID = value.String
 			}
 		case payment.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -439,6 +447,9 @@ func (_m *Payment) String() string {
 	var builder strings.Builder
 	builder.WriteString("Payment(")
 	builder.WriteString(fmt.Sprintf("id=%v, ", _m.ID))
+	builder.WriteString("merchant_id=")
+	builder.WriteString(_m.MerchantID)
+	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))
 	builder.WriteString(", ")

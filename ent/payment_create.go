@@ -24,6 +24,12 @@ type PaymentCreate struct {
 	hooks    []Hook
 }
 
+// SetMerchantID sets the "merchant_id" field.
+func (_c *PaymentCreate) SetMerchantID(v string) *PaymentCreate {
+	_c.mutation.SetMerchantID(v)
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *PaymentCreate) SetCreatedAt(v time.Time) *PaymentCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -461,7 +467,9 @@ func (_c *PaymentCreate) Mutation() *PaymentMutation {
 
 // Save creates the Payment in the database.
 func (_c *PaymentCreate) Save(ctx context.Context) (*Payment, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -488,12 +496,18 @@ func (_c *PaymentCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *PaymentCreate) defaults() {
+func (_c *PaymentCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if payment.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized payment.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := payment.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if payment.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized payment.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := payment.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -518,13 +532,25 @@ func (_c *PaymentCreate) defaults() {
 		_c.mutation.SetAmountCaptured(v)
 	}
 	if _, ok := _c.mutation.ID(); !ok {
+		if payment.DefaultID == nil {
+			return fmt.Errorf("ent: uninitialized payment.DefaultID (forgotten import ent/runtime?)")
+		}
 		v := payment.DefaultID()
 		_c.mutation.SetID(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
 func (_c *PaymentCreate) check() error {
+	if _, ok := _c.mutation.MerchantID(); !ok {
+		return &ValidationError{Name: "merchant_id", err: errors.New(`ent: missing required field "Payment.merchant_id"`)}
+	}
+	if v, ok := _c.mutation.MerchantID(); ok {
+		if err := payment.MerchantIDValidator(v); err != nil {
+			return &ValidationError{Name: "merchant_id", err: fmt.Errorf(`ent: validator failed for field "Payment.merchant_id": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Payment.created_at"`)}
 	}
@@ -703,6 +729,10 @@ func (_c *PaymentCreate) createSpec() (*Payment, *sqlgraph.CreateSpec) {
 	if id, ok := _c.mutation.ID(); ok {
 		_node.ID = id
 		_spec.ID.Value = id
+	}
+	if value, ok := _c.mutation.MerchantID(); ok {
+		_spec.SetField(payment.FieldMerchantID, field.TypeString, value)
+		_node.MerchantID = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(payment.FieldCreatedAt, field.TypeTime, value)

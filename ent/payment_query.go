@@ -339,12 +339,12 @@ func (_q *PaymentQuery) WithStatusHistory(opts ...func(*PaymentStatusChangeQuery
 // Example:
 //
 //	var v []struct {
-//		CreatedAt time.Time `json:"created_at,omitempty"`
+//		MerchantID string `json:"merchant_id,omitempty"`
 //		Count int `json:"count,omitempty"`
 //	}
 //
 //	client.Payment.Query().
-//		GroupBy(payment.FieldCreatedAt).
+//		GroupBy(payment.FieldMerchantID).
 //		Aggregate(ent.Count()).
 //		Scan(ctx, &v)
 func (_q *PaymentQuery) GroupBy(field string, fields ...string) *PaymentGroupBy {
@@ -362,11 +362,11 @@ func (_q *PaymentQuery) GroupBy(field string, fields ...string) *PaymentGroupBy 
 // Example:
 //
 //	var v []struct {
-//		CreatedAt time.Time `json:"created_at,omitempty"`
+//		MerchantID string `json:"merchant_id,omitempty"`
 //	}
 //
 //	client.Payment.Query().
-//		Select(payment.FieldCreatedAt).
+//		Select(payment.FieldMerchantID).
 //		Scan(ctx, &v)
 func (_q *PaymentQuery) Select(fields ...string) *PaymentSelect {
 	_q.ctx.Fields = append(_q.ctx.Fields, fields...)

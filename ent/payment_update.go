@@ -518,7 +518,9 @@ func (_u *PaymentUpdate) RemoveStatusHistory(v ...*PaymentStatusChange) *Payment
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *PaymentUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -545,11 +547,15 @@ func (_u *PaymentUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *PaymentUpdate) defaults() {
+func (_u *PaymentUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if payment.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized payment.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := payment.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -1348,7 +1354,9 @@ func (_u *PaymentUpdateOne) Select(field string, fields ...string) *PaymentUpdat
 
 // Save executes the query and returns the updated Payment entity.
 func (_u *PaymentUpdateOne) Save(ctx context.Context) (*Payment, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -1375,11 +1383,15 @@ func (_u *PaymentUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *PaymentUpdateOne) defaults() {
+func (_u *PaymentUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if payment.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized payment.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := payment.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -19,6 +19,8 @@ type PaymentStatusChange struct {
 	config `json:"-"`
 	// ID of the ent.
 	ID string `json:"id,omitempty"`
+	// MerchantID holds the value of the "merchant_id" field.
+	MerchantID string `json:"merchant_id,omitempty"`
 	// PaymentID holds the value of the "payment_id" field.
 	PaymentID string `json:"payment_id,omitempty"`
 	// From holds the value of the "from" field.
@@ -62,7 +64,7 @@ func (*PaymentStatusChange) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case paymentstatuschange.FieldID, paymentstatuschange.FieldPaymentID, paymentstatuschange.FieldFrom, paymentstatuschange.FieldTo, paymentstatuschange.FieldReason, paymentstatuschange.FieldActor:
+		case paymentstatuschange.FieldID, paymentstatuschange.FieldMerchantID, paymentstatuschange.FieldPaymentID, paymentstatuschange.FieldFrom, paymentstatuschange.FieldTo, paymentstatuschange.FieldReason, paymentstatuschange.FieldActor:
 			values[i] = new(sql.NullString)
 		case paymentstatuschange.FieldAt:
 			values[i] = new(sql.NullTime)
@@ -86,6 +88,12 @@ func (_m *PaymentStatusChange) assignValues(columns []string, values []any) erro
 				return fmt.Errorf("unexpected type %T for field id", values[i])
 			} else if value.Valid {
 				_m.ID = value.String
+			}
+		case paymentstatuschange.FieldMerchantID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field merchant_id", values[i])
+			} else if value.Valid {
+				_m.MerchantID = value.String
 			}
 		case paymentstatuschange.FieldPaymentID:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -165,6 +173,9 @@ func (_m *PaymentStatusChange) String() string {
 	var builder strings.Builder
 	builder.WriteString("PaymentStatusChange(")
 	builder.WriteString(fmt.Sprintf("id=%v, ", _m.ID))
+	builder.WriteString("merchant_id=")
+	builder.WriteString(_m.MerchantID)
+	builder.WriteString(", ")
 	builder.WriteString("payment_id=")
 	builder.WriteString(_m.PaymentID)
 	builder.WriteString(", ")

@@ -22,6 +22,12 @@ type PaymentStatusChangeCreate struct {
 	hooks    []Hook
 }
 
+// SetMerchantID sets the "merchant_id" field.
+func (_c *PaymentStatusChangeCreate) SetMerchantID(v string) *PaymentStatusChangeCreate {
+	_c.mutation.SetMerchantID(v)
+	return _c
+}
+
 // SetPaymentID sets the "payment_id" field.
 func (_c *PaymentStatusChangeCreate) SetPaymentID(v string) *PaymentStatusChangeCreate {
 	_c.mutation.SetPaymentID(v)
@@ -116,7 +122,9 @@ func (_c *PaymentStatusChangeCreate) Mutation() *PaymentStatusChangeMutation {
 
 // Save creates the PaymentStatusChange in the database.
 func (_c *PaymentStatusChangeCreate) Save(ctx context.Context) (*PaymentStatusChange, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -143,7 +151,7 @@ func (_c *PaymentStatusChangeCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *PaymentStatusChangeCreate) defaults() {
+func (_c *PaymentStatusChangeCreate) defaults() error {
 	if _, ok := _c.mutation.Reason(); !ok {
 		v := paymentstatuschange.DefaultReason
 		_c.mutation.SetReason(v)
@@ -153,17 +161,32 @@ func (_c *PaymentStatusChangeCreate) defaults() {
 		_c.mutation.SetActor(v)
 	}
 	if _, ok := _c.mutation.At(); !ok {
+		if paymentstatuschange.DefaultAt == nil {
+			return fmt.Errorf("ent: uninitialized paymentstatuschange.DefaultAt (forgotten import ent/runtime?)")
+		}
 		v := paymentstatuschange.DefaultAt()
 		_c.mutation.SetAt(v)
 	}
 	if _, ok := _c.mutation.ID(); !ok {
+		if paymentstatuschange.DefaultID == nil {
+			return fmt.Errorf("ent: uninitialized paymentstatuschange.DefaultID (forgotten import ent/runtime?)")
+		}
 		v := paymentstatuschange.DefaultID()
 		_c.mutation.SetID(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
 func (_c *PaymentStatusChangeCreate) check() error {
+	if _, ok := _c.mutation.MerchantID(); !ok {
+		return &ValidationError{Name: "merchant_id", err: errors.New(`ent: missing required field "PaymentStatusChange.merchant_id"`)}
+	}
+	if v, ok := _c.mutation.MerchantID(); ok {
+		if err := paymentstatuschange.MerchantIDValidator(v); err != nil {
+			return &ValidationError{Name: "merchant_id", err: fmt.Errorf(`ent: validator failed for field "PaymentStatusChange.merchant_id": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.PaymentID(); !ok {
 		return &ValidationError{Name: "payment_id", err: errors.New(`ent: missing required field "PaymentStatusChange.payment_id"`)}
 	}
@@ -231,6 +254,10 @@ func (_c *PaymentStatusChangeCreate) createSpec() (*PaymentStatusChange, *sqlgra
 	if id, ok := _c.mutation.ID(); ok {
 		_node.ID = id
 		_spec.ID.Value = id
+	}
+	if value, ok := _c.mutation.MerchantID(); ok {
+		_spec.SetField(paymentstatuschange.FieldMerchantID, field.TypeString, value)
+		_node.MerchantID = value
 	}
 	if value, ok := _c.mutation.From(); ok {
 		_spec.SetField(paymentstatuschange.FieldFrom, field.TypeEnum, value)

@@ -300,12 +300,12 @@ func (_q *PaymentStatusChangeQuery) WithPayment(opts ...func(*PaymentQuery)) *Pa
 // Example:
 //
 //	var v []struct {
-//		PaymentID string `json:"payment_id,omitempty"`
+//		MerchantID string `json:"merchant_id,omitempty"`
 //		Count int `json:"count,omitempty"`
 //	}
 //
 //	client.PaymentStatusChange.Query().
-//		GroupBy(paymentstatuschange.FieldPaymentID).
+//		GroupBy(paymentstatuschange.FieldMerchantID).
 //		Aggregate(ent.Count()).
 //		Scan(ctx, &v)
 func (_q *PaymentStatusChangeQuery) GroupBy(field string, fields ...string) *PaymentStatusChangeGroupBy {
@@ -323,11 +323,11 @@ func (_q *PaymentStatusChangeQuery) GroupBy(field string, fields ...string) *Pay
 // Example:
 //
 //	var v []struct {
-//		PaymentID string `json:"payment_id,omitempty"`
+//		MerchantID string `json:"merchant_id,omitempty"`
 //	}
 //
 //	client.PaymentStatusChange.Query().
-//		Select(paymentstatuschange.FieldPaymentID).
+//		Select(paymentstatuschange.FieldMerchantID).
 //		Scan(ctx, &v)
 func (_q *PaymentStatusChangeQuery) Select(fields ...string) *PaymentStatusChangeSelect {
 	_q.ctx.Fields = append(_q.ctx.Fields, fields...)

@@ -19,6 +19,8 @@ type Refund struct {
 	config `json:"-"`
 	// ID of the ent.
 	ID string `json:"id,omitempty"`
+	// MerchantID holds the value of the "merchant_id" field.
+	MerchantID string `json:"merchant_id,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
@@ -72,7 +74,7 @@ func (*Refund) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case refund.FieldAmount:
 			values[i] = new(sql.NullInt64)
-		case refund.FieldID, refund.FieldPaymentID, refund.FieldCurrency, refund.FieldStatus, refund.FieldReason, refund.FieldProviderRefundID, refund.FieldFailureCode:
+		case refund.FieldID, refund.FieldMerchantID, refund.FieldPaymentID, refund.FieldCurrency, refund.FieldStatus, refund.FieldReason, refund.FieldProviderRefundID, refund.FieldFailureCode:
 			values[i] = new(sql.NullString)
 		case refund.FieldCreatedAt, refund.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -96,6 +98,12 @@ func (_m *Refund) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field id", values[i])
 			} else if value.Valid {
 				_m.ID = value.String
+			}
+		case refund.FieldMerchantID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field merchant_id", values[i])
+			} else if value.Valid {
+				_m.MerchantID = value.String
 			}
 		case refund.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -195,6 +203,9 @@ func (_m *Refund) String() string {
 	var builder strings.Builder
 	builder.WriteString("Refund(")
 	builder.WriteString(fmt.Sprintf("id=%v, ", _m.ID))
+	builder.WriteString("merchant_id=")
+	builder.WriteString(_m.MerchantID)
+	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))
 	builder.WriteString(", ")

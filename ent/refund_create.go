@@ -22,6 +22,12 @@ type RefundCreate struct {
 	hooks    []Hook
 }
 
+// SetMerchantID sets the "merchant_id" field.
+func (_c *RefundCreate) SetMerchantID(v string) *RefundCreate {
+	_c.mutation.SetMerchantID(v)
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *RefundCreate) SetCreatedAt(v time.Time) *RefundCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -142,7 +148,9 @@ func (_c *RefundCreate) Mutation() *RefundMutation {
 
 // Save creates the Refund in the database.
 func (_c *RefundCreate) Save(ctx context.Context) (*Refund, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -169,23 +177,41 @@ func (_c *RefundCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *RefundCreate) defaults() {
+func (_c *RefundCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if refund.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized refund.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := refund.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if refund.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized refund.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := refund.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
 	if _, ok := _c.mutation.ID(); !ok {
+		if refund.DefaultID == nil {
+			return fmt.Errorf("ent: uninitialized refund.DefaultID (forgotten import ent/runtime?)")
+		}
 		v := refund.DefaultID()
 		_c.mutation.SetID(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
 func (_c *RefundCreate) check() error {
+	if _, ok := _c.mutation.MerchantID(); !ok {
+		return &ValidationError{Name: "merchant_id", err: errors.New(`ent: missing required field "Refund.merchant_id"`)}
+	}
+	if v, ok := _c.mutation.MerchantID(); ok {
+		if err := refund.MerchantIDValidator(v); err != nil {
+			return &ValidationError{Name: "merchant_id", err: fmt.Errorf(`ent: validator failed for field "Refund.merchant_id": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Refund.created_at"`)}
 	}
@@ -266,6 +292,10 @@ func (_c *RefundCreate) createSpec() (*Refund, *sqlgraph.CreateSpec) {
 	if id, ok := _c.mutation.ID(); ok {
 		_node.ID = id
 		_spec.ID.Value = id
+	}
+	if value, ok := _c.mutation.MerchantID(); ok {
+		_spec.SetField(refund.FieldMerchantID, field.TypeString, value)
+		_node.MerchantID = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(refund.FieldCreatedAt, field.TypeTime, value)

@@ -300,12 +300,12 @@ func (_q *RefundQuery) WithPayment(opts ...func(*PaymentQuery)) *RefundQuery {
 // Example:
 //
 //	var v []struct {
-//		CreatedAt time.Time `json:"created_at,omitempty"`
+//		MerchantID string `json:"merchant_id,omitempty"`
 //		Count int `json:"count,omitempty"`
 //	}
 //
 //	client.Refund.Query().
-//		GroupBy(refund.FieldCreatedAt).
+//		GroupBy(refund.FieldMerchantID).
 //		Aggregate(ent.Count()).
 //		Scan(ctx, &v)
 func (_q *RefundQuery) GroupBy(field string, fields ...string) *RefundGroupBy {
@@ -323,11 +323,11 @@ func (_q *RefundQuery) GroupBy(field string, fields ...string) *RefundGroupBy {
 // Example:
 //
 //	var v []struct {
-//		CreatedAt time.Time `json:"created_at,omitempty"`
+//		MerchantID string `json:"merchant_id,omitempty"`
 //	}
 //
 //	client.Refund.Query().
-//		Select(refund.FieldCreatedAt).
+//		Select(refund.FieldMerchantID).
 //		Scan(ctx, &v)
 func (_q *RefundQuery) Select(fields ...string) *RefundSelect {
 	_q.ctx.Fields = append(_q.ctx.Fields, fields...)

@@ -116,7 +116,9 @@ func (_u *RefundUpdate) Mutation() *RefundMutation {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *RefundUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -143,11 +145,15 @@ func (_u *RefundUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *RefundUpdate) defaults() {
+func (_u *RefundUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if refund.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized refund.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := refund.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -324,7 +330,9 @@ func (_u *RefundUpdateOne) Select(field string, fields ...string) *RefundUpdateO
 
 // Save executes the query and returns the updated Refund entity.
 func (_u *RefundUpdateOne) Save(ctx context.Context) (*Refund, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -351,11 +359,15 @@ func (_u *RefundUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *RefundUpdateOne) defaults() {
+func (_u *RefundUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if refund.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized refund.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := refund.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

@@ -26,6 +26,8 @@ type Tx struct {
 	Event *EventClient
 	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
 	IdempotencyKey *IdempotencyKeyClient
+	// Merchant is the client for interacting with the Merchant builders.
+	Merchant *MerchantClient
 	// Payment is the client for interacting with the Payment builders.
 	Payment *PaymentClient
 	// PaymentStatusChange is the client for interacting with the PaymentStatusChange builders.
@@ -189,6 +191,7 @@ func (tx *Tx) init() {
 	tx.ConfigVersion = NewConfigVersionClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
 	tx.IdempotencyKey = NewIdempotencyKeyClient(tx.config)
+	tx.Merchant = NewMerchantClient(tx.config)
 	tx.Payment = NewPaymentClient(tx.config)
 	tx.PaymentStatusChange = NewPaymentStatusChangeClient(tx.config)
 	tx.RefreshToken = NewRefreshTokenClient(tx.config)

@@ -92,6 +92,20 @@ func (_u *UserUpdate) SetNillableDisabled(v *bool) *UserUpdate {
 	return _u
 }
 
+// SetPlatform sets the "platform" field.
+func (_u *UserUpdate) SetPlatform(v bool) *UserUpdate {
+	_u.mutation.SetPlatform(v)
+	return _u
+}
+
+// SetNillablePlatform sets the "platform" field if the given value is not nil.
+func (_u *UserUpdate) SetNillablePlatform(v *bool) *UserUpdate {
+	if v != nil {
+		_u.SetPlatform(*v)
+	}
+	return _u
+}
+
 // AddRefreshTokenIDs adds the "refresh_tokens" edge to the RefreshToken entity by IDs.
 func (_u *UserUpdate) AddRefreshTokenIDs(ids ...string) *UserUpdate {
 	_u.mutation.AddRefreshTokenIDs(ids...)
@@ -171,7 +185,9 @@ func (_u *UserUpdate) RemoveAPIKeys(v ...*APIKey) *UserUpdate {
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *UserUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -198,11 +214,15 @@ func (_u *UserUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *UserUpdate) defaults() {
+func (_u *UserUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if user.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized user.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := user.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -251,6 +271,9 @@ func (_u *UserUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Disabled(); ok {
 		_spec.SetField(user.FieldDisabled, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.Platform(); ok {
+		_spec.SetField(user.FieldPlatform, field.TypeBool, value)
 	}
 	if _u.mutation.RefreshTokensCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -424,6 +447,20 @@ func (_u *UserUpdateOne) SetNillableDisabled(v *bool) *UserUpdateOne {
 	return _u
 }
 
+// SetPlatform sets the "platform" field.
+func (_u *UserUpdateOne) SetPlatform(v bool) *UserUpdateOne {
+	_u.mutation.SetPlatform(v)
+	return _u
+}
+
+// SetNillablePlatform sets the "platform" field if the given value is not nil.
+func (_u *UserUpdateOne) SetNillablePlatform(v *bool) *UserUpdateOne {
+	if v != nil {
+		_u.SetPlatform(*v)
+	}
+	return _u
+}
+
 // AddRefreshTokenIDs adds the "refresh_tokens" edge to the RefreshToken entity by IDs.
 func (_u *UserUpdateOne) AddRefreshTokenIDs(ids ...string) *UserUpdateOne {
 	_u.mutation.AddRefreshTokenIDs(ids...)
@@ -516,7 +553,9 @@ func (_u *UserUpdateOne) Select(field string, fields ...string) *UserUpdateOne {
 
 // Save executes the query and returns the updated User entity.
 func (_u *UserUpdateOne) Save(ctx context.Context) (*User, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -543,11 +582,15 @@ func (_u *UserUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *UserUpdateOne) defaults() {
+func (_u *UserUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if user.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized user.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := user.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -613,6 +656,9 @@ func (_u *UserUpdateOne) sqlSave(ctx context.Context) (_node *User, err error) {
 	}
 	if value, ok := _u.mutation.Disabled(); ok {
 		_spec.SetField(user.FieldDisabled, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.Platform(); ok {
+		_spec.SetField(user.FieldPlatform, field.TypeBool, value)
 	}
 	if _u.mutation.RefreshTokensCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -19,6 +19,8 @@ type WebhookDelivery struct {
 	config `json:"-"`
 	// ID of the ent.
 	ID string `json:"id,omitempty"`
+	// MerchantID holds the value of the "merchant_id" field.
+	MerchantID string `json:"merchant_id,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
@@ -95,7 +97,7 @@ func (*WebhookDelivery) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case webhookdelivery.FieldAttempts, webhookdelivery.FieldLastStatusCode, webhookdelivery.FieldLatencyMs:
 			values[i] = new(sql.NullInt64)
-		case webhookdelivery.FieldID, webhookdelivery.FieldEndpointID, webhookdelivery.FieldEventID, webhookdelivery.FieldType, webhookdelivery.FieldStatus, webhookdelivery.FieldLastError:
+		case webhookdelivery.FieldID, webhookdelivery.FieldMerchantID, webhookdelivery.FieldEndpointID, webhookdelivery.FieldEventID, webhookdelivery.FieldType, webhookdelivery.FieldStatus, webhookdelivery.FieldLastError:
 			values[i] = new(sql.NullString)
 		case webhookdelivery.FieldCreatedAt, webhookdelivery.FieldUpdatedAt, webhookdelivery.FieldNextAttemptAt, webhookdelivery.FieldDeliveredAt:
 			values[i] = new(sql.NullTime)
@@ -119,6 +121,12 @@ func (_m *WebhookDelivery) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field id", values[i])
 			} else if value.Valid {
 				_m.ID = value.String
+			}
+		case webhookdelivery.FieldMerchantID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field merchant_id", values[i])
+			} else if value.Valid {
+				_m.MerchantID = value.String
 			}
 		case webhookdelivery.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -249,6 +257,9 @@ func (_m *WebhookDelivery) String() string {
 	var builder strings.Builder
 	builder.WriteString("WebhookDelivery(")
 	builder.WriteString(fmt.Sprintf("id=%v, ", _m.ID))
+	builder.WriteString("merchant_id=")
+	builder.WriteString(_m.MerchantID)
+	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))
 	builder.WriteString(", ")

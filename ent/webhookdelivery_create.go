@@ -23,6 +23,12 @@ type WebhookDeliveryCreate struct {
 	hooks    []Hook
 }
 
+// SetMerchantID sets the "merchant_id" field.
+func (_c *WebhookDeliveryCreate) SetMerchantID(v string) *WebhookDeliveryCreate {
+	_c.mutation.SetMerchantID(v)
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *WebhookDeliveryCreate) SetCreatedAt(v time.Time) *WebhookDeliveryCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -214,7 +220,9 @@ func (_c *WebhookDeliveryCreate) Mutation() *WebhookDeliveryMutation {
 
 // Save creates the WebhookDelivery in the database.
 func (_c *WebhookDeliveryCreate) Save(ctx context.Context) (*WebhookDelivery, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -241,12 +249,18 @@ func (_c *WebhookDeliveryCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *WebhookDeliveryCreate) defaults() {
+func (_c *WebhookDeliveryCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if webhookdelivery.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized webhookdelivery.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := webhookdelivery.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if webhookdelivery.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized webhookdelivery.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := webhookdelivery.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -259,13 +273,25 @@ func (_c *WebhookDeliveryCreate) defaults() {
 		_c.mutation.SetAttempts(v)
 	}
 	if _, ok := _c.mutation.ID(); !ok {
+		if webhookdelivery.DefaultID == nil {
+			return fmt.Errorf("ent: uninitialized webhookdelivery.DefaultID (forgotten import ent/runtime?)")
+		}
 		v := webhookdelivery.DefaultID()
 		_c.mutation.SetID(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
 func (_c *WebhookDeliveryCreate) check() error {
+	if _, ok := _c.mutation.MerchantID(); !ok {
+		return &ValidationError{Name: "merchant_id", err: errors.New(`ent: missing required field "WebhookDelivery.merchant_id"`)}
+	}
+	if v, ok := _c.mutation.MerchantID(); ok {
+		if err := webhookdelivery.MerchantIDValidator(v); err != nil {
+			return &ValidationError{Name: "merchant_id", err: fmt.Errorf(`ent: validator failed for field "WebhookDelivery.merchant_id": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "WebhookDelivery.created_at"`)}
 	}
@@ -354,6 +380,10 @@ func (_c *WebhookDeliveryCreate) createSpec() (*WebhookDelivery, *sqlgraph.Creat
 	if id, ok := _c.mutation.ID(); ok {
 		_node.ID = id
 		_spec.ID.Value = id
+	}
+	if value, ok := _c.mutation.MerchantID(); ok {
+		_spec.SetField(webhookdelivery.FieldMerchantID, field.TypeString, value)
+		_node.MerchantID = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(webhookdelivery.FieldCreatedAt, field.TypeTime, value)

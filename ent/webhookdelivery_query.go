@@ -338,12 +338,12 @@ func (_q *WebhookDeliveryQuery) WithAttemptLog(opts ...func(*WebhookDeliveryAtte
 // Example:
 //
 //	var v []struct {
-//		CreatedAt time.Time `json:"created_at,omitempty"`
+//		MerchantID string `json:"merchant_id,omitempty"`
 //		Count int `json:"count,omitempty"`
 //	}
 //
 //	client.WebhookDelivery.Query().
-//		GroupBy(webhookdelivery.FieldCreatedAt).
+//		GroupBy(webhookdelivery.FieldMerchantID).
 //		Aggregate(ent.Count()).
 //		Scan(ctx, &v)
 func (_q *WebhookDeliveryQuery) GroupBy(field string, fields ...string) *WebhookDeliveryGroupBy {
@@ -361,11 +361,11 @@ func (_q *WebhookDeliveryQuery) GroupBy(field string, fields ...string) *Webhook
 // Example:
 //
 //	var v []struct {
-//		CreatedAt time.Time `json:"created_at,omitempty"`
+//		MerchantID string `json:"merchant_id,omitempty"`
 //	}
 //
 //	client.WebhookDelivery.Query().
-//		Select(webhookdelivery.FieldCreatedAt).
+//		Select(webhookdelivery.FieldMerchantID).
 //		Scan(ctx, &v)
 func (_q *WebhookDeliveryQuery) Select(fields ...string) *WebhookDeliverySelect {
 	_q.ctx.Fields = append(_q.ctx.Fields, fields...)

@@ -18,6 +18,8 @@ type WebhookDeliveryAttempt struct {
 	config `json:"-"`
 	// ID of the ent.
 	ID string `json:"id,omitempty"`
+	// MerchantID holds the value of the "merchant_id" field.
+	MerchantID string `json:"merchant_id,omitempty"`
 	// DeliveryID holds the value of the "delivery_id" field.
 	DeliveryID string `json:"delivery_id,omitempty"`
 	// At holds the value of the "at" field.
@@ -61,7 +63,7 @@ func (*WebhookDeliveryAttempt) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case webhookdeliveryattempt.FieldStatusCode, webhookdeliveryattempt.FieldLatencyMs:
 			values[i] = new(sql.NullInt64)
-		case webhookdeliveryattempt.FieldID, webhookdeliveryattempt.FieldDeliveryID, webhookdeliveryattempt.FieldError:
+		case webhookdeliveryattempt.FieldID, webhookdeliveryattempt.FieldMerchantID, webhookdeliveryattempt.FieldDeliveryID, webhookdeliveryattempt.FieldError:
 			values[i] = new(sql.NullString)
 		case webhookdeliveryattempt.FieldAt:
 			values[i] = new(sql.NullTime)
@@ -85,6 +87,12 @@ func (_m *WebhookDeliveryAttempt) assignValues(columns []string, values []any) e
 				return fmt.Errorf("unexpected type %T for field id", values[i])
 			} else if value.Valid {
 				_m.ID = value.String
+			}
+		case webhookdeliveryattempt.FieldMerchantID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field merchant_id", values[i])
+			} else if value.Valid {
+				_m.MerchantID = value.String
 			}
 		case webhookdeliveryattempt.FieldDeliveryID:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -159,6 +167,9 @@ func (_m *WebhookDeliveryAttempt) String() string {
 	var builder strings.Builder
 	builder.WriteString("WebhookDeliveryAttempt(")
 	builder.WriteString(fmt.Sprintf("id=%v, ", _m.ID))
+	builder.WriteString("merchant_id=")
+	builder.WriteString(_m.MerchantID)
+	builder.WriteString(", ")
 	builder.WriteString("delivery_id=")
 	builder.WriteString(_m.DeliveryID)
 	builder.WriteString(", ")

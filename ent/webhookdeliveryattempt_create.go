@@ -21,6 +21,12 @@ type WebhookDeliveryAttemptCreate struct {
 	hooks    []Hook
 }
 
+// SetMerchantID sets the "merchant_id" field.
+func (_c *WebhookDeliveryAttemptCreate) SetMerchantID(v string) *WebhookDeliveryAttemptCreate {
+	_c.mutation.SetMerchantID(v)
+	return _c
+}
+
 // SetDeliveryID sets the "delivery_id" field.
 func (_c *WebhookDeliveryAttemptCreate) SetDeliveryID(v string) *WebhookDeliveryAttemptCreate {
 	_c.mutation.SetDeliveryID(v)
@@ -101,7 +107,9 @@ func (_c *WebhookDeliveryAttemptCreate) Mutation() *WebhookDeliveryAttemptMutati
 
 // Save creates the WebhookDeliveryAttempt in the database.
 func (_c *WebhookDeliveryAttemptCreate) Save(ctx context.Context) (*WebhookDeliveryAttempt, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -128,19 +136,34 @@ func (_c *WebhookDeliveryAttemptCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *WebhookDeliveryAttemptCreate) defaults() {
+func (_c *WebhookDeliveryAttemptCreate) defaults() error {
 	if _, ok := _c.mutation.At(); !ok {
+		if webhookdeliveryattempt.DefaultAt == nil {
+			return fmt.Errorf("ent: uninitialized webhookdeliveryattempt.DefaultAt (forgotten import ent/runtime?)")
+		}
 		v := webhookdeliveryattempt.DefaultAt()
 		_c.mutation.SetAt(v)
 	}
 	if _, ok := _c.mutation.ID(); !ok {
+		if webhookdeliveryattempt.DefaultID == nil {
+			return fmt.Errorf("ent: uninitialized webhookdeliveryattempt.DefaultID (forgotten import ent/runtime?)")
+		}
 		v := webhookdeliveryattempt.DefaultID()
 		_c.mutation.SetID(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
 func (_c *WebhookDeliveryAttemptCreate) check() error {
+	if _, ok := _c.mutation.MerchantID(); !ok {
+		return &ValidationError{Name: "merchant_id", err: errors.New(`ent: missing required field "WebhookDeliveryAttempt.merchant_id"`)}
+	}
+	if v, ok := _c.mutation.MerchantID(); ok {
+		if err := webhookdeliveryattempt.MerchantIDValidator(v); err != nil {
+			return &ValidationError{Name: "merchant_id", err: fmt.Errorf(`ent: validator failed for field "WebhookDeliveryAttempt.merchant_id": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.DeliveryID(); !ok {
 		return &ValidationError{Name: "delivery_id", err: errors.New(`ent: missing required field "WebhookDeliveryAttempt.delivery_id"`)}
 	}
@@ -202,6 +225,10 @@ func (_c *WebhookDeliveryAttemptCreate) createSpec() (*WebhookDeliveryAttempt, *
 	if id, ok := _c.mutation.ID(); ok {
 		_node.ID = id
 		_spec.ID.Value = id
+	}
+	if value, ok := _c.mutation.MerchantID(); ok {
+		_spec.SetField(webhookdeliveryattempt.FieldMerchantID, field.TypeString, value)
+		_node.MerchantID = value
 	}
 	if value, ok := _c.mutation.At(); ok {
 		_spec.SetField(webhookdeliveryattempt.FieldAt, field.TypeTime, value)

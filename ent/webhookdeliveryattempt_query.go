@@ -300,12 +300,12 @@ func (_q *WebhookDeliveryAttemptQuery) WithDelivery(opts ...func(*WebhookDeliver
 // Example:
 //
 //	var v []struct {
-//		DeliveryID string `json:"delivery_id,omitempty"`
+//		MerchantID string `json:"merchant_id,omitempty"`
 //		Count int `json:"count,omitempty"`
 //	}
 //
 //	client.WebhookDeliveryAttempt.Query().
-//		GroupBy(webhookdeliveryattempt.FieldDeliveryID).
+//		GroupBy(webhookdeliveryattempt.FieldMerchantID).
 //		Aggregate(ent.Count()).
 //		Scan(ctx, &v)
 func (_q *WebhookDeliveryAttemptQuery) GroupBy(field string, fields ...string) *WebhookDeliveryAttemptGroupBy {
@@ -323,11 +323,11 @@ func (_q *WebhookDeliveryAttemptQuery) GroupBy(field string, fields ...string) *
 // Example:
 //
 //	var v []struct {
-//		DeliveryID string `json:"delivery_id,omitempty"`
+//		MerchantID string `json:"merchant_id,omitempty"`
 //	}
 //
 //	client.WebhookDeliveryAttempt.Query().
-//		Select(webhookdeliveryattempt.FieldDeliveryID).
+//		Select(webhookdeliveryattempt.FieldMerchantID).
 //		Scan(ctx, &v)
 func (_q *WebhookDeliveryAttemptQuery) Select(fields ...string) *WebhookDeliveryAttemptSelect {
 	_q.ctx.Fields = append(_q.ctx.Fields, fields...)

@@ -19,6 +19,8 @@ type WebhookEndpoint struct {
 	config `json:"-"`
 	// ID of the ent.
 	ID string `json:"id,omitempty"`
+	// MerchantID holds the value of the "merchant_id" field.
+	MerchantID string `json:"merchant_id,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
@@ -76,7 +78,7 @@ func (*WebhookEndpoint) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case webhookendpoint.FieldEvents:
 			values[i] = new([]byte)
-		case webhookendpoint.FieldID, webhookendpoint.FieldURL, webhookendpoint.FieldDescription, webhookendpoint.FieldStatus, webhookendpoint.FieldDisabledReason, webhookendpoint.FieldSecret, webhookendpoint.FieldPreviousSecret, webhookendpoint.FieldCreatedBy:
+		case webhookendpoint.FieldID, webhookendpoint.FieldMerchantID, webhookendpoint.FieldURL, webhookendpoint.FieldDescription, webhookendpoint.FieldStatus, webhookendpoint.FieldDisabledReason, webhookendpoint.FieldSecret, webhookendpoint.FieldPreviousSecret, webhookendpoint.FieldCreatedBy:
 			values[i] = new(sql.NullString)
 		case webhookendpoint.FieldCreatedAt, webhookendpoint.FieldUpdatedAt, webhookendpoint.FieldPreviousSecretExpiresAt, webhookendpoint.FieldFailingSince:
 			values[i] = new(sql.NullTime)
@@ -100,6 +102,12 @@ func (_m *WebhookEndpoint) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field id", values[i])
 			} else if value.Valid {
 				_m.ID = value.String
+			}
+		case webhookendpoint.FieldMerchantID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field merchant_id", values[i])
+			} else if value.Valid {
+				_m.MerchantID = value.String
 			}
 		case webhookendpoint.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -221,6 +229,9 @@ func (_m *WebhookEndpoint) String() string {
 	var builder strings.Builder
 	builder.WriteString("WebhookEndpoint(")
 	builder.WriteString(fmt.Sprintf("id=%v, ", _m.ID))
+	builder.WriteString("merchant_id=")
+	builder.WriteString(_m.MerchantID)
+	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))
 	builder.WriteString(", ")

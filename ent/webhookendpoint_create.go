@@ -22,6 +22,12 @@ type WebhookEndpointCreate struct {
 	hooks    []Hook
 }
 
+// SetMerchantID sets the "merchant_id" field.
+func (_c *WebhookEndpointCreate) SetMerchantID(v string) *WebhookEndpointCreate {
+	_c.mutation.SetMerchantID(v)
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *WebhookEndpointCreate) SetCreatedAt(v time.Time) *WebhookEndpointCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -194,7 +200,9 @@ func (_c *WebhookEndpointCreate) Mutation() *WebhookEndpointMutation {
 
 // Save creates the WebhookEndpoint in the database.
 func (_c *WebhookEndpointCreate) Save(ctx context.Context) (*WebhookEndpoint, error) {
-	_c.defaults()
+	if err := _c.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -221,12 +229,18 @@ func (_c *WebhookEndpointCreate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_c *WebhookEndpointCreate) defaults() {
+func (_c *WebhookEndpointCreate) defaults() error {
 	if _, ok := _c.mutation.CreatedAt(); !ok {
+		if webhookendpoint.DefaultCreatedAt == nil {
+			return fmt.Errorf("ent: uninitialized webhookendpoint.DefaultCreatedAt (forgotten import ent/runtime?)")
+		}
 		v := webhookendpoint.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
+		if webhookendpoint.DefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized webhookendpoint.DefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := webhookendpoint.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
@@ -235,13 +249,25 @@ func (_c *WebhookEndpointCreate) defaults() {
 		_c.mutation.SetStatus(v)
 	}
 	if _, ok := _c.mutation.ID(); !ok {
+		if webhookendpoint.DefaultID == nil {
+			return fmt.Errorf("ent: uninitialized webhookendpoint.DefaultID (forgotten import ent/runtime?)")
+		}
 		v := webhookendpoint.DefaultID()
 		_c.mutation.SetID(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
 func (_c *WebhookEndpointCreate) check() error {
+	if _, ok := _c.mutation.MerchantID(); !ok {
+		return &ValidationError{Name: "merchant_id", err: errors.New(`ent: missing required field "WebhookEndpoint.merchant_id"`)}
+	}
+	if v, ok := _c.mutation.MerchantID(); ok {
+		if err := webhookendpoint.MerchantIDValidator(v); err != nil {
+			return &ValidationError{Name: "merchant_id", err: fmt.Errorf(`ent: validator failed for field "WebhookEndpoint.merchant_id": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "WebhookEndpoint.created_at"`)}
 	}
@@ -332,6 +358,10 @@ func (_c *WebhookEndpointCreate) createSpec() (*WebhookEndpoint, *sqlgraph.Creat
 	if id, ok := _c.mutation.ID(); ok {
 		_node.ID = id
 		_spec.ID.Value = id
+	}
+	if value, ok := _c.mutation.MerchantID(); ok {
+		_spec.SetField(webhookendpoint.FieldMerchantID, field.TypeString, value)
+		_node.MerchantID = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(webhookendpoint.FieldCreatedAt, field.TypeTime, value)

@@ -302,12 +302,12 @@ func (_q *WebhookEndpointQuery) WithDeliveries(opts ...func(*WebhookDeliveryQuer
 // Example:
 //
 //	var v []struct {
-//		CreatedAt time.Time `json:"created_at,omitempty"`
+//		MerchantID string `json:"merchant_id,omitempty"`
 //		Count int `json:"count,omitempty"`
 //	}
 //
 //	client.WebhookEndpoint.Query().
-//		GroupBy(webhookendpoint.FieldCreatedAt).
+//		GroupBy(webhookendpoint.FieldMerchantID).
 //		Aggregate(ent.Count()).
 //		Scan(ctx, &v)
 func (_q *WebhookEndpointQuery) GroupBy(field string, fields ...string) *WebhookEndpointGroupBy {
@@ -325,11 +325,11 @@ func (_q *WebhookEndpointQuery) GroupBy(field string, fields ...string) *Webhook
 // Example:
 //
 //	var v []struct {
-//		CreatedAt time.Time `json:"created_at,omitempty"`
+//		MerchantID string `json:"merchant_id,omitempty"`
 //	}
 //
 //	client.WebhookEndpoint.Query().
-//		Select(webhookendpoint.FieldCreatedAt).
+//		Select(webhookendpoint.FieldMerchantID).
 //		Scan(ctx, &v)
 func (_q *WebhookEndpointQuery) Select(fields ...string) *WebhookEndpointSelect {
 	_q.ctx.Fields = append(_q.ctx.Fields, fields...)

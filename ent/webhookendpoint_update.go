@@ -234,7 +234,9 @@ func (_u *WebhookEndpointUpdate) RemoveDeliveries(v ...*WebhookDelivery) *Webhoo
 
 // Save executes the query and returns the number of nodes affected by the update operation.
 func (_u *WebhookEndpointUpdate) Save(ctx context.Context) (int, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return 0, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -261,11 +263,15 @@ func (_u *WebhookEndpointUpdate) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *WebhookEndpointUpdate) defaults() {
+func (_u *WebhookEndpointUpdate) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if webhookendpoint.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized webhookendpoint.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := webhookendpoint.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -641,7 +647,9 @@ func (_u *WebhookEndpointUpdateOne) Select(field string, fields ...string) *Webh
 
 // Save executes the query and returns the updated WebhookEndpoint entity.
 func (_u *WebhookEndpointUpdateOne) Save(ctx context.Context) (*WebhookEndpoint, error) {
-	_u.defaults()
+	if err := _u.defaults(); err != nil {
+		return nil, err
+	}
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
@@ -668,11 +676,15 @@ func (_u *WebhookEndpointUpdateOne) ExecX(ctx context.Context) {
 }
 
 // defaults sets the default values of the builder before save.
-func (_u *WebhookEndpointUpdateOne) defaults() {
+func (_u *WebhookEndpointUpdateOne) defaults() error {
 	if _, ok := _u.mutation.UpdatedAt(); !ok {
+		if webhookendpoint.UpdateDefaultUpdatedAt == nil {
+			return fmt.Errorf("ent: uninitialized webhookendpoint.UpdateDefaultUpdatedAt (forgotten import ent/runtime?)")
+		}
 		v := webhookendpoint.UpdateDefaultUpdatedAt()
 		_u.mutation.SetUpdatedAt(v)
 	}
+	return nil
 }
 
 // check runs all checks and user-defined validators on the builder.

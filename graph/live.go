@@ -96,7 +96,11 @@ func stream[T any](ctx context.Context, r *Resolver, op auth.Operation, kind str
 		}
 		return nil, err
 	}
-	sub := r.Hub.Subscribe(kind, accepts)
+	merchant := principal.Merchant // a merchant's changes; the platform's have none
+	if op.Platform {
+		merchant = ""
+	}
+	sub := r.Hub.Subscribe(kind, merchant, accepts)
 	out := make(chan T, 1)
 	go func() {
 		defer func() {
@@ -145,14 +149,15 @@ func stream[T any](ctx context.Context, r *Resolver, op auth.Operation, kind str
 }
 
 // credentialGood reports whether the credential principal came with still authenticates as it,
-// and still holds op's scope: not revoked, its user neither disabled nor changed role.
+// for the same merchant, and still holds op's scope: not revoked, its user neither disabled nor
+// changed role, its merchant not disabled.
 func (r *Resolver) credentialGood(ctx context.Context, principal auth.Principal, op auth.Operation) bool {
 	credential := auth.CredentialFrom(ctx)
 	if credential == "" {
 		return false
 	}
-	now, err := r.AuthService.Authenticate(ctx, credential)
-	return err == nil && now.Subject == principal.Subject && now.Can(op.Scope)
+	now, err := r.AuthService.Authenticate(ctx, credential, principal.Merchant)
+	return err == nil && now.Subject == principal.Subject && now.Merchant == principal.Merchant && now.Can(op.Scope)
 }
 
 // subscriptionsOnlyOverWebSockets refuses queries and mutations sent over a WebSocket: its
@@ -190,10 +195,10 @@ func (r *Resolver) authenticateConnection(ctx context.Context, payload transport
 const closeForbidden = 4403
 
 // connectionPrincipal authenticates the credential connection_init's payload carries
-// ({"Authorization": "Bearer ..."} or {"X-API-Key": "pk_..."}), as a request's headers do, or else
-// the upgrade request's own.
+// ({"Authorization": "Bearer ..."} or {"X-API-Key": "pk_..."}, and "Paygate-Merchant" to act for
+// a merchant), as a request's headers do, or else the upgrade request's own.
 func (r *Resolver) connectionPrincipal(ctx context.Context, payload transport.InitPayload) (auth.Principal, string, error) {
-	credential := ""
+	credential, merchant := "", payload.GetString("Paygate-Merchant")
 	if header := payload.Authorization(); header != "" {
 		scheme, token, _ := strings.Cut(header, " ")
 		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
@@ -204,8 +209,10 @@ func (r *Resolver) connectionPrincipal(ctx context.Context, payload transport.In
 		credential = key
 	} else if credential = auth.CredentialFrom(ctx); credential == "" {
 		return auth.Principal{}, "", apierror.New(apierror.Unauthenticated, `send a credential in connection_init's payload: {"Authorization": "Bearer <token>"} or {"X-API-Key": "pk_..."}`)
+	} else if upgraded, ok := auth.PrincipalFrom(ctx); ok && merchant == "" {
+		merchant = upgraded.Merchant // as the upgrade request's Paygate-Merchant said
 	}
-	principal, err := r.AuthService.Authenticate(ctx, credential)
+	principal, err := r.AuthService.Authenticate(ctx, credential, merchant)
 	return principal, credential, err
 }
 

@@ -145,7 +145,7 @@ func (r *mutationResolver) UpdateConfig(ctx context.Context, input model.ConfigI
 
 // CreateUser is the resolver for the createUser field.
 func (r *mutationResolver) CreateUser(ctx context.Context, input model.CreateUserInput) (*ent.User, error) {
-	return r.AuthService.AddUser(ctx, input.Email, input.Password, input.Role)
+	return r.AuthService.AddUser(ctx, input.Email, input.Password, input.Role, input.Platform != nil && *input.Platform)
 }
 
 // UpdateUser is the resolver for the updateUser field.

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 
+	atlasmigrate "ariga.io/atlas/sql/migrate"
 	"ariga.io/atlas/sql/sqltool"
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
@@ -55,6 +56,15 @@ func options(entDialect, dir string) []schema.MigrateOption {
 	migrationsDir, err := sqltool.NewGolangMigrateDir(dir)
 	if err != nil {
 		log.Fatalf("migrations directory %s: %v", dir, err)
+	}
+	// A migration that moves data is edited by hand after it is written (an upgrade filling a
+	// new column): the directory's sum is taken from the files as they are, so Atlas replays them.
+	sum, err := migrationsDir.Checksum()
+	if err == nil {
+		err = atlasmigrate.WriteSumFile(migrationsDir, sum)
+	}
+	if err != nil {
+		log.Fatalf("migrations directory %s: summing: %v", dir, err)
 	}
 	return []schema.MigrateOption{
 		schema.WithDir(migrationsDir),

@@ -5,6 +5,7 @@ package idempotencykey
 import (
 	"time"
 
+	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 )
 
@@ -13,6 +14,8 @@ const (
 	Label = "idempotency_key"
 	// FieldID holds the string denoting the id field in the database.
 	FieldID = "id"
+	// FieldMerchantID holds the string denoting the merchant_id field in the database.
+	FieldMerchantID = "merchant_id"
 	// FieldPrincipal holds the string denoting the principal field in the database.
 	FieldPrincipal = "principal"
 	// FieldKey holds the string denoting the key field in the database.
@@ -40,6 +43,7 @@ const (
 // Columns holds all SQL columns for idempotencykey fields.
 var Columns = []string{
 	FieldID,
+	FieldMerchantID,
 	FieldPrincipal,
 	FieldKey,
 	FieldRequestHash,
@@ -62,7 +66,16 @@ func ValidColumn(column string) bool {
 	return false
 }
 
+// Note that the variables below are initialized by the runtime
+// package on the initialization of the application. Therefore,
+// it should be imported in the main as follows:
+//
+//	import _ "github.com/paygate/paygate/ent/runtime"
 var (
+	Hooks        [1]ent.Hook
+	Interceptors [1]ent.Interceptor
+	// MerchantIDValidator is a validator for the "merchant_id" field. It is called by the builders before save.
+	MerchantIDValidator func(string) error
 	// PrincipalValidator is a validator for the "principal" field. It is called by the builders before save.
 	PrincipalValidator func(string) error
 	// KeyValidator is a validator for the "key" field. It is called by the builders before save.
@@ -85,6 +98,11 @@ type OrderOption func(*sql.Selector)
 // ByID orders the results by the id field.
 func ByID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldID, opts...).ToFunc()
+}
+
+// ByMerchantID orders the results by the merchant_id field.
+func ByMerchantID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldMerchantID, opts...).ToFunc()
 }
 
 // ByPrincipal orders the results by the principal field.

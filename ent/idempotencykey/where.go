@@ -64,6 +64,11 @@ func IDContainsFold(id string) predicate.IdempotencyKey {
 	return predicate.IdempotencyKey(sql.FieldContainsFold(FieldID, id))
 }
 
+// MerchantID applies equality check predicate on the "merchant_id" field. It's identical to MerchantIDEQ.
+func MerchantID(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldEQ(FieldMerchantID, v))
+}
+
 // Principal applies equality check predicate on the "principal" field. It's identical to PrincipalEQ.
 func Principal(v string) predicate.IdempotencyKey {
 	return predicate.IdempotencyKey(sql.FieldEQ(FieldPrincipal, v))
@@ -112,6 +117,71 @@ func ExpiresAt(v time.Time) predicate.IdempotencyKey {
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.IdempotencyKey {
 	return predicate.IdempotencyKey(sql.FieldEQ(FieldCreatedAt, v))
+}
+
+// MerchantIDEQ applies the EQ predicate on the "merchant_id" field.
+func MerchantIDEQ(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldEQ(FieldMerchantID, v))
+}
+
+// MerchantIDNEQ applies the NEQ predicate on the "merchant_id" field.
+func MerchantIDNEQ(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldNEQ(FieldMerchantID, v))
+}
+
+// MerchantIDIn applies the In predicate on the "merchant_id" field.
+func MerchantIDIn(vs ...string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldIn(FieldMerchantID, vs...))
+}
+
+// MerchantIDNotIn applies the NotIn predicate on the "merchant_id" field.
+func MerchantIDNotIn(vs ...string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldNotIn(FieldMerchantID, vs...))
+}
+
+// MerchantIDGT applies the GT predicate on the "merchant_id" field.
+func MerchantIDGT(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldGT(FieldMerchantID, v))
+}
+
+// MerchantIDGTE applies the GTE predicate on the "merchant_id" field.
+func MerchantIDGTE(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldGTE(FieldMerchantID, v))
+}
+
+// MerchantIDLT applies the LT predicate on the "merchant_id" field.
+func MerchantIDLT(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldLT(FieldMerchantID, v))
+}
+
+// MerchantIDLTE applies the LTE predicate on the "merchant_id" field.
+func MerchantIDLTE(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldLTE(FieldMerchantID, v))
+}
+
+// MerchantIDContains applies the Contains predicate on the "merchant_id" field.
+func MerchantIDContains(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldContains(FieldMerchantID, v))
+}
+
+// MerchantIDHasPrefix applies the HasPrefix predicate on the "merchant_id" field.
+func MerchantIDHasPrefix(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldHasPrefix(FieldMerchantID, v))
+}
+
+// MerchantIDHasSuffix applies the HasSuffix predicate on the "merchant_id" field.
+func MerchantIDHasSuffix(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldHasSuffix(FieldMerchantID, v))
+}
+
+// MerchantIDEqualFold applies the EqualFold predicate on the "merchant_id" field.
+func MerchantIDEqualFold(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldEqualFold(FieldMerchantID, v))
+}
+
+// MerchantIDContainsFold applies the ContainsFold predicate on the "merchant_id" field.
+func MerchantIDContainsFold(v string) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldContainsFold(FieldMerchantID, v))
 }
 
 // PrincipalEQ applies the EQ predicate on the "principal" field.

@@ -12,6 +12,7 @@ var (
 	// APIKeysColumns holds the columns for the "api_keys" table.
 	APIKeysColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "merchant_id", Type: field.TypeString, Size: 40, Default: "mer_00000000000000000000000000"},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "name", Type: field.TypeString, Size: 100},
@@ -31,7 +32,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "api_keys_users_api_keys",
-				Columns:    []*schema.Column{APIKeysColumns[10]},
+				Columns:    []*schema.Column{APIKeysColumns[11]},
 				RefColumns: []*schema.Column{UsersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -40,7 +41,7 @@ var (
 			{
 				Name:    "apikey_user_id",
 				Unique:  false,
-				Columns: []*schema.Column{APIKeysColumns[10]},
+				Columns: []*schema.Column{APIKeysColumns[11]},
 			},
 		},
 	}
@@ -122,6 +123,7 @@ var (
 	// EventsColumns holds the columns for the "events" table.
 	EventsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "merchant_id", Type: field.TypeString, Size: 40, Default: "mer_00000000000000000000000000"},
 		{Name: "type", Type: field.TypeString, Size: 50},
 		{Name: "object_id", Type: field.TypeString, Size: 40},
 		{Name: "body", Type: field.TypeBytes},
@@ -135,30 +137,36 @@ var (
 		PrimaryKey: []*schema.Column{EventsColumns[0]},
 		Indexes: []*schema.Index{
 			{
+				Name:    "event_merchant_id_created_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{EventsColumns[1], EventsColumns[6], EventsColumns[0]},
+			},
+			{
 				Name:    "event_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{EventsColumns[5], EventsColumns[0]},
+				Columns: []*schema.Column{EventsColumns[6], EventsColumns[0]},
 			},
 			{
 				Name:    "event_type_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{EventsColumns[1], EventsColumns[5]},
+				Columns: []*schema.Column{EventsColumns[2], EventsColumns[6]},
 			},
 			{
 				Name:    "event_object_id",
 				Unique:  false,
-				Columns: []*schema.Column{EventsColumns[2]},
+				Columns: []*schema.Column{EventsColumns[3]},
 			},
 			{
 				Name:    "event_fanned_out_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{EventsColumns[4], EventsColumns[5]},
+				Columns: []*schema.Column{EventsColumns[5], EventsColumns[6]},
 			},
 		},
 	}
 	// IdempotencyKeysColumns holds the columns for the "idempotency_keys" table.
 	IdempotencyKeysColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "merchant_id", Type: field.TypeString, Size: 40, Default: "mer_00000000000000000000000000"},
 		{Name: "principal", Type: field.TypeString},
 		{Name: "key", Type: field.TypeString, Size: 255},
 		{Name: "request_hash", Type: field.TypeString},
@@ -177,25 +185,52 @@ var (
 		PrimaryKey: []*schema.Column{IdempotencyKeysColumns[0]},
 		Indexes: []*schema.Index{
 			{
-				Name:    "idempotencykey_principal_key",
+				Name:    "idempotencykey_merchant_id_principal_key",
 				Unique:  true,
-				Columns: []*schema.Column{IdempotencyKeysColumns[1], IdempotencyKeysColumns[2]},
+				Columns: []*schema.Column{IdempotencyKeysColumns[1], IdempotencyKeysColumns[2], IdempotencyKeysColumns[3]},
 			},
 			{
 				Name:    "idempotencykey_expires_at",
 				Unique:  false,
-				Columns: []*schema.Column{IdempotencyKeysColumns[9]},
+				Columns: []*schema.Column{IdempotencyKeysColumns[10]},
 			},
 			{
 				Name:    "idempotencykey_resource_id",
 				Unique:  false,
-				Columns: []*schema.Column{IdempotencyKeysColumns[4]},
+				Columns: []*schema.Column{IdempotencyKeysColumns[5]},
+			},
+		},
+	}
+	// MerchantsColumns holds the columns for the "merchants" table.
+	MerchantsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "name", Type: field.TypeString, Size: 100},
+		{Name: "status", Type: field.TypeString, Default: "active"},
+	}
+	// MerchantsTable holds the schema information for the "merchants" table.
+	MerchantsTable = &schema.Table{
+		Name:       "merchants",
+		Columns:    MerchantsColumns,
+		PrimaryKey: []*schema.Column{MerchantsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "merchant_created_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{MerchantsColumns[1], MerchantsColumns[0]},
+			},
+			{
+				Name:    "merchant_updated_at",
+				Unique:  false,
+				Columns: []*schema.Column{MerchantsColumns[2]},
 			},
 		},
 	}
 	// PaymentsColumns holds the columns for the "payments" table.
 	PaymentsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "merchant_id", Type: field.TypeString, Size: 40, Default: "mer_00000000000000000000000000"},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "amount", Type: field.TypeInt64},
@@ -241,33 +276,39 @@ var (
 			{
 				Name:    "payment_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{PaymentsColumns[1], PaymentsColumns[0]},
+				Columns: []*schema.Column{PaymentsColumns[2], PaymentsColumns[0]},
+			},
+			{
+				Name:    "payment_merchant_id_created_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{PaymentsColumns[1], PaymentsColumns[2], PaymentsColumns[0]},
 			},
 			{
 				Name:    "payment_status_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{PaymentsColumns[5], PaymentsColumns[1]},
+				Columns: []*schema.Column{PaymentsColumns[6], PaymentsColumns[2]},
 			},
 			{
 				Name:    "payment_customer_email_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{PaymentsColumns[7], PaymentsColumns[1]},
+				Columns: []*schema.Column{PaymentsColumns[8], PaymentsColumns[2]},
 			},
 			{
 				Name:    "payment_provider_provider_payment_id",
 				Unique:  false,
-				Columns: []*schema.Column{PaymentsColumns[14], PaymentsColumns[15]},
+				Columns: []*schema.Column{PaymentsColumns[15], PaymentsColumns[16]},
 			},
 			{
 				Name:    "payment_status_capture_before",
 				Unique:  false,
-				Columns: []*schema.Column{PaymentsColumns[5], PaymentsColumns[22]},
+				Columns: []*schema.Column{PaymentsColumns[6], PaymentsColumns[23]},
 			},
 		},
 	}
 	// PaymentStatusChangesColumns holds the columns for the "payment_status_changes" table.
 	PaymentStatusChangesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "merchant_id", Type: field.TypeString, Size: 40, Default: "mer_00000000000000000000000000"},
 		{Name: "from", Type: field.TypeEnum, Nullable: true, Enums: []string{"pending", "processing", "requires_action", "requires_capture", "succeeded", "failed", "canceled", "partially_refunded", "refunded"}},
 		{Name: "to", Type: field.TypeEnum, Enums: []string{"pending", "processing", "requires_action", "requires_capture", "succeeded", "failed", "canceled", "partially_refunded", "refunded"}},
 		{Name: "reason", Type: field.TypeString, Default: ""},
@@ -283,7 +324,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "payment_status_changes_payments_status_history",
-				Columns:    []*schema.Column{PaymentStatusChangesColumns[6]},
+				Columns:    []*schema.Column{PaymentStatusChangesColumns[7]},
 				RefColumns: []*schema.Column{PaymentsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -292,7 +333,7 @@ var (
 			{
 				Name:    "paymentstatuschange_payment_id_at",
 				Unique:  false,
-				Columns: []*schema.Column{PaymentStatusChangesColumns[6], PaymentStatusChangesColumns[5]},
+				Columns: []*schema.Column{PaymentStatusChangesColumns[7], PaymentStatusChangesColumns[6]},
 			},
 		},
 	}
@@ -332,6 +373,7 @@ var (
 	// RefundsColumns holds the columns for the "refunds" table.
 	RefundsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "merchant_id", Type: field.TypeString, Size: 40, Default: "mer_00000000000000000000000000"},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "amount", Type: field.TypeInt64},
@@ -350,7 +392,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "refunds_payments_refunds",
-				Columns:    []*schema.Column{RefundsColumns[9]},
+				Columns:    []*schema.Column{RefundsColumns[10]},
 				RefColumns: []*schema.Column{PaymentsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -359,17 +401,17 @@ var (
 			{
 				Name:    "refund_payment_id_status",
 				Unique:  false,
-				Columns: []*schema.Column{RefundsColumns[9], RefundsColumns[5]},
+				Columns: []*schema.Column{RefundsColumns[10], RefundsColumns[6]},
 			},
 			{
 				Name:    "refund_status_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{RefundsColumns[5], RefundsColumns[1]},
+				Columns: []*schema.Column{RefundsColumns[6], RefundsColumns[2]},
 			},
 			{
 				Name:    "refund_payment_id_provider_refund_id",
 				Unique:  true,
-				Columns: []*schema.Column{RefundsColumns[9], RefundsColumns[7]},
+				Columns: []*schema.Column{RefundsColumns[10], RefundsColumns[8]},
 			},
 		},
 	}
@@ -463,12 +505,14 @@ var (
 	// UsersColumns holds the columns for the "users" table.
 	UsersColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "merchant_id", Type: field.TypeString, Size: 40, Default: "mer_00000000000000000000000000"},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "email", Type: field.TypeString, Unique: true, Size: 254},
 		{Name: "password_hash", Type: field.TypeString},
 		{Name: "role", Type: field.TypeEnum, Enums: []string{"admin", "operator", "developer", "viewer"}},
 		{Name: "disabled", Type: field.TypeBool, Default: false},
+		{Name: "platform", Type: field.TypeBool, Default: false},
 	}
 	// UsersTable holds the schema information for the "users" table.
 	UsersTable = &schema.Table{
@@ -509,6 +553,7 @@ var (
 	// WebhookDeliveriesColumns holds the columns for the "webhook_deliveries" table.
 	WebhookDeliveriesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "merchant_id", Type: field.TypeString, Size: 40, Default: "mer_00000000000000000000000000"},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "event_id", Type: field.TypeString, Size: 60},
@@ -531,7 +576,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "webhook_deliveries_webhook_endpoints_deliveries",
-				Columns:    []*schema.Column{WebhookDeliveriesColumns[13]},
+				Columns:    []*schema.Column{WebhookDeliveriesColumns[14]},
 				RefColumns: []*schema.Column{WebhookEndpointsColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -540,28 +585,29 @@ var (
 			{
 				Name:    "webhookdelivery_endpoint_id_event_id",
 				Unique:  true,
-				Columns: []*schema.Column{WebhookDeliveriesColumns[13], WebhookDeliveriesColumns[3]},
+				Columns: []*schema.Column{WebhookDeliveriesColumns[14], WebhookDeliveriesColumns[4]},
 			},
 			{
 				Name:    "webhookdelivery_status_next_attempt_at",
 				Unique:  false,
-				Columns: []*schema.Column{WebhookDeliveriesColumns[6], WebhookDeliveriesColumns[8]},
+				Columns: []*schema.Column{WebhookDeliveriesColumns[7], WebhookDeliveriesColumns[9]},
 			},
 			{
 				Name:    "webhookdelivery_endpoint_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{WebhookDeliveriesColumns[13], WebhookDeliveriesColumns[1], WebhookDeliveriesColumns[0]},
+				Columns: []*schema.Column{WebhookDeliveriesColumns[14], WebhookDeliveriesColumns[2], WebhookDeliveriesColumns[0]},
 			},
 			{
 				Name:    "webhookdelivery_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{WebhookDeliveriesColumns[1]},
+				Columns: []*schema.Column{WebhookDeliveriesColumns[2]},
 			},
 		},
 	}
 	// WebhookDeliveryAttemptsColumns holds the columns for the "webhook_delivery_attempts" table.
 	WebhookDeliveryAttemptsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "merchant_id", Type: field.TypeString, Size: 40, Default: "mer_00000000000000000000000000"},
 		{Name: "at", Type: field.TypeTime},
 		{Name: "status_code", Type: field.TypeInt, Nullable: true},
 		{Name: "latency_ms", Type: field.TypeInt64},
@@ -576,7 +622,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "webhook_delivery_attempts_webhook_deliveries_attempt_log",
-				Columns:    []*schema.Column{WebhookDeliveryAttemptsColumns[5]},
+				Columns:    []*schema.Column{WebhookDeliveryAttemptsColumns[6]},
 				RefColumns: []*schema.Column{WebhookDeliveriesColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -585,13 +631,14 @@ var (
 			{
 				Name:    "webhookdeliveryattempt_delivery_id_at",
 				Unique:  false,
-				Columns: []*schema.Column{WebhookDeliveryAttemptsColumns[5], WebhookDeliveryAttemptsColumns[1]},
+				Columns: []*schema.Column{WebhookDeliveryAttemptsColumns[6], WebhookDeliveryAttemptsColumns[2]},
 			},
 		},
 	}
 	// WebhookEndpointsColumns holds the columns for the "webhook_endpoints" table.
 	WebhookEndpointsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "merchant_id", Type: field.TypeString, Size: 40, Default: "mer_00000000000000000000000000"},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "url", Type: field.TypeString, Size: 2048},
@@ -612,9 +659,9 @@ var (
 		PrimaryKey: []*schema.Column{WebhookEndpointsColumns[0]},
 		Indexes: []*schema.Index{
 			{
-				Name:    "webhookendpoint_created_at_id",
+				Name:    "webhookendpoint_merchant_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{WebhookEndpointsColumns[1], WebhookEndpointsColumns[0]},
+				Columns: []*schema.Column{WebhookEndpointsColumns[1], WebhookEndpointsColumns[2], WebhookEndpointsColumns[0]},
 			},
 		},
 	}
@@ -670,6 +717,7 @@ var (
 		ConfigVersionsTable,
 		EventsTable,
 		IdempotencyKeysTable,
+		MerchantsTable,
 		PaymentsTable,
 		PaymentStatusChangesTable,
 		RefreshTokensTable,
@@ -689,6 +737,10 @@ var (
 func init() {
 	APIKeysTable.ForeignKeys[0].RefTable = UsersTable
 	AlertChangesTable.ForeignKeys[0].RefTable = AlertsTable
+	MerchantsTable.Annotation = &entsql.Annotation{}
+	MerchantsTable.Annotation.Checks = map[string]string{
+		"merchant_status_known": "status IN ('active', 'disabled')",
+	}
 	PaymentsTable.Annotation = &entsql.Annotation{}
 	PaymentsTable.Annotation.Checks = map[string]string{
 		"payment_amount_positive":       "amount > 0",

@@ -66,6 +66,11 @@ func IDContainsFold(id string) predicate.PaymentStatusChange {
 	return predicate.PaymentStatusChange(sql.FieldContainsFold(FieldID, id))
 }
 
+// MerchantID applies equality check predicate on the "merchant_id" field. It's identical to MerchantIDEQ.
+func MerchantID(v string) predicate.PaymentStatusChange {
+	return predicate.PaymentStatusChange(sql.FieldEQ(FieldMerchantID, v))
+}
+
 // PaymentID applies equality check predicate on the "payment_id" field. It's identical to PaymentIDEQ.
 func PaymentID(v string) predicate.PaymentStatusChange {
 	return predicate.PaymentStatusChange(sql.FieldEQ(FieldPaymentID, v))
@@ -84,6 +89,71 @@ func Actor(v string) predicate.PaymentStatusChange {
 // At applies equality check predicate on the "at" field. It's identical to AtEQ.
 func At(v time.Time) predicate.PaymentStatusChange {
 	return predicate.PaymentStatusChange(sql.FieldEQ(FieldAt, v))
+}
+
+// MerchantIDEQ applies the EQ predicate on the "merchant_id" field.
+func MerchantIDEQ(v string) predicate.PaymentStatusChange {
+	return predicate.PaymentStatusChange(sql.FieldEQ(FieldMerchantID, v))
+}
+
+// MerchantIDNEQ applies the NEQ predicate on the "merchant_id" field.
+func MerchantIDNEQ(v string) predicate.PaymentStatusChange {
+	return predicate.PaymentStatusChange(sql.FieldNEQ(FieldMerchantID, v))
+}
+
+// MerchantIDIn applies the In predicate on the "merchant_id" field.
+func MerchantIDIn(vs ...string) predicate.PaymentStatusChange {
+	return predicate.PaymentStatusChange(sql.FieldIn(FieldMerchantID, vs...))
+}
+
+// MerchantIDNotIn applies the NotIn predicate on the "merchant_id" field.
+func MerchantIDNotIn(vs ...string) predicate.PaymentStatusChange {
+	return predicate.PaymentStatusChange(sql.FieldNotIn(FieldMerchantID, vs...))
+}
+
+// MerchantIDGT applies the GT predicate on the "merchant_id" field.
+func MerchantIDGT(v string) predicate.PaymentStatusChange {
+	return predicate.PaymentStatusChange(sql.FieldGT(FieldMerchantID, v))
+}
+
+// MerchantIDGTE applies the GTE predicate on the "merchant_id" field.
+func MerchantIDGTE(v string) predicate.PaymentStatusChange {
+	return predicate.PaymentStatusChange(sql.FieldGTE(FieldMerchantID, v))
+}
+
+// MerchantIDLT applies the LT predicate on the "merchant_id" field.
+func MerchantIDLT(v string) predicate.PaymentStatusChange {
+	return predicate.PaymentStatusChange(sql.FieldLT(FieldMerchantID, v))
+}
+
+// MerchantIDLTE applies the LTE predicate on the "merchant_id" field.
+func MerchantIDLTE(v string) predicate.PaymentStatusChange {
+	return predicate.PaymentStatusChange(sql.FieldLTE(FieldMerchantID, v))
+}
+
+// MerchantIDContains applies the Contains predicate on the "merchant_id" field.
+func MerchantIDContains(v string) predicate.PaymentStatusChange {
+	return predicate.PaymentStatusChange(sql.FieldContains(FieldMerchantID, v))
+}
+
+// MerchantIDHasPrefix applies the HasPrefix predicate on the "merchant_id" field.
+func MerchantIDHasPrefix(v string) predicate.PaymentStatusChange {
+	return predicate.PaymentStatusChange(sql.FieldHasPrefix(FieldMerchantID, v))
+}
+
+// MerchantIDHasSuffix applies the HasSuffix predicate on the "merchant_id" field.
+func MerchantIDHasSuffix(v string) predicate.PaymentStatusChange {
+	return predicate.PaymentStatusChange(sql.FieldHasSuffix(FieldMerchantID, v))
+}
+
+// MerchantIDEqualFold applies the EqualFold predicate on the "merchant_id" field.
+func MerchantIDEqualFold(v string) predicate.PaymentStatusChange {
+	return predicate.PaymentStatusChange(sql.FieldEqualFold(FieldMerchantID, v))
+}
+
+// MerchantIDContainsFold applies the ContainsFold predicate on the "merchant_id" field.
+func MerchantIDContainsFold(v string) predicate.PaymentStatusChange {
+	return predicate.PaymentStatusChange(sql.FieldContainsFold(FieldMerchantID, v))
 }
 
 // PaymentIDEQ applies the EQ predicate on the "payment_id" field.

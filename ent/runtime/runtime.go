@@ -2,7 +2,1427 @@
 
 package runtime
 
-// The schema-stitching logic is generated in github.com/paygate/paygate/ent/runtime.go
+import (
+	"time"
+
+	"github.com/paygate/paygate/ent/alert"
+	"github.com/paygate/paygate/ent/alertchange"
+	"github.com/paygate/paygate/ent/apikey"
+	"github.com/paygate/paygate/ent/configversion"
+	"github.com/paygate/paygate/ent/event"
+	"github.com/paygate/paygate/ent/idempotencykey"
+	"github.com/paygate/paygate/ent/merchant"
+	"github.com/paygate/paygate/ent/payment"
+	"github.com/paygate/paygate/ent/paymentstatuschange"
+	"github.com/paygate/paygate/ent/refreshtoken"
+	"github.com/paygate/paygate/ent/refund"
+	"github.com/paygate/paygate/ent/revocation"
+	"github.com/paygate/paygate/ent/sandboxanswer"
+	"github.com/paygate/paygate/ent/sandboxobject"
+	"github.com/paygate/paygate/ent/schema"
+	"github.com/paygate/paygate/ent/user"
+	"github.com/paygate/paygate/ent/webhookattempt"
+	"github.com/paygate/paygate/ent/webhookdelivery"
+	"github.com/paygate/paygate/ent/webhookdeliveryattempt"
+	"github.com/paygate/paygate/ent/webhookendpoint"
+	"github.com/paygate/paygate/ent/webhookevent"
+)
+
+// The init function reads all schema descriptors with runtime code
+// (default values, validators, hooks and policies) and stitches it
+// to their package variables.
+func init() {
+	apikeyMixin := schema.APIKey{}.Mixin()
+	apikeyMixinHooks0 := apikeyMixin[0].Hooks()
+	apikey.Hooks[0] = apikeyMixinHooks0[0]
+	apikeyMixinInters0 := apikeyMixin[0].Interceptors()
+	apikey.Interceptors[0] = apikeyMixinInters0[0]
+	apikeyMixinFields0 := apikeyMixin[0].Fields()
+	_ = apikeyMixinFields0
+	apikeyMixinFields1 := apikeyMixin[1].Fields()
+	_ = apikeyMixinFields1
+	apikeyFields := schema.APIKey{}.Fields()
+	_ = apikeyFields
+	// apikeyDescMerchantID is the schema descriptor for merchant_id field.
+	apikeyDescMerchantID := apikeyMixinFields0[0].Descriptor()
+	// apikey.MerchantIDValidator is a validator for the "merchant_id" field. It is called by the builders before save.
+	apikey.MerchantIDValidator = func() func(string) error {
+		validators := apikeyDescMerchantID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(merchant_id string) error {
+			for _, fn := range fns {
+				if err := fn(merchant_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// apikeyDescCreatedAt is the schema descriptor for created_at field.
+	apikeyDescCreatedAt := apikeyMixinFields1[0].Descriptor()
+	// apikey.DefaultCreatedAt holds the default value on creation for the created_at field.
+	apikey.DefaultCreatedAt = apikeyDescCreatedAt.Default.(func() time.Time)
+	// apikeyDescUpdatedAt is the schema descriptor for updated_at field.
+	apikeyDescUpdatedAt := apikeyMixinFields1[1].Descriptor()
+	// apikey.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	apikey.DefaultUpdatedAt = apikeyDescUpdatedAt.Default.(func() time.Time)
+	// apikey.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	apikey.UpdateDefaultUpdatedAt = apikeyDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// apikeyDescName is the schema descriptor for name field.
+	apikeyDescName := apikeyFields[1].Descriptor()
+	// apikey.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	apikey.NameValidator = func() func(string) error {
+		validators := apikeyDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// apikeyDescPrefix is the schema descriptor for prefix field.
+	apikeyDescPrefix := apikeyFields[3].Descriptor()
+	// apikey.PrefixValidator is a validator for the "prefix" field. It is called by the builders before save.
+	apikey.PrefixValidator = func() func(string) error {
+		validators := apikeyDescPrefix.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(prefix string) error {
+			for _, fn := range fns {
+				if err := fn(prefix); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// apikeyDescID is the schema descriptor for id field.
+	apikeyDescID := apikeyFields[0].Descriptor()
+	// apikey.DefaultID holds the default value on creation for the id field.
+	apikey.DefaultID = apikeyDescID.Default.(func() string)
+	// apikey.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	apikey.IDValidator = func() func(string) error {
+		validators := apikeyDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	alertFields := schema.Alert{}.Fields()
+	_ = alertFields
+	// alertDescRule is the schema descriptor for rule field.
+	alertDescRule := alertFields[1].Descriptor()
+	// alert.RuleValidator is a validator for the "rule" field. It is called by the builders before save.
+	alert.RuleValidator = func() func(string) error {
+		validators := alertDescRule.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(rule string) error {
+			for _, fn := range fns {
+				if err := fn(rule); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// alertDescSubject is the schema descriptor for subject field.
+	alertDescSubject := alertFields[2].Descriptor()
+	// alert.SubjectValidator is a validator for the "subject" field. It is called by the builders before save.
+	alert.SubjectValidator = func() func(string) error {
+		validators := alertDescSubject.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(subject string) error {
+			for _, fn := range fns {
+				if err := fn(subject); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// alertDescMessage is the schema descriptor for message field.
+	alertDescMessage := alertFields[5].Descriptor()
+	// alert.MessageValidator is a validator for the "message" field. It is called by the builders before save.
+	alert.MessageValidator = func() func(string) error {
+		validators := alertDescMessage.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(message string) error {
+			for _, fn := range fns {
+				if err := fn(message); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// alertDescOpenedAt is the schema descriptor for opened_at field.
+	alertDescOpenedAt := alertFields[6].Descriptor()
+	// alert.DefaultOpenedAt holds the default value on creation for the opened_at field.
+	alert.DefaultOpenedAt = alertDescOpenedAt.Default.(func() time.Time)
+	// alertDescAcknowledgedBy is the schema descriptor for acknowledged_by field.
+	alertDescAcknowledgedBy := alertFields[7].Descriptor()
+	// alert.AcknowledgedByValidator is a validator for the "acknowledged_by" field. It is called by the builders before save.
+	alert.AcknowledgedByValidator = alertDescAcknowledgedBy.Validators[0].(func(string) error)
+	// alertDescResolvedBy is the schema descriptor for resolved_by field.
+	alertDescResolvedBy := alertFields[9].Descriptor()
+	// alert.ResolvedByValidator is a validator for the "resolved_by" field. It is called by the builders before save.
+	alert.ResolvedByValidator = alertDescResolvedBy.Validators[0].(func(string) error)
+	// alertDescUnresolved is the schema descriptor for unresolved field.
+	alertDescUnresolved := alertFields[11].Descriptor()
+	// alert.UnresolvedValidator is a validator for the "unresolved" field. It is called by the builders before save.
+	alert.UnresolvedValidator = alertDescUnresolved.Validators[0].(func(string) error)
+	// alertDescID is the schema descriptor for id field.
+	alertDescID := alertFields[0].Descriptor()
+	// alert.DefaultID holds the default value on creation for the id field.
+	alert.DefaultID = alertDescID.Default.(func() string)
+	// alert.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	alert.IDValidator = func() func(string) error {
+		validators := alertDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	alertchangeFields := schema.AlertChange{}.Fields()
+	_ = alertchangeFields
+	// alertchangeDescBy is the schema descriptor for by field.
+	alertchangeDescBy := alertchangeFields[3].Descriptor()
+	// alertchange.ByValidator is a validator for the "by" field. It is called by the builders before save.
+	alertchange.ByValidator = func() func(string) error {
+		validators := alertchangeDescBy.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(by string) error {
+			for _, fn := range fns {
+				if err := fn(by); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// alertchangeDescAt is the schema descriptor for at field.
+	alertchangeDescAt := alertchangeFields[4].Descriptor()
+	// alertchange.DefaultAt holds the default value on creation for the at field.
+	alertchange.DefaultAt = alertchangeDescAt.Default.(func() time.Time)
+	// alertchangeDescID is the schema descriptor for id field.
+	alertchangeDescID := alertchangeFields[0].Descriptor()
+	// alertchange.DefaultID holds the default value on creation for the id field.
+	alertchange.DefaultID = alertchangeDescID.Default.(func() string)
+	// alertchange.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	alertchange.IDValidator = func() func(string) error {
+		validators := alertchangeDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	configversionFields := schema.ConfigVersion{}.Fields()
+	_ = configversionFields
+	// configversionDescCreatedAt is the schema descriptor for created_at field.
+	configversionDescCreatedAt := configversionFields[3].Descriptor()
+	// configversion.DefaultCreatedAt holds the default value on creation for the created_at field.
+	configversion.DefaultCreatedAt = configversionDescCreatedAt.Default.(func() time.Time)
+	// configversionDescID is the schema descriptor for id field.
+	configversionDescID := configversionFields[0].Descriptor()
+	// configversion.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	configversion.IDValidator = configversionDescID.Validators[0].(func(int) error)
+	eventMixin := schema.Event{}.Mixin()
+	eventMixinHooks0 := eventMixin[0].Hooks()
+	event.Hooks[0] = eventMixinHooks0[0]
+	eventMixinInters0 := eventMixin[0].Interceptors()
+	event.Interceptors[0] = eventMixinInters0[0]
+	eventMixinFields0 := eventMixin[0].Fields()
+	_ = eventMixinFields0
+	eventFields := schema.Event{}.Fields()
+	_ = eventFields
+	// eventDescMerchantID is the schema descriptor for merchant_id field.
+	eventDescMerchantID := eventMixinFields0[0].Descriptor()
+	// event.MerchantIDValidator is a validator for the "merchant_id" field. It is called by the builders before save.
+	event.MerchantIDValidator = func() func(string) error {
+		validators := eventDescMerchantID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(merchant_id string) error {
+			for _, fn := range fns {
+				if err := fn(merchant_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// eventDescType is the schema descriptor for type field.
+	eventDescType := eventFields[1].Descriptor()
+	// event.TypeValidator is a validator for the "type" field. It is called by the builders before save.
+	event.TypeValidator = func() func(string) error {
+		validators := eventDescType.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(_type string) error {
+			for _, fn := range fns {
+				if err := fn(_type); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// eventDescObjectID is the schema descriptor for object_id field.
+	eventDescObjectID := eventFields[2].Descriptor()
+	// event.ObjectIDValidator is a validator for the "object_id" field. It is called by the builders before save.
+	event.ObjectIDValidator = func() func(string) error {
+		validators := eventDescObjectID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(object_id string) error {
+			for _, fn := range fns {
+				if err := fn(object_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// eventDescFannedOut is the schema descriptor for fanned_out field.
+	eventDescFannedOut := eventFields[4].Descriptor()
+	// event.DefaultFannedOut holds the default value on creation for the fanned_out field.
+	event.DefaultFannedOut = eventDescFannedOut.Default.(bool)
+	// eventDescCreatedAt is the schema descriptor for created_at field.
+	eventDescCreatedAt := eventFields[5].Descriptor()
+	// event.DefaultCreatedAt holds the default value on creation for the created_at field.
+	event.DefaultCreatedAt = eventDescCreatedAt.Default.(func() time.Time)
+	// eventDescID is the schema descriptor for id field.
+	eventDescID := eventFields[0].Descriptor()
+	// event.DefaultID holds the default value on creation for the id field.
+	event.DefaultID = eventDescID.Default.(func() string)
+	// event.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	event.IDValidator = func() func(string) error {
+		validators := eventDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	idempotencykeyMixin := schema.IdempotencyKey{}.Mixin()
+	idempotencykeyMixinHooks0 := idempotencykeyMixin[0].Hooks()
+	idempotencykey.Hooks[0] = idempotencykeyMixinHooks0[0]
+	idempotencykeyMixinInters0 := idempotencykeyMixin[0].Interceptors()
+	idempotencykey.Interceptors[0] = idempotencykeyMixinInters0[0]
+	idempotencykeyMixinFields0 := idempotencykeyMixin[0].Fields()
+	_ = idempotencykeyMixinFields0
+	idempotencykeyFields := schema.IdempotencyKey{}.Fields()
+	_ = idempotencykeyFields
+	// idempotencykeyDescMerchantID is the schema descriptor for merchant_id field.
+	idempotencykeyDescMerchantID := idempotencykeyMixinFields0[0].Descriptor()
+	// idempotencykey.MerchantIDValidator is a validator for the "merchant_id" field. It is called by the builders before save.
+	idempotencykey.MerchantIDValidator = func() func(string) error {
+		validators := idempotencykeyDescMerchantID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(merchant_id string) error {
+			for _, fn := range fns {
+				if err := fn(merchant_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// idempotencykeyDescPrincipal is the schema descriptor for principal field.
+	idempotencykeyDescPrincipal := idempotencykeyFields[1].Descriptor()
+	// idempotencykey.PrincipalValidator is a validator for the "principal" field. It is called by the builders before save.
+	idempotencykey.PrincipalValidator = idempotencykeyDescPrincipal.Validators[0].(func(string) error)
+	// idempotencykeyDescKey is the schema descriptor for key field.
+	idempotencykeyDescKey := idempotencykeyFields[2].Descriptor()
+	// idempotencykey.KeyValidator is a validator for the "key" field. It is called by the builders before save.
+	idempotencykey.KeyValidator = func() func(string) error {
+		validators := idempotencykeyDescKey.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(key string) error {
+			for _, fn := range fns {
+				if err := fn(key); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// idempotencykeyDescRequestHash is the schema descriptor for request_hash field.
+	idempotencykeyDescRequestHash := idempotencykeyFields[3].Descriptor()
+	// idempotencykey.RequestHashValidator is a validator for the "request_hash" field. It is called by the builders before save.
+	idempotencykey.RequestHashValidator = idempotencykeyDescRequestHash.Validators[0].(func(string) error)
+	// idempotencykeyDescResourceID is the schema descriptor for resource_id field.
+	idempotencykeyDescResourceID := idempotencykeyFields[4].Descriptor()
+	// idempotencykey.ResourceIDValidator is a validator for the "resource_id" field. It is called by the builders before save.
+	idempotencykey.ResourceIDValidator = idempotencykeyDescResourceID.Validators[0].(func(string) error)
+	// idempotencykeyDescCreatedAt is the schema descriptor for created_at field.
+	idempotencykeyDescCreatedAt := idempotencykeyFields[10].Descriptor()
+	// idempotencykey.DefaultCreatedAt holds the default value on creation for the created_at field.
+	idempotencykey.DefaultCreatedAt = idempotencykeyDescCreatedAt.Default.(func() time.Time)
+	// idempotencykeyDescID is the schema descriptor for id field.
+	idempotencykeyDescID := idempotencykeyFields[0].Descriptor()
+	// idempotencykey.DefaultID holds the default value on creation for the id field.
+	idempotencykey.DefaultID = idempotencykeyDescID.Default.(func() string)
+	// idempotencykey.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	idempotencykey.IDValidator = func() func(string) error {
+		validators := idempotencykeyDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	merchantMixin := schema.Merchant{}.Mixin()
+	merchantMixinFields0 := merchantMixin[0].Fields()
+	_ = merchantMixinFields0
+	merchantFields := schema.Merchant{}.Fields()
+	_ = merchantFields
+	// merchantDescCreatedAt is the schema descriptor for created_at field.
+	merchantDescCreatedAt := merchantMixinFields0[0].Descriptor()
+	// merchant.DefaultCreatedAt holds the default value on creation for the created_at field.
+	merchant.DefaultCreatedAt = merchantDescCreatedAt.Default.(func() time.Time)
+	// merchantDescUpdatedAt is the schema descriptor for updated_at field.
+	merchantDescUpdatedAt := merchantMixinFields0[1].Descriptor()
+	// merchant.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	merchant.DefaultUpdatedAt = merchantDescUpdatedAt.Default.(func() time.Time)
+	// merchant.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	merchant.UpdateDefaultUpdatedAt = merchantDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// merchantDescName is the schema descriptor for name field.
+	merchantDescName := merchantFields[1].Descriptor()
+	// merchant.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	merchant.NameValidator = func() func(string) error {
+		validators := merchantDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// merchantDescStatus is the schema descriptor for status field.
+	merchantDescStatus := merchantFields[2].Descriptor()
+	// merchant.DefaultStatus holds the default value on creation for the status field.
+	merchant.DefaultStatus = merchantDescStatus.Default.(string)
+	// merchantDescID is the schema descriptor for id field.
+	merchantDescID := merchantFields[0].Descriptor()
+	// merchant.DefaultID holds the default value on creation for the id field.
+	merchant.DefaultID = merchantDescID.Default.(func() string)
+	// merchant.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	merchant.IDValidator = func() func(string) error {
+		validators := merchantDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	paymentMixin := schema.Payment{}.Mixin()
+	paymentMixinHooks0 := paymentMixin[0].Hooks()
+	payment.Hooks[0] = paymentMixinHooks0[0]
+	paymentMixinInters0 := paymentMixin[0].Interceptors()
+	payment.Interceptors[0] = paymentMixinInters0[0]
+	paymentMixinFields0 := paymentMixin[0].Fields()
+	_ = paymentMixinFields0
+	paymentMixinFields1 := paymentMixin[1].Fields()
+	_ = paymentMixinFields1
+	paymentFields := schema.Payment{}.Fields()
+	_ = paymentFields
+	// paymentDescMerchantID is the schema descriptor for merchant_id field.
+	paymentDescMerchantID := paymentMixinFields0[0].Descriptor()
+	// payment.MerchantIDValidator is a validator for the "merchant_id" field. It is called by the builders before save.
+	payment.MerchantIDValidator = func() func(string) error {
+		validators := paymentDescMerchantID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(merchant_id string) error {
+			for _, fn := range fns {
+				if err := fn(merchant_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// paymentDescCreatedAt is the schema descriptor for created_at field.
+	paymentDescCreatedAt := paymentMixinFields1[0].Descriptor()
+	// payment.DefaultCreatedAt holds the default value on creation for the created_at field.
+	payment.DefaultCreatedAt = paymentDescCreatedAt.Default.(func() time.Time)
+	// paymentDescUpdatedAt is the schema descriptor for updated_at field.
+	paymentDescUpdatedAt := paymentMixinFields1[1].Descriptor()
+	// payment.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	payment.DefaultUpdatedAt = paymentDescUpdatedAt.Default.(func() time.Time)
+	// payment.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	payment.UpdateDefaultUpdatedAt = paymentDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// paymentDescAmount is the schema descriptor for amount field.
+	paymentDescAmount := paymentFields[1].Descriptor()
+	// payment.AmountValidator is a validator for the "amount" field. It is called by the builders before save.
+	payment.AmountValidator = paymentDescAmount.Validators[0].(func(int64) error)
+	// paymentDescCurrency is the schema descriptor for currency field.
+	paymentDescCurrency := paymentFields[2].Descriptor()
+	// payment.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
+	payment.CurrencyValidator = func() func(string) error {
+		validators := paymentDescCurrency.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(currency string) error {
+			for _, fn := range fns {
+				if err := fn(currency); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// paymentDescCustomerEmail is the schema descriptor for customer_email field.
+	paymentDescCustomerEmail := paymentFields[5].Descriptor()
+	// payment.CustomerEmailValidator is a validator for the "customer_email" field. It is called by the builders before save.
+	payment.CustomerEmailValidator = paymentDescCustomerEmail.Validators[0].(func(string) error)
+	// paymentDescCustomerName is the schema descriptor for customer_name field.
+	paymentDescCustomerName := paymentFields[6].Descriptor()
+	// payment.DefaultCustomerName holds the default value on creation for the customer_name field.
+	payment.DefaultCustomerName = paymentDescCustomerName.Default.(string)
+	// payment.CustomerNameValidator is a validator for the "customer_name" field. It is called by the builders before save.
+	payment.CustomerNameValidator = paymentDescCustomerName.Validators[0].(func(string) error)
+	// paymentDescCardLast4 is the schema descriptor for card_last4 field.
+	paymentDescCardLast4 := paymentFields[8].Descriptor()
+	// payment.CardLast4Validator is a validator for the "card_last4" field. It is called by the builders before save.
+	payment.CardLast4Validator = func() func(string) error {
+		validators := paymentDescCardLast4.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(card_last4 string) error {
+			for _, fn := range fns {
+				if err := fn(card_last4); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// paymentDescCardExpMonth is the schema descriptor for card_exp_month field.
+	paymentDescCardExpMonth := paymentFields[9].Descriptor()
+	// payment.CardExpMonthValidator is a validator for the "card_exp_month" field. It is called by the builders before save.
+	payment.CardExpMonthValidator = paymentDescCardExpMonth.Validators[0].(func(int) error)
+	// paymentDescAmountRefunded is the schema descriptor for amount_refunded field.
+	paymentDescAmountRefunded := paymentFields[16].Descriptor()
+	// payment.DefaultAmountRefunded holds the default value on creation for the amount_refunded field.
+	payment.DefaultAmountRefunded = paymentDescAmountRefunded.Default.(int64)
+	// payment.AmountRefundedValidator is a validator for the "amount_refunded" field. It is called by the builders before save.
+	payment.AmountRefundedValidator = paymentDescAmountRefunded.Validators[0].(func(int64) error)
+	// paymentDescAmountCapturable is the schema descriptor for amount_capturable field.
+	paymentDescAmountCapturable := paymentFields[18].Descriptor()
+	// payment.DefaultAmountCapturable holds the default value on creation for the amount_capturable field.
+	payment.DefaultAmountCapturable = paymentDescAmountCapturable.Default.(int64)
+	// payment.AmountCapturableValidator is a validator for the "amount_capturable" field. It is called by the builders before save.
+	payment.AmountCapturableValidator = paymentDescAmountCapturable.Validators[0].(func(int64) error)
+	// paymentDescAmountCaptured is the schema descriptor for amount_captured field.
+	paymentDescAmountCaptured := paymentFields[19].Descriptor()
+	// payment.DefaultAmountCaptured holds the default value on creation for the amount_captured field.
+	payment.DefaultAmountCaptured = paymentDescAmountCaptured.Default.(int64)
+	// payment.AmountCapturedValidator is a validator for the "amount_captured" field. It is called by the builders before save.
+	payment.AmountCapturedValidator = paymentDescAmountCaptured.Validators[0].(func(int64) error)
+	// paymentDescReturnURL is the schema descriptor for return_url field.
+	paymentDescReturnURL := paymentFields[25].Descriptor()
+	// payment.ReturnURLValidator is a validator for the "return_url" field. It is called by the builders before save.
+	payment.ReturnURLValidator = paymentDescReturnURL.Validators[0].(func(string) error)
+	// paymentDescDescription is the schema descriptor for description field.
+	paymentDescDescription := paymentFields[30].Descriptor()
+	// payment.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	payment.DescriptionValidator = paymentDescDescription.Validators[0].(func(string) error)
+	// paymentDescDisputeReason is the schema descriptor for dispute_reason field.
+	paymentDescDisputeReason := paymentFields[32].Descriptor()
+	// payment.DisputeReasonValidator is a validator for the "dispute_reason" field. It is called by the builders before save.
+	payment.DisputeReasonValidator = paymentDescDisputeReason.Validators[0].(func(string) error)
+	// paymentDescID is the schema descriptor for id field.
+	paymentDescID := paymentFields[0].Descriptor()
+	// payment.DefaultID holds the default value on creation for the id field.
+	payment.DefaultID = paymentDescID.Default.(func() string)
+	// payment.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	payment.IDValidator = func() func(string) error {
+		validators := paymentDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	paymentstatuschangeMixin := schema.PaymentStatusChange{}.Mixin()
+	paymentstatuschangeMixinHooks0 := paymentstatuschangeMixin[0].Hooks()
+	paymentstatuschange.Hooks[0] = paymentstatuschangeMixinHooks0[0]
+	paymentstatuschangeMixinInters0 := paymentstatuschangeMixin[0].Interceptors()
+	paymentstatuschange.Interceptors[0] = paymentstatuschangeMixinInters0[0]
+	paymentstatuschangeMixinFields0 := paymentstatuschangeMixin[0].Fields()
+	_ = paymentstatuschangeMixinFields0
+	paymentstatuschangeFields := schema.PaymentStatusChange{}.Fields()
+	_ = paymentstatuschangeFields
+	// paymentstatuschangeDescMerchantID is the schema descriptor for merchant_id field.
+	paymentstatuschangeDescMerchantID := paymentstatuschangeMixinFields0[0].Descriptor()
+	// paymentstatuschange.MerchantIDValidator is a validator for the "merchant_id" field. It is called by the builders before save.
+	paymentstatuschange.MerchantIDValidator = func() func(string) error {
+		validators := paymentstatuschangeDescMerchantID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(merchant_id string) error {
+			for _, fn := range fns {
+				if err := fn(merchant_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// paymentstatuschangeDescReason is the schema descriptor for reason field.
+	paymentstatuschangeDescReason := paymentstatuschangeFields[4].Descriptor()
+	// paymentstatuschange.DefaultReason holds the default value on creation for the reason field.
+	paymentstatuschange.DefaultReason = paymentstatuschangeDescReason.Default.(string)
+	// paymentstatuschangeDescActor is the schema descriptor for actor field.
+	paymentstatuschangeDescActor := paymentstatuschangeFields[5].Descriptor()
+	// paymentstatuschange.DefaultActor holds the default value on creation for the actor field.
+	paymentstatuschange.DefaultActor = paymentstatuschangeDescActor.Default.(string)
+	// paymentstatuschangeDescAt is the schema descriptor for at field.
+	paymentstatuschangeDescAt := paymentstatuschangeFields[6].Descriptor()
+	// paymentstatuschange.DefaultAt holds the default value on creation for the at field.
+	paymentstatuschange.DefaultAt = paymentstatuschangeDescAt.Default.(func() time.Time)
+	// paymentstatuschangeDescID is the schema descriptor for id field.
+	paymentstatuschangeDescID := paymentstatuschangeFields[0].Descriptor()
+	// paymentstatuschange.DefaultID holds the default value on creation for the id field.
+	paymentstatuschange.DefaultID = paymentstatuschangeDescID.Default.(func() string)
+	// paymentstatuschange.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	paymentstatuschange.IDValidator = func() func(string) error {
+		validators := paymentstatuschangeDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	refreshtokenMixin := schema.RefreshToken{}.Mixin()
+	refreshtokenMixinFields0 := refreshtokenMixin[0].Fields()
+	_ = refreshtokenMixinFields0
+	refreshtokenFields := schema.RefreshToken{}.Fields()
+	_ = refreshtokenFields
+	// refreshtokenDescCreatedAt is the schema descriptor for created_at field.
+	refreshtokenDescCreatedAt := refreshtokenMixinFields0[0].Descriptor()
+	// refreshtoken.DefaultCreatedAt holds the default value on creation for the created_at field.
+	refreshtoken.DefaultCreatedAt = refreshtokenDescCreatedAt.Default.(func() time.Time)
+	// refreshtokenDescUpdatedAt is the schema descriptor for updated_at field.
+	refreshtokenDescUpdatedAt := refreshtokenMixinFields0[1].Descriptor()
+	// refreshtoken.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	refreshtoken.DefaultUpdatedAt = refreshtokenDescUpdatedAt.Default.(func() time.Time)
+	// refreshtoken.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	refreshtoken.UpdateDefaultUpdatedAt = refreshtokenDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// refreshtokenDescFamily is the schema descriptor for family field.
+	refreshtokenDescFamily := refreshtokenFields[2].Descriptor()
+	// refreshtoken.FamilyValidator is a validator for the "family" field. It is called by the builders before save.
+	refreshtoken.FamilyValidator = refreshtokenDescFamily.Validators[0].(func(string) error)
+	// refreshtokenDescID is the schema descriptor for id field.
+	refreshtokenDescID := refreshtokenFields[0].Descriptor()
+	// refreshtoken.DefaultID holds the default value on creation for the id field.
+	refreshtoken.DefaultID = refreshtokenDescID.Default.(func() string)
+	// refreshtoken.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	refreshtoken.IDValidator = func() func(string) error {
+		validators := refreshtokenDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	refundMixin := schema.Refund{}.Mixin()
+	refundMixinHooks0 := refundMixin[0].Hooks()
+	refund.Hooks[0] = refundMixinHooks0[0]
+	refundMixinInters0 := refundMixin[0].Interceptors()
+	refund.Interceptors[0] = refundMixinInters0[0]
+	refundMixinFields0 := refundMixin[0].Fields()
+	_ = refundMixinFields0
+	refundMixinFields1 := refundMixin[1].Fields()
+	_ = refundMixinFields1
+	refundFields := schema.Refund{}.Fields()
+	_ = refundFields
+	// refundDescMerchantID is the schema descriptor for merchant_id field.
+	refundDescMerchantID := refundMixinFields0[0].Descriptor()
+	// refund.MerchantIDValidator is a validator for the "merchant_id" field. It is called by the builders before save.
+	refund.MerchantIDValidator = func() func(string) error {
+		validators := refundDescMerchantID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(merchant_id string) error {
+			for _, fn := range fns {
+				if err := fn(merchant_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// refundDescCreatedAt is the schema descriptor for created_at field.
+	refundDescCreatedAt := refundMixinFields1[0].Descriptor()
+	// refund.DefaultCreatedAt holds the default value on creation for the created_at field.
+	refund.DefaultCreatedAt = refundDescCreatedAt.Default.(func() time.Time)
+	// refundDescUpdatedAt is the schema descriptor for updated_at field.
+	refundDescUpdatedAt := refundMixinFields1[1].Descriptor()
+	// refund.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	refund.DefaultUpdatedAt = refundDescUpdatedAt.Default.(func() time.Time)
+	// refund.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	refund.UpdateDefaultUpdatedAt = refundDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// refundDescAmount is the schema descriptor for amount field.
+	refundDescAmount := refundFields[2].Descriptor()
+	// refund.AmountValidator is a validator for the "amount" field. It is called by the builders before save.
+	refund.AmountValidator = refundDescAmount.Validators[0].(func(int64) error)
+	// refundDescCurrency is the schema descriptor for currency field.
+	refundDescCurrency := refundFields[3].Descriptor()
+	// refund.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
+	refund.CurrencyValidator = func() func(string) error {
+		validators := refundDescCurrency.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(currency string) error {
+			for _, fn := range fns {
+				if err := fn(currency); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// refundDescReason is the schema descriptor for reason field.
+	refundDescReason := refundFields[5].Descriptor()
+	// refund.ReasonValidator is a validator for the "reason" field. It is called by the builders before save.
+	refund.ReasonValidator = refundDescReason.Validators[0].(func(string) error)
+	// refundDescID is the schema descriptor for id field.
+	refundDescID := refundFields[0].Descriptor()
+	// refund.DefaultID holds the default value on creation for the id field.
+	refund.DefaultID = refundDescID.Default.(func() string)
+	// refund.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	refund.IDValidator = func() func(string) error {
+		validators := refundDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	revocationFields := schema.Revocation{}.Fields()
+	_ = revocationFields
+	// revocationDescSubject is the schema descriptor for subject field.
+	revocationDescSubject := revocationFields[1].Descriptor()
+	// revocation.SubjectValidator is a validator for the "subject" field. It is called by the builders before save.
+	revocation.SubjectValidator = func() func(string) error {
+		validators := revocationDescSubject.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(subject string) error {
+			for _, fn := range fns {
+				if err := fn(subject); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// revocationDescCreatedAt is the schema descriptor for created_at field.
+	revocationDescCreatedAt := revocationFields[3].Descriptor()
+	// revocation.DefaultCreatedAt holds the default value on creation for the created_at field.
+	revocation.DefaultCreatedAt = revocationDescCreatedAt.Default.(func() time.Time)
+	// revocationDescID is the schema descriptor for id field.
+	revocationDescID := revocationFields[0].Descriptor()
+	// revocation.DefaultID holds the default value on creation for the id field.
+	revocation.DefaultID = revocationDescID.Default.(func() string)
+	// revocation.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	revocation.IDValidator = func() func(string) error {
+		validators := revocationDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	sandboxanswerFields := schema.SandboxAnswer{}.Fields()
+	_ = sandboxanswerFields
+	// sandboxanswerDescProvider is the schema descriptor for provider field.
+	sandboxanswerDescProvider := sandboxanswerFields[0].Descriptor()
+	// sandboxanswer.ProviderValidator is a validator for the "provider" field. It is called by the builders before save.
+	sandboxanswer.ProviderValidator = sandboxanswerDescProvider.Validators[0].(func(string) error)
+	// sandboxanswerDescKey is the schema descriptor for key field.
+	sandboxanswerDescKey := sandboxanswerFields[1].Descriptor()
+	// sandboxanswer.KeyValidator is a validator for the "key" field. It is called by the builders before save.
+	sandboxanswer.KeyValidator = func() func(string) error {
+		validators := sandboxanswerDescKey.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(key string) error {
+			for _, fn := range fns {
+				if err := fn(key); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// sandboxanswerDescCreatedAt is the schema descriptor for created_at field.
+	sandboxanswerDescCreatedAt := sandboxanswerFields[5].Descriptor()
+	// sandboxanswer.DefaultCreatedAt holds the default value on creation for the created_at field.
+	sandboxanswer.DefaultCreatedAt = sandboxanswerDescCreatedAt.Default.(func() time.Time)
+	sandboxobjectFields := schema.SandboxObject{}.Fields()
+	_ = sandboxobjectFields
+	// sandboxobjectDescProvider is the schema descriptor for provider field.
+	sandboxobjectDescProvider := sandboxobjectFields[1].Descriptor()
+	// sandboxobject.ProviderValidator is a validator for the "provider" field. It is called by the builders before save.
+	sandboxobject.ProviderValidator = sandboxobjectDescProvider.Validators[0].(func(string) error)
+	// sandboxobjectDescReference is the schema descriptor for reference field.
+	sandboxobjectDescReference := sandboxobjectFields[3].Descriptor()
+	// sandboxobject.DefaultReference holds the default value on creation for the reference field.
+	sandboxobject.DefaultReference = sandboxobjectDescReference.Default.(string)
+	// sandboxobjectDescRefunded is the schema descriptor for refunded field.
+	sandboxobjectDescRefunded := sandboxobjectFields[8].Descriptor()
+	// sandboxobject.DefaultRefunded holds the default value on creation for the refunded field.
+	sandboxobject.DefaultRefunded = sandboxobjectDescRefunded.Default.(int64)
+	// sandboxobject.RefundedValidator is a validator for the "refunded" field. It is called by the builders before save.
+	sandboxobject.RefundedValidator = sandboxobjectDescRefunded.Validators[0].(func(int64) error)
+	// sandboxobjectDescCreatedAt is the schema descriptor for created_at field.
+	sandboxobjectDescCreatedAt := sandboxobjectFields[11].Descriptor()
+	// sandboxobject.DefaultCreatedAt holds the default value on creation for the created_at field.
+	sandboxobject.DefaultCreatedAt = sandboxobjectDescCreatedAt.Default.(func() time.Time)
+	// sandboxobjectDescUpdatedAt is the schema descriptor for updated_at field.
+	sandboxobjectDescUpdatedAt := sandboxobjectFields[12].Descriptor()
+	// sandboxobject.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	sandboxobject.DefaultUpdatedAt = sandboxobjectDescUpdatedAt.Default.(func() time.Time)
+	// sandboxobject.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	sandboxobject.UpdateDefaultUpdatedAt = sandboxobjectDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// sandboxobjectDescID is the schema descriptor for id field.
+	sandboxobjectDescID := sandboxobjectFields[0].Descriptor()
+	// sandboxobject.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	sandboxobject.IDValidator = func() func(string) error {
+		validators := sandboxobjectDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	userMixin := schema.User{}.Mixin()
+	userMixinHooks0 := userMixin[0].Hooks()
+	user.Hooks[0] = userMixinHooks0[0]
+	userMixinInters0 := userMixin[0].Interceptors()
+	user.Interceptors[0] = userMixinInters0[0]
+	userMixinFields0 := userMixin[0].Fields()
+	_ = userMixinFields0
+	userMixinFields1 := userMixin[1].Fields()
+	_ = userMixinFields1
+	userFields := schema.User{}.Fields()
+	_ = userFields
+	// userDescMerchantID is the schema descriptor for merchant_id field.
+	userDescMerchantID := userMixinFields0[0].Descriptor()
+	// user.MerchantIDValidator is a validator for the "merchant_id" field. It is called by the builders before save.
+	user.MerchantIDValidator = func() func(string) error {
+		validators := userDescMerchantID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(merchant_id string) error {
+			for _, fn := range fns {
+				if err := fn(merchant_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// userDescCreatedAt is the schema descriptor for created_at field.
+	userDescCreatedAt := userMixinFields1[0].Descriptor()
+	// user.DefaultCreatedAt holds the default value on creation for the created_at field.
+	user.DefaultCreatedAt = userDescCreatedAt.Default.(func() time.Time)
+	// userDescUpdatedAt is the schema descriptor for updated_at field.
+	userDescUpdatedAt := userMixinFields1[1].Descriptor()
+	// user.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	user.DefaultUpdatedAt = userDescUpdatedAt.Default.(func() time.Time)
+	// user.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	user.UpdateDefaultUpdatedAt = userDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// userDescEmail is the schema descriptor for email field.
+	userDescEmail := userFields[1].Descriptor()
+	// user.EmailValidator is a validator for the "email" field. It is called by the builders before save.
+	user.EmailValidator = func() func(string) error {
+		validators := userDescEmail.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(email string) error {
+			for _, fn := range fns {
+				if err := fn(email); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// userDescPasswordHash is the schema descriptor for password_hash field.
+	userDescPasswordHash := userFields[2].Descriptor()
+	// user.PasswordHashValidator is a validator for the "password_hash" field. It is called by the builders before save.
+	user.PasswordHashValidator = userDescPasswordHash.Validators[0].(func(string) error)
+	// userDescDisabled is the schema descriptor for disabled field.
+	userDescDisabled := userFields[4].Descriptor()
+	// user.DefaultDisabled holds the default value on creation for the disabled field.
+	user.DefaultDisabled = userDescDisabled.Default.(bool)
+	// userDescPlatform is the schema descriptor for platform field.
+	userDescPlatform := userFields[5].Descriptor()
+	// user.DefaultPlatform holds the default value on creation for the platform field.
+	user.DefaultPlatform = userDescPlatform.Default.(bool)
+	// userDescID is the schema descriptor for id field.
+	userDescID := userFields[0].Descriptor()
+	// user.DefaultID holds the default value on creation for the id field.
+	user.DefaultID = userDescID.Default.(func() string)
+	// user.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	user.IDValidator = func() func(string) error {
+		validators := userDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	webhookattemptFields := schema.WebhookAttempt{}.Fields()
+	_ = webhookattemptFields
+	// webhookattemptDescAt is the schema descriptor for at field.
+	webhookattemptDescAt := webhookattemptFields[2].Descriptor()
+	// webhookattempt.DefaultAt holds the default value on creation for the at field.
+	webhookattempt.DefaultAt = webhookattemptDescAt.Default.(func() time.Time)
+	// webhookattemptDescError is the schema descriptor for error field.
+	webhookattemptDescError := webhookattemptFields[4].Descriptor()
+	// webhookattempt.ErrorValidator is a validator for the "error" field. It is called by the builders before save.
+	webhookattempt.ErrorValidator = webhookattemptDescError.Validators[0].(func(string) error)
+	// webhookattemptDescDurationMs is the schema descriptor for duration_ms field.
+	webhookattemptDescDurationMs := webhookattemptFields[5].Descriptor()
+	// webhookattempt.DurationMsValidator is a validator for the "duration_ms" field. It is called by the builders before save.
+	webhookattempt.DurationMsValidator = webhookattemptDescDurationMs.Validators[0].(func(int64) error)
+	// webhookattemptDescID is the schema descriptor for id field.
+	webhookattemptDescID := webhookattemptFields[0].Descriptor()
+	// webhookattempt.DefaultID holds the default value on creation for the id field.
+	webhookattempt.DefaultID = webhookattemptDescID.Default.(func() string)
+	// webhookattempt.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	webhookattempt.IDValidator = func() func(string) error {
+		validators := webhookattemptDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	webhookdeliveryMixin := schema.WebhookDelivery{}.Mixin()
+	webhookdeliveryMixinHooks0 := webhookdeliveryMixin[0].Hooks()
+	webhookdelivery.Hooks[0] = webhookdeliveryMixinHooks0[0]
+	webhookdeliveryMixinInters0 := webhookdeliveryMixin[0].Interceptors()
+	webhookdelivery.Interceptors[0] = webhookdeliveryMixinInters0[0]
+	webhookdeliveryMixinFields0 := webhookdeliveryMixin[0].Fields()
+	_ = webhookdeliveryMixinFields0
+	webhookdeliveryMixinFields1 := webhookdeliveryMixin[1].Fields()
+	_ = webhookdeliveryMixinFields1
+	webhookdeliveryFields := schema.WebhookDelivery{}.Fields()
+	_ = webhookdeliveryFields
+	// webhookdeliveryDescMerchantID is the schema descriptor for merchant_id field.
+	webhookdeliveryDescMerchantID := webhookdeliveryMixinFields0[0].Descriptor()
+	// webhookdelivery.MerchantIDValidator is a validator for the "merchant_id" field. It is called by the builders before save.
+	webhookdelivery.MerchantIDValidator = func() func(string) error {
+		validators := webhookdeliveryDescMerchantID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(merchant_id string) error {
+			for _, fn := range fns {
+				if err := fn(merchant_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// webhookdeliveryDescCreatedAt is the schema descriptor for created_at field.
+	webhookdeliveryDescCreatedAt := webhookdeliveryMixinFields1[0].Descriptor()
+	// webhookdelivery.DefaultCreatedAt holds the default value on creation for the created_at field.
+	webhookdelivery.DefaultCreatedAt = webhookdeliveryDescCreatedAt.Default.(func() time.Time)
+	// webhookdeliveryDescUpdatedAt is the schema descriptor for updated_at field.
+	webhookdeliveryDescUpdatedAt := webhookdeliveryMixinFields1[1].Descriptor()
+	// webhookdelivery.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	webhookdelivery.DefaultUpdatedAt = webhookdeliveryDescUpdatedAt.Default.(func() time.Time)
+	// webhookdelivery.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	webhookdelivery.UpdateDefaultUpdatedAt = webhookdeliveryDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// webhookdeliveryDescEventID is the schema descriptor for event_id field.
+	webhookdeliveryDescEventID := webhookdeliveryFields[2].Descriptor()
+	// webhookdelivery.EventIDValidator is a validator for the "event_id" field. It is called by the builders before save.
+	webhookdelivery.EventIDValidator = func() func(string) error {
+		validators := webhookdeliveryDescEventID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(event_id string) error {
+			for _, fn := range fns {
+				if err := fn(event_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// webhookdeliveryDescType is the schema descriptor for type field.
+	webhookdeliveryDescType := webhookdeliveryFields[3].Descriptor()
+	// webhookdelivery.TypeValidator is a validator for the "type" field. It is called by the builders before save.
+	webhookdelivery.TypeValidator = func() func(string) error {
+		validators := webhookdeliveryDescType.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(_type string) error {
+			for _, fn := range fns {
+				if err := fn(_type); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// webhookdeliveryDescAttempts is the schema descriptor for attempts field.
+	webhookdeliveryDescAttempts := webhookdeliveryFields[6].Descriptor()
+	// webhookdelivery.DefaultAttempts holds the default value on creation for the attempts field.
+	webhookdelivery.DefaultAttempts = webhookdeliveryDescAttempts.Default.(int)
+	// webhookdelivery.AttemptsValidator is a validator for the "attempts" field. It is called by the builders before save.
+	webhookdelivery.AttemptsValidator = webhookdeliveryDescAttempts.Validators[0].(func(int) error)
+	// webhookdeliveryDescLastError is the schema descriptor for last_error field.
+	webhookdeliveryDescLastError := webhookdeliveryFields[9].Descriptor()
+	// webhookdelivery.LastErrorValidator is a validator for the "last_error" field. It is called by the builders before save.
+	webhookdelivery.LastErrorValidator = webhookdeliveryDescLastError.Validators[0].(func(string) error)
+	// webhookdeliveryDescID is the schema descriptor for id field.
+	webhookdeliveryDescID := webhookdeliveryFields[0].Descriptor()
+	// webhookdelivery.DefaultID holds the default value on creation for the id field.
+	webhookdelivery.DefaultID = webhookdeliveryDescID.Default.(func() string)
+	// webhookdelivery.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	webhookdelivery.IDValidator = func() func(string) error {
+		validators := webhookdeliveryDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	webhookdeliveryattemptMixin := schema.WebhookDeliveryAttempt{}.Mixin()
+	webhookdeliveryattemptMixinHooks0 := webhookdeliveryattemptMixin[0].Hooks()
+	webhookdeliveryattempt.Hooks[0] = webhookdeliveryattemptMixinHooks0[0]
+	webhookdeliveryattemptMixinInters0 := webhookdeliveryattemptMixin[0].Interceptors()
+	webhookdeliveryattempt.Interceptors[0] = webhookdeliveryattemptMixinInters0[0]
+	webhookdeliveryattemptMixinFields0 := webhookdeliveryattemptMixin[0].Fields()
+	_ = webhookdeliveryattemptMixinFields0
+	webhookdeliveryattemptFields := schema.WebhookDeliveryAttempt{}.Fields()
+	_ = webhookdeliveryattemptFields
+	// webhookdeliveryattemptDescMerchantID is the schema descriptor for merchant_id field.
+	webhookdeliveryattemptDescMerchantID := webhookdeliveryattemptMixinFields0[0].Descriptor()
+	// webhookdeliveryattempt.MerchantIDValidator is a validator for the "merchant_id" field. It is called by the builders before save.
+	webhookdeliveryattempt.MerchantIDValidator = func() func(string) error {
+		validators := webhookdeliveryattemptDescMerchantID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(merchant_id string) error {
+			for _, fn := range fns {
+				if err := fn(merchant_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// webhookdeliveryattemptDescAt is the schema descriptor for at field.
+	webhookdeliveryattemptDescAt := webhookdeliveryattemptFields[2].Descriptor()
+	// webhookdeliveryattempt.DefaultAt holds the default value on creation for the at field.
+	webhookdeliveryattempt.DefaultAt = webhookdeliveryattemptDescAt.Default.(func() time.Time)
+	// webhookdeliveryattemptDescLatencyMs is the schema descriptor for latency_ms field.
+	webhookdeliveryattemptDescLatencyMs := webhookdeliveryattemptFields[4].Descriptor()
+	// webhookdeliveryattempt.LatencyMsValidator is a validator for the "latency_ms" field. It is called by the builders before save.
+	webhookdeliveryattempt.LatencyMsValidator = webhookdeliveryattemptDescLatencyMs.Validators[0].(func(int64) error)
+	// webhookdeliveryattemptDescError is the schema descriptor for error field.
+	webhookdeliveryattemptDescError := webhookdeliveryattemptFields[5].Descriptor()
+	// webhookdeliveryattempt.ErrorValidator is a validator for the "error" field. It is called by the builders before save.
+	webhookdeliveryattempt.ErrorValidator = webhookdeliveryattemptDescError.Validators[0].(func(string) error)
+	// webhookdeliveryattemptDescID is the schema descriptor for id field.
+	webhookdeliveryattemptDescID := webhookdeliveryattemptFields[0].Descriptor()
+	// webhookdeliveryattempt.DefaultID holds the default value on creation for the id field.
+	webhookdeliveryattempt.DefaultID = webhookdeliveryattemptDescID.Default.(func() string)
+	// webhookdeliveryattempt.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	webhookdeliveryattempt.IDValidator = func() func(string) error {
+		validators := webhookdeliveryattemptDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	webhookendpointMixin := schema.WebhookEndpoint{}.Mixin()
+	webhookendpointMixinHooks0 := webhookendpointMixin[0].Hooks()
+	webhookendpoint.Hooks[0] = webhookendpointMixinHooks0[0]
+	webhookendpointMixinInters0 := webhookendpointMixin[0].Interceptors()
+	webhookendpoint.Interceptors[0] = webhookendpointMixinInters0[0]
+	webhookendpointMixinFields0 := webhookendpointMixin[0].Fields()
+	_ = webhookendpointMixinFields0
+	webhookendpointMixinFields1 := webhookendpointMixin[1].Fields()
+	_ = webhookendpointMixinFields1
+	webhookendpointFields := schema.WebhookEndpoint{}.Fields()
+	_ = webhookendpointFields
+	// webhookendpointDescMerchantID is the schema descriptor for merchant_id field.
+	webhookendpointDescMerchantID := webhookendpointMixinFields0[0].Descriptor()
+	// webhookendpoint.MerchantIDValidator is a validator for the "merchant_id" field. It is called by the builders before save.
+	webhookendpoint.MerchantIDValidator = func() func(string) error {
+		validators := webhookendpointDescMerchantID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(merchant_id string) error {
+			for _, fn := range fns {
+				if err := fn(merchant_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// webhookendpointDescCreatedAt is the schema descriptor for created_at field.
+	webhookendpointDescCreatedAt := webhookendpointMixinFields1[0].Descriptor()
+	// webhookendpoint.DefaultCreatedAt holds the default value on creation for the created_at field.
+	webhookendpoint.DefaultCreatedAt = webhookendpointDescCreatedAt.Default.(func() time.Time)
+	// webhookendpointDescUpdatedAt is the schema descriptor for updated_at field.
+	webhookendpointDescUpdatedAt := webhookendpointMixinFields1[1].Descriptor()
+	// webhookendpoint.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	webhookendpoint.DefaultUpdatedAt = webhookendpointDescUpdatedAt.Default.(func() time.Time)
+	// webhookendpoint.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	webhookendpoint.UpdateDefaultUpdatedAt = webhookendpointDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// webhookendpointDescURL is the schema descriptor for url field.
+	webhookendpointDescURL := webhookendpointFields[1].Descriptor()
+	// webhookendpoint.URLValidator is a validator for the "url" field. It is called by the builders before save.
+	webhookendpoint.URLValidator = func() func(string) error {
+		validators := webhookendpointDescURL.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(url string) error {
+			for _, fn := range fns {
+				if err := fn(url); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// webhookendpointDescDescription is the schema descriptor for description field.
+	webhookendpointDescDescription := webhookendpointFields[3].Descriptor()
+	// webhookendpoint.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
+	webhookendpoint.DescriptionValidator = webhookendpointDescDescription.Validators[0].(func(string) error)
+	// webhookendpointDescDisabledReason is the schema descriptor for disabled_reason field.
+	webhookendpointDescDisabledReason := webhookendpointFields[5].Descriptor()
+	// webhookendpoint.DisabledReasonValidator is a validator for the "disabled_reason" field. It is called by the builders before save.
+	webhookendpoint.DisabledReasonValidator = webhookendpointDescDisabledReason.Validators[0].(func(string) error)
+	// webhookendpointDescSecret is the schema descriptor for secret field.
+	webhookendpointDescSecret := webhookendpointFields[6].Descriptor()
+	// webhookendpoint.SecretValidator is a validator for the "secret" field. It is called by the builders before save.
+	webhookendpoint.SecretValidator = webhookendpointDescSecret.Validators[0].(func(string) error)
+	// webhookendpointDescCreatedBy is the schema descriptor for created_by field.
+	webhookendpointDescCreatedBy := webhookendpointFields[10].Descriptor()
+	// webhookendpoint.CreatedByValidator is a validator for the "created_by" field. It is called by the builders before save.
+	webhookendpoint.CreatedByValidator = webhookendpointDescCreatedBy.Validators[0].(func(string) error)
+	// webhookendpointDescID is the schema descriptor for id field.
+	webhookendpointDescID := webhookendpointFields[0].Descriptor()
+	// webhookendpoint.DefaultID holds the default value on creation for the id field.
+	webhookendpoint.DefaultID = webhookendpointDescID.Default.(func() string)
+	// webhookendpoint.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	webhookendpoint.IDValidator = func() func(string) error {
+		validators := webhookendpointDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	webhookeventFields := schema.WebhookEvent{}.Fields()
+	_ = webhookeventFields
+	// webhookeventDescProvider is the schema descriptor for provider field.
+	webhookeventDescProvider := webhookeventFields[1].Descriptor()
+	// webhookevent.ProviderValidator is a validator for the "provider" field. It is called by the builders before save.
+	webhookevent.ProviderValidator = func() func(string) error {
+		validators := webhookeventDescProvider.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(provider string) error {
+			for _, fn := range fns {
+				if err := fn(provider); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// webhookeventDescEventID is the schema descriptor for event_id field.
+	webhookeventDescEventID := webhookeventFields[2].Descriptor()
+	// webhookevent.EventIDValidator is a validator for the "event_id" field. It is called by the builders before save.
+	webhookevent.EventIDValidator = func() func(string) error {
+		validators := webhookeventDescEventID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(event_id string) error {
+			for _, fn := range fns {
+				if err := fn(event_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// webhookeventDescType is the schema descriptor for type field.
+	webhookeventDescType := webhookeventFields[3].Descriptor()
+	// webhookevent.TypeValidator is a validator for the "type" field. It is called by the builders before save.
+	webhookevent.TypeValidator = func() func(string) error {
+		validators := webhookeventDescType.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(_type string) error {
+			for _, fn := range fns {
+				if err := fn(_type); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// webhookeventDescAttempts is the schema descriptor for attempts field.
+	webhookeventDescAttempts := webhookeventFields[6].Descriptor()
+	// webhookevent.DefaultAttempts holds the default value on creation for the attempts field.
+	webhookevent.DefaultAttempts = webhookeventDescAttempts.Default.(int)
+	// webhookevent.AttemptsValidator is a validator for the "attempts" field. It is called by the builders before save.
+	webhookevent.AttemptsValidator = webhookeventDescAttempts.Validators[0].(func(int) error)
+	// webhookeventDescLastError is the schema descriptor for last_error field.
+	webhookeventDescLastError := webhookeventFields[8].Descriptor()
+	// webhookevent.LastErrorValidator is a validator for the "last_error" field. It is called by the builders before save.
+	webhookevent.LastErrorValidator = webhookeventDescLastError.Validators[0].(func(string) error)
+	// webhookeventDescIgnoredReason is the schema descriptor for ignored_reason field.
+	webhookeventDescIgnoredReason := webhookeventFields[9].Descriptor()
+	// webhookevent.IgnoredReasonValidator is a validator for the "ignored_reason" field. It is called by the builders before save.
+	webhookevent.IgnoredReasonValidator = webhookeventDescIgnoredReason.Validators[0].(func(string) error)
+	// webhookeventDescPaymentID is the schema descriptor for payment_id field.
+	webhookeventDescPaymentID := webhookeventFields[10].Descriptor()
+	// webhookevent.PaymentIDValidator is a validator for the "payment_id" field. It is called by the builders before save.
+	webhookevent.PaymentIDValidator = webhookeventDescPaymentID.Validators[0].(func(string) error)
+	// webhookeventDescReceivedAt is the schema descriptor for received_at field.
+	webhookeventDescReceivedAt := webhookeventFields[11].Descriptor()
+	// webhookevent.DefaultReceivedAt holds the default value on creation for the received_at field.
+	webhookevent.DefaultReceivedAt = webhookeventDescReceivedAt.Default.(func() time.Time)
+	// webhookeventDescID is the schema descriptor for id field.
+	webhookeventDescID := webhookeventFields[0].Descriptor()
+	// webhookevent.DefaultID holds the default value on creation for the id field.
+	webhookevent.DefaultID = webhookeventDescID.Default.(func() string)
+	// webhookevent.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	webhookevent.IDValidator = func() func(string) error {
+		validators := webhookeventDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+}
 
 const (
 	Version = "v0.14.5"                                         // Version of ent codegen.

@@ -38,7 +38,7 @@ func (APIKey) Fields() []ent.Field {
 }
 
 func (APIKey) Mixin() []ent.Mixin {
-	return []ent.Mixin{timestamps{}}
+	return []ent.Mixin{merchantOwned{}, timestamps{}}
 }
 
 func (APIKey) Edges() []ent.Edge {

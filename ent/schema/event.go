@@ -33,7 +33,8 @@ func (Event) Fields() []ent.Field {
 
 func (Event) Indexes() []ent.Index {
 	return []ent.Index{
-		// The list pages newest first, of one type or of all.
+		// A merchant's list pages newest first; the live feed reads the newest of all.
+		index.Fields("merchant_id", "created_at", "id"),
 		index.Fields("created_at", "id"),
 		index.Fields("type", "created_at"),
 		index.Fields("object_id"),
@@ -47,4 +48,8 @@ func (Event) Annotations() []schema.Annotation {
 		entgql.QueryField("events").Directives(hasScope("webhooks:read")),
 		entgql.RelayConnection(),
 	}
+}
+
+func (Event) Mixin() []ent.Mixin {
+	return []ent.Mixin{merchantOwned{}}
 }

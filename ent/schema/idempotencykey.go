@@ -42,7 +42,8 @@ func (IdempotencyKey) Fields() []ent.Field {
 
 func (IdempotencyKey) Indexes() []ent.Index {
 	return []ent.Index{
-		index.Fields("principal", "key").Unique(),
+		// Keys are per merchant and user: a platform user acting for two merchants has two sets.
+		index.Fields("merchant_id", "principal", "key").Unique(),
 		index.Fields("expires_at"),
 		// Reconciliation finds the calls that made a payment or refund it settled.
 		index.Fields("resource_id"),
@@ -51,4 +52,8 @@ func (IdempotencyKey) Indexes() []ent.Index {
 
 func (IdempotencyKey) Annotations() []schema.Annotation {
 	return []schema.Annotation{entgql.Skip(entgql.SkipAll)}
+}
+
+func (IdempotencyKey) Mixin() []ent.Mixin {
+	return []ent.Mixin{merchantOwned{}}
 }

@@ -6,9 +6,12 @@ import (
 
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/mixin"
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/paygate/paygate/internal/tenant"
 )
 
 // timestamps gives a resource created_at and updated_at, always in UTC.
@@ -35,4 +38,28 @@ func hasScope(scope string) entgql.Directive {
 		Name:  "scope",
 		Value: &ast.Value{Raw: scope, Kind: ast.StringValue},
 	})
+}
+
+// merchantOwned makes an entity a merchant's. Every query of it is filtered by the merchant its
+// context is for, and every change held to that merchant, by the tenant package's interceptor
+// and hook: a query cannot forget whose data it reads.
+type merchantOwned struct {
+	mixin.Schema
+}
+
+func (merchantOwned) Fields() []ent.Field {
+	return []ent.Field{
+		// The column's default is the database's alone, for the rows from before merchants
+		// existed: what Paygate writes always names its merchant.
+		field.String("merchant_id").Immutable().NotEmpty().MaxLen(40).
+			Annotations(entgql.Skip(entgql.SkipAll), entsql.Default(tenant.DefaultMerchant)),
+	}
+}
+
+func (merchantOwned) Interceptors() []ent.Interceptor {
+	return []ent.Interceptor{tenant.Filter()}
+}
+
+func (merchantOwned) Hooks() []ent.Hook {
+	return []ent.Hook{tenant.Guard()}
 }

@@ -92,7 +92,7 @@ func (Payment) Fields() []ent.Field {
 }
 
 func (Payment) Mixin() []ent.Mixin {
-	return []ent.Mixin{timestamps{}}
+	return []ent.Mixin{merchantOwned{}, timestamps{}}
 }
 
 func (Payment) Edges() []ent.Edge {
@@ -105,6 +105,8 @@ func (Payment) Edges() []ent.Edge {
 func (Payment) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("created_at", "id"),
+		// A merchant's list pages newest first.
+		index.Fields("merchant_id", "created_at", "id"),
 		index.Fields("status", "created_at"),
 		index.Fields("customer_email", "created_at"),
 		// A provider's webhook names the payment by the provider's id of its charge.

@@ -54,3 +54,7 @@ func (PaymentStatusChange) Annotations() []schema.Annotation {
 		entgql.Type("StatusChange"), entgql.Skip(entgql.SkipWhereInput, entgql.SkipOrderField),
 	}
 }
+
+func (PaymentStatusChange) Mixin() []ent.Mixin {
+	return []ent.Mixin{merchantOwned{}}
+}

@@ -37,7 +37,7 @@ func (Refund) Fields() []ent.Field {
 }
 
 func (Refund) Mixin() []ent.Mixin {
-	return []ent.Mixin{timestamps{}}
+	return []ent.Mixin{merchantOwned{}, timestamps{}}
 }
 
 func (Refund) Edges() []ent.Edge {

@@ -23,11 +23,14 @@ func (User) Fields() []ent.Field {
 		field.Enum("role").Values("admin", "operator", "developer", "viewer"),
 		// disabled users cannot log in, and their tokens stop working.
 		field.Bool("disabled").Default(false),
+		// platform users are the platform's staff: they manage merchants, read what is
+		// platform-wide, and act for any merchant.
+		field.Bool("platform").Default(false),
 	}
 }
 
 func (User) Mixin() []ent.Mixin {
-	return []ent.Mixin{timestamps{}}
+	return []ent.Mixin{merchantOwned{}, timestamps{}}
 }
 
 func (User) Edges() []ent.Edge {

@@ -46,7 +46,7 @@ func (WebhookEndpoint) Fields() []ent.Field {
 }
 
 func (WebhookEndpoint) Mixin() []ent.Mixin {
-	return []ent.Mixin{timestamps{}}
+	return []ent.Mixin{merchantOwned{}, timestamps{}}
 }
 
 func (WebhookEndpoint) Edges() []ent.Edge {
@@ -57,7 +57,7 @@ func (WebhookEndpoint) Edges() []ent.Edge {
 }
 
 func (WebhookEndpoint) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("created_at", "id")}
+	return []ent.Index{index.Fields("merchant_id", "created_at", "id")}
 }
 
 func (WebhookEndpoint) Annotations() []schema.Annotation {
@@ -105,7 +105,7 @@ func (WebhookDelivery) Fields() []ent.Field {
 }
 
 func (WebhookDelivery) Mixin() []ent.Mixin {
-	return []ent.Mixin{timestamps{}}
+	return []ent.Mixin{merchantOwned{}, timestamps{}}
 }
 
 func (WebhookDelivery) Edges() []ent.Edge {
@@ -170,4 +170,8 @@ func (WebhookDeliveryAttempt) Indexes() []ent.Index {
 
 func (WebhookDeliveryAttempt) Annotations() []schema.Annotation {
 	return []schema.Annotation{entgql.Skip(entgql.SkipWhereInput, entgql.SkipOrderField)}
+}
+
+func (WebhookDeliveryAttempt) Mixin() []ent.Mixin {
+	return []ent.Mixin{merchantOwned{}}
 }

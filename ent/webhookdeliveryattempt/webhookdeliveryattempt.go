@@ -5,6 +5,7 @@ package webhookdeliveryattempt
 import (
 	"time"
 
+	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 )
@@ -14,6 +15,8 @@ const (
 	Label = "webhook_delivery_attempt"
 	// FieldID holds the string denoting the id field in the database.
 	FieldID = "id"
+	// FieldMerchantID holds the string denoting the merchant_id field in the database.
+	FieldMerchantID = "merchant_id"
 	// FieldDeliveryID holds the string denoting the delivery_id field in the database.
 	FieldDeliveryID = "delivery_id"
 	// FieldAt holds the string denoting the at field in the database.
@@ -40,6 +43,7 @@ const (
 // Columns holds all SQL columns for webhookdeliveryattempt fields.
 var Columns = []string{
 	FieldID,
+	FieldMerchantID,
 	FieldDeliveryID,
 	FieldAt,
 	FieldStatusCode,
@@ -57,7 +61,16 @@ func ValidColumn(column string) bool {
 	return false
 }
 
+// Note that the variables below are initialized by the runtime
+// package on the initialization of the application. Therefore,
+// it should be imported in the main as follows:
+//
+//	import _ "github.com/paygate/paygate/ent/runtime"
 var (
+	Hooks        [1]ent.Hook
+	Interceptors [1]ent.Interceptor
+	// MerchantIDValidator is a validator for the "merchant_id" field. It is called by the builders before save.
+	MerchantIDValidator func(string) error
 	// DefaultAt holds the default value on creation for the "at" field.
 	DefaultAt func() time.Time
 	// LatencyMsValidator is a validator for the "latency_ms" field. It is called by the builders before save.
@@ -76,6 +89,11 @@ type OrderOption func(*sql.Selector)
 // ByID orders the results by the id field.
 func ByID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldID, opts...).ToFunc()
+}
+
+// ByMerchantID orders the results by the merchant_id field.
+func ByMerchantID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldMerchantID, opts...).ToFunc()
 }
 
 // ByDeliveryID orders the results by the delivery_id field.

@@ -65,6 +65,11 @@ func IDContainsFold(id string) predicate.WebhookDeliveryAttempt {
 	return predicate.WebhookDeliveryAttempt(sql.FieldContainsFold(FieldID, id))
 }
 
+// MerchantID applies equality check predicate on the "merchant_id" field. It's identical to MerchantIDEQ.
+func MerchantID(v string) predicate.WebhookDeliveryAttempt {
+	return predicate.WebhookDeliveryAttempt(sql.FieldEQ(FieldMerchantID, v))
+}
+
 // DeliveryID applies equality check predicate on the "delivery_id" field. It's identical to DeliveryIDEQ.
 func DeliveryID(v string) predicate.WebhookDeliveryAttempt {
 	return predicate.WebhookDeliveryAttempt(sql.FieldEQ(FieldDeliveryID, v))
@@ -88,6 +93,71 @@ func LatencyMs(v int64) predicate.WebhookDeliveryAttempt {
 // Error applies equality check predicate on the "error" field. It's identical to ErrorEQ.
 func Error(v string) predicate.WebhookDeliveryAttempt {
 	return predicate.WebhookDeliveryAttempt(sql.FieldEQ(FieldError, v))
+}
+
+// MerchantIDEQ applies the EQ predicate on the "merchant_id" field.
+func MerchantIDEQ(v string) predicate.WebhookDeliveryAttempt {
+	return predicate.WebhookDeliveryAttempt(sql.FieldEQ(FieldMerchantID, v))
+}
+
+// MerchantIDNEQ applies the NEQ predicate on the "merchant_id" field.
+func MerchantIDNEQ(v string) predicate.WebhookDeliveryAttempt {
+	return predicate.WebhookDeliveryAttempt(sql.FieldNEQ(FieldMerchantID, v))
+}
+
+// MerchantIDIn applies the In predicate on the "merchant_id" field.
+func MerchantIDIn(vs ...string) predicate.WebhookDeliveryAttempt {
+	return predicate.WebhookDeliveryAttempt(sql.FieldIn(FieldMerchantID, vs...))
+}
+
+// MerchantIDNotIn applies the NotIn predicate on the "merchant_id" field.
+func MerchantIDNotIn(vs ...string) predicate.WebhookDeliveryAttempt {
+	return predicate.WebhookDeliveryAttempt(sql.FieldNotIn(FieldMerchantID, vs...))
+}
+
+// MerchantIDGT applies the GT predicate on the "merchant_id" field.
+func MerchantIDGT(v string) predicate.WebhookDeliveryAttempt {
+	return predicate.WebhookDeliveryAttempt(sql.FieldGT(FieldMerchantID, v))
+}
+
+// MerchantIDGTE applies the GTE predicate on the "merchant_id" field.
+func MerchantIDGTE(v string) predicate.WebhookDeliveryAttempt {
+	return predicate.WebhookDeliveryAttempt(sql.FieldGTE(FieldMerchantID, v))
+}
+
+// MerchantIDLT applies the LT predicate on the "merchant_id" field.
+func MerchantIDLT(v string) predicate.WebhookDeliveryAttempt {
+	return predicate.WebhookDeliveryAttempt(sql.FieldLT(FieldMerchantID, v))
+}
+
+// MerchantIDLTE applies the LTE predicate on the "merchant_id" field.
+func MerchantIDLTE(v string) predicate.WebhookDeliveryAttempt {
+	return predicate.WebhookDeliveryAttempt(sql.FieldLTE(FieldMerchantID, v))
+}
+
+// MerchantIDContains applies the Contains predicate on the "merchant_id" field.
+func MerchantIDContains(v string) predicate.WebhookDeliveryAttempt {
+	return predicate.WebhookDeliveryAttempt(sql.FieldContains(FieldMerchantID, v))
+}
+
+// MerchantIDHasPrefix applies the HasPrefix predicate on the "merchant_id" field.
+func MerchantIDHasPrefix(v string) predicate.WebhookDeliveryAttempt {
+	return predicate.WebhookDeliveryAttempt(sql.FieldHasPrefix(FieldMerchantID, v))
+}
+
+// MerchantIDHasSuffix applies the HasSuffix predicate on the "merchant_id" field.
+func MerchantIDHasSuffix(v string) predicate.WebhookDeliveryAttempt {
+	return predicate.WebhookDeliveryAttempt(sql.FieldHasSuffix(FieldMerchantID, v))
+}
+
+// MerchantIDEqualFold applies the EqualFold predicate on the "merchant_id" field.
+func MerchantIDEqualFold(v string) predicate.WebhookDeliveryAttempt {
+	return predicate.WebhookDeliveryAttempt(sql.FieldEqualFold(FieldMerchantID, v))
+}
+
+// MerchantIDContainsFold applies the ContainsFold predicate on the "merchant_id" field.
+func MerchantIDContainsFold(v string) predicate.WebhookDeliveryAttempt {
+	return predicate.WebhookDeliveryAttempt(sql.FieldContainsFold(FieldMerchantID, v))
 }
 
 // DeliveryIDEQ applies the EQ predicate on the "delivery_id" field.

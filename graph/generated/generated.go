@@ -198,12 +198,25 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	Merchant struct {
+		CreatedAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Status    func(childComplexity int) int
+	}
+
+	MerchantPage struct {
+		HasMore   func(childComplexity int) int
+		Merchants func(childComplexity int) int
+	}
+
 	Mutation struct {
 		AcknowledgeAlert            func(childComplexity int, id string) int
 		CancelPayment               func(childComplexity int, input model.CancelPaymentInput) int
 		CapturePayment              func(childComplexity int, input model.CapturePaymentInput) int
 		ChangePassword              func(childComplexity int, input model.ChangePasswordInput) int
 		CreateAPIKey                func(childComplexity int, input auth.APIKeyRequest) int
+		CreateMerchant              func(childComplexity int, input model.CreateMerchantInput) int
 		CreatePayment               func(childComplexity int, input model.CreatePaymentInput) int
 		CreateUser                  func(childComplexity int, input model.CreateUserInput) int
 		CreateWebhookEndpoint       func(childComplexity int, input model.CreateWebhookEndpointInput) int
@@ -222,6 +235,7 @@ type ComplexityRoot struct {
 		SendTestWebhook             func(childComplexity int, input model.SendTestWebhookInput) int
 		SimulateEvent               func(childComplexity int, input inbound.SimulateInput) int
 		UpdateConfig                func(childComplexity int, input model.ConfigInput) int
+		UpdateMerchant              func(childComplexity int, id string, input auth.MerchantChange) int
 		UpdateUser                  func(childComplexity int, id string, input auth.UserChange) int
 		UpdateWebhookEndpoint       func(childComplexity int, id string, input model.UpdateWebhookEndpointInput) int
 	}
@@ -321,6 +335,7 @@ type ComplexityRoot struct {
 		ConfigHistory     func(childComplexity int, first *int, before *int) int
 		Event             func(childComplexity int, id string) int
 		Events            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.EventOrder, where *ent.EventWhereInput) int
+		Merchants         func(childComplexity int, first *int, after *string) int
 		Node              func(childComplexity int, id string) int
 		Nodes             func(childComplexity int, ids []string) int
 		Payment           func(childComplexity int, id string) int
@@ -389,6 +404,7 @@ type ComplexityRoot struct {
 		AmountLTE func(childComplexity int) int
 		Brand     func(childComplexity int) int
 		Currency  func(childComplexity int) int
+		Merchants func(childComplexity int) int
 		Name      func(childComplexity int) int
 		Providers func(childComplexity int) int
 	}
@@ -451,11 +467,13 @@ type ComplexityRoot struct {
 	}
 
 	User struct {
-		CreatedAt func(childComplexity int) int
-		Disabled  func(childComplexity int) int
-		Email     func(childComplexity int) int
-		ID        func(childComplexity int) int
-		Role      func(childComplexity int) int
+		CreatedAt  func(childComplexity int) int
+		Disabled   func(childComplexity int) int
+		Email      func(childComplexity int) int
+		ID         func(childComplexity int) int
+		MerchantID func(childComplexity int) int
+		Platform   func(childComplexity int) int
+		Role       func(childComplexity int) int
 	}
 
 	UserPage struct {
@@ -632,6 +650,8 @@ type MutationResolver interface {
 	DeleteWebhookEndpoint(ctx context.Context, id string) (*ent.WebhookEndpoint, error)
 	RotateWebhookEndpointSecret(ctx context.Context, id string) (*model.WebhookEndpointWithSecret, error)
 	RetryWebhookDelivery(ctx context.Context, endpointID string, id string) (*ent.WebhookDelivery, error)
+	CreateMerchant(ctx context.Context, input model.CreateMerchantInput) (*ent.Merchant, error)
+	UpdateMerchant(ctx context.Context, id string, input auth.MerchantChange) (*ent.Merchant, error)
 	AcknowledgeAlert(ctx context.Context, id string) (*ent.Alert, error)
 	ResolveAlert(ctx context.Context, id string) (*ent.Alert, error)
 	ChangePassword(ctx context.Context, input model.ChangePasswordInput) (*model.PasswordChanged, error)
@@ -667,6 +687,7 @@ type QueryResolver interface {
 	Event(ctx context.Context, id string) (*ent.Event, error)
 	WebhookEndpoint(ctx context.Context, id string) (*ent.WebhookEndpoint, error)
 	WebhookDeliveries(ctx context.Context, endpointID string, status *state.DeliveryStatus, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int) (*ent.WebhookDeliveryConnection, error)
+	Merchants(ctx context.Context, first *int, after *string) (*auth.MerchantPage, error)
 	SystemMetrics(ctx context.Context) (*metrics.SystemFigures, error)
 	Payment(ctx context.Context, id string) (*ent.Payment, error)
 	Refund(ctx context.Context, id string) (*ent.Refund, error)
@@ -1214,6 +1235,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.EventEdge.Node(childComplexity), true
 
+	case "Merchant.createdAt":
+		if e.ComplexityRoot.Merchant.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Merchant.CreatedAt(childComplexity), true
+	case "Merchant.id":
+		if e.ComplexityRoot.Merchant.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Merchant.ID(childComplexity), true
+	case "Merchant.name":
+		if e.ComplexityRoot.Merchant.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Merchant.Name(childComplexity), true
+	case "Merchant.status":
+		if e.ComplexityRoot.Merchant.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Merchant.Status(childComplexity), true
+
+	case "MerchantPage.hasMore":
+		if e.ComplexityRoot.MerchantPage.HasMore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MerchantPage.HasMore(childComplexity), true
+	case "MerchantPage.merchants":
+		if e.ComplexityRoot.MerchantPage.Merchants == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MerchantPage.Merchants(childComplexity), true
+
 	case "Mutation.acknowledgeAlert":
 		if e.ComplexityRoot.Mutation.AcknowledgeAlert == nil {
 			break
@@ -1269,6 +1328,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateAPIKey(childComplexity, args["input"].(auth.APIKeyRequest)), true
+	case "Mutation.createMerchant":
+		if e.ComplexityRoot.Mutation.CreateMerchant == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createMerchant_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateMerchant(childComplexity, args["input"].(model.CreateMerchantInput)), true
 	case "Mutation.createPayment":
 		if e.ComplexityRoot.Mutation.CreatePayment == nil {
 			break
@@ -1467,6 +1537,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateConfig(childComplexity, args["input"].(model.ConfigInput)), true
+	case "Mutation.updateMerchant":
+		if e.ComplexityRoot.Mutation.UpdateMerchant == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateMerchant_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateMerchant(childComplexity, args["id"].(string), args["input"].(auth.MerchantChange)), true
 	case "Mutation.updateUser":
 		if e.ComplexityRoot.Mutation.UpdateUser == nil {
 			break
@@ -1910,6 +1991,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Events(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.EventOrder), args["where"].(*ent.EventWhereInput)), true
 
+	case "Query.merchants":
+		if e.ComplexityRoot.Query.Merchants == nil {
+			break
+		}
+
+		args, err := ec.field_Query_merchants_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Merchants(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
 			break
@@ -2237,6 +2329,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RoutingRule.Currency(childComplexity), true
+	case "RoutingRule.merchants":
+		if e.ComplexityRoot.RoutingRule.Merchants == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RoutingRule.Merchants(childComplexity), true
 	case "RoutingRule.name":
 		if e.ComplexityRoot.RoutingRule.Name == nil {
 			break
@@ -2490,6 +2588,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.ID(childComplexity), true
+	case "User.merchantId":
+		if e.ComplexityRoot.User.MerchantID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.MerchantID(childComplexity), true
+	case "User.platform":
+		if e.ComplexityRoot.User.Platform == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.Platform(childComplexity), true
 	case "User.role":
 		if e.ComplexityRoot.User.Role == nil {
 			break
@@ -3037,6 +3147,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCircuitBreakerInput,
 		ec.unmarshalInputConfigInput,
 		ec.unmarshalInputCreateAPIKeyInput,
+		ec.unmarshalInputCreateMerchantInput,
 		ec.unmarshalInputCreatePaymentInput,
 		ec.unmarshalInputCreateUserInput,
 		ec.unmarshalInputCreateWebhookEndpointInput,
@@ -3054,6 +3165,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputRoutingRuleInput,
 		ec.unmarshalInputSendTestWebhookInput,
 		ec.unmarshalInputSimulateEventInput,
+		ec.unmarshalInputUpdateMerchantInput,
 		ec.unmarshalInputUpdateUserInput,
 		ec.unmarshalInputUpdateWebhookEndpointInput,
 		ec.unmarshalInputWebhookDeliveryOrder,
@@ -4306,6 +4418,44 @@ extend type Mutation {
   retryWebhookDelivery(endpointId: ID!, id: ID!): WebhookDelivery! @hasScope(scope: "webhooks:manage")
 }
 `, BuiltIn: false},
+	{Name: "../merchant.graphqls", Input: `"A business that takes payments through Paygate. It owns its payments, refunds, events, webhook endpoints, users and API keys, and sees no other merchant's."
+type Merchant {
+  id: ID!
+  name: String!
+  "active or disabled: a disabled merchant's tokens and keys stop working on every server within a second."
+  status: String!
+  createdAt: Time!
+}
+
+"A page of merchants, oldest first."
+type MerchantPage {
+  merchants: [Merchant!]!
+  hasMore: Boolean!
+}
+
+input CreateMerchantInput {
+  "At most 100 bytes."
+  name: String!
+}
+
+input UpdateMerchantInput {
+  name: String
+  "active or disabled."
+  status: String
+}
+
+extend type Query {
+  "Merchants, oldest first: first of them (20 by default, at most 100) after the merchant with id after. Platform staff only."
+  merchants(first: Int, after: ID): MerchantPage! @hasScope(scope: "merchants:manage")
+}
+
+extend type Mutation {
+  "Makes a merchant. Platform staff then act for it (the Paygate-Merchant header) to make its first admin."
+  createMerchant(input: CreateMerchantInput!): Merchant! @hasScope(scope: "merchants:manage")
+  "Renames, disables or enables a merchant. Platform staff cannot disable their own."
+  updateMerchant(id: ID!, input: UpdateMerchantInput!): Merchant! @hasScope(scope: "merchants:manage")
+}
+`, BuiltIn: false},
 	{Name: "../monitoring.graphqls", Input: `enum AlertStatus {
   "Raised by a rule; nobody has acknowledged it."
   OPEN
@@ -4742,6 +4892,8 @@ type RoutingRule {
   name: String!
   currency: [String!]
   brand: [String!]
+  "The merchants (mer_...) whose payments the rule routes."
+  merchants: [String!]
   "Lower bound of the amount, in major units of the payment's currency."
   amountGte: Decimal
   "Upper bound of the amount, in major units of the payment's currency."
@@ -4837,6 +4989,7 @@ input RoutingRuleInput {
   name: String!
   currency: [String!]
   brand: [String!]
+  merchants: [String!]
   amountGte: Decimal
   amountLte: Decimal
   providers: [WeightedProviderInput!]!
@@ -4885,6 +5038,10 @@ type User {
   role: String!
   "A disabled user cannot log in, and their tokens stop working."
   disabled: Boolean!
+  "The merchant the user belongs to."
+  merchantId: ID!
+  "Platform staff manage merchants, read what is platform-wide, and act for any merchant."
+  platform: Boolean!
   createdAt: Time!
 }
 
@@ -4893,6 +5050,8 @@ input CreateUserInput {
   "At least 12 characters, at most 72 bytes."
   password: String!
   role: String!
+  "Makes one of the platform's staff: only platform staff may, in their own merchant."
+  platform: Boolean
 }
 
 input UpdateUserInput {
@@ -5333,6 +5492,30 @@ func (ec *executionContext) childFields_EventEdge(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type EventEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_Merchant(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Merchant_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Merchant_name(ctx, field)
+	case "status":
+		return ec.fieldContext_Merchant_status(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Merchant_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Merchant", field.Name)
+}
+
+func (ec *executionContext) childFields_MerchantPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "merchants":
+		return ec.fieldContext_MerchantPage_merchants(ctx, field)
+	case "hasMore":
+		return ec.fieldContext_MerchantPage_hasMore(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MerchantPage", field.Name)
+}
+
 func (ec *executionContext) childFields_NewAPIKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "key":
@@ -5611,6 +5794,8 @@ func (ec *executionContext) childFields_RoutingRule(ctx context.Context, field g
 		return ec.fieldContext_RoutingRule_currency(ctx, field)
 	case "brand":
 		return ec.fieldContext_RoutingRule_brand(ctx, field)
+	case "merchants":
+		return ec.fieldContext_RoutingRule_merchants(ctx, field)
 	case "amountGte":
 		return ec.fieldContext_RoutingRule_amountGte(ctx, field)
 	case "amountLte":
@@ -5731,6 +5916,10 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_role(ctx, field)
 	case "disabled":
 		return ec.fieldContext_User_disabled(ctx, field)
+	case "merchantId":
+		return ec.fieldContext_User_merchantId(ctx, field)
+	case "platform":
+		return ec.fieldContext_User_platform(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_User_createdAt(ctx, field)
 	}
@@ -6207,6 +6396,20 @@ func (ec *executionContext) field_Mutation_createAPIKey_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createMerchant_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateMerchantInput, error) {
+			return ec.unmarshalNCreateMerchantInput2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐCreateMerchantInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createPayment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6475,6 +6678,28 @@ func (ec *executionContext) field_Mutation_updateConfig_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_updateMerchant_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (auth.MerchantChange, error) {
+			return ec.unmarshalNUpdateMerchantInput2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋauthᚐMerchantChange(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updateUser_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6696,6 +6921,28 @@ func (ec *executionContext) field_Query_events_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_merchants_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -9094,6 +9341,153 @@ func (ec *executionContext) fieldContext_EventEdge_cursor(_ context.Context, fie
 	return graphql.NewScalarFieldContext("EventEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
 }
 
+func (ec *executionContext) _Merchant_id(ctx context.Context, field graphql.CollectedField, obj *ent.Merchant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Merchant_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Merchant_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Merchant", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Merchant_name(ctx context.Context, field graphql.CollectedField, obj *ent.Merchant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Merchant_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Merchant_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Merchant", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Merchant_status(ctx context.Context, field graphql.CollectedField, obj *ent.Merchant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Merchant_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Merchant_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Merchant", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Merchant_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.Merchant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Merchant_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Merchant_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Merchant", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _MerchantPage_merchants(ctx context.Context, field graphql.CollectedField, obj *auth.MerchantPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MerchantPage_merchants(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Merchants, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Merchant) graphql.Marshaler {
+			return ec.marshalNMerchant2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐMerchantᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MerchantPage_merchants(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MerchantPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Merchant(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MerchantPage_hasMore(ctx context.Context, field graphql.CollectedField, obj *auth.MerchantPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MerchantPage_hasMore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasMore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MerchantPage_hasMore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MerchantPage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Mutation_login(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10008,6 +10402,130 @@ func (ec *executionContext) fieldContext_Mutation_retryWebhookDelivery(ctx conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_retryWebhookDelivery_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createMerchant(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createMerchant(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateMerchant(ctx, fc.Args["input"].(model.CreateMerchantInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "merchants:manage")
+				if err != nil {
+					var zeroVal *ent.Merchant
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *ent.Merchant
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Merchant) graphql.Marshaler {
+			return ec.marshalNMerchant2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐMerchant(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createMerchant(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Merchant(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createMerchant_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateMerchant(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateMerchant(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateMerchant(ctx, fc.Args["id"].(string), fc.Args["input"].(auth.MerchantChange))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "merchants:manage")
+				if err != nil {
+					var zeroVal *ent.Merchant
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *ent.Merchant
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Merchant) graphql.Marshaler {
+			return ec.marshalNMerchant2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐMerchant(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateMerchant(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Merchant(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateMerchant_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -12651,6 +13169,68 @@ func (ec *executionContext) fieldContext_Query_webhookDeliveries(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_merchants(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_merchants(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Merchants(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "merchants:manage")
+				if err != nil {
+					var zeroVal *auth.MerchantPage
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *auth.MerchantPage
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *auth.MerchantPage) graphql.Marshaler {
+			return ec.marshalNMerchantPage2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋauthᚐMerchantPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_merchants(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MerchantPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_merchants_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_systemMetrics(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13922,6 +14502,29 @@ func (ec *executionContext) fieldContext_RoutingRule_brand(_ context.Context, fi
 	return graphql.NewScalarFieldContext("RoutingRule", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _RoutingRule_merchants(ctx context.Context, field graphql.CollectedField, obj *settings.Rule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RoutingRule_merchants(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Merchants, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RoutingRule_merchants(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RoutingRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _RoutingRule_amountGte(ctx context.Context, field graphql.CollectedField, obj *settings.Rule) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15034,6 +15637,52 @@ func (ec *executionContext) _User_disabled(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_User_disabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _User_merchantId(ctx context.Context, field graphql.CollectedField, obj *ent.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_merchantId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MerchantID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_merchantId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _User_platform(ctx context.Context, field graphql.CollectedField, obj *ent.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_platform(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Platform, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_platform(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
@@ -19034,6 +19683,36 @@ func (ec *executionContext) unmarshalInputCreateAPIKeyInput(ctx context.Context,
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCreateMerchantInput(ctx context.Context, obj any) (model.CreateMerchantInput, error) {
+	var it model.CreateMerchantInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreatePaymentInput(ctx context.Context, obj any) (model.CreatePaymentInput, error) {
 	var it model.CreatePaymentInput
 	if obj == nil {
@@ -19138,7 +19817,7 @@ func (ec *executionContext) unmarshalInputCreateUserInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"email", "password", "role"}
+	fieldsInOrder := [...]string{"email", "password", "role", "platform"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -19166,6 +19845,13 @@ func (ec *executionContext) unmarshalInputCreateUserInput(ctx context.Context, o
 				return it, err
 			}
 			it.Role = data
+		case "platform":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("platform"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Platform = data
 		}
 	}
 	return it, nil
@@ -20600,7 +21286,7 @@ func (ec *executionContext) unmarshalInputRoutingRuleInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "currency", "brand", "amountGte", "amountLte", "providers"}
+	fieldsInOrder := [...]string{"name", "currency", "brand", "merchants", "amountGte", "amountLte", "providers"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -20628,6 +21314,13 @@ func (ec *executionContext) unmarshalInputRoutingRuleInput(ctx context.Context, 
 				return it, err
 			}
 			it.Brand = data
+		case "merchants":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("merchants"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Merchants = data
 		case "amountGte":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountGte"))
 			data, err := ec.unmarshalODecimal2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmoneyᚐDecimal(ctx, v)
@@ -20744,6 +21437,43 @@ func (ec *executionContext) unmarshalInputSimulateEventInput(ctx context.Context
 				return it, err
 			}
 			it.Type = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdateMerchantInput(ctx context.Context, obj any) (auth.MerchantChange, error) {
+	var it auth.MerchantChange
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "status"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
 		}
 	}
 	return it, nil
@@ -22918,6 +23648,102 @@ func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var merchantImplementors = []string{"Merchant"}
+
+func (ec *executionContext) _Merchant(ctx context.Context, sel ast.SelectionSet, obj *ent.Merchant) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, merchantImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Merchant")
+		case "id":
+			out.Values[i] = ec._Merchant_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._Merchant_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._Merchant_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Merchant_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var merchantPageImplementors = []string{"MerchantPage"}
+
+func (ec *executionContext) _MerchantPage(ctx context.Context, sel ast.SelectionSet, obj *auth.MerchantPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, merchantPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MerchantPage")
+		case "merchants":
+			out.Values[i] = ec._MerchantPage_merchants(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hasMore":
+			out.Values[i] = ec._MerchantPage_hasMore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -23046,6 +23872,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "retryWebhookDelivery":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_retryWebhookDelivery(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createMerchant":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createMerchant(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateMerchant":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateMerchant(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -24313,6 +25153,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "merchants":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_merchants(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "systemMetrics":
 			field := field
 
@@ -25000,6 +25862,11 @@ func (ec *executionContext) _RoutingRule(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "merchants":
+			out.Values[i] = ec._RoutingRule_merchants(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "amountGte":
 			out.Values[i] = ec._RoutingRule_amountGte(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -25533,6 +26400,16 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 			}
 		case "disabled":
 			out.Values[i] = ec._User_disabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "merchantId":
+			out.Values[i] = ec._User_merchantId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "platform":
+			out.Values[i] = ec._User_platform(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -27251,6 +28128,11 @@ func (ec *executionContext) unmarshalNCreateAPIKeyInput2githubᚗcomᚋpaygate�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNCreateMerchantInput2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐCreateMerchantInput(ctx context.Context, v any) (model.CreateMerchantInput, error) {
+	res, err := ec.unmarshalInputCreateMerchantInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCreatePaymentInput2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐCreatePaymentInput(ctx context.Context, v any) (model.CreatePaymentInput, error) {
 	res, err := ec.unmarshalInputCreatePaymentInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -27474,6 +28356,42 @@ func (ec *executionContext) marshalNJSON2githubᚗcomᚋpaygateᚋpaygateᚋgrap
 func (ec *executionContext) unmarshalNLoginInput2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐLoginInput(ctx context.Context, v any) (model.LoginInput, error) {
 	res, err := ec.unmarshalInputLoginInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMerchant2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐMerchantᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Merchant) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMerchant2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐMerchant(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMerchant2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐMerchant(ctx context.Context, sel ast.SelectionSet, v *ent.Merchant) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Merchant(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMerchantPage2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋauthᚐMerchantPage(ctx context.Context, sel ast.SelectionSet, v *auth.MerchantPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MerchantPage(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNNewAPIKey2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋauthᚐNewAPIKey(ctx context.Context, sel ast.SelectionSet, v *auth.NewAPIKey) graphql.Marshaler {
@@ -27930,6 +28848,11 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNUpdateMerchantInput2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋauthᚐMerchantChange(ctx context.Context, v any) (auth.MerchantChange, error) {
+	res, err := ec.unmarshalInputUpdateMerchantInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNUpdateUserInput2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋauthᚐUserChange(ctx context.Context, v any) (auth.UserChange, error) {

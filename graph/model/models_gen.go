@@ -73,6 +73,11 @@ type ConfigInput struct {
 	Capture *settings.Capture `json:"capture,omitempty"`
 }
 
+type CreateMerchantInput struct {
+	// At most 100 bytes.
+	Name string `json:"name"`
+}
+
 type CreatePaymentInput struct {
 	Amount        money.Decimal      `json:"amount"`
 	Currency      string             `json:"currency"`
@@ -97,6 +102,8 @@ type CreateUserInput struct {
 	// At least 12 characters, at most 72 bytes.
 	Password string `json:"password"`
 	Role     string `json:"role"`
+	// Makes one of the platform's staff: only platform staff may, in their own merchant.
+	Platform *bool `json:"platform,omitempty"`
 }
 
 // A webhook endpoint to make: url (an absolute http or https URL, https in production, at most 2048

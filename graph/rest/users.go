@@ -16,6 +16,7 @@ type createUserRequest struct {
 	Email    string `json:"email"`
 	Password string `json:"password"`
 	Role     string `json:"role"`
+	Platform *bool  `json:"platform"`
 }
 
 type updateUserRequest struct {
@@ -24,16 +25,19 @@ type updateUserRequest struct {
 }
 
 type userJSON struct {
-	ID        string    `json:"id"`
-	Object    string    `json:"object"`
-	Email     string    `json:"email"`
-	Role      string    `json:"role"`
-	Disabled  bool      `json:"disabled"`
-	CreatedAt time.Time `json:"created_at"`
+	ID         string    `json:"id"`
+	Object     string    `json:"object"`
+	Email      string    `json:"email"`
+	Role       string    `json:"role"`
+	Disabled   bool      `json:"disabled"`
+	MerchantID string    `json:"merchant_id"`
+	Platform   bool      `json:"platform"`
+	CreatedAt  time.Time `json:"created_at"`
 }
 
 func userOf(u *ent.User) userJSON {
-	return userJSON{ID: u.ID, Object: "user", Email: u.Email, Role: string(u.Role), Disabled: u.Disabled, CreatedAt: u.CreatedAt.UTC()}
+	return userJSON{ID: u.ID, Object: "user", Email: u.Email, Role: string(u.Role), Disabled: u.Disabled,
+		MerchantID: u.MerchantID, Platform: u.Platform, CreatedAt: u.CreatedAt.UTC()}
 }
 
 // CreateUser is POST /api/v1/users.
@@ -49,7 +53,7 @@ func (h *Handlers) CreateUser(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	u, err := h.mutation.CreateUser(r.Context(), model.CreateUserInput{Email: req.Email, Password: req.Password, Role: req.Role})
+	u, err := h.mutation.CreateUser(r.Context(), model.CreateUserInput{Email: req.Email, Password: req.Password, Role: req.Role, Platform: req.Platform})
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return

@@ -23,7 +23,7 @@ func TestAlerts(t *testing.T) {
 		// Stripe is down: its circuit opens after two failed calls.
 		servers := newTestServers(t, pools, "PAYGATE_SANDBOX_OUTAGE=stripe")
 		one, two := servers[0], servers[1]
-		admin, operator, viewer := one.tokenFor("admin"), one.tokenFor("operator"), one.tokenFor("viewer")
+		admin, operator, viewer := one.tokenFor("admin"), one.staffToken("operator"), one.staffToken("viewer")
 		doc := one.app.services.configs.Current()
 		doc.CircuitBreaker.MinRequests = 2
 		doc.Alerts.RefundShare = 0.7
@@ -48,7 +48,7 @@ func TestAlerts(t *testing.T) {
 		}
 		dead := one.storeLoggedEvent(loggedEvent{provider: "adyen", eventType: "REFUND", status: state.WebhookDead, received: time.Now().UTC().Add(-time.Hour)})
 		if err := one.db.Ent.WebhookAttempt.Create().SetEventID(dead.ID).SetAt(time.Now().UTC().Add(-time.Minute)).
-			SetStatus(state.WebhookDead).SetError("database busy").SetDurationMs(3).Exec(context.Background()); err != nil {
+			SetStatus(state.WebhookDead).SetError("database busy").SetDurationMs(3).Exec(databasetest.AsMerchant()); err != nil {
 			t.Fatal(err)
 		}
 
@@ -147,7 +147,7 @@ func TestAlerts(t *testing.T) {
 		}
 		another := one.storeLoggedEvent(loggedEvent{provider: "adyen", eventType: "REFUND", status: state.WebhookDead, received: time.Now().UTC()})
 		if err := one.db.Ent.WebhookAttempt.Create().SetEventID(another.ID).SetAt(time.Now().UTC()).
-			SetStatus(state.WebhookDead).SetError("database busy").SetDurationMs(3).Exec(context.Background()); err != nil {
+			SetStatus(state.WebhookDead).SetError("database busy").SetDurationMs(3).Exec(databasetest.AsMerchant()); err != nil {
 			t.Fatal(err)
 		}
 		evaluate()
@@ -201,7 +201,7 @@ func TestRefundShareWeighsWhatWasRefunded(t *testing.T) {
 				t.Fatal(err)
 			}
 			messages := map[string]string{}
-			for _, a := range db.Ent.Alert.Query().AllX(context.Background()) {
+			for _, a := range db.Ent.Alert.Query().AllX(databasetest.AsMerchant()) {
 				if a.Rule == alerting.RuleRefundShare {
 					messages[a.Subject] = a.Message
 				}

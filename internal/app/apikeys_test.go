@@ -43,7 +43,7 @@ func TestAPIKeys(t *testing.T) {
 			t.Fatalf("create = %d %s", r.status, r.raw)
 		}
 		keyID := str(get(r.body, "data", "id"))
-		stored, err := one.db.Ent.APIKey.Get(context.Background(), keyID)
+		stored, err := one.db.Ent.APIKey.Get(databasetest.AsMerchant(), keyID)
 		if err != nil || strings.Contains(stored.KeyHash, key[len(auth.TestKeyPrefix):]) || len(stored.KeyHash) != 64 {
 			t.Errorf("stored key = %+v, %v", stored, err)
 		}
@@ -70,7 +70,7 @@ func TestAPIKeys(t *testing.T) {
 				t.Errorf("create %v = %d %s", tt.body, r.status, r.raw)
 			}
 		}
-		if n, _ := one.db.Ent.APIKey.Query().Count(context.Background()); n != 1 {
+		if n, _ := one.db.Ent.APIKey.Query().Count(databasetest.AsMerchant()); n != 1 {
 			t.Errorf("refused requests made keys: %d in all", n)
 		}
 
@@ -102,7 +102,7 @@ func TestAPIKeys(t *testing.T) {
 
 		// Listed without the keys, with their last use (to the minute), to their user alone.
 		waitFor(t, "the key's last use to be recorded", func() bool {
-			used, err := one.db.Ent.APIKey.Get(context.Background(), keyID)
+			used, err := one.db.Ent.APIKey.Get(databasetest.AsMerchant(), keyID)
 			return err == nil && used.LastUsedAt != nil
 		})
 		r = two.request(http.MethodGet, "/api/v1/api-keys", developer, nil)
@@ -240,7 +240,7 @@ func TestCredentialAttacks(t *testing.T) {
 		env.request(http.MethodDelete, "/api/v1/api-keys/"+env.subjectOf(revokedKey), admin, nil)
 		expiredKey := env.apiKey(admin, auth.ScopePaymentsRead)
 		// Its end brought forward behind the server's back: the server had never read it.
-		expiredID, err := db.Ent.APIKey.Query().Where(apikey.Prefix(expiredKey[:len(auth.TestKeyPrefix)+8])).OnlyID(context.Background())
+		expiredID, err := db.Ent.APIKey.Query().Where(apikey.Prefix(expiredKey[:len(auth.TestKeyPrefix)+8])).OnlyID(databasetest.AsMerchant())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -312,7 +312,7 @@ func TestKeyUseSurvivesAFailedWrite(t *testing.T) {
 		if err := keeper.RecordUse(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		keys, err := db.Ent.APIKey.Query().All(context.Background())
+		keys, err := db.Ent.APIKey.Query().All(databasetest.AsMerchant())
 		if err != nil || len(keys) != 1 || keys[0].LastUsedAt == nil {
 			t.Errorf("after a failed write and a good one, the key's last use = %+v, %v", keys, err)
 		}

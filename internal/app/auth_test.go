@@ -48,7 +48,7 @@ func TestLoginAndRefresh(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		const password = "correct horse battery"
-		u, err := env.app.services.auth.CreateUser(context.Background(), "Ops@Example.com", password, "operator")
+		u, err := env.app.services.auth.CreateUser(databasetest.AsMerchant(), "Ops@Example.com", password, "operator")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +161,7 @@ func TestConcurrentRefreshesHonourSingleUse(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
-		if _, err := env.app.services.auth.CreateUser(context.Background(), "race@example.com", "correct horse battery", "viewer"); err != nil {
+		if _, err := env.app.services.auth.CreateUser(databasetest.AsMerchant(), "race@example.com", "correct horse battery", "viewer"); err != nil {
 			t.Fatal(err)
 		}
 		session, err := env.app.services.auth.Login(context.Background(), "race@example.com", "correct horse battery")
@@ -194,7 +194,7 @@ func TestConcurrentRefreshesHonourSingleUse(t *testing.T) {
 func TestPasswordsAreNeverTruncated(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
-	ctx := context.Background()
+	ctx := databasetest.AsMerchant()
 	password := strings.Repeat("p", 60) + "0123456789ab" // 72 bytes, and no repetition the policy refuses
 	if _, err := env.app.services.auth.CreateUser(ctx, "long@example.com", password, "viewer"); err != nil {
 		t.Fatal(err)

@@ -186,7 +186,7 @@ func TestAuthenticationInABrowser(t *testing.T) {
 // sorted, so that a test compares which moves were made, and how often.
 func movesOf(t *testing.T, env *testEnv, id string) []string {
 	t.Helper()
-	changes, err := env.db.Ent.PaymentStatusChange.Query().Where(paymentstatuschange.PaymentID(id)).All(context.Background())
+	changes, err := env.db.Ent.PaymentStatusChange.Query().Where(paymentstatuschange.PaymentID(id)).All(databasetest.AsMerchant())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +402,7 @@ func TestNewStatusesAreCounted(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
-		operator := env.tokenFor("operator")
+		operator := env.staffToken("operator")
 		waiting, _ := awaitingShopper(t, env, env.request(http.MethodPost, "/api/v1/payments", operator,
 			authenticationBody("10.00", "USD", provider.AuthenticateThenApprove, "https://shop.example/back")), "stripe", "https://shop.example/back")
 		held := str(get(env.request(http.MethodPost, "/api/v1/payments", operator, manualBody("11.00", "USD")).data(), "id"))

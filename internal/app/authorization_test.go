@@ -24,6 +24,143 @@ import (
 func TestEveryOperationIsAuthorised(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
+	m := newMatrix(t, env)
+	admin, paymentID, entries := m.admin, m.paymentID, m.entries
+
+	// The principals: a token of each role, and a key of each scope (made by an admin, who holds
+	// them all). The admin is the platform's staff, and so are its keys; a merchant's admin holds
+	// the admin's scopes but no platform operation.
+	type principal struct {
+		name, credential string
+		scopes           []string
+		platform         bool
+	}
+	var principals []principal
+	for _, role := range []string{"admin", "operator", "developer", "viewer"} {
+		principals = append(principals, principal{role, env.tokenFor(role), env.scopesOf(role), role == "admin"})
+	}
+	for _, scope := range env.scopesOf("admin") {
+		key := env.apiKey(admin, scope)
+		principals = append(principals, principal{"key with " + scope, key, []string{scope}, true})
+	}
+	unrelated := principals[len(principals)-1].credential // a key with apikeys:manage alone
+
+	// GraphQL, too, refuses before it reads the arguments: bad input from someone who may not ask
+	// is no 400.
+	tooMany := make([]string, 101)
+	for i := range tooMany {
+		tooMany[i] = paymentID
+	}
+	for _, who := range []struct{ credential, code string }{{"", "unauthenticated"}, {unrelated, "forbidden"}} {
+		_, errs := env.graphql(who.credential, `mutation { createPayment(input: {amount: true, currency: "USD", paymentMethod: CREDIT_CARD, customer: {email: "a@example.com"}}) { id } }`, nil)
+		if len(errs) != 1 || errs[0].code() != who.code {
+			t.Errorf("createPayment with bad input, credential %q = %+v, want %s", who.credential, errs, who.code)
+		}
+		_, errs = env.graphql(who.credential, `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": tooMany})
+		if len(errs) != 1 || errs[0].code() != who.code {
+			t.Errorf("nodes of 101 ids, credential %q = %+v, want %s", who.credential, errs, who.code)
+		}
+	}
+	everyone := append([]principal{{name: "no credentials"}}, principals...)
+	for _, op := range auth.Operations {
+		if op.Scope == "" {
+			continue // open to anyone (login, refresh), or to any principal for its own session
+		}
+		if entries[op.Name] == nil {
+			t.Errorf("operation %s has no entry path in this test", op.Name)
+			continue
+		}
+		allowedBy := 0
+		for _, who := range everyone {
+			code, status := "", 0
+			switch {
+			case who.credential == "":
+				code, status = "unauthenticated", http.StatusUnauthorized
+			case !slices.Contains(who.scopes, op.Scope), op.Platform && !who.platform:
+				code, status = "forbidden", http.StatusForbidden
+			default:
+				allowedBy++
+			}
+			// Refused for the scope, the refusal names it; refused as no platform staff, it says so.
+			refusal := op.Scope
+			if slices.Contains(who.scopes, op.Scope) {
+				refusal = "platform"
+			}
+			for _, e := range entries[op.Name](who.credential) {
+				if e.path != "" {
+					r := env.request(e.method, e.path, who.credential, e.body)
+					got, _ := r.errorCode()
+					if code == "" && (r.status < 200 || r.status > 299) || code != "" && (r.status != status || got != code) {
+						t.Errorf("%s %s, %s = %d %.200s", e.method, e.path, who.name, r.status, r.raw)
+					}
+					// Refused before the request is read: a route authorised by the wrong
+					// operation would answer its bad input 400 first.
+					if code != "" {
+						r := env.request(e.method, e.path+"?unknown=1", who.credential, `{"unknown": true}`)
+						if got, _ := r.errorCode(); r.status != status || got != code {
+							t.Errorf("%s %s with bad input, %s = %d %.200s", e.method, e.path, who.name, r.status, r.raw)
+						}
+					}
+				}
+				if e.subscription != "" {
+					if got := env.subscriptionAnswer(who.credential, e.subscription, e.variables, e.kind); got != code {
+						t.Errorf("%s, %s = %q, want %q", e.subscription, who.name, got, code)
+					}
+				}
+				if e.query == "" {
+					continue // no GraphQL twin
+				}
+				data, errs := env.graphql(who.credential, e.query, e.variables)
+				switch {
+				case code == "" && len(errs) > 0:
+					t.Errorf("%s, %s = %+v", e.query, who.name, errs)
+				case code != "" && (len(errs) == 0 || errs[0].code() != code):
+					t.Errorf("%s, %s = %v %+v, want %s", e.query, who.name, data, errs, code)
+				case code != "" && strings.Contains(errs[0].Message, refusal) != (code == "forbidden"):
+					t.Errorf("%s, %s: the refusal %q does not name %s", e.query, who.name, errs[0].Message, refusal)
+				}
+			}
+		}
+		if allowedBy < 2 {
+			t.Errorf("%s: only %d principals hold %s; the matrix shows nothing", op.Name, allowedBy, op.Scope)
+		}
+	}
+}
+
+// scopesOfCredential returns the scopes the credential authenticates with.
+func scopesOfCredential(env *testEnv, credential string) []string {
+	p, err := env.app.services.auth.Authenticate(context.Background(), credential, "")
+	if err != nil {
+		env.t.Errorf("credential %.20s: %v", credential, err)
+	}
+	return p.Scopes
+}
+
+// entry is one entry path to an operation: a REST route, a GraphQL document or a subscription.
+type entry struct {
+	method, path string
+	body         any
+	query        string
+	variables    map[string]any
+	// subscription is a subscription document, sent over Server-Sent Events, whose hub kind
+	// is kind.
+	subscription, kind string
+}
+
+// matrix is the default merchant's objects the operations' entry paths name, and the paths.
+type matrix struct {
+	// admin is the default merchant's admin, the platform's staff; merchant is another merchant,
+	// made by them.
+	admin, paymentID, merchant string
+	// entries are each operation's entry paths, made afresh for the credential that sends them.
+	entries map[string]func(credential string) []entry
+}
+
+// newMatrix makes, as the default merchant's users, a payment, a refund, an endpoint and its
+// delivery, an event, a user, provider events and alerts, and returns every operation's entry
+// paths to them: what TestEveryOperationIsAuthorised sends as each principal, and
+// TestMerchantsSeeOnlyTheirOwn as another merchant's.
+func newMatrix(t *testing.T, env *testEnv) matrix {
 	admin := env.tokenFor("admin")
 	developer, operator := env.tokenFor("developer"), env.tokenFor("operator")
 	paymentID := str(get(env.request(http.MethodPost, "/api/v1/payments", developer, paymentBody("50.00", "USD", "4242424242424242")).body, "data", "id"))
@@ -40,13 +177,14 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 		map[string]any{"email": "target@example.com", "password": "a long enough password", "role": "viewer"}).body, "data", "id"))
 	newAlert := func() string {
 		a, err := env.db.Ent.Alert.Create().SetRule("test").SetSubject(prefixid.New("subject")).SetSeverity(state.AlertInfo).
-			SetMessage("a test alert").SetOpenedAt(time.Now().UTC()).Save(context.Background())
+			SetMessage("a test alert").SetOpenedAt(time.Now().UTC()).Save(databasetest.AsMerchant())
 		if err != nil {
 			t.Fatal(err)
 		}
 		return a.ID
 	}
 	anAlert := newAlert()
+	aMerchant := str(get(env.request(http.MethodPost, "/api/v1/merchants", admin, map[string]any{"name": "another"}).body, "data", "id"))
 	// A test webhook goes to a merchant's endpoint on this machine, as outside production it may.
 	hook := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer hook.Close()
@@ -57,39 +195,14 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 	}
 	anEndpoint := newEndpoint()
 	aDelivery := str(get(env.request(http.MethodPost, "/api/v1/webhooks/test", admin, map[string]any{"endpoint_id": anEndpoint}).body, "data", "delivery_id"))
-	anEvent, err := env.db.Ent.Event.Query().FirstID(context.Background())
+	anEvent, err := env.db.Ent.Event.Query().FirstID(databasetest.AsMerchant())
 	if err != nil || anEndpoint == "" || aDelivery == "" {
 		t.Fatalf("no event (%v), endpoint or delivery to read", err)
 	}
 
-	// The principals: a token of each role, and a key of each scope (made by an admin, who holds
-	// them all).
-	type principal struct {
-		name, credential string
-		scopes           []string
-	}
-	var principals []principal
-	for _, role := range []string{"admin", "operator", "developer", "viewer"} {
-		principals = append(principals, principal{role, env.tokenFor(role), auth.ScopesOf(role)})
-	}
-	for _, scope := range auth.ScopesOf("admin") {
-		key := env.apiKey(admin, scope)
-		principals = append(principals, principal{"key with " + scope, key, []string{scope}})
-	}
-	unrelated := principals[len(principals)-1].credential // a key with apikeys:manage alone
-
 	// Each entry path to each operation, made afresh for the principal who sends it, so that a
 	// write which succeeds once (a user's email, a configuration version, a dead event, a key of
 	// one's own) succeeds for every principal allowed it.
-	type entry struct {
-		method, path string
-		body         any
-		query        string
-		variables    map[string]any
-		// subscription is a subscription document, sent over Server-Sent Events, whose hub kind
-		// is kind.
-		subscription, kind string
-	}
 	fixed := func(entries ...entry) func(string) []entry { return func(string) []entry { return entries } }
 	refund := map[string]any{"amount": "1.00"}
 	authorised := func() string {
@@ -235,6 +348,11 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 		},
 		auth.SystemMetrics.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/monitoring/metrics",
 			query: `{ systemMetrics { uptimeS payments { byStatus { status count } } } }`}),
+		auth.CreateMerchant.Name: fixed(entry{method: http.MethodPost, path: "/api/v1/merchants", body: map[string]any{"name": "over REST"},
+			query: `mutation { createMerchant(input: {name: "over GraphQL"}) { id } }`}),
+		auth.ListMerchants.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/merchants", query: `{ merchants { hasMore merchants { id } } }`}),
+		auth.UpdateMerchant.Name: fixed(entry{method: http.MethodPatch, path: "/api/v1/merchants/" + aMerchant, body: map[string]any{"name": "renamed over REST"},
+			query: `mutation($id: ID!) { updateMerchant(id: $id, input: {name: "renamed over GraphQL"}) { id } }`, variables: map[string]any{"id": aMerchant}}),
 		auth.ListAPIKeys.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/api-keys", query: `{ apiKeys { hasMore keys { id prefix } } }`}),
 		// Each principal revokes keys of its own user's: to anyone else they do not exist.
 		auth.RevokeAPIKey.Name: func(credential string) []entry {
@@ -250,88 +368,5 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 		},
 	}
 
-	// GraphQL, too, refuses before it reads the arguments: bad input from someone who may not ask
-	// is no 400.
-	tooMany := make([]string, 101)
-	for i := range tooMany {
-		tooMany[i] = paymentID
-	}
-	for _, who := range []struct{ credential, code string }{{"", "unauthenticated"}, {unrelated, "forbidden"}} {
-		_, errs := env.graphql(who.credential, `mutation { createPayment(input: {amount: true, currency: "USD", paymentMethod: CREDIT_CARD, customer: {email: "a@example.com"}}) { id } }`, nil)
-		if len(errs) != 1 || errs[0].code() != who.code {
-			t.Errorf("createPayment with bad input, credential %q = %+v, want %s", who.credential, errs, who.code)
-		}
-		_, errs = env.graphql(who.credential, `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": tooMany})
-		if len(errs) != 1 || errs[0].code() != who.code {
-			t.Errorf("nodes of 101 ids, credential %q = %+v, want %s", who.credential, errs, who.code)
-		}
-	}
-	everyone := append([]principal{{name: "no credentials"}}, principals...)
-	for _, op := range auth.Operations {
-		if op.Scope == "" {
-			continue // open to anyone (login, refresh), or to any principal for its own session
-		}
-		if entries[op.Name] == nil {
-			t.Errorf("operation %s has no entry path in this test", op.Name)
-			continue
-		}
-		allowedBy := 0
-		for _, who := range everyone {
-			code, status := "", 0
-			switch {
-			case who.credential == "":
-				code, status = "unauthenticated", http.StatusUnauthorized
-			case !slices.Contains(who.scopes, op.Scope):
-				code, status = "forbidden", http.StatusForbidden
-			default:
-				allowedBy++
-			}
-			for _, e := range entries[op.Name](who.credential) {
-				if e.path != "" {
-					r := env.request(e.method, e.path, who.credential, e.body)
-					got, _ := r.errorCode()
-					if code == "" && (r.status < 200 || r.status > 299) || code != "" && (r.status != status || got != code) {
-						t.Errorf("%s %s, %s = %d %.200s", e.method, e.path, who.name, r.status, r.raw)
-					}
-					// Refused before the request is read: a route authorised by the wrong
-					// operation would answer its bad input 400 first.
-					if code != "" {
-						r := env.request(e.method, e.path+"?unknown=1", who.credential, `{"unknown": true}`)
-						if got, _ := r.errorCode(); r.status != status || got != code {
-							t.Errorf("%s %s with bad input, %s = %d %.200s", e.method, e.path, who.name, r.status, r.raw)
-						}
-					}
-				}
-				if e.subscription != "" {
-					if got := env.subscriptionAnswer(who.credential, e.subscription, e.variables, e.kind); got != code {
-						t.Errorf("%s, %s = %q, want %q", e.subscription, who.name, got, code)
-					}
-				}
-				if e.query == "" {
-					continue // no GraphQL twin
-				}
-				data, errs := env.graphql(who.credential, e.query, e.variables)
-				switch {
-				case code == "" && len(errs) > 0:
-					t.Errorf("%s, %s = %+v", e.query, who.name, errs)
-				case code != "" && (len(errs) == 0 || errs[0].code() != code):
-					t.Errorf("%s, %s = %v %+v, want %s", e.query, who.name, data, errs, code)
-				case code != "" && strings.Contains(errs[0].Message, op.Scope) != (code == "forbidden"):
-					t.Errorf("%s, %s: the refusal %q does not name the scope %s", e.query, who.name, errs[0].Message, op.Scope)
-				}
-			}
-		}
-		if allowedBy < 2 {
-			t.Errorf("%s: only %d principals hold %s; the matrix shows nothing", op.Name, allowedBy, op.Scope)
-		}
-	}
-}
-
-// scopesOfCredential returns the scopes the credential authenticates with.
-func scopesOfCredential(env *testEnv, credential string) []string {
-	p, err := env.app.services.auth.Authenticate(context.Background(), credential)
-	if err != nil {
-		env.t.Errorf("credential %.20s: %v", credential, err)
-	}
-	return p.Scopes
+	return matrix{admin: admin, paymentID: paymentID, merchant: aMerchant, entries: entries}
 }

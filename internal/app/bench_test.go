@@ -2,7 +2,6 @@ package app
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -192,7 +191,7 @@ func fillBacklog(b *testing.B, db *database.DB, n int) {
 			creates = append(creates, db.Ent.WebhookEvent.Create().SetProvider("stripe").SetEventID(fmt.Sprintf("evt_backlog_%d", i)).
 				SetType("payment_intent.succeeded").SetStatus(state.WebhookReceived).SetPayload([]byte(`{}`)).SetNextAttemptAt(now).SetReceivedAt(now))
 		}
-		if err := db.Ent.WebhookEvent.CreateBulk(creates...).Exec(context.Background()); err != nil {
+		if err := db.Ent.WebhookEvent.CreateBulk(creates...).Exec(databasetest.AsMerchant()); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -207,10 +206,10 @@ func BenchmarkAuthenticate(b *testing.B) {
 	credentials := map[string]string{"token": admin, "apikey": env.apiKey(admin, auth.ScopePaymentsRead, auth.ScopePaymentsWrite)}
 	for name, credential := range credentials {
 		b.Run(name, func(b *testing.B) {
-			ctx := context.Background()
+			ctx := databasetest.AsMerchant()
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := env.app.services.auth.Authenticate(ctx, credential); err != nil {
+				if _, err := env.app.services.auth.Authenticate(ctx, credential, ""); err != nil {
 					b.Fatal(err)
 				}
 			}

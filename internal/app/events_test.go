@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -99,7 +98,7 @@ func TestEventsReachTheirSubscribers(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		adyen := env.app.services.providers.sandboxes["adyen"].(*adyensandbox.Sandbox)
 		adyen.SettleAfter = time.Nanosecond
 		env.app.Start(t.Context())
@@ -241,7 +240,7 @@ func TestEndpointFailingForADayIsAlerted(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		var down atomic.Bool
 		down.Store(true)
 		server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

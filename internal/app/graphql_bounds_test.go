@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -51,7 +50,7 @@ func TestHostileDocumentsAnswerOneShortError(t *testing.T) {
 func TestOneLoginPerRequest(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
-	if _, err := env.app.services.auth.CreateUser(context.Background(), "guess@example.com", "the right password", "viewer"); err != nil {
+	if _, err := env.app.services.auth.CreateUser(databasetest.AsMerchant(), "guess@example.com", "the right password", "viewer"); err != nil {
 		t.Fatal(err)
 	}
 	var guesses strings.Builder
@@ -66,7 +65,7 @@ func TestOneLoginPerRequest(t *testing.T) {
 	if r.status != http.StatusBadRequest {
 		t.Errorf("8 logins under application/graphql-response+json = %d %s", r.status, r.raw)
 	}
-	if n, _ := env.db.Ent.RefreshToken.Query().Count(context.Background()); n != 0 {
+	if n, _ := env.db.Ent.RefreshToken.Query().Count(databasetest.AsMerchant()); n != 0 {
 		t.Errorf("%d sessions were opened by a refused request", n)
 	}
 	data = env.mustGraphQL("", `mutation { login(input: {email: "guess@example.com", password: "the right password"}) { accessToken } }`, nil)

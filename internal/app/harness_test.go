@@ -9,10 +9,15 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/tenant"
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/sandboxobject"
@@ -110,13 +115,32 @@ func newTestServers(t testing.TB, pools []*database.DB, extraEnv ...string) []*t
 	return servers
 }
 
-// tokenFor returns an access token of a new user with the role. The user gets no usable password:
-// tests that log in create their users through auth.Service.CreateUser instead.
+// tokenFor returns an access token of a new user of the default merchant with the role. The user
+// gets no usable password: tests that log in create their users through auth.Service.CreateUser
+// instead. An admin is the platform's staff, as the admins of a database from before merchants are.
 func (e *testEnv) tokenFor(role string) string {
+	e.t.Helper()
+	return e.userToken(tenant.DefaultMerchant, role, role == "admin")
+}
+
+// staffToken returns an access token of a new user of the platform's staff with the role: who
+// reads what is platform-wide (alerts, provider status, provider webhooks).
+func (e *testEnv) staffToken(role string) string {
+	e.t.Helper()
+	return e.userToken(tenant.DefaultMerchant, role, true)
+}
+
+// merchantToken returns an access token of a new user of merchant with the role.
+func (e *testEnv) merchantToken(merchant, role string) string {
+	e.t.Helper()
+	return e.userToken(merchant, role, false)
+}
+
+func (e *testEnv) userToken(merchant, role string, platform bool) string {
 	e.t.Helper()
 	u, err := e.db.Ent.User.Create().
 		SetEmail(prefixid.New(role) + "@example.com").
-		SetPasswordHash("!").SetRole(user.Role(role)).Save(context.Background())
+		SetPasswordHash("!").SetRole(user.Role(role)).SetPlatform(platform).Save(tenant.For(context.Background(), merchant))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -129,6 +153,15 @@ func (e *testEnv) tokenFor(role string) string {
 		e.t.Fatal(err)
 	}
 	return token
+}
+
+// scopesOf returns the scopes a token of tokenFor's user with role holds: an admin's are the
+// platform's staff's, who manage merchants too.
+func (e *testEnv) scopesOf(role string) []string {
+	if role == "admin" {
+		return slices.Concat(auth.ScopesOf(role), []string{auth.ScopeMerchantsManage})
+	}
+	return auth.ScopesOf(role)
 }
 
 // apiKey makes an API key with scopes through the API, as the holder of credential, and returns
@@ -299,7 +332,7 @@ func str(v any) string {
 
 func (e *testEnv) paymentCount() int {
 	e.t.Helper()
-	n, err := e.db.Ent.Payment.Query().Count(context.Background())
+	n, err := e.db.Ent.Payment.Query().Count(databasetest.AsMerchant())
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -308,7 +341,7 @@ func (e *testEnv) paymentCount() int {
 
 func (e *testEnv) payment(id string) *ent.Payment {
 	e.t.Helper()
-	p, err := e.db.Ent.Payment.Get(context.Background(), id)
+	p, err := e.db.Ent.Payment.Get(databasetest.AsMerchant(), id)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -349,7 +382,7 @@ func mustJSON(t testing.TB, v any) string {
 // subjectOf returns who a credential authenticates as: a user's id, or a key's.
 func (e *testEnv) subjectOf(credential string) string {
 	e.t.Helper()
-	p, err := e.app.services.auth.Authenticate(context.Background(), credential)
+	p, err := e.app.services.auth.Authenticate(context.Background(), credential, "")
 	if err != nil {
 		e.t.Fatalf("authenticating %.12s...: %v", credential, err)
 	}
@@ -361,7 +394,7 @@ func (e *testEnv) subjectOf(credential string) string {
 func (e *testEnv) adminOf() (token, userID string) {
 	e.t.Helper()
 	u, err := e.db.Ent.User.Create().SetEmail(prefixid.New("admin") + "@example.com").
-		SetPasswordHash("!").SetRole(user.RoleAdmin).Save(context.Background())
+		SetPasswordHash("!").SetRole(user.RoleAdmin).SetPlatform(true).Save(databasetest.AsMerchant())
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -435,7 +468,7 @@ func (e *testEnv) listIDs(token, path string) ([]string, bool) {
 func (e *testEnv) charges(paymentID string) map[string]int {
 	e.t.Helper()
 	objects, err := e.db.Ent.SandboxObject.Query().
-		Where(sandboxobject.Reference(paymentID), sandboxobject.KindEQ(sandboxobject.KindCharge)).All(context.Background())
+		Where(sandboxobject.Reference(paymentID), sandboxobject.KindEQ(sandboxobject.KindCharge)).All(databasetest.AsMerchant())
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -454,7 +487,7 @@ func (e *testEnv) userWith(role string) string {
 		e.t.Fatal(err)
 	}
 	email := prefixid.New(role) + "@example.com"
-	if err := e.db.Ent.User.Create().SetEmail(email).SetPasswordHash(string(hash)).SetRole(user.Role(role)).Exec(context.Background()); err != nil {
+	if err := e.db.Ent.User.Create().SetEmail(email).SetPasswordHash(string(hash)).SetRole(user.Role(role)).SetPlatform(role == "admin").Exec(databasetest.AsMerchant()); err != nil {
 		e.t.Fatal(err)
 	}
 	return email
@@ -495,7 +528,7 @@ func (e *testEnv) storeLoggedEvent(ev loggedEvent) *ent.WebhookEvent {
 	case state.WebhookIgnored:
 		create.SetAttempts(1).SetProcessedAt(ev.received.Add(ev.latency)).SetIgnoredReason("no payment has the reference")
 	}
-	event, err := create.Save(context.Background())
+	event, err := create.Save(databasetest.AsMerchant())
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -504,7 +537,7 @@ func (e *testEnv) storeLoggedEvent(ev loggedEvent) *ent.WebhookEvent {
 
 func (e *testEnv) storedEvents(provider string) []*ent.WebhookEvent {
 	e.t.Helper()
-	events, err := e.db.Ent.WebhookEvent.Query().Where(webhookevent.Provider(provider)).All(context.Background())
+	events, err := e.db.Ent.WebhookEvent.Query().Where(webhookevent.Provider(provider)).All(databasetest.AsMerchant())
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -179,9 +178,9 @@ func TestIdempotentMutationsGraphQL(t *testing.T) {
 			}
 		}
 		// Answers holding secrets are never stored.
-		keysBefore, _ := db.Ent.IdempotencyKey.Query().Count(context.Background())
+		keysBefore, _ := db.Ent.IdempotencyKey.Query().Count(databasetest.AsMerchant())
 		env.graphql(token, `mutation { refreshToken(refreshToken: "rt_x") { accessToken } }`, nil, "Idempotency-Key", "tokens")
-		if keysAfter, _ := db.Ent.IdempotencyKey.Query().Count(context.Background()); keysAfter != keysBefore {
+		if keysAfter, _ := db.Ent.IdempotencyKey.Query().Count(databasetest.AsMerchant()); keysAfter != keysBefore {
 			t.Error("a refreshToken answer was stored under an idempotency key")
 		}
 
@@ -261,7 +260,7 @@ func testIdempotencyKeyInUseAndExpiry(t *testing.T, db *database.DB) {
 	env := newTestEnv(t, db)
 	token := env.tokenFor("operator")
 	principal := principalOf(t, env, token)
-	ctx := context.Background()
+	ctx := databasetest.AsMerchant()
 
 	// A request still holding the key (its server died mid-call): a retry is told to wait, over
 	// either surface. The held key is written as the claim writes it, with the fingerprint of the
@@ -465,7 +464,7 @@ func TestRefundSequencesKeepTheBooks(t *testing.T) {
 			wg.Wait()
 		}
 
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		all, err := db.Ent.Payment.Query().WithRefunds().All(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"encoding/json"
 	"maps"
 	"net/http"
@@ -163,7 +162,7 @@ func TestSystemMetrics(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		admin := env.tokenFor("admin")
 		scraper := env.apiKey(admin, auth.ScopeMonitoringRead)
 		pay := func(body map[string]any, status int) string {

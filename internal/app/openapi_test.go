@@ -26,6 +26,7 @@ import (
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/settings"
 	"github.com/paygate/paygate/internal/state"
+	"github.com/paygate/paygate/internal/tenant"
 )
 
 // apiContract is an http.RoundTripper that checks every request and answer passing through it
@@ -219,9 +220,9 @@ func TestEveryRouteAnswersAsDocumented(t *testing.T) {
 }
 
 func checkDocumentedAnswers(t *testing.T, c *apiContract, env *testEnv, db *database.DB) {
-	ctx := context.Background()
+	ctx := databasetest.AsMerchant()
 	admin := env.tokenFor("admin")
-	viewer := env.tokenFor("viewer")
+	viewer := env.staffToken("viewer") // the platform's, who reads the monitoring and the providers' webhooks
 	developer := env.tokenFor("developer")
 	// Keys holding one scope each: the one needed for each operation is missing from one of them.
 	readPayments := env.apiKey(admin, "payments:read")
@@ -302,6 +303,24 @@ func checkDocumentedAnswers(t *testing.T, c *apiContract, env *testEnv, db *data
 	c.expect(env, http.StatusBadRequest, http.MethodPatch, "/api/v1/users/"+userID, admin, map[string]any{"role": "owner"})
 	c.expect(env, http.StatusNotFound, http.MethodPatch, "/api/v1/users/usr_none", admin, map[string]any{"disabled": true})
 	c.expect(env, http.StatusConflict, http.MethodPatch, "/api/v1/users/"+env.subjectOf(admin), admin, map[string]any{"role": "viewer"})
+
+	// merchants, and acting for one
+	merchant := c.expect(env, http.StatusCreated, http.MethodPost, "/api/v1/merchants", admin, map[string]any{"name": "Acme Shoes"})
+	merchantID := str(get(merchant.data(), "id"))
+	c.expect(env, http.StatusBadRequest, http.MethodPost, "/api/v1/merchants", admin, map[string]any{})
+	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/merchants?limit=1", admin, nil)
+	c.expect(env, http.StatusBadRequest, http.MethodGet, "/api/v1/merchants?limit=0", admin, nil)
+	c.expect(env, http.StatusOK, http.MethodPatch, "/api/v1/merchants/"+merchantID, admin, map[string]any{"name": "Acme Boots", "status": "disabled"})
+	c.expect(env, http.StatusOK, http.MethodPatch, "/api/v1/merchants/"+merchantID, admin, map[string]any{"status": "active"})
+	c.expect(env, http.StatusBadRequest, http.MethodPatch, "/api/v1/merchants/"+merchantID, admin, map[string]any{"status": "paused"})
+	c.expect(env, http.StatusNotFound, http.MethodPatch, "/api/v1/merchants/mer_none", admin, map[string]any{"name": "none"})
+	c.expect(env, http.StatusConflict, http.MethodPatch, "/api/v1/merchants/"+tenant.DefaultMerchant, admin, map[string]any{"status": "disabled"})
+	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/users", admin, nil, "Paygate-Merchant", merchantID)
+	c.expect(env, http.StatusCreated, http.MethodPost, "/api/v1/users", admin, map[string]any{"email": prefixid.New("user") + "@example.com", "password": password, "role": "admin"}, "Paygate-Merchant", merchantID)
+	c.expect(env, http.StatusCreated, http.MethodPost, "/api/v1/users", admin, map[string]any{"email": prefixid.New("user") + "@example.com", "password": password, "role": "viewer", "platform": true})
+	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/monitoring/metrics", admin, nil, "Paygate-Merchant", merchantID)
+	c.expect(env, http.StatusForbidden, http.MethodGet, "/api/v1/users", admin, nil, "Paygate-Merchant", "mer_none")
+	c.expect(env, http.StatusForbidden, http.MethodGet, "/api/v1/payments", developer, nil, "Paygate-Merchant", merchantID)
 
 	// API keys
 	key := c.expect(env, http.StatusCreated, http.MethodPost, "/api/v1/api-keys", developer, map[string]any{"name": "ci", "scopes": []string{"payments:read"}})

@@ -101,7 +101,7 @@ func opsPageShowsPaymentsAsTheyHappen(t *testing.T, chromium string, db *databas
 	token, _ := env.login(email)
 	// An alert waits, to be acknowledged and resolved from the page.
 	alert, err := env.db.Ent.Alert.Create().SetRule("circuit_open").SetSubject("adyen").SetSeverity(state.AlertCritical).
-		SetMessage("adyen's circuit opened").SetOpenedAt(time.Now().UTC()).Save(context.Background())
+		SetMessage("adyen's circuit opened").SetOpenedAt(time.Now().UTC()).Save(databasetest.AsMerchant())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +355,7 @@ func opsPageShowsPaymentsAsTheyHappen(t *testing.T, chromium string, db *databas
 		chromedp.WaitNotPresent(chromedp.CSS(alertRow))); err != nil {
 		fail("acknowledging and resolving the alert", err)
 	}
-	if a := env.db.Ent.Alert.GetX(context.Background(), alert.ID); a.Status != state.AlertResolved {
+	if a := env.db.Ent.Alert.GetX(databasetest.AsMerchant(), alert.ID); a.Status != state.AlertResolved {
 		t.Errorf("the alert is %s after Resolve", a.Status)
 	}
 

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
@@ -235,7 +234,7 @@ func TestResetPasswordEndsTheUsersSessions(t *testing.T) {
 		admin, _ := env.login(env.userWith("admin"))
 		operator, _ := env.login(env.userWith("operator"))
 		email := env.userWith("developer")
-		id := db.Ent.User.Query().Where(user.Email(email)).OnlyX(context.Background()).ID
+		id := db.Ent.User.Query().Where(user.Email(email)).OnlyX(databasetest.AsMerchant()).ID
 		first, firstRefresh := env.login(email)
 		second, secondRefresh := env.login(email)
 		key := env.apiKey(first, "payments:read")
@@ -353,7 +352,7 @@ func TestResetPasswordBesideARefresh(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		admin, _ := env.login(env.userWith("admin"))
 		email := env.userWith("viewer")
 		_, refresh := env.login(email)

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -26,7 +25,7 @@ func TestReconciliationSettlesLostCharges(t *testing.T) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("operator")
 		stripeSandbox := env.app.services.providers.sandboxes["stripe"].Switches()
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 
 		stripeSandbox.LoseAnswers.Store(true) // charged, answer lost
 		charged := env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("30.00", "USD", "4242424242424242"), "Idempotency-Key", "lost-1")
@@ -87,7 +86,7 @@ func TestReconciliationSettlesPendingRefunds(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
 		token := env.tokenFor("operator")
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		pounds := str(env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("50.00", "GBP", "4242424242424242")).data()["id"])
 		euros := str(env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("50.00", "EUR", "4242424242424242")).data()["id"])
 		refund := func(id, amount string) map[string]any {

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -102,7 +101,7 @@ func TestRefundsREST(t *testing.T) {
 				t.Errorf("%s: %d %s, want %d %s", tt.name, r.status, r.raw, tt.status, tt.code)
 			}
 		}
-		if n, _ := db.Ent.Refund.Query().Count(context.Background()); n != 2 {
+		if n, _ := db.Ent.Refund.Query().Count(databasetest.AsMerchant()); n != 2 {
 			t.Errorf("%d refunds stored, want 2", n)
 		}
 	})
@@ -229,7 +228,7 @@ func TestConcurrentRefundsNeverExceedThePayment(t *testing.T) {
 		}
 		// A refused refund was refused before the provider was asked: no refund row is left
 		// pending or failed, as one would be if the money went back and the books did not follow.
-		if refunds, _ := p.QueryRefunds().All(context.Background()); len(refunds) != 10 {
+		if refunds, _ := p.QueryRefunds().All(databasetest.AsMerchant()); len(refunds) != 10 {
 			t.Errorf("%d refunds recorded, want the 10 that succeeded", len(refunds))
 		}
 	})
@@ -237,7 +236,7 @@ func TestConcurrentRefundsNeverExceedThePayment(t *testing.T) {
 
 func sumSucceededRefunds(t *testing.T, env *testEnv, paymentID string) int64 {
 	t.Helper()
-	refunds, err := env.payment(paymentID).QueryRefunds().All(context.Background())
+	refunds, err := env.payment(paymentID).QueryRefunds().All(databasetest.AsMerchant())
 	if err != nil {
 		t.Fatal(err)
 	}

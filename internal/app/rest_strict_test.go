@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -65,7 +64,7 @@ func TestRESTFieldNamesAreExact(t *testing.T) {
 		if n := env.paymentCount(); n != 1 {
 			t.Errorf("refused requests wrote payments: %d", n)
 		}
-		if n, err := db.Ent.Refund.Query().Count(context.Background()); err != nil || n != 0 {
+		if n, err := db.Ent.Refund.Query().Count(databasetest.AsMerchant()); err != nil || n != 0 {
 			t.Errorf("refused requests wrote %d refunds (%v)", n, err)
 		}
 

@@ -31,8 +31,9 @@ type ServerDeps struct {
 	DB              *database.DB
 	LatestMigration uint
 	Resolver        *graph.Resolver
-	// Authenticate says who a request's credential (access token or API key) is.
-	Authenticate func(ctx context.Context, credential string) (auth.Principal, error)
+	// Authenticate says who a request's credential (access token or API key) is, acting for the
+	// merchant its Paygate-Merchant header names ("" for its own).
+	Authenticate func(ctx context.Context, credential, merchant string) (auth.Principal, error)
 	// Inbox takes the providers' webhooks.
 	Inbox       *inbound.Inbox
 	Production  bool
@@ -63,6 +64,9 @@ var apiRoutes = []apiRoute{
 	{http.MethodPost, "/api/v1/auth/logout", auth.Logout, (*rest.Handlers).Logout},
 	{http.MethodPost, "/api/v1/auth/revoke", auth.RevokeToken, (*rest.Handlers).RevokeToken},
 	{http.MethodPost, "/api/v1/auth/password", auth.ChangePassword, (*rest.Handlers).ChangePassword},
+	{http.MethodPost, "/api/v1/merchants", auth.CreateMerchant, (*rest.Handlers).CreateMerchant},
+	{http.MethodGet, "/api/v1/merchants", auth.ListMerchants, (*rest.Handlers).ListMerchants},
+	{http.MethodPatch, "/api/v1/merchants/{id}", auth.UpdateMerchant, (*rest.Handlers).UpdateMerchant},
 	{http.MethodPost, "/api/v1/users", auth.CreateUser, (*rest.Handlers).CreateUser},
 	{http.MethodGet, "/api/v1/users", auth.ListUsers, (*rest.Handlers).ListUsers},
 	{http.MethodPatch, "/api/v1/users/{id}", auth.UpdateUser, (*rest.Handlers).UpdateUser},
@@ -184,7 +188,7 @@ func NewServer(deps ServerDeps) http.Handler {
 		allowOrigins = cors.New(cors.Options{
 			AllowedOrigins: deps.CORSOrigins,
 			AllowedMethods: []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete},
-			AllowedHeaders: []string{"Authorization", "Content-Type", "Idempotency-Key", "X-API-Key", "X-Request-Id"},
+			AllowedHeaders: []string{"Authorization", "Content-Type", "Idempotency-Key", "Paygate-Merchant", "X-API-Key", "X-Request-Id"},
 			ExposedHeaders: []string{"X-Request-Id", "Idempotent-Replayed", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After"},
 			MaxAge:         600,
 		}).Handler

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -112,7 +111,7 @@ func TestFailoverChargesOnce(t *testing.T) {
 		if r.status != http.StatusAccepted || r.data()["status"] != "processing" {
 			t.Errorf("a charge in doubt answered %d: %s", r.status, r.raw)
 		}
-		payments := db.Ent.Payment.Query().AllX(context.Background())
+		payments := db.Ent.Payment.Query().AllX(databasetest.AsMerchant())
 		inDoubt := payments[len(payments)-1]
 		for _, candidate := range payments {
 			if candidate.CreatedAt.After(inDoubt.CreatedAt) {
@@ -173,7 +172,7 @@ func TestFailoverUnderConcurrency(t *testing.T) {
 func TestProviderStatusFromTraffic(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
-	token := env.tokenFor("operator")
+	token := env.staffToken("operator")
 	env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("20.00", "EUR", "4242424242424242"))
 	env.app.services.providers.sandboxes["checkout"].Switches().Outage.Store(true)
 	for range 10 {
@@ -332,9 +331,9 @@ func TestAmountsCrossToProvidersAsTheyCountThem(t *testing.T) {
 		}
 		refundID := str(get(refund.data(), "id"))
 		waitFor(t, "the peso refund's settlement", func() bool {
-			return db.Ent.Refund.GetX(context.Background(), refundID).Status != state.RefundPending
+			return db.Ent.Refund.GetX(databasetest.AsMerchant(), refundID).Status != state.RefundPending
 		})
-		if r, p := db.Ent.Refund.GetX(context.Background(), refundID), env.payment(pesos); r.Status != state.RefundSucceeded ||
+		if r, p := db.Ent.Refund.GetX(databasetest.AsMerchant(), refundID), env.payment(pesos); r.Status != state.RefundSucceeded ||
 			p.AmountRefunded != 5000 || p.Status != state.PaymentPartiallyRefunded {
 			t.Errorf("refund %s, payment %s with %d refunded; want succeeded, partially refunded 5000 CLP", r.Status, p.Status, p.AmountRefunded)
 		}
@@ -370,7 +369,7 @@ func TestAmountsCrossToProvidersAsTheyCountThem(t *testing.T) {
 			!strings.Contains(r.raw, "adyen takes CVE in whole units only") {
 			t.Errorf("a refund of 0.50 CVE at Adyen = %d %s, want 400 invalid_amount", r.status, r.raw)
 		}
-		if n := db.Ent.Refund.Query().CountX(context.Background()); n != 1 {
+		if n := db.Ent.Refund.Query().CountX(databasetest.AsMerchant()); n != 1 {
 			t.Errorf("%d refunds recorded, want only the peso refund", n)
 		}
 		if r := env.request(http.MethodPost, "/api/v1/payments/"+escudos+"/refunds", admin, map[string]any{"amount": "5"}); r.status != http.StatusCreated {

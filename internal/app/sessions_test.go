@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"net/http"
 	"testing"
 
@@ -218,7 +217,7 @@ func TestUsersAreManaged(t *testing.T) {
 		}
 
 		// The last admin stays an admin; with a second admin, the first may step down.
-		adminID := db.Ent.User.Query().Where(user.Email(adminEmail)).OnlyX(context.Background()).ID
+		adminID := db.Ent.User.Query().Where(user.Email(adminEmail)).OnlyX(databasetest.AsMerchant()).ID
 		for _, change := range []map[string]any{{"role": "operator"}, {"disabled": true}} {
 			r := env.request(http.MethodPatch, "/api/v1/users/"+adminID, admin, change)
 			if code, _ := r.errorCode(); r.status != http.StatusConflict || code != "invalid_state" {
@@ -251,7 +250,7 @@ func TestAdminsDemotingEachOtherLeaveOne(t *testing.T) {
 		ids := make([]string, 2)
 		for i, email := range emails {
 			tokens[i], _ = env.login(email)
-			ids[i] = db.Ent.User.Query().Where(user.Email(email)).OnlyX(context.Background()).ID
+			ids[i] = db.Ent.User.Query().Where(user.Email(email)).OnlyX(databasetest.AsMerchant()).ID
 		}
 		statuses := make(chan int, 2)
 		for i := range 2 {
@@ -261,7 +260,7 @@ func TestAdminsDemotingEachOtherLeaveOne(t *testing.T) {
 			}()
 		}
 		a, b := <-statuses, <-statuses
-		admins := db.Ent.User.Query().Where(user.RoleEQ(user.RoleAdmin), user.Disabled(false)).CountX(context.Background())
+		admins := db.Ent.User.Query().Where(user.RoleEQ(user.RoleAdmin), user.Disabled(false)).CountX(databasetest.AsMerchant())
 		if admins != 1 || (a == http.StatusOK) == (b == http.StatusOK) {
 			t.Errorf("answers %d and %d leave %d admins, want one demotion and one admin", a, b, admins)
 		}

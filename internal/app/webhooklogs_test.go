@@ -78,7 +78,7 @@ func TestWebhookLogsListFiltersAndPages(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
-		viewer := env.tokenFor("viewer")
+		viewer := env.staffToken("viewer")
 		base := time.Now().UTC().Add(-time.Hour).Truncate(time.Millisecond)
 		var ids []string // oldest first
 		for i, ev := range []loggedEvent{
@@ -226,7 +226,7 @@ func TestWebhookEventDetail(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
-		viewer := env.tokenFor("viewer")
+		viewer := env.staffToken("viewer")
 		received := time.Now().UTC().Add(-time.Hour).Truncate(time.Millisecond)
 		dead := env.storeLoggedEvent(loggedEvent{provider: "adyen", eventType: "REFUND", status: state.WebhookDead, received: received})
 		fresh := env.storeLoggedEvent(loggedEvent{provider: "stripe", eventType: "refund.updated", status: state.WebhookReceived, received: received})
@@ -238,7 +238,7 @@ func TestWebhookEventDetail(t *testing.T) {
 			ms     int64
 		}{{2 * time.Minute, state.WebhookDead, "database busy 3", 30}, {0, state.WebhookFailed, "database busy 1", 10}, {time.Minute, state.WebhookFailed, "database busy 2", 20}} {
 			db.Ent.WebhookAttempt.Create().SetEventID(dead.ID).SetAt(received.Add(a.after)).SetStatus(a.status).
-				SetError(a.err).SetDurationMs(a.ms).ExecX(context.Background())
+				SetError(a.err).SetDurationMs(a.ms).ExecX(databasetest.AsMerchant())
 		}
 
 		r := env.request(http.MethodGet, "/api/v1/webhooks/logs/"+dead.ID, viewer, nil)
@@ -305,14 +305,14 @@ func TestRetryWebhookEvent(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db)
-		viewer, operator := env.tokenFor("viewer"), env.tokenFor("operator")
+		viewer, operator := env.staffToken("viewer"), env.staffToken("operator")
 		received := time.Now().UTC().Add(-time.Hour).Truncate(time.Millisecond)
 		event := func(status state.WebhookStatus) *ent.WebhookEvent {
 			return env.storeLoggedEvent(loggedEvent{provider: "checkout", eventType: "payment_approved", status: status, received: received, latency: time.Second})
 		}
 		dead, failed := event(state.WebhookDead), event(state.WebhookFailed)
 		db.Ent.WebhookAttempt.Create().SetEventID(dead.ID).SetAt(received).SetStatus(state.WebhookDead).SetError("database busy").
-			SetDurationMs(5).ExecX(context.Background())
+			SetDurationMs(5).ExecX(databasetest.AsMerchant())
 
 		r := env.request(http.MethodPost, "/api/v1/webhooks/logs/"+dead.ID+"/retry", viewer, nil)
 		if code, _ := r.errorCode(); r.status != http.StatusForbidden || code != "forbidden" || !strings.Contains(r.raw, "webhooks:manage") {
@@ -322,7 +322,7 @@ func TestRetryWebhookEvent(t *testing.T) {
 			errs[0].code() != "forbidden" || !strings.Contains(errs[0].Message, "webhooks:manage") {
 			t.Errorf("a viewer's retry over GraphQL = %+v", errs)
 		}
-		if got := db.Ent.WebhookEvent.GetX(context.Background(), dead.ID); got.Status != state.WebhookDead {
+		if got := db.Ent.WebhookEvent.GetX(databasetest.AsMerchant(), dead.ID); got.Status != state.WebhookDead {
 			t.Fatalf("refused retries changed the event: %s", got.Status)
 		}
 
@@ -372,7 +372,7 @@ func TestConcurrentRetriesRequeueOnce(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		servers := newTestServers(t, pools)
-		operator := servers[0].tokenFor("operator")
+		operator := servers[0].staffToken("operator")
 		dead := servers[0].storeLoggedEvent(loggedEvent{provider: "stripe", eventType: "charge.refunded", status: state.WebhookDead,
 			received: time.Now().UTC().Add(-time.Hour)})
 		const retries = 8
@@ -398,7 +398,7 @@ func TestConcurrentRetriesRequeueOnce(t *testing.T) {
 		if requeued.Load() != 1 || refused.Load() != retries-1 {
 			t.Errorf("%d retries requeued, %d refused; want 1 and %d", requeued.Load(), refused.Load(), retries-1)
 		}
-		if got := pools[0].Ent.WebhookEvent.GetX(context.Background(), dead.ID); got.Status != state.WebhookReceived || got.Attempts != 0 {
+		if got := pools[0].Ent.WebhookEvent.GetX(databasetest.AsMerchant(), dead.ID); got.Status != state.WebhookReceived || got.Attempts != 0 {
 			t.Errorf("after the retries: %s, %d attempts", got.Status, got.Attempts)
 		}
 	})
@@ -418,7 +418,7 @@ func TestWebhookMetrics(t *testing.T) {
 			}
 		})))
 		env := newTestEnv(t, &database.DB{SQL: db.SQL, Dialect: db.Dialect, Ent: observed})
-		viewer := env.tokenFor("viewer")
+		viewer := env.staffToken("viewer")
 		received := time.Now().UTC().Add(-time.Hour).Truncate(time.Millisecond)
 		store := func(provider string, status state.WebhookStatus, latency time.Duration) {
 			env.storeLoggedEvent(loggedEvent{provider: provider, eventType: "x", status: status, received: received, latency: latency})

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -114,7 +113,7 @@ func TestWebhooksAreRefusedUnlessSigned(t *testing.T) {
 				t.Errorf("%s: %d %s, want %d %s", tc.name, r.status, r.raw, tc.status, tc.code)
 			}
 		}
-		if n := db.Ent.WebhookEvent.Query().CountX(context.Background()); n != 0 {
+		if n := db.Ent.WebhookEvent.Query().CountX(databasetest.AsMerchant()); n != 0 {
 			t.Errorf("%d events stored from refused deliveries", n)
 		}
 		logs := env.logs.String()
@@ -204,20 +203,20 @@ func TestSimulatedEventsReachThePayment(t *testing.T) {
 			}
 			waitFor(t, tc.provider+" dashboard refund", func() bool { return env.payment(refunded).Status == state.PaymentRefunded })
 			p := env.payment(refunded)
-			dashboard := db.Ent.Refund.Query().Where(refund.PaymentID(refunded), refund.ReasonEQ("made at "+tc.provider)).AllX(context.Background())
+			dashboard := db.Ent.Refund.Query().Where(refund.PaymentID(refunded), refund.ReasonEQ("made at "+tc.provider)).AllX(databasetest.AsMerchant())
 			if p.AmountRefunded != 2500 || len(dashboard) != 1 || dashboard[0].Amount != 2000 || dashboard[0].Status != state.RefundSucceeded || dashboard[0].ProviderRefundID == nil {
 				t.Errorf("%s: payment refunded %d, dashboard refunds %+v; want 25.00 refunded, one refund of 20.00 made at the provider", tc.provider, p.AmountRefunded, dashboard)
 			}
 			// The same event processed again changes nothing.
 			event := db.Ent.WebhookEvent.Query().Where(webhookevent.Provider(tc.provider), webhookevent.Type(tc.refundType),
-				webhookevent.PaymentID(refunded), webhookevent.StatusEQ(state.WebhookProcessed)).FirstX(context.Background())
-			db.Ent.WebhookEvent.UpdateOneID(event.ID).SetStatus(state.WebhookReceived).SetNextAttemptAt(time.Now()).ExecX(context.Background())
+				webhookevent.PaymentID(refunded), webhookevent.StatusEQ(state.WebhookProcessed)).FirstX(databasetest.AsMerchant())
+			db.Ent.WebhookEvent.UpdateOneID(event.ID).SetStatus(state.WebhookReceived).SetNextAttemptAt(time.Now()).ExecX(databasetest.AsMerchant())
 			env.app.services.webhookWorker.Wake()
 			waitFor(t, tc.provider+" event processed again", func() bool {
-				return db.Ent.WebhookEvent.GetX(context.Background(), event.ID).Status != state.WebhookReceived
+				return db.Ent.WebhookEvent.GetX(databasetest.AsMerchant(), event.ID).Status != state.WebhookReceived
 			})
 			if again := env.payment(refunded); again.AmountRefunded != 2500 || !again.UpdatedAt.Equal(p.UpdatedAt) ||
-				db.Ent.Refund.Query().Where(refund.PaymentID(refunded)).CountX(context.Background()) != 2 {
+				db.Ent.Refund.Query().Where(refund.PaymentID(refunded)).CountX(databasetest.AsMerchant()) != 2 {
 				t.Errorf("%s: processing the refund's event again changed the payment: %d refunded", tc.provider, again.AmountRefunded)
 			}
 
@@ -240,7 +239,7 @@ func TestSimulatedEventsReachThePayment(t *testing.T) {
 			var ignored *ent.WebhookEvent
 			waitFor(t, tc.provider+" late failure ignored", func() bool {
 				ignored, _ = db.Ent.WebhookEvent.Query().Where(webhookevent.Provider(tc.provider), webhookevent.Type(tc.lateFailureType),
-					webhookevent.StatusEQ(state.WebhookIgnored)).First(context.Background())
+					webhookevent.StatusEQ(state.WebhookIgnored)).First(databasetest.AsMerchant())
 				return ignored != nil
 			})
 			if ignored.IgnoredReason == nil || !strings.Contains(*ignored.IgnoredReason, "does not move it back") || env.payment(late).Status != state.PaymentSucceeded {
@@ -269,11 +268,11 @@ func TestRefundsSettleByWebhook(t *testing.T) {
 			settlesID, refusedID := str(get(settles.data(), "id")), str(get(refused.data(), "id"))
 			env.clock.Advance(provider.DefaultSettleAfter) // the sandbox settles them at its next round
 			waitFor(t, tc.provider+" refund settlements", func() bool {
-				a, b := db.Ent.Refund.GetX(context.Background(), settlesID), db.Ent.Refund.GetX(context.Background(), refusedID)
+				a, b := db.Ent.Refund.GetX(databasetest.AsMerchant(), settlesID), db.Ent.Refund.GetX(databasetest.AsMerchant(), refusedID)
 				return a.Status != state.RefundPending && b.Status != state.RefundPending
 			})
 			p := env.payment(id)
-			if a, b := db.Ent.Refund.GetX(context.Background(), settlesID), db.Ent.Refund.GetX(context.Background(), refusedID); a.Status != state.RefundSucceeded ||
+			if a, b := db.Ent.Refund.GetX(databasetest.AsMerchant(), settlesID), db.Ent.Refund.GetX(databasetest.AsMerchant(), refusedID); a.Status != state.RefundSucceeded ||
 				b.Status != state.RefundFailed || p.AmountRefunded != 2000 || p.Status != state.PaymentPartiallyRefunded {
 				t.Errorf("%s: refunds %s and %s, payment %s with %d refunded; want succeeded, failed, partially refunded 20.00", tc.provider, a.Status, b.Status, p.Status, p.AmountRefunded)
 			}
@@ -291,7 +290,7 @@ func TestRefundsSettleByWebhook(t *testing.T) {
 func TestWebhookStoredBeforeAServerDiesIsProcessedAfter(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		dying := newTestEnv(t, pools[0], webhookSecretsEnv...)
 		admin := dying.tokenFor("admin")
 		id := dying.succeededPayment(admin, "10.00", "USD", "stripe")
@@ -322,7 +321,7 @@ func TestWebhookStoredBeforeAServerDiesIsProcessedAfter(t *testing.T) {
 func TestServersShareTheWebhookQueue(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		servers := newTestServers(t, pools, webhookSecretsEnv...)
 		for _, s := range servers {
 			s.app.Start(t.Context())
@@ -407,7 +406,7 @@ func TestUnnamedRefundsAreAskedOfStripe(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db, webhookSecretsEnv...)
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		token := env.tokenFor("operator")
 		paymentID := env.succeededPayment(token, "20.00", "USD", "stripe")
 		intentID := *env.payment(paymentID).ProviderPaymentID

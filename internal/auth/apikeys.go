@@ -21,6 +21,7 @@ import (
 	"github.com/paygate/paygate/ent/apikey"
 	"github.com/paygate/paygate/ent/user"
 	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/tenant"
 )
 
 const (
@@ -103,7 +104,8 @@ func (k *APIKeys) lookup(ctx context.Context, value string) (*knownKey, error) {
 	if known, ok := k.known.Get(hash); ok && now.Sub(known.readAt) < keyCacheFor {
 		return known, nil
 	}
-	key, err := k.client.APIKey.Query().Where(apikey.KeyHash(hash)).Only(ctx)
+	// Whose key it is, the key says: the lookup is the server's own.
+	key, err := k.client.APIKey.Query().Where(apikey.KeyHash(hash)).Only(tenant.System(ctx))
 	if err != nil && !ent.IsNotFound(err) {
 		return nil, err
 	}
@@ -151,6 +153,7 @@ func (k *APIKeys) authenticate(ctx context.Context, value string, revocations *R
 
 // RecordUse writes when the keys used since the last call were last used.
 func (k *APIKeys) RecordUse(ctx context.Context) error {
+	ctx = tenant.System(ctx)
 	k.mu.Lock()
 	used := k.used
 	k.used = map[string]time.Time{}
@@ -193,23 +196,29 @@ type APIKeyRequest struct {
 	ExpiresAt *time.Time
 }
 
-// CreateAPIKey makes a key for the caller's user, with scopes they hold.
+// CreateAPIKey makes a key for the caller's user, with scopes they hold, of the user's merchant.
 func (s *Service) CreateAPIKey(ctx context.Context, req APIKeyRequest) (NewAPIKey, error) {
 	if err := Authorize(ctx, CreateAPIKey); err != nil {
 		return NewAPIKey{}, err
 	}
 	p, _ := PrincipalFrom(ctx)
-	return s.createAPIKey(ctx, p.UserID, p.Scopes, req)
+	if p.ActsForAnother() {
+		// A key is its user's, and works for its user's merchant: another merchant's programs
+		// get their keys from that merchant's own users.
+		return NewAPIKey{}, apierror.New(apierror.Forbidden, "platform staff acting for another merchant make no API keys there: that merchant's own users do")
+	}
+	return s.createAPIKey(ctx, p.Merchant, p.UserID, p.Scopes, req)
 }
 
 // CreateFirstAPIKey makes a key for a deployment's programs, from the command line: for the user
 // with email, or the first enabled admin when email is empty.
 func (s *Service) CreateFirstAPIKey(ctx context.Context, email string, req APIKeyRequest) (NewAPIKey, *ent.User, error) {
+	ctx = tenant.System(ctx)
 	query := s.client.User.Query().Where(user.Disabled(false))
 	if email != "" {
 		query.Where(user.EmailEQ(normalizeEmail(email)))
 	} else {
-		query.Where(user.RoleEQ(user.RoleAdmin)).Order(ent.Asc(user.FieldID))
+		query.Where(user.RoleEQ(user.RoleAdmin), user.Platform(true)).Order(ent.Asc(user.FieldID)) // the platform's, for Prometheus
 	}
 	owner, err := query.First(ctx)
 	if ent.IsNotFound(err) {
@@ -218,11 +227,11 @@ func (s *Service) CreateFirstAPIKey(ctx context.Context, email string, req APIKe
 	if err != nil {
 		return NewAPIKey{}, nil, err
 	}
-	key, err := s.createAPIKey(ctx, owner.ID, ScopesOf(string(owner.Role)), req)
+	key, err := s.createAPIKey(ctx, owner.MerchantID, owner.ID, scopesOfUser(string(owner.Role), owner.Platform), req)
 	return key, owner, err
 }
 
-func (s *Service) createAPIKey(ctx context.Context, userID string, grantable []string, req APIKeyRequest) (NewAPIKey, error) {
+func (s *Service) createAPIKey(ctx context.Context, merchantID, userID string, grantable []string, req APIKeyRequest) (NewAPIKey, error) {
 	name := strings.TrimSpace(req.Name)
 	if name == "" || utf8.RuneCountInString(name) > 100 || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
 		return NewAPIKey{}, apierror.ForParam(apierror.InvalidRequest, "name", "name must be 1 to 100 characters of text")
@@ -234,7 +243,7 @@ func (s *Service) createAPIKey(ctx context.Context, userID string, grantable []s
 	slices.Sort(scopes)
 	scopes = slices.Compact(scopes)
 	for _, scope := range scopes {
-		if !slices.Contains(scopesByRole["admin"], scope) {
+		if !slices.Contains(scopesOfUser("admin", true), scope) {
 			return NewAPIKey{}, apierror.ForParam(apierror.InvalidRequest, "scopes", fmt.Sprintf("%q is not a scope", scope))
 		}
 		if !slices.Contains(grantable, scope) {
@@ -257,6 +266,7 @@ func (s *Service) createAPIKey(ctx context.Context, userID string, grantable []s
 	rand.Read(raw)
 	value := s.keys.prefix + base64.RawURLEncoding.EncodeToString(raw)
 	created, err := s.client.APIKey.Create().
+		SetMerchantID(merchantID).
 		SetName(name).
 		SetKeyHash(s.keys.hash(value)).
 		SetPrefix(value[:len(s.keys.prefix)+keyShownChars]).

@@ -1,9 +1,10 @@
 package auth
 
 import (
-	"context"
 	"testing"
 	"time"
+
+	"github.com/paygate/paygate/internal/tenant"
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/user"
@@ -17,7 +18,7 @@ import (
 // over an older one read.
 func TestUserDirectory(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		clock := time.Now().UTC().Truncate(time.Microsecond)
 		now := func() time.Time { return clock }
 		directory := NewUserDirectory(db.Ent, now)
@@ -34,8 +35,8 @@ func TestUserDirectory(t *testing.T) {
 		}
 		// Made after the last look: read on first use.
 		late := newUser("late@example.com", user.RoleOperator)
-		if role, err := directory.standing(ctx, late.ID); err != nil || role != "operator" {
-			t.Errorf("a user made since the last look = %q, %v", role, err)
+		if s, err := directory.standing(ctx, late.ID); err != nil || s.role != "operator" {
+			t.Errorf("a user made since the last look = %q, %v", s.role, err)
 		}
 		// Changed elsewhere: read at the next look.
 		clock = clock.Add(time.Second)
@@ -52,20 +53,20 @@ func TestUserDirectory(t *testing.T) {
 			t.Errorf("a user disabled elsewhere = %v", err)
 		}
 		// A deletion leaves no row to read: the full read, a minute on, forgets the user.
-		if role, err := directory.standing(ctx, gone.ID); err != nil || role != "admin" {
-			t.Errorf("before the full read, the deleted user = %q, %v", role, err)
+		if s, err := directory.standing(ctx, gone.ID); err != nil || s.role != "admin" {
+			t.Errorf("before the full read, the deleted user = %q, %v", s.role, err)
 		}
 		clock = clock.Add(directoryFullReadEvery)
 		// A change made here after the read began is newer than what the read finds.
-		directory.remember(&ent.User{ID: late.ID, Role: user.RoleViewer, UpdatedAt: clock.Add(time.Millisecond)})
+		directory.remember(&ent.User{ID: late.ID, MerchantID: tenant.DefaultMerchant, Role: user.RoleViewer, UpdatedAt: clock.Add(time.Millisecond)})
 		if err := directory.Load(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := directory.standing(ctx, gone.ID); codeOf(err) != apierror.TokenInvalid {
 			t.Errorf("after the full read, the deleted user = %v", err)
 		}
-		if role, err := directory.standing(ctx, late.ID); err != nil || role != "viewer" {
-			t.Errorf("a change made here during a read = %q, %v", role, err)
+		if s, err := directory.standing(ctx, late.ID); err != nil || s.role != "viewer" {
+			t.Errorf("a change made here during a read = %q, %v", s.role, err)
 		}
 		if _, err := directory.standing(ctx, "usr_never"); codeOf(err) != apierror.TokenInvalid {
 			t.Errorf("a user who never was = %v", err)

@@ -1,6 +1,10 @@
 package auth
 
-import "context"
+import (
+	"context"
+
+	"github.com/paygate/paygate/internal/apierror"
+)
 
 // Operation is one thing a client asks of Paygate, the same over REST and GraphQL: what the
 // principal must hold to ask it, and whether an idempotency key applies. This table is the one
@@ -23,6 +27,10 @@ type Operation struct {
 	Idempotent bool
 	// HTTPOnly operations have a route and no GraphQL field: Prometheus's scrape.
 	HTTPOnly bool
+	// Platform operations read or change what is the platform's rather than one merchant's
+	// (the configuration, the providers, the alerts, the providers' webhooks, the merchants):
+	// only platform staff may ask them, whatever scopes a merchant's user holds.
+	Platform bool
 }
 
 var (
@@ -46,24 +54,24 @@ var (
 	ShopperReturn = Operation{Name: "shopperReturn", Public: true, HTTPOnly: true}
 	// The runtime configuration is read and written by admins alone: reading it shows how
 	// payments are routed, which is as much theirs as changing it.
-	GetConfig      = Operation{Name: "config", Scope: ScopeConfigWrite}
-	UpdateConfig   = Operation{Name: "updateConfig", Scope: ScopeConfigWrite}
-	ConfigHistory  = Operation{Name: "configHistory", Scope: ScopeConfigWrite}
+	GetConfig      = Operation{Name: "config", Scope: ScopeConfigWrite, Platform: true}
+	UpdateConfig   = Operation{Name: "updateConfig", Scope: ScopeConfigWrite, Platform: true}
+	ConfigHistory  = Operation{Name: "configHistory", Scope: ScopeConfigWrite, Platform: true}
 	CreateUser     = Operation{Name: "createUser", Scope: ScopeUsersManage}
 	ListUsers      = Operation{Name: "users", Scope: ScopeUsersManage}
 	UpdateUser     = Operation{Name: "updateUser", Scope: ScopeUsersManage}
 	ResetPassword  = Operation{Name: "resetPassword", Scope: ScopeUsersManage}
-	ProviderStatus = Operation{Name: "providerStatus", Scope: ScopeMonitoringRead}
-	SimulateEvent  = Operation{Name: "simulateEvent", Scope: ScopeWebhooksManage}
+	ProviderStatus = Operation{Name: "providerStatus", Scope: ScopeMonitoringRead, Platform: true}
+	SimulateEvent  = Operation{Name: "simulateEvent", Scope: ScopeWebhooksManage, Platform: true}
 	// Sending a test webhook makes Paygate call a URL of the caller's choosing: only those who
 	// manage webhooks may, as they would point Paygate's real webhooks there.
 	SendTestWebhook = Operation{Name: "sendTestWebhook", Scope: ScopeWebhooksManage}
 	// The webhook logs are read by anyone who reads webhooks; requeueing an event makes it be
 	// applied to its payment again, which is the managers'.
-	ListWebhookEvents = Operation{Name: "webhookEvents", Scope: ScopeWebhooksRead}
-	GetWebhookEvent   = Operation{Name: "webhookEvent", Scope: ScopeWebhooksRead}
-	WebhookMetrics    = Operation{Name: "webhookMetrics", Scope: ScopeWebhooksRead}
-	RetryWebhookEvent = Operation{Name: "retryWebhookEvent", Scope: ScopeWebhooksManage}
+	ListWebhookEvents = Operation{Name: "webhookEvents", Scope: ScopeWebhooksRead, Platform: true}
+	GetWebhookEvent   = Operation{Name: "webhookEvent", Scope: ScopeWebhooksRead, Platform: true}
+	WebhookMetrics    = Operation{Name: "webhookMetrics", Scope: ScopeWebhooksRead, Platform: true}
+	RetryWebhookEvent = Operation{Name: "retryWebhookEvent", Scope: ScopeWebhooksManage, Platform: true}
 	// Merchants' own webhooks: the events Paygate tells of, the endpoints it tells them to and
 	// the deliveries it made there are read by anyone who reads webhooks; changing an endpoint,
 	// which points Paygate's calls at a URL, and sending a delivery again are the managers'.
@@ -80,20 +88,24 @@ var (
 	// Subscriptions read what the queries of the same objects read.
 	PaymentUpdated        = Operation{Name: "paymentUpdated", Scope: ScopePaymentsRead}
 	RefundUpdated         = Operation{Name: "refundUpdated", Scope: ScopePaymentsRead}
-	ProviderStatusChanged = Operation{Name: "providerStatusChanged", Scope: ScopeMonitoringRead}
-	AlertRaised           = Operation{Name: "alertRaised", Scope: ScopeMonitoringRead}
+	ProviderStatusChanged = Operation{Name: "providerStatusChanged", Scope: ScopeMonitoringRead, Platform: true}
+	AlertRaised           = Operation{Name: "alertRaised", Scope: ScopeMonitoringRead, Platform: true}
 	// Prometheus scrapes /metrics with a key holding monitoring:read, unless the metrics are public.
-	ScrapeMetrics = Operation{Name: "metrics", Scope: ScopeMonitoringRead, HTTPOnly: true}
-	SystemMetrics = Operation{Name: "systemMetrics", Scope: ScopeMonitoringRead}
-	ListAlerts    = Operation{Name: "alerts", Scope: ScopeMonitoringRead}
+	ScrapeMetrics = Operation{Name: "metrics", Scope: ScopeMonitoringRead, HTTPOnly: true, Platform: true}
+	SystemMetrics = Operation{Name: "systemMetrics", Scope: ScopeMonitoringRead, Platform: true}
+	ListAlerts    = Operation{Name: "alerts", Scope: ScopeMonitoringRead, Platform: true}
 	// Acknowledging and resolving an alert are writes no viewer may make: they go with handling
 	// the providers and their events, the operators' and admins' work.
-	AcknowledgeAlert = Operation{Name: "acknowledgeAlert", Scope: ScopeWebhooksManage}
-	ResolveAlert     = Operation{Name: "resolveAlert", Scope: ScopeWebhooksManage}
+	AcknowledgeAlert = Operation{Name: "acknowledgeAlert", Scope: ScopeWebhooksManage, Platform: true}
+	ResolveAlert     = Operation{Name: "resolveAlert", Scope: ScopeWebhooksManage, Platform: true}
 	// Everyone who manages API keys manages their own; those who manage users, everyone's.
 	CreateAPIKey = Operation{Name: "createAPIKey", Scope: ScopeAPIKeysManage}
 	ListAPIKeys  = Operation{Name: "apiKeys", Scope: ScopeAPIKeysManage}
 	RevokeAPIKey = Operation{Name: "revokeAPIKey", Scope: ScopeAPIKeysManage}
+	// Merchants are the platform's to make, list and disable.
+	CreateMerchant = Operation{Name: "createMerchant", Scope: ScopeMerchantsManage, Platform: true}
+	ListMerchants  = Operation{Name: "merchants", Scope: ScopeMerchantsManage, Platform: true}
+	UpdateMerchant = Operation{Name: "updateMerchant", Scope: ScopeMerchantsManage, Platform: true}
 )
 
 // Operations lists every operation.
@@ -102,7 +114,8 @@ var Operations = []Operation{Login, RefreshToken, Logout, RevokeToken, ChangePas
 	ListWebhookEvents, GetWebhookEvent, WebhookMetrics, RetryWebhookEvent,
 	ListEvents, GetEvent, CreateWebhookEndpoint, ListWebhookEndpoints, GetWebhookEndpoint, UpdateWebhookEndpoint,
 	DeleteWebhookEndpoint, RotateWebhookEndpointSecret, ListWebhookDeliveries, RetryWebhookDelivery,
-	PaymentUpdated, RefundUpdated, ProviderStatusChanged, AlertRaised, CreateAPIKey, ListAPIKeys, RevokeAPIKey, ScrapeMetrics, SystemMetrics, ListAlerts, AcknowledgeAlert, ResolveAlert}
+	PaymentUpdated, RefundUpdated, ProviderStatusChanged, AlertRaised, CreateAPIKey, ListAPIKeys, RevokeAPIKey, ScrapeMetrics, SystemMetrics, ListAlerts, AcknowledgeAlert, ResolveAlert,
+	CreateMerchant, ListMerchants, UpdateMerchant}
 
 // OperationNamed returns the operation of a GraphQL root field, if the field is one.
 func OperationNamed(name string) (Operation, bool) {
@@ -115,7 +128,8 @@ func OperationNamed(name string) (Operation, bool) {
 }
 
 // Authorize returns nil when the request's principal may ask op, and otherwise the error to
-// answer with: 401 without valid credentials, 403 without the scope.
+// answer with: 401 without valid credentials, 403 without the scope or, for a platform
+// operation, when the principal is not platform staff.
 func Authorize(ctx context.Context, op Operation) error {
 	switch {
 	case op.Public:
@@ -124,5 +138,11 @@ func Authorize(ctx context.Context, op Operation) error {
 		_, err := principalOf(ctx)
 		return err
 	}
-	return RequireScope(ctx, op.Scope)
+	if err := RequireScope(ctx, op.Scope); err != nil {
+		return err
+	}
+	if p, _ := PrincipalFrom(ctx); op.Platform && !p.Platform {
+		return apierror.New(apierror.Forbidden, "this operation is the platform's: only platform staff may ask it")
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/user"
 	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/tenant"
 )
 
 // A new password ends sessions by revoking each of them, as a change of role does
@@ -63,6 +64,8 @@ func (s *Service) ChangePassword(ctx context.Context, currentPassword, newPasswo
 	case newPassword == "":
 		return apierror.ForParam(apierror.MissingField, "new_password", "new_password is required")
 	}
+	// One's own user, whichever merchant one acts for.
+	ctx = tenant.System(ctx)
 	u, err := s.client.User.Get(ctx, p.UserID)
 	if err != nil {
 		return err // the user was authenticated a moment ago: gone since, it is an internal error
@@ -103,6 +106,9 @@ func (s *Service) ResetPassword(ctx context.Context, id, newPassword string) (*e
 	if err != nil {
 		return nil, err
 	}
+	if err := guardPlatformUser(ctx, u); err != nil {
+		return nil, err
+	}
 	if err := CheckPassword(newPassword, u.Email, "new_password"); err != nil {
 		return nil, err
 	}
@@ -113,6 +119,7 @@ func (s *Service) ResetPassword(ctx context.Context, id, newPassword string) (*e
 // paygate user set-password: an operator locked out, with the database at hand. It authorises
 // nobody, as the command runs with the database's own credentials.
 func (s *Service) SetPassword(ctx context.Context, email, password string) (*ent.User, error) {
+	ctx = tenant.System(ctx)
 	email = normalizeEmail(email)
 	u, err := s.client.User.Query().Where(user.EmailEQ(email)).Only(ctx)
 	if ent.IsNotFound(err) {

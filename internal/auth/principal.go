@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/tenant"
 )
 
 // Scopes name what a principal may do.
@@ -22,6 +23,8 @@ const (
 	ScopeConfigWrite    = "config:write"
 	ScopeUsersManage    = "users:manage"
 	ScopeAPIKeysManage  = "apikeys:manage"
+	// ScopeMerchantsManage is held by the platform's admins alone, whatever their role says.
+	ScopeMerchantsManage = "merchants:manage"
 )
 
 // scopesByRole says which scopes each role grants.
@@ -41,6 +44,15 @@ var scopesByRole = map[string][]string{
 // ScopesOf returns the scopes a role grants, or nil for an unknown role.
 func ScopesOf(role string) []string { return scopesByRole[role] }
 
+// scopesOfUser returns the scopes a user holds: their role's, and managing merchants for the
+// platform's admins.
+func scopesOfUser(role string, platform bool) []string {
+	if platform && role == "admin" {
+		return append(slices.Clip(ScopesOf(role)), ScopeMerchantsManage)
+	}
+	return ScopesOf(role)
+}
+
 // Principal is who is making a request.
 type Principal struct {
 	// Subject is who acts: a user (usr_...), or an API key (key_...) acting for its user. Each
@@ -55,7 +67,18 @@ type Principal struct {
 	// revoking it revoke. Expires is when the token or key ends (zero for a key that never does).
 	Session, TokenID string
 	Expires          time.Time
+	// Merchant is whose data the principal reads and changes: its user's merchant, or, for
+	// platform staff, the merchant it acts for (Paygate-Merchant).
+	Merchant string
+	// Home is the merchant the user (or key) belongs to: Merchant, unless platform staff act
+	// for another.
+	Home string
+	// Platform says the user is the platform's staff.
+	Platform bool
 }
+
+// ActsForAnother reports whether platform staff act for a merchant other than their own.
+func (p Principal) ActsForAnother() bool { return p.Merchant != p.Home }
 
 // IsAPIKey reports whether the principal is an API key.
 func (p Principal) IsAPIKey() bool { return strings.HasPrefix(p.Subject, "key_") }
@@ -81,9 +104,10 @@ func CredentialFrom(ctx context.Context) string {
 
 type failureKey struct{}
 
-// WithPrincipal returns a context carrying the authenticated principal.
+// WithPrincipal returns a context carrying the authenticated principal, whose work is its
+// merchant's: what it reads and changes is held to that merchant in the data layer.
 func WithPrincipal(ctx context.Context, p Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
+	return context.WithValue(tenant.For(ctx, p.Merchant), principalKey{}, p)
 }
 
 // WithFailure returns a context recording why the credentials sent failed (expired, invalid), so

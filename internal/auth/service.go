@@ -22,6 +22,7 @@ import (
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/prefixid"
+	"github.com/paygate/paygate/internal/tenant"
 )
 
 // PasswordCost is the bcrypt cost of stored passwords.
@@ -64,43 +65,67 @@ func (s *Service) Directory() *UserDirectory { return s.users }
 func (s *Service) APIKeyKeeper() *APIKeys { return s.keys }
 
 // Authenticate returns the principal of a request's credential, an access token or an API key,
-// or why it is refused. Its user must exist and be enabled; a token must carry the user's role
-// as it is now, and a key gives no scope its user has lost since it was made.
-func (s *Service) Authenticate(ctx context.Context, credential string) (Principal, error) {
+// acting for merchant (Paygate-Merchant; "" for its own), or why it is refused. Its user and
+// their merchant must exist and be enabled; a token must carry the user's role as it is now, and
+// a key gives no scope its user has lost since it was made. Only platform staff act for another
+// merchant, and only for one that exists and is enabled.
+func (s *Service) Authenticate(ctx context.Context, credential, merchant string) (Principal, error) {
+	var p Principal
+	var standing userStanding
+	var key *ent.APIKey
 	if IsAPIKey(credential) {
-		key, err := s.keys.authenticate(ctx, credential, s.tokens.Revocations)
+		var err error
+		key, err = s.keys.authenticate(ctx, credential, s.tokens.Revocations)
 		if err != nil {
 			return Principal{}, err
 		}
-		role, err := s.users.standing(ctx, key.UserID)
-		if err != nil {
+		if standing, err = s.users.standing(ctx, key.UserID); err != nil {
 			return Principal{}, err
 		}
-		held := ScopesOf(role)
+		held := scopesOfUser(standing.role, standing.platform)
 		scopes := make([]string, 0, len(key.Scopes))
 		for _, scope := range key.Scopes {
 			if slices.Contains(held, scope) {
 				scopes = append(scopes, scope)
 			}
 		}
-		p := Principal{Subject: key.ID, UserID: key.UserID, Scopes: scopes}
+		p = Principal{Subject: key.ID, UserID: key.UserID, Scopes: scopes}
 		if key.ExpiresAt != nil {
 			p.Expires = *key.ExpiresAt
 		}
+	} else {
+		var err error
+		if p, err = s.tokens.Verify(credential); err != nil {
+			return Principal{}, err
+		}
+		if standing, err = s.users.standing(ctx, p.Subject); err != nil {
+			return Principal{}, err
+		}
+		if standing.role != p.Role {
+			return Principal{}, apierror.New(apierror.TokenRevoked, "the user's role has changed since the token was issued; log in again")
+		}
+		p.UserID = p.Subject
+		p.Scopes = scopesOfUser(standing.role, standing.platform)
+	}
+	p.Merchant, p.Platform = standing.merchant, standing.platform
+	if key != nil && key.MerchantID != standing.merchant {
+		return Principal{}, apierror.New(apierror.TokenInvalid, "the API key is not valid") // keys are made in their user's merchant
+	}
+	p.Home = p.Merchant
+	if merchant == "" || merchant == p.Merchant {
 		return p, nil
 	}
-	p, err := s.tokens.Verify(credential)
-	if err != nil {
+	if !p.Platform {
+		return Principal{}, apierror.New(apierror.Forbidden, "only platform staff act for another merchant: send no Paygate-Merchant header")
+	}
+	active, err := s.users.merchantActive(ctx, merchant)
+	switch {
+	case err != nil:
 		return Principal{}, err
+	case !active:
+		return Principal{}, apierror.ForParam(apierror.MerchantUnavailable, "Paygate-Merchant", "no enabled merchant has the id "+merchant)
 	}
-	role, err := s.users.standing(ctx, p.Subject)
-	if err != nil {
-		return Principal{}, err
-	}
-	if role != p.Role {
-		return Principal{}, apierror.New(apierror.TokenRevoked, "the user's role has changed since the token was issued; log in again")
-	}
-	p.UserID = p.Subject
+	p.Merchant = merchant
 	return p, nil
 }
 
@@ -116,6 +141,7 @@ var missingUserHash = sync.OnceValue(func() []byte {
 
 // Login checks an email and password and starts a session.
 func (s *Service) Login(ctx context.Context, email, password string) (Session, error) {
+	ctx = tenant.System(ctx) // whoever logs in, of whichever merchant
 	if s.Throttle != nil {
 		if err := s.Throttle(ctx, normalizeEmail(email)); err != nil {
 			return Session{}, err
@@ -152,6 +178,9 @@ func (s *Service) Login(ctx context.Context, email, password string) (Session, e
 	if current.PasswordHash != u.PasswordHash || current.Disabled {
 		return Session{}, rollback(tx, apierror.New(apierror.InvalidCredentials, "the email or password is wrong"))
 	}
+	if err := s.merchantEnabled(ctx, current.MerchantID); err != nil {
+		return Session{}, rollback(tx, err)
+	}
 	family := prefixid.New("fam")
 	refresh, err := s.newRefreshToken(ctx, tx.Client(), u.ID, family)
 	if err != nil {
@@ -166,6 +195,7 @@ func (s *Service) Login(ctx context.Context, email, password string) (Session, e
 // Refresh trades a refresh token for a new session. Each refresh token works once: presenting one
 // that was already used revokes every token of its family, since one of the two holders is a thief.
 func (s *Service) Refresh(ctx context.Context, token string) (Session, error) {
+	ctx = tenant.System(ctx) // the token says whose session it is
 	rt, err := s.client.RefreshToken.Query().
 		Where(refreshtoken.TokenHashEQ(hashToken(token))).WithUser().Only(ctx)
 	if ent.IsNotFound(err) {
@@ -182,6 +212,9 @@ func (s *Service) Refresh(ctx context.Context, token string) (Session, error) {
 		return Session{}, s.revokeFamily(ctx, rt.Family)
 	case !now.Before(rt.ExpiresAt):
 		return Session{}, apierror.New(apierror.TokenExpired, "the refresh token has expired; log in again")
+	}
+	if err := s.merchantEnabled(ctx, rt.Edges.User.MerchantID); err != nil {
+		return Session{}, err
 	}
 
 	tx, err := s.client.Tx(ctx)
@@ -211,6 +244,18 @@ func (s *Service) Refresh(ctx context.Context, token string) (Session, error) {
 		return Session{}, err
 	}
 	return s.session(rt.Edges.User, refresh, rt.Family)
+}
+
+// merchantEnabled refuses a session to a disabled merchant's user: its tokens would not work.
+func (s *Service) merchantEnabled(ctx context.Context, merchant string) error {
+	active, err := s.users.merchantActive(ctx, merchant)
+	switch {
+	case err != nil:
+		return err
+	case !active:
+		return apierror.New(apierror.Forbidden, "the user's merchant is disabled")
+	}
+	return nil
 }
 
 func (s *Service) revokeFamily(ctx context.Context, family string) error {
@@ -292,8 +337,8 @@ func (s *Service) RevokeToken(ctx context.Context, token string) error {
 	if err != nil {
 		return apierror.ForParam(apierror.InvalidRequest, "token", "token is not a token Paygate issued")
 	}
-	if claims.Subject != p.Subject && p.Role != "admin" {
-		return apierror.ForParam(apierror.Forbidden, "token", "only its owner or an admin may revoke a token")
+	if claims.Subject != p.Subject && !s.adminOf(ctx, p, claims.Subject) {
+		return apierror.ForParam(apierror.Forbidden, "token", "only its owner or an admin of its merchant may revoke a token")
 	}
 	return s.revoke(ctx, claims.ID, claims.ExpiresAt.Time.Add(clockSkew))
 }
@@ -307,10 +352,19 @@ func (s *Service) revokeRefreshToken(ctx context.Context, p Principal, token, pa
 	if err != nil {
 		return err
 	}
-	if rt.UserID != p.Subject && p.Role != "admin" {
-		return apierror.ForParam(apierror.Forbidden, param, "only its owner or an admin may revoke a token")
+	if rt.UserID != p.Subject && !s.adminOf(ctx, p, rt.UserID) {
+		return apierror.ForParam(apierror.Forbidden, param, "only its owner or an admin of its merchant may revoke a token")
 	}
 	return s.endSession(ctx, rt.Family)
+}
+
+// adminOf reports whether p is an admin of the user's merchant, or platform staff's admin.
+func (s *Service) adminOf(ctx context.Context, p Principal, userID string) bool {
+	if p.Role != "admin" {
+		return false
+	}
+	standing, err := s.users.standing(ctx, userID)
+	return p.Platform || err == nil && standing.merchant == p.Merchant
 }
 
 func (s *Service) newRefreshToken(ctx context.Context, client *ent.Client, userID, family string) (string, error) {
@@ -341,8 +395,13 @@ func hashToken(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// CreateUser adds a user with a bcrypt-hashed password.
+// CreateUser adds a user with a bcrypt-hashed password to the merchant of ctx's work.
 func (s *Service) CreateUser(ctx context.Context, email, password, role string) (*ent.User, error) {
+	return s.createUser(ctx, email, password, role, false)
+}
+
+// createUser adds a user, one of the platform's staff when platform is set.
+func (s *Service) createUser(ctx context.Context, email, password, role string, platform bool) (*ent.User, error) {
 	email = normalizeEmail(email)
 	if _, err := mail.ParseAddress(email); err != nil || strings.ContainsAny(email, " <>") {
 		return nil, apierror.ForParam(apierror.InvalidRequest, "email", "email is not a valid address")
@@ -357,7 +416,7 @@ func (s *Service) CreateUser(ctx context.Context, email, password, role string) 
 	if err != nil {
 		return nil, err
 	}
-	u, err := s.client.User.Create().SetEmail(email).SetPasswordHash(string(hash)).SetRole(user.Role(role)).Save(ctx)
+	u, err := s.client.User.Create().SetEmail(email).SetPasswordHash(string(hash)).SetRole(user.Role(role)).SetPlatform(platform).Save(ctx)
 	if err == nil && s.users != nil {
 		s.users.remember(u)
 	}
@@ -366,14 +425,15 @@ func (s *Service) CreateUser(ctx context.Context, email, password, role string) 
 
 // NoUsers reports whether no user exists yet.
 func (s *Service) NoUsers(ctx context.Context) (bool, error) {
-	exists, err := s.client.User.Query().Exist(ctx)
+	exists, err := s.client.User.Query().Exist(tenant.System(ctx))
 	return !exists, err
 }
 
-// EnsureFirstAdmin creates the first admin when there are no users. With no email given it
-// creates admin@localhost with a random password, which it returns so it can be shown once.
+// EnsureFirstAdmin creates the first admin, platform staff of the default merchant, when there
+// are no users. With no email given it creates admin@localhost with a random password, which it
+// returns so it can be shown once.
 func (s *Service) EnsureFirstAdmin(ctx context.Context, email, password string) (created *ent.User, generatedPassword string, err error) {
-	exists, err := s.client.User.Query().Exist(ctx)
+	exists, err := s.client.User.Query().Exist(tenant.System(ctx))
 	if err != nil || exists {
 		return nil, "", err
 	}
@@ -387,7 +447,7 @@ func (s *Service) EnsureFirstAdmin(ctx context.Context, email, password string) 
 		}
 		password = generatedPassword
 	}
-	u, err := s.CreateUser(ctx, email, password, "admin")
+	u, err := s.createUser(tenant.For(ctx, tenant.DefaultMerchant), email, password, "admin", true)
 	if ent.IsConstraintError(err) {
 		return nil, "", nil // another server starting at the same moment created it
 	}

@@ -17,12 +17,16 @@ import (
 // MaxUsersListed is the most users one page lists.
 const MaxUsersListed = 100
 
-// AddUser creates a user, for someone who manages users.
-func (s *Service) AddUser(ctx context.Context, email, password, role string) (*ent.User, error) {
+// AddUser creates a user of the merchant the caller acts for, for someone who manages users.
+// Only platform staff make more platform staff, in their own merchant.
+func (s *Service) AddUser(ctx context.Context, email, password, role string, platform bool) (*ent.User, error) {
 	if err := Authorize(ctx, CreateUser); err != nil {
 		return nil, err
 	}
-	u, err := s.CreateUser(ctx, email, password, role)
+	if p, _ := PrincipalFrom(ctx); platform && (!p.Platform || p.ActsForAnother()) {
+		return nil, apierror.ForParam(apierror.Forbidden, "platform", "only platform staff make platform staff, in their own merchant")
+	}
+	u, err := s.createUser(ctx, email, password, role, platform)
 	if ent.IsConstraintError(err) {
 		return nil, apierror.ForParam(apierror.InvalidState, "email", "a user with this email exists")
 	}
@@ -85,6 +89,9 @@ func (s *Service) UpdateUser(ctx context.Context, id string, change UserChange) 
 		return nil, rollback(tx, apierror.ForParam(apierror.NotFound, "id", "no user has the id "+id))
 	}
 	if err != nil {
+		return nil, rollback(tx, err)
+	}
+	if err := guardPlatformUser(ctx, u); err != nil {
 		return nil, rollback(tx, err)
 	}
 	role, disabled := string(u.Role), u.Disabled
@@ -169,4 +176,13 @@ func (s *Service) revokeWithin(ctx context.Context, client *ent.Client, subject 
 		return s.tokens.Revocations.revoke(ctx, client, subject, until)
 	}
 	return func() {}, client.Revocation.Create().SetSubject(subject).SetUntil(until).SetCreatedAt(s.now()).Exec(ctx)
+}
+
+// guardPlatformUser refuses a change to a platform user's account by anyone but platform staff: a
+// merchant's admin manages that merchant's own people.
+func guardPlatformUser(ctx context.Context, u *ent.User) error {
+	if p, _ := PrincipalFrom(ctx); u.Platform && !p.Platform {
+		return apierror.ForParam(apierror.Forbidden, "id", "only platform staff change a platform user's account")
+	}
+	return nil
 }

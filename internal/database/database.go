@@ -24,6 +24,9 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/paygate/paygate/ent"
+	// The runtime registers the schema's hooks and interceptors, the merchant filter among
+	// them: every client is opened here, so none goes without it.
+	_ "github.com/paygate/paygate/ent/runtime"
 	"github.com/paygate/paygate/migrations"
 )
 
@@ -135,7 +138,29 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
 		return fmt.Errorf("applying migrations: %w", err)
 	}
-	return nil
+	return db.checkForeignKeys(ctx)
+}
+
+// checkForeignKeys fails when a SQLite row refers to one that does not exist: what migrating
+// without enforcing the keys would let a wrong migration leave behind.
+func (db *DB) checkForeignKeys(ctx context.Context) error {
+	if db.Dialect != dialect.SQLite {
+		return nil // PostgreSQL's migrations run with its keys enforced
+	}
+	rows, err := db.SQL.QueryContext(ctx, "PRAGMA foreign_key_check")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if rows.Next() {
+		var table string
+		var rowID sql.NullInt64
+		var parent string
+		var key int
+		rows.Scan(&table, &rowID, &parent, &key)
+		return fmt.Errorf("after the migrations, a row of %s refers to a row of %s that does not exist", table, parent)
+	}
+	return rows.Err()
 }
 
 // migrator returns golang-migrate over the embedded migrations of db's dialect, and the function
@@ -159,8 +184,26 @@ func (db *DB) migrator(ctx context.Context) (*migrate.Migrate, func(), error) {
 		}
 		driver, done = pg, func() { pg.Close() } // closes only the connection: WithConnection leaves the pool alone
 	} else {
-		// The sqlite driver's Close would close the whole pool, so it is never closed.
-		if driver, err = sqlite.WithInstance(db.SQL, &sqlite.Config{}); err != nil {
+		// A migration that rebuilds a table drops the old one: with foreign keys enforced, that
+		// deletes (or refuses) the rows referring to it, and SQLite ignores the migration's own
+		// PRAGMA foreign_keys inside the transaction it runs in. So migrations run on a
+		// connection that does not enforce them, and Migrate checks the keys afterwards.
+		pool := db.SQL
+		if strings.Contains(db.dsn, ":memory:") {
+			// One connection, which is the database: it stops enforcing while migrating.
+			if _, err := pool.ExecContext(ctx, "PRAGMA foreign_keys = off"); err != nil {
+				return nil, nil, err
+			}
+			done = func() { pool.ExecContext(context.Background(), "PRAGMA foreign_keys = on") }
+		} else {
+			if pool, err = sql.Open("sqlite", strings.Replace(db.dsn, "_pragma=foreign_keys(1)", "_pragma=foreign_keys(0)", 1)); err != nil {
+				return nil, nil, err
+			}
+			pool.SetMaxOpenConns(1)
+			done = func() { pool.Close() }
+		}
+		if driver, err = sqlite.WithInstance(pool, &sqlite.Config{}); err != nil {
+			done()
 			return nil, nil, err
 		}
 	}

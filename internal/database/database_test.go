@@ -54,7 +54,7 @@ func TestOpenChoosesTheDatabaseFromTheURL(t *testing.T) {
 
 func TestMigrationsAreIdempotentAndReadinessFollowsThem(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		latest, err := db.LatestMigration()
 		if err != nil || latest == 0 {
 			t.Fatalf("latest migration = %d, %v", latest, err)
@@ -75,7 +75,7 @@ func TestMigrationsAreIdempotentAndReadinessFollowsThem(t *testing.T) {
 // refunded total above the amount, a non-positive amount and an unknown status.
 func TestDatabaseHoldsTheMoneyInvariants(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		p := succeededPayment(t, db)
 		statements := map[string]string{
 			"refund above amount": "UPDATE payments SET amount_refunded = 1001 WHERE id = $1",
@@ -104,7 +104,7 @@ func TestDatabaseHoldsTheMoneyInvariants(t *testing.T) {
 
 func TestTimesCompareAsInstantsWhateverTheirZone(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		p := succeededPayment(t, db)
 		// East of UTC the local text of an earlier instant sorts after the UTC text of a later one,
 		// and west of it the other way round.
@@ -127,7 +127,7 @@ func succeededPayment(t *testing.T, db *database.DB) *ent.Payment {
 	p, err := db.Ent.Payment.Create().
 		SetAmount(1000).SetCurrency("USD").SetStatus(state.PaymentSucceeded).SetPaymentMethod("credit_card").
 		SetCustomerEmail("a@example.com").SetCardBrand("visa").SetCardLast4("4242").SetCardExpMonth(12).
-		SetCardExpYear(2030).SetCardFingerprint("f").SetProvider("sandbox").Save(context.Background())
+		SetCardExpYear(2030).SetCardFingerprint("f").SetProvider("sandbox").Save(databasetest.AsMerchant())
 	if err != nil {
 		t.Fatal(err)
 	}

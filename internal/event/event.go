@@ -68,15 +68,15 @@ type Recorder struct {
 }
 
 // Record writes an event of eventType showing object, whose id is objectID, within tx: it exists
-// if and only if the change it tells of is committed.
-func (r *Recorder) Record(ctx context.Context, tx *ent.Tx, eventType, objectID string, object any, at time.Time) error {
+// if and only if the change it tells of is committed. It is the object's merchant's.
+func (r *Recorder) Record(ctx context.Context, tx *ent.Tx, merchantID, eventType, objectID string, object any, at time.Time) error {
 	id := prefixid.New("evt")
 	at = at.UTC().Truncate(time.Microsecond) // as the database keeps it
 	body, err := NewBody(id, eventType, at, object)
 	if err != nil {
 		return err
 	}
-	if err := tx.Event.Create().SetID(id).SetType(eventType).SetObjectID(objectID).SetBody(body).SetCreatedAt(at).Exec(ctx); err != nil {
+	if err := tx.Event.Create().SetID(id).SetMerchantID(merchantID).SetType(eventType).SetObjectID(objectID).SetBody(body).SetCreatedAt(at).Exec(ctx); err != nil {
 		return fmt.Errorf("recording event %s: %w", eventType, err)
 	}
 	if r != nil && r.Written != nil {

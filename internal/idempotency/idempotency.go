@@ -25,6 +25,7 @@ import (
 	"github.com/paygate/paygate/ent/idempotencykey"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/tenant"
 )
 
 const (
@@ -207,6 +208,7 @@ func deref(s *string) string {
 
 // Purge deletes the keys whose replay window has passed.
 func (s *Store) Purge(ctx context.Context) (int, error) {
+	ctx = tenant.System(ctx) // every merchant's
 	return s.client.IdempotencyKey.Delete().Where(idempotencykey.ExpiresAtLTE(s.now())).Exec(ctx)
 }
 

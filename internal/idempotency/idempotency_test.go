@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paygate/paygate/internal/tenant"
+
 	"github.com/paygate/paygate/ent/idempotencykey"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
@@ -14,7 +16,7 @@ import (
 )
 
 func signedIn(subject string) context.Context {
-	return auth.WithPrincipal(context.Background(), auth.Principal{Subject: subject, UserID: subject, Role: "admin", Scopes: auth.ScopesOf("admin")})
+	return auth.WithPrincipal(context.Background(), auth.Principal{Subject: subject, UserID: subject, Role: "admin", Scopes: auth.ScopesOf("admin"), Merchant: tenant.DefaultMerchant, Home: tenant.DefaultMerchant})
 }
 
 func keyOf(t *testing.T, store *Store, ctx context.Context, op auth.Operation, key string, input any) *Key {
@@ -65,11 +67,11 @@ func isCode(err error, code apierror.Code) bool {
 // claim runs Claim in a transaction of its own, committed when it succeeds.
 func claim(t *testing.T, db *database.DB, store *Store, k *Key, resourceID string) error {
 	t.Helper()
-	tx, err := db.Ent.Tx(context.Background())
+	tx, err := db.Ent.Tx(databasetest.AsMerchant())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Claim(context.Background(), tx, k, resourceID); err != nil {
+	if err := store.Claim(databasetest.AsMerchant(), tx, k, resourceID); err != nil {
 		tx.Rollback()
 		return err
 	}

@@ -1,7 +1,6 @@
 package inbound_test
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -30,7 +29,7 @@ func checkoutDelivery(body, secret string) http.Header {
 // events are forgotten once past their retention and done with, not before, and dead ones never.
 func TestInboxStoresOnceAndForgetsAfterRetention(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		c := newClock()
 		told, refused := 0, 0
 		verifier, err := checkout.Registration.NewVerifier(provider.Settings{"WEBHOOK_SECRET": "secret"}, c.Now)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paygate/paygate/internal/tenant"
+
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
@@ -22,7 +24,7 @@ import (
 
 // asRole is a request context of a principal with role's scopes.
 func asRole(role string) context.Context {
-	return auth.WithPrincipal(context.Background(), auth.Principal{Subject: "usr_" + role, Role: role, Scopes: auth.ScopesOf(role)})
+	return auth.WithPrincipal(context.Background(), auth.Principal{Subject: "usr_" + role, Role: role, Scopes: auth.ScopesOf(role), Merchant: tenant.DefaultMerchant, Home: tenant.DefaultMerchant, Platform: true})
 }
 
 func codeOf(err error) apierror.Code {
@@ -43,7 +45,7 @@ func logsEvent(t *testing.T, db *database.DB, provider string, status state.Webh
 	case status == state.WebhookProcessed || status == state.WebhookIgnored:
 		create.SetProcessedAt(received.Add(latency))
 	}
-	event, err := create.Save(context.Background())
+	event, err := create.Save(databasetest.AsMerchant())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +72,7 @@ func TestSignatureFailuresAreCountedPerProvider(t *testing.T) {
 // events of the provider, whatever came before, and the counts over every event.
 func TestLatenciesAreOfTheLatestEvents(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 		var events []*ent.WebhookEventCreate
 		for i := range 1010 {
@@ -105,7 +107,7 @@ func TestLatenciesAreOfTheLatestEvents(t *testing.T) {
 // attempts counted from one, and its log holds the attempts of both rounds.
 func TestRetriedEventIsProcessedAgain(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		c := newClock()
 		failing := true
 		w := inbound.NewWorker(inbound.Worker{

@@ -17,6 +17,7 @@ import (
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/settings"
 	"github.com/paygate/paygate/internal/state"
+	"github.com/paygate/paygate/internal/tenant"
 )
 
 // Reader reads one provider's verified event into what Paygate acts on.
@@ -84,6 +85,7 @@ func (w *Worker) Woken() <-chan struct{} { return w.wake }
 
 // ProcessDueAll processes every due event, a batch at a time.
 func (w *Worker) ProcessDueAll(ctx context.Context) error {
+	ctx = tenant.System(ctx) // every merchant's
 	for {
 		processed, err := w.ProcessDue(ctx)
 		if err != nil || processed < workerBatch {
@@ -95,6 +97,7 @@ func (w *Worker) ProcessDueAll(ctx context.Context) error {
 // ProcessDue takes up to a batch of due events, oldest due first, and processes each that no
 // other worker took meanwhile. It returns how many it looked at.
 func (w *Worker) ProcessDue(ctx context.Context) (int, error) {
+	ctx = tenant.System(ctx) // every merchant's
 	// Without their payloads, which are read one at a time as each is claimed, so a batch of
 	// large events never sits in memory at once.
 	due, err := w.Client.WebhookEvent.Query().

@@ -72,7 +72,7 @@ func storeEvents(t *testing.T, db *database.DB, c *clock, n int) []string {
 	for i := range n {
 		event, err := db.Ent.WebhookEvent.Create().SetProvider("stripe").SetEventID(fmt.Sprintf("evt_%d", i)).
 			SetType("payment_intent.succeeded").SetStatus(state.WebhookReceived).SetPayload([]byte(`{}`)).
-			SetNextAttemptAt(c.Now()).SetReceivedAt(c.Now()).Save(context.Background())
+			SetNextAttemptAt(c.Now()).SetReceivedAt(c.Now()).Save(databasetest.AsMerchant())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ var defaultPolicy = settings.WebhookRetry{BaseS: 30, Factor: 2, MaxAttempts: 8}
 // with every attempt and its error kept; a retry by hand then brings it back.
 func TestFailingEventRetriesOnScheduleThenDies(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		c := newClock()
 		calls := 0
 		w := newWorker(db, c, func(context.Context, *ent.Tx, string, provider.Notification) (payment.Applied, error) {
@@ -150,7 +150,7 @@ func TestFailingEventRetriesOnScheduleThenDies(t *testing.T) {
 // whatever the policy's factor makes of it.
 func TestRetryWaitIsSpreadAndCapped(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		for _, tc := range []struct {
 			jitter float64
 			policy settings.WebhookRetry
@@ -183,7 +183,7 @@ func TestRetryWaitIsSpreadAndCapped(t *testing.T) {
 // has one attempt.
 func TestProcessedEventsAndIgnoredOnes(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		c := newClock()
 		w := newWorker(db, c, func(_ context.Context, _ *ent.Tx, _ string, n provider.Notification) (payment.Applied, error) {
 			if n.PaymentID == "pay_unknown" {
@@ -240,7 +240,7 @@ func TestProcessedEventsAndIgnoredOnes(t *testing.T) {
 // the applier wrote.
 func TestEventWaitsForItsPaymentsRequest(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		c := newClock()
 		id := storeEvents(t, db, c, 1)[0]
 		later := c.Now().Add(time.Minute)
@@ -292,7 +292,7 @@ func TestServerDyingMidProcessingLeavesEventDue(t *testing.T) {
 			applied++
 			return payment.Applied{PaymentID: "pay_1"}, nil
 		}, defaultPolicy)
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		if _, err := second.ProcessDue(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -337,7 +337,7 @@ func TestServersProcessEachEventOnce(t *testing.T) {
 		for err := range errs {
 			t.Error(err)
 		}
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		for _, id := range ids {
 			attempts := pools[0].Ent.WebhookAttempt.Query().Where(webhookattempt.EventID(id)).CountX(ctx)
 			if event := pools[0].Ent.WebhookEvent.GetX(ctx, id); event.Status != state.WebhookProcessed || event.Attempts != 1 || attempts != 1 {
@@ -361,7 +361,7 @@ func deref(s *string) string {
 // not monotonic) neither fails the attempt nor keeps the event from being processed.
 func TestClockStepBackDoesNotFailTheEvent(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		c := newClock()
 		applied := 0
 		w := newWorker(db, c, func(context.Context, *ent.Tx, string, provider.Notification) (payment.Applied, error) {
@@ -381,7 +381,7 @@ func TestClockStepBackDoesNotFailTheEvent(t *testing.T) {
 // disagree about money is logged at error level with what to check; other ignored events at info.
 func TestDisagreementAboutMoneyIsLogged(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		c := newClock()
 		var logs logtest.Buffer
 		w := newWorker(db, c, func(context.Context, *ent.Tx, string, provider.Notification) (payment.Applied, error) {
@@ -404,7 +404,7 @@ func TestDisagreementAboutMoneyIsLogged(t *testing.T) {
 // with nothing applied.
 func TestPreparedBeforeApplied(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		c := newClock()
 		var applied []provider.Notification
 		w := newWorker(db, c, func(_ context.Context, _ *ent.Tx, _ string, n provider.Notification) (payment.Applied, error) {

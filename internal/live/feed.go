@@ -15,6 +15,7 @@ import (
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/refund"
 	"github.com/paygate/paygate/internal/metrics"
+	"github.com/paygate/paygate/internal/tenant"
 )
 
 // commitLag is how long after its rows were timed a transaction may commit: each round reads
@@ -74,6 +75,7 @@ func (f *Feed) Woken() <-chan struct{} { return f.wake }
 // Round publishes what changed since the last round. Nothing is read for a kind no one here
 // subscribes to.
 func (f *Feed) Round(ctx context.Context) error {
+	ctx = tenant.System(ctx) // every merchant's
 	defer func() {
 		select {
 		case <-time.After(roundSpacing):
@@ -114,7 +116,7 @@ func (f *Feed) events(ctx context.Context, since time.Time) error {
 		page, err := f.Client.Event.Query().
 			Where(event.Or(event.CreatedAtGT(after), event.And(event.CreatedAt(after), event.IDGT(afterID)))).
 			Order(ent.Asc(event.FieldCreatedAt), ent.Asc(event.FieldID)).
-			Select(event.FieldID, event.FieldType, event.FieldObjectID, event.FieldCreatedAt).Limit(feedBatch).All(ctx)
+			Select(event.FieldID, event.FieldMerchantID, event.FieldType, event.FieldObjectID, event.FieldCreatedAt).Limit(feedBatch).All(ctx)
 		if err != nil {
 			return err
 		}
@@ -130,7 +132,7 @@ func (f *Feed) events(ctx context.Context, since time.Time) error {
 			case !e.CreatedAt.After(f.started): // told before the feed began
 			case strings.HasPrefix(e.Type, "refund."):
 				refunds = append(refunds, e.ObjectID) // a refund's payment is known once it is loaded
-			case f.Hub.Wants(Change{Kind: Payment, ID: e.ObjectID}):
+			case f.Hub.Wants(Change{Kind: Payment, ID: e.ObjectID, Merchant: e.MerchantID}):
 				payments = append(payments, e.ObjectID)
 			}
 		}
@@ -164,7 +166,7 @@ func (f *Feed) publishPayments(ctx context.Context, ids []string) error {
 	}
 	for _, id := range slices.Compact(ids) { // in the order the events were written
 		if p := byID[id]; p != nil {
-			f.Hub.Publish(Change{Kind: Payment, ID: p.ID, Object: p})
+			f.Hub.Publish(Change{Kind: Payment, ID: p.ID, Merchant: p.MerchantID, Object: p})
 		}
 	}
 	return nil
@@ -184,7 +186,7 @@ func (f *Feed) publishRefunds(ctx context.Context, ids []string) error {
 	}
 	for _, id := range slices.Compact(ids) {
 		if r := byID[id]; r != nil {
-			f.Hub.Publish(Change{Kind: Refund, ID: r.ID, PaymentID: r.PaymentID, Object: r})
+			f.Hub.Publish(Change{Kind: Refund, ID: r.ID, PaymentID: r.PaymentID, Merchant: r.MerchantID, Object: r})
 		}
 	}
 	return nil

@@ -17,12 +17,14 @@ const (
 	Alert    = "alert"
 )
 
-// Change is one thing that changed: its kind, its id (a refund's payment in PaymentID), and the
+// Change is one thing that changed: its kind, its id (a refund's payment in PaymentID), whose it
+// is (a merchant's payments and refunds; the platform's providers and alerts have none), and the
 // object as it is now, loaded once for every subscriber.
 type Change struct {
 	Kind      string
 	ID        string
 	PaymentID string
+	Merchant  string
 	Object    any
 }
 
@@ -45,18 +47,25 @@ func NewHub() *Hub {
 
 // Subscription is one subscriber's stream of changes.
 type Subscription struct {
-	kind    string
-	accepts func(Change) bool
-	changes chan Change
+	kind     string
+	merchant string
+	accepts  func(Change) bool
+	changes  chan Change
+}
+
+// takes reports whether the subscriber is to see c.
+func (s *Subscription) takes(c Change) bool {
+	return s.kind == c.Kind && s.merchant == c.Merchant && (s.accepts == nil || s.accepts(c))
 }
 
 // Changes are the subscriber's changes; closed when it is unsubscribed or dropped for falling
 // behind.
 func (s *Subscription) Changes() <-chan Change { return s.changes }
 
-// Subscribe subscribes to the changes of kind that accepts takes (all of them when nil).
-func (h *Hub) Subscribe(kind string, accepts func(Change) bool) *Subscription {
-	s := &Subscription{kind: kind, accepts: accepts, changes: make(chan Change, subscriberBuffer)}
+// Subscribe subscribes to the changes of kind of merchant ("" for the platform's) that accepts
+// takes (all of them when nil). A subscriber never sees another merchant's changes.
+func (h *Hub) Subscribe(kind, merchant string, accepts func(Change) bool) *Subscription {
+	s := &Subscription{kind: kind, merchant: merchant, accepts: accepts, changes: make(chan Change, subscriberBuffer)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.subs[s] = struct{}{}
@@ -95,7 +104,7 @@ func (h *Hub) Wants(c Change) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs {
-		if s.kind == c.Kind && (s.accepts == nil || s.accepts(c)) {
+		if s.takes(c) {
 			return true
 		}
 	}
@@ -108,7 +117,7 @@ func (h *Hub) Publish(c Change) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs {
-		if s.kind != c.Kind || s.accepts != nil && !s.accepts(c) {
+		if !s.takes(c) {
 			continue
 		}
 		select {

@@ -2,8 +2,11 @@ package live
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/paygate/paygate/internal/tenant"
 
 	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/database"
@@ -16,9 +19,9 @@ import (
 // full, its stream closed; publishing never waits for it, and the others get every change.
 func TestSlowSubscriberIsDropped(t *testing.T) {
 	hub := NewHub()
-	slow := hub.Subscribe(Payment, nil)
-	fast := hub.Subscribe(Payment, nil)
-	other := hub.Subscribe(Refund, nil)
+	slow := hub.Subscribe(Payment, "", nil)
+	fast := hub.Subscribe(Payment, "", nil)
+	other := hub.Subscribe(Refund, "", nil)
 	for i := range subscriberBuffer * 3 {
 		hub.Publish(Change{Kind: Payment, ID: string(rune('a' + i%26))}) // never waits for slow
 		if c, open := <-fast.Changes(); !open || c.ID != string(rune('a'+i%26)) {
@@ -46,7 +49,7 @@ func TestSlowSubscriberIsDropped(t *testing.T) {
 		t.Errorf("a refund subscriber got %+v", c)
 	default:
 	}
-	filtered := hub.Subscribe(Payment, func(c Change) bool { return c.ID == "pay_2" })
+	filtered := hub.Subscribe(Payment, "", func(c Change) bool { return c.ID == "pay_2" })
 	hub.Publish(Change{Kind: Payment, ID: "pay_1"})
 	hub.Publish(Change{Kind: Payment, ID: "pay_2"})
 	if c := <-filtered.Changes(); c.ID != "pay_2" {
@@ -61,11 +64,11 @@ func TestSlowSubscriberIsDropped(t *testing.T) {
 // round, is.
 func TestFeedPublishesEachChangeOnce(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		clk := &clock.Adjustable{}
 		hub := NewHub()
 		feed := NewFeed(Feed{Client: db.Ent, Hub: hub, Now: clk.Now})
-		payments, refunds, alerts := hub.Subscribe(Payment, nil), hub.Subscribe(Refund, nil), hub.Subscribe(Alert, nil)
+		payments, refunds, alerts := hub.Subscribe(Payment, tenant.DefaultMerchant, nil), hub.Subscribe(Refund, tenant.DefaultMerchant, nil), hub.Subscribe(Alert, "", nil)
 		told := newPayment(t, db, "pay_before")
 		record(t, db, event.PaymentSucceeded, told, clk.Now().Add(-time.Second))
 		early := newPayment(t, db, "pay_early") // after the feed began, before its first round
@@ -162,20 +165,58 @@ func newPayment(t *testing.T, db *database.DB, id string) string {
 	t.Helper()
 	return db.Ent.Payment.Create().SetID(id).SetAmount(1000).SetCurrency("USD").SetStatus(state.PaymentSucceeded).
 		SetPaymentMethod("credit_card").SetCustomerEmail("a@example.com").SetCardBrand("visa").SetCardLast4("4242").
-		SetCardExpMonth(12).SetCardExpYear(2040).SetCardFingerprint("f").SetProvider("stripe").SaveX(context.Background()).ID
+		SetCardExpMonth(12).SetCardExpYear(2040).SetCardFingerprint("f").SetProvider("stripe").SaveX(databasetest.AsMerchant()).ID
 }
 
 func record(t *testing.T, db *database.DB, eventType, objectID string, at time.Time) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := databasetest.AsMerchant()
 	tx, err := db.Ent.Tx(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := (*event.Recorder)(nil).Record(ctx, tx, eventType, objectID, map[string]string{"id": objectID}, at); err != nil {
+	if err := (*event.Recorder)(nil).Record(ctx, tx, tenant.DefaultMerchant, eventType, objectID, map[string]string{"id": objectID}, at); err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHubTellsEachMerchantItsOwn: a subscriber sees the changes of its merchant alone, and the
+// platform's (providers, alerts) only when it subscribed to the platform's.
+func TestHubTellsEachMerchantItsOwn(t *testing.T) {
+	hub := NewHub()
+	a, b := hub.Subscribe(Payment, "mer_a", nil), hub.Subscribe(Payment, "mer_b", nil)
+	platform, merchants := hub.Subscribe(Alert, "", nil), hub.Subscribe(Alert, "mer_a", nil)
+	if hub.Wants(Change{Kind: Payment, ID: "pay_1", Merchant: "mer_c"}) {
+		t.Error("a change of a merchant no one here subscribes for is wanted")
+	}
+	hub.Publish(Change{Kind: Payment, ID: "pay_1", Merchant: "mer_a"})
+	hub.Publish(Change{Kind: Payment, ID: "pay_2", Merchant: "mer_c"})
+	hub.Publish(Change{Kind: Alert, ID: "alr_1"})
+	if got := drain(a); !slices.Equal(got, []string{"pay_1"}) {
+		t.Errorf("merchant a saw %v", got)
+	}
+	for name, s := range map[string]*Subscription{"merchant b": b, "a merchant's alert subscription": merchants} {
+		if got := drain(s); len(got) != 0 {
+			t.Errorf("%s saw %v", name, got)
+		}
+	}
+	if got := drain(platform); !slices.Equal(got, []string{"alr_1"}) {
+		t.Errorf("the platform saw %v", got)
+	}
+}
+
+// drain returns the ids of the changes waiting for s.
+func drain(s *Subscription) []string {
+	var ids []string
+	for {
+		select {
+		case c := <-s.Changes():
+			ids = append(ids, c.ID)
+		default:
+			return ids
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/state"
+	"github.com/paygate/paygate/internal/tenant"
 )
 
 // SystemWindow is how far back the payment and webhook figures of the monitoring API reach: a
@@ -70,6 +71,10 @@ type RuntimeFigures struct {
 func (s *System) Figures(ctx context.Context) (SystemFigures, error) {
 	if err := auth.Authorize(ctx, auth.SystemMetrics); err != nil {
 		return SystemFigures{}, err
+	}
+	if p, _ := auth.PrincipalFrom(ctx); !p.ActsForAnother() {
+		// Platform-wide, unless platform staff act for one merchant (Paygate-Merchant).
+		ctx = tenant.System(ctx)
 	}
 	since := s.Now().Add(-SystemWindow)
 	figures := SystemFigures{Uptime: s.Counters.Uptime(), Requests: s.Counters.Requests(), Database: s.DB.Stats(), Runtime: runtimeFigures()}

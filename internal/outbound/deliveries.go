@@ -17,6 +17,7 @@ import (
 	"github.com/paygate/paygate/internal/database"
 	events "github.com/paygate/paygate/internal/event"
 	"github.com/paygate/paygate/internal/state"
+	"github.com/paygate/paygate/internal/tenant"
 )
 
 // RetryWaits are the waits after each failed try of a delivery before the next, as the Standard
@@ -127,27 +128,30 @@ func (d *Deliveries) Wait() { d.running.underWay.Wait() }
 // Round fans out the new events and starts a try of each due delivery there is room for. The
 // tries go on in the background, until they end or ctx does.
 func (d *Deliveries) Round(ctx context.Context) error {
+	ctx = tenant.System(ctx) // every merchant's
 	return errors.Join(d.Dispatch(ctx), d.startDue(ctx))
 }
 
 // Pending counts the deliveries not delivered yet, on every server: the queue.
 func (d *Deliveries) Pending(ctx context.Context) (int, error) {
+	ctx = tenant.System(ctx) // every merchant's
 	return d.Client.WebhookDelivery.Query().Where(webhookdelivery.StatusEQ(state.DeliveryPending)).Count(ctx)
 }
 
-// Dispatch queues a delivery of each event not fanned out yet to every enabled endpoint
-// subscribed to its type. Each event is claimed by a conditional update in the transaction that
+// Dispatch queues a delivery of each event not fanned out yet to every enabled endpoint of its
+// merchant subscribed to its type. Each event is claimed by a conditional update in the transaction that
 // queues its deliveries, so two servers fanning out at once queue each delivery once.
 func (d *Deliveries) Dispatch(ctx context.Context) error {
+	ctx = tenant.System(ctx) // every merchant's
 	for {
 		waiting, err := d.Client.Event.Query().Where(event.FannedOut(false)).
 			Order(ent.Asc(event.FieldCreatedAt), ent.Asc(event.FieldID)).
-			Select(event.FieldID, event.FieldType).Limit(dispatchBatch).All(ctx)
+			Select(event.FieldID, event.FieldMerchantID, event.FieldType).Limit(dispatchBatch).All(ctx)
 		if err != nil || len(waiting) == 0 {
 			return err
 		}
 		endpoints, err := d.Client.WebhookEndpoint.Query().Where(webhookendpoint.StatusEQ(state.EndpointEnabled)).
-			Select(webhookendpoint.FieldID, webhookendpoint.FieldEvents).All(ctx)
+			Select(webhookendpoint.FieldID, webhookendpoint.FieldMerchantID, webhookendpoint.FieldEvents).All(ctx)
 		if err != nil {
 			return err
 		}
@@ -164,8 +168,8 @@ func (d *Deliveries) Dispatch(ctx context.Context) error {
 				}
 				var deliveries []*ent.WebhookDeliveryCreate
 				for _, endpoint := range endpoints {
-					if events.Subscribed(endpoint.Events, e.Type) {
-						deliveries = append(deliveries, tx.WebhookDelivery.Create().SetEndpointID(endpoint.ID).SetEventID(e.ID).
+					if endpoint.MerchantID == e.MerchantID && events.Subscribed(endpoint.Events, e.Type) {
+						deliveries = append(deliveries, tx.WebhookDelivery.Create().SetMerchantID(e.MerchantID).SetEndpointID(endpoint.ID).SetEventID(e.ID).
 							SetType(e.Type).SetNextAttemptAt(now).SetCreatedAt(now).SetUpdatedAt(now))
 					}
 				}
@@ -215,7 +219,7 @@ func (d *Deliveries) startDue(ctx context.Context) error {
 		}
 		deliveries, err := due().Where(webhookdelivery.EndpointID(endpointID)).
 			Order(ent.Asc(webhookdelivery.FieldNextAttemptAt), ent.Asc(webhookdelivery.FieldID)).
-			Select(webhookdelivery.FieldID, webhookdelivery.FieldEndpointID, webhookdelivery.FieldEventID, webhookdelivery.FieldType, webhookdelivery.FieldAttempts).
+			Select(webhookdelivery.FieldID, webhookdelivery.FieldMerchantID, webhookdelivery.FieldEndpointID, webhookdelivery.FieldEventID, webhookdelivery.FieldType, webhookdelivery.FieldAttempts).
 			Limit(room).All(ctx)
 		if err != nil {
 			errs = append(errs, err)
@@ -335,7 +339,7 @@ func (d *Deliveries) post(ctx context.Context, url string, secrets []string, eve
 // again on the schedule, as every delivery is.
 func (d *Deliveries) Test(ctx context.Context, endpoint *ent.WebhookEndpoint, eventID, eventType string, body []byte) (string, Attempt, error) {
 	now := d.Now()
-	delivery, err := d.Client.WebhookDelivery.Create().SetEndpointID(endpoint.ID).SetEventID(eventID).SetType(eventType).
+	delivery, err := d.Client.WebhookDelivery.Create().SetMerchantID(endpoint.MerchantID).SetEndpointID(endpoint.ID).SetEventID(eventID).SetType(eventType).
 		SetTestBody(body).SetAttempts(1).SetNextAttemptAt(now.Add(deliveryLease)).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
 	if err != nil {
 		return "", Attempt{}, err
@@ -406,7 +410,7 @@ func (d *Deliveries) record(ctx context.Context, delivery *ent.WebhookDelivery, 
 		if n == 0 {
 			return errChanged
 		}
-		try := tx.WebhookDeliveryAttempt.Create().SetDeliveryID(delivery.ID).SetAt(now).SetLatencyMs(max(latency, 0)).SetNillableError(failure)
+		try := tx.WebhookDeliveryAttempt.Create().SetMerchantID(delivery.MerchantID).SetDeliveryID(delivery.ID).SetAt(now).SetLatencyMs(max(latency, 0)).SetNillableError(failure)
 		if sent.StatusCode != 0 {
 			try.SetStatusCode(sent.StatusCode)
 		}
@@ -461,5 +465,6 @@ func (d *Deliveries) retryWait(attempt int) time.Duration {
 // Purge deletes the deliveries made more than the events' retention ago, with their tries: their
 // events are gone, and one still pending (of an endpoint disabled since) could send nothing.
 func (d *Deliveries) Purge(ctx context.Context) (int, error) {
+	ctx = tenant.System(ctx) // every merchant's
 	return d.Client.WebhookDelivery.Delete().Where(webhookdelivery.CreatedAtLT(d.Now().Add(-events.Retention))).Exec(ctx)
 }

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paygate/paygate/internal/tenant"
+
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/paygate/paygate/ent"
@@ -105,7 +107,7 @@ func (h *harness) endpoint(url string, types ...string) *ent.WebhookEndpoint {
 	h.t.Helper()
 	now := h.clock.Now()
 	e, err := h.db.Ent.WebhookEndpoint.Create().SetURL(url).SetEvents(types).SetSecret(NewSigningSecret()).
-		SetCreatedBy("usr_test").SetCreatedAt(now).SetUpdatedAt(now).Save(context.Background())
+		SetCreatedBy("usr_test").SetCreatedAt(now).SetUpdatedAt(now).Save(databasetest.AsMerchant())
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -115,12 +117,12 @@ func (h *harness) endpoint(url string, types ...string) *ent.WebhookEndpoint {
 // event records an event of eventType, as a payment service does in the transaction of a change.
 func (h *harness) event(eventType string) string {
 	h.t.Helper()
-	ctx := context.Background()
+	ctx := databasetest.AsMerchant()
 	tx, err := h.db.Ent.Tx(ctx)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if err := (*events.Recorder)(nil).Record(ctx, tx, eventType, "pay_1", map[string]string{"id": "pay_1"}, h.clock.Now()); err != nil {
+	if err := (*events.Recorder)(nil).Record(ctx, tx, tenant.DefaultMerchant, eventType, "pay_1", map[string]string{"id": "pay_1"}, h.clock.Now()); err != nil {
 		h.t.Fatal(err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -145,7 +147,7 @@ func (h *harness) round(i int) {
 func (h *harness) deliveries(endpointID string) []*ent.WebhookDelivery {
 	h.t.Helper()
 	found, err := h.db.Ent.WebhookDelivery.Query().Where(webhookdelivery.EndpointID(endpointID)).
-		WithAttemptLog().Order(ent.Asc("created_at"), ent.Asc("id")).All(context.Background())
+		WithAttemptLog().Order(ent.Asc("created_at"), ent.Asc("id")).All(databasetest.AsMerchant())
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -163,7 +165,7 @@ func TestDeliveriesReachTheSubscribed(t *testing.T) {
 		allEndpoint := h.endpoint(all.server.URL+"/hooks?shop=1", "*")
 		h.endpoint(refunds.server.URL, events.RefundSucceeded)
 		off := h.endpoint(disabled.server.URL, "*")
-		if err := h.db.Ent.WebhookEndpoint.UpdateOne(off).SetStatus(state.EndpointDisabled).Exec(context.Background()); err != nil {
+		if err := h.db.Ent.WebhookEndpoint.UpdateOne(off).SetStatus(state.EndpointDisabled).Exec(databasetest.AsMerchant()); err != nil {
 			t.Fatal(err)
 		}
 		var sent []string
@@ -212,7 +214,7 @@ func TestDeliveriesReachTheSubscribed(t *testing.T) {
 func TestDeliveriesRetryOnSchedule(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		h := newHarness(t, []*database.DB{db}, NewSender(false, 5*time.Second))
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 
 		// Down for three tries, then back: every event comes.
 		recovering := newMerchant(t, func(n int) int {
@@ -353,7 +355,7 @@ func TestSlowEndpointDelaysNoOther(t *testing.T) {
 		for range 10 {
 			h.event(events.PaymentSucceeded)
 		}
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		// Rounds, as the server's loop runs them, until the fast endpoint has everything.
 		deadline := time.Now().Add(30 * time.Second)
 		for len(fast.received()) < 10 && time.Now().Before(deadline) {
@@ -493,7 +495,7 @@ func sameSet(a, b []string) bool {
 func TestTryRechecksItsEndpoint(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		h := newHarness(t, []*database.DB{db}, NewSender(false, 5*time.Second))
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		m := newMerchant(t, func(n int) int {
 			if n == 1 {
 				return http.StatusServiceUnavailable

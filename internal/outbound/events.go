@@ -13,6 +13,7 @@ import (
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
 	events "github.com/paygate/paygate/internal/event"
+	"github.com/paygate/paygate/internal/tenant"
 )
 
 // Events serve the events to the API: pages of them and one by its id. Every call is authorised here.
@@ -77,5 +78,6 @@ func (l *Events) Get(ctx context.Context, id string) (*ent.Event, error) {
 
 // Purge deletes the events older than Retention, and returns how many.
 func (l *Events) Purge(ctx context.Context) (int, error) {
+	ctx = tenant.System(ctx) // every merchant's
 	return l.Client.Event.Delete().Where(event.CreatedAtLT(l.Now().Add(-events.Retention))).Exec(ctx)
 }

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paygate/paygate/internal/database/databasetest"
+
 	"github.com/paygate/paygate/internal/logtest"
 )
 
@@ -206,7 +208,7 @@ func TestWebhookTryTimesOut(t *testing.T) {
 }
 
 func TestWebhookSenderConfig(t *testing.T) {
-	ctx := context.Background()
+	ctx := databasetest.AsMerchant()
 	sender, err := NewWebhookSender(ctx, WebhookConfig{}, signAt)
 	if sender != nil || err != nil {
 		t.Errorf("no URL = %v, %v; want no sender", sender, err)

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paygate/paygate/internal/tenant"
+
 	events "github.com/paygate/paygate/internal/event"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
@@ -26,7 +28,7 @@ import (
 
 // asRole is a context of a principal with role's scopes.
 func asRole(subject, role string) context.Context {
-	return auth.WithPrincipal(context.Background(), auth.Principal{Subject: subject, Role: role, Scopes: auth.ScopesOf(role)})
+	return auth.WithPrincipal(context.Background(), auth.Principal{Subject: subject, Role: role, Scopes: auth.ScopesOf(role), Merchant: tenant.DefaultMerchant, Home: tenant.DefaultMerchant, Platform: true})
 }
 
 // received is one request a fake endpoint took.

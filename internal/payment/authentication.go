@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/paygate/paygate/internal/tenant"
+
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
@@ -54,6 +56,9 @@ func (s *Service) ShopperReturned(ctx context.Context, id string, returned url.V
 	if err := auth.Authorize(ctx, auth.ShopperReturn); err != nil {
 		return nil, err
 	}
+	// The shopper's browser carries no credential: the payment's id, which only its return URL
+	// holds, says whose payment it is.
+	ctx = tenant.System(ctx)
 	p, err := s.client.Payment.Get(ctx, id)
 	if ent.IsNotFound(err) {
 		return nil, apierror.ForParam(apierror.NotFound, "id", "no payment has the id "+id)

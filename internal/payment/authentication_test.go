@@ -92,7 +92,7 @@ func TestShopperReturned(t *testing.T) {
 				t.Errorf("the browser is sent on to %s", to)
 			}
 		}
-		if n := db.Ent.PaymentStatusChange.Query().Where(paymentstatuschange.PaymentID(p.ID), paymentstatuschange.ToEQ(state.PaymentSucceeded)).CountX(context.Background()); n != 1 {
+		if n := db.Ent.PaymentStatusChange.Query().Where(paymentstatuschange.PaymentID(p.ID), paymentstatuschange.ToEQ(state.PaymentSucceeded)).CountX(databasetest.AsMerchant()); n != 1 {
 			t.Errorf("%d moves to succeeded, want 1", n)
 		}
 
@@ -140,7 +140,7 @@ func TestShopperReturned(t *testing.T) {
 
 func paymentCount(t *testing.T, db *database.DB) int {
 	t.Helper()
-	n, err := db.Ent.Payment.Query().Count(context.Background())
+	n, err := db.Ent.Payment.Query().Count(databasetest.AsMerchant())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestReturnAndWebhookAtOnce(t *testing.T) {
 				t.Errorf("news %d: %v", i, err)
 			}
 		}
-		moves := pools[0].Ent.PaymentStatusChange.Query().Where(paymentstatuschange.PaymentID(p.ID)).AllX(context.Background())
+		moves := pools[0].Ent.PaymentStatusChange.Query().Where(paymentstatuschange.PaymentID(p.ID)).AllX(databasetest.AsMerchant())
 		succeeded := 0
 		for _, m := range moves {
 			if m.To == state.PaymentSucceeded {
@@ -196,7 +196,7 @@ func TestReturnAndWebhookAtOnce(t *testing.T) {
 // applyNotification applies the memory provider's notification n through svc in a transaction
 // of db, committed, as the webhook worker does.
 func applyNotification(db *database.DB, svc *payment.Service, n provider.Notification) error {
-	ctx := context.Background()
+	ctx := databasetest.AsMerchant()
 	tx, err := db.Ent.Tx(ctx)
 	if err != nil {
 		return err
@@ -249,7 +249,7 @@ func TestCancelWhileWaiting(t *testing.T) {
 				t.Fatalf("%s: %+v, %v", tc.name, p, err)
 			}
 			canceled, err := svc.Cancel(allowed(), payment.CancelInput{PaymentID: p.ID})
-			got, _ := db.Ent.Payment.Get(context.Background(), p.ID)
+			got, _ := db.Ent.Payment.Get(databasetest.AsMerchant(), p.ID)
 			switch {
 			case got.Status != tc.want || got.PendingAction != nil || got.NextActionURL != nil:
 				t.Errorf("%s: payment is %s (claim %v)", tc.name, got.Status, got.PendingAction)

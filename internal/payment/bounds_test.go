@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paygate/paygate/internal/tenant"
+
 	"github.com/paygate/paygate/internal/paging"
 
 	"github.com/paygate/paygate/ent"
@@ -143,7 +145,7 @@ func TestServicesAuthoriseEveryCall(t *testing.T) {
 		},
 		"cursor": func(ctx context.Context) error { _, err := svc.CursorAt(ctx, p.ID, "starting_after"); return err },
 	}
-	scopeless := auth.WithPrincipal(context.Background(), auth.Principal{Subject: "usr_none", UserID: "usr_none"})
+	scopeless := auth.WithPrincipal(context.Background(), auth.Principal{Subject: "usr_none", UserID: "usr_none", Merchant: tenant.DefaultMerchant, Home: tenant.DefaultMerchant})
 	for name, call := range calls {
 		if err := call(context.Background()); !hasCode(err, apierror.Unauthenticated) {
 			t.Errorf("%s without a principal = %v", name, err)
@@ -152,7 +154,7 @@ func TestServicesAuthoriseEveryCall(t *testing.T) {
 			t.Errorf("%s without the scope = %v", name, err)
 		}
 	}
-	if n, _ := db.Ent.Payment.Query().Count(context.Background()); n != 1 {
+	if n, _ := db.Ent.Payment.Query().Count(databasetest.AsMerchant()); n != 1 {
 		t.Errorf("%d payments after refused calls, want 1", n)
 	}
 	if p, _ := svc.Get(allowed(), p.ID); p.AmountRefunded != 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/state"
+	"github.com/paygate/paygate/internal/tenant"
 )
 
 // A payment made with capture_method manual stops at requires_capture: its amount is authorised
@@ -353,6 +354,7 @@ const (
 // server runs it: each payment is claimed by a conditional update, so one server cancels it. It
 // returns how many payments it canceled.
 func (s *Service) ExpireAuthorizations(ctx context.Context) (int, error) {
+	ctx = tenant.System(ctx) // every merchant's
 	now := s.now()
 	due, err := s.client.Payment.Query().Where(payment.Or(
 		payment.And(payment.StatusEQ(state.PaymentRequiresCapture), payment.CaptureBeforeLT(now), payment.PendingActionIsNil()),

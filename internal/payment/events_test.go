@@ -1,7 +1,6 @@
 package payment_test
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -20,7 +19,7 @@ import (
 // show the object with that id.
 func eventsOf(t *testing.T, db *database.DB, objectID string) []string {
 	t.Helper()
-	found, err := db.Ent.Event.Query().Where(entevent.ObjectID(objectID)).Order(ent.Asc(entevent.FieldCreatedAt), ent.Asc(entevent.FieldID)).All(context.Background())
+	found, err := db.Ent.Event.Query().Where(entevent.ObjectID(objectID)).Order(ent.Asc(entevent.FieldCreatedAt), ent.Asc(entevent.FieldID)).All(databasetest.AsMerchant())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +55,7 @@ func TestEveryChangeTellsMerchants(t *testing.T) {
 			t.Fatal(err)
 		}
 		check(paid.ID, event.PaymentSucceeded)
-		last, _ := db.Ent.Event.Query().Where(entevent.ObjectID(paid.ID)).Only(context.Background())
+		last, _ := db.Ent.Event.Query().Where(entevent.ObjectID(paid.ID)).Only(databasetest.AsMerchant())
 		var shown struct {
 			Data struct{ Object payment.Object }
 		}

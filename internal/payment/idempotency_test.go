@@ -118,7 +118,7 @@ func TestKeyedCreateReplaysByMeaning(t *testing.T) {
 		if _, err := svc.Refund(allowed(), payment.RefundInput{PaymentID: first.ID, IdempotencyKey: key("order-1")}); !hasCode(err, apierror.IdempotencyKeyReused) {
 			t.Errorf("the key of a payment on a refund = %v", err)
 		}
-		if n, _ := db.Ent.Payment.Query().Count(context.Background()); n != 1 {
+		if n, _ := db.Ent.Payment.Query().Count(databasetest.AsMerchant()); n != 1 {
 			t.Errorf("%d payments, want 1", n)
 		}
 	})
@@ -211,7 +211,7 @@ func TestKeyedCallThatFailedAfterWritingReplaysItsError(t *testing.T) {
 				t.Errorf("%s: the provider was asked %d times", name, n)
 			}
 		}
-		processing, _ := db.Ent.Payment.Query().Count(context.Background())
+		processing, _ := db.Ent.Payment.Query().Count(databasetest.AsMerchant())
 		if processing != 2 {
 			t.Errorf("%d payments, want 2", processing)
 		}
@@ -245,7 +245,7 @@ func TestKeyedRefundReplaysWhenNothingIsLeft(t *testing.T) {
 			t.Errorf("the provider was asked for %d refunds", n)
 		}
 		// The refused refund held no key: the same key refunds once there is something to refund.
-		if n, _ := db.Ent.IdempotencyKey.Query().Count(context.Background()); n != 1 {
+		if n, _ := db.Ent.IdempotencyKey.Query().Count(databasetest.AsMerchant()); n != 1 {
 			t.Errorf("%d keys held, want 1", n)
 		}
 	})

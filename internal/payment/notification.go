@@ -16,6 +16,7 @@ import (
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/state"
+	"github.com/paygate/paygate/internal/tenant"
 )
 
 // InFlightGrace is how long after a payment or refund was made its own request may still be
@@ -71,6 +72,7 @@ const (
 // an event that comes late or twice changes nothing. The caller commits tx with its own record of
 // the event, so an event is applied exactly once.
 func (s *Service) ApplyNotification(ctx context.Context, tx *ent.Tx, providerName string, n provider.Notification) (Applied, error) {
+	ctx = tenant.System(ctx) // a provider's notice names its payment by the provider's id, whoever's it is
 	if n.Kind == provider.Unhandled {
 		return Applied{Ignored: n.Reason}, nil
 	}
@@ -195,7 +197,7 @@ func (s *Service) disputed(ctx context.Context, tx *ent.Tx, p *ent.Payment, n pr
 		return verdict{}, err
 	}
 	p.DisputedAt, p.DisputeReason, p.UpdatedAt = &now, &reason, now
-	return agreed(), s.Events.Record(ctx, tx, event.DisputeCreated, p.ID, ObjectOf(p), now)
+	return agreed(), s.Events.Record(ctx, tx, p.MerchantID, event.DisputeCreated, p.ID, ObjectOf(p), now)
 }
 
 // refundsChanged settles each refund the notification reports: a pending refund of Paygate's
@@ -301,7 +303,7 @@ func (s *Service) unknownRefund(ctx context.Context, tx *ent.Tx, p *ent.Payment,
 	case len(refunds) >= MaxRefunds:
 		return attention(fmt.Sprintf("payment %s has had %d refunds, the most one payment takes; %s's refund %s is not recorded", p.ID, MaxRefunds, p.Provider, notice.ProviderRefundID)), nil
 	case notice.Status == provider.RefundFailed:
-		r, err := tx.Refund.Create().SetID(prefixid.New("re")).SetPaymentID(p.ID).SetAmount(notice.Amount).SetCurrency(p.Currency).
+		r, err := tx.Refund.Create().SetID(prefixid.New("re")).SetMerchantID(p.MerchantID).SetPaymentID(p.ID).SetAmount(notice.Amount).SetCurrency(p.Currency).
 			SetStatus(state.RefundFailed).SetFailureCode(refundDeclined).SetProviderRefundID(notice.ProviderRefundID).
 			SetReason("made at " + p.Provider).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
 		if err != nil {
@@ -319,6 +321,7 @@ func (s *Service) unknownRefund(ctx context.Context, tx *ent.Tx, p *ent.Payment,
 	}
 	r, err := tx.Refund.Create().
 		SetID(prefixid.New("re")).
+		SetMerchantID(p.MerchantID).
 		SetPaymentID(p.ID).
 		SetAmount(notice.Amount).
 		SetCurrency(p.Currency).
@@ -370,6 +373,7 @@ func refundsUnnamed(p *ent.Payment, n provider.Notification) bool {
 // without naming them, asked of the provider if it can list them. Anything else is left as it
 // is, for ApplyNotification to judge.
 func (s *Service) PrepareNotification(ctx context.Context, providerName string, n provider.Notification) (provider.Notification, error) {
+	ctx = tenant.System(ctx)
 	if n.Kind != provider.RefundsChanged || len(n.Refunds) > 0 || n.RefundedTotal == nil || !storable(n) {
 		return n, nil
 	}

@@ -45,13 +45,13 @@ func (n *notified) payment(id string, status state.PaymentStatus, made time.Time
 	n.db.Ent.Payment.Create().SetID(id).SetAmount(10000).SetAmountCaptured(captured).SetCurrency("USD").SetStatus(status).
 		SetPaymentMethod("credit_card").SetCustomerEmail("a@example.com").SetCardBrand("visa").SetCardLast4("4242").
 		SetCardExpMonth(12).SetCardExpYear(2040).SetCardFingerprint("f").SetProvider("memory").
-		SetProviderPaymentID("ch_" + id).SetCreatedAt(made).SetUpdatedAt(made).ExecX(context.Background())
+		SetProviderPaymentID("ch_" + id).SetCreatedAt(made).SetUpdatedAt(made).ExecX(databasetest.AsMerchant())
 }
 
 // apply applies notification from provider in a transaction, committed unless it must wait.
 func (n *notified) apply(from string, notification provider.Notification) payment.Applied {
 	n.t.Helper()
-	ctx := context.Background()
+	ctx := databasetest.AsMerchant()
 	tx, err := n.db.Ent.Tx(ctx)
 	if err != nil {
 		n.t.Fatal(err)
@@ -71,7 +71,7 @@ func (n *notified) apply(from string, notification provider.Notification) paymen
 }
 
 func (n *notified) get(id string) *ent.Payment {
-	return n.db.Ent.Payment.GetX(context.Background(), id)
+	return n.db.Ent.Payment.GetX(databasetest.AsMerchant(), id)
 }
 
 // TestNotificationsSettleChargesOnlyForward: a charge whose answer was lost is settled by the
@@ -141,7 +141,7 @@ func TestNotificationsSettleChargesOnlyForward(t *testing.T) {
 func TestNotificationsSettleRefunds(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		n := newNotified(t, db)
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		old := n.now.Add(-time.Hour)
 		n.payment("pay_1", state.PaymentSucceeded, old)
 		pending := func(id string, amount int64, providerID string, made time.Time) {
@@ -236,7 +236,7 @@ var misfitRefundReports = []struct {
 func TestLostRefundReportedWithoutOurIDIsOurs(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		n := newNotified(t, db)
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		old := n.now.Add(-time.Hour)
 		n.payment("pay_1", state.PaymentSucceeded, old)
 		db.Ent.Refund.Create().SetID("re_lost").SetPaymentID("pay_1").SetAmount(3000).SetCurrency("USD").
@@ -257,7 +257,7 @@ func TestLostRefundReportedWithoutOurIDIsOurs(t *testing.T) {
 func TestRefundReportedPendingKeepsTheProviderID(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		n := newNotified(t, db)
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		old := n.now.Add(-time.Hour)
 		n.payment("pay_1", state.PaymentSucceeded, old)
 		db.Ent.Refund.Create().SetID("re_lost").SetPaymentID("pay_1").SetAmount(3000).SetCurrency("USD").
@@ -282,7 +282,7 @@ func TestRefundReportedPendingKeepsTheProviderID(t *testing.T) {
 func TestEventAboutAChargeNotKnownYetWaits(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		n := newNotified(t, db)
-		ctx := context.Background()
+		ctx := databasetest.AsMerchant()
 		old := n.now.Add(-time.Hour)
 		db.Ent.Payment.Create().SetID("pay_lost").SetAmount(10000).SetCurrency("USD").SetStatus(state.PaymentProcessing).
 			SetPaymentMethod("credit_card").SetCustomerEmail("a@example.com").SetCardBrand("visa").SetCardLast4("4242").
@@ -360,7 +360,7 @@ func TestRequestOutlivingTheGraceAnswersWithThePayment(t *testing.T) {
 			answered <- answer{p, err}
 		}()
 		<-held.called
-		made := db.Ent.Payment.Query().OnlyX(context.Background())
+		made := db.Ent.Payment.Query().OnlyX(databasetest.AsMerchant())
 		mu.Lock()
 		now = made.CreatedAt.Add(payment.InFlightGrace + time.Second) // the request is slow to record
 		mu.Unlock()

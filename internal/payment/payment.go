@@ -31,6 +31,7 @@ import (
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/state"
+	"github.com/paygate/paygate/internal/tenant"
 )
 
 // Limits on free-form fields, as the big providers set them.
@@ -251,7 +252,8 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 	}
 	// From here on the charge must be seen through and recorded even if the client goes away.
 	ctx = context.WithoutCancel(ctx)
-	plan := s.router.Plan(routing.Payment{Amount: v.amount, Brand: v.card.Brand})
+	merchant, _ := tenant.Merchant(ctx)
+	plan := s.router.Plan(routing.Payment{Amount: v.amount, Brand: v.card.Brand, Merchant: merchant})
 	if len(plan.Providers) == 0 && len(plan.Unsendable) > 0 {
 		// No provider that could be asked can be sent the amount at all: the client's to change.
 		return replayOr(ctx, s, key, s.paymentOf, apierror.ForParam(apierror.InvalidAmount, "amount",
@@ -308,9 +310,9 @@ func (s *Service) recordProcessing(ctx context.Context, key *idempotency.Key, in
 		}
 		// Born pending and handed to the provider at once: both moves are history.
 		return tx.PaymentStatusChange.CreateBulk(
-			tx.PaymentStatusChange.Create().SetPaymentID(created.ID).SetTo(state.PaymentPending).
+			tx.PaymentStatusChange.Create().SetMerchantID(created.MerchantID).SetPaymentID(created.ID).SetTo(state.PaymentPending).
 				SetReason("created").SetActor(actor).SetAt(created.CreatedAt),
-			tx.PaymentStatusChange.Create().SetPaymentID(created.ID).SetFrom(state.PaymentPending).
+			tx.PaymentStatusChange.Create().SetMerchantID(created.MerchantID).SetPaymentID(created.ID).SetFrom(state.PaymentPending).
 				SetTo(state.PaymentProcessing).SetReason(sentTo).SetActor(actor).SetAt(created.CreatedAt),
 		).Exec(ctx)
 	})
@@ -367,7 +369,7 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 		}
 		if doubt != nil && current.Status == state.PaymentProcessing {
 			// Its outcome unknown, the payment answers 202: merchants hear of it as of any move.
-			if err := s.Events.Record(ctx, tx, event.PaymentProcessing, current.ID, ObjectOf(current), s.now()); err != nil {
+			if err := s.Events.Record(ctx, tx, current.MerchantID, event.PaymentProcessing, current.ID, ObjectOf(current), s.now()); err != nil {
 				return err
 			}
 		}
@@ -640,7 +642,7 @@ func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state
 	if n != 1 {
 		return apierror.New(apierror.InvalidState, fmt.Sprintf("payment %s changed while being updated; try again", p.ID))
 	}
-	if err := tx.PaymentStatusChange.Create().SetPaymentID(p.ID).SetFrom(from).SetTo(to).
+	if err := tx.PaymentStatusChange.Create().SetMerchantID(p.MerchantID).SetPaymentID(p.ID).SetFrom(from).SetTo(to).
 		SetReason(reason).SetActor(actor).SetAt(at).Exec(ctx); err != nil {
 		return err
 	}
@@ -694,7 +696,7 @@ func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state
 		p.PendingAction, p.CaptureRequested = c.pending, c.captureRequested
 	}
 	if eventType, tells := event.PaymentEventOf(to); tells {
-		return s.Events.Record(ctx, tx, eventType, p.ID, ObjectOf(p), at)
+		return s.Events.Record(ctx, tx, p.MerchantID, eventType, p.ID, ObjectOf(p), at)
 	}
 	return nil
 }

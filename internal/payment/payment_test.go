@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paygate/paygate/internal/tenant"
+
 	"github.com/paygate/paygate/ent"
 	entpayment "github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/internal/apierror"
@@ -60,7 +62,7 @@ func only(p provider.Provider, now func() time.Time) *routing.Router {
 
 // allowed is the context of a request whose principal may ask every payment operation.
 func allowed() context.Context {
-	return auth.WithPrincipal(context.Background(), auth.Principal{Subject: "usr_test", UserID: "usr_test", Role: "admin", Scopes: auth.ScopesOf("admin")})
+	return auth.WithPrincipal(context.Background(), auth.Principal{Subject: "usr_test", UserID: "usr_test", Role: "admin", Scopes: auth.ScopesOf("admin"), Merchant: tenant.DefaultMerchant, Home: tenant.DefaultMerchant})
 }
 
 func hasCode(err error, code apierror.Code) bool {
@@ -181,7 +183,7 @@ func TestCreateRefusesBadInput(t *testing.T) {
 			t.Errorf("%s: %v, want %s on %s", tt.name, err, tt.code, tt.param)
 		}
 	}
-	if n, _ := db.Ent.Payment.Query().Count(context.Background()); n != 0 {
+	if n, _ := db.Ent.Payment.Query().Count(databasetest.AsMerchant()); n != 0 {
 		t.Errorf("refused input wrote %d payments", n)
 	}
 	in := validInput()
@@ -338,7 +340,7 @@ func TestRefundTakenForLaterStaysPending(t *testing.T) {
 		if err != nil || r.Status != state.RefundPending || r.ProviderRefundID == nil || *r.ProviderRefundID != "act_later" {
 			t.Fatalf("refund = %+v, %v", r, err)
 		}
-		stored, _ := db.Ent.Refund.Get(context.Background(), r.ID)
+		stored, _ := db.Ent.Refund.Get(databasetest.AsMerchant(), r.ID)
 		if stored.Status != state.RefundPending || stored.ProviderRefundID == nil {
 			t.Errorf("stored refund = %+v", stored)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/paygate/paygate/ent/refund"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/state"
+	"github.com/paygate/paygate/internal/tenant"
 )
 
 // reconcileBatch is how many payments or refunds are read at a time, and reconcileMost how many
@@ -41,6 +42,7 @@ type Window struct {
 // pass, which pages past it. Every change is conditional on the state it was read in, so servers
 // reconciling at once, or a webhook arriving meanwhile, settle each one once.
 func (s *Service) Reconcile(ctx context.Context, window Window) (Reconciled, error) {
+	ctx = tenant.System(ctx) // every merchant's
 	var done Reconciled
 	var errs []error
 	count := func(settledCount *int, settled bool, err error) {

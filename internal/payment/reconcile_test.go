@@ -41,7 +41,7 @@ func TestReconciliationPagesPastWhatItCannotSettle(t *testing.T) {
 	db := databasetest.SQLite(t)
 	lookups := stuckLookups{stuck: map[string]bool{}}
 	svc := newService(db, lookups, 99999999)
-	ctx := context.Background()
+	ctx := databasetest.AsMerchant()
 	start := time.Now().Add(-time.Hour)
 	const stuck, settleable = 1000, 10
 	creates := make([]*ent.PaymentCreate, 0, stuck+settleable)

@@ -111,6 +111,7 @@ func (s *Service) recordPendingRefund(ctx context.Context, key *idempotency.Key,
 		}
 		created, err = tx.Refund.Create().
 			SetID(id).
+			SetMerchantID(p.MerchantID).
 			SetPaymentID(p.ID).
 			SetAmount(amount.Minor).
 			SetCurrency(p.Currency).
@@ -284,7 +285,7 @@ func (s *Service) refundSettled(ctx context.Context, tx *ent.Tx, r *ent.Refund) 
 	if r.Status == state.RefundFailed {
 		eventType = event.RefundFailed
 	}
-	return s.Events.Record(ctx, tx, eventType, r.ID, RefundObjectOf(r), s.now())
+	return s.Events.Record(ctx, tx, r.MerchantID, eventType, r.ID, RefundObjectOf(r), s.now())
 }
 
 // GetRefund returns one refund.

@@ -10,8 +10,9 @@ import (
 
 // Payment is what the rules look at.
 type Payment struct {
-	Amount money.Amount
-	Brand  string
+	Amount   money.Amount
+	Brand    string
+	Merchant string
 }
 
 // Plan is the order in which the providers are tried for a payment, and the rule that gave it
@@ -78,6 +79,9 @@ func ruleMatches(r settings.Rule, p Payment) bool {
 		return false
 	}
 	if len(r.Brand) > 0 && !slices.ContainsFunc(r.Brand, func(b string) bool { return strings.EqualFold(b, p.Brand) }) {
+		return false
+	}
+	if len(r.Merchants) > 0 && !slices.Contains(r.Merchants, p.Merchant) {
 		return false
 	}
 	amount := thousandths(p.Amount)

@@ -49,26 +49,35 @@ func TestRulesMatchEveryCondition(t *testing.T) {
 		{Name: "big-eu-visa", Currency: []string{"EUR"}, Brand: []string{"visa"}, AmountGTE: decimal("100.00"), AmountLTE: decimal("5000"),
 			Providers: []settings.Weighted{{Provider: "checkout", Weight: 1}}},
 		{Name: "yen", Currency: []string{"JPY"}, AmountLTE: decimal("1000"), Providers: []settings.Weighted{{Provider: "adyen", Weight: 1}}},
+		{Name: "one-shop", Merchants: []string{"mer_shop"}, Providers: []settings.Weighted{{Provider: "stripe", Weight: 1}}},
 	}
 	if err := c.Validate(providers); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		amount money.Amount
-		brand  string
-		rule   string
+		amount   money.Amount
+		brand    string
+		rule     string
+		merchant string
 	}{
-		{money.Amount{Minor: 10000, Currency: "EUR"}, "visa", "big-eu-visa"},  // 100.00: the lower bound holds
-		{money.Amount{Minor: 500000, Currency: "EUR"}, "VISA", "big-eu-visa"}, // 5000.00: the upper bound holds
-		{money.Amount{Minor: 9999, Currency: "EUR"}, "visa", ""},
-		{money.Amount{Minor: 500001, Currency: "EUR"}, "visa", ""},
-		{money.Amount{Minor: 10000, Currency: "EUR"}, "mastercard", ""},
-		{money.Amount{Minor: 1000, Currency: "JPY"}, "visa", "yen"}, // 1000 yen, no minor unit
-		{money.Amount{Minor: 1001, Currency: "JPY"}, "visa", ""},
+		{money.Amount{Minor: 100, Currency: "USD"}, "visa", "one-shop", "mer_shop"},
+		{money.Amount{Minor: 100, Currency: "USD"}, "visa", "", "mer_other"},
+		{money.Amount{Minor: 10000, Currency: "EUR"}, "visa", "big-eu-visa", "mer_shop"}, // the first rule that matches
+		{money.Amount{Minor: 10000, Currency: "EUR"}, "visa", "big-eu-visa", ""},         // 100.00: the lower bound holds
+		{money.Amount{Minor: 500000, Currency: "EUR"}, "VISA", "big-eu-visa", ""},        // 5000.00: the upper bound holds
+		{money.Amount{Minor: 9999, Currency: "EUR"}, "visa", "", ""},
+		{money.Amount{Minor: 500001, Currency: "EUR"}, "visa", "", ""},
+		{money.Amount{Minor: 10000, Currency: "EUR"}, "mastercard", "", ""},
+		{money.Amount{Minor: 1000, Currency: "JPY"}, "visa", "yen", ""}, // 1000 yen, no minor unit
+		{money.Amount{Minor: 1001, Currency: "JPY"}, "visa", "", ""},
 	} {
-		if plan := PlanFor(c, Payment{Amount: tc.amount, Brand: tc.brand}, first, never); plan.Rule != tc.rule {
-			t.Errorf("%v %s: rule %q, want %q", tc.amount, tc.brand, plan.Rule, tc.rule)
+		if plan := PlanFor(c, Payment{Amount: tc.amount, Brand: tc.brand, Merchant: tc.merchant}, first, never); plan.Rule != tc.rule {
+			t.Errorf("%v %s of %q: rule %q, want %q", tc.amount, tc.brand, tc.merchant, plan.Rule, tc.rule)
 		}
+	}
+	c.Routing.Rules[2].Merchants = []string{"shop"}
+	if err := c.Validate(providers); err == nil {
+		t.Error("a rule naming a merchant by no merchant's id was taken")
 	}
 }
 

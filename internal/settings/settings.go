@@ -91,6 +91,8 @@ type Rule struct {
 	Name     string   `json:"name"`
 	Currency []string `json:"currency,omitempty"`
 	Brand    []string `json:"brand,omitempty"`
+	// Merchants are the merchants whose payments the rule routes (mer_...).
+	Merchants []string `json:"merchants,omitempty"`
 	// AmountGTE and AmountLTE bound the amount, in major units of the payment's currency.
 	AmountGTE *money.Decimal `json:"amount_gte,omitempty"`
 	AmountLTE *money.Decimal `json:"amount_lte,omitempty"`
@@ -153,6 +155,7 @@ const (
 	maxRuleName        = 100
 	maxConditionValues = 200
 	maxWeight          = 1_000_000
+	maxMerchantID      = 40
 )
 
 // Validate checks the document against the providers Paygate has, naming the field at fault.
@@ -206,8 +209,13 @@ func (rule Rule) validate(providers []string, param string) error {
 	if rule.Name == "" || len(rule.Name) > maxRuleName {
 		return apierror.ForParam(apierror.InvalidRequest, param+".name", fmt.Sprintf("every rule needs a name of at most %d characters", maxRuleName))
 	}
-	if len(rule.Providers) > len(providers) || len(rule.Currency) > maxConditionValues || len(rule.Brand) > maxConditionValues {
-		return apierror.ForParam(apierror.InvalidRequest, param, fmt.Sprintf("a rule names each provider once, and at most %d currencies or brands", maxConditionValues))
+	if len(rule.Providers) > len(providers) || len(rule.Currency) > maxConditionValues || len(rule.Brand) > maxConditionValues || len(rule.Merchants) > maxConditionValues {
+		return apierror.ForParam(apierror.InvalidRequest, param, fmt.Sprintf("a rule names each provider once, and at most %d currencies, brands or merchants", maxConditionValues))
+	}
+	for j, merchant := range rule.Merchants {
+		if !strings.HasPrefix(merchant, "mer_") || len(merchant) > maxMerchantID {
+			return apierror.ForParam(apierror.InvalidRequest, fmt.Sprintf("%s.merchants[%d]", param, j), "a merchant's id is mer_ followed by its characters")
+		}
 	}
 	if len(rule.Providers) == 0 {
 		return apierror.ForParam(apierror.InvalidRequest, param+".providers", "a rule needs at least one provider")

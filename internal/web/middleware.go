@@ -253,10 +253,11 @@ func LimitBody(limit int64, writeError func(http.ResponseWriter, *http.Request, 
 }
 
 // Authenticate reads a request's credential: an access token or an API key, as a bearer token
-// in Authorization, or an API key in X-API-Key. A valid one puts its principal in the context; a
-// bad one records why, and the operation answers 401 with that reason if it needs a principal.
-// Routes that need no principal (login, refresh) work either way.
-func Authenticate(authenticate func(ctx context.Context, credential string) (auth.Principal, error)) Middleware {
+// in Authorization, or an API key in X-API-Key, acting for the merchant Paygate-Merchant names
+// (platform staff only; none: the credential's own). A valid one puts its principal, and so its
+// merchant, in the context; a bad one records why, and the operation answers with that reason if
+// it needs a principal. Routes that need no principal (login, refresh) work either way.
+func Authenticate(authenticate func(ctx context.Context, credential, merchant string) (auth.Principal, error)) Middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			header, apiKey := r.Header.Get("Authorization"), r.Header.Get("X-API-Key")
@@ -278,7 +279,7 @@ func Authenticate(authenticate func(ctx context.Context, credential string) (aut
 				if apiKey != "" {
 					credential = apiKey
 				}
-				if principal, err := authenticate(ctx, credential); err != nil {
+				if principal, err := authenticate(ctx, credential, r.Header.Get("Paygate-Merchant")); err != nil {
 					if _, refused := errors.AsType[*apierror.Error](err); !refused {
 						// The database failed: the request cannot be authenticated now, which is
 						// not the credential's fault.

@@ -26,6 +26,7 @@ var statusByCode = map[apierror.Code]int{
 	apierror.InsufficientFunds:           http.StatusPaymentRequired,
 	apierror.ExpiredCard:                 http.StatusPaymentRequired,
 	apierror.Forbidden:                   http.StatusForbidden,
+	apierror.MerchantUnavailable:         http.StatusForbidden,
 	apierror.NotFound:                    http.StatusNotFound,
 	apierror.MethodNotAllowed:            http.StatusMethodNotAllowed,
 	apierror.InvalidState:                http.StatusConflict,

@@ -15,6 +15,7 @@ import (
 	_ "github.com/lib/pq"
 
 	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/tenant"
 )
 
 // ForEach runs fn as parallel subtests on SQLite and, when PAYGATE_TEST_DATABASE_URL is set, on
@@ -110,4 +111,10 @@ func open(t testing.TB, rawURL string) *database.DB {
 		t.Fatalf("migrating: %v", err)
 	}
 	return db
+}
+
+// AsMerchant is the context of the default merchant's work, for tests that read and write its
+// data behind the server's back: every query of a merchant's data says whose it is.
+func AsMerchant() context.Context {
+	return tenant.For(context.Background(), tenant.DefaultMerchant)
 }
