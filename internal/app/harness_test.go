@@ -479,15 +479,27 @@ func (e *testEnv) charges(paymentID string) map[string]int {
 	return byProvider
 }
 
-// userWith makes a user with role who can log in with testPassword, and returns their email.
+// userWith makes a user of the default merchant with role who can log in with testPassword, and
+// returns their email. An admin is the platform's staff.
 func (e *testEnv) userWith(role string) string {
+	e.t.Helper()
+	return e.loginUser(role, role == "admin")
+}
+
+// staffWith makes a user of the platform's staff with role who can log in with testPassword.
+func (e *testEnv) staffWith(role string) string {
+	e.t.Helper()
+	return e.loginUser(role, true)
+}
+
+func (e *testEnv) loginUser(role string, platform bool) string {
 	e.t.Helper()
 	hash, err := bcrypt.GenerateFromPassword([]byte(testPassword), bcrypt.MinCost)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	email := prefixid.New(role) + "@example.com"
-	if err := e.db.Ent.User.Create().SetEmail(email).SetPasswordHash(string(hash)).SetRole(user.Role(role)).SetPlatform(role == "admin").Exec(databasetest.AsMerchant()); err != nil {
+	if err := e.db.Ent.User.Create().SetEmail(email).SetPasswordHash(string(hash)).SetRole(user.Role(role)).SetPlatform(platform).Exec(databasetest.AsMerchant()); err != nil {
 		e.t.Fatal(err)
 	}
 	return email

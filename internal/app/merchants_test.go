@@ -54,7 +54,6 @@ func TestMerchantsSeeOnlyTheirOwn(t *testing.T) {
 			if op.Scope == "" {
 				continue // one's own session, or open to anyone
 			}
-			theirs := defaultMerchantIDs(t, env)
 			for _, who := range people {
 				if !slices.Contains(who.scopes, op.Scope) {
 					continue // refused for the scope, as the matrix shows
@@ -69,10 +68,19 @@ func TestMerchantsSeeOnlyTheirOwn(t *testing.T) {
 								t.Errorf("%s %s, %s = %d %.200s; want 403: the platform's", e.method, e.path, who.name, r.status, r.raw)
 							}
 						}
+						if e.query != "" {
+							if _, errs := env.graphql(who.credential, e.query, e.variables); len(errs) == 0 || errs[0].code() != "forbidden" {
+								t.Errorf("%s, %s = %+v; want forbidden: the platform's", e.query, who.name, errs)
+							}
+						}
 					}
 					continue
 				}
-				for _, e := range m.entries[op.Name](who.credential) {
+				entries := m.entries[op.Name](who.credential)
+				// Read after the entries are made: some make an object of the default merchant's
+				// for each request (an authorisation to capture, an endpoint to delete).
+				theirs := defaultMerchantIDs(t, env)
+				for _, e := range entries {
 					named := idsIn(e.path, e.body, e.variables)
 					var defaults []string // the default merchant's objects the request names
 					for _, id := range named {
@@ -132,7 +140,7 @@ func idsIn(path string, parts ...any) []string {
 	text := path
 	for _, part := range parts {
 		encoded, _ := json.Marshal(part)
-		text += string(encoded)
+		text += " " + string(encoded)
 	}
 	return idPattern.FindAllString(text, -1)
 }
@@ -342,6 +350,31 @@ func TestPlatformStaffManageMerchants(t *testing.T) {
 	}
 	if r := env.request(http.MethodGet, "/api/v1/payments", key, nil); r.status != http.StatusOK {
 		t.Errorf("the key, its merchant enabled again = %d %s", r.status, r.raw)
+	}
+
+	// An admin of the default merchant who is no platform staff touches no staff member's account,
+	// key or token, and does not count as the platform's last admin.
+	r = env.request(http.MethodPost, "/api/v1/users", staff, map[string]any{"email": "clerk@example.com", "password": testPassword, "role": "admin"})
+	if r.status != http.StatusCreated || get(r.body, "data", "platform") != false {
+		t.Fatalf("a plain admin = %d %s", r.status, r.raw)
+	}
+	clerk, _ := env.login("clerk@example.com")
+	staffKey := str(get(env.request(http.MethodPost, "/api/v1/api-keys", staff, map[string]any{"name": "prometheus", "scopes": []string{auth.ScopeMonitoringRead}}).body, "data", "id"))
+	if keys, _ := env.listIDs(clerk, "/api/v1/api-keys"); slices.Contains(keys, staffKey) {
+		t.Errorf("a plain admin lists the staff's keys: %v", keys)
+	}
+	if r := env.request(http.MethodDelete, "/api/v1/api-keys/"+staffKey, clerk, nil); r.status != http.StatusNotFound {
+		t.Errorf("a plain admin revoking the staff's key = %d %s", r.status, r.raw)
+	}
+	if r := env.request(http.MethodPost, "/api/v1/auth/revoke", clerk, map[string]any{"token": staff}); r.status != http.StatusForbidden {
+		t.Errorf("a plain admin revoking the staff's token = %d %s", r.status, r.raw)
+	}
+	staffID := env.subjectOf(staff)
+	if r := env.request(http.MethodPatch, "/api/v1/users/"+staffID, clerk, map[string]any{"disabled": true}); r.status != http.StatusForbidden {
+		t.Errorf("a plain admin disabling the staff = %d %s", r.status, r.raw)
+	}
+	if r := env.request(http.MethodPatch, "/api/v1/users/"+staffID, staff, map[string]any{"role": "viewer"}); r.status != http.StatusConflict {
+		t.Errorf("the platform's last admin demoting themselves = %d %s", r.status, r.raw)
 	}
 }
 

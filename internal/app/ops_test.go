@@ -97,7 +97,7 @@ func TestOpsPageShowsPaymentsAsTheyHappen(t *testing.T) {
 func opsPageShowsPaymentsAsTheyHappen(t *testing.T, chromium string, db *database.DB) {
 	env := newTestEnv(t, db)
 	env.app.Start(t.Context())
-	email := env.userWith("operator")
+	email := env.staffWith("operator") // the operations page is the platform's
 	token, _ := env.login(email)
 	// An alert waits, to be acknowledged and resolved from the page.
 	alert, err := env.db.Ent.Alert.Create().SetRule("circuit_open").SetSubject("adyen").SetSeverity(state.AlertCritical).

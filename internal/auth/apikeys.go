@@ -298,8 +298,12 @@ func (s *Service) APIKeys(ctx context.Context, limit int, after string) (APIKeyP
 	}
 	p, _ := PrincipalFrom(ctx)
 	query := s.client.APIKey.Query().Order(ent.Asc(apikey.FieldID)).Limit(limit + 1) // one more says whether more follow
-	if !p.Can(ScopeUsersManage) {
+	switch {
+	case !p.Can(ScopeUsersManage):
 		query.Where(apikey.UserID(p.UserID))
+	case !p.Platform:
+		// A merchant's admin manages its own people's keys, not the platform staff's.
+		query.Where(apikey.HasUserWith(user.Platform(false)))
 	}
 	if after != "" {
 		query.Where(apikey.IDGT(after))
@@ -321,8 +325,8 @@ func (s *Service) RevokeAPIKey(ctx context.Context, id string) (*ent.APIKey, err
 		return nil, err
 	}
 	p, _ := PrincipalFrom(ctx)
-	key, err := s.client.APIKey.Get(ctx, id)
-	if ent.IsNotFound(err) || err == nil && key.UserID != p.UserID && !p.Can(ScopeUsersManage) {
+	key, err := s.client.APIKey.Query().Where(apikey.ID(id)).WithUser().Only(ctx)
+	if ent.IsNotFound(err) || err == nil && key.UserID != p.UserID && (!p.Can(ScopeUsersManage) || key.Edges.User != nil && key.Edges.User.Platform && !p.Platform) {
 		return nil, apierror.ForParam(apierror.NotFound, "id", "no API key has the id "+id)
 	}
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -64,6 +65,9 @@ func (s *Service) Directory() *UserDirectory { return s.users }
 // APIKeyKeeper returns the API key keeper.
 func (s *Service) APIKeyKeeper() *APIKeys { return s.keys }
 
+// merchantID is the shape of a merchant's id: what Paygate-Merchant may name.
+var merchantID = regexp.MustCompile(`^mer_[0-9a-z]{26}$`)
+
 // Authenticate returns the principal of a request's credential, an access token or an API key,
 // acting for merchant (Paygate-Merchant; "" for its own), or why it is refused. Its user and
 // their merchant must exist and be enabled; a token must carry the user's role as it is now, and
@@ -118,7 +122,10 @@ func (s *Service) Authenticate(ctx context.Context, credential, merchant string)
 	if !p.Platform {
 		return Principal{}, apierror.New(apierror.Forbidden, "only platform staff act for another merchant: send no Paygate-Merchant header")
 	}
-	active, err := s.users.merchantActive(ctx, merchant)
+	active, err := false, error(nil)
+	if merchantID.MatchString(merchant) { // anything else names no merchant, and is not looked up
+		active, err = s.users.merchantActive(ctx, merchant)
+	}
 	switch {
 	case err != nil:
 		return Principal{}, err
@@ -358,13 +365,14 @@ func (s *Service) revokeRefreshToken(ctx context.Context, p Principal, token, pa
 	return s.endSession(ctx, rt.Family)
 }
 
-// adminOf reports whether p is an admin of the user's merchant, or platform staff's admin.
+// adminOf reports whether p is an admin of the user's merchant, or a platform admin; only the
+// latter for platform staff.
 func (s *Service) adminOf(ctx context.Context, p Principal, userID string) bool {
 	if p.Role != "admin" {
 		return false
 	}
 	standing, err := s.users.standing(ctx, userID)
-	return p.Platform || err == nil && standing.merchant == p.Merchant
+	return p.Platform || err == nil && standing.merchant == p.Merchant && !standing.platform
 }
 
 func (s *Service) newRefreshToken(ctx context.Context, client *ent.Client, userID, family string) (string, error) {

@@ -102,11 +102,16 @@ func (s *Service) UpdateUser(ctx context.Context, id string, change UserChange) 
 		disabled = *change.Disabled
 	}
 	if u.Role == user.RoleAdmin && !u.Disabled && (role != "admin" || disabled) {
-		others, err := tx.User.Query().Where(user.RoleEQ(user.RoleAdmin), user.Disabled(false), user.IDNEQ(u.ID), lockUser).IDs(ctx)
+		// The merchant keeps an admin, and the platform an admin of its staff.
+		others := tx.User.Query().Where(user.RoleEQ(user.RoleAdmin), user.Disabled(false), user.IDNEQ(u.ID), lockUser)
+		if u.Platform {
+			others.Where(user.Platform(true))
+		}
+		left, err := others.IDs(ctx)
 		if err != nil {
 			return nil, rollback(tx, err)
 		}
-		if len(others) == 0 {
+		if len(left) == 0 {
 			return nil, rollback(tx, apierror.New(apierror.InvalidState, "the last admin can be neither demoted nor disabled: make another admin first"))
 		}
 	}

@@ -101,13 +101,19 @@ func newHarness(t *testing.T, pools []*database.DB, sender *Sender) *harness {
 	return h
 }
 
-// endpoint makes an endpoint subscribed to types at url, as the service does but for the URL's
-// checks, which the tests of the dial guard go around.
+// endpoint makes an endpoint of the default merchant subscribed to types at url, as the service
+// does but for the URL's checks, which the tests of the dial guard go around.
 func (h *harness) endpoint(url string, types ...string) *ent.WebhookEndpoint {
+	h.t.Helper()
+	return h.endpointOf(tenant.DefaultMerchant, url, types...)
+}
+
+// endpointOf makes an endpoint of merchant.
+func (h *harness) endpointOf(merchant, url string, types ...string) *ent.WebhookEndpoint {
 	h.t.Helper()
 	now := h.clock.Now()
 	e, err := h.db.Ent.WebhookEndpoint.Create().SetURL(url).SetEvents(types).SetSecret(NewSigningSecret()).
-		SetCreatedBy("usr_test").SetCreatedAt(now).SetUpdatedAt(now).Save(databasetest.AsMerchant())
+		SetCreatedBy("usr_test").SetCreatedAt(now).SetUpdatedAt(now).Save(tenant.For(context.Background(), merchant))
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -156,11 +162,13 @@ func (h *harness) deliveries(endpointID string) []*ent.WebhookDelivery {
 
 // TestDeliveriesReachTheSubscribed: each event reaches every enabled endpoint subscribed to its
 // type once, signed with that endpoint's secret, however many servers fan out and deliver at
-// once; an unsubscribed or disabled endpoint gets nothing.
+// once; an unsubscribed or disabled endpoint, or another merchant's, gets nothing.
 func TestDeliveriesReachTheSubscribed(t *testing.T) {
 	databasetest.ForEachPools(t, 3, func(t *testing.T, pools []*database.DB) {
 		h := newHarness(t, pools, NewSender(false, 5*time.Second))
 		payments, all, refunds, disabled := newMerchant(t, nil), newMerchant(t, nil), newMerchant(t, nil), newMerchant(t, nil)
+		another := newMerchant(t, nil)
+		h.endpointOf("mer_another", another.server.URL, "*")
 		paymentsEndpoint := h.endpoint(payments.server.URL, events.PaymentSucceeded, events.PaymentFailed)
 		allEndpoint := h.endpoint(all.server.URL+"/hooks?shop=1", "*")
 		h.endpoint(refunds.server.URL, events.RefundSucceeded)
@@ -192,8 +200,9 @@ func TestDeliveriesReachTheSubscribed(t *testing.T) {
 		if got := all.eventIDs(t, allEndpoint.Secret, now); !sameSet(got, sent) {
 			t.Errorf("the endpoint of every type got %v, want %v", got, sent)
 		}
-		if len(refunds.received()) != 0 || len(disabled.received()) != 0 {
-			t.Errorf("an unsubscribed or disabled endpoint got deliveries: %d, %d", len(refunds.received()), len(disabled.received()))
+		if len(refunds.received()) != 0 || len(disabled.received()) != 0 || len(another.received()) != 0 {
+			t.Errorf("an unsubscribed, disabled or another merchant's endpoint got deliveries: %d, %d, %d",
+				len(refunds.received()), len(disabled.received()), len(another.received()))
 		}
 		for _, d := range h.deliveries(allEndpoint.ID) {
 			if d.Status != state.DeliveryDelivered || d.Attempts != 1 || d.LastStatusCode == nil || *d.LastStatusCode != 200 ||
