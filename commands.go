@@ -234,7 +234,9 @@ func userCreate(fs *flag.FlagSet) func(context.Context, config.Config, commandOu
 			return err
 		}
 		defer db.Close()
-		u, err := auth.NewService(db.Ent, nil, nil, nil, clock.System).CreateUserOf(ctx, *merchant, *email, *password, *role, *platform)
+		users := auth.NewService(db.Ent, nil, nil, nil, clock.System)
+		users.Cost = cfg.PasswordCost
+		u, err := users.CreateUserOf(ctx, *merchant, *email, *password, *role, *platform)
 		if ent.IsConstraintError(err) {
 			return fmt.Errorf("user create: a user with the email %s exists already; an admin changes their role or enables them with PATCH /api/v1/users/{id}", *email)
 		}
@@ -269,7 +271,9 @@ func userSetPassword(fs *flag.FlagSet) func(context.Context, config.Config, comm
 			return err
 		}
 		defer db.Close()
-		u, err := auth.NewService(db.Ent, nil, nil, nil, clock.System).SetPassword(ctx, *email, *password)
+		users := auth.NewService(db.Ent, nil, nil, nil, clock.System)
+		users.Cost = cfg.PasswordCost
+		u, err := users.SetPassword(ctx, *email, *password)
 		if err != nil {
 			return fmt.Errorf("user set-password: %w", err)
 		}

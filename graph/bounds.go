@@ -13,6 +13,7 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/auth"
 )
 
 // documentLimits bound a GraphQL request before it is validated. gqlparser's validation compares
@@ -62,15 +63,6 @@ var defaultDocumentLimits = documentLimits{
 	ValueDepth:     16,
 	VariableValues: 2_000,
 }
-
-// credentialFields are mutations that check a secret or change one. One request holds at most one:
-// aliases would otherwise try hundreds of passwords in one request, and the number of errors
-// would tell which alias held the right one.
-var credentialFields = map[string]bool{"login": true, "refreshToken": true, "changePassword": true, "resetPassword": true}
-
-// outboundFields are mutations that make Paygate call a URL of the client's. One request sends
-// at most one: aliases would otherwise send a hundred, one after another, each up to its timeout.
-var outboundFields = map[string]bool{"sendTestWebhook": true}
 
 // documentBounds refuses a request over its limits, or asking for introspection in production,
 // before gqlgen validates it. A document already in the cache passed these checks when it was
@@ -184,7 +176,7 @@ func (w *documentWalk) measure(doc *ast.QueryDocument) *gqlerror.Error {
 		if err := w.directives(op.Directives); err != nil {
 			return err
 		}
-		w.credentials, w.outbound = 0, 0
+		w.alone = 0
 		w.mutation = op.Operation == ast.Mutation
 		if err := w.selectionSet(op.SelectionSet, 1, 0, 0, newMergedSelection()); err != nil {
 			return err
@@ -231,9 +223,10 @@ type documentWalk struct {
 	// each field once more for every inline fragment directly around it (validation reads it
 	// anew), and each pair of same-named fields that may conflict.
 	steps, aliases int
-	// mutation, credentials and outbound follow the root fields of the operation being walked.
-	mutation              bool
-	credentials, outbound int
+	// mutation and alone follow the root fields of the operation being walked: alone counts those
+	// asked once per request (auth.Operation.OnePerRequest).
+	mutation bool
+	alone    int
 }
 
 // mergedSelection counts the fields of one response name that validation merges into one
@@ -325,16 +318,11 @@ func (w *documentWalk) field(f *ast.Field, depth, fragmentDepth, inlineNesting i
 	if w.noIntrospection && (f.Name == "__schema" || f.Name == "__type") {
 		return requestError(apierror.IntrospectionDisabled, "introspection is turned off in production")
 	}
-	if w.mutation && depth == 1 && credentialFields[f.Name] {
-		w.credentials++
-		if w.credentials > 1 {
-			return requestError(apierror.InvalidRequest, "a request may hold one login, refreshToken, changePassword or resetPassword, not several")
-		}
-	}
-	if w.mutation && depth == 1 && outboundFields[f.Name] {
-		w.outbound++
-		if w.outbound > 1 {
-			return requestError(apierror.InvalidRequest, "a request may hold one sendTestWebhook, not several")
+	if op, ok := auth.OperationNamed(f.Name); ok && w.mutation && depth == 1 && op.OnePerRequest {
+		w.alone++
+		if w.alone > 1 {
+			return requestError(apierror.InvalidRequest, "a request may hold one mutation that moves money, makes or checks a credential, or calls out ("+
+				strings.Join(auth.OnePerRequestNames(), ", ")+"), not several: send each as its own request")
 		}
 	}
 	for _, argument := range f.Arguments {

@@ -237,11 +237,16 @@ func TestOneCredentialPerOperation(t *testing.T) {
 		// One per operation: only one of them runs.
 		`mutation A { login(input: {email: "a@example.com", password: "x"}) { accessToken } }
 		 mutation B { refreshToken(refreshToken: "x") { accessToken } }`,
-		`mutation { login(input: {email: "a@example.com", password: "x"}) { accessToken } sendTestWebhook(input: {url: "https://example.com/"}) { statusCode } }`,
+		`mutation { login(input: {email: "a@example.com", password: "x"}) { accessToken } logout { __typename } }`,
 	} {
 		if _, err := measureQuery(t, query, false); err != nil {
 			t.Errorf("%s refused: %v", query, err)
 		}
+	}
+	// A credential and a call out are two of what a request asks once.
+	query := `mutation { login(input: {email: "a@example.com", password: "x"}) { accessToken } sendTestWebhook(input: {url: "https://example.com/"}) { statusCode } }`
+	if _, err := measureQuery(t, query, false); codeOf(err) != "invalid_request" {
+		t.Errorf("%s = %v, want invalid_request", query, err)
 	}
 }
 

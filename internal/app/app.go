@@ -238,6 +238,11 @@ func New(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.L
 		return nil, err
 	}
 	trusted, _ := cfg.TrustedProxyPrefixes() // checked by config.Load
+	// A login try spends a token of three buckets, before its password is hashed: the account's
+	// from the address (login_per_minute), the address's over every account (so a new email per
+	// try buys no new bucket), and the account's over every address (so many addresses guess no
+	// faster). The last two hold loginsAcrossBuckets times as much.
+	svc.auth.Cost = cfg.PasswordCost
 	svc.auth.Throttle = func(ctx context.Context, account string) error {
 		meter := ratelimit.MeterFrom(ctx)
 		if meter == nil {
@@ -246,8 +251,19 @@ func New(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.L
 		perMinute := paygate.rateLimits().LoginPerMinute
 		// The account as a hash: an email of a megabyte makes a key of 64 characters.
 		sum := sha256.Sum256([]byte(account))
-		key := "login:" + hex.EncodeToString(sum[:16]) + "|" + meter.Addr
-		return meter.Check(ctx, key, ratelimit.Limit{PerSecond: float64(perMinute) / 60, Burst: perMinute})
+		hashed := hex.EncodeToString(sum[:16])
+		one := ratelimit.Limit{PerSecond: float64(perMinute) / 60, Burst: perMinute}
+		wide := ratelimit.Limit{PerSecond: one.PerSecond * loginsAcrossBuckets, Burst: one.Burst * loginsAcrossBuckets}
+		buckets := []struct {
+			key   string
+			limit ratelimit.Limit
+		}{{"login:" + hashed + "|" + meter.Addr, one}, {"login-address:" + meter.Addr, wide}, {"login-account:" + hashed, wide}}
+		for _, b := range buckets {
+			if err := meter.Check(ctx, b.key, b.limit); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	var graphiql *playground.Handler
 	if !cfg.Production() {
@@ -348,6 +364,11 @@ func (a *App) Start(ctx context.Context) {
 	}
 	background.Start(ctx, a.logger, loops...)
 }
+
+// loginsAcrossBuckets is how many times one account's tries from one address an address may try
+// over every account, and an account over every address: with the default 5 a minute, 20 a
+// minute, far below the passwords a server hashes, and above an office's morning logins.
+const loginsAcrossBuckets = 4
 
 // changesChannel is the PostgreSQL channel the servers announce their changes on.
 const changesChannel = "paygate_changes"

@@ -74,6 +74,52 @@ func TestOneLoginPerRequest(t *testing.T) {
 	}
 }
 
+// TestOneMoneyMovingFieldPerRequest: a request holds at most one mutation that moves money or
+// makes a credential, however it is spelled (aliases, fragments, different mutations): 60
+// aliases of createPayment would otherwise charge 60 times for one rate-limit token, and, with a
+// slow provider, run past the request's time limit, the client told nothing of what was charged.
+func TestOneMoneyMovingFieldPerRequest(t *testing.T) {
+	t.Parallel()
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db)
+		admin := env.tokenFor("admin")
+		paid := str(get(env.request(http.MethodPost, "/api/v1/payments", admin, paymentBody("10.00", "USD", "4242424242424242")).body, "data", "id"))
+		variables := map[string]any{"in": gqlPaymentInput("1.00", "USD", "4242424242424242"), "id": paid}
+		for name, document := range map[string]string{
+			"60 aliases of createPayment": `mutation($in: CreatePaymentInput!) {` + repeatf(60, ` p%d: createPayment(input: $in) { id }`) + `}`,
+			"createPayment twice through fragments": `mutation($in: CreatePaymentInput!) { ...A ...B }
+				fragment A on Mutation { a: createPayment(input: $in) { id } }
+				fragment B on Mutation { b: createPayment(input: $in) { id } }`,
+			"a payment and a refund": `mutation($in: CreatePaymentInput!, $id: ID!) { createPayment(input: $in) { id }
+				refundPayment(input: {paymentId: $id, amount: "1.00"}) { id } }`,
+			"a payment and an API key": `mutation($in: CreatePaymentInput!) { createPayment(input: $in) { id }
+				createAPIKey(input: {name: "k", scopes: ["payments:read"]}) { key } }`,
+		} {
+			used := map[string]any{"in": variables["in"]}
+			if strings.Contains(document, "$id") {
+				used["id"] = paid
+			}
+			data, errs := env.graphql(admin, document, used)
+			if len(errs) != 1 || errs[0].code() != "invalid_request" || !strings.Contains(errs[0].Message, "createPayment") || data != nil {
+				t.Errorf("%s = %v %+v", name, data, errs)
+			}
+		}
+		if n := env.paymentCount(); n != 1 {
+			t.Errorf("refused requests made %d payments", n-1)
+		}
+		if n, _ := env.db.Ent.APIKey.Query().Count(databasetest.AsMerchant()); n != 0 {
+			t.Errorf("refused requests made %d keys", n)
+		}
+		// One beside what moves nothing goes through.
+		endpoint := str(get(env.request(http.MethodPost, "/api/v1/webhook-endpoints", admin, map[string]any{"url": "https://example.com/hooks", "events": []string{"*"}}).body, "data", "id"))
+		data := env.mustGraphQL(admin, `mutation($in: CreatePaymentInput!, $endpoint: ID!) { createPayment(input: $in) { id }
+			updateWebhookEndpoint(id: $endpoint, input: {description: "x"}) { id } }`, map[string]any{"in": variables["in"], "endpoint": endpoint})
+		if str(get(data, "createPayment", "id")) == "" || env.paymentCount() != 2 {
+			t.Errorf("one payment beside another mutation = %v", data)
+		}
+	})
+}
+
 // TestListsAreCounted: a query's cost is the product of the list sizes along each path.
 func TestListsAreCounted(t *testing.T) {
 	t.Parallel()

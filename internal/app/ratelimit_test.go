@@ -127,3 +127,37 @@ func TestRateLimitsWithoutRedis(t *testing.T) {
 		t.Errorf("Redis gone logged %d times", n)
 	}
 }
+
+// TestLoginsAreThrottledAcrossAccountsAndAddresses: before any password is hashed, an address
+// may try so many logins over every account (a new email per try buys no new bucket), and an
+// account may be tried so many times from every address; four times the per-account, per-address
+// allowance each.
+func TestLoginsAreThrottledAcrossAccountsAndAddresses(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, databasetest.SQLite(t), "PAYGATE_TRUSTED_PROXIES=127.0.0.1")
+	email, other := env.userWith("viewer"), env.userWith("viewer")
+	setRateLimits(t, []*testEnv{env}, 1000, 1000, 2)
+	wide := 2 * loginsAcrossBuckets
+	login := func(address, email, password string) response {
+		return env.request(http.MethodPost, "/api/v1/auth/login", "", map[string]any{"email": email, "password": password}, "X-Forwarded-For", address)
+	}
+	for i := range wide {
+		if r := login("198.51.100.1", prefixid.New("nobody")+"@example.com", "a guess"); r.status != http.StatusUnauthorized {
+			t.Errorf("address's try %d = %d %s", i+1, r.status, r.raw)
+		}
+	}
+	if r := login("198.51.100.1", prefixid.New("nobody")+"@example.com", "a guess"); r.status != http.StatusTooManyRequests {
+		t.Errorf("a new email past the address's tries = %d %s", r.status, r.raw)
+	}
+	for i := range wide {
+		if r := login("203.0.113."+strconv.Itoa(i+1), email, "a guess"); r.status != http.StatusUnauthorized {
+			t.Errorf("account's try %d = %d %s", i+1, r.status, r.raw)
+		}
+	}
+	if r := login("203.0.113.100", email, testPassword); r.status != http.StatusTooManyRequests {
+		t.Errorf("the right password from a new address past the account's tries = %d %s", r.status, r.raw)
+	}
+	if r := login("192.0.2.7", other, testPassword); r.status != http.StatusOK {
+		t.Errorf("another account from another address = %d %s", r.status, r.raw)
+	}
+}

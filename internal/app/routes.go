@@ -3,10 +3,12 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/rs/cors"
@@ -145,10 +147,11 @@ func NewServer(deps ServerDeps) http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusOK, "ok")
 	})
+	ready := &readiness{check: func(ctx context.Context) error { return deps.DB.Ready(ctx, deps.LatestMigration) }, now: deps.RateLimiting.Now}
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		if err := deps.DB.Ready(ctx, deps.LatestMigration); err != nil {
+		if err := ready.answer(ctx); err != nil {
 			// The cause names hosts and users: it goes to the log, not to whoever asks.
 			deps.Logger.WarnContext(ctx, "not ready", "error", err)
 			writeStatus(w, http.StatusServiceUnavailable, "unavailable")
@@ -200,6 +203,14 @@ func NewServer(deps ServerDeps) http.Handler {
 		web.Recover(deps.Logger),
 		web.SecurityHeaders(deps.Production),
 		allowOrigins,
+		// The address pays for a credential's check before it is made.
+		deps.RateLimiting.Gate(func(w http.ResponseWriter, r *http.Request, err error) {
+			if r.URL.Path == "/query" {
+				graph.WriteError(w, r, err)
+				return
+			}
+			restError(w, r, err)
+		}),
 		web.Authenticate(deps.Authenticate),
 	)
 }
@@ -233,4 +244,33 @@ func writeStatus(w http.ResponseWriter, status int, state string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(map[string]string{"status": state})
+}
+
+// readinessFor is how long a readiness check answers the probes that follow it: /readyz is open
+// to anyone and unlimited, so a flood of probes costs one database check a second.
+const readinessFor = time.Second
+
+// readiness answers probes from the latest check, made at most once per readinessFor; probes
+// arriving during a check wait for it rather than start their own.
+type readiness struct {
+	check func(context.Context) error
+	now   func() time.Time
+
+	mu  sync.Mutex
+	at  time.Time
+	err error
+}
+
+func (r *readiness) answer(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	if !r.at.IsZero() && now.Sub(r.at) < readinessFor && !now.Before(r.at) {
+		return r.err
+	}
+	err := r.check(ctx)
+	if !errors.Is(ctx.Err(), context.Canceled) { // a prober that left learnt nothing of the database
+		r.err, r.at = err, now
+	}
+	return err
 }

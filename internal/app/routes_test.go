@@ -2,10 +2,13 @@ package app
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paygate/paygate/internal/database/databasetest"
 )
@@ -39,5 +42,36 @@ func TestAccessLogNamesRoutes(t *testing.T) {
 		if got[path] != route {
 			t.Errorf("%s logged route %q, want %q", path, got[path], route)
 		}
+	}
+}
+
+// TestReadinessIsCheckedOnceASecond: a flood of probes costs one database check a second; a
+// prober that left before its check ended leaves nothing cached.
+func TestReadinessIsCheckedOnceASecond(t *testing.T) {
+	checks := 0
+	failing := error(nil)
+	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	ready := &readiness{check: func(ctx context.Context) error { checks++; return errors.Join(failing, ctx.Err()) }, now: func() time.Time { return at }}
+	for range 100 {
+		if err := ready.answer(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	failing = errors.New("the database is down")
+	at = at.Add(readinessFor - time.Millisecond)
+	if err := ready.answer(context.Background()); err != nil || checks != 1 {
+		t.Errorf("within the second: %v after %d checks, want the first answer from one check", err, checks)
+	}
+	at = at.Add(time.Millisecond)
+	if err := ready.answer(context.Background()); err == nil || checks != 2 {
+		t.Errorf("a second on: %v after %d checks, want the failure from a second check", err, checks)
+	}
+	failing = nil
+	at = at.Add(readinessFor)
+	left, leave := context.WithCancel(context.Background())
+	leave()
+	ready.answer(left)
+	if err := ready.answer(context.Background()); err != nil || checks != 4 {
+		t.Errorf("after a prober that left: %v after %d checks, want a fresh check", err, checks)
 	}
 }

@@ -27,6 +27,11 @@ type Operation struct {
 	Idempotent bool
 	// HTTPOnly operations have a route and no GraphQL field: Prometheus's scrape.
 	HTTPOnly bool
+	// OnePerRequest operations move money, make or check a credential, or make Paygate call a URL
+	// of the client's: a GraphQL request asks at most one of them, so aliases cannot charge,
+	// guess passwords or call out a hundred times for one rate-limit token (and past the request's
+	// time limit, with nobody left to tell).
+	OnePerRequest bool
 	// Platform operations read or change what is the platform's rather than one merchant's
 	// (the configuration, the providers, the alerts, the providers' webhooks, the merchants):
 	// only platform staff may ask them, whatever scopes a merchant's user holds.
@@ -34,18 +39,18 @@ type Operation struct {
 }
 
 var (
-	Login        = Operation{Name: "login", Public: true}
-	RefreshToken = Operation{Name: "refreshToken", Public: true}
+	Login        = Operation{Name: "login", Public: true, OnePerRequest: true}
+	RefreshToken = Operation{Name: "refreshToken", Public: true, OnePerRequest: true}
 	Logout       = Operation{Name: "logout", Authenticated: true}
 	RevokeToken  = Operation{Name: "revokeToken", Authenticated: true}
 	// Any principal may ask to change its own password; the service refuses an API key, which
 	// has none.
-	ChangePassword = Operation{Name: "changePassword", Authenticated: true}
-	CreatePayment  = Operation{Name: "createPayment", Scope: ScopePaymentsWrite, Idempotent: true}
-	RefundPayment  = Operation{Name: "refundPayment", Scope: ScopeRefundsWrite, Idempotent: true}
+	ChangePassword = Operation{Name: "changePassword", Authenticated: true, OnePerRequest: true}
+	CreatePayment  = Operation{Name: "createPayment", Scope: ScopePaymentsWrite, Idempotent: true, OnePerRequest: true}
+	RefundPayment  = Operation{Name: "refundPayment", Scope: ScopeRefundsWrite, Idempotent: true, OnePerRequest: true}
 	// Capturing and canceling an authorisation finish the payment its creator started.
-	CapturePayment = Operation{Name: "capturePayment", Scope: ScopePaymentsWrite, Idempotent: true}
-	CancelPayment  = Operation{Name: "cancelPayment", Scope: ScopePaymentsWrite, Idempotent: true}
+	CapturePayment = Operation{Name: "capturePayment", Scope: ScopePaymentsWrite, Idempotent: true, OnePerRequest: true}
+	CancelPayment  = Operation{Name: "cancelPayment", Scope: ScopePaymentsWrite, Idempotent: true, OnePerRequest: true}
 	GetPayment     = Operation{Name: "payment", Scope: ScopePaymentsRead}
 	ListPayments   = Operation{Name: "payments", Scope: ScopePaymentsRead}
 	GetRefund      = Operation{Name: "refund", Scope: ScopePaymentsRead}
@@ -57,15 +62,15 @@ var (
 	GetConfig      = Operation{Name: "config", Scope: ScopeConfigWrite, Platform: true}
 	UpdateConfig   = Operation{Name: "updateConfig", Scope: ScopeConfigWrite, Platform: true}
 	ConfigHistory  = Operation{Name: "configHistory", Scope: ScopeConfigWrite, Platform: true}
-	CreateUser     = Operation{Name: "createUser", Scope: ScopeUsersManage}
+	CreateUser     = Operation{Name: "createUser", Scope: ScopeUsersManage, OnePerRequest: true}
 	ListUsers      = Operation{Name: "users", Scope: ScopeUsersManage}
 	UpdateUser     = Operation{Name: "updateUser", Scope: ScopeUsersManage}
-	ResetPassword  = Operation{Name: "resetPassword", Scope: ScopeUsersManage}
+	ResetPassword  = Operation{Name: "resetPassword", Scope: ScopeUsersManage, OnePerRequest: true}
 	ProviderStatus = Operation{Name: "providerStatus", Scope: ScopeMonitoringRead, Platform: true}
 	SimulateEvent  = Operation{Name: "simulateEvent", Scope: ScopeWebhooksManage, Platform: true}
 	// Sending a test webhook makes Paygate call a URL of the caller's choosing: only those who
 	// manage webhooks may, as they would point Paygate's real webhooks there.
-	SendTestWebhook = Operation{Name: "sendTestWebhook", Scope: ScopeWebhooksManage}
+	SendTestWebhook = Operation{Name: "sendTestWebhook", Scope: ScopeWebhooksManage, OnePerRequest: true}
 	// The webhook logs are read by anyone who reads webhooks; requeueing an event makes it be
 	// applied to its payment again, which is the managers'.
 	ListWebhookEvents = Operation{Name: "webhookEvents", Scope: ScopeWebhooksRead, Platform: true}
@@ -77,12 +82,12 @@ var (
 	// which points Paygate's calls at a URL, and sending a delivery again are the managers'.
 	ListEvents                  = Operation{Name: "events", Scope: ScopeWebhooksRead}
 	GetEvent                    = Operation{Name: "event", Scope: ScopeWebhooksRead}
-	CreateWebhookEndpoint       = Operation{Name: "createWebhookEndpoint", Scope: ScopeWebhooksManage}
+	CreateWebhookEndpoint       = Operation{Name: "createWebhookEndpoint", Scope: ScopeWebhooksManage, OnePerRequest: true}
 	ListWebhookEndpoints        = Operation{Name: "webhookEndpoints", Scope: ScopeWebhooksRead}
 	GetWebhookEndpoint          = Operation{Name: "webhookEndpoint", Scope: ScopeWebhooksRead}
 	UpdateWebhookEndpoint       = Operation{Name: "updateWebhookEndpoint", Scope: ScopeWebhooksManage}
 	DeleteWebhookEndpoint       = Operation{Name: "deleteWebhookEndpoint", Scope: ScopeWebhooksManage}
-	RotateWebhookEndpointSecret = Operation{Name: "rotateWebhookEndpointSecret", Scope: ScopeWebhooksManage}
+	RotateWebhookEndpointSecret = Operation{Name: "rotateWebhookEndpointSecret", Scope: ScopeWebhooksManage, OnePerRequest: true}
 	ListWebhookDeliveries       = Operation{Name: "webhookDeliveries", Scope: ScopeWebhooksRead}
 	RetryWebhookDelivery        = Operation{Name: "retryWebhookDelivery", Scope: ScopeWebhooksManage}
 	// Subscriptions read what the queries of the same objects read.
@@ -99,7 +104,7 @@ var (
 	AcknowledgeAlert = Operation{Name: "acknowledgeAlert", Scope: ScopeWebhooksManage, Platform: true}
 	ResolveAlert     = Operation{Name: "resolveAlert", Scope: ScopeWebhooksManage, Platform: true}
 	// Everyone who manages API keys manages their own; those who manage users, everyone's.
-	CreateAPIKey = Operation{Name: "createAPIKey", Scope: ScopeAPIKeysManage}
+	CreateAPIKey = Operation{Name: "createAPIKey", Scope: ScopeAPIKeysManage, OnePerRequest: true}
 	ListAPIKeys  = Operation{Name: "apiKeys", Scope: ScopeAPIKeysManage}
 	RevokeAPIKey = Operation{Name: "revokeAPIKey", Scope: ScopeAPIKeysManage}
 	// Merchants are the platform's to make, list and disable.
@@ -116,6 +121,17 @@ var Operations = []Operation{Login, RefreshToken, Logout, RevokeToken, ChangePas
 	DeleteWebhookEndpoint, RotateWebhookEndpointSecret, ListWebhookDeliveries, RetryWebhookDelivery,
 	PaymentUpdated, RefundUpdated, ProviderStatusChanged, AlertRaised, CreateAPIKey, ListAPIKeys, RevokeAPIKey, ScrapeMetrics, SystemMetrics, ListAlerts, AcknowledgeAlert, ResolveAlert,
 	CreateMerchant, ListMerchants, UpdateMerchant}
+
+// OnePerRequestNames are the operations a request asks at most one of.
+func OnePerRequestNames() []string {
+	var names []string
+	for _, op := range Operations {
+		if op.OnePerRequest {
+			names = append(names, op.Name)
+		}
+	}
+	return names
+}
 
 // OperationNamed returns the operation of a GraphQL root field, if the field is one.
 func OperationNamed(name string) (Operation, bool) {

@@ -1,11 +1,11 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/user"
@@ -81,8 +81,8 @@ func (s *Service) ChangePassword(ctx context.Context, currentPassword, newPasswo
 			return err
 		}
 	}
-	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(currentPassword)) != nil {
-		return apierror.ForParam(apierror.InvalidCredentials, "current_password", "current_password is wrong")
+	if matches, err := passwordMatches(ctx, []byte(u.PasswordHash), currentPassword); err != nil || !matches {
+		return cmp.Or(err, error(apierror.ForParam(apierror.InvalidCredentials, "current_password", "current_password is wrong")))
 	}
 	// A token issued outside a login has no session: then every session of the user is another.
 	_, err = s.replacePassword(ctx, u.ID, u.PasswordHash, newPassword, p.Session)
@@ -139,7 +139,7 @@ func (s *Service) SetPassword(ctx context.Context, email, password string) (*ent
 // and ends every session of theirs but keep ("" for none), all in one transaction holding the
 // user's row.
 func (s *Service) replacePassword(ctx context.Context, userID, expectedHash, password, keep string) (*ent.User, error) {
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), PasswordCost)
+	hash, err := hashPassword(ctx, password, s.Cost)
 	if err != nil {
 		return nil, err
 	}

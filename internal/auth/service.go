@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -26,7 +27,7 @@ import (
 	"github.com/paygate/paygate/internal/tenant"
 )
 
-// PasswordCost is the bcrypt cost of stored passwords.
+// PasswordCost is the bcrypt cost of stored passwords, unless the service is told another.
 const PasswordCost = 12
 
 // RefreshTokenLifetime is how long an unused refresh token stays good.
@@ -46,17 +47,28 @@ type Service struct {
 	// why not: checked before the password, so a throttled guess costs no hash.
 	Throttle func(ctx context.Context, account string) error
 
+	// Cost is the bcrypt cost of the passwords it stores (PasswordCost by default).
+	Cost int
+
 	client *ent.Client
 	tokens *Tokens
 	keys   *APIKeys
 	users  *UserDirectory
 	now    func() time.Time
+	// missingUserHash is compared against when the email is unknown, so a login takes as long
+	// for an unknown email as for a wrong password and does not reveal which emails exist.
+	missingUserHash func() []byte
 }
 
 // NewService returns the auth service. Commands that only add users or keys pass nil for what
 // they do not use.
 func NewService(client *ent.Client, tokens *Tokens, keys *APIKeys, users *UserDirectory, now func() time.Time) *Service {
-	return &Service{client: client, tokens: tokens, keys: keys, users: users, now: now}
+	s := &Service{Cost: PasswordCost, client: client, tokens: tokens, keys: keys, users: users, now: now}
+	s.missingUserHash = sync.OnceValue(func() []byte {
+		hash, _ := bcrypt.GenerateFromPassword([]byte("no user has this password"), s.Cost)
+		return hash
+	})
+	return s
 }
 
 // Directory returns this server's copy of the users' standing.
@@ -139,13 +151,6 @@ func (s *Service) Authenticate(ctx context.Context, credential, merchant string)
 // Tokens returns the access token issuer and verifier.
 func (s *Service) Tokens() *Tokens { return s.tokens }
 
-// missingUserHash is compared against when the email is unknown, so a login takes as long for an
-// unknown email as for a wrong password and does not reveal which emails exist.
-var missingUserHash = sync.OnceValue(func() []byte {
-	hash, _ := bcrypt.GenerateFromPassword([]byte("no user has this password"), PasswordCost)
-	return hash
-})
-
 // Login checks an email and password and starts a session.
 func (s *Service) Login(ctx context.Context, email, password string) (Session, error) {
 	ctx = tenant.System(ctx) // whoever logs in, of whichever merchant
@@ -158,18 +163,22 @@ func (s *Service) Login(ctx context.Context, email, password string) (Session, e
 	if err == nil && (len(password) > MaxPasswordBytes || u.Disabled) {
 		// Never anyone's password, and a disabled user logs in with none; the hash is still
 		// compared, so the answer takes as long as any other wrong password's.
-		bcrypt.CompareHashAndPassword(missingUserHash(), []byte(password[:min(len(password), MaxPasswordBytes)]))
+		if _, err := passwordMatches(ctx, s.missingUserHash(), password[:min(len(password), MaxPasswordBytes)]); err != nil {
+			return Session{}, err
+		}
 		return Session{}, apierror.New(apierror.InvalidCredentials, "the email or password is wrong")
 	}
 	if ent.IsNotFound(err) {
-		bcrypt.CompareHashAndPassword(missingUserHash(), []byte(password))
+		if _, err := passwordMatches(ctx, s.missingUserHash(), password); err != nil {
+			return Session{}, err
+		}
 		return Session{}, apierror.New(apierror.InvalidCredentials, "the email or password is wrong")
 	}
 	if err != nil {
 		return Session{}, err
 	}
-	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(password)) != nil {
-		return Session{}, apierror.New(apierror.InvalidCredentials, "the email or password is wrong")
+	if matches, err := passwordMatches(ctx, []byte(u.PasswordHash), password); err != nil || !matches {
+		return Session{}, cmp.Or(err, error(apierror.New(apierror.InvalidCredentials, "the email or password is wrong")))
 	}
 	// The session starts only if the password just checked is still the user's: a change of
 	// password locks the user's row, so a login that checked the old one either starts its
@@ -420,7 +429,7 @@ func (s *Service) createUser(ctx context.Context, email, password, role string, 
 	if err := CheckPassword(password, email, "password"); err != nil {
 		return nil, err
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), PasswordCost)
+	hash, err := hashPassword(ctx, password, s.Cost)
 	if err != nil {
 		return nil, err
 	}

@@ -38,6 +38,7 @@ type Config struct {
 	APIKeySecret       string `env:"PAYGATE_API_KEY_SECRET" group:"secrets" help:"key of the hash API keys are kept as, at least 32 bytes (openssl rand -hex 32)"`
 	AdminEmail         string `env:"PAYGATE_ADMIN_EMAIL" group:"server" help:"the first admin's email, created when there are no users"`
 	AdminPassword      string `env:"PAYGATE_ADMIN_PASSWORD" group:"server" help:"the first admin's password (12 characters to 72 bytes)"`
+	PasswordCost       int    `env:"PAYGATE_PASSWORD_COST" group:"server" envDefault:"12" help:"bcrypt cost of the passwords stored from now on: 12 to 16 in production, down to 4 elsewhere (tests)"`
 	// PublicURL is where browsers reach Paygate: shoppers come back to it from authenticating
 	// a payment, and open the built-in sandboxes' authentication pages at it.
 	PublicURL   string   `env:"PAYGATE_PUBLIC_URL" group:"server" help:"the address browsers and providers reach Paygate at, e.g. https://pay.example.com (default http:// and the listen address)"`
@@ -140,6 +141,9 @@ func Load(environ []string, providers []provider.Registration) (Config, error) {
 	}
 	if _, err := cfg.MaxAmountHundredths(); err != nil {
 		return Config{}, err
+	}
+	if least := map[bool]int{true: 12, false: 4}[cfg.Production()]; cfg.PasswordCost < least || cfg.PasswordCost > 16 {
+		return Config{}, fmt.Errorf("PAYGATE_PASSWORD_COST must be from %d to 16", least)
 	}
 	cfg.Providers = make(map[string]provider.Settings, len(providers))
 	for _, p := range providers {

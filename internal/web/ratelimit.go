@@ -21,6 +21,35 @@ type RateLimiting struct {
 	Now        func() time.Time
 }
 
+// addressGateFactor is how much larger than a principal's bucket the address's is for requests
+// carrying a credential: a ceiling on the authentication work one address may cause, well above
+// what several principals behind one address (a merchant's servers, an office) ask.
+const addressGateFactor = 10
+
+// Gate spends a token of the client address's bucket for every request carrying a credential,
+// on any path, before the credential is looked at: a flood of made-up API keys or tokens costs
+// no database query or signature check beyond the address's share, on /healthz and /webhooks as
+// on the API. Requests without a credential cost nothing to authenticate and pass.
+func (rl RateLimiting) Gate(writeError func(http.ResponseWriter, *http.Request, error)) Middleware {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") == "" && r.Header.Get("X-API-Key") == "" {
+				next.ServeHTTP(w, r)
+				return
+			}
+			meter := ratelimit.NewMeter(rl.Limiter, w.Header(), rl.ClientAddr(r), rl.Now)
+			limit := rl.Limit()
+			limit.PerSecond *= addressGateFactor
+			limit.Burst *= addressGateFactor
+			if err := meter.Check(r.Context(), "gate:"+meter.Addr, limit); err != nil {
+				writeError(w, r, err)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
 // Middleware limits the API's requests (/api/v1/ and /query), answering 429 in the surface's
 // shape through writeError; providers' webhooks, probes, metrics and the playground are not
 // limited. Every API answer says where its bucket stands in RateLimit-*.
