@@ -85,6 +85,11 @@ func (documentBounds) Validate(graphql.ExecutableSchema) error { return nil }
 func (b documentBounds) MutateOperationParameters(ctx context.Context, params *graphql.RawParams) *gqlerror.Error {
 	values := 0
 	for name, value := range params.Variables {
+		if at := nulIn(value, "variables."+name); at != "" {
+			err := requestError(apierror.InvalidRequest, at+" holds a NUL character (\\u0000), which cannot be stored")
+			err.Extensions["param"] = at
+			return err
+		}
 		if over := b.variable(value, 1, &values); over != "" {
 			// The variables' size is the client's to fix, as a filter's is.
 			err := requestError(apierror.InvalidRequest, "$"+name+" "+over)
@@ -109,6 +114,33 @@ func (b documentBounds) MutateOperationParameters(ctx context.Context, params *g
 		return gqlErr
 	}
 	return newDocumentWalk(doc, b.limits, b.noIntrospection).measure(doc)
+}
+
+// nulIn returns the path of the first string of a decoded JSON variable, key or value, holding a
+// NUL character, which PostgreSQL cannot keep in a text column; "" when none does.
+func nulIn(value any, path string) string {
+	switch v := value.(type) {
+	case string:
+		if strings.ContainsRune(v, 0) {
+			return path
+		}
+	case map[string]any:
+		for key, item := range v {
+			if strings.ContainsRune(key, 0) {
+				return path + "." + key
+			}
+			if at := nulIn(item, path+"."+key); at != "" {
+				return at
+			}
+		}
+	case []any:
+		for i, item := range v {
+			if at := nulIn(item, fmt.Sprintf("%s[%d]", path, i)); at != "" {
+				return at
+			}
+		}
+	}
+	return ""
 }
 
 // variable counts a decoded JSON variable value (objects, lists and scalars) and its depth, and
@@ -361,6 +393,9 @@ func (w *documentWalk) value(v *ast.Value, depth int) *gqlerror.Error {
 	}
 	if err := w.charge(1); err != nil {
 		return err
+	}
+	if (v.Kind == ast.StringValue || v.Kind == ast.BlockValue) && strings.ContainsRune(v.Raw, 0) {
+		return requestError(apierror.InvalidRequest, "a string of the document holds a NUL character (\\u0000), which cannot be stored")
 	}
 	if len(v.Children) == 0 {
 		return nil

@@ -3,6 +3,7 @@ package rest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -306,10 +307,15 @@ func listFilter(q url.Values) (*ent.PaymentWhereInput, error) {
 
 // parseTime reads Unix seconds (Stripe's created filters) or an RFC 3339 time.
 func parseTime(text string) (time.Time, error) {
-	if seconds, err := strconv.ParseInt(text, 10, 64); err == nil {
-		return time.Unix(seconds, 0).UTC(), nil
+	t, err := time.Parse(time.RFC3339Nano, text)
+	if seconds, intErr := strconv.ParseInt(text, 10, 64); intErr == nil {
+		t, err = time.Unix(seconds, 0).UTC(), nil
 	}
-	return time.Parse(time.RFC3339Nano, text)
+	if err == nil && (t.Year() < 1 || t.Year() > 9999) {
+		// Beyond what the databases keep: a filter there would fail the query, not match nothing.
+		err = errors.New("out of range")
+	}
+	return t, err
 }
 
 // ListPayments (GET /api/v1/payments) pages newest first, Stripe style: limit (1-100, default 20), starting_after (the

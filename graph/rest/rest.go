@@ -209,6 +209,9 @@ func checkFields(dec *json.Decoder, t reflect.Type, path string, depth int) erro
 	if err != nil {
 		return err
 	}
+	if text, ok := token.(string); ok && strings.ContainsRune(text, 0) {
+		return unstorable(path)
+	}
 	if token != json.Delim('{') && token != json.Delim('[') {
 		return nil
 	}
@@ -243,6 +246,9 @@ func checkFields(dec *json.Decoder, t reflect.Type, path string, depth int) erro
 		}
 		key := token.(string) // the decoder allows nothing else here
 		keyPath := joinPath(path, key)
+		if strings.ContainsRune(key, 0) {
+			return unstorable(keyPath)
+		}
 		if seen[key] {
 			return apierror.ForParam(apierror.InvalidRequest, keyPath, keyPath+" appears more than once")
 		}
@@ -260,6 +266,15 @@ func checkFields(dec *json.Decoder, t reflect.Type, path string, depth int) erro
 	}
 	_, err = dec.Token()
 	return err
+}
+
+// unstorable refuses text holding a NUL character, which PostgreSQL cannot keep in a text
+// column: checked once, as the body is read, for every field and key of every request.
+func unstorable(path string) error {
+	if path == "" {
+		path = "body"
+	}
+	return apierror.ForParam(apierror.InvalidRequest, path, path+" holds a NUL character (\\u0000), which cannot be stored")
 }
 
 var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
