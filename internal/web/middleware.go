@@ -269,8 +269,9 @@ func Authenticate(authenticate func(ctx context.Context, credential, merchant st
 			scheme, credential, _ := strings.Cut(header, " ")
 			credential = strings.TrimSpace(credential)
 			switch {
-			case header != "" && apiKey != "":
-				ctx = auth.WithFailure(ctx, apierror.New(apierror.TokenInvalid, "send one credential: Authorization or X-API-Key, not both"))
+			case header != "" && apiKey != "", len(r.Header.Values("Authorization")) > 1, len(r.Header.Values("X-API-Key")) > 1:
+				// Which of two a proxy or a server would read is anyone's guess: none is.
+				ctx = auth.WithFailure(ctx, apierror.New(apierror.TokenInvalid, "send one credential: one Authorization or one X-API-Key header"))
 			case header != "" && (!strings.EqualFold(scheme, "Bearer") || credential == ""):
 				ctx = auth.WithFailure(ctx, apierror.New(apierror.TokenInvalid, "the Authorization header must be: Bearer <token>"))
 			case apiKey != "" && !auth.IsAPIKey(apiKey):

@@ -64,3 +64,40 @@ func TestGateChargesTheAddressBeforeAuthentication(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthenticateRefusesRepeatedCredentials: two Authorization headers, or two X-API-Key ones,
+// are refused unread, as one of each is: which of two a proxy would pass on is anyone's guess.
+func TestAuthenticateRefusesRepeatedCredentials(t *testing.T) {
+	var checked atomic.Int64
+	authenticate := func(context.Context, string, string) (auth.Principal, error) {
+		checked.Add(1)
+		return auth.Principal{Subject: "usr_1", Scopes: []string{auth.ScopePaymentsRead}}, nil
+	}
+	h := Authenticate(authenticate)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := auth.Authorize(r.Context(), auth.ListPayments); err != nil {
+			WriteError(w, r, err, nil)
+		}
+	}))
+	for name, headers := range map[string][][2]string{
+		"two Authorization": {{"Authorization", "Bearer one"}, {"Authorization", "Bearer two"}},
+		"two X-API-Key":     {{"X-API-Key", auth.TestKeyPrefix + "one"}, {"X-API-Key", auth.TestKeyPrefix + "two"}},
+		"one of each":       {{"Authorization", "Bearer one"}, {"X-API-Key", auth.TestKeyPrefix + "two"}},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/api/v1/payments", nil)
+		for _, h := range headers {
+			r.Header.Add(h[0], h[1])
+		}
+		w := serve(h, r)
+		if w.Code != http.StatusUnauthorized || errorOf(t, w)["code"] != "token_invalid" {
+			t.Errorf("%s = %d %s", name, w.Code, w.Body)
+		}
+	}
+	if n := checked.Load(); n != 0 {
+		t.Errorf("%d repeated credentials were checked", n)
+	}
+	r := httptest.NewRequest(http.MethodGet, "/api/v1/payments", nil)
+	r.Header.Set("Authorization", "Bearer one")
+	if w := serve(h, r); w.Code != http.StatusOK || checked.Load() != 1 {
+		t.Errorf("one credential = %d %s", w.Code, w.Body)
+	}
+}
