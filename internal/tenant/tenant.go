@@ -57,10 +57,14 @@ func Merchant(ctx context.Context) (string, bool) {
 	return s.merchant, s.merchant != ""
 }
 
-// IsSystem reports whether the context's work sees every merchant's data.
-func IsSystem(ctx context.Context) bool {
+// scopeOf returns whose data the context's work is for, or ErrNoMerchant when it says neither a
+// merchant nor the system: the one check every query and change of a merchant's data passes.
+func scopeOf(ctx context.Context) (scope, error) {
 	s, _ := ctx.Value(scopeKey{}).(scope)
-	return s.system
+	if !s.system && s.merchant == "" {
+		return s, ErrNoMerchant
+	}
+	return s, nil
 }
 
 // wherer is what ent generates for every mutation: a predicate on its own table.
@@ -73,12 +77,9 @@ type wherer interface {
 // for every query ent builds, edges and counts included.
 func Filter() ent.Interceptor {
 	return ent.TraverseFunc(func(ctx context.Context, q ent.Query) error {
-		s, _ := ctx.Value(scopeKey{}).(scope)
-		switch {
-		case s.system:
-			return nil
-		case s.merchant == "":
-			return ErrNoMerchant
+		s, err := scopeOf(ctx)
+		if err != nil || s.system {
+			return err
 		}
 		w, err := intercept.NewQuery(q)
 		if err != nil {
@@ -96,9 +97,9 @@ func Filter() ent.Interceptor {
 func Guard() ent.Hook {
 	return func(next ent.Mutator) ent.Mutator {
 		return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
-			s, _ := ctx.Value(scopeKey{}).(scope)
-			if !s.system && s.merchant == "" {
-				return nil, ErrNoMerchant
+			s, err := scopeOf(ctx)
+			if err != nil {
+				return nil, err
 			}
 			if m.Op().Is(ent.OpCreate) {
 				named, set := m.Field(Field)
