@@ -349,10 +349,34 @@ func opsPageShowsPaymentsAsTheyHappen(t *testing.T, chromium string, db *databas
 	screenshot("ops-1280x800.png")
 
 	// The alert is acknowledged, then resolved, from its row.
-	if err := within(chromedp.Click(chromedp.CSS(alertRow+` button[data-action="acknowledge"]`)),
-		chromedp.WaitVisible(chromedp.CSS(alertRow+` .badge[data-status="ACKNOWLEDGED"]`)),
-		chromedp.Click(chromedp.CSS(alertRow+` button[data-action="resolve"]`)),
-		chromedp.WaitNotPresent(chromedp.CSS(alertRow))); err != nil {
+	// The row is drawn again whenever news of the alert arrives, so a button is clicked in the
+	// page as it is found, not by a node found a moment before.
+	click := func(selector string) error {
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+			clicked, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`(() => {
+				const button = document.querySelector(%q);
+				if (button) { button.click(); }
+				return !!button;
+			})()`, selector)))
+			if err != nil || clicked {
+				return err
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("no %s to click", selector)
+			}
+		}
+	}
+	err = click(alertRow + ` button[data-action="acknowledge"]`)
+	if err == nil {
+		err = within(chromedp.WaitVisible(chromedp.CSS(alertRow + ` .badge[data-status="ACKNOWLEDGED"]`)))
+	}
+	if err == nil {
+		err = click(alertRow + ` button[data-action="resolve"]`)
+	}
+	if err == nil {
+		err = within(chromedp.WaitNotPresent(chromedp.CSS(alertRow)))
+	}
+	if err != nil {
 		fail("acknowledging and resolving the alert", err)
 	}
 	if a := env.db.Ent.Alert.GetX(databasetest.AsMerchant(), alert.ID); a.Status != state.AlertResolved {
