@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/prefixid"
@@ -30,7 +31,7 @@ func setRateLimits(t *testing.T, servers []*testEnv, perSecond, burst, loginPerM
 	}
 }
 
-// TestRateLimits: two servers over one Redis spend one bucket per principal and one per address;
+// TestRateLimits: two servers over one Redis spend one bucket per user and one per address;
 // every answer says where the bucket stands; a spent bucket answers 429 rate_limited with
 // Retry-After on both surfaces; logins are throttled per account and address before the password
 // is checked.
@@ -61,14 +62,14 @@ func TestRateLimits(t *testing.T) {
 				t.Errorf("server %d, past the burst = %d %s, Retry-After %q", i, r.status, r.raw, r.header.Get("Retry-After"))
 			}
 		}
-		// The bucket is the principal's: GraphQL spends it too, and answers in its own shape.
+		// The bucket is the user's: GraphQL spends it too, and answers in its own shape.
 		r := servers[1].request(http.MethodPost, "/query", token, map[string]any{"query": `{ __typename }`})
 		if r.status != http.StatusTooManyRequests || str(get(r.body, "errors", 0, "extensions", "code")) != "rate_limited" || r.header.Get("Retry-After") == "" {
 			t.Errorf("GraphQL past the burst = %d %s", r.status, r.raw)
 		}
-		// Another principal has its own bucket; the webhooks and probes have none.
+		// Another user has their own bucket; the webhooks and probes have none.
 		if r := servers[0].request(http.MethodGet, "/api/v1/payments", servers[0].tokenFor("viewer"), nil); r.status != http.StatusOK {
-			t.Errorf("another principal = %d", r.status)
+			t.Errorf("another user = %d", r.status)
 		}
 		if r := servers[0].request(http.MethodGet, "/healthz", "", nil); r.header.Get("RateLimit-Limit") != "" {
 			t.Error("a probe is rate limited")
@@ -125,6 +126,30 @@ func TestRateLimitsWithoutRedis(t *testing.T) {
 	}
 	if n := strings.Count(env.logs.String(), "Redis cannot be reached"); n != 1 {
 		t.Errorf("Redis gone logged %d times", n)
+	}
+}
+
+// TestAUsersKeysShareTheirBucket: a user calling through a session and many API keys spends one
+// bucket, on both surfaces; another user has their own.
+func TestAUsersKeysShareTheirBucket(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, databasetest.SQLite(t))
+	developer := env.tokenFor("developer")
+	keys := []string{developer}
+	for range 4 {
+		keys = append(keys, env.apiKey(developer, auth.ScopePaymentsRead))
+	}
+	setRateLimits(t, []*testEnv{env}, 1, 4, 5)
+	for i, key := range keys[:4] {
+		if r := env.request(http.MethodGet, "/api/v1/payments", key, nil); r.status != http.StatusOK || r.header.Get("RateLimit-Remaining") != strconv.Itoa(3-i) {
+			t.Errorf("request %d, through credential %d = %d, remaining %s", i+1, i, r.status, r.header.Get("RateLimit-Remaining"))
+		}
+	}
+	if r := env.request(http.MethodPost, "/query", keys[4], map[string]any{"query": `{ __typename }`}); r.status != http.StatusTooManyRequests {
+		t.Errorf("a fifth request through a fifth credential of the same user = %d %s", r.status, r.raw)
+	}
+	if r := env.request(http.MethodGet, "/api/v1/payments", env.tokenFor("developer"), nil); r.status != http.StatusOK {
+		t.Errorf("another user = %d %s", r.status, r.raw)
 	}
 }
 

@@ -55,8 +55,8 @@ func scopesOfUser(role string, platform bool) []string {
 
 // Principal is who is making a request.
 type Principal struct {
-	// Subject is who acts: a user (usr_...), or an API key (key_...) acting for its user. Each
-	// has its own rate limit; idempotency keys are the user's, shared by their API keys.
+	// Subject is who acts: a user (usr_...), or an API key (key_...) acting for its user. The
+	// rate limit and idempotency keys are the user's, shared by their API keys.
 	Subject string
 	// UserID is the user: the subject itself, or the user whose key it is.
 	UserID string

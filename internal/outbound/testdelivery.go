@@ -65,7 +65,7 @@ type TestSender struct {
 	Sample func(eventType string, at time.Time) any
 
 	mu sync.Mutex
-	// inFlight holds the principals with a delivery under way: one each, so that no one holds
+	// inFlight holds the users with a delivery under way: one each, so that no one holds
 	// more than one of the server's maxTestsInFlight.
 	inFlight map[string]bool
 }
@@ -108,7 +108,9 @@ func (s *TestSender) Send(ctx context.Context, req TestWebhookRequest) (TestDeli
 		endpoint, secrets = &ent.WebhookEndpoint{URL: target.String()}, []string{secret}
 	}
 	p, _ := auth.PrincipalFrom(ctx) // the operation has a scope, so there is a principal
-	release, err := s.claim(p.Subject)
+	// A slot is the user's, whichever of their keys or sessions asks: one user with many keys
+	// takes one.
+	release, err := s.claim(p.UserID)
 	if err != nil {
 		return TestDelivery{}, err
 	}
@@ -138,14 +140,14 @@ func (s *TestSender) Send(ctx context.Context, req TestWebhookRequest) (TestDeli
 	return delivery, nil
 }
 
-// claim takes a delivery slot for subject, or refuses: one delivery at a time each, and at most
+// claim takes a delivery slot for a user, or refuses: one delivery at a time each, and at most
 // maxTestsInFlight on the server, so the endpoint cannot be made to hold open connections without
 // bound however many requests ask at once.
-func (s *TestSender) claim(subject string) (release func(), err error) {
+func (s *TestSender) claim(userID string) (release func(), err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case s.inFlight[subject]:
+	case s.inFlight[userID]:
 		return nil, apierror.New(apierror.InvalidState, "a test webhook of yours is still under way: wait for its answer")
 	case len(s.inFlight) >= maxTestsInFlight:
 		return nil, apierror.New(apierror.ServiceUnavailable, "too many test webhooks are under way: try again in a few seconds")
@@ -153,10 +155,10 @@ func (s *TestSender) claim(subject string) (release func(), err error) {
 	if s.inFlight == nil {
 		s.inFlight = map[string]bool{}
 	}
-	s.inFlight[subject] = true
+	s.inFlight[userID] = true
 	return func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		delete(s.inFlight, subject)
+		delete(s.inFlight, userID)
 	}, nil
 }

@@ -28,7 +28,12 @@ import (
 
 // asRole is a context of a principal with role's scopes.
 func asRole(subject, role string) context.Context {
-	return auth.WithPrincipal(context.Background(), auth.Principal{Subject: subject, Role: role, Scopes: auth.ScopesOf(role), Merchant: tenant.DefaultMerchant, Home: tenant.DefaultMerchant, Platform: true})
+	return auth.WithPrincipal(context.Background(), auth.Principal{Subject: subject, UserID: subject, Role: role, Scopes: auth.ScopesOf(role), Merchant: tenant.DefaultMerchant, Home: tenant.DefaultMerchant, Platform: true})
+}
+
+// asKey is a context whose principal is an API key of userID, with role's scopes.
+func asKey(keyID, userID, role string) context.Context {
+	return auth.WithPrincipal(context.Background(), auth.Principal{Subject: keyID, UserID: userID, Scopes: auth.ScopesOf(role), Merchant: tenant.DefaultMerchant, Home: tenant.DefaultMerchant})
 }
 
 // received is one request a fake endpoint took.
@@ -493,7 +498,8 @@ func TestTestEventAuthorised(t *testing.T) {
 	}
 }
 
-// TestTestEventsInFlight: one delivery at a time each, and a bounded number on the server.
+// TestTestEventsInFlight: one delivery at a time per user, whichever of their keys asks, and a
+// bounded number on the server.
 func TestTestEventsInFlight(t *testing.T) {
 	arrived, release := make(chan struct{}), make(chan struct{})
 	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -513,6 +519,11 @@ func TestTestEventsInFlight(t *testing.T) {
 	_, err := sender.Send(asRole("usr_1", "operator"), TestWebhookRequest{URL: server.URL})
 	if apiErr, _ := errors.AsType[*apierror.Error](err); apiErr == nil || apiErr.Code != apierror.InvalidState {
 		t.Errorf("a second delivery of the same principal: %v", err)
+	}
+	// A user with many keys takes one slot, not one a key.
+	_, err = sender.Send(asKey("key_1", "usr_1", "operator"), TestWebhookRequest{URL: server.URL})
+	if apiErr, _ := errors.AsType[*apierror.Error](err); apiErr == nil || apiErr.Code != apierror.InvalidState {
+		t.Errorf("a second delivery of the same user, through a key of theirs: %v", err)
 	}
 	if d, err := sender.Send(asRole("usr_2", "operator"), TestWebhookRequest{URL: server.URL}); err != nil || d.StatusCode != 200 {
 		t.Errorf("another principal's: %+v, %v", d, err)

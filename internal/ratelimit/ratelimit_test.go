@@ -12,10 +12,12 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/paygate/paygate/internal/logtest"
+	"github.com/redis/go-redis/v9"
 )
 
 var limit = Limit{PerSecond: 1, Burst: 3}
@@ -215,6 +217,48 @@ func TestRedisGoingAwayKeepsLimiting(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "Redis is reachable again") || !limiter.Shared() {
 		t.Errorf("Redis back is not used or not logged:\n%s", logs.String())
+	}
+}
+
+// TestRefusingRedisCostsOneDial: a Redis refusing connections costs the check that finds it gone
+// one dial, not a dial retried with pauses between, and the checks after it none until the pause
+// is over.
+func TestRefusingRedisCostsOneDial(t *testing.T) {
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := listener.Addr().String()
+	listener.Close() // nothing listens there now: every dial is refused
+	opts, err := redisOptions("redis://" + addr + "/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dials atomic.Int32
+	opts.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+	client := redis.NewClient(opts)
+	t.Cleanup(func() { client.Close() })
+	limiter := NewLimiter(client, uniquePrefix(t), discardLogger())
+	now := time.Now()
+	if d := limiter.Take(context.Background(), "k", Limit{PerSecond: 1, Burst: 5}, now); !d.Allowed || limiter.Shared() {
+		t.Fatalf("with Redis refusing = %+v, shared %v", d, limiter.Shared())
+	}
+	if n := dials.Load(); n != 1 {
+		t.Errorf("the check that found Redis gone dialed %d times, want 1", n)
+	}
+	for i := range 5 {
+		limiter.Take(context.Background(), "k", Limit{PerSecond: 1, Burst: 5}, now.Add(time.Duration(i)*time.Second/2))
+	}
+	if n := dials.Load(); n != 1 {
+		t.Errorf("checks within the pause dialed Redis: %d dials in all", n)
+	}
+	limiter.Take(context.Background(), "k", Limit{PerSecond: 1, Burst: 5}, now.Add(redisPause))
+	if n := dials.Load(); n != 2 {
+		t.Errorf("the check after the pause: %d dials in all, want 2", n)
 	}
 }
 

@@ -11,8 +11,8 @@ import (
 	"github.com/paygate/paygate/internal/ratelimit"
 )
 
-// RateLimiting spends a token per API request: from its principal's bucket (a user's, an API
-// key's), or its client address's when it has none.
+// RateLimiting spends a token per API request: from its user's bucket (whether the user calls with
+// a session or with any of their API keys), or its client address's when it has none.
 type RateLimiting struct {
 	Limiter *ratelimit.Limiter
 	// Limit is the bucket of a principal or an address, as the runtime configuration says now.
@@ -63,7 +63,8 @@ func (rl RateLimiting) Middleware(writeError func(http.ResponseWriter, *http.Req
 			meter := ratelimit.NewMeter(rl.Limiter, w.Header(), rl.ClientAddr(r), rl.Now)
 			key := "addr:" + meter.Addr
 			if p, ok := auth.PrincipalFrom(r.Context()); ok {
-				key = "principal:" + p.Subject
+				// The user's, not the key's: a user making a hundred keys gets no hundred buckets.
+				key = "user:" + p.UserID
 			}
 			if err := meter.Check(r.Context(), key, rl.Limit()); err != nil {
 				writeError(w, r, err)
