@@ -52,7 +52,7 @@ type commandOutput struct {
 var commands = map[string]command{
 	"serve": {
 		usage: "paygate [serve]",
-		about: "Runs the server until it is interrupted (SIGINT, SIGTERM), then finishes the requests in flight.",
+		about: "Runs the server until it is interrupted (SIGINT, SIGTERM), then finishes the requests in flight and the background work under way.",
 		env:   config.Groups(),
 		flags: func(*flag.FlagSet) func(context.Context, config.Config, commandOutput) error {
 			return func(ctx context.Context, cfg config.Config, out commandOutput) error {

@@ -35,9 +35,9 @@ func main() {
 }
 
 func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
-	// What can be refused is refused before anything is touched: no database file is made and no
-	// migration is run for a start that fails.
-	if err := cfg.CheckSecrets(); err != nil {
+	// What can be refused is refused before anything is touched, every fault at once: no database
+	// file is made and no migration is run for a start that fails.
+	if err := errors.Join(cfg.CheckSecrets(), app.CheckSigningKey(cfg), app.CheckProduction(cfg)); err != nil {
 		return err
 	}
 	listener, err := net.Listen("tcp", cfg.ListenAddr())
@@ -48,12 +48,22 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		return fmt.Errorf("listening on %s: %w (set PAYGATE_ADDR or PORT)", cfg.ListenAddr(), err)
 	}
 	defer listener.Close()
+	stopProfiles, err := serveProfiles(cfg.DebugAddr, logger)
+	if err != nil {
+		return err
+	}
+	defer stopProfiles()
 	db, err := app.OpenDatabase(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	paygate, err := app.New(ctx, cfg, db, logger, clock.System)
+	// What runs beside the requests (the background work, the Redis client, the sandboxes' webhooks)
+	// runs under a context of its own: ctx ends at SIGTERM, and they serve the drain (below) and
+	// are let finish rather than cut off.
+	workCtx, endWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer endWork()
+	paygate, err := app.New(workCtx, cfg, db, logger, clock.System)
 	if err != nil {
 		return err
 	}
@@ -70,7 +80,8 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	paygate.Start(ctx)
+	server.RegisterOnShutdown(paygate.EndStreams)
+	work := paygate.Start(workCtx)
 	logger.Info("paygate listening", "addr", listener.Addr().String(), "env", cfg.Env, "database", db.Dialect)
 	served := make(chan error, 1)
 	go func() { served <- server.Serve(listener) }()
@@ -79,12 +90,26 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		return err
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down: finishing requests in flight")
-	// Longer than the provider call limit, so a charge in flight is seen through and recorded.
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := server.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("shutting down: %w", err)
+	logger.Info("shutting down: finishing requests in flight and background rounds under way")
+	// The rounds under way finish while the requests do, so the two bounds overlap, not add up.
+	workStopped := make(chan struct{})
+	go func() {
+		defer close(workStopped)
+		stopCtx, cancel := context.WithTimeout(context.Background(), finishRoundsFor)
+		defer cancel()
+		work.Stop(stopCtx)
+	}()
+	drainCtx, cancelDrain := context.WithTimeout(context.Background(), drainRequestsFor)
+	defer cancelDrain()
+	drainErr := server.Shutdown(drainCtx)
+	logger.Info("waiting for background work")
+	<-workStopped
+	// Last, what the requests and the rounds left in memory to write: the API keys' last uses.
+	finalCtx, cancelFinal := context.WithTimeout(context.Background(), finalWritesFor)
+	defer cancelFinal()
+	work.RunAtStop(finalCtx)
+	if drainErr != nil {
+		return fmt.Errorf("shutting down: %w", drainErr)
 	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return err
@@ -92,3 +117,18 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 	logger.Info("stopped")
 	return nil
 }
+
+// How long a stop waits, from SIGTERM, within the 30 s an orchestrator commonly grants before it
+// kills (Kubernetes' default grace): the requests and the background rounds finish side by side,
+// then the last writes are made, 28 s at most in all.
+const (
+	// drainRequestsFor is longer than a payment's 20 s at the providers, so a charge in flight is
+	// seen through and recorded.
+	drainRequestsFor = 25 * time.Second
+	// finishRoundsFor is many times a round's usual length (a second or less), and shorter than
+	// the drain, which it runs beside. A webhook delivery's try cut short then is made again once
+	// its claim runs out; a webhook event's processing cut short is rolled back, due at once.
+	finishRoundsFor = 10 * time.Second
+	// finalWritesFor bounds the last write of the API keys' uses: a few quick updates.
+	finalWritesFor = 3 * time.Second
+)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,8 +117,8 @@ func TestRunServesTheSQLiteDefaultAndShutsDownCleanly(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Errorf("run after shutdown = %v, want nil", err)
 	}
-	if !strings.Contains(logs.String(), `"msg":"stopped"`) {
-		t.Error("no clean stop in the log")
+	if waiting, stopped := strings.Index(logs.String(), `"msg":"waiting for background work"`), strings.Index(logs.String(), `"msg":"stopped"`); waiting < 0 || stopped < waiting {
+		t.Errorf("no clean stop in the log, after the background work:\n%s", logs.String())
 	}
 
 	// A second start on the same data keeps the secrets and the admin, and creates nobody.
@@ -288,9 +289,7 @@ func TestStartsThatFailSayWhatToDo(t *testing.T) {
 	if _, err := os.Stat(database); !os.IsNotExist(err) {
 		t.Errorf("a start on a taken address made the database: %v", err)
 	}
-	secret := strings.Repeat("s", 32)
-	_, logs, stop := startRun(t, []string{"PAYGATE_ENV=production", "PAYGATE_PUBLIC_URL=https://pay.example.com", "PAYGATE_DATA_DIR=" + dir, "DATABASE_URL=sqlite://" + database,
-		"PAYGATE_JWT_SECRET=" + secret, "PAYGATE_CARD_FINGERPRINT_KEY=" + secret, "PAYGATE_API_KEY_SECRET=" + secret})
+	_, logs, stop := startRun(t, append(productionEnviron(dir), "PAYGATE_PRODUCTION_ALLOWS=sandbox:stripe,sandbox:adyen,sandbox:checkout"))
 	if err := stop(); err != nil {
 		t.Errorf("stop = %v", err)
 	}
@@ -317,5 +316,69 @@ func TestProductionRefusesToStartWithoutSecrets(t *testing.T) {
 	}
 	if err := run(context.Background(), nil, []string{"PAYGATE_ENV=staging"}, io.Discard, io.Discard); err == nil {
 		t.Error("an unknown PAYGATE_ENV was accepted")
+	}
+}
+
+// productionEnviron is a production start's environment over a database in dir, with every secret.
+func productionEnviron(dir string) []string {
+	secret := strings.Repeat("s", 32)
+	return []string{"PAYGATE_ENV=production", "PAYGATE_PUBLIC_URL=https://pay.example.com", "PAYGATE_DATA_DIR=" + dir,
+		"DATABASE_URL=sqlite://" + filepath.Join(dir, "paygate.db"),
+		"PAYGATE_JWT_SECRET=" + secret, "PAYGATE_CARD_FINGERPRINT_KEY=" + secret, "PAYGATE_API_KEY_SECRET=" + secret}
+}
+
+// TestProductionStartRefusesProvidersNotReady: production refuses to start, before it touches the
+// database, with a provider on its built-in sandbox or a real one without its webhook secret,
+// naming each and the value of PAYGATE_PRODUCTION_ALLOWS that allows it; named there, each is
+// allowed, and the start warns of it. An allowance written wrong is refused, named.
+func TestProductionStartRefusesProvidersNotReady(t *testing.T) {
+	stripeAPI := httptest.NewServer(http.NotFoundHandler()) // nothing is asked of it at start
+	t.Cleanup(stripeAPI.Close)
+	realStripe := []string{"PAYGATE_STRIPE_BASE_URL=" + stripeAPI.URL, "PAYGATE_STRIPE_API_KEY=sk_live_test"}
+	for _, tt := range []struct {
+		name    string
+		environ []string
+		wants   []string
+	}{
+		{"on the sandboxes", nil, []string{
+			"stripe is served by its built-in sandbox", "adyen is served by its built-in sandbox", "checkout is served by its built-in sandbox",
+			"PAYGATE_PRODUCTION_ALLOWS=sandbox:stripe,sandbox:adyen,sandbox:checkout",
+		}},
+		{"a real provider without its webhook secret", append(realStripe, "PAYGATE_PRODUCTION_ALLOWS=sandbox:adyen,sandbox:checkout"), []string{
+			"every webhook from stripe would be refused", "set PAYGATE_STRIPE_WEBHOOK_SECRET",
+			"PAYGATE_PRODUCTION_ALLOWS=sandbox:adyen,sandbox:checkout,no-webhooks:stripe",
+		}},
+		{"an unknown provider", []string{"PAYGATE_PRODUCTION_ALLOWS=sandbox:stripe,sandbox:paypal"}, []string{
+			`PAYGATE_PRODUCTION_ALLOWS: "sandbox:paypal" names no provider`,
+		}},
+		{"an unknown allowance", []string{"PAYGATE_PRODUCTION_ALLOWS=unsigned-webhooks:stripe"}, []string{
+			`PAYGATE_PRODUCTION_ALLOWS: "unsigned-webhooks:stripe" is not an allowance`,
+		}},
+	} {
+		dir := t.TempDir()
+		err := run(context.Background(), nil, append(append(productionEnviron(dir), "PAYGATE_ADDR=127.0.0.1:0"), tt.environ...), io.Discard, io.Discard)
+		for _, want := range tt.wants {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: start = %v, want it to say %q", tt.name, err, want)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, "paygate.db")); !os.IsNotExist(err) {
+			t.Errorf("%s: a refused production start made the database: %v", tt.name, err)
+		}
+	}
+
+	environ := append(append(productionEnviron(t.TempDir()), realStripe...), "PAYGATE_PRODUCTION_ALLOWS=no-webhooks:stripe,sandbox:adyen,sandbox:checkout")
+	baseURL, logs, stop := startRun(t, environ)
+	if status, body := getStatus(t, baseURL+"/readyz"); status != http.StatusOK {
+		t.Errorf("readyz = %d %s", status, body)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("stop = %v", err)
+	}
+	for _, want := range []string{`"msg":"a provider is served by its built-in sandbox, as PAYGATE_PRODUCTION_ALLOWS allows`, `"provider":"adyen"`, `"provider":"checkout"`,
+		`"msg":"webhooks from this provider are refused until it is configured for them","provider":"stripe"`} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("an allowed production start does not warn %s:\n%s", want, logs.String())
+		}
 	}
 }

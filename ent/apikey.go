@@ -35,6 +35,8 @@ type APIKey struct {
 	Scopes []string `json:"scopes,omitempty"`
 	// UserID holds the value of the "user_id" field.
 	UserID string `json:"user_id,omitempty"`
+	// ParentID holds the value of the "parent_id" field.
+	ParentID *string `json:"parent_id,omitempty"`
 	// ExpiresAt holds the value of the "expires_at" field.
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	// RevokedAt holds the value of the "revoked_at" field.
@@ -74,7 +76,7 @@ func (*APIKey) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case apikey.FieldScopes:
 			values[i] = new([]byte)
-		case apikey.FieldID, apikey.FieldMerchantID, apikey.FieldName, apikey.FieldKeyHash, apikey.FieldPrefix, apikey.FieldUserID:
+		case apikey.FieldID, apikey.FieldMerchantID, apikey.FieldName, apikey.FieldKeyHash, apikey.FieldPrefix, apikey.FieldUserID, apikey.FieldParentID:
 			values[i] = new(sql.NullString)
 		case apikey.FieldCreatedAt, apikey.FieldUpdatedAt, apikey.FieldExpiresAt, apikey.FieldRevokedAt, apikey.FieldLastUsedAt:
 			values[i] = new(sql.NullTime)
@@ -148,6 +150,13 @@ func (_m *APIKey) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field user_id", values[i])
 			} else if value.Valid {
 				_m.UserID = value.String
+			}
+		case apikey.FieldParentID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field parent_id", values[i])
+			} else if value.Valid {
+				_m.ParentID = new(string)
+				*_m.ParentID = value.String
 			}
 		case apikey.FieldExpiresAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -233,6 +242,11 @@ func (_m *APIKey) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("user_id=")
 	builder.WriteString(_m.UserID)
+	builder.WriteString(", ")
+	if v := _m.ParentID; v != nil {
+		builder.WriteString("parent_id=")
+		builder.WriteString(*v)
+	}
 	builder.WriteString(", ")
 	if v := _m.ExpiresAt; v != nil {
 		builder.WriteString("expires_at=")

@@ -29,6 +29,7 @@ import (
 	"github.com/paygate/paygate/ent/revocation"
 	"github.com/paygate/paygate/ent/sandboxanswer"
 	"github.com/paygate/paygate/ent/sandboxobject"
+	"github.com/paygate/paygate/ent/signingkey"
 	"github.com/paygate/paygate/ent/user"
 	"github.com/paygate/paygate/ent/webhookattempt"
 	"github.com/paygate/paygate/ent/webhookdelivery"
@@ -72,6 +73,8 @@ type Client struct {
 	SandboxAnswer *SandboxAnswerClient
 	// SandboxObject is the client for interacting with the SandboxObject builders.
 	SandboxObject *SandboxObjectClient
+	// SigningKey is the client for interacting with the SigningKey builders.
+	SigningKey *SigningKeyClient
 	// User is the client for interacting with the User builders.
 	User *UserClient
 	// WebhookAttempt is the client for interacting with the WebhookAttempt builders.
@@ -109,6 +112,7 @@ func (c *Client) init() {
 	c.Revocation = NewRevocationClient(c.config)
 	c.SandboxAnswer = NewSandboxAnswerClient(c.config)
 	c.SandboxObject = NewSandboxObjectClient(c.config)
+	c.SigningKey = NewSigningKeyClient(c.config)
 	c.User = NewUserClient(c.config)
 	c.WebhookAttempt = NewWebhookAttemptClient(c.config)
 	c.WebhookDelivery = NewWebhookDeliveryClient(c.config)
@@ -221,6 +225,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Revocation:             NewRevocationClient(cfg),
 		SandboxAnswer:          NewSandboxAnswerClient(cfg),
 		SandboxObject:          NewSandboxObjectClient(cfg),
+		SigningKey:             NewSigningKeyClient(cfg),
 		User:                   NewUserClient(cfg),
 		WebhookAttempt:         NewWebhookAttemptClient(cfg),
 		WebhookDelivery:        NewWebhookDeliveryClient(cfg),
@@ -260,6 +265,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Revocation:             NewRevocationClient(cfg),
 		SandboxAnswer:          NewSandboxAnswerClient(cfg),
 		SandboxObject:          NewSandboxObjectClient(cfg),
+		SigningKey:             NewSigningKeyClient(cfg),
 		User:                   NewUserClient(cfg),
 		WebhookAttempt:         NewWebhookAttemptClient(cfg),
 		WebhookDelivery:        NewWebhookDeliveryClient(cfg),
@@ -297,8 +303,9 @@ func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIKey, c.Alert, c.AlertChange, c.ConfigVersion, c.Event, c.IdempotencyKey,
 		c.Merchant, c.Payment, c.PaymentStatusChange, c.RefreshToken, c.Refund,
-		c.Revocation, c.SandboxAnswer, c.SandboxObject, c.User, c.WebhookAttempt,
-		c.WebhookDelivery, c.WebhookDeliveryAttempt, c.WebhookEndpoint, c.WebhookEvent,
+		c.Revocation, c.SandboxAnswer, c.SandboxObject, c.SigningKey, c.User,
+		c.WebhookAttempt, c.WebhookDelivery, c.WebhookDeliveryAttempt,
+		c.WebhookEndpoint, c.WebhookEvent,
 	} {
 		n.Use(hooks...)
 	}
@@ -310,8 +317,9 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIKey, c.Alert, c.AlertChange, c.ConfigVersion, c.Event, c.IdempotencyKey,
 		c.Merchant, c.Payment, c.PaymentStatusChange, c.RefreshToken, c.Refund,
-		c.Revocation, c.SandboxAnswer, c.SandboxObject, c.User, c.WebhookAttempt,
-		c.WebhookDelivery, c.WebhookDeliveryAttempt, c.WebhookEndpoint, c.WebhookEvent,
+		c.Revocation, c.SandboxAnswer, c.SandboxObject, c.SigningKey, c.User,
+		c.WebhookAttempt, c.WebhookDelivery, c.WebhookDeliveryAttempt,
+		c.WebhookEndpoint, c.WebhookEvent,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -348,6 +356,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.SandboxAnswer.mutate(ctx, m)
 	case *SandboxObjectMutation:
 		return c.SandboxObject.mutate(ctx, m)
+	case *SigningKeyMutation:
+		return c.SigningKey.mutate(ctx, m)
 	case *UserMutation:
 		return c.User.mutate(ctx, m)
 	case *WebhookAttemptMutation:
@@ -2367,6 +2377,139 @@ func (c *SandboxObjectClient) mutate(ctx context.Context, m *SandboxObjectMutati
 	}
 }
 
+// SigningKeyClient is a client for the SigningKey schema.
+type SigningKeyClient struct {
+	config
+}
+
+// NewSigningKeyClient returns a client for the SigningKey from the given config.
+func NewSigningKeyClient(c config) *SigningKeyClient {
+	return &SigningKeyClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `signingkey.Hooks(f(g(h())))`.
+func (c *SigningKeyClient) Use(hooks ...Hook) {
+	c.hooks.SigningKey = append(c.hooks.SigningKey, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `signingkey.Intercept(f(g(h())))`.
+func (c *SigningKeyClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SigningKey = append(c.inters.SigningKey, interceptors...)
+}
+
+// Create returns a builder for creating a SigningKey entity.
+func (c *SigningKeyClient) Create() *SigningKeyCreate {
+	mutation := newSigningKeyMutation(c.config, OpCreate)
+	return &SigningKeyCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SigningKey entities.
+func (c *SigningKeyClient) CreateBulk(builders ...*SigningKeyCreate) *SigningKeyCreateBulk {
+	return &SigningKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SigningKeyClient) MapCreateBulk(slice any, setFunc func(*SigningKeyCreate, int)) *SigningKeyCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SigningKeyCreateBulk{err: fmt.Errorf("calling to SigningKeyClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SigningKeyCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SigningKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SigningKey.
+func (c *SigningKeyClient) Update() *SigningKeyUpdate {
+	mutation := newSigningKeyMutation(c.config, OpUpdate)
+	return &SigningKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SigningKeyClient) UpdateOne(_m *SigningKey) *SigningKeyUpdateOne {
+	mutation := newSigningKeyMutation(c.config, OpUpdateOne, withSigningKey(_m))
+	return &SigningKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SigningKeyClient) UpdateOneID(id string) *SigningKeyUpdateOne {
+	mutation := newSigningKeyMutation(c.config, OpUpdateOne, withSigningKeyID(id))
+	return &SigningKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SigningKey.
+func (c *SigningKeyClient) Delete() *SigningKeyDelete {
+	mutation := newSigningKeyMutation(c.config, OpDelete)
+	return &SigningKeyDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SigningKeyClient) DeleteOne(_m *SigningKey) *SigningKeyDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SigningKeyClient) DeleteOneID(id string) *SigningKeyDeleteOne {
+	builder := c.Delete().Where(signingkey.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SigningKeyDeleteOne{builder}
+}
+
+// Query returns a query builder for SigningKey.
+func (c *SigningKeyClient) Query() *SigningKeyQuery {
+	return &SigningKeyQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSigningKey},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SigningKey entity by its id.
+func (c *SigningKeyClient) Get(ctx context.Context, id string) (*SigningKey, error) {
+	return c.Query().Where(signingkey.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SigningKeyClient) GetX(ctx context.Context, id string) *SigningKey {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SigningKeyClient) Hooks() []Hook {
+	return c.hooks.SigningKey
+}
+
+// Interceptors returns the client interceptors.
+func (c *SigningKeyClient) Interceptors() []Interceptor {
+	return c.inters.SigningKey
+}
+
+func (c *SigningKeyClient) mutate(ctx context.Context, m *SigningKeyMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SigningKeyCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SigningKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SigningKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SigningKeyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SigningKey mutation op: %q", m.Op())
+	}
+}
+
 // UserClient is a client for the User schema.
 type UserClient struct {
 	config
@@ -3306,14 +3449,14 @@ type (
 	hooks struct {
 		APIKey, Alert, AlertChange, ConfigVersion, Event, IdempotencyKey, Merchant,
 		Payment, PaymentStatusChange, RefreshToken, Refund, Revocation, SandboxAnswer,
-		SandboxObject, User, WebhookAttempt, WebhookDelivery, WebhookDeliveryAttempt,
-		WebhookEndpoint, WebhookEvent []ent.Hook
+		SandboxObject, SigningKey, User, WebhookAttempt, WebhookDelivery,
+		WebhookDeliveryAttempt, WebhookEndpoint, WebhookEvent []ent.Hook
 	}
 	inters struct {
 		APIKey, Alert, AlertChange, ConfigVersion, Event, IdempotencyKey, Merchant,
 		Payment, PaymentStatusChange, RefreshToken, Refund, Revocation, SandboxAnswer,
-		SandboxObject, User, WebhookAttempt, WebhookDelivery, WebhookDeliveryAttempt,
-		WebhookEndpoint, WebhookEvent []ent.Interceptor
+		SandboxObject, SigningKey, User, WebhookAttempt, WebhookDelivery,
+		WebhookDeliveryAttempt, WebhookEndpoint, WebhookEvent []ent.Interceptor
 	}
 )
 

@@ -26,6 +26,7 @@ import (
 	"github.com/paygate/paygate/ent/revocation"
 	"github.com/paygate/paygate/ent/sandboxanswer"
 	"github.com/paygate/paygate/ent/sandboxobject"
+	"github.com/paygate/paygate/ent/signingkey"
 	"github.com/paygate/paygate/ent/user"
 	"github.com/paygate/paygate/ent/webhookattempt"
 	"github.com/paygate/paygate/ent/webhookdelivery"
@@ -106,6 +107,7 @@ func checkColumn(t, c string) error {
 			revocation.Table:             revocation.ValidColumn,
 			sandboxanswer.Table:          sandboxanswer.ValidColumn,
 			sandboxobject.Table:          sandboxobject.ValidColumn,
+			signingkey.Table:             signingkey.ValidColumn,
 			user.Table:                   user.ValidColumn,
 			webhookattempt.Table:         webhookattempt.ValidColumn,
 			webhookdelivery.Table:        webhookdelivery.ValidColumn,

@@ -26,6 +26,7 @@ import (
 	"github.com/paygate/paygate/ent/revocation"
 	"github.com/paygate/paygate/ent/sandboxanswer"
 	"github.com/paygate/paygate/ent/sandboxobject"
+	"github.com/paygate/paygate/ent/signingkey"
 	"github.com/paygate/paygate/ent/user"
 	"github.com/paygate/paygate/ent/webhookattempt"
 	"github.com/paygate/paygate/ent/webhookdelivery"
@@ -60,6 +61,7 @@ const (
 	TypeRevocation             = "Revocation"
 	TypeSandboxAnswer          = "SandboxAnswer"
 	TypeSandboxObject          = "SandboxObject"
+	TypeSigningKey             = "SigningKey"
 	TypeUser                   = "User"
 	TypeWebhookAttempt         = "WebhookAttempt"
 	TypeWebhookDelivery        = "WebhookDelivery"
@@ -82,6 +84,7 @@ type APIKeyMutation struct {
 	prefix        *string
 	scopes        *[]string
 	appendscopes  []string
+	parent_id     *string
 	expires_at    *time.Time
 	revoked_at    *time.Time
 	last_used_at  *time.Time
@@ -500,6 +503,55 @@ func (m *APIKeyMutation) ResetUserID() {
 	m.user = nil
 }
 
+// SetParentID sets the "parent_id" field.
+func (m *APIKeyMutation) SetParentID(s string) {
+	m.parent_id = &s
+}
+
+// ParentID returns the value of the "parent_id" field in the mutation.
+func (m *APIKeyMutation) ParentID() (r string, exists bool) {
+	v := m.parent_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldParentID returns the old "parent_id" field's value of the APIKey entity.
+// If the APIKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *APIKeyMutation) OldParentID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldParentID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldParentID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldParentID: %w", err)
+	}
+	return oldValue.ParentID, nil
+}
+
+// ClearParentID clears the value of the "parent_id" field.
+func (m *APIKeyMutation) ClearParentID() {
+	m.parent_id = nil
+	m.clearedFields[apikey.FieldParentID] = struct{}{}
+}
+
+// ParentIDCleared returns if the "parent_id" field was cleared in this mutation.
+func (m *APIKeyMutation) ParentIDCleared() bool {
+	_, ok := m.clearedFields[apikey.FieldParentID]
+	return ok
+}
+
+// ResetParentID resets all changes to the "parent_id" field.
+func (m *APIKeyMutation) ResetParentID() {
+	m.parent_id = nil
+	delete(m.clearedFields, apikey.FieldParentID)
+}
+
 // SetExpiresAt sets the "expires_at" field.
 func (m *APIKeyMutation) SetExpiresAt(t time.Time) {
 	m.expires_at = &t
@@ -708,7 +760,7 @@ func (m *APIKeyMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *APIKeyMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 12)
 	if m.merchant_id != nil {
 		fields = append(fields, apikey.FieldMerchantID)
 	}
@@ -732,6 +784,9 @@ func (m *APIKeyMutation) Fields() []string {
 	}
 	if m.user != nil {
 		fields = append(fields, apikey.FieldUserID)
+	}
+	if m.parent_id != nil {
+		fields = append(fields, apikey.FieldParentID)
 	}
 	if m.expires_at != nil {
 		fields = append(fields, apikey.FieldExpiresAt)
@@ -766,6 +821,8 @@ func (m *APIKeyMutation) Field(name string) (ent.Value, bool) {
 		return m.Scopes()
 	case apikey.FieldUserID:
 		return m.UserID()
+	case apikey.FieldParentID:
+		return m.ParentID()
 	case apikey.FieldExpiresAt:
 		return m.ExpiresAt()
 	case apikey.FieldRevokedAt:
@@ -797,6 +854,8 @@ func (m *APIKeyMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldScopes(ctx)
 	case apikey.FieldUserID:
 		return m.OldUserID(ctx)
+	case apikey.FieldParentID:
+		return m.OldParentID(ctx)
 	case apikey.FieldExpiresAt:
 		return m.OldExpiresAt(ctx)
 	case apikey.FieldRevokedAt:
@@ -868,6 +927,13 @@ func (m *APIKeyMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetUserID(v)
 		return nil
+	case apikey.FieldParentID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetParentID(v)
+		return nil
 	case apikey.FieldExpiresAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -919,6 +985,9 @@ func (m *APIKeyMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *APIKeyMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(apikey.FieldParentID) {
+		fields = append(fields, apikey.FieldParentID)
+	}
 	if m.FieldCleared(apikey.FieldExpiresAt) {
 		fields = append(fields, apikey.FieldExpiresAt)
 	}
@@ -942,6 +1011,9 @@ func (m *APIKeyMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *APIKeyMutation) ClearField(name string) error {
 	switch name {
+	case apikey.FieldParentID:
+		m.ClearParentID()
+		return nil
 	case apikey.FieldExpiresAt:
 		m.ClearExpiresAt()
 		return nil
@@ -982,6 +1054,9 @@ func (m *APIKeyMutation) ResetField(name string) error {
 		return nil
 	case apikey.FieldUserID:
 		m.ResetUserID()
+		return nil
+	case apikey.FieldParentID:
+		m.ResetParentID()
 		return nil
 	case apikey.FieldExpiresAt:
 		m.ResetExpiresAt()
@@ -12791,6 +12866,500 @@ func (m *SandboxObjectMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *SandboxObjectMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown SandboxObject edge %s", name)
+}
+
+// SigningKeyMutation represents an operation that mutates the SigningKey nodes in the graph.
+type SigningKeyMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	algorithm     *string
+	public_key    *string
+	created_at    *time.Time
+	announced_at  *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*SigningKey, error)
+	predicates    []predicate.SigningKey
+}
+
+var _ ent.Mutation = (*SigningKeyMutation)(nil)
+
+// signingkeyOption allows management of the mutation configuration using functional options.
+type signingkeyOption func(*SigningKeyMutation)
+
+// newSigningKeyMutation creates new mutation for the SigningKey entity.
+func newSigningKeyMutation(c config, op Op, opts ...signingkeyOption) *SigningKeyMutation {
+	m := &SigningKeyMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSigningKey,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSigningKeyID sets the ID field of the mutation.
+func withSigningKeyID(id string) signingkeyOption {
+	return func(m *SigningKeyMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SigningKey
+		)
+		m.oldValue = func(ctx context.Context) (*SigningKey, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SigningKey.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSigningKey sets the old SigningKey of the mutation.
+func withSigningKey(node *SigningKey) signingkeyOption {
+	return func(m *SigningKeyMutation) {
+		m.oldValue = func(context.Context) (*SigningKey, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SigningKeyMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SigningKeyMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SigningKey entities.
+func (m *SigningKeyMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SigningKeyMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SigningKeyMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SigningKey.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetAlgorithm sets the "algorithm" field.
+func (m *SigningKeyMutation) SetAlgorithm(s string) {
+	m.algorithm = &s
+}
+
+// Algorithm returns the value of the "algorithm" field in the mutation.
+func (m *SigningKeyMutation) Algorithm() (r string, exists bool) {
+	v := m.algorithm
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAlgorithm returns the old "algorithm" field's value of the SigningKey entity.
+// If the SigningKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SigningKeyMutation) OldAlgorithm(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAlgorithm is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAlgorithm requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAlgorithm: %w", err)
+	}
+	return oldValue.Algorithm, nil
+}
+
+// ResetAlgorithm resets all changes to the "algorithm" field.
+func (m *SigningKeyMutation) ResetAlgorithm() {
+	m.algorithm = nil
+}
+
+// SetPublicKey sets the "public_key" field.
+func (m *SigningKeyMutation) SetPublicKey(s string) {
+	m.public_key = &s
+}
+
+// PublicKey returns the value of the "public_key" field in the mutation.
+func (m *SigningKeyMutation) PublicKey() (r string, exists bool) {
+	v := m.public_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPublicKey returns the old "public_key" field's value of the SigningKey entity.
+// If the SigningKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SigningKeyMutation) OldPublicKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPublicKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPublicKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPublicKey: %w", err)
+	}
+	return oldValue.PublicKey, nil
+}
+
+// ResetPublicKey resets all changes to the "public_key" field.
+func (m *SigningKeyMutation) ResetPublicKey() {
+	m.public_key = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *SigningKeyMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *SigningKeyMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the SigningKey entity.
+// If the SigningKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SigningKeyMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *SigningKeyMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetAnnouncedAt sets the "announced_at" field.
+func (m *SigningKeyMutation) SetAnnouncedAt(t time.Time) {
+	m.announced_at = &t
+}
+
+// AnnouncedAt returns the value of the "announced_at" field in the mutation.
+func (m *SigningKeyMutation) AnnouncedAt() (r time.Time, exists bool) {
+	v := m.announced_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAnnouncedAt returns the old "announced_at" field's value of the SigningKey entity.
+// If the SigningKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SigningKeyMutation) OldAnnouncedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAnnouncedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAnnouncedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAnnouncedAt: %w", err)
+	}
+	return oldValue.AnnouncedAt, nil
+}
+
+// ResetAnnouncedAt resets all changes to the "announced_at" field.
+func (m *SigningKeyMutation) ResetAnnouncedAt() {
+	m.announced_at = nil
+}
+
+// Where appends a list predicates to the SigningKeyMutation builder.
+func (m *SigningKeyMutation) Where(ps ...predicate.SigningKey) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SigningKeyMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SigningKeyMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SigningKey, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SigningKeyMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SigningKeyMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SigningKey).
+func (m *SigningKeyMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SigningKeyMutation) Fields() []string {
+	fields := make([]string, 0, 4)
+	if m.algorithm != nil {
+		fields = append(fields, signingkey.FieldAlgorithm)
+	}
+	if m.public_key != nil {
+		fields = append(fields, signingkey.FieldPublicKey)
+	}
+	if m.created_at != nil {
+		fields = append(fields, signingkey.FieldCreatedAt)
+	}
+	if m.announced_at != nil {
+		fields = append(fields, signingkey.FieldAnnouncedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SigningKeyMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case signingkey.FieldAlgorithm:
+		return m.Algorithm()
+	case signingkey.FieldPublicKey:
+		return m.PublicKey()
+	case signingkey.FieldCreatedAt:
+		return m.CreatedAt()
+	case signingkey.FieldAnnouncedAt:
+		return m.AnnouncedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SigningKeyMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case signingkey.FieldAlgorithm:
+		return m.OldAlgorithm(ctx)
+	case signingkey.FieldPublicKey:
+		return m.OldPublicKey(ctx)
+	case signingkey.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case signingkey.FieldAnnouncedAt:
+		return m.OldAnnouncedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown SigningKey field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SigningKeyMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case signingkey.FieldAlgorithm:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAlgorithm(v)
+		return nil
+	case signingkey.FieldPublicKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPublicKey(v)
+		return nil
+	case signingkey.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case signingkey.FieldAnnouncedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAnnouncedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SigningKey field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SigningKeyMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SigningKeyMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SigningKeyMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown SigningKey numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SigningKeyMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SigningKeyMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SigningKeyMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown SigningKey nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SigningKeyMutation) ResetField(name string) error {
+	switch name {
+	case signingkey.FieldAlgorithm:
+		m.ResetAlgorithm()
+		return nil
+	case signingkey.FieldPublicKey:
+		m.ResetPublicKey()
+		return nil
+	case signingkey.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case signingkey.FieldAnnouncedAt:
+		m.ResetAnnouncedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SigningKey field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SigningKeyMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SigningKeyMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SigningKeyMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SigningKeyMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SigningKeyMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SigningKeyMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SigningKeyMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SigningKey unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SigningKeyMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SigningKey edge %s", name)
 }
 
 // UserMutation represents an operation that mutates the User nodes in the graph.

@@ -42,6 +42,8 @@ type Tx struct {
 	SandboxAnswer *SandboxAnswerClient
 	// SandboxObject is the client for interacting with the SandboxObject builders.
 	SandboxObject *SandboxObjectClient
+	// SigningKey is the client for interacting with the SigningKey builders.
+	SigningKey *SigningKeyClient
 	// User is the client for interacting with the User builders.
 	User *UserClient
 	// WebhookAttempt is the client for interacting with the WebhookAttempt builders.
@@ -199,6 +201,7 @@ func (tx *Tx) init() {
 	tx.Revocation = NewRevocationClient(tx.config)
 	tx.SandboxAnswer = NewSandboxAnswerClient(tx.config)
 	tx.SandboxObject = NewSandboxObjectClient(tx.config)
+	tx.SigningKey = NewSigningKeyClient(tx.config)
 	tx.User = NewUserClient(tx.config)
 	tx.WebhookAttempt = NewWebhookAttemptClient(tx.config)
 	tx.WebhookDelivery = NewWebhookDeliveryClient(tx.config)

@@ -27,9 +27,8 @@ func (r *mutationResolver) RevokeAPIKey(ctx context.Context, id string) (*ent.AP
 }
 
 // APIKeys is the resolver for the apiKeys field.
-func (r *queryResolver) APIKeys(ctx context.Context, first *int, after *string) (*auth.APIKeyPage, error) {
-	limit, from := listPage(first, after)
-	page, err := r.AuthService.APIKeys(ctx, limit, from)
+func (r *queryResolver) APIKeys(ctx context.Context, first *int, after *string, last *int, before *string) (*auth.APIKeyPage, error) {
+	page, err := r.AuthService.APIKeys(ctx, listPage(first, after, last, before))
 	if err != nil {
 		return nil, err
 	}

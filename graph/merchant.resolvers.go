@@ -24,9 +24,8 @@ func (r *mutationResolver) UpdateMerchant(ctx context.Context, id string, input 
 }
 
 // Merchants is the resolver for the merchants field.
-func (r *queryResolver) Merchants(ctx context.Context, first *int, after *string) (*auth.MerchantPage, error) {
-	limit, from := listPage(first, after)
-	page, err := r.AuthService.Merchants(ctx, limit, from)
+func (r *queryResolver) Merchants(ctx context.Context, first *int, after *string, last *int, before *string) (*auth.MerchantPage, error) {
+	page, err := r.AuthService.Merchants(ctx, listPage(first, after, last, before))
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,8 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/paygate/paygate/internal/auth"
 )
 
 // pageView returns ctx for entgql's Paginate, showing it a view of the connection's selection:
@@ -53,15 +55,15 @@ func pageView(ctx context.Context) context.Context {
 	return graphql.WithFieldContext(graphql.WithOperationContext(ctx, private), &viewed)
 }
 
-// listPage reads the arguments of a short list paged by id (users, API keys): first, 20 by
-// default, after the item with the id after, if any.
-func listPage(first *int, after *string) (limit int, from string) {
-	limit = 20
-	if first != nil {
-		limit = *first
-	}
+// listPage is the page of a short list ordered by id (users, API keys, merchants) its arguments
+// ask for.
+func listPage(first *int, after *string, last *int, before *string) auth.ListPage {
+	page := auth.ListPage{First: first, Last: last}
 	if after != nil {
-		from = *after
+		page.After = *after
 	}
-	return limit, from
+	if before != nil {
+		page.Before = *before
+	}
+	return page
 }

@@ -248,9 +248,8 @@ func (r *queryResolver) ConfigHistory(ctx context.Context, first *int, before *i
 }
 
 // Users is the resolver for the users field.
-func (r *queryResolver) Users(ctx context.Context, first *int, after *string) (*auth.UserPage, error) {
-	limit, from := listPage(first, after)
-	page, err := r.AuthService.Users(ctx, limit, from)
+func (r *queryResolver) Users(ctx context.Context, first *int, after *string, last *int, before *string) (*auth.UserPage, error) {
+	page, err := r.AuthService.Users(ctx, listPage(first, after, last, before))
 	if err != nil {
 		return nil, err
 	}

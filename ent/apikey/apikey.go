@@ -31,6 +31,8 @@ const (
 	FieldScopes = "scopes"
 	// FieldUserID holds the string denoting the user_id field in the database.
 	FieldUserID = "user_id"
+	// FieldParentID holds the string denoting the parent_id field in the database.
+	FieldParentID = "parent_id"
 	// FieldExpiresAt holds the string denoting the expires_at field in the database.
 	FieldExpiresAt = "expires_at"
 	// FieldRevokedAt holds the string denoting the revoked_at field in the database.
@@ -61,6 +63,7 @@ var Columns = []string{
 	FieldPrefix,
 	FieldScopes,
 	FieldUserID,
+	FieldParentID,
 	FieldExpiresAt,
 	FieldRevokedAt,
 	FieldLastUsedAt,
@@ -96,6 +99,8 @@ var (
 	NameValidator func(string) error
 	// PrefixValidator is a validator for the "prefix" field. It is called by the builders before save.
 	PrefixValidator func(string) error
+	// ParentIDValidator is a validator for the "parent_id" field. It is called by the builders before save.
+	ParentIDValidator func(string) error
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -143,6 +148,11 @@ func ByPrefix(opts ...sql.OrderTermOption) OrderOption {
 // ByUserID orders the results by the user_id field.
 func ByUserID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldUserID, opts...).ToFunc()
+}
+
+// ByParentID orders the results by the parent_id field.
+func ByParentID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldParentID, opts...).ToFunc()
 }
 
 // ByExpiresAt orders the results by the expires_at field.

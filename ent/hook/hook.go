@@ -177,6 +177,18 @@ func (f SandboxObjectFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Valu
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SandboxObjectMutation", m)
 }
 
+// The SigningKeyFunc type is an adapter to allow the use of ordinary
+// function as SigningKey mutator.
+type SigningKeyFunc func(context.Context, *ent.SigningKeyMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SigningKeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SigningKeyMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SigningKeyMutation", m)
+}
+
 // The UserFunc type is an adapter to allow the use of ordinary
 // function as User mutator.
 type UserFunc func(context.Context, *ent.UserMutation) (ent.Value, error)

@@ -23,6 +23,7 @@ import (
 	"github.com/paygate/paygate/ent/revocation"
 	"github.com/paygate/paygate/ent/sandboxanswer"
 	"github.com/paygate/paygate/ent/sandboxobject"
+	"github.com/paygate/paygate/ent/signingkey"
 	"github.com/paygate/paygate/ent/user"
 	"github.com/paygate/paygate/ent/webhookattempt"
 	"github.com/paygate/paygate/ent/webhookdelivery"
@@ -465,6 +466,33 @@ func (f TraverseSandboxObject) Traverse(ctx context.Context, q ent.Query) error 
 	return fmt.Errorf("unexpected query type %T. expect *ent.SandboxObjectQuery", q)
 }
 
+// The SigningKeyFunc type is an adapter to allow the use of ordinary function as a Querier.
+type SigningKeyFunc func(context.Context, *ent.SigningKeyQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f SigningKeyFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.SigningKeyQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.SigningKeyQuery", q)
+}
+
+// The TraverseSigningKey type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseSigningKey func(context.Context, *ent.SigningKeyQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseSigningKey) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseSigningKey) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SigningKeyQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.SigningKeyQuery", q)
+}
+
 // The UserFunc type is an adapter to allow the use of ordinary function as a Querier.
 type UserFunc func(context.Context, *ent.UserQuery) (ent.Value, error)
 
@@ -658,6 +686,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.SandboxAnswerQuery, predicate.SandboxAnswer, sandboxanswer.OrderOption]{typ: ent.TypeSandboxAnswer, tq: q}, nil
 	case *ent.SandboxObjectQuery:
 		return &query[*ent.SandboxObjectQuery, predicate.SandboxObject, sandboxobject.OrderOption]{typ: ent.TypeSandboxObject, tq: q}, nil
+	case *ent.SigningKeyQuery:
+		return &query[*ent.SigningKeyQuery, predicate.SigningKey, signingkey.OrderOption]{typ: ent.TypeSigningKey, tq: q}, nil
 	case *ent.UserQuery:
 		return &query[*ent.UserQuery, predicate.User, user.OrderOption]{typ: ent.TypeUser, tq: q}, nil
 	case *ent.WebhookAttemptQuery:

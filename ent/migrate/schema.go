@@ -19,6 +19,7 @@ var (
 		{Name: "key_hash", Type: field.TypeString, Unique: true},
 		{Name: "prefix", Type: field.TypeString, Size: 40},
 		{Name: "scopes", Type: field.TypeJSON},
+		{Name: "parent_id", Type: field.TypeString, Nullable: true, Size: 40},
 		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
 		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
 		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
@@ -32,7 +33,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "api_keys_users_api_keys",
-				Columns:    []*schema.Column{APIKeysColumns[11]},
+				Columns:    []*schema.Column{APIKeysColumns[12]},
 				RefColumns: []*schema.Column{UsersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -41,7 +42,12 @@ var (
 			{
 				Name:    "apikey_user_id",
 				Unique:  false,
-				Columns: []*schema.Column{APIKeysColumns[11]},
+				Columns: []*schema.Column{APIKeysColumns[12]},
+			},
+			{
+				Name:    "apikey_parent_id",
+				Unique:  false,
+				Columns: []*schema.Column{APIKeysColumns[8]},
 			},
 		},
 	}
@@ -502,6 +508,27 @@ var (
 			},
 		},
 	}
+	// SigningKeysColumns holds the columns for the "signing_keys" table.
+	SigningKeysColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString, Size: 64},
+		{Name: "algorithm", Type: field.TypeString, Size: 16},
+		{Name: "public_key", Type: field.TypeString, Size: 2147483647},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "announced_at", Type: field.TypeTime},
+	}
+	// SigningKeysTable holds the schema information for the "signing_keys" table.
+	SigningKeysTable = &schema.Table{
+		Name:       "signing_keys",
+		Columns:    SigningKeysColumns,
+		PrimaryKey: []*schema.Column{SigningKeysColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "signingkey_announced_at",
+				Unique:  false,
+				Columns: []*schema.Column{SigningKeysColumns[4]},
+			},
+		},
+	}
 	// UsersColumns holds the columns for the "users" table.
 	UsersColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
@@ -725,6 +752,7 @@ var (
 		RevocationsTable,
 		SandboxAnswersTable,
 		SandboxObjectsTable,
+		SigningKeysTable,
 		UsersTable,
 		WebhookAttemptsTable,
 		WebhookDeliveriesTable,

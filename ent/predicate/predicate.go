@@ -48,6 +48,9 @@ type SandboxAnswer func(*sql.Selector)
 // SandboxObject is the predicate function for sandboxobject builders.
 type SandboxObject func(*sql.Selector)
 
+// SigningKey is the predicate function for signingkey builders.
+type SigningKey func(*sql.Selector)
+
 // User is the predicate function for user builders.
 type User func(*sql.Selector)
 

@@ -20,6 +20,7 @@ import (
 	"github.com/paygate/paygate/ent/sandboxanswer"
 	"github.com/paygate/paygate/ent/sandboxobject"
 	"github.com/paygate/paygate/ent/schema"
+	"github.com/paygate/paygate/ent/signingkey"
 	"github.com/paygate/paygate/ent/user"
 	"github.com/paygate/paygate/ent/webhookattempt"
 	"github.com/paygate/paygate/ent/webhookdelivery"
@@ -107,6 +108,10 @@ func init() {
 			return nil
 		}
 	}()
+	// apikeyDescParentID is the schema descriptor for parent_id field.
+	apikeyDescParentID := apikeyFields[6].Descriptor()
+	// apikey.ParentIDValidator is a validator for the "parent_id" field. It is called by the builders before save.
+	apikey.ParentIDValidator = apikeyDescParentID.Validators[0].(func(string) error)
 	// apikeyDescID is the schema descriptor for id field.
 	apikeyDescID := apikeyFields[0].Descriptor()
 	// apikey.DefaultID holds the default value on creation for the id field.
@@ -931,6 +936,52 @@ func init() {
 	// sandboxobject.IDValidator is a validator for the "id" field. It is called by the builders before save.
 	sandboxobject.IDValidator = func() func(string) error {
 		validators := sandboxobjectDescID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(id string) error {
+			for _, fn := range fns {
+				if err := fn(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	signingkeyFields := schema.SigningKey{}.Fields()
+	_ = signingkeyFields
+	// signingkeyDescAlgorithm is the schema descriptor for algorithm field.
+	signingkeyDescAlgorithm := signingkeyFields[1].Descriptor()
+	// signingkey.AlgorithmValidator is a validator for the "algorithm" field. It is called by the builders before save.
+	signingkey.AlgorithmValidator = func() func(string) error {
+		validators := signingkeyDescAlgorithm.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(algorithm string) error {
+			for _, fn := range fns {
+				if err := fn(algorithm); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// signingkeyDescPublicKey is the schema descriptor for public_key field.
+	signingkeyDescPublicKey := signingkeyFields[2].Descriptor()
+	// signingkey.PublicKeyValidator is a validator for the "public_key" field. It is called by the builders before save.
+	signingkey.PublicKeyValidator = signingkeyDescPublicKey.Validators[0].(func(string) error)
+	// signingkeyDescCreatedAt is the schema descriptor for created_at field.
+	signingkeyDescCreatedAt := signingkeyFields[3].Descriptor()
+	// signingkey.DefaultCreatedAt holds the default value on creation for the created_at field.
+	signingkey.DefaultCreatedAt = signingkeyDescCreatedAt.Default.(func() time.Time)
+	// signingkeyDescID is the schema descriptor for id field.
+	signingkeyDescID := signingkeyFields[0].Descriptor()
+	// signingkey.IDValidator is a validator for the "id" field. It is called by the builders before save.
+	signingkey.IDValidator = func() func(string) error {
+		validators := signingkeyDescID.Validators
 		fns := [...]func(string) error{
 			validators[0].(func(string) error),
 			validators[1].(func(string) error),

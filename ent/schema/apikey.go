@@ -30,6 +30,9 @@ func (APIKey) Fields() []ent.Field {
 		// user_id is whose key it is: it works only while that user is enabled, and with no more
 		// than that user's scopes.
 		field.String("user_id").Immutable(),
+		// parent_id is the key that made this one, when a program made it with a key: it never
+		// outlives that key (its expiry is within the parent's, and revoking the parent revokes it).
+		field.String("parent_id").Optional().Nillable().Immutable().MaxLen(40),
 		field.Time("expires_at").Optional().Nillable().Immutable(),
 		field.Time("revoked_at").Optional().Nillable(),
 		// last_used_at is kept to the minute, so a busy key costs no write per request.
@@ -48,7 +51,7 @@ func (APIKey) Edges() []ent.Edge {
 }
 
 func (APIKey) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("user_id")}
+	return []ent.Index{index.Fields("user_id"), index.Fields("parent_id")}
 }
 
 func (APIKey) Annotations() []schema.Annotation {

@@ -67,6 +67,7 @@ type ComplexityRoot struct {
 		ID         func(childComplexity int) int
 		LastUsedAt func(childComplexity int) int
 		Name       func(childComplexity int) int
+		ParentID   func(childComplexity int) int
 		Prefix     func(childComplexity int) int
 		RevokedAt  func(childComplexity int) int
 		Scopes     func(childComplexity int) int
@@ -329,13 +330,13 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		APIKeys           func(childComplexity int, first *int, after *string) int
+		APIKeys           func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Alerts            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.AlertOrder, where *ent.AlertWhereInput) int
 		Config            func(childComplexity int) int
 		ConfigHistory     func(childComplexity int, first *int, before *int) int
 		Event             func(childComplexity int, id string) int
 		Events            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.EventOrder, where *ent.EventWhereInput) int
-		Merchants         func(childComplexity int, first *int, after *string) int
+		Merchants         func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Node              func(childComplexity int, id string) int
 		Nodes             func(childComplexity int, ids []string) int
 		Payment           func(childComplexity int, id string) int
@@ -343,7 +344,7 @@ type ComplexityRoot struct {
 		ProviderStatus    func(childComplexity int) int
 		Refund            func(childComplexity int, id string) int
 		SystemMetrics     func(childComplexity int) int
-		Users             func(childComplexity int, first *int, after *string) int
+		Users             func(childComplexity int, first *int, after *string, last *int, before *string) int
 		WebhookDeliveries func(childComplexity int, endpointID string, status *state.DeliveryStatus, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int) int
 		WebhookEndpoint   func(childComplexity int, id string) int
 		WebhookEndpoints  func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookEndpointOrder) int
@@ -683,18 +684,18 @@ type QueryResolver interface {
 	Payments(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) (*ent.PaymentConnection, error)
 	WebhookEndpoints(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookEndpointOrder) (*ent.WebhookEndpointConnection, error)
 	WebhookEvents(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookEventOrder, where *ent.WebhookEventWhereInput) (*ent.WebhookEventConnection, error)
-	APIKeys(ctx context.Context, first *int, after *string) (*auth.APIKeyPage, error)
+	APIKeys(ctx context.Context, first *int, after *string, last *int, before *string) (*auth.APIKeyPage, error)
 	Event(ctx context.Context, id string) (*ent.Event, error)
 	WebhookEndpoint(ctx context.Context, id string) (*ent.WebhookEndpoint, error)
 	WebhookDeliveries(ctx context.Context, endpointID string, status *state.DeliveryStatus, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int) (*ent.WebhookDeliveryConnection, error)
-	Merchants(ctx context.Context, first *int, after *string) (*auth.MerchantPage, error)
+	Merchants(ctx context.Context, first *int, after *string, last *int, before *string) (*auth.MerchantPage, error)
 	SystemMetrics(ctx context.Context) (*metrics.SystemFigures, error)
 	Payment(ctx context.Context, id string) (*ent.Payment, error)
 	Refund(ctx context.Context, id string) (*ent.Refund, error)
 	ProviderStatus(ctx context.Context) ([]*metrics.ProviderStatus, error)
 	Config(ctx context.Context) (*settings.Document, error)
 	ConfigHistory(ctx context.Context, first *int, before *int) ([]*settingsstore.Change, error)
-	Users(ctx context.Context, first *int, after *string) (*auth.UserPage, error)
+	Users(ctx context.Context, first *int, after *string, last *int, before *string) (*auth.UserPage, error)
 	WebhookEvent(ctx context.Context, id string) (*ent.WebhookEvent, error)
 	WebhookMetrics(ctx context.Context) ([]*inbound.ProviderMetrics, error)
 }
@@ -766,6 +767,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.APIKey.Name(childComplexity), true
+	case "APIKey.parentId":
+		if e.ComplexityRoot.APIKey.ParentID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.APIKey.ParentID(childComplexity), true
 	case "APIKey.prefix":
 		if e.ComplexityRoot.APIKey.Prefix == nil {
 			break
@@ -1939,7 +1946,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.APIKeys(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.APIKeys(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.alerts":
 		if e.ComplexityRoot.Query.Alerts == nil {
 			break
@@ -2001,7 +2008,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Merchants(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.Merchants(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
 			break
@@ -2079,7 +2086,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Users(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.Users(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.webhookDeliveries":
 		if e.ComplexityRoot.Query.WebhookDeliveries == nil {
 			break
@@ -3275,8 +3282,10 @@ type APIKey {
   scopes: [String!]!
   "The user the key acts for: it stops working when they are disabled, and never has a scope they lost."
   userId: ID!
+  "The key that made this one, when a program made it with a key: it expires no later than that key, and is revoked with it. Null when a person (or the command line) made it."
+  parentId: ID
   createdAt: Time!
-  "When the key stops working; null for never."
+  "When the key stops working; null for never. A key made by a key expires no later than its parent."
   expiresAt: Time
   "When the key was last used, to the minute; null before its first use."
   lastUsedAt: Time
@@ -3294,19 +3303,24 @@ input CreateAPIKeyInput {
   name: String!
   "Scopes the caller holds, at least one."
   scopes: [String!]!
-  "When the key stops working, within ten years; none for never."
+  "When the key stops working, within ten years; none for never. A key made with a key that expires expires no later than it: by default, at the same time."
   expiresAt: Time
 }
 
 "A page of API keys, oldest first."
 type APIKeyPage {
   keys: [APIKey!]!
+  "Whether more keys lie beyond the page in the direction it was read: after it for first, before it for last."
   hasMore: Boolean!
 }
 
 extend type Query {
-  "The caller's API keys (everyone's for those who manage users), oldest first: first of them (20 by default, at most 100) after the key with id after."
-  apiKeys(first: Int, after: ID): APIKeyPage! @hasScope(scope: "apikeys:manage")
+  """
+  The caller's API keys (everyone's for those who manage users), oldest first (by id): the first of
+  them (20 by default) or the last, 1 to 100, of those whose ids lie after the id after and before
+  the id before, each left out for no bound.
+  """
+  apiKeys(first: Int, after: ID, last: Int, before: ID): APIKeyPage! @hasScope(scope: "apikeys:manage")
 }
 
 extend type Mutation {
@@ -4430,6 +4444,7 @@ type Merchant {
 "A page of merchants, oldest first."
 type MerchantPage {
   merchants: [Merchant!]!
+  "Whether more merchants lie beyond the page in the direction it was read: after it for first, before it for last."
   hasMore: Boolean!
 }
 
@@ -4445,8 +4460,12 @@ input UpdateMerchantInput {
 }
 
 extend type Query {
-  "Merchants, oldest first: first of them (20 by default, at most 100) after the merchant with id after. Platform staff only."
-  merchants(first: Int, after: ID): MerchantPage! @hasScope(scope: "merchants:manage")
+  """
+  Merchants, oldest first (by id): the first of them (20 by default) or the last, 1 to 100, of
+  those whose ids lie after the id after and before the id before, each left out for no bound.
+  Platform staff only.
+  """
+  merchants(first: Int, after: ID, last: Int, before: ID): MerchantPage! @hasScope(scope: "merchants:manage")
 }
 
 extend type Mutation {
@@ -5062,12 +5081,16 @@ input UpdateUserInput {
 "A page of users, oldest first."
 type UserPage {
   users: [User!]!
+  "Whether more users lie beyond the page in the direction it was read: after it for first, before it for last."
   hasMore: Boolean!
 }
 
 extend type Query {
-  "Users, oldest first: first of them (20 by default, at most 100) after the user with id after."
-  users(first: Int, after: ID): UserPage! @hasScope(scope: "users:manage")
+  """
+  Users, oldest first (by id): the first of them (20 by default) or the last, 1 to 100, of those
+  whose ids lie after the id after and before the id before, each left out for no bound.
+  """
+  users(first: Int, after: ID, last: Int, before: ID): UserPage! @hasScope(scope: "users:manage")
 }
 
 extend type Mutation {
@@ -5230,6 +5253,8 @@ func (ec *executionContext) childFields_APIKey(ctx context.Context, field graphq
 		return ec.fieldContext_APIKey_scopes(ctx, field)
 	case "userId":
 		return ec.fieldContext_APIKey_userId(ctx, field)
+	case "parentId":
+		return ec.fieldContext_APIKey_parentId(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_APIKey_createdAt(ctx, field)
 	case "expiresAt":
@@ -6831,6 +6856,22 @@ func (ec *executionContext) field_Query_apiKeys_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -6943,6 +6984,22 @@ func (ec *executionContext) field_Query_merchants_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -7075,6 +7132,22 @@ func (ec *executionContext) field_Query_users_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -7460,6 +7533,29 @@ func (ec *executionContext) _APIKey_userId(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_APIKey_userId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("APIKey", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _APIKey_parentId(ctx context.Context, field graphql.CollectedField, obj *ent.APIKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_APIKey_parentId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ParentID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_APIKey_parentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("APIKey", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
@@ -12931,7 +13027,7 @@ func (ec *executionContext) _Query_apiKeys(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().APIKeys(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().APIKeys(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -13179,7 +13275,7 @@ func (ec *executionContext) _Query_merchants(ctx context.Context, field graphql.
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Merchants(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().Merchants(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -13577,7 +13673,7 @@ func (ec *executionContext) _Query_users(ctx context.Context, field graphql.Coll
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Users(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().Users(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -22458,6 +22554,11 @@ func (ec *executionContext) _APIKey(ctx context.Context, sel ast.SelectionSet, o
 		case "userId":
 			out.Values[i] = ec._APIKey_userId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "parentId":
+			out.Values[i] = ec._APIKey_parentId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "createdAt":

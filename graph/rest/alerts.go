@@ -39,6 +39,10 @@ func alertOf(a *ent.Alert) alertJSON {
 // ListAlerts is GET /api/v1/monitoring/alerts?status=&limit=&starting_after=&ending_before=:
 // newest first.
 func (h *Handlers) ListAlerts(w http.ResponseWriter, r *http.Request) {
+	if err := knownParams(r.URL.Query(), "limit", "starting_after", "ending_before", "status"); err != nil {
+		web.WriteError(w, r, err, nil)
+		return
+	}
 	where := &ent.AlertWhereInput{}
 	if status := r.URL.Query().Get("status"); status != "" {
 		s := state.AlertStatus(status)

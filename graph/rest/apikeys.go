@@ -23,6 +23,8 @@ type apiKeyJSON struct {
 	Prefix string   `json:"prefix"`
 	Scopes []string `json:"scopes"`
 	UserID string   `json:"user_id"`
+	// ParentID is the key that made this one, when a key did.
+	ParentID *string `json:"parent_id"`
 	// Key is in the answer that makes the key, and in no other.
 	Key        string     `json:"key,omitempty"`
 	CreatedAt  time.Time  `json:"created_at"`
@@ -32,7 +34,7 @@ type apiKeyJSON struct {
 }
 
 func apiKeyOf(k *ent.APIKey) apiKeyJSON {
-	return apiKeyJSON{ID: k.ID, Object: "api_key", Name: k.Name, Prefix: k.Prefix, Scopes: k.Scopes, UserID: k.UserID,
+	return apiKeyJSON{ID: k.ID, Object: "api_key", Name: k.Name, Prefix: k.Prefix, Scopes: k.Scopes, UserID: k.UserID, ParentID: k.ParentID,
 		CreatedAt: k.CreatedAt.UTC(), ExpiresAt: utc(k.ExpiresAt), LastUsedAt: utc(k.LastUsedAt), RevokedAt: utc(k.RevokedAt)}
 }
 
@@ -78,24 +80,25 @@ func (h *Handlers) CreateAPIKey(w http.ResponseWriter, r *http.Request) {
 	web.WriteJSON(w, http.StatusCreated, answer)
 }
 
-// ListAPIKeys is GET /api/v1/api-keys?limit=&starting_after=: oldest first, never the keys
-// themselves.
+// ListAPIKeys is GET /api/v1/api-keys?limit=&starting_after=&ending_before=: oldest first (by
+// id), never the keys themselves.
 func (h *Handlers) ListAPIKeys(w http.ResponseWriter, r *http.Request) {
-	limit, after, err := readListPage(r)
+	p, err := readListPage(r, h.apiKeyCursorAt)
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	page, err := h.query.APIKeys(r.Context(), &limit, &after)
+	after, before := p.ids()
+	keys, err := h.query.APIKeys(r.Context(), p.first, after, p.last, before)
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	list := make([]apiKeyJSON, len(page.Keys))
-	for i, k := range page.Keys {
+	list := make([]apiKeyJSON, len(keys.Keys))
+	for i, k := range keys.Keys {
 		list[i] = apiKeyOf(k)
 	}
-	web.WriteList(w, list, page.HasMore)
+	web.WriteList(w, list, keys.HasMore)
 }
 
 // RevokeAPIKey is DELETE /api/v1/api-keys/{id}: the key, revoked.

@@ -51,23 +51,25 @@ func (h *Handlers) CreateMerchant(w http.ResponseWriter, r *http.Request) {
 	web.WriteJSON(w, http.StatusCreated, merchantOf(m))
 }
 
-// ListMerchants is GET /api/v1/merchants?limit=&starting_after=: oldest first.
+// ListMerchants is GET /api/v1/merchants?limit=&starting_after=&ending_before=: oldest first (by
+// id).
 func (h *Handlers) ListMerchants(w http.ResponseWriter, r *http.Request) {
-	limit, after, err := readListPage(r)
+	p, err := readListPage(r, h.merchantCursorAt)
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	page, err := h.query.Merchants(r.Context(), &limit, &after)
+	after, before := p.ids()
+	merchants, err := h.query.Merchants(r.Context(), p.first, after, p.last, before)
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	list := make([]merchantJSON, len(page.Merchants))
-	for i, m := range page.Merchants {
+	list := make([]merchantJSON, len(merchants.Merchants))
+	for i, m := range merchants.Merchants {
 		list[i] = merchantOf(m)
 	}
-	web.WriteList(w, list, page.HasMore)
+	web.WriteList(w, list, merchants.HasMore)
 }
 
 // UpdateMerchant is PATCH /api/v1/merchants/{id}: {name?, status?}.

@@ -64,6 +64,10 @@ func (h *Handlers) RefundPayment(w http.ResponseWriter, r *http.Request) {
 
 // ListRefunds is GET /api/v1/payments/{id}/refunds.
 func (h *Handlers) ListRefunds(w http.ResponseWriter, r *http.Request) {
+	if err := knownParams(r.URL.Query(), "limit", "starting_after", "ending_before"); err != nil {
+		web.WriteError(w, r, err, nil)
+		return
+	}
 	p, err := h.query.Payment(r.Context(), r.PathValue("id"))
 	if err != nil {
 		web.WriteError(w, r, err, nil)

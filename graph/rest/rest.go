@@ -23,6 +23,7 @@ import (
 	"github.com/paygate/paygate/graph/generated"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/paging"
 	"github.com/paygate/paygate/internal/web"
 )
 
@@ -46,6 +47,9 @@ type Handlers struct {
 	deliveryCursorAt                        func(ctx context.Context, endpointID, id, param string) (*ent.Cursor, error)
 	// delivery reads one delivery to an endpoint with its tries.
 	delivery func(ctx context.Context, endpointID, id string) (*ent.WebhookDelivery, error)
+	// userCursorAt, apiKeyCursorAt and merchantCursorAt check that a starting_after or
+	// ending_before of the lists paged by id names an item the caller lists.
+	userCursorAt, apiKeyCursorAt, merchantCursorAt func(ctx context.Context, id, param string) (*ent.Cursor, error)
 }
 
 // New returns the REST handlers over the resolver.
@@ -54,7 +58,8 @@ func New(r *graph.Resolver) *Handlers {
 		cursorAt: r.PaymentService.CursorAt, eventCursorAt: r.WebhookLogs.CursorAt, alertCursorAt: r.Alerts.CursorAt,
 		providers: r.WebhookLogs.Providers, shopperReturned: r.PaymentService.ShopperReturned,
 		merchantEventCursorAt: r.Events.CursorAt, endpointCursorAt: r.Endpoints.EndpointCursorAt,
-		deliveryCursorAt: r.Endpoints.DeliveryCursorAt, delivery: r.Endpoints.Delivery}
+		deliveryCursorAt: r.Endpoints.DeliveryCursorAt, delivery: r.Endpoints.Delivery,
+		userCursorAt: r.AuthService.UserCursorAt, apiKeyCursorAt: r.AuthService.APIKeyCursorAt, merchantCursorAt: r.AuthService.MerchantCursorAt}
 }
 
 // Allow answers a known path asked with another method: 405, with the methods it has.
@@ -118,6 +123,26 @@ func readPage(r *http.Request, defaultSize, maxSize int, cursorAt func(ctx conte
 		p.first = &limit
 	}
 	return p, err
+}
+
+// readListPage reads the page of a list ordered by id (users, API keys, merchants), which takes
+// no parameter but its paging's.
+func readListPage(r *http.Request, cursorAt func(ctx context.Context, id, param string) (*ent.Cursor, error)) (page, error) {
+	if err := knownParams(r.URL.Query(), "limit", "starting_after", "ending_before"); err != nil {
+		return page{}, err
+	}
+	return readPage(r, paging.DefaultPageSize, paging.MaxPageSize, cursorAt)
+}
+
+// ids are the ids the page's cursors stand at, for a list paged by id.
+func (p page) ids() (after, before *string) {
+	if p.after != nil {
+		after = &p.after.ID
+	}
+	if p.before != nil {
+		before = &p.before.ID
+	}
+	return after, before
 }
 
 // hasMore is REST's has_more: whether there are items beyond the page in the direction it was

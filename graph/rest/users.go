@@ -2,7 +2,6 @@ package rest
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/paygate/paygate/ent"
@@ -61,35 +60,24 @@ func (h *Handlers) CreateUser(w http.ResponseWriter, r *http.Request) {
 	web.WriteJSON(w, http.StatusCreated, userOf(u))
 }
 
-// ListUsers is GET /api/v1/users?limit=&starting_after=: oldest first.
+// ListUsers is GET /api/v1/users?limit=&starting_after=&ending_before=: oldest first (by id).
 func (h *Handlers) ListUsers(w http.ResponseWriter, r *http.Request) {
-	limit, after, err := readListPage(r)
+	p, err := readListPage(r, h.userCursorAt)
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	page, err := h.query.Users(r.Context(), &limit, &after)
+	after, before := p.ids()
+	users, err := h.query.Users(r.Context(), p.first, after, p.last, before)
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	list := make([]userJSON, len(page.Users))
-	for i, u := range page.Users {
+	list := make([]userJSON, len(users.Users))
+	for i, u := range users.Users {
 		list[i] = userOf(u)
 	}
-	web.WriteList(w, list, page.HasMore)
-}
-
-// readListPage reads the paging of a short list ordered by id (users, API keys): limit, 20 by
-// default, and starting_after, the id of the item the page follows.
-func readListPage(r *http.Request) (limit int, after string, err error) {
-	limit = 20
-	if text := r.URL.Query().Get("limit"); text != "" {
-		if limit, err = strconv.Atoi(text); err != nil {
-			return 0, "", apierror.ForParam(apierror.InvalidRequest, "limit", "limit must be a whole number")
-		}
-	}
-	return limit, r.URL.Query().Get("starting_after"), nil
+	web.WriteList(w, list, users.HasMore)
 }
 
 // UpdateUser is PATCH /api/v1/users/{id}: {role?, disabled?}.

@@ -112,6 +112,15 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger, now cl
 	if err != nil {
 		return services{}, err
 	}
+	ownKey, err := signingKey(cfg)
+	if err != nil {
+		return services{}, err
+	}
+	tokens.Keys = auth.NewPublishedKeys(db.Ent, ownKey, now)
+	// Announced before this server issues a token, so the others know its key when they see one.
+	if err := errors.Join(tokens.Keys.Announce(context.Background()), tokens.Keys.Load(context.Background())); err != nil {
+		return services{}, err
+	}
 	tokens.Revocations = auth.NewRevocations(db.Ent, now)
 	if err := tokens.Revocations.Load(context.Background()); err != nil {
 		return services{}, err
@@ -277,6 +286,7 @@ func New(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.L
 		LatestMigration: latestMigration,
 		Resolver:        resolver,
 		Authenticate:    svc.auth.Authenticate,
+		SigningKeys:     svc.auth.Tokens().Keys,
 		Inbox:           svc.inbox,
 		Production:      cfg.Production(),
 		CORSOrigins:     cfg.CORSOrigins,
@@ -298,8 +308,32 @@ func New(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.L
 	return paygate, nil
 }
 
+// signingKey reads the key access tokens are signed with; nil when they are signed with the
+// shared secret.
+func signingKey(cfg config.Config) (*auth.SigningKey, error) {
+	if cfg.JWTPrivateKeyFile == "" {
+		return nil, nil
+	}
+	key, err := auth.ReadSigningKey(cfg.JWTPrivateKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("PAYGATE_JWT_PRIVATE_KEY_FILE: %w", err)
+	}
+	return key, nil
+}
+
+// CheckSigningKey says, without touching anything, what is wrong with the signing key file.
+func CheckSigningKey(cfg config.Config) error {
+	_, err := signingKey(cfg)
+	return err
+}
+
 // Handler is Paygate's HTTP handler: every route, behind every middleware.
 func (a *App) Handler() http.Handler { return a.handler }
+
+// EndStreams ends every subscription's stream (Server-Sent Events and WebSocket alike), and any
+// opened after: a stopping server calls it as the drain begins, since a stream stays open until
+// its client leaves and would hold the drain to its bound. Clients reconnect, to another server.
+func (a *App) EndStreams() { a.services.hub.Close() }
 
 // newLimiter returns the rate limiter: over Redis when REDIS_URL is set (its client closed when
 // ctx ends), else per server.
@@ -315,19 +349,22 @@ func newLimiter(ctx context.Context, cfg config.Config, logger *slog.Logger) (*r
 	return ratelimit.NewLimiter(client, cfg.RedisKeyPrefix, logger), nil
 }
 
-// Start runs Paygate's background work until ctx ends. Every server runs all of it: each job is
-// safe to run on several servers at once (conditional updates, unique columns, deletes that may
-// find nothing left to delete).
-func (a *App) Start(ctx context.Context) {
+// Start runs Paygate's background work until ctx ends, which cuts the rounds under way short,
+// or until the group it returns is stopped in order: Stop lets the rounds under way finish, and
+// RunAtStop then writes the API keys' last uses once more. Every server runs all of it: each job
+// is safe to run on several servers at once (conditional updates, unique columns, deletes that
+// may find nothing left to delete).
+func (a *App) Start(ctx context.Context) *background.Group {
 	svc := a.services
 	if a.production {
 		for name := range svc.providers.sandboxes {
-			a.logger.Warn("a provider is served by its built-in sandbox: no real money moves through it", "provider", name)
+			a.logger.Warn("a provider is served by its built-in sandbox, as PAYGATE_PRODUCTION_ALLOWS allows: no real money moves through it", "provider", name)
 		}
 	}
 	loops := []background.Loop{
 		{Name: "processing webhook events", Every: time.Second, AtStart: true, Wake: svc.webhookWorker.Woken(), Run: svc.webhookWorker.ProcessDueAll},
-		{Name: "delivering events to webhook endpoints", Every: time.Second, AtStart: true, Wake: svc.deliveries.Woken(), Run: svc.deliveries.Round},
+		{Name: "delivering events to webhook endpoints", Every: time.Second, AtStart: true, Wake: svc.deliveries.Woken(), Run: svc.deliveries.Round,
+			Wait: svc.deliveries.Wait},
 		// What changes reaches the subscribers of every server: announced by the one that made it,
 		// read by each from the database.
 		{Name: "telling every server of changes", Every: time.Hour, Wake: svc.announcer.Pending(), Run: svc.announcer.Round},
@@ -337,11 +374,14 @@ func (a *App) Start(ctx context.Context) {
 		{Name: "canceling authorisations not captured in time and authentications abandoned", Every: time.Minute, Run: a.expire},
 		{Name: "purging what is kept only for a time", Every: 10 * time.Minute, AtStart: true, Run: a.purge},
 		// A configuration change made through any server is in force on this one within a
-		// second, and so are a revocation and a change to a user.
+		// second, and so are a revocation, a change to a user and another server's signing key.
 		{Name: "reading the runtime configuration", Every: time.Second, Run: svc.configs.Refresh},
-		{Name: "reading revocations and users, or recording API key use", Every: time.Second, Run: func(ctx context.Context) error {
-			return errors.Join(svc.auth.Tokens().Revocations.Load(ctx), svc.auth.Directory().Load(ctx), svc.auth.APIKeyKeeper().RecordUse(ctx))
+		{Name: "reading revocations, users and signing keys", Every: time.Second, Run: func(ctx context.Context) error {
+			keys := svc.auth.Tokens().Keys
+			return errors.Join(svc.auth.Tokens().Revocations.Load(ctx), svc.auth.Directory().Load(ctx), keys.Announce(ctx), keys.Load(ctx))
 		}},
+		// The uses are kept in memory between rounds: the last ones are written at stop.
+		{Name: "recording API key use", Every: time.Second, AtStop: true, Run: svc.auth.APIKeyKeeper().RecordUse},
 		// A circuit is each server's own, and a condition found by two servers at once is raised once.
 		{Name: "evaluating the alert rules", Every: alertEvery, Run: func(ctx context.Context) error {
 			_, err := svc.alerts.Evaluate(ctx)
@@ -362,7 +402,7 @@ func (a *App) Start(ctx context.Context) {
 		// The feed still reads every second: changes reach subscribers, a little later.
 		a.logger.Warn("listening for changes made on other servers", "error", err)
 	}
-	background.Start(ctx, a.logger, loops...)
+	return background.Start(ctx, a.logger, loops...)
 }
 
 // loginsAcrossBuckets is how many times one account's tries from one address an address may try

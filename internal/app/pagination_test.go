@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,8 +15,12 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 
 	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/apikey"
+	"github.com/paygate/paygate/ent/merchant"
+	"github.com/paygate/paygate/ent/user"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/prefixid"
 )
 
 // TestListsCountOnlyWhenAskedTo: a page of payments costs a count of every payment the filter
@@ -152,4 +157,185 @@ func TestPaymentsNewestFirstByDefault(t *testing.T) {
 		// The default's cursors are those of the order it stands for.
 		check(list(`first: 2, after: "`+first.endCursor+`", orderBy: {field: CREATED_AT, direction: DESC}`), made[2:4], true, true)
 	})
+}
+
+// pageReader reads a page of at most limit items: after the id after or, given before, the last
+// before the id before.
+type pageReader func(t *testing.T, limit int, after, before string) (ids []string, more bool)
+
+// pageThrough reads a list two items a page, forwards from its start and backwards from its last
+// item, and checks that each reading is want, no item lost or repeated: a page says more lie beyond
+// it, in the direction it was read, exactly when they do.
+func pageThrough(t *testing.T, name string, want []string, read pageReader) {
+	t.Helper()
+	const limit = 2
+	var forwards []string
+	for more, after := true, ""; more; {
+		var ids []string
+		ids, more = read(t, limit, after, "")
+		if len(ids) == 0 || more && len(ids) != limit || len(forwards)+len(ids) > len(want) {
+			t.Fatalf("%s: the page after %q = %v, more %v; read so far %v of %v", name, after, ids, more, forwards, want)
+		}
+		forwards = append(forwards, ids...)
+		after = ids[len(ids)-1]
+	}
+	if !slices.Equal(forwards, want) {
+		t.Errorf("%s forwards = %v, want %v", name, forwards, want)
+	}
+	backwards := want[len(want)-1:]
+	for more := true; more; {
+		var ids []string
+		ids, more = read(t, limit, "", backwards[0])
+		if len(ids) == 0 || more && len(ids) != limit || len(backwards)+len(ids) > len(want) {
+			t.Fatalf("%s: the page before %s = %v, more %v; read so far %v of %v", name, backwards[0], ids, more, backwards, want)
+		}
+		backwards = slices.Concat(ids, backwards)
+	}
+	if !slices.Equal(backwards, want) {
+		t.Errorf("%s backwards = %v, want %v", name, backwards, want)
+	}
+}
+
+// restPages reads the REST list at path with limit, starting_after and ending_before.
+func restPages(env *testEnv, token, path string) pageReader {
+	return func(t *testing.T, limit int, after, before string) ([]string, bool) {
+		t.Helper()
+		query := url.Values{"limit": {strconv.Itoa(limit)}}
+		if after != "" {
+			query.Set("starting_after", after)
+		}
+		if before != "" {
+			query.Set("ending_before", before)
+		}
+		return env.listIDs(token, path+"?"+query.Encode())
+	}
+}
+
+// graphQLPages reads the GraphQL list field, whose page holds its items in itemsField, with
+// first and after or, given before, last and before.
+func graphQLPages(env *testEnv, token, field, itemsField string) pageReader {
+	return func(t *testing.T, limit int, after, before string) ([]string, bool) {
+		t.Helper()
+		args := fmt.Sprintf("first: %d", limit)
+		switch {
+		case after != "":
+			args += fmt.Sprintf(", after: %q", after)
+		case before != "":
+			args = fmt.Sprintf("last: %d, before: %q", limit, before)
+		}
+		data := env.mustGraphQL(token, fmt.Sprintf("{ %s(%s) { %s { id } hasMore } }", field, args, itemsField), nil)
+		return idsOf(get(data, field, itemsField)), get(data, field, "hasMore") == true
+	}
+}
+
+// TestPaginationOfListsOrderedByID: users, API keys and merchants page by id as every other list
+// pages, over REST (limit, starting_after, ending_before, has_more) and GraphQL (first, after,
+// last, before, hasMore), forwards and backwards with nothing lost or repeated; a key's list is
+// still the caller's own unless they manage users. A parameter REST does not know, both cursors at
+// once, or a cursor the caller does not list is refused, naming the parameter.
+func TestPaginationOfListsOrderedByID(t *testing.T) {
+	t.Parallel()
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db)
+		admin := env.tokenFor("admin") // the platform's: lists the merchants, and every key of its own merchant
+		developer := env.tokenFor("developer")
+		for i := range 5 {
+			for _, made := range []response{
+				env.request(http.MethodPost, "/api/v1/users", admin, map[string]any{"email": prefixid.New("user") + "@example.com", "password": "correct horse battery staple", "role": "viewer"}),
+				env.request(http.MethodPost, "/api/v1/merchants", admin, map[string]any{"name": fmt.Sprintf("Merchant %d", i)}),
+			} {
+				if made.status != http.StatusCreated {
+					t.Fatalf("making: %d %s", made.status, made.raw)
+				}
+			}
+			env.apiKey(admin, "payments:read")
+		}
+		for range 4 {
+			env.apiKey(developer, "payments:read")
+		}
+
+		ctx := databasetest.AsMerchant()
+		users, err := db.Ent.User.Query().Order(ent.Asc(user.FieldID)).IDs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, err := db.Ent.APIKey.Query().Order(ent.Asc(apikey.FieldID)).IDs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ownKeys, err := db.Ent.APIKey.Query().Where(apikey.UserID(env.subjectOf(developer))).Order(ent.Asc(apikey.FieldID)).IDs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		merchants, err := db.Ent.Merchant.Query().Order(ent.Asc(merchant.FieldID)).IDs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(users) < 7 || len(keys) != 9 || len(ownKeys) != 4 || len(merchants) != 6 {
+			t.Fatalf("%d users, %d keys (%d the developer's), %d merchants", len(users), len(keys), len(ownKeys), len(merchants))
+		}
+
+		lists := []struct {
+			path, field, items, token string
+			want                      []string
+		}{
+			{"/api/v1/users", "users", "users", admin, users},
+			{"/api/v1/api-keys", "apiKeys", "keys", admin, keys},
+			{"/api/v1/api-keys", "apiKeys", "keys", developer, ownKeys},
+			{"/api/v1/merchants", "merchants", "merchants", admin, merchants},
+		}
+		for _, list := range lists {
+			pageThrough(t, "GET "+list.path, list.want, restPages(env, list.token, list.path))
+			pageThrough(t, list.field, list.want, graphQLPages(env, list.token, list.field, list.items))
+
+			// GraphQL reads the last page without a cursor, and a page between two.
+			data := env.mustGraphQL(list.token, fmt.Sprintf("{ %s(last: 2) { %s { id } hasMore } }", list.field, list.items), nil)
+			if got := idsOf(get(data, list.field, list.items)); !slices.Equal(got, list.want[len(list.want)-2:]) || get(data, list.field, "hasMore") != true {
+				t.Errorf("%s(last: 2) = %v", list.field, data)
+			}
+			data = env.mustGraphQL(list.token, fmt.Sprintf("{ %s(after: %q, before: %q, first: 5) { %s { id } hasMore } }", list.field, list.want[0], list.want[3], list.items), nil)
+			if got := idsOf(get(data, list.field, list.items)); !slices.Equal(got, list.want[1:3]) || get(data, list.field, "hasMore") != false {
+				t.Errorf("%s between %s and %s = %v", list.field, list.want[0], list.want[3], data)
+			}
+
+			for query, param := range map[string]string{
+				"?limit=2&page=2": "page",
+				"?limit=0":        "limit",
+				"?limit=101":      "limit",
+				"?limit=x":        "limit",
+				"?starting_after=" + list.want[0] + "&ending_before=" + list.want[2]: "ending_before",
+				"?starting_after=nobody": "starting_after",
+				"?ending_before=nobody":  "ending_before",
+			} {
+				r := env.request(http.MethodGet, list.path+query, list.token, nil)
+				if code, got := r.errorCode(); r.status != http.StatusBadRequest || code != "invalid_request" || got != param {
+					t.Errorf("GET %s%s = %d %s, want invalid_request naming %s", list.path, query, r.status, r.raw, param)
+				}
+			}
+			for args, param := range map[string]string{"first: 1, last: 1": "last", "first: 0": "first", "last: 101": "last"} {
+				_, errs := env.graphql(list.token, fmt.Sprintf("{ %s(%s) { hasMore } }", list.field, args), nil)
+				if len(errs) != 1 || errs[0].code() != "invalid_request" || errs[0].Extensions["param"] != param {
+					t.Errorf("%s(%s) = %+v, want invalid_request naming %s", list.field, args, errs, param)
+				}
+			}
+		}
+
+		// A key the developer does not list is no place for them to page from.
+		adminsKey := keys[slices.IndexFunc(keys, func(id string) bool { return !slices.Contains(ownKeys, id) })]
+		for _, param := range []string{"starting_after", "ending_before"} {
+			r := env.request(http.MethodGet, "/api/v1/api-keys?"+param+"="+adminsKey, developer, nil)
+			if code, got := r.errorCode(); r.status != http.StatusBadRequest || code != "invalid_request" || got != param {
+				t.Errorf("the developer paging from the admin's key with %s = %d %s", param, r.status, r.raw)
+			}
+		}
+	})
+}
+
+// idsOf lists the ids of a list of objects.
+func idsOf(items any) []string {
+	var ids []string
+	for _, item := range items.([]any) {
+		ids = append(ids, str(get(item, "id")))
+	}
+	return ids
 }

@@ -2,6 +2,8 @@ package app
 
 import (
 	"net/http"
+	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -150,4 +152,38 @@ func TestRESTURLsHoldText(t *testing.T) {
 			t.Errorf("an unknown id is still 404: %d", r.status)
 		}
 	})
+}
+
+// TestEveryListRefusesUnknownParameters: each list of the REST surface takes limit,
+// starting_after and ending_before, and answers a parameter it does not know 400 naming it, rather
+// than a page that quietly ignored what the caller asked.
+func TestEveryListRefusesUnknownParameters(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, databasetest.SQLite(t))
+	admin := env.tokenFor("admin")
+	paymentID := env.succeededPayment(admin, "5.00", "USD", "stripe")
+	endpoint := env.request(http.MethodPost, "/api/v1/webhook-endpoints", admin, map[string]any{"url": "http://127.0.0.1:9/hooks", "events": []string{"*"}})
+	endpointID := str(get(endpoint.body, "data", "id"))
+	lists := 0
+	for _, route := range apiRoutes {
+		name := runtime.FuncForPC(reflect.ValueOf(route.handle).Pointer()).Name()
+		if route.method != http.MethodGet || !strings.Contains(name, ".List") {
+			continue
+		}
+		lists++
+		path := strings.Replace(route.path, "{id}", paymentID, 1)
+		if strings.HasPrefix(route.path, "/api/v1/webhook-endpoints/{id}") {
+			path = strings.Replace(route.path, "{id}", endpointID, 1)
+		}
+		if r := env.request(http.MethodGet, path+"?limit=2&starting_after=&ending_before=", admin, nil); r.status != http.StatusOK {
+			t.Errorf("%s with the paging parameters = %d %s", path, r.status, r.raw)
+		}
+		r := env.request(http.MethodGet, path+"?limit=2&colour=blue", admin, nil)
+		if code, param := r.errorCode(); r.status != http.StatusBadRequest || code != "invalid_request" || param != "colour" {
+			t.Errorf("%s with an unknown parameter = %d %s", path, r.status, r.raw)
+		}
+	}
+	if lists < 10 {
+		t.Errorf("found %d lists among the routes; the walk has lost some", lists)
+	}
 }

@@ -49,6 +49,8 @@ type ServerDeps struct {
 	Playground *playground.Handler
 	// SandboxPages serves the built-in sandboxes' pages for shoppers, when set.
 	SandboxPages func(mux *http.ServeMux)
+	// SigningKeys are the public keys of the access tokens, served at /.well-known/jwks.json.
+	SigningKeys *auth.PublishedKeys
 }
 
 // apiRoute is one REST route: the operation it performs, which says what the caller must hold,
@@ -144,6 +146,13 @@ func NewServer(deps ServerDeps) http.Handler {
 	}
 	mux.Handle("/metrics", rest.Allow(http.MethodGet))
 	mux.Handle("/webhooks/{provider}", rest.Allow(http.MethodPost))
+	// Anyone may verify Paygate's tokens: the keys are public, and served from memory.
+	mux.HandleFunc("GET /.well-known/jwks.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "public, max-age=60")
+		w.Write(deps.SigningKeys.JWKS())
+	})
+	mux.Handle("/.well-known/jwks.json", rest.Allow(http.MethodGet))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusOK, "ok")
 	})

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/paygate/paygate/ent/apikey"
 	"github.com/paygate/paygate/ent/user"
 	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/tenant"
 )
 
@@ -28,8 +30,6 @@ const (
 	// TestKeyPrefix and LiveKeyPrefix begin the keys of a development and a production server.
 	TestKeyPrefix = "pk_test_"
 	LiveKeyPrefix = "pk_live_"
-	// MaxAPIKeysListed is the most keys one page lists.
-	MaxAPIKeysListed = 100
 	// MaxAPIKeysPerUser bounds the keys in force a user may hold.
 	MaxAPIKeysPerUser = 100
 	// MaxAPIKeyLifetime is the furthest a key's expiry may be set.
@@ -207,7 +207,11 @@ func (s *Service) CreateAPIKey(ctx context.Context, req APIKeyRequest) (NewAPIKe
 		// get their keys from that merchant's own users.
 		return NewAPIKey{}, apierror.New(apierror.Forbidden, "platform staff acting for another merchant make no API keys there: that merchant's own users do")
 	}
-	return s.createAPIKey(ctx, p.Merchant, p.UserID, p.Scopes, req)
+	var parentID string
+	if p.IsAPIKey() {
+		parentID = p.Subject
+	}
+	return s.createAPIKey(ctx, p.Merchant, p.UserID, parentID, p.Scopes, req)
 }
 
 // CreateFirstAPIKey makes a key for a deployment's programs, from the command line: for the user
@@ -227,11 +231,13 @@ func (s *Service) CreateFirstAPIKey(ctx context.Context, email string, req APIKe
 	if err != nil {
 		return NewAPIKey{}, nil, err
 	}
-	key, err := s.createAPIKey(ctx, owner.MerchantID, owner.ID, scopesOfUser(string(owner.Role), owner.Platform), req)
+	key, err := s.createAPIKey(ctx, owner.MerchantID, owner.ID, "", scopesOfUser(string(owner.Role), owner.Platform), req)
 	return key, owner, err
 }
 
-func (s *Service) createAPIKey(ctx context.Context, merchantID, userID string, grantable []string, req APIKeyRequest) (NewAPIKey, error) {
+// createAPIKey makes a key for userID with scopes among grantable; parentID is the key making it,
+// when a key does, which the new key may not outlive.
+func (s *Service) createAPIKey(ctx context.Context, merchantID, userID, parentID string, grantable []string, req APIKeyRequest) (NewAPIKey, error) {
 	name := strings.TrimSpace(req.Name)
 	if name == "" || utf8.RuneCountInString(name) > 100 || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
 		return NewAPIKey{}, apierror.ForParam(apierror.InvalidRequest, "name", "name must be 1 to 100 characters of text")
@@ -254,50 +260,113 @@ func (s *Service) createAPIKey(ctx context.Context, merchantID, userID string, g
 	if req.ExpiresAt != nil && (!req.ExpiresAt.After(now) || req.ExpiresAt.Sub(now) > MaxAPIKeyLifetime) {
 		return NewAPIKey{}, apierror.ForParam(apierror.InvalidRequest, "expires_at", "expires_at must be in the future, and within ten years")
 	}
-	held, err := s.client.APIKey.Query().Where(apikey.UserID(userID), apikey.RevokedAtIsNil(),
-		apikey.Or(apikey.ExpiresAtIsNil(), apikey.ExpiresAtGT(now))).Count(ctx)
-	if err != nil {
-		return NewAPIKey{}, err
-	}
-	if held >= MaxAPIKeysPerUser {
-		return NewAPIKey{}, apierror.New(apierror.InvalidState, fmt.Sprintf("a user may hold at most %d keys in force: revoke one first", MaxAPIKeysPerUser))
-	}
 	raw := make([]byte, keyRandomBytes)
 	rand.Read(raw)
 	value := s.keys.prefix + base64.RawURLEncoding.EncodeToString(raw)
-	created, err := s.client.APIKey.Create().
+	tx, err := s.client.Tx(ctx)
+	if err != nil {
+		return NewAPIKey{}, err
+	}
+	// The user's row, locked, makes the count and the insert one step across servers: two
+	// creates at once cannot both see 99 keys.
+	if _, err := tx.User.Query().Where(user.ID(userID), database.ForUpdate).Only(ctx); err != nil {
+		return NewAPIKey{}, rollback(tx, err)
+	}
+	expiresAt := req.ExpiresAt
+	if parentID != "" {
+		// The making key, locked against its revocation: a key made while its parent is being
+		// revoked is either refused here or revoked with it.
+		parent, err := tx.APIKey.Query().Where(apikey.ID(parentID), database.ForUpdate).Only(ctx)
+		if err != nil {
+			return NewAPIKey{}, rollback(tx, err)
+		}
+		if parent.RevokedAt != nil || parent.ExpiresAt != nil && !now.Before(*parent.ExpiresAt) {
+			return NewAPIKey{}, rollback(tx, apierror.New(apierror.TokenRevoked, "the API key making this one is no longer in force"))
+		}
+		if parent.ExpiresAt != nil {
+			switch {
+			case expiresAt == nil:
+				expiresAt = parent.ExpiresAt
+			case expiresAt.After(*parent.ExpiresAt):
+				return NewAPIKey{}, rollback(tx, apierror.ForParam(apierror.InvalidRequest, "expires_at",
+					"expires_at must not be after "+parent.ExpiresAt.UTC().Format(time.RFC3339)+", when the key making this one expires"))
+			}
+		}
+	}
+	held, err := tx.APIKey.Query().Where(apikey.UserID(userID), apikey.RevokedAtIsNil(),
+		apikey.Or(apikey.ExpiresAtIsNil(), apikey.ExpiresAtGT(now))).Count(ctx)
+	if err != nil {
+		return NewAPIKey{}, rollback(tx, err)
+	}
+	if held >= MaxAPIKeysPerUser {
+		return NewAPIKey{}, rollback(tx, apierror.New(apierror.InvalidState, fmt.Sprintf("a user may hold at most %d keys in force: revoke one first", MaxAPIKeysPerUser)))
+	}
+	create := tx.APIKey.Create().
 		SetMerchantID(merchantID).
 		SetName(name).
 		SetKeyHash(s.keys.hash(value)).
 		SetPrefix(value[:len(s.keys.prefix)+keyShownChars]).
 		SetScopes(scopes).
 		SetUserID(userID).
-		SetNillableExpiresAt(req.ExpiresAt).
-		SetCreatedAt(now).SetUpdatedAt(now).
-		Save(ctx)
+		SetNillableExpiresAt(expiresAt).
+		SetCreatedAt(now).SetUpdatedAt(now)
+	if parentID != "" {
+		create.SetParentID(parentID)
+	}
+	created, err := create.Save(ctx)
 	if err != nil {
+		return NewAPIKey{}, rollback(tx, err)
+	}
+	if err := tx.Commit(); err != nil {
 		return NewAPIKey{}, err
 	}
-	return NewAPIKey{Key: value, APIKey: created}, nil
+	return NewAPIKey{Key: value, APIKey: created.Unwrap()}, nil
 }
 
-// APIKeyPage is a page of keys, and whether more follow.
+// APIKeyPage is a page of keys, and whether more lie beyond it in the direction it was read.
 type APIKeyPage struct {
 	Keys    []*ent.APIKey
 	HasMore bool
 }
 
-// APIKeys lists up to limit keys (1 to MaxAPIKeysListed), oldest first, after the key with id
-// after when it is given: the caller's own, or everyone's for someone who manages users.
-func (s *Service) APIKeys(ctx context.Context, limit int, after string) (APIKeyPage, error) {
+// APIKeys lists a page of the keys the caller sees (listedKeys), oldest first (by id).
+func (s *Service) APIKeys(ctx context.Context, page ListPage) (APIKeyPage, error) {
 	if err := Authorize(ctx, ListAPIKeys); err != nil {
 		return APIKeyPage{}, err
 	}
-	if limit < 1 || limit > MaxAPIKeysListed {
-		return APIKeyPage{}, apierror.ForParam(apierror.InvalidRequest, "limit", fmt.Sprintf("limit must be from 1 to %d", MaxAPIKeysListed))
+	p, err := page.check()
+	if err != nil {
+		return APIKeyPage{}, err
 	}
+	keys, err := listedKeys(ctx, s.client.APIKey.Query()).Where(p.window).Order(p.order).Limit(p.limit()).All(ctx)
+	if err != nil {
+		return APIKeyPage{}, err
+	}
+	keys, more := pageOf(p, keys)
+	return APIKeyPage{Keys: keys, HasMore: more}, nil
+}
+
+// APIKeyCursorAt is the cursor of the key with id, which param (REST's starting_after or
+// ending_before) pages from: a key the caller sees, or invalid_request, whether or not a key they
+// may not see has the id.
+func (s *Service) APIKeyCursorAt(ctx context.Context, id, param string) (*ent.Cursor, error) {
+	if err := Authorize(ctx, ListAPIKeys); err != nil {
+		return nil, err
+	}
+	listed, err := listedKeys(ctx, s.client.APIKey.Query()).Where(apikey.ID(id)).Exist(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !listed {
+		return nil, apierror.ForParam(apierror.InvalidRequest, param, "no API key has the id "+id)
+	}
+	return &ent.Cursor{ID: id}, nil
+}
+
+// listedKeys narrows query to the keys the caller sees: their own, or everyone's for someone who
+// manages users.
+func listedKeys(ctx context.Context, query *ent.APIKeyQuery) *ent.APIKeyQuery {
 	p, _ := PrincipalFrom(ctx)
-	query := s.client.APIKey.Query().Order(ent.Asc(apikey.FieldID)).Limit(limit + 1) // one more says whether more follow
 	switch {
 	case !p.Can(ScopeUsersManage):
 		query.Where(apikey.UserID(p.UserID))
@@ -305,21 +374,11 @@ func (s *Service) APIKeys(ctx context.Context, limit int, after string) (APIKeyP
 		// A merchant's admin manages its own people's keys, not the platform staff's.
 		query.Where(apikey.HasUserWith(user.Platform(false)))
 	}
-	if after != "" {
-		query.Where(apikey.IDGT(after))
-	}
-	keys, err := query.All(ctx)
-	if err != nil {
-		return APIKeyPage{}, err
-	}
-	if len(keys) > limit {
-		return APIKeyPage{Keys: keys[:limit], HasMore: true}, nil
-	}
-	return APIKeyPage{Keys: keys}, nil
+	return query
 }
 
-// RevokeAPIKey revokes a key at once: here at once, on every other server within a second. Its
-// owner or someone who manages users may; to anyone else it does not exist.
+// RevokeAPIKey revokes a key, and the keys it made and theirs: here at once, on every other server
+// within a second. Its owner or someone who manages users may; to anyone else it does not exist.
 func (s *Service) RevokeAPIKey(ctx context.Context, id string) (*ent.APIKey, error) {
 	if err := Authorize(ctx, RevokeAPIKey); err != nil {
 		return nil, err
@@ -340,19 +399,63 @@ func (s *Service) RevokeAPIKey(ctx context.Context, id string) (*ent.APIKey, err
 	if err != nil {
 		return nil, err
 	}
-	if _, err := tx.APIKey.Update().Where(apikey.ID(id), apikey.RevokedAtIsNil()).SetRevokedAt(now).SetUpdatedAt(now).Save(ctx); err != nil {
-		return nil, rollback(tx, err)
-	}
-	// Other servers may trust what they read of the key for keyCacheFor; the revocation stands
-	// until then, and the row says so after.
-	inForce, err := s.tokens.Revocations.revoke(ctx, tx.Client(), id, now.Add(keyCacheFor+revocationOverlap))
+	revoked, err := revokeWithDescendants(ctx, tx, id, now)
 	if err != nil {
 		return nil, rollback(tx, err)
+	}
+	// Other servers may trust what they read of a key for keyCacheFor; the revocation stands
+	// until then, and the row says so after.
+	inForce := make([]func(), 0, len(revoked))
+	for _, k := range revoked {
+		done, err := s.tokens.Revocations.revoke(ctx, tx.Client(), k.ID, now.Add(keyCacheFor+revocationOverlap))
+		if err != nil {
+			return nil, rollback(tx, err)
+		}
+		inForce = append(inForce, done)
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
-	inForce()
-	s.keys.forget(key)
+	for i, k := range revoked {
+		inForce[i]()
+		s.keys.forget(k)
+	}
 	return s.client.APIKey.Get(ctx, id)
+}
+
+// maxKeyGenerations bounds the walk down from a revoked key: a chain of keys each made by the
+// last is at most MaxAPIKeysPerUser long, since all are one user's and in force when made.
+const maxKeyGenerations = MaxAPIKeysPerUser + 1
+
+// revokeWithDescendants revokes the key id, unless it is already, and every key in force it made,
+// down the generations; it returns the keys it revoked. The revocation of a parent takes its row
+// lock first, so a key being made by it waits and then sees it revoked.
+func revokeWithDescendants(ctx context.Context, tx *ent.Tx, id string, now time.Time) ([]*ent.APIKey, error) {
+	var revoked []*ent.APIKey
+	generation := []string{id}
+	for range maxKeyGenerations {
+		if len(generation) == 0 {
+			return revoked, nil
+		}
+		keys, err := tx.APIKey.Query().Where(apikey.IDIn(generation...), apikey.RevokedAtIsNil(), database.ForUpdate).All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(keys) > 0 {
+			ids := make([]string, len(keys))
+			for i, k := range keys {
+				ids[i] = k.ID
+			}
+			if err := tx.APIKey.Update().Where(apikey.IDIn(ids...)).SetRevokedAt(now).SetUpdatedAt(now).Exec(ctx); err != nil {
+				return nil, err
+			}
+			revoked = append(revoked, keys...)
+		}
+		// The children of every key of this generation, revoked or not: a key revoked before
+		// may have made keys while it was in force.
+		if generation, err = tx.APIKey.Query().Where(apikey.ParentIDIn(generation...)).IDs(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return nil, errors.New("api keys: the keys made by a revoked key go deeper than any user's keys can")
 }

@@ -19,12 +19,8 @@ const (
 	MerchantDisabled = "disabled"
 )
 
-const (
-	// MaxMerchantsListed is the most merchants one page lists.
-	MaxMerchantsListed = 100
-	// maxMerchantNameBytes bounds a merchant's name.
-	maxMerchantNameBytes = 100
-)
+// maxMerchantNameBytes bounds a merchant's name.
+const maxMerchantNameBytes = 100
 
 // merchantName checks and trims a merchant's name.
 func merchantName(name string) (string, error) {
@@ -59,33 +55,44 @@ func (s *Service) CreateMerchant(ctx context.Context, name string) (*ent.Merchan
 	return m, nil
 }
 
-// MerchantPage is a page of merchants, and whether more follow.
+// MerchantPage is a page of merchants, and whether more lie beyond it in the direction it was
+// read.
 type MerchantPage struct {
 	Merchants []*ent.Merchant
 	HasMore   bool
 }
 
-// Merchants lists up to limit merchants (1 to MaxMerchantsListed), oldest first, after the
-// merchant with id after when it is given.
-func (s *Service) Merchants(ctx context.Context, limit int, after string) (MerchantPage, error) {
+// Merchants lists a page of merchants, oldest first (by id).
+func (s *Service) Merchants(ctx context.Context, page ListPage) (MerchantPage, error) {
 	if err := Authorize(ctx, ListMerchants); err != nil {
 		return MerchantPage{}, err
 	}
-	if limit < 1 || limit > MaxMerchantsListed {
-		return MerchantPage{}, apierror.ForParam(apierror.InvalidRequest, "limit", fmt.Sprintf("limit must be from 1 to %d", MaxMerchantsListed))
-	}
-	query := s.client.Merchant.Query().Order(ent.Asc(merchant.FieldID)).Limit(limit + 1) // one more says whether more follow
-	if after != "" {
-		query.Where(merchant.IDGT(after))
-	}
-	merchants, err := query.All(ctx)
+	p, err := page.check()
 	if err != nil {
 		return MerchantPage{}, err
 	}
-	if len(merchants) > limit {
-		return MerchantPage{Merchants: merchants[:limit], HasMore: true}, nil
+	merchants, err := s.client.Merchant.Query().Where(p.window).Order(p.order).Limit(p.limit()).All(ctx)
+	if err != nil {
+		return MerchantPage{}, err
 	}
-	return MerchantPage{Merchants: merchants}, nil
+	merchants, more := pageOf(p, merchants)
+	return MerchantPage{Merchants: merchants, HasMore: more}, nil
+}
+
+// MerchantCursorAt is the cursor of the merchant with id, which param (REST's starting_after or
+// ending_before) pages from: a merchant that exists, or invalid_request.
+func (s *Service) MerchantCursorAt(ctx context.Context, id, param string) (*ent.Cursor, error) {
+	if err := Authorize(ctx, ListMerchants); err != nil {
+		return nil, err
+	}
+	listed, err := s.client.Merchant.Query().Where(merchant.ID(id)).Exist(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !listed {
+		return nil, apierror.ForParam(apierror.InvalidRequest, param, "no merchant has the id "+id)
+	}
+	return &ent.Cursor{ID: id}, nil
 }
 
 // MerchantChange is what UpdateMerchant changes; nil leaves a field as it is.

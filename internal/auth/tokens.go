@@ -30,9 +30,13 @@ type accessClaims struct {
 	jwt.RegisteredClaims
 }
 
-// Tokens issues and verifies HS256 access tokens.
+// Tokens issues and verifies access tokens: signed with this server's key when it has one
+// (EdDSA or RS256, verifiable by anyone through the published keys), else with the secret the
+// servers share (HS256). Either kind is verified, so a deployment moving to keys logs no one out.
 type Tokens struct {
 	secret []byte
+	// Keys are the keys of every server, this one's included; nil: the secret alone.
+	Keys   *PublishedKeys
 	parser *jwt.Parser
 	now    func() time.Time
 	// Revocations, when set, refuses the tokens of revoked sessions and revoked tokens.
@@ -54,9 +58,10 @@ func NewTokens(secret []byte, now func() time.Time) (*Tokens, error) {
 	verified, _ := lru.New[string, Principal](verifiedTokensKept) // fails only for a size below 1
 	return &Tokens{
 		secret: secret,
-		// The algorithm is pinned: "none" and any switch to another algorithm are rejected.
+		// The algorithms are pinned: "none" and any other are rejected, and a key signs only with
+		// its own (keyOf).
 		parser: jwt.NewParser(
-			jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+			jwt.WithValidMethods(signingMethods),
 			jwt.WithIssuer(issuer),
 			jwt.WithAudience(audience),
 			jwt.WithExpirationRequired(),
@@ -87,7 +92,29 @@ func (t *Tokens) Issue(userID, role, session string) (string, error) {
 			ExpiresAt: jwt.NewNumericDate(now.Add(AccessTokenLifetime)),
 		},
 	}
+	if t.Keys != nil && t.Keys.own != nil {
+		own := t.Keys.own
+		token := jwt.NewWithClaims(own.method, claims)
+		token.Header["kid"] = own.ID
+		return token.SignedString(own.private)
+	}
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(t.secret)
+}
+
+// signingMethods are the algorithms of the tokens Paygate issues.
+var signingMethods = []string{jwt.SigningMethodHS256.Alg(), jwt.SigningMethodEdDSA.Alg(), jwt.SigningMethodRS256.Alg()}
+
+// keyOf returns the key a token is verified with: the shared secret for HS256, else the published
+// key its kid names, whose algorithm must be the token's.
+func (t *Tokens) keyOf(token *jwt.Token) (any, error) {
+	if token.Method == jwt.SigningMethodHS256 {
+		return t.secret, nil
+	}
+	kid, _ := token.Header["kid"].(string)
+	if t.Keys == nil || kid == "" {
+		return nil, errors.New("the token names no key Paygate signs with")
+	}
+	return t.Keys.key(kid, token.Method.Alg())
 }
 
 // Verify checks an access token and returns its principal.
@@ -99,7 +126,7 @@ func (t *Tokens) Verify(token string) (Principal, error) {
 		return p, nil
 	}
 	var claims accessClaims
-	_, err := t.parser.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return t.secret, nil })
+	_, err := t.parser.ParseWithClaims(token, &claims, t.keyOf)
 	switch {
 	case errors.Is(err, jwt.ErrTokenExpired):
 		return Principal{}, apierror.New(apierror.TokenExpired, "the access token has expired; refresh it")
@@ -121,8 +148,8 @@ func (t *Tokens) Verify(token string) (Principal, error) {
 // claimsOf reads a token Paygate signed, whether or not it is still in force, for revoking it.
 func (t *Tokens) claimsOf(token string) (accessClaims, error) {
 	var claims accessClaims
-	_, err := jwt.NewParser(jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithoutClaimsValidation()).
-		ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return t.secret, nil })
+	_, err := jwt.NewParser(jwt.WithValidMethods(signingMethods), jwt.WithoutClaimsValidation()).
+		ParseWithClaims(token, &claims, t.keyOf)
 	if err == nil && (claims.ID == "" || claims.ExpiresAt == nil) {
 		err = errors.New("the token has no id or no end")
 	}

@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -13,9 +12,6 @@ import (
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/database"
 )
-
-// MaxUsersListed is the most users one page lists.
-const MaxUsersListed = 100
 
 // AddUser creates a user of the merchant the caller acts for, for someone who manages users.
 // Only platform staff make more platform staff, in their own merchant.
@@ -33,33 +29,43 @@ func (s *Service) AddUser(ctx context.Context, email, password, role string, pla
 	return u, err
 }
 
-// UserPage is a page of users, and whether more follow.
+// UserPage is a page of users, and whether more lie beyond it in the direction it was read.
 type UserPage struct {
 	Users   []*ent.User
 	HasMore bool
 }
 
-// Users lists up to limit users (1 to MaxUsersListed), oldest first, after the user with id
-// after when it is given.
-func (s *Service) Users(ctx context.Context, limit int, after string) (UserPage, error) {
+// Users lists a page of users, oldest first (by id).
+func (s *Service) Users(ctx context.Context, page ListPage) (UserPage, error) {
 	if err := Authorize(ctx, ListUsers); err != nil {
 		return UserPage{}, err
 	}
-	if limit < 1 || limit > MaxUsersListed {
-		return UserPage{}, apierror.ForParam(apierror.InvalidRequest, "limit", fmt.Sprintf("limit must be from 1 to %d", MaxUsersListed))
-	}
-	query := s.client.User.Query().Order(ent.Asc(user.FieldID)).Limit(limit + 1) // one more says whether more follow
-	if after != "" {
-		query.Where(user.IDGT(after))
-	}
-	users, err := query.All(ctx)
+	p, err := page.check()
 	if err != nil {
 		return UserPage{}, err
 	}
-	if len(users) > limit {
-		return UserPage{Users: users[:limit], HasMore: true}, nil
+	users, err := s.client.User.Query().Where(p.window).Order(p.order).Limit(p.limit()).All(ctx)
+	if err != nil {
+		return UserPage{}, err
 	}
-	return UserPage{Users: users}, nil
+	users, more := pageOf(p, users)
+	return UserPage{Users: users, HasMore: more}, nil
+}
+
+// UserCursorAt is the cursor of the user with id, which param (REST's starting_after or
+// ending_before) pages from: a user the caller lists, or invalid_request.
+func (s *Service) UserCursorAt(ctx context.Context, id, param string) (*ent.Cursor, error) {
+	if err := Authorize(ctx, ListUsers); err != nil {
+		return nil, err
+	}
+	listed, err := s.client.User.Query().Where(user.ID(id)).Exist(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !listed {
+		return nil, apierror.ForParam(apierror.InvalidRequest, param, "no user has the id "+id)
+	}
+	return &ent.Cursor{ID: id}, nil
 }
 
 // UserChange is what UpdateUser changes; nil leaves a field as it is.

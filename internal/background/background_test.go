@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,5 +65,122 @@ func TestLoopStopsWithItsContext(t *testing.T) {
 	time.Sleep(20 * time.Millisecond)
 	if len(ran) != 0 {
 		t.Errorf("%d rounds ran after the context ended", len(ran))
+	}
+}
+
+// stopping runs Stop(ctx) on g in the background and returns a channel closed when it returns.
+func stopping(g *Group, ctx context.Context) <-chan struct{} {
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		g.Stop(ctx)
+	}()
+	return returned
+}
+
+// stillRunning fails the test if done is closed: what it waits for must not have ended. A wrong
+// Stop could slip past the short look; a right one never fails it.
+func stillRunning(t *testing.T, done <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-done:
+		t.Fatal(what)
+	case <-time.After(20 * time.Millisecond):
+	}
+}
+
+// TestStopLetsTheRoundUnderWayFinish: once Stop is called no round starts, the round under way
+// finishes with its context intact, and the work it left running is waited for too; Stop returns
+// after both, and the loops marked AtStop then run once more.
+func TestStopLetsTheRoundUnderWayFinish(t *testing.T) {
+	events := make(chan string, 10)
+	started, release, releaseLeft := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	wake := make(chan struct{}, 1)
+	var left sync.WaitGroup
+	rounds := 0
+	g := Start(t.Context(), slog.New(slog.DiscardHandler),
+		Loop{Name: "working", Every: time.Hour, AtStart: true, Wake: wake, Wait: left.Wait, Run: func(ctx context.Context) error {
+			rounds++
+			left.Go(func() { // as a webhook delivery's try goes on after its round
+				<-releaseLeft
+				events <- "the work left running ended"
+			})
+			close(started)
+			<-release
+			if ctx.Err() != nil {
+				events <- "the round was cancelled"
+			}
+			events <- "the round finished"
+			return nil
+		}},
+		Loop{Name: "writing what is kept in memory", Every: time.Hour, AtStop: true, Run: func(ctx context.Context) error {
+			events <- "the round at stop"
+			return nil
+		}})
+	<-started
+	stopped := stopping(g, context.Background())
+	<-g.stopping
+	wake <- struct{}{} // wants a round: none starts once stopping
+	stillRunning(t, stopped, "Stop returned while a round was under way")
+	close(release)
+	stillRunning(t, stopped, "Stop returned while the work a round left was running")
+	close(releaseLeft)
+	<-stopped
+	g.RunAtStop(context.Background())
+	close(events)
+	var got []string
+	for e := range events {
+		got = append(got, e)
+	}
+	want := []string{"the round finished", "the work left running ended", "the round at stop"}
+	if !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+	if rounds != 1 {
+		t.Errorf("%d rounds ran, want the one under way at Stop", rounds)
+	}
+}
+
+// TestStopCancelsARoundPastItsBound: a round still running when Stop's context ends is
+// cancelled, and Stop returns as it ends.
+func TestStopCancelsARoundPastItsBound(t *testing.T) {
+	events := make(chan string, 10)
+	started := make(chan struct{})
+	g := Start(t.Context(), slog.New(slog.DiscardHandler), Loop{Name: "stuck", Every: time.Hour, AtStart: true, Run: func(ctx context.Context) error {
+		close(started)
+		<-ctx.Done()
+		events <- "the round was cancelled"
+		return ctx.Err()
+	}})
+	<-started
+	bound, passBound := context.WithCancel(context.Background())
+	stopped := stopping(g, bound)
+	stillRunning(t, stopped, "Stop returned before its bound, with a round under way")
+	events <- "the bound passed"
+	passBound()
+	<-stopped
+	events <- "Stop returned"
+	close(events)
+	var got []string
+	for e := range events {
+		got = append(got, e)
+	}
+	if want := []string{"the bound passed", "the round was cancelled", "Stop returned"}; !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}
+
+// TestRoundAtStopLogsItsFailure: what a round at stop failed to write is lost, so its failure is
+// logged, even one for its bound.
+func TestRoundAtStopLogsItsFailure(t *testing.T) {
+	var logs logtest.Buffer
+	g := Start(t.Context(), slog.New(slog.NewTextHandler(&logs, nil)),
+		Loop{Name: "writing uses", Every: time.Hour, AtStop: true, Run: func(ctx context.Context) error { return ctx.Err() }})
+	g.Stop(context.Background())
+	past, cancel := context.WithCancel(context.Background())
+	cancel()
+	g.RunAtStop(past)
+	if !strings.Contains(logs.String(), `msg="writing uses failed at stop`) || !strings.Contains(logs.String(), "context canceled") {
+		t.Errorf("logs = %q", logs.String())
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,13 +28,16 @@ import (
 // `paygate help` says of it; its group tag is which of the Groups it is in, so that each
 // command's help names only the variables the command reads.
 type Config struct {
-	Env                string `env:"PAYGATE_ENV" group:"secrets" envDefault:"development" help:"development or production (production: no playground, no introspection, every secret required)"`
-	Addr               string `env:"PAYGATE_ADDR" group:"server" help:"listen address (default 127.0.0.1:8080)"`
-	Port               string `env:"PORT" group:"server" help:"listen on :PORT when PAYGATE_ADDR is unset"`
-	DatabaseURL        string `env:"DATABASE_URL" group:"database" help:"sqlite://PATH (default sqlite://./paygate.db), sqlite://:memory: or postgres://user@host/db?sslmode=..."`
-	DBMaxConns         int    `env:"PAYGATE_DB_MAX_CONNS" group:"database" envDefault:"20" help:"PostgreSQL connection pool size"`
-	DataDir            string `env:"PAYGATE_DATA_DIR" group:"secrets" envDefault:".paygate" help:"where development secrets are generated (mode 0600)"`
-	JWTSecret          string `env:"PAYGATE_JWT_SECRET" group:"secrets" help:"HS256 key of access tokens, at least 32 bytes (openssl rand -hex 32)"`
+	Env         string `env:"PAYGATE_ENV" group:"secrets" envDefault:"development" help:"development or production (production: no playground, no introspection, every secret required)"`
+	Addr        string `env:"PAYGATE_ADDR" group:"server" help:"listen address (default 127.0.0.1:8080)"`
+	Port        string `env:"PORT" group:"server" help:"listen on :PORT when PAYGATE_ADDR is unset"`
+	DatabaseURL string `env:"DATABASE_URL" group:"database" help:"sqlite://PATH (default sqlite://./paygate.db), sqlite://:memory: or postgres://user@host/db?sslmode=..."`
+	DBMaxConns  int    `env:"PAYGATE_DB_MAX_CONNS" group:"database" envDefault:"20" help:"PostgreSQL connection pool size"`
+	DataDir     string `env:"PAYGATE_DATA_DIR" group:"secrets" envDefault:".paygate" help:"where development secrets are generated (mode 0600)"`
+	JWTSecret   string `env:"PAYGATE_JWT_SECRET" group:"secrets" help:"HS256 key of access tokens, at least 32 bytes (openssl rand -hex 32)"`
+	// JWTPrivateKeyFile, when set, signs access tokens with a key whose public half every server
+	// publishes, so other services verify them without the shared secret.
+	JWTPrivateKeyFile  string `env:"PAYGATE_JWT_PRIVATE_KEY_FILE" group:"secrets" help:"PEM file of an Ed25519 or RSA (2048 bits or more) private key to sign access tokens with, its public key served at /.well-known/jwks.json (openssl genpkey -algorithm ed25519 -out jwt.pem)"`
 	CardFingerprintKey string `env:"PAYGATE_CARD_FINGERPRINT_KEY" group:"secrets" help:"key of the card fingerprint hash, at least 32 bytes (openssl rand -hex 32)"`
 	APIKeySecret       string `env:"PAYGATE_API_KEY_SECRET" group:"secrets" help:"key of the hash API keys are kept as, at least 32 bytes (openssl rand -hex 32)"`
 	AdminEmail         string `env:"PAYGATE_ADMIN_EMAIL" group:"server" help:"the first admin's email, created when there are no users"`
@@ -46,6 +50,7 @@ type Config struct {
 	// MetricsPublic serves /metrics to anyone, for a Prometheus on a private network that sends
 	// no credentials.
 	MetricsPublic  bool          `env:"PAYGATE_METRICS_PUBLIC" group:"server" envDefault:"false" help:"true serves /metrics without credentials"`
+	DebugAddr      string        `env:"PAYGATE_DEBUG_ADDR" group:"server" help:"loopback address to serve Go's profiles (pprof) on, e.g. 127.0.0.1:6060; unset: not served"`
 	RedisURL       string        `env:"REDIS_URL" group:"server" help:"redis://[:password@]host:port/db: rate limits shared by every server; unset: each server keeps its own"`
 	RedisKeyPrefix string        `env:"PAYGATE_REDIS_KEY_PREFIX" group:"server" envDefault:"paygate:ratelimit:" help:"what the rate limit keys in Redis begin with: one per deployment sharing a Redis"`
 	TrustedProxies []string      `env:"PAYGATE_TRUSTED_PROXIES" group:"server" envSeparator:"," help:"comma-separated addresses or CIDRs of the load balancers whose X-Forwarded-For names the client; unset: the header is ignored"`
@@ -55,6 +60,10 @@ type Config struct {
 	// SandboxOutage names the built-in sandboxes that answer every request 503, as a provider
 	// that is down does, so that failover can be shown.
 	SandboxOutage []string `env:"PAYGATE_SANDBOX_OUTAGE" group:"server" envSeparator:"," help:"built-in sandboxes to run as down, e.g. stripe"`
+	// ProductionAllows are what a production start is let run with that takes no real payments
+	// or refuses their webhooks, each item KIND:PROVIDER (AllowSandbox, AllowNoWebhooks), as
+	// Load checked and wrote them.
+	ProductionAllows []string `env:"PAYGATE_PRODUCTION_ALLOWS" group:"server" envSeparator:"," help:"what production starts with anyway, comma-separated: sandbox:PROVIDER (served by its built-in sandbox), no-webhooks:PROVIDER (a real provider without its webhook secret, its webhooks refused)"`
 
 	// Providers holds each provider's settings, by name, read from its registration's
 	// variables (PAYGATE_{NAME}_{KEY}); a provider without a base URL is served by its built-in
@@ -163,6 +172,11 @@ func Load(environ []string, providers []provider.Registration) (Config, error) {
 			return Config{}, fmt.Errorf("PAYGATE_SANDBOX_OUTAGE: %q is not a provider served by its built-in sandbox", name)
 		}
 	}
+	allows, err := productionAllowances(cfg.ProductionAllows, providers)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg.ProductionAllows = allows
 	for i, origin := range cfg.CORSOrigins {
 		normal, err := normalOrigin(origin)
 		if err != nil {
@@ -189,10 +203,58 @@ func Load(environ []string, providers []provider.Registration) (Config, error) {
 			return Config{}, errors.New("PAYGATE_PUBLIC_URL must be an http or https URL without query, e.g. https://pay.example.com")
 		}
 	}
+	if cfg.DebugAddr != "" && !isLoopbackAddr(cfg.DebugAddr) {
+		// The profiles show the process's code and memory to whoever reaches them.
+		return Config{}, fmt.Errorf("PAYGATE_DEBUG_ADDR must be a loopback address and port (127.0.0.1:6060, [::1]:6060, localhost:6060), not %q", cfg.DebugAddr)
+	}
 	if (cfg.AdminEmail == "") != (cfg.AdminPassword == "") {
 		return Config{}, errors.New("set both PAYGATE_ADMIN_EMAIL and PAYGATE_ADMIN_PASSWORD, or neither")
 	}
 	return cfg, nil
+}
+
+// The kinds of PAYGATE_PRODUCTION_ALLOWS's items, each written KIND:PROVIDER (sandbox:stripe).
+const (
+	// AllowSandbox lets a provider be served by its built-in sandbox, where no real money moves.
+	AllowSandbox = "sandbox"
+	// AllowNoWebhooks lets a provider's real API be used without its webhook secret: every
+	// webhook from it is refused, so what happens at the provider alone (a refund made in its
+	// dashboard, a dispute) is never heard of.
+	AllowNoWebhooks = "no-webhooks"
+)
+
+// Allowance is the item of PAYGATE_PRODUCTION_ALLOWS that allows kind for the provider.
+func Allowance(kind, providerName string) string { return kind + ":" + providerName }
+
+// Allows reports whether PAYGATE_PRODUCTION_ALLOWS allows kind for the provider.
+func (c Config) Allows(kind, providerName string) bool {
+	return slices.Contains(c.ProductionAllows, Allowance(kind, providerName))
+}
+
+// productionAllowances reads PAYGATE_PRODUCTION_ALLOWS's items, trimmed and in lower case: an
+// item of an unknown kind or naming no provider is refused, since an allowance written wrong
+// would allow nothing and be found out only at a production start.
+func productionAllowances(items []string, providers []provider.Registration) ([]string, error) {
+	names := make([]string, len(providers))
+	for i, p := range providers {
+		names[i] = p.Name
+	}
+	var allows []string
+	for _, item := range items {
+		written := strings.TrimSpace(item)
+		if written == "" {
+			continue
+		}
+		kind, name, _ := strings.Cut(strings.ToLower(written), ":")
+		if kind != AllowSandbox && kind != AllowNoWebhooks {
+			return nil, fmt.Errorf("PAYGATE_PRODUCTION_ALLOWS: %q is not an allowance; write %s:PROVIDER or %s:PROVIDER", written, AllowSandbox, AllowNoWebhooks)
+		}
+		if !slices.Contains(names, name) {
+			return nil, fmt.Errorf("PAYGATE_PRODUCTION_ALLOWS: %q names no provider; the providers are %s", written, strings.Join(names, ", "))
+		}
+		allows = append(allows, Allowance(kind, name))
+	}
+	return allows, nil
 }
 
 // TrustedProxyPrefixes reads PAYGATE_TRUSTED_PROXIES: each an address (one host) or a CIDR.
@@ -214,6 +276,23 @@ func (c Config) TrustedProxyPrefixes() ([]netip.Prefix, error) {
 		prefixes = append(prefixes, prefix.Masked())
 	}
 	return prefixes, nil
+}
+
+// isLoopbackAddr reports whether addr is a host and port of this machine's loopback interface
+// alone: localhost, 127.0.0.0/8 or ::1.
+func isLoopbackAddr(addr string) bool {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // normalOrigin returns an origin as browsers send it: scheme://host[:port], without the

@@ -200,3 +200,49 @@ func TestPublicURL(t *testing.T) {
 		}
 	}
 }
+
+// TestProductionAllows: each item is KIND:PROVIDER, read in any case and spacing; an item of
+// another kind or naming no provider is refused, named, in development too.
+func TestProductionAllows(t *testing.T) {
+	cfg, err := Load([]string{"PAYGATE_PRODUCTION_ALLOWS= sandbox:stripe, No-Webhooks:Adyen,,"}, registered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"sandbox:stripe", "no-webhooks:adyen"}; !slices.Equal(cfg.ProductionAllows, want) {
+		t.Errorf("allowances %q, want %q", cfg.ProductionAllows, want)
+	}
+	if !cfg.Allows(AllowSandbox, "stripe") || !cfg.Allows(AllowNoWebhooks, "adyen") || cfg.Allows(AllowSandbox, "adyen") || cfg.Allows(AllowNoWebhooks, "stripe") {
+		t.Errorf("allowances %q read wrong", cfg.ProductionAllows)
+	}
+	for item, want := range map[string]string{
+		"sandbox:paypal":      `"sandbox:paypal" names no provider; the providers are stripe, adyen, checkout`,
+		"sandbox":             `"sandbox" names no provider`,
+		"unsigned:stripe":     `"unsigned:stripe" is not an allowance; write sandbox:PROVIDER or no-webhooks:PROVIDER`,
+		"stripe":              `"stripe" is not an allowance`,
+		"sandbox:stripe:live": `"sandbox:stripe:live" names no provider`,
+	} {
+		for _, environ := range [][]string{{"PAYGATE_PRODUCTION_ALLOWS=" + item}, {"PAYGATE_ENV=production", "PAYGATE_PUBLIC_URL=https://pay.example.com", "PAYGATE_PRODUCTION_ALLOWS=sandbox:stripe," + item}} {
+			if _, err := Load(environ, registered); err == nil || !strings.Contains(err.Error(), "PAYGATE_PRODUCTION_ALLOWS: "+want) {
+				t.Errorf("%v: %v, want %s", environ, err, want)
+			}
+		}
+	}
+}
+
+// TestDebugAddr: the profiles are served on a loopback address only; any other, or one without a
+// port, is refused at start.
+func TestDebugAddr(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1:6060", "127.0.0.2:6060", "[::1]:6060", "localhost:6060", "127.0.0.1:0"} {
+		cfg, err := Load([]string{"PAYGATE_DEBUG_ADDR=" + addr}, registered)
+		if err != nil || cfg.DebugAddr != addr {
+			t.Errorf("PAYGATE_DEBUG_ADDR=%s: %q, %v", addr, cfg.DebugAddr, err)
+		}
+	}
+	for _, addr := range []string{"0.0.0.0:6060", ":6060", "[::]:6060", "203.0.113.7:6060", "10.0.0.1:6060", "127.0.0.1",
+		"localhost", "127.0.0.1:http", "127.0.0.1:70000", "debug.example.com:6060", "[::ffff:0.0.0.0]:6060"} {
+		_, err := Load([]string{"PAYGATE_DEBUG_ADDR=" + addr}, registered)
+		if err == nil || !strings.Contains(err.Error(), "PAYGATE_DEBUG_ADDR") {
+			t.Errorf("PAYGATE_DEBUG_ADDR=%s: %v, want an error naming the variable", addr, err)
+		}
+	}
+}

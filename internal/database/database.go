@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -37,13 +38,18 @@ type DB struct {
 	Ent     *ent.Client
 	// dsn is what the pool connects with, for the listener's own connection.
 	dsn string
+	// roundTrips counts the pool's round trips (roundtrips.go) when Options asked for it.
+	roundTrips *atomic.Int64
 }
 
-// Options size the connection pool.
+// Options size the connection pool and say whether to count its round trips.
 type Options struct {
 	// MaxConns bounds open connections to PostgreSQL; SQLite files get a fixed small pool since
 	// writes serialize anyway.
 	MaxConns int
+	// CountRoundTrips counts every round trip the pool makes, for RoundTrips to tell: the
+	// benchmarks' figure per request.
+	CountRoundTrips bool
 }
 
 // Open opens the database named by rawURL: "" or sqlite://PATH (the embedded SQLite; PATH may be
@@ -53,7 +59,11 @@ func Open(rawURL string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	sqlDB, err := sql.Open(driverName, dsn)
+	var roundTrips *atomic.Int64
+	if opts.CountRoundTrips {
+		roundTrips = new(atomic.Int64)
+	}
+	sqlDB, err := openPool(driverName, dsn, roundTrips)
 	if err != nil {
 		return nil, err
 	}
@@ -82,11 +92,21 @@ func Open(rawURL string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("connecting to the database: %w", err)
 	}
 	return &DB{
-		SQL:     sqlDB,
-		Dialect: dialectName,
-		Ent:     ent.NewClient(ent.Driver(utcDriver{entsql.OpenDB(dialectName, sqlDB)})),
-		dsn:     dsn,
+		SQL:        sqlDB,
+		Dialect:    dialectName,
+		Ent:        ent.NewClient(ent.Driver(utcDriver{entsql.OpenDB(dialectName, sqlDB)})),
+		dsn:        dsn,
+		roundTrips: roundTrips,
 	}, nil
+}
+
+// RoundTrips is how many round trips the pool has made since it was opened, when it was opened
+// with Options.CountRoundTrips; else 0.
+func (db *DB) RoundTrips() int64 {
+	if db.roundTrips == nil {
+		return 0
+	}
+	return db.roundTrips.Load()
 }
 
 func parseURL(rawURL string) (driverName, dialectName, dsn string, err error) {

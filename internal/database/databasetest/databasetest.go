@@ -44,7 +44,7 @@ func ForEachPools(t *testing.T, n int, fn func(t *testing.T, pools []*database.D
 func openPools(t testing.TB, rawURL string, n int) []*database.DB {
 	pools := make([]*database.DB, n)
 	for i := range pools {
-		pools[i] = open(t, rawURL)
+		pools[i] = open(t, rawURL, database.Options{})
 	}
 	return pools
 }
@@ -52,7 +52,13 @@ func openPools(t testing.TB, rawURL string, n int) []*database.DB {
 // SQLite returns a migrated SQLite database in a file of the test's temp dir.
 func SQLite(t testing.TB) *database.DB {
 	t.Helper()
-	return open(t, sqliteURL(t))
+	return open(t, sqliteURL(t), database.Options{})
+}
+
+// CountingSQLite is SQLite whose pool counts its round trips (database.DB.RoundTrips).
+func CountingSQLite(t testing.TB) *database.DB {
+	t.Helper()
+	return open(t, sqliteURL(t), database.Options{CountRoundTrips: true})
 }
 
 func sqliteURL(t testing.TB) string {
@@ -63,7 +69,13 @@ func sqliteURL(t testing.TB) string {
 // the test ends. It skips the test when the variable is unset.
 func Postgres(t testing.TB) *database.DB {
 	t.Helper()
-	return open(t, postgresURL(t))
+	return open(t, postgresURL(t), database.Options{})
+}
+
+// CountingPostgres is Postgres whose pool counts its round trips (database.DB.RoundTrips).
+func CountingPostgres(t testing.TB) *database.DB {
+	t.Helper()
+	return open(t, postgresURL(t), database.Options{CountRoundTrips: true})
 }
 
 // postgresURL creates a schema of PAYGATE_TEST_DATABASE_URL, dropped when the test ends, and
@@ -100,9 +112,10 @@ func postgresURL(t testing.TB) string {
 	return u.String()
 }
 
-func open(t testing.TB, rawURL string) *database.DB {
+func open(t testing.TB, rawURL string, opts database.Options) *database.DB {
 	t.Helper()
-	db, err := database.Open(rawURL, database.Options{MaxConns: 30})
+	opts.MaxConns = 30
+	db, err := database.Open(rawURL, opts)
 	if err != nil {
 		t.Fatalf("opening %s: %v", rawURL, err)
 	}
