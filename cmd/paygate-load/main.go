@@ -9,6 +9,9 @@
 // recorded as failed: run it against a Paygate and a database set up for measuring, never one
 // that holds real payments.
 //
+// paygate-load logins -email E -password P measures a real user's login alone and during a flood
+// of logins with made-up accounts from another local address, as the login throttles see it.
+//
 // The bare handler runs in this process unless -bare names one already serving
 // (paygate-load bare -database-url ... -listen 127.0.0.1:8081), which keeps it from sharing a
 // process with the load it is measured under.
@@ -49,6 +52,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if len(args) > 0 && args[0] == "sandbox" {
 		return serveSandbox(ctx, args[1:], stdout)
+	}
+	if len(args) > 0 && args[0] == "logins" {
+		return floodLogins(ctx, args[1:], stdout)
 	}
 	flags := flag.NewFlagSet("paygate-load", flag.ContinueOnError)
 	paygateURL := flags.String("paygate", "http://127.0.0.1:8080", "the running Paygate")
@@ -169,6 +175,37 @@ func logIn(ctx context.Context, client *http.Client, baseURL, email, password st
 		return "", fmt.Errorf("logging in as %s: %s", email, resp.Status)
 	}
 	return answer.Data.AccessToken, nil
+}
+
+// floodLogins measures a real user's login alone and during a flood of logins with made-up
+// accounts from another address.
+func floodLogins(ctx context.Context, args []string, stdout io.Writer) error {
+	flags := flag.NewFlagSet("paygate-load logins", flag.ContinueOnError)
+	paygateURL := flags.String("paygate", "http://127.0.0.1:8080", "the running Paygate, on this machine")
+	email := flags.String("email", "", "the real user")
+	password := flags.String("password", "", "the real user's password")
+	workers := flags.Int("workers", 8, "concurrent clients of the flood")
+	duration := flags.Duration("duration", 10*time.Second, "how long the flood lasts")
+	logins := flags.Int("logins", 8, "real logins alone, and as many during the flood, each from an address of its own (127.0.0.10 on)")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	if *email == "" || *logins < 1 || *logins > 100 {
+		return errors.New("give -email and -password of a real user, and -logins from 1 to 100")
+	}
+	real := make([]string, 2**logins)
+	for i := range real {
+		real[i] = fmt.Sprintf("127.0.0.%d", 10+i)
+	}
+	flood := loadtest.LoginFlood{BaseURL: *paygateURL, Email: *email, Password: *password, Workers: *workers, Duration: *duration,
+		FloodFrom: "127.0.0.1", RealFrom: real}
+	fmt.Fprintf(stdout, "%d workers flooding logins from 127.0.0.1 for %s; the real user logs in from 127.0.0.10 on\n", *workers, *duration)
+	result, err := flood.Run(ctx)
+	if err != nil {
+		return err
+	}
+	loadtest.ReportLogins(stdout, result)
+	return nil
 }
 
 // serveBare serves the bare handler until interrupted.

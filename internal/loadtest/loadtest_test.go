@@ -3,10 +3,13 @@ package loadtest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -72,5 +75,51 @@ func TestResidentMemory(t *testing.T) {
 	}
 	if now <= 0 || peak < now {
 		t.Errorf("resident memory %d, peak %d", now, peak)
+	}
+}
+
+// TestLoginFloodComesFromItsAddresses: the flood comes from its address and each real login from
+// one of its own, as the server's throttles see them, and the result counts what each got.
+func TestLoginFloodComesFromItsAddresses(t *testing.T) {
+	var mu sync.Mutex
+	realFrom, floodFrom := map[string]int{}, map[string]int{}
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct{ Email string }
+		json.NewDecoder(r.Body).Decode(&body)
+		host, _, _ := net.SplitHostPort(r.RemoteAddr)
+		mu.Lock()
+		defer mu.Unlock()
+		if body.Email == "real@example.com" {
+			realFrom[host]++
+			return
+		}
+		floodFrom[host]++
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer server.Close()
+	real := []string{"127.0.0.10", "127.0.0.11", "127.0.0.12", "127.0.0.13"}
+	result, err := LoginFlood{BaseURL: server.URL, Email: "real@example.com", Password: "p", Workers: 2, Duration: 200 * time.Millisecond,
+		FloodFrom: "127.0.0.1", RealFrom: real}.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(result.Idle) != 2 || len(result.Flooded) != 2 || result.FloodRequests == 0 || result.FloodAnswers[http.StatusTooManyRequests] != result.FloodRequests {
+		t.Errorf("result = %+v", result)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, addr := range real {
+		if realFrom[addr] != 1 {
+			t.Errorf("real logins by address = %v, want one from each of %v", realFrom, real)
+			break
+		}
+	}
+	if len(floodFrom) != 1 || floodFrom["127.0.0.1"] < result.FloodRequests {
+		t.Errorf("the flood came from %v", floodFrom)
+	}
+	var report bytes.Buffer
+	ReportLogins(&report, result)
+	if !strings.Contains(report.String(), "x alone") || !strings.Contains(report.String(), "× 429") {
+		t.Errorf("report:\n%s", report.String())
 	}
 }
