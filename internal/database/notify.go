@@ -24,7 +24,8 @@ func (db *DB) Notify(ctx context.Context, channel string) error {
 
 // Listen calls heard for each notification on channel, and each time its connection is made
 // again (notifications may have been missed meanwhile), until ctx ends. On SQLite it does
-// nothing. The listener holds one connection of its own, outside the pool.
+// nothing. The listener holds one connection of its own, outside the pool: lib/pq's, which
+// reconnects and says so by itself, where the pool's driver (pgx) has no listener for database/sql.
 func (db *DB) Listen(ctx context.Context, channel string, heard func(), logger *slog.Logger) error {
 	if db.Dialect != dialect.Postgres {
 		return nil

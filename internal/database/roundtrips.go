@@ -11,7 +11,7 @@ import (
 // A round trip, as counted here, is one call the pool makes into its driver that asks the
 // database something: a statement run (alone or prepared), a statement prepared, a transaction
 // begun, committed or rolled back, a ping. On PostgreSQL each is at least one exchange with the
-// server (lib/pq makes two for a statement with arguments: parse, then bind and execute); on
+// server (pgx's first run of a statement on a connection prepares it too); on
 // SQLite each is a call into the engine. The benchmarks report them per request, so a change that
 // adds one is seen in review.
 
@@ -29,7 +29,7 @@ func openPool(driverName, dsn string, roundTrips *atomic.Int64) (*sql.DB, error)
 }
 
 // countingConnector connects as sql.Open does for a driver without a connector of its own, as
-// lib/pq and modernc's sqlite are.
+// modernc's sqlite is, and as pgx's connects through its driver.
 type countingConnector struct {
 	driver     driver.Driver
 	dsn        string
@@ -65,7 +65,6 @@ type contextConn interface {
 	driver.QueryerContext
 	driver.Pinger
 	driver.SessionResetter
-	driver.Validator
 }
 
 type countingConn struct {

@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	_ "github.com/lib/pq"
+	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/tenant"
@@ -86,7 +86,7 @@ func postgresURL(t testing.TB) string {
 	if base == "" {
 		t.Skip("PAYGATE_TEST_DATABASE_URL is not set")
 	}
-	admin, err := sql.Open("postgres", base)
+	admin, err := sql.Open("pgx", base)
 	if err != nil {
 		t.Fatal(err)
 	}
