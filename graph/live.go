@@ -131,7 +131,7 @@ func stream[T any](ctx context.Context, r *Resolver, op auth.Operation, kind str
 				}
 			case change, open := <-sub.Changes():
 				if !open {
-					return // fell behind, or the server is stopping
+					return // fell behind
 				}
 				object, ok := change.Object.(T)
 				if !ok {

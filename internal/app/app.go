@@ -330,11 +330,6 @@ func CheckSigningKey(cfg config.Config) error {
 // Handler is Paygate's HTTP handler: every route, behind every middleware.
 func (a *App) Handler() http.Handler { return a.handler }
 
-// EndStreams ends every subscription's stream (Server-Sent Events and WebSocket alike), and any
-// opened after: a stopping server calls it as the drain begins, since a stream stays open until
-// its client leaves and would hold the drain to its bound. Clients reconnect, to another server.
-func (a *App) EndStreams() { a.services.hub.Close() }
-
 // newLimiter returns the rate limiter: over Redis when REDIS_URL is set (its client closed when
 // ctx ends), else per server.
 func newLimiter(ctx context.Context, cfg config.Config, logger *slog.Logger) (*ratelimit.Limiter, error) {

@@ -269,7 +269,7 @@ func (s *Service) createAPIKey(ctx context.Context, merchantID, userID, parentID
 	}
 	// The user's row, locked, makes the count and the insert one step across servers: two
 	// creates at once cannot both see 99 keys.
-	if _, err := tx.User.Query().Where(user.ID(userID), database.ForUpdate).Only(ctx); err != nil {
+	if _, err := tx.User.Query().Where(user.ID(userID), lockUser).Only(ctx); err != nil {
 		return NewAPIKey{}, rollback(tx, err)
 	}
 	expiresAt := req.ExpiresAt
@@ -441,19 +441,21 @@ func revokeWithDescendants(ctx context.Context, tx *ent.Tx, id string, now time.
 		if err != nil {
 			return nil, err
 		}
-		if len(keys) > 0 {
-			ids := make([]string, len(keys))
-			for i, k := range keys {
-				ids[i] = k.ID
-			}
+		ids := make([]string, len(keys))
+		for i, k := range keys {
+			ids[i] = k.ID
+		}
+		if len(ids) > 0 {
 			if err := tx.APIKey.Update().Where(apikey.IDIn(ids...)).SetRevokedAt(now).SetUpdatedAt(now).Exec(ctx); err != nil {
 				return nil, err
 			}
 			revoked = append(revoked, keys...)
 		}
-		// The children of every key of this generation, revoked or not: a key revoked before
-		// may have made keys while it was in force.
-		if generation, err = tx.APIKey.Query().Where(apikey.ParentIDIn(generation...)).IDs(ctx); err != nil {
+		// The children in force of this generation: a child revoked or expired already needs
+		// nothing, and neither do its own, revoked with it or expired no later. So the walk stays
+		// within one user's keys in force, however many keys a parent has made over time.
+		if generation, err = tx.APIKey.Query().Where(apikey.ParentIDIn(ids...), apikey.RevokedAtIsNil(),
+			apikey.Or(apikey.ExpiresAtIsNil(), apikey.ExpiresAtGT(now))).IDs(ctx); err != nil {
 			return nil, err
 		}
 	}

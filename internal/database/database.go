@@ -121,10 +121,17 @@ func parseURL(rawURL string) (driverName, dialectName, dsn string, err error) {
 		}
 		return "sqlite", dialect.SQLite, sqliteDSN(path), nil
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		if _, err := url.Parse(rawURL); err != nil {
+		parsed, err := url.Parse(rawURL)
+		if err != nil {
 			return "", "", "", errors.New("DATABASE_URL is not a valid postgres:// URL")
 		}
-		return "pgx", dialect.Postgres, rawURL, nil
+		// Without sslmode, TLS is required, as it was with lib/pq: pgx alone would "prefer" it,
+		// and fall back to plain text wherever something in the path refuses TLS.
+		if query := parsed.Query(); !query.Has("sslmode") {
+			query.Set("sslmode", "require")
+			parsed.RawQuery = query.Encode()
+		}
+		return "pgx", dialect.Postgres, parsed.String(), nil
 	default:
 		return "", "", "", errors.New("DATABASE_URL must start with sqlite:// or postgres://")
 	}

@@ -104,3 +104,23 @@ func schemaOf(t *testing.T, db *DB) string {
 	}
 	return schema.String()
 }
+
+// TestPostgresURLsRequireTLSUnlessTheySayOtherwise: a URL that names no sslmode connects over
+// TLS or not at all, as with lib/pq, rather than pgx's fallback to plain text; one that names
+// it keeps it, and the rest of the URL is kept.
+func TestPostgresURLsRequireTLSUnlessTheySayOtherwise(t *testing.T) {
+	for url, want := range map[string]string{
+		"postgres://u@db.example.com:5432/pay":                                  "sslmode=require",
+		"postgresql://u@db.example.com/pay?search_path=s1":                      "sslmode=require",
+		"postgres://u@127.0.0.1/pay?sslmode=disable":                            "sslmode=disable",
+		"postgres://u@db.example.com/pay?sslmode=verify-full&connect_timeout=5": "sslmode=verify-full",
+	} {
+		driver, _, dsn, err := parseURL(url)
+		if err != nil || driver != "pgx" || !strings.Contains(dsn, want) || strings.Count(dsn, "sslmode=") != 1 {
+			t.Errorf("parseURL(%q) = %s %q, %v; want %s", url, driver, dsn, err, want)
+		}
+		if strings.Contains(url, "search_path=s1") && !strings.Contains(dsn, "search_path=s1") {
+			t.Errorf("parseURL(%q) lost the search path: %q", url, dsn)
+		}
+	}
+}

@@ -36,8 +36,6 @@ const subscriberBuffer = 32
 type Hub struct {
 	mu   sync.Mutex
 	subs map[*Subscription]struct{}
-	// closed says the server is stopping: every stream has ended, and a new one ends at once.
-	closed bool
 	// listening counts the subscribers of each kind, so nothing is loaded for no one.
 	listening map[string]int
 }
@@ -60,8 +58,8 @@ func (s *Subscription) takes(c Change) bool {
 	return s.kind == c.Kind && s.merchant == c.Merchant && (s.accepts == nil || s.accepts(c))
 }
 
-// Changes are the subscriber's changes; closed when it is unsubscribed, dropped for falling
-// behind, or the hub is closed.
+// Changes are the subscriber's changes; closed when it is unsubscribed or dropped for falling
+// behind.
 func (s *Subscription) Changes() <-chan Change { return s.changes }
 
 // Subscribe subscribes to the changes of kind of merchant ("" for the platform's) that accepts
@@ -70,24 +68,9 @@ func (h *Hub) Subscribe(kind, merchant string, accepts func(Change) bool) *Subsc
 	s := &Subscription{kind: kind, merchant: merchant, accepts: accepts, changes: make(chan Change, subscriberBuffer)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed {
-		close(s.changes)
-		return s
-	}
 	h.subs[s] = struct{}{}
 	h.listening[kind]++
 	return s
-}
-
-// Close ends every subscriber's stream, and any opened after: a stopping server's streams would
-// otherwise hold its shutdown until their clients leave.
-func (h *Hub) Close() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.closed = true
-	for s := range h.subs {
-		h.remove(s)
-	}
 }
 
 // Unsubscribe ends s; it may have been dropped already.

@@ -15,7 +15,7 @@ import (
 // a session or with any of their API keys), or its client address's when it has none.
 type RateLimiting struct {
 	Limiter *ratelimit.Limiter
-	// Limit is the bucket of a principal or an address, as the runtime configuration says now.
+	// Limit is the bucket of a user or an address, as the runtime configuration says now.
 	Limit      func() ratelimit.Limit
 	ClientAddr func(*http.Request) string
 	Now        func() time.Time
