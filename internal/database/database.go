@@ -5,6 +5,7 @@ package database
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,7 +22,9 @@ import (
 	"github.com/golang-migrate/migrate/v4/database/sqlite"
 	"github.com/golang-migrate/migrate/v4/source"
 	"github.com/golang-migrate/migrate/v4/source/iofs"
-	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 
 	"github.com/paygate/paygate/ent"
@@ -108,6 +111,32 @@ func (db *DB) RoundTrips() int64 {
 		return 0
 	}
 	return db.roundTrips.Load()
+}
+
+// connectorFor returns how the pool connects: through pgx, its times read in UTC, or through the
+// driver registered as driverName.
+func connectorFor(driverName, dsn string) (driver.Connector, error) {
+	if driverName == "pgx" {
+		config, err := pgx.ParseConfig(dsn)
+		if err != nil {
+			return nil, fmt.Errorf("DATABASE_URL: %w", err)
+		}
+		return stdlib.GetConnector(*config, stdlib.OptionAfterConnect(readTimesInUTC)), nil
+	}
+	// sql.Open connects nothing: it only finds the registered driver.
+	probe, err := sql.Open(driverName, dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer probe.Close()
+	return dsnConnector{driver: probe.Driver(), dsn: dsn}, nil
+}
+
+// readTimesInUTC makes a connection hand back timestamptz values in UTC, as SQLite's are and as
+// the API shows them, rather than in the server process's local zone (pgx's default).
+func readTimesInUTC(_ context.Context, conn *pgx.Conn) error {
+	conn.TypeMap().RegisterType(&pgtype.Type{Name: "timestamptz", OID: pgtype.TimestamptzOID, Codec: &pgtype.TimestamptzCodec{ScanLocation: time.UTC}})
+	return nil
 }
 
 func parseURL(rawURL string) (driverName, dialectName, dsn string, err error) {

@@ -12,6 +12,7 @@ import (
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/state"
+	"github.com/paygate/paygate/internal/tenant"
 )
 
 func TestOpenChoosesTheDatabaseFromTheURL(t *testing.T) {
@@ -132,4 +133,25 @@ func succeededPayment(t *testing.T, db *database.DB) *ent.Payment {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestPostgresTimesAreReadInUTC: times come back from PostgreSQL in UTC, whatever the server
+// process's local zone, as they do from SQLite: what GraphQL shows of them carries no zone of
+// the machine it runs on.
+func TestPostgresTimesAreReadInUTC(t *testing.T) {
+	db := databasetest.Postgres(t)
+	var now time.Time
+	if err := db.SQL.QueryRow("SELECT now()").Scan(&now); err != nil {
+		t.Fatal(err)
+	}
+	if now.Location() != time.UTC {
+		t.Errorf("a timestamptz read in %q, want UTC", now.Location())
+	}
+	merchant, err := db.Ent.Merchant.Query().First(tenant.System(context.Background()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merchant.CreatedAt.Location() != time.UTC {
+		t.Errorf("an entity's time read in %q, want UTC", merchant.CreatedAt.Location())
+	}
 }

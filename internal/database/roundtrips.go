@@ -15,31 +15,37 @@ import (
 // SQLite each is a call into the engine. The benchmarks report them per request, so a change that
 // adds one is seen in review.
 
-// openPool opens the pool as sql.Open does, with every round trip counted in roundTrips unless it
-// is nil.
+// openPool opens the pool, with every round trip counted in roundTrips unless it is nil.
 func openPool(driverName, dsn string, roundTrips *atomic.Int64) (*sql.DB, error) {
-	// sql.Open connects nothing: it only finds the registered driver.
-	probe, err := sql.Open(driverName, dsn)
-	if err != nil || roundTrips == nil {
-		return probe, err
+	connector, err := connectorFor(driverName, dsn)
+	if err != nil {
+		return nil, err
 	}
-	registered := probe.Driver()
-	probe.Close()
-	return sql.OpenDB(countingConnector{driver: registered, dsn: dsn, roundTrips: roundTrips}), nil
+	if roundTrips != nil {
+		connector = countingConnector{Connector: connector, roundTrips: roundTrips}
+	}
+	return sql.OpenDB(connector), nil
 }
 
-// countingConnector connects as sql.Open does for a driver without a connector of its own, as
-// modernc's sqlite is, and as pgx's connects through its driver.
+// dsnConnector connects as sql.Open does for a driver without a connector of its own, as
+// modernc's sqlite is.
+type dsnConnector struct {
+	driver driver.Driver
+	dsn    string
+}
+
+func (c dsnConnector) Driver() driver.Driver { return c.driver }
+
+func (c dsnConnector) Connect(context.Context) (driver.Conn, error) { return c.driver.Open(c.dsn) }
+
+// countingConnector counts the round trips of the connections it makes.
 type countingConnector struct {
-	driver     driver.Driver
-	dsn        string
+	driver.Connector
 	roundTrips *atomic.Int64
 }
 
-func (c countingConnector) Driver() driver.Driver { return c.driver }
-
-func (c countingConnector) Connect(context.Context) (driver.Conn, error) {
-	conn, err := c.driver.Open(c.dsn)
+func (c countingConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
