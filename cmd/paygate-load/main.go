@@ -18,9 +18,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -155,26 +153,14 @@ func memoryOf(pid int) string {
 
 // logIn returns an access token for the user.
 func logIn(ctx context.Context, client *http.Client, baseURL, email, password string) (string, error) {
-	body, _ := json.Marshal(map[string]string{"email": email, "password": password})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(baseURL, "/")+"/api/v1/auth/login", bytes.NewReader(body))
+	status, token, err := loadtest.LogIn(ctx, client, baseURL, email, password)
 	if err != nil {
 		return "", err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", err
+	if token == "" {
+		return "", fmt.Errorf("logging in as %s: %d %s", email, status, http.StatusText(status))
 	}
-	defer resp.Body.Close()
-	var answer struct {
-		Data struct {
-			AccessToken string `json:"access_token"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || answer.Data.AccessToken == "" {
-		return "", fmt.Errorf("logging in as %s: %s", email, resp.Status)
-	}
-	return answer.Data.AccessToken, nil
+	return token, nil
 }
 
 // floodLogins measures a real user's login alone and during a flood of logins with made-up

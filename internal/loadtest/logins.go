@@ -64,7 +64,7 @@ func (f LoginFlood) Run(ctx context.Context) (LoginFloodResult, error) {
 		answers[i] = map[int]int{}
 		wg.Go(func() {
 			for floodCtx.Err() == nil {
-				status, err := login(floodCtx, flooder, f.BaseURL, prefixid.New("flood")+"@example.com", "not anyone's password")
+				status, _, err := LogIn(floodCtx, flooder, f.BaseURL, prefixid.New("flood")+"@example.com", "not anyone's password")
 				answers[i][status]++
 				if err != nil && floodCtx.Err() == nil {
 					time.Sleep(10 * time.Millisecond) // a server not answering is not hammered in a loop
@@ -101,7 +101,7 @@ func (f LoginFlood) realLogins(ctx context.Context, from []string) ([]time.Durat
 	times := make([]time.Duration, 0, len(from))
 	for _, addr := range from {
 		start := time.Now()
-		status, err := login(ctx, clientFrom(addr, 1), f.BaseURL, f.Email, f.Password)
+		status, _, err := LogIn(ctx, clientFrom(addr, 1), f.BaseURL, f.Email, f.Password)
 		if err != nil || status != http.StatusOK {
 			return nil, fmt.Errorf("the real login from %s answered %d, %v: it must succeed to be measured", addr, status, err)
 		}
@@ -120,21 +120,27 @@ func clientFrom(addr string, conns int) *http.Client {
 	}}
 }
 
-// login posts a login and answers its status.
-func login(ctx context.Context, client *http.Client, baseURL, email, password string) (int, error) {
+// LogIn posts a login and answers its status and, when it succeeded, the access token.
+func LogIn(ctx context.Context, client *http.Client, baseURL, email, password string) (status int, accessToken string, err error) {
 	body, _ := json.Marshal(map[string]string{"email": email, "password": password})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(baseURL, "/")+"/api/v1/auth/login", bytes.NewReader(body))
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	defer resp.Body.Close()
+	var answer struct {
+		Data struct {
+			AccessToken string `json:"access_token"`
+		} `json:"data"`
+	}
+	json.NewDecoder(resp.Body).Decode(&answer) // an answer that is not a login's has no token
 	io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode, nil
+	return resp.StatusCode, answer.Data.AccessToken, nil
 }
 
 // ReportLogins writes the real logins' times with and without the flood, and what the flood
