@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,6 +70,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	operations := flags.String("ops", "create,get,list", "the operations to run, in order")
 	stripeURL := flags.String("stripe", "", "a Stripe API (paygate-load sandbox) the bare handler in this process charges through, as Paygate does")
 	subscribers := flags.Int("subscribers", 0, "idle GraphQL subscriptions (over WebSockets) held open on Paygate during the runs")
+	only := flags.String("targets", "bare,rest,graphql", "the targets to run: a profile taken during the run then shows one surface alone")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -103,10 +105,18 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		*bareURL = "http://" + listener.Addr().String()
 	}
 
-	targets := []loadtest.Target{
+	var targets []loadtest.Target
+	for _, t := range []loadtest.Target{
 		{Surface: loadtest.SurfaceBare, BaseURL: *bareURL},
 		{Surface: loadtest.SurfaceREST, BaseURL: *paygateURL, Token: *token},
 		{Surface: loadtest.SurfaceGraphQL, BaseURL: *paygateURL, Token: *token},
+	} {
+		if slices.Contains(strings.Split(*only, ","), string(t.Surface)) {
+			targets = append(targets, t)
+		}
+	}
+	if len(targets) == 0 {
+		return fmt.Errorf("-targets %q names none of bare, rest and graphql", *only)
 	}
 	if *subscribers > 0 {
 		before := memoryOf(*pid)
