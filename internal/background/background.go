@@ -22,7 +22,11 @@ type Loop struct {
 	AtStop bool
 	// Wake, when set, starts a round at once whenever it receives.
 	Wake <-chan struct{}
-	Run  func(ctx context.Context) error
+	// Spacing, when set, is the least time from the start of one round to the start of the next:
+	// the wakes and ticks within it make one round at its end, so a burst of wakes (a payment
+	// committed by each request under load) costs a round per Spacing, not one each.
+	Spacing time.Duration
+	Run     func(ctx context.Context) error
 	// Wait, when set, returns once the work the rounds left running has ended (the webhook
 	// deliveries' tries go on after the round that started them, under its context): the loop
 	// stops only after it.
@@ -92,7 +96,11 @@ func (l Loop) run(ctx context.Context, stopping <-chan struct{}, logger *slog.Lo
 	ticker := time.NewTicker(l.Every)
 	defer ticker.Stop()
 	if l.AtStart && !ended(ctx, stopping) {
+		started := time.Now()
 		l.round(ctx, logger)
+		if !l.space(ctx, stopping, started) {
+			return
+		}
 	}
 	for {
 		select {
@@ -106,7 +114,29 @@ func (l Loop) run(ctx context.Context, stopping <-chan struct{}, logger *slog.Lo
 		if ended(ctx, stopping) {
 			return // a tick that came with the end starts no round
 		}
+		started := time.Now()
 		l.round(ctx, logger)
+		if !l.space(ctx, stopping, started) {
+			return
+		}
+	}
+}
+
+// space waits until Spacing has passed since started, and reports whether the loop goes on.
+func (l Loop) space(ctx context.Context, stopping <-chan struct{}, started time.Time) bool {
+	wait := l.Spacing - time.Since(started)
+	if wait <= 0 {
+		return true
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-stopping:
+		return false
+	case <-timer.C:
+		return true
 	}
 }
 

@@ -188,3 +188,49 @@ func TestRoundAtStopLogsItsFailure(t *testing.T) {
 		t.Errorf("logs = %q", logs.String())
 	}
 }
+
+// TestSpacingMakesABurstOfWakesOneRound: the wakes during a round and the spacing after it make
+// one more round, at the spacing's end, not one each; Stop does not wait out the spacing.
+func TestSpacingMakesABurstOfWakesOneRound(t *testing.T) {
+	const spacing = 300 * time.Millisecond
+	rounds := make(chan time.Time, 10)
+	wake := make(chan struct{}, 1)
+	g := Start(t.Context(), slog.New(slog.DiscardHandler), Loop{Name: "spaced", Every: time.Hour, Wake: wake, Spacing: spacing,
+		Run: func(context.Context) error { rounds <- time.Now(); return nil }})
+	next := func() time.Time {
+		t.Helper()
+		select {
+		case at := <-rounds:
+			return at
+		case <-time.After(10 * time.Second):
+			t.Fatal("no round ran")
+			return time.Time{}
+		}
+	}
+	wake <- struct{}{}
+	first := next()
+	for range 20 { // a burst, as every payment committed under load wakes the deliveries
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	if second := next(); second.Sub(first) < spacing {
+		t.Errorf("the second round began %s after the first, within the spacing of %s", second.Sub(first), spacing)
+	}
+	time.Sleep(2 * spacing) // no wake is left: a third round would be one of the burst's
+	if len(rounds) != 0 {
+		t.Errorf("%d more rounds ran for one burst of wakes", len(rounds))
+	}
+	g.Stop(context.Background())
+
+	g = Start(t.Context(), slog.New(slog.DiscardHandler), Loop{Name: "spaced for long", Every: time.Hour, AtStart: true, Spacing: time.Hour,
+		Run: func(context.Context) error { rounds <- time.Now(); return nil }})
+	next() // a round, then an hour's spacing
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	g.Stop(ctx)
+	if ctx.Err() != nil {
+		t.Error("Stop waited out the spacing instead of ending the loop")
+	}
+}

@@ -139,8 +139,9 @@ func (d *Deliveries) Pending(ctx context.Context) (int, error) {
 }
 
 // Dispatch queues a delivery of each event not fanned out yet to every enabled endpoint of its
-// merchant subscribed to its type. Each event is claimed by a conditional update in the transaction that
-// queues its deliveries, so two servers fanning out at once queue each delivery once.
+// merchant subscribed to its type. The events are claimed by a conditional update in the
+// transaction that queues their deliveries, so two servers fanning out at once queue each delivery
+// once; a batch is claimed in one statement, whatever its size.
 func (d *Deliveries) Dispatch(ctx context.Context) error {
 	ctx = tenant.System(ctx) // every merchant's
 	for {
@@ -156,32 +157,33 @@ func (d *Deliveries) Dispatch(ctx context.Context) error {
 			return err
 		}
 		queued := false
-		err = inTx(ctx, d.Client, func(tx *ent.Tx) error {
-			now := d.Now()
-			for _, e := range waiting {
-				n, err := tx.Event.Update().Where(event.ID(e.ID), event.FannedOut(false)).SetFannedOut(true).Save(ctx)
+		fanOut := func(together bool) func(tx *ent.Tx) error {
+			return func(tx *ent.Tx) error {
+				claimed, err := claim(ctx, tx, waiting, together)
 				if err != nil {
 					return err
 				}
-				if n == 0 {
-					continue // another server fanned it out
-				}
+				now := d.Now()
 				var deliveries []*ent.WebhookDeliveryCreate
-				for _, endpoint := range endpoints {
-					if endpoint.MerchantID == e.MerchantID && events.Subscribed(endpoint.Events, e.Type) {
-						deliveries = append(deliveries, tx.WebhookDelivery.Create().SetMerchantID(e.MerchantID).SetEndpointID(endpoint.ID).SetEventID(e.ID).
-							SetType(e.Type).SetNextAttemptAt(now).SetCreatedAt(now).SetUpdatedAt(now))
+				for _, e := range claimed {
+					for _, endpoint := range endpoints {
+						if endpoint.MerchantID == e.MerchantID && events.Subscribed(endpoint.Events, e.Type) {
+							deliveries = append(deliveries, tx.WebhookDelivery.Create().SetMerchantID(e.MerchantID).SetEndpointID(endpoint.ID).SetEventID(e.ID).
+								SetType(e.Type).SetNextAttemptAt(now).SetCreatedAt(now).SetUpdatedAt(now))
+						}
 					}
 				}
-				if len(deliveries) > 0 {
-					queued = true
-					if err := tx.WebhookDelivery.CreateBulk(deliveries...).Exec(ctx); err != nil {
-						return err
-					}
+				queued = len(deliveries) > 0
+				if queued {
+					return tx.WebhookDelivery.CreateBulk(deliveries...).Exec(ctx)
 				}
+				return nil
 			}
-			return nil
-		})
+		}
+		err = inTx(ctx, d.Client, fanOut(true))
+		if errors.Is(err, errClaimedElsewhere) {
+			err = inTx(ctx, d.Client, fanOut(false))
+		}
 		if err != nil {
 			return err
 		}
@@ -192,6 +194,41 @@ func (d *Deliveries) Dispatch(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// errClaimedElsewhere says another server fanned out some of the events claimed together.
+var errClaimedElsewhere = errors.New("another server fanned out some of these events")
+
+// claim marks the waiting events fanned out within tx and returns those it claimed. Together, it
+// claims them all in one statement, or fails with errClaimedElsewhere (the transaction is then
+// to be rolled back) when another server fanned out any meanwhile; otherwise it claims each by a
+// conditional update of its own, which tells which are this server's to fan out.
+func claim(ctx context.Context, tx *ent.Tx, waiting []*ent.Event, together bool) ([]*ent.Event, error) {
+	if together {
+		ids := make([]string, len(waiting))
+		for i, e := range waiting {
+			ids[i] = e.ID
+		}
+		n, err := tx.Event.Update().Where(event.IDIn(ids...), event.FannedOut(false)).SetFannedOut(true).Save(ctx)
+		switch {
+		case err != nil:
+			return nil, err
+		case n != len(waiting):
+			return nil, errClaimedElsewhere
+		}
+		return waiting, nil
+	}
+	var claimed []*ent.Event
+	for _, e := range waiting {
+		n, err := tx.Event.Update().Where(event.ID(e.ID), event.FannedOut(false)).SetFannedOut(true).Save(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if n == 1 {
+			claimed = append(claimed, e)
+		}
+	}
+	return claimed, nil
 }
 
 // startDue claims and starts a try of each due delivery of an enabled endpoint, as many as the

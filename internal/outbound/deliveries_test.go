@@ -3,6 +3,7 @@ package outbound
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/event"
 	"github.com/paygate/paygate/ent/webhookdelivery"
 	paygateclock "github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/database"
@@ -536,6 +538,39 @@ func TestTryRechecksItsEndpoint(t *testing.T) {
 		d = h.deliveries(disabled.ID)[0]
 		if d.Status != state.DeliveryPending || d.Attempts != 0 || len(d.Edges.AttemptLog) != 0 || len(m.received()) != 1 {
 			t.Errorf("a try of a disabled endpoint's delivery: %+v, %d received", d, len(m.received()))
+		}
+	})
+}
+
+// TestEventsFannedOutElsewhereAreClaimedOneByOne: events claimed together, while another server
+// fanned out one of them, are refused whole (the transaction then rolls back); claimed one by
+// one, the rest are this server's.
+func TestEventsFannedOutElsewhereAreClaimedOneByOne(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		h := newHarness(t, []*database.DB{db}, NewSender(false, 5*time.Second))
+		ctx := tenant.System(context.Background())
+		ids := []string{h.event(events.PaymentSucceeded), h.event(events.PaymentFailed), h.event(events.RefundSucceeded)}
+		waiting, err := db.Ent.Event.Query().Where(event.IDIn(ids...)).Order(ent.Asc("created_at"), ent.Asc("id")).All(ctx)
+		if err != nil || len(waiting) != 3 {
+			t.Fatalf("waiting = %v, %v", waiting, err)
+		}
+		db.Ent.Event.UpdateOneID(ids[1]).SetFannedOut(true).ExecX(ctx) // by another server, meanwhile
+		claimInTx := func(together bool) (claimed []*ent.Event, err error) {
+			err = inTx(ctx, db.Ent, func(tx *ent.Tx) error {
+				claimed, err = claim(ctx, tx, waiting, together)
+				return err
+			})
+			return claimed, err
+		}
+		if claimed, err := claimInTx(true); !errors.Is(err, errClaimedElsewhere) {
+			t.Errorf("claimed together: %v, %v; want errClaimedElsewhere", claimed, err)
+		}
+		claimed, err := claimInTx(false)
+		if err != nil || len(claimed) != 2 || claimed[0].ID != ids[0] || claimed[1].ID != ids[2] {
+			t.Errorf("claimed one by one: %v, %v; want %s and %s", claimed, err, ids[0], ids[2])
+		}
+		if left := db.Ent.Event.Query().Where(event.FannedOut(false)).CountX(ctx); left != 0 {
+			t.Errorf("%d events left to fan out", left)
 		}
 	})
 }
