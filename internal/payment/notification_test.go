@@ -370,6 +370,9 @@ func TestRequestOutlivingTheGraceAnswersWithThePayment(t *testing.T) {
 		got := <-answered
 		if got.err != nil {
 			t.Errorf("the payment succeeded (%s), but the request that charged it answered %v", n.get(made.ID).Status, got.err)
+		} else if got.p.ProviderPaymentID == nil || *got.p.ProviderPaymentID != "ch_webhook" {
+			// The request's answer moves nothing: the event's record stands, read afresh.
+			t.Errorf("the request answered provider id %v; want the event's record, ch_webhook", got.p.ProviderPaymentID)
 		}
 	})
 }

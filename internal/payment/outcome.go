@@ -102,10 +102,6 @@ func (s *Service) applyChargeOutcome(ctx context.Context, tx *ent.Tx, p *ent.Pay
 		}
 		return o.against(p), nil
 	}
-	// The payment's lock, held, before its keys': the order every writer takes them in.
-	if err := s.keys.Resolve(ctx, tx, p.ID); err != nil {
-		return verdict{}, err
-	}
 	c := o.recorded
 	if sent != nil {
 		c.provider, c.routing = &sent.provider, &sent.routing
@@ -127,7 +123,12 @@ func (s *Service) applyChargeOutcome(ctx context.Context, tx *ent.Tx, p *ent.Pay
 		held := path[len(path)-1] == state.PaymentRequiresCapture
 		c.clearPending, c.clearCancellation = !held, !held && p.PendingAction != nil
 	}
-	return agreed(), s.moveThrough(ctx, tx, p, path, o.reason, actor, c)
+	if err := s.moveThrough(ctx, tx, p, path, o.reason, actor, c); err != nil {
+		return verdict{}, err
+	}
+	// After the move, which holds the payment's lock if a read under it did not: the payment's
+	// lock before its keys', the order every writer takes them in.
+	return agreed(), s.keys.Resolve(ctx, tx, p.ID)
 }
 
 // moves reports whether o moves payment p: one in doubt, to whatever the provider says; one

@@ -356,32 +356,50 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 		actor = "system" // no provider was asked
 	}
 	var v verdict
-	err := s.recordOutcome(ctx, func(tx *ent.Tx) error {
-		// Read afresh under the row lock: a provider's event or reconciliation may have settled
-		// the payment while this request was slow to record it. Their record, from the same
-		// provider, stands, and is this request's answer.
-		current, err := lockPayment(ctx, tx, p.ID)
-		if err != nil {
-			return err
-		}
-		if v, err = s.applyChargeOutcome(ctx, tx, current, outcome, actor, &sent); err != nil {
-			return err
-		}
-		if doubt != nil && current.Status == state.PaymentProcessing {
-			// Its outcome unknown, the payment answers 202: merchants hear of it as of any move.
-			if err := s.Events.Record(ctx, tx, current.MerchantID, event.PaymentProcessing, current.ID, ObjectOf(current), s.now()); err != nil {
+	record := func(asRecorded bool) func(tx *ent.Tx) error {
+		return func(tx *ent.Tx) error {
+			var current *ent.Payment
+			var err error
+			if asRecorded {
+				current = ptr(*p)
+			} else if current, err = lockPayment(ctx, tx, p.ID); err != nil {
 				return err
 			}
-		}
-		// A charge in doubt settles the key too: its retries answer the payment as it is then.
-		if key != nil {
-			if err := s.keys.Settle(ctx, tx, key, nil); err != nil {
+			// A move resolves every key that made the payment, this call's among them.
+			moved := outcome.moves(current)
+			if v, err = s.applyChargeOutcome(ctx, tx, current, outcome, actor, &sent); err != nil {
 				return err
 			}
+			if doubt != nil && current.Status == state.PaymentProcessing {
+				// Its outcome unknown, the payment answers 202: merchants hear of it as of any move.
+				if err := s.Events.Record(ctx, tx, current.MerchantID, event.PaymentProcessing, current.ID, ObjectOf(current), s.now()); err != nil {
+					return err
+				}
+			}
+			// A charge in doubt settles the key too: its retries answer the payment as it is then.
+			if key != nil && !moved {
+				if err := s.keys.Settle(ctx, tx, key, nil); err != nil {
+					return err
+				}
+			}
+			*p = *current
+			return nil
 		}
-		*p = *current
-		return nil
-	})
+	}
+	// An answer that moves the payment is mostly recorded onto the payment as this request
+	// recorded it, processing: the move's UPDATE is conditional on that status, and takes the
+	// row's lock, so no read under the lock is needed first. A payment is processing only until
+	// its first move, and nothing else changes what the answer makes of it meanwhile. Should a
+	// provider's event or reconciliation have moved it first, the UPDATE finds it changed and the
+	// answer is recorded as any other: read afresh under the lock, where their record, from the
+	// same provider, stands, and is this request's answer.
+	err := errors.New("not recorded yet")
+	if doubt == nil && outcome.moves(p) {
+		err = s.inTx(ctx, record(true))
+	}
+	if err != nil {
+		err = s.recordOutcome(ctx, record(false))
+	}
 	if err == nil {
 		s.tellPerson(ctx, v, p.ID)
 	}

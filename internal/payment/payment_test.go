@@ -2,6 +2,7 @@ package payment_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/card"
+	systemclock "github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/idempotency"
@@ -413,4 +415,48 @@ func TestApprovalOfAFailedPaymentNeedsAPerson(t *testing.T) {
 		!strings.Contains(log, `"level":"ERROR"`) {
 		t.Errorf("log = %s", log)
 	}
+}
+
+// TestCreateAnswersThePaymentAsStored: the payment a create answers, recorded onto the payment as
+// the request wrote it rather than read back, is the payment as stored, column for column, and
+// its idempotency key is settled with it: a retry replays it.
+func TestCreateAnswersThePaymentAsStored(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		// The system's clock, which keeps the microseconds the databases keep.
+		svc := payment.NewService(db.Ent, idempotency.NewStore(db.Ent, fingerprintKey, systemclock.System),
+			only(providertest.Memory{}, systemclock.System), fingerprintKey, 99999999, systemclock.System)
+		for _, capture := range []state.CaptureMethod{state.CaptureAutomatic, state.CaptureManual} {
+			in := validInput()
+			in.CaptureMethod = capture
+			in.Metadata = map[string]string{"order": "1"}
+			in.IdempotencyKey = ptr("as-stored-" + string(capture))
+			answered, err := svc.Create(allowed(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored, err := svc.Get(allowed(), answered.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, s := columnsOf(t, answered), columnsOf(t, stored); a != s {
+				t.Errorf("%s capture: answered %s\nstored %s", capture, a, s)
+			}
+			replayed, err := svc.Create(allowed(), in)
+			if err != nil || replayed.ID != answered.ID {
+				t.Errorf("%s capture: the retry answered %v, %v; want payment %s again", capture, replayed, err, answered.ID)
+			}
+		}
+	})
+}
+
+// columnsOf is every column of p, as JSON.
+func columnsOf(t *testing.T, p *ent.Payment) string {
+	t.Helper()
+	columns := *p
+	columns.Edges = ent.PaymentEdges{}
+	body, err := json.Marshal(columns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
 }
