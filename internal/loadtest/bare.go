@@ -50,9 +50,9 @@ func Bare(db *sql.DB, dialectName, stripeURL string) http.Handler {
 		outcome:     q(`UPDATE payments SET status = 'failed', failure_code = 'load_test', provider_payment_id = $1, updated_at = $2 WHERE id = $3 AND status = 'processing'`),
 		claimKey:    q(`INSERT INTO idempotency_keys (id, principal, key, request_hash, resource_id, expires_at, created_at) VALUES ($1, 'bare', $2, 'h', $3, $4, $4)`),
 		settleKey:   q(`UPDATE idempotency_keys SET settled_at = $1 WHERE principal = 'bare' AND key = $2`),
-		selectOne:   q(`SELECT id, created_at, updated_at, amount, currency, status, payment_method, customer_email, customer_name, card_brand, card_last4, card_exp_month, card_exp_year, card_fingerprint, provider, provider_payment_id, amount_refunded, failure_code, failure_message, description, metadata FROM payments WHERE id = $1`),
+		selectOne:   q(`SELECT ` + paymentColumns + ` FROM payments WHERE id = $1`),
 		selectHist:  q(`SELECT "from", "to", reason, actor, at FROM payment_status_changes WHERE payment_id = $1 ORDER BY at, id`),
-		selectNewer: q(`SELECT id, created_at, updated_at, amount, currency, status, payment_method, customer_email, customer_name, card_brand, card_last4, card_exp_month, card_exp_year, card_fingerprint, provider, provider_payment_id, amount_refunded, failure_code, failure_message, description, metadata FROM payments ORDER BY created_at DESC, id DESC LIMIT 21`),
+		selectNewer: q(`SELECT ` + paymentColumns + ` FROM payments ORDER BY created_at DESC, id DESC LIMIT 21`),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /payments", b.create)
@@ -60,6 +60,13 @@ func Bare(db *sql.DB, dialectName, stripeURL string) http.Handler {
 	mux.HandleFunc("GET /payments", b.list)
 	return mux
 }
+
+// paymentColumns are every column of a payment.
+const paymentColumns = `id, merchant_id, created_at, updated_at, amount, currency, status, payment_method, customer_email, customer_name,
+	card_brand, card_last4, card_exp_month, card_exp_year, card_fingerprint, provider, provider_payment_id, provider_decline_code,
+	routing, amount_refunded, capture_method, amount_capturable, amount_captured, capture_before, canceled_at, cancellation_reason,
+	pending_action, capture_requested, return_url, next_action_url, authenticate_before, failure_code, failure_message, description,
+	disputed_at, dispute_reason, metadata`
 
 type bare struct {
 	db                                            *sql.DB
@@ -172,24 +179,40 @@ func (b *bare) charge(id string, req bareCreate) (string, error) {
 // barePayment is the whole payment resource, as Paygate answers it, so that both read and encode
 // the same fields.
 type barePayment struct {
-	ID                string            `json:"id"`
-	Object            string            `json:"object"`
-	CreatedAt         time.Time         `json:"created_at"`
-	UpdatedAt         time.Time         `json:"updated_at"`
-	Amount            int64             `json:"amount"`
-	Currency          string            `json:"currency"`
-	Status            string            `json:"status"`
-	PaymentMethod     string            `json:"payment_method"`
-	Customer          bareCustomer      `json:"customer"`
-	Card              bareCardOut       `json:"card"`
-	Provider          string            `json:"provider"`
-	ProviderPaymentID *string           `json:"provider_payment_id"`
-	AmountRefunded    int64             `json:"amount_refunded"`
-	FailureCode       *string           `json:"failure_code"`
-	FailureMessage    *string           `json:"failure_message"`
-	Description       *string           `json:"description"`
-	Metadata          map[string]string `json:"metadata"`
-	History           []any             `json:"status_history,omitempty"`
+	ID                  string            `json:"id"`
+	Object              string            `json:"object"`
+	MerchantID          string            `json:"-"`
+	CreatedAt           time.Time         `json:"created_at"`
+	UpdatedAt           time.Time         `json:"updated_at"`
+	Amount              int64             `json:"amount"`
+	Currency            string            `json:"currency"`
+	Status              string            `json:"status"`
+	PaymentMethod       string            `json:"payment_method"`
+	Customer            bareCustomer      `json:"customer"`
+	Card                bareCardOut       `json:"card"`
+	Provider            string            `json:"provider"`
+	ProviderPaymentID   *string           `json:"provider_payment_id"`
+	ProviderDeclineCode *string           `json:"provider_decline_code"`
+	Routing             json.RawMessage   `json:"routing"`
+	AmountRefunded      int64             `json:"amount_refunded"`
+	CaptureMethod       string            `json:"capture_method"`
+	AmountCapturable    int64             `json:"amount_capturable"`
+	AmountCaptured      int64             `json:"amount_captured"`
+	CaptureBefore       *time.Time        `json:"capture_before"`
+	CanceledAt          *time.Time        `json:"canceled_at"`
+	CancellationReason  *string           `json:"cancellation_reason"`
+	PendingAction       *string           `json:"pending_action,omitempty"`
+	CaptureRequested    *int64            `json:"capture_requested,omitempty"`
+	ReturnURL           *string           `json:"return_url"`
+	NextActionURL       *string           `json:"next_action_url"`
+	AuthenticateBefore  *time.Time        `json:"authenticate_before"`
+	FailureCode         *string           `json:"failure_code"`
+	FailureMessage      *string           `json:"failure_message"`
+	Description         *string           `json:"description"`
+	DisputedAt          *time.Time        `json:"disputed_at"`
+	DisputeReason       *string           `json:"dispute_reason"`
+	Metadata            map[string]string `json:"metadata"`
+	History             []any             `json:"status_history,omitempty"`
 }
 
 type bareCustomer struct {
@@ -207,11 +230,16 @@ type bareCardOut struct {
 
 func scanPayment(row interface{ Scan(...any) error }) (barePayment, error) {
 	p := barePayment{Object: "payment"}
-	var metadata sql.NullString
-	err := row.Scan(&p.ID, &p.CreatedAt, &p.UpdatedAt, &p.Amount, &p.Currency, &p.Status, &p.PaymentMethod,
+	var routing, metadata sql.NullString
+	err := row.Scan(&p.ID, &p.MerchantID, &p.CreatedAt, &p.UpdatedAt, &p.Amount, &p.Currency, &p.Status, &p.PaymentMethod,
 		&p.Customer.Email, &p.Customer.Name, &p.Card.Brand, &p.Card.Last4, &p.Card.ExpMonth, &p.Card.ExpYear,
-		&p.Card.Fingerprint, &p.Provider, &p.ProviderPaymentID, &p.AmountRefunded, &p.FailureCode,
-		&p.FailureMessage, &p.Description, &metadata)
+		&p.Card.Fingerprint, &p.Provider, &p.ProviderPaymentID, &p.ProviderDeclineCode, &routing, &p.AmountRefunded,
+		&p.CaptureMethod, &p.AmountCapturable, &p.AmountCaptured, &p.CaptureBefore, &p.CanceledAt, &p.CancellationReason,
+		&p.PendingAction, &p.CaptureRequested, &p.ReturnURL, &p.NextActionURL, &p.AuthenticateBefore, &p.FailureCode,
+		&p.FailureMessage, &p.Description, &p.DisputedAt, &p.DisputeReason, &metadata)
+	if err == nil && routing.Valid {
+		p.Routing = json.RawMessage(routing.String)
+	}
 	if err == nil && metadata.Valid {
 		err = json.Unmarshal([]byte(metadata.String), &p.Metadata)
 	}

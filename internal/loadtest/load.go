@@ -53,6 +53,10 @@ type Config struct {
 	// Keyed sends every create with a new Idempotency-Key.
 	Keyed  bool
 	Client *http.Client
+	// BeforeReads, when set, runs after the creates and before the first get or list: the
+	// database's statistics brought up to date, as a table in service has them, rather than
+	// those of the empty table the creates began on.
+	BeforeReads func(ctx context.Context) error
 }
 
 // Result is what one run measured.
@@ -342,6 +346,12 @@ func Compare(ctx context.Context, cfg Config, targets []Target, operations []str
 		op := Operation(strings.TrimSpace(name))
 		if op != Create && op != Get && op != List {
 			return nil, fmt.Errorf("unknown operation %q: give create, get or list", name)
+		}
+		if op != Create && cfg.BeforeReads != nil {
+			if err := cfg.BeforeReads(ctx); err != nil {
+				return nil, err
+			}
+			cfg.BeforeReads = nil
 		}
 		merged := make([]Result, len(targets))
 		for round := range max(rounds, 1) {

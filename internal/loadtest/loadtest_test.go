@@ -28,9 +28,19 @@ func TestBareHandlerUnderLoad(t *testing.T) {
 		server := httptest.NewServer(Bare(db.SQL, db.Dialect, stripeSandbox.URL))
 		defer server.Close()
 		cfg := Config{Concurrency: 4, Duration: 200 * time.Millisecond, Keyed: true, Client: server.Client()}
+		var beforeReads []int // the payments made by then, once for each call
+		cfg.BeforeReads = func(ctx context.Context) error {
+			var made int
+			err := db.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM payments`).Scan(&made)
+			beforeReads = append(beforeReads, made)
+			return err
+		}
 		results, err := Compare(context.Background(), cfg, []Target{{Surface: SurfaceBare, BaseURL: server.URL}}, []string{"create", "get", "list"}, 2)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if len(beforeReads) != 1 || beforeReads[0] == 0 {
+			t.Errorf("BeforeReads found %v payments made, want one call after the creates", beforeReads)
 		}
 		if len(results) != 3 {
 			t.Fatalf("%d results, want 3", len(results))
