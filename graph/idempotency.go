@@ -23,7 +23,7 @@ type keyedMutations struct{}
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationContextMutator
-	graphql.FieldInterceptor
+	graphql.RootFieldInterceptor
 } = keyedMutations{}
 
 func (keyedMutations) ExtensionName() string { return "KeyedMutations" }
@@ -56,21 +56,22 @@ func oneKeyedField(oc *graphql.OperationContext) bool {
 	return !keyed || fields == 1
 }
 
-// InterceptField watches an idempotent mutation's call for a replay and says so in the answer.
-func (keyedMutations) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
-	fc := graphql.GetFieldContext(ctx)
-	if fc == nil || fc.Object != "Mutation" {
+// InterceptRootField watches an idempotent mutation's call for a replay and says so in the
+// answer. It wraps root fields only, so the fields below pay nothing for it.
+func (keyedMutations) InterceptRootField(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
+	// The executor names the root type in the field context and the field in the root's.
+	if fc := graphql.GetFieldContext(ctx); fc == nil || fc.Object != "Mutation" {
 		return next(ctx)
 	}
-	if op, ok := auth.OperationNamed(fc.Field.Name); !ok || !op.Idempotent {
+	if op, ok := auth.OperationNamed(graphql.GetRootFieldContext(ctx).Field.Name); !ok || !op.Idempotent {
 		return next(ctx)
 	}
 	watched, replayed := idempotency.WatchReplays(ctx)
-	result, err := next(watched)
+	result := next(watched)
 	if replayed() {
 		graphql.RegisterExtension(ctx, "idempotentReplayed", true)
 	}
-	return result, err
+	return result
 }
 
 // idempotencyKey is a mutation's key: its input's, else the Idempotency-Key header of a GraphQL
