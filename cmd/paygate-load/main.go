@@ -60,7 +60,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	token := flags.String("token", "", "a bearer token with payments:read and payments:write (or give -email and -password)")
 	email := flags.String("email", "", "log in as this user")
 	password := flags.String("password", "", "the user's password")
-	databaseURL := flags.String("database-url", "", "Paygate's database, for the bare handler run in this process")
+	databaseURL := flags.String("database-url", "", "Paygate's database, for the bare handler run in this process, analysed after the creates")
 	bareURL := flags.String("bare", "", "a bare handler already serving (paygate-load bare), instead of one in this process")
 	pid := flags.Int("pid", 0, "Paygate's process id, to read its resident memory (Linux)")
 	concurrency := flags.Int("concurrency", 32, "concurrent clients")
@@ -117,7 +117,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		{Surface: loadtest.SurfaceREST, BaseURL: *paygateURL, Token: *token},
 		{Surface: loadtest.SurfaceGraphQL, BaseURL: *paygateURL, Token: *token},
 	} {
-		if slices.Contains(strings.Split(*only, ","), string(t.Surface)) {
+		if slices.ContainsFunc(strings.Split(*only, ","), func(name string) bool { return strings.TrimSpace(name) == string(t.Surface) }) {
 			targets = append(targets, t)
 		}
 	}

@@ -149,8 +149,9 @@ func settle(ctx context.Context, keys *ent.IdempotencyKeyClient, now time.Time, 
 // Resolve makes the calls that made resourceID and ended in doubt answer with the resource, as it
 // is now, from now on: calls that ended in an internal error (a refund whose provider's answer
 // was lost, a call before payments in doubt were answered 202) or that never ended (their server
-// stopped). Reconciliation calls it, within tx, once it has learnt
-// what became of the resource, so a retry with the key stops answering the error, or 409.
+// stopped). The payments service calls it, within tx, whenever it records what became of a
+// payment (a create's own answer among them, which this settles with the create's key), so a
+// retry with the key stops answering the error, or 409.
 func (s *Store) Resolve(ctx context.Context, tx *ent.Tx, resourceID string) error {
 	return tx.IdempotencyKey.Update().
 		Where(idempotencykey.ResourceID(resourceID),

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -218,8 +219,11 @@ func claim(ctx context.Context, tx *ent.Tx, waiting []*ent.Event, together bool)
 		}
 		return waiting, nil
 	}
+	// In the order of their ids, so that two servers claiming one by one at once take the locks
+	// in one order and wait for each other rather than deadlock.
+	byID := slices.SortedFunc(slices.Values(waiting), func(a, b *ent.Event) int { return strings.Compare(a.ID, b.ID) })
 	var claimed []*ent.Event
-	for _, e := range waiting {
+	for _, e := range byID {
 		n, err := tx.Event.Update().Where(event.ID(e.ID), event.FannedOut(false)).SetFannedOut(true).Save(ctx)
 		if err != nil {
 			return nil, err

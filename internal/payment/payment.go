@@ -360,14 +360,16 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 		return func(tx *ent.Tx) error {
 			var current *ent.Payment
 			var err error
+			answer := outcome
 			if asRecorded {
 				current = ptr(*p)
+				answer.recorded.unchangedSince = &p.UpdatedAt
 			} else if current, err = lockPayment(ctx, tx, p.ID); err != nil {
 				return err
 			}
 			// A move resolves every key that made the payment, this call's among them.
-			moved := outcome.moves(current)
-			if v, err = s.applyChargeOutcome(ctx, tx, current, outcome, actor, &sent); err != nil {
+			moved := answer.moves(current)
+			if v, err = s.applyChargeOutcome(ctx, tx, current, answer, actor, &sent); err != nil {
 				return err
 			}
 			if doubt != nil && current.Status == state.PaymentProcessing {
@@ -376,7 +378,8 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 					return err
 				}
 			}
-			// A charge in doubt settles the key too: its retries answer the payment as it is then.
+			// A charge in doubt, or an answer to a payment someone else moved first, settles the
+			// key here: its retries answer the payment as it is then.
 			if key != nil && !moved {
 				if err := s.keys.Settle(ctx, tx, key, nil); err != nil {
 					return err
@@ -386,13 +389,13 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 			return nil
 		}
 	}
-	// An answer that moves the payment is mostly recorded onto the payment as this request
-	// recorded it, processing: the move's UPDATE is conditional on that status, and takes the
-	// row's lock, so no read under the lock is needed first. A payment is processing only until
-	// its first move, and nothing else changes what the answer makes of it meanwhile. Should a
-	// provider's event or reconciliation have moved it first, the UPDATE finds it changed and the
-	// answer is recorded as any other: read afresh under the lock, where their record, from the
-	// same provider, stands, and is this request's answer.
+	// An answer that moves the payment is first recorded onto the payment as this request
+	// recorded it: the move's UPDATE is conditional on its status and its updated_at as recorded,
+	// and takes the row's lock, so no read under the lock is needed first. Should anyone have
+	// written to it since (a provider's event or reconciliation moving it, a failover renaming
+	// its provider, a dispute), the UPDATE finds it changed, nothing is written, and the answer
+	// is recorded as any other: read afresh under the lock, where their record, from the same
+	// provider, stands, and is this request's answer.
 	err := errors.New("not recorded yet")
 	if doubt == nil && outcome.moves(p) {
 		err = s.inTx(ctx, record(true))
@@ -611,6 +614,10 @@ type changes struct {
 	pending          *payment.PendingAction
 	captureRequested *int64
 	clearPending     bool
+	// unchangedSince makes the first move of a path conditional on the payment's updated_at as
+	// well: a payment moved onto as it was recorded, not as read under its lock, is moved only if
+	// no one wrote to it since.
+	unchangedSince *time.Time
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -641,6 +648,9 @@ func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state
 		SetNillableCancellationReason(c.cancellationReason)
 	if c.routing != nil {
 		update.SetRouting(c.routing)
+	}
+	if c.unchangedSince != nil {
+		update.Where(payment.UpdatedAt(*c.unchangedSince))
 	}
 	if c.clearPending {
 		update.ClearPendingAction().ClearCaptureRequested()
@@ -724,11 +734,15 @@ func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state
 // voided passes through requires_capture on its way to canceled.
 func (s *Service) moveThrough(ctx context.Context, tx *ent.Tx, p *ent.Payment, path []state.PaymentStatus, reason, actor string, c changes) error {
 	for i, to := range path {
-		last := changes{}
+		step := changes{}
 		if i == len(path)-1 {
-			last = c
+			step = c
 		}
-		if err := s.move(ctx, tx, p, to, reason, actor, last); err != nil {
+		step.unchangedSince = nil
+		if i == 0 {
+			step.unchangedSince = c.unchangedSince
+		}
+		if err := s.move(ctx, tx, p, to, reason, actor, step); err != nil {
 			return err
 		}
 	}

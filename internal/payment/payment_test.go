@@ -460,3 +460,43 @@ func columnsOf(t *testing.T, p *ent.Payment) string {
 	}
 	return string(body)
 }
+
+// disputedMeanwhile approves every charge after a dispute was recorded on its payment, still
+// processing, as a provider's late event would record it while the answer was slow.
+type disputedMeanwhile struct {
+	providertest.Memory
+	client *ent.Client
+}
+
+func (d disputedMeanwhile) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
+	p, err := d.client.Payment.Get(ctx, req.PaymentID)
+	if err != nil {
+		return provider.ChargeResult{}, err
+	}
+	later := p.UpdatedAt.Add(time.Second)
+	if err := d.client.Payment.UpdateOneID(req.PaymentID).SetDisputedAt(later).SetDisputeReason("fraudulent").SetUpdatedAt(later).Exec(ctx); err != nil {
+		return provider.ChargeResult{}, err
+	}
+	return d.Memory.Charge(ctx, req)
+}
+
+// TestAnswerToAPaymentWrittenMeanwhileIsReadAfresh: a payment written to while its charge was
+// under way, its status unchanged, has the answer recorded onto it as stored, not as the request
+// recorded it: the dispute stays, in the answer too.
+func TestAnswerToAPaymentWrittenMeanwhileIsReadAfresh(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		svc := payment.NewService(db.Ent, idempotency.NewStore(db.Ent, fingerprintKey, systemclock.System),
+			only(disputedMeanwhile{client: db.Ent}, systemclock.System), fingerprintKey, 99999999, systemclock.System)
+		answered, err := svc.Create(allowed(), validInput())
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, err := svc.Get(allowed(), answered.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if answered.Status != state.PaymentSucceeded || answered.DisputedAt == nil || columnsOf(t, answered) != columnsOf(t, stored) {
+			t.Errorf("answered %s\nstored %s", columnsOf(t, answered), columnsOf(t, stored))
+		}
+	})
+}
