@@ -87,11 +87,11 @@ type sentCharge struct {
 
 // applyChargeOutcome records within tx what p's provider says became of p's charge, by actor; p
 // is the payment as tx holds it locked, or as recorded when o's first move is conditional on its
-// being unchanged since (changes.unchangedSince). A payment in doubt (processing) moves to the outcome, and
-// the calls that made it and ended in doubt answer with it from now on; one waiting for the
-// shopper to authenticate (requires_action) moves once the provider decided. Nothing else moves:
-// a payment the provider cannot tell of yet stays as it is, and a settled one never moves back
-// (the verdict says whether the outcome contradicts its record). sent, when not nil, is kept
+// being unchanged since (changes.unchangedSince). A payment in doubt (processing) moves to the
+// outcome, and the calls that made it and ended in doubt answer with it from now on; one waiting
+// for the shopper to authenticate (requires_action) moves once the provider decided. Nothing else
+// moves: a payment the provider cannot tell of yet stays as it is, and a settled one never moves
+// back (the verdict says whether the outcome contradicts its record). sent, when not nil, is kept
 // whatever became of the charge.
 func (s *Service) applyChargeOutcome(ctx context.Context, tx *ent.Tx, p *ent.Payment, o chargeOutcome, actor string, sent *sentCharge) (verdict, error) {
 	if !o.moves(p) {

@@ -363,7 +363,7 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 			answer := outcome
 			if asRecorded {
 				current = ptr(*p)
-				answer.recorded.unchangedSince = &p.UpdatedAt
+				answer.recorded.unchangedSince = ptr(p.UpdatedAt)
 			} else if current, err = lockPayment(ctx, tx, p.ID); err != nil {
 				return err
 			}
@@ -396,11 +396,12 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 	// its provider, a dispute), the UPDATE finds it changed, nothing is written, and the answer
 	// is recorded as any other: read afresh under the lock, where their record, from the same
 	// provider, stands, and is this request's answer.
-	err := errors.New("not recorded yet")
-	if doubt == nil && outcome.moves(p) {
+	asRecorded := doubt == nil && outcome.moves(p)
+	var err error
+	if asRecorded {
 		err = s.inTx(ctx, record(true))
 	}
-	if err != nil {
+	if !asRecorded || err != nil {
 		err = s.recordOutcome(ctx, record(false))
 	}
 	if err == nil {
