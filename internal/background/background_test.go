@@ -215,8 +215,10 @@ func TestSpacingMakesABurstOfWakesOneRound(t *testing.T) {
 		default:
 		}
 	}
-	if second := next(); second.Sub(first) < spacing {
-		t.Errorf("the second round began %s after the first, within the spacing of %s", second.Sub(first), spacing)
+	// Half the spacing: each round notes its start a moment after the loop's own clock does, and
+	// that moment differs from round to round; without spacing the gap is microseconds.
+	if second := next(); second.Sub(first) < spacing/2 {
+		t.Errorf("the second round began %s after the first, well within the spacing of %s", second.Sub(first), spacing)
 	}
 	time.Sleep(2 * spacing) // no wake is left: a third round would be one of the burst's
 	if len(rounds) != 0 {
