@@ -95,12 +95,8 @@ func (l Loop) run(ctx context.Context, stopping <-chan struct{}, logger *slog.Lo
 	}
 	ticker := time.NewTicker(l.Every)
 	defer ticker.Stop()
-	if l.AtStart && !ended(ctx, stopping) {
-		started := time.Now()
-		l.round(ctx, logger)
-		if !l.space(ctx, stopping, started) {
-			return
-		}
+	if l.AtStart && !ended(ctx, stopping) && !l.spacedRound(ctx, stopping, logger) {
+		return
 	}
 	for {
 		select {
@@ -114,16 +110,17 @@ func (l Loop) run(ctx context.Context, stopping <-chan struct{}, logger *slog.Lo
 		if ended(ctx, stopping) {
 			return // a tick that came with the end starts no round
 		}
-		started := time.Now()
-		l.round(ctx, logger)
-		if !l.space(ctx, stopping, started) {
+		if !l.spacedRound(ctx, stopping, logger) {
 			return
 		}
 	}
 }
 
-// space waits until Spacing has passed since started, and reports whether the loop goes on.
-func (l Loop) space(ctx context.Context, stopping <-chan struct{}, started time.Time) bool {
+// spacedRound runs a round, then waits until Spacing has passed since it started; it reports
+// whether the loop goes on.
+func (l Loop) spacedRound(ctx context.Context, stopping <-chan struct{}, logger *slog.Logger) bool {
+	started := time.Now()
+	l.round(ctx, logger)
 	wait := l.Spacing - time.Since(started)
 	if wait <= 0 {
 		return true

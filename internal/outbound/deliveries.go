@@ -157,33 +157,19 @@ func (d *Deliveries) Dispatch(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		queued := false
-		fanOut := func(together bool) func(tx *ent.Tx) error {
-			return func(tx *ent.Tx) error {
+		var queued bool
+		fanOut := func(together bool) error {
+			return inTx(ctx, d.Client, func(tx *ent.Tx) error {
 				claimed, err := claim(ctx, tx, waiting, together)
-				if err != nil {
-					return err
+				if err == nil {
+					queued, err = d.queue(ctx, tx, claimed, endpoints)
 				}
-				now := d.Now()
-				var deliveries []*ent.WebhookDeliveryCreate
-				for _, e := range claimed {
-					for _, endpoint := range endpoints {
-						if endpoint.MerchantID == e.MerchantID && events.Subscribed(endpoint.Events, e.Type) {
-							deliveries = append(deliveries, tx.WebhookDelivery.Create().SetMerchantID(e.MerchantID).SetEndpointID(endpoint.ID).SetEventID(e.ID).
-								SetType(e.Type).SetNextAttemptAt(now).SetCreatedAt(now).SetUpdatedAt(now))
-						}
-					}
-				}
-				queued = len(deliveries) > 0
-				if queued {
-					return tx.WebhookDelivery.CreateBulk(deliveries...).Exec(ctx)
-				}
-				return nil
-			}
+				return err
+			})
 		}
-		err = inTx(ctx, d.Client, fanOut(true))
+		err = fanOut(true)
 		if errors.Is(err, errClaimedElsewhere) {
-			err = inTx(ctx, d.Client, fanOut(false))
+			err = fanOut(false)
 		}
 		if err != nil {
 			return err
@@ -195,6 +181,25 @@ func (d *Deliveries) Dispatch(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// queue queues, within tx, a delivery of each claimed event to every enabled endpoint of its
+// merchant subscribed to its type, and reports whether it queued any.
+func (d *Deliveries) queue(ctx context.Context, tx *ent.Tx, claimed []*ent.Event, endpoints []*ent.WebhookEndpoint) (bool, error) {
+	now := d.Now()
+	var deliveries []*ent.WebhookDeliveryCreate
+	for _, e := range claimed {
+		for _, endpoint := range endpoints {
+			if endpoint.MerchantID == e.MerchantID && events.Subscribed(endpoint.Events, e.Type) {
+				deliveries = append(deliveries, tx.WebhookDelivery.Create().SetMerchantID(e.MerchantID).SetEndpointID(endpoint.ID).SetEventID(e.ID).
+					SetType(e.Type).SetNextAttemptAt(now).SetCreatedAt(now).SetUpdatedAt(now))
+			}
+		}
+	}
+	if len(deliveries) == 0 {
+		return false, nil
+	}
+	return true, tx.WebhookDelivery.CreateBulk(deliveries...).Exec(ctx)
 }
 
 // errClaimedElsewhere says another server fanned out some of the events claimed together.
