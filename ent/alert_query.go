@@ -25,8 +25,8 @@ type AlertQuery struct {
 	inters           []Interceptor
 	predicates       []predicate.Alert
 	withHistory      *AlertChangeQuery
-	modifiers        []func(*sql.Selector)
 	loadTotal        []func(context.Context, []*Alert) error
+	modifiers        []func(*sql.Selector)
 	withNamedHistory map[string]*AlertChangeQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
@@ -280,8 +280,9 @@ func (_q *AlertQuery) Clone() *AlertQuery {
 		predicates:  append([]predicate.Alert{}, _q.predicates...),
 		withHistory: _q.withHistory.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -519,6 +520,9 @@ func (_q *AlertQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -534,6 +538,12 @@ func (_q *AlertQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *AlertQuery) Modify(modifiers ...func(s *sql.Selector)) *AlertSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // WithNamedHistory tells the query-builder to eager-load the nodes that are connected to the "history"
@@ -638,4 +648,10 @@ func (_s *AlertSelect) sqlScan(ctx context.Context, root *AlertQuery, v any) err
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *AlertSelect) Modify(modifiers ...func(s *sql.Selector)) *AlertSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -20,8 +20,9 @@ import (
 // AlertUpdate is the builder for updating Alert entities.
 type AlertUpdate struct {
 	config
-	hooks    []Hook
-	mutation *AlertMutation
+	hooks     []Hook
+	mutation  *AlertMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the AlertUpdate builder.
@@ -237,6 +238,12 @@ func (_u *AlertUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *AlertUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *AlertUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *AlertUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -327,6 +334,7 @@ func (_u *AlertUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{alert.Label}
@@ -342,9 +350,10 @@ func (_u *AlertUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // AlertUpdateOne is the builder for updating a single Alert entity.
 type AlertUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *AlertMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *AlertMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetStatus sets the "status" field.
@@ -567,6 +576,12 @@ func (_u *AlertUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *AlertUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *AlertUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *AlertUpdateOne) sqlSave(ctx context.Context) (_node *Alert, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -674,6 +689,7 @@ func (_u *AlertUpdateOne) sqlSave(ctx context.Context) (_node *Alert, err error)
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &Alert{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -24,8 +24,8 @@ type AlertChangeQuery struct {
 	inters     []Interceptor
 	predicates []predicate.AlertChange
 	withAlert  *AlertQuery
-	modifiers  []func(*sql.Selector)
 	loadTotal  []func(context.Context, []*AlertChange) error
+	modifiers  []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -278,8 +278,9 @@ func (_q *AlertChangeQuery) Clone() *AlertChangeQuery {
 		predicates: append([]predicate.AlertChange{}, _q.predicates...),
 		withAlert:  _q.withAlert.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -511,6 +512,9 @@ func (_q *AlertChangeQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -526,6 +530,12 @@ func (_q *AlertChangeQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *AlertChangeQuery) Modify(modifiers ...func(s *sql.Selector)) *AlertChangeSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // AlertChangeGroupBy is the group-by builder for AlertChange entities.
@@ -616,4 +626,10 @@ func (_s *AlertChangeSelect) sqlScan(ctx context.Context, root *AlertChangeQuery
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *AlertChangeSelect) Modify(modifiers ...func(s *sql.Selector)) *AlertChangeSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

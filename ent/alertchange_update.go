@@ -17,8 +17,9 @@ import (
 // AlertChangeUpdate is the builder for updating AlertChange entities.
 type AlertChangeUpdate struct {
 	config
-	hooks    []Hook
-	mutation *AlertChangeMutation
+	hooks     []Hook
+	mutation  *AlertChangeMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the AlertChangeUpdate builder.
@@ -67,6 +68,12 @@ func (_u *AlertChangeUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *AlertChangeUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *AlertChangeUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *AlertChangeUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -79,6 +86,7 @@ func (_u *AlertChangeUpdate) sqlSave(ctx context.Context) (_node int, err error)
 			}
 		}
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{alertchange.Label}
@@ -94,9 +102,10 @@ func (_u *AlertChangeUpdate) sqlSave(ctx context.Context) (_node int, err error)
 // AlertChangeUpdateOne is the builder for updating a single AlertChange entity.
 type AlertChangeUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *AlertChangeMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *AlertChangeMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Mutation returns the AlertChangeMutation object of the builder.
@@ -152,6 +161,12 @@ func (_u *AlertChangeUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *AlertChangeUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *AlertChangeUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *AlertChangeUpdateOne) sqlSave(ctx context.Context) (_node *AlertChange, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -181,6 +196,7 @@ func (_u *AlertChangeUpdateOne) sqlSave(ctx context.Context) (_node *AlertChange
 			}
 		}
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &AlertChange{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -22,8 +22,8 @@ type ConfigVersionQuery struct {
 	order      []configversion.OrderOption
 	inters     []Interceptor
 	predicates []predicate.ConfigVersion
-	modifiers  []func(*sql.Selector)
 	loadTotal  []func(context.Context, []*ConfigVersion) error
+	modifiers  []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -253,8 +253,9 @@ func (_q *ConfigVersionQuery) Clone() *ConfigVersionQuery {
 		inters:     append([]Interceptor{}, _q.inters...),
 		predicates: append([]predicate.ConfigVersion{}, _q.predicates...),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -432,6 +433,9 @@ func (_q *ConfigVersionQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -447,6 +451,12 @@ func (_q *ConfigVersionQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *ConfigVersionQuery) Modify(modifiers ...func(s *sql.Selector)) *ConfigVersionSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // ConfigVersionGroupBy is the group-by builder for ConfigVersion entities.
@@ -537,4 +547,10 @@ func (_s *ConfigVersionSelect) sqlScan(ctx context.Context, root *ConfigVersionQ
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *ConfigVersionSelect) Modify(modifiers ...func(s *sql.Selector)) *ConfigVersionSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -17,8 +17,9 @@ import (
 // ConfigVersionUpdate is the builder for updating ConfigVersion entities.
 type ConfigVersionUpdate struct {
 	config
-	hooks    []Hook
-	mutation *ConfigVersionMutation
+	hooks     []Hook
+	mutation  *ConfigVersionMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the ConfigVersionUpdate builder.
@@ -59,6 +60,12 @@ func (_u *ConfigVersionUpdate) ExecX(ctx context.Context) {
 	}
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *ConfigVersionUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *ConfigVersionUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *ConfigVersionUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	_spec := sqlgraph.NewUpdateSpec(configversion.Table, configversion.Columns, sqlgraph.NewFieldSpec(configversion.FieldID, field.TypeInt))
 	if ps := _u.mutation.predicates; len(ps) > 0 {
@@ -68,6 +75,7 @@ func (_u *ConfigVersionUpdate) sqlSave(ctx context.Context) (_node int, err erro
 			}
 		}
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{configversion.Label}
@@ -83,9 +91,10 @@ func (_u *ConfigVersionUpdate) sqlSave(ctx context.Context) (_node int, err erro
 // ConfigVersionUpdateOne is the builder for updating a single ConfigVersion entity.
 type ConfigVersionUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *ConfigVersionMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *ConfigVersionMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Mutation returns the ConfigVersionMutation object of the builder.
@@ -133,6 +142,12 @@ func (_u *ConfigVersionUpdateOne) ExecX(ctx context.Context) {
 	}
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *ConfigVersionUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *ConfigVersionUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *ConfigVersionUpdateOne) sqlSave(ctx context.Context) (_node *ConfigVersion, err error) {
 	_spec := sqlgraph.NewUpdateSpec(configversion.Table, configversion.Columns, sqlgraph.NewFieldSpec(configversion.FieldID, field.TypeInt))
 	id, ok := _u.mutation.ID()
@@ -159,6 +174,7 @@ func (_u *ConfigVersionUpdateOne) sqlSave(ctx context.Context) (_node *ConfigVer
 			}
 		}
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &ConfigVersion{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

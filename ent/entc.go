@@ -22,7 +22,7 @@ func main() {
 		log.Fatalf("creating entgql extension: %v", err)
 	}
 	cfg := &gen.Config{
-		Features: []gen.Feature{gen.FeatureVersionedMigration, gen.FeatureExecQuery, gen.FeatureIntercept},
+		Features: []gen.Feature{gen.FeatureVersionedMigration, gen.FeatureExecQuery, gen.FeatureIntercept, gen.FeatureModifier},
 	}
 	if err := entc.Generate("./ent/schema", cfg, entc.Extensions(ex)); err != nil {
 		log.Fatalf("running ent codegen: %v", err)

@@ -22,8 +22,8 @@ type EventQuery struct {
 	order      []event.OrderOption
 	inters     []Interceptor
 	predicates []predicate.Event
-	modifiers  []func(*sql.Selector)
 	loadTotal  []func(context.Context, []*Event) error
+	modifiers  []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -253,8 +253,9 @@ func (_q *EventQuery) Clone() *EventQuery {
 		inters:     append([]Interceptor{}, _q.inters...),
 		predicates: append([]predicate.Event{}, _q.predicates...),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -432,6 +433,9 @@ func (_q *EventQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -447,6 +451,12 @@ func (_q *EventQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *EventQuery) Modify(modifiers ...func(s *sql.Selector)) *EventSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // EventGroupBy is the group-by builder for Event entities.
@@ -537,4 +547,10 @@ func (_s *EventSelect) sqlScan(ctx context.Context, root *EventQuery, v any) err
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *EventSelect) Modify(modifiers ...func(s *sql.Selector)) *EventSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -17,8 +17,9 @@ import (
 // EventUpdate is the builder for updating Event entities.
 type EventUpdate struct {
 	config
-	hooks    []Hook
-	mutation *EventMutation
+	hooks     []Hook
+	mutation  *EventMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the EventUpdate builder.
@@ -73,6 +74,12 @@ func (_u *EventUpdate) ExecX(ctx context.Context) {
 	}
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *EventUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *EventUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *EventUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	_spec := sqlgraph.NewUpdateSpec(event.Table, event.Columns, sqlgraph.NewFieldSpec(event.FieldID, field.TypeString))
 	if ps := _u.mutation.predicates; len(ps) > 0 {
@@ -85,6 +92,7 @@ func (_u *EventUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.FannedOut(); ok {
 		_spec.SetField(event.FieldFannedOut, field.TypeBool, value)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{event.Label}
@@ -100,9 +108,10 @@ func (_u *EventUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // EventUpdateOne is the builder for updating a single Event entity.
 type EventUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *EventMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *EventMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetFannedOut sets the "fanned_out" field.
@@ -164,6 +173,12 @@ func (_u *EventUpdateOne) ExecX(ctx context.Context) {
 	}
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *EventUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *EventUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *EventUpdateOne) sqlSave(ctx context.Context) (_node *Event, err error) {
 	_spec := sqlgraph.NewUpdateSpec(event.Table, event.Columns, sqlgraph.NewFieldSpec(event.FieldID, field.TypeString))
 	id, ok := _u.mutation.ID()
@@ -193,6 +208,7 @@ func (_u *EventUpdateOne) sqlSave(ctx context.Context) (_node *Event, err error)
 	if value, ok := _u.mutation.FannedOut(); ok {
 		_spec.SetField(event.FieldFannedOut, field.TypeBool, value)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &Event{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

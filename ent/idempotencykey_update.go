@@ -18,8 +18,9 @@ import (
 // IdempotencyKeyUpdate is the builder for updating IdempotencyKey entities.
 type IdempotencyKeyUpdate struct {
 	config
-	hooks    []Hook
-	mutation *IdempotencyKeyMutation
+	hooks     []Hook
+	mutation  *IdempotencyKeyMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the IdempotencyKeyUpdate builder.
@@ -140,6 +141,12 @@ func (_u *IdempotencyKeyUpdate) ExecX(ctx context.Context) {
 	}
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *IdempotencyKeyUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *IdempotencyKeyUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *IdempotencyKeyUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	_spec := sqlgraph.NewUpdateSpec(idempotencykey.Table, idempotencykey.Columns, sqlgraph.NewFieldSpec(idempotencykey.FieldID, field.TypeString))
 	if ps := _u.mutation.predicates; len(ps) > 0 {
@@ -176,6 +183,7 @@ func (_u *IdempotencyKeyUpdate) sqlSave(ctx context.Context) (_node int, err err
 	if _u.mutation.ErrorParamCleared() {
 		_spec.ClearField(idempotencykey.FieldErrorParam, field.TypeString)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{idempotencykey.Label}
@@ -191,9 +199,10 @@ func (_u *IdempotencyKeyUpdate) sqlSave(ctx context.Context) (_node int, err err
 // IdempotencyKeyUpdateOne is the builder for updating a single IdempotencyKey entity.
 type IdempotencyKeyUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *IdempotencyKeyMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *IdempotencyKeyMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetSettledAt sets the "settled_at" field.
@@ -321,6 +330,12 @@ func (_u *IdempotencyKeyUpdateOne) ExecX(ctx context.Context) {
 	}
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *IdempotencyKeyUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *IdempotencyKeyUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *IdempotencyKeyUpdateOne) sqlSave(ctx context.Context) (_node *IdempotencyKey, err error) {
 	_spec := sqlgraph.NewUpdateSpec(idempotencykey.Table, idempotencykey.Columns, sqlgraph.NewFieldSpec(idempotencykey.FieldID, field.TypeString))
 	id, ok := _u.mutation.ID()
@@ -374,6 +389,7 @@ func (_u *IdempotencyKeyUpdateOne) sqlSave(ctx context.Context) (_node *Idempote
 	if _u.mutation.ErrorParamCleared() {
 		_spec.ClearField(idempotencykey.FieldErrorParam, field.TypeString)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &IdempotencyKey{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -22,8 +22,8 @@ type MerchantQuery struct {
 	order      []merchant.OrderOption
 	inters     []Interceptor
 	predicates []predicate.Merchant
-	modifiers  []func(*sql.Selector)
 	loadTotal  []func(context.Context, []*Merchant) error
+	modifiers  []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -253,8 +253,9 @@ func (_q *MerchantQuery) Clone() *MerchantQuery {
 		inters:     append([]Interceptor{}, _q.inters...),
 		predicates: append([]predicate.Merchant{}, _q.predicates...),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -432,6 +433,9 @@ func (_q *MerchantQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -447,6 +451,12 @@ func (_q *MerchantQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *MerchantQuery) Modify(modifiers ...func(s *sql.Selector)) *MerchantSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // MerchantGroupBy is the group-by builder for Merchant entities.
@@ -537,4 +547,10 @@ func (_s *MerchantSelect) sqlScan(ctx context.Context, root *MerchantQuery, v an
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *MerchantSelect) Modify(modifiers ...func(s *sql.Selector)) *MerchantSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -18,8 +18,9 @@ import (
 // MerchantUpdate is the builder for updating Merchant entities.
 type MerchantUpdate struct {
 	config
-	hooks    []Hook
-	mutation *MerchantMutation
+	hooks     []Hook
+	mutation  *MerchantMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the MerchantUpdate builder.
@@ -113,6 +114,12 @@ func (_u *MerchantUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *MerchantUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *MerchantUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *MerchantUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -134,6 +141,7 @@ func (_u *MerchantUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(merchant.FieldStatus, field.TypeString, value)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{merchant.Label}
@@ -149,9 +157,10 @@ func (_u *MerchantUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // MerchantUpdateOne is the builder for updating a single Merchant entity.
 type MerchantUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *MerchantMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *MerchantMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetUpdatedAt sets the "updated_at" field.
@@ -252,6 +261,12 @@ func (_u *MerchantUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *MerchantUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *MerchantUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *MerchantUpdateOne) sqlSave(ctx context.Context) (_node *Merchant, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -290,6 +305,7 @@ func (_u *MerchantUpdateOne) sqlSave(ctx context.Context) (_node *Merchant, err 
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(merchant.FieldStatus, field.TypeString, value)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &Merchant{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

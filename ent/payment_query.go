@@ -27,8 +27,8 @@ type PaymentQuery struct {
 	predicates             []predicate.Payment
 	withRefunds            *RefundQuery
 	withStatusHistory      *PaymentStatusChangeQuery
-	modifiers              []func(*sql.Selector)
 	loadTotal              []func(context.Context, []*Payment) error
+	modifiers              []func(*sql.Selector)
 	withNamedRefunds       map[string]*RefundQuery
 	withNamedStatusHistory map[string]*PaymentStatusChangeQuery
 	// intermediate query (i.e. traversal path).
@@ -306,8 +306,9 @@ func (_q *PaymentQuery) Clone() *PaymentQuery {
 		withRefunds:       _q.withRefunds.Clone(),
 		withStatusHistory: _q.withStatusHistory.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -601,6 +602,9 @@ func (_q *PaymentQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -616,6 +620,12 @@ func (_q *PaymentQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *PaymentQuery) Modify(modifiers ...func(s *sql.Selector)) *PaymentSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // WithNamedRefunds tells the query-builder to eager-load the nodes that are connected to the "refunds"
@@ -734,4 +744,10 @@ func (_s *PaymentSelect) sqlScan(ctx context.Context, root *PaymentQuery, v any)
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *PaymentSelect) Modify(modifiers ...func(s *sql.Selector)) *PaymentSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -24,8 +24,8 @@ type PaymentStatusChangeQuery struct {
 	inters      []Interceptor
 	predicates  []predicate.PaymentStatusChange
 	withPayment *PaymentQuery
-	modifiers   []func(*sql.Selector)
 	loadTotal   []func(context.Context, []*PaymentStatusChange) error
+	modifiers   []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -278,8 +278,9 @@ func (_q *PaymentStatusChangeQuery) Clone() *PaymentStatusChangeQuery {
 		predicates:  append([]predicate.PaymentStatusChange{}, _q.predicates...),
 		withPayment: _q.withPayment.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -511,6 +512,9 @@ func (_q *PaymentStatusChangeQuery) sqlQuery(ctx context.Context) *sql.Selector 
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -526,6 +530,12 @@ func (_q *PaymentStatusChangeQuery) sqlQuery(ctx context.Context) *sql.Selector 
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *PaymentStatusChangeQuery) Modify(modifiers ...func(s *sql.Selector)) *PaymentStatusChangeSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // PaymentStatusChangeGroupBy is the group-by builder for PaymentStatusChange entities.
@@ -616,4 +626,10 @@ func (_s *PaymentStatusChangeSelect) sqlScan(ctx context.Context, root *PaymentS
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *PaymentStatusChangeSelect) Modify(modifiers ...func(s *sql.Selector)) *PaymentStatusChangeSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

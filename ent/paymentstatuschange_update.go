@@ -17,8 +17,9 @@ import (
 // PaymentStatusChangeUpdate is the builder for updating PaymentStatusChange entities.
 type PaymentStatusChangeUpdate struct {
 	config
-	hooks    []Hook
-	mutation *PaymentStatusChangeMutation
+	hooks     []Hook
+	mutation  *PaymentStatusChangeMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the PaymentStatusChangeUpdate builder.
@@ -67,6 +68,12 @@ func (_u *PaymentStatusChangeUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *PaymentStatusChangeUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *PaymentStatusChangeUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *PaymentStatusChangeUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -82,6 +89,7 @@ func (_u *PaymentStatusChangeUpdate) sqlSave(ctx context.Context) (_node int, er
 	if _u.mutation.FromCleared() {
 		_spec.ClearField(paymentstatuschange.FieldFrom, field.TypeEnum)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{paymentstatuschange.Label}
@@ -97,9 +105,10 @@ func (_u *PaymentStatusChangeUpdate) sqlSave(ctx context.Context) (_node int, er
 // PaymentStatusChangeUpdateOne is the builder for updating a single PaymentStatusChange entity.
 type PaymentStatusChangeUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *PaymentStatusChangeMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *PaymentStatusChangeMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Mutation returns the PaymentStatusChangeMutation object of the builder.
@@ -155,6 +164,12 @@ func (_u *PaymentStatusChangeUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *PaymentStatusChangeUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *PaymentStatusChangeUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *PaymentStatusChangeUpdateOne) sqlSave(ctx context.Context) (_node *PaymentStatusChange, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -187,6 +202,7 @@ func (_u *PaymentStatusChangeUpdateOne) sqlSave(ctx context.Context) (_node *Pay
 	if _u.mutation.FromCleared() {
 		_spec.ClearField(paymentstatuschange.FieldFrom, field.TypeEnum)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &PaymentStatusChange{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -24,8 +24,8 @@ type RefreshTokenQuery struct {
 	inters     []Interceptor
 	predicates []predicate.RefreshToken
 	withUser   *UserQuery
-	modifiers  []func(*sql.Selector)
 	loadTotal  []func(context.Context, []*RefreshToken) error
+	modifiers  []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -278,8 +278,9 @@ func (_q *RefreshTokenQuery) Clone() *RefreshTokenQuery {
 		predicates: append([]predicate.RefreshToken{}, _q.predicates...),
 		withUser:   _q.withUser.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -511,6 +512,9 @@ func (_q *RefreshTokenQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -526,6 +530,12 @@ func (_q *RefreshTokenQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *RefreshTokenQuery) Modify(modifiers ...func(s *sql.Selector)) *RefreshTokenSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // RefreshTokenGroupBy is the group-by builder for RefreshToken entities.
@@ -616,4 +626,10 @@ func (_s *RefreshTokenSelect) sqlScan(ctx context.Context, root *RefreshTokenQue
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *RefreshTokenSelect) Modify(modifiers ...func(s *sql.Selector)) *RefreshTokenSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -24,8 +24,8 @@ type RefundQuery struct {
 	inters      []Interceptor
 	predicates  []predicate.Refund
 	withPayment *PaymentQuery
-	modifiers   []func(*sql.Selector)
 	loadTotal   []func(context.Context, []*Refund) error
+	modifiers   []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -278,8 +278,9 @@ func (_q *RefundQuery) Clone() *RefundQuery {
 		predicates:  append([]predicate.Refund{}, _q.predicates...),
 		withPayment: _q.withPayment.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -511,6 +512,9 @@ func (_q *RefundQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -526,6 +530,12 @@ func (_q *RefundQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *RefundQuery) Modify(modifiers ...func(s *sql.Selector)) *RefundSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // RefundGroupBy is the group-by builder for Refund entities.
@@ -616,4 +626,10 @@ func (_s *RefundSelect) sqlScan(ctx context.Context, root *RefundQuery, v any) e
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *RefundSelect) Modify(modifiers ...func(s *sql.Selector)) *RefundSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -17,8 +17,9 @@ import (
 // RevocationUpdate is the builder for updating Revocation entities.
 type RevocationUpdate struct {
 	config
-	hooks    []Hook
-	mutation *RevocationMutation
+	hooks     []Hook
+	mutation  *RevocationMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the RevocationUpdate builder.
@@ -59,6 +60,12 @@ func (_u *RevocationUpdate) ExecX(ctx context.Context) {
 	}
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *RevocationUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *RevocationUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *RevocationUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	_spec := sqlgraph.NewUpdateSpec(revocation.Table, revocation.Columns, sqlgraph.NewFieldSpec(revocation.FieldID, field.TypeString))
 	if ps := _u.mutation.predicates; len(ps) > 0 {
@@ -68,6 +75,7 @@ func (_u *RevocationUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 			}
 		}
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{revocation.Label}
@@ -83,9 +91,10 @@ func (_u *RevocationUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 // RevocationUpdateOne is the builder for updating a single Revocation entity.
 type RevocationUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *RevocationMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *RevocationMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Mutation returns the RevocationMutation object of the builder.
@@ -133,6 +142,12 @@ func (_u *RevocationUpdateOne) ExecX(ctx context.Context) {
 	}
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *RevocationUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *RevocationUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *RevocationUpdateOne) sqlSave(ctx context.Context) (_node *Revocation, err error) {
 	_spec := sqlgraph.NewUpdateSpec(revocation.Table, revocation.Columns, sqlgraph.NewFieldSpec(revocation.FieldID, field.TypeString))
 	id, ok := _u.mutation.ID()
@@ -159,6 +174,7 @@ func (_u *RevocationUpdateOne) sqlSave(ctx context.Context) (_node *Revocation, 
 			}
 		}
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &Revocation{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

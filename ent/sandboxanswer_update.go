@@ -17,8 +17,9 @@ import (
 // SandboxAnswerUpdate is the builder for updating SandboxAnswer entities.
 type SandboxAnswerUpdate struct {
 	config
-	hooks    []Hook
-	mutation *SandboxAnswerMutation
+	hooks     []Hook
+	mutation  *SandboxAnswerMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the SandboxAnswerUpdate builder.
@@ -59,6 +60,12 @@ func (_u *SandboxAnswerUpdate) ExecX(ctx context.Context) {
 	}
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *SandboxAnswerUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *SandboxAnswerUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *SandboxAnswerUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	_spec := sqlgraph.NewUpdateSpec(sandboxanswer.Table, sandboxanswer.Columns, sqlgraph.NewFieldSpec(sandboxanswer.FieldID, field.TypeInt))
 	if ps := _u.mutation.predicates; len(ps) > 0 {
@@ -68,6 +75,7 @@ func (_u *SandboxAnswerUpdate) sqlSave(ctx context.Context) (_node int, err erro
 			}
 		}
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{sandboxanswer.Label}
@@ -83,9 +91,10 @@ func (_u *SandboxAnswerUpdate) sqlSave(ctx context.Context) (_node int, err erro
 // SandboxAnswerUpdateOne is the builder for updating a single SandboxAnswer entity.
 type SandboxAnswerUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *SandboxAnswerMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *SandboxAnswerMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Mutation returns the SandboxAnswerMutation object of the builder.
@@ -133,6 +142,12 @@ func (_u *SandboxAnswerUpdateOne) ExecX(ctx context.Context) {
 	}
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *SandboxAnswerUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *SandboxAnswerUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *SandboxAnswerUpdateOne) sqlSave(ctx context.Context) (_node *SandboxAnswer, err error) {
 	_spec := sqlgraph.NewUpdateSpec(sandboxanswer.Table, sandboxanswer.Columns, sqlgraph.NewFieldSpec(sandboxanswer.FieldID, field.TypeInt))
 	id, ok := _u.mutation.ID()
@@ -159,6 +174,7 @@ func (_u *SandboxAnswerUpdateOne) sqlSave(ctx context.Context) (_node *SandboxAn
 			}
 		}
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &SandboxAnswer{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -18,8 +18,9 @@ import (
 // SandboxObjectUpdate is the builder for updating SandboxObject entities.
 type SandboxObjectUpdate struct {
 	config
-	hooks    []Hook
-	mutation *SandboxObjectMutation
+	hooks     []Hook
+	mutation  *SandboxObjectMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the SandboxObjectUpdate builder.
@@ -153,6 +154,12 @@ func (_u *SandboxObjectUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *SandboxObjectUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *SandboxObjectUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *SandboxObjectUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -192,6 +199,7 @@ func (_u *SandboxObjectUpdate) sqlSave(ctx context.Context) (_node int, err erro
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(sandboxobject.FieldUpdatedAt, field.TypeTime, value)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{sandboxobject.Label}
@@ -207,9 +215,10 @@ func (_u *SandboxObjectUpdate) sqlSave(ctx context.Context) (_node int, err erro
 // SandboxObjectUpdateOne is the builder for updating a single SandboxObject entity.
 type SandboxObjectUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *SandboxObjectMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *SandboxObjectMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetCaptured sets the "captured" field.
@@ -350,6 +359,12 @@ func (_u *SandboxObjectUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *SandboxObjectUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *SandboxObjectUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *SandboxObjectUpdateOne) sqlSave(ctx context.Context) (_node *SandboxObject, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -406,6 +421,7 @@ func (_u *SandboxObjectUpdateOne) sqlSave(ctx context.Context) (_node *SandboxOb
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(sandboxobject.FieldUpdatedAt, field.TypeTime, value)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &SandboxObject{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -22,8 +22,8 @@ type SigningKeyQuery struct {
 	order      []signingkey.OrderOption
 	inters     []Interceptor
 	predicates []predicate.SigningKey
-	modifiers  []func(*sql.Selector)
 	loadTotal  []func(context.Context, []*SigningKey) error
+	modifiers  []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -253,8 +253,9 @@ func (_q *SigningKeyQuery) Clone() *SigningKeyQuery {
 		inters:     append([]Interceptor{}, _q.inters...),
 		predicates: append([]predicate.SigningKey{}, _q.predicates...),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -432,6 +433,9 @@ func (_q *SigningKeyQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -447,6 +451,12 @@ func (_q *SigningKeyQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *SigningKeyQuery) Modify(modifiers ...func(s *sql.Selector)) *SigningKeySelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // SigningKeyGroupBy is the group-by builder for SigningKey entities.
@@ -537,4 +547,10 @@ func (_s *SigningKeySelect) sqlScan(ctx context.Context, root *SigningKeyQuery, 
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *SigningKeySelect) Modify(modifiers ...func(s *sql.Selector)) *SigningKeySelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

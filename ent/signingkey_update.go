@@ -18,8 +18,9 @@ import (
 // SigningKeyUpdate is the builder for updating SigningKey entities.
 type SigningKeyUpdate struct {
 	config
-	hooks    []Hook
-	mutation *SigningKeyMutation
+	hooks     []Hook
+	mutation  *SigningKeyMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the SigningKeyUpdate builder.
@@ -74,6 +75,12 @@ func (_u *SigningKeyUpdate) ExecX(ctx context.Context) {
 	}
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *SigningKeyUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *SigningKeyUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *SigningKeyUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	_spec := sqlgraph.NewUpdateSpec(signingkey.Table, signingkey.Columns, sqlgraph.NewFieldSpec(signingkey.FieldID, field.TypeString))
 	if ps := _u.mutation.predicates; len(ps) > 0 {
@@ -86,6 +93,7 @@ func (_u *SigningKeyUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 	if value, ok := _u.mutation.AnnouncedAt(); ok {
 		_spec.SetField(signingkey.FieldAnnouncedAt, field.TypeTime, value)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{signingkey.Label}
@@ -101,9 +109,10 @@ func (_u *SigningKeyUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 // SigningKeyUpdateOne is the builder for updating a single SigningKey entity.
 type SigningKeyUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *SigningKeyMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *SigningKeyMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetAnnouncedAt sets the "announced_at" field.
@@ -165,6 +174,12 @@ func (_u *SigningKeyUpdateOne) ExecX(ctx context.Context) {
 	}
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *SigningKeyUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *SigningKeyUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *SigningKeyUpdateOne) sqlSave(ctx context.Context) (_node *SigningKey, err error) {
 	_spec := sqlgraph.NewUpdateSpec(signingkey.Table, signingkey.Columns, sqlgraph.NewFieldSpec(signingkey.FieldID, field.TypeString))
 	id, ok := _u.mutation.ID()
@@ -194,6 +209,7 @@ func (_u *SigningKeyUpdateOne) sqlSave(ctx context.Context) (_node *SigningKey, 
 	if value, ok := _u.mutation.AnnouncedAt(); ok {
 		_spec.SetField(signingkey.FieldAnnouncedAt, field.TypeTime, value)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &SigningKey{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -27,8 +27,8 @@ type UserQuery struct {
 	predicates             []predicate.User
 	withRefreshTokens      *RefreshTokenQuery
 	withAPIKeys            *APIKeyQuery
-	modifiers              []func(*sql.Selector)
 	loadTotal              []func(context.Context, []*User) error
+	modifiers              []func(*sql.Selector)
 	withNamedRefreshTokens map[string]*RefreshTokenQuery
 	withNamedAPIKeys       map[string]*APIKeyQuery
 	// intermediate query (i.e. traversal path).
@@ -306,8 +306,9 @@ func (_q *UserQuery) Clone() *UserQuery {
 		withRefreshTokens: _q.withRefreshTokens.Clone(),
 		withAPIKeys:       _q.withAPIKeys.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -601,6 +602,9 @@ func (_q *UserQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -616,6 +620,12 @@ func (_q *UserQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *UserQuery) Modify(modifiers ...func(s *sql.Selector)) *UserSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // WithNamedRefreshTokens tells the query-builder to eager-load the nodes that are connected to the "refresh_tokens"
@@ -734,4 +744,10 @@ func (_s *UserSelect) sqlScan(ctx context.Context, root *UserQuery, v any) error
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *UserSelect) Modify(modifiers ...func(s *sql.Selector)) *UserSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

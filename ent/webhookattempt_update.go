@@ -17,8 +17,9 @@ import (
 // WebhookAttemptUpdate is the builder for updating WebhookAttempt entities.
 type WebhookAttemptUpdate struct {
 	config
-	hooks    []Hook
-	mutation *WebhookAttemptMutation
+	hooks     []Hook
+	mutation  *WebhookAttemptMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the WebhookAttemptUpdate builder.
@@ -67,6 +68,12 @@ func (_u *WebhookAttemptUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *WebhookAttemptUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *WebhookAttemptUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *WebhookAttemptUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -82,6 +89,7 @@ func (_u *WebhookAttemptUpdate) sqlSave(ctx context.Context) (_node int, err err
 	if _u.mutation.ErrorCleared() {
 		_spec.ClearField(webhookattempt.FieldError, field.TypeString)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{webhookattempt.Label}
@@ -97,9 +105,10 @@ func (_u *WebhookAttemptUpdate) sqlSave(ctx context.Context) (_node int, err err
 // WebhookAttemptUpdateOne is the builder for updating a single WebhookAttempt entity.
 type WebhookAttemptUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *WebhookAttemptMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *WebhookAttemptMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Mutation returns the WebhookAttemptMutation object of the builder.
@@ -155,6 +164,12 @@ func (_u *WebhookAttemptUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *WebhookAttemptUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *WebhookAttemptUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *WebhookAttemptUpdateOne) sqlSave(ctx context.Context) (_node *WebhookAttempt, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -187,6 +202,7 @@ func (_u *WebhookAttemptUpdateOne) sqlSave(ctx context.Context) (_node *WebhookA
 	if _u.mutation.ErrorCleared() {
 		_spec.ClearField(webhookattempt.FieldError, field.TypeString)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &WebhookAttempt{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -27,8 +27,8 @@ type WebhookDeliveryQuery struct {
 	predicates          []predicate.WebhookDelivery
 	withEndpoint        *WebhookEndpointQuery
 	withAttemptLog      *WebhookDeliveryAttemptQuery
-	modifiers           []func(*sql.Selector)
 	loadTotal           []func(context.Context, []*WebhookDelivery) error
+	modifiers           []func(*sql.Selector)
 	withNamedAttemptLog map[string]*WebhookDeliveryAttemptQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
@@ -305,8 +305,9 @@ func (_q *WebhookDeliveryQuery) Clone() *WebhookDeliveryQuery {
 		withEndpoint:   _q.withEndpoint.Clone(),
 		withAttemptLog: _q.withAttemptLog.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -596,6 +597,9 @@ func (_q *WebhookDeliveryQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -611,6 +615,12 @@ func (_q *WebhookDeliveryQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *WebhookDeliveryQuery) Modify(modifiers ...func(s *sql.Selector)) *WebhookDeliverySelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // WithNamedAttemptLog tells the query-builder to eager-load the nodes that are connected to the "attempt_log"
@@ -715,4 +725,10 @@ func (_s *WebhookDeliverySelect) sqlScan(ctx context.Context, root *WebhookDeliv
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *WebhookDeliverySelect) Modify(modifiers ...func(s *sql.Selector)) *WebhookDeliverySelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

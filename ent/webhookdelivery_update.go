@@ -20,8 +20,9 @@ import (
 // WebhookDeliveryUpdate is the builder for updating WebhookDelivery entities.
 type WebhookDeliveryUpdate struct {
 	config
-	hooks    []Hook
-	mutation *WebhookDeliveryMutation
+	hooks     []Hook
+	mutation  *WebhookDeliveryMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the WebhookDeliveryUpdate builder.
@@ -291,6 +292,12 @@ func (_u *WebhookDeliveryUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *WebhookDeliveryUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *WebhookDeliveryUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *WebhookDeliveryUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -399,6 +406,7 @@ func (_u *WebhookDeliveryUpdate) sqlSave(ctx context.Context) (_node int, err er
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{webhookdelivery.Label}
@@ -414,9 +422,10 @@ func (_u *WebhookDeliveryUpdate) sqlSave(ctx context.Context) (_node int, err er
 // WebhookDeliveryUpdateOne is the builder for updating a single WebhookDelivery entity.
 type WebhookDeliveryUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *WebhookDeliveryMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *WebhookDeliveryMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetUpdatedAt sets the "updated_at" field.
@@ -693,6 +702,12 @@ func (_u *WebhookDeliveryUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *WebhookDeliveryUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *WebhookDeliveryUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *WebhookDeliveryUpdateOne) sqlSave(ctx context.Context) (_node *WebhookDelivery, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -818,6 +833,7 @@ func (_u *WebhookDeliveryUpdateOne) sqlSave(ctx context.Context) (_node *Webhook
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &WebhookDelivery{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -24,8 +24,8 @@ type WebhookDeliveryAttemptQuery struct {
 	inters       []Interceptor
 	predicates   []predicate.WebhookDeliveryAttempt
 	withDelivery *WebhookDeliveryQuery
-	modifiers    []func(*sql.Selector)
 	loadTotal    []func(context.Context, []*WebhookDeliveryAttempt) error
+	modifiers    []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -278,8 +278,9 @@ func (_q *WebhookDeliveryAttemptQuery) Clone() *WebhookDeliveryAttemptQuery {
 		predicates:   append([]predicate.WebhookDeliveryAttempt{}, _q.predicates...),
 		withDelivery: _q.withDelivery.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -511,6 +512,9 @@ func (_q *WebhookDeliveryAttemptQuery) sqlQuery(ctx context.Context) *sql.Select
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -526,6 +530,12 @@ func (_q *WebhookDeliveryAttemptQuery) sqlQuery(ctx context.Context) *sql.Select
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *WebhookDeliveryAttemptQuery) Modify(modifiers ...func(s *sql.Selector)) *WebhookDeliveryAttemptSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // WebhookDeliveryAttemptGroupBy is the group-by builder for WebhookDeliveryAttempt entities.
@@ -616,4 +626,10 @@ func (_s *WebhookDeliveryAttemptSelect) sqlScan(ctx context.Context, root *Webho
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *WebhookDeliveryAttemptSelect) Modify(modifiers ...func(s *sql.Selector)) *WebhookDeliveryAttemptSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

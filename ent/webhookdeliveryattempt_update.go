@@ -17,8 +17,9 @@ import (
 // WebhookDeliveryAttemptUpdate is the builder for updating WebhookDeliveryAttempt entities.
 type WebhookDeliveryAttemptUpdate struct {
 	config
-	hooks    []Hook
-	mutation *WebhookDeliveryAttemptMutation
+	hooks     []Hook
+	mutation  *WebhookDeliveryAttemptMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the WebhookDeliveryAttemptUpdate builder.
@@ -67,6 +68,12 @@ func (_u *WebhookDeliveryAttemptUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *WebhookDeliveryAttemptUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *WebhookDeliveryAttemptUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *WebhookDeliveryAttemptUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -85,6 +92,7 @@ func (_u *WebhookDeliveryAttemptUpdate) sqlSave(ctx context.Context) (_node int,
 	if _u.mutation.ErrorCleared() {
 		_spec.ClearField(webhookdeliveryattempt.FieldError, field.TypeString)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{webhookdeliveryattempt.Label}
@@ -100,9 +108,10 @@ func (_u *WebhookDeliveryAttemptUpdate) sqlSave(ctx context.Context) (_node int,
 // WebhookDeliveryAttemptUpdateOne is the builder for updating a single WebhookDeliveryAttempt entity.
 type WebhookDeliveryAttemptUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *WebhookDeliveryAttemptMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *WebhookDeliveryAttemptMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Mutation returns the WebhookDeliveryAttemptMutation object of the builder.
@@ -158,6 +167,12 @@ func (_u *WebhookDeliveryAttemptUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *WebhookDeliveryAttemptUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *WebhookDeliveryAttemptUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *WebhookDeliveryAttemptUpdateOne) sqlSave(ctx context.Context) (_node *WebhookDeliveryAttempt, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -193,6 +208,7 @@ func (_u *WebhookDeliveryAttemptUpdateOne) sqlSave(ctx context.Context) (_node *
 	if _u.mutation.ErrorCleared() {
 		_spec.ClearField(webhookdeliveryattempt.FieldError, field.TypeString)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &WebhookDeliveryAttempt{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

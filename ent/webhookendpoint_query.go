@@ -25,8 +25,8 @@ type WebhookEndpointQuery struct {
 	inters              []Interceptor
 	predicates          []predicate.WebhookEndpoint
 	withDeliveries      *WebhookDeliveryQuery
-	modifiers           []func(*sql.Selector)
 	loadTotal           []func(context.Context, []*WebhookEndpoint) error
+	modifiers           []func(*sql.Selector)
 	withNamedDeliveries map[string]*WebhookDeliveryQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
@@ -280,8 +280,9 @@ func (_q *WebhookEndpointQuery) Clone() *WebhookEndpointQuery {
 		predicates:     append([]predicate.WebhookEndpoint{}, _q.predicates...),
 		withDeliveries: _q.withDeliveries.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -519,6 +520,9 @@ func (_q *WebhookEndpointQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -534,6 +538,12 @@ func (_q *WebhookEndpointQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *WebhookEndpointQuery) Modify(modifiers ...func(s *sql.Selector)) *WebhookEndpointSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // WithNamedDeliveries tells the query-builder to eager-load the nodes that are connected to the "deliveries"
@@ -638,4 +648,10 @@ func (_s *WebhookEndpointSelect) sqlScan(ctx context.Context, root *WebhookEndpo
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *WebhookEndpointSelect) Modify(modifiers ...func(s *sql.Selector)) *WebhookEndpointSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -25,8 +25,8 @@ type WebhookEventQuery struct {
 	inters              []Interceptor
 	predicates          []predicate.WebhookEvent
 	withAttemptLog      *WebhookAttemptQuery
-	modifiers           []func(*sql.Selector)
 	loadTotal           []func(context.Context, []*WebhookEvent) error
+	modifiers           []func(*sql.Selector)
 	withNamedAttemptLog map[string]*WebhookAttemptQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
@@ -280,8 +280,9 @@ func (_q *WebhookEventQuery) Clone() *WebhookEventQuery {
 		predicates:     append([]predicate.WebhookEvent{}, _q.predicates...),
 		withAttemptLog: _q.withAttemptLog.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -519,6 +520,9 @@ func (_q *WebhookEventQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -534,6 +538,12 @@ func (_q *WebhookEventQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *WebhookEventQuery) Modify(modifiers ...func(s *sql.Selector)) *WebhookEventSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // WithNamedAttemptLog tells the query-builder to eager-load the nodes that are connected to the "attempt_log"
@@ -638,4 +648,10 @@ func (_s *WebhookEventSelect) sqlScan(ctx context.Context, root *WebhookEventQue
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *WebhookEventSelect) Modify(modifiers ...func(s *sql.Selector)) *WebhookEventSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -20,8 +20,9 @@ import (
 // WebhookEventUpdate is the builder for updating WebhookEvent entities.
 type WebhookEventUpdate struct {
 	config
-	hooks    []Hook
-	mutation *WebhookEventMutation
+	hooks     []Hook
+	mutation  *WebhookEventMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the WebhookEventUpdate builder.
@@ -263,6 +264,12 @@ func (_u *WebhookEventUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *WebhookEventUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *WebhookEventUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *WebhookEventUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -359,6 +366,7 @@ func (_u *WebhookEventUpdate) sqlSave(ctx context.Context) (_node int, err error
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{webhookevent.Label}
@@ -374,9 +382,10 @@ func (_u *WebhookEventUpdate) sqlSave(ctx context.Context) (_node int, err error
 // WebhookEventUpdateOne is the builder for updating a single WebhookEvent entity.
 type WebhookEventUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *WebhookEventMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *WebhookEventMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetStatus sets the "status" field.
@@ -625,6 +634,12 @@ func (_u *WebhookEventUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *WebhookEventUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *WebhookEventUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *WebhookEventUpdateOne) sqlSave(ctx context.Context) (_node *WebhookEvent, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -738,6 +753,7 @@ func (_u *WebhookEventUpdateOne) sqlSave(ctx context.Context) (_node *WebhookEve
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &WebhookEvent{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -33,8 +33,7 @@ func (r *paymentResolver) Refunds(ctx context.Context, obj *ent.Payment) ([]*ent
 
 // StatusHistory is the resolver for the statusHistory field.
 func (r *paymentResolver) StatusHistory(ctx context.Context, obj *ent.Payment) ([]*ent.PaymentStatusChange, error) {
-	history, err := obj.StatusHistory(ctx)
-	return payment.Oldest(history, func(c *ent.PaymentStatusChange) (time.Time, string) { return c.At, c.ID }), err
+	return r.PaymentService.StatusHistory(ctx, obj)
 }
 
 // Node is the resolver for the node field.

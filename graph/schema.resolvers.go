@@ -200,6 +200,9 @@ func (r *paymentResolver) Card(ctx context.Context, obj *ent.Payment) (*model.Ca
 
 // Payment is the resolver for the payment field.
 func (r *queryResolver) Payment(ctx context.Context, id string) (*ent.Payment, error) {
+	if wantsStatusHistory(ctx) {
+		return r.PaymentService.GetWithHistory(ctx, id)
+	}
 	return r.PaymentService.Get(ctx, id)
 }
 

@@ -1,0 +1,92 @@
+package payment
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/sql"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/payment"
+	"github.com/paygate/paygate/ent/paymentstatuschange"
+	"github.com/paygate/paygate/internal/apierror"
+	"github.com/paygate/paygate/internal/auth"
+)
+
+// historyColumn is the column a payment read by GetWithHistory carries its status history in,
+// as a JSON array.
+const historyColumn = "status_history_json"
+
+// GetWithHistory is Get for a reader who shows the payment's status history too. On PostgreSQL
+// the history comes in the payment's own statement, aggregated as JSON, so that reading a payment
+// is one round trip rather than two; elsewhere StatusHistory reads it with a statement of its own.
+func (s *Service) GetWithHistory(ctx context.Context, id string) (*ent.Payment, error) {
+	if err := auth.Authorize(ctx, auth.GetPayment); err != nil {
+		return nil, err
+	}
+	query := s.client.Payment.Query().Where(payment.ID(id))
+	query.Modify(selectHistory)
+	p, err := query.Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, apierror.ForParam(apierror.NotFound, "id", "no payment has the id "+id)
+	}
+	return p, err
+}
+
+// selectHistory adds the payment's status history to its row, oldest first, on PostgreSQL.
+func selectHistory(s *sql.Selector) {
+	if s.Dialect() == dialect.Postgres {
+		s.AppendSelectExprAs(historyExpr, historyColumn)
+	}
+}
+
+// historyExpr is the payment's status changes as a JSON array. They are the payment's own (their
+// rows carry the payment's merchant, which the outer query is already held to), at most
+// MaxStatusChanges of them; what the payment says already (its id and merchant) is left out.
+var historyExpr = sql.Expr(`(SELECT COALESCE(json_agg(json_build_object('id', h."id", 'from', h."from", 'to', h."to", ` +
+	`'reason', h."reason", 'actor', h."actor", 'at', h."at") ORDER BY h."at", h."id"), '[]') ` +
+	`FROM "` + paymentstatuschange.Table + `" AS h ` +
+	`WHERE h."payment_id" = "` + payment.Table + `"."id" AND h."merchant_id" = "` + payment.Table + `"."merchant_id")`)
+
+// StatusHistory is payment p's status changes, oldest first: those GetWithHistory read with it,
+// or else read now.
+func (s *Service) StatusHistory(ctx context.Context, p *ent.Payment) ([]*ent.PaymentStatusChange, error) {
+	history, read, err := historyReadWith(p)
+	if err != nil {
+		return nil, err
+	}
+	if !read {
+		if history, err = p.StatusHistory(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return Oldest(history, func(c *ent.PaymentStatusChange) (time.Time, string) { return c.At, c.ID }), nil
+}
+
+// historyReadWith decodes the status history p was read with, if it was.
+func historyReadWith(p *ent.Payment) ([]*ent.PaymentStatusChange, bool, error) {
+	value, err := p.Value(historyColumn)
+	if err != nil {
+		return nil, false, nil // not selected: read on its own
+	}
+	var text []byte
+	switch v := value.(type) {
+	case string:
+		text = []byte(v)
+	case []byte:
+		text = v
+	default:
+		return nil, false, fmt.Errorf("reading the status history of payment %s: unexpected %T", p.ID, value)
+	}
+	var history []*ent.PaymentStatusChange
+	if err := json.Unmarshal(text, &history); err != nil {
+		return nil, false, fmt.Errorf("reading the status history of payment %s: %w", p.ID, err)
+	}
+	for _, change := range history {
+		change.PaymentID, change.MerchantID, change.At = p.ID, p.MerchantID, change.At.UTC()
+	}
+	return history, true, nil
+}
