@@ -56,15 +56,102 @@ func BenchmarkCreatePayment(b *testing.B) {
 					stripeSandbox := httptest.NewServer(stripe.Registration.NewSandbox(db.Ent, stripe.Registration.SandboxSettings(nil), time.Now, ""))
 					defer stripeSandbox.Close()
 					bare := benchTarget{db: db, handler: loadtest.Bare(db.SQL, db.Dialect, stripeSandbox.URL)}
-					benchmarkHandler(b, bare, "/payments", restBody, http.StatusCreated, keyed)
+					benchmarkHandler(b, bare, http.MethodPost, fixed("/payments"), always(restBody), http.StatusCreated, keyed)
 				})
 				b.Run("rest"+suffix, func(b *testing.B) {
-					benchmarkHandler(b, benchServer(b, open(b)), "/api/v1/payments", restBody, http.StatusCreated, keyed)
+					benchmarkHandler(b, benchServer(b, open(b)), http.MethodPost, fixed("/api/v1/payments"), always(restBody), http.StatusCreated, keyed)
 				})
 				b.Run("graphql"+suffix, func(b *testing.B) {
-					benchmarkHandler(b, benchServer(b, open(b)), "/query", gqlBody, http.StatusOK, keyed)
+					benchmarkHandler(b, benchServer(b, open(b)), http.MethodPost, fixed("/query"), always(gqlBody), http.StatusOK, keyed)
 				})
 			}
+		})
+	}
+}
+
+// BenchmarkReadPayment compares reading a payment by its id (with its status history) and a page
+// of the 20 newest payments, over REST and GraphQL, with the bare yardstick handler reading the
+// same rows, every column, over the same database. CI prints the round trips and allocations per
+// read beside the create's.
+//
+//	go test -run '^$' -bench ReadPayment -benchmem ./internal/app
+func BenchmarkReadPayment(b *testing.B) {
+	databases := map[string]func(testing.TB) *database.DB{"sqlite": databasetest.CountingSQLite}
+	if os.Getenv("PAYGATE_TEST_DATABASE_URL") != "" {
+		databases["postgres"] = databasetest.CountingPostgres
+	}
+	for name, open := range databases {
+		b.Run(name, func(b *testing.B) {
+			db := open(b)
+			paygate := benchServer(b, db)
+			body, _ := json.Marshal(paymentBody("49.99", "USD", "4242424242424242"))
+			var ids []string
+			for range 30 {
+				r := httptest.NewRequest(http.MethodPost, "/api/v1/payments", bytes.NewReader(body))
+				r.Header.Set("Content-Type", "application/json")
+				r.Header.Set("Authorization", "Bearer "+paygate.token)
+				w := httptest.NewRecorder()
+				paygate.handler.ServeHTTP(w, r)
+				var created struct {
+					Data struct{ ID string } `json:"data"`
+				}
+				if err := json.Unmarshal(w.Body.Bytes(), &created); err != nil || w.Code != http.StatusCreated {
+					b.Fatalf("creating a payment to read answered %d: %s", w.Code, w.Body.String())
+				}
+				ids = append(ids, created.Data.ID)
+			}
+			paygate.settle()
+			bare := benchTarget{db: db, handler: loadtest.Bare(db.SQL, db.Dialect, "")}
+			byID := func(prefix string) func(int) string {
+				return func(i int) string { return prefix + ids[i%len(ids)] }
+			}
+			// Every answer must hold the payment's history, or a page of payments.
+			withHistory := func(b *testing.B, body []byte) {
+				if lower := bytes.ToLower(body); !bytes.Contains(lower, []byte(`"succeeded"`)) || !bytes.Contains(lower, []byte(`"processing"`)) {
+					b.Fatalf("a payment read without its history: %.300s", body)
+				}
+			}
+			page := func(b *testing.B, body []byte) {
+				if n := bytes.Count(body, []byte(`"currency"`)); n != 20 {
+					b.Fatalf("a page of %d payments; want 20: %.300s", n, body)
+				}
+			}
+			gqlGet := func(i int) []byte {
+				body, _ := json.Marshal(map[string]any{
+					"query":     `query($id: ID!) { payment(id: $id) { id amount currency status customer { email } card { last4 } createdAt statusHistory { from to reason actor at } } }`,
+					"variables": map[string]any{"id": ids[i%len(ids)]},
+				})
+				return body
+			}
+			gqlList, _ := json.Marshal(map[string]any{"query": `{ payments(first: 20) { edges { node { id amount currency status customer { email } card { last4 } createdAt } } pageInfo { hasNextPage } } }`})
+			b.Run("get/bare", func(b *testing.B) {
+				bare.check = withHistory
+				benchmarkHandler(b, bare, http.MethodGet, byID("/payments/"), always(nil), http.StatusOK, false)
+			})
+			b.Run("get/rest", func(b *testing.B) {
+				rest := paygate
+				rest.check = withHistory
+				benchmarkHandler(b, rest, http.MethodGet, byID("/api/v1/payments/"), always(nil), http.StatusOK, false)
+			})
+			b.Run("get/graphql", func(b *testing.B) {
+				graphql := paygate
+				graphql.check = withHistory
+				benchmarkHandler(b, graphql, http.MethodPost, fixed("/query"), gqlGet, http.StatusOK, false)
+			})
+			b.Run("list/bare", func(b *testing.B) {
+				bare.check = page
+				benchmarkHandler(b, bare, http.MethodGet, fixed("/payments"), always(nil), http.StatusOK, false)
+			})
+			b.Run("list/rest", func(b *testing.B) {
+				rest := paygate
+				rest.check = page
+				benchmarkHandler(b, rest, http.MethodGet, fixed("/api/v1/payments?limit=20"), always(nil), http.StatusOK, false)
+			})
+			b.Run("list/graphql", func(b *testing.B) {
+				graphql := paygate
+				graphql.check = page
+				benchmarkHandler(b, graphql, http.MethodPost, fixed("/query"), always(gqlList), http.StatusOK, false)
+			})
 		})
 	}
 }
@@ -88,7 +175,7 @@ func BenchmarkDashboardPage(b *testing.B) {
 	page, _ := json.Marshal(map[string]any{"query": `{ payments(first: 100) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node {
 		id amount amountRefunded currency status provider createdAt customer { email name } card { brand last4 }
 		refunds { id amount status createdAt } statusHistory { from to at reason } } } } }`})
-	benchmarkHandler(b, target, "/query", page, http.StatusOK, false)
+	benchmarkHandler(b, target, http.MethodPost, fixed("/query"), always(page), http.StatusOK, false)
 }
 
 // benchTarget is a handler to measure, over a database counting its round trips.
@@ -98,6 +185,8 @@ type benchTarget struct {
 	token   string
 	// settle waits for what the requests left under way that reaches the database; nil: nothing.
 	settle func()
+	// check, when set, looks at each answer's body.
+	check func(b *testing.B, body []byte)
 }
 
 // benchServer is the real handler with the access log off, as a loaded server would run it
@@ -120,11 +209,11 @@ func benchServer(b *testing.B, db *database.DB) benchTarget {
 	return benchTarget{db: db, handler: paygate.handler, token: env.tokenFor("developer"), settle: settle}
 }
 
-// benchmarkHandler posts body to the target until the benchmark ends; keyed requests carry a new
-// idempotency key each. Besides time it reports the process's CPU time per request, the figure
-// that decides throughput once the CPU is busy (on SQLite it includes the database's own work),
-// and the database round trips per request.
-func benchmarkHandler(b *testing.B, target benchTarget, path string, body []byte, want int, keyed bool) {
+// benchmarkHandler sends body(i) to the target's path(i) for each request i until the benchmark
+// ends; keyed requests carry a new idempotency key each. Besides time it reports the process's CPU
+// time per request, the figure that decides throughput once the CPU is busy (on SQLite it
+// includes the database's own work), and the database round trips per request.
+func benchmarkHandler(b *testing.B, target benchTarget, method string, path func(i int) string, body func(i int) []byte, want int, keyed bool) {
 	b.ReportAllocs()
 	cpuBefore, roundTripsBefore := processCPU(b), target.db.RoundTrips()
 	defer func() {
@@ -134,8 +223,8 @@ func benchmarkHandler(b *testing.B, target benchTarget, path string, body []byte
 		}
 		b.ReportMetric(float64(target.db.RoundTrips()-roundTripsBefore)/float64(b.N), "roundtrips/op")
 	}()
-	for b.Loop() {
-		r := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
+	for i := 0; b.Loop(); i++ {
+		r := httptest.NewRequest(method, path(i), bytes.NewReader(body(i)))
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Authorization", "Bearer "+target.token)
 		if keyed {
@@ -144,10 +233,19 @@ func benchmarkHandler(b *testing.B, target benchTarget, path string, body []byte
 		w := httptest.NewRecorder()
 		target.handler.ServeHTTP(w, r)
 		if w.Code != want {
-			b.Fatalf("%s answered %d: %s", path, w.Code, w.Body.String())
+			b.Fatalf("%s answered %d: %s", r.URL.Path, w.Code, w.Body.String())
+		}
+		if target.check != nil {
+			target.check(b, w.Body.Bytes())
 		}
 	}
 }
+
+// fixed is the path of every request.
+func fixed(path string) func(int) string { return func(int) string { return path } }
+
+// always is the body of every request.
+func always(body []byte) func(int) []byte { return func(int) []byte { return body } }
 
 // processCPU is the CPU time the process has used, user and system.
 func processCPU(b *testing.B) time.Duration {
