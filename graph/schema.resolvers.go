@@ -153,26 +153,6 @@ func (r *mutationResolver) UpdateUser(ctx context.Context, id string, input auth
 	return r.AuthService.UpdateUser(ctx, id, input)
 }
 
-// Amount is the resolver for the amount field.
-func (r *paymentResolver) Amount(ctx context.Context, obj *ent.Payment) (money.Decimal, error) {
-	return money.Amount{Minor: obj.Amount, Currency: obj.Currency}.Decimal(), nil
-}
-
-// AmountRefunded is the resolver for the amountRefunded field.
-func (r *paymentResolver) AmountRefunded(ctx context.Context, obj *ent.Payment) (money.Decimal, error) {
-	return money.Amount{Minor: obj.AmountRefunded, Currency: obj.Currency}.Decimal(), nil
-}
-
-// AmountCapturable is the resolver for the amountCapturable field.
-func (r *paymentResolver) AmountCapturable(ctx context.Context, obj *ent.Payment) (money.Decimal, error) {
-	return money.Amount{Minor: obj.AmountCapturable, Currency: obj.Currency}.Decimal(), nil
-}
-
-// AmountCaptured is the resolver for the amountCaptured field.
-func (r *paymentResolver) AmountCaptured(ctx context.Context, obj *ent.Payment) (money.Decimal, error) {
-	return money.Amount{Minor: obj.AmountCaptured, Currency: obj.Currency}.Decimal(), nil
-}
-
 // NextAction is the resolver for the nextAction field.
 func (r *paymentResolver) NextAction(ctx context.Context, obj *ent.Payment) (*model.NextAction, error) {
 	redirectURL, returnURL, waits := payment.NextAction(obj)
@@ -180,22 +160,6 @@ func (r *paymentResolver) NextAction(ctx context.Context, obj *ent.Payment) (*mo
 		return nil, nil
 	}
 	return &model.NextAction{Type: payment.RedirectToURL, RedirectToURL: &model.RedirectToURL{URL: redirectURL, ReturnURL: returnURL}}, nil
-}
-
-// Customer is the resolver for the customer field.
-func (r *paymentResolver) Customer(ctx context.Context, obj *ent.Payment) (*model.Customer, error) {
-	return &model.Customer{Email: obj.CustomerEmail, Name: obj.CustomerName}, nil
-}
-
-// Card is the resolver for the card field.
-func (r *paymentResolver) Card(ctx context.Context, obj *ent.Payment) (*model.Card, error) {
-	return &model.Card{
-		Brand:       obj.CardBrand,
-		Last4:       obj.CardLast4,
-		ExpMonth:    obj.CardExpMonth,
-		ExpYear:     obj.CardExpYear,
-		Fingerprint: obj.CardFingerprint,
-	}, nil
 }
 
 // Payment is the resolver for the payment field.

@@ -129,11 +129,11 @@ type ComplexityRoot struct {
 	}
 
 	Card struct {
-		Brand       func(childComplexity int) int
-		ExpMonth    func(childComplexity int) int
-		ExpYear     func(childComplexity int) int
-		Fingerprint func(childComplexity int) int
-		Last4       func(childComplexity int) int
+		CardBrand       func(childComplexity int) int
+		CardExpMonth    func(childComplexity int) int
+		CardExpYear     func(childComplexity int) int
+		CardFingerprint func(childComplexity int) int
+		CardLast4       func(childComplexity int) int
 	}
 
 	CircuitBreakerSettings struct {
@@ -170,8 +170,8 @@ type ComplexityRoot struct {
 	}
 
 	Customer struct {
-		Email func(childComplexity int) int
-		Name  func(childComplexity int) int
+		CustomerEmail func(childComplexity int) int
+		CustomerName  func(childComplexity int) int
 	}
 
 	DatabaseMetrics struct {
@@ -263,36 +263,36 @@ type ComplexityRoot struct {
 	}
 
 	Payment struct {
-		Amount              func(childComplexity int) int
-		AmountCapturable    func(childComplexity int) int
-		AmountCaptured      func(childComplexity int) int
-		AmountRefunded      func(childComplexity int) int
-		CanceledAt          func(childComplexity int) int
-		CancellationReason  func(childComplexity int) int
-		CaptureBefore       func(childComplexity int) int
-		CaptureMethod       func(childComplexity int) int
-		Card                func(childComplexity int) int
-		CreatedAt           func(childComplexity int) int
-		Currency            func(childComplexity int) int
-		Customer            func(childComplexity int) int
-		Description         func(childComplexity int) int
-		DisputeReason       func(childComplexity int) int
-		DisputedAt          func(childComplexity int) int
-		FailureCode         func(childComplexity int) int
-		FailureMessage      func(childComplexity int) int
-		ID                  func(childComplexity int) int
-		Metadata            func(childComplexity int) int
-		NextAction          func(childComplexity int) int
-		PaymentMethod       func(childComplexity int) int
-		Provider            func(childComplexity int) int
-		ProviderDeclineCode func(childComplexity int) int
-		ProviderPaymentID   func(childComplexity int) int
-		Refunds             func(childComplexity int) int
-		ReturnURL           func(childComplexity int) int
-		Routing             func(childComplexity int) int
-		Status              func(childComplexity int) int
-		StatusHistory       func(childComplexity int) int
-		UpdatedAt           func(childComplexity int) int
+		AmountCapturableDecimal func(childComplexity int) int
+		AmountCapturedDecimal   func(childComplexity int) int
+		AmountDecimal           func(childComplexity int) int
+		AmountRefundedDecimal   func(childComplexity int) int
+		CanceledAt              func(childComplexity int) int
+		CancellationReason      func(childComplexity int) int
+		CaptureBefore           func(childComplexity int) int
+		CaptureMethod           func(childComplexity int) int
+		CardFields              func(childComplexity int) int
+		CreatedAt               func(childComplexity int) int
+		Currency                func(childComplexity int) int
+		CustomerFields          func(childComplexity int) int
+		Description             func(childComplexity int) int
+		DisputeReason           func(childComplexity int) int
+		DisputedAt              func(childComplexity int) int
+		FailureCode             func(childComplexity int) int
+		FailureMessage          func(childComplexity int) int
+		ID                      func(childComplexity int) int
+		Metadata                func(childComplexity int) int
+		NextAction              func(childComplexity int) int
+		PaymentMethod           func(childComplexity int) int
+		Provider                func(childComplexity int) int
+		ProviderDeclineCode     func(childComplexity int) int
+		ProviderPaymentID       func(childComplexity int) int
+		Refunds                 func(childComplexity int) int
+		ReturnURL               func(childComplexity int) int
+		Routing                 func(childComplexity int) int
+		Status                  func(childComplexity int) int
+		StatusHistory           func(childComplexity int) int
+		UpdatedAt               func(childComplexity int) int
 	}
 
 	PaymentConnection struct {
@@ -667,14 +667,7 @@ type PaymentResolver interface {
 	Refunds(ctx context.Context, obj *ent.Payment) ([]*ent.Refund, error)
 	StatusHistory(ctx context.Context, obj *ent.Payment) ([]*ent.PaymentStatusChange, error)
 
-	Amount(ctx context.Context, obj *ent.Payment) (money.Decimal, error)
-	AmountRefunded(ctx context.Context, obj *ent.Payment) (money.Decimal, error)
-	AmountCapturable(ctx context.Context, obj *ent.Payment) (money.Decimal, error)
-	AmountCaptured(ctx context.Context, obj *ent.Payment) (money.Decimal, error)
-
 	NextAction(ctx context.Context, obj *ent.Payment) (*model.NextAction, error)
-	Customer(ctx context.Context, obj *ent.Payment) (*model.Customer, error)
-	Card(ctx context.Context, obj *ent.Payment) (*model.Card, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (ent.Noder, error)
@@ -987,35 +980,35 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		return e.ComplexityRoot.CaptureSettings.WindowH(childComplexity), true
 
 	case "Card.brand":
-		if e.ComplexityRoot.Card.Brand == nil {
+		if e.ComplexityRoot.Card.CardBrand == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Card.Brand(childComplexity), true
+		return e.ComplexityRoot.Card.CardBrand(childComplexity), true
 	case "Card.expMonth":
-		if e.ComplexityRoot.Card.ExpMonth == nil {
+		if e.ComplexityRoot.Card.CardExpMonth == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Card.ExpMonth(childComplexity), true
+		return e.ComplexityRoot.Card.CardExpMonth(childComplexity), true
 	case "Card.expYear":
-		if e.ComplexityRoot.Card.ExpYear == nil {
+		if e.ComplexityRoot.Card.CardExpYear == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Card.ExpYear(childComplexity), true
+		return e.ComplexityRoot.Card.CardExpYear(childComplexity), true
 	case "Card.fingerprint":
-		if e.ComplexityRoot.Card.Fingerprint == nil {
+		if e.ComplexityRoot.Card.CardFingerprint == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Card.Fingerprint(childComplexity), true
+		return e.ComplexityRoot.Card.CardFingerprint(childComplexity), true
 	case "Card.last4":
-		if e.ComplexityRoot.Card.Last4 == nil {
+		if e.ComplexityRoot.Card.CardLast4 == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Card.Last4(childComplexity), true
+		return e.ComplexityRoot.Card.CardLast4(childComplexity), true
 
 	case "CircuitBreakerSettings.errorRate":
 		if e.ComplexityRoot.CircuitBreakerSettings.ErrorRate == nil {
@@ -1148,17 +1141,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		return e.ComplexityRoot.CurrencyVolume.Currency(childComplexity), true
 
 	case "Customer.email":
-		if e.ComplexityRoot.Customer.Email == nil {
+		if e.ComplexityRoot.Customer.CustomerEmail == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Customer.Email(childComplexity), true
+		return e.ComplexityRoot.Customer.CustomerEmail(childComplexity), true
 	case "Customer.name":
-		if e.ComplexityRoot.Customer.Name == nil {
+		if e.ComplexityRoot.Customer.CustomerName == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Customer.Name(childComplexity), true
+		return e.ComplexityRoot.Customer.CustomerName(childComplexity), true
 
 	case "DatabaseMetrics.inUse":
 		if e.ComplexityRoot.DatabaseMetrics.InUse == nil {
@@ -1636,30 +1629,30 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PasswordChanged.Changed(childComplexity), true
 
-	case "Payment.amount":
-		if e.ComplexityRoot.Payment.Amount == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Payment.Amount(childComplexity), true
 	case "Payment.amountCapturable":
-		if e.ComplexityRoot.Payment.AmountCapturable == nil {
+		if e.ComplexityRoot.Payment.AmountCapturableDecimal == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Payment.AmountCapturable(childComplexity), true
+		return e.ComplexityRoot.Payment.AmountCapturableDecimal(childComplexity), true
 	case "Payment.amountCaptured":
-		if e.ComplexityRoot.Payment.AmountCaptured == nil {
+		if e.ComplexityRoot.Payment.AmountCapturedDecimal == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Payment.AmountCaptured(childComplexity), true
+		return e.ComplexityRoot.Payment.AmountCapturedDecimal(childComplexity), true
+	case "Payment.amount":
+		if e.ComplexityRoot.Payment.AmountDecimal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.AmountDecimal(childComplexity), true
 	case "Payment.amountRefunded":
-		if e.ComplexityRoot.Payment.AmountRefunded == nil {
+		if e.ComplexityRoot.Payment.AmountRefundedDecimal == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Payment.AmountRefunded(childComplexity), true
+		return e.ComplexityRoot.Payment.AmountRefundedDecimal(childComplexity), true
 	case "Payment.canceledAt":
 		if e.ComplexityRoot.Payment.CanceledAt == nil {
 			break
@@ -1685,11 +1678,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Payment.CaptureMethod(childComplexity), true
 	case "Payment.card":
-		if e.ComplexityRoot.Payment.Card == nil {
+		if e.ComplexityRoot.Payment.CardFields == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Payment.Card(childComplexity), true
+		return e.ComplexityRoot.Payment.CardFields(childComplexity), true
 	case "Payment.createdAt":
 		if e.ComplexityRoot.Payment.CreatedAt == nil {
 			break
@@ -1703,11 +1696,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Payment.Currency(childComplexity), true
 	case "Payment.customer":
-		if e.ComplexityRoot.Payment.Customer == nil {
+		if e.ComplexityRoot.Payment.CustomerFields == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Payment.Customer(childComplexity), true
+		return e.ComplexityRoot.Payment.CustomerFields(childComplexity), true
 	case "Payment.description":
 		if e.ComplexityRoot.Payment.Description == nil {
 			break
@@ -8386,7 +8379,7 @@ func (ec *executionContext) fieldContext_CaptureSettings_windowH(_ context.Conte
 	return graphql.NewScalarFieldContext("CaptureSettings", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Card_brand(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+func (ec *executionContext) _Card_brand(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8395,7 +8388,7 @@ func (ec *executionContext) _Card_brand(ctx context.Context, field graphql.Colle
 			return ec.fieldContext_Card_brand(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Brand, nil
+			return obj.CardBrand, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -8409,7 +8402,7 @@ func (ec *executionContext) fieldContext_Card_brand(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Card_last4(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+func (ec *executionContext) _Card_last4(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8418,7 +8411,7 @@ func (ec *executionContext) _Card_last4(ctx context.Context, field graphql.Colle
 			return ec.fieldContext_Card_last4(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Last4, nil
+			return obj.CardLast4, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -8432,7 +8425,7 @@ func (ec *executionContext) fieldContext_Card_last4(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Card_expMonth(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+func (ec *executionContext) _Card_expMonth(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8441,7 +8434,7 @@ func (ec *executionContext) _Card_expMonth(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Card_expMonth(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ExpMonth, nil
+			return obj.CardExpMonth, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -8455,7 +8448,7 @@ func (ec *executionContext) fieldContext_Card_expMonth(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Card_expYear(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+func (ec *executionContext) _Card_expYear(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8464,7 +8457,7 @@ func (ec *executionContext) _Card_expYear(ctx context.Context, field graphql.Col
 			return ec.fieldContext_Card_expYear(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ExpYear, nil
+			return obj.CardExpYear, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -8478,7 +8471,7 @@ func (ec *executionContext) fieldContext_Card_expYear(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Card", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Card_fingerprint(ctx context.Context, field graphql.CollectedField, obj *model.Card) (ret graphql.Marshaler) {
+func (ec *executionContext) _Card_fingerprint(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8487,7 +8480,7 @@ func (ec *executionContext) _Card_fingerprint(ctx context.Context, field graphql
 			return ec.fieldContext_Card_fingerprint(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Fingerprint, nil
+			return obj.CardFingerprint, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -9065,7 +9058,7 @@ func (ec *executionContext) fieldContext_CurrencyVolume_amount(_ context.Context
 	return graphql.NewScalarFieldContext("CurrencyVolume", field, true, true, errors.New("field of type Decimal does not have child fields"))
 }
 
-func (ec *executionContext) _Customer_email(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
+func (ec *executionContext) _Customer_email(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9074,7 +9067,7 @@ func (ec *executionContext) _Customer_email(ctx context.Context, field graphql.C
 			return ec.fieldContext_Customer_email(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Email, nil
+			return obj.CustomerEmail, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -9088,7 +9081,7 @@ func (ec *executionContext) fieldContext_Customer_email(_ context.Context, field
 	return graphql.NewScalarFieldContext("Customer", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Customer_name(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (ret graphql.Marshaler) {
+func (ec *executionContext) _Customer_name(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9097,7 +9090,7 @@ func (ec *executionContext) _Customer_name(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Customer_name(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
+			return obj.CustomerName, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -11935,7 +11928,7 @@ func (ec *executionContext) _Payment_amount(ctx context.Context, field graphql.C
 			return ec.fieldContext_Payment_amount(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Payment().Amount(ctx, obj)
+			return obj.AmountDecimal(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.Decimal) graphql.Marshaler {
@@ -11946,7 +11939,7 @@ func (ec *executionContext) _Payment_amount(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Payment_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Payment", field, true, true, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("Payment", field, true, false, errors.New("field of type Decimal does not have child fields"))
 }
 
 func (ec *executionContext) _Payment_amountRefunded(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
@@ -11958,7 +11951,7 @@ func (ec *executionContext) _Payment_amountRefunded(ctx context.Context, field g
 			return ec.fieldContext_Payment_amountRefunded(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Payment().AmountRefunded(ctx, obj)
+			return obj.AmountRefundedDecimal(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.Decimal) graphql.Marshaler {
@@ -11969,7 +11962,7 @@ func (ec *executionContext) _Payment_amountRefunded(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Payment_amountRefunded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Payment", field, true, true, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("Payment", field, true, false, errors.New("field of type Decimal does not have child fields"))
 }
 
 func (ec *executionContext) _Payment_amountCapturable(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
@@ -11981,7 +11974,7 @@ func (ec *executionContext) _Payment_amountCapturable(ctx context.Context, field
 			return ec.fieldContext_Payment_amountCapturable(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Payment().AmountCapturable(ctx, obj)
+			return obj.AmountCapturableDecimal(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.Decimal) graphql.Marshaler {
@@ -11992,7 +11985,7 @@ func (ec *executionContext) _Payment_amountCapturable(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_Payment_amountCapturable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Payment", field, true, true, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("Payment", field, true, false, errors.New("field of type Decimal does not have child fields"))
 }
 
 func (ec *executionContext) _Payment_amountCaptured(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
@@ -12004,7 +11997,7 @@ func (ec *executionContext) _Payment_amountCaptured(ctx context.Context, field g
 			return ec.fieldContext_Payment_amountCaptured(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Payment().AmountCaptured(ctx, obj)
+			return obj.AmountCapturedDecimal(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v money.Decimal) graphql.Marshaler {
@@ -12015,7 +12008,7 @@ func (ec *executionContext) _Payment_amountCaptured(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Payment_amountCaptured(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Payment", field, true, true, errors.New("field of type Decimal does not have child fields"))
+	return graphql.NewScalarFieldContext("Payment", field, true, false, errors.New("field of type Decimal does not have child fields"))
 }
 
 func (ec *executionContext) _Payment_returnUrl(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
@@ -12082,11 +12075,11 @@ func (ec *executionContext) _Payment_customer(ctx context.Context, field graphql
 			return ec.fieldContext_Payment_customer(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Payment().Customer(ctx, obj)
+			return obj.CustomerFields(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Customer) graphql.Marshaler {
-			return ec.marshalNCustomer2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐCustomer(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Payment) graphql.Marshaler {
+			return ec.marshalNCustomer2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPayment(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12097,7 +12090,7 @@ func (ec *executionContext) fieldContext_Payment_customer(_ context.Context, fie
 		Object:     "Payment",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Customer(ctx, field)
 		},
@@ -12114,11 +12107,11 @@ func (ec *executionContext) _Payment_card(ctx context.Context, field graphql.Col
 			return ec.fieldContext_Payment_card(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Payment().Card(ctx, obj)
+			return obj.CardFields(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Card) graphql.Marshaler {
-			return ec.marshalNCard2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐCard(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Payment) graphql.Marshaler {
+			return ec.marshalNCard2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPayment(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12129,7 +12122,7 @@ func (ec *executionContext) fieldContext_Payment_card(_ context.Context, field g
 		Object:     "Payment",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Card(ctx, field)
 		},
@@ -23051,7 +23044,7 @@ func (ec *executionContext) _CaptureSettings(ctx context.Context, sel ast.Select
 
 var cardImplementors = []string{"Card"}
 
-func (ec *executionContext) _Card(ctx context.Context, sel ast.SelectionSet, obj *model.Card) graphql.Marshaler {
+func (ec *executionContext) _Card(ctx context.Context, sel ast.SelectionSet, obj *ent.Payment) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, cardImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -23445,7 +23438,7 @@ func (ec *executionContext) _CurrencyVolume(ctx context.Context, sel ast.Selecti
 
 var customerImplementors = []string{"Customer"}
 
-func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet, obj *model.Customer) graphql.Marshaler {
+func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet, obj *ent.Payment) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -24441,157 +24434,25 @@ func (ec *executionContext) _Payment(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "amount":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Payment_amount(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Payment_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "amountRefunded":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Payment_amountRefunded(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Payment_amountRefunded(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "amountCapturable":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Payment_amountCapturable(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Payment_amountCapturable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "amountCaptured":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Payment_amountCaptured(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Payment_amountCaptured(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "returnUrl":
 			out.Values[i] = ec._Payment_returnUrl(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -24636,81 +24497,15 @@ func (ec *executionContext) _Payment(ctx context.Context, sel ast.SelectionSet, 
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "customer":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Payment_customer(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Payment_customer(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "card":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Payment_card(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Payment_card(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -28155,7 +27950,7 @@ func (ec *executionContext) marshalNCaptureSettings2githubᚗcomᚋpaygateᚋpay
 	return ec._CaptureSettings(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNCard2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐCard(ctx context.Context, sel ast.SelectionSet, v *model.Card) graphql.Marshaler {
+func (ec *executionContext) marshalNCard2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPayment(ctx context.Context, sel ast.SelectionSet, v *ent.Payment) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -28279,7 +28074,7 @@ func (ec *executionContext) marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCurso
 	return v
 }
 
-func (ec *executionContext) marshalNCustomer2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐCustomer(ctx context.Context, sel ast.SelectionSet, v *model.Customer) graphql.Marshaler {
+func (ec *executionContext) marshalNCustomer2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPayment(ctx context.Context, sel ast.SelectionSet, v *ent.Payment) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")

@@ -34,16 +34,6 @@ type CapturePaymentInput struct {
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
-// The card a payment was made with. The full number and the CVC are never kept.
-type Card struct {
-	Brand    string `json:"brand"`
-	Last4    string `json:"last4"`
-	ExpMonth int    `json:"expMonth"`
-	ExpYear  int    `json:"expYear"`
-	// Keyed hash of the card number: the same card always has the same fingerprint.
-	Fingerprint string `json:"fingerprint"`
-}
-
 type CardInput struct {
 	Number   string `json:"number"`
 	ExpMonth int    `json:"expMonth"`
@@ -113,11 +103,6 @@ type CreateWebhookEndpointInput struct {
 	URL         string   `json:"url"`
 	Events      []string `json:"events"`
 	Description *string  `json:"description,omitempty"`
-}
-
-type Customer struct {
-	Email string `json:"email"`
-	Name  string `json:"name"`
 }
 
 type CustomerInput struct {
