@@ -1,3 +1,5 @@
+// Written by hand, beside the code ent generates: ent leaves files it did not write alone.
+
 package ent
 
 import "github.com/paygate/paygate/internal/money"

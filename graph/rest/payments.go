@@ -16,6 +16,7 @@ import (
 	"github.com/paygate/paygate/internal/paging"
 
 	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/graph"
 	"github.com/paygate/paygate/graph/model"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/card"
@@ -230,12 +231,13 @@ func writeSettling(w http.ResponseWriter, r *http.Request, p *ent.Payment, err e
 
 // GetPayment is GET /api/v1/payments/{id}.
 func (h *Handlers) GetPayment(w http.ResponseWriter, r *http.Request) {
-	p, err := h.query.Payment(r.Context(), r.PathValue("id"))
+	ctx := graph.WithStatusHistory(r.Context())
+	p, err := h.query.Payment(ctx, r.PathValue("id"))
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	history, err := h.payment.StatusHistory(r.Context(), p)
+	history, err := h.payment.StatusHistory(ctx, p)
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return

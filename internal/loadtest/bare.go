@@ -27,7 +27,8 @@ import (
 //	                     first two history entries and (with an Idempotency-Key) the key before
 //	                     the provider is asked; the outcome, its history entry and the key's
 //	                     outcome after
-//	GET  /payments/{id}  the payment and its status history
+//	GET  /payments/{id}  the payment and its status history: on PostgreSQL in one statement, the
+//	                     history aggregated as JSON, as Paygate reads it; elsewhere in two
 //	GET  /payments       the 20 newest payments
 //
 // Like Paygate it reads and answers whole payments, every column. With a stripeURL it charges
@@ -41,18 +42,25 @@ func Bare(db *sql.DB, dialectName, stripeURL string) http.Handler {
 		}
 		return query
 	}
+	selectOne := `SELECT ` + paymentColumns + ` FROM payments WHERE id = $1`
+	if dialectName == dialect.Postgres {
+		selectOne = `SELECT ` + paymentColumns + `, (SELECT COALESCE(json_agg(json_build_object('from', h."from", 'to', h."to", ` +
+			`'reason', h.reason, 'actor', h.actor, 'at', h.at) ORDER BY h.at, h.id), '[]') FROM payment_status_changes AS h ` +
+			`WHERE h.payment_id = payments.id) FROM payments WHERE id = $1`
+	}
 	b := &bare{
-		db:          db,
-		stripeURL:   stripeURL,
-		client:      &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}},
-		insert:      q(`INSERT INTO payments (id, created_at, updated_at, amount, currency, status, payment_method, customer_email, customer_name, card_brand, card_last4, card_exp_month, card_exp_year, card_fingerprint, provider, amount_refunded) VALUES ($1, $2, $2, $3, $4, 'processing', $5, $6, $7, 'visa', $8, $9, $10, 'f', 'sandbox', 0)`),
-		history:     q(`INSERT INTO payment_status_changes (id, payment_id, "from", "to", reason, actor, at) VALUES ($1, $2, $3, $4, 'r', 'a', $5)`),
-		outcome:     q(`UPDATE payments SET status = 'failed', failure_code = 'load_test', provider_payment_id = $1, updated_at = $2 WHERE id = $3 AND status = 'processing'`),
-		claimKey:    q(`INSERT INTO idempotency_keys (id, principal, key, request_hash, resource_id, expires_at, created_at) VALUES ($1, 'bare', $2, 'h', $3, $4, $4)`),
-		settleKey:   q(`UPDATE idempotency_keys SET settled_at = $1 WHERE principal = 'bare' AND key = $2`),
-		selectOne:   q(`SELECT ` + paymentColumns + ` FROM payments WHERE id = $1`),
-		selectHist:  q(`SELECT "from", "to", reason, actor, at FROM payment_status_changes WHERE payment_id = $1 ORDER BY at, id`),
-		selectNewer: q(`SELECT ` + paymentColumns + ` FROM payments ORDER BY created_at DESC, id DESC LIMIT 21`),
+		db:           db,
+		historyInRow: dialectName == dialect.Postgres,
+		stripeURL:    stripeURL,
+		client:       &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}},
+		insert:       q(`INSERT INTO payments (id, created_at, updated_at, amount, currency, status, payment_method, customer_email, customer_name, card_brand, card_last4, card_exp_month, card_exp_year, card_fingerprint, provider, amount_refunded) VALUES ($1, $2, $2, $3, $4, 'processing', $5, $6, $7, 'visa', $8, $9, $10, 'f', 'sandbox', 0)`),
+		history:      q(`INSERT INTO payment_status_changes (id, payment_id, "from", "to", reason, actor, at) VALUES ($1, $2, $3, $4, 'r', 'a', $5)`),
+		outcome:      q(`UPDATE payments SET status = 'failed', failure_code = 'load_test', provider_payment_id = $1, updated_at = $2 WHERE id = $3 AND status = 'processing'`),
+		claimKey:     q(`INSERT INTO idempotency_keys (id, principal, key, request_hash, resource_id, expires_at, created_at) VALUES ($1, 'bare', $2, 'h', $3, $4, $4)`),
+		settleKey:    q(`UPDATE idempotency_keys SET settled_at = $1 WHERE principal = 'bare' AND key = $2`),
+		selectOne:    q(selectOne),
+		selectHist:   q(`SELECT "from", "to", reason, actor, at FROM payment_status_changes WHERE payment_id = $1 ORDER BY at, id`),
+		selectNewer:  q(`SELECT ` + paymentColumns + ` FROM payments ORDER BY created_at DESC, id DESC LIMIT 21`),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /payments", b.create)
@@ -69,7 +77,9 @@ const paymentColumns = `id, merchant_id, created_at, updated_at, amount, currenc
 	disputed_at, dispute_reason, metadata`
 
 type bare struct {
-	db                                            *sql.DB
+	db *sql.DB
+	// historyInRow: selectOne reads the payment's history too, as its last column.
+	historyInRow                                  bool
 	stripeURL                                     string
 	client                                        *http.Client
 	insert, history, outcome, claimKey, settleKey string
@@ -212,7 +222,15 @@ type barePayment struct {
 	DisputedAt          *time.Time        `json:"disputed_at"`
 	DisputeReason       *string           `json:"dispute_reason"`
 	Metadata            map[string]string `json:"metadata"`
-	History             []any             `json:"status_history,omitempty"`
+	History             []bareChange      `json:"status_history,omitempty"`
+}
+
+type bareChange struct {
+	From   *string   `json:"from"`
+	To     string    `json:"to"`
+	Reason string    `json:"reason"`
+	Actor  string    `json:"actor"`
+	At     time.Time `json:"at"`
 }
 
 type bareCustomer struct {
@@ -228,15 +246,16 @@ type bareCardOut struct {
 	Fingerprint string `json:"fingerprint"`
 }
 
-func scanPayment(row interface{ Scan(...any) error }) (barePayment, error) {
+// scanPayment scans a payment's columns, and then the extra columns given.
+func scanPayment(row interface{ Scan(...any) error }, extra ...any) (barePayment, error) {
 	p := barePayment{Object: "payment"}
 	var routing, metadata sql.NullString
-	err := row.Scan(&p.ID, &p.MerchantID, &p.CreatedAt, &p.UpdatedAt, &p.Amount, &p.Currency, &p.Status, &p.PaymentMethod,
+	err := row.Scan(append([]any{&p.ID, &p.MerchantID, &p.CreatedAt, &p.UpdatedAt, &p.Amount, &p.Currency, &p.Status, &p.PaymentMethod,
 		&p.Customer.Email, &p.Customer.Name, &p.Card.Brand, &p.Card.Last4, &p.Card.ExpMonth, &p.Card.ExpYear,
 		&p.Card.Fingerprint, &p.Provider, &p.ProviderPaymentID, &p.ProviderDeclineCode, &routing, &p.AmountRefunded,
 		&p.CaptureMethod, &p.AmountCapturable, &p.AmountCaptured, &p.CaptureBefore, &p.CanceledAt, &p.CancellationReason,
 		&p.PendingAction, &p.CaptureRequested, &p.ReturnURL, &p.NextActionURL, &p.AuthenticateBefore, &p.FailureCode,
-		&p.FailureMessage, &p.Description, &p.DisputedAt, &p.DisputeReason, &metadata)
+		&p.FailureMessage, &p.Description, &p.DisputedAt, &p.DisputeReason, &metadata}, extra...)...)
 	if err == nil && routing.Valid {
 		p.Routing = json.RawMessage(routing.String)
 	}
@@ -247,12 +266,19 @@ func scanPayment(row interface{ Scan(...any) error }) (barePayment, error) {
 }
 
 func (b *bare) get(w http.ResponseWriter, r *http.Request) {
-	p, err := scanPayment(b.db.QueryRow(b.selectOne, r.PathValue("id")))
+	var history []byte
+	var extra []any
+	if b.historyInRow {
+		extra = append(extra, &history)
+	}
+	p, err := scanPayment(b.db.QueryRow(b.selectOne, r.PathValue("id")), extra...)
 	if err == sql.ErrNoRows {
 		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}
-	if err == nil {
+	if err == nil && b.historyInRow {
+		err = json.Unmarshal(history, &p.History)
+	} else if err == nil {
 		err = b.appendHistory(&p)
 	}
 	if err != nil {
@@ -269,13 +295,11 @@ func (b *bare) appendHistory(p *barePayment) error {
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var from sql.NullString
-		var to, reason, actor string
-		var at time.Time
-		if err := rows.Scan(&from, &to, &reason, &actor, &at); err != nil {
+		var change bareChange
+		if err := rows.Scan(&change.From, &change.To, &change.Reason, &change.Actor, &change.At); err != nil {
 			return err
 		}
-		p.History = append(p.History, map[string]any{"from": from.String, "to": to, "reason": reason, "actor": actor, "at": at})
+		p.History = append(p.History, change)
 	}
 	return rows.Err()
 }

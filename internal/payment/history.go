@@ -43,16 +43,17 @@ func selectHistory(s *sql.Selector) {
 	}
 }
 
-// historyExpr is the payment's status changes as a JSON array. They are the payment's own (their
-// rows carry the payment's merchant, which the outer query is already held to), at most
-// MaxStatusChanges of them; what the payment says already (its id and merchant) is left out.
-var historyExpr = sql.Expr(`(SELECT COALESCE(json_agg(json_build_object('id', h."id", 'from', h."from", 'to', h."to", ` +
-	`'reason', h."reason", 'actor', h."actor", 'at', h."at") ORDER BY h."at", h."id"), '[]') ` +
+// historyExpr is the payment's status changes as a JSON array of whole rows, whose keys are the
+// columns' names, as ent's JSON tags are: a column added to the table comes along. The subquery
+// stands for what ent's query of the changes would add, the tenant filter (their only interceptor):
+// it reads the changes of the payment's own merchant, which the outer query is already held to.
+var historyExpr = sql.Expr(`(SELECT COALESCE(json_agg(h ORDER BY h."at", h."id"), '[]') ` +
 	`FROM "` + paymentstatuschange.Table + `" AS h ` +
 	`WHERE h."payment_id" = "` + payment.Table + `"."id" AND h."merchant_id" = "` + payment.Table + `"."merchant_id")`)
 
 // StatusHistory is payment p's status changes, oldest first: those GetWithHistory read with it,
-// or else read now.
+// or else read now. Changes read with the payment are values only, without ent's client: their
+// edges cannot be queried from them.
 func (s *Service) StatusHistory(ctx context.Context, p *ent.Payment) ([]*ent.PaymentStatusChange, error) {
 	history, read, err := historyReadWith(p)
 	if err != nil {
@@ -86,7 +87,7 @@ func historyReadWith(p *ent.Payment) ([]*ent.PaymentStatusChange, bool, error) {
 		return nil, false, fmt.Errorf("reading the status history of payment %s: %w", p.ID, err)
 	}
 	for _, change := range history {
-		change.PaymentID, change.MerchantID, change.At = p.ID, p.MerchantID, change.At.UTC()
+		change.At = change.At.UTC()
 	}
 	return history, true, nil
 }
