@@ -12,8 +12,6 @@ import (
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/paymentstatuschange"
-	"github.com/paygate/paygate/internal/apierror"
-	"github.com/paygate/paygate/internal/auth"
 )
 
 // historyColumn is the column a payment read by GetWithHistory carries its status history in,
@@ -24,16 +22,7 @@ const historyColumn = "status_history_json"
 // the history comes in the payment's own statement, aggregated as JSON, so that reading a payment
 // is one round trip rather than two; elsewhere StatusHistory reads it with a statement of its own.
 func (s *Service) GetWithHistory(ctx context.Context, id string) (*ent.Payment, error) {
-	if err := auth.Authorize(ctx, auth.GetPayment); err != nil {
-		return nil, err
-	}
-	query := s.client.Payment.Query().Where(payment.ID(id))
-	query.Modify(selectHistory)
-	p, err := query.Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil, apierror.ForParam(apierror.NotFound, "id", "no payment has the id "+id)
-	}
-	return p, err
+	return s.getOne(ctx, id, selectHistory)
 }
 
 // selectHistory adds the payment's status history to its row, oldest first, on PostgreSQL.
@@ -73,17 +62,12 @@ func historyReadWith(p *ent.Payment) ([]*ent.PaymentStatusChange, bool, error) {
 	if err != nil {
 		return nil, false, nil // not selected: read on its own
 	}
-	var text []byte
-	switch v := value.(type) {
-	case string:
-		text = []byte(v)
-	case []byte:
-		text = v
-	default:
+	text, ok := value.(string) // the driver reads JSON as text
+	if !ok {
 		return nil, false, fmt.Errorf("reading the status history of payment %s: unexpected %T", p.ID, value)
 	}
 	var history []*ent.PaymentStatusChange
-	if err := json.Unmarshal(text, &history); err != nil {
+	if err := json.Unmarshal([]byte(text), &history); err != nil {
 		return nil, false, fmt.Errorf("reading the status history of payment %s: %w", p.ID, err)
 	}
 	for _, change := range history {

@@ -18,6 +18,7 @@ import (
 	"github.com/paygate/paygate/internal/paging"
 
 	"entgo.io/contrib/entgql"
+	"entgo.io/ent/dialect/sql"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/paygate/paygate/ent"
@@ -752,10 +753,19 @@ func (s *Service) moveThrough(ctx context.Context, tx *ent.Tx, p *ent.Payment, p
 
 // Get returns one payment.
 func (s *Service) Get(ctx context.Context, id string) (*ent.Payment, error) {
+	return s.getOne(ctx, id, nil)
+}
+
+// getOne returns one payment, its query changed by modify when that is not nil.
+func (s *Service) getOne(ctx context.Context, id string, modify func(*sql.Selector)) (*ent.Payment, error) {
 	if err := auth.Authorize(ctx, auth.GetPayment); err != nil {
 		return nil, err
 	}
-	p, err := s.client.Payment.Get(ctx, id)
+	query := s.client.Payment.Query().Where(payment.ID(id))
+	if modify != nil {
+		query.Modify(modify)
+	}
+	p, err := query.Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, apierror.ForParam(apierror.NotFound, "id", "no payment has the id "+id)
 	}
