@@ -95,10 +95,13 @@ func Open(rawURL string, opts Options) (*DB, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("connecting to the database: %w", err)
 	}
+	client := ent.NewClient(ent.Driver(utcDriver{entsql.OpenDB(dialectName, sqlDB)}))
+	// Payments are read by id and by the page more than anything else is read.
+	client.Payment.Intercept(ent.LeanPaymentReads())
 	return &DB{
 		SQL:        sqlDB,
 		Dialect:    dialectName,
-		Ent:        ent.NewClient(ent.Driver(utcDriver{entsql.OpenDB(dialectName, sqlDB)})),
+		Ent:        client,
 		dsn:        dsn,
 		roundTrips: roundTrips,
 	}, nil

@@ -1,0 +1,159 @@
+package database_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	entsql "entgo.io/ent/dialect/sql"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/payment"
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/state"
+	"github.com/paygate/paygate/internal/tenant"
+)
+
+// TestLeanPaymentReadsReadWhatEntReads: the payments the short read path gives are those ent's
+// general path gives for the same query, every field and every added column, for a payment by id,
+// the first of an ordered query, a page after an offset and a Relay page; the tenant rule holds
+// on it; and queries it does not serve (loading edges, counting) take ent's path.
+func TestLeanPaymentReadsReadWhatEntReads(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		ctx := databasetest.AsMerchant()
+		when := time.Date(2026, 3, 4, 5, 6, 7, 890000000, time.UTC)
+		rule := "eur"
+		var ids []string
+		for i := range 4 {
+			create := db.Ent.Payment.Create().
+				SetCreatedAt(when.Add(time.Duration(i) * time.Minute)).SetUpdatedAt(when.Add(time.Hour)).
+				SetAmount(int64(1000 + i)).SetCurrency("EUR").SetStatus(state.PaymentSucceeded).SetPaymentMethod("credit_card").
+				SetCustomerEmail("a@example.com").SetCustomerName("Ann").SetCardBrand("visa").SetCardLast4("4242").
+				SetCardExpMonth(12).SetCardExpYear(2030).SetCardFingerprint("f").SetProvider("stripe")
+			if i%2 == 1 {
+				create.SetProviderPaymentID("pi_1").SetDescription("tea").SetMetadata(map[string]string{"order": "7"}).
+					SetRouting(&state.RoutingDecision{Rule: &rule, Attempts: []state.RoutingAttempt{{Provider: "stripe", Outcome: "approved", LatencyMS: 12}}}).
+					SetDisputedAt(when).SetDisputeReason("fraudulent").SetReturnURL("https://shop.example/back")
+			}
+			p, err := create.Save(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, p.ID)
+		}
+		elsewhere, err := db.Ent.Payment.Create().SetMerchantID("mer_elsewhere").
+			SetAmount(5).SetCurrency("EUR").SetStatus(state.PaymentSucceeded).SetPaymentMethod("credit_card").
+			SetCustomerEmail("b@example.com").SetCardBrand("visa").SetCardLast4("4242").SetCardExpMonth(12).
+			SetCardExpYear(2030).SetCardFingerprint("f").SetProvider("stripe").Save(tenant.System(context.Background()))
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		// Innermost, it is reached only when the query takes ent's own path.
+		general := 0
+		db.Ent.Payment.Intercept(ent.InterceptFunc(func(next ent.Querier) ent.Querier {
+			return ent.QuerierFunc(func(ctx context.Context, q ent.Query) (ent.Value, error) {
+				general++
+				return next.Query(ctx, q)
+			})
+		}))
+		extra := func(s *entsql.Selector) { s.AppendSelectExprAs(entsql.Expr("'added'"), "extra") }
+		queries := map[string]func() *ent.PaymentQuery{
+			"by id": func() *ent.PaymentQuery { return db.Ent.Payment.Query().Where(payment.ID(ids[1])) },
+			"by id, modified": func() *ent.PaymentQuery {
+				q := db.Ent.Payment.Query().Where(payment.ID(ids[3]))
+				q.Modify(extra)
+				return q
+			},
+			"ordered, offset": func() *ent.PaymentQuery {
+				return db.Ent.Payment.Query().Order(payment.ByCreatedAt(entsql.OrderDesc())).Offset(1).Limit(2)
+			},
+			"everyone's": func() *ent.PaymentQuery { return db.Ent.Payment.Query() },
+		}
+		for name, query := range queries {
+			before := general
+			lean, err := query().All(ctx)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if general != before {
+				t.Errorf("%s: took ent's general path", name)
+			}
+			// Unique(false) changes nothing in the statement, but is a query the short path leaves to ent.
+			want, err := query().Unique(false).All(ctx)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if general != before+1 {
+				t.Errorf("%s, Unique(false): did not take ent's general path", name)
+			}
+			if len(lean) == 0 || len(lean) != len(want) {
+				t.Fatalf("%s: %d payments, ent reads %d", name, len(lean), len(want))
+			}
+			for i := range lean {
+				sameAsEnt(t, name, lean[i], want[i])
+			}
+		}
+
+		first, err := db.Ent.Payment.Query().Order(payment.ByCreatedAt(entsql.OrderDesc())).First(ctx)
+		if err != nil || first.ID != ids[3] {
+			t.Errorf("First: %v, %v; want the newest, %s", first, err, ids[3])
+		}
+		if _, err := db.Ent.Payment.Query().Where(payment.ID(elsewhere.ID)).Only(ctx); !ent.IsNotFound(err) {
+			t.Errorf("another merchant's payment read by id: %v, want not found", err)
+		}
+		all, err := db.Ent.Payment.Query().All(ctx)
+		if err != nil || len(all) != len(ids) {
+			t.Errorf("the merchant's payments: %d, %v; want its %d alone", len(all), err, len(ids))
+		}
+		before := general
+		pageSize, third := 2, ent.Cursor{ID: ids[2], Value: when.Add(2 * time.Minute)}
+		page, err := db.Ent.Payment.Query().Paginate(ctx, &third, &pageSize, nil, nil,
+			ent.WithPaymentOrder(&ent.PaymentOrder{Direction: "DESC", Field: ent.PaymentOrderFieldCreatedAt}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Edges) != 2 || page.Edges[0].Node.ID != ids[1] || page.Edges[1].Node.ID != ids[0] {
+			t.Errorf("the page after the third payment, newest first: %+v", page.Edges)
+		}
+		// Outside a GraphQL request the page counts the payments too, through ent's path.
+		if general != before+1 {
+			t.Errorf("a Relay page: %d queries through ent's general path, want its count alone", general-before)
+		}
+
+		before = general
+		withRefunds, err := db.Ent.Payment.Query().Where(payment.ID(ids[1])).WithRefunds().Only(ctx)
+		if err != nil || withRefunds.Edges.Refunds == nil {
+			t.Errorf("a payment with its refunds: %v, %v", withRefunds, err)
+		}
+		if count, err := db.Ent.Payment.Query().Count(ctx); err != nil || count != len(ids) {
+			t.Errorf("count: %d, %v", count, err)
+		}
+		if general != before+2 {
+			t.Errorf("loading edges and counting took the short path: %d of 2 went through ent's", general-before)
+		}
+	})
+}
+
+// sameAsEnt fails the test unless got has every field and added column of want.
+func sameAsEnt(t *testing.T, query string, got, want *ent.Payment) {
+	t.Helper()
+	gotJSON, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantJSON, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(gotJSON) != string(wantJSON) {
+		t.Errorf("%s:\n got %s\nwant %s", query, gotJSON, wantJSON)
+	}
+	gotExtra, gotErr := got.Value("extra")
+	wantExtra, wantErr := want.Value("extra")
+	if gotExtra != wantExtra || (gotErr == nil) != (wantErr == nil) {
+		t.Errorf("%s: added column %v (%v), ent reads %v (%v)", query, gotExtra, gotErr, wantExtra, wantErr)
+	}
+}
