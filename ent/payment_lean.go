@@ -105,17 +105,19 @@ func (_q *PaymentQuery) leanAll(ctx context.Context) ([]*Payment, error) {
 	if err != nil {
 		return nil, err
 	}
+	// One set of scan destinations serves every row: the generated assignValues copies each
+	// value out of its destination, and a destination of bytes gets a new slice on each scan.
+	values, err := (*Payment).scanValues(nil, columns)
+	if err != nil {
+		return nil, err
+	}
+	for i, value := range values {
+		if _, unknown := value.(*sql.UnknownType); unknown {
+			values[i] = new(any) // ent's SelectValues.Set keeps the value, not the pointer
+		}
+	}
 	nodes := []*Payment{}
 	for rows.Next() {
-		values, err := (*Payment).scanValues(nil, columns)
-		if err != nil {
-			return nil, err
-		}
-		for i, value := range values {
-			if _, unknown := value.(*sql.UnknownType); unknown {
-				values[i] = new(any)
-			}
-		}
 		if err := rows.Scan(values...); err != nil {
 			return nil, err
 		}

@@ -59,7 +59,8 @@ func TestLeanPaymentReadsReadWhatEntReads(t *testing.T) {
 				return next.Query(ctx, q)
 			})
 		}))
-		extra := func(s *entsql.Selector) { s.AppendSelectExprAs(entsql.Expr("'added'"), "extra") }
+		// A column added by a modifier, different in every row.
+		extra := func(s *entsql.Selector) { s.AppendSelectExprAs(entsql.Expr(s.C(payment.FieldAmount)+" * 2"), "extra") }
 		queries := map[string]func() *ent.PaymentQuery{
 			"by id": func() *ent.PaymentQuery { return db.Ent.Payment.Query().Where(payment.ID(ids[1])) },
 			"by id, modified": func() *ent.PaymentQuery {
@@ -71,6 +72,11 @@ func TestLeanPaymentReadsReadWhatEntReads(t *testing.T) {
 				return db.Ent.Payment.Query().Order(payment.ByCreatedAt(entsql.OrderDesc())).Offset(1).Limit(2)
 			},
 			"everyone's": func() *ent.PaymentQuery { return db.Ent.Payment.Query() },
+			"everyone's, modified": func() *ent.PaymentQuery {
+				q := db.Ent.Payment.Query().Order(payment.ByCreatedAt())
+				q.Modify(extra)
+				return q
+			},
 		}
 		for name, query := range queries {
 			before := general
