@@ -22,14 +22,25 @@ import (
 //   - the list of the payment's columns, quoted and qualified, is rendered once per dialect
 //     rather than for every query;
 //   - a column a modifier adds is read as the driver gives it (PostgreSQL's text as a string,
-//     its JSON as bytes), rather than converted to the type the driver names for it, which would
-//     have the driver describe every column of the statement for every row.
+//     its JSON as bytes, its numeric as a string), rather than converted to the type the driver
+//     names for it, which would have the driver describe every column of the statement for
+//     every row: Payment.Value's answer for such a column depends on the path that read it.
 //
-// Everything else is ent's own: its interceptors and traversers run as for any query (the tenant
-// rule included: it adds its predicate before this runs), and the rows are scanned and assigned
-// by the generated code. A query that loads edges, reads selected fields, counts, or is nested in
-// another query's loading takes ent's general path, unchanged.
+// Everything else is ent's own: the traversers run before it (the tenant rule among them: it adds
+// its predicate to the query), the interceptors registered on the client before it wrap it, and
+// the rows are scanned and assigned by the generated code. A query that loads edges, reads
+// selected fields, counts, or is nested in another query's loading takes ent's general path,
+// unchanged, as does every query while the schema gives payments an interceptor that is not a
+// traverser: a client's interceptors wrap the schema's, so the short path would leave it out.
+//
+// A modifier sees the payment's columns as one selection, the column list; one that reads the
+// selected columns one by one (ent's LimitNeighbors) is for edges, whose queries take ent's path.
 func LeanPaymentReads() Interceptor {
+	for _, inter := range payment.Interceptors {
+		if _, traverses := inter.(Traverser); !traverses {
+			return InterceptFunc(func(next Querier) Querier { return next })
+		}
+	}
 	return InterceptFunc(func(next Querier) Querier {
 		return QuerierFunc(func(ctx context.Context, q Query) (Value, error) {
 			if pq, ok := q.(*PaymentQuery); ok && pq.leanReadable(ctx) {
@@ -82,11 +93,11 @@ func (_q *PaymentQuery) leanAll(ctx context.Context) ([]*Payment, error) {
 	for _, predicate := range _q.predicates {
 		predicate(selector)
 	}
-	if offset := _q.ctx.Offset; offset != nil {
-		// As ent does: an offset needs a limit.
+	// As ent does, a zero offset or limit is none, and an offset needs a limit.
+	if offset := _q.ctx.Offset; offset != nil && *offset != 0 {
 		selector.Offset(*offset).Limit(math.MaxInt32)
 	}
-	if limit := _q.ctx.Limit; limit != nil {
+	if limit := _q.ctx.Limit; limit != nil && *limit != 0 {
 		selector.Limit(*limit)
 	}
 	for _, modify := range _q.modifiers {

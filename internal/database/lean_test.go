@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	entgo "entgo.io/ent"
 	entsql "entgo.io/ent/dialect/sql"
 
 	"github.com/paygate/paygate/ent"
@@ -18,8 +19,9 @@ import (
 
 // TestLeanPaymentReadsReadWhatEntReads: the payments the short read path gives are those ent's
 // general path gives for the same query, every field and every added column, for a payment by id,
-// the first of an ordered query, a page after an offset and a Relay page; the tenant rule holds
-// on it; and queries it does not serve (loading edges, counting) take ent's path.
+// the first of an ordered query, a page after an offset and a Relay page, in a transaction too;
+// the tenant rule holds on it; and queries it does not serve (loading edges, counting, following
+// an edge, selecting fields) take ent's path.
 func TestLeanPaymentReadsReadWhatEntReads(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		ctx := databasetest.AsMerchant()
@@ -71,7 +73,8 @@ func TestLeanPaymentReadsReadWhatEntReads(t *testing.T) {
 			"ordered, offset": func() *ent.PaymentQuery {
 				return db.Ent.Payment.Query().Order(payment.ByCreatedAt(entsql.OrderDesc())).Offset(1).Limit(2)
 			},
-			"everyone's": func() *ent.PaymentQuery { return db.Ent.Payment.Query() },
+			"everyone's": func() *ent.PaymentQuery { return db.Ent.Payment.Query().Order(payment.ByID()) },
+			"no limit":   func() *ent.PaymentQuery { return db.Ent.Payment.Query().Order(payment.ByID()).Limit(0).Offset(0) },
 			"everyone's, modified": func() *ent.PaymentQuery {
 				q := db.Ent.Payment.Query().Order(payment.ByCreatedAt())
 				q.Modify(extra)
@@ -101,6 +104,27 @@ func TestLeanPaymentReadsReadWhatEntReads(t *testing.T) {
 			for i := range lean {
 				sameAsEnt(t, name, lean[i], want[i])
 			}
+			// A payment read so is bound to the client, as ent's are: its edges can be queried.
+			if _, err := lean[0].QueryRefunds().All(ctx); err != nil {
+				t.Errorf("%s: the refunds of a payment read: %v", name, err)
+			}
+		}
+
+		// In a transaction the read sees what the transaction wrote.
+		tx, err := db.Ent.Tx(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Payment.UpdateOneID(ids[0]).SetDescription("in the transaction").Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		before := general
+		inTx, err := tx.Payment.Query().Where(payment.ID(ids[0])).Only(ctx)
+		if err != nil || inTx.Description == nil || *inTx.Description != "in the transaction" || general != before {
+			t.Errorf("a payment read in a transaction: %v, %v (through ent's path: %v)", inTx, err, general != before)
+		}
+		if err := tx.Rollback(); err != nil {
+			t.Fatal(err)
 		}
 
 		first, err := db.Ent.Payment.Query().Order(payment.ByCreatedAt(entsql.OrderDesc())).First(ctx)
@@ -114,7 +138,7 @@ func TestLeanPaymentReadsReadWhatEntReads(t *testing.T) {
 		if err != nil || len(all) != len(ids) {
 			t.Errorf("the merchant's payments: %d, %v; want its %d alone", len(all), err, len(ids))
 		}
-		before := general
+		before = general
 		pageSize, third := 2, ent.Cursor{ID: ids[2], Value: when.Add(2 * time.Minute)}
 		page, err := db.Ent.Payment.Query().Paginate(ctx, &third, &pageSize, nil, nil,
 			ent.WithPaymentOrder(&ent.PaymentOrder{Direction: "DESC", Field: ent.PaymentOrderFieldCreatedAt}))
@@ -137,8 +161,29 @@ func TestLeanPaymentReadsReadWhatEntReads(t *testing.T) {
 		if count, err := db.Ent.Payment.Query().Count(ctx); err != nil || count != len(ids) {
 			t.Errorf("count: %d, %v", count, err)
 		}
-		if general != before+2 {
-			t.Errorf("loading edges and counting took the short path: %d of 2 went through ent's", general-before)
+		if _, err := db.Ent.PaymentStatusChange.Create().SetPaymentID(ids[1]).SetTo(state.PaymentSucceeded).SetAt(when).Save(ctx); err != nil {
+			t.Fatal(err)
+		}
+		followed, err := db.Ent.PaymentStatusChange.Query().QueryPayment().All(ctx)
+		if err != nil || len(followed) != 1 || followed[0].ID != ids[1] {
+			t.Errorf("the payment of a status change: %v, %v; want %s alone", followed, err, ids[1])
+		}
+		selecting := db.Ent.Payment.Query().Where(payment.ID(ids[1]))
+		selecting.Select(payment.FieldAmount)
+		if selected, err := selecting.All(ctx); err != nil || len(selected) != 1 || selected[0].Amount != 1001 || selected[0].CustomerEmail != "" {
+			t.Errorf("a payment's amount alone: %v, %v", selected, err)
+		}
+		// A query counted in another query's context, after it was read on its own: ent keeps the
+		// operation it was first run for, which is not the one it runs now.
+		reused := db.Ent.Payment.Query()
+		if _, err := reused.All(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if count, err := reused.Count(entgo.NewQueryContext(ctx, &entgo.QueryContext{Op: entgo.OpQueryAll})); err != nil || count != len(ids) {
+			t.Errorf("a query counted in another's context: %d, %v", count, err)
+		}
+		if general != before+5 {
+			t.Errorf("loading edges, counting, following an edge and selecting fields: %d of 5 went through ent's path", general-before)
 		}
 	})
 }
