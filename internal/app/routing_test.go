@@ -151,7 +151,15 @@ func TestFailoverUnderConcurrency(t *testing.T) {
 		for _, id := range ids {
 			p := servers[0].payment(id)
 			if p == nil || p.Status != "succeeded" || p.Provider != "adyen" {
-				t.Errorf("payment %q: %+v", id, p)
+				var logged []string // what the servers said of it: a failover that could not be recorded
+				for _, s := range servers {
+					for line := range strings.Lines(s.logs.String()) {
+						if strings.Contains(line, id) {
+							logged = append(logged, line)
+						}
+					}
+				}
+				t.Errorf("payment %q: %+v\nlogged: %s", id, p, strings.Join(logged, ""))
 				continue
 			}
 			if got := servers[0].charges(id); got["adyen"] != 1 || len(got) != 1 {

@@ -335,7 +335,14 @@ func (s *Service) charge(ctx context.Context, p *ent.Payment, v validated, plan 
 		CaptureManually: p.CaptureMethod == state.CaptureManual,
 		ReturnURL:       s.returnAddress(p),
 	}, func(next string) error {
-		return s.client.Payment.UpdateOneID(p.ID).SetProvider(next).SetUpdatedAt(s.now()).Exec(ctx)
+		err := s.client.Payment.UpdateOneID(p.ID).SetProvider(next).SetUpdatedAt(s.now()).Exec(ctx)
+		if err != nil {
+			// The router stops here and the payment fails as provider_unavailable (nothing was
+			// charged): the cause is ours, not the provider's, so it must be told.
+			s.logger().ErrorContext(ctx, "recording a failover failed: the payment fails without asking the next provider",
+				"payment_id", p.ID, "provider", next, "error", err.Error())
+		}
+		return err
 	})
 	sent = sentCharge{provider: charger, routing: decision}
 	switch {
