@@ -37,6 +37,15 @@ import (
 // PaymentIntent, keyed by the payment's id), as Paygate does when pointed at the same address, so
 // that both pay the same provider's cost.
 func Bare(db *sql.DB, dialectName, stripeURL string) http.Handler {
+	b := newBare(db, dialectName, stripeURL)
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /payments", b.create)
+	mux.HandleFunc("GET /payments/{id}", b.get)
+	mux.HandleFunc("GET /payments", b.list)
+	return mux
+}
+
+func newBare(db *sql.DB, dialectName, stripeURL string) *bare {
 	q := func(query string) string {
 		if dialectName == dialect.SQLite {
 			return strings.ReplaceAll(query, "$", "?")
@@ -49,7 +58,7 @@ func Bare(db *sql.DB, dialectName, stripeURL string) http.Handler {
 			`'reason', h.reason, 'actor', h.actor, 'at', h.at) ORDER BY h.at, h.id), '[]') FROM payment_status_changes AS h ` +
 			`WHERE h.payment_id = payments.id) FROM payments WHERE id = $1`
 	}
-	b := &bare{
+	return &bare{
 		db:           db,
 		historyInRow: dialectName == dialect.Postgres,
 		stripeURL:    stripeURL,
@@ -66,11 +75,6 @@ func Bare(db *sql.DB, dialectName, stripeURL string) http.Handler {
 		selectHist:  q(`SELECT "from", "to", reason, actor, at FROM payment_status_changes WHERE payment_id = $1 ORDER BY at, id`),
 		selectNewer: q(`SELECT ` + paymentColumns + ` FROM payments ORDER BY created_at DESC, id DESC LIMIT 21`),
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /payments", b.create)
-	mux.HandleFunc("GET /payments/{id}", b.get)
-	mux.HandleFunc("GET /payments", b.list)
-	return mux
 }
 
 // paymentColumns are every column of a payment.
