@@ -114,6 +114,12 @@ func (s *Service) recordAuthentication(ctx context.Context, id string, result pr
 		if p, err = lockPayment(ctx, tx, id); err != nil {
 			return err
 		}
+		if capturing(p) {
+			// Settled and sent for capture while the provider was asked: the answer is about the
+			// authorisation, recorded before, and must not take the capture's place.
+			v = ignore(fmt.Sprintf("payment %s is being captured; the answer is about its authentication, recorded before", p.ID))
+			return nil
+		}
 		v, err = s.applyChargeOutcome(ctx, tx, p, chargeAnswered(result), "provider:"+p.Provider, nil)
 		return err
 	})

@@ -262,3 +262,76 @@ func TestCancelWhileWaiting(t *testing.T) {
 		}
 	})
 }
+
+// staleAuthenticator is the memory provider, taking captures to confirm later, whose answer to
+// "what became of the authentication" waits until release is closed and then gives answer, as
+// an answer the provider gave before the payment moved on would arrive late.
+type staleAuthenticator struct {
+	countingCapturer
+	asked, release chan struct{}
+	answer         provider.ChargeResult
+}
+
+func (s *staleAuthenticator) Authenticated(_ context.Context, req provider.AuthenticationRequest) (provider.ChargeResult, error) {
+	close(s.asked)
+	<-s.release
+	answer := s.answer
+	answer.ProviderPaymentID = req.ProviderPaymentID
+	return answer, nil
+}
+
+// TestLateAuthenticationAnswerLeavesACaptureAlone: the shopper's return (anyone's, as it carries
+// no credential) asks the provider while the payment waits; meanwhile the webhook authorises it
+// and the merchant sends its capture. The provider's late answer, whatever it says, is about the
+// authorisation recorded before: the capture stays under way, and the payment never waits for
+// its shopper again, so the 3-D Secure loop is gone round once.
+func TestLateAuthenticationAnswerLeavesACaptureAlone(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		for _, tc := range []struct {
+			name   string
+			answer provider.ChargeResult
+		}{
+			{"still waiting", provider.ChargeResult{RedirectURL: "https://memory.invalid/challenge/again"}},
+			{"approved", provider.ChargeResult{Approved: true}},
+			{"declined", provider.ChargeResult{DeclineCode: "card_declined", DeclineMessage: "The card was declined."}},
+		} {
+			ctx := allowed()
+			c := &clock{now: time.Now().UTC().Truncate(time.Microsecond)}
+			p := &staleAuthenticator{countingCapturer: countingCapturer{pending: true}, asked: make(chan struct{}), release: make(chan struct{}), answer: tc.answer}
+			svc := newClockedService(db, p, c)
+			svc.ReturnAddress = func(id string) string { return "https://paygate.example/api/v1/payments/" + id + "/return" }
+			in := authenticationInput(provider.AuthenticateThenApprove)
+			in.CaptureMethod = state.CaptureManual
+			waiting, err := svc.Create(ctx, in)
+			if err != nil || waiting.Status != state.PaymentRequiresAction {
+				t.Fatalf("%s: payment = %+v, %v", tc.name, waiting, err)
+			}
+			returned := make(chan error, 1)
+			go func() {
+				_, err := svc.ShopperReturned(context.Background(), waiting.ID, nil)
+				returned <- err
+			}()
+			<-p.asked
+			if err := applyNotification(db, svc, provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: waiting.ID, ProviderPaymentID: *waiting.ProviderPaymentID}); err != nil {
+				t.Fatal(err)
+			}
+			if sent, err := svc.Capture(ctx, payment.CaptureInput{PaymentID: waiting.ID}); err != nil || sent.Status != state.PaymentProcessing {
+				t.Fatalf("%s: capture = %+v, %v; want processing", tc.name, sent, err)
+			}
+			close(p.release)
+			if err := <-returned; err != nil {
+				t.Errorf("%s: shopper back: %v", tc.name, err)
+			}
+			got, _ := db.Ent.Payment.Get(databasetest.AsMerchant(), waiting.ID)
+			if got.Status != state.PaymentProcessing || got.PendingAction == nil || *got.PendingAction != "capture" || got.NextActionURL != nil {
+				t.Errorf("%s: after the late answer the payment is %s (pending %v, next action %v); want its capture under way",
+					tc.name, got.Status, got.PendingAction, got.NextActionURL)
+			}
+			waits := db.Ent.PaymentStatusChange.Query().Where(paymentstatuschange.PaymentID(waiting.ID), paymentstatuschange.ToEQ(state.PaymentRequiresAction)).
+				CountX(databasetest.AsMerchant())
+			if waits != 1 {
+				t.Errorf("%s: the payment waited for its shopper %d times, want 1", tc.name, waits)
+			}
+		}
+	})
+}
