@@ -255,60 +255,6 @@ func TestCaptureAttemptsAreBounded(t *testing.T) {
 	})
 }
 
-// TestLongestStatusHistory drives a payment along the longest path MaxStatusChanges derives:
-// created, sent, the shopper asked to authenticate and back, authorised, refused
-// MaxCaptureAttempts-1 captures and captured by the last, then refunded in MaxRefunds parts. Its
-// history is MaxStatusChanges long, no more, which GraphQL's cost estimate relies on.
-func TestLongestStatusHistory(t *testing.T) {
-	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		ctx := allowed()
-		c := &clock{now: time.Now().UTC().Truncate(time.Second)}
-		p := &refusingCapturer{}
-		svc := newClockedService(db, p, c)
-		svc.ReturnAddress = func(id string) string { return "https://paygate.example/api/v1/payments/" + id + "/return" }
-		in := authenticationInput(provider.AuthenticateThenApprove)
-		in.Amount, in.CaptureMethod = "50.00", state.CaptureManual
-		waiting, err := svc.Create(ctx, in)
-		if err != nil || waiting.Status != state.PaymentRequiresAction {
-			t.Fatalf("payment = %+v, %v; want requires_action", waiting, err)
-		}
-		held, err := svc.ShopperReturned(context.Background(), waiting.ID, nil)
-		if err != nil || held.Status != state.PaymentRequiresCapture {
-			t.Fatalf("shopper back = %+v, %v; want requires_capture", held, err)
-		}
-		p.refuse.Store(true)
-		for i := range payment.MaxCaptureAttempts - 1 {
-			if _, err := svc.Capture(ctx, payment.CaptureInput{PaymentID: held.ID}); !hasCode(err, apierror.ProviderUnavailable) {
-				t.Fatalf("capture %d = %v, want provider_unavailable", i+1, err)
-			}
-		}
-		p.refuse.Store(false)
-		if captured, err := svc.Capture(ctx, payment.CaptureInput{PaymentID: held.ID}); err != nil || captured.Status != state.PaymentSucceeded {
-			t.Fatalf("capture %d = %+v, %v; want succeeded", payment.MaxCaptureAttempts, captured, err)
-		}
-		for i := range payment.MaxRefunds {
-			amount := decimal("0.01")
-			if i == payment.MaxRefunds-1 {
-				amount = nil // the rest: refunded
-			}
-			if _, err := svc.Refund(ctx, payment.RefundInput{PaymentID: held.ID, Amount: amount}); err != nil {
-				t.Fatalf("refund %d: %v", i+1, err)
-			}
-		}
-		if got, _ := svc.Get(ctx, held.ID); got.Status != state.PaymentRefunded {
-			t.Errorf("after the last refund: %s, want refunded", got.Status)
-		}
-		moves := historyOf(t, db, held.ID)
-		if len(moves) != payment.MaxStatusChanges {
-			t.Errorf("the longest path is %d moves (%d to processing, %d to partially_refunded), MaxStatusChanges %d",
-				len(moves), countMoves(moves, state.PaymentProcessing), countMoves(moves, state.PaymentPartiallyRefunded), payment.MaxStatusChanges)
-		}
-		if auth := countMoves(moves, state.PaymentRequiresAction); auth != 1 {
-			t.Errorf("%d waits for the shopper, want 1", auth)
-		}
-	})
-}
-
 // historyOf is payment id's status history, the status moved to by each change.
 func historyOf(t *testing.T, db *database.DB, id string) []state.PaymentStatus {
 	t.Helper()
@@ -322,14 +268,4 @@ func historyOf(t *testing.T, db *database.DB, id string) []state.PaymentStatus {
 		moves[i] = c.To
 	}
 	return moves
-}
-
-func countMoves(moves []state.PaymentStatus, to state.PaymentStatus) int {
-	n := 0
-	for _, m := range moves {
-		if m == to {
-			n++
-		}
-	}
-	return n
 }

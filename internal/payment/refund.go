@@ -29,23 +29,9 @@ const maxRefundReason = 500
 // refunds and its status history are lists of known length, which GraphQL cost estimates rely on.
 const MaxRefunds = 100
 
-// MaxStatusChanges is the longest status history a payment can have, the longest path through
-// the state machine (state.paymentMoves) that its loops, each bounded, allow:
-//
-//   - 2: created pending, then processing;
-//   - 3: the shopper asked to authenticate (requires_action), back to processing once they did,
-//     then authorised (requires_capture). A payment waits for its shopper only from the
-//     processing it was created in, so at most once: no move leaves a payment at rest in
-//     processing but the capture's, and a capture never waits for the shopper;
-//   - 2 per capture sent (requires_capture, processing), MaxCaptureAttempts at most: back to
-//     requires_capture for each one refused, and succeeded for the last. (Refused every time,
-//     the authorisation ends canceled instead: one move, and no refunds after it.)
-//   - 1 per refund that succeeds (partially_refunded, or refunded for the last), MaxRefunds at
-//     most, failed ones counted.
-//
-// A payment captured at once, declined, canceled or disputed (which moves no status) goes a
-// shorter way.
-const MaxStatusChanges = 2 + 3 + 2*MaxCaptureAttempts + MaxRefunds
+// MaxStatusChanges is the longest status history a payment can have: pending, processing and
+// the outcome, then one move per refund that succeeds.
+const MaxStatusChanges = 3 + MaxRefunds
 
 // RefundInput asks to give back Amount of a payment, or all that is left when Amount is nil.
 type RefundInput struct {
