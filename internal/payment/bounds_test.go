@@ -4,24 +4,19 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/paygate/paygate/internal/tenant"
 
 	"github.com/paygate/paygate/internal/paging"
 
 	"github.com/paygate/paygate/ent"
-	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/payment"
-	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
 	"github.com/paygate/paygate/internal/state"
 )
@@ -165,107 +160,4 @@ func TestServicesAuthoriseEveryCall(t *testing.T) {
 	if p, _ := svc.Get(allowed(), p.ID); p.AmountRefunded != 0 {
 		t.Errorf("refunded %d by refused calls", p.AmountRefunded)
 	}
-}
-
-// refusingCapturer is the memory provider refusing every capture while refuse is set, as a
-// provider declining the capture of an authorisation does; it counts the captures it was sent.
-type refusingCapturer struct {
-	returnSeeing
-	refuse   atomic.Bool
-	captures atomic.Int32
-}
-
-func (r *refusingCapturer) Capture(ctx context.Context, req provider.CaptureRequest) (provider.CaptureResult, error) {
-	r.captures.Add(1)
-	if r.refuse.Load() {
-		return provider.CaptureResult{}, fmt.Errorf("%w: capture declined", provider.ErrUnavailable)
-	}
-	return r.Memory.Capture(ctx, req)
-}
-
-// TestCaptureAttemptsAreBounded: an authorisation is sent for capture MaxCaptureAttempts times,
-// refusals included, and no more, even when the last captures are asked at once: the next one
-// is refused with invalid_state before the provider is asked, writing nothing. It can still be
-// canceled.
-func TestCaptureAttemptsAreBounded(t *testing.T) {
-	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		ctx := allowed()
-		c := &clock{now: time.Now().UTC().Truncate(time.Second)}
-		p := &refusingCapturer{}
-		p.refuse.Store(true)
-		servers := []*payment.Service{newClockedService(db, p, c), newClockedService(db, p, c)}
-		held, err := servers[0].Create(ctx, manualInput())
-		if err != nil || held.Status != state.PaymentRequiresCapture {
-			t.Fatalf("authorisation = %+v, %v", held, err)
-		}
-		for i := range payment.MaxCaptureAttempts - 1 {
-			if _, err := servers[i%2].Capture(ctx, payment.CaptureInput{PaymentID: held.ID}); !hasCode(err, apierror.ProviderUnavailable) {
-				t.Fatalf("capture %d = %v, want provider_unavailable", i+1, err)
-			}
-		}
-		// The last attempt left, asked for by several requests at once on two servers: one is sent.
-		const n = 6
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Go(func() { _, errs[i] = servers[i%2].Capture(ctx, payment.CaptureInput{PaymentID: held.ID}) })
-		}
-		wg.Wait()
-		for i, err := range errs {
-			if !hasCode(err, apierror.ProviderUnavailable) && !hasCode(err, apierror.InvalidState) {
-				t.Errorf("capture %d at once = %v", i, err)
-			}
-		}
-		if sent := p.captures.Load(); sent != payment.MaxCaptureAttempts {
-			t.Fatalf("%d captures sent to the provider, want %d", sent, payment.MaxCaptureAttempts)
-		}
-
-		before, err := servers[0].Get(ctx, held.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		historyBefore := historyOf(t, db, held.ID)
-		p.refuse.Store(false) // the provider would capture now: the bound refuses first
-		key := "capture-over-the-bound"
-		for _, in := range []payment.CaptureInput{{PaymentID: held.ID}, {PaymentID: held.ID, Amount: decimal("10.00"), IdempotencyKey: &key}} {
-			_, err := servers[1].Capture(ctx, in)
-			if code, _ := codeAndParam(err); code != apierror.InvalidState || !strings.Contains(err.Error(), fmt.Sprint(payment.MaxCaptureAttempts)) {
-				t.Errorf("capture %d = %v, want invalid_state naming the bound", payment.MaxCaptureAttempts+1, err)
-			}
-		}
-		after, err := servers[0].Get(ctx, held.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a, b := columnsOf(t, after), columnsOf(t, before); a != b {
-			t.Errorf("a refused capture changed the payment:\nbefore %s\nafter  %s", b, a)
-		}
-		if got := historyOf(t, db, held.ID); len(got) != len(historyBefore) {
-			t.Errorf("a refused capture wrote history: %d moves, then %d", len(historyBefore), len(got))
-		}
-		if sent := p.captures.Load(); sent != payment.MaxCaptureAttempts {
-			t.Errorf("%d captures sent to the provider, want %d", sent, payment.MaxCaptureAttempts)
-		}
-		if canceled, err := servers[0].Cancel(ctx, payment.CancelInput{PaymentID: held.ID}); err != nil || canceled.Status != state.PaymentCanceled {
-			t.Errorf("cancel after the last capture refused = %+v, %v", canceled, err)
-		}
-		if moves := historyOf(t, db, held.ID); len(moves) > payment.MaxStatusChanges {
-			t.Errorf("%d moves, more than MaxStatusChanges (%d)", len(moves), payment.MaxStatusChanges)
-		}
-	})
-}
-
-// historyOf is payment id's status history, the status moved to by each change.
-func historyOf(t *testing.T, db *database.DB, id string) []state.PaymentStatus {
-	t.Helper()
-	changes, err := db.Ent.PaymentStatusChange.Query().Where(paymentstatuschange.PaymentID(id)).All(databasetest.AsMerchant())
-	if err != nil {
-		t.Fatal(err)
-	}
-	changes = payment.Oldest(changes, func(c *ent.PaymentStatusChange) (time.Time, string) { return c.At, c.ID })
-	moves := make([]state.PaymentStatus, len(changes))
-	for i, c := range changes {
-		moves[i] = c.To
-	}
-	return moves
 }

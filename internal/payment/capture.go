@@ -8,7 +8,6 @@ import (
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/payment"
-	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/idempotency"
@@ -23,13 +22,6 @@ import (
 // until capture_before is canceled as expired. A request claims its capture or cancellation on
 // the payment (pending_action) before it asks the provider, so of two at once, on any servers,
 // one goes ahead and the other is refused.
-
-// MaxCaptureAttempts is the most captures one authorisation is sent, refused ones included. A
-// payment is captured once, all or part of it, but a capture the provider refuses gives the
-// authorisation back to be captured again: without a bound, each refusal would add two moves to
-// the payment's status history for as long as the merchant kept asking. An authorisation refused
-// this often is canceled (or left to lapse) rather than captured.
-const MaxCaptureAttempts = 10
 
 // DefaultCaptureWindow is how long an authorisation waits for its capture by default: 7 days, as
 // long as the card networks hold most online authorisations.
@@ -101,7 +93,7 @@ func (s *Service) Capture(ctx context.Context, in CaptureInput) (*ent.Payment, e
 		if p, err = lockPayment(ctx, tx, id); err != nil {
 			return err
 		}
-		if amount, err = s.capturable(ctx, tx, p, in.Amount); err != nil {
+		if amount, err = s.capturable(p, in.Amount); err != nil {
 			return err
 		}
 		return s.move(ctx, tx, p, state.PaymentProcessing, "capture of "+amount.String()+" sent to "+p.Provider, actorOf(ctx),
@@ -120,23 +112,12 @@ func (s *Service) Capture(ctx context.Context, in CaptureInput) (*ent.Payment, e
 	return s.recordCapture(ctx, key, p.ID, amount, result, callErr)
 }
 
-// capturable checks that payment p, read under its lock in tx, can be captured the amount asked,
-// or all it holds when asked is nil, and returns that amount.
-func (s *Service) capturable(ctx context.Context, tx *ent.Tx, p *ent.Payment, asked *money.Decimal) (money.Amount, error) {
+// capturable checks that payment p, read under its lock, can be captured the amount asked, or
+// all it holds when asked is nil, and returns that amount.
+func (s *Service) capturable(p *ent.Payment, asked *money.Decimal) (money.Amount, error) {
 	if p.Status != state.PaymentRequiresCapture || p.PendingAction != nil {
 		return money.Amount{}, apierror.New(apierror.InvalidState, fmt.Sprintf("payment %s is %s%s; only an authorised payment (requires_capture) can be captured, once",
 			p.ID, p.Status, pendingNote(p)))
-	}
-	// Each capture sent moved the payment from requires_capture to processing, in its history:
-	// counted under the payment's lock, so captures asked at once cannot together pass the bound.
-	sent, err := tx.PaymentStatusChange.Query().Where(paymentstatuschange.PaymentID(p.ID),
-		paymentstatuschange.FromEQ(state.PaymentRequiresCapture), paymentstatuschange.ToEQ(state.PaymentProcessing)).Count(ctx)
-	if err != nil {
-		return money.Amount{}, err
-	}
-	if sent >= MaxCaptureAttempts {
-		return money.Amount{}, apierror.New(apierror.InvalidState, fmt.Sprintf("payment %s has been sent for capture %d times, the most one payment is; cancel it to release the authorisation",
-			p.ID, MaxCaptureAttempts))
 	}
 	amount := money.Amount{Minor: p.AmountCapturable, Currency: p.Currency}
 	if asked != nil {
