@@ -174,6 +174,12 @@ func (s *Service) reconcilePayment(ctx context.Context, p *ent.Payment, notFound
 		if err != nil {
 			return err
 		}
+		if capturing(locked) && !capturing(p) {
+			// Authorised and sent for capture while the provider was asked about the charge: the
+			// answer is about the authorisation, and must not take the capture's place. The next
+			// pass asks about the capture.
+			return nil
+		}
 		settled = locked.Status == state.PaymentProcessing
 		v, err = s.applyChargeOutcome(ctx, tx, locked, outcome, "reconciliation:"+p.Provider, nil)
 		return err

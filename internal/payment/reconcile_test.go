@@ -10,6 +10,7 @@ import (
 
 	"github.com/paygate/paygate/ent"
 
+	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
@@ -70,4 +71,66 @@ func TestReconciliationPagesPastWhatItCannotSettle(t *testing.T) {
 	if third.Payments != 0 || third.Left != stuck {
 		t.Errorf("third pass %+v; want it to start over from the oldest", third)
 	}
+}
+
+// slowLookup is the memory provider, taking captures to confirm later, whose look-up of a charge
+// waits until release is closed and then finds it authorised, nothing captured: an answer given
+// before the payment moved on, arriving late.
+type slowLookup struct {
+	countingCapturer
+	asked, release chan struct{}
+}
+
+func (l *slowLookup) LookupCharge(_ context.Context, id string) (provider.ChargeResult, bool, error) {
+	close(l.asked)
+	<-l.release
+	return provider.ChargeResult{ProviderPaymentID: "ch_" + id, Approved: true}, true, nil
+}
+
+func (*slowLookup) LookupRefund(context.Context, string, string, string) (provider.RefundStatus, error) {
+	return provider.RefundPending, nil
+}
+
+// TestReconciliationLeavesACaptureAlone: reconciliation asks the provider about a charge in
+// doubt; meanwhile the webhook authorises it and the merchant sends its capture. The late answer
+// (authorised, nothing captured) is about the authorisation: the capture stays under way, and
+// the payment is not counted settled.
+func TestReconciliationLeavesACaptureAlone(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		c := &clock{now: time.Now().UTC().Truncate(time.Second)}
+		lookup := &slowLookup{countingCapturer: countingCapturer{pending: true}, asked: make(chan struct{}), release: make(chan struct{})}
+		svc := newClockedService(db, lookup, c)
+		created := c.Now().Add(-time.Hour)
+		const id = "pay_inDoubtThenCaptured"
+		db.Ent.Payment.Create().SetID(id).SetAmount(5000).SetCurrency("USD").SetStatus(state.PaymentProcessing).
+			SetPaymentMethod("credit_card").SetCustomerEmail("a@example.com").SetCardBrand("visa").SetCardLast4("4242").
+			SetCardExpMonth(12).SetCardExpYear(2040).SetCardFingerprint("f").SetProvider("memory").SetCaptureMethod(state.CaptureManual).
+			SetCreatedAt(created).SetUpdatedAt(created).ExecX(databasetest.AsMerchant())
+		type reconciled struct {
+			settled int
+			err     error
+		}
+		done := make(chan reconciled, 1)
+		go func() {
+			settled, err := svc.Reconcile(databasetest.AsMerchant(), payment.Window{InDoubtAfter: time.Minute, NotFoundAfter: time.Hour})
+			done <- reconciled{settled.Payments, err}
+		}()
+		<-lookup.asked
+		if err := applyNotification(db, svc, provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: id, ProviderPaymentID: "ch_" + id}); err != nil {
+			t.Fatal(err)
+		}
+		sent, err := svc.Capture(allowed(), payment.CaptureInput{PaymentID: id})
+		if err != nil || sent.Status != state.PaymentProcessing {
+			t.Fatalf("capture = %+v, %v; want processing", sent, err)
+		}
+		close(lookup.release)
+		if r := <-done; r.err != nil || r.settled != 0 {
+			t.Errorf("reconciliation settled %d payments, %v; want none settled, no error", r.settled, r.err)
+		}
+		got := db.Ent.Payment.GetX(databasetest.AsMerchant(), id)
+		if got.Status != state.PaymentProcessing || got.PendingAction == nil || *got.PendingAction != "capture" || got.AmountCapturable != 5000 {
+			t.Errorf("after the late look-up the payment is %s (pending %v, capturable %d); want its capture under way",
+				got.Status, got.PendingAction, got.AmountCapturable)
+		}
+	})
 }
