@@ -116,8 +116,14 @@ func (s *Service) recordAuthentication(ctx context.Context, id string, result pr
 		}
 		if capturing(p) {
 			// Settled and sent for capture while the provider was asked: the answer is about the
-			// authorisation, recorded before, and must not take the capture's place.
-			v = ignore(fmt.Sprintf("payment %s is being captured; the answer is about its authentication, recorded before", p.ID))
+			// authorisation, recorded before, and must not take the capture's place. One that says
+			// the authorisation failed or was voided contradicts the capture, and needs a person.
+			if chargeAnswered(result).status == state.PaymentFailed || result.Canceled {
+				v = attention(fmt.Sprintf("payment %s is being captured, but %s now reports its authorisation declined or voided: check it at %s",
+					p.ID, p.Provider, p.Provider))
+			} else {
+				v = ignore(fmt.Sprintf("payment %s is being captured; the answer is about its authentication, recorded before", p.ID))
+			}
 			return nil
 		}
 		v, err = s.applyChargeOutcome(ctx, tx, p, chargeAnswered(result), "provider:"+p.Provider, nil)

@@ -2,6 +2,7 @@ package payment_test
 
 import (
 	"context"
+	"log/slog"
 	"net/url"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/logtest"
 	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
@@ -290,15 +292,20 @@ func TestLateAuthenticationAnswerLeavesACaptureAlone(t *testing.T) {
 		for _, tc := range []struct {
 			name   string
 			answer provider.ChargeResult
+			// person: the answer contradicts the capture under way, and is logged for a person.
+			person bool
 		}{
-			{"still waiting", provider.ChargeResult{RedirectURL: "https://memory.invalid/challenge/again"}},
-			{"approved", provider.ChargeResult{Approved: true}},
-			{"declined", provider.ChargeResult{DeclineCode: "card_declined", DeclineMessage: "The card was declined."}},
+			{"still waiting", provider.ChargeResult{RedirectURL: "https://memory.invalid/challenge/again"}, false},
+			{"approved", provider.ChargeResult{Approved: true}, false},
+			{"declined", provider.ChargeResult{DeclineCode: "card_declined", DeclineMessage: "The card was declined."}, true},
+			{"voided", provider.ChargeResult{Approved: true, Canceled: true}, true},
 		} {
 			ctx := allowed()
 			c := &clock{now: time.Now().UTC().Truncate(time.Microsecond)}
 			p := &staleAuthenticator{countingCapturer: countingCapturer{pending: true}, asked: make(chan struct{}), release: make(chan struct{}), answer: tc.answer}
 			svc := newClockedService(db, p, c)
+			logs := &logtest.Buffer{}
+			svc.Logger = slog.New(slog.NewJSONHandler(logs, nil))
 			svc.ReturnAddress = func(id string) string { return "https://paygate.example/api/v1/payments/" + id + "/return" }
 			in := authenticationInput(provider.AuthenticateThenApprove)
 			in.CaptureMethod = state.CaptureManual
@@ -331,6 +338,9 @@ func TestLateAuthenticationAnswerLeavesACaptureAlone(t *testing.T) {
 				CountX(databasetest.AsMerchant())
 			if waits != 1 {
 				t.Errorf("%s: the payment waited for its shopper %d times, want 1", tc.name, waits)
+			}
+			if person := strings.Contains(logs.String(), `"msg":"payment needs a person"`); person != tc.person {
+				t.Errorf("%s: logged for a person: %v, want %v: %s", tc.name, person, tc.person, logs.String())
 			}
 		}
 	})
