@@ -24,7 +24,7 @@ import (
 // MaxQueryCost bounds the estimated cost of one operation. A field costs 1 plus what it selects,
 // and a list costs as many times what each item selects as it may hold, so a cost is the product
 // of the list sizes along each path. A page of 100 payments with their refunds and status
-// history costs about 125,000; refunds of refunds of refunds cost 100 times more at each level.
+// history costs about 127,000; refunds of refunds of refunds cost 100 times more at each level.
 const MaxQueryCost = 200_000
 
 // MaxNodes is the most IDs one nodes(ids:) looks up.
