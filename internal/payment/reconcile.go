@@ -174,13 +174,12 @@ func (s *Service) reconcilePayment(ctx context.Context, p *ent.Payment, notFound
 		if err != nil {
 			return err
 		}
-		if capturing(locked) && !capturing(p) {
-			// Authorised and sent for capture while the provider was asked about the charge: the
-			// answer is about the authorisation, and must not take the capture's place. The next
-			// pass asks about the capture.
+		if capturing(locked) && (!capturing(p) || !locked.UpdatedAt.Equal(p.UpdatedAt)) {
+			// Sent for capture (again) while the provider was asked: the answer is about what the
+			// payment was then, and must not take this capture's place. The next pass asks anew.
 			return nil
 		}
-		settled = locked.Status == state.PaymentProcessing
+		settled = locked.Status == state.PaymentProcessing && outcome.moves(locked)
 		v, err = s.applyChargeOutcome(ctx, tx, locked, outcome, "reconciliation:"+p.Provider, nil)
 		return err
 	})

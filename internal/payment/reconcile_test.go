@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,10 +80,11 @@ func TestReconciliationPagesPastWhatItCannotSettle(t *testing.T) {
 type slowLookup struct {
 	countingCapturer
 	asked, release chan struct{}
+	askedOnce      sync.Once
 }
 
 func (l *slowLookup) LookupCharge(_ context.Context, id string) (provider.ChargeResult, bool, error) {
-	close(l.asked)
+	l.askedOnce.Do(func() { close(l.asked) })
 	<-l.release
 	return provider.ChargeResult{ProviderPaymentID: "ch_" + id, Approved: true}, true, nil
 }
@@ -100,6 +102,10 @@ func TestReconciliationLeavesACaptureAlone(t *testing.T) {
 		c := &clock{now: time.Now().UTC().Truncate(time.Second)}
 		lookup := &slowLookup{countingCapturer: countingCapturer{pending: true}, asked: make(chan struct{}), release: make(chan struct{})}
 		svc := newClockedService(db, lookup, c)
+		// Released once the capture is sent, or when the test ends early, so that the
+		// reconciliation never waits on a test that gave up.
+		release := sync.OnceFunc(func() { close(lookup.release) })
+		t.Cleanup(release)
 		created := c.Now().Add(-time.Hour)
 		const id = "pay_inDoubtThenCaptured"
 		db.Ent.Payment.Create().SetID(id).SetAmount(5000).SetCurrency("USD").SetStatus(state.PaymentProcessing).
@@ -123,7 +129,7 @@ func TestReconciliationLeavesACaptureAlone(t *testing.T) {
 		if err != nil || sent.Status != state.PaymentProcessing {
 			t.Fatalf("capture = %+v, %v; want processing", sent, err)
 		}
-		close(lookup.release)
+		release()
 		if r := <-done; r.err != nil || r.settled != 0 {
 			t.Errorf("reconciliation settled %d payments, %v; want none settled, no error", r.settled, r.err)
 		}
