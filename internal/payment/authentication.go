@@ -118,7 +118,7 @@ func (s *Service) recordAuthentication(ctx context.Context, id string, result pr
 			// Settled and sent for capture while the provider was asked: the answer is about the
 			// authorisation, recorded before, and must not take the capture's place. One that says
 			// the authorisation failed or was voided contradicts the capture, and needs a person.
-			if chargeAnswered(result).status == state.PaymentFailed || result.Canceled {
+			if !result.AwaitsShopper() && !result.Approved || result.Canceled {
 				v = attention(fmt.Sprintf("payment %s is being captured, but %s now reports its authorisation declined or voided: check it at %s",
 					p.ID, p.Provider, p.Provider))
 			} else {

@@ -271,11 +271,12 @@ func TestCancelWhileWaiting(t *testing.T) {
 type staleAuthenticator struct {
 	countingCapturer
 	asked, release chan struct{}
+	askedOnce      sync.Once
 	answer         provider.ChargeResult
 }
 
 func (s *staleAuthenticator) Authenticated(_ context.Context, req provider.AuthenticationRequest) (provider.ChargeResult, error) {
-	close(s.asked)
+	s.askedOnce.Do(func() { close(s.asked) })
 	<-s.release
 	answer := s.answer
 	answer.ProviderPaymentID = req.ProviderPaymentID
@@ -300,48 +301,54 @@ func TestLateAuthenticationAnswerLeavesACaptureAlone(t *testing.T) {
 			{"declined", provider.ChargeResult{DeclineCode: "card_declined", DeclineMessage: "The card was declined."}, true},
 			{"voided", provider.ChargeResult{Approved: true, Canceled: true}, true},
 		} {
-			ctx := allowed()
-			c := &clock{now: time.Now().UTC().Truncate(time.Microsecond)}
-			p := &staleAuthenticator{countingCapturer: countingCapturer{pending: true}, asked: make(chan struct{}), release: make(chan struct{}), answer: tc.answer}
-			svc := newClockedService(db, p, c)
-			logs := &logtest.Buffer{}
-			svc.Logger = slog.New(slog.NewJSONHandler(logs, nil))
-			svc.ReturnAddress = func(id string) string { return "https://paygate.example/api/v1/payments/" + id + "/return" }
-			in := authenticationInput(provider.AuthenticateThenApprove)
-			in.CaptureMethod = state.CaptureManual
-			waiting, err := svc.Create(ctx, in)
-			if err != nil || waiting.Status != state.PaymentRequiresAction {
-				t.Fatalf("%s: payment = %+v, %v", tc.name, waiting, err)
-			}
-			returned := make(chan error, 1)
-			go func() {
-				_, err := svc.ShopperReturned(context.Background(), waiting.ID, nil)
-				returned <- err
-			}()
-			<-p.asked
-			if err := applyNotification(db, svc, provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: waiting.ID, ProviderPaymentID: *waiting.ProviderPaymentID}); err != nil {
-				t.Fatal(err)
-			}
-			if sent, err := svc.Capture(ctx, payment.CaptureInput{PaymentID: waiting.ID}); err != nil || sent.Status != state.PaymentProcessing {
-				t.Fatalf("%s: capture = %+v, %v; want processing", tc.name, sent, err)
-			}
-			close(p.release)
-			if err := <-returned; err != nil {
-				t.Errorf("%s: shopper back: %v", tc.name, err)
-			}
-			got, _ := db.Ent.Payment.Get(databasetest.AsMerchant(), waiting.ID)
-			if got.Status != state.PaymentProcessing || got.PendingAction == nil || *got.PendingAction != "capture" || got.NextActionURL != nil {
-				t.Errorf("%s: after the late answer the payment is %s (pending %v, next action %v); want its capture under way",
-					tc.name, got.Status, got.PendingAction, got.NextActionURL)
-			}
-			waits := db.Ent.PaymentStatusChange.Query().Where(paymentstatuschange.PaymentID(waiting.ID), paymentstatuschange.ToEQ(state.PaymentRequiresAction)).
-				CountX(databasetest.AsMerchant())
-			if waits != 1 {
-				t.Errorf("%s: the payment waited for its shopper %d times, want 1", tc.name, waits)
-			}
-			if person := strings.Contains(logs.String(), `"msg":"payment needs a person"`); person != tc.person {
-				t.Errorf("%s: logged for a person: %v, want %v: %s", tc.name, person, tc.person, logs.String())
-			}
+			t.Run(tc.name, func(t *testing.T) {
+				ctx := allowed()
+				c := &clock{now: time.Now().UTC().Truncate(time.Microsecond)}
+				p := &staleAuthenticator{countingCapturer: countingCapturer{pending: true}, asked: make(chan struct{}), release: make(chan struct{}), answer: tc.answer}
+				// Released once the capture is sent, or when the test ends early, so that the
+				// shopper's return never waits on a test that gave up.
+				release := sync.OnceFunc(func() { close(p.release) })
+				t.Cleanup(release)
+				svc := newClockedService(db, p, c)
+				logs := &logtest.Buffer{}
+				svc.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+				svc.ReturnAddress = func(id string) string { return "https://paygate.example/api/v1/payments/" + id + "/return" }
+				in := authenticationInput(provider.AuthenticateThenApprove)
+				in.CaptureMethod = state.CaptureManual
+				waiting, err := svc.Create(ctx, in)
+				if err != nil || waiting.Status != state.PaymentRequiresAction {
+					t.Fatalf("%s: payment = %+v, %v", tc.name, waiting, err)
+				}
+				returned := make(chan error, 1)
+				go func() {
+					_, err := svc.ShopperReturned(context.Background(), waiting.ID, nil)
+					returned <- err
+				}()
+				<-p.asked
+				if err := applyNotification(db, svc, provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: waiting.ID, ProviderPaymentID: *waiting.ProviderPaymentID}); err != nil {
+					t.Fatal(err)
+				}
+				if sent, err := svc.Capture(ctx, payment.CaptureInput{PaymentID: waiting.ID}); err != nil || sent.Status != state.PaymentProcessing {
+					t.Fatalf("%s: capture = %+v, %v; want processing", tc.name, sent, err)
+				}
+				release()
+				if err := <-returned; err != nil {
+					t.Errorf("%s: shopper back: %v", tc.name, err)
+				}
+				got := db.Ent.Payment.GetX(databasetest.AsMerchant(), waiting.ID)
+				if got.Status != state.PaymentProcessing || got.PendingAction == nil || *got.PendingAction != "capture" || got.NextActionURL != nil {
+					t.Errorf("%s: after the late answer the payment is %s (pending %v, next action %v); want its capture under way",
+						tc.name, got.Status, got.PendingAction, got.NextActionURL)
+				}
+				waits := db.Ent.PaymentStatusChange.Query().Where(paymentstatuschange.PaymentID(waiting.ID), paymentstatuschange.ToEQ(state.PaymentRequiresAction)).
+					CountX(databasetest.AsMerchant())
+				if waits != 1 {
+					t.Errorf("%s: the payment waited for its shopper %d times, want 1", tc.name, waits)
+				}
+				if person := strings.Contains(logs.String(), `"msg":"payment needs a person"`); person != tc.person {
+					t.Errorf("%s: logged for a person: %v, want %v: %s", tc.name, person, tc.person, logs.String())
+				}
+			})
 		}
 	})
 }
