@@ -45,6 +45,7 @@ func Bare(db *sql.DB, dialectName, stripeURL string) http.Handler {
 	return mux
 }
 
+// newBare is the yardstick's statements, for its handlers and for a test of their plans.
 func newBare(db *sql.DB, dialectName, stripeURL string) *bare {
 	q := func(query string) string {
 		if dialectName == dialect.SQLite {
@@ -66,7 +67,8 @@ func newBare(db *sql.DB, dialectName, stripeURL string) *bare {
 		insert:       q(`INSERT INTO payments (id, created_at, updated_at, amount, currency, status, payment_method, customer_email, customer_name, card_brand, card_last4, card_exp_month, card_exp_year, card_fingerprint, provider, amount_refunded) VALUES ($1, $2, $2, $3, $4, 'processing', $5, $6, $7, 'visa', $8, $9, $10, 'f', 'sandbox', 0)`),
 		history:      q(`INSERT INTO payment_status_changes (id, payment_id, "from", "to", reason, actor, at) VALUES ($1, $2, $3, $4, 'r', 'a', $5)`),
 		outcome:      q(`UPDATE payments SET status = 'failed', failure_code = 'load_test', provider_payment_id = $1, updated_at = $2 WHERE id = $3 AND status = 'processing'`),
-		claimKey:     q(`INSERT INTO idempotency_keys (id, principal, key, request_hash, resource_id, expires_at, created_at) VALUES ($1, 'bare', $2, 'h', $3, $4, $4)`),
+		claimKey: q(`INSERT INTO idempotency_keys (id, merchant_id, principal, key, request_hash, resource_id, expires_at, created_at) VALUES ($1, '` +
+			tenant.DefaultMerchant + `', 'bare', $2, 'h', $3, $4, $4)`),
 		// By the key's unique index (merchant, principal, key), as Paygate settles it: without the
 		// merchant every settle scans the table, and the yardstick slows as the run goes on.
 		settleKey: q(`UPDATE idempotency_keys SET settled_at = $1 WHERE merchant_id = '` + tenant.DefaultMerchant +

@@ -5,18 +5,21 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paygate/paygate/internal/tenant"
 
 	"github.com/paygate/paygate/internal/paging"
 
 	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
 	"github.com/paygate/paygate/internal/state"
 )
@@ -160,4 +163,45 @@ func TestServicesAuthoriseEveryCall(t *testing.T) {
 	if p, _ := svc.Get(allowed(), p.ID); p.AmountRefunded != 0 {
 		t.Errorf("refunded %d by refused calls", p.AmountRefunded)
 	}
+}
+
+// TestLongestStatusHistory drives a payment along the longest path MaxStatusChanges derives for
+// one none of whose captures was given back: created, sent, the shopper asked to authenticate
+// and back, authorised, captured, then refunded in MaxRefunds parts. Its history is
+// MaxStatusChanges long, which GraphQL's cost estimate relies on.
+func TestLongestStatusHistory(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		ctx := allowed()
+		svc := newClockedService(db, &countingCapturer{}, &clock{now: time.Now().UTC().Truncate(time.Second)})
+		svc.ReturnAddress = func(id string) string { return "https://paygate.example/api/v1/payments/" + id + "/return" }
+		in := authenticationInput(provider.AuthenticateThenApprove)
+		in.Amount, in.CaptureMethod = "50.00", state.CaptureManual
+		waiting, err := svc.Create(ctx, in)
+		if err != nil || waiting.Status != state.PaymentRequiresAction {
+			t.Fatalf("payment = %+v, %v; want requires_action", waiting, err)
+		}
+		held, err := svc.ShopperReturned(context.Background(), waiting.ID, nil)
+		if err != nil || held.Status != state.PaymentRequiresCapture {
+			t.Fatalf("shopper back = %+v, %v; want requires_capture", held, err)
+		}
+		if captured, err := svc.Capture(ctx, payment.CaptureInput{PaymentID: held.ID}); err != nil || captured.Status != state.PaymentSucceeded {
+			t.Fatalf("capture = %+v, %v; want succeeded", captured, err)
+		}
+		for i := range payment.MaxRefunds {
+			amount := decimal("0.01")
+			if i == payment.MaxRefunds-1 {
+				amount = nil // the rest: refunded
+			}
+			if _, err := svc.Refund(ctx, payment.RefundInput{PaymentID: held.ID, Amount: amount}); err != nil {
+				t.Fatalf("refund %d: %v", i+1, err)
+			}
+		}
+		if refunded, err := svc.Get(ctx, held.ID); err != nil || refunded.Status != state.PaymentRefunded {
+			t.Fatalf("after the last refund = %+v, %v; want refunded", refunded, err)
+		}
+		moves := db.Ent.PaymentStatusChange.Query().Where(paymentstatuschange.PaymentID(held.ID)).CountX(databasetest.AsMerchant())
+		if moves != payment.MaxStatusChanges {
+			t.Errorf("the longest history is %d moves; MaxStatusChanges is %d", moves, payment.MaxStatusChanges)
+		}
+	})
 }

@@ -29,12 +29,13 @@ const maxRefundReason = 500
 // refunds and its status history are lists of known length, which GraphQL cost estimates rely on.
 const MaxRefunds = 100
 
-// MaxStatusChanges is the longest status history of a payment whose captures the provider did not
-// refuse: pending and processing (2); waiting for the shopper, back to processing and authorised
+// MaxStatusChanges is the longest status history of a payment none of whose captures was given
+// back: pending and processing (2); waiting for the shopper, back to processing and authorised
 // (3: a payment waits for its shopper once, see chargeOutcome.moves); sent for capture and
-// captured (2); then one move per refund that succeeds. A refused capture gives the authorisation
-// back, two moves more each time, and nothing bounds how often a merchant asks again yet: for
-// such a payment GraphQL's cost estimate, which relies on this, is low.
+// captured (2); then one move per refund that succeeds. A capture the provider refused, or that
+// reconciliation found it never took, gives the authorisation back, two moves more each time, and
+// nothing bounds how often a merchant asks again: for such a payment GraphQL's cost estimate,
+// which relies on this, is low.
 const MaxStatusChanges = 7 + MaxRefunds
 
 // RefundInput asks to give back Amount of a payment, or all that is left when Amount is nil.
