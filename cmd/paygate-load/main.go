@@ -62,7 +62,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	password := flags.String("password", "", "the user's password")
 	databaseURL := flags.String("database-url", "", "Paygate's database: analysed after the creates, and the bare handler's unless -bare is given")
 	bareURL := flags.String("bare", "", "a bare handler already serving (paygate-load bare), instead of one in this process")
-	pid := flags.Int("pid", 0, "Paygate's process id, to read its resident memory (Linux)")
+	pid := flags.Int("pid", 0, "Paygate's process id, to read its resident memory and CPU time per request (Linux)")
+	barePID := flags.Int("bare-pid", 0, "the process id of the bare handler given by -bare, to read its CPU time per request (Linux)")
 	concurrency := flags.Int("concurrency", 32, "concurrent clients")
 	duration := flags.Duration("duration", 5*time.Second, "how long each run lasts")
 	rounds := flags.Int("rounds", 3, "how many times each target is run, in turn with the others")
@@ -85,6 +86,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		if *token, err = logIn(ctx, client, *paygateURL, *email, *password); err != nil {
 			return err
 		}
+	}
+	if *barePID != 0 && *bareURL == "" {
+		return errors.New("-bare-pid is the process of the bare handler -bare names; without -bare it runs in this process")
 	}
 	var analyze func(ctx context.Context) error
 	if *databaseURL != "" {
@@ -117,9 +121,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 
 	var targets []loadtest.Target
 	for _, t := range []loadtest.Target{
-		{Surface: loadtest.SurfaceBare, BaseURL: *bareURL},
-		{Surface: loadtest.SurfaceREST, BaseURL: *paygateURL, Token: *token},
-		{Surface: loadtest.SurfaceGraphQL, BaseURL: *paygateURL, Token: *token},
+		{Surface: loadtest.SurfaceBare, BaseURL: *bareURL, PID: *barePID},
+		{Surface: loadtest.SurfaceREST, BaseURL: *paygateURL, Token: *token, PID: *pid},
+		{Surface: loadtest.SurfaceGraphQL, BaseURL: *paygateURL, Token: *token, PID: *pid},
 	} {
 		if slices.ContainsFunc(strings.Split(*only, ","), func(name string) bool { return strings.TrimSpace(name) == string(t.Surface) }) {
 			targets = append(targets, t)

@@ -44,6 +44,9 @@ type Target struct {
 	BaseURL string
 	// Token is sent as a bearer token (Paygate's surfaces); the bare handler takes none.
 	Token string
+	// PID, when not 0, is the serving process, whose CPU time per request the report gives
+	// (Linux): where throughput differs, it tells whether the server's own work is why.
+	PID int
 }
 
 // Config shapes a run.
@@ -68,6 +71,8 @@ type Result struct {
 	FirstError string
 	PerSecond  float64
 	P50, P99   time.Duration
+	// CPU is the CPU time the target's process (Target.PID) spent during the run; 0 if unknown.
+	CPU time.Duration
 	// Created holds the ids of the payments a create run made, for the get runs to read.
 	Created []string
 
@@ -85,6 +90,7 @@ func (r *Result) merge(other Result) {
 	r.Created = append(r.Created, other.Created...)
 	r.latencies = append(r.latencies, other.latencies...)
 	r.elapsed += other.elapsed
+	r.CPU += other.CPU
 	r.summarize()
 }
 
@@ -110,6 +116,13 @@ func Run(ctx context.Context, cfg Config, target Target, op Operation, ids []str
 		created   []string
 	}
 	workers := make([]worker, cfg.Concurrency)
+	var cpuBefore time.Duration
+	if target.PID != 0 {
+		var err error
+		if cpuBefore, err = ProcessCPU(target.PID); err != nil {
+			return Result{}, err
+		}
+	}
 	started := time.Now()
 	deadline := started.Add(cfg.Duration)
 	var wg sync.WaitGroup
@@ -143,6 +156,13 @@ func Run(ctx context.Context, cfg Config, target Target, op Operation, ids []str
 	}
 	wg.Wait()
 	result := Result{Surface: target.Surface, Operation: op, elapsed: time.Since(started)}
+	if target.PID != 0 {
+		cpuAfter, err := ProcessCPU(target.PID)
+		if err != nil {
+			return Result{}, err
+		}
+		result.CPU = cpuAfter - cpuBefore
+	}
 	for _, w := range workers {
 		result.latencies = append(result.latencies, w.latencies...)
 		result.Errors += w.errors
@@ -279,6 +299,34 @@ func send(client *http.Client, req *http.Request, surface Surface, op Operation)
 	return id, nil
 }
 
+// ProcessCPU is the CPU time process pid has spent so far, in user and kernel mode (Linux).
+func ProcessCPU(pid int) (time.Duration, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, second, is in parentheses and may hold spaces; utime and stime are the
+	// 12th and 13th fields after it, in clock ticks, which Linux counts at 100 a second (USER_HZ)
+	// whatever the kernel's own tick rate.
+	i := strings.LastIndex(string(stat), ") ")
+	var fields []string
+	if i >= 0 {
+		fields = strings.Fields(string(stat)[i+2:])
+	}
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("reading the CPU time of process %d: unexpected /proc/%d/stat", pid, pid)
+	}
+	var ticks int64
+	for _, field := range fields[11:13] {
+		n, err := strconv.ParseInt(field, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("reading the CPU time of process %d: %w", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * (time.Second / 100), nil
+}
+
 // ResidentMemory reads a Linux process's resident memory now and at its peak, in bytes.
 func ResidentMemory(pid int) (now, peak int64, err error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
@@ -313,7 +361,7 @@ func ResidentMemory(pid int) (now, peak int64, err error) {
 // Report prints results as a table, each Paygate surface beside the bare handler of the same
 // operation (throughput and p99 as a share of bare's) and GraphQL beside REST.
 func Report(w io.Writer, results []Result) {
-	fmt.Fprintf(w, "%-8s %-8s %10s %10s %10s %8s  %s\n", "op", "target", "req/s", "p50", "p99", "errors", "compared")
+	fmt.Fprintf(w, "%-8s %-8s %10s %10s %10s %10s %8s  %s\n", "op", "target", "req/s", "p50", "p99", "cpu/req", "errors", "compared")
 	byKey := map[string]Result{}
 	for _, r := range results {
 		byKey[string(r.Operation)+"/"+string(r.Surface)] = r
@@ -326,8 +374,12 @@ func Report(w io.Writer, results []Result) {
 		if rest, ok := byKey[string(r.Operation)+"/rest"]; ok && r.Surface == SurfaceGraphQL && rest.PerSecond > 0 {
 			compared = append(compared, fmt.Sprintf("%.2fx rest", r.PerSecond/rest.PerSecond))
 		}
-		fmt.Fprintf(w, "%-8s %-8s %10.0f %10s %10s %8d  %s\n", r.Operation, r.Surface, r.PerSecond,
-			r.P50.Round(10*time.Microsecond), r.P99.Round(10*time.Microsecond), r.Errors, strings.Join(compared, "; "))
+		cpu := "-" // the server's process was not given
+		if r.CPU > 0 && r.Requests > 0 {
+			cpu = (r.CPU / time.Duration(r.Requests)).Round(time.Microsecond).String()
+		}
+		fmt.Fprintf(w, "%-8s %-8s %10.0f %10s %10s %10s %8d  %s\n", r.Operation, r.Surface, r.PerSecond,
+			r.P50.Round(10*time.Microsecond), r.P99.Round(10*time.Microsecond), cpu, r.Errors, strings.Join(compared, "; "))
 		if r.FirstError != "" {
 			fmt.Fprintf(w, "         first error: %s\n", r.FirstError)
 		}

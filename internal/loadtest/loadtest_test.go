@@ -35,7 +35,8 @@ func TestBareHandlerUnderLoad(t *testing.T) {
 			beforeReads = append(beforeReads, made)
 			return err
 		}
-		results, err := Compare(context.Background(), cfg, []Target{{Surface: SurfaceBare, BaseURL: server.URL}}, []string{"create", "get", "list"}, 2)
+		// The handler serves in this process, which the CPU time measured includes.
+		results, err := Compare(context.Background(), cfg, []Target{{Surface: SurfaceBare, BaseURL: server.URL, PID: os.Getpid()}}, []string{"create", "get", "list"}, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +47,7 @@ func TestBareHandlerUnderLoad(t *testing.T) {
 			t.Fatalf("%d results, want 3", len(results))
 		}
 		for _, r := range results {
-			if r.Requests == 0 || r.Errors != 0 || r.PerSecond <= 0 || r.P50 <= 0 || r.P99 < r.P50 {
+			if r.Requests == 0 || r.Errors != 0 || r.PerSecond <= 0 || r.P50 <= 0 || r.P99 < r.P50 || r.CPU <= 0 {
 				t.Errorf("%s: %+v", r.Operation, r)
 			}
 		}
@@ -63,6 +64,13 @@ func TestBareHandlerUnderLoad(t *testing.T) {
 		for _, op := range []string{"create", "get", "list"} {
 			if !strings.Contains(report.String(), op+" ") {
 				t.Errorf("the report has no %s run:\n%s", op, report.String())
+			}
+		}
+		for _, line := range strings.Split(report.String(), "\n")[1:] {
+			if fields := strings.Fields(line); len(fields) > 5 {
+				if cpu, err := time.ParseDuration(fields[5]); err != nil || cpu <= 0 {
+					t.Errorf("the report gives no CPU time per request: %q", line)
+				}
 			}
 		}
 	})
@@ -86,6 +94,28 @@ func TestResidentMemory(t *testing.T) {
 	if now <= 0 || peak < now {
 		t.Errorf("resident memory %d, peak %d", now, peak)
 	}
+}
+
+// TestProcessCPU: the CPU time a process has spent grows while it works.
+func TestProcessCPU(t *testing.T) {
+	before, err := ProcessCPU(os.Getpid())
+	if err != nil {
+		t.Skipf("no /proc here: %v", err)
+	}
+	// Work until the clock ticks (100 a second) count it, for at most five seconds.
+	work := 0
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		for i := range 1_000_000 {
+			work ^= i
+		}
+		if after, err := ProcessCPU(os.Getpid()); err != nil || after > before {
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Errorf("5 s of work (%d) and the CPU time is still %s", work, before)
 }
 
 // TestLoginFloodComesFromItsAddresses: the flood comes from its address and each real login from
