@@ -335,3 +335,63 @@ func TestCaptureOnce(t *testing.T) {
 		}
 	})
 }
+
+// lateCharger is the memory provider, taking captures to confirm later, whose answer to a charge
+// waits until release is closed: the answer to a create that the provider's event overtook.
+type lateCharger struct {
+	countingCapturer
+	asked, release chan struct{}
+	askedOnce      sync.Once
+	charged        provider.ChargeRequest
+	answer         provider.ChargeResult
+}
+
+func (l *lateCharger) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
+	answer, err := l.Memory.Charge(ctx, req)
+	l.charged, l.answer = req, answer
+	l.askedOnce.Do(func() { close(l.asked) })
+	<-l.release
+	return answer, err
+}
+
+// TestLateChargeAnswerLeavesACaptureAlone: a manual payment's charge is answered late, after the
+// provider's event authorised it (once the create's grace had passed) and the merchant sent its
+// capture. The create's answer is about the authorisation: the capture stays under way, and the
+// create answers the payment as it is.
+func TestLateChargeAnswerLeavesACaptureAlone(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		c := &clock{now: time.Now().UTC().Truncate(time.Second)}
+		charger := &lateCharger{countingCapturer: countingCapturer{pending: true}, asked: make(chan struct{}), release: make(chan struct{})}
+		svc := newClockedService(db, charger, c)
+		// Released once the capture is sent, or when the test ends early, so that the create
+		// never waits on a test that gave up.
+		release := sync.OnceFunc(func() { close(charger.release) })
+		t.Cleanup(release)
+		type created struct {
+			payment *ent.Payment
+			err     error
+		}
+		done := make(chan created, 1)
+		go func() {
+			p, err := svc.Create(allowed(), manualInput())
+			done <- created{p, err}
+		}()
+		<-charger.asked
+		id := charger.charged.PaymentID
+		c.Advance(payment.InFlightGrace + time.Second)
+		if err := applyNotification(db, svc, provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: id, ProviderPaymentID: charger.answer.ProviderPaymentID}); err != nil {
+			t.Fatal(err)
+		}
+		if sent, err := svc.Capture(allowed(), payment.CaptureInput{PaymentID: id}); err != nil || sent.Status != state.PaymentProcessing {
+			t.Fatalf("capture = %+v, %v; want processing", sent, err)
+		}
+		release()
+		if r := <-done; r.err != nil || r.payment.ID != id || r.payment.Status != state.PaymentProcessing {
+			t.Errorf("create = %+v, %v; want the payment being captured", r.payment, r.err)
+		}
+		got := db.Ent.Payment.GetX(databasetest.AsMerchant(), id)
+		if got.Status != state.PaymentProcessing || got.PendingAction == nil || *got.PendingAction != "capture" {
+			t.Errorf("after the late answer the payment is %s (pending %v); want its capture under way", got.Status, got.PendingAction)
+		}
+	})
+}

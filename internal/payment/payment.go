@@ -375,6 +375,18 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 			} else if current, err = lockPayment(ctx, tx, p.ID); err != nil {
 				return err
 			}
+			if capturing(current) {
+				// Authorised by the provider's event and sent for capture while this request waited
+				// for the charge's answer (a create's, made before any capture), which is about the
+				// authorisation: it must not take the capture's place. The call answers the payment
+				// as it is.
+				v = ignore(fmt.Sprintf("payment %s is being captured; the charge's answer is about its authorisation, recorded before", p.ID))
+				*p = *current
+				if key == nil {
+					return nil
+				}
+				return s.keys.Settle(ctx, tx, key, nil)
+			}
 			// A move resolves every key that made the payment, this call's among them.
 			moved := answer.moves(current)
 			if v, err = s.applyChargeOutcome(ctx, tx, current, answer, actor, &sent); err != nil {
