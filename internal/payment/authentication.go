@@ -122,7 +122,7 @@ func (s *Service) recordAuthentication(ctx context.Context, id string, result pr
 				v = attention(fmt.Sprintf("payment %s is being captured, but %s now reports its authorisation declined or voided: check it at %s",
 					p.ID, p.Provider, p.Provider))
 			} else {
-				v = ignore(fmt.Sprintf("payment %s is being captured; the answer is about its authentication, recorded before", p.ID))
+				v = overCapture(p, "the answer")
 			}
 			return nil
 		}

@@ -217,6 +217,13 @@ func capturing(p *ent.Payment) bool {
 	return p.Status == state.PaymentProcessing && p.PendingAction != nil && *p.PendingAction == payment.PendingActionCapture
 }
 
+// overCapture is the verdict on news of payment p's authorisation (what names it: an event, an
+// answer) that arrives while p is being captured: ignored, since the authorisation was recorded
+// before the capture was sent, and the capture's own answer settles the payment.
+func overCapture(p *ent.Payment, what string) verdict {
+	return ignore(fmt.Sprintf("payment %s is being captured; %s is about its authorisation, recorded before", p.ID, what))
+}
+
 // Cancel voids a payment's authorisation, or ends its wait for the shopper, releasing the amount.
 func (s *Service) Cancel(ctx context.Context, in CancelInput) (*ent.Payment, error) {
 	if err := auth.Authorize(ctx, auth.CancelPayment); err != nil {

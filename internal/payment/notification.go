@@ -109,7 +109,7 @@ func (s *Service) ApplyNotification(ctx context.Context, tx *ent.Tx, providerNam
 	switch n.Kind {
 	case provider.ChargeSucceeded, provider.ChargeFailed:
 		if capturing(p) {
-			v = ignore(fmt.Sprintf("payment %s is being captured; the event is about its authorisation, recorded before", p.ID))
+			v = overCapture(p, "the event")
 			break
 		}
 		v, err = s.applyChargeOutcome(ctx, tx, p, chargeReported(n), actor, nil)

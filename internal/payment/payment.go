@@ -380,7 +380,7 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 				// for the charge's answer (a create's, made before any capture), which is about the
 				// authorisation: it must not take the capture's place. The call answers the payment
 				// as it is.
-				v = ignore(fmt.Sprintf("payment %s is being captured; the charge's answer is about its authorisation, recorded before", p.ID))
+				v = overCapture(current, "the charge's answer")
 				*p = *current
 				if key == nil {
 					return nil
