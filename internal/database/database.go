@@ -95,7 +95,11 @@ func Open(rawURL string, opts Options) (*DB, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("connecting to the database: %w", err)
 	}
-	client := ent.NewClient(ent.Driver(utcDriver{entsql.OpenDB(dialectName, sqlDB)}))
+	var entDriver dialect.Driver = entsql.OpenDB(dialectName, sqlDB)
+	if dialectName == dialect.Postgres {
+		entDriver = pipeliningDriver{entsql.OpenDB(dialectName, sqlDB)}
+	}
+	client := ent.NewClient(ent.Driver(utcDriver{entDriver}))
 	// Payments are read by id and by the page more than anything else is read.
 	client.Payment.Intercept(ent.LeanPaymentReads())
 	return &DB{

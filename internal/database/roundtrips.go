@@ -6,6 +6,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // A round trip, as counted here, is one call the pool makes into its driver that asks the
@@ -115,6 +117,13 @@ func (c *countingConn) PrepareContext(ctx context.Context, query string) (driver
 		return nil, errors.New("counting round trips needs a driver whose statements have context methods")
 	}
 	return countingStmt{contextStmt: full, roundTrips: c.roundTrips}, nil
+}
+
+// SendBatch sends a pipelined transaction's statements (pipeline.go) in one exchange, when the
+// driver is pgx: one round trip, however many statements it holds.
+func (c *countingConn) SendBatch(ctx context.Context, batch *pgx.Batch) pgx.BatchResults {
+	c.roundTrips.Add(1)
+	return c.contextConn.(interface{ Conn() *pgx.Conn }).Conn().SendBatch(ctx, batch)
 }
 
 func (c *countingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {

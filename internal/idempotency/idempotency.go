@@ -25,6 +25,7 @@ import (
 	"github.com/paygate/paygate/ent/idempotencykey"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/tenant"
 )
 
@@ -110,7 +111,9 @@ func validKey(key string) bool {
 
 // Claim records within tx that k's call is making resourceID. It returns ErrTaken when the key
 // exists: the database's unique index settles a race between servers, and on PostgreSQL a claim
-// racing an uncommitted one waits for it, so exactly one call claims a key.
+// racing an uncommitted one waits for it, so exactly one call claims a key. In a pipelined
+// transaction (database.Pipelined) the claim is sent later, and its refusal is the error of a
+// later statement or of the commit: Taken recognises it there.
 func (s *Store) Claim(ctx context.Context, tx *ent.Tx, k *Key, resourceID string) error {
 	now := s.now()
 	err := tx.IdempotencyKey.Create().
@@ -121,6 +124,12 @@ func (s *Store) Claim(ctx context.Context, tx *ent.Tx, k *Key, resourceID string
 		return ErrTaken
 	}
 	return err
+}
+
+// Taken reports whether err is a claim refused because the key exists, where it was made or
+// where a pipelined transaction sent it.
+func Taken(err error) bool {
+	return errors.Is(err, ErrTaken) || database.UniqueViolation(err, idempotencykey.Table)
 }
 
 // Settle records within tx that k's call ended with err (nil: it made its resource).

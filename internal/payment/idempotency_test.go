@@ -154,6 +154,41 @@ func TestKeyedCreateReplaysOnceTheInputNoLongerPasses(t *testing.T) {
 	}
 }
 
+// TestExpiredKeyIsClaimedAfresh: once its replay window has passed, a key makes a new payment or
+// refund, where the database refuses the old claim at once (SQLite) and where it refuses it with
+// the read or the commit the pipelined claim went with (PostgreSQL).
+func TestExpiredKeyIsClaimedAfresh(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		c := &clock{now: time.Now().UTC()}
+		svc := newClockedService(db, providertest.Memory{}, c)
+		in := validInput()
+		in.IdempotencyKey = key("a day later")
+		first, err := svc.Create(allowed(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refund := payment.RefundInput{PaymentID: first.ID, Amount: decimal("1.00"), IdempotencyKey: key("refund a day later")}
+		firstRefund, err := svc.Refund(allowed(), refund)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if replay, err := svc.Create(allowed(), in); err != nil || replay.ID != first.ID {
+			t.Fatalf("a retry within the window = %v, %v; want payment %s", replay, err, first.ID)
+		}
+		if replay, err := svc.Refund(allowed(), refund); err != nil || replay.ID != firstRefund.ID {
+			t.Fatalf("a refund's retry within the window = %v, %v; want refund %s", replay, err, firstRefund.ID)
+		}
+		c.Advance(idempotency.TTL + time.Minute)
+		second, err := svc.Create(allowed(), in)
+		if err != nil || second.ID == first.ID {
+			t.Fatalf("the key after its window = %v, %v; want a new payment", second, err)
+		}
+		if again, err := svc.Refund(allowed(), refund); err != nil || again.ID == firstRefund.ID {
+			t.Fatalf("the refund's key after its window = %v, %v; want a new refund", again, err)
+		}
+	})
+}
+
 // countingProvider counts the charges and refunds it is asked for, then behaves as inner.
 type countingProvider struct {
 	provider.Provider

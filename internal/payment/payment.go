@@ -26,6 +26,7 @@ import (
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/card"
+	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/prefixid"
@@ -309,13 +310,15 @@ func (s *Service) recordProcessing(ctx context.Context, key *idempotency.Key, in
 		if err != nil {
 			return err
 		}
-		// Born pending and handed to the provider at once: both moves are history.
-		return tx.PaymentStatusChange.CreateBulk(
-			tx.PaymentStatusChange.Create().SetMerchantID(created.MerchantID).SetPaymentID(created.ID).SetTo(state.PaymentPending).
-				SetReason("created").SetActor(actor).SetAt(created.CreatedAt),
-			tx.PaymentStatusChange.Create().SetMerchantID(created.MerchantID).SetPaymentID(created.ID).SetFrom(state.PaymentPending).
-				SetTo(state.PaymentProcessing).SetReason(sentTo).SetActor(actor).SetAt(created.CreatedAt),
-		).Exec(ctx)
+		// Born pending and handed to the provider at once: both moves are history. Two inserts,
+		// not one of two rows: ent reads back the ids of a bulk insert, which would send the
+		// pipelined transaction's statements before its commit.
+		if err := tx.PaymentStatusChange.Create().SetMerchantID(created.MerchantID).SetPaymentID(created.ID).
+			SetTo(state.PaymentPending).SetReason("created").SetActor(actor).SetAt(created.CreatedAt).Exec(ctx); err != nil {
+			return err
+		}
+		return tx.PaymentStatusChange.Create().SetMerchantID(created.MerchantID).SetPaymentID(created.ID).SetFrom(state.PaymentPending).
+			SetTo(state.PaymentProcessing).SetReason(sentTo).SetActor(actor).SetAt(created.CreatedAt).Exec(ctx)
 	})
 	return created, earlier, err
 }
@@ -502,15 +505,21 @@ func (s *Service) claimAndWrite(ctx context.Context, key *idempotency.Key, id st
 			}
 			return write(tx, id)
 		})
-		if !errors.Is(err, idempotency.ErrTaken) {
+		if err == nil || key == nil {
 			return nil, err
 		}
-		earlier, found, err := s.keys.Previous(ctx, key)
+		// The transaction is pipelined (inTx), so the claim is refused where it is sent: with
+		// the write's first statement whose answer is read, or with the commit. A write that
+		// failed before either never sent it, so an earlier call with the key is looked for
+		// whatever the error: a retry answers as that call did.
+		earlier, found, previousErr := s.keys.Previous(ctx, key)
 		switch {
-		case err != nil:
-			return nil, err
+		case previousErr != nil:
+			return nil, previousErr
 		case found:
 			return &earlier, nil
+		case !idempotency.Taken(err):
+			return nil, err
 		case attempt > 0: // taken, yet gone each time we look: another call keeps claiming it
 			return nil, apierror.New(apierror.IdempotencyKeyInUse, "a request with this idempotency key is still running; retry later")
 		}
@@ -597,8 +606,11 @@ func actorOf(ctx context.Context) string {
 
 // inTx runs fn in a transaction, committing when it returns nil. A panic in fn rolls it back
 // before going on, so it never holds locks (a claimed key above all) until its connection dies.
+// The transaction is pipelined: on PostgreSQL the statements whose answers fn does not read
+// are sent together, with the next one it does, or with the commit (database.Pipelined), so
+// the error of such a statement is heard there.
 func (s *Service) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
-	tx, err := s.client.Tx(ctx)
+	tx, err := s.client.Tx(database.Pipelined(ctx))
 	if err != nil {
 		return err
 	}

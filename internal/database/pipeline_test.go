@@ -1,0 +1,215 @@
+package database_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"entgo.io/ent/dialect/sql"
+
+	"github.com/paygate/paygate/ent"
+	"github.com/paygate/paygate/ent/idempotencykey"
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/database/databasetest"
+)
+
+// TestPipelinedTransactions: on PostgreSQL a pipelined transaction sends the statements whose
+// answers are not read with the next one whose answer is, or with COMMIT, in one round trip;
+// it writes what an ordinary one writes, all or nothing, and an error it sends late is still
+// the error of the read or the commit it went with, never a success.
+func TestPipelinedTransactions(t *testing.T) {
+	db := databasetest.CountingPostgres(t)
+	db.SQL.SetMaxOpenConns(1) // every transaction on one connection, which must come back clean
+	merchant := databasetest.AsMerchant()
+	pipelined := database.Pipelined(merchant)
+	n := 0
+	claim := func(tx *ent.Tx, key string) error {
+		return tx.IdempotencyKey.Create().SetPrincipal("pipeline").SetKey(key).SetRequestHash("hash").
+			SetExpiresAt(time.Now().Add(time.Hour)).Exec(merchant)
+	}
+	fresh := func() string { n++; return fmt.Sprintf("key-%d", n) }
+	stored := func(keys ...string) int {
+		t.Helper()
+		count, err := db.Ent.IdempotencyKey.Query().Where(idempotencykey.KeyIn(keys...)).Count(merchant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return count
+	}
+	backend := func() int {
+		t.Helper()
+		var pid int
+		if err := db.SQL.QueryRowContext(context.Background(), "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+			t.Fatalf("the pool's connection after the transaction: %v", err)
+		}
+		return pid
+	}
+	connection := backend()
+	begin := func(ctx context.Context) *ent.Tx {
+		t.Helper()
+		tx, err := db.Ent.Tx(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tx
+	}
+
+	t.Run("inserts go with the commit", func(t *testing.T) {
+		keys := []string{fresh(), fresh(), fresh()}
+		before := db.RoundTrips()
+		tx := begin(pipelined)
+		for _, key := range keys {
+			if err := claim(tx, key); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if trips := db.RoundTrips() - before; trips != 0 {
+			t.Errorf("%d round trips before the commit; want none", trips)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if trips := db.RoundTrips() - before; trips != 1 {
+			t.Errorf("BEGIN, three inserts and COMMIT took %d round trips; want 1", trips)
+		}
+		if got := stored(keys...); got != 3 {
+			t.Errorf("%d of the 3 rows stored", got)
+		}
+	})
+
+	t.Run("an answer read takes the held statements with it", func(t *testing.T) {
+		key := fresh()
+		before := db.RoundTrips()
+		tx := begin(pipelined)
+		if err := claim(tx, key); err != nil {
+			t.Fatal(err)
+		}
+		// The update finds the row inserted before it: it went first, in the same exchange.
+		updated, err := tx.IdempotencyKey.Update().Where(idempotencykey.Key(key)).SetSettledAt(time.Now()).Save(merchant)
+		if err != nil || updated != 1 {
+			t.Fatalf("the update after the insert changed %d rows (%v); want 1", updated, err)
+		}
+		if trips := db.RoundTrips() - before; trips != 1 {
+			t.Errorf("BEGIN, the insert and the update took %d round trips; want 1", trips)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if trips := db.RoundTrips() - before; trips != 2 {
+			t.Errorf("the transaction took %d round trips; want 2", trips)
+		}
+		if settled, err := db.Ent.IdempotencyKey.Query().Where(idempotencykey.Key(key), idempotencykey.SettledAtNotNil()).Count(merchant); err != nil || settled != 1 {
+			t.Errorf("%d settled rows (%v); want 1", settled, err)
+		}
+	})
+
+	t.Run("an insert refused at the commit writes nothing", func(t *testing.T) {
+		taken, other := fresh(), fresh()
+		tx := begin(merchant)
+		if err := claim(tx, taken); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		tx = begin(pipelined)
+		for _, key := range []string{other, taken} {
+			if err := claim(tx, key); err != nil {
+				t.Fatalf("a held insert answered %v", err)
+			}
+		}
+		err := tx.Commit()
+		if !database.UniqueViolation(err, idempotencykey.Table) {
+			t.Fatalf("the commit answered %v; want the unique index's refusal", err)
+		}
+		if got := stored(other); got != 0 {
+			t.Errorf("the insert before the refused one was kept")
+		}
+		if backend() != connection {
+			t.Errorf("the connection was dropped, not given back rolled back")
+		}
+	})
+
+	t.Run("an insert refused is the error of the read it went with", func(t *testing.T) {
+		taken, other := fresh(), fresh()
+		tx := begin(merchant)
+		if err := claim(tx, taken); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		tx = begin(pipelined)
+		for _, key := range []string{other, taken} {
+			if err := claim(tx, key); err != nil {
+				t.Fatalf("a held insert answered %v", err)
+			}
+		}
+		_, err := tx.IdempotencyKey.Query().Count(merchant)
+		if !database.UniqueViolation(err, idempotencykey.Table) {
+			t.Fatalf("the read answered %v; want the unique index's refusal", err)
+		}
+		if err := tx.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		if got := stored(other); got != 0 {
+			t.Errorf("the insert before the refused one was kept")
+		}
+		if backend() != connection {
+			t.Errorf("the connection was dropped, not given back rolled back")
+		}
+	})
+
+	t.Run("a commit after a failed statement fails", func(t *testing.T) {
+		key := fresh()
+		tx := begin(pipelined)
+		if err := claim(tx, key); err != nil {
+			t.Fatal(err)
+		}
+		_, err := tx.IdempotencyKey.Query().Where(func(s *sql.Selector) { s.Where(sql.ExprP("1 / 0 = 1")) }).Count(merchant)
+		if err == nil {
+			t.Fatal("a division by zero was answered")
+		}
+		if err := tx.Commit(); err == nil {
+			t.Fatal("the commit of a transaction the server aborted answered success")
+		}
+		if got := stored(key); got != 0 {
+			t.Errorf("the insert of an aborted transaction was kept")
+		}
+		if backend() != connection {
+			t.Errorf("the connection was dropped, not given back rolled back")
+		}
+	})
+
+	t.Run("a transaction not asked to be pipelined sends each statement", func(t *testing.T) {
+		before := db.RoundTrips()
+		tx := begin(merchant)
+		for range 3 {
+			if err := claim(tx, fresh()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if trips := db.RoundTrips() - before; trips != 5 {
+			t.Errorf("BEGIN, three inserts and COMMIT took %d round trips; want 5", trips)
+		}
+	})
+
+	t.Run("a transaction that wrote nothing", func(t *testing.T) {
+		before := db.RoundTrips()
+		for _, end := range []func(*ent.Tx) error{(*ent.Tx).Commit, (*ent.Tx).Rollback} {
+			if err := end(begin(pipelined)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if trips := db.RoundTrips() - before; trips != 0 {
+			t.Errorf("%d round trips; want none", trips)
+		}
+		if backend() != connection {
+			t.Errorf("the connection was dropped")
+		}
+	})
+}
