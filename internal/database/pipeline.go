@@ -35,6 +35,16 @@ func Pipelined(ctx context.Context) context.Context {
 	return context.WithValue(ctx, pipelinedKey{}, true)
 }
 
+type countUnreadKey struct{}
+
+// CountUnread returns a context in which an update or delete in a pipelined transaction is held
+// like an insert although ent asks for its count of rows: the caller says it does not read it
+// (ent's Exec, which drops the count Save returns). ent is then told no row changed, and the
+// statement goes with the next exchange, whose error is its error. Elsewhere it runs as usual.
+func CountUnread(ctx context.Context) context.Context {
+	return context.WithValue(ctx, countUnreadKey{}, true)
+}
+
 // pipeliningDriver begins pipelined transactions where the context asks for them.
 type pipeliningDriver struct{ *entsql.Driver }
 
@@ -74,8 +84,8 @@ type batchSender interface {
 	SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
 }
 
-// Exec holds back a statement whose answer is not asked for (v nil); one whose answer is, goes at
-// once, with those held.
+// Exec holds back a statement whose answer is not asked for (v nil), or not read (CountUnread);
+// one whose answer is read goes at once, with those held.
 func (t *pipelinedTx) Exec(ctx context.Context, query string, args, v any) error {
 	argv, ok := args.([]any)
 	if !ok {
@@ -84,11 +94,17 @@ func (t *pipelinedTx) Exec(ctx context.Context, query string, args, v any) error
 	if t.failed {
 		return errAborted
 	}
+	unread, _ := ctx.Value(countUnreadKey{}).(bool)
 	switch v := v.(type) {
 	case nil:
 		t.held = append(t.held, heldStatement{query, argv})
 		return nil
 	case *stdsql.Result:
+		if unread {
+			t.held = append(t.held, heldStatement{query, argv})
+			*v = driver.RowsAffected(0)
+			return nil
+		}
 		tag, err := t.send(ctx, heldStatement{query, argv})
 		if err != nil {
 			return err

@@ -104,6 +104,31 @@ func TestPipelinedTransactions(t *testing.T) {
 		}
 	})
 
+	t.Run("an update whose count is not read goes with the commit", func(t *testing.T) {
+		key := fresh()
+		before := db.RoundTrips()
+		tx := begin(pipelined)
+		if err := claim(tx, key); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.IdempotencyKey.Update().Where(idempotencykey.Key(key)).SetSettledAt(time.Now()).
+			Exec(database.CountUnread(merchant)); err != nil {
+			t.Fatal(err)
+		}
+		if trips := db.RoundTrips() - before; trips != 0 {
+			t.Errorf("%d round trips before the commit; want none", trips)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if trips := db.RoundTrips() - before; trips != 1 {
+			t.Errorf("the transaction took %d round trips; want 1", trips)
+		}
+		if settled, err := db.Ent.IdempotencyKey.Query().Where(idempotencykey.Key(key), idempotencykey.SettledAtNotNil()).Count(merchant); err != nil || settled != 1 {
+			t.Errorf("%d settled rows (%v); want 1", settled, err)
+		}
+	})
+
 	t.Run("an insert refused at the commit writes nothing", func(t *testing.T) {
 		taken, other := fresh(), fresh()
 		tx := begin(merchant)

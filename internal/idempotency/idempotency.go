@@ -162,10 +162,11 @@ func settle(ctx context.Context, keys *ent.IdempotencyKeyClient, now time.Time, 
 // payment (a create's own answer among them, which this settles with the create's key), so a
 // retry with the key stops answering the error, or 409.
 func (s *Store) Resolve(ctx context.Context, tx *ent.Tx, resourceID string) error {
+	// No count is read: in a pipelined transaction it goes with the commit.
 	return tx.IdempotencyKey.Update().
 		Where(idempotencykey.ResourceID(resourceID),
 			idempotencykey.Or(idempotencykey.ErrorCode(string(apierror.Internal)), idempotencykey.SettledAtIsNil())).
-		ClearErrorCode().ClearErrorMessage().ClearErrorParam().SetSettledAt(s.now()).Exec(ctx)
+		ClearErrorCode().ClearErrorMessage().ClearErrorParam().SetSettledAt(s.now()).Exec(database.CountUnread(ctx))
 }
 
 // Previous returns how the earlier call with k ended, and marks ctx's replay watch. It refuses a
