@@ -62,7 +62,7 @@ func (d pipeliningDriver) Tx(ctx context.Context) (dialect.Tx, error) {
 // pipelinedTx is a transaction on one connection that sends BEGIN with its first exchange and
 // holds back the statements whose answers are not read.
 type pipelinedTx struct {
-	// ctx is the one the transaction was begun with, for its commit, as database/sql's.
+	// ctx is the one the transaction was begun with, for its commit and rollback.
 	ctx  context.Context
 	conn *stdsql.Conn
 	// begun says BEGIN has been sent; held are the statements waiting for the next exchange.
@@ -131,6 +131,11 @@ func (t *pipelinedTx) Query(ctx context.Context, query string, args, v any) erro
 
 // Commit sends the statements held with COMMIT, in one exchange. Like database/sql's, a failed
 // commit ends the transaction: it is rolled back, and the connection goes back to the pool.
+//
+// The exchange is not cut short when the transaction's context ends: COMMIT is already in the
+// server's hands behind the statements held, and one of them may be waiting for a lock. pgx
+// would close the socket and answer an error while the server, once the lock is free, goes on
+// to commit. Waiting for the answer keeps the answer and the database in agreement.
 func (t *pipelinedTx) Commit() error {
 	if !t.begun && len(t.held) == 0 {
 		return t.conn.Close() // nothing was written
@@ -138,7 +143,7 @@ func (t *pipelinedTx) Commit() error {
 	if t.failed {
 		return errors.Join(errAborted, t.Rollback())
 	}
-	tag, err := t.send(t.ctx, heldStatement{query: "COMMIT"})
+	tag, err := t.send(context.WithoutCancel(t.ctx), heldStatement{query: "COMMIT"})
 	switch {
 	case err != nil:
 		return errors.Join(err, t.Rollback())

@@ -207,6 +207,38 @@ func TestPipelinedTransactions(t *testing.T) {
 		}
 	})
 
+	t.Run("a commit after a failed exchange fails", func(t *testing.T) {
+		taken, other := fresh(), fresh()
+		tx := begin(merchant)
+		if err := claim(tx, taken); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		tx = begin(pipelined)
+		for _, key := range []string{other, taken} {
+			if err := claim(tx, key); err != nil {
+				t.Fatalf("a held insert answered %v", err)
+			}
+		}
+		if _, err := tx.IdempotencyKey.Update().Where(idempotencykey.Key(other)).SetSettledAt(time.Now()).Save(merchant); err == nil {
+			t.Fatal("the update sent with a refused insert answered success")
+		}
+		if err := claim(tx, fresh()); err == nil {
+			t.Fatal("a statement after the failed exchange was taken")
+		}
+		if err := tx.Commit(); err == nil {
+			t.Fatal("the commit after a failed exchange answered success")
+		}
+		if got := stored(other); got != 0 {
+			t.Errorf("the insert before the refused one was kept")
+		}
+		if backend() != connection {
+			t.Errorf("the connection was dropped, not given back rolled back")
+		}
+	})
+
 	t.Run("a transaction not asked to be pipelined sends each statement", func(t *testing.T) {
 		before := db.RoundTrips()
 		tx := begin(merchant)
@@ -237,4 +269,75 @@ func TestPipelinedTransactions(t *testing.T) {
 			t.Errorf("the connection was dropped")
 		}
 	})
+}
+
+// TestPipelinedCommitOutlivesItsContext: a commit whose held insert waits for another
+// transaction's lock is not cut short when its context ends, so what it answers is what the
+// database did: it commits once the lock is freed, and says so. Cut short, pgx would close the
+// socket and answer an error, while the server, holding COMMIT behind the insert, committed.
+func TestPipelinedCommitOutlivesItsContext(t *testing.T) {
+	db := databasetest.Postgres(t)
+	merchant := databasetest.AsMerchant()
+	background := context.Background()
+
+	// Another transaction holds the key's unique index entry.
+	holder, err := db.SQL.Conn(background)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	var holderPID int
+	if err := holder.QueryRowContext(background, "SELECT pg_backend_pid()").Scan(&holderPID); err != nil {
+		t.Fatal(err)
+	}
+	for _, statement := range []string{"BEGIN", `INSERT INTO idempotency_keys (id, principal, key, request_hash, expires_at, created_at)
+		VALUES ('idk_holder', 'pipeline', 'contended', 'hash', now() + interval '1 hour', now())`} {
+		if _, err := holder.ExecContext(background, statement); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(merchant)
+	defer cancel()
+	tx, err := db.Ent.Tx(database.Pipelined(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"alongside", "contended"} {
+		if err := tx.IdempotencyKey.Create().SetPrincipal("pipeline").SetKey(key).SetRequestHash("hash").
+			SetExpiresAt(time.Now().Add(time.Hour)).Exec(merchant); err != nil {
+			t.Fatal(err)
+		}
+	}
+	committed := make(chan error, 1)
+	go func() { committed <- tx.Commit() }()
+
+	// The commit's insert waits for the holder's lock; then its context ends.
+	waiting := 0
+	for deadline := time.Now().Add(10 * time.Second); waiting == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if err := db.SQL.QueryRowContext(background, "SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))",
+			holderPID).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if waiting == 0 {
+		t.Fatal("the commit never waited for the holder's lock")
+	}
+	cancel()
+	select {
+	case err := <-committed:
+		t.Fatalf("the commit answered %v while its insert still waited for the lock", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if _, err := holder.ExecContext(background, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	err = <-committed
+	stored, countErr := db.Ent.IdempotencyKey.Query().Where(idempotencykey.KeyIn("alongside", "contended")).Count(merchant)
+	if countErr != nil {
+		t.Fatal(countErr)
+	}
+	if err != nil || stored != 2 {
+		t.Errorf("the commit answered %v with %d of its 2 rows stored; want both, and no error", err, stored)
+	}
 }

@@ -505,21 +505,18 @@ func (s *Service) claimAndWrite(ctx context.Context, key *idempotency.Key, id st
 			}
 			return write(tx, id)
 		})
-		if err == nil || key == nil {
+		// The transaction is pipelined (inTx), so a claim refused is heard with the write's
+		// first statement whose answer is read (the refund's and the capture's read of the
+		// payment under its lock), or with the commit (the create's).
+		if !idempotency.Taken(err) {
 			return nil, err
 		}
-		// The transaction is pipelined (inTx), so the claim is refused where it is sent: with
-		// the write's first statement whose answer is read, or with the commit. A write that
-		// failed before either never sent it, so an earlier call with the key is looked for
-		// whatever the error: a retry answers as that call did.
-		earlier, found, previousErr := s.keys.Previous(ctx, key)
+		earlier, found, err := s.keys.Previous(ctx, key)
 		switch {
-		case previousErr != nil:
-			return nil, previousErr
+		case err != nil:
+			return nil, err
 		case found:
 			return &earlier, nil
-		case !idempotency.Taken(err):
-			return nil, err
 		case attempt > 0: // taken, yet gone each time we look: another call keeps claiming it
 			return nil, apierror.New(apierror.IdempotencyKeyInUse, "a request with this idempotency key is still running; retry later")
 		}
