@@ -55,6 +55,52 @@ func TestPipelinedTransactions(t *testing.T) {
 		return tx
 	}
 
+	// commitSettled commits tx, which settled key, and checks that it took want round trips since
+	// before and that the key is stored settled.
+	commitSettled := func(t *testing.T, tx *ent.Tx, key string, before, want int64) {
+		t.Helper()
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if trips := db.RoundTrips() - before; trips != want {
+			t.Errorf("the transaction took %d round trips; want %d", trips, want)
+		}
+		if settled, err := db.Ent.IdempotencyKey.Query().Where(idempotencykey.Key(key), idempotencykey.SettledAtNotNil()).Count(merchant); err != nil || settled != 1 {
+			t.Errorf("%d settled rows (%v); want 1", settled, err)
+		}
+	}
+	// holdingARefusedInsert is a pipelined transaction holding the insert of other, then one of a
+	// key already stored, which the unique index will refuse.
+	holdingARefusedInsert := func(t *testing.T) (*ent.Tx, string) {
+		t.Helper()
+		taken, other := fresh(), fresh()
+		tx := begin(merchant)
+		if err := claim(tx, taken); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		tx = begin(pipelined)
+		for _, key := range []string{other, taken} {
+			if err := claim(tx, key); err != nil {
+				t.Fatalf("a held insert answered %v", err)
+			}
+		}
+		return tx, other
+	}
+	// nothingKeptOf checks that the transaction's insert of key was rolled back, and its
+	// connection given back to the pool clean.
+	nothingKeptOf := func(t *testing.T, key string) {
+		t.Helper()
+		if got := stored(key); got != 0 {
+			t.Errorf("an insert of a transaction that failed was kept")
+		}
+		if backend() != connection {
+			t.Errorf("the connection was dropped, not given back rolled back")
+		}
+	}
+
 	t.Run("inserts go with the commit", func(t *testing.T) {
 		keys := []string{fresh(), fresh(), fresh()}
 		before := db.RoundTrips()
@@ -93,15 +139,7 @@ func TestPipelinedTransactions(t *testing.T) {
 		if trips := db.RoundTrips() - before; trips != 1 {
 			t.Errorf("BEGIN, the insert and the update took %d round trips; want 1", trips)
 		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-		if trips := db.RoundTrips() - before; trips != 2 {
-			t.Errorf("the transaction took %d round trips; want 2", trips)
-		}
-		if settled, err := db.Ent.IdempotencyKey.Query().Where(idempotencykey.Key(key), idempotencykey.SettledAtNotNil()).Count(merchant); err != nil || settled != 1 {
-			t.Errorf("%d settled rows (%v); want 1", settled, err)
-		}
+		commitSettled(t, tx, key, before, 2)
 	})
 
 	t.Run("an update whose count is not read goes with the commit", func(t *testing.T) {
@@ -118,59 +156,20 @@ func TestPipelinedTransactions(t *testing.T) {
 		if trips := db.RoundTrips() - before; trips != 0 {
 			t.Errorf("%d round trips before the commit; want none", trips)
 		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-		if trips := db.RoundTrips() - before; trips != 1 {
-			t.Errorf("the transaction took %d round trips; want 1", trips)
-		}
-		if settled, err := db.Ent.IdempotencyKey.Query().Where(idempotencykey.Key(key), idempotencykey.SettledAtNotNil()).Count(merchant); err != nil || settled != 1 {
-			t.Errorf("%d settled rows (%v); want 1", settled, err)
-		}
+		commitSettled(t, tx, key, before, 1)
 	})
 
 	t.Run("an insert refused at the commit writes nothing", func(t *testing.T) {
-		taken, other := fresh(), fresh()
-		tx := begin(merchant)
-		if err := claim(tx, taken); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-		tx = begin(pipelined)
-		for _, key := range []string{other, taken} {
-			if err := claim(tx, key); err != nil {
-				t.Fatalf("a held insert answered %v", err)
-			}
-		}
+		tx, other := holdingARefusedInsert(t)
 		err := tx.Commit()
 		if !database.UniqueViolation(err, idempotencykey.Table) {
 			t.Fatalf("the commit answered %v; want the unique index's refusal", err)
 		}
-		if got := stored(other); got != 0 {
-			t.Errorf("the insert before the refused one was kept")
-		}
-		if backend() != connection {
-			t.Errorf("the connection was dropped, not given back rolled back")
-		}
+		nothingKeptOf(t, other)
 	})
 
 	t.Run("an insert refused is the error of the read it went with", func(t *testing.T) {
-		taken, other := fresh(), fresh()
-		tx := begin(merchant)
-		if err := claim(tx, taken); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-		tx = begin(pipelined)
-		for _, key := range []string{other, taken} {
-			if err := claim(tx, key); err != nil {
-				t.Fatalf("a held insert answered %v", err)
-			}
-		}
+		tx, other := holdingARefusedInsert(t)
 		_, err := tx.IdempotencyKey.Query().Count(merchant)
 		if !database.UniqueViolation(err, idempotencykey.Table) {
 			t.Fatalf("the read answered %v; want the unique index's refusal", err)
@@ -178,12 +177,7 @@ func TestPipelinedTransactions(t *testing.T) {
 		if err := tx.Rollback(); err != nil {
 			t.Fatal(err)
 		}
-		if got := stored(other); got != 0 {
-			t.Errorf("the insert before the refused one was kept")
-		}
-		if backend() != connection {
-			t.Errorf("the connection was dropped, not given back rolled back")
-		}
+		nothingKeptOf(t, other)
 	})
 
 	t.Run("a commit after a failed statement fails", func(t *testing.T) {
@@ -199,29 +193,11 @@ func TestPipelinedTransactions(t *testing.T) {
 		if err := tx.Commit(); err == nil {
 			t.Fatal("the commit of a transaction the server aborted answered success")
 		}
-		if got := stored(key); got != 0 {
-			t.Errorf("the insert of an aborted transaction was kept")
-		}
-		if backend() != connection {
-			t.Errorf("the connection was dropped, not given back rolled back")
-		}
+		nothingKeptOf(t, key)
 	})
 
 	t.Run("a commit after a failed exchange fails", func(t *testing.T) {
-		taken, other := fresh(), fresh()
-		tx := begin(merchant)
-		if err := claim(tx, taken); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-		tx = begin(pipelined)
-		for _, key := range []string{other, taken} {
-			if err := claim(tx, key); err != nil {
-				t.Fatalf("a held insert answered %v", err)
-			}
-		}
+		tx, other := holdingARefusedInsert(t)
 		if _, err := tx.IdempotencyKey.Update().Where(idempotencykey.Key(other)).SetSettledAt(time.Now()).Save(merchant); err == nil {
 			t.Fatal("the update sent with a refused insert answered success")
 		}
@@ -231,12 +207,7 @@ func TestPipelinedTransactions(t *testing.T) {
 		if err := tx.Commit(); err == nil {
 			t.Fatal("the commit after a failed exchange answered success")
 		}
-		if got := stored(other); got != 0 {
-			t.Errorf("the insert before the refused one was kept")
-		}
-		if backend() != connection {
-			t.Errorf("the connection was dropped, not given back rolled back")
-		}
+		nothingKeptOf(t, other)
 	})
 
 	t.Run("a transaction not asked to be pipelined sends each statement", func(t *testing.T) {
