@@ -73,6 +73,9 @@ type pipelinedTx struct {
 	failed bool
 }
 
+// heldStatement is a statement and its arguments as ent handed them over: they are encoded when
+// the statement is sent, so an argument must not change after it is held. ent's are values (its
+// JSON already marshalled, times already in UTC), and a held one is not touched again.
 type heldStatement struct {
 	query string
 	args  []any
