@@ -18,7 +18,8 @@ import (
 // for the server before the next is sent, though none of their answers is read. A pipelined
 // transaction holds back every statement whose answer no one reads (an insert of a row whose id
 // the caller chose, which is how ent inserts every row here) and sends the held ones, in order,
-// in one exchange with the next statement whose answer is read, or with COMMIT. The statements,
+// in one exchange with the next statement whose count is read (a conditional update), or with
+// COMMIT; before a query, whose rows database/sql reads, in an exchange of their own. The statements,
 // their order, the rows they lock and the transaction's atomicity are what they would be without
 // it; what changes is when a held statement's error is heard: at that next exchange, from the
 // call that made it (see Pipelined).
@@ -26,8 +27,8 @@ import (
 type pipelinedKey struct{}
 
 // Pipelined returns a context in which a transaction begun on PostgreSQL is pipelined: the
-// statements whose answers are not read are sent with the next one whose answer is, or with
-// COMMIT. Use it for a transaction that does not look at the error of such a statement where it
+// statements whose answers are not read are sent with the next one whose count is read, or with
+// COMMIT, or before the next query. Use it for a transaction that does not look at the error of such a statement where it
 // runs it (a unique index refusing an insert is then the error of a later statement, or of
 // the commit), as the transactions that write a payment's money do not. Elsewhere, and on
 // SQLite (whose statements are calls in process), transactions are as usual.
@@ -37,10 +38,11 @@ func Pipelined(ctx context.Context) context.Context {
 
 type countUnreadKey struct{}
 
-// CountUnread returns a context in which an update or delete in a pipelined transaction is held
-// like an insert although ent asks for its count of rows: the caller says it does not read it
-// (ent's Exec, which drops the count Save returns). ent is then told no row changed, and the
-// statement goes with the next exchange, whose error is its error. Elsewhere it runs as usual.
+// CountUnread returns a context in which an update of many rows (ent's Update().Exec, which drops
+// the count Save returns) in a pipelined transaction is held like an insert although ent asks
+// for its count: the caller says it does not read it. ent is then told no row changed, and the
+// statement goes with the next exchange, whose error is its error. Not for UpdateOne or
+// DeleteOne, which read the count to say whether the row exists. Elsewhere it runs as usual.
 func CountUnread(ctx context.Context) context.Context {
 	return context.WithValue(ctx, countUnreadKey{}, true)
 }

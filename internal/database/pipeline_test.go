@@ -29,7 +29,7 @@ func TestPipelinedTransactions(t *testing.T) {
 			SetExpiresAt(time.Now().Add(time.Hour)).Exec(merchant)
 	}
 	fresh := func() string { n++; return fmt.Sprintf("key-%d", n) }
-	stored := func(keys ...string) int {
+	stored := func(t *testing.T, keys ...string) int {
 		t.Helper()
 		count, err := db.Ent.IdempotencyKey.Query().Where(idempotencykey.KeyIn(keys...)).Count(merchant)
 		if err != nil {
@@ -37,7 +37,7 @@ func TestPipelinedTransactions(t *testing.T) {
 		}
 		return count
 	}
-	backend := func() int {
+	backend := func(t *testing.T) int {
 		t.Helper()
 		var pid int
 		if err := db.SQL.QueryRowContext(context.Background(), "SELECT pg_backend_pid()").Scan(&pid); err != nil {
@@ -45,8 +45,8 @@ func TestPipelinedTransactions(t *testing.T) {
 		}
 		return pid
 	}
-	connection := backend()
-	begin := func(ctx context.Context) *ent.Tx {
+	connection := backend(t)
+	begin := func(t *testing.T, ctx context.Context) *ent.Tx {
 		t.Helper()
 		tx, err := db.Ent.Tx(ctx)
 		if err != nil {
@@ -74,14 +74,14 @@ func TestPipelinedTransactions(t *testing.T) {
 	holdingARefusedInsert := func(t *testing.T) (*ent.Tx, string) {
 		t.Helper()
 		taken, other := fresh(), fresh()
-		tx := begin(merchant)
+		tx := begin(t, merchant)
 		if err := claim(tx, taken); err != nil {
 			t.Fatal(err)
 		}
 		if err := tx.Commit(); err != nil {
 			t.Fatal(err)
 		}
-		tx = begin(pipelined)
+		tx = begin(t, pipelined)
 		for _, key := range []string{other, taken} {
 			if err := claim(tx, key); err != nil {
 				t.Fatalf("a held insert answered %v", err)
@@ -93,10 +93,10 @@ func TestPipelinedTransactions(t *testing.T) {
 	// connection given back to the pool clean.
 	nothingKeptOf := func(t *testing.T, key string) {
 		t.Helper()
-		if got := stored(key); got != 0 {
+		if got := stored(t, key); got != 0 {
 			t.Errorf("an insert of a transaction that failed was kept")
 		}
-		if backend() != connection {
+		if backend(t) != connection {
 			t.Errorf("the connection was dropped, not given back rolled back")
 		}
 	}
@@ -104,7 +104,7 @@ func TestPipelinedTransactions(t *testing.T) {
 	t.Run("inserts go with the commit", func(t *testing.T) {
 		keys := []string{fresh(), fresh(), fresh()}
 		before := db.RoundTrips()
-		tx := begin(pipelined)
+		tx := begin(t, pipelined)
 		for _, key := range keys {
 			if err := claim(tx, key); err != nil {
 				t.Fatal(err)
@@ -119,7 +119,7 @@ func TestPipelinedTransactions(t *testing.T) {
 		if trips := db.RoundTrips() - before; trips != 1 {
 			t.Errorf("BEGIN, three inserts and COMMIT took %d round trips; want 1", trips)
 		}
-		if got := stored(keys...); got != 3 {
+		if got := stored(t, keys...); got != 3 {
 			t.Errorf("%d of the 3 rows stored", got)
 		}
 	})
@@ -127,7 +127,7 @@ func TestPipelinedTransactions(t *testing.T) {
 	t.Run("an answer read takes the held statements with it", func(t *testing.T) {
 		key := fresh()
 		before := db.RoundTrips()
-		tx := begin(pipelined)
+		tx := begin(t, pipelined)
 		if err := claim(tx, key); err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +145,7 @@ func TestPipelinedTransactions(t *testing.T) {
 	t.Run("an update whose count is not read goes with the commit", func(t *testing.T) {
 		key := fresh()
 		before := db.RoundTrips()
-		tx := begin(pipelined)
+		tx := begin(t, pipelined)
 		if err := claim(tx, key); err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +182,7 @@ func TestPipelinedTransactions(t *testing.T) {
 
 	t.Run("a commit after a failed statement fails", func(t *testing.T) {
 		key := fresh()
-		tx := begin(pipelined)
+		tx := begin(t, pipelined)
 		if err := claim(tx, key); err != nil {
 			t.Fatal(err)
 		}
@@ -212,7 +212,7 @@ func TestPipelinedTransactions(t *testing.T) {
 
 	t.Run("a transaction not asked to be pipelined sends each statement", func(t *testing.T) {
 		before := db.RoundTrips()
-		tx := begin(merchant)
+		tx := begin(t, merchant)
 		for range 3 {
 			if err := claim(tx, fresh()); err != nil {
 				t.Fatal(err)
@@ -229,14 +229,14 @@ func TestPipelinedTransactions(t *testing.T) {
 	t.Run("a transaction that wrote nothing", func(t *testing.T) {
 		before := db.RoundTrips()
 		for _, end := range []func(*ent.Tx) error{(*ent.Tx).Commit, (*ent.Tx).Rollback} {
-			if err := end(begin(pipelined)); err != nil {
+			if err := end(begin(t, pipelined)); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if trips := db.RoundTrips() - before; trips != 0 {
 			t.Errorf("%d round trips; want none", trips)
 		}
-		if backend() != connection {
+		if backend(t) != connection {
 			t.Errorf("the connection was dropped")
 		}
 	})
