@@ -19,19 +19,19 @@ import (
 // transaction holds back every statement whose answer no one reads (an insert of a row whose id
 // the caller chose, which is how ent inserts every row here) and sends the held ones, in order,
 // in one exchange with the next statement whose count is read (a conditional update), or with
-// COMMIT; before a query, whose rows database/sql reads, in an exchange of their own. The statements,
-// their order, the rows they lock and the transaction's atomicity are what they would be without
-// it; what changes is when a held statement's error is heard: at that next exchange, from the
-// call that made it (see Pipelined).
+// COMMIT; before a query, whose rows database/sql reads, in an exchange of their own. The
+// statements, their order, the rows they lock and the transaction's atomicity are what they
+// would be without it; what changes is when a held statement's error is heard: at that next
+// exchange, from the call that made it (see Pipelined).
 
 type pipelinedKey struct{}
 
 // Pipelined returns a context in which a transaction begun on PostgreSQL is pipelined: the
 // statements whose answers are not read are sent with the next one whose count is read, or with
-// COMMIT, or before the next query. Use it for a transaction that does not look at the error of such a statement where it
-// runs it (a unique index refusing an insert is then the error of a later statement, or of
-// the commit), as the transactions that write a payment's money do not. Elsewhere, and on
-// SQLite (whose statements are calls in process), transactions are as usual.
+// COMMIT, or before the next query. Use it for a transaction that does not look at the error of
+// such a statement where it runs it (a unique index refusing an insert is then the error of a
+// later statement, or of the commit), as the transactions that write a payment's money do not.
+// Elsewhere, and on SQLite (whose statements are calls in process), transactions are as usual.
 func Pipelined(ctx context.Context) context.Context {
 	return context.WithValue(ctx, pipelinedKey{}, true)
 }
