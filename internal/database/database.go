@@ -95,9 +95,10 @@ func Open(rawURL string, opts Options) (*DB, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("connecting to the database: %w", err)
 	}
-	var entDriver dialect.Driver = entsql.OpenDB(dialectName, sqlDB)
+	sqlDriver := entsql.OpenDB(dialectName, sqlDB)
+	var entDriver dialect.Driver = sqlDriver
 	if dialectName == dialect.Postgres {
-		entDriver = pipeliningDriver{entsql.OpenDB(dialectName, sqlDB)}
+		entDriver = pipeliningDriver{sqlDriver}
 	}
 	client := ent.NewClient(ent.Driver(utcDriver{entDriver}))
 	// Payments are read by id and by the page more than anything else is read.

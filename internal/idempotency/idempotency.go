@@ -162,7 +162,8 @@ func settle(ctx context.Context, keys *ent.IdempotencyKeyClient, now time.Time, 
 // payment (a create's own answer among them, which this settles with the create's key), so a
 // retry with the key stops answering the error, or 409.
 func (s *Store) Resolve(ctx context.Context, tx *ent.Tx, resourceID string) error {
-	// No count is read: in a pipelined transaction it goes with the commit.
+	// No count is read: in a pipelined transaction it goes with the next exchange (a create's
+	// outcome: the commit).
 	return tx.IdempotencyKey.Update().
 		Where(idempotencykey.ResourceID(resourceID),
 			idempotencykey.Or(idempotencykey.ErrorCode(string(apierror.Internal)), idempotencykey.SettledAtIsNil())).
