@@ -116,12 +116,9 @@ func Run(ctx context.Context, cfg Config, target Target, op Operation, ids []str
 		created   []string
 	}
 	workers := make([]worker, cfg.Concurrency)
-	var cpuBefore time.Duration
-	if target.PID != 0 {
-		var err error
-		if cpuBefore, err = ProcessCPU(target.PID); err != nil {
-			return Result{}, err
-		}
+	cpuBefore, err := target.cpu()
+	if err != nil {
+		return Result{}, err
 	}
 	started := time.Now()
 	deadline := started.Add(cfg.Duration)
@@ -156,13 +153,11 @@ func Run(ctx context.Context, cfg Config, target Target, op Operation, ids []str
 	}
 	wg.Wait()
 	result := Result{Surface: target.Surface, Operation: op, elapsed: time.Since(started)}
-	if target.PID != 0 {
-		cpuAfter, err := ProcessCPU(target.PID)
-		if err != nil {
-			return Result{}, err
-		}
-		result.CPU = cpuAfter - cpuBefore
+	cpuAfter, err := target.cpu()
+	if err != nil {
+		return Result{}, err
 	}
+	result.CPU = cpuAfter - cpuBefore
 	for _, w := range workers {
 		result.latencies = append(result.latencies, w.latencies...)
 		result.Errors += w.errors
@@ -297,6 +292,14 @@ func send(client *http.Client, req *http.Request, surface Surface, op Operation)
 		return "", fmt.Errorf("%s answered no payment: %.200s", req.URL.Path, body)
 	}
 	return id, nil
+}
+
+// cpu is the CPU time the target's process has spent so far; 0 when its process is not given.
+func (t Target) cpu() (time.Duration, error) {
+	if t.PID == 0 {
+		return 0, nil
+	}
+	return ProcessCPU(t.PID)
 }
 
 // ProcessCPU is the CPU time process pid has spent so far, in user and kernel mode (Linux).

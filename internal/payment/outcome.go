@@ -135,8 +135,8 @@ func (s *Service) applyChargeOutcome(ctx context.Context, tx *ent.Tx, p *ent.Pay
 // moves reports whether o moves payment p: one in doubt, to whatever the provider says; one
 // waiting for the shopper, to the provider's decision. A capture is never waited on the shopper
 // for: a payment being captured was authorised before it was sent for capture, so an answer
-// asking for authentication is stale and moves nothing. Thus a payment waits for its shopper only from the
-// processing it was created in, once (see MaxStatusChanges).
+// asking for authentication is stale and moves nothing. Thus a payment waits for its shopper
+// only from the processing it was created in, once (see MaxStatusChanges).
 func (o chargeOutcome) moves(p *ent.Payment) bool {
 	switch p.Status {
 	case state.PaymentProcessing:

@@ -603,9 +603,9 @@ func actorOf(ctx context.Context) string {
 
 // inTx runs fn in a transaction, committing when it returns nil. A panic in fn rolls it back
 // before going on, so it never holds locks (a claimed key above all) until its connection dies.
-// The transaction is pipelined: on PostgreSQL the statements whose answers fn does not read
-// are sent together, with the next one it does, or with the commit (database.Pipelined), so
-// the error of such a statement is heard there.
+// The transaction is pipelined (database.Pipelined): on PostgreSQL the statements whose answers
+// fn does not read are sent together, with the next one whose count it reads, before its next
+// query, or with the commit, so the error of such a statement is heard there.
 func (s *Service) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 	tx, err := s.client.Tx(database.Pipelined(ctx))
 	if err != nil {
