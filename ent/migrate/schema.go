@@ -163,9 +163,12 @@ var (
 				Columns: []*schema.Column{EventsColumns[3]},
 			},
 			{
-				Name:    "event_fanned_out_created_at",
+				Name:    "event_waiting_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{EventsColumns[5], EventsColumns[6]},
+				Columns: []*schema.Column{EventsColumns[6], EventsColumns[0]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "NOT fanned_out",
+				},
 			},
 		},
 	}
@@ -201,9 +204,9 @@ var (
 				Columns: []*schema.Column{IdempotencyKeysColumns[10]},
 			},
 			{
-				Name:    "idempotencykey_resource_id",
+				Name:    "idempotencykey_resource_id_merchant_id",
 				Unique:  false,
-				Columns: []*schema.Column{IdempotencyKeysColumns[5]},
+				Columns: []*schema.Column{IdempotencyKeysColumns[5], IdempotencyKeysColumns[1]},
 			},
 		},
 	}

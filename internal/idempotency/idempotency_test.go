@@ -3,6 +3,8 @@ package idempotency
 import (
 	"context"
 	"errors"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -160,4 +162,35 @@ func TestClaimSettleAndPrevious(t *testing.T) {
 			t.Errorf("%d keys left, want 1", n)
 		}
 	})
+}
+
+// Recording what became of a payment settles the calls that made it, found by the payment's id;
+// the tenant rule adds the merchant to the query. The server keeps a generic plan of a prepared
+// statement made while the table was small (a new database, its first minute of traffic), and
+// that plan must still go by the payment: through the index that leads with the merchant it
+// would read every key of a server with one merchant, each time.
+func TestResolveIsPlannedByResource(t *testing.T) {
+	db := databasetest.Postgres(t)
+	var resolve string
+	client := databasetest.RecordingClient(db, func(query string) {
+		if strings.HasPrefix(query, `UPDATE "idempotency_keys"`) {
+			resolve = query
+		}
+	})
+	ctx := databasetest.AsMerchant()
+	tx, err := client.Tx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if err := NewStore(client, []byte("s"), time.Now).Resolve(ctx, tx, "pay_resolved"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(resolve, `"merchant_id"`) {
+		t.Fatalf("Resolve sent %q: not one statement scoped to the merchant", resolve)
+	}
+	plan := databasetest.GenericPlan(t, db, resolve)
+	if !regexp.MustCompile(`Index Cond: .*resource_id`).MatchString(plan) {
+		t.Fatalf("the generic plan of %s does not find the keys by resource:\n%s", resolve, plan)
+	}
 }

@@ -578,3 +578,36 @@ func TestEventsFannedOutElsewhereAreClaimedOneByOne(t *testing.T) {
 		}
 	})
 }
+
+// Every payment's events are fanned out and kept for 30 days: the dispatcher's read of those
+// waiting must go to them alone, not through every event kept, oldest first, on each round.
+func TestDispatchReadsOnlyTheWaitingEvents(t *testing.T) {
+	db := databasetest.Postgres(t)
+	ctx := tenant.System(context.Background())
+	kept := make([]*ent.EventCreate, 2000)
+	for i := range kept {
+		kept[i] = db.Ent.Event.Create().SetMerchantID(tenant.DefaultMerchant).SetType("payment.succeeded").
+			SetObjectID("pay_1").SetBody([]byte("{}")).SetFannedOut(true)
+	}
+	if err := db.Ent.Event.CreateBulk(kept...).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SQL.ExecContext(ctx, "ANALYZE events"); err != nil {
+		t.Fatal(err)
+	}
+	var waiting string
+	client := databasetest.RecordingClient(db, func(query string) {
+		if strings.HasPrefix(query, `SELECT "events"."id"`) {
+			waiting = query
+		}
+	})
+	if err := NewDeliveries(Deliveries{Client: client, Now: time.Now}).Dispatch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if waiting == "" {
+		t.Fatal("Dispatch read no events")
+	}
+	if plan := databasetest.GenericPlan(t, db, waiting); !strings.Contains(plan, "event_waiting_created_at_id") {
+		t.Fatalf("the dispatcher's read of the waiting events, %s, goes another way:\n%s", waiting, plan)
+	}
+}

@@ -7,13 +7,20 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
 	_ "github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/tenant"
 )
@@ -131,3 +138,62 @@ func open(t testing.TB, rawURL string, opts database.Options) *database.DB {
 func AsMerchant() context.Context {
 	return tenant.For(context.Background(), tenant.DefaultMerchant)
 }
+
+// RecordingClient returns a client over db's pool, with no pipelining, that hands each statement
+// it sends to record as it sends it: what a test then asks PostgreSQL to plan.
+func RecordingClient(db *database.DB, record func(query string)) *ent.Client {
+	logged := func(_ context.Context, v ...any) {
+		if m := loggedQuery.FindStringSubmatch(fmt.Sprint(v...)); m != nil {
+			record(m[1])
+		}
+	}
+	return ent.NewClient(ent.Driver(dialect.DebugWithContext(entsql.OpenDB(db.Dialect, db.SQL), logged)))
+}
+
+// loggedQuery picks the statement out of a line ent's debug driver logs as it sends one.
+var loggedQuery = regexp.MustCompile(`(?s)\.(?:Exec|Query): query=(.*) args=`)
+
+// GenericPlan returns PostgreSQL's generic plan of query, as EXPLAIN prints it: the plan a
+// prepared statement keeps for every call once the server prefers it to planning each one,
+// made with the statistics the tables have at that moment.
+func GenericPlan(t testing.TB, db *database.DB, query string) string {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := db.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	parameters := len(slices.Compact(slices.Sorted(slices.Values(placeholder.FindAllString(query, -1)))))
+	// Any values will do: a generic plan is the one made without them.
+	execute := "EXECUTE planned"
+	if parameters > 0 {
+		execute += "(" + strings.TrimSuffix(strings.Repeat("NULL, ", parameters), ", ") + ")"
+	}
+	for _, statement := range []string{"SET LOCAL plan_cache_mode = force_generic_plan", "PREPARE planned AS " + query} {
+		if _, err := tx.ExecContext(ctx, statement); err != nil {
+			t.Fatalf("%s: %v", statement, err)
+		}
+	}
+	defer tx.ExecContext(ctx, "DEALLOCATE planned") // a prepared statement outlives its transaction
+	rows, err := tx.QueryContext(ctx, "EXPLAIN "+execute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(line + "\n")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return plan.String()
+}
+
+// placeholder is a parameter of a PostgreSQL statement.
+var placeholder = regexp.MustCompile(`\$[0-9]+`)
