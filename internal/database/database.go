@@ -96,11 +96,12 @@ func Open(rawURL string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("connecting to the database: %w", err)
 	}
 	sqlDriver := entsql.OpenDB(dialectName, sqlDB)
-	var entDriver dialect.Driver = sqlDriver
+	var entDriver dialect.Driver = utcDriver{sqlDriver}
 	if dialectName == dialect.Postgres {
-		entDriver = pipeliningDriver{sqlDriver}
+		pipelining := pipeliningDriver{sqlDriver}
+		entDriver = nativeUTCDriver{utcDriver: utcDriver{pipelining}, native: pipelining}
 	}
-	client := ent.NewClient(ent.Driver(utcDriver{entDriver}))
+	client := ent.NewClient(ent.Driver(entDriver))
 	// Payments are read by id and by the page more than anything else is read.
 	client.Payment.Intercept(ent.LeanPaymentReads())
 	return &DB{

@@ -66,12 +66,14 @@ func (c *filterCounts) where(ref reflect.Value, path string, depth int) error {
 	}
 	where, conditions := ref.Elem(), 0
 	for i, name := range c.names {
-		value, fieldPath := where.Field(i), path+"."+name
-		if name != "" && !value.IsZero() && (value.Kind() != reflect.Slice || value.Len() > 0) {
-			conditions++
+		value := where.Field(i)
+		// A field not given holds nothing to count; most of a filter's fields are not.
+		if name == "" || value.IsZero() || (value.Kind() == reflect.Slice && value.Len() == 0) {
+			continue
 		}
+		conditions++
+		fieldPath := path + "." + name
 		switch {
-		case name == "":
 		case value.Type() == c.ref:
 			if err := c.where(value, fieldPath, depth+1); err != nil {
 				return err
