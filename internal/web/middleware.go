@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -201,20 +202,36 @@ func Recover(logger *slog.Logger) Middleware {
 	}
 }
 
+// header is a response header by its canonical name, with its values.
+type header struct {
+	name   string
+	values []string
+}
+
+// securityHeaders are set on every answer; Strict-Transport-Security joins them in production.
+var securityHeaders = []header{
+	{"X-Content-Type-Options", []string{"nosniff"}},
+	{"X-Frame-Options", []string{"DENY"}},
+	{"Referrer-Policy", []string{"no-referrer"}},
+	{"Cross-Origin-Opener-Policy", []string{"same-origin"}},
+	{"Content-Security-Policy", []string{"default-src 'none'; frame-ancestors 'none'"}},
+	{"Cache-Control", []string{"no-store"}},
+}
+
 // SecurityHeaders sets the headers an API answer should carry: nothing it says may be run or
 // framed, nor kept in a cache. A page (the playground) sets its own policy over these.
 func SecurityHeaders(production bool) Middleware {
 	return func(next http.Handler) http.Handler {
+		headers := securityHeaders
+		if production {
+			headers = append(slices.Clip(headers), header{"Strict-Transport-Security", []string{"max-age=63072000; includeSubDomains"}})
+		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h := w.Header()
-			h.Set("X-Content-Type-Options", "nosniff")
-			h.Set("X-Frame-Options", "DENY")
-			h.Set("Referrer-Policy", "no-referrer")
-			h.Set("Cross-Origin-Opener-Policy", "same-origin")
-			h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
-			h.Set("Cache-Control", "no-store")
-			if production {
-				h.Set("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
+			// The values are shared by every response, as Header.Set would not: one that replaces
+			// or adds to a header gets a slice of its own, and none writes into one.
+			for _, header := range headers {
+				h[header.name] = header.values
 			}
 			next.ServeHTTP(w, r)
 		})

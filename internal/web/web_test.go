@@ -93,3 +93,30 @@ func TestSecurityHeaders(t *testing.T) {
 		}
 	}
 }
+
+// Every response starts from the same values: a handler that changes one of its headers changes
+// it for itself alone.
+func TestSecurityHeadersAreEachResponsesOwn(t *testing.T) {
+	first := true
+	h := SecurityHeaders(true)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if first {
+			first = false
+			w.Header().Add("Cache-Control", "private")
+			w.Header().Set("X-Frame-Options", "SAMEORIGIN")
+			w.Header().Del("Referrer-Policy")
+		}
+	}))
+	changed := serve(h, httptest.NewRequest("GET", "/", nil))
+	if got := changed.Header().Values("Cache-Control"); len(got) != 2 || got[1] != "private" {
+		t.Fatalf("the handler's Cache-Control: %q", got)
+	}
+	next := serve(h, httptest.NewRequest("GET", "/", nil))
+	for header, want := range map[string]string{"Cache-Control": "no-store", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer"} {
+		if got := next.Header().Values(header); len(got) != 1 || got[0] != want {
+			t.Errorf("the next response's %s = %q, want %q alone", header, got, want)
+		}
+	}
+	if got := SecurityHeaders(false)(http.NotFoundHandler()); serve(got, httptest.NewRequest("GET", "/", nil)).Header().Get("Strict-Transport-Security") != "" {
+		t.Error("Strict-Transport-Security outside production")
+	}
+}
