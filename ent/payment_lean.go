@@ -26,8 +26,8 @@ import (
 //   - the list of the payment's columns, quoted and qualified, is rendered once per dialect
 //     rather than for every query;
 //   - a column a modifier adds is read as the driver gives it (PostgreSQL's text as a string,
-//     its JSON as bytes, other types as pgx decodes them), rather than converted to the type the
-//     driver names for it, which would have the driver describe every column of the statement
+//     its JSON as bytes, its numeric as a string), rather than converted to the type the driver
+//     names for it, which would have the driver describe every column of the statement
 //     for every row: Payment.Value's answer for such a column depends on the path that read it;
 //   - on PostgreSQL, outside a transaction, the rows are read by pgx itself (NativeQuerier),
 //     into its own types, rather than through database/sql, which has pgx make a value of each

@@ -3,6 +3,9 @@ package database_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -207,4 +210,105 @@ func sameAsEnt(t *testing.T, query string, got, want *ent.Payment) {
 	if gotExtra != wantExtra || (gotErr == nil) != (wantErr == nil) {
 		t.Errorf("%s: added column %v (%v), ent reads %v (%v)", query, gotExtra, gotErr, wantExtra, wantErr)
 	}
+}
+
+// newPayment makes a payment of the default merchant whose customer and metadata name it by i.
+func newPayment(t *testing.T, db *database.DB, i int) *ent.Payment {
+	t.Helper()
+	p, err := db.Ent.Payment.Create().SetAmount(int64(1000 + i)).SetCurrency("EUR").SetStatus(state.PaymentSucceeded).
+		SetPaymentMethod("credit_card").SetCustomerEmail(fmt.Sprintf("c%d@example.com", i)).SetCardBrand("visa").
+		SetCardLast4("4242").SetCardExpMonth(12).SetCardExpYear(2030).SetCardFingerprint("f").SetProvider("stripe").
+		SetMetadata(map[string]string{"i": fmt.Sprint(i)}).Save(databasetest.AsMerchant())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A column a modifier adds has the same value read natively, outside a transaction, as read
+// through database/sql in one: NULL among them, which pgx will not put in a string.
+func TestNativeReadsGiveAddedColumnsAsDatabaseSQLDoes(t *testing.T) {
+	db := databasetest.Postgres(t)
+	ctx := databasetest.AsMerchant()
+	id := newPayment(t, db, 1).ID // its description is NULL
+	tx, err := db.Ent.Tx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	for name, expr := range map[string]string{
+		"a NULL varchar": `"payments"."description"`,
+		"NULL text":      `NULL::text`,
+		"NULL json":      `NULL::json`,
+		"json":           `json_build_array("payments"."amount")`,
+		"numeric":        `"payments"."amount"::numeric`,
+		"int4":           `"payments"."amount"::int4`,
+		"float":          `"payments"."amount"::float8 / 8`,
+		"uuid":           `'6ba7b810-9dad-11d1-80b4-00c04fd430c8'::uuid`,
+		"bool":           `"payments"."amount" > 5`,
+		"time":           `"payments"."created_at"`,
+	} {
+		added := func(s *entsql.Selector) { s.AppendSelectExprAs(entsql.Expr(expr), "added") }
+		native, err := db.Ent.Payment.Query().Where(payment.ID(id)).Modify(added).Only(ctx)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		inTx, err := tx.Payment.Query().Where(payment.ID(id)).Modify(added).Only(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got, _ := native.Value("added")
+		want, _ := inTx.Value("added")
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: read natively %T %#v, in a transaction %T %#v", name, got, got, want, want)
+		}
+	}
+}
+
+// Reads at once keep their scan destinations for the next one: none sees another's values.
+func TestConcurrentLeanReadsKeepTheirOwnValues(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		ctx := databasetest.AsMerchant()
+		var payments []*ent.Payment
+		for i := range 8 {
+			payments = append(payments, newPayment(t, db, i))
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		for reader := range 16 {
+			wg.Go(func() {
+				var read []*ent.Payment
+				for k := range 40 {
+					i := (reader + k) % len(payments)
+					q := db.Ent.Payment.Query().Where(payment.ID(payments[i].ID))
+					q.Modify(func(s *entsql.Selector) {
+						s.AppendSelectExprAs(entsql.Expr(s.C(payment.FieldCustomerEmail)), "email")
+					})
+					p, err := q.Only(ctx)
+					if err != nil {
+						errs <- err
+						return
+					}
+					read = append(read, p)
+				}
+				// Checked once every read is done, when a destination shared by mistake would
+				// have been written over by the reads after it.
+				for k, p := range read {
+					i := (reader + k) % len(payments)
+					email, _ := p.Value("email")
+					if p.ID != payments[i].ID || p.CustomerEmail != payments[i].CustomerEmail || email != p.CustomerEmail ||
+						p.Metadata["i"] != fmt.Sprint(i) {
+						errs <- fmt.Errorf("read %d of payment %d: %s %s %v %v", k, i, p.ID, p.CustomerEmail, email, p.Metadata)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+	})
 }

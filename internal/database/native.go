@@ -64,7 +64,9 @@ func rowsQuerierOf(driverConn any) (rowsQuerier, bool) {
 }
 
 // nativeRows are pgx's rows as ent.NativeRows. A destination of type *any (a column a modifier
-// adds) gets what database/sql would have given: JSON as bytes, text as a string.
+// adds) gets what pgx under database/sql gives, so a read has the same answer in a transaction
+// and out of one: JSON as bytes, integers as int64, floats as float64, booleans, times and bytes
+// as themselves, anything else (text, numeric, uuid) as a string; NULL as nil.
 type nativeRows struct {
 	pgx.Rows
 	columns []string
@@ -93,8 +95,13 @@ func (r *nativeRows) Scan(dest ...any) error {
 				switch fields[i].DataTypeOID {
 				case pgtype.JSONOID, pgtype.JSONBOID:
 					r.scan[i] = new([]byte)
-				case pgtype.TextOID, pgtype.VarcharOID:
-					r.scan[i] = new(string)
+				case pgtype.Int2OID, pgtype.Int4OID, pgtype.Int8OID:
+					r.scan[i] = new(pgtype.Int8)
+				case pgtype.Float4OID, pgtype.Float8OID:
+					r.scan[i] = new(pgtype.Float8)
+				case pgtype.BoolOID, pgtype.TimestamptzOID, pgtype.DateOID, pgtype.ByteaOID:
+				default:
+					r.scan[i] = new(pgtype.Text)
 				}
 			}
 		}
@@ -103,14 +110,31 @@ func (r *nativeRows) Scan(dest ...any) error {
 		return err
 	}
 	for i, d := range dest {
+		unknown, ok := d.(*any)
+		if !ok {
+			continue
+		}
 		switch value := r.scan[i].(type) {
 		case *[]byte:
-			if unknown, ok := d.(*any); ok {
+			if *value == nil {
+				*unknown = nil
+			} else {
 				*unknown = *value
 			}
-		case *string:
-			if unknown, ok := d.(*any); ok {
-				*unknown = *value
+		case *pgtype.Text:
+			*unknown = nil
+			if value.Valid {
+				*unknown = value.String
+			}
+		case *pgtype.Int8:
+			*unknown = nil
+			if value.Valid {
+				*unknown = value.Int64
+			}
+		case *pgtype.Float8:
+			*unknown = nil
+			if value.Valid {
+				*unknown = value.Float64
 			}
 		}
 	}
