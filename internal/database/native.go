@@ -22,11 +22,11 @@ func (d pipeliningDriver) QueryRows(ctx context.Context, query string, args []an
 	}
 	defer conn.Close()
 	return conn.Raw(func(driverConn any) error {
-		querier, ok := rowsQuerierOf(driverConn)
+		conn, ok := pgxConnectionOf(driverConn)
 		if !ok {
 			return errors.New("reading rows natively needs pgx under database/sql")
 		}
-		rows, err := querier.Query(ctx, query, args...)
+		rows, err := conn.Query(ctx, query, args...)
 		if err != nil {
 			return err
 		}
@@ -38,29 +38,11 @@ func (d pipeliningDriver) QueryRows(ctx context.Context, query string, args []an
 	})
 }
 
-// nativeUTCDriver is utcDriver over a driver that reads natively: PostgreSQL's.
-type nativeUTCDriver struct {
-	utcDriver
-	native ent.NativeQuerier
-}
+// nativeUTCDriver is utcDriver over PostgreSQL's driver, which reads natively too.
+type nativeUTCDriver struct{ utcDriver }
 
 func (d nativeUTCDriver) QueryRows(ctx context.Context, query string, args []any, read func(ent.NativeRows) error) error {
-	return d.native.QueryRows(ctx, query, inUTC(args).([]any), read)
-}
-
-// rowsQuerier is pgx's connection, or the counting one (roundtrips.go) around it.
-type rowsQuerier interface {
-	Query(ctx context.Context, query string, args ...any) (pgx.Rows, error)
-}
-
-func rowsQuerierOf(driverConn any) (rowsQuerier, bool) {
-	switch c := driverConn.(type) {
-	case interface{ Conn() *pgx.Conn }:
-		return c.Conn(), true
-	case rowsQuerier:
-		return c, true
-	}
-	return nil, false
+	return d.Driver.(pipeliningDriver).QueryRows(ctx, query, inUTC(args).([]any), read)
 }
 
 // nativeRows are pgx's rows as ent.NativeRows. A destination of type *any (a column a modifier
@@ -139,10 +121,4 @@ func (r *nativeRows) Scan(dest ...any) error {
 		}
 	}
 	return nil
-}
-
-// Query sends a native read (native.go) as one round trip.
-func (c *countingConn) Query(ctx context.Context, query string, args ...any) (pgx.Rows, error) {
-	c.roundTrips.Add(1)
-	return c.contextConn.(interface{ Conn() *pgx.Conn }).Conn().Query(ctx, query, args...)
 }

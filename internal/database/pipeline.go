@@ -83,10 +83,12 @@ type heldStatement struct {
 	args  []any
 }
 
-// batchSender is a connection that can send statements in one exchange: pgx's own, or the
-// round-trip counting one over it.
-type batchSender interface {
+// pgxConnection is what Paygate asks of pgx's connection under database/sql, directly: to send
+// statements in one exchange (pipelined transactions) and to read rows natively (native.go).
+// It is pgx's own, or the round-trip counting one over it (roundtrips.go).
+type pgxConnection interface {
 	SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
+	Query(ctx context.Context, query string, args ...any) (pgx.Rows, error)
 }
 
 // Exec holds back a statement whose answer is not asked for (v nil), or not read (CountUnread);
@@ -184,11 +186,11 @@ func (t *pipelinedTx) send(ctx context.Context, last ...heldStatement) (pgconn.C
 	t.held = t.held[:0]
 	var tag pgconn.CommandTag
 	err := t.conn.Raw(func(driverConn any) error {
-		sender, ok := batchSenderOf(driverConn)
+		conn, ok := pgxConnectionOf(driverConn)
 		if !ok {
 			return fmt.Errorf("database: %T cannot send statements together", driverConn)
 		}
-		results := sender.SendBatch(ctx, batch)
+		results := conn.SendBatch(ctx, batch)
 		var err error
 		for range batch.Len() {
 			if tag, err = results.Exec(); err != nil {
@@ -209,12 +211,12 @@ func (t *pipelinedTx) send(ctx context.Context, last ...heldStatement) (pgconn.C
 	return tag, nil
 }
 
-// batchSenderOf returns the connection under database/sql that can send a batch.
-func batchSenderOf(driverConn any) (batchSender, bool) {
+// pgxConnectionOf returns pgx's connection under database/sql's driverConn, if it is pgx's.
+func pgxConnectionOf(driverConn any) (pgxConnection, bool) {
 	switch c := driverConn.(type) {
 	case interface{ Conn() *pgx.Conn }:
 		return c.Conn(), true
-	case batchSender:
+	case pgxConnection:
 		return c, true
 	}
 	return nil, false

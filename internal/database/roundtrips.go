@@ -126,6 +126,12 @@ func (c *countingConn) SendBatch(ctx context.Context, batch *pgx.Batch) pgx.Batc
 	return c.contextConn.(interface{ Conn() *pgx.Conn }).Conn().SendBatch(ctx, batch)
 }
 
+// Query sends a native read (native.go) as one round trip.
+func (c *countingConn) Query(ctx context.Context, query string, args ...any) (pgx.Rows, error) {
+	c.roundTrips.Add(1)
+	return c.contextConn.(interface{ Conn() *pgx.Conn }).Conn().Query(ctx, query, args...)
+}
+
 func (c *countingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	tx, err := c.contextConn.BeginTx(ctx, opts)
 	c.count(err)
