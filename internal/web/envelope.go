@@ -56,8 +56,11 @@ func errorEnvelope(r *http.Request, apiErr *apierror.Error, data any) envelope {
 	}
 }
 
+// jsonContentType is every JSON answer's Content-Type, shared as securityHeaders' values are.
+var jsonContentType = []string{"application/json"}
+
 func write(w http.ResponseWriter, status int, body envelope) {
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = jsonContentType
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(body)
 }
