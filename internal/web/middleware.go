@@ -177,32 +177,13 @@ func Routed(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Deferred, so a request whose handler panics is named too; mux sets r.Pattern before it
 		// calls the handler.
-		defer func() { nameRoute(r, r.Pattern) }()
+		defer func() {
+			if values := valuesOf(r.Context()); values != nil && values.route == "" {
+				values.route = r.Pattern
+			}
+		}()
 		mux.ServeHTTP(w, r)
 	})
-}
-
-// ByPath serves a request for exactly path with at, and any other with rest, naming the route as
-// Routed over a ServeMux of the two patterns would: path, or "/" for rest unless a mux inside it
-// named one. Two handlers told apart by one comparison, rather than a ServeMux's match on every
-// request; rest's own mux cleans the paths that need it, path's among them.
-func ByPath(path string, at, rest http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == path {
-			defer func() { nameRoute(r, path) }()
-			at.ServeHTTP(w, r)
-			return
-		}
-		defer func() { nameRoute(r, "/") }()
-		rest.ServeHTTP(w, r)
-	})
-}
-
-// nameRoute records pattern as the request's route, unless one was recorded already.
-func nameRoute(r *http.Request, pattern string) {
-	if values := valuesOf(r.Context()); values != nil && values.route == "" {
-		values.route = pattern
-	}
 }
 
 // RefuseControlBytes answers 400 to a request whose path or query holds a control character
