@@ -24,8 +24,7 @@ import (
 // statement than decoding its rows. Four things differ:
 //
 //   - the list of the payment's columns, quoted and qualified, is rendered once per dialect
-//     and put into the statement in place of "*", rather than rendered and checked by ent's
-//     builder for every query;
+//     rather than for every query;
 //   - a column a modifier adds is read as the driver gives it (PostgreSQL's text as a string,
 //     its JSON as bytes, its numeric as a string), rather than converted to the type the driver
 //     names for it, which would have the driver describe every column of the statement
@@ -95,7 +94,7 @@ func paymentColumnsIn(dialectName string) string {
 // same order as ent's graph query builds it.
 func (_q *PaymentQuery) leanAll(ctx context.Context) ([]*Payment, error) {
 	builder := sql.Dialect(_q.driver.Dialect())
-	selector := builder.Select("*").From(builder.Table(payment.Table)).WithContext(ctx)
+	selector := builder.Select(paymentColumnsIn(_q.driver.Dialect())).From(builder.Table(payment.Table)).WithContext(ctx)
 	for _, order := range _q.order {
 		order(selector)
 	}
@@ -116,11 +115,6 @@ func (_q *PaymentQuery) leanAll(ctx context.Context) ([]*Payment, error) {
 		return nil, err
 	}
 	query, args := selector.Query()
-	// A modifier that chose the columns itself, or a statement that does not begin with its
-	// selection, is sent as it is: its rows name their columns, which the scan reads by name.
-	if rest, star := strings.CutPrefix(query, "SELECT *"); star && (rest == "" || rest[0] == ' ' || rest[0] == ',') {
-		query = "SELECT " + paymentColumnsIn(_q.driver.Dialect()) + rest
-	}
 	if native, ok := _q.driver.(NativeQuerier); ok {
 		var nodes []*Payment
 		err := native.QueryRows(ctx, query, args, func(rows NativeRows) (err error) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/payment"
+	"github.com/paygate/paygate/ent/refund"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/state"
@@ -309,6 +310,44 @@ func TestConcurrentLeanReadsKeepTheirOwnValues(t *testing.T) {
 		close(errs)
 		for err := range errs {
 			t.Error(err)
+		}
+	})
+}
+
+// TestLeanReadsReadThePaymentUnderAJoin: a modifier that joins another table, whose columns share
+// the payment's names, and makes the statement DISTINCT reads on the short path the payment ent's
+// own path reads (Unique(false) sends the query there): the short path selects the payment's
+// columns by their qualified names, never "*".
+func TestLeanReadsReadThePaymentUnderAJoin(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		ctx := databasetest.AsMerchant()
+		when := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+		p, err := db.Ent.Payment.Create().SetCreatedAt(when).SetUpdatedAt(when).
+			SetAmount(1000).SetCurrency("EUR").SetStatus(state.PaymentSucceeded).SetPaymentMethod("credit_card").
+			SetCustomerEmail("a@example.com").SetCardBrand("visa").SetCardLast4("4242").
+			SetCardExpMonth(12).SetCardExpYear(2030).SetCardFingerprint("f").SetProvider("stripe").Save(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Ent.Refund.Create().SetPaymentID(p.ID).SetAmount(100).SetCurrency("EUR").
+			SetStatus(state.RefundSucceeded).Save(ctx); err != nil {
+			t.Fatal(err)
+		}
+		withRefunds := func(s *entsql.Selector) {
+			refunds := entsql.Table(refund.Table)
+			s.Distinct().LeftJoin(refunds).On(s.C(payment.FieldID), refunds.C(refund.FieldPaymentID))
+		}
+		short := db.Ent.Payment.Query().Where(payment.ID(p.ID))
+		short.Modify(withRefunds)
+		lean, err := short.All(ctx)
+		general := db.Ent.Payment.Query().Where(payment.ID(p.ID)).Unique(false)
+		general.Modify(withRefunds)
+		want, wantErr := general.All(ctx)
+		if wantErr != nil || len(want) != 1 || want[0].ID != p.ID {
+			t.Fatalf("ent's path read %v, %v; want the payment %s", want, wantErr, p.ID)
+		}
+		if err != nil || len(lean) != 1 || lean[0].ID != p.ID || lean[0].Amount != p.Amount || lean[0].CreatedAt != want[0].CreatedAt {
+			t.Errorf("the short path read %+v, %v; want the payment %s as ent's path reads it", lean, err, p.ID)
 		}
 	})
 }
