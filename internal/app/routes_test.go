@@ -45,6 +45,40 @@ func TestAccessLogNamesRoutes(t *testing.T) {
 	}
 }
 
+// TestUncleanPathsRedirectFirst: a request whose path is not clean is redirected to the clean one
+// before the API's middleware runs (it spends no token of the API's rate limit) and is named by
+// the outermost route that took it, as a request for a route it does not name would be.
+func TestUncleanPathsRedirectFirst(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, databasetest.SQLite(t))
+	env.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	want := map[string]struct{ location, route string }{
+		"//query":                   {"/query", "/query"},
+		"/x/../query":               {"/query", "/query"},
+		"/api/v1//payments/pay_one": {"/api/v1/payments/pay_one", "/"},
+	}
+	for path, w := range want {
+		r := env.request(http.MethodGet, path, "", nil)
+		if r.status/100 != 3 || r.header.Get("Location") != w.location || r.header.Get("RateLimit-Remaining") != "" {
+			t.Errorf("GET %s = %d to %q, RateLimit-Remaining %q; want a redirect to %s before the rate limit",
+				path, r.status, r.header.Get("Location"), r.header.Get("RateLimit-Remaining"), w.location)
+		}
+	}
+	got := map[string]string{}
+	scanner := bufio.NewScanner(strings.NewReader(env.logs.String()))
+	for scanner.Scan() {
+		var line struct{ Msg, Path, Route string }
+		if json.Unmarshal(scanner.Bytes(), &line) == nil && line.Msg == "request" {
+			got[line.Path] = line.Route
+		}
+	}
+	for path, w := range want {
+		if got[path] != w.route {
+			t.Errorf("GET %s logged route %q, want %q", path, got[path], w.route)
+		}
+	}
+}
+
 // TestReadinessIsCheckedOnceASecond: a flood of probes costs one database check a second; a
 // prober that left before its check ended leaves nothing cached.
 func TestReadinessIsCheckedOnceASecond(t *testing.T) {
