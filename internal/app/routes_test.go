@@ -29,20 +29,26 @@ func TestAccessLogNamesRoutes(t *testing.T) {
 	for path := range want {
 		env.request(http.MethodGet, path, token, nil)
 	}
-	got := map[string]string{}
-	scanner := bufio.NewScanner(strings.NewReader(env.logs.String()))
-	for scanner.Scan() {
-		var line struct{ Msg, Path, Route string }
-		if json.Unmarshal(scanner.Bytes(), &line) == nil && line.Msg == "request" {
-			got[line.Path] = line.Route
-		}
-	}
+	got := loggedRoutes(env.logs.String())
 	for path, route := range want {
 		path, _, _ = strings.Cut(path, "?")
 		if got[path] != route {
 			t.Errorf("%s logged route %q, want %q", path, got[path], route)
 		}
 	}
+}
+
+// loggedRoutes is the route each access log line of logs names, by the request's path.
+func loggedRoutes(logs string) map[string]string {
+	routes := map[string]string{}
+	scanner := bufio.NewScanner(strings.NewReader(logs))
+	for scanner.Scan() {
+		var line struct{ Msg, Path, Route string }
+		if json.Unmarshal(scanner.Bytes(), &line) == nil && line.Msg == "request" {
+			routes[line.Path] = line.Route
+		}
+	}
+	return routes
 }
 
 // TestUncleanPathsRedirectFirst: a request whose path is not clean is redirected to the clean one
@@ -64,14 +70,7 @@ func TestUncleanPathsRedirectFirst(t *testing.T) {
 				path, r.status, r.header.Get("Location"), r.header.Get("RateLimit-Remaining"), w.location)
 		}
 	}
-	got := map[string]string{}
-	scanner := bufio.NewScanner(strings.NewReader(env.logs.String()))
-	for scanner.Scan() {
-		var line struct{ Msg, Path, Route string }
-		if json.Unmarshal(scanner.Bytes(), &line) == nil && line.Msg == "request" {
-			got[line.Path] = line.Route
-		}
-	}
+	got := loggedRoutes(env.logs.String())
 	for path, w := range want {
 		if got[path] != w.route {
 			t.Errorf("GET %s logged route %q, want %q", path, got[path], w.route)
