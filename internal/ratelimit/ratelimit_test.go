@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -297,4 +298,31 @@ func BenchmarkTake(b *testing.B) {
 			b.Fatal("Redis was not used")
 		}
 	})
+}
+
+// TestMeterWritesCanonicalHeaders: the meter's headers are stored under the names Header.Set
+// would store them by, so that a later Set or Get finds them rather than adding a second header;
+// and each answer says where the last bucket asked stands, the refusal's Retry-After with it.
+func TestMeterWritesCanonicalHeaders(t *testing.T) {
+	header := http.Header{}
+	now := time.Unix(1_800_000_000, 0)
+	meter := NewMeter(NewLimiter(nil, "", discardLogger()), header, "127.0.0.1", func() time.Time { return now })
+	for i := range 4 {
+		err := meter.Check(context.Background(), "user:one", limit)
+		if (err != nil) != (i == 3) {
+			t.Fatalf("check %d: %v", i+1, err)
+		}
+	}
+	for name, values := range header {
+		if name != http.CanonicalHeaderKey(name) || len(values) != 1 {
+			t.Errorf("header %q = %q: want one value under its canonical name", name, values)
+		}
+	}
+	if got := header.Get("RateLimit-Limit") + " " + header.Get("RateLimit-Remaining") + " " + header.Get("RateLimit-Reset") + " " + header.Get("Retry-After"); got != "3 0 3 1" {
+		t.Errorf("RateLimit-Limit, -Remaining, -Reset and Retry-After = %q; want 3 0 3 1", got)
+	}
+	header.Set("RateLimit-Remaining", "x")
+	if values := header.Values("RateLimit-Remaining"); len(values) != 1 {
+		t.Errorf("RateLimit-Remaining after Set = %q; want one value", values)
+	}
 }
