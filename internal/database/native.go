@@ -3,6 +3,7 @@ package database
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -31,11 +32,34 @@ func (d pipeliningDriver) QueryRows(ctx context.Context, query string, args []an
 			return err
 		}
 		defer rows.Close()
-		if err := read(&nativeRows{Rows: rows}); err != nil {
+		native := takeNativeRows(rows)
+		defer native.release()
+		if err := read(native); err != nil {
 			return err
 		}
 		return rows.Err()
 	})
+}
+
+// nativeRowsKept keeps a read's nativeRows, their column names' and destinations' slices with
+// them, for the next read: three allocations and some 1.3 KB a read of a payment, a twentieth of
+// what it allocates.
+var nativeRowsKept = sync.Pool{New: func() any { return new(nativeRows) }}
+
+// takeNativeRows returns nativeRows over rows, kept from an earlier read when there is one.
+func takeNativeRows(rows pgx.Rows) *nativeRows {
+	native := nativeRowsKept.Get().(*nativeRows)
+	native.Rows = rows
+	return native
+}
+
+// release gives r back for another read, holding nothing of this one's: not its rows, nor
+// its destinations.
+func (r *nativeRows) release() {
+	clear(r.columns)
+	clear(r.scan)
+	*r = nativeRows{columns: r.columns[:0], scan: r.scan[:0]}
+	nativeRowsKept.Put(r)
 }
 
 // nativeUTCDriver is utcDriver over PostgreSQL's driver, which reads natively too.
@@ -57,22 +81,19 @@ type nativeRows struct {
 }
 
 func (r *nativeRows) Columns() []string {
-	if r.columns == nil {
-		fields := r.FieldDescriptions()
-		r.columns = make([]string, len(fields))
-		for i, field := range fields {
-			r.columns[i] = field.Name
+	if len(r.columns) == 0 {
+		for _, field := range r.FieldDescriptions() {
+			r.columns = append(r.columns, field.Name)
 		}
 	}
 	return r.columns
 }
 
 func (r *nativeRows) Scan(dest ...any) error {
-	if r.scan == nil {
-		r.scan = make([]any, len(dest))
+	if len(r.scan) == 0 {
+		r.scan = append(r.scan, dest...)
 		fields := r.FieldDescriptions()
 		for i, d := range dest {
-			r.scan[i] = d
 			if _, unknown := d.(*any); unknown && i < len(fields) {
 				switch fields[i].DataTypeOID {
 				case pgtype.JSONOID, pgtype.JSONBOID:
