@@ -246,7 +246,7 @@ func (h *Handlers) GetPayment(w http.ResponseWriter, r *http.Request) {
 	body.StatusHistory = make([]payment.StatusChange, 0, len(history))
 	for _, change := range history {
 		body.StatusHistory = append(body.StatusHistory, payment.StatusChange{
-			From: change.From, To: change.To, Reason: change.Reason, Actor: change.Actor, At: change.At.UTC(),
+			From: change.From, To: change.To, Reason: change.Reason, Actor: change.Actor, At: payment.TimestampOf(change.At),
 		})
 	}
 	web.WriteJSON(w, http.StatusOK, body)
