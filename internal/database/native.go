@@ -2,6 +2,7 @@ package database
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"sync"
 
@@ -124,21 +125,12 @@ func (r *nativeRows) Scan(dest ...any) error {
 			} else {
 				*unknown = *value
 			}
-		case *pgtype.Text:
-			*unknown = nil
-			if value.Valid {
-				*unknown = value.String
+		case driver.Valuer: // pgtype's Text, Int8 and Float8: a string, int64 or float64, or nil
+			v, err := value.Value()
+			if err != nil {
+				return err
 			}
-		case *pgtype.Int8:
-			*unknown = nil
-			if value.Valid {
-				*unknown = value.Int64
-			}
-		case *pgtype.Float8:
-			*unknown = nil
-			if value.Valid {
-				*unknown = value.Float64
-			}
+			*unknown = v
 		}
 	}
 	return nil
