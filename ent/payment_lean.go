@@ -46,16 +46,25 @@ import (
 func LeanPaymentReads() Interceptor {
 	for _, inter := range payment.Interceptors {
 		if _, traverses := inter.(Traverser); !traverses {
-			return InterceptFunc(func(next Querier) Querier { return next })
+			return leanPaymentReads{}
 		}
 	}
-	return InterceptFunc(func(next Querier) Querier {
-		return QuerierFunc(func(ctx context.Context, q Query) (Value, error) {
-			if pq, ok := q.(*PaymentQuery); ok && pq.leanReadable(ctx) {
-				return pq.leanAll(ctx)
-			}
-			return next.Query(ctx, q)
-		})
+	return leanPaymentReads{lean: true}
+}
+
+// leanPaymentReads is LeanPaymentReads' interceptor, a type of its own so that
+// PaymentInterceptorsAre can tell it from others; without lean, it passes every query on.
+type leanPaymentReads struct{ lean bool }
+
+func (l leanPaymentReads) Intercept(next Querier) Querier {
+	if !l.lean {
+		return next
+	}
+	return QuerierFunc(func(ctx context.Context, q Query) (Value, error) {
+		if pq, ok := q.(*PaymentQuery); ok && pq.leanReadable(ctx) {
+			return pq.leanAll(ctx)
+		}
+		return next.Query(ctx, q)
 	})
 }
 
@@ -115,7 +124,14 @@ func (_q *PaymentQuery) leanAll(ctx context.Context) ([]*Payment, error) {
 		return nil, err
 	}
 	query, args := selector.Query()
-	if native, ok := _q.driver.(NativeQuerier); ok {
+	native, isNative := _q.driver.(NativeQuerier)
+	if statement, rendering := ctx.Value(paymentStatementKey{}).(*PaymentStatement); rendering {
+		if isNative {
+			statement.query, statement.args = query, args
+		}
+		return nil, nil
+	}
+	if isNative {
 		var nodes []*Payment
 		err := native.QueryRows(ctx, query, args, func(rows NativeRows) (err error) {
 			nodes, err = _q.leanScan(rows, rows.Columns(), true)
@@ -137,6 +153,67 @@ func (_q *PaymentQuery) leanAll(ctx context.Context) ([]*Payment, error) {
 		return nil, err
 	}
 	return nodes, rows.Err()
+}
+
+// A PaymentStatement is a statement the short path rendered for a read of payments, every
+// interceptor's predicates in it, kept to be run again with other arguments: for a read whose
+// statement differs from one time to the next only in its arguments, ent's rendering it anew costs
+// more than PostgreSQL's running it.
+type PaymentStatement struct {
+	query string
+	args  []any
+}
+
+// Rendered says whether the read rendered its statement: it took the short path, natively.
+func (st *PaymentStatement) Rendered() bool { return st.query != "" }
+
+// Args are the arguments the statement was rendered with, in order.
+func (st *PaymentStatement) Args() []any { return st.args }
+
+type paymentStatementKey struct{}
+
+// RenderPaymentStatement returns a context in which a read of payments that takes the short path
+// is not run, and reads no payment: natively, it renders its statement into the PaymentStatement
+// returned; otherwise (through database/sql) it leaves it unrendered. A read that takes ent's
+// general path runs as usual, and leaves it unrendered.
+func RenderPaymentStatement(ctx context.Context) (context.Context, *PaymentStatement) {
+	statement := &PaymentStatement{}
+	return context.WithValue(ctx, paymentStatementKey{}, statement), statement
+}
+
+// ReadPaymentStatement runs a rendered statement natively, with args in place of the arguments it
+// was rendered with, and returns its payments. It runs no interceptor: those of the read that
+// rendered it are in the statement already, with the arguments they added then. So the caller
+// must know that those interceptors would add the same to this read (PaymentInterceptorsAre),
+// and give the arguments they would.
+func (c *PaymentClient) ReadPaymentStatement(ctx context.Context, statement *PaymentStatement, args []any) ([]*Payment, error) {
+	native, ok := c.driver.(NativeQuerier)
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("reading a rendered statement needs a native driver, not %T", c.driver)
+	case !statement.Rendered():
+		return nil, fmt.Errorf("reading a statement never rendered")
+	case len(args) != len(statement.args):
+		return nil, fmt.Errorf("a statement rendered with %d arguments given %d", len(statement.args), len(args))
+	}
+	reader := &PaymentQuery{config: c.config}
+	var nodes []*Payment
+	err := native.QueryRows(ctx, statement.query, args, func(rows NativeRows) (err error) {
+		nodes, err = reader.leanScan(rows, rows.Columns(), true)
+		return err
+	})
+	return nodes, err
+}
+
+// PaymentInterceptorsAre says whether every interceptor of payment queries but the short path's
+// own (the client's and the schema's alike) is one that known accepts.
+func (c *PaymentClient) PaymentInterceptorsAre(known func(Interceptor) bool) bool {
+	for _, inter := range c.Interceptors() {
+		if _, lean := inter.(leanPaymentReads); !lean && !known(inter) {
+			return false
+		}
+	}
+	return true
 }
 
 // NativeQuerier is a driver that can run a read with the database's own driver, outside

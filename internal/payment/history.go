@@ -23,7 +23,7 @@ const historyColumn = "status_history_json"
 // the history comes in the payment's own statement, aggregated as JSON, so that reading a payment
 // is one round trip rather than two; elsewhere StatusHistory reads it with a statement of its own.
 func (s *Service) GetWithHistory(ctx context.Context, id string) (*ent.Payment, error) {
-	return s.getOne(ctx, id, selectHistory)
+	return s.getOne(ctx, id, &s.byIDWithHistory)
 }
 
 // selectHistory adds the payment's status history to its row, oldest first, on PostgreSQL.

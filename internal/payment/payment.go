@@ -18,7 +18,6 @@ import (
 	"github.com/paygate/paygate/internal/paging"
 
 	"entgo.io/contrib/entgql"
-	"entgo.io/ent/dialect/sql"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/paygate/paygate/ent"
@@ -127,6 +126,9 @@ type Service struct {
 	// each change.
 	Events *event.Recorder
 
+	// byID and byIDWithHistory are Get's and GetWithHistory's reads.
+	byID, byIDWithHistory byIDRead
+
 	// returns shares one question to the provider among the browsers coming back at once for
 	// one payment.
 	returns singleflight.Group
@@ -142,7 +144,8 @@ type Service struct {
 
 // NewService returns the payment service.
 func NewService(client *ent.Client, keys *idempotency.Store, router *routing.Router, fingerprintKey []byte, maxAmountHundredths int64, now func() time.Time) *Service {
-	return &Service{client: client, keys: keys, router: router, fingerprintKey: fingerprintKey, maxAmount: maxAmountHundredths, now: now}
+	return &Service{client: client, keys: keys, router: router, fingerprintKey: fingerprintKey, maxAmount: maxAmountHundredths, now: now,
+		byID: byIDRead{client: client}, byIDWithHistory: byIDRead{client: client, modify: selectHistory}}
 }
 
 // validated is a request that passed every check, reduced to what may be stored.
@@ -781,23 +784,36 @@ func (s *Service) moveThrough(ctx context.Context, tx *ent.Tx, p *ent.Payment, p
 
 // Get returns one payment.
 func (s *Service) Get(ctx context.Context, id string) (*ent.Payment, error) {
-	return s.getOne(ctx, id, nil)
+	return s.getOne(ctx, id, &s.byID)
 }
 
-// getOne returns one payment, its query changed by modify when that is not nil.
-func (s *Service) getOne(ctx context.Context, id string, modify func(*sql.Selector)) (*ent.Payment, error) {
+// getOne returns one payment, read by read.
+func (s *Service) getOne(ctx context.Context, id string, read *byIDRead) (*ent.Payment, error) {
 	if err := auth.Authorize(ctx, auth.GetPayment); err != nil {
 		return nil, err
 	}
-	query := s.client.Payment.Query().Where(payment.ID(id))
-	if modify != nil {
-		query.Modify(modify)
+	nodes, kept, err := read.read(ctx, id)
+	if !kept {
+		query := s.client.Payment.Query().Where(payment.ID(id))
+		if read.modify != nil {
+			query.Modify(read.modify)
+		}
+		var p *ent.Payment
+		if p, err = query.Only(ctx); err == nil {
+			nodes = []*ent.Payment{p}
+		} else if ent.IsNotFound(err) {
+			err = nil
+		}
 	}
-	p, err := query.Only(ctx)
-	if ent.IsNotFound(err) {
+	switch {
+	case err != nil:
+		return nil, err
+	case len(nodes) == 0:
 		return nil, apierror.ForParam(apierror.NotFound, "id", "no payment has the id "+id)
+	case len(nodes) > 1:
+		return nil, fmt.Errorf("%d payments have the id %s", len(nodes), id)
 	}
-	return p, err
+	return nodes[0], nil
 }
 
 // List returns one page of payments as a Relay connection: first (after) pages forwards, last

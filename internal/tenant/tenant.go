@@ -51,6 +51,12 @@ func System(ctx context.Context) context.Context {
 	return context.WithValue(ctx, scopeKey{}, scope{system: true})
 }
 
+// IsSystem says whether the context's work is the system's, seeing every merchant's data.
+func IsSystem(ctx context.Context) bool {
+	s, _ := ctx.Value(scopeKey{}).(scope)
+	return s.system
+}
+
 // Merchant returns the merchant the context's work is for, if it is for one.
 func Merchant(ctx context.Context) (string, bool) {
 	s, _ := ctx.Value(scopeKey{}).(scope)
@@ -75,19 +81,33 @@ type wherer interface {
 // Filter is the query interceptor of every merchant-owned entity: a query in a merchant's context
 // reads that merchant's rows alone, one in the system's reads all, any other is refused. It runs
 // for every query ent builds, edges and counts included.
-func Filter() ent.Interceptor {
-	return ent.TraverseFunc(func(ctx context.Context, q ent.Query) error {
-		s, err := scopeOf(ctx)
-		if err != nil || s.system {
-			return err
-		}
-		w, err := intercept.NewQuery(q)
-		if err != nil {
-			return fmt.Errorf("tenant: filtering by merchant: %w", err)
-		}
-		w.WhereP(sql.FieldEQ(Field, s.merchant))
-		return nil
-	})
+func Filter() ent.Interceptor { return filter{} }
+
+// filter is Filter's interceptor, a type of its own so that IsFilter knows it.
+type filter struct{}
+
+// Intercept leaves the query to run as it is: the filter's work is Traverse's.
+func (filter) Intercept(next ent.Querier) ent.Querier { return next }
+
+func (filter) Traverse(ctx context.Context, q ent.Query) error {
+	s, err := scopeOf(ctx)
+	if err != nil || s.system {
+		return err
+	}
+	w, err := intercept.NewQuery(q)
+	if err != nil {
+		return fmt.Errorf("tenant: filtering by merchant: %w", err)
+	}
+	w.WhereP(sql.FieldEQ(Field, s.merchant))
+	return nil
+}
+
+// IsFilter says whether inter is Filter's. What Filter adds to a query depends on nothing but the
+// query and its context's scope: in a merchant's, the merchant; in the system's, nothing. A read
+// whose other interceptors are as plain may keep its statement for each kind of scope.
+func IsFilter(inter ent.Interceptor) bool {
+	_, is := inter.(filter)
+	return is
 }
 
 // Guard is the mutation hook of every merchant-owned entity: a row created in a merchant's
