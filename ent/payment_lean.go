@@ -127,7 +127,7 @@ func (_q *PaymentQuery) leanAll(ctx context.Context) ([]*Payment, error) {
 	native, isNative := _q.driver.(NativeQuerier)
 	if statement, rendering := ctx.Value(paymentStatementKey{}).(*PaymentStatement); rendering {
 		if isNative {
-			statement.query, statement.args = query, args
+			statement.query, statement.args, statement.interceptors = query, args, len(_q.inters)
 		}
 		return nil, nil
 	}
@@ -162,6 +162,8 @@ func (_q *PaymentQuery) leanAll(ctx context.Context) ([]*Payment, error) {
 type PaymentStatement struct {
 	query string
 	args  []any
+	// interceptors is how many interceptors payment queries had when it was rendered.
+	interceptors int
 }
 
 // Rendered says whether the read rendered its statement: it took the short path, natively.
@@ -184,8 +186,9 @@ func RenderPaymentStatement(ctx context.Context) (context.Context, *PaymentState
 // ReadPaymentStatement runs a rendered statement natively, with args in place of the arguments it
 // was rendered with, and returns its payments. It runs no interceptor: those of the read that
 // rendered it are in the statement already, with the arguments they added then. So the caller
-// must know that those interceptors would add the same to this read (PaymentInterceptorsAre),
-// and give the arguments they would.
+// must know that those interceptors would add the same to this read (PaymentStatementsKeepable),
+// and give the arguments they would. A statement rendered before an interceptor was registered
+// is refused (PaymentStatementCurrent).
 func (c *PaymentClient) ReadPaymentStatement(ctx context.Context, statement *PaymentStatement, args []any) ([]*Payment, error) {
 	native, ok := c.driver.(NativeQuerier)
 	switch {
@@ -193,6 +196,8 @@ func (c *PaymentClient) ReadPaymentStatement(ctx context.Context, statement *Pay
 		return nil, fmt.Errorf("reading a rendered statement needs a native driver, not %T", c.driver)
 	case !statement.Rendered():
 		return nil, fmt.Errorf("reading a statement never rendered")
+	case !c.PaymentStatementCurrent(statement):
+		return nil, fmt.Errorf("reading a statement rendered before an interceptor was registered")
 	case len(args) != len(statement.args):
 		return nil, fmt.Errorf("a statement rendered with %d arguments given %d", len(statement.args), len(args))
 	}
@@ -205,15 +210,26 @@ func (c *PaymentClient) ReadPaymentStatement(ctx context.Context, statement *Pay
 	return nodes, err
 }
 
-// PaymentInterceptorsAre says whether every interceptor of payment queries but the short path's
-// own (the client's and the schema's alike) is one that known accepts.
-func (c *PaymentClient) PaymentInterceptorsAre(known func(Interceptor) bool) bool {
+// PaymentStatementsKeepable says whether a statement rendered for a read of payments by the
+// client may be kept: the short path serves its reads (so rendering one runs nothing), and every
+// other interceptor of payment queries, the client's and the schema's alike, is one that known
+// accepts.
+func (c *PaymentClient) PaymentStatementsKeepable(known func(Interceptor) bool) bool {
+	shortPath := false
 	for _, inter := range c.Interceptors() {
-		if _, lean := inter.(leanPaymentReads); !lean && !known(inter) {
+		if lean, is := inter.(leanPaymentReads); is {
+			shortPath = shortPath || lean.lean
+		} else if !known(inter) {
 			return false
 		}
 	}
-	return true
+	return shortPath
+}
+
+// PaymentStatementCurrent says whether statement was rendered with every interceptor payment
+// queries have now: interceptors are only ever added, and one added since is not in it.
+func (c *PaymentClient) PaymentStatementCurrent(statement *PaymentStatement) bool {
+	return statement.interceptors == len(c.inters.Payment)+len(payment.Interceptors)
 }
 
 // NativeQuerier is a driver that can run a read with the database's own driver, outside

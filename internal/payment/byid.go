@@ -18,8 +18,10 @@ import (
 // with stand-ins for the id and the merchant; later reads in any merchant's scope run that
 // statement with their own id and merchant, and likewise for the system's scope, which sees every
 // merchant's payments. That holds while the interceptors of payment queries are the tenant filter
-// alone, whose predicate depends on the scope and nothing else (tenant.IsFilter): with any other,
-// as on SQLite or in a transaction (no native reads), every read takes ent's path.
+// alone, whose predicate depends on the scope and nothing else (tenant.IsFilter), besides ent's
+// short path for payments, which renders the statement: with any other interceptor, even one
+// registered after the statement was kept, or where reads are not native (SQLite, a service
+// made on a transaction's client), every read takes ent's path.
 type byIDRead struct {
 	client *ent.Client
 	modify func(*sql.Selector)
@@ -61,8 +63,8 @@ func (r *byIDRead) read(ctx context.Context, id string) ([]*ent.Payment, bool, e
 		return nil, false, nil // ent's path refuses a read that says neither whose nor the system's
 	}
 	kept := r.kept[kind].Load()
-	if kept == nil {
-		kept = r.keep(ctx, kind)
+	if kept == nil || (kept.statement != nil && !r.client.Payment.PaymentStatementCurrent(kept.statement)) {
+		kept = r.keep(kind)
 		r.kept[kind].Store(kept)
 	}
 	if kept.statement == nil {
@@ -79,15 +81,15 @@ func (r *byIDRead) read(ctx context.Context, id string) ([]*ent.Payment, bool, e
 
 // keep has ent render the read's statement for a kind of scope, with stand-ins for the id and the
 // merchant, and returns it kept, or without a statement when it cannot be kept: an interceptor
-// other than the tenant filter, no native reads, or arguments other than the stand-ins.
-func (r *byIDRead) keep(ctx context.Context, kind int) *keptStatement {
-	if !r.client.Payment.PaymentInterceptorsAre(tenant.IsFilter) {
+// other than the tenant filter, no native reads, or arguments other than the stand-ins. It renders
+// in a context of its own, which holds the scope and nothing of the request's.
+func (r *byIDRead) keep(kind int) *keptStatement {
+	if !r.client.Payment.PaymentStatementsKeepable(tenant.IsFilter) {
 		return &keptStatement{}
 	}
-	// Rendering depends on nothing the request's cancellation could cut short.
-	ctx = context.WithoutCancel(ctx)
+	ctx := tenant.System(context.Background())
 	if kind == merchantScope {
-		ctx = tenant.For(ctx, merchantStandIn)
+		ctx = tenant.For(context.Background(), merchantStandIn)
 	}
 	ctx, statement := ent.RenderPaymentStatement(ctx)
 	query := r.client.Payment.Query().Where(payment.ID(idStandIn))

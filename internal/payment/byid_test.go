@@ -150,8 +150,42 @@ func TestReadsByIDFollowAnotherInterceptor(t *testing.T) {
 	}
 }
 
-// TestConcurrentFirstReadsByIDFindTheirOwn: merchants reading at once, the first reads among them
-// keeping the statement, each find their own payment and not another's.
+// TestReadsByIDFollowAnInterceptorRegisteredLater: an interceptor registered after a statement was
+// kept drops it, and the reads after are ent's, the interceptor's predicate in them.
+func TestReadsByIDFollowAnInterceptorRegisteredLater(t *testing.T) {
+	for name, open := range byIDDatabases() {
+		t.Run(name, func(t *testing.T) {
+			db := open(t)
+			svc := newService(db, providertest.Memory{}, 99999999)
+			owner := merchantAdmin(tenant.DefaultMerchant)
+			p, err := svc.Create(owner, validInput())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, read := range []func(context.Context, string) (*ent.Payment, error){svc.Get, svc.GetWithHistory} {
+				if _, err := read(owner, p.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if merchantKept, _ := payment.KeptStatements(svc); merchantKept != (name == "postgres") {
+				t.Fatalf("statement kept after the first reads: %v", merchantKept)
+			}
+			db.Ent.Payment.Intercept(entgo.TraverseFunc(func(ctx context.Context, q entgo.Query) error {
+				q.(*ent.PaymentQuery).Where(func(s *sql.Selector) { s.Where(sql.EQ(s.C("currency"), "EUR")) })
+				return nil
+			}))
+			if got, err := svc.GetWithHistory(owner, p.ID); !hasCode(err, apierror.NotFound) {
+				t.Errorf("a %s payment read where only EUR ones are seen: %v, %v; want not found", p.Currency, got, err)
+			}
+			if merchantKept, _ := payment.KeptStatements(svc); merchantKept {
+				t.Error("a statement kept before an interceptor was registered is still kept")
+			}
+		})
+	}
+}
+
+// TestConcurrentFirstReadsByIDFindTheirOwn: merchants and the system reading at once, the first
+// reads among them keeping the statements, each find what their scope holds and nothing else.
 func TestConcurrentFirstReadsByIDFindTheirOwn(t *testing.T) {
 	for name, open := range byIDDatabases() {
 		t.Run(name, func(t *testing.T) {
@@ -166,7 +200,7 @@ func TestConcurrentFirstReadsByIDFindTheirOwn(t *testing.T) {
 				}
 				ids[i] = p.ID
 			}
-			errs := make(chan error, 2*merchants)
+			errs := make(chan error, 3*merchants)
 			var wg sync.WaitGroup
 			for i := range merchants {
 				wg.Go(func() {
@@ -177,6 +211,11 @@ func TestConcurrentFirstReadsByIDFindTheirOwn(t *testing.T) {
 					next := ids[(i+1)%merchants]
 					if _, err := svc.GetWithHistory(ctx, next); !hasCode(err, apierror.NotFound) {
 						errs <- fmt.Errorf("merchant %d reading another's payment: %v; want not found", i, err)
+					}
+				})
+				wg.Go(func() {
+					if p, err := svc.GetWithHistory(tenant.System(merchantAdmin(tenant.DefaultMerchant)), ids[i]); err != nil || p.ID != ids[i] {
+						errs <- fmt.Errorf("the system reading merchant %d's payment: %v, %v", i, p, err)
 					}
 				})
 			}

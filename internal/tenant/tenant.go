@@ -89,6 +89,9 @@ type filter struct{}
 // Intercept leaves the query to run as it is: the filter's work is Traverse's.
 func (filter) Intercept(next ent.Querier) ent.Querier { return next }
 
+// Traverse adds the merchant's predicate. What it adds depends on the query and the scope alone,
+// and reads of payments by id keep their statement on that (IsFilter): a change that has it read
+// more of the context must change IsFilter too.
 func (filter) Traverse(ctx context.Context, q ent.Query) error {
 	s, err := scopeOf(ctx)
 	if err != nil || s.system {
