@@ -117,71 +117,58 @@ func TestReadsByIDKeepTheirStatement(t *testing.T) {
 type onlyCurrencyKey struct{}
 
 // TestReadsByIDFollowAnotherInterceptor: with an interceptor on payment queries other than the
-// tenant filter, one whose predicate depends on more than the scope, no statement is kept and
-// every read by id is ent's, the interceptor's predicate in it.
+// tenant filter, one whose predicate depends on more than the scope, no statement is kept, or the
+// one kept before it was registered is dropped, and every read by id is ent's, the interceptor's
+// predicate in it.
 func TestReadsByIDFollowAnotherInterceptor(t *testing.T) {
 	for name, open := range byIDDatabases() {
-		t.Run(name, func(t *testing.T) {
-			db := open(t)
-			db.Ent.Payment.Intercept(entgo.TraverseFunc(func(ctx context.Context, q entgo.Query) error {
-				if currency, ok := ctx.Value(onlyCurrencyKey{}).(string); ok {
-					q.(*ent.PaymentQuery).Where(func(s *sql.Selector) { s.Where(sql.EQ(s.C("currency"), currency)) })
+		for _, registeredLater := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, registered after the first reads: %v", name, registeredLater), func(t *testing.T) {
+				db := open(t)
+				if !registeredLater {
+					interceptCurrency(db)
 				}
-				return nil
-			}))
-			svc := newService(db, providertest.Memory{}, 99999999)
-			owner := merchantAdmin(tenant.DefaultMerchant)
-			p, err := svc.Create(owner, validInput())
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, read := range []func(context.Context, string) (*ent.Payment, error){svc.Get, svc.GetWithHistory} {
-				if _, err := read(owner, p.ID); err != nil {
+				svc := newService(db, providertest.Memory{}, 99999999)
+				owner := merchantAdmin(tenant.DefaultMerchant)
+				p, err := svc.Create(owner, validInput())
+				if err != nil {
 					t.Fatal(err)
 				}
-				if got, err := read(context.WithValue(owner, onlyCurrencyKey{}, "EUR"), p.ID); !hasCode(err, apierror.NotFound) {
-					t.Errorf("a %s payment read where only EUR ones are seen: %v, %v; want not found", p.Currency, got, err)
+				readers := []func(context.Context, string) (*ent.Payment, error){svc.Get, svc.GetWithHistory}
+				for _, read := range readers {
+					if _, err := read(owner, p.ID); err != nil {
+						t.Fatal(err)
+					}
 				}
-			}
-			if merchantKept, _ := payment.KeptStatements(svc); merchantKept {
-				t.Error("a statement was kept past an interceptor that is not the tenant filter")
-			}
-		})
+				if registeredLater {
+					if merchantKept, _ := payment.KeptStatements(svc); merchantKept != (name == "postgres") {
+						t.Fatalf("statement kept after the first reads: %v", merchantKept)
+					}
+					interceptCurrency(db)
+				}
+				for _, read := range readers {
+					if got, err := read(context.WithValue(owner, onlyCurrencyKey{}, "EUR"), p.ID); !hasCode(err, apierror.NotFound) {
+						t.Errorf("a %s payment read where only EUR ones are seen: %v, %v; want not found", p.Currency, got, err)
+					}
+				}
+				if merchantKept, _ := payment.KeptStatements(svc); merchantKept {
+					t.Error("a statement is kept past an interceptor that is not the tenant filter")
+				}
+			})
+		}
 	}
 }
 
-// TestReadsByIDFollowAnInterceptorRegisteredLater: an interceptor registered after a statement was
-// kept drops it, and the reads after are ent's, the interceptor's predicate in them.
-func TestReadsByIDFollowAnInterceptorRegisteredLater(t *testing.T) {
-	for name, open := range byIDDatabases() {
-		t.Run(name, func(t *testing.T) {
-			db := open(t)
-			svc := newService(db, providertest.Memory{}, 99999999)
-			owner := merchantAdmin(tenant.DefaultMerchant)
-			p, err := svc.Create(owner, validInput())
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, read := range []func(context.Context, string) (*ent.Payment, error){svc.Get, svc.GetWithHistory} {
-				if _, err := read(owner, p.ID); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if merchantKept, _ := payment.KeptStatements(svc); merchantKept != (name == "postgres") {
-				t.Fatalf("statement kept after the first reads: %v", merchantKept)
-			}
-			db.Ent.Payment.Intercept(entgo.TraverseFunc(func(ctx context.Context, q entgo.Query) error {
-				q.(*ent.PaymentQuery).Where(func(s *sql.Selector) { s.Where(sql.EQ(s.C("currency"), "EUR")) })
-				return nil
-			}))
-			if got, err := svc.GetWithHistory(owner, p.ID); !hasCode(err, apierror.NotFound) {
-				t.Errorf("a %s payment read where only EUR ones are seen: %v, %v; want not found", p.Currency, got, err)
-			}
-			if merchantKept, _ := payment.KeptStatements(svc); merchantKept {
-				t.Error("a statement kept before an interceptor was registered is still kept")
-			}
-		})
-	}
+// interceptCurrency registers on db's payment queries an interceptor that holds a query made in a
+// context carrying onlyCurrencyKey to that currency: a predicate that depends on more than the
+// scope.
+func interceptCurrency(db *database.DB) {
+	db.Ent.Payment.Intercept(entgo.TraverseFunc(func(ctx context.Context, q entgo.Query) error {
+		if currency, ok := ctx.Value(onlyCurrencyKey{}).(string); ok {
+			q.(*ent.PaymentQuery).Where(func(s *sql.Selector) { s.Where(sql.EQ(s.C("currency"), currency)) })
+		}
+		return nil
+	}))
 }
 
 // TestConcurrentFirstReadsByIDFindTheirOwn: merchants and the system reading at once, the first
