@@ -4,6 +4,7 @@ package ent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -53,7 +54,7 @@ func LeanPaymentReads() Interceptor {
 }
 
 // leanPaymentReads is LeanPaymentReads' interceptor, a type of its own so that
-// PaymentInterceptorsAre can tell it from others; without lean, it passes every query on.
+// PaymentStatementsKeepable can tell it from others; without lean, it passes every query on.
 type leanPaymentReads struct{ lean bool }
 
 func (l leanPaymentReads) Intercept(next Querier) Querier {
@@ -174,6 +175,10 @@ func (st *PaymentStatement) Args() []any { return st.args }
 
 type paymentStatementKey struct{}
 
+// ErrPaymentStatementStale is ReadPaymentStatement's refusal of a statement rendered before an
+// interceptor was registered: the read is to be made by ent.
+var ErrPaymentStatementStale = errors.New("reading a statement rendered before an interceptor was registered")
+
 // RenderPaymentStatement returns a context in which a read of payments that takes the short path
 // is not run, and reads no payment: natively, it renders its statement into the PaymentStatement
 // returned; otherwise (through database/sql) it leaves it unrendered. A read that takes ent's
@@ -188,7 +193,7 @@ func RenderPaymentStatement(ctx context.Context) (context.Context, *PaymentState
 // rendered it are in the statement already, with the arguments they added then. So the caller
 // must know that those interceptors would add the same to this read (PaymentStatementsKeepable),
 // and give the arguments they would. A statement rendered before an interceptor was registered
-// is refused (PaymentStatementCurrent).
+// is refused with ErrPaymentStatementStale (PaymentStatementCurrent).
 func (c *PaymentClient) ReadPaymentStatement(ctx context.Context, statement *PaymentStatement, args []any) ([]*Payment, error) {
 	native, ok := c.driver.(NativeQuerier)
 	switch {
@@ -197,7 +202,7 @@ func (c *PaymentClient) ReadPaymentStatement(ctx context.Context, statement *Pay
 	case !statement.Rendered():
 		return nil, fmt.Errorf("reading a statement never rendered")
 	case !c.PaymentStatementCurrent(statement):
-		return nil, fmt.Errorf("reading a statement rendered before an interceptor was registered")
+		return nil, ErrPaymentStatementStale
 	case len(args) != len(statement.args):
 		return nil, fmt.Errorf("a statement rendered with %d arguments given %d", len(statement.args), len(args))
 	}

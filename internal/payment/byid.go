@@ -2,6 +2,7 @@ package payment
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 
 	"entgo.io/ent/dialect/sql"
@@ -20,8 +21,9 @@ import (
 // merchant's payments. That holds while the interceptors of payment queries are the tenant filter
 // alone, whose predicate depends on the scope and nothing else (tenant.IsFilter), besides ent's
 // short path for payments, which renders the statement: with any other interceptor, even one
-// registered after the statement was kept, or where reads are not native (SQLite, a service
-// made on a transaction's client), every read takes ent's path.
+// registered after the statement was kept (before the reads after it: ent's clients take no
+// interceptor while they serve queries), or where reads are not native (SQLite, a service made on
+// a transaction's client), every read takes ent's path.
 type byIDRead struct {
 	client *ent.Client
 	modify func(*sql.Selector)
@@ -76,6 +78,11 @@ func (r *byIDRead) read(ctx context.Context, id string) ([]*ent.Payment, bool, e
 		args[kept.merchantAt] = merchant
 	}
 	nodes, err := r.client.Payment.ReadPaymentStatement(ctx, kept.statement, args)
+	if errors.Is(err, ent.ErrPaymentStatementStale) {
+		// An interceptor was registered since the check above: the next read keeps afresh.
+		r.kept[kind].CompareAndSwap(kept, nil)
+		return nil, false, nil
+	}
 	return nodes, true, err
 }
 
@@ -98,7 +105,9 @@ func (r *byIDRead) keep(kind int) *keptStatement {
 	}
 	// Rendered, the statement is not run: Only finds nothing, and its error says no more.
 	_, _ = query.Only(ctx)
-	if !statement.Rendered() {
+	// An interceptor registered while rendering may be in the statement unchecked: checked again.
+	if !statement.Rendered() || !r.client.Payment.PaymentStatementsKeepable(tenant.IsFilter) ||
+		!r.client.Payment.PaymentStatementCurrent(statement) {
 		return &keptStatement{}
 	}
 	kept := &keptStatement{statement: statement, idAt: -1, merchantAt: -1}
