@@ -65,7 +65,7 @@ func (r *byIDRead) read(ctx context.Context, id string) ([]*ent.Payment, bool, e
 		return nil, false, nil // ent's path refuses a read that says neither whose nor the system's
 	}
 	kept := r.kept[kind].Load()
-	if kept == nil || (kept.statement != nil && !r.client.Payment.PaymentStatementCurrent(kept.statement)) {
+	if kept == nil {
 		kept = r.keep(kind)
 		r.kept[kind].Store(kept)
 	}
@@ -79,7 +79,7 @@ func (r *byIDRead) read(ctx context.Context, id string) ([]*ent.Payment, bool, e
 	}
 	nodes, err := r.client.Payment.ReadPaymentStatement(ctx, kept.statement, args)
 	if errors.Is(err, ent.ErrPaymentStatementStale) {
-		// An interceptor was registered since the check above: the next read keeps afresh.
+		// An interceptor was registered since the statement was kept: the next read keeps afresh.
 		r.kept[kind].CompareAndSwap(kept, nil)
 		return nil, false, nil
 	}
