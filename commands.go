@@ -56,7 +56,9 @@ var commands = map[string]command{
 		env:   config.Groups(),
 		flags: func(*flag.FlagSet) func(context.Context, config.Config, commandOutput) error {
 			return func(ctx context.Context, cfg config.Config, out commandOutput) error {
-				return serve(ctx, cfg, app.NewLogger(out.stdout, cfg.LogLevel))
+				logger, stopLogging := app.NewServerLogger(out.stdout, cfg.LogLevel)
+				defer stopLogging()
+				return serve(ctx, cfg, logger)
 			}
 		},
 	},

@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -40,16 +39,6 @@ import (
 	"github.com/paygate/paygate/internal/settings/settingsstore"
 	"github.com/paygate/paygate/internal/web"
 )
-
-// NewLogger returns the JSON logger Paygate writes to w, at level (debug, info, warn or error;
-// info for anything else).
-func NewLogger(w io.Writer, level string) *slog.Logger {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		l = slog.LevelInfo
-	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
-}
 
 // OpenDatabase opens the configured database and brings its schema up to date.
 func OpenDatabase(ctx context.Context, cfg config.Config) (*database.DB, error) {
