@@ -26,9 +26,11 @@ const durationSamples = 1024
 // Metrics are one server's counters. A nil *Metrics counts nothing, so services built without
 // one (commands, unit tests) need no stand-in.
 type Metrics struct {
-	registry         *prometheus.Registry
-	httpRequests     *prometheus.CounterVec
-	httpDuration     *prometheus.HistogramVec
+	registry     *prometheus.Registry
+	httpRequests *prometheus.CounterVec
+	httpDuration *prometheus.HistogramVec
+	// requestSeries holds a *requestSeries by requestSeriesKey.
+	requestSeries    sync.Map
 	payments         *prometheus.CounterVec
 	providerRequests *prometheus.CounterVec
 	providerDuration *prometheus.HistogramVec
@@ -142,8 +144,9 @@ func (m *Metrics) Request(route, method string, status int, took time.Duration) 
 	if route == "" {
 		route = "unmatched"
 	}
-	m.httpRequests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
-	m.httpDuration.WithLabelValues(route, method).Observe(took.Seconds())
+	series := m.requestSeriesOf(requestSeriesKey{route, method, status})
+	series.count.Inc()
+	series.duration.Observe(took.Seconds())
 
 	second := m.now().Unix()
 	m.mu.Lock()
@@ -163,6 +166,30 @@ func (m *Metrics) Request(route, method string, status int, took time.Duration) 
 		*slot = secondCount{second: second}
 	}
 	slot.count++
+}
+
+// requestSeriesKey names a request's series: its labels, each from a bounded set.
+type requestSeriesKey struct {
+	route, method string
+	status        int
+}
+
+// requestSeries are a request's counter and histogram, looked up once per labels: finding them in
+// their vectors hashes the labels and takes the vectors' locks, for every request.
+type requestSeries struct {
+	count    prometheus.Counter
+	duration prometheus.Observer
+}
+
+func (m *Metrics) requestSeriesOf(key requestSeriesKey) *requestSeries {
+	if series, ok := m.requestSeries.Load(key); ok {
+		return series.(*requestSeries)
+	}
+	series, _ := m.requestSeries.LoadOrStore(key, &requestSeries{
+		count:    m.httpRequests.WithLabelValues(key.route, key.method, strconv.Itoa(key.status)),
+		duration: m.httpDuration.WithLabelValues(key.route, key.method),
+	})
+	return series.(*requestSeries)
 }
 
 // PaymentAnswered counts a payment as its creation answered it.
