@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/paygate/paygate/internal/apierror"
@@ -65,10 +65,11 @@ func seconds(s float64) time.Duration { return time.Duration(math.Ceil(s * float
 // forgets the least recent, full, buckets first, never grows without bound.
 const memoryBuckets = 100_000
 
-// Memory keeps buckets in this process.
+// Memory keeps buckets in this process. Its lock guards the buckets and their order, so the LRU
+// is the one without a lock of its own, and a bucket is changed where it is kept.
 type Memory struct {
 	mu      sync.Mutex
-	buckets *lru.Cache[string, bucket]
+	buckets *simplelru.LRU[string, *bucket]
 }
 
 type bucket struct {
@@ -78,7 +79,7 @@ type bucket struct {
 
 // NewMemory returns an empty per-process store.
 func NewMemory() *Memory {
-	buckets, _ := lru.New[string, bucket](memoryBuckets) // fails only for a size below 1
+	buckets, _ := simplelru.NewLRU[string, *bucket](memoryBuckets, nil) // fails only for a size below 1
 	return &Memory{buckets: buckets}
 }
 
@@ -88,10 +89,11 @@ func (m *Memory) Take(key string, limit Limit, now time.Time) Decision {
 	defer m.mu.Unlock()
 	b, ok := m.buckets.Get(key)
 	if !ok {
-		b = bucket{tokens: float64(limit.Burst), last: now}
+		b = &bucket{tokens: float64(limit.Burst), last: now}
+		m.buckets.Add(key, b)
 	}
 	tokens, allowed := take(b.tokens, b.last, now, limit)
-	m.buckets.Add(key, bucket{tokens: tokens, last: maxTime(b.last, now)})
+	b.tokens, b.last = tokens, maxTime(b.last, now)
 	return decide(allowed, tokens, limit)
 }
 

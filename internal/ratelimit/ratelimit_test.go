@@ -134,13 +134,26 @@ func TestRedisBucketUnderConcurrency(t *testing.T) {
 	client := redis.NewClient(opts)
 	t.Cleanup(func() { client.Close() })
 	limiters := []*Limiter{NewLimiter(client, prefix, discardLogger()), NewLimiter(client, prefix, discardLogger())}
+	checkConcurrentTakes(t, func(i int, limit Limit, now time.Time) Decision {
+		return limiters[i%2].Take(context.Background(), "k", limit, now)
+	})
+}
+
+func TestMemoryBucketUnderConcurrency(t *testing.T) {
+	m := NewMemory()
+	checkConcurrentTakes(t, func(_ int, limit Limit, now time.Time) Decision { return m.Take("k", limit, now) })
+}
+
+// checkConcurrentTakes spends one bucket of 50 with 200 takes at once: 50 are let through.
+func checkConcurrentTakes(t *testing.T, take func(i int, limit Limit, now time.Time) Decision) {
+	t.Helper()
 	now := time.Now()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	allowed := 0
 	for i := range 200 {
 		wg.Go(func() {
-			if limiters[i%2].Take(context.Background(), "k", Limit{PerSecond: 0.001, Burst: 50}, now).Allowed {
+			if take(i, Limit{PerSecond: 0.001, Burst: 50}, now).Allowed {
 				mu.Lock()
 				allowed++
 				mu.Unlock()
