@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -24,12 +25,17 @@ func NewLogger(w io.Writer, level string) *slog.Logger {
 const (
 	logHeldFor = 100 * time.Millisecond
 	logHeldMax = 64 << 10
+	// logWriteMax is the most one write carries when it holds more than one line: PIPE_BUF, what a
+	// pipe takes whole, so a line is never split by another writer's bytes (stderr sent to the
+	// same pipe, say), as it was not when each line was a write of its own.
+	logWriteMax = 4096
 )
 
 // NewServerLogger returns the logger a server writes to w with, as NewLogger's, and what ends it.
 // Lines are held for up to logHeldFor (or logHeldMax bytes) and written together. A line at warn or
-// above is written at once, after those held before it, so no warning or error waits; and stop
-// writes out what is held: until then, a process killed outright loses the last moment's lines.
+// above is written at once, after those held before it, so no warning or error waits; stop writes
+// out what is held, and every line after it goes straight to w. A process that ends without stop
+// (killed outright, a crash outside a request) loses the last moment's lines.
 func NewServerLogger(w io.Writer, level string) (logger *slog.Logger, stop func()) {
 	ticker := time.NewTicker(logHeldFor)
 	logger, stopWriting := newHeldLogger(w, level, ticker.C)
@@ -59,21 +65,25 @@ func newHeldLogger(w io.Writer, level string, ticks <-chan time.Time) (logger *s
 		once.Do(func() {
 			close(done)
 			<-stopped
-			out.writeOut()
+			out.stop()
 		})
 	}
 }
 
-// heldOutput holds what is written to it until writeOut.
+// heldOutput holds what is written to it until writeOut, and holds nothing once stopped.
 type heldOutput struct {
-	to   io.Writer
-	mu   sync.Mutex
-	held []byte
+	to      io.Writer
+	mu      sync.Mutex
+	held    []byte
+	stopped bool
 }
 
 func (o *heldOutput) Write(p []byte) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.stopped {
+		return o.to.Write(p)
+	}
 	if len(o.held)+len(p) > logHeldMax {
 		o.writeOutLocked()
 	}
@@ -87,15 +97,33 @@ func (o *heldOutput) writeOut() {
 	o.writeOutLocked()
 }
 
-// writeOutLocked writes what is held and lets it go whether or not the write succeeds: an output
-// that fails once (a full disk, a reader gone) then loses the lines it was given, as an unheld
-// one would, rather than every line after.
+// stop writes out what is held; what comes after is written as it comes.
+func (o *heldOutput) stop() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.writeOutLocked()
+	o.stopped = true
+}
+
+// writeOutLocked writes what is held, whole lines at a time, at most logWriteMax bytes a write
+// unless one line is longer. It lets go of what it wrote whether or not the write succeeded: an
+// output that fails once (a full disk, a reader gone) then loses the lines it was given, as an
+// unheld one would, rather than every line after.
 func (o *heldOutput) writeOutLocked() {
-	if len(o.held) == 0 {
-		return
+	for rest := o.held; len(rest) > 0; {
+		n := bytes.LastIndexByte(rest[:min(len(rest), logWriteMax)], '\n') + 1
+		if n == 0 { // a line longer than logWriteMax goes alone
+			if n = bytes.IndexByte(rest, '\n') + 1; n == 0 {
+				n = len(rest)
+			}
+		}
+		o.to.Write(rest[:n])
+		rest = rest[n:]
 	}
-	o.to.Write(o.held)
 	o.held = o.held[:0]
+	if cap(o.held) > 2*logHeldMax { // one long line's room is not kept for good
+		o.held = nil
+	}
 }
 
 // writingOutAbove writes out what its output holds after each line at warn or above.

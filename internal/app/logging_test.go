@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -57,32 +59,85 @@ func TestServerLogHoldsLinesUntilATickAWarningOrTheStop(t *testing.T) {
 		t.Fatalf("after an error = %v", got)
 	}
 
+	slog.NewLogLogger(logger.Handler(), slog.LevelWarn).Print("net/http's error log")
+	if got := messages(t, out.String()); len(got) != 6 || got[5] != "net/http's error log" {
+		t.Fatalf("after a line of an http.Server's ErrorLog = %v: it is a warning, written at once", got)
+	}
+
 	logger.Info("last")
 	stop()
 	stop() // a second stop is harmless
-	if got := messages(t, out.String()); len(got) != 6 || got[5] != "last" {
+	if got := messages(t, out.String()); len(got) != 7 || got[6] != "last" {
 		t.Fatalf("after the stop = %v: it writes out what is held", got)
+	}
+	logger.Info("after the stop")
+	if got := messages(t, out.String()); len(got) != 8 || got[7] != "after the stop" {
+		t.Fatalf("a line after the stop = %v: it is written at once", got)
 	}
 }
 
-func TestServerLogWritesOutWhenItHoldsItsMost(t *testing.T) {
+func TestServerLoggerWritesWithinItsTime(t *testing.T) {
 	out := &logtest.Buffer{}
+	logger, stop := NewServerLogger(out, "info")
+	defer stop()
+	logger.Info("held")
+	// No bound on the time is asserted, only that the ticker writes the line out at all.
+	for deadline := time.Now().Add(30 * time.Second); out.String() == ""; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a held line was not written without a stop")
+		}
+	}
+	if got := messages(t, out.String()); strings.Join(got, ",") != "held" {
+		t.Errorf("written = %v", got)
+	}
+}
+
+// writes records each write apart.
+type writes struct {
+	mu   sync.Mutex
+	each []string
+}
+
+func (w *writes) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.each = append(w.each, string(p))
+	return len(p), nil
+}
+
+func (w *writes) all() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.each)
+}
+
+func TestServerLogWritesOutWhenItHoldsItsMostInWholeLines(t *testing.T) {
+	out := &writes{}
 	logger, stop := newHeldLogger(out, "info", nil)
 	defer stop()
-	line := strings.Repeat("x", 1000)
+	logger.Info(strings.Repeat("long", logWriteMax/2)) // a line longer than a write's most
 	var want int
-	for want = 0; len(out.String()) == 0; want++ {
-		if want*len(line) > 2*logHeldMax {
-			t.Fatalf("nothing written after %d lines of %d bytes", want, len(line))
+	for want = 1; len(out.all()) == 0; want++ {
+		if want*1000 > 2*logHeldMax {
+			t.Fatalf("nothing written after %d lines", want)
 		}
-		logger.Info(line)
+		logger.Info(strings.Repeat("x", 900+want%200))
 	}
-	written := out.String()
-	if len(written) > logHeldMax {
-		t.Errorf("wrote %d bytes at once, more than the %d held at most", len(written), logHeldMax)
+	held := 0
+	for _, w := range out.all() {
+		held += len(w)
+	}
+	if held > logHeldMax {
+		t.Errorf("wrote %d bytes before the next line, more than the %d held at most", held, logHeldMax)
 	}
 	stop()
-	if got := messages(t, out.String()); len(got) != want {
+	for i, w := range out.all() {
+		lines := strings.Count(w, "\n")
+		if !strings.HasSuffix(w, "\n") || (lines > 1 && len(w) > logWriteMax) {
+			t.Errorf("write %d: %d bytes, %d lines, ending %q: want whole lines, at most %d bytes unless one line", i, len(w), lines, w[max(0, len(w)-10):], logWriteMax)
+		}
+	}
+	if got := messages(t, strings.Join(out.all(), "")); len(got) != want {
 		t.Errorf("%d lines written, want %d", len(got), want)
 	}
 }
