@@ -20,8 +20,8 @@ func NewLogger(w io.Writer, level string) *slog.Logger {
 }
 
 // How long, and how much, a server's log holds before it writes. A server logs a line per request,
-// and a write to its output per line cost a read by id about a tenth of its throughput: the
-// system call, and every request in turn waiting for the others' under the handler's lock.
+// and a write to its output per line cost a read by id 5-20% more CPU: the system call, and
+// every request in turn waiting under the handler's lock for the others' writes.
 const (
 	logHeldFor = 100 * time.Millisecond
 	logHeldMax = 64 << 10
