@@ -129,8 +129,9 @@ func TestRedisBucketUnderConcurrency(t *testing.T) {
 	}
 	// What is measured is the shared bucket, not Redis's speed: 200 takes at once on a loaded
 	// machine (CI, the race detector) can wait longer than the 100 ms after which a server stops
-	// waiting and limits by its own bucket, which would let one more through.
-	opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = 10*time.Second, 10*time.Second, 10*time.Second
+	// waiting and limits by its own bucket, which would let more through. Dialing too: the takes
+	// open the pool's connections at once, and one dial past 100 ms let four more through in CI.
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = 10*time.Second, 10*time.Second, 10*time.Second, 10*time.Second
 	client := redis.NewClient(opts)
 	t.Cleanup(func() { client.Close() })
 	limiters := []*Limiter{NewLimiter(client, prefix, discardLogger()), NewLimiter(client, prefix, discardLogger())}
