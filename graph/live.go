@@ -187,7 +187,7 @@ func (r *Resolver) authenticateConnection(ctx context.Context, payload transport
 		code := string(apierror.From(err).Code)
 		return transport.AppendCloseReason(transport.WithWebsocketCloseCode(ctx, closeForbidden), code), nil, err
 	}
-	ctx = auth.WithCredential(auth.WithPrincipal(ctx, principal), credential)
+	ctx = auth.Authenticated(ctx, principal, credential)
 	return context.WithValue(ctx, connectionKey{}, new(atomic.Int32)), nil, nil
 }
 

@@ -183,16 +183,15 @@ func NewServer(deps ServerDeps) http.Handler {
 	mux.Handle(ops.Prefix, rest.Allow(http.MethodGet))
 	mux.HandleFunc("/", rest.NotFound)
 
-	surfaces := http.NewServeMux()
 	// Each surface answers an oversized body and a spent rate limit in its own error shape.
 	restError := func(w http.ResponseWriter, r *http.Request, err error) { web.WriteError(w, r, err, nil) }
-	surfaces.Handle("/query", web.Chain(graph.NewHandler(deps.Resolver, graph.HandlerOptions{
+	graphQL := web.Chain(graph.NewHandler(deps.Resolver, graph.HandlerOptions{
 		Production:  deps.Production,
 		Logger:      deps.Logger,
 		CORSOrigins: deps.CORSOrigins,
-	}), deps.RateLimiting.Middleware(graph.WriteError), graph.Streams(deps.RateLimiting.ClientAddr), web.LimitBody(maxBodyBytes, graph.WriteError)))
-	surfaces.Handle("/", web.Chain(web.RefuseControlBytes(web.Routed(mux)),
-		deps.RateLimiting.Middleware(restError), web.LimitBody(maxBodyBytes, restError)))
+	}), deps.RateLimiting.Middleware(graph.WriteError), graph.Streams(deps.RateLimiting.AddressOf), web.LimitBody(maxBodyBytes, graph.WriteError))
+	restAPI := web.Chain(web.RefuseControlBytes(web.Routed(mux)),
+		deps.RateLimiting.Middleware(restError), web.LimitBody(maxBodyBytes, restError))
 
 	// rs/cors allows every origin when given none, so with no origins configured there is no CORS.
 	allowOrigins := func(h http.Handler) http.Handler { return h }
@@ -205,7 +204,7 @@ func NewServer(deps ServerDeps) http.Handler {
 			MaxAge:         600,
 		}).Handler
 	}
-	return web.Chain(web.Routed(surfaces),
+	return web.Chain(web.Fork("/query", graphQL, restAPI),
 		web.WithRequestID,
 		web.WithLogger(deps.Logger),
 		web.AccessLog(deps.Logger, deps.Metrics.Request),

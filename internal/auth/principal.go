@@ -86,20 +86,22 @@ func (p Principal) IsAPIKey() bool { return strings.HasPrefix(p.Subject, "key_")
 // Can reports whether the principal holds scope.
 func (p Principal) Can(scope string) bool { return slices.Contains(p.Scopes, scope) }
 
-type principalKey struct{}
-
-type credentialKey struct{}
-
-// WithCredential returns a context carrying the credential the principal authenticated with, so
-// that what lasts beyond the request (a subscription) can check it is still good.
-func WithCredential(ctx context.Context, credential string) context.Context {
-	return context.WithValue(ctx, credentialKey{}, credential)
+// authentication is what a request authenticated as, and with: one context value for both.
+type authentication struct {
+	principal Principal
+	// credential is what the principal authenticated with, so that what lasts beyond the
+	// request (a subscription) can check it is still good.
+	credential string
 }
+
+type authenticationKey struct{}
 
 // CredentialFrom returns the credential the request's principal authenticated with.
 func CredentialFrom(ctx context.Context) string {
-	credential, _ := ctx.Value(credentialKey{}).(string)
-	return credential
+	if a, ok := ctx.Value(authenticationKey{}).(*authentication); ok {
+		return a.credential
+	}
+	return ""
 }
 
 type failureKey struct{}
@@ -107,7 +109,12 @@ type failureKey struct{}
 // WithPrincipal returns a context carrying the authenticated principal, whose work is its
 // merchant's: what it reads and changes is held to that merchant in the data layer.
 func WithPrincipal(ctx context.Context, p Principal) context.Context {
-	return context.WithValue(tenant.For(ctx, p.Merchant), principalKey{}, p)
+	return Authenticated(ctx, p, "")
+}
+
+// Authenticated is WithPrincipal for a principal that authenticated with credential.
+func Authenticated(ctx context.Context, p Principal, credential string) context.Context {
+	return context.WithValue(tenant.For(ctx, p.Merchant), authenticationKey{}, &authentication{principal: p, credential: credential})
 }
 
 // WithFailure returns a context recording why the credentials sent failed (expired, invalid), so
@@ -118,8 +125,10 @@ func WithFailure(ctx context.Context, err *apierror.Error) context.Context {
 
 // PrincipalFrom returns the request's principal, if it authenticated.
 func PrincipalFrom(ctx context.Context) (Principal, bool) {
-	p, ok := ctx.Value(principalKey{}).(Principal)
-	return p, ok
+	if a, ok := ctx.Value(authenticationKey{}).(*authentication); ok {
+		return a.principal, true
+	}
+	return Principal{}, false
 }
 
 // RequireScope returns nil when the request's principal holds scope, and otherwise the error to

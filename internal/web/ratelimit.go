@@ -37,7 +37,7 @@ func (rl RateLimiting) Gate(writeError func(http.ResponseWriter, *http.Request, 
 				next.ServeHTTP(w, r)
 				return
 			}
-			meter := ratelimit.NewMeter(rl.Limiter, w.Header(), rl.ClientAddr(r), rl.Now)
+			meter := ratelimit.NewMeter(rl.Limiter, w.Header(), rl.AddressOf(r), rl.Now)
 			limit := rl.Limit()
 			limit.PerSecond *= addressGateFactor
 			limit.Burst *= addressGateFactor
@@ -60,7 +60,7 @@ func (rl RateLimiting) Middleware(writeError func(http.ResponseWriter, *http.Req
 				next.ServeHTTP(w, r)
 				return
 			}
-			meter := ratelimit.NewMeter(rl.Limiter, w.Header(), rl.ClientAddr(r), rl.Now)
+			meter := ratelimit.NewMeter(rl.Limiter, w.Header(), rl.AddressOf(r), rl.Now)
 			key := "addr:" + meter.Addr
 			if p, ok := auth.PrincipalFrom(r.Context()); ok {
 				// The user's, not the key's: a user making a hundred keys gets no hundred buckets.
@@ -73,6 +73,18 @@ func (rl RateLimiting) Middleware(writeError func(http.ResponseWriter, *http.Req
 			next.ServeHTTP(w, r.WithContext(ratelimit.WithMeter(r.Context(), meter)))
 		})
 	}
+}
+
+// AddressOf returns r's client address, as ClientAddr tells it, worked out once per request.
+func (rl RateLimiting) AddressOf(r *http.Request) string {
+	values := valuesOf(r.Context())
+	if values == nil {
+		return rl.ClientAddr(r)
+	}
+	if values.clientAddr == "" {
+		values.clientAddr = rl.ClientAddr(r)
+	}
+	return values.clientAddr
 }
 
 // ClientAddr returns how to tell a request's client address: the connection's peer, or, when

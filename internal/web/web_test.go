@@ -3,12 +3,15 @@ package web
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func serve(h http.Handler, r *http.Request) *httptest.ResponseRecorder {
@@ -118,5 +121,119 @@ func TestSecurityHeadersAreEachResponsesOwn(t *testing.T) {
 	}
 	if got := SecurityHeaders(false)(http.NotFoundHandler()); serve(got, httptest.NewRequest("GET", "/", nil)).Header().Get("Strict-Transport-Security") != "" {
 		t.Error("Strict-Transport-Security outside production")
+	}
+}
+
+func TestNewRequestIDsAreWellFormedAndDistinct(t *testing.T) {
+	form := regexp.MustCompile(`^req_[0-9a-f]{24}$`)
+	seen := map[string]bool{}
+	for range 10000 {
+		id := newRequestID()
+		if !form.MatchString(id) || seen[id] {
+			t.Fatalf("id %q: well formed %v, seen before %v", id, form.MatchString(id), seen[id])
+		}
+		seen[id] = true
+	}
+}
+
+// The access line carries what it always did, in slog's shape, with the time the request ended.
+func TestAccessLogLine(t *testing.T) {
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&logs, nil))
+	var observed []string
+	h := WithRequestID(AccessLog(logger, func(route, method string, status int, took time.Duration) {
+		observed = append(observed, fmt.Sprint(route, " ", method, " ", status))
+	})(Routed(func() *http.ServeMux {
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /things/{id}", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
+		return mux
+	}())))
+	before := time.Now()
+	r := httptest.NewRequest("GET", "/things/42?secret=1", nil)
+	r.Header.Set("X-Request-Id", "req-abc")
+	serve(h, r)
+	var line map[string]any
+	if err := json.Unmarshal(logs.Bytes(), &line); err != nil {
+		t.Fatalf("access line %q: %v", logs.String(), err)
+	}
+	at, err := time.Parse(time.RFC3339Nano, fmt.Sprint(line["time"]))
+	if err != nil || at.Before(before.Truncate(time.Millisecond)) || at.After(time.Now()) {
+		t.Errorf("time %v (%v), want between %v and now", line["time"], err, before)
+	}
+	want := map[string]any{"level": "INFO", "msg": "request", "request_id": "req-abc", "method": "GET", "path": "/things/42",
+		"route": "GET /things/{id}", "status": 418.0}
+	for key, value := range want {
+		if line[key] != value {
+			t.Errorf("%s = %v, want %v", key, line[key], value)
+		}
+	}
+	if d, ok := line["duration"].(float64); !ok || d < 0 || len(line) != len(want)+2 {
+		t.Errorf("duration %v, or keys beyond these: %v", line["duration"], line)
+	}
+	if strings.Contains(logs.String(), "secret") {
+		t.Errorf("the query string was logged: %s", logs.String())
+	}
+	if len(observed) != 1 || observed[0] != "/things/{id} GET 418" {
+		t.Errorf("observed %q", observed)
+	}
+
+	logs.Reset()
+	quiet := WithRequestID(AccessLog(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})))(http.NotFoundHandler()))
+	serve(quiet, httptest.NewRequest("GET", "/", nil))
+	if logs.Len() != 0 {
+		t.Errorf("an access line above the logger's level: %s", logs.String())
+	}
+}
+
+func TestRefuseControlBytes(t *testing.T) {
+	passed := 0
+	h := RefuseControlBytes(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { passed++ }))
+	for _, target := range []string{"/api/v1/payments/pay_1", "/api/v1/payments?limit=20&status=succeeded", "/caf%C3%A9?q=%C3%A9t%C3%A9"} {
+		if w := serve(h, httptest.NewRequest("GET", target, nil)); w.Code != http.StatusOK {
+			t.Errorf("%s answered %d", target, w.Code)
+		}
+	}
+	for _, target := range []string{"/api/v1/payments/pay_%00", "/api/v1/payments/%FF", "/p?limit=%0A", "/p?li%01mit=2", "/p?a=1&a=%7F", "/p?a=%C3"} {
+		if w := serve(h, httptest.NewRequest("GET", target, nil)); w.Code != http.StatusBadRequest || errorOf(t, w)["code"] != "invalid_request" {
+			t.Errorf("%s answered %d %s", target, w.Code, w.Body.String())
+		}
+	}
+	if passed != 3 {
+		t.Errorf("%d requests reached the handler, want 3", passed)
+	}
+}
+
+func TestForkNamesItsRoute(t *testing.T) {
+	var at, elsewhere []string
+	var logs bytes.Buffer
+	h := WithRequestID(AccessLog(slog.New(slog.NewJSONHandler(&logs, nil)))(Fork("/query",
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { at = append(at, valuesOf(r.Context()).route) }),
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { elsewhere = append(elsewhere, r.URL.Path) }))))
+	for _, path := range []string{"/query", "/query/", "/", "/api/v1/payments", "/query?x=1", "/qu%65ry", "/query%2F"} {
+		serve(h, httptest.NewRequest("POST", path, nil))
+	}
+	if fmt.Sprint(at) != "[/query /query /query]" || fmt.Sprint(elsewhere) != "[/query/ / /api/v1/payments /query/]" {
+		t.Errorf("at %q, elsewhere %q", at, elsewhere)
+	}
+	// An unclean path is redirected to the clean one, named by the route it would have taken.
+	for path, want := range map[string]string{"//query": "/query", "/x/../query": "/query", "/api//payments/": "/"} {
+		logs.Reset()
+		w := serve(h, httptest.NewRequest("GET", path, nil))
+		var line struct{ Route string }
+		json.Unmarshal(logs.Bytes(), &line)
+		if w.Code/100 != 3 || w.Header().Get("Location") != cleanPath(path) || line.Route != want {
+			t.Errorf("%s answered %d to %q, route %q; want a redirect to %s, route %q", path, w.Code, w.Header().Get("Location"), line.Route, cleanPath(path), want)
+		}
+	}
+	if len(at) != 3 || len(elsewhere) != 4 {
+		t.Errorf("a redirected request reached a handler: at %q, elsewhere %q", at, elsewhere)
+	}
+	for p, want := range map[string]string{"": "/", "/": "/", "/a/": "/a/", "/a//b/": "/a/b/", "a": "/a", "/a/./b/../c": "/a/c"} {
+		if got := cleanPath(p); got != want {
+			t.Errorf("cleanPath(%q) = %q, want %q", p, got, want)
+		}
+	}
+	if allocs := testing.AllocsPerRun(100, func() { cleanPath("/api/v1/payments/") }); allocs != 0 {
+		t.Errorf("a clean path allocated %v times", allocs)
 	}
 }
