@@ -242,7 +242,7 @@ func New(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.L
 	// faster). The last two hold loginsAcrossBuckets times as much.
 	svc.auth.Cost = cfg.PasswordCost
 	svc.auth.Throttle = func(ctx context.Context, account string) error {
-		meter := ratelimit.MeterFrom(ctx)
+		meter := web.MeterFrom(ctx)
 		if meter == nil {
 			return nil // not over HTTP
 		}

@@ -268,16 +268,3 @@ func (m *Meter) Check(ctx context.Context, key string, limit Limit) error {
 	m.header.Set("Retry-After", strconv.FormatInt(retry, 10))
 	return apierror.New(apierror.RateLimited, fmt.Sprintf("too many requests: try again in %d s", retry))
 }
-
-type meterKey struct{}
-
-// WithMeter returns a context carrying the request's meter.
-func WithMeter(ctx context.Context, m *Meter) context.Context {
-	return context.WithValue(ctx, meterKey{}, m)
-}
-
-// MeterFrom returns the request's meter, or nil outside a metered request.
-func MeterFrom(ctx context.Context) *Meter {
-	m, _ := ctx.Value(meterKey{}).(*Meter)
-	return m
-}

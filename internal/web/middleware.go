@@ -21,6 +21,7 @@ import (
 
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/ratelimit"
 )
 
 // Middleware wraps a handler.
@@ -34,8 +35,8 @@ func Chain(h http.Handler, middleware ...Middleware) http.Handler {
 	return h
 }
 
-// requestValues are what the outer middleware learn of a request: its id, its logger, and the
-// route that served it. They share one context value, so that the request is copied once for
+// requestValues are what the middleware learn of a request: its id, its logger, its client's
+// address and rate limit, and the route that served it. They share one context value, so that the request is copied once for
 // them rather than once for each (a copy of http.Request is some 250 bytes, for every request).
 // Each is set before the handlers run, but the route, which Routed sets as the handler returns.
 type requestValues struct {
@@ -44,6 +45,8 @@ type requestValues struct {
 	route  string
 	// clientAddr is the client's address once a rate limit has worked it out.
 	clientAddr string
+	// meter is the request's rate limit, on the API's routes.
+	meter *ratelimit.Meter
 }
 
 type requestValuesKey struct{}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"net/netip"
@@ -70,9 +71,19 @@ func (rl RateLimiting) Middleware(writeError func(http.ResponseWriter, *http.Req
 				writeError(w, r, err)
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(ratelimit.WithMeter(r.Context(), meter)))
+			values, r := withValues(r)
+			values.meter = meter
+			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// MeterFrom returns the request's meter, or nil outside a metered request.
+func MeterFrom(ctx context.Context) *ratelimit.Meter {
+	if values := valuesOf(ctx); values != nil {
+		return values.meter
+	}
+	return nil
 }
 
 // AddressOf returns r's client address, as ClientAddr tells it, worked out once per request.
