@@ -36,9 +36,11 @@ func Chain(h http.Handler, middleware ...Middleware) http.Handler {
 }
 
 // requestValues are what the middleware learn of a request: its id, its logger, its client's
-// address and rate limit, and the route that served it. They share one context value, so that the request is copied once for
-// them rather than once for each (a copy of http.Request is some 250 bytes, for every request).
-// Each is set before the handlers run, but the route, which Routed sets as the handler returns.
+// address, its rate limit and the route that served it. They share one context value, so that the
+// request is copied once for them rather than once for each (a copy of http.Request is some 250
+// bytes, for every request). They are set on the request's goroutine as the middleware go: the
+// id and logger first, the address when first asked, the meter by the API's rate limit, and the
+// route by Fork or, as the handler returns, by Routed.
 type requestValues struct {
 	id     string
 	logger *slog.Logger
@@ -214,7 +216,8 @@ func Routed(mux *http.ServeMux) http.Handler {
 // Fork serves a request for exactly path with at, naming its route path for AccessLog, and any
 // other with elsewhere, as a mux of the routes path and "/" would, and at less cost for the
 // requests that matter: a clean path is matched by comparing it, and only an unclean one (or a
-// CONNECT) is left to such a mux, which redirects it to the clean path before either runs.
+// CONNECT) is left to such a mux, which redirects it to the clean path before either runs. As no
+// mux serves a request for path, its r.Pattern is "".
 func Fork(path string, at, elsewhere http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(path, at)
@@ -225,11 +228,21 @@ func Fork(path string, at, elsewhere http.Handler) http.Handler {
 			routed.ServeHTTP(w, r)
 			return
 		}
+		values := valuesOf(r.Context())
 		if r.URL.Path != path {
+			if values != nil {
+				// As the mux would: a request elsewhere that no inner mux names (refused by a
+				// middleware first, or panicking there) is "/"'s.
+				defer func() {
+					if values.route == "" {
+						values.route = "/"
+					}
+				}()
+			}
 			elsewhere.ServeHTTP(w, r)
 			return
 		}
-		if values := valuesOf(r.Context()); values != nil {
+		if values != nil {
 			values.route = path
 		}
 		at.ServeHTTP(w, r)

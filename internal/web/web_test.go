@@ -215,6 +215,10 @@ func TestForkNamesItsRoute(t *testing.T) {
 	if fmt.Sprint(at) != "[/query /query /query]" || fmt.Sprint(elsewhere) != "[/query/ / /api/v1/payments /query/]" {
 		t.Errorf("at %q, elsewhere %q", at, elsewhere)
 	}
+	// A request elsewhere that no inner mux named (refused before one, say) is "/"'s, as a mux's.
+	if routes := fmt.Sprint(loggedRoutes(t, logs.String())); routes != "[/query / / / /query /query /]" {
+		t.Errorf("routes logged %s", routes)
+	}
 	// An unclean path is redirected to the clean one, named by the route it would have taken.
 	for path, want := range map[string]string{"//query": "/query", "/x/../query": "/query", "/api//payments/": "/"} {
 		logs.Reset()
@@ -236,4 +240,20 @@ func TestForkNamesItsRoute(t *testing.T) {
 	if allocs := testing.AllocsPerRun(100, func() { cleanPath("/api/v1/payments/") }); allocs != 0 {
 		t.Errorf("a clean path allocated %v times", allocs)
 	}
+}
+
+// loggedRoutes is the route of each access line in logs, in order.
+func loggedRoutes(t *testing.T, logs string) []string {
+	t.Helper()
+	var routes []string
+	for line := range strings.Lines(logs) {
+		var access struct{ Msg, Route string }
+		if err := json.Unmarshal([]byte(line), &access); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if access.Msg == "request" {
+			routes = append(routes, access.Route)
+		}
+	}
+	return routes
 }
