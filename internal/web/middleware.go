@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	pathpkg "path"
 	"regexp"
 	"runtime/debug"
@@ -273,18 +274,34 @@ func cleanPath(p string) string {
 // REST routes has one, so none reaches a handler or the database.
 func RefuseControlBytes(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		clean := plainText(r.URL.Path)
-		if r.URL.RawQuery != "" {
-			for key, values := range r.URL.Query() {
-				clean = clean && plainText(key) && !slices.ContainsFunc(values, func(v string) bool { return !plainText(v) })
-			}
-		}
-		if !clean {
+		if !plainURL(r.URL) {
 			WriteError(w, r, apierror.New(apierror.InvalidRequest, "the URL holds a control character or bytes that are not UTF-8"), nil)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// plainURL reports whether u's path and every key and value of its query are plain text. The
+// query is parsed only when there is one.
+func plainURL(u *url.URL) bool {
+	if !plainText(u.Path) {
+		return false
+	}
+	if u.RawQuery == "" {
+		return true
+	}
+	for key, values := range u.Query() {
+		if !plainText(key) {
+			return false
+		}
+		for _, value := range values {
+			if !plainText(value) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // plainText reports whether text is UTF-8 without a control character.
