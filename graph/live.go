@@ -156,7 +156,7 @@ func (r *Resolver) credentialGood(ctx context.Context, principal auth.Principal,
 	if credential == "" {
 		return false
 	}
-	now, err := r.AuthService.Authenticate(ctx, credential, principal.Merchant)
+	now, err := r.AuthService.Authenticate(ctx, credential, principal.Merchant, nil)
 	return err == nil && now.Subject == principal.Subject && now.Merchant == principal.Merchant && now.Can(op.Scope)
 }
 
@@ -212,7 +212,7 @@ func (r *Resolver) connectionPrincipal(ctx context.Context, payload transport.In
 	} else if upgraded, ok := auth.PrincipalFrom(ctx); ok && merchant == "" {
 		merchant = upgraded.Merchant // as the upgrade request's Paygate-Merchant said
 	}
-	principal, err := r.AuthService.Authenticate(ctx, credential, merchant)
+	principal, err := r.AuthService.Authenticate(ctx, credential, merchant, nil)
 	return principal, credential, err
 }
 

@@ -129,7 +129,7 @@ func TestEveryOperationIsAuthorised(t *testing.T) {
 
 // scopesOfCredential returns the scopes the credential authenticates with.
 func scopesOfCredential(env *testEnv, credential string) []string {
-	p, err := env.app.services.auth.Authenticate(context.Background(), credential, "")
+	p, err := env.app.services.auth.Authenticate(context.Background(), credential, "", nil)
 	if err != nil {
 		env.t.Errorf("credential %.20s: %v", credential, err)
 	}

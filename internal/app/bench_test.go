@@ -339,7 +339,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 			ctx := databasetest.AsMerchant()
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := env.app.services.auth.Authenticate(ctx, credential, ""); err != nil {
+				if _, err := env.app.services.auth.Authenticate(ctx, credential, "", nil); err != nil {
 					b.Fatal(err)
 				}
 			}

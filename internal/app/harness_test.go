@@ -387,7 +387,7 @@ func mustJSON(t testing.TB, v any) string {
 // subjectOf returns who a credential authenticates as: a user's id, or a key's.
 func (e *testEnv) subjectOf(credential string) string {
 	e.t.Helper()
-	p, err := e.app.services.auth.Authenticate(context.Background(), credential, "")
+	p, err := e.app.services.auth.Authenticate(context.Background(), credential, "", nil)
 	if err != nil {
 		e.t.Fatalf("authenticating %.12s...: %v", credential, err)
 	}

@@ -2,12 +2,15 @@ package app
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database"
@@ -185,4 +188,77 @@ func TestLoginsAreThrottledAcrossAccountsAndAddresses(t *testing.T) {
 	if r := login("192.0.2.7", other, testPassword); r.status != http.StatusOK {
 		t.Errorf("another account from another address = %d %s", r.status, r.raw)
 	}
+}
+
+// TestCredentialsPayTheGateForChecksOnly: authentication pays the client address's gate before
+// each credential check memory cannot answer (a token's signature, a key, a user or a merchant
+// read), and only then. A credential checked lately pays nothing however often it comes; a
+// made-up one pays every time it is new; a refused payment stops the check before it is made.
+// Over HTTP, made-up tokens from one address are checked up to ten times its bucket, then
+// answered 429, while a real token goes on.
+func TestCredentialsPayTheGateForChecksOnly(t *testing.T) {
+	t.Parallel()
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db)
+		service := env.app.services.auth
+		ctx := context.Background()
+		paid := 0
+		pay := func() error { paid++; return nil }
+		pays := func(credential, merchant string) (int, error) {
+			paid = 0
+			_, err := service.Authenticate(ctx, credential, merchant, pay)
+			return paid, err
+		}
+		admin := env.tokenFor("admin")
+		key := env.apiKey(admin, auth.ScopePaymentsRead)
+		madeUpKey := auth.TestKeyPrefix + strings.Repeat("x", len(key)-len(auth.TestKeyPrefix))
+		for _, c := range []struct {
+			name, credential, merchant string
+			first, again               int
+			fails                      bool
+		}{
+			{name: "a token", credential: env.tokenFor("viewer"), first: 1},
+			{name: "an API key", credential: key, first: 1},
+			{name: "a made-up token", credential: "eyJhbGciOiJIUzI1NiJ9.e30.made-up", first: 1, again: 1, fails: true},
+			{name: "a made-up key", credential: madeUpKey, first: 1, fails: true},
+			{name: "staff for a merchant that is not", credential: admin, merchant: "mer_" + strings.Repeat("z", 26), first: 1, again: 1, fails: true},
+		} {
+			if n, err := pays(c.credential, c.merchant); n != c.first || (err != nil) != c.fails {
+				t.Errorf("%s, first: paid %d, %v; want %d", c.name, n, err, c.first)
+			}
+			if n, err := pays(c.credential, c.merchant); n != c.again || (err != nil) != c.fails {
+				t.Errorf("%s, again: paid %d, %v; want %d", c.name, n, err, c.again)
+			}
+		}
+		// A refused payment ends the check unmade: the key is still unread, so its next check pays.
+		fresh := auth.TestKeyPrefix + strings.Repeat("y", len(key)-len(auth.TestKeyPrefix))
+		spent := errors.New("spent")
+		if _, err := service.Authenticate(ctx, fresh, "", func() error { return spent }); err != spent {
+			t.Errorf("a refused payment = %v", err)
+		}
+		if n, _ := pays(fresh, ""); n != 1 {
+			t.Errorf("after a refused payment, the key's check paid %d; want 1", n)
+		}
+
+		// The address's gate holds ten times a user's bucket: 20 at once, 10 more a second.
+		setRateLimits(t, []*testEnv{env}, 1, 2, 100)
+		viewer := env.tokenFor("viewer")
+		if r := env.request(http.MethodGet, "/healthz", viewer, nil); r.status != http.StatusOK {
+			t.Fatalf("a real token on /healthz = %d %s", r.status, r.raw)
+		}
+		answers, began := map[int]int{}, time.Now()
+		for i := range 40 {
+			answers[env.request(http.MethodGet, "/healthz", fmt.Sprintf("eyJhbGciOiJIUzI1NiJ9.e30.made-up-%d", i), nil).status]++
+		}
+		refilled := int(10*time.Since(began).Seconds()) + 1
+		if checked := answers[http.StatusOK]; answers[http.StatusTooManyRequests] == 0 || checked+answers[http.StatusTooManyRequests] != 40 || checked > 20+refilled {
+			t.Errorf("40 made-up tokens on /healthz: %v; want at most %d checked, the rest 429", answers, 20+refilled)
+		}
+		// The share is spent, and a credential checked lately pays nothing from it.
+		for i := range 60 {
+			if r := env.request(http.MethodGet, "/healthz", viewer, nil); r.status != http.StatusOK {
+				t.Fatalf("the real token's request %d once the share is spent = %d %s", i+1, r.status, r.raw)
+			}
+		}
+	})
 }

@@ -34,8 +34,9 @@ type ServerDeps struct {
 	LatestMigration uint
 	Resolver        *graph.Resolver
 	// Authenticate says who a request's credential (access token or API key) is, acting for the
-	// merchant its Paygate-Merchant header names ("" for its own).
-	Authenticate func(ctx context.Context, credential, merchant string) (auth.Principal, error)
+	// merchant its Paygate-Merchant header names ("" for its own), calling pay before a check
+	// memory cannot answer.
+	Authenticate func(ctx context.Context, credential, merchant string, pay func() error) (auth.Principal, error)
 	// Inbox takes the providers' webhooks.
 	Inbox       *inbound.Inbox
 	Production  bool
@@ -212,14 +213,13 @@ func NewServer(deps ServerDeps) http.Handler {
 		web.SecurityHeaders(deps.Production),
 		allowOrigins,
 		// The address pays for a credential's check before it is made.
-		deps.RateLimiting.Gate(func(w http.ResponseWriter, r *http.Request, err error) {
+		web.Authenticate(deps.Authenticate, deps.RateLimiting.Gate, func(w http.ResponseWriter, r *http.Request, err error) {
 			if r.URL.Path == "/query" {
 				graph.WriteError(w, r, err)
 				return
 			}
 			restError(w, r, err)
 		}),
-		web.Authenticate(deps.Authenticate),
 	)
 }
 

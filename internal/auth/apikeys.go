@@ -97,12 +97,16 @@ func (k *APIKeys) hash(key string) string {
 // wellFormedKeyLength is the length of every key Paygate makes.
 var wellFormedKeyLength = len(TestKeyPrefix) + base64.RawURLEncoding.EncodedLen(keyRandomBytes)
 
-// lookup returns the key with this value, or nil, from memory when it was read lately.
-func (k *APIKeys) lookup(ctx context.Context, value string) (*knownKey, error) {
+// lookup returns the key with this value, or nil, from memory when it was read lately; else it
+// calls pay (when not nil) and reads it.
+func (k *APIKeys) lookup(ctx context.Context, value string, pay func() error) (*knownKey, error) {
 	hash := k.hash(value)
 	now := k.now()
 	if known, ok := k.known.Get(hash); ok && now.Sub(known.readAt) < keyCacheFor {
 		return known, nil
+	}
+	if err := payFor(pay); err != nil {
+		return nil, err
 	}
 	// Whose key it is, the key says: the lookup is the server's own.
 	key, err := k.client.APIKey.Query().Where(apikey.KeyHash(hash)).Only(tenant.System(ctx))
@@ -121,14 +125,14 @@ func (k *APIKeys) lookup(ctx context.Context, value string) (*knownKey, error) {
 func (k *APIKeys) forget(key *ent.APIKey) { k.known.Remove(key.KeyHash) }
 
 // authenticate checks an API key and returns the key it is, for the principal to be made of.
-func (k *APIKeys) authenticate(ctx context.Context, value string, revocations *Revocations) (*ent.APIKey, error) {
+func (k *APIKeys) authenticate(ctx context.Context, value string, revocations *Revocations, pay func() error) (*ent.APIKey, error) {
 	switch {
 	case len(value) != wellFormedKeyLength || !IsAPIKey(value):
 		return nil, apierror.New(apierror.TokenInvalid, "the API key is not valid")
 	case !strings.HasPrefix(value, k.prefix):
 		return nil, apierror.New(apierror.TokenInvalid, "the API key is for another mode: this server takes "+k.prefix+" keys")
 	}
-	known, err := k.lookup(ctx, value)
+	known, err := k.lookup(ctx, value, pay)
 	if err != nil {
 		return nil, err
 	}

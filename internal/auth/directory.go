@@ -57,14 +57,18 @@ func NewUserDirectory(client *ent.Client, now func() time.Time) *UserDirectory {
 
 // standing returns the user's standing, or the error that refuses their credentials:
 // token_invalid for a user who does not exist (credentials Paygate never issued), token_revoked
-// for a disabled one or one whose merchant is disabled.
-func (d *UserDirectory) standing(ctx context.Context, id string) (userStanding, error) {
+// for a disabled one or one whose merchant is disabled. A user or merchant not in the directory is
+// read, after pay (when not nil) allows it.
+func (d *UserDirectory) standing(ctx context.Context, id string, pay func() error) (userStanding, error) {
 	d.mu.RLock()
 	s, ok := d.users[id]
 	d.mu.RUnlock()
 	if !ok {
 		// Made on another server since the last look, or never made: only a leaked signing key
 		// makes the latter, so this read is not on any ordinary request's path.
+		if err := payFor(pay); err != nil {
+			return userStanding{}, err
+		}
 		u, err := d.client.User.Get(tenant.System(ctx), id)
 		if ent.IsNotFound(err) {
 			return userStanding{}, apierror.New(apierror.TokenInvalid, "the credentials name a user who does not exist")
@@ -77,7 +81,7 @@ func (d *UserDirectory) standing(ctx context.Context, id string) (userStanding, 
 	if s.disabled {
 		return userStanding{}, apierror.New(apierror.TokenRevoked, "the credentials' user is disabled")
 	}
-	active, err := d.merchantActive(ctx, s.merchant)
+	active, err := d.merchantActive(ctx, s.merchant, pay)
 	if err != nil {
 		return userStanding{}, err
 	}
@@ -87,12 +91,16 @@ func (d *UserDirectory) standing(ctx context.Context, id string) (userStanding, 
 	return s, nil
 }
 
-// merchantActive reports whether the merchant exists and is not disabled.
-func (d *UserDirectory) merchantActive(ctx context.Context, id string) (bool, error) {
+// merchantActive reports whether the merchant exists and is not disabled; one not in the
+// directory is read, after pay (when not nil) allows it.
+func (d *UserDirectory) merchantActive(ctx context.Context, id string, pay func() error) (bool, error) {
 	d.mu.RLock()
 	m, ok := d.merchants[id]
 	d.mu.RUnlock()
 	if !ok {
+		if err := payFor(pay); err != nil {
+			return false, err
+		}
 		found, err := d.client.Merchant.Get(ctx, id)
 		if ent.IsNotFound(err) {
 			return false, nil

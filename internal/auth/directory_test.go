@@ -35,7 +35,7 @@ func TestUserDirectory(t *testing.T) {
 		}
 		// Made after the last look: read on first use.
 		late := newUser("late@example.com", user.RoleOperator)
-		if s, err := directory.standing(ctx, late.ID); err != nil || s.role != "operator" {
+		if s, err := directory.standing(ctx, late.ID, nil); err != nil || s.role != "operator" {
 			t.Errorf("a user made since the last look = %q, %v", s.role, err)
 		}
 		// Changed elsewhere: read at the next look.
@@ -49,11 +49,11 @@ func TestUserDirectory(t *testing.T) {
 		if err := directory.Load(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := directory.standing(ctx, kept.ID); codeOf(err) != apierror.TokenRevoked {
+		if _, err := directory.standing(ctx, kept.ID, nil); codeOf(err) != apierror.TokenRevoked {
 			t.Errorf("a user disabled elsewhere = %v", err)
 		}
 		// A deletion leaves no row to read: the full read, a minute on, forgets the user.
-		if s, err := directory.standing(ctx, gone.ID); err != nil || s.role != "admin" {
+		if s, err := directory.standing(ctx, gone.ID, nil); err != nil || s.role != "admin" {
 			t.Errorf("before the full read, the deleted user = %q, %v", s.role, err)
 		}
 		clock = clock.Add(directoryFullReadEvery)
@@ -62,13 +62,13 @@ func TestUserDirectory(t *testing.T) {
 		if err := directory.Load(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := directory.standing(ctx, gone.ID); codeOf(err) != apierror.TokenInvalid {
+		if _, err := directory.standing(ctx, gone.ID, nil); codeOf(err) != apierror.TokenInvalid {
 			t.Errorf("after the full read, the deleted user = %v", err)
 		}
-		if s, err := directory.standing(ctx, late.ID); err != nil || s.role != "viewer" {
+		if s, err := directory.standing(ctx, late.ID, nil); err != nil || s.role != "viewer" {
 			t.Errorf("a change made here during a read = %q, %v", s.role, err)
 		}
-		if _, err := directory.standing(ctx, "usr_never"); codeOf(err) != apierror.TokenInvalid {
+		if _, err := directory.standing(ctx, "usr_never", nil); codeOf(err) != apierror.TokenInvalid {
 			t.Errorf("a user who never was = %v", err)
 		}
 	})

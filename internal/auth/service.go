@@ -85,17 +85,21 @@ var merchantID = regexp.MustCompile(`^mer_[0-9a-z]{26}$`)
 // their merchant must exist and be enabled; a token must carry the user's role as it is now, and
 // a key gives no scope its user has lost since it was made. Only platform staff act for another
 // merchant, and only for one that exists and is enabled.
-func (s *Service) Authenticate(ctx context.Context, credential, merchant string) (Principal, error) {
+//
+// pay, when not nil, is called before any work this server's memory cannot answer (a token's
+// signature, a read of a key, a user or a merchant), maybe more than once; its error ends the
+// authentication. A credential checked lately is answered from memory and pays nothing.
+func (s *Service) Authenticate(ctx context.Context, credential, merchant string, pay func() error) (Principal, error) {
 	var p Principal
 	var standing userStanding
 	var key *ent.APIKey
 	if IsAPIKey(credential) {
 		var err error
-		key, err = s.keys.authenticate(ctx, credential, s.tokens.Revocations)
+		key, err = s.keys.authenticate(ctx, credential, s.tokens.Revocations, pay)
 		if err != nil {
 			return Principal{}, err
 		}
-		if standing, err = s.users.standing(ctx, key.UserID); err != nil {
+		if standing, err = s.users.standing(ctx, key.UserID, pay); err != nil {
 			return Principal{}, err
 		}
 		held := scopesOfUser(standing.role, standing.platform)
@@ -111,10 +115,10 @@ func (s *Service) Authenticate(ctx context.Context, credential, merchant string)
 		}
 	} else {
 		var err error
-		if p, err = s.tokens.Verify(credential); err != nil {
+		if p, err = s.tokens.verify(credential, pay); err != nil {
 			return Principal{}, err
 		}
-		if standing, err = s.users.standing(ctx, p.Subject); err != nil {
+		if standing, err = s.users.standing(ctx, p.Subject, pay); err != nil {
 			return Principal{}, err
 		}
 		if standing.role != p.Role {
@@ -136,7 +140,7 @@ func (s *Service) Authenticate(ctx context.Context, credential, merchant string)
 	}
 	active, err := false, error(nil)
 	if merchantID.MatchString(merchant) { // anything else names no merchant, and is not looked up
-		active, err = s.users.merchantActive(ctx, merchant)
+		active, err = s.users.merchantActive(ctx, merchant, pay)
 	}
 	switch {
 	case err != nil:
@@ -146,6 +150,14 @@ func (s *Service) Authenticate(ctx context.Context, credential, merchant string)
 	}
 	p.Merchant = merchant
 	return p, nil
+}
+
+// payFor calls pay, when there is one, before work memory cannot answer: a refusal is its error.
+func payFor(pay func() error) error {
+	if pay == nil {
+		return nil
+	}
+	return pay()
 }
 
 // Tokens returns the access token issuer and verifier.
@@ -264,7 +276,7 @@ func (s *Service) Refresh(ctx context.Context, token string) (Session, error) {
 
 // merchantEnabled refuses a session to a disabled merchant's user: its tokens would not work.
 func (s *Service) merchantEnabled(ctx context.Context, merchant string) error {
-	active, err := s.users.merchantActive(ctx, merchant)
+	active, err := s.users.merchantActive(ctx, merchant, nil)
 	switch {
 	case err != nil:
 		return err
@@ -380,7 +392,7 @@ func (s *Service) adminOf(ctx context.Context, p Principal, userID string) bool 
 	if p.Role != "admin" {
 		return false
 	}
-	standing, err := s.users.standing(ctx, userID)
+	standing, err := s.users.standing(ctx, userID, nil)
 	return p.Platform || err == nil && standing.merchant == p.Merchant && !standing.platform
 }
 

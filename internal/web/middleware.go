@@ -403,7 +403,11 @@ func LimitBody(limit int64, writeError func(http.ResponseWriter, *http.Request, 
 // (platform staff only; none: the credential's own). A valid one puts its principal, and so its
 // merchant, in the context; a bad one records why, and the operation answers with that reason if
 // it needs a principal. Routes that need no principal (login, refresh) work either way.
-func Authenticate(authenticate func(ctx context.Context, credential, merchant string) (auth.Principal, error)) Middleware {
+//
+// A credential whose check memory cannot answer pays gate first, once: when gate refuses, refused
+// answers the request with gate's error and nothing is checked. gate may be nil: nothing to pay.
+func Authenticate(authenticate func(ctx context.Context, credential, merchant string, pay func() error) (auth.Principal, error),
+	gate func(http.ResponseWriter, *http.Request) error, refused func(http.ResponseWriter, *http.Request, error)) Middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			header, apiKey := r.Header.Get("Authorization"), r.Header.Get("X-API-Key")
@@ -426,18 +430,41 @@ func Authenticate(authenticate func(ctx context.Context, credential, merchant st
 				if apiKey != "" {
 					credential = apiKey
 				}
-				if principal, err := authenticate(ctx, credential, r.Header.Get("Paygate-Merchant")); err != nil {
-					if _, refused := errors.AsType[*apierror.Error](err); !refused {
+				toll := &gateToll{gate: gate, w: w, r: r}
+				principal, err := authenticate(ctx, credential, r.Header.Get("Paygate-Merchant"), toll.pay)
+				switch {
+				case toll.refusal != nil:
+					refused(w, r, toll.refusal)
+					return
+				case err != nil:
+					if _, judged := errors.AsType[*apierror.Error](err); !judged {
 						// The database failed: the request cannot be authenticated now, which is
 						// not the credential's fault.
 						Logger(ctx).ErrorContext(ctx, "authenticating a request", "request_id", RequestID(ctx), "error", err)
 					}
 					ctx = auth.WithFailure(ctx, apierror.From(err))
-				} else {
+				default:
 					ctx = auth.Authenticated(ctx, principal, credential)
 				}
 			}
 			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
+}
+
+// gateToll is what one request's authentication pays its gate: once, however many checks it makes.
+type gateToll struct {
+	gate    func(http.ResponseWriter, *http.Request) error
+	w       http.ResponseWriter
+	r       *http.Request
+	paid    bool
+	refusal error
+}
+
+func (t *gateToll) pay() error {
+	if !t.paid && t.gate != nil {
+		t.paid = true
+		t.refusal = t.gate(t.w, t.r)
+	}
+	return t.refusal
 }

@@ -27,28 +27,16 @@ type RateLimiting struct {
 // what several principals behind one address (a merchant's servers, an office) ask.
 const addressGateFactor = 10
 
-// Gate spends a token of the client address's bucket for every request carrying a credential,
-// on any path, before the credential is looked at: a flood of made-up API keys or tokens costs
-// no database query or signature check beyond the address's share, on /healthz and /webhooks as
-// on the API. Requests without a credential cost nothing to authenticate and pass.
-func (rl RateLimiting) Gate(writeError func(http.ResponseWriter, *http.Request, error)) Middleware {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Header.Get("Authorization") == "" && r.Header.Get("X-API-Key") == "" {
-				next.ServeHTTP(w, r)
-				return
-			}
-			meter := ratelimit.NewMeter(rl.Limiter, w.Header(), rl.AddressOf(r), rl.Now)
-			limit := rl.Limit()
-			limit.PerSecond *= addressGateFactor
-			limit.Burst *= addressGateFactor
-			if err := meter.Check(r.Context(), "gate:"+meter.Addr, limit); err != nil {
-				writeError(w, r, err)
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
+// Gate spends a token of the client address's bucket, for a request whose credential costs a
+// check memory cannot answer (a signature, a database read), before the check is made: a flood of
+// made-up API keys or tokens costs no more of them than the address's share, on any path. nil, or
+// the 429 to answer, with Retry-After set; Authenticate calls it.
+func (rl RateLimiting) Gate(w http.ResponseWriter, r *http.Request) error {
+	meter := ratelimit.NewMeter(rl.Limiter, w.Header(), rl.AddressOf(r), rl.Now)
+	limit := rl.Limit()
+	limit.PerSecond *= addressGateFactor
+	limit.Burst *= addressGateFactor
+	return meter.Check(r.Context(), "gate:"+meter.Addr, limit)
 }
 
 // Middleware limits the API's requests (/api/v1/ and /query), answering 429 in the surface's
