@@ -246,13 +246,27 @@ func TestCredentialsPayTheGateForChecksOnly(t *testing.T) {
 		if r := env.request(http.MethodGet, "/healthz", viewer, nil); r.status != http.StatusOK {
 			t.Fatalf("a real token on /healthz = %d %s", r.status, r.raw)
 		}
-		answers, began := map[int]int{}, time.Now()
+		// Made-up tokens, half on /healthz and half on /query, where a refusal is GraphQL's.
+		answers, refusedQueries, began := map[int]int{}, 0, time.Now()
 		for i := range 40 {
-			answers[env.request(http.MethodGet, "/healthz", fmt.Sprintf("eyJhbGciOiJIUzI1NiJ9.e30.made-up-%d", i), nil).status]++
+			madeUp := fmt.Sprintf("eyJhbGciOiJIUzI1NiJ9.e30.made-up-%d", i)
+			if i%2 == 0 {
+				answers[env.request(http.MethodGet, "/healthz", madeUp, nil).status]++
+				continue
+			}
+			r := env.request(http.MethodPost, "/query", madeUp, map[string]any{"query": `{ __typename }`})
+			answers[r.status]++
+			if r.status == http.StatusTooManyRequests {
+				refusedQueries++
+				if str(get(r.body, "errors", 0, "extensions", "code")) != "rate_limited" || r.header.Get("Retry-After") == "" {
+					t.Errorf("a refused made-up token on /query = %s, Retry-After %q", r.raw, r.header.Get("Retry-After"))
+				}
+			}
 		}
 		refilled := int(10*time.Since(began).Seconds()) + 1
-		if checked := answers[http.StatusOK]; answers[http.StatusTooManyRequests] == 0 || checked+answers[http.StatusTooManyRequests] != 40 || checked > 20+refilled {
-			t.Errorf("40 made-up tokens on /healthz: %v; want at most %d checked, the rest 429", answers, 20+refilled)
+		checked := 40 - answers[http.StatusTooManyRequests]
+		if refusedQueries == 0 || refusedQueries == answers[http.StatusTooManyRequests] || checked > 20+refilled {
+			t.Errorf("40 made-up tokens: %v, %d refused on /query; want at most %d checked, the rest 429", answers, refusedQueries, 20+refilled)
 		}
 		// The share is spent, and a credential checked lately pays nothing from it.
 		for i := range 60 {

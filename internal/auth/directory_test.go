@@ -33,10 +33,15 @@ func TestUserDirectory(t *testing.T) {
 		if err := directory.Load(ctx); err != nil {
 			t.Fatal(err)
 		}
-		// Made after the last look: read on first use.
+		// Made after the last look: read on first use, paid for first; then known.
 		late := newUser("late@example.com", user.RoleOperator)
-		if s, err := directory.standing(ctx, late.ID, nil); err != nil || s.role != "operator" {
-			t.Errorf("a user made since the last look = %q, %v", s.role, err)
+		paid := 0
+		pay := func() error { paid++; return nil }
+		if s, err := directory.standing(ctx, late.ID, pay); err != nil || s.role != "operator" || paid != 1 {
+			t.Errorf("a user made since the last look = %q, %v; paid %d, want 1", s.role, err, paid)
+		}
+		if _, err := directory.standing(ctx, late.ID, pay); err != nil || paid != 1 {
+			t.Errorf("a user read once = %v; paid %d in all, want 1", err, paid)
 		}
 		// Changed elsewhere: read at the next look.
 		clock = clock.Add(time.Second)

@@ -254,9 +254,8 @@ func NewMeter(limiter *Limiter, header http.Header, addr string, now func() time
 func (m *Meter) Check(ctx context.Context, key string, limit Limit) error {
 	d := m.limiter.Take(ctx, key, limit, m.now())
 	// Assigned by their canonical names, as Header.Set would store them: Set makes the canonical
-	// name anew for every call, the three values' slices each apart, and an API request with a
-	// credential is checked twice. Here the three values share one backing array, each slice
-	// capped at its own.
+	// name anew for every call, and the three values' slices each apart. Here the three values
+	// share one backing array, each slice capped at its own.
 	values := []string{strconv.Itoa(d.Limit), strconv.Itoa(d.Remaining), strconv.FormatInt(int64(math.Ceil(d.Reset.Seconds())), 10)}
 	m.header["Ratelimit-Limit"] = values[0:1:1]
 	m.header["Ratelimit-Remaining"] = values[1:2:2]

@@ -22,9 +22,10 @@ type RateLimiting struct {
 	Now        func() time.Time
 }
 
-// addressGateFactor is how much larger than a principal's bucket the address's is for requests
-// carrying a credential: a ceiling on the authentication work one address may cause, well above
-// what several principals behind one address (a merchant's servers, an office) ask.
+// addressGateFactor is how much larger than a principal's bucket the address's is for the
+// credential checks memory cannot answer: a ceiling on the authentication work one address may
+// cause, well above what several principals behind one address (a merchant's servers, an office)
+// ask.
 const addressGateFactor = 10
 
 // Gate spends a token of the client address's bucket, for a request whose credential costs a
