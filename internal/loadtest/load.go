@@ -75,6 +75,8 @@ type Result struct {
 	CPU time.Duration
 	// Created holds the ids of the payments a create run made, for the get runs to read.
 	Created []string
+	// RoundRates is the throughput of each round that was merged into this result, in order.
+	RoundRates []float64
 
 	latencies []time.Duration
 	elapsed   time.Duration
@@ -88,6 +90,7 @@ func (r *Result) merge(other Result) {
 		r.FirstError = other.FirstError
 	}
 	r.Created = append(r.Created, other.Created...)
+	r.RoundRates = append(r.RoundRates, other.RoundRates...)
 	r.latencies = append(r.latencies, other.latencies...)
 	r.elapsed += other.elapsed
 	r.CPU += other.CPU
@@ -372,10 +375,11 @@ func Report(w io.Writer, results []Result) {
 	for _, r := range results {
 		var compared []string
 		if bare, ok := byKey[string(r.Operation)+"/bare"]; ok && r.Surface != SurfaceBare && bare.PerSecond > 0 {
-			compared = append(compared, fmt.Sprintf("%.2fx bare throughput, p99 %.2fx bare", r.PerSecond/bare.PerSecond, float64(r.P99)/float64(bare.P99)))
+			compared = append(compared, fmt.Sprintf("%.2fx bare throughput%s, p99 %.2fx bare", r.PerSecond/bare.PerSecond,
+				byRound(r, bare), float64(r.P99)/float64(bare.P99)))
 		}
 		if rest, ok := byKey[string(r.Operation)+"/rest"]; ok && r.Surface == SurfaceGraphQL && rest.PerSecond > 0 {
-			compared = append(compared, fmt.Sprintf("%.2fx rest", r.PerSecond/rest.PerSecond))
+			compared = append(compared, fmt.Sprintf("%.2fx rest%s", r.PerSecond/rest.PerSecond, byRound(r, rest)))
 		}
 		cpu := "-" // the server's process was not given
 		if r.CPU > 0 && r.Requests > 0 {
@@ -387,6 +391,28 @@ func Report(w io.Writer, results []Result) {
 			fmt.Fprintf(w, "         first error: %s\n", r.FirstError)
 		}
 	}
+}
+
+// byRound is how r's throughput compared with base's in each round, when there was more than
+// one: " (by round LOW-HIGH, median M)". The merged ratio alone hides how far a shared machine's
+// speed moved between rounds, which says how far one run's figure can be trusted.
+func byRound(r, base Result) string {
+	if len(r.RoundRates) < 2 || len(r.RoundRates) != len(base.RoundRates) {
+		return ""
+	}
+	ratios := make([]float64, len(r.RoundRates))
+	for i, rate := range r.RoundRates {
+		if base.RoundRates[i] <= 0 {
+			return ""
+		}
+		ratios[i] = rate / base.RoundRates[i]
+	}
+	slices.Sort(ratios)
+	median := ratios[len(ratios)/2]
+	if len(ratios)%2 == 0 {
+		median = (ratios[len(ratios)/2-1] + median) / 2
+	}
+	return fmt.Sprintf(" (by round %.2f-%.2f, median %.2f)", ratios[0], ratios[len(ratios)-1], median)
 }
 
 // Compare runs each operation against each target in turn, rounds times over, each round
@@ -425,6 +451,7 @@ func Compare(ctx context.Context, cfg Config, targets []Target, operations []str
 					return nil, err
 				}
 				ids = append(ids, result.Created...)
+				result.RoundRates = []float64{result.PerSecond}
 				result.Errors += warm.Errors // a failure while warming up is a failure too
 				if result.FirstError == "" {
 					result.FirstError = warm.FirstError

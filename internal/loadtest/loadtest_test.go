@@ -50,6 +50,9 @@ func TestBareHandlerUnderLoad(t *testing.T) {
 			if r.Requests == 0 || r.Errors != 0 || r.PerSecond <= 0 || r.P50 <= 0 || r.P99 < r.P50 || r.CPU <= 0 {
 				t.Errorf("%s: %+v", r.Operation, r)
 			}
+			if len(r.RoundRates) != 2 || r.RoundRates[0] <= 0 || r.RoundRates[1] <= 0 {
+				t.Errorf("%s: throughput by round %v, want both rounds'", r.Operation, r.RoundRates)
+			}
 		}
 		var keys, payments, charged, charges int
 		db.SQL.QueryRow(`SELECT COUNT(*) FROM idempotency_keys WHERE settled_at IS NOT NULL`).Scan(&keys)
@@ -74,6 +77,48 @@ func TestBareHandlerUnderLoad(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestReportComparesEachRound: beside the merged ratios, the report gives the spread of each
+// round's ratio, and leaves it out where there was one round or the rounds do not pair up.
+func TestReportComparesEachRound(t *testing.T) {
+	result := func(surface Surface, rates ...float64) Result {
+		return Result{Surface: surface, Operation: Get, Requests: 1, PerSecond: rates[0], P50: time.Millisecond, P99: time.Millisecond, RoundRates: rates}
+	}
+	for _, c := range []struct {
+		name    string
+		results []Result
+		want    []string
+		notWant string
+	}{{
+		name: "three rounds",
+		results: []Result{result(SurfaceBare, 1000, 1000, 2000), result(SurfaceREST, 900, 800, 1900),
+			result(SurfaceGraphQL, 900, 400, 1900)},
+		want: []string{"(by round 0.80-0.95, median 0.90), p99", "rest (by round 0.50-1.00, median 1.00)"},
+	}, {
+		name:    "four rounds: the median of the middle two",
+		results: []Result{result(SurfaceBare, 100, 100, 100, 100), result(SurfaceREST, 80, 90, 100, 85)},
+		want:    []string{"(by round 0.80-1.00, median 0.88)"},
+	}, {
+		name:    "one round",
+		results: []Result{result(SurfaceBare, 100), result(SurfaceREST, 80)},
+		notWant: "by round",
+	}, {
+		name:    "rounds that do not pair up",
+		results: []Result{result(SurfaceBare, 100, 100), result(SurfaceREST, 80, 90, 100)},
+		notWant: "by round",
+	}} {
+		var report bytes.Buffer
+		Report(&report, c.results)
+		for _, want := range c.want {
+			if !strings.Contains(report.String(), want) {
+				t.Errorf("%s: the report has no %q:\n%s", c.name, want, report.String())
+			}
+		}
+		if c.notWant != "" && strings.Contains(report.String(), c.notWant) {
+			t.Errorf("%s: the report has %q:\n%s", c.name, c.notWant, report.String())
+		}
+	}
 }
 
 func TestRunRefusesGetWithoutPayments(t *testing.T) {
