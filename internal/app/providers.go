@@ -17,6 +17,7 @@ import (
 	"github.com/paygate/paygate/internal/provider/checkout"
 	"github.com/paygate/paygate/internal/provider/stripe"
 	"github.com/paygate/paygate/internal/settings"
+	"github.com/paygate/paygate/internal/web"
 )
 
 // Providers are the payment providers Paygate knows, in their fallback order: the one list of
@@ -102,7 +103,7 @@ const sandboxPagesPrefix = "/sandbox/"
 func (ps providers) serveSandboxPages(mux *http.ServeMux) {
 	for name, sandbox := range ps.sandboxes {
 		prefix := sandboxPagesPrefix + name
-		mux.Handle(prefix+"/challenge/{id}", http.StripPrefix(prefix, sandbox))
+		mux.Handle(prefix+"/challenge/{id}", web.Document(http.StripPrefix(prefix, sandbox)))
 	}
 }
 

@@ -173,11 +173,11 @@ func NewServer(deps ServerDeps) http.Handler {
 		deps.SandboxPages(mux)
 	}
 	if deps.Playground != nil {
-		mux.HandleFunc("GET /{$}", deps.Playground.Page)
-		mux.HandleFunc("GET "+playground.Prefix, deps.Playground.Asset)
+		mux.Handle("GET /{$}", web.Document(http.HandlerFunc(deps.Playground.Page)))
+		mux.Handle("GET "+playground.Prefix, web.Document(http.HandlerFunc(deps.Playground.Asset)))
 	}
 	// The operations page, in production too: it holds no credential; its reader signs in.
-	opsPage := ops.New(rest.NotFound)
+	opsPage := web.Document(ops.New(rest.NotFound))
 	mux.Handle("GET "+ops.Path, opsPage)
 	mux.Handle("GET "+ops.Prefix, opsPage)
 	mux.Handle(ops.Path, rest.Allow(http.MethodGet))

@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/ops"
+	"github.com/paygate/paygate/internal/playground"
+	"github.com/paygate/paygate/internal/provider"
 )
 
 // TestAccessLogNamesRoutes: each access log line names the route pattern that served the
@@ -106,5 +109,48 @@ func TestReadinessIsCheckedOnceASecond(t *testing.T) {
 	ready.answer(left)
 	if err := ready.answer(context.Background()); err != nil || checks != 4 {
 		t.Errorf("after a prober that left: %v after %d checks, want a fresh check", err, checks)
+	}
+}
+
+// TestPagesAloneCarryDocumentHeaders: the pages a browser shows (the playground, the operations
+// page, a sandbox's 3-D Secure page) and the files they load are framed by no one and send their
+// address nowhere; an answer read as data carries only what data needs, as every header is work
+// for every client on every request.
+func TestPagesAloneCarryDocumentHeaders(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, databasetest.SQLite(t))
+	operator := env.tokenFor("operator")
+	made := env.request(http.MethodPost, "/api/v1/payments", operator, authenticationBody("30.00", "USD", provider.AuthenticateThenApprove, "http://127.0.0.1:9/shop/return"))
+	_, challenge := awaitingShopper(t, env, made, "stripe", "http://127.0.0.1:9/shop/return")
+	document := map[string]string{"X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer", "Cross-Origin-Opener-Policy": "same-origin"}
+	data := map[string]string{"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store", "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'"}
+
+	for _, page := range []string{"/", playground.Prefix + "playground.js", ops.Path, strings.TrimPrefix(challenge, env.url)} {
+		r := env.request(http.MethodGet, page, "", nil)
+		if r.status != http.StatusOK || r.header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s = %d %v", page, r.status, r.header)
+		}
+		for name, want := range document {
+			if got := r.header.Values(name); len(got) != 1 || got[0] != want {
+				t.Errorf("GET %s: %s = %q, want %q", page, name, got, want)
+			}
+		}
+	}
+	for _, answer := range []response{
+		env.request(http.MethodGet, "/api/v1/payments", operator, nil),
+		env.request(http.MethodGet, "/api/v1/payments/pay_none", operator, nil),
+		env.request(http.MethodPost, "/query", operator, map[string]any{"query": "{ payments(first: 1) { totalCount } }"}),
+		env.request(http.MethodGet, "/healthz", "", nil),
+	} {
+		for name, want := range data {
+			if got := answer.header.Get(name); got != want {
+				t.Errorf("%d %s: %s = %q, want %q", answer.status, answer.raw, name, got, want)
+			}
+		}
+		for name := range document {
+			if got := answer.header.Get(name); got != "" {
+				t.Errorf("%d %s: a document header, %s: %q", answer.status, answer.raw, name, got)
+			}
+		}
 	}
 }

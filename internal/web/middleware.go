@@ -338,33 +338,53 @@ type header struct {
 }
 
 // securityHeaders are set on every answer; Strict-Transport-Security joins them in production.
+// They are what an answer read as data needs: nothing it says may be sniffed into another type,
+// run, framed or kept in a cache. Each header an answer carries is work for the server and every
+// client on every request, so the ones that guard only a document a browser shows (documentHeaders)
+// are set by the pages alone.
 var securityHeaders = []header{
 	{"X-Content-Type-Options", []string{"nosniff"}},
-	{"X-Frame-Options", []string{"DENY"}},
-	{"Referrer-Policy", []string{"no-referrer"}},
-	{"Cross-Origin-Opener-Policy", []string{"same-origin"}},
 	{"Content-Security-Policy", []string{"default-src 'none'; frame-ancestors 'none'"}},
 	{"Cache-Control", []string{"no-store"}},
 }
 
-// SecurityHeaders sets the headers an API answer should carry: nothing it says may be run or
-// framed, nor kept in a cache. A page (the playground) sets its own policy over these.
+// SecurityHeaders sets the headers an API answer should carry. A page sets its own policy over
+// these, and its document headers through Document.
 func SecurityHeaders(production bool) Middleware {
 	return func(next http.Handler) http.Handler {
 		headers := securityHeaders
 		if production {
 			headers = append(slices.Clip(headers), header{"Strict-Transport-Security", []string{"max-age=63072000; includeSubDomains"}})
 		}
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			h := w.Header()
-			// The values are shared by every response, as Header.Set would not: one that replaces
-			// or adds to a header gets a slice of its own, and none writes into one.
-			for _, header := range headers {
-				h[header.name] = header.values
-			}
-			next.ServeHTTP(w, r)
-		})
+		return setting(headers, next)
 	}
+}
+
+// documentHeaders guard a page a browser shows: it is framed by no one (X-Frame-Options for the
+// browsers that predate the policy's frame-ancestors), its address is sent to no site it links
+// to, and no window it opens may reach back into it.
+var documentHeaders = []header{
+	{"X-Frame-Options", []string{"DENY"}},
+	{"Referrer-Policy", []string{"no-referrer"}},
+	{"Cross-Origin-Opener-Policy", []string{"same-origin"}},
+}
+
+// Document serves a page, and the files it loads, with the document headers.
+func Document(page http.Handler) http.Handler {
+	return setting(documentHeaders, page)
+}
+
+// setting sets headers on each answer before next writes it.
+func setting(headers []header, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		// The values are shared by every response, as Header.Set would not: one that replaces
+		// or adds to a header gets a slice of its own, and none writes into one.
+		for _, header := range headers {
+			h[header.name] = header.values
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // LimitBody reads a request body of at most limit bytes up front, so an oversized one answers

@@ -86,7 +86,6 @@ func TestSecurityHeaders(t *testing.T) {
 	w := serve(h, httptest.NewRequest("GET", "/api/v1/payments", nil))
 	for header, want := range map[string]string{
 		"X-Content-Type-Options":    "nosniff",
-		"X-Frame-Options":           "DENY",
 		"Content-Security-Policy":   "default-src 'none'; frame-ancestors 'none'",
 		"Cache-Control":             "no-store",
 		"Strict-Transport-Security": "max-age=63072000; includeSubDomains",
@@ -95,26 +94,52 @@ func TestSecurityHeaders(t *testing.T) {
 			t.Errorf("%s = %q, want %q", header, got, want)
 		}
 	}
+	// A page's headers are the page's: an API answer is not a document.
+	for _, header := range []string{"X-Frame-Options", "Referrer-Policy", "Cross-Origin-Opener-Policy"} {
+		if got := w.Header().Get(header); got != "" {
+			t.Errorf("an API answer carries %s: %q", header, got)
+		}
+	}
+}
+
+func TestDocumentHeaders(t *testing.T) {
+	page := SecurityHeaders(false)(Document(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", "default-src 'self'")
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	})))
+	w := serve(page, httptest.NewRequest("GET", "/", nil))
+	for header, want := range map[string]string{
+		"X-Frame-Options":            "DENY",
+		"Referrer-Policy":            "no-referrer",
+		"Cross-Origin-Opener-Policy": "same-origin",
+		"X-Content-Type-Options":     "nosniff",
+		"Content-Security-Policy":    "default-src 'self'", // the page's own
+	} {
+		if got := w.Header().Values(header); len(got) != 1 || got[0] != want {
+			t.Errorf("%s = %q, want %q alone", header, got, want)
+		}
+	}
 }
 
 // Every response starts from the same values: a handler that changes one of its headers changes
 // it for itself alone.
 func TestSecurityHeadersAreEachResponsesOwn(t *testing.T) {
 	first := true
-	h := SecurityHeaders(true)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := SecurityHeaders(true)(Document(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if first {
 			first = false
 			w.Header().Add("Cache-Control", "private")
 			w.Header().Set("X-Frame-Options", "SAMEORIGIN")
 			w.Header().Del("Referrer-Policy")
+			w.Header().Del("X-Content-Type-Options")
 		}
-	}))
+	})))
 	changed := serve(h, httptest.NewRequest("GET", "/", nil))
 	if got := changed.Header().Values("Cache-Control"); len(got) != 2 || got[1] != "private" {
 		t.Fatalf("the handler's Cache-Control: %q", got)
 	}
 	next := serve(h, httptest.NewRequest("GET", "/", nil))
-	for header, want := range map[string]string{"Cache-Control": "no-store", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer"} {
+	for header, want := range map[string]string{"Cache-Control": "no-store", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff"} {
 		if got := next.Header().Values(header); len(got) != 1 || got[0] != want {
 			t.Errorf("the next response's %s = %q, want %q alone", header, got, want)
 		}
