@@ -44,11 +44,14 @@ var scopesByRole = map[string][]string{
 // ScopesOf returns the scopes a role grants, or nil for an unknown role.
 func ScopesOf(role string) []string { return scopesByRole[role] }
 
+// platformAdminScopes are the scopes of the platform's admins: an admin's, and managing merchants.
+var platformAdminScopes = append(slices.Clip(ScopesOf("admin")), ScopeMerchantsManage)
+
 // scopesOfUser returns the scopes a user holds: their role's, and managing merchants for the
-// platform's admins.
+// platform's admins. Like ScopesOf's, the slice is shared, read by every request of the role.
 func scopesOfUser(role string, platform bool) []string {
 	if platform && role == "admin" {
-		return append(slices.Clip(ScopesOf(role)), ScopeMerchantsManage)
+		return platformAdminScopes
 	}
 	return ScopesOf(role)
 }
