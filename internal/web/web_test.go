@@ -84,16 +84,12 @@ func TestLimitBody(t *testing.T) {
 func TestSecurityHeaders(t *testing.T) {
 	h := SecurityHeaders(true)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	w := serve(h, httptest.NewRequest("GET", "/api/v1/payments", nil))
-	for header, want := range map[string]string{
+	wantHeaders(t, w.Header(), map[string]string{
 		"X-Content-Type-Options":    "nosniff",
 		"Content-Security-Policy":   "default-src 'none'; frame-ancestors 'none'",
 		"Cache-Control":             "no-store",
 		"Strict-Transport-Security": "max-age=63072000; includeSubDomains",
-	} {
-		if got := w.Header().Get(header); got != want {
-			t.Errorf("%s = %q, want %q", header, got, want)
-		}
-	}
+	})
 	// A page's headers are the page's: an API answer is not a document.
 	for _, header := range []string{"X-Frame-Options", "Referrer-Policy", "Cross-Origin-Opener-Policy"} {
 		if got := w.Header().Get(header); got != "" {
@@ -108,15 +104,21 @@ func TestDocumentHeaders(t *testing.T) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	})))
 	w := serve(page, httptest.NewRequest("GET", "/", nil))
-	for header, want := range map[string]string{
+	wantHeaders(t, w.Header(), map[string]string{
 		"X-Frame-Options":            "DENY",
 		"Referrer-Policy":            "no-referrer",
 		"Cross-Origin-Opener-Policy": "same-origin",
 		"X-Content-Type-Options":     "nosniff",
 		"Content-Security-Policy":    "default-src 'self'", // the page's own
-	} {
-		if got := w.Header().Values(header); len(got) != 1 || got[0] != want {
-			t.Errorf("%s = %q, want %q alone", header, got, want)
+	})
+}
+
+// wantHeaders checks that each header has the one value wanted.
+func wantHeaders(t *testing.T, h http.Header, want map[string]string) {
+	t.Helper()
+	for header, value := range want {
+		if got := h.Values(header); len(got) != 1 || got[0] != value {
+			t.Errorf("%s = %q, want %q alone", header, got, value)
 		}
 	}
 }
