@@ -152,6 +152,9 @@ func (r *nativeRows) scanRow() error {
 	}
 	plans := r.plans.planned(r.Conn().TypeMap(), fields, r.scan)
 	for i, dest := range r.scan {
+		if dest == nil {
+			continue // as pgx skips it
+		}
 		if err := plans[i].Scan(values[i], dest); err != nil {
 			return pgx.ScanArgError{ColumnIndex: i, FieldName: fields[i].Name, Err: err}
 		}
@@ -179,6 +182,9 @@ const maxScanPlans = 64
 // by one goroutine at a time, so its plans need no lock.
 func scanPlansOf(conn *pgx.Conn, query string) *scanPlans {
 	data := conn.PgConn().CustomData()
+	if data == nil { // a connection pgx did not open itself keeps nothing
+		return &scanPlans{}
+	}
 	byQuery, _ := data[scanPlansKey].(map[string]*scanPlans)
 	if byQuery == nil || len(byQuery) >= maxScanPlans {
 		byQuery = map[string]*scanPlans{}
