@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/prefixid"
+	"github.com/paygate/paygate/internal/provider"
 )
 
 // Surface is how a target is spoken to.
@@ -220,15 +221,11 @@ func newRequest(ctx context.Context, cfg Config, target Target, op Operation, id
 // expYear is a card expiry year ahead of any clock the run meets.
 var expYear = time.Now().Year() + 4
 
-// approvedTestCard is the test card every provider's sandbox approves: the load never charges a
-// real card.
-const approvedTestCard = "4242424242424242"
-
 func paymentBody() map[string]any {
 	return map[string]any{
 		"amount": "49.99", "currency": "USD", "payment_method": "credit_card",
 		"customer": map[string]any{"email": "load@example.com", "name": "Load Test"},
-		"card":     map[string]any{"number": approvedTestCard, "exp_month": 12, "exp_year": expYear, "cvc": "123"},
+		"card":     map[string]any{"number": provider.ApprovedCard, "exp_month": 12, "exp_year": expYear, "cvc": "123"},
 	}
 }
 
@@ -242,7 +239,7 @@ func graphQLBody(op Operation, ids []string, rng *rand.Rand) map[string]any {
 			"variables": map[string]any{"in": map[string]any{
 				"amount": "49.99", "currency": "USD", "paymentMethod": "CREDIT_CARD",
 				"customer": map[string]any{"email": "load@example.com", "name": "Load Test"},
-				"card":     map[string]any{"number": approvedTestCard, "expMonth": 12, "expYear": expYear, "cvc": "123"},
+				"card":     map[string]any{"number": provider.ApprovedCard, "expMonth": 12, "expYear": expYear, "cvc": "123"},
 			}},
 		}
 	case Get:

@@ -150,6 +150,10 @@ func (w *SandboxWebhooks) SendWebhook(id string, body []byte) { w.sender.Send(id
 // WaitForWebhooks returns once the webhooks under way have been delivered or given up.
 func (w *SandboxWebhooks) WaitForWebhooks() { w.sender.Wait() }
 
+// ApprovedCard is the test card every sandbox approves at once, as Stripe's test card of that
+// number does: what a load test or a first try charges, never a real card.
+const ApprovedCard = "4242424242424242"
+
 // The test cards that make a sandbox ask the shopper to authenticate (3-D Secure) first, as
 // Stripe's test cards of those numbers do at every provider here.
 const (

@@ -50,7 +50,7 @@ type Adapter struct {
 
 // The test cards every sandbox knows.
 const (
-	Approved          = "4242424242424242"
+	Approved          = provider.ApprovedCard
 	Declined          = "4000000000000002"
 	InsufficientFunds = "4000000000009995"
 	ExpiredCard       = "4000000000000069"
