@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -13,7 +14,7 @@ import (
 
 // QueryNatively reads query's rows on db as lean payment reads do.
 func QueryNatively(ctx context.Context, db *DB, query string, args []any, read func(ent.NativeRows) error) error {
-	return pipeliningDriver{entsql.OpenDB("postgres", db.SQL)}.QueryRows(ctx, query, args, read)
+	return pipeliningDriver{entsql.OpenDB(dialect.Postgres, db.SQL)}.QueryRows(ctx, query, args, read)
 }
 
 // KeptScanPlans hands the plans a connection of db keeps for query to change, and returns how
@@ -29,8 +30,15 @@ func KeptScanPlans(ctx context.Context, db *DB, query string, change func(plans 
 		if !ok {
 			return errors.New("not pgx")
 		}
-		kept := scanPlansOf(c.Conn(), query)
-		change(kept.plans, kept.types)
+		kept := scanPlansOf(c.Conn(), query).columns
+		plans, types := make([]pgtype.ScanPlan, len(kept)), make([]uint32, len(kept))
+		for i, column := range kept {
+			plans[i], types[i] = column.plan, column.oid
+		}
+		change(plans, types)
+		for i := range kept {
+			kept[i].plan, kept[i].oid = plans[i], types[i]
+		}
 		statements = len(c.Conn().PgConn().CustomData()[scanPlansKey].(map[string]*scanPlans))
 		return nil
 	})

@@ -155,20 +155,23 @@ func (r *nativeRows) scanRow() error {
 		if dest == nil {
 			continue // as pgx skips it
 		}
-		if err := plans[i].Scan(values[i], dest); err != nil {
+		if err := plans[i].plan.Scan(values[i], dest); err != nil {
 			return pgx.ScanArgError{ColumnIndex: i, FieldName: fields[i].Name, Err: err}
 		}
 	}
 	return nil
 }
 
-// scanPlans are a connection's plans for scanning one statement's columns, with what they were
-// made for: each column's type and format, and each destination's type.
-type scanPlans struct {
-	plans   []pgtype.ScanPlan
-	types   []uint32
-	formats []int16
-	dests   []reflect.Type
+// scanPlans are a connection's plans for scanning one statement's columns, one a column.
+type scanPlans struct{ columns []scanPlan }
+
+// scanPlan is a column's plan, with what it was made for: the column's type and format, and the
+// destination's type.
+type scanPlan struct {
+	plan   pgtype.ScanPlan
+	oid    uint32
+	format int16
+	dest   reflect.Type
 }
 
 // scanPlansKey names a connection's plans in its custom data, by statement.
@@ -200,19 +203,15 @@ func scanPlansOf(conn *pgx.Conn, query string) *scanPlans {
 
 // planned returns a plan for each column, made anew for the columns and destinations whose types
 // differ from those of the read before (the first read, a table altered under the statement).
-func (p *scanPlans) planned(types *pgtype.Map, fields []pgconn.FieldDescription, dests []any) []pgtype.ScanPlan {
-	if len(p.plans) != len(dests) {
-		p.plans = make([]pgtype.ScanPlan, len(dests))
-		p.types = make([]uint32, len(dests))
-		p.formats = make([]int16, len(dests))
-		p.dests = make([]reflect.Type, len(dests))
+func (p *scanPlans) planned(types *pgtype.Map, fields []pgconn.FieldDescription, dests []any) []scanPlan {
+	if len(p.columns) != len(dests) {
+		p.columns = make([]scanPlan, len(dests))
 	}
 	for i, dest := range dests {
-		field, destType := fields[i], reflect.TypeOf(dest)
-		if p.plans[i] == nil || p.types[i] != field.DataTypeOID || p.formats[i] != field.Format || p.dests[i] != destType {
-			p.plans[i] = types.PlanScan(field.DataTypeOID, field.Format, dest)
-			p.types[i], p.formats[i], p.dests[i] = field.DataTypeOID, field.Format, destType
+		field, kept := fields[i], &p.columns[i]
+		if destType := reflect.TypeOf(dest); kept.plan == nil || kept.oid != field.DataTypeOID || kept.format != field.Format || kept.dest != destType {
+			*kept = scanPlan{types.PlanScan(field.DataTypeOID, field.Format, dest), field.DataTypeOID, field.Format, destType}
 		}
 	}
-	return p.plans
+	return p.columns
 }
