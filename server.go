@@ -23,6 +23,7 @@ import (
 	"github.com/paygate/paygate/internal/app"
 	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/config"
+	"github.com/paygate/paygate/internal/gcpacing"
 )
 
 func main() {
@@ -53,6 +54,11 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		return err
 	}
 	defer stopProfiles()
+	if cfg.HeapTargetMB > 0 && os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		// An operator who set the runtime's own knobs keeps them.
+		defer gcpacing.Start(uint64(cfg.HeapTargetMB) << 20)()
+		logger.Info("garbage collector paced", "heap_target_mb", cfg.HeapTargetMB)
+	}
 	db, err := app.OpenDatabase(ctx, cfg)
 	if err != nil {
 		return err

@@ -1,0 +1,82 @@
+package gcpacing
+
+import (
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"testing"
+	"time"
+)
+
+func TestPercentFor(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		name                          string
+		target, live, stacks, globals uint64
+		want                          int
+	}{
+		{"room for twice the live heap", 32 * mib, 12 * mib, 0, 0, 166},
+		{"stacks and globals count toward GOGC's base", 32 * mib, 12 * mib, 1 * mib, 1 * mib, 142},
+		{"live beyond half the target: Go's own pacing", 32 * mib, 20 * mib, 0, 0, 100},
+		{"live beyond the target", 32 * mib, 40 * mib, 0, 0, 100},
+		{"almost nothing live: bounded", 32 * mib, 1 * mib, 0, 0, 400},
+		{"nothing measured yet", 32 * mib, 0, 0, 0, 100},
+	} {
+		if got := percentFor(c.target, c.live, c.stacks, c.globals); got != c.want {
+			t.Errorf("%s: percentFor = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestStartPacesEachCollection runs the real collector: under a target far above what this
+// test holds live, the collections after Start raise GOGC to its bound; under a target below
+// it, GOGC stays Go's own; stop gives back the GOGC there was.
+func TestStartPacesEachCollection(t *testing.T) {
+	previous := debug.SetGCPercent(77)
+	t.Cleanup(func() { debug.SetGCPercent(previous) })
+
+	stop := Start(1 << 30)
+	collectAndSettle(t)
+	if got := gogc(); got != maxPercent {
+		t.Errorf("GOGC after a collection under a 1 GiB target = %d, want %d", got, maxPercent)
+	}
+	stop()
+	if got := gogc(); got != 77 {
+		t.Errorf("GOGC after stop = %d, want the 77 there was", got)
+	}
+	collectAndSettle(t)
+	if got := gogc(); got != 77 {
+		t.Errorf("GOGC after a collection once stopped = %d, want 77: a stopped pacer sets nothing", got)
+	}
+
+	stop = Start(1)
+	defer stop()
+	collectAndSettle(t)
+	if got := gogc(); got != minPercent {
+		t.Errorf("GOGC under a target below the live heap = %d, want Go's %d", got, minPercent)
+	}
+}
+
+// collectAndSettle runs two collections and waits, after each, until the finalizers it queued
+// have run. A finalizer of its own tells: the finalizers a collection queues run one batch at a
+// time, so once the second collection's has run, the first's batch, the pacer's with it, is done.
+func collectAndSettle(t *testing.T) {
+	t.Helper()
+	for range 2 {
+		ran := make(chan struct{})
+		runtime.SetFinalizer(&struct{ _ [64]byte }{}, func(*struct{ _ [64]byte }) { close(ran) })
+		runtime.GC()
+		select {
+		case <-ran:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no finalizer ran within 10 s of a collection")
+		}
+	}
+}
+
+// gogc is the collector's GOGC now.
+func gogc() int {
+	sample := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(sample)
+	return int(sample[0].Value.Uint64())
+}
