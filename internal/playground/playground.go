@@ -11,6 +11,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"path"
@@ -30,15 +31,12 @@ const Prefix = "/playground/"
 const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// file is an embedded file with the entity tag browsers revalidate it by.
-type file struct {
-	content []byte
-	etag    string
-}
-
 // Handler serves the page at / and its files under Prefix.
 type Handler struct {
-	files map[string]file // by path under assets
+	// etags are the entity tags browsers revalidate the files by, by path under assets. The files
+	// themselves are read from the binary as they are served, not copied onto the heap, where
+	// their 1.5 MB would count toward what the garbage collector finds live.
+	etags map[string]string
 }
 
 // New returns the handler, which reads the embedded files once per process, checking the
@@ -50,7 +48,7 @@ var load = sync.OnceValues(func() (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{files: map[string]file{}}
+	h := &Handler{etags: map[string]string{}}
 	err = fs.WalkDir(assets, "assets", func(name string, entry fs.DirEntry, err error) error {
 		if err != nil || entry.IsDir() {
 			return err
@@ -64,7 +62,7 @@ var load = sync.OnceValues(func() (*Handler, error) {
 		if vendored, ok := strings.CutPrefix(rel, "vendor/"); ok && vendored != sumsFile && sums[vendored] != sum {
 			return fmt.Errorf("playground: vendor/%s does not match SHA256SUMS: run internal/playground/refresh.sh", vendored)
 		}
-		h.files[rel] = file{content: content, etag: `"` + sum[:32] + `"`}
+		h.etags[rel] = `"` + sum[:32] + `"`
 		return nil
 	})
 	if err != nil {
@@ -89,17 +87,24 @@ func (h *Handler) Asset(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, name string) {
-	f, ok := h.files[name]
+	etag, ok := h.etags[name]
 	if !ok {
 		http.NotFound(w, r)
 		return
 	}
+	content, err := assets.Open("assets/" + name)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	defer content.Close()
 	w.Header().Set("Content-Security-Policy", ContentSecurityPolicy)
-	w.Header().Set("ETag", f.etag)
+	w.Header().Set("ETag", etag)
 	// Revalidated on each load (a 304 costs nothing), so a refreshed build is never served stale.
 	w.Header().Set("Cache-Control", "no-cache")
 	// ServeContent answers If-None-Match and ranges, and names the type from the extension.
-	http.ServeContent(w, r, path.Base(name), time.Time{}, bytes.NewReader(f.content))
+	// An embedded file reads and seeks in the binary's own bytes.
+	http.ServeContent(w, r, path.Base(name), time.Time{}, content.(io.ReadSeeker))
 }
 
 // sumsFile lists the sha256 of each vendored file, as sha256sum writes it.
