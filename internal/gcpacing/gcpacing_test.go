@@ -1,11 +1,10 @@
 package gcpacing
 
 import (
-	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"testing"
-	"time"
+
+	"github.com/paygate/paygate/internal/gcpacing/gcpacingtest"
 )
 
 func TestPercentFor(t *testing.T) {
@@ -36,47 +35,23 @@ func TestStartPacesEachCollection(t *testing.T) {
 	t.Cleanup(func() { debug.SetGCPercent(previous) })
 
 	stop := Start(1 << 30)
-	collectAndSettle(t)
-	if got := gogc(); got != maxPercent {
+	gcpacingtest.CollectTwice(t)
+	if got := gcpacingtest.GOGC(); got != maxPercent {
 		t.Errorf("GOGC after a collection under a 1 GiB target = %d, want %d", got, maxPercent)
 	}
 	stop()
-	if got := gogc(); got != 77 {
+	if got := gcpacingtest.GOGC(); got != 77 {
 		t.Errorf("GOGC after stop = %d, want the 77 there was", got)
 	}
-	collectAndSettle(t)
-	if got := gogc(); got != 77 {
+	gcpacingtest.CollectTwice(t)
+	if got := gcpacingtest.GOGC(); got != 77 {
 		t.Errorf("GOGC after a collection once stopped = %d, want 77: a stopped pacer sets nothing", got)
 	}
 
 	stop = Start(1)
 	defer stop()
-	collectAndSettle(t)
-	if got := gogc(); got != minPercent {
+	gcpacingtest.CollectTwice(t)
+	if got := gcpacingtest.GOGC(); got != minPercent {
 		t.Errorf("GOGC under a target below the live heap = %d, want Go's %d", got, minPercent)
 	}
-}
-
-// collectAndSettle runs two collections and waits, after each, until the finalizers it queued
-// have run. A finalizer of its own tells: the finalizers a collection queues run one batch at a
-// time, so once the second collection's has run, the first's batch, the pacer's with it, is done.
-func collectAndSettle(t *testing.T) {
-	t.Helper()
-	for range 2 {
-		ran := make(chan struct{})
-		runtime.SetFinalizer(&struct{ _ [64]byte }{}, func(*struct{ _ [64]byte }) { close(ran) })
-		runtime.GC()
-		select {
-		case <-ran:
-		case <-time.After(10 * time.Second):
-			t.Fatal("no finalizer ran within 10 s of a collection")
-		}
-	}
-}
-
-// gogc is the collector's GOGC now.
-func gogc() int {
-	sample := []metrics.Sample{{Name: "/gc/gogc:percent"}}
-	metrics.Read(sample)
-	return int(sample[0].Value.Uint64())
 }
