@@ -55,7 +55,8 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 	}
 	defer stopProfiles()
 	if cfg.HeapTargetMB > 0 && os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
-		// An operator who set the runtime's own knobs keeps them.
+		// An operator who set the runtime's own knobs keeps them. They are looked up in the
+		// process's environment, where the runtime itself read them.
 		defer gcpacing.Start(uint64(cfg.HeapTargetMB) << 20)()
 		logger.Info("garbage collector paced", "heap_target_mb", cfg.HeapTargetMB)
 	}

@@ -5,10 +5,14 @@
 // A server that holds little live (Paygate: some 12 MB under load) then collects every 12 MB it
 // allocates, and each collection marks all that is live again: under load, reading payments,
 // that cost about a sixth of its CPU (measured against GOGC=400), and slowed the database and
-// the clients on the same cores as much again. Given a target heap size, Start raises GOGC after each collection so that the next one
-// comes when the heap reaches the target, never lower than Go's own 100: a server holding more
-// live than half the target is collected as Go would collect it, and its memory is what it would
-// have been without pacing.
+// the clients on the same cores as much again.
+//
+// Given a target heap size, Start sets GOGC after each collection so that the next one finishes
+// as the heap reaches about the target (Go starts a collection somewhat before its goal), never
+// lower than Go's own 100: a server holding more live than half the target is collected as Go
+// would collect it, from the collection after the one that found it so. The setting follows the
+// collections one behind: it is made by a finalizer, which runs after the collection has swept,
+// on the goroutine all finalizers share.
 package gcpacing
 
 import (
@@ -52,7 +56,8 @@ type pacer struct {
 type sentinel struct{ pacer *pacer }
 
 // Start paces the collector to let the heap reach target bytes before each collection, until
-// the returned function is called, which gives GOGC back the value it had.
+// the returned function is called, which gives GOGC back the value it had. It is meant to pace
+// one server per process: pacers started together would set GOGC over each other.
 func Start(target uint64) (stop func()) {
 	p := &pacer{
 		target: target,
@@ -84,8 +89,9 @@ func afterCollection(s *sentinel) {
 	}
 	metrics.Read(p.samples)
 	percent := percentFor(p.target, p.samples[0].Value.Uint64(), p.samples[1].Value.Uint64(), p.samples[2].Value.Uint64())
-	// Small moves are left alone: each setting recomputes the pacer's goal under the heap lock.
-	if diff := percent - p.percent; diff >= 5 || diff <= -5 {
+	// Small moves are left alone (each setting recomputes the pacer's goal under the heap lock),
+	// but never one back to Go's own pacing.
+	if diff := percent - p.percent; diff >= 5 || diff <= -5 || (percent == minPercent && diff != 0) {
 		debug.SetGCPercent(percent)
 		p.percent = percent
 	}

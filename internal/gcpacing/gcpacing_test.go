@@ -1,6 +1,7 @@
 package gcpacing
 
 import (
+	"runtime"
 	"runtime/debug"
 	"testing"
 
@@ -53,5 +54,30 @@ func TestStartPacesEachCollection(t *testing.T) {
 	gcpacingtest.CollectTwice(t)
 	if got := gcpacingtest.GOGC(); got != minPercent {
 		t.Errorf("GOGC under a target below the live heap = %d, want Go's %d", got, minPercent)
+	}
+}
+
+// TestPacingFollowsTheLiveHeap: each collection sets GOGC anew from what it found live, as the
+// live heap grows past a share of the target and shrinks again.
+func TestPacingFollowsTheLiveHeap(t *testing.T) {
+	previous := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(previous) })
+	stop := Start(64 << 20)
+	defer stop()
+
+	gcpacingtest.CollectTwice(t)
+	if got := gcpacingtest.GOGC(); got != maxPercent {
+		t.Fatalf("GOGC with little live under a 64 MiB target = %d, want %d", got, maxPercent)
+	}
+	held := make([]byte, 24<<20) // live: about 25 MiB of the 64
+	gcpacingtest.CollectTwice(t)
+	if got := gcpacingtest.GOGC(); got <= 110 || got >= 250 {
+		t.Errorf("GOGC with about 25 MiB live under a 64 MiB target = %d, want about 150", got)
+	}
+	runtime.KeepAlive(held)
+	held = nil
+	gcpacingtest.CollectTwice(t)
+	if got := gcpacingtest.GOGC(); got != maxPercent {
+		t.Errorf("GOGC once the 24 MiB are let go = %d, want %d again", got, maxPercent)
 	}
 }
