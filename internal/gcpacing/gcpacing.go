@@ -43,12 +43,12 @@ func percentFor(target, live, stacks, globals uint64) int {
 
 // pacer holds what a collection's finalizer needs to set the next GOGC.
 type pacer struct {
-	target  uint64
+	target uint64
+	// samples are what the last collection found (live heap, stacks, globals) and GOGC now.
 	samples []metrics.Sample
 	// mu keeps a stop from racing a collection's setting: once stopped, GOGC is left alone.
 	mu      sync.Mutex
 	stopped bool
-	percent int
 }
 
 // sentinel is the object whose finalizer runs once after each collection: it is unreachable
@@ -65,8 +65,8 @@ func Start(target uint64) (stop func()) {
 			{Name: "/gc/heap/live:bytes"},
 			{Name: "/gc/scan/stack:bytes"},
 			{Name: "/gc/scan/globals:bytes"},
+			{Name: "/gc/gogc:percent"},
 		},
-		percent: minPercent,
 	}
 	before := debug.SetGCPercent(minPercent)
 	runtime.SetFinalizer(&sentinel{p}, afterCollection)
@@ -74,7 +74,6 @@ func Start(target uint64) (stop func()) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.stopped = true
-		p.percent = before
 		debug.SetGCPercent(before)
 	}
 }
@@ -91,9 +90,8 @@ func afterCollection(s *sentinel) {
 	percent := percentFor(p.target, p.samples[0].Value.Uint64(), p.samples[1].Value.Uint64(), p.samples[2].Value.Uint64())
 	// Small moves are left alone (each setting recomputes the pacer's goal under the heap lock),
 	// but never one back to Go's own pacing.
-	if diff := percent - p.percent; diff >= 5 || diff <= -5 || (percent == minPercent && diff != 0) {
+	if diff := percent - int(p.samples[3].Value.Uint64()); diff >= 5 || diff <= -5 || (percent == minPercent && diff != 0) {
 		debug.SetGCPercent(percent)
-		p.percent = percent
 	}
 	runtime.SetFinalizer(s, afterCollection)
 }
