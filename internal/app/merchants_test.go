@@ -90,7 +90,7 @@ func TestMerchantsSeeOnlyTheirOwn(t *testing.T) {
 					}
 					missing := func(text string) string {
 						for _, id := range defaults {
-							text = strings.ReplaceAll(text, id, prefixid.Prefix(id)+"_"+strings.Repeat("z", 26))
+							text = strings.ReplaceAll(text, id, prefixid.Prefix(id)+"_"+strings.Repeat("z", prefixid.Length))
 						}
 						return text
 					}
@@ -133,7 +133,7 @@ func TestMerchantsSeeOnlyTheirOwn(t *testing.T) {
 }
 
 // idPattern matches the ids Paygate makes (pay_..., re_..., usr_...).
-var idPattern = regexp.MustCompile(`\b[a-z]{2,3}_[0-9a-z]{26}\b`)
+var idPattern = regexp.MustCompile(`\b[a-z]{2,3}_[0-9a-z]{26}(?:[0-9a-z]{3})?\b`)
 
 // idsIn returns the ids a request names in its path, body or variables.
 func idsIn(path string, parts ...any) []string {

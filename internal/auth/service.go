@@ -77,8 +77,9 @@ func (s *Service) Directory() *UserDirectory { return s.users }
 // APIKeyKeeper returns the API key keeper.
 func (s *Service) APIKeyKeeper() *APIKeys { return s.keys }
 
-// merchantID is the shape of a merchant's id: what Paygate-Merchant may name.
-var merchantID = regexp.MustCompile(`^mer_[0-9a-z]{26}$`)
+// merchantID is the shape of a merchant's id: what Paygate-Merchant may name. Merchants made
+// before ids carried the millisecond's fraction have 26 characters after the prefix.
+var merchantID = regexp.MustCompile(`^mer_[0-9a-z]{26}(?:[0-9a-z]{3})?$`)
 
 // Authenticate returns the principal of a request's credential, an access token or an API key,
 // acting for merchant (Paygate-Merchant; "" for its own), or why it is refused. Its user and

@@ -2,7 +2,6 @@
 package prefixid
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/base32"
 	"encoding/binary"
@@ -15,32 +14,53 @@ import (
 // end of the primary-key index instead of at a random page.
 var encoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
 
-// last is the newest ID made by this process, so IDs made within one millisecond still sort in
-// the order they were made: the entries of a payment's history are told apart by it.
-var last struct {
+// An ID's raw bytes: a time head of 48 bits of Unix milliseconds and 16 bits of the millisecond's
+// fraction, then randomBytes fresh from crypto/rand. Nothing of one ID can be derived from
+// another: the random part is drawn anew for every ID, even within one millisecond.
+const (
+	headBytes   = 8
+	randomBytes = 10 // 80 bits
+	rawBytes    = headBytes + randomBytes
+)
+
+// Length is the length of an ID's part after "prefix_". IDs made before the head carried the
+// millisecond's fraction have 26 characters (48 bits of milliseconds, 80 random bits); they stay
+// valid, as every ID is opaque.
+const Length = (rawBytes*8 + 4) / 5
+
+// heads gives this process's time heads, which never go back or repeat even when the clock does:
+// a payment's status history and events made in one millisecond still sort in the order they
+// were made.
+var heads headClock
+
+// headClock remembers the newest time head it gave.
+type headClock struct {
 	sync.Mutex
-	raw [16]byte
+	last uint64
 }
 
-// New returns prefix_ followed by 26 characters: 48 bits of milliseconds and 80 random bits,
-// strictly increasing within the process (a later ID in the same millisecond is the last plus one).
+// New returns prefix_ followed by Length characters.
 func New(prefix string) string {
-	var raw [16]byte
-	binary.BigEndian.PutUint64(raw[:8], uint64(time.Now().UnixMilli())<<16)
-	rand.Read(raw[6:])
-	last.Lock()
-	if bytes.Compare(raw[:], last.raw[:]) <= 0 {
-		raw = last.raw
-		for i := len(raw) - 1; i >= 0; i-- {
-			raw[i]++
-			if raw[i] != 0 {
-				break
-			}
-		}
-	}
-	last.raw = raw
-	last.Unlock()
+	var raw [rawBytes]byte
+	binary.BigEndian.PutUint64(raw[:headBytes], heads.next(time.Now()))
+	rand.Read(raw[headBytes:])
 	return prefix + "_" + encoding.EncodeToString(raw[:])
+}
+
+// next is now's time head, or one past the last head given when now's is not later: the clock,
+// made strictly increasing. Only the head is ever bumped; the random bits are never derived from
+// anything.
+func (c *headClock) next(now time.Time) uint64 {
+	millis := uint64(now.UnixMilli())
+	fraction := uint64(now.Nanosecond()%int(time.Millisecond)) << 16 / uint64(time.Millisecond)
+	head := millis<<16 | fraction
+	c.Lock()
+	defer c.Unlock()
+	if head <= c.last {
+		head = c.last + 1
+	}
+	c.last = head
+	return head
 }
 
 // Generator returns a function that makes IDs with the given prefix, for ent's DefaultFunc.

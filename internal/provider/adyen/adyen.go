@@ -234,9 +234,10 @@ func (c *Client) Authenticated(ctx context.Context, req provider.AuthenticationR
 	}
 	var request detailsRequest
 	request.Details.RedirectResult = redirectResult
-	// The same return asked about again is the same request: a retry Adyen answers as it did.
+	// The same return asked about again is the same request: a retry Adyen answers as it did. The
+	// key is within the 64 characters Adyen takes.
 	hash := sha256.Sum256([]byte(redirectResult))
-	answer, err := c.post(ctx, "/v71/payments/details", req.PaymentID+"-"+hex.EncodeToString(hash[:16]), request)
+	answer, err := c.post(ctx, "/v71/payments/details", req.PaymentID+"-"+hex.EncodeToString(hash[:12]), request)
 	if err != nil {
 		return provider.ChargeResult{}, err
 	}
