@@ -198,7 +198,7 @@ func TestShopperReturned(t *testing.T) {
 func TestReturnWithoutItsSecret(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		ctx := allowed()
-		svc, memory, returns, _ := newAuthenticatingService(db)
+		svc, memory, returns, c := newAuthenticatingService(db)
 		var made []*ent.Payment
 		for _, in := range []payment.CreateInput{authenticationInput(provider.AuthenticateThenApprove),
 			authenticationInput(provider.AuthenticateThenApprove), authenticationInput(provider.AuthenticateThenApprove), validInput()} {
@@ -226,6 +226,7 @@ func TestReturnWithoutItsSecret(t *testing.T) {
 			return db.Ent.PaymentStatusChange.Query().Where(paymentstatuschange.PaymentID(id)).CountX(databasetest.AsMerchant())
 		}
 		moves := history(waiting.ID)
+		c.Advance(time.Minute) // whatever a refused return wrote would be written later
 
 		_, unknown := svc.ShopperReturned(context.Background(), "pay_none", returns.of(waiting.ID, nil))
 		refusedAsUnknown := func(name, id string, err error) {
