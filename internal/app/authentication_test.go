@@ -28,19 +28,33 @@ import (
 )
 
 // merchantSite is a merchant's page that shoppers' browsers come back to after authenticating:
-// it tells the browser it landed.
+// it tells the browser it landed, and keeps the Referer each browser sent.
 type merchantSite struct {
-	url string
+	url      string
+	mu       sync.Mutex
+	referers []string
 }
 
 func newMerchantSite(t *testing.T) *merchantSite {
 	t.Helper()
+	site := &merchantSite{}
 	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		site.mu.Lock()
+		site.referers = append(site.referers, r.Referer())
+		site.mu.Unlock()
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, `<!doctype html><title>Order</title><p id="landed">Thank you</p>`)
 	}))
 	t.Cleanup(server.Close)
-	return &merchantSite{url: server.URL}
+	site.url = server.URL
+	return site
+}
+
+// sentReferers is what the browsers sent the site as their Referer.
+func (m *merchantSite) sentReferers() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return strings.Join(m.referers, " ")
 }
 
 // authenticationBody is a payment of amount in currency by the card number, whose shopper comes
@@ -122,13 +136,16 @@ func authenticateInBrowser(t *testing.T, browser context.Context, page, outcome 
 // Headless Chromium opens its URL, submits the challenge, and lands on the merchant's return_url,
 // served by the test, with payment_id and status added and the merchant's own query kept: the
 // payment is succeeded once authenticated, failed when the shopper fails it or the card is
-// declined after it, and its history passed through requires_action.
+// declined after it, and its history passed through requires_action. The payment's return
+// secret, in the address the browser came back to Paygate by, reaches the merchant neither in
+// the address landed on nor as the Referer, and is in no log line.
 func TestAuthenticationInABrowser(t *testing.T) {
 	t.Parallel()
 	browser := newBrowser(t)
 	merchant := newMerchantSite(t)
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db, webhookSecretsEnv...)
+		returnSecrets := env.returnSecrets()
 		operator := env.tokenFor("operator")
 		returnURL := merchant.url + "/orders/42?step=paid"
 		for _, tc := range []struct {
@@ -160,6 +177,12 @@ func TestAuthenticationInABrowser(t *testing.T) {
 				id, page = awaitingShopper(t, env, made, tc.provider, returnURL)
 			}
 			landed := authenticateInBrowser(t, browser, page, tc.outcome)
+			secret := returnSecrets(id)
+			if secret == "" || strings.Contains(landed.String(), secret) || strings.Contains(merchant.sentReferers(), secret) ||
+				strings.Contains(env.logs.String(), secret) {
+				t.Errorf("%s (%s): the return secret %q reached the merchant (landed on %s, Referers %s) or the logs",
+					tc.provider, tc.outcome, secret, landed, merchant.sentReferers())
+			}
 			want := "failed"
 			if tc.approved {
 				want = "succeeded"
