@@ -5303,6 +5303,7 @@ type PaymentMutation struct {
 	capture_requested     *int64
 	addcapture_requested  *int64
 	return_url            *string
+	return_secret_hash    *string
 	next_action_url       *string
 	authenticate_before   *time.Time
 	failure_code          *string
@@ -6693,6 +6694,55 @@ func (m *PaymentMutation) ResetReturnURL() {
 	delete(m.clearedFields, payment.FieldReturnURL)
 }
 
+// SetReturnSecretHash sets the "return_secret_hash" field.
+func (m *PaymentMutation) SetReturnSecretHash(s string) {
+	m.return_secret_hash = &s
+}
+
+// ReturnSecretHash returns the value of the "return_secret_hash" field in the mutation.
+func (m *PaymentMutation) ReturnSecretHash() (r string, exists bool) {
+	v := m.return_secret_hash
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReturnSecretHash returns the old "return_secret_hash" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldReturnSecretHash(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReturnSecretHash is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReturnSecretHash requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReturnSecretHash: %w", err)
+	}
+	return oldValue.ReturnSecretHash, nil
+}
+
+// ClearReturnSecretHash clears the value of the "return_secret_hash" field.
+func (m *PaymentMutation) ClearReturnSecretHash() {
+	m.return_secret_hash = nil
+	m.clearedFields[payment.FieldReturnSecretHash] = struct{}{}
+}
+
+// ReturnSecretHashCleared returns if the "return_secret_hash" field was cleared in this mutation.
+func (m *PaymentMutation) ReturnSecretHashCleared() bool {
+	_, ok := m.clearedFields[payment.FieldReturnSecretHash]
+	return ok
+}
+
+// ResetReturnSecretHash resets all changes to the "return_secret_hash" field.
+func (m *PaymentMutation) ResetReturnSecretHash() {
+	m.return_secret_hash = nil
+	delete(m.clearedFields, payment.FieldReturnSecretHash)
+}
+
 // SetNextActionURL sets the "next_action_url" field.
 func (m *PaymentMutation) SetNextActionURL(s string) {
 	m.next_action_url = &s
@@ -7227,7 +7277,7 @@ func (m *PaymentMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *PaymentMutation) Fields() []string {
-	fields := make([]string, 0, 36)
+	fields := make([]string, 0, 37)
 	if m.merchant_id != nil {
 		fields = append(fields, payment.FieldMerchantID)
 	}
@@ -7311,6 +7361,9 @@ func (m *PaymentMutation) Fields() []string {
 	}
 	if m.return_url != nil {
 		fields = append(fields, payment.FieldReturnURL)
+	}
+	if m.return_secret_hash != nil {
+		fields = append(fields, payment.FieldReturnSecretHash)
 	}
 	if m.next_action_url != nil {
 		fields = append(fields, payment.FieldNextActionURL)
@@ -7400,6 +7453,8 @@ func (m *PaymentMutation) Field(name string) (ent.Value, bool) {
 		return m.CaptureRequested()
 	case payment.FieldReturnURL:
 		return m.ReturnURL()
+	case payment.FieldReturnSecretHash:
+		return m.ReturnSecretHash()
 	case payment.FieldNextActionURL:
 		return m.NextActionURL()
 	case payment.FieldAuthenticateBefore:
@@ -7481,6 +7536,8 @@ func (m *PaymentMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldCaptureRequested(ctx)
 	case payment.FieldReturnURL:
 		return m.OldReturnURL(ctx)
+	case payment.FieldReturnSecretHash:
+		return m.OldReturnSecretHash(ctx)
 	case payment.FieldNextActionURL:
 		return m.OldNextActionURL(ctx)
 	case payment.FieldAuthenticateBefore:
@@ -7702,6 +7759,13 @@ func (m *PaymentMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetReturnURL(v)
 		return nil
+	case payment.FieldReturnSecretHash:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReturnSecretHash(v)
+		return nil
 	case payment.FieldNextActionURL:
 		v, ok := value.(string)
 		if !ok {
@@ -7902,6 +7966,9 @@ func (m *PaymentMutation) ClearedFields() []string {
 	if m.FieldCleared(payment.FieldReturnURL) {
 		fields = append(fields, payment.FieldReturnURL)
 	}
+	if m.FieldCleared(payment.FieldReturnSecretHash) {
+		fields = append(fields, payment.FieldReturnSecretHash)
+	}
 	if m.FieldCleared(payment.FieldNextActionURL) {
 		fields = append(fields, payment.FieldNextActionURL)
 	}
@@ -7966,6 +8033,9 @@ func (m *PaymentMutation) ClearField(name string) error {
 		return nil
 	case payment.FieldReturnURL:
 		m.ClearReturnURL()
+		return nil
+	case payment.FieldReturnSecretHash:
+		m.ClearReturnSecretHash()
 		return nil
 	case payment.FieldNextActionURL:
 		m.ClearNextActionURL()
@@ -8082,6 +8152,9 @@ func (m *PaymentMutation) ResetField(name string) error {
 		return nil
 	case payment.FieldReturnURL:
 		m.ResetReturnURL()
+		return nil
+	case payment.FieldReturnSecretHash:
+		m.ResetReturnSecretHash()
 		return nil
 	case payment.FieldNextActionURL:
 		m.ResetNextActionURL()

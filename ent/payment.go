@@ -76,6 +76,8 @@ type Payment struct {
 	CaptureRequested *int64 `json:"capture_requested,omitempty"`
 	// ReturnURL holds the value of the "return_url" field.
 	ReturnURL *string `json:"return_url,omitempty"`
+	// ReturnSecretHash holds the value of the "return_secret_hash" field.
+	ReturnSecretHash *string `json:"-"`
 	// NextActionURL holds the value of the "next_action_url" field.
 	NextActionURL *string `json:"next_action_url,omitempty"`
 	// AuthenticateBefore holds the value of the "authenticate_before" field.
@@ -141,7 +143,7 @@ func (*Payment) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case payment.FieldAmount, payment.FieldCardExpMonth, payment.FieldCardExpYear, payment.FieldAmountRefunded, payment.FieldAmountCapturable, payment.FieldAmountCaptured, payment.FieldCaptureRequested:
 			values[i] = new(sql.NullInt64)
-		case payment.FieldID, payment.FieldMerchantID, payment.FieldCurrency, payment.FieldStatus, payment.FieldPaymentMethod, payment.FieldCustomerEmail, payment.FieldCustomerName, payment.FieldCardBrand, payment.FieldCardLast4, payment.FieldCardFingerprint, payment.FieldProvider, payment.FieldProviderPaymentID, payment.FieldProviderDeclineCode, payment.FieldCaptureMethod, payment.FieldCancellationReason, payment.FieldPendingAction, payment.FieldReturnURL, payment.FieldNextActionURL, payment.FieldFailureCode, payment.FieldFailureMessage, payment.FieldDescription, payment.FieldDisputeReason:
+		case payment.FieldID, payment.FieldMerchantID, payment.FieldCurrency, payment.FieldStatus, payment.FieldPaymentMethod, payment.FieldCustomerEmail, payment.FieldCustomerName, payment.FieldCardBrand, payment.FieldCardLast4, payment.FieldCardFingerprint, payment.FieldProvider, payment.FieldProviderPaymentID, payment.FieldProviderDeclineCode, payment.FieldCaptureMethod, payment.FieldCancellationReason, payment.FieldPendingAction, payment.FieldReturnURL, payment.FieldReturnSecretHash, payment.FieldNextActionURL, payment.FieldFailureCode, payment.FieldFailureMessage, payment.FieldDescription, payment.FieldDisputeReason:
 			values[i] = new(sql.NullString)
 		case payment.FieldCreatedAt, payment.FieldUpdatedAt, payment.FieldCaptureBefore, payment.FieldCanceledAt, payment.FieldAuthenticateBefore, payment.FieldDisputedAt:
 			values[i] = new(sql.NullTime)
@@ -343,6 +345,13 @@ func (_m *Payment) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.ReturnURL = new(string)
 				*_m.ReturnURL = value.String
+			}
+		case payment.FieldReturnSecretHash:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field return_secret_hash", values[i])
+			} else if value.Valid {
+				_m.ReturnSecretHash = new(string)
+				*_m.ReturnSecretHash = value.String
 			}
 		case payment.FieldNextActionURL:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -546,6 +555,8 @@ func (_m *Payment) String() string {
 		builder.WriteString("return_url=")
 		builder.WriteString(*v)
 	}
+	builder.WriteString(", ")
+	builder.WriteString("return_secret_hash=<sensitive>")
 	builder.WriteString(", ")
 	if v := _m.NextActionURL; v != nil {
 		builder.WriteString("next_action_url=")

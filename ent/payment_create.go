@@ -312,6 +312,20 @@ func (_c *PaymentCreate) SetNillableReturnURL(v *string) *PaymentCreate {
 	return _c
 }
 
+// SetReturnSecretHash sets the "return_secret_hash" field.
+func (_c *PaymentCreate) SetReturnSecretHash(v string) *PaymentCreate {
+	_c.mutation.SetReturnSecretHash(v)
+	return _c
+}
+
+// SetNillableReturnSecretHash sets the "return_secret_hash" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableReturnSecretHash(v *string) *PaymentCreate {
+	if v != nil {
+		_c.SetReturnSecretHash(*v)
+	}
+	return _c
+}
+
 // SetNextActionURL sets the "next_action_url" field.
 func (_c *PaymentCreate) SetNextActionURL(v string) *PaymentCreate {
 	_c.mutation.SetNextActionURL(v)
@@ -841,6 +855,10 @@ func (_c *PaymentCreate) createSpec() (*Payment, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ReturnURL(); ok {
 		_spec.SetField(payment.FieldReturnURL, field.TypeString, value)
 		_node.ReturnURL = &value
+	}
+	if value, ok := _c.mutation.ReturnSecretHash(); ok {
+		_spec.SetField(payment.FieldReturnSecretHash, field.TypeString, value)
+		_node.ReturnSecretHash = &value
 	}
 	if value, ok := _c.mutation.NextActionURL(); ok {
 		_spec.SetField(payment.FieldNextActionURL, field.TypeString, value)

@@ -703,6 +703,9 @@ func (_u *PaymentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.ReturnURLCleared() {
 		_spec.ClearField(payment.FieldReturnURL, field.TypeString)
 	}
+	if _u.mutation.ReturnSecretHashCleared() {
+		_spec.ClearField(payment.FieldReturnSecretHash, field.TypeString)
+	}
 	if value, ok := _u.mutation.NextActionURL(); ok {
 		_spec.SetField(payment.FieldNextActionURL, field.TypeString, value)
 	}
@@ -1563,6 +1566,9 @@ func (_u *PaymentUpdateOne) sqlSave(ctx context.Context) (_node *Payment, err er
 	}
 	if _u.mutation.ReturnURLCleared() {
 		_spec.ClearField(payment.FieldReturnURL, field.TypeString)
+	}
+	if _u.mutation.ReturnSecretHashCleared() {
+		_spec.ClearField(payment.FieldReturnSecretHash, field.TypeString)
 	}
 	if value, ok := _u.mutation.NextActionURL(); ok {
 		_spec.SetField(payment.FieldNextActionURL, field.TypeString, value)

@@ -267,6 +267,7 @@ var (
 		{Name: "pending_action", Type: field.TypeEnum, Nullable: true, Enums: []string{"capture", "cancel"}},
 		{Name: "capture_requested", Type: field.TypeInt64, Nullable: true},
 		{Name: "return_url", Type: field.TypeString, Nullable: true, Size: 2048},
+		{Name: "return_secret_hash", Type: field.TypeString, Nullable: true},
 		{Name: "next_action_url", Type: field.TypeString, Nullable: true},
 		{Name: "authenticate_before", Type: field.TypeTime, Nullable: true},
 		{Name: "failure_code", Type: field.TypeString, Nullable: true},

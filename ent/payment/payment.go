@@ -77,6 +77,8 @@ const (
 	FieldCaptureRequested = "capture_requested"
 	// FieldReturnURL holds the string denoting the return_url field in the database.
 	FieldReturnURL = "return_url"
+	// FieldReturnSecretHash holds the string denoting the return_secret_hash field in the database.
+	FieldReturnSecretHash = "return_secret_hash"
 	// FieldNextActionURL holds the string denoting the next_action_url field in the database.
 	FieldNextActionURL = "next_action_url"
 	// FieldAuthenticateBefore holds the string denoting the authenticate_before field in the database.
@@ -146,6 +148,7 @@ var Columns = []string{
 	FieldPendingAction,
 	FieldCaptureRequested,
 	FieldReturnURL,
+	FieldReturnSecretHash,
 	FieldNextActionURL,
 	FieldAuthenticateBefore,
 	FieldFailureCode,
@@ -426,6 +429,11 @@ func ByCaptureRequested(opts ...sql.OrderTermOption) OrderOption {
 // ByReturnURL orders the results by the return_url field.
 func ByReturnURL(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldReturnURL, opts...).ToFunc()
+}
+
+// ByReturnSecretHash orders the results by the return_secret_hash field.
+func ByReturnSecretHash(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReturnSecretHash, opts...).ToFunc()
 }
 
 // ByNextActionURL orders the results by the next_action_url field.

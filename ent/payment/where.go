@@ -177,6 +177,11 @@ func ReturnURL(v string) predicate.Payment {
 	return predicate.Payment(sql.FieldEQ(FieldReturnURL, v))
 }
 
+// ReturnSecretHash applies equality check predicate on the "return_secret_hash" field. It's identical to ReturnSecretHashEQ.
+func ReturnSecretHash(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldReturnSecretHash, v))
+}
+
 // NextActionURL applies equality check predicate on the "next_action_url" field. It's identical to NextActionURLEQ.
 func NextActionURL(v string) predicate.Payment {
 	return predicate.Payment(sql.FieldEQ(FieldNextActionURL, v))
@@ -1595,6 +1600,81 @@ func ReturnURLEqualFold(v string) predicate.Payment {
 // ReturnURLContainsFold applies the ContainsFold predicate on the "return_url" field.
 func ReturnURLContainsFold(v string) predicate.Payment {
 	return predicate.Payment(sql.FieldContainsFold(FieldReturnURL, v))
+}
+
+// ReturnSecretHashEQ applies the EQ predicate on the "return_secret_hash" field.
+func ReturnSecretHashEQ(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldReturnSecretHash, v))
+}
+
+// ReturnSecretHashNEQ applies the NEQ predicate on the "return_secret_hash" field.
+func ReturnSecretHashNEQ(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldNEQ(FieldReturnSecretHash, v))
+}
+
+// ReturnSecretHashIn applies the In predicate on the "return_secret_hash" field.
+func ReturnSecretHashIn(vs ...string) predicate.Payment {
+	return predicate.Payment(sql.FieldIn(FieldReturnSecretHash, vs...))
+}
+
+// ReturnSecretHashNotIn applies the NotIn predicate on the "return_secret_hash" field.
+func ReturnSecretHashNotIn(vs ...string) predicate.Payment {
+	return predicate.Payment(sql.FieldNotIn(FieldReturnSecretHash, vs...))
+}
+
+// ReturnSecretHashGT applies the GT predicate on the "return_secret_hash" field.
+func ReturnSecretHashGT(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldGT(FieldReturnSecretHash, v))
+}
+
+// ReturnSecretHashGTE applies the GTE predicate on the "return_secret_hash" field.
+func ReturnSecretHashGTE(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldGTE(FieldReturnSecretHash, v))
+}
+
+// ReturnSecretHashLT applies the LT predicate on the "return_secret_hash" field.
+func ReturnSecretHashLT(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldLT(FieldReturnSecretHash, v))
+}
+
+// ReturnSecretHashLTE applies the LTE predicate on the "return_secret_hash" field.
+func ReturnSecretHashLTE(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldLTE(FieldReturnSecretHash, v))
+}
+
+// ReturnSecretHashContains applies the Contains predicate on the "return_secret_hash" field.
+func ReturnSecretHashContains(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldContains(FieldReturnSecretHash, v))
+}
+
+// ReturnSecretHashHasPrefix applies the HasPrefix predicate on the "return_secret_hash" field.
+func ReturnSecretHashHasPrefix(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldHasPrefix(FieldReturnSecretHash, v))
+}
+
+// ReturnSecretHashHasSuffix applies the HasSuffix predicate on the "return_secret_hash" field.
+func ReturnSecretHashHasSuffix(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldHasSuffix(FieldReturnSecretHash, v))
+}
+
+// ReturnSecretHashIsNil applies the IsNil predicate on the "return_secret_hash" field.
+func ReturnSecretHashIsNil() predicate.Payment {
+	return predicate.Payment(sql.FieldIsNull(FieldReturnSecretHash))
+}
+
+// ReturnSecretHashNotNil applies the NotNil predicate on the "return_secret_hash" field.
+func ReturnSecretHashNotNil() predicate.Payment {
+	return predicate.Payment(sql.FieldNotNull(FieldReturnSecretHash))
+}
+
+// ReturnSecretHashEqualFold applies the EqualFold predicate on the "return_secret_hash" field.
+func ReturnSecretHashEqualFold(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEqualFold(FieldReturnSecretHash, v))
+}
+
+// ReturnSecretHashContainsFold applies the ContainsFold predicate on the "return_secret_hash" field.
+func ReturnSecretHashContainsFold(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldContainsFold(FieldReturnSecretHash, v))
 }
 
 // NextActionURLEQ applies the EQ predicate on the "next_action_url" field.

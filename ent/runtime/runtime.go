@@ -623,11 +623,11 @@ func init() {
 	// payment.ReturnURLValidator is a validator for the "return_url" field. It is called by the builders before save.
 	payment.ReturnURLValidator = paymentDescReturnURL.Validators[0].(func(string) error)
 	// paymentDescDescription is the schema descriptor for description field.
-	paymentDescDescription := paymentFields[30].Descriptor()
+	paymentDescDescription := paymentFields[31].Descriptor()
 	// payment.DescriptionValidator is a validator for the "description" field. It is called by the builders before save.
 	payment.DescriptionValidator = paymentDescDescription.Validators[0].(func(string) error)
 	// paymentDescDisputeReason is the schema descriptor for dispute_reason field.
-	paymentDescDisputeReason := paymentFields[32].Descriptor()
+	paymentDescDisputeReason := paymentFields[33].Descriptor()
 	// payment.DisputeReasonValidator is a validator for the "dispute_reason" field. It is called by the builders before save.
 	payment.DisputeReasonValidator = paymentDescDisputeReason.Validators[0].(func(string) error)
 	// paymentDescID is the schema descriptor for id field.

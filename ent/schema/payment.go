@@ -72,6 +72,10 @@ func (Payment) Fields() []ent.Field {
 		// kept while the payment waits for them (requires_action), and authenticate_before when a
 		// payment still waiting is abandoned.
 		field.String("return_url").Optional().Nillable().Immutable().MaxLen(2048).Annotations(hidden),
+		// return_secret_hash is the SHA-256, in hex, of the secret in the return address a payment
+		// with a return_url gives its provider: the shopper's browser brings it back, and no one
+		// else is told of the payment there. Only its hash is kept, never served.
+		field.String("return_secret_hash").Optional().Nillable().Immutable().Sensitive().Annotations(entgql.Skip(entgql.SkipAll)),
 		field.String("next_action_url").Optional().Nillable().Annotations(entgql.Skip(entgql.SkipAll)),
 		field.Time("authenticate_before").Optional().Nillable().Annotations(entgql.Skip(entgql.SkipAll)),
 		field.String("failure_code").Optional().Nillable().

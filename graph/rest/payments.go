@@ -144,9 +144,9 @@ func (h *Handlers) CreatePayment(w http.ResponseWriter, r *http.Request) {
 const maxReturnedQuery = 8 << 10
 
 // ShopperReturned is GET /api/v1/payments/{id}/return: the shopper's browser, back from
-// authenticating at the provider. The payment is settled as the provider says, and the browser
-// sent on (303) to the merchant's return_url with payment_id and status; without one, it is
-// told the status on a plain page.
+// authenticating at the provider with the payment's return secret in the query. The payment is
+// settled as the provider says, and the browser sent on (303) to the merchant's return_url with
+// payment_id and status; without the secret the payment is not found.
 func (h *Handlers) ShopperReturned(w http.ResponseWriter, r *http.Request) {
 	if len(r.URL.RawQuery) > maxReturnedQuery {
 		web.WriteError(w, r, apierror.New(apierror.InvalidRequest, fmt.Sprintf("the query string must be at most %d bytes", maxReturnedQuery)), nil)
@@ -157,12 +157,7 @@ func (h *Handlers) ShopperReturned(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	if returnTo := payment.ReturnTo(p); returnTo != "" {
-		http.Redirect(w, r, returnTo, http.StatusSeeOther)
-		return
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	fmt.Fprintf(w, "Payment %s is %s. You can close this window.\n", p.ID, p.Status)
+	http.Redirect(w, r, payment.ReturnTo(p), http.StatusSeeOther)
 }
 
 type captureRequest struct {

@@ -135,7 +135,9 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger, now cl
 	payments.Logger = logger
 	payments.CaptureWindow = func() time.Duration { return configs.Current().Capture.Window() }
 	public := cfg.PublicAddress()
-	payments.ReturnAddress = func(id string) string { return public + "/api/v1/payments/" + url.PathEscape(id) + "/return" }
+	payments.ReturnAddress = func(id, secret string) string {
+		return public + "/api/v1/payments/" + url.PathEscape(id) + "/return?" + payment.ReturnQuery(secret)
+	}
 	// In production a delivery goes to public addresses only, checked as each is dialled.
 	deliveries := outbound.NewDeliveries(outbound.Deliveries{Client: db.Ent, Sender: outbound.NewSender(cfg.Production(), outbound.DeliveryTimeout),
 		Now: now, Logger: logger, Observe: counters.WebhookDelivery})

@@ -2,12 +2,16 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
+	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,25 +21,40 @@ import (
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/payment"
+	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
 	"github.com/paygate/paygate/internal/state"
 )
 
 // merchantSite is a merchant's page that shoppers' browsers come back to after authenticating:
-// it tells the browser it landed.
+// it tells the browser it landed, and keeps the Referer each browser sent.
 type merchantSite struct {
-	url string
+	url      string
+	mu       sync.Mutex
+	referers []string
 }
 
 func newMerchantSite(t *testing.T) *merchantSite {
 	t.Helper()
+	site := &merchantSite{}
 	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		site.mu.Lock()
+		site.referers = append(site.referers, r.Referer())
+		site.mu.Unlock()
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, `<!doctype html><title>Order</title><p id="landed">Thank you</p>`)
 	}))
 	t.Cleanup(server.Close)
-	return &merchantSite{url: server.URL}
+	site.url = server.URL
+	return site
+}
+
+// sentReferers is what the browsers sent the site as their Referer.
+func (m *merchantSite) sentReferers() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return strings.Join(m.referers, " ")
 }
 
 // authenticationBody is a payment of amount in currency by the card number, whose shopper comes
@@ -117,13 +136,16 @@ func authenticateInBrowser(t *testing.T, browser context.Context, page, outcome 
 // Headless Chromium opens its URL, submits the challenge, and lands on the merchant's return_url,
 // served by the test, with payment_id and status added and the merchant's own query kept: the
 // payment is succeeded once authenticated, failed when the shopper fails it or the card is
-// declined after it, and its history passed through requires_action.
+// declined after it, and its history passed through requires_action. The payment's return
+// secret, in the address the browser came back to Paygate by, reaches the merchant neither in
+// the address landed on nor as the Referer, and is in no log line.
 func TestAuthenticationInABrowser(t *testing.T) {
 	t.Parallel()
 	browser := newBrowser(t)
 	merchant := newMerchantSite(t)
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		env := newTestEnv(t, db, webhookSecretsEnv...)
+		returnSecrets := env.returnSecrets()
 		operator := env.tokenFor("operator")
 		returnURL := merchant.url + "/orders/42?step=paid"
 		for _, tc := range []struct {
@@ -155,6 +177,12 @@ func TestAuthenticationInABrowser(t *testing.T) {
 				id, page = awaitingShopper(t, env, made, tc.provider, returnURL)
 			}
 			landed := authenticateInBrowser(t, browser, page, tc.outcome)
+			secret := returnSecrets(id)
+			if secret == "" || strings.Contains(landed.String(), secret) || strings.Contains(merchant.sentReferers(), secret) ||
+				strings.Contains(env.logs.String(), secret) {
+				t.Errorf("%s (%s): the return secret %q reached the merchant (landed on %s, Referers %s) or the logs",
+					tc.provider, tc.outcome, secret, landed, merchant.sentReferers())
+			}
 			want := "failed"
 			if tc.approved {
 				want = "succeeded"
@@ -334,8 +362,8 @@ func TestAuthenticationInEveryOrder(t *testing.T) {
 // declines it itself after 15 minutes, which the pass finds when it asks. One the shopper authenticated meanwhile, with neither
 // browser nor webhook telling Paygate yet, is settled as the provider says instead, and its late
 // webhook agrees. Without a return_url no authentication is asked for: the card is declined. The
-// return address answers an unknown payment 404, an oversized query 400, and the browser of a
-// payment without a return_url a plain page.
+// return address answers an unknown payment 404, as it does a payment without a return_url, which
+// has no return secret, and an oversized query 400.
 func TestAbandonedAuthentication(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
@@ -388,8 +416,156 @@ func TestAbandonedAuthentication(t *testing.T) {
 		if r := env.request(http.MethodGet, "/api/v1/payments/"+silent+"/return?x="+strings.Repeat("a", 9000), "", nil); r.status != http.StatusBadRequest {
 			t.Errorf("return with an oversized query: %d", r.status)
 		}
-		if r := env.request(http.MethodGet, "/api/v1/payments/"+str(get(plain.data(), "id"))+"/return", "", nil); r.status != http.StatusOK || !strings.Contains(r.raw, "failed") {
+		if r := env.request(http.MethodGet, "/api/v1/payments/"+str(get(plain.data(), "id"))+"/return", "", nil); r.status != http.StatusNotFound || strings.Contains(r.raw, "failed") {
 			t.Errorf("return without a return_url: %d %s", r.status, r.raw)
+		}
+	})
+}
+
+// returnSecrets has env's payment service tell the test, from now on, the secret of each payment's
+// return address as it gives the address to the provider, and returns a look-up of them: for the
+// tests that come back to it before the provider's page would send them there.
+func (e *testEnv) returnSecrets() func(paymentID string) string {
+	var mu sync.Mutex
+	secrets := map[string]string{}
+	address := e.app.services.payments.ReturnAddress
+	e.app.services.payments.ReturnAddress = func(id, secret string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		secrets[id] = secret
+		return address(id, secret)
+	}
+	return func(id string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		return secrets[id]
+	}
+}
+
+// TestReturnNeedsItsSecret: at each provider's sandbox, the return address Paygate gives the
+// provider carries a secret of the payment's, 26 characters, one for each payment. Once the
+// shopper authenticated, the return without it, with a wrong one or with another payment's is
+// answered as an id that names no payment, byte for byte but for the id (status, headers, body,
+// sent with one request id): no status, no return_url; and the payment is unchanged, so the
+// provider, whose answer would settle it, was not asked. So is the return of a payment stored
+// before payments had secrets, with the secret it was made with: its webhook settles it. With its
+// secret the browser is sent on to the merchant with the status. No answer to the merchant and
+// no log line holds a secret.
+func TestReturnNeedsItsSecret(t *testing.T) {
+	t.Parallel()
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db, webhookSecretsEnv...)
+		operator := env.tokenFor("operator")
+		returnURL := "https://alpha.example/thanks?order=A-1&token=s3cr3t"
+		// ask answers a browser's GET of path, sent with one request id, and not followed.
+		ask := func(path string) (status int, header http.Header, body string) {
+			t.Helper()
+			req, err := http.NewRequest(http.MethodGet, env.url+path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("X-Request-Id", "req_return_probe")
+			resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			raw, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Header.Del("Date")
+			return resp.StatusCode, resp.Header, string(raw)
+		}
+		var secrets, toMerchant []string
+		for _, tc := range []struct{ provider, currency string }{{"stripe", "USD"}, {"adyen", "EUR"}, {"checkout", "GBP"}} {
+			// The payment tried, another whose secret is tried on it, and one stored before
+			// payments had secrets; each shopper authenticated, their browsers not back yet.
+			var ids [3]string
+			var backs [3]*url.URL
+			for i := range ids {
+				made := env.request(http.MethodPost, "/api/v1/payments", operator, authenticationBody("50.00", tc.currency, provider.AuthenticateThenApprove, returnURL))
+				toMerchant = append(toMerchant, made.raw)
+				var page string
+				ids[i], page = awaitingShopper(t, env, made, tc.provider, returnURL)
+				back, err := url.Parse(returnOf(t, page, "complete"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				backs[i] = back
+				secret := back.Query().Get(payment.ReturnSecretParam)
+				if back.Path != "/api/v1/payments/"+ids[i]+"/return" || len(secret) != 26 || slices.Contains(secrets, secret) {
+					t.Fatalf("%s: the provider sent the browser back to %s", tc.provider, back)
+				}
+				secrets = append(secrets, secret)
+			}
+			tried, other, old := ids[0], ids[1], ids[2]
+			if _, err := db.SQL.ExecContext(context.Background(), "UPDATE payments SET return_secret_hash = NULL WHERE id = $1", old); err != nil {
+				t.Fatal(err)
+			}
+			before, moves := env.payment(tried), movesOf(t, env, tried)
+
+			unknown := prefixid.New("pay")
+			withSecret := func(back *url.URL, secret string, keep bool) string {
+				q := back.Query()
+				q.Del(payment.ReturnSecretParam)
+				if keep {
+					q.Set(payment.ReturnSecretParam, secret)
+				}
+				return q.Encode()
+			}
+			for name, tc2 := range map[string]struct {
+				id, query string
+			}{
+				"without the secret":       {tried, withSecret(backs[0], "", false)},
+				"with a wrong secret":      {tried, withSecret(backs[0], rand.Text(), true)},
+				"with another's secret":    {tried, withSecret(backs[0], backs[1].Query().Get(payment.ReturnSecretParam), true)},
+				"of a payment from before": {old, backs[2].RawQuery},
+			} {
+				status, header, body := ask("/api/v1/payments/" + tc2.id + "/return?" + tc2.query)
+				wantStatus, wantHeader, wantBody := ask("/api/v1/payments/" + unknown + "/return?" + tc2.query)
+				if status != http.StatusNotFound || status != wantStatus || !maps.EqualFunc(header, wantHeader, slices.Equal) ||
+					strings.ReplaceAll(body, tc2.id, unknown) != wantBody || strings.Contains(body, "alpha.example") || strings.Contains(body, "requires_action") {
+					t.Errorf("%s: the return %s = %d %v %s; an unknown id's = %d %v %s", tc.provider, name, status, header, body, wantStatus, wantHeader, wantBody)
+				}
+			}
+			if after := env.payment(tried); after.Status != state.PaymentRequiresAction || !after.UpdatedAt.Equal(before.UpdatedAt) ||
+				!slices.Equal(movesOf(t, env, tried), moves) {
+				t.Errorf("%s: refused returns moved the payment to %s at %v", tc.provider, after.Status, after.UpdatedAt)
+			}
+
+			for i, id := range []string{tried, other} {
+				if back := comeBack(t, backs[i].String()); back.Query().Get("payment_id") != id || back.Query().Get("status") != "succeeded" ||
+					!strings.HasPrefix(back.String(), returnURL+"&") {
+					t.Errorf("%s: the return with its secret sent the browser to %s", tc.provider, back)
+				}
+			}
+			if p := env.payment(old); p.Status != state.PaymentRequiresAction {
+				t.Errorf("%s: a payment from before secrets is %s after its refused return", tc.provider, p.Status)
+			}
+			waitFor(t, tc.provider+" webhook settling the payment from before secrets", func() bool {
+				env.processWebhooks(t)
+				return env.payment(old).Status == state.PaymentSucceeded
+			})
+			for _, id := range ids {
+				toMerchant = append(toMerchant, env.request(http.MethodGet, "/api/v1/payments/"+id, operator, nil).raw)
+			}
+		}
+		toMerchant = append(toMerchant, env.request(http.MethodGet, "/api/v1/payments?limit=100", operator, nil).raw,
+			env.request(http.MethodGet, "/api/v1/events?limit=100", operator, nil).raw)
+		logs := env.logs.String()
+		if n := strings.Count(logs, `"route":"GET /api/v1/payments/{id}/return","status":404`); n < 3*4*2 {
+			t.Errorf("%d refused returns were logged, want every one", n)
+		}
+		for _, secret := range secrets {
+			if strings.Contains(logs, secret) {
+				t.Errorf("a return secret is in the logs")
+			}
+			for _, answer := range toMerchant {
+				if strings.Contains(answer, secret) {
+					t.Errorf("a return secret is in an answer to the merchant: %.300s", answer)
+				}
+			}
 		}
 	})
 }

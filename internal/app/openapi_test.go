@@ -22,6 +22,7 @@ import (
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/idempotency"
+	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/settings"
@@ -403,12 +404,15 @@ func checkDocumentedAnswers(t *testing.T, c *apiContract, env *testEnv, db *data
 	c.expect(env, http.StatusBadGateway, http.MethodPost, "/api/v1/payments/"+refusedCapture+"/capture", admin, nil)
 	c.expect(env, http.StatusBadGateway, http.MethodPost, "/api/v1/payments/"+refusedCancel+"/cancel", admin, nil)
 
-	// 3-D Secure: a payment waiting for its shopper, whose browser comes back before and after
-	// authenticating; one without a return_url is answered with a page.
+	// 3-D Secure: a payment waiting for its shopper, whose browser comes back with the payment's
+	// return secret before and after authenticating; without it, or for a payment without a
+	// return_url, the payment is not found.
+	returnSecrets := env.returnSecrets()
 	waiting := c.expect(env, http.StatusCreated, http.MethodPost, "/api/v1/payments", admin,
 		authenticationBody("15.00", "USD", provider.AuthenticateThenApprove, "https://shop.example/back?order=1"))
 	authenticating := str(get(waiting.data(), "id"))
-	c.expect(env, http.StatusSeeOther, http.MethodGet, "/api/v1/payments/"+authenticating+"/return", "", nil)
+	c.expect(env, http.StatusSeeOther, http.MethodGet, "/api/v1/payments/"+authenticating+"/return?"+payment.ReturnQuery(returnSecrets(authenticating)), "", nil)
+	c.expect(env, http.StatusNotFound, http.MethodGet, "/api/v1/payments/"+authenticating+"/return", "", nil)
 	back, err := url.Parse(returnOf(t, str(get(waiting.data(), "next_action", "redirect_to_url", "url")), "complete"))
 	if err != nil {
 		t.Fatal(err)
@@ -417,7 +421,7 @@ func checkDocumentedAnswers(t *testing.T, c *apiContract, env *testEnv, db *data
 		t.Errorf("the shopper back from authenticating is sent to %s", r.header.Get("Location"))
 	}
 	plain := str(get(env.request(http.MethodPost, "/api/v1/payments", admin, paymentBody("16.00", "USD", provider.AuthenticateThenApprove)).data(), "id"))
-	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/payments/"+plain+"/return", "", nil)
+	c.expect(env, http.StatusNotFound, http.MethodGet, "/api/v1/payments/"+plain+"/return", "", nil)
 	c.expect(env, http.StatusBadRequest, http.MethodGet, "/api/v1/payments/"+plain+"/return?x="+strings.Repeat("a", 9000), "", nil)
 	c.expect(env, http.StatusNotFound, http.MethodGet, "/api/v1/payments/pay_none/return", "", nil)
 	stripeSwitches.Outage.Store(false)

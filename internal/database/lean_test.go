@@ -41,7 +41,8 @@ func TestLeanPaymentReadsReadWhatEntReads(t *testing.T) {
 			if i%2 == 1 {
 				create.SetProviderPaymentID("pi_1").SetDescription("tea").SetMetadata(map[string]string{"order": "7"}).
 					SetRouting(&state.RoutingDecision{Rule: &rule, Attempts: []state.RoutingAttempt{{Provider: "stripe", Outcome: "approved", LatencyMS: 12}}}).
-					SetDisputedAt(when).SetDisputeReason("fraudulent").SetReturnURL("https://shop.example/back")
+					SetDisputedAt(when).SetDisputeReason("fraudulent").SetReturnURL("https://shop.example/back").
+					SetReturnSecretHash("5e0a2b")
 			}
 			p, err := create.Save(ctx)
 			if err != nil {

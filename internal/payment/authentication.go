@@ -2,7 +2,12 @@ package payment
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
 	"fmt"
+	"maps"
 	"net/url"
 	"time"
 
@@ -22,6 +27,13 @@ import (
 // payment too, if the browser never comes back; one still waiting after AuthenticationWindow is
 // canceled as abandoned. Authentication is asked for only when the merchant gave a return_url:
 // without a page to come back to, a card that needs it is declined.
+//
+// The return address carries a secret of the payment's, as Stripe's client_secret rides in the
+// address its shoppers come back to: made when a payment with a return_url is, kept only as its
+// hash, and never answered to anyone. Without it the return address tells nothing of the payment,
+// not even that it exists, whoever guesses or learns its id. Payments made before there were
+// secrets have none, so their return address is as closed as any: their webhooks and the expiry
+// pass settle them.
 
 // AuthenticationWindow is how long a payment waits for its shopper to authenticate.
 const AuthenticationWindow = time.Hour
@@ -35,37 +47,87 @@ const (
 // RedirectToURL is the one kind of next action: send the shopper's browser to a page.
 const RedirectToURL = "redirect_to_url"
 
-// returnAddress is where p's provider sends its shopper back to: Paygate's return address for
-// it, or "" when the merchant gave no return_url, so that no authentication is asked for.
-func (s *Service) returnAddress(p *ent.Payment) string {
-	if s.ReturnAddress == nil || p.ReturnURL == nil {
+// ReturnSecretParam is the query parameter of the return address that holds the payment's
+// secret; maxReturnSecret bounds what is taken for one, with room beyond the 26 characters made.
+const (
+	ReturnSecretParam = "return_secret"
+	maxReturnSecret   = 64
+)
+
+// ReturnQuery is the query of the return address of a payment whose return secret is secret.
+func ReturnQuery(secret string) string {
+	return url.Values{ReturnSecretParam: {secret}}.Encode()
+}
+
+// newReturnSecret returns the secret of the return address of a payment made with in, "" when it
+// has none: without a return_url (or a return address) no authentication is asked for. It is
+// crypto/rand's text: 26 characters, 130 random bits.
+func (s *Service) newReturnSecret(in CreateInput) string {
+	if s.ReturnAddress == nil || in.ReturnURL == nil {
 		return ""
 	}
-	return s.ReturnAddress(p.ID)
+	return rand.Text()
+}
+
+// returnSecretHash is what a payment keeps of its return secret, nil for none. A plain SHA-256
+// suffices: the secret is random, with nothing to guess from its hash.
+func returnSecretHash(secret string) *string {
+	if secret == "" {
+		return nil
+	}
+	sum := sha256.Sum256([]byte(secret))
+	return new(hex.EncodeToString(sum[:]))
+}
+
+// returnSecretMatches reports whether secret is payment p's return secret, in time that does not
+// depend on how much of it matches. A payment without one matches nothing.
+func returnSecretMatches(p *ent.Payment, secret string) bool {
+	sum := sha256.Sum256([]byte(secret))
+	want, err := hex.DecodeString(deref(p.ReturnSecretHash))
+	return err == nil && len(want) == len(sum) && subtle.ConstantTimeCompare(want, sum[:]) == 1
+}
+
+// returnAddress is where p's provider sends its shopper back to: Paygate's return address for
+// it with its secret, or "" when it has none, so that no authentication is asked for.
+func (s *Service) returnAddress(p *ent.Payment, secret string) string {
+	if secret == "" {
+		return ""
+	}
+	return s.ReturnAddress(p.ID, secret)
 }
 
 // ShopperReturned settles payment id once its shopper's browser came back from the provider's
-// authentication page with the query returned, and answers the payment as it then is. It asks
-// the provider, never taking the browser's word: a payment no longer waiting is answered as it is,
-// and one the provider cannot tell of yet stays waiting (its webhook settles it). A payment
-// canceled while it waited is asked about too: a shopper who authenticated after all has paid,
-// which a person must undo. Anyone with the payment's id may call it, as the browser carries no
-// credential: it reveals only the status. The browsers coming back at once for one payment share
-// one question to the provider.
+// authentication page with the query returned, and answers the payment as it then is: a payment
+// with a return_url. The browser carries no credential: the query must hold the payment's return
+// secret (ReturnSecretParam), without which, or with another's, the payment is not found, as an id
+// that names none, and nothing is written or asked. It asks the provider, never taking the
+// browser's word: a payment no longer waiting is answered as it is, and one the provider cannot
+// tell of yet stays waiting (its webhook settles it). A payment canceled while it waited is asked
+// about too: a shopper who authenticated after all has paid, which a person must undo. The
+// browsers coming back at once for one payment share one question to the provider.
 func (s *Service) ShopperReturned(ctx context.Context, id string, returned url.Values) (*ent.Payment, error) {
 	if err := auth.Authorize(ctx, auth.ShopperReturn); err != nil {
 		return nil, err
 	}
-	// The shopper's browser carries no credential: the payment's id, which only its return URL
-	// holds, says whose payment it is.
+	secret := returned.Get(ReturnSecretParam)
+	if len(secret) > maxReturnSecret {
+		return nil, apierror.ForParam(apierror.InvalidRequest, ReturnSecretParam,
+			fmt.Sprintf("%s must be at most %d characters", ReturnSecretParam, maxReturnSecret))
+	}
+	// The payment's id and secret, which only its return address holds, say whose payment it is.
 	ctx = tenant.System(ctx)
 	p, err := s.client.Payment.Get(ctx, id)
-	if ent.IsNotFound(err) {
+	switch {
+	case ent.IsNotFound(err), err == nil && !returnSecretMatches(p, secret):
 		return nil, apierror.ForParam(apierror.NotFound, "id", "no payment has the id "+id)
+	case err != nil:
+		return nil, err
+	case p.Status != state.PaymentRequiresAction && !canceledWhileWaiting(p):
+		return p, nil
 	}
-	if err != nil || p.Status != state.PaymentRequiresAction && !canceledWhileWaiting(p) {
-		return p, err
-	}
+	// The secret is Paygate's own: the provider is told what it added alone.
+	returned = maps.Clone(returned)
+	delete(returned, ReturnSecretParam)
 	ctx = context.WithoutCancel(ctx)
 	settled, err, _ := s.returns.Do(id, func() (any, error) {
 		result, err := s.askAuthentication(ctx, p, returned)
@@ -160,7 +222,8 @@ func NextAction(p *ent.Payment) (redirectURL string, returnURL *string, waits bo
 
 // ReturnTo is where the shopper's browser goes once back from authenticating payment p: the
 // merchant's return_url with payment_id and status added to its query, the rest of it as the
-// merchant wrote it (a signed URL stays signed); "" when it gave none.
+// merchant wrote it (a signed URL stays signed); "" when it gave none, which a payment that
+// ShopperReturned answers always did.
 func ReturnTo(p *ent.Payment) string {
 	if p.ReturnURL == nil {
 		return ""

@@ -2,13 +2,16 @@ package payment_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/paymentstatuschange"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/database"
@@ -20,11 +23,13 @@ import (
 	"github.com/paygate/paygate/internal/state"
 )
 
-// returnSeeing is the memory provider, keeping the return URL each charge was sent with.
+// returnSeeing is the memory provider, keeping the return URL each charge was sent with and
+// counting the questions about authentications.
 type returnSeeing struct {
 	providertest.Memory
 	mu      sync.Mutex
 	returns map[string]string
+	asked   atomic.Int32
 }
 
 func (r *returnSeeing) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
@@ -37,14 +42,55 @@ func (r *returnSeeing) Charge(ctx context.Context, req provider.ChargeRequest) (
 	return r.Memory.Charge(ctx, req)
 }
 
+func (r *returnSeeing) Authenticated(ctx context.Context, req provider.AuthenticationRequest) (provider.ChargeResult, error) {
+	r.asked.Add(1)
+	return r.Memory.Authenticated(ctx, req)
+}
+
+// shopperReturns is the return address at https://paygate.example that payment services give
+// their providers, keeping the secret each payment's carries, as its shopper's browser would.
+type shopperReturns struct {
+	mu      sync.Mutex
+	secrets map[string]string
+}
+
+// returnsFor gives each of svcs the return address, and returns the secrets they hand out.
+func returnsFor(svcs ...*payment.Service) *shopperReturns {
+	r := &shopperReturns{secrets: map[string]string{}}
+	for _, svc := range svcs {
+		svc.ReturnAddress = func(id, secret string) string {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.secrets[id] = secret
+			return "https://paygate.example/api/v1/payments/" + id + "/return?" + payment.ReturnQuery(secret)
+		}
+	}
+	return r
+}
+
+// secret is the secret of payment id's return address, "" for none.
+func (r *shopperReturns) secret(id string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.secrets[id]
+}
+
+// of is the query the browser of payment id's shopper comes back with: its secret, and extra.
+func (r *shopperReturns) of(id string, extra url.Values) url.Values {
+	back := url.Values{payment.ReturnSecretParam: {r.secret(id)}}
+	for key, values := range extra {
+		back[key] = values
+	}
+	return back
+}
+
 // newAuthenticatingService is the payment service over db, paying through the memory provider,
 // whose shoppers come back to https://paygate.example.
-func newAuthenticatingService(db *database.DB) (*payment.Service, *returnSeeing, *clock) {
+func newAuthenticatingService(db *database.DB) (*payment.Service, *returnSeeing, *shopperReturns, *clock) {
 	c := &clock{now: time.Now().UTC().Truncate(time.Microsecond)}
 	memory := &returnSeeing{}
 	svc := newClockedService(db, memory, c)
-	svc.ReturnAddress = func(id string) string { return "https://paygate.example/api/v1/payments/" + id + "/return" }
-	return svc, memory, c
+	return svc, memory, returnsFor(svc), c
 }
 
 func authenticationInput(number string) payment.CreateInput {
@@ -65,7 +111,7 @@ func authenticationInput(number string) payment.CreateInput {
 func TestShopperReturned(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		ctx := allowed()
-		svc, memory, c := newAuthenticatingService(db)
+		svc, memory, returns, c := newAuthenticatingService(db)
 		p, err := svc.Create(ctx, authenticationInput(provider.AuthenticateThenApprove))
 		if err != nil {
 			t.Fatal(err)
@@ -76,7 +122,8 @@ func TestShopperReturned(t *testing.T) {
 			p.AuthenticateBefore == nil || !p.AuthenticateBefore.Equal(c.Now().Add(payment.AuthenticationWindow)) {
 			t.Fatalf("payment of a card that asks for authentication: %+v", p)
 		}
-		if sent := memory.returns[p.ID]; sent != "https://paygate.example/api/v1/payments/"+p.ID+"/return" {
+		if sent := memory.returns[p.ID]; len(returns.secret(p.ID)) < 26 ||
+			sent != "https://paygate.example/api/v1/payments/"+p.ID+"/return?return_secret="+returns.secret(p.ID) {
 			t.Errorf("the provider was sent the return address %q", sent)
 		}
 		if _, err := svc.Refund(ctx, payment.RefundInput{PaymentID: p.ID}); !hasCode(err, apierror.InvalidState) {
@@ -86,7 +133,7 @@ func TestShopperReturned(t *testing.T) {
 			t.Errorf("capture of a payment waiting for its shopper: %v", err)
 		}
 		for range 2 {
-			back, err := svc.ShopperReturned(context.Background(), p.ID, url.Values{"payment_intent": {"anything"}})
+			back, err := svc.ShopperReturned(context.Background(), p.ID, returns.of(p.ID, url.Values{"payment_intent": {"anything"}}))
 			if err != nil || back.Status != state.PaymentSucceeded || back.AmountCaptured != back.Amount || back.NextActionURL != nil || back.AuthenticateBefore != nil {
 				t.Fatalf("shopper back: %+v, %v", back, err)
 			}
@@ -102,7 +149,7 @@ func TestShopperReturned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if back, err := svc.ShopperReturned(context.Background(), declined.ID, nil); err != nil || back.Status != state.PaymentFailed ||
+		if back, err := svc.ShopperReturned(context.Background(), declined.ID, returns.of(declined.ID, nil)); err != nil || back.Status != state.PaymentFailed ||
 			back.FailureCode == nil || *back.FailureCode != "card_declined" {
 			t.Errorf("declined after authentication: %+v, %v", back, err)
 		}
@@ -113,7 +160,7 @@ func TestShopperReturned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if back, err := svc.ShopperReturned(context.Background(), held.ID, nil); err != nil || back.Status != state.PaymentRequiresCapture ||
+		if back, err := svc.ShopperReturned(context.Background(), held.ID, returns.of(held.ID, nil)); err != nil || back.Status != state.PaymentRequiresCapture ||
 			back.AmountCapturable != back.Amount || back.CaptureBefore == nil {
 			t.Errorf("authorised after authentication: %+v, %v", back, err)
 		}
@@ -140,6 +187,93 @@ func TestShopperReturned(t *testing.T) {
 	})
 }
 
+// TestReturnWithoutItsSecret: each payment with a return_url gets a return secret of its own,
+// kept only as its hash. The return of a payment waiting for its shopper (authenticated at the
+// provider meanwhile) without that secret, with an empty, wrong or altered one, with its hash or
+// with another payment's secret is refused as the return of an id that names no payment is, but
+// for the id: nothing is written and the provider is not asked. So is the return of a payment
+// without a return_url, which has no secret, and of one made before payments had secrets. An
+// oversized secret is refused before any payment is looked for. With its secret the payment is
+// settled.
+func TestReturnWithoutItsSecret(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		ctx := allowed()
+		svc, memory, returns, c := newAuthenticatingService(db)
+		var made []*ent.Payment
+		for _, in := range []payment.CreateInput{authenticationInput(provider.AuthenticateThenApprove),
+			authenticationInput(provider.AuthenticateThenApprove), authenticationInput(provider.AuthenticateThenApprove), validInput()} {
+			p, err := svc.Create(ctx, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			made = append(made, p)
+		}
+		waiting, other, old, plain := made[0], made[1], made[2], made[3]
+		secret := returns.secret(waiting.ID)
+		stored := db.Ent.Payment.GetX(databasetest.AsMerchant(), waiting.ID)
+		if len(secret) < 26 || secret == returns.secret(other.ID) || stored.ReturnSecretHash == nil ||
+			len(*stored.ReturnSecretHash) != 64 || strings.Contains(*stored.ReturnSecretHash, secret) {
+			t.Fatalf("return secrets %q and %q, the first kept as %v", secret, returns.secret(other.ID), stored.ReturnSecretHash)
+		}
+		if returns.secret(plain.ID) != "" || db.Ent.Payment.GetX(databasetest.AsMerchant(), plain.ID).ReturnSecretHash != nil {
+			t.Errorf("a payment without a return_url was given a return secret")
+		}
+		// A payment made before payments had secrets has none.
+		if _, err := db.SQL.ExecContext(context.Background(), "UPDATE payments SET return_secret_hash = NULL WHERE id = $1", old.ID); err != nil {
+			t.Fatal(err)
+		}
+		history := func(id string) int {
+			return db.Ent.PaymentStatusChange.Query().Where(paymentstatuschange.PaymentID(id)).CountX(databasetest.AsMerchant())
+		}
+		moves := history(waiting.ID)
+		c.Advance(time.Minute) // whatever a refused return wrote would be written later
+
+		_, unknown := svc.ShopperReturned(context.Background(), "pay_none", returns.of(waiting.ID, nil))
+		refusedAsUnknown := func(name, id string, err error) {
+			t.Helper()
+			got, isAPI := errors.AsType[*apierror.Error](err)
+			want, _ := errors.AsType[*apierror.Error](unknown)
+			if !isAPI || want == nil || got.Code != apierror.NotFound || got.Code != want.Code || got.Param != want.Param ||
+				strings.ReplaceAll(got.Message, id, "pay_none") != want.Message {
+				t.Errorf("%s: %v, want %v but for the id", name, err, unknown)
+			}
+		}
+		for name, query := range map[string]url.Values{
+			"no query":          nil,
+			"no secret":         {"payment_intent": {"anything"}},
+			"an empty secret":   {payment.ReturnSecretParam: {""}},
+			"a wrong secret":    {payment.ReturnSecretParam: {"AAAAAAAAAAAAAAAAAAAAAAAAAA"}},
+			"a secret in lower": {payment.ReturnSecretParam: {strings.ToLower(secret)}},
+			"a secret cut":      {payment.ReturnSecretParam: {secret[:len(secret)-1]}},
+			"its hash":          {payment.ReturnSecretParam: {(*stored.ReturnSecretHash)[:64]}},
+			"another's secret":  returns.of(other.ID, nil),
+			"the secret second": {payment.ReturnSecretParam: {"AAAAAAAAAAAAAAAAAAAAAAAAAA", secret}},
+		} {
+			_, err := svc.ShopperReturned(context.Background(), waiting.ID, query)
+			refusedAsUnknown(name, waiting.ID, err)
+		}
+		_, err := svc.ShopperReturned(context.Background(), plain.ID, url.Values{payment.ReturnSecretParam: {""}})
+		refusedAsUnknown("a payment without a return_url", plain.ID, err)
+		_, err = svc.ShopperReturned(context.Background(), old.ID, returns.of(old.ID, nil))
+		refusedAsUnknown("a payment from before secrets, with the secret it was made with", old.ID, err)
+		if _, err := svc.ShopperReturned(context.Background(), waiting.ID, url.Values{payment.ReturnSecretParam: {strings.Repeat("A", 65)}}); !hasCode(err, apierror.InvalidRequest) {
+			t.Errorf("an oversized secret: %v, want invalid_request", err)
+		}
+		if after := db.Ent.Payment.GetX(databasetest.AsMerchant(), waiting.ID); after.Status != state.PaymentRequiresAction ||
+			!after.UpdatedAt.Equal(stored.UpdatedAt) || history(waiting.ID) != moves {
+			t.Errorf("refused returns changed the payment: %s, updated %v (was %v)", after.Status, after.UpdatedAt, stored.UpdatedAt)
+		}
+		if n := memory.asked.Load(); n != 0 {
+			t.Errorf("refused returns asked the provider %d times", n)
+		}
+
+		back, err := svc.ShopperReturned(context.Background(), waiting.ID, returns.of(waiting.ID, nil))
+		if err != nil || back.Status != state.PaymentSucceeded || memory.asked.Load() != 1 {
+			t.Errorf("the return with its secret: %+v, %v (the provider asked %d times)", back, err, memory.asked.Load())
+		}
+	})
+}
+
 func paymentCount(t *testing.T, db *database.DB) int {
 	t.Helper()
 	n, err := db.Ent.Payment.Query().Count(databasetest.AsMerchant())
@@ -155,9 +289,10 @@ func TestReturnAndWebhookAtOnce(t *testing.T) {
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		var services []*payment.Service
 		for _, pool := range pools {
-			svc, _, _ := newAuthenticatingService(pool)
+			svc, _, _, _ := newAuthenticatingService(pool)
 			services = append(services, svc)
 		}
+		returns := returnsFor(services...)
 		p, err := services[0].Create(allowed(), authenticationInput(provider.AuthenticateThenApprove))
 		if err != nil {
 			t.Fatal(err)
@@ -169,7 +304,7 @@ func TestReturnAndWebhookAtOnce(t *testing.T) {
 			svc := services[i%len(services)]
 			wg.Go(func() {
 				if i%2 == 0 {
-					_, errs[i] = svc.ShopperReturned(context.Background(), p.ID, nil)
+					_, errs[i] = svc.ShopperReturned(context.Background(), p.ID, returns.of(p.ID, nil))
 					return
 				}
 				errs[i] = applyNotification(pools[i%len(pools)], svc,
@@ -245,7 +380,7 @@ func TestCancelWhileWaiting(t *testing.T) {
 		} {
 			c := &clock{now: time.Now().UTC().Truncate(time.Microsecond)}
 			svc := newClockedService(db, tc.p, c)
-			svc.ReturnAddress = func(id string) string { return "https://paygate.example/api/v1/payments/" + id + "/return" }
+			returnsFor(svc)
 			p, err := svc.Create(allowed(), authenticationInput(provider.AuthenticateThenApprove))
 			if err != nil || p.Status != state.PaymentRequiresAction {
 				t.Fatalf("%s: %+v, %v", tc.name, p, err)
@@ -283,8 +418,8 @@ func (s *staleAuthenticator) Authenticated(_ context.Context, req provider.Authe
 	return answer, nil
 }
 
-// TestLateAuthenticationAnswerLeavesACaptureAlone: the shopper's return (anyone's, as it carries
-// no credential) asks the provider while the payment waits; meanwhile the webhook authorises it
+// TestLateAuthenticationAnswerLeavesACaptureAlone: the shopper's return asks the provider while
+// the payment waits; meanwhile the webhook authorises it
 // and the merchant sends its capture. The provider's late answer, whatever it says, is about the
 // authorisation recorded before: the capture stays under way, and the payment never waits for
 // its shopper again, so the 3-D Secure loop is gone round once.
@@ -312,7 +447,7 @@ func TestLateAuthenticationAnswerLeavesACaptureAlone(t *testing.T) {
 				svc := newClockedService(db, p, c)
 				logs := &logtest.Buffer{}
 				svc.Logger = slog.New(slog.NewJSONHandler(logs, nil))
-				svc.ReturnAddress = func(id string) string { return "https://paygate.example/api/v1/payments/" + id + "/return" }
+				returns := returnsFor(svc)
 				in := authenticationInput(provider.AuthenticateThenApprove)
 				in.CaptureMethod = state.CaptureManual
 				waiting, err := svc.Create(ctx, in)
@@ -321,7 +456,7 @@ func TestLateAuthenticationAnswerLeavesACaptureAlone(t *testing.T) {
 				}
 				returned := make(chan error, 1)
 				go func() {
-					_, err := svc.ShopperReturned(context.Background(), waiting.ID, nil)
+					_, err := svc.ShopperReturned(context.Background(), waiting.ID, returns.of(waiting.ID, nil))
 					returned <- err
 				}()
 				<-p.asked

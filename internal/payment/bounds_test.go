@@ -173,14 +173,14 @@ func TestLongestStatusHistory(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		ctx := allowed()
 		svc := newClockedService(db, &countingCapturer{}, &clock{now: time.Now().UTC().Truncate(time.Second)})
-		svc.ReturnAddress = func(id string) string { return "https://paygate.example/api/v1/payments/" + id + "/return" }
+		returns := returnsFor(svc)
 		in := authenticationInput(provider.AuthenticateThenApprove)
 		in.Amount, in.CaptureMethod = "50.00", state.CaptureManual
 		waiting, err := svc.Create(ctx, in)
 		if err != nil || waiting.Status != state.PaymentRequiresAction {
 			t.Fatalf("payment = %+v, %v; want requires_action", waiting, err)
 		}
-		held, err := svc.ShopperReturned(context.Background(), waiting.ID, nil)
+		held, err := svc.ShopperReturned(context.Background(), waiting.ID, returns.of(waiting.ID, nil))
 		if err != nil || held.Status != state.PaymentRequiresCapture {
 			t.Fatalf("shopper back = %+v, %v; want requires_capture", held, err)
 		}

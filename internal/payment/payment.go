@@ -117,8 +117,9 @@ type Service struct {
 	// Logger hears of payments whose outcome is unknown (default: slog's default logger).
 	Logger *slog.Logger
 	// ReturnAddress is Paygate's own address the shopper's browser comes back to after
-	// authenticating the payment id at its provider: GET /api/v1/payments/{id}/return.
-	ReturnAddress func(paymentID string) string
+	// authenticating the payment id at its provider, GET /api/v1/payments/{id}/return, with the
+	// payment's return secret in its query (ReturnQuery).
+	ReturnAddress func(paymentID, secret string) string
 	// CaptureWindow is how long an authorisation waits for its capture before it is canceled
 	// (default DefaultCaptureWindow): the runtime configuration's.
 	CaptureWindow func() time.Duration
@@ -264,7 +265,8 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 		return replayOr(ctx, s, key, s.paymentOf, apierror.ForParam(apierror.InvalidAmount, "amount",
 			"no payment provider in use can take this amount: "+strings.Join(plan.Unsendable, "; ")))
 	}
-	created, earlier, err := s.recordProcessing(ctx, key, in, v, plan)
+	returnSecret := s.newReturnSecret(in)
+	created, earlier, err := s.recordProcessing(ctx, key, in, v, plan, returnSecretHash(returnSecret))
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("recording the payment: %w", err)
@@ -272,14 +274,14 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 		return answer(ctx, *earlier, s.paymentOf)
 	}
 	defer s.settleOnPanic(ctx, key)
-	sent, outcome, doubt := s.charge(ctx, created, v, plan)
+	sent, outcome, doubt := s.charge(ctx, created, v, plan, s.returnAddress(created, returnSecret))
 	return s.recordCharge(ctx, key, created, sent, outcome, doubt)
 }
 
-// recordProcessing records the payment, with the claim of key, as handed to plan's first provider
-// before that provider is asked. When an earlier call has the key, nothing is written and that
-// call's outcome is returned instead.
-func (s *Service) recordProcessing(ctx context.Context, key *idempotency.Key, in CreateInput, v validated, plan routing.Plan) (*ent.Payment, *idempotency.Outcome, error) {
+// recordProcessing records the payment, with the claim of key and the hash of its return secret
+// (nil for none), as handed to plan's first provider before that provider is asked. When an
+// earlier call has the key, nothing is written and that call's outcome is returned instead.
+func (s *Service) recordProcessing(ctx context.Context, key *idempotency.Key, in CreateInput, v validated, plan routing.Plan, returnSecretHash *string) (*ent.Payment, *idempotency.Outcome, error) {
 	// The payment names the provider its charge goes to before the call, so that a charge whose
 	// answer is lost is looked for where it was sent; a failover renames it first.
 	first, sentTo := "", "no provider can take it"
@@ -309,6 +311,7 @@ func (s *Service) recordProcessing(ctx context.Context, key *idempotency.Key, in
 			SetMetadata(in.Metadata).
 			SetCaptureMethod(in.captureMethod()).
 			SetNillableReturnURL(in.ReturnURL).
+			SetNillableReturnSecretHash(returnSecretHash).
 			Save(ctx)
 		if err != nil {
 			return err
@@ -328,8 +331,9 @@ func (s *Service) recordProcessing(ctx context.Context, key *idempotency.Key, in
 
 // charge asks plan's providers to charge payment p, renaming its provider at each failover, and
 // returns how the charge was sent and what became of it; doubt is the error that left the outcome
-// unknown (a timeout, an answer that cannot be read).
-func (s *Service) charge(ctx context.Context, p *ent.Payment, v validated, plan routing.Plan) (sent sentCharge, outcome chargeOutcome, doubt error) {
+// unknown (a timeout, an answer that cannot be read). returnAddress is where the shopper comes
+// back to after authenticating, "" to ask for no authentication.
+func (s *Service) charge(ctx context.Context, p *ent.Payment, v validated, plan routing.Plan, returnAddress string) (sent sentCharge, outcome chargeOutcome, doubt error) {
 	callCtx, cancel := context.WithTimeout(ctx, providerCallLimit)
 	defer cancel()
 	decision, charger, result, err := s.router.Charge(callCtx, plan, provider.ChargeRequest{
@@ -339,7 +343,7 @@ func (s *Service) charge(ctx context.Context, p *ent.Payment, v validated, plan 
 		Description:     deref(p.Description),
 		HolderName:      p.CustomerName,
 		CaptureManually: p.CaptureMethod == state.CaptureManual,
-		ReturnURL:       s.returnAddress(p),
+		ReturnURL:       returnAddress,
 	}, func(next string) error {
 		err := s.client.Payment.UpdateOneID(p.ID).SetProvider(next).SetUpdatedAt(s.now()).Exec(ctx)
 		if err != nil {
