@@ -49,7 +49,7 @@ func (s *Service) returnAddress(p *ent.Payment) string {
 // the provider, never taking the browser's word: a payment no longer waiting is answered as it is,
 // and one the provider cannot tell of yet stays waiting (its webhook settles it). A payment
 // canceled while it waited is asked about too: a shopper who authenticated after all has paid,
-// which a person must undo. Anyone with the payment's id may call it, as the browser carries no
+// which Paygate undoes at the provider (lateApproval). Anyone with the payment's id may call it, as the browser carries no
 // credential: it reveals only the status. The browsers coming back at once for one payment share
 // one question to the provider.
 func (s *Service) ShopperReturned(ctx context.Context, id string, returned url.Values) (*ent.Payment, error) {
