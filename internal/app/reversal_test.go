@@ -517,3 +517,65 @@ func TestLateApprovalSurvivesAStop(t *testing.T) {
 		}
 	})
 }
+
+// TestCancelRacesTheShopper: at each provider, a cancellation sent while the shopper completes the
+// challenge, at the same moment: whichever the provider and Paygate take first, no money stays
+// taken unless the merchant is told the payment succeeded. Either the cancellation is answered
+// 200, the payment stays canceled, and the provider's charge ends with nothing taken (the intent
+// canceled at Stripe, whose page then refuses the shopper; at Adyen and Checkout.com, declined
+// unfinished, or approved and then refunded in full by Paygate); or the cancellation is refused
+// (409 invalid_state, 502 provider_unavailable) and the payment succeeded.
+func TestCancelRacesTheShopper(t *testing.T) {
+	t.Parallel()
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db, webhookSecretsEnv...)
+		key := env.reversalKey()
+		// The statuses of a charge that took the shopper's money, at each sandbox.
+		taken := map[string]string{"stripe": "succeeded", "adyen": "Authorised", "checkout": "Captured"}
+		for _, c := range []lateCase{{provider: "stripe", currency: "USD"}, {provider: "adyen", currency: "EUR"}, {provider: "checkout", currency: "GBP"}} {
+			body := authenticationBody("25.00", c.currency, provider.AuthenticateThenApprove, "https://shop.example/back")
+			id, page := awaitingShopper(t, env, env.request(http.MethodPost, "/api/v1/payments", key, body), c.provider, "https://shop.example/back")
+			browser := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			var cancel response
+			var back *url.URL
+			var wg sync.WaitGroup
+			wg.Go(func() { cancel = env.request(http.MethodPost, "/api/v1/payments/"+id+"/cancel", key, nil) })
+			wg.Go(func() {
+				resp, err := browser.PostForm(page, url.Values{"outcome": {"complete"}})
+				if err != nil {
+					t.Errorf("%s: submitting the challenge: %v", c.name(), err)
+					return
+				}
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusSeeOther {
+					back, _ = resp.Location()
+				}
+			})
+			wg.Wait()
+			if back != nil {
+				comeBack(t, back.String())
+			}
+			env.processWebhooks(t)
+			env.reverse(t)
+			env.settleSandboxRefunds(t)
+
+			p := env.payment(id)
+			charge, _ := env.sandboxCharge(t, id)
+			stillTaken := charge.Status == taken[c.provider] && charge.Refunded < charge.Amount
+			code, _ := cancel.errorCode()
+			switch {
+			case cancel.status == http.StatusOK:
+				if p.Status != state.PaymentCanceled || stillTaken {
+					t.Errorf("%s: canceled (200), the payment is %s and the provider's charge %s, %d of %d refunded",
+						c.name(), p.Status, charge.Status, charge.Refunded, charge.Amount)
+				}
+			case code == "invalid_state" || code == "provider_unavailable":
+				if p.Status != state.PaymentSucceeded || !stillTaken {
+					t.Errorf("%s: cancellation refused (%s), the payment is %s and the provider's charge %s", c.name(), code, p.Status, charge.Status)
+				}
+			default:
+				t.Errorf("%s: the cancellation answered %d %s", c.name(), cancel.status, cancel.raw)
+			}
+		}
+	})
+}
