@@ -462,6 +462,16 @@ func (_q *PaymentQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 				selectedFields = append(selectedFields, payment.FieldDisputeReason)
 				fieldSeen[payment.FieldDisputeReason] = struct{}{}
 			}
+		case "reversalStatus":
+			if _, ok := fieldSeen[payment.FieldReversalStatus]; !ok {
+				selectedFields = append(selectedFields, payment.FieldReversalStatus)
+				fieldSeen[payment.FieldReversalStatus] = struct{}{}
+			}
+		case "reversalFailureMessage":
+			if _, ok := fieldSeen[payment.FieldReversalFailureMessage]; !ok {
+				selectedFields = append(selectedFields, payment.FieldReversalFailureMessage)
+				fieldSeen[payment.FieldReversalFailureMessage] = struct{}{}
+			}
 		case "metadata":
 			if _, ok := fieldSeen[payment.FieldMetadata]; !ok {
 				selectedFields = append(selectedFields, payment.FieldMetadata)

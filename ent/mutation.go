@@ -5265,63 +5265,70 @@ func (m *MerchantMutation) ResetEdge(name string) error {
 // PaymentMutation represents an operation that mutates the Payment nodes in the graph.
 type PaymentMutation struct {
 	config
-	op                    Op
-	typ                   string
-	id                    *string
-	merchant_id           *string
-	created_at            *time.Time
-	updated_at            *time.Time
-	amount                *int64
-	addamount             *int64
-	currency              *string
-	status                *state.PaymentStatus
-	payment_method        *card.PaymentMethod
-	customer_email        *string
-	customer_name         *string
-	card_brand            *string
-	card_last4            *string
-	card_exp_month        *int
-	addcard_exp_month     *int
-	card_exp_year         *int
-	addcard_exp_year      *int
-	card_fingerprint      *string
-	provider              *string
-	provider_payment_id   *string
-	provider_decline_code *string
-	routing               **state.RoutingDecision
-	amount_refunded       *int64
-	addamount_refunded    *int64
-	capture_method        *state.CaptureMethod
-	amount_capturable     *int64
-	addamount_capturable  *int64
-	amount_captured       *int64
-	addamount_captured    *int64
-	capture_before        *time.Time
-	canceled_at           *time.Time
-	cancellation_reason   *state.CancellationReason
-	pending_action        *payment.PendingAction
-	capture_requested     *int64
-	addcapture_requested  *int64
-	return_url            *string
-	return_secret_hash    *string
-	next_action_url       *string
-	authenticate_before   *time.Time
-	failure_code          *string
-	failure_message       *string
-	description           *string
-	disputed_at           *time.Time
-	dispute_reason        *string
-	metadata              *map[string]string
-	clearedFields         map[string]struct{}
-	refunds               map[string]struct{}
-	removedrefunds        map[string]struct{}
-	clearedrefunds        bool
-	status_history        map[string]struct{}
-	removedstatus_history map[string]struct{}
-	clearedstatus_history bool
-	done                  bool
-	oldValue              func(context.Context) (*Payment, error)
-	predicates            []predicate.Payment
+	op                       Op
+	typ                      string
+	id                       *string
+	merchant_id              *string
+	created_at               *time.Time
+	updated_at               *time.Time
+	amount                   *int64
+	addamount                *int64
+	currency                 *string
+	status                   *state.PaymentStatus
+	payment_method           *card.PaymentMethod
+	customer_email           *string
+	customer_name            *string
+	card_brand               *string
+	card_last4               *string
+	card_exp_month           *int
+	addcard_exp_month        *int
+	card_exp_year            *int
+	addcard_exp_year         *int
+	card_fingerprint         *string
+	provider                 *string
+	provider_payment_id      *string
+	provider_decline_code    *string
+	routing                  **state.RoutingDecision
+	amount_refunded          *int64
+	addamount_refunded       *int64
+	capture_method           *state.CaptureMethod
+	amount_capturable        *int64
+	addamount_capturable     *int64
+	amount_captured          *int64
+	addamount_captured       *int64
+	capture_before           *time.Time
+	canceled_at              *time.Time
+	cancellation_reason      *state.CancellationReason
+	pending_action           *payment.PendingAction
+	capture_requested        *int64
+	addcapture_requested     *int64
+	return_url               *string
+	return_secret_hash       *string
+	next_action_url          *string
+	authenticate_before      *time.Time
+	failure_code             *string
+	failure_message          *string
+	description              *string
+	disputed_at              *time.Time
+	dispute_reason           *string
+	reversal_status          *state.ReversalStatus
+	reversal_failure_message *string
+	reversal_refund          *int64
+	addreversal_refund       *int64
+	reversal_due             *time.Time
+	reversal_attempts        *int
+	addreversal_attempts     *int
+	metadata                 *map[string]string
+	clearedFields            map[string]struct{}
+	refunds                  map[string]struct{}
+	removedrefunds           map[string]struct{}
+	clearedrefunds           bool
+	status_history           map[string]struct{}
+	removedstatus_history    map[string]struct{}
+	clearedstatus_history    bool
+	done                     bool
+	oldValue                 func(context.Context) (*Payment, error)
+	predicates               []predicate.Payment
 }
 
 var _ ent.Mutation = (*PaymentMutation)(nil)
@@ -7086,6 +7093,265 @@ func (m *PaymentMutation) ResetDisputeReason() {
 	delete(m.clearedFields, payment.FieldDisputeReason)
 }
 
+// SetReversalStatus sets the "reversal_status" field.
+func (m *PaymentMutation) SetReversalStatus(ss state.ReversalStatus) {
+	m.reversal_status = &ss
+}
+
+// ReversalStatus returns the value of the "reversal_status" field in the mutation.
+func (m *PaymentMutation) ReversalStatus() (r state.ReversalStatus, exists bool) {
+	v := m.reversal_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReversalStatus returns the old "reversal_status" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldReversalStatus(ctx context.Context) (v *state.ReversalStatus, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReversalStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReversalStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReversalStatus: %w", err)
+	}
+	return oldValue.ReversalStatus, nil
+}
+
+// ClearReversalStatus clears the value of the "reversal_status" field.
+func (m *PaymentMutation) ClearReversalStatus() {
+	m.reversal_status = nil
+	m.clearedFields[payment.FieldReversalStatus] = struct{}{}
+}
+
+// ReversalStatusCleared returns if the "reversal_status" field was cleared in this mutation.
+func (m *PaymentMutation) ReversalStatusCleared() bool {
+	_, ok := m.clearedFields[payment.FieldReversalStatus]
+	return ok
+}
+
+// ResetReversalStatus resets all changes to the "reversal_status" field.
+func (m *PaymentMutation) ResetReversalStatus() {
+	m.reversal_status = nil
+	delete(m.clearedFields, payment.FieldReversalStatus)
+}
+
+// SetReversalFailureMessage sets the "reversal_failure_message" field.
+func (m *PaymentMutation) SetReversalFailureMessage(s string) {
+	m.reversal_failure_message = &s
+}
+
+// ReversalFailureMessage returns the value of the "reversal_failure_message" field in the mutation.
+func (m *PaymentMutation) ReversalFailureMessage() (r string, exists bool) {
+	v := m.reversal_failure_message
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReversalFailureMessage returns the old "reversal_failure_message" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldReversalFailureMessage(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReversalFailureMessage is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReversalFailureMessage requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReversalFailureMessage: %w", err)
+	}
+	return oldValue.ReversalFailureMessage, nil
+}
+
+// ClearReversalFailureMessage clears the value of the "reversal_failure_message" field.
+func (m *PaymentMutation) ClearReversalFailureMessage() {
+	m.reversal_failure_message = nil
+	m.clearedFields[payment.FieldReversalFailureMessage] = struct{}{}
+}
+
+// ReversalFailureMessageCleared returns if the "reversal_failure_message" field was cleared in this mutation.
+func (m *PaymentMutation) ReversalFailureMessageCleared() bool {
+	_, ok := m.clearedFields[payment.FieldReversalFailureMessage]
+	return ok
+}
+
+// ResetReversalFailureMessage resets all changes to the "reversal_failure_message" field.
+func (m *PaymentMutation) ResetReversalFailureMessage() {
+	m.reversal_failure_message = nil
+	delete(m.clearedFields, payment.FieldReversalFailureMessage)
+}
+
+// SetReversalRefund sets the "reversal_refund" field.
+func (m *PaymentMutation) SetReversalRefund(i int64) {
+	m.reversal_refund = &i
+	m.addreversal_refund = nil
+}
+
+// ReversalRefund returns the value of the "reversal_refund" field in the mutation.
+func (m *PaymentMutation) ReversalRefund() (r int64, exists bool) {
+	v := m.reversal_refund
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReversalRefund returns the old "reversal_refund" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldReversalRefund(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReversalRefund is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReversalRefund requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReversalRefund: %w", err)
+	}
+	return oldValue.ReversalRefund, nil
+}
+
+// AddReversalRefund adds i to the "reversal_refund" field.
+func (m *PaymentMutation) AddReversalRefund(i int64) {
+	if m.addreversal_refund != nil {
+		*m.addreversal_refund += i
+	} else {
+		m.addreversal_refund = &i
+	}
+}
+
+// AddedReversalRefund returns the value that was added to the "reversal_refund" field in this mutation.
+func (m *PaymentMutation) AddedReversalRefund() (r int64, exists bool) {
+	v := m.addreversal_refund
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetReversalRefund resets all changes to the "reversal_refund" field.
+func (m *PaymentMutation) ResetReversalRefund() {
+	m.reversal_refund = nil
+	m.addreversal_refund = nil
+}
+
+// SetReversalDue sets the "reversal_due" field.
+func (m *PaymentMutation) SetReversalDue(t time.Time) {
+	m.reversal_due = &t
+}
+
+// ReversalDue returns the value of the "reversal_due" field in the mutation.
+func (m *PaymentMutation) ReversalDue() (r time.Time, exists bool) {
+	v := m.reversal_due
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReversalDue returns the old "reversal_due" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldReversalDue(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReversalDue is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReversalDue requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReversalDue: %w", err)
+	}
+	return oldValue.ReversalDue, nil
+}
+
+// ClearReversalDue clears the value of the "reversal_due" field.
+func (m *PaymentMutation) ClearReversalDue() {
+	m.reversal_due = nil
+	m.clearedFields[payment.FieldReversalDue] = struct{}{}
+}
+
+// ReversalDueCleared returns if the "reversal_due" field was cleared in this mutation.
+func (m *PaymentMutation) ReversalDueCleared() bool {
+	_, ok := m.clearedFields[payment.FieldReversalDue]
+	return ok
+}
+
+// ResetReversalDue resets all changes to the "reversal_due" field.
+func (m *PaymentMutation) ResetReversalDue() {
+	m.reversal_due = nil
+	delete(m.clearedFields, payment.FieldReversalDue)
+}
+
+// SetReversalAttempts sets the "reversal_attempts" field.
+func (m *PaymentMutation) SetReversalAttempts(i int) {
+	m.reversal_attempts = &i
+	m.addreversal_attempts = nil
+}
+
+// ReversalAttempts returns the value of the "reversal_attempts" field in the mutation.
+func (m *PaymentMutation) ReversalAttempts() (r int, exists bool) {
+	v := m.reversal_attempts
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReversalAttempts returns the old "reversal_attempts" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldReversalAttempts(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReversalAttempts is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReversalAttempts requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReversalAttempts: %w", err)
+	}
+	return oldValue.ReversalAttempts, nil
+}
+
+// AddReversalAttempts adds i to the "reversal_attempts" field.
+func (m *PaymentMutation) AddReversalAttempts(i int) {
+	if m.addreversal_attempts != nil {
+		*m.addreversal_attempts += i
+	} else {
+		m.addreversal_attempts = &i
+	}
+}
+
+// AddedReversalAttempts returns the value that was added to the "reversal_attempts" field in this mutation.
+func (m *PaymentMutation) AddedReversalAttempts() (r int, exists bool) {
+	v := m.addreversal_attempts
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetReversalAttempts resets all changes to the "reversal_attempts" field.
+func (m *PaymentMutation) ResetReversalAttempts() {
+	m.reversal_attempts = nil
+	m.addreversal_attempts = nil
+}
+
 // SetMetadata sets the "metadata" field.
 func (m *PaymentMutation) SetMetadata(value map[string]string) {
 	m.metadata = &value
@@ -7277,7 +7543,7 @@ func (m *PaymentMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *PaymentMutation) Fields() []string {
-	fields := make([]string, 0, 37)
+	fields := make([]string, 0, 42)
 	if m.merchant_id != nil {
 		fields = append(fields, payment.FieldMerchantID)
 	}
@@ -7386,6 +7652,21 @@ func (m *PaymentMutation) Fields() []string {
 	if m.dispute_reason != nil {
 		fields = append(fields, payment.FieldDisputeReason)
 	}
+	if m.reversal_status != nil {
+		fields = append(fields, payment.FieldReversalStatus)
+	}
+	if m.reversal_failure_message != nil {
+		fields = append(fields, payment.FieldReversalFailureMessage)
+	}
+	if m.reversal_refund != nil {
+		fields = append(fields, payment.FieldReversalRefund)
+	}
+	if m.reversal_due != nil {
+		fields = append(fields, payment.FieldReversalDue)
+	}
+	if m.reversal_attempts != nil {
+		fields = append(fields, payment.FieldReversalAttempts)
+	}
 	if m.metadata != nil {
 		fields = append(fields, payment.FieldMetadata)
 	}
@@ -7469,6 +7750,16 @@ func (m *PaymentMutation) Field(name string) (ent.Value, bool) {
 		return m.DisputedAt()
 	case payment.FieldDisputeReason:
 		return m.DisputeReason()
+	case payment.FieldReversalStatus:
+		return m.ReversalStatus()
+	case payment.FieldReversalFailureMessage:
+		return m.ReversalFailureMessage()
+	case payment.FieldReversalRefund:
+		return m.ReversalRefund()
+	case payment.FieldReversalDue:
+		return m.ReversalDue()
+	case payment.FieldReversalAttempts:
+		return m.ReversalAttempts()
 	case payment.FieldMetadata:
 		return m.Metadata()
 	}
@@ -7552,6 +7843,16 @@ func (m *PaymentMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldDisputedAt(ctx)
 	case payment.FieldDisputeReason:
 		return m.OldDisputeReason(ctx)
+	case payment.FieldReversalStatus:
+		return m.OldReversalStatus(ctx)
+	case payment.FieldReversalFailureMessage:
+		return m.OldReversalFailureMessage(ctx)
+	case payment.FieldReversalRefund:
+		return m.OldReversalRefund(ctx)
+	case payment.FieldReversalDue:
+		return m.OldReversalDue(ctx)
+	case payment.FieldReversalAttempts:
+		return m.OldReversalAttempts(ctx)
 	case payment.FieldMetadata:
 		return m.OldMetadata(ctx)
 	}
@@ -7815,6 +8116,41 @@ func (m *PaymentMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetDisputeReason(v)
 		return nil
+	case payment.FieldReversalStatus:
+		v, ok := value.(state.ReversalStatus)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReversalStatus(v)
+		return nil
+	case payment.FieldReversalFailureMessage:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReversalFailureMessage(v)
+		return nil
+	case payment.FieldReversalRefund:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReversalRefund(v)
+		return nil
+	case payment.FieldReversalDue:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReversalDue(v)
+		return nil
+	case payment.FieldReversalAttempts:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReversalAttempts(v)
+		return nil
 	case payment.FieldMetadata:
 		v, ok := value.(map[string]string)
 		if !ok {
@@ -7851,6 +8187,12 @@ func (m *PaymentMutation) AddedFields() []string {
 	if m.addcapture_requested != nil {
 		fields = append(fields, payment.FieldCaptureRequested)
 	}
+	if m.addreversal_refund != nil {
+		fields = append(fields, payment.FieldReversalRefund)
+	}
+	if m.addreversal_attempts != nil {
+		fields = append(fields, payment.FieldReversalAttempts)
+	}
 	return fields
 }
 
@@ -7873,6 +8215,10 @@ func (m *PaymentMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedAmountCaptured()
 	case payment.FieldCaptureRequested:
 		return m.AddedCaptureRequested()
+	case payment.FieldReversalRefund:
+		return m.AddedReversalRefund()
+	case payment.FieldReversalAttempts:
+		return m.AddedReversalAttempts()
 	}
 	return nil, false
 }
@@ -7930,6 +8276,20 @@ func (m *PaymentMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddCaptureRequested(v)
+		return nil
+	case payment.FieldReversalRefund:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddReversalRefund(v)
+		return nil
+	case payment.FieldReversalAttempts:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddReversalAttempts(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Payment numeric field %s", name)
@@ -7989,6 +8349,15 @@ func (m *PaymentMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(payment.FieldDisputeReason) {
 		fields = append(fields, payment.FieldDisputeReason)
+	}
+	if m.FieldCleared(payment.FieldReversalStatus) {
+		fields = append(fields, payment.FieldReversalStatus)
+	}
+	if m.FieldCleared(payment.FieldReversalFailureMessage) {
+		fields = append(fields, payment.FieldReversalFailureMessage)
+	}
+	if m.FieldCleared(payment.FieldReversalDue) {
+		fields = append(fields, payment.FieldReversalDue)
 	}
 	if m.FieldCleared(payment.FieldMetadata) {
 		fields = append(fields, payment.FieldMetadata)
@@ -8057,6 +8426,15 @@ func (m *PaymentMutation) ClearField(name string) error {
 		return nil
 	case payment.FieldDisputeReason:
 		m.ClearDisputeReason()
+		return nil
+	case payment.FieldReversalStatus:
+		m.ClearReversalStatus()
+		return nil
+	case payment.FieldReversalFailureMessage:
+		m.ClearReversalFailureMessage()
+		return nil
+	case payment.FieldReversalDue:
+		m.ClearReversalDue()
 		return nil
 	case payment.FieldMetadata:
 		m.ClearMetadata()
@@ -8176,6 +8554,21 @@ func (m *PaymentMutation) ResetField(name string) error {
 		return nil
 	case payment.FieldDisputeReason:
 		m.ResetDisputeReason()
+		return nil
+	case payment.FieldReversalStatus:
+		m.ResetReversalStatus()
+		return nil
+	case payment.FieldReversalFailureMessage:
+		m.ResetReversalFailureMessage()
+		return nil
+	case payment.FieldReversalRefund:
+		m.ResetReversalRefund()
+		return nil
+	case payment.FieldReversalDue:
+		m.ResetReversalDue()
+		return nil
+	case payment.FieldReversalAttempts:
+		m.ResetReversalAttempts()
 		return nil
 	case payment.FieldMetadata:
 		m.ResetMetadata()

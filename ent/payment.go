@@ -92,6 +92,16 @@ type Payment struct {
 	DisputedAt *time.Time `json:"disputed_at,omitempty"`
 	// DisputeReason holds the value of the "dispute_reason" field.
 	DisputeReason *string `json:"dispute_reason,omitempty"`
+	// ReversalStatus holds the value of the "reversal_status" field.
+	ReversalStatus *state.ReversalStatus `json:"reversal_status,omitempty"`
+	// ReversalFailureMessage holds the value of the "reversal_failure_message" field.
+	ReversalFailureMessage *string `json:"reversal_failure_message,omitempty"`
+	// ReversalRefund holds the value of the "reversal_refund" field.
+	ReversalRefund int64 `json:"reversal_refund,omitempty"`
+	// ReversalDue holds the value of the "reversal_due" field.
+	ReversalDue *time.Time `json:"reversal_due,omitempty"`
+	// ReversalAttempts holds the value of the "reversal_attempts" field.
+	ReversalAttempts int `json:"reversal_attempts,omitempty"`
 	// Metadata holds the value of the "metadata" field.
 	Metadata map[string]string `json:"metadata,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
@@ -141,11 +151,11 @@ func (*Payment) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case payment.FieldRouting, payment.FieldMetadata:
 			values[i] = new([]byte)
-		case payment.FieldAmount, payment.FieldCardExpMonth, payment.FieldCardExpYear, payment.FieldAmountRefunded, payment.FieldAmountCapturable, payment.FieldAmountCaptured, payment.FieldCaptureRequested:
+		case payment.FieldAmount, payment.FieldCardExpMonth, payment.FieldCardExpYear, payment.FieldAmountRefunded, payment.FieldAmountCapturable, payment.FieldAmountCaptured, payment.FieldCaptureRequested, payment.FieldReversalRefund, payment.FieldReversalAttempts:
 			values[i] = new(sql.NullInt64)
-		case payment.FieldID, payment.FieldMerchantID, payment.FieldCurrency, payment.FieldStatus, payment.FieldPaymentMethod, payment.FieldCustomerEmail, payment.FieldCustomerName, payment.FieldCardBrand, payment.FieldCardLast4, payment.FieldCardFingerprint, payment.FieldProvider, payment.FieldProviderPaymentID, payment.FieldProviderDeclineCode, payment.FieldCaptureMethod, payment.FieldCancellationReason, payment.FieldPendingAction, payment.FieldReturnURL, payment.FieldReturnSecretHash, payment.FieldNextActionURL, payment.FieldFailureCode, payment.FieldFailureMessage, payment.FieldDescription, payment.FieldDisputeReason:
+		case payment.FieldID, payment.FieldMerchantID, payment.FieldCurrency, payment.FieldStatus, payment.FieldPaymentMethod, payment.FieldCustomerEmail, payment.FieldCustomerName, payment.FieldCardBrand, payment.FieldCardLast4, payment.FieldCardFingerprint, payment.FieldProvider, payment.FieldProviderPaymentID, payment.FieldProviderDeclineCode, payment.FieldCaptureMethod, payment.FieldCancellationReason, payment.FieldPendingAction, payment.FieldReturnURL, payment.FieldReturnSecretHash, payment.FieldNextActionURL, payment.FieldFailureCode, payment.FieldFailureMessage, payment.FieldDescription, payment.FieldDisputeReason, payment.FieldReversalStatus, payment.FieldReversalFailureMessage:
 			values[i] = new(sql.NullString)
-		case payment.FieldCreatedAt, payment.FieldUpdatedAt, payment.FieldCaptureBefore, payment.FieldCanceledAt, payment.FieldAuthenticateBefore, payment.FieldDisputedAt:
+		case payment.FieldCreatedAt, payment.FieldUpdatedAt, payment.FieldCaptureBefore, payment.FieldCanceledAt, payment.FieldAuthenticateBefore, payment.FieldDisputedAt, payment.FieldReversalDue:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -402,6 +412,39 @@ func (_m *Payment) assignValues(columns []string, values []any) error {
 				_m.DisputeReason = new(string)
 				*_m.DisputeReason = value.String
 			}
+		case payment.FieldReversalStatus:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field reversal_status", values[i])
+			} else if value.Valid {
+				_m.ReversalStatus = new(state.ReversalStatus)
+				*_m.ReversalStatus = state.ReversalStatus(value.String)
+			}
+		case payment.FieldReversalFailureMessage:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field reversal_failure_message", values[i])
+			} else if value.Valid {
+				_m.ReversalFailureMessage = new(string)
+				*_m.ReversalFailureMessage = value.String
+			}
+		case payment.FieldReversalRefund:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field reversal_refund", values[i])
+			} else if value.Valid {
+				_m.ReversalRefund = value.Int64
+			}
+		case payment.FieldReversalDue:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field reversal_due", values[i])
+			} else if value.Valid {
+				_m.ReversalDue = new(time.Time)
+				*_m.ReversalDue = value.Time
+			}
+		case payment.FieldReversalAttempts:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field reversal_attempts", values[i])
+			} else if value.Valid {
+				_m.ReversalAttempts = int(value.Int64)
+			}
 		case payment.FieldMetadata:
 			if value, ok := values[i].(*[]byte); !ok {
 				return fmt.Errorf("unexpected type %T for field metadata", values[i])
@@ -592,6 +635,27 @@ func (_m *Payment) String() string {
 		builder.WriteString("dispute_reason=")
 		builder.WriteString(*v)
 	}
+	builder.WriteString(", ")
+	if v := _m.ReversalStatus; v != nil {
+		builder.WriteString("reversal_status=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.ReversalFailureMessage; v != nil {
+		builder.WriteString("reversal_failure_message=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	builder.WriteString("reversal_refund=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ReversalRefund))
+	builder.WriteString(", ")
+	if v := _m.ReversalDue; v != nil {
+		builder.WriteString("reversal_due=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("reversal_attempts=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ReversalAttempts))
 	builder.WriteString(", ")
 	builder.WriteString("metadata=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Metadata))

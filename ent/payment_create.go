@@ -424,6 +424,76 @@ func (_c *PaymentCreate) SetNillableDisputeReason(v *string) *PaymentCreate {
 	return _c
 }
 
+// SetReversalStatus sets the "reversal_status" field.
+func (_c *PaymentCreate) SetReversalStatus(v state.ReversalStatus) *PaymentCreate {
+	_c.mutation.SetReversalStatus(v)
+	return _c
+}
+
+// SetNillableReversalStatus sets the "reversal_status" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableReversalStatus(v *state.ReversalStatus) *PaymentCreate {
+	if v != nil {
+		_c.SetReversalStatus(*v)
+	}
+	return _c
+}
+
+// SetReversalFailureMessage sets the "reversal_failure_message" field.
+func (_c *PaymentCreate) SetReversalFailureMessage(v string) *PaymentCreate {
+	_c.mutation.SetReversalFailureMessage(v)
+	return _c
+}
+
+// SetNillableReversalFailureMessage sets the "reversal_failure_message" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableReversalFailureMessage(v *string) *PaymentCreate {
+	if v != nil {
+		_c.SetReversalFailureMessage(*v)
+	}
+	return _c
+}
+
+// SetReversalRefund sets the "reversal_refund" field.
+func (_c *PaymentCreate) SetReversalRefund(v int64) *PaymentCreate {
+	_c.mutation.SetReversalRefund(v)
+	return _c
+}
+
+// SetNillableReversalRefund sets the "reversal_refund" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableReversalRefund(v *int64) *PaymentCreate {
+	if v != nil {
+		_c.SetReversalRefund(*v)
+	}
+	return _c
+}
+
+// SetReversalDue sets the "reversal_due" field.
+func (_c *PaymentCreate) SetReversalDue(v time.Time) *PaymentCreate {
+	_c.mutation.SetReversalDue(v)
+	return _c
+}
+
+// SetNillableReversalDue sets the "reversal_due" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableReversalDue(v *time.Time) *PaymentCreate {
+	if v != nil {
+		_c.SetReversalDue(*v)
+	}
+	return _c
+}
+
+// SetReversalAttempts sets the "reversal_attempts" field.
+func (_c *PaymentCreate) SetReversalAttempts(v int) *PaymentCreate {
+	_c.mutation.SetReversalAttempts(v)
+	return _c
+}
+
+// SetNillableReversalAttempts sets the "reversal_attempts" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableReversalAttempts(v *int) *PaymentCreate {
+	if v != nil {
+		_c.SetReversalAttempts(*v)
+	}
+	return _c
+}
+
 // SetMetadata sets the "metadata" field.
 func (_c *PaymentCreate) SetMetadata(v map[string]string) *PaymentCreate {
 	_c.mutation.SetMetadata(v)
@@ -544,6 +614,14 @@ func (_c *PaymentCreate) defaults() error {
 	if _, ok := _c.mutation.AmountCaptured(); !ok {
 		v := payment.DefaultAmountCaptured
 		_c.mutation.SetAmountCaptured(v)
+	}
+	if _, ok := _c.mutation.ReversalRefund(); !ok {
+		v := payment.DefaultReversalRefund
+		_c.mutation.SetReversalRefund(v)
+	}
+	if _, ok := _c.mutation.ReversalAttempts(); !ok {
+		v := payment.DefaultReversalAttempts
+		_c.mutation.SetReversalAttempts(v)
 	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if payment.DefaultID == nil {
@@ -702,6 +780,27 @@ func (_c *PaymentCreate) check() error {
 	if v, ok := _c.mutation.DisputeReason(); ok {
 		if err := payment.DisputeReasonValidator(v); err != nil {
 			return &ValidationError{Name: "dispute_reason", err: fmt.Errorf(`ent: validator failed for field "Payment.dispute_reason": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.ReversalStatus(); ok {
+		if err := payment.ReversalStatusValidator(v); err != nil {
+			return &ValidationError{Name: "reversal_status", err: fmt.Errorf(`ent: validator failed for field "Payment.reversal_status": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.ReversalRefund(); !ok {
+		return &ValidationError{Name: "reversal_refund", err: errors.New(`ent: missing required field "Payment.reversal_refund"`)}
+	}
+	if v, ok := _c.mutation.ReversalRefund(); ok {
+		if err := payment.ReversalRefundValidator(v); err != nil {
+			return &ValidationError{Name: "reversal_refund", err: fmt.Errorf(`ent: validator failed for field "Payment.reversal_refund": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.ReversalAttempts(); !ok {
+		return &ValidationError{Name: "reversal_attempts", err: errors.New(`ent: missing required field "Payment.reversal_attempts"`)}
+	}
+	if v, ok := _c.mutation.ReversalAttempts(); ok {
+		if err := payment.ReversalAttemptsValidator(v); err != nil {
+			return &ValidationError{Name: "reversal_attempts", err: fmt.Errorf(`ent: validator failed for field "Payment.reversal_attempts": %w`, err)}
 		}
 	}
 	if v, ok := _c.mutation.ID(); ok {
@@ -887,6 +986,26 @@ func (_c *PaymentCreate) createSpec() (*Payment, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.DisputeReason(); ok {
 		_spec.SetField(payment.FieldDisputeReason, field.TypeString, value)
 		_node.DisputeReason = &value
+	}
+	if value, ok := _c.mutation.ReversalStatus(); ok {
+		_spec.SetField(payment.FieldReversalStatus, field.TypeEnum, value)
+		_node.ReversalStatus = &value
+	}
+	if value, ok := _c.mutation.ReversalFailureMessage(); ok {
+		_spec.SetField(payment.FieldReversalFailureMessage, field.TypeString, value)
+		_node.ReversalFailureMessage = &value
+	}
+	if value, ok := _c.mutation.ReversalRefund(); ok {
+		_spec.SetField(payment.FieldReversalRefund, field.TypeInt64, value)
+		_node.ReversalRefund = value
+	}
+	if value, ok := _c.mutation.ReversalDue(); ok {
+		_spec.SetField(payment.FieldReversalDue, field.TypeTime, value)
+		_node.ReversalDue = &value
+	}
+	if value, ok := _c.mutation.ReversalAttempts(); ok {
+		_spec.SetField(payment.FieldReversalAttempts, field.TypeInt, value)
+		_node.ReversalAttempts = value
 	}
 	if value, ok := _c.mutation.Metadata(); ok {
 		_spec.SetField(payment.FieldMetadata, field.TypeJSON, value)

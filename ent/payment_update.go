@@ -428,6 +428,108 @@ func (_u *PaymentUpdate) ClearDisputeReason() *PaymentUpdate {
 	return _u
 }
 
+// SetReversalStatus sets the "reversal_status" field.
+func (_u *PaymentUpdate) SetReversalStatus(v state.ReversalStatus) *PaymentUpdate {
+	_u.mutation.SetReversalStatus(v)
+	return _u
+}
+
+// SetNillableReversalStatus sets the "reversal_status" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillableReversalStatus(v *state.ReversalStatus) *PaymentUpdate {
+	if v != nil {
+		_u.SetReversalStatus(*v)
+	}
+	return _u
+}
+
+// ClearReversalStatus clears the value of the "reversal_status" field.
+func (_u *PaymentUpdate) ClearReversalStatus() *PaymentUpdate {
+	_u.mutation.ClearReversalStatus()
+	return _u
+}
+
+// SetReversalFailureMessage sets the "reversal_failure_message" field.
+func (_u *PaymentUpdate) SetReversalFailureMessage(v string) *PaymentUpdate {
+	_u.mutation.SetReversalFailureMessage(v)
+	return _u
+}
+
+// SetNillableReversalFailureMessage sets the "reversal_failure_message" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillableReversalFailureMessage(v *string) *PaymentUpdate {
+	if v != nil {
+		_u.SetReversalFailureMessage(*v)
+	}
+	return _u
+}
+
+// ClearReversalFailureMessage clears the value of the "reversal_failure_message" field.
+func (_u *PaymentUpdate) ClearReversalFailureMessage() *PaymentUpdate {
+	_u.mutation.ClearReversalFailureMessage()
+	return _u
+}
+
+// SetReversalRefund sets the "reversal_refund" field.
+func (_u *PaymentUpdate) SetReversalRefund(v int64) *PaymentUpdate {
+	_u.mutation.ResetReversalRefund()
+	_u.mutation.SetReversalRefund(v)
+	return _u
+}
+
+// SetNillableReversalRefund sets the "reversal_refund" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillableReversalRefund(v *int64) *PaymentUpdate {
+	if v != nil {
+		_u.SetReversalRefund(*v)
+	}
+	return _u
+}
+
+// AddReversalRefund adds value to the "reversal_refund" field.
+func (_u *PaymentUpdate) AddReversalRefund(v int64) *PaymentUpdate {
+	_u.mutation.AddReversalRefund(v)
+	return _u
+}
+
+// SetReversalDue sets the "reversal_due" field.
+func (_u *PaymentUpdate) SetReversalDue(v time.Time) *PaymentUpdate {
+	_u.mutation.SetReversalDue(v)
+	return _u
+}
+
+// SetNillableReversalDue sets the "reversal_due" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillableReversalDue(v *time.Time) *PaymentUpdate {
+	if v != nil {
+		_u.SetReversalDue(*v)
+	}
+	return _u
+}
+
+// ClearReversalDue clears the value of the "reversal_due" field.
+func (_u *PaymentUpdate) ClearReversalDue() *PaymentUpdate {
+	_u.mutation.ClearReversalDue()
+	return _u
+}
+
+// SetReversalAttempts sets the "reversal_attempts" field.
+func (_u *PaymentUpdate) SetReversalAttempts(v int) *PaymentUpdate {
+	_u.mutation.ResetReversalAttempts()
+	_u.mutation.SetReversalAttempts(v)
+	return _u
+}
+
+// SetNillableReversalAttempts sets the "reversal_attempts" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillableReversalAttempts(v *int) *PaymentUpdate {
+	if v != nil {
+		_u.SetReversalAttempts(*v)
+	}
+	return _u
+}
+
+// AddReversalAttempts adds value to the "reversal_attempts" field.
+func (_u *PaymentUpdate) AddReversalAttempts(v int) *PaymentUpdate {
+	_u.mutation.AddReversalAttempts(v)
+	return _u
+}
+
 // SetMetadata sets the "metadata" field.
 func (_u *PaymentUpdate) SetMetadata(v map[string]string) *PaymentUpdate {
 	_u.mutation.SetMetadata(v)
@@ -601,6 +703,21 @@ func (_u *PaymentUpdate) check() error {
 			return &ValidationError{Name: "dispute_reason", err: fmt.Errorf(`ent: validator failed for field "Payment.dispute_reason": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.ReversalStatus(); ok {
+		if err := payment.ReversalStatusValidator(v); err != nil {
+			return &ValidationError{Name: "reversal_status", err: fmt.Errorf(`ent: validator failed for field "Payment.reversal_status": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.ReversalRefund(); ok {
+		if err := payment.ReversalRefundValidator(v); err != nil {
+			return &ValidationError{Name: "reversal_refund", err: fmt.Errorf(`ent: validator failed for field "Payment.reversal_refund": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.ReversalAttempts(); ok {
+		if err := payment.ReversalAttemptsValidator(v); err != nil {
+			return &ValidationError{Name: "reversal_attempts", err: fmt.Errorf(`ent: validator failed for field "Payment.reversal_attempts": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -747,6 +864,36 @@ func (_u *PaymentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.DisputeReasonCleared() {
 		_spec.ClearField(payment.FieldDisputeReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.ReversalStatus(); ok {
+		_spec.SetField(payment.FieldReversalStatus, field.TypeEnum, value)
+	}
+	if _u.mutation.ReversalStatusCleared() {
+		_spec.ClearField(payment.FieldReversalStatus, field.TypeEnum)
+	}
+	if value, ok := _u.mutation.ReversalFailureMessage(); ok {
+		_spec.SetField(payment.FieldReversalFailureMessage, field.TypeString, value)
+	}
+	if _u.mutation.ReversalFailureMessageCleared() {
+		_spec.ClearField(payment.FieldReversalFailureMessage, field.TypeString)
+	}
+	if value, ok := _u.mutation.ReversalRefund(); ok {
+		_spec.SetField(payment.FieldReversalRefund, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedReversalRefund(); ok {
+		_spec.AddField(payment.FieldReversalRefund, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.ReversalDue(); ok {
+		_spec.SetField(payment.FieldReversalDue, field.TypeTime, value)
+	}
+	if _u.mutation.ReversalDueCleared() {
+		_spec.ClearField(payment.FieldReversalDue, field.TypeTime)
+	}
+	if value, ok := _u.mutation.ReversalAttempts(); ok {
+		_spec.SetField(payment.FieldReversalAttempts, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedReversalAttempts(); ok {
+		_spec.AddField(payment.FieldReversalAttempts, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.Metadata(); ok {
 		_spec.SetField(payment.FieldMetadata, field.TypeJSON, value)
@@ -1262,6 +1409,108 @@ func (_u *PaymentUpdateOne) ClearDisputeReason() *PaymentUpdateOne {
 	return _u
 }
 
+// SetReversalStatus sets the "reversal_status" field.
+func (_u *PaymentUpdateOne) SetReversalStatus(v state.ReversalStatus) *PaymentUpdateOne {
+	_u.mutation.SetReversalStatus(v)
+	return _u
+}
+
+// SetNillableReversalStatus sets the "reversal_status" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillableReversalStatus(v *state.ReversalStatus) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetReversalStatus(*v)
+	}
+	return _u
+}
+
+// ClearReversalStatus clears the value of the "reversal_status" field.
+func (_u *PaymentUpdateOne) ClearReversalStatus() *PaymentUpdateOne {
+	_u.mutation.ClearReversalStatus()
+	return _u
+}
+
+// SetReversalFailureMessage sets the "reversal_failure_message" field.
+func (_u *PaymentUpdateOne) SetReversalFailureMessage(v string) *PaymentUpdateOne {
+	_u.mutation.SetReversalFailureMessage(v)
+	return _u
+}
+
+// SetNillableReversalFailureMessage sets the "reversal_failure_message" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillableReversalFailureMessage(v *string) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetReversalFailureMessage(*v)
+	}
+	return _u
+}
+
+// ClearReversalFailureMessage clears the value of the "reversal_failure_message" field.
+func (_u *PaymentUpdateOne) ClearReversalFailureMessage() *PaymentUpdateOne {
+	_u.mutation.ClearReversalFailureMessage()
+	return _u
+}
+
+// SetReversalRefund sets the "reversal_refund" field.
+func (_u *PaymentUpdateOne) SetReversalRefund(v int64) *PaymentUpdateOne {
+	_u.mutation.ResetReversalRefund()
+	_u.mutation.SetReversalRefund(v)
+	return _u
+}
+
+// SetNillableReversalRefund sets the "reversal_refund" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillableReversalRefund(v *int64) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetReversalRefund(*v)
+	}
+	return _u
+}
+
+// AddReversalRefund adds value to the "reversal_refund" field.
+func (_u *PaymentUpdateOne) AddReversalRefund(v int64) *PaymentUpdateOne {
+	_u.mutation.AddReversalRefund(v)
+	return _u
+}
+
+// SetReversalDue sets the "reversal_due" field.
+func (_u *PaymentUpdateOne) SetReversalDue(v time.Time) *PaymentUpdateOne {
+	_u.mutation.SetReversalDue(v)
+	return _u
+}
+
+// SetNillableReversalDue sets the "reversal_due" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillableReversalDue(v *time.Time) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetReversalDue(*v)
+	}
+	return _u
+}
+
+// ClearReversalDue clears the value of the "reversal_due" field.
+func (_u *PaymentUpdateOne) ClearReversalDue() *PaymentUpdateOne {
+	_u.mutation.ClearReversalDue()
+	return _u
+}
+
+// SetReversalAttempts sets the "reversal_attempts" field.
+func (_u *PaymentUpdateOne) SetReversalAttempts(v int) *PaymentUpdateOne {
+	_u.mutation.ResetReversalAttempts()
+	_u.mutation.SetReversalAttempts(v)
+	return _u
+}
+
+// SetNillableReversalAttempts sets the "reversal_attempts" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillableReversalAttempts(v *int) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetReversalAttempts(*v)
+	}
+	return _u
+}
+
+// AddReversalAttempts adds value to the "reversal_attempts" field.
+func (_u *PaymentUpdateOne) AddReversalAttempts(v int) *PaymentUpdateOne {
+	_u.mutation.AddReversalAttempts(v)
+	return _u
+}
+
 // SetMetadata sets the "metadata" field.
 func (_u *PaymentUpdateOne) SetMetadata(v map[string]string) *PaymentUpdateOne {
 	_u.mutation.SetMetadata(v)
@@ -1448,6 +1697,21 @@ func (_u *PaymentUpdateOne) check() error {
 			return &ValidationError{Name: "dispute_reason", err: fmt.Errorf(`ent: validator failed for field "Payment.dispute_reason": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.ReversalStatus(); ok {
+		if err := payment.ReversalStatusValidator(v); err != nil {
+			return &ValidationError{Name: "reversal_status", err: fmt.Errorf(`ent: validator failed for field "Payment.reversal_status": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.ReversalRefund(); ok {
+		if err := payment.ReversalRefundValidator(v); err != nil {
+			return &ValidationError{Name: "reversal_refund", err: fmt.Errorf(`ent: validator failed for field "Payment.reversal_refund": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.ReversalAttempts(); ok {
+		if err := payment.ReversalAttemptsValidator(v); err != nil {
+			return &ValidationError{Name: "reversal_attempts", err: fmt.Errorf(`ent: validator failed for field "Payment.reversal_attempts": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -1611,6 +1875,36 @@ func (_u *PaymentUpdateOne) sqlSave(ctx context.Context) (_node *Payment, err er
 	}
 	if _u.mutation.DisputeReasonCleared() {
 		_spec.ClearField(payment.FieldDisputeReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.ReversalStatus(); ok {
+		_spec.SetField(payment.FieldReversalStatus, field.TypeEnum, value)
+	}
+	if _u.mutation.ReversalStatusCleared() {
+		_spec.ClearField(payment.FieldReversalStatus, field.TypeEnum)
+	}
+	if value, ok := _u.mutation.ReversalFailureMessage(); ok {
+		_spec.SetField(payment.FieldReversalFailureMessage, field.TypeString, value)
+	}
+	if _u.mutation.ReversalFailureMessageCleared() {
+		_spec.ClearField(payment.FieldReversalFailureMessage, field.TypeString)
+	}
+	if value, ok := _u.mutation.ReversalRefund(); ok {
+		_spec.SetField(payment.FieldReversalRefund, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedReversalRefund(); ok {
+		_spec.AddField(payment.FieldReversalRefund, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.ReversalDue(); ok {
+		_spec.SetField(payment.FieldReversalDue, field.TypeTime, value)
+	}
+	if _u.mutation.ReversalDueCleared() {
+		_spec.ClearField(payment.FieldReversalDue, field.TypeTime)
+	}
+	if value, ok := _u.mutation.ReversalAttempts(); ok {
+		_spec.SetField(payment.FieldReversalAttempts, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedReversalAttempts(); ok {
+		_spec.AddField(payment.FieldReversalAttempts, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.Metadata(); ok {
 		_spec.SetField(payment.FieldMetadata, field.TypeJSON, value)

@@ -275,6 +275,11 @@ var (
 		{Name: "description", Type: field.TypeString, Nullable: true, Size: 1000},
 		{Name: "disputed_at", Type: field.TypeTime, Nullable: true},
 		{Name: "dispute_reason", Type: field.TypeString, Nullable: true, Size: 500},
+		{Name: "reversal_status", Type: field.TypeEnum, Nullable: true, Enums: []string{"pending", "voided", "refunded", "failed"}},
+		{Name: "reversal_failure_message", Type: field.TypeString, Nullable: true},
+		{Name: "reversal_refund", Type: field.TypeInt64, Default: 0},
+		{Name: "reversal_due", Type: field.TypeTime, Nullable: true},
+		{Name: "reversal_attempts", Type: field.TypeInt, Default: 0},
 		{Name: "metadata", Type: field.TypeJSON, Nullable: true},
 	}
 	// PaymentsTable holds the schema information for the "payments" table.
@@ -312,6 +317,11 @@ var (
 				Name:    "payment_status_capture_before",
 				Unique:  false,
 				Columns: []*schema.Column{PaymentsColumns[6], PaymentsColumns[23]},
+			},
+			{
+				Name:    "payment_reversal_due",
+				Unique:  false,
+				Columns: []*schema.Column{PaymentsColumns[40]},
 			},
 		},
 	}
@@ -778,6 +788,7 @@ func init() {
 		"payment_amount_positive":       "amount > 0",
 		"payment_capture_within_amount": "amount_captured >= 0 AND amount_captured <= amount AND amount_capturable >= 0 AND amount_capturable <= amount",
 		"payment_refund_within_amount":  "amount_refunded >= 0 AND amount_refunded <= amount",
+		"payment_reversal_known":        "(reversal_status IS NULL OR reversal_status IN ('pending', 'voided', 'refunded', 'failed')) AND reversal_refund >= 0 AND reversal_refund <= amount",
 		"payment_status_known":          "status IN ('pending', 'processing', 'requires_action', 'requires_capture', 'succeeded', 'failed', 'canceled', 'partially_refunded', 'refunded')",
 	}
 	PaymentStatusChangesTable.ForeignKeys[0].RefTable = PaymentsTable

@@ -93,6 +93,16 @@ const (
 	FieldDisputedAt = "disputed_at"
 	// FieldDisputeReason holds the string denoting the dispute_reason field in the database.
 	FieldDisputeReason = "dispute_reason"
+	// FieldReversalStatus holds the string denoting the reversal_status field in the database.
+	FieldReversalStatus = "reversal_status"
+	// FieldReversalFailureMessage holds the string denoting the reversal_failure_message field in the database.
+	FieldReversalFailureMessage = "reversal_failure_message"
+	// FieldReversalRefund holds the string denoting the reversal_refund field in the database.
+	FieldReversalRefund = "reversal_refund"
+	// FieldReversalDue holds the string denoting the reversal_due field in the database.
+	FieldReversalDue = "reversal_due"
+	// FieldReversalAttempts holds the string denoting the reversal_attempts field in the database.
+	FieldReversalAttempts = "reversal_attempts"
 	// FieldMetadata holds the string denoting the metadata field in the database.
 	FieldMetadata = "metadata"
 	// EdgeRefunds holds the string denoting the refunds edge name in mutations.
@@ -156,6 +166,11 @@ var Columns = []string{
 	FieldDescription,
 	FieldDisputedAt,
 	FieldDisputeReason,
+	FieldReversalStatus,
+	FieldReversalFailureMessage,
+	FieldReversalRefund,
+	FieldReversalDue,
+	FieldReversalAttempts,
 	FieldMetadata,
 }
 
@@ -217,6 +232,14 @@ var (
 	DescriptionValidator func(string) error
 	// DisputeReasonValidator is a validator for the "dispute_reason" field. It is called by the builders before save.
 	DisputeReasonValidator func(string) error
+	// DefaultReversalRefund holds the default value on creation for the "reversal_refund" field.
+	DefaultReversalRefund int64
+	// ReversalRefundValidator is a validator for the "reversal_refund" field. It is called by the builders before save.
+	ReversalRefundValidator func(int64) error
+	// DefaultReversalAttempts holds the default value on creation for the "reversal_attempts" field.
+	DefaultReversalAttempts int
+	// ReversalAttemptsValidator is a validator for the "reversal_attempts" field. It is called by the builders before save.
+	ReversalAttemptsValidator func(int) error
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 	// IDValidator is a validator for the "id" field. It is called by the builders before save.
@@ -285,6 +308,16 @@ func PendingActionValidator(pa PendingAction) error {
 		return nil
 	default:
 		return fmt.Errorf("payment: invalid enum value for pending_action field: %q", pa)
+	}
+}
+
+// ReversalStatusValidator is a validator for the "reversal_status" field enum values. It is called by the builders before save.
+func ReversalStatusValidator(rs state.ReversalStatus) error {
+	switch rs {
+	case "pending", "voided", "refunded", "failed":
+		return nil
+	default:
+		return fmt.Errorf("payment: invalid enum value for reversal_status field: %q", rs)
 	}
 }
 
@@ -471,6 +504,31 @@ func ByDisputeReason(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDisputeReason, opts...).ToFunc()
 }
 
+// ByReversalStatus orders the results by the reversal_status field.
+func ByReversalStatus(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReversalStatus, opts...).ToFunc()
+}
+
+// ByReversalFailureMessage orders the results by the reversal_failure_message field.
+func ByReversalFailureMessage(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReversalFailureMessage, opts...).ToFunc()
+}
+
+// ByReversalRefund orders the results by the reversal_refund field.
+func ByReversalRefund(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReversalRefund, opts...).ToFunc()
+}
+
+// ByReversalDue orders the results by the reversal_due field.
+func ByReversalDue(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReversalDue, opts...).ToFunc()
+}
+
+// ByReversalAttempts orders the results by the reversal_attempts field.
+func ByReversalAttempts(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReversalAttempts, opts...).ToFunc()
+}
+
 // ByRefundsCount orders the results by refunds count.
 func ByRefundsCount(opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -558,3 +616,10 @@ func (e *PendingAction) UnmarshalGQL(val interface{}) error {
 	}
 	return nil
 }
+
+var (
+	// state.ReversalStatus must implement graphql.Marshaler.
+	_ graphql.Marshaler = (*state.ReversalStatus)(nil)
+	// state.ReversalStatus must implement graphql.Unmarshaler.
+	_ graphql.Unmarshaler = (*state.ReversalStatus)(nil)
+)

@@ -217,6 +217,26 @@ func DisputeReason(v string) predicate.Payment {
 	return predicate.Payment(sql.FieldEQ(FieldDisputeReason, v))
 }
 
+// ReversalFailureMessage applies equality check predicate on the "reversal_failure_message" field. It's identical to ReversalFailureMessageEQ.
+func ReversalFailureMessage(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldReversalFailureMessage, v))
+}
+
+// ReversalRefund applies equality check predicate on the "reversal_refund" field. It's identical to ReversalRefundEQ.
+func ReversalRefund(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldReversalRefund, v))
+}
+
+// ReversalDue applies equality check predicate on the "reversal_due" field. It's identical to ReversalDueEQ.
+func ReversalDue(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldReversalDue, v))
+}
+
+// ReversalAttempts applies equality check predicate on the "reversal_attempts" field. It's identical to ReversalAttemptsEQ.
+func ReversalAttempts(v int) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldReversalAttempts, v))
+}
+
 // MerchantIDEQ applies the EQ predicate on the "merchant_id" field.
 func MerchantIDEQ(v string) predicate.Payment {
 	return predicate.Payment(sql.FieldEQ(FieldMerchantID, v))
@@ -2150,6 +2170,251 @@ func DisputeReasonEqualFold(v string) predicate.Payment {
 // DisputeReasonContainsFold applies the ContainsFold predicate on the "dispute_reason" field.
 func DisputeReasonContainsFold(v string) predicate.Payment {
 	return predicate.Payment(sql.FieldContainsFold(FieldDisputeReason, v))
+}
+
+// ReversalStatusEQ applies the EQ predicate on the "reversal_status" field.
+func ReversalStatusEQ(v state.ReversalStatus) predicate.Payment {
+	vc := v
+	return predicate.Payment(sql.FieldEQ(FieldReversalStatus, vc))
+}
+
+// ReversalStatusNEQ applies the NEQ predicate on the "reversal_status" field.
+func ReversalStatusNEQ(v state.ReversalStatus) predicate.Payment {
+	vc := v
+	return predicate.Payment(sql.FieldNEQ(FieldReversalStatus, vc))
+}
+
+// ReversalStatusIn applies the In predicate on the "reversal_status" field.
+func ReversalStatusIn(vs ...state.ReversalStatus) predicate.Payment {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.Payment(sql.FieldIn(FieldReversalStatus, v...))
+}
+
+// ReversalStatusNotIn applies the NotIn predicate on the "reversal_status" field.
+func ReversalStatusNotIn(vs ...state.ReversalStatus) predicate.Payment {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.Payment(sql.FieldNotIn(FieldReversalStatus, v...))
+}
+
+// ReversalStatusIsNil applies the IsNil predicate on the "reversal_status" field.
+func ReversalStatusIsNil() predicate.Payment {
+	return predicate.Payment(sql.FieldIsNull(FieldReversalStatus))
+}
+
+// ReversalStatusNotNil applies the NotNil predicate on the "reversal_status" field.
+func ReversalStatusNotNil() predicate.Payment {
+	return predicate.Payment(sql.FieldNotNull(FieldReversalStatus))
+}
+
+// ReversalFailureMessageEQ applies the EQ predicate on the "reversal_failure_message" field.
+func ReversalFailureMessageEQ(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldReversalFailureMessage, v))
+}
+
+// ReversalFailureMessageNEQ applies the NEQ predicate on the "reversal_failure_message" field.
+func ReversalFailureMessageNEQ(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldNEQ(FieldReversalFailureMessage, v))
+}
+
+// ReversalFailureMessageIn applies the In predicate on the "reversal_failure_message" field.
+func ReversalFailureMessageIn(vs ...string) predicate.Payment {
+	return predicate.Payment(sql.FieldIn(FieldReversalFailureMessage, vs...))
+}
+
+// ReversalFailureMessageNotIn applies the NotIn predicate on the "reversal_failure_message" field.
+func ReversalFailureMessageNotIn(vs ...string) predicate.Payment {
+	return predicate.Payment(sql.FieldNotIn(FieldReversalFailureMessage, vs...))
+}
+
+// ReversalFailureMessageGT applies the GT predicate on the "reversal_failure_message" field.
+func ReversalFailureMessageGT(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldGT(FieldReversalFailureMessage, v))
+}
+
+// ReversalFailureMessageGTE applies the GTE predicate on the "reversal_failure_message" field.
+func ReversalFailureMessageGTE(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldGTE(FieldReversalFailureMessage, v))
+}
+
+// ReversalFailureMessageLT applies the LT predicate on the "reversal_failure_message" field.
+func ReversalFailureMessageLT(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldLT(FieldReversalFailureMessage, v))
+}
+
+// ReversalFailureMessageLTE applies the LTE predicate on the "reversal_failure_message" field.
+func ReversalFailureMessageLTE(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldLTE(FieldReversalFailureMessage, v))
+}
+
+// ReversalFailureMessageContains applies the Contains predicate on the "reversal_failure_message" field.
+func ReversalFailureMessageContains(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldContains(FieldReversalFailureMessage, v))
+}
+
+// ReversalFailureMessageHasPrefix applies the HasPrefix predicate on the "reversal_failure_message" field.
+func ReversalFailureMessageHasPrefix(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldHasPrefix(FieldReversalFailureMessage, v))
+}
+
+// ReversalFailureMessageHasSuffix applies the HasSuffix predicate on the "reversal_failure_message" field.
+func ReversalFailureMessageHasSuffix(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldHasSuffix(FieldReversalFailureMessage, v))
+}
+
+// ReversalFailureMessageIsNil applies the IsNil predicate on the "reversal_failure_message" field.
+func ReversalFailureMessageIsNil() predicate.Payment {
+	return predicate.Payment(sql.FieldIsNull(FieldReversalFailureMessage))
+}
+
+// ReversalFailureMessageNotNil applies the NotNil predicate on the "reversal_failure_message" field.
+func ReversalFailureMessageNotNil() predicate.Payment {
+	return predicate.Payment(sql.FieldNotNull(FieldReversalFailureMessage))
+}
+
+// ReversalFailureMessageEqualFold applies the EqualFold predicate on the "reversal_failure_message" field.
+func ReversalFailureMessageEqualFold(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEqualFold(FieldReversalFailureMessage, v))
+}
+
+// ReversalFailureMessageContainsFold applies the ContainsFold predicate on the "reversal_failure_message" field.
+func ReversalFailureMessageContainsFold(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldContainsFold(FieldReversalFailureMessage, v))
+}
+
+// ReversalRefundEQ applies the EQ predicate on the "reversal_refund" field.
+func ReversalRefundEQ(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldReversalRefund, v))
+}
+
+// ReversalRefundNEQ applies the NEQ predicate on the "reversal_refund" field.
+func ReversalRefundNEQ(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldNEQ(FieldReversalRefund, v))
+}
+
+// ReversalRefundIn applies the In predicate on the "reversal_refund" field.
+func ReversalRefundIn(vs ...int64) predicate.Payment {
+	return predicate.Payment(sql.FieldIn(FieldReversalRefund, vs...))
+}
+
+// ReversalRefundNotIn applies the NotIn predicate on the "reversal_refund" field.
+func ReversalRefundNotIn(vs ...int64) predicate.Payment {
+	return predicate.Payment(sql.FieldNotIn(FieldReversalRefund, vs...))
+}
+
+// ReversalRefundGT applies the GT predicate on the "reversal_refund" field.
+func ReversalRefundGT(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldGT(FieldReversalRefund, v))
+}
+
+// ReversalRefundGTE applies the GTE predicate on the "reversal_refund" field.
+func ReversalRefundGTE(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldGTE(FieldReversalRefund, v))
+}
+
+// ReversalRefundLT applies the LT predicate on the "reversal_refund" field.
+func ReversalRefundLT(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldLT(FieldReversalRefund, v))
+}
+
+// ReversalRefundLTE applies the LTE predicate on the "reversal_refund" field.
+func ReversalRefundLTE(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldLTE(FieldReversalRefund, v))
+}
+
+// ReversalDueEQ applies the EQ predicate on the "reversal_due" field.
+func ReversalDueEQ(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldReversalDue, v))
+}
+
+// ReversalDueNEQ applies the NEQ predicate on the "reversal_due" field.
+func ReversalDueNEQ(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldNEQ(FieldReversalDue, v))
+}
+
+// ReversalDueIn applies the In predicate on the "reversal_due" field.
+func ReversalDueIn(vs ...time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldIn(FieldReversalDue, vs...))
+}
+
+// ReversalDueNotIn applies the NotIn predicate on the "reversal_due" field.
+func ReversalDueNotIn(vs ...time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldNotIn(FieldReversalDue, vs...))
+}
+
+// ReversalDueGT applies the GT predicate on the "reversal_due" field.
+func ReversalDueGT(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldGT(FieldReversalDue, v))
+}
+
+// ReversalDueGTE applies the GTE predicate on the "reversal_due" field.
+func ReversalDueGTE(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldGTE(FieldReversalDue, v))
+}
+
+// ReversalDueLT applies the LT predicate on the "reversal_due" field.
+func ReversalDueLT(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldLT(FieldReversalDue, v))
+}
+
+// ReversalDueLTE applies the LTE predicate on the "reversal_due" field.
+func ReversalDueLTE(v time.Time) predicate.Payment {
+	return predicate.Payment(sql.FieldLTE(FieldReversalDue, v))
+}
+
+// ReversalDueIsNil applies the IsNil predicate on the "reversal_due" field.
+func ReversalDueIsNil() predicate.Payment {
+	return predicate.Payment(sql.FieldIsNull(FieldReversalDue))
+}
+
+// ReversalDueNotNil applies the NotNil predicate on the "reversal_due" field.
+func ReversalDueNotNil() predicate.Payment {
+	return predicate.Payment(sql.FieldNotNull(FieldReversalDue))
+}
+
+// ReversalAttemptsEQ applies the EQ predicate on the "reversal_attempts" field.
+func ReversalAttemptsEQ(v int) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldReversalAttempts, v))
+}
+
+// ReversalAttemptsNEQ applies the NEQ predicate on the "reversal_attempts" field.
+func ReversalAttemptsNEQ(v int) predicate.Payment {
+	return predicate.Payment(sql.FieldNEQ(FieldReversalAttempts, v))
+}
+
+// ReversalAttemptsIn applies the In predicate on the "reversal_attempts" field.
+func ReversalAttemptsIn(vs ...int) predicate.Payment {
+	return predicate.Payment(sql.FieldIn(FieldReversalAttempts, vs...))
+}
+
+// ReversalAttemptsNotIn applies the NotIn predicate on the "reversal_attempts" field.
+func ReversalAttemptsNotIn(vs ...int) predicate.Payment {
+	return predicate.Payment(sql.FieldNotIn(FieldReversalAttempts, vs...))
+}
+
+// ReversalAttemptsGT applies the GT predicate on the "reversal_attempts" field.
+func ReversalAttemptsGT(v int) predicate.Payment {
+	return predicate.Payment(sql.FieldGT(FieldReversalAttempts, v))
+}
+
+// ReversalAttemptsGTE applies the GTE predicate on the "reversal_attempts" field.
+func ReversalAttemptsGTE(v int) predicate.Payment {
+	return predicate.Payment(sql.FieldGTE(FieldReversalAttempts, v))
+}
+
+// ReversalAttemptsLT applies the LT predicate on the "reversal_attempts" field.
+func ReversalAttemptsLT(v int) predicate.Payment {
+	return predicate.Payment(sql.FieldLT(FieldReversalAttempts, v))
+}
+
+// ReversalAttemptsLTE applies the LTE predicate on the "reversal_attempts" field.
+func ReversalAttemptsLTE(v int) predicate.Payment {
+	return predicate.Payment(sql.FieldLTE(FieldReversalAttempts, v))
 }
 
 // MetadataIsNil applies the IsNil predicate on the "metadata" field.

@@ -630,6 +630,18 @@ func init() {
 	paymentDescDisputeReason := paymentFields[33].Descriptor()
 	// payment.DisputeReasonValidator is a validator for the "dispute_reason" field. It is called by the builders before save.
 	payment.DisputeReasonValidator = paymentDescDisputeReason.Validators[0].(func(string) error)
+	// paymentDescReversalRefund is the schema descriptor for reversal_refund field.
+	paymentDescReversalRefund := paymentFields[36].Descriptor()
+	// payment.DefaultReversalRefund holds the default value on creation for the reversal_refund field.
+	payment.DefaultReversalRefund = paymentDescReversalRefund.Default.(int64)
+	// payment.ReversalRefundValidator is a validator for the "reversal_refund" field. It is called by the builders before save.
+	payment.ReversalRefundValidator = paymentDescReversalRefund.Validators[0].(func(int64) error)
+	// paymentDescReversalAttempts is the schema descriptor for reversal_attempts field.
+	paymentDescReversalAttempts := paymentFields[38].Descriptor()
+	// payment.DefaultReversalAttempts holds the default value on creation for the reversal_attempts field.
+	payment.DefaultReversalAttempts = paymentDescReversalAttempts.Default.(int)
+	// payment.ReversalAttemptsValidator is a validator for the "reversal_attempts" field. It is called by the builders before save.
+	payment.ReversalAttemptsValidator = paymentDescReversalAttempts.Validators[0].(func(int) error)
 	// paymentDescID is the schema descriptor for id field.
 	paymentDescID := paymentFields[0].Descriptor()
 	// payment.DefaultID holds the default value on creation for the id field.

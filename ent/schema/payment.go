@@ -90,6 +90,22 @@ func (Payment) Fields() []ent.Field {
 			Annotations(entgql.Skip(entgql.SkipWhereInput, entgql.SkipOrderField)),
 		field.String("dispute_reason").Optional().Nillable().MaxRuneLen(500).
 			Annotations(entgql.Skip(entgql.SkipWhereInput, entgql.SkipOrderField)),
+		// reversal_status is set once the provider approves a payment canceled while it waited
+		// for its shopper (the shopper authenticated after all): the payment stays canceled, and
+		// Paygate voids or refunds the approval there (pending), then says how that ended:
+		// voided, refunded, or failed with reversal_failure_message. reversal_refund is what the
+		// provider captured of it, to refund; 0 voids the authorisation it holds.
+		field.Enum("reversal_status").GoType(state.ReversalStatus("")).Optional().Nillable().
+			Annotations(entgql.Type("ReversalStatus"), entgql.Skip(entgql.SkipEnumField, entgql.SkipWhereInput, entgql.SkipOrderField)),
+		field.String("reversal_failure_message").Optional().Nillable().
+			Annotations(entgql.Skip(entgql.SkipWhereInput, entgql.SkipOrderField)),
+		field.Int64("reversal_refund").Default(0).NonNegative().Annotations(entgql.Skip(entgql.SkipAll)),
+		// reversal_due is when Paygate next acts at the provider about a payment canceled while
+		// it waited: voids or refunds its approval (reversal pending), or asks the provider
+		// whether the shopper authenticated after all (no reversal yet: its provider had nothing
+		// to cancel, and could still approve it). reversal_attempts counts the tries.
+		field.Time("reversal_due").Optional().Nillable().Annotations(entgql.Skip(entgql.SkipAll)),
+		field.Int("reversal_attempts").Default(0).NonNegative().Annotations(entgql.Skip(entgql.SkipAll)),
 		field.JSON("metadata", map[string]string{}).Optional().
 			Annotations(entgql.Type("StringMap"), entgql.Skip(entgql.SkipWhereInput, entgql.SkipOrderField)),
 	}
@@ -117,6 +133,8 @@ func (Payment) Indexes() []ent.Index {
 		index.Fields("provider", "provider_payment_id"),
 		// The expiry loop finds the authorisations that lapsed.
 		index.Fields("status", "capture_before"),
+		// The reversal loop and reconciliation find the canceled payments due at their provider.
+		index.Fields("reversal_due"),
 	}
 }
 
@@ -132,6 +150,8 @@ func (Payment) Annotations() []schema.Annotation {
 			"payment_capture_within_amount": "amount_captured >= 0 AND amount_captured <= amount AND " +
 				"amount_capturable >= 0 AND amount_capturable <= amount",
 			"payment_status_known": "status IN " + paymentStatuses,
+			"payment_reversal_known": "(reversal_status IS NULL OR reversal_status IN ('pending', 'voided', 'refunded', 'failed')) AND " +
+				"reversal_refund >= 0 AND reversal_refund <= amount",
 		}),
 		entgql.QueryField().Description("Payments, newest first (createdAt, then id, descending) unless orderBy says otherwise, as REST lists them.").
 			Directives(hasScope("payments:read")),

@@ -289,6 +289,8 @@ type ComplexityRoot struct {
 		ProviderPaymentID       func(childComplexity int) int
 		Refunds                 func(childComplexity int) int
 		ReturnURL               func(childComplexity int) int
+		ReversalFailureMessage  func(childComplexity int) int
+		ReversalStatus          func(childComplexity int) int
 		Routing                 func(childComplexity int) int
 		Status                  func(childComplexity int) int
 		StatusHistory           func(childComplexity int) int
@@ -1785,6 +1787,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Payment.ReturnURL(childComplexity), true
+	case "Payment.reversalFailureMessage":
+		if e.ComplexityRoot.Payment.ReversalFailureMessage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.ReversalFailureMessage(childComplexity), true
+	case "Payment.reversalStatus":
+		if e.ComplexityRoot.Payment.ReversalStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.ReversalStatus(childComplexity), true
 	case "Payment.routing":
 		if e.ComplexityRoot.Payment.Routing == nil {
 			break
@@ -3660,6 +3674,8 @@ type Payment implements Node {
   description: String
   disputedAt: Time
   disputeReason: String
+  reversalStatus: ReversalStatus
+  reversalFailureMessage: String
   metadata: StringMap
   refunds: [Refund!]
   statusHistory: [StatusChange!]
@@ -4651,6 +4667,19 @@ enum CancellationReason {
   EXPIRED
 }
 
+"""
+Where Paygate is in undoing what a payment's provider approved after the payment was canceled
+while it waited for its shopper (the payment stays CANCELED): PENDING while it voids or refunds it
+at the provider; VOIDED or REFUNDED once the provider took that; FAILED when the provider refused
+it or could not be reached for too long, and the money may still be taken (an alert is raised).
+"""
+enum ReversalStatus {
+  PENDING
+  VOIDED
+  REFUNDED
+  FAILED
+}
+
 enum RefundStatus {
   PENDING
   SUCCEEDED
@@ -5610,6 +5639,10 @@ func (ec *executionContext) childFields_Payment(ctx context.Context, field graph
 		return ec.fieldContext_Payment_disputedAt(ctx, field)
 	case "disputeReason":
 		return ec.fieldContext_Payment_disputeReason(ctx, field)
+	case "reversalStatus":
+		return ec.fieldContext_Payment_reversalStatus(ctx, field)
+	case "reversalFailureMessage":
+		return ec.fieldContext_Payment_reversalFailureMessage(ctx, field)
 	case "metadata":
 		return ec.fieldContext_Payment_metadata(ctx, field)
 	case "refunds":
@@ -11751,6 +11784,52 @@ func (ec *executionContext) _Payment_disputeReason(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Payment_disputeReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Payment_reversalStatus(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_reversalStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReversalStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *state.ReversalStatus) graphql.Marshaler {
+			return ec.marshalOReversalStatus2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐReversalStatus(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_reversalStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, errors.New("field of type ReversalStatus does not have child fields"))
+}
+
+func (ec *executionContext) _Payment_reversalFailureMessage(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_reversalFailureMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReversalFailureMessage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_reversalFailureMessage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Payment", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
@@ -24337,6 +24416,16 @@ func (ec *executionContext) _Payment(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "reversalStatus":
+			out.Values[i] = ec._Payment_reversalStatus(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reversalFailureMessage":
+			out.Values[i] = ec._Payment_reversalFailureMessage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "metadata":
 			out.Values[i] = ec._Payment_metadata(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -29878,6 +29967,22 @@ func (ec *executionContext) marshalORefund2ᚖgithubᚗcomᚋpaygateᚋpaygate�
 		return graphql.Null
 	}
 	return ec._Refund(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOReversalStatus2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐReversalStatus(ctx context.Context, v any) (*state.ReversalStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(state.ReversalStatus)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOReversalStatus2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐReversalStatus(ctx context.Context, sel ast.SelectionSet, v *state.ReversalStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalORouting2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐRoutingDecision(ctx context.Context, sel ast.SelectionSet, v *state.RoutingDecision) graphql.Marshaler {

@@ -38,6 +38,10 @@ const (
 	RuleRefundShare       = "refund_share"
 	// RuleEndpointFailing: a merchant's webhook endpoint has failed every delivery for a day.
 	RuleEndpointFailing = "webhook_endpoint_failing"
+	// RuleReversalFailed: a payment canceled while its shopper authenticated was approved by its
+	// provider afterwards, and Paygate could not void or refund that approval there. Raised by the
+	// payment service, in the transaction that records the failure, not by Evaluate.
+	RuleReversalFailed = "payment_reversal_failed"
 )
 
 // endpointFailingFor is how long an endpoint fails every delivery before it is alerted on.
@@ -186,6 +190,24 @@ func (a *Alerts) refundShares(ctx context.Context, share float64) ([]finding, er
 		}
 	}
 	return findings, nil
+}
+
+// RaiseIn raises, within tx, an alert of rule about subject unless one is unresolved, and reports
+// whether it did: for a condition found by the work that records it, so the alert exists if and
+// only if that work is committed. The caller serialises the raising of one subject (a row lock it
+// holds), since on PostgreSQL a unique violation would end tx.
+func RaiseIn(ctx context.Context, tx *ent.Tx, rule, subject string, severity state.AlertSeverity, message string, at time.Time) (bool, error) {
+	key := rule + ":" + subject
+	exists, err := tx.Alert.Query().Where(alert.Unresolved(key)).Exist(ctx)
+	if err != nil || exists {
+		return false, err
+	}
+	created, err := tx.Alert.Create().SetRule(rule).SetSubject(subject).SetSeverity(severity).
+		SetMessage(message).SetOpenedAt(at).SetUnresolved(key).Save(ctx)
+	if err != nil {
+		return false, err
+	}
+	return true, tx.AlertChange.Create().SetAlertID(created.ID).SetAction(state.AlertOpened).SetBy("system").SetAt(at).Exec(ctx)
 }
 
 // raise records an alert for f unless one is unresolved; it reports whether it did.

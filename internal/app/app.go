@@ -360,6 +360,10 @@ func (a *App) Start(ctx context.Context) *background.Group {
 		{Name: "telling subscribers of the providers' status", Every: 2 * time.Second, Run: svc.feed.ProviderRound},
 		{Name: "reconciling with the providers", Every: time.Minute, Run: a.reconcile},
 		{Name: "canceling authorisations not captured in time and authentications abandoned", Every: time.Minute, Run: a.expire},
+		// A reversal is recorded owed in the transaction that found the approval, which wakes this
+		// loop on its server; at start, it takes up what a server that stopped left owed.
+		{Name: "undoing late approvals of canceled payments", Every: 15 * time.Second, AtStart: true, Wake: svc.payments.ReversalsWoken(),
+			Run: a.reverse},
 		{Name: "purging what is kept only for a time", Every: 10 * time.Minute, AtStart: true, Run: a.purge},
 		// A configuration change made through any server is in force on this one within a
 		// second, and so are a revocation, a change to a user and another server's signing key.
@@ -413,8 +417,19 @@ var reconcileWindow = payment.Window{InDoubtAfter: 5 * time.Minute, NotFoundAfte
 // asking their providers; each settlement is conditional on the state it read.
 func (a *App) reconcile(ctx context.Context) error {
 	done, err := a.services.payments.Reconcile(ctx, reconcileWindow)
-	if done.Payments+done.Refunds > 0 {
-		a.logger.Info("reconciled with the providers", "payments", done.Payments, "refunds", done.Refunds, "left", done.Left)
+	if done.Payments+done.Refunds+done.LateApprovals > 0 {
+		a.logger.Info("reconciled with the providers", "payments", done.Payments, "refunds", done.Refunds, "left", done.Left,
+			"late_approvals", done.LateApprovals)
+	}
+	return err
+}
+
+// reverse voids or refunds at their providers the approvals that came after their payments were
+// canceled while they waited for the shopper.
+func (a *App) reverse(ctx context.Context) error {
+	ended, err := a.services.payments.ReverseLateApprovals(ctx)
+	if ended > 0 {
+		a.logger.Info("undid late approvals of canceled payments at their providers", "count", ended)
 	}
 	return err
 }

@@ -396,9 +396,10 @@ func TestAbandonedAuthentication(t *testing.T) {
 		for name, id := range waiting {
 			p := env.payment(id)
 			if name == "checkout" {
-				// Checkout.com declines a payment not authenticated within 15 minutes itself.
-				if p.Status != state.PaymentFailed || p.ProviderDeclineCode == nil || *p.ProviderDeclineCode != "20152" || p.NextActionURL != nil {
-					t.Errorf("checkout: abandoned payment is %s (%v)", p.Status, p.ProviderDeclineCode)
+				// Checkout.com declines a payment not authenticated within 15 minutes itself,
+				// before any authorisation: its look-up lists none to read a code from.
+				if p.Status != state.PaymentFailed || p.FailureCode == nil || *p.FailureCode != "card_declined" || p.NextActionURL != nil {
+					t.Errorf("checkout: abandoned payment is %s (%v)", p.Status, p.FailureCode)
 				}
 				continue
 			}
@@ -613,6 +614,74 @@ func TestNewStatusesAreCounted(t *testing.T) {
 			if got := mustJSON(t, get(listed, "payments", "edges")); got != `[{"node":{"id":"`+id+`"}}]` {
 				t.Errorf("GraphQL list of %s = %s", status, got)
 			}
+		}
+	})
+}
+
+// sandboxAPI sends a GET of path to provider's sandbox API, as its adapter would, and returns
+// the answer's status and body.
+func (e *testEnv) sandboxAPI(t *testing.T, providerName, path string) (int, string) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req.Header.Set("Authorization", "Bearer sk_test")
+	answer := httptest.NewRecorder()
+	e.app.services.providers.sandboxes[providerName].ServeHTTP(answer, req)
+	return answer.Code, strings.TrimSpace(answer.Body.String())
+}
+
+// TestCheckoutDeclinedBeforeAuthorisation: a Checkout.com payment whose shopper fails 3-D Secure
+// is declined before any authorisation, and its actions list none. Read Declined, it is failed
+// (card_declined) whatever its actions list, whichever way Paygate hears first: the shopper's
+// browser, which lands on the merchant's page with status=failed and the merchant's query kept;
+// or the provider's webhook, which carries the provider's response code (20151), and the browser
+// coming back after it. Each moves the payment once; what comes after agrees.
+func TestCheckoutDeclinedBeforeAuthorisation(t *testing.T) {
+	t.Parallel()
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db, webhookSecretsEnv...)
+		operator := env.tokenFor("operator")
+		returnURL := "http://127.0.0.1:9/shop/return?order=7"
+		wantMoves := sortedMoves(">pending", "pending>processing", "processing>requires_action", "requires_action>failed")
+		landedFailed := func(t *testing.T, what, id string, back *url.URL) {
+			t.Helper()
+			if q := back.Query(); !strings.HasPrefix(back.String(), "http://127.0.0.1:9/shop/return?") || q.Get("order") != "7" ||
+				q.Get("payment_id") != id || q.Get("status") != "failed" {
+				t.Errorf("%s: the browser was sent to %s, want the return URL with status=failed", what, back)
+			}
+		}
+
+		// The browser first.
+		made := env.request(http.MethodPost, "/api/v1/payments", operator, authenticationBody("33.00", "GBP", provider.AuthenticateThenApprove, returnURL))
+		id, page := awaitingShopper(t, env, made, "checkout", returnURL)
+		back := returnOf(t, page, "fail")
+		providerID := *env.payment(id).ProviderPaymentID
+		if status, actions := env.sandboxAPI(t, "checkout", "/payments/"+providerID+"/actions"); status != http.StatusOK || actions != "[]" {
+			t.Fatalf("the actions of a payment whose shopper failed 3-D Secure: %d %s, want none", status, actions)
+		}
+		landedFailed(t, "browser first", id, comeBack(t, back))
+		got := env.request(http.MethodGet, "/api/v1/payments/"+id, operator, nil).data()
+		if str(get(got, "status")) != "failed" || str(get(got, "failure_code")) != "card_declined" || get(got, "next_action") != nil {
+			t.Errorf("browser first: payment %v (%v), want failed, card_declined", get(got, "status"), get(got, "failure_code"))
+		}
+		env.processWebhooks(t)
+		if moves := movesOf(t, env, id); !slices.Equal(moves, wantMoves) {
+			t.Errorf("browser first: history %v, want %v", moves, wantMoves)
+		}
+
+		// The webhook first: it carries the provider's code; the browser, late, is told.
+		made = env.request(http.MethodPost, "/api/v1/payments", operator, authenticationBody("34.00", "GBP", provider.AuthenticateThenApprove, returnURL))
+		id, page = awaitingShopper(t, env, made, "checkout", returnURL)
+		late := returnOf(t, page, "fail")
+		waitFor(t, "the webhook settling the payment", func() bool {
+			env.processWebhooks(t)
+			return env.payment(id).Status == state.PaymentFailed
+		})
+		if p := env.payment(id); p.FailureCode == nil || *p.FailureCode != "card_declined" || p.ProviderDeclineCode == nil || *p.ProviderDeclineCode != "20151" {
+			t.Errorf("webhook first: failure %v, provider's code %v; want card_declined, 20151", p.FailureCode, p.ProviderDeclineCode)
+		}
+		landedFailed(t, "webhook first", id, comeBack(t, late))
+		if moves := movesOf(t, env, id); !slices.Equal(moves, wantMoves) {
+			t.Errorf("webhook first: history %v, want %v", moves, wantMoves)
 		}
 	})
 }

@@ -28,14 +28,22 @@ const (
 	PaymentCanceled        = "payment.canceled"
 	// PaymentRefunded: a refund of the payment succeeded, in part or in full.
 	PaymentRefunded = "payment.refunded"
-	RefundSucceeded = "refund.succeeded"
-	RefundFailed    = "refund.failed"
-	DisputeCreated  = "dispute.created"
+	// PaymentReversed: a payment's provider approved it after it was canceled while it waited for
+	// its shopper (who authenticated after all), and Paygate voided or refunded that approval
+	// there. The payment stays canceled; its reversal_status says voided or refunded.
+	PaymentReversed = "payment.reversed"
+	// PaymentReversalFailed: Paygate could not void or refund such an approval (the provider
+	// refused, or could not be reached for too long): the shopper's money may still be taken, and
+	// an alert is raised. The payment's reversal_status is failed, reversal_failure_message says why.
+	PaymentReversalFailed = "payment.reversal_failed"
+	RefundSucceeded       = "refund.succeeded"
+	RefundFailed          = "refund.failed"
+	DisputeCreated        = "dispute.created"
 )
 
 // Types lists every event type, in the order the documentation gives them.
 var Types = []string{PaymentSucceeded, PaymentFailed, PaymentProcessing, PaymentRequiresAction, PaymentRequiresCapture,
-	PaymentCanceled, PaymentRefunded, RefundSucceeded, RefundFailed, DisputeCreated}
+	PaymentCanceled, PaymentRefunded, PaymentReversed, PaymentReversalFailed, RefundSucceeded, RefundFailed, DisputeCreated}
 
 // Retention is how long events are kept, so a merchant that missed deliveries can catch up.
 const Retention = 30 * 24 * time.Hour

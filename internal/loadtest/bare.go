@@ -84,7 +84,7 @@ const paymentColumns = `id, merchant_id, created_at, updated_at, amount, currenc
 	card_brand, card_last4, card_exp_month, card_exp_year, card_fingerprint, provider, provider_payment_id, provider_decline_code,
 	routing, amount_refunded, capture_method, amount_capturable, amount_captured, capture_before, canceled_at, cancellation_reason,
 	pending_action, capture_requested, return_url, next_action_url, authenticate_before, failure_code, failure_message, description,
-	disputed_at, dispute_reason, metadata`
+	disputed_at, dispute_reason, reversal_status, reversal_failure_message, reversal_refund, reversal_due, reversal_attempts, metadata`
 
 type bare struct {
 	db *sql.DB
@@ -199,40 +199,47 @@ func (b *bare) charge(id string, req bareCreate) (string, error) {
 // barePayment is the whole payment resource, as Paygate answers it, so that both read and encode
 // the same fields.
 type barePayment struct {
-	ID                  string            `json:"id"`
-	Object              string            `json:"object"`
-	MerchantID          string            `json:"-"`
-	CreatedAt           time.Time         `json:"created_at"`
-	UpdatedAt           time.Time         `json:"updated_at"`
-	Amount              int64             `json:"amount"`
-	Currency            string            `json:"currency"`
-	Status              string            `json:"status"`
-	PaymentMethod       string            `json:"payment_method"`
-	Customer            bareCustomer      `json:"customer"`
-	Card                bareCardOut       `json:"card"`
-	Provider            string            `json:"provider"`
-	ProviderPaymentID   *string           `json:"provider_payment_id"`
-	ProviderDeclineCode *string           `json:"provider_decline_code"`
-	Routing             json.RawMessage   `json:"routing"`
-	AmountRefunded      int64             `json:"amount_refunded"`
-	CaptureMethod       string            `json:"capture_method"`
-	AmountCapturable    int64             `json:"amount_capturable"`
-	AmountCaptured      int64             `json:"amount_captured"`
-	CaptureBefore       *time.Time        `json:"capture_before"`
-	CanceledAt          *time.Time        `json:"canceled_at"`
-	CancellationReason  *string           `json:"cancellation_reason"`
-	PendingAction       *string           `json:"pending_action,omitempty"`
-	CaptureRequested    *int64            `json:"capture_requested,omitempty"`
-	ReturnURL           *string           `json:"return_url"`
-	NextActionURL       *string           `json:"next_action_url"`
-	AuthenticateBefore  *time.Time        `json:"authenticate_before"`
-	FailureCode         *string           `json:"failure_code"`
-	FailureMessage      *string           `json:"failure_message"`
-	Description         *string           `json:"description"`
-	DisputedAt          *time.Time        `json:"disputed_at"`
-	DisputeReason       *string           `json:"dispute_reason"`
-	Metadata            map[string]string `json:"metadata"`
-	History             []bareChange      `json:"status_history,omitempty"`
+	ID                  string          `json:"id"`
+	Object              string          `json:"object"`
+	MerchantID          string          `json:"-"`
+	CreatedAt           time.Time       `json:"created_at"`
+	UpdatedAt           time.Time       `json:"updated_at"`
+	Amount              int64           `json:"amount"`
+	Currency            string          `json:"currency"`
+	Status              string          `json:"status"`
+	PaymentMethod       string          `json:"payment_method"`
+	Customer            bareCustomer    `json:"customer"`
+	Card                bareCardOut     `json:"card"`
+	Provider            string          `json:"provider"`
+	ProviderPaymentID   *string         `json:"provider_payment_id"`
+	ProviderDeclineCode *string         `json:"provider_decline_code"`
+	Routing             json.RawMessage `json:"routing"`
+	AmountRefunded      int64           `json:"amount_refunded"`
+	CaptureMethod       string          `json:"capture_method"`
+	AmountCapturable    int64           `json:"amount_capturable"`
+	AmountCaptured      int64           `json:"amount_captured"`
+	CaptureBefore       *time.Time      `json:"capture_before"`
+	CanceledAt          *time.Time      `json:"canceled_at"`
+	CancellationReason  *string         `json:"cancellation_reason"`
+	PendingAction       *string         `json:"pending_action,omitempty"`
+	CaptureRequested    *int64          `json:"capture_requested,omitempty"`
+	ReturnURL           *string         `json:"return_url"`
+	NextActionURL       *string         `json:"next_action_url"`
+	AuthenticateBefore  *time.Time      `json:"authenticate_before"`
+	FailureCode         *string         `json:"failure_code"`
+	FailureMessage      *string         `json:"failure_message"`
+	Description         *string         `json:"description"`
+	DisputedAt          *time.Time      `json:"disputed_at"`
+	DisputeReason       *string         `json:"dispute_reason"`
+	// ReversalStatus and ReversalFailureMessage are answered; the reversal's other columns are
+	// read, as Paygate reads every column, and kept to itself.
+	ReversalStatus         *string           `json:"reversal_status"`
+	ReversalFailureMessage *string           `json:"reversal_failure_message"`
+	ReversalRefund         int64             `json:"-"`
+	ReversalDue            *time.Time        `json:"-"`
+	ReversalAttempts       int64             `json:"-"`
+	Metadata               map[string]string `json:"metadata"`
+	History                []bareChange      `json:"status_history,omitempty"`
 }
 
 type bareChange struct {
@@ -265,7 +272,8 @@ func scanPayment(row interface{ Scan(...any) error }, extra ...any) (barePayment
 		&p.Card.Fingerprint, &p.Provider, &p.ProviderPaymentID, &p.ProviderDeclineCode, &routing, &p.AmountRefunded,
 		&p.CaptureMethod, &p.AmountCapturable, &p.AmountCaptured, &p.CaptureBefore, &p.CanceledAt, &p.CancellationReason,
 		&p.PendingAction, &p.CaptureRequested, &p.ReturnURL, &p.NextActionURL, &p.AuthenticateBefore, &p.FailureCode,
-		&p.FailureMessage, &p.Description, &p.DisputedAt, &p.DisputeReason, &metadata}, extra...)...)
+		&p.FailureMessage, &p.Description, &p.DisputedAt, &p.DisputeReason, &p.ReversalStatus, &p.ReversalFailureMessage,
+		&p.ReversalRefund, &p.ReversalDue, &p.ReversalAttempts, &metadata}, extra...)...)
 	if err == nil && routing.Valid {
 		p.Routing = json.RawMessage(routing.String)
 	}

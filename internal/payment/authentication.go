@@ -103,8 +103,9 @@ func (s *Service) returnAddress(p *ent.Payment, secret string) string {
 // that names none, and nothing is written or asked. It asks the provider, never taking the
 // browser's word: a payment no longer waiting is answered as it is, and one the provider cannot
 // tell of yet stays waiting (its webhook settles it). A payment canceled while it waited is asked
-// about too: a shopper who authenticated after all has paid, which a person must undo. The
-// browsers coming back at once for one payment share one question to the provider.
+// about too: a shopper who authenticated after all has paid, which Paygate undoes at the provider
+// (lateApproval). The browsers coming back at once for one payment share one question to the
+// provider.
 func (s *Service) ShopperReturned(ctx context.Context, id string, returned url.Values) (*ent.Payment, error) {
 	if err := auth.Authorize(ctx, auth.ShopperReturn); err != nil {
 		return nil, err

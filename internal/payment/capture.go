@@ -309,6 +309,11 @@ func (s *Service) cancelAtProvider(ctx context.Context, key *idempotency.Key, p 
 			case decided != nil && p.Status == state.PaymentRequiresAction:
 				_, err = s.applyChargeOutcome(ctx, tx, p, *decided, "provider:"+p.Provider, nil)
 			case p.Status == state.PaymentRequiresAction && errors.Is(callErr, provider.ErrNothingToCancel):
+				// The provider's page may still take the shopper: one that can be asked is asked
+				// later whether it did, should neither its webhook nor the shopper's return tell.
+				if s.lookup(p.Provider) != nil {
+					canceled.reversalDue = ptr(s.now().Add(lateApprovalCheck))
+				}
 				err = s.move(ctx, tx, p, state.PaymentCanceled, "canceled: "+string(*p.CancellationReason)+"; "+p.Provider+" had nothing to cancel yet", actor, canceled)
 			case errors.Is(callErr, provider.ErrUnavailable):
 				refused = apierror.New(apierror.ProviderUnavailable, "the payment provider did not cancel the payment; it is as it was")
@@ -474,6 +479,8 @@ func (s *Service) captureRefused(ctx context.Context, tx *ent.Tx, p *ent.Payment
 func (s *Service) cancelReported(ctx context.Context, tx *ent.Tx, p *ent.Payment, actor string) (verdict, error) {
 	voided := changes{canceledAt: ptr(s.now()), amountCapturable: ptr(int64(0)), clearPending: true}
 	switch {
+	case p.Status == state.PaymentCanceled && voidingLateApproval(p):
+		return s.reversalVoidReported(ctx, tx, p, true, "")
 	case p.Status == state.PaymentCanceled:
 		return agreed(), nil
 	case p.Status == state.PaymentProcessing && p.CaptureMethod != state.CaptureManual:
@@ -492,6 +499,8 @@ func (s *Service) cancelReported(ctx context.Context, tx *ent.Tx, p *ent.Payment
 // authorisation may still hold the amount.
 func (s *Service) cancelRefused(ctx context.Context, tx *ent.Tx, p *ent.Payment, why string) (verdict, error) {
 	switch {
+	case p.Status == state.PaymentCanceled && voidingLateApproval(p):
+		return s.reversalVoidReported(ctx, tx, p, false, why)
 	case p.Status == state.PaymentCanceled:
 		return attention(fmt.Sprintf("payment %s is canceled, but %s refused its cancellation (%s): its authorisation may still hold the amount; check it at %s",
 			p.ID, p.Provider, clean(why, 200), p.Provider)), nil
@@ -499,4 +508,10 @@ func (s *Service) cancelRefused(ctx context.Context, tx *ent.Tx, p *ent.Payment,
 		return ignore("the cancellation was refused: " + clean(why, 200)), s.releaseCancel(ctx, tx, p)
 	}
 	return ignore(fmt.Sprintf("payment %s is %s: no cancellation of it is waiting", p.ID, p.Status)), nil
+}
+
+// voidingLateApproval reports whether canceled payment p's provider approved it late and Paygate
+// voids, or voided, that approval: the provider's word on a void of p is about that.
+func voidingLateApproval(p *ent.Payment) bool {
+	return p.ReversalStatus != nil && *p.ReversalStatus != state.ReversalRefunded && p.ReversalRefund == 0
 }

@@ -116,6 +116,7 @@ func TestSampleObjects(t *testing.T) {
 		event.PaymentRequiresAction: "requires_action", event.PaymentRequiresCapture: "requires_capture",
 		event.PaymentCanceled: "canceled", event.PaymentRefunded: "refunded", event.DisputeCreated: "succeeded",
 		event.RefundSucceeded: "succeeded", event.RefundFailed: "failed",
+		event.PaymentReversed: "canceled", event.PaymentReversalFailed: "canceled",
 	} {
 		body, err := event.NewBody("evt_test_1", eventType, at, payment.SampleObject(eventType, "stripe", at))
 		if err != nil {
@@ -143,10 +144,18 @@ func TestSampleObjects(t *testing.T) {
 			if object["failure_code"] != "refund_declined" {
 				t.Errorf("%s has no failure code", eventType)
 			}
+		case event.PaymentReversed:
+			if object["reversal_status"] != "refunded" || object["reversal_failure_message"] != nil {
+				t.Errorf("%s shows reversal %v (%v)", eventType, object["reversal_status"], object["reversal_failure_message"])
+			}
+		case event.PaymentReversalFailed:
+			if object["reversal_status"] != "failed" || object["reversal_failure_message"] == nil {
+				t.Errorf("%s shows reversal %v (%v)", eventType, object["reversal_status"], object["reversal_failure_message"])
+			}
 		}
 	}
-	if len(event.Types) != 10 {
-		t.Errorf("%d event types, the test knows 10", len(event.Types))
+	if len(event.Types) != 12 {
+		t.Errorf("%d event types, the test knows 12", len(event.Types))
 	}
 }
 

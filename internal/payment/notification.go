@@ -124,6 +124,11 @@ func (s *Service) ApplyNotification(ctx context.Context, tx *ent.Tx, providerNam
 	case provider.Disputed:
 		v, err = s.disputed(ctx, tx, p, n, now)
 	case provider.RefundsChanged:
+		if p.Status == state.PaymentCanceled && p.ReversalStatus != nil && p.ReversalRefund > 0 {
+			// A canceled payment's one refund: Paygate's, of the provider's late approval.
+			v, err = s.reversalRefundsReported(ctx, tx, p, n)
+			break
+		}
 		v, err = s.refundsChanged(ctx, tx, p, n, actor, now)
 	default:
 		v = ignore(fmt.Sprintf("notification of kind %q is not acted on", n.Kind))

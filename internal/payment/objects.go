@@ -44,11 +44,16 @@ type Object struct {
 	FailureMessage *string           `json:"failure_message"`
 	Description    *string           `json:"description"`
 	// DisputedAt is when the provider reported the cardholder's dispute, with its reason.
-	DisputedAt    *Timestamp        `json:"disputed_at"`
-	DisputeReason *string           `json:"dispute_reason"`
-	Metadata      map[string]string `json:"metadata"`
-	CreatedAt     Timestamp         `json:"created_at"`
-	UpdatedAt     Timestamp         `json:"updated_at"`
+	DisputedAt    *Timestamp `json:"disputed_at"`
+	DisputeReason *string    `json:"dispute_reason"`
+	// ReversalStatus says, of a payment canceled while it waited for its shopper that its
+	// provider approved afterwards, how Paygate is undoing that approval there, and
+	// ReversalFailureMessage why it could not.
+	ReversalStatus         *state.ReversalStatus `json:"reversal_status"`
+	ReversalFailureMessage *string               `json:"reversal_failure_message"`
+	Metadata               map[string]string     `json:"metadata"`
+	CreatedAt              Timestamp             `json:"created_at"`
+	UpdatedAt              Timestamp             `json:"updated_at"`
 	// StatusHistory is only on a payment read by its id.
 	StatusHistory []StatusChange `json:"status_history,omitempty"`
 }
@@ -84,35 +89,37 @@ func ObjectOf(p *ent.Payment) Object {
 		metadata = map[string]string{}
 	}
 	return Object{
-		ID:                  p.ID,
-		Object:              "payment",
-		Amount:              json.Number(money.Amount{Minor: p.Amount, Currency: p.Currency}.String()),
-		Currency:            p.Currency,
-		Status:              p.Status,
-		PaymentMethod:       p.PaymentMethod,
-		Customer:            CustomerObject{Email: p.CustomerEmail, Name: p.CustomerName},
-		Card:                CardObject{Brand: p.CardBrand, Last4: p.CardLast4, ExpMonth: p.CardExpMonth, ExpYear: p.CardExpYear, Fingerprint: p.CardFingerprint},
-		Provider:            p.Provider,
-		ProviderPaymentID:   p.ProviderPaymentID,
-		ProviderDeclineCode: p.ProviderDeclineCode,
-		Routing:             p.Routing,
-		AmountRefunded:      json.Number(money.Amount{Minor: p.AmountRefunded, Currency: p.Currency}.String()),
-		CaptureMethod:       p.CaptureMethod,
-		AmountCapturable:    json.Number(money.Amount{Minor: p.AmountCapturable, Currency: p.Currency}.String()),
-		AmountCaptured:      json.Number(money.Amount{Minor: p.AmountCaptured, Currency: p.Currency}.String()),
-		CaptureBefore:       timestampOrNil(p.CaptureBefore),
-		CanceledAt:          timestampOrNil(p.CanceledAt),
-		CancellationReason:  p.CancellationReason,
-		ReturnURL:           p.ReturnURL,
-		NextAction:          nextActionOf(p),
-		FailureCode:         p.FailureCode,
-		FailureMessage:      p.FailureMessage,
-		Description:         p.Description,
-		DisputedAt:          timestampOrNil(p.DisputedAt),
-		DisputeReason:       p.DisputeReason,
-		Metadata:            metadata,
-		CreatedAt:           TimestampOf(p.CreatedAt),
-		UpdatedAt:           TimestampOf(p.UpdatedAt),
+		ID:                     p.ID,
+		Object:                 "payment",
+		Amount:                 json.Number(money.Amount{Minor: p.Amount, Currency: p.Currency}.String()),
+		Currency:               p.Currency,
+		Status:                 p.Status,
+		PaymentMethod:          p.PaymentMethod,
+		Customer:               CustomerObject{Email: p.CustomerEmail, Name: p.CustomerName},
+		Card:                   CardObject{Brand: p.CardBrand, Last4: p.CardLast4, ExpMonth: p.CardExpMonth, ExpYear: p.CardExpYear, Fingerprint: p.CardFingerprint},
+		Provider:               p.Provider,
+		ProviderPaymentID:      p.ProviderPaymentID,
+		ProviderDeclineCode:    p.ProviderDeclineCode,
+		Routing:                p.Routing,
+		AmountRefunded:         json.Number(money.Amount{Minor: p.AmountRefunded, Currency: p.Currency}.String()),
+		CaptureMethod:          p.CaptureMethod,
+		AmountCapturable:       json.Number(money.Amount{Minor: p.AmountCapturable, Currency: p.Currency}.String()),
+		AmountCaptured:         json.Number(money.Amount{Minor: p.AmountCaptured, Currency: p.Currency}.String()),
+		CaptureBefore:          timestampOrNil(p.CaptureBefore),
+		CanceledAt:             timestampOrNil(p.CanceledAt),
+		CancellationReason:     p.CancellationReason,
+		ReturnURL:              p.ReturnURL,
+		NextAction:             nextActionOf(p),
+		FailureCode:            p.FailureCode,
+		FailureMessage:         p.FailureMessage,
+		Description:            p.Description,
+		DisputedAt:             timestampOrNil(p.DisputedAt),
+		DisputeReason:          p.DisputeReason,
+		ReversalStatus:         p.ReversalStatus,
+		ReversalFailureMessage: p.ReversalFailureMessage,
+		Metadata:               metadata,
+		CreatedAt:              TimestampOf(p.CreatedAt),
+		UpdatedAt:              TimestampOf(p.UpdatedAt),
 	}
 }
 
@@ -212,6 +219,12 @@ func SampleObject(eventType, providerName string, at time.Time) any {
 	case event.PaymentCanceled:
 		p.Status, p.CaptureMethod, p.AmountCaptured = state.PaymentCanceled, state.CaptureManual, 0
 		p.CanceledAt, p.CancellationReason = &at, new(state.CanceledByCustomer)
+	case event.PaymentReversed, event.PaymentReversalFailed:
+		p.Status, p.AmountCaptured, p.CanceledAt, p.CancellationReason = state.PaymentCanceled, 0, &at, new(state.CanceledByCustomer)
+		p.ReturnURL, p.ReversalStatus = new("https://shop.example/orders/test"), new(state.ReversalRefunded)
+		if eventType == event.PaymentReversalFailed {
+			p.ReversalStatus, p.ReversalFailureMessage = new(state.ReversalFailed), new("the payment provider refused the refund")
+		}
 	case event.PaymentRefunded:
 		p.Status, p.AmountRefunded = state.PaymentRefunded, p.Amount
 	case event.DisputeCreated:

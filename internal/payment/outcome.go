@@ -101,6 +101,9 @@ func (s *Service) applyChargeOutcome(ctx context.Context, tx *ent.Tx, p *ent.Pay
 			}
 			p.Provider, p.Routing = sent.provider, &sent.routing
 		}
+		if o.status == state.PaymentSucceeded && canceledWhileWaiting(p) {
+			return s.lateApproval(ctx, tx, p, o, actor)
+		}
 		return o.against(p), nil
 	}
 	c := o.recorded
@@ -170,12 +173,13 @@ func (s *Service) approved(p *ent.Payment, o chargeOutcome, c *changes) []state.
 }
 
 // against is the verdict on o for payment p, which o does not move. An approval of a payment
-// recorded failed needs a person: the provider took money for it, to be refunded there. A failure
-// reported after the approval (a cancellation, a late decline) does not move the payment back, and
-// is kept as the reason it was ignored.
+// recorded failed needs a person: the provider took money for it, to be refunded there (one
+// canceled while it waited is undone by Paygate: lateApproval). A failure reported after the
+// approval (a cancellation, a late decline) does not move the payment back, and is kept as the
+// reason it was ignored.
 func (o chargeOutcome) against(p *ent.Payment) verdict {
 	switch {
-	case o.status == state.PaymentSucceeded && (p.Status == state.PaymentFailed || canceledWhileWaiting(p)):
+	case o.status == state.PaymentSucceeded && p.Status == state.PaymentFailed:
 		return attention(fmt.Sprintf("payment %s is recorded %s but %s reports it approved: void or refund it at %s", p.ID, p.Status, p.Provider, p.Provider))
 	case o.status == state.PaymentFailed && p.Status == state.PaymentCanceled:
 		return ignore(fmt.Sprintf("payment %s is canceled; %s reports it declined, which agrees: nothing was charged", p.ID, p.Provider))

@@ -134,6 +134,9 @@ type Service struct {
 	// one payment.
 	returns singleflight.Group
 
+	// reversalWake receives when a transaction recorded a reversal owed (ReversalsWoken).
+	reversalWake chan struct{}
+
 	// reconciling serialises this server's reconciliation passes; reconcileFrom is where the last
 	// pass that stopped at its bound left off.
 	reconciling   sync.Mutex
@@ -146,7 +149,7 @@ type Service struct {
 // NewService returns the payment service.
 func NewService(client *ent.Client, keys *idempotency.Store, router *routing.Router, fingerprintKey []byte, maxAmountHundredths int64, now func() time.Time) *Service {
 	return &Service{client: client, keys: keys, router: router, fingerprintKey: fingerprintKey, maxAmount: maxAmountHundredths, now: now,
-		byID: byIDRead{client: client}, byIDWithHistory: byIDRead{client: client, modify: selectHistory}}
+		byID: byIDRead{client: client}, byIDWithHistory: byIDRead{client: client, modify: selectHistory}, reversalWake: make(chan struct{}, 1)}
 }
 
 // validated is a request that passed every check, reduced to what may be stored.
@@ -644,7 +647,10 @@ type changes struct {
 	nextActionURL *string
 	clearAction   bool
 	// clearCancellation drops the reason of a cancellation given up.
-	clearCancellation  bool
+	clearCancellation bool
+	// reversalDue is when reconciliation asks the provider of a payment canceled while it waited
+	// whether the shopper authenticated after all (checkLateApprovals).
+	reversalDue        *time.Time
 	cancellationReason *state.CancellationReason
 	// pending claims a capture (of captureRequested) or cancellation for the request making the
 	// move; clearPending ends the one claimed.
@@ -699,7 +705,7 @@ func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state
 		update.ClearCancellationReason()
 	}
 	update.SetNillableNextActionURL(c.nextActionURL).SetNillableAuthenticateBefore(c.authenticateBefore)
-	update.SetNillablePendingAction(c.pending).SetNillableCaptureRequested(c.captureRequested)
+	update.SetNillablePendingAction(c.pending).SetNillableCaptureRequested(c.captureRequested).SetNillableReversalDue(c.reversalDue)
 	n, err := update.Save(ctx)
 	if err != nil {
 		return err
@@ -759,6 +765,9 @@ func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state
 	}
 	if c.pending != nil {
 		p.PendingAction, p.CaptureRequested = c.pending, c.captureRequested
+	}
+	if c.reversalDue != nil {
+		p.ReversalDue = c.reversalDue
 	}
 	if eventType, tells := event.PaymentEventOf(to); tells {
 		return s.Events.Record(ctx, tx, p.MerchantID, eventType, p.ID, ObjectOf(p), at)

@@ -21,9 +21,10 @@ const (
 	reconcileMost  = 1000
 )
 
-// Reconciled counts what one reconciliation pass settled and what it left for later.
+// Reconciled counts what one reconciliation pass settled and what it left for later, and the late
+// approvals it found of payments canceled while they waited.
 type Reconciled struct {
-	Payments, Refunds, Left int
+	Payments, Refunds, Left, LateApprovals int
 }
 
 // Window says what a reconciliation pass asks about: what has been in doubt for InDoubtAfter,
@@ -37,7 +38,8 @@ type Window struct {
 
 // Reconcile asks the providers what became of the payments left processing (their answer was
 // lost) and the refunds left pending (taken to settle later, or their answer lost) in window, and
-// records what they say. Only providers that can be asked are: Adyen has no look-up, and its
+// records what they say; and whether the payments canceled while they waited, whose provider
+// could still approve them, were approved after all (checkLateApprovals). Only providers that can be asked are: Adyen has no look-up, and its
 // notifications settle its outcomes. An answer that cannot tell yet leaves the item for a later
 // pass, which pages past it. Every change is conditional on the state it was read in, so servers
 // reconciling at once, or a webhook arriving meanwhile, settle each one once.
@@ -96,7 +98,8 @@ func (s *Service) Reconcile(ctx context.Context, window Window) (Reconciled, err
 	if err != nil {
 		errs = append(errs, err)
 	}
-	return done, errors.Join(errs...)
+	done.LateApprovals, err = s.checkLateApprovals(ctx, askable)
+	return done, errors.Join(append(errs, err)...)
 }
 
 // walkDue hands each item of the pages page returns, oldest first, to handle: paged by

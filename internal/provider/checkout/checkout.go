@@ -403,25 +403,25 @@ func (c *Client) LookupCharge(ctx context.Context, paymentID string) (provider.C
 	case len(list.Data) == 0:
 		return provider.ChargeResult{}, false, nil
 	}
-	result, err := c.declined(ctx, list.Data[0].ID) // the newest
-	return result, err == nil, err
+	return c.declined(ctx, list.Data[0].ID), true, nil // the newest
 }
 
-// declined reads the decline of the declined payment id from its authorization among its actions,
-// since the payment itself shows no response code.
-func (c *Client) declined(ctx context.Context, id string) (provider.ChargeResult, error) {
-	actions, found, err := c.actions(ctx, id)
-	if err != nil {
-		return provider.ChargeResult{}, err
-	}
-	if found {
+// declined is the decline of the payment id, which Checkout.com shows Declined: a decline whatever
+// its actions list. Its response code is its authorization's, the one action that carries it,
+// since the payment itself shows none. A payment whose shopper failed 3-D Secure, or let it lapse,
+// was never sent for authorisation and lists none: its decline has no code of the provider's
+// (the payment_authentication_failed webhook carries 20151 or 20152), and neither has one whose
+// actions cannot be read now. Either is card_declined.
+func (c *Client) declined(ctx context.Context, id string) provider.ChargeResult {
+	actions, _, err := c.actions(ctx, id)
+	if err == nil {
 		for _, a := range actions {
 			if a.Type == actionAuthorization {
-				return decline(id, a.ResponseCode, a.ResponseSummary), nil
+				return decline(id, a.ResponseCode, a.ResponseSummary)
 			}
 		}
 	}
-	return provider.ChargeResult{}, fmt.Errorf("checkout.com: declined payment %s has no authorization listed", id)
+	return decline(id, "", "Declined")
 }
 
 var _ provider.Authenticator = (*Client)(nil)
@@ -461,7 +461,7 @@ func (c *Client) Authenticated(ctx context.Context, req provider.AuthenticationR
 	case p.Approved:
 		return approval(p)
 	case p.Status == statusDeclined:
-		return c.declined(ctx, p.ID)
+		return c.declined(ctx, p.ID), nil
 	}
 	return provider.ChargeResult{}, fmt.Errorf("checkout.com: payment %s is %s, outcome unknown", p.ID, p.Status)
 }

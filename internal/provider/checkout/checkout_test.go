@@ -378,36 +378,47 @@ func TestAuthenticationIsAskedAsCheckoutNamesIt(t *testing.T) {
 }
 
 // TestAuthenticatedReads: once the browser is back, the payment is read under its id and must
-// be the one made for Paygate's payment: waiting still, approved, or declined with its
-// authorization's response code; a payment of another reference, or an answer that cannot tell,
-// decides nothing.
+// be the one made for Paygate's payment: waiting still, approved, or declined, whatever its
+// actions list: with its authorization's response code, mapped to Paygate's decline code, when
+// it lists one; card_declined without a code of the provider's when it lists none (its shopper
+// failed 3-D Secure before any authorisation) or they cannot be read. A payment of another
+// reference, or an answer that cannot tell, decides nothing.
 func TestAuthenticatedReads(t *testing.T) {
 	const pending = `"status":"Pending","approved":false,"_links":{"redirect":{"href":"https://api.sandbox.checkout.com/3ds/pay_x"}}`
+	const authorization = `[{"id":"act_1","type":"Authorization","amount":1000,"approved":false,"response_code":"20051",` +
+		`"response_summary":"Insufficient Funds","reference":"pay_1"}]`
+	unauthorised := provider.ChargeResult{ProviderPaymentID: "pay_x", DeclineCode: "card_declined", DeclineMessage: "Declined"}
 	for _, tc := range []struct {
 		name      string
 		status    int
 		reference string
 		payment   string // the payment's JSON but its id and reference
+		actions   string // its actions' answer: 200 with them, or 500 when ""
 		want      provider.ChargeResult
 		wantErr   bool
 	}{
-		{"waiting", http.StatusOK, "pay_1", pending, provider.ChargeResult{ProviderPaymentID: "pay_x", RedirectURL: "https://api.sandbox.checkout.com/3ds/pay_x"}, false},
-		{"approved", http.StatusOK, "pay_1", `"status":"Captured","approved":true`, provider.ChargeResult{ProviderPaymentID: "pay_x", Approved: true}, false},
-		{"authentication failed", http.StatusOK, "pay_1", `"status":"Declined","approved":false`, provider.ChargeResult{ProviderPaymentID: "pay_x",
-			DeclineCode: "card_declined", RawDeclineCode: "20151", DeclineMessage: "Cardholder failed 3D-Secure authentication"}, false},
-		{"another payment's", http.StatusOK, "pay_other", `"status":"Captured","approved":true`, provider.ChargeResult{}, true},
-		{"another payment's, waiting", http.StatusOK, "pay_other", pending, provider.ChargeResult{}, true},
-		{"pending without a page", http.StatusOK, "pay_1", `"status":"Pending","approved":false`, provider.ChargeResult{}, true},
-		{"not found", http.StatusNotFound, "", ``, provider.ChargeResult{}, true},
-		{"fault", http.StatusInternalServerError, "", ``, provider.ChargeResult{}, true},
+		{"waiting", http.StatusOK, "pay_1", pending, authorization, provider.ChargeResult{ProviderPaymentID: "pay_x", RedirectURL: "https://api.sandbox.checkout.com/3ds/pay_x"}, false},
+		{"approved", http.StatusOK, "pay_1", `"status":"Captured","approved":true`, authorization, provider.ChargeResult{ProviderPaymentID: "pay_x", Approved: true}, false},
+		{"declined by the issuer", http.StatusOK, "pay_1", `"status":"Declined","approved":false`, authorization, provider.ChargeResult{ProviderPaymentID: "pay_x",
+			DeclineCode: "insufficient_funds", RawDeclineCode: "20051", DeclineMessage: "Insufficient Funds"}, false},
+		{"authentication failed, no authorization", http.StatusOK, "pay_1", `"status":"Declined","approved":false`, `[]`, unauthorised, false},
+		{"declined, actions unreadable", http.StatusOK, "pay_1", `"status":"Declined","approved":false`, "", unauthorised, false},
+		{"another payment's", http.StatusOK, "pay_other", `"status":"Captured","approved":true`, authorization, provider.ChargeResult{}, true},
+		{"another payment's, waiting", http.StatusOK, "pay_other", pending, authorization, provider.ChargeResult{}, true},
+		{"pending without a page", http.StatusOK, "pay_1", `"status":"Pending","approved":false`, authorization, provider.ChargeResult{}, true},
+		{"not found", http.StatusNotFound, "", ``, authorization, provider.ChargeResult{}, true},
+		{"fault", http.StatusInternalServerError, "", ``, authorization, provider.ChargeResult{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url, caller := providertest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
 				switch r.URL.Path {
 				case "/payments/pay_x/actions":
-					w.Write([]byte(`[{"id":"act_1","type":"Authorization","amount":1000,"approved":false,"response_code":"20151",` +
-						`"response_summary":"Cardholder failed 3D-Secure authentication","reference":"pay_1"}]`))
+					if tc.actions == "" {
+						w.WriteHeader(http.StatusInternalServerError)
+						return
+					}
+					w.Write([]byte(tc.actions))
 				case "/payments/pay_x":
 					w.WriteHeader(tc.status)
 					if tc.payment != "" {

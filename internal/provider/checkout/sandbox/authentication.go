@@ -28,10 +28,18 @@ import (
 // another, with cko-session-id added. Checkout.com declines a payment whose shopper has not
 // authenticated within authenticationWindow (20152; payment_authentication_failed): the sandbox
 // does so when the payment is next read or its page opened. Until it is decided the payment has no
-// authorisation, so its captures and voids are not allowed (403) and it refunds nothing.
+// authorisation, so its captures and voids are not allowed (403) and it refunds nothing; one
+// declined as its shopper failed to authenticate, or did not in time, never had one, and its
+// actions list none: only its event carries its response code.
 
 // authenticationWindow is how long Checkout.com waits for the shopper to authenticate.
 const authenticationWindow = 15 * time.Minute
+
+// unauthenticated reports whether responseCode declines a payment whose shopper failed to
+// authenticate or let the authentication lapse: Checkout.com never sent it for authorisation.
+func unauthenticated(responseCode string) bool {
+	return responseCode == codeAuthenticationFailed || responseCode == codeAuthenticationLapsed
+}
 
 // Response codes of 3-D Secure.
 const (

@@ -514,7 +514,8 @@ func (s *Sandbox) actions(ctx context.Context, id string) (sandboxstore.Answer, 
 }
 
 // view is a stored payment as the look-ups show it, and its actions but refunds, latest first:
-// its capture or void, its authorization (none while it waits for the shopper). Its balances are
+// its capture or void, its authorization (none while it waits for the shopper, nor once declined
+// as its shopper failed to authenticate: it was never sent for authorisation). Its balances are
 // counted from the store's columns, which refunds through any server move without touching its
 // body.
 func view(charge *ent.SandboxObject) (payment, []action, error) {
@@ -525,7 +526,7 @@ func view(charge *ent.SandboxObject) (payment, []action, error) {
 	p := payment{ID: stored.ID, RequestedOn: charge.CreatedAt, Amount: stored.Amount, Currency: stored.Currency,
 		Reference: stored.Reference, Approved: stored.Approved, Status: stored.Status,
 		Balances: balancesOf(charge.Status, charge.Amount, capturedOf(charge), charge.Refunded), Metadata: stored.Metadata, Links: stored.Links}
-	if stored.Status == statusPending {
+	if stored.Status == statusPending || unauthenticated(stored.ResponseCode) {
 		return p, nil, nil
 	}
 	authorization := action{ID: stored.ActionID, Type: actionAuthorization, ProcessedOn: charge.CreatedAt, Amount: stored.Amount,

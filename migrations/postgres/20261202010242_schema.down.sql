@@ -1,2 +1,0 @@
--- reverse: modify "payments" table
-ALTER TABLE "payments" DROP COLUMN "return_secret_hash";

@@ -1,2 +1,0 @@
--- modify "payments" table
-ALTER TABLE "payments" ADD COLUMN "return_secret_hash" character varying NULL;
