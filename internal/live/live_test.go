@@ -191,8 +191,17 @@ func TestFeedAfterAQuietSpell(t *testing.T) {
 					SetPaymentMethod("credit_card").SetCustomerEmail("a@example.com").SetCardBrand("visa").SetCardLast4("4242").
 					SetCardExpMonth(12).SetCardExpYear(2040).SetCardFingerprint("f").SetProvider("stripe")
 			}).SaveX(ctx)
+			tx, err := db.Ent.Tx(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for _, p := range made {
-				record(t, db, event.PaymentSucceeded, p.ID, clk.Now())
+				if err := (*event.Recorder)(nil).Record(ctx, tx, tenant.DefaultMerchant, event.PaymentSucceeded, p.ID, map[string]string{"id": p.ID}, clk.Now()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
 			}
 			if err := feed.Round(ctx); err != nil { // no one listens
 				t.Fatal(err)
