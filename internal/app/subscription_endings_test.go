@@ -447,7 +447,8 @@ func TestShutdownAbortsSubscriptions(t *testing.T) {
 // TestWebSocketErrorsCarryCodes: every error sent over a WebSocket carries extensions.code: a
 // subscribe message that is not a request, a document that does not parse or validate, an
 // operation the document does not have, one over the bounds, a query, a subscription without
-// the scope; each ends its operation alone.
+// the scope, each ending its operation alone; and, in the legacy graphql-ws protocol, which says
+// why a connection_init is refused in a message, that refusal.
 func TestWebSocketErrorsCarryCodes(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))
@@ -495,5 +496,21 @@ func TestWebSocketErrorsCarryCodes(t *testing.T) {
 				t.Errorf("%s: an error without extensions.code: %s %s", m.ID, m.Type, m.Payload)
 			}
 		}
+	}
+
+	legacy, _, err := websocket.Dial(t.Context(), "ws"+strings.TrimPrefix(env.url, "http")+"/query",
+		&websocket.DialOptions{Subprotocols: []string{"graphql-ws"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer legacy.CloseNow()
+	wsjson.Write(t.Context(), legacy, map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer not-a-token"}})
+	var refusal wsFrame
+	if err := wsjson.Read(t.Context(), legacy, &refusal); err != nil || refusal.Type != "connection_error" ||
+		!strings.Contains(string(refusal.Payload), `"code":"token_invalid"`) {
+		t.Errorf("a legacy connection_init refused: %s %s, %v", refusal.Type, refusal.Payload, err)
+	}
+	if err := wsjson.Read(t.Context(), legacy, &refusal); websocket.CloseStatus(err) != 4403 {
+		t.Errorf("after the refusal: %s %s, %v, want the connection closed 4403", refusal.Type, refusal.Payload, err)
 	}
 }
