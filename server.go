@@ -87,6 +87,9 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	// The subscriptions' streams last until their clients leave: the shutdown aborts them, and
+	// their clients subscribe again to another server.
+	server.RegisterOnShutdown(paygate.AbortStreams)
 	work := paygate.Start(workCtx)
 	logger.Info("paygate listening", "addr", listener.Addr().String(), "env", cfg.Env, "database", db.Dialect)
 	served := make(chan error, 1)

@@ -31,6 +31,8 @@ type HandlerOptions struct {
 	Logger     *slog.Logger
 	// CORSOrigins are the origins, besides its own, a browser may open a WebSocket from.
 	CORSOrigins []string
+	// Streams are the server's WebSockets and event streams, which the endpoint keeps.
+	Streams *Streams
 }
 
 // Bounds of the streams.
@@ -46,9 +48,10 @@ const (
 // thousands of mistakes, and the first few say what to fix.
 const maxErrors = 20
 
-// NewHandler returns the GraphQL endpoint: POST and GET per GraphQL over HTTP, with documents
-// bounded before they are validated, parsed documents cached, costs limited, scopes enforced by
-// @hasScope and errors rendered from the API error table.
+// NewHandler returns the GraphQL endpoint: POST and GET per GraphQL over HTTP, subscriptions over
+// WebSockets and Server-Sent Events (kept in opts.Streams), with documents bounded before they are
+// validated, parsed documents cached, costs limited, scopes enforced by @hasScope and errors
+// rendered from the API error table.
 func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
 	cfg := generated.Config{Resolvers: r}
 	cfg.Directives.HasScope = func(ctx context.Context, _ any, next graphql.Resolver, scope string) (any, error) {
@@ -61,15 +64,15 @@ func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
 	srv := handler.New(generated.NewExecutableSchema(cfg))
 	readLimit := int64(maxMessage)
 	srv.AddTransport(transport.Websocket{
-		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{
+		Implementation: sockets{transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{
 			OriginPatterns: originPatterns(opts.CORSOrigins),
-		}},
+		}}},
 		InitFunc:              r.authenticateConnection,
 		InitTimeout:           10 * time.Second,
 		KeepAlivePingInterval: keepAlive,
 		PayloadReadLimit:      &readLimit,
 	})
-	srv.AddTransport(transport.SSE{KeepAlivePingInterval: keepAlive})
+	srv.AddTransport(overEventStream{keepAlive: keepAlive})
 	srv.AddTransport(overHTTP{})
 	cache := newDocumentCache(1000)
 	srv.SetQueryCache(cache)
@@ -95,9 +98,11 @@ func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
 	srv.SetErrorPresenter(presentError(opts.Logger, opts.Production))
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
 		opts.Logger.ErrorContext(ctx, "panic in resolver", "request_id", web.RequestID(ctx), "panic", v)
-		return internalError{errors.New("panic")}
+		// Rendered as it is, by the WebSocket transport too, which presents no error it recovers.
+		internal := apierror.From(errors.New("panic"))
+		return &gqlerror.Error{Message: internal.Message, Extensions: map[string]any{"code": internal.Code}}
 	})
-	return srv
+	return opts.Streams.Middleware(srv)
 }
 
 // authorizeRootFields authorises each root field by its operation before gqlgen reads the field's

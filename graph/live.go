@@ -2,8 +2,8 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -29,9 +29,10 @@ const (
 	// MaxSubscriptionsPerServer bounds every subscription on one server: each change is resolved
 	// once per subscriber.
 	MaxSubscriptionsPerServer = 10_000
-	// credentialRecheck is how often a subscription checks its credential is still good: revoked,
-	// or its user disabled, it ends within this.
-	credentialRecheck = 5 * time.Second
+	// credentialRecheck is how often a subscription checks its credential is still good besides
+	// when told a credential may have stopped being (auth.Service.CredentialsChanged): should a
+	// change go untold, it ends within this.
+	credentialRecheck = time.Minute
 )
 
 // subscribers counts the subscriptions on this server, in all and by user.
@@ -67,32 +68,26 @@ func (s *subscribers) leave(user string) {
 	}
 }
 
-type connectionKey struct{}
-
-// connectionSubscriptions counts the subscriptions of the WebSocket ctx belongs to; nil over SSE,
-// where a connection holds one.
-func connectionSubscriptions(ctx context.Context) *atomic.Int32 {
-	count, _ := ctx.Value(connectionKey{}).(*atomic.Int32)
-	return count
-}
-
 // stream subscribes to the changes of kind that accepts takes, for the principal of ctx if op
 // allows it, and hands each one's object to the subscription. It ends when ctx does (the client
-// left), when the subscriber falls behind, or when its credential stops being good.
+// left, or the server stopped), or for a reason it tells the client: the subscriber fell behind,
+// or its credential stopped being good or lost op's scope.
 func stream[T any](ctx context.Context, r *Resolver, op auth.Operation, kind string, accepts func(live.Change) bool) (<-chan T, error) {
 	if err := auth.Authorize(ctx, op); err != nil {
 		return nil, err
 	}
 	principal, _ := auth.PrincipalFrom(ctx) // authorised, so there is one
-	if count := connectionSubscriptions(ctx); count != nil {
-		if count.Add(1) > MaxSubscriptionsPerConnection {
-			count.Add(-1)
+	var onConnection *atomic.Int32
+	if overWebSocket(ctx) {
+		onConnection = &openStreamOf(ctx).subscriptions
+		if onConnection.Add(1) > MaxSubscriptionsPerConnection {
+			onConnection.Add(-1)
 			return nil, apierror.New(apierror.RateLimited, fmt.Sprintf("a connection holds at most %d subscriptions", MaxSubscriptionsPerConnection))
 		}
 	}
 	if err := r.subscribers.admit(principal.UserID); err != nil {
-		if count := connectionSubscriptions(ctx); count != nil {
-			count.Add(-1)
+		if onConnection != nil {
+			onConnection.Add(-1)
 		}
 		return nil, err
 	}
@@ -106,65 +101,126 @@ func stream[T any](ctx context.Context, r *Resolver, op auth.Operation, kind str
 		defer func() {
 			r.Hub.Unsubscribe(sub)
 			r.subscribers.leave(principal.UserID)
-			if count := connectionSubscriptions(ctx); count != nil {
-				count.Add(-1)
+			if onConnection != nil {
+				onConnection.Add(-1)
 			}
 			close(out)
 		}()
-		recheck := time.NewTicker(credentialRecheck)
-		defer recheck.Stop()
-		var expired <-chan time.Time
-		if !principal.Expires.IsZero() {
-			timer := time.NewTimer(time.Until(principal.Expires))
-			defer timer.Stop()
-			expired = timer.C
-		}
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-expired:
-				return
-			case <-recheck.C:
-				if !r.credentialGood(ctx, principal, op) {
-					return
-				}
-			case change, open := <-sub.Changes():
-				if !open {
-					return // fell behind
-				}
-				object, ok := change.Object.(T)
-				if !ok {
-					continue
-				}
-				select {
-				case out <- object:
-				case <-ctx.Done():
-					return
-				}
+		ended := r.follow(ctx, sub, principal, op, func(c *live.Change) bool {
+			object, ok := c.Object.(T)
+			if !ok {
+				return true
 			}
+			select {
+			case out <- object:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		})
+		switch {
+		case ended.err == nil: // the client left, or the server stopped
+		case ended.credential && overWebSocket(ctx):
+			// The credential is the connection's: closed with 4403, the client connects again
+			// with the credential it is given anew. The subscription ends with the connection,
+			// so that its complete cannot go out before the close.
+			openStreamOf(ctx).refuseCredential(ended.err.Code)
+			<-ctx.Done()
+		default:
+			endSubscription(ctx, ended.err)
 		}
 	}()
 	return out, nil
 }
 
-// credentialGood reports whether the credential principal came with still authenticates as it,
-// for the same merchant, and still holds op's scope: not revoked, its user neither disabled nor
-// changed role, its merchant not disabled.
-func (r *Resolver) credentialGood(ctx context.Context, principal auth.Principal, op auth.Operation) bool {
-	credential := auth.CredentialFrom(ctx)
-	if credential == "" {
-		return false
+// ending is why a subscription ends: nil when its client left; else the error it is told, and
+// whether its credential stopped being good, which ends every subscription it holds.
+type ending struct {
+	err        *apierror.Error
+	credential bool
+}
+
+// follow hands each change of sub to send until ctx ends or send refuses (the client left), or
+// the subscription ends for a reason: it fell behind, or its credential stopped being good or
+// lost op's scope. The credential is checked again each time one may have stopped being good
+// (told by the auth service), at its expiry, and every credentialRecheck.
+func (r *Resolver) follow(ctx context.Context, sub *live.Subscription, principal auth.Principal, op auth.Operation, send func(*live.Change) bool) ending {
+	changed := r.AuthService.CredentialsChanged()
+	// A WebSocket's credential was checked at connection_init, maybe long before.
+	if ended := r.credentialEnds(ctx, principal, op); ended.err != nil {
+		return ended
 	}
-	now, err := r.AuthService.Authenticate(ctx, credential, principal.Merchant, nil)
-	return err == nil && now.Subject == principal.Subject && now.Merchant == principal.Merchant && now.Can(op.Scope)
+	recheck := time.NewTicker(credentialRecheck)
+	defer recheck.Stop()
+	var expired <-chan time.Time
+	if !principal.Expires.IsZero() {
+		timer := time.NewTimer(principal.Expires.Sub(r.Now()))
+		defer timer.Stop()
+		expired = timer.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ending{}
+		case <-sub.Ready():
+			changes, err := sub.Take()
+			for _, c := range changes {
+				if !send(c) {
+					return ending{}
+				}
+			}
+			if err != nil {
+				return ending{err: apierror.New(apierror.SubscriberTooSlow,
+					fmt.Sprintf("%d changes waited for this subscription, which reads slower than they come: subscribe again, and read what was missed from events", live.MaxBehind))}
+			}
+			continue
+		case <-expired:
+			// Whatever leeway a token's check allows for the clocks of other servers, a
+			// subscription ends when its credential does, by this server's clock.
+			if !r.Now().Before(principal.Expires) {
+				return ending{err: apierror.New(apierror.TokenExpired, "the credential expired: subscribe again with a new one"), credential: true}
+			}
+			expired = time.After(principal.Expires.Sub(r.Now()))
+			continue
+		case <-changed:
+			changed = r.AuthService.CredentialsChanged() // before the check, so a change meanwhile is told again
+		case <-recheck.C:
+		}
+		if ended := r.credentialEnds(ctx, principal, op); ended.err != nil {
+			return ended
+		}
+	}
+}
+
+// credentialEnds says why a subscription of principal with op is to end now: its credential no
+// longer authenticates as it (expired, revoked, its user or merchant disabled), or no longer holds
+// op's scope. While it is good, or when that cannot be told (the database did not answer), it
+// says nothing: it is asked again.
+func (r *Resolver) credentialEnds(ctx context.Context, principal auth.Principal, op auth.Operation) ending {
+	now, err := r.AuthService.Recheck(ctx, auth.CredentialFrom(ctx), principal)
+	switch {
+	case errors.Is(err, auth.ErrUserDisabled):
+		return ending{err: apierror.New(apierror.UserDisabled, "the credential's user was disabled"), credential: true}
+	case errors.Is(err, auth.ErrMerchantDisabled):
+		return ending{err: apierror.New(apierror.MerchantUnavailable, "the credential's merchant was disabled"), credential: true}
+	case err != nil:
+		if refused, ok := errors.AsType[*apierror.Error](err); ok {
+			return ending{err: refused, credential: true}
+		}
+		return ending{}
+	case now.Subject != principal.Subject || now.Merchant != principal.Merchant:
+		return ending{err: apierror.New(apierror.TokenRevoked, "the credential no longer acts as it did when it subscribed: subscribe again"), credential: true}
+	case !now.Can(op.Scope):
+		return ending{err: apierror.New(apierror.Forbidden, "the credential no longer holds "+op.Scope+", which this subscription needs")}
+	}
+	return ending{}
 }
 
 // subscriptionsOnlyOverWebSockets refuses queries and mutations sent over a WebSocket: its
 // principal was authenticated once, at connection_init, and its messages pass no rate limit, so
 // everything else goes over HTTP, where each request is authenticated and limited.
 func subscriptionsOnlyOverWebSockets(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	if connectionSubscriptions(ctx) != nil && graphql.GetOperationContext(ctx).Operation.Operation != ast.Subscription {
+	if overWebSocket(ctx) && graphql.GetOperationContext(ctx).Operation.Operation != ast.Subscription {
 		return graphql.OneShot(graphql.ErrorResponse(ctx, "only subscriptions go over the WebSocket: send queries and mutations as HTTP requests to /query"))
 	}
 	return next(ctx)
@@ -184,15 +240,14 @@ func (r *Resolver) authenticateConnection(ctx context.Context, payload transport
 	if err != nil {
 		// Closed with 4403, as graphql-transport-ws refuses a connection_init, and the error's
 		// code as the reason (a close reason holds at most 123 bytes).
-		code := string(apierror.From(err).Code)
-		return transport.AppendCloseReason(transport.WithWebsocketCloseCode(ctx, closeForbidden), code), nil, err
+		code := apierror.From(err).Code
+		if stream := openStreamOf(ctx); stream != nil {
+			stream.refused(code)
+		}
+		return transport.AppendCloseReason(transport.WithWebsocketCloseCode(ctx, closeForbidden), string(code)), nil, err
 	}
-	ctx = auth.Authenticated(ctx, principal, credential)
-	return context.WithValue(ctx, connectionKey{}, new(atomic.Int32)), nil, nil
+	return auth.Authenticated(ctx, principal, credential), nil, nil
 }
-
-// closeForbidden is graphql-transport-ws's close code for a connection_init refused.
-const closeForbidden = 4403
 
 // connectionPrincipal authenticates the credential connection_init's payload carries
 // ({"Authorization": "Bearer ..."} or {"X-API-Key": "pk_..."}, and "Paygate-Merchant" to act for
@@ -226,49 +281,4 @@ func originPatterns(origins []string) []string {
 		}
 	}
 	return hosts
-}
-
-// longLived reports whether r opens a stream that lasts (a WebSocket or Server-Sent Events),
-// which the server's write timeout must not cut.
-func longLived(r *http.Request) bool {
-	return r.Header.Get("Upgrade") != "" || strings.Contains(r.Header.Get("Accept"), "text/event-stream")
-}
-
-// MaxStreamsPerAddress bounds the WebSockets and event streams open from one client address on
-// one server.
-const MaxStreamsPerAddress = 50
-
-// Streams lets the long-lived requests of /query (a WebSocket, Server-Sent Events) outlast the
-// server's write timeout, which ordinary requests keep, and bounds how many one client address
-// holds open at once: one more is answered 429.
-func Streams(addressOf func(*http.Request) string) func(http.Handler) http.Handler {
-	var mu sync.Mutex
-	open := map[string]int{}
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !longLived(r) {
-				next.ServeHTTP(w, r)
-				return
-			}
-			address := addressOf(r)
-			mu.Lock()
-			if open[address] >= MaxStreamsPerAddress {
-				mu.Unlock()
-				WriteError(w, r, apierror.New(apierror.RateLimited, fmt.Sprintf("at most %d streams may be open from one address", MaxStreamsPerAddress)))
-				return
-			}
-			open[address]++
-			mu.Unlock()
-			defer func() {
-				mu.Lock()
-				if open[address]--; open[address] <= 0 {
-					delete(open, address)
-				}
-				mu.Unlock()
-			}()
-			// The stream writes for as long as it lasts; keep-alives find a dead peer.
-			http.NewResponseController(w).SetWriteDeadline(time.Time{})
-			next.ServeHTTP(w, r)
-		})
-	}
 }

@@ -2,6 +2,8 @@
 package graph
 
 import (
+	"time"
+
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/alerting"
 	"github.com/paygate/paygate/internal/auth"
@@ -39,6 +41,8 @@ type Resolver struct {
 	Ent *ent.Client
 	// Hub hands the subscriptions what changes.
 	Hub *live.Hub
+	// Now is the time, by which a subscription ends when its credential expires.
+	Now func() time.Time
 
 	subscribers subscribers
 }

@@ -61,6 +61,12 @@ func (overHTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExe
 		refuse(w, status, exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs))
 		return
 	}
+	if opCtx.Operation.Operation == ast.Subscription {
+		// One answer cannot carry a stream of them.
+		writeRequestError(w, http.StatusBadRequest, apierror.InvalidRequest,
+			"subscribe over a WebSocket (graphql-transport-ws) or Server-Sent Events (Accept: text/event-stream)")
+		return
+	}
 	if r.Method == http.MethodGet && opCtx.Operation.Operation != ast.Query {
 		w.Header().Set("Allow", http.MethodPost)
 		writeRequestError(w, http.StatusMethodNotAllowed, apierror.MethodNotAllowed, "use POST for mutations")

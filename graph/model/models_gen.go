@@ -182,11 +182,13 @@ type SendTestWebhookInput struct {
 // Server-Sent Events (graphql-sse, distinct connections), both on /query. The credential goes in
 // connection_init's payload ({"Authorization": "Bearer ..."} or {"X-API-Key": "pk_..."}) over
 // WebSocket, in the request's headers over SSE; a WebSocket carries subscriptions only (queries and
-// mutations go over HTTP, each request authenticated and rate limited); each field needs the scope its query needs, and a
-// subscription ends when its credential expires or is revoked, or its user is disabled. A change
-// made through any server reaches subscribers on every server. A subscriber that falls behind is
-// dropped rather than allowed to hold anything up; one that reconnects catches up from the events
-// list.
+// mutations go over HTTP, each request authenticated and rate limited); each field needs the scope
+// its query needs. A subscriber is sent what changes after it subscribes, made through any server.
+// A subscription that ends says why: when its credential expires or is revoked, or its user or
+// merchant is disabled, a WebSocket is closed with 4403 and the error's code as the reason, and over
+// SSE an error with extensions.code comes before complete; a subscription 1,000 changes behind ends
+// with subscriber_too_slow. When the server stops, streams are aborted, not completed: subscribe
+// again. One that reconnects catches up from the events list.
 type Subscription struct {
 }
 

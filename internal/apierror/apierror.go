@@ -21,6 +21,9 @@ const (
 	TokenInvalid         Code = "token_invalid"
 	TokenRevoked         Code = "token_revoked"
 	RefreshTokenReused   Code = "refresh_token_reused"
+	// UserDisabled ends a subscription whose user was disabled (a request of theirs is refused
+	// token_revoked, as their sessions are revoked).
+	UserDisabled Code = "user_disabled"
 	// InvalidSignature refuses a provider webhook whose signature is missing or wrong.
 	InvalidSignature  Code = "invalid_signature"
 	CardDeclined      Code = "card_declined"
@@ -48,7 +51,9 @@ const (
 	RateLimited         Code = "rate_limited"
 	ProviderUnavailable Code = "provider_unavailable"
 	ServiceUnavailable  Code = "service_unavailable"
-	Internal            Code = "internal_error"
+	// SubscriberTooSlow ends a subscription that reads changes slower than they come.
+	SubscriberTooSlow Code = "subscriber_too_slow"
+	Internal          Code = "internal_error"
 )
 
 // Error is an API error.

@@ -146,7 +146,7 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger, now cl
 		defer cancel()
 		return deliveries.Pending(ctx)
 	})
-	hub := live.NewHub()
+	hub := live.NewHub(now)
 	feed := live.NewFeed(live.Feed{Client: db.Ent, Hub: hub, Now: now, Providers: counters.ProviderStatus})
 	announcer := live.NewAnnouncer(func(ctx context.Context) error {
 		if db.Dialect == dialect.Postgres {
@@ -205,6 +205,8 @@ type App struct {
 	logger   *slog.Logger
 	// production warns at start of every provider left on its built-in sandbox.
 	production bool
+	// streams are the WebSockets and event streams open on the server, aborted as it stops.
+	streams *graph.Streams
 	// fixedRateLimits, when set, stand in for the runtime configuration's: the tests' own.
 	fixedRateLimits atomic.Pointer[settings.RateLimits]
 }
@@ -230,7 +232,7 @@ func New(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.L
 	// The GraphQL resolver over the services, which the REST shim calls too.
 	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Configs: svc.configs, Ent: db.Ent,
 		Simulator:    &inbound.Simulator{Client: db.Ent, Providers: providerNames(), Simulations: simulations(), Sandboxes: svc.providers.sandboxes},
-		TestWebhooks: svc.testWebhooks, Events: svc.events, Endpoints: svc.endpoints, Hub: svc.hub,
+		TestWebhooks: svc.testWebhooks, Events: svc.events, Endpoints: svc.endpoints, Hub: svc.hub, Now: now,
 		WebhookLogs: svc.webhookLogs, Alerts: svc.alerts, System: &metrics.System{Client: db.Ent, DB: db.SQL, Counters: svc.metrics, Now: now}}
 	paygate := &App{services: svc, db: db, logger: logger}
 	limiter, err := newLimiter(ctx, cfg, logger)
@@ -265,6 +267,12 @@ func New(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.L
 		}
 		return nil
 	}
+	rateLimiting := web.RateLimiting{Limiter: limiter, ClientAddr: web.ClientAddr(trusted), Now: now,
+		Limit: func() ratelimit.Limit {
+			l := paygate.rateLimits()
+			return ratelimit.Limit{PerSecond: float64(l.PerSecond), Burst: l.Burst}
+		}}
+	paygate.streams = graph.NewStreams(rateLimiting.AddressOf)
 	var graphiql *playground.Handler
 	if !cfg.Production() {
 		if graphiql, err = playground.New(); err != nil {
@@ -285,11 +293,8 @@ func New(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.L
 		MetricsPublic:   cfg.MetricsPublic,
 		Playground:      graphiql,
 		SandboxPages:    svc.providers.serveSandboxPages,
-		RateLimiting: web.RateLimiting{Limiter: limiter, ClientAddr: web.ClientAddr(trusted), Now: now,
-			Limit: func() ratelimit.Limit {
-				l := paygate.rateLimits()
-				return ratelimit.Limit{PerSecond: float64(l.PerSecond), Burst: l.Burst}
-			}},
+		RateLimiting:    rateLimiting,
+		Streams:         paygate.streams,
 	})
 	paygate.handler = handler
 	if err := svc.providers.sendWebhooks(ctx, handler, logger, now); err != nil {
@@ -320,6 +325,12 @@ func CheckSigningKey(cfg config.Config) error {
 
 // Handler is Paygate's HTTP handler: every route, behind every middleware.
 func (a *App) Handler() http.Handler { return a.handler }
+
+// AbortStreams aborts the subscriptions' WebSockets and event streams, as the server stops: the
+// WebSockets are closed with 1001 (going away), the event streams' connections cut, and none is
+// told its subscriptions are complete, so their clients subscribe again to another server. The
+// HTTP server calls it as it shuts down: it waits for no stream to end.
+func (a *App) AbortStreams() { a.streams.Abort() }
 
 // newLimiter returns the rate limiter: over Redis when REDIS_URL is set (its client closed when
 // ctx ends), else per server.

@@ -45,11 +45,13 @@ const (
 
 // testEnv is Paygate's real HTTP handler on a real database, wired as serve wires it.
 type testEnv struct {
-	t    testing.TB
-	db   *database.DB
-	app  *App
-	url  string
-	logs *logtest.Buffer
+	t   testing.TB
+	db  *database.DB
+	app *App
+	url string
+	// server serves app at url.
+	server *httptest.Server
+	logs   *logtest.Buffer
 	// clock is the server's: a test advances it to pass hours or days at once.
 	clock *clock.Adjustable
 	// client sends request's requests: http.DefaultClient unless a test checks them on the way.
@@ -72,9 +74,10 @@ func newTestEnvWriting(t testing.TB, db *database.DB, writeTimeout time.Duration
 	paygate := newTestAppWithClock(t, db, NewLogger(logs, "debug"), clk.Now, append([]string{public}, extraEnv...)...)
 	server.Config.Handler = paygate.handler
 	server.Config.WriteTimeout = writeTimeout
+	server.Config.RegisterOnShutdown(paygate.AbortStreams) // as serve's
 	server.Start()
 	t.Cleanup(server.Close)
-	return &testEnv{t: t, db: db, app: paygate, url: server.URL, logs: logs, clock: clk}
+	return &testEnv{t: t, db: db, app: paygate, url: server.URL, server: server, logs: logs, clock: clk}
 }
 
 // newTestApp builds Paygate as serve does, from a test configuration.

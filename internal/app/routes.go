@@ -52,6 +52,8 @@ type ServerDeps struct {
 	SandboxPages func(mux *http.ServeMux)
 	// SigningKeys are the public keys of the access tokens, served at /.well-known/jwks.json.
 	SigningKeys *auth.PublishedKeys
+	// Streams are the WebSockets and event streams of /query, aborted when the server stops.
+	Streams *graph.Streams
 }
 
 // apiRoute is one REST route: the operation it performs, which says what the caller must hold,
@@ -190,7 +192,8 @@ func NewServer(deps ServerDeps) http.Handler {
 		Production:  deps.Production,
 		Logger:      deps.Logger,
 		CORSOrigins: deps.CORSOrigins,
-	}), deps.RateLimiting.Middleware(graph.WriteError), graph.Streams(deps.RateLimiting.AddressOf), web.LimitBody(maxBodyBytes, graph.WriteError))
+		Streams:     deps.Streams,
+	}), deps.RateLimiting.Middleware(graph.WriteError), web.LimitBody(maxBodyBytes, graph.WriteError))
 	restAPI := web.Chain(web.RefuseControlBytes(web.Routed(mux)),
 		deps.RateLimiting.Middleware(restError), web.LimitBody(maxBodyBytes, restError))
 

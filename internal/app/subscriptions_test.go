@@ -106,8 +106,12 @@ func (s *nodeSubscriber) next() map[string]any {
 }
 
 // TestSubscriptionsAcrossServers: real graphql-ws and graphql-sse clients subscribed on one
-// server see the payments made through another, on one database, in order, within 2 seconds of
-// each answer; a subscription whose token is revoked ends; one without the scope is refused.
+// server after a quiet spell (many payments made while no one subscribed) are sent none of those,
+// and see the payments made through another server, on one database, in order, within 2 seconds
+// of each answer. A subscription whose token is revoked ends and says why, as each client reads
+// it: the WebSocket closed 4403 token_revoked, the event stream's error token_revoked before
+// complete. One without the scope is refused. When the server stops, the subscriptions are
+// aborted, never completed.
 func TestSubscriptionsAcrossServers(t *testing.T) {
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		servers := newTestServers(t, pools)
@@ -116,6 +120,12 @@ func TestSubscriptionsAcrossServers(t *testing.T) {
 			s.app.Start(t.Context())
 		}
 		admin := paying.tokenFor("admin")
+		for i := range 40 {
+			servers[i%2].succeededPayment(admin, "10.00", "USD", "stripe")
+		}
+		for _, s := range servers { // the quiet spell's payments are out of any look-back
+			s.clock.Advance(2 * live.LookBack)
+		}
 		hub := watched.app.services.hub
 		document := `subscription { paymentUpdated { id status amount currency } }`
 		overWS := subscribe(t, watched, "ws", admin, document)
@@ -144,29 +154,46 @@ func TestSubscriptionsAcrossServers(t *testing.T) {
 			}
 		}
 
-		// A token revoked on the other server ends its subscription here.
+		// A token revoked on the other server ends its subscriptions here, saying so.
 		viewer := watched.tokenFor("viewer")
-		revoked := subscribe(t, watched, "ws", viewer, document)
-		waitFor(t, "the viewer's subscription", func() bool { return hub.Subscribers(live.Payment) == 3 })
+		revokedWS := subscribe(t, watched, "ws", viewer, document)
+		revokedSSE := subscribe(t, watched, "sse", viewer, document)
+		waitFor(t, "the viewer's subscriptions", func() bool { return hub.Subscribers(live.Payment) == 4 })
 		if r := paying.request(http.MethodPost, "/api/v1/auth/revoke", admin, map[string]any{"token": viewer}); r.status != http.StatusOK {
 			t.Fatalf("revoke = %d %s", r.status, r.raw)
 		}
-		if line := revoked.next(); line["complete"] != true && line["error"] == nil {
-			t.Errorf("after its token was revoked, the subscription heard %v", line)
+		if closed, ended := revokedWS.next(), revokedWS.next(); mustJSON(t, closed) != `{"closed":{"code":4403,"reason":"token_revoked"}}` ||
+			mustJSON(t, ended) != `{"error":{"code":4403,"reason":"token_revoked"}}` {
+			t.Errorf("graphql-ws, after its token was revoked: %v, then %v", closed, ended)
+		}
+		if reason, ended := revokedSSE.next(), revokedSSE.next(); get(reason, "errors", 0, "extensions", "code") != "token_revoked" || ended["complete"] != true {
+			t.Errorf("graphql-sse, after its token was revoked: %v, then %v", reason, ended)
 		}
 
 		// A credential without payments:read is refused, as the query would be; one that may
 		// subscribe to nothing is refused at connection_init already.
 		monitor := watched.apiKey(admin, "monitoring:read")
 		for _, transport := range []string{"ws", "sse"} {
-			line := subscribe(t, watched, transport, monitor, document).next()
-			if !strings.Contains(mustJSON(t, line["error"]), "forbidden") {
+			if line := subscribe(t, watched, transport, monitor, document).next(); get(line, "errors", 0, "extensions", "code") != "forbidden" {
 				t.Errorf("%s without the scope: %v", transport, line)
 			}
 		}
-		if line := startSubscriber(t, watched, "ws", watched.apiKey(admin, "webhooks:read"), document).next(); line["error"] == nil ||
-			!strings.Contains(mustJSON(t, line["error"]), "closed 4403 forbidden") {
+		if line := startSubscriber(t, watched, "ws", watched.apiKey(admin, "webhooks:read"), document).next(); mustJSON(t, line) != `{"closed":{"code":4403,"reason":"forbidden"}}` {
 			t.Errorf("connection_init of a credential that may subscribe to nothing: %v", line)
+		}
+
+		// The server stops: the WebSocket is closed going away, the event stream cut, and neither
+		// is completed.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := watched.server.Config.Shutdown(ctx); err != nil {
+			t.Errorf("the shutdown waited for the streams: %v", err)
+		}
+		if closed, ended := overWS.next(), overWS.next(); get(closed, "closed", "code") != float64(1001) || get(ended, "error", "code") != float64(1001) {
+			t.Errorf("graphql-ws, as the server stopped: %v, then %v", closed, ended)
+		}
+		if ended := overSSE.next(); ended["error"] == nil {
+			t.Errorf("graphql-sse, as the server stopped: %v", ended)
 		}
 	})
 }

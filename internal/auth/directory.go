@@ -24,6 +24,8 @@ const directoryFullReadEvery = time.Minute
 type UserDirectory struct {
 	client *ent.Client
 	now    func() time.Time
+	// changes is told of each change of a user's or merchant's standing.
+	changes *credentialChanges
 
 	mu            sync.RWMutex
 	users         map[string]userStanding
@@ -41,6 +43,11 @@ type userStanding struct {
 	platform bool
 	// updated is the user's updated_at: of two reads of one user, the later change wins.
 	updated time.Time
+}
+
+// sameAs reports whether a credential checked against s is still good against o.
+func (s userStanding) sameAs(o userStanding) bool {
+	return s.role == o.role && s.disabled == o.disabled && s.merchant == o.merchant && s.platform == o.platform
 }
 
 // merchantStanding is whether a merchant's credentials work, and whether platform staff may act
@@ -79,14 +86,14 @@ func (d *UserDirectory) standing(ctx context.Context, id string, pay func() erro
 		s = d.remember(u)
 	}
 	if s.disabled {
-		return userStanding{}, apierror.New(apierror.TokenRevoked, "the credentials' user is disabled")
+		return userStanding{}, ErrUserDisabled
 	}
 	active, err := d.merchantActive(ctx, s.merchant, pay)
 	if err != nil {
 		return userStanding{}, err
 	}
 	if !active {
-		return userStanding{}, apierror.New(apierror.TokenRevoked, "the credentials' merchant is disabled")
+		return userStanding{}, ErrMerchantDisabled
 	}
 	return s, nil
 }
@@ -117,11 +124,16 @@ func (d *UserDirectory) merchantActive(ctx context.Context, id string, pay func(
 func (d *UserDirectory) remember(u *ent.User) userStanding {
 	s := standingOf(u)
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if known, ok := d.users[u.ID]; ok && known.updated.After(s.updated) {
+	known, ok := d.users[u.ID]
+	if ok && known.updated.After(s.updated) {
+		d.mu.Unlock()
 		return known
 	}
 	d.users[u.ID] = s
+	d.mu.Unlock()
+	if ok && !known.sameAs(s) {
+		d.changes.tell()
+	}
 	return s
 }
 
@@ -133,11 +145,16 @@ func standingOf(u *ent.User) userStanding {
 func (d *UserDirectory) rememberMerchant(m *ent.Merchant) merchantStanding {
 	s := merchantStanding{disabled: m.Status == MerchantDisabled, updated: m.UpdatedAt}
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if known, ok := d.merchants[m.ID]; ok && known.updated.After(s.updated) {
+	known, ok := d.merchants[m.ID]
+	if ok && known.updated.After(s.updated) {
+		d.mu.Unlock()
 		return known
 	}
 	d.merchants[m.ID] = s
+	d.mu.Unlock()
+	if ok && known.disabled != s.disabled {
+		d.changes.tell()
+	}
 	return s
 }
 
@@ -162,6 +179,12 @@ func (d *UserDirectory) Load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	changed := false
+	defer func() {
+		if changed {
+			d.changes.tell()
+		}
+	}()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	read := make(map[string]userStanding, len(users))
@@ -175,6 +198,7 @@ func (d *UserDirectory) Load(ctx context.Context) error {
 		for id, fresh := range read {
 			if known, ok := d.users[id]; !ok || !known.updated.After(fresh.updated) {
 				d.users[id] = fresh
+				changed = changed || ok && !known.sameAs(fresh)
 			}
 		}
 		return nil
@@ -185,6 +209,8 @@ func (d *UserDirectory) Load(ctx context.Context) error {
 		// any other user it did not read is gone.
 		if ok && known.updated.After(fresh.updated) || !ok && known.updated.After(now.Add(-revocationOverlap)) {
 			read[id] = known
+		} else {
+			changed = changed || !ok || !known.sameAs(fresh)
 		}
 	}
 	d.users = read

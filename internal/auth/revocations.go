@@ -20,6 +20,8 @@ const revocationOverlap = 5 * time.Second
 type Revocations struct {
 	client *ent.Client
 	now    func() time.Time
+	// changes is told of each revocation put in force.
+	changes *credentialChanges
 
 	mu      sync.RWMutex
 	revoked map[string]time.Time // what is revoked, until when it matters
@@ -56,10 +58,14 @@ func (r *Revocations) revoke(ctx context.Context, client *ent.Client, subject st
 // remember puts a revocation in this copy.
 func (r *Revocations) remember(subject string, until time.Time) {
 	r.mu.Lock()
-	if until.After(r.revoked[subject]) {
+	revoked := until.After(r.revoked[subject])
+	if revoked {
 		r.revoked[subject] = until
 	}
 	r.mu.Unlock()
+	if revoked {
+		r.changes.tell()
+	}
 }
 
 // Load reads the revocations made since the last look, and forgets those past their end.
@@ -73,11 +79,18 @@ func (r *Revocations) Load(ctx context.Context) error {
 		return err
 	}
 	now := r.now()
+	revoked := false
+	defer func() {
+		if revoked {
+			r.changes.tell()
+		}
+	}()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, row := range rows {
 		if row.Until.After(r.revoked[row.Subject]) {
 			r.revoked[row.Subject] = row.Until
+			revoked = true
 		}
 		if row.CreatedAt.After(r.seen) {
 			r.seen = row.CreatedAt

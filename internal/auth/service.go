@@ -55,6 +55,8 @@ type Service struct {
 	keys   *APIKeys
 	users  *UserDirectory
 	now    func() time.Time
+	// changes tells the subscriptions a credential may have stopped being good.
+	changes *credentialChanges
 	// missingUserHash is compared against when the email is unknown, so a login takes as long
 	// for an unknown email as for a wrong password and does not reveal which emails exist.
 	missingUserHash func() []byte
@@ -63,7 +65,13 @@ type Service struct {
 // NewService returns the auth service. Commands that only add users or keys pass nil for what
 // they do not use.
 func NewService(client *ent.Client, tokens *Tokens, keys *APIKeys, users *UserDirectory, now func() time.Time) *Service {
-	s := &Service{Cost: PasswordCost, client: client, tokens: tokens, keys: keys, users: users, now: now}
+	s := &Service{Cost: PasswordCost, client: client, tokens: tokens, keys: keys, users: users, now: now, changes: &credentialChanges{}}
+	if tokens != nil && tokens.Revocations != nil {
+		tokens.Revocations.changes = s.changes
+	}
+	if users != nil {
+		users.changes = s.changes
+	}
 	s.missingUserHash = sync.OnceValue(func() []byte {
 		hash, _ := bcrypt.GenerateFromPassword([]byte("no user has this password"), s.Cost)
 		return hash

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"reflect"
-	"slices"
 	"strings"
 	"time"
 
@@ -20,8 +19,8 @@ import (
 
 // commitLag is how long after its rows were timed a transaction may commit: each round reads
 // back this far before the newest change it has seen, so a change timed before another but
-// committed after it is not missed. The times compared are all as the database keeps them, so
-// the servers' clocks need not agree.
+// committed after it is not missed. The servers' clocks are to agree within it (NTP keeps them
+// within milliseconds).
 const commitLag = 5 * time.Second
 
 // roundSpacing is the least time between two rounds: a burst of announcements is read in one.
@@ -41,22 +40,55 @@ type Feed struct {
 	Providers func() []metrics.ProviderStatus
 
 	wake chan struct{}
-	// from is the time of the newest change seen, which the next round reads from, less
-	// commitLag; seen are the changes published since then, by when they were timed.
-	from time.Time
-	seen map[string]time.Time
+	// events and alerts are where the rounds read the events and the alert history from.
+	events, alerts readPosition
 	// providers are the statuses last published, by provider.
 	providers map[string]metrics.ProviderStatus
-	// started is when the feed began: what changed before was told before.
-	started time.Time
+}
+
+// readPosition is where a round reads a table from: commitLag before from, the time of the newest
+// change seen, skipping the changes seen since then, which were published.
+type readPosition struct {
+	from time.Time
+	seen map[string]time.Time
+}
+
+func (p *readPosition) since() time.Time { return p.from.Add(-commitLag) }
+
+// saw notes a change timed at as published, and moves the position on to it.
+func (p *readPosition) saw(id string, at time.Time) {
+	p.seen[id] = at
+	if at.After(p.from) {
+		p.from = at
+	}
+}
+
+// forget drops the changes seen that no round reads again.
+func (p *readPosition) forget() {
+	for id, at := range p.seen {
+		if at.Before(p.since()) {
+			delete(p.seen, id)
+		}
+	}
+}
+
+// idle moves the position on to now while no one here subscribes to what it reads. A subscriber
+// who comes later is sent only what changed after it came, LookBack at most before, and now less
+// commitLag is well before that: nothing it is to be sent is skipped, and the first round that
+// reads for it reads commitLag of changes, however long no one listened.
+func (p *readPosition) idle(now time.Time) {
+	if now.After(p.from) {
+		p.from = now
+	}
+	p.forget()
 }
 
 // NewFeed returns f reading changes made from now on.
 func NewFeed(f Feed) *Feed {
 	f.wake = make(chan struct{}, 1)
-	f.started = f.Now()
-	f.from = f.started
-	f.seen = map[string]time.Time{}
+	now := f.Now()
+	f.events = readPosition{from: now, seen: map[string]time.Time{}}
+	f.alerts = readPosition{from: now, seen: map[string]time.Time{}}
 	f.providers = map[string]metrics.ProviderStatus{}
 	return &f
 }
@@ -82,36 +114,24 @@ func (f *Feed) Round(ctx context.Context) error {
 		case <-ctx.Done():
 		}
 	}()
-	since := f.from.Add(-commitLag)
+	now := f.Now()
 	var errs []error
 	if f.Hub.Listening(Payment) || f.Hub.Listening(Refund) {
-		errs = append(errs, f.events(ctx, since))
+		errs = append(errs, f.readEvents(ctx))
+	} else {
+		f.events.idle(now)
 	}
 	if f.Hub.Listening(Alert) {
-		errs = append(errs, f.alerts(ctx, since))
+		errs = append(errs, f.readAlerts(ctx))
+	} else {
+		f.alerts.idle(now)
 	}
-	if err := errors.Join(errs...); err != nil {
-		return err // what failed is read again next round
-	}
-	for id, at := range f.seen {
-		if at.Before(f.from.Add(-commitLag)) {
-			delete(f.seen, id)
-		}
-	}
-	return nil
+	return errors.Join(errs...) // what failed is read again next round
 }
 
-// saw notes a change timed at as published, and moves the feed on to it.
-func (f *Feed) saw(id string, at time.Time) {
-	f.seen[id] = at
-	if at.After(f.from) {
-		f.from = at
-	}
-}
-
-// events publishes the payments and refunds of the events written since since.
-func (f *Feed) events(ctx context.Context, since time.Time) error {
-	after, afterID := since, ""
+// readEvents publishes the payments and refunds of the events written since the last round.
+func (f *Feed) readEvents(ctx context.Context) error {
+	after, afterID := f.events.since(), ""
 	for {
 		page, err := f.Client.Event.Query().
 			Where(event.Or(event.CreatedAtGT(after), event.And(event.CreatedAt(after), event.IDGT(afterID)))).
@@ -120,20 +140,22 @@ func (f *Feed) events(ctx context.Context, since time.Time) error {
 		if err != nil {
 			return err
 		}
-		var payments, refunds []string
+		var payments, refunds []Change
 		var read []*ent.Event
 		for _, e := range page {
 			after, afterID = e.CreatedAt, e.ID
-			if _, done := f.seen[e.ID]; done {
+			if _, done := f.events.seen[e.ID]; done {
 				continue
 			}
 			read = append(read, e)
+			change := Change{Kind: Payment, ID: e.ObjectID, Merchant: e.MerchantID, At: e.CreatedAt}
 			switch {
-			case !e.CreatedAt.After(f.started): // told before the feed began
 			case strings.HasPrefix(e.Type, "refund."):
-				refunds = append(refunds, e.ObjectID) // a refund's payment is known once it is loaded
-			case f.Hub.Wants(Change{Kind: Payment, ID: e.ObjectID, Merchant: e.MerchantID}):
-				payments = append(payments, e.ObjectID)
+				// A refund's payment is known once it is loaded, and whether anyone takes it then.
+				change.Kind = Refund
+				refunds = appendChange(refunds, change)
+			case f.Hub.Wants(change):
+				payments = appendChange(payments, change)
 			}
 		}
 		if err := f.publishPayments(ctx, payments); err != nil {
@@ -144,19 +166,30 @@ func (f *Feed) events(ctx context.Context, since time.Time) error {
 		}
 		// Seen once published: a page that failed is read and published again.
 		for _, e := range read {
-			f.saw(e.ID, e.CreatedAt)
+			f.events.saw(e.ID, e.CreatedAt)
 		}
 		if len(page) < feedBatch {
+			f.events.forget()
 			return nil
 		}
 	}
 }
 
-func (f *Feed) publishPayments(ctx context.Context, ids []string) error {
-	if len(ids) == 0 || !f.Hub.Listening(Payment) {
+// appendChange appends c to changes, as one change with the one before when both are of one
+// object: it is published once, as it now is.
+func appendChange(changes []Change, c Change) []Change {
+	if n := len(changes); n > 0 && changes[n-1].ID == c.ID {
+		changes[n-1].At = c.At
+		return changes
+	}
+	return append(changes, c)
+}
+
+func (f *Feed) publishPayments(ctx context.Context, changes []Change) error {
+	if len(changes) == 0 || !f.Hub.Listening(Payment) {
 		return nil
 	}
-	found, err := f.Client.Payment.Query().Where(payment.IDIn(ids...)).All(ctx)
+	found, err := f.Client.Payment.Query().Where(payment.IDIn(changeIDs(changes)...)).All(ctx)
 	if err != nil {
 		return err
 	}
@@ -164,19 +197,20 @@ func (f *Feed) publishPayments(ctx context.Context, ids []string) error {
 	for _, p := range found {
 		byID[p.ID] = p
 	}
-	for _, id := range slices.Compact(ids) { // in the order the events were written
-		if p := byID[id]; p != nil {
-			f.Hub.Publish(Change{Kind: Payment, ID: p.ID, Merchant: p.MerchantID, Object: p})
+	for _, c := range changes { // in the order the events were written
+		if p := byID[c.ID]; p != nil {
+			c.Object = p
+			f.Hub.Publish(c)
 		}
 	}
 	return nil
 }
 
-func (f *Feed) publishRefunds(ctx context.Context, ids []string) error {
-	if len(ids) == 0 || !f.Hub.Listening(Refund) {
+func (f *Feed) publishRefunds(ctx context.Context, changes []Change) error {
+	if len(changes) == 0 || !f.Hub.Listening(Refund) {
 		return nil
 	}
-	found, err := f.Client.Refund.Query().Where(refund.IDIn(ids...)).All(ctx)
+	found, err := f.Client.Refund.Query().Where(refund.IDIn(changeIDs(changes)...)).All(ctx)
 	if err != nil {
 		return err
 	}
@@ -184,16 +218,26 @@ func (f *Feed) publishRefunds(ctx context.Context, ids []string) error {
 	for _, r := range found {
 		byID[r.ID] = r
 	}
-	for _, id := range slices.Compact(ids) {
-		if r := byID[id]; r != nil {
-			f.Hub.Publish(Change{Kind: Refund, ID: r.ID, PaymentID: r.PaymentID, Merchant: r.MerchantID, Object: r})
+	for _, c := range changes {
+		if r := byID[c.ID]; r != nil {
+			c.PaymentID, c.Merchant, c.Object = r.PaymentID, r.MerchantID, r
+			f.Hub.Publish(c)
 		}
 	}
 	return nil
 }
 
-// alerts publishes the alerts raised, acknowledged or resolved since since.
-func (f *Feed) alerts(ctx context.Context, since time.Time) error {
+func changeIDs(changes []Change) []string {
+	ids := make([]string, len(changes))
+	for i, c := range changes {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+// readAlerts publishes the alerts raised, acknowledged or resolved since the last round.
+func (f *Feed) readAlerts(ctx context.Context) error {
+	since := f.alerts.since()
 	changed, err := f.Client.AlertChange.Query().Where(alertchange.AtGTE(since)).
 		Select(alertchange.FieldID, alertchange.FieldAlertID, alertchange.FieldAt).All(ctx)
 	if err != nil {
@@ -203,36 +247,41 @@ func (f *Feed) alerts(ctx context.Context, since time.Time) error {
 	if err != nil {
 		return err
 	}
-	var ids []string
+	// Each alert changed is published once, timed by its latest change.
 	seen := map[string]time.Time{}
-	for _, c := range changed {
-		if _, done := f.seen[c.ID]; !done {
-			seen[c.ID] = c.At
-			if c.At.After(f.started) {
-				ids = append(ids, c.AlertID)
-			}
+	latest := map[string]time.Time{}
+	note := func(id, alertID string, at time.Time) {
+		if _, done := f.alerts.seen[id]; done {
+			return
 		}
+		seen[id] = at
+		if at.After(latest[alertID]) {
+			latest[alertID] = at
+		}
+	}
+	for _, c := range changed {
+		note(c.ID, c.AlertID, c.At)
 	}
 	for _, a := range opened {
-		if _, done := f.seen[a.ID]; !done {
-			seen[a.ID] = a.OpenedAt
-			if a.OpenedAt.After(f.started) {
-				ids = append(ids, a.ID)
-			}
-		}
+		note(a.ID, a.ID, a.OpenedAt)
 	}
-	if len(ids) > 0 {
+	if len(latest) > 0 {
+		ids := make([]string, 0, len(latest))
+		for id := range latest {
+			ids = append(ids, id)
+		}
 		found, err := f.Client.Alert.Query().Where(alert.IDIn(ids...)).Order(ent.Asc(alert.FieldOpenedAt)).All(ctx)
 		if err != nil {
 			return err
 		}
 		for _, a := range found {
-			f.Hub.Publish(Change{Kind: Alert, ID: a.ID, Object: a})
+			f.Hub.Publish(Change{Kind: Alert, ID: a.ID, At: latest[a.ID], Object: a})
 		}
 	}
 	for id, at := range seen {
-		f.saw(id, at)
+		f.alerts.saw(id, at)
 	}
+	f.alerts.forget()
 	return nil
 }
 
@@ -243,12 +292,13 @@ func (f *Feed) ProviderRound(context.Context) error {
 		clear(f.providers)
 		return nil
 	}
+	now := f.Now()
 	for _, status := range f.Providers() {
 		if last, ok := f.providers[status.Provider]; ok && reflect.DeepEqual(last, status) {
 			continue
 		}
 		f.providers[status.Provider] = status
-		f.Hub.Publish(Change{Kind: Provider, ID: status.Provider, Object: &status})
+		f.Hub.Publish(Change{Kind: Provider, ID: status.Provider, At: now, Object: &status})
 	}
 	return nil
 }

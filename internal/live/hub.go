@@ -5,6 +5,7 @@ package live
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
@@ -18,54 +19,101 @@ const (
 )
 
 // Change is one thing that changed: its kind, its id (a refund's payment in PaymentID), whose it
-// is (a merchant's payments and refunds; the platform's providers and alerts have none), and the
-// object as it is now, loaded once for every subscriber.
+// is (a merchant's payments and refunds; the platform's providers and alerts have none), when it
+// changed, as the server that made the change timed it, and the object as it is now, loaded once
+// for every subscriber.
 type Change struct {
 	Kind      string
 	ID        string
 	PaymentID string
 	Merchant  string
+	At        time.Time
 	Object    any
 }
 
-// subscriberBuffer is how many changes a subscriber may be behind before it is dropped: a
-// subscriber that reads slower than changes come is never allowed to hold up the others.
-const subscriberBuffer = 32
+// LookBack is how long before it subscribed a change a subscriber is sent may have been made: a
+// change made just after it subscribed, timed by a server whose clock is behind this one's, is
+// still sent. Anything older is history, which the events list tells.
+const LookBack = time.Second
+
+// MaxBehind is how many changes may wait for a subscriber before it is ended as too slow: one
+// that reads slower than changes come is never allowed to hold up the others, or to hold more
+// memory than this. A burst of changes the subscriber asked for fits within it.
+const MaxBehind = 1000
+
+// ErrFellBehind ends a subscription that let MaxBehind changes wait.
+var ErrFellBehind = errors.New("the subscriber fell behind")
 
 // Hub fans changes out to this server's subscribers.
 type Hub struct {
+	now func() time.Time
+
 	mu   sync.Mutex
 	subs map[*Subscription]struct{}
 	// listening counts the subscribers of each kind, so nothing is loaded for no one.
 	listening map[string]int
 }
 
-// NewHub returns a hub with no subscribers.
-func NewHub() *Hub {
-	return &Hub{subs: map[*Subscription]struct{}{}, listening: map[string]int{}}
+// NewHub returns a hub with no subscribers, timing subscriptions by now.
+func NewHub(now func() time.Time) *Hub {
+	return &Hub{now: now, subs: map[*Subscription]struct{}{}, listening: map[string]int{}}
 }
 
 // Subscription is one subscriber's stream of changes.
 type Subscription struct {
 	kind     string
 	merchant string
-	accepts  func(Change) bool
-	changes  chan Change
+	// since is when the subscriber subscribed, less LookBack: it is sent what changed after.
+	since   time.Time
+	accepts func(Change) bool
+	// ready is signalled when changes are waiting or the subscription was ended.
+	ready chan struct{}
+
+	mu      sync.Mutex
+	waiting []*Change
+	ended   error
 }
 
 // takes reports whether the subscriber is to see c.
-func (s *Subscription) takes(c Change) bool {
-	return s.kind == c.Kind && s.merchant == c.Merchant && (s.accepts == nil || s.accepts(c))
+func (s *Subscription) takes(c *Change) bool {
+	return s.kind == c.Kind && s.merchant == c.Merchant && c.At.After(s.since) && (s.accepts == nil || s.accepts(*c))
 }
 
-// Changes are the subscriber's changes; closed when it is unsubscribed or dropped for falling
-// behind.
-func (s *Subscription) Changes() <-chan Change { return s.changes }
+// Ready receives when changes wait for the subscriber, or it was ended: then Take.
+func (s *Subscription) Ready() <-chan struct{} { return s.ready }
+
+// Take returns the changes waiting, oldest first, and ErrFellBehind once the subscriber was
+// ended for letting too many wait.
+func (s *Subscription) Take() ([]*Change, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	taken := s.waiting
+	s.waiting = nil
+	return taken, s.ended
+}
+
+// add hands c to the subscriber without waiting; false when that would put it MaxBehind behind,
+// which ends it.
+func (s *Subscription) add(c *Change) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.waiting) >= MaxBehind {
+		s.waiting, s.ended = nil, ErrFellBehind
+	} else {
+		s.waiting = append(s.waiting, c)
+	}
+	select {
+	case s.ready <- struct{}{}:
+	default:
+	}
+	return s.ended == nil
+}
 
 // Subscribe subscribes to the changes of kind of merchant ("" for the platform's) that accepts
-// takes (all of them when nil). A subscriber never sees another merchant's changes.
+// takes (all of them when nil), made from now on. A subscriber never sees another merchant's
+// changes.
 func (h *Hub) Subscribe(kind, merchant string, accepts func(Change) bool) *Subscription {
-	s := &Subscription{kind: kind, merchant: merchant, accepts: accepts, changes: make(chan Change, subscriberBuffer)}
+	s := &Subscription{kind: kind, merchant: merchant, since: h.now().Add(-LookBack), accepts: accepts, ready: make(chan struct{}, 1)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.subs[s] = struct{}{}
@@ -73,7 +121,7 @@ func (h *Hub) Subscribe(kind, merchant string, accepts func(Change) bool) *Subsc
 	return s
 }
 
-// Unsubscribe ends s; it may have been dropped already.
+// Unsubscribe ends s; it may have been ended already.
 func (h *Hub) Unsubscribe(s *Subscription) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -86,7 +134,6 @@ func (h *Hub) remove(s *Subscription) {
 	}
 	delete(h.subs, s)
 	h.listening[s.kind]--
-	close(s.changes)
 }
 
 // Listening reports whether anyone subscribes to changes of kind.
@@ -104,25 +151,20 @@ func (h *Hub) Wants(c Change) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs {
-		if s.takes(c) {
+		if s.takes(&c) {
 			return true
 		}
 	}
 	return false
 }
 
-// Publish hands c to every subscriber that takes it, without waiting: a subscriber whose buffer
-// is full is dropped, its stream closed.
+// Publish hands c to every subscriber that takes it, without waiting: a subscriber MaxBehind
+// behind is ended.
 func (h *Hub) Publish(c Change) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs {
-		if !s.takes(c) {
-			continue
-		}
-		select {
-		case s.changes <- c:
-		default:
+		if s.takes(&c) && !s.add(&c) {
 			h.remove(s)
 		}
 	}

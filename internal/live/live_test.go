@@ -2,82 +2,112 @@ package live
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/paygate/paygate/internal/tenant"
-
+	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/event"
 	"github.com/paygate/paygate/internal/state"
+	"github.com/paygate/paygate/internal/tenant"
 )
 
-// TestSlowSubscriberIsDropped: a subscriber that reads nothing is dropped once its buffer is
-// full, its stream closed; publishing never waits for it, and the others get every change.
-func TestSlowSubscriberIsDropped(t *testing.T) {
-	hub := NewHub()
+// TestSlowSubscriberIsEnded: a subscriber that reads nothing is ended once MaxBehind changes wait
+// for it, and says so; publishing never waits for it, and the others get every change, a burst
+// of many at once included.
+func TestSlowSubscriberIsEnded(t *testing.T) {
+	clk := &clock.Adjustable{}
+	hub := NewHub(clk.Now)
 	slow := hub.Subscribe(Payment, "", nil)
 	fast := hub.Subscribe(Payment, "", nil)
 	other := hub.Subscribe(Refund, "", nil)
-	for i := range subscriberBuffer * 3 {
-		hub.Publish(Change{Kind: Payment, ID: string(rune('a' + i%26))}) // never waits for slow
-		if c, open := <-fast.Changes(); !open || c.ID != string(rune('a'+i%26)) {
-			t.Fatalf("the subscriber that keeps up got change %d as %+v, open %v", i+1, c, open)
+	id := func(i int) string { return fmt.Sprint("pay_", i) }
+	for i := range MaxBehind * 2 {
+		hub.Publish(Change{Kind: Payment, ID: id(i), At: clk.Now()}) // never waits for slow
+		if i%(MaxBehind/2) == MaxBehind/2-1 {                        // a burst of half the bound at a time
+			<-fast.Ready()
+			got, err := fast.Take()
+			if err != nil || len(got) != MaxBehind/2 || got[0].ID != id(i+1-MaxBehind/2) || got[len(got)-1].ID != id(i) {
+				t.Fatalf("the subscriber that keeps up took %d changes and %v after change %d", len(got), err, i)
+			}
 		}
 	}
-	n := 0
-	for range slow.Changes() {
-		n++
-	}
-	if n != subscriberBuffer {
-		t.Errorf("the slow subscriber got %d before it was dropped, want its buffer of %d", n, subscriberBuffer)
+	<-slow.Ready()
+	if got, err := slow.Take(); len(got) != 0 || !errors.Is(err, ErrFellBehind) {
+		t.Errorf("the slow subscriber took %d changes and %v, want it ended for falling behind", len(got), err)
 	}
 	if hub.Subscribers(Payment) != 1 || !hub.Listening(Refund) {
 		t.Errorf("%d payment subscribers left, refunds listened to: %v", hub.Subscribers(Payment), hub.Listening(Refund))
 	}
 	hub.Unsubscribe(fast)
 	hub.Unsubscribe(fast) // twice is harmless
-	hub.Unsubscribe(slow) // already dropped
-	if _, open := <-fast.Changes(); open {
-		t.Error("an unsubscribed stream is still open")
+	hub.Unsubscribe(slow) // already ended
+	hub.Publish(Change{Kind: Payment, ID: "pay_after", At: clk.Now()})
+	if got := drain(fast); len(got) != 0 {
+		t.Errorf("an unsubscribed subscriber was sent %v", got)
 	}
-	select {
-	case c := <-other.Changes():
-		t.Errorf("a refund subscriber got %+v", c)
-	default:
+	if got := drain(other); len(got) != 0 {
+		t.Errorf("a refund subscriber was sent %v", got)
 	}
 	filtered := hub.Subscribe(Payment, "", func(c Change) bool { return c.ID == "pay_2" })
-	hub.Publish(Change{Kind: Payment, ID: "pay_1"})
-	hub.Publish(Change{Kind: Payment, ID: "pay_2"})
-	if c := <-filtered.Changes(); c.ID != "pay_2" {
-		t.Errorf("a subscriber of pay_2 got %+v", c)
+	hub.Publish(Change{Kind: Payment, ID: "pay_1", At: clk.Now()})
+	hub.Publish(Change{Kind: Payment, ID: "pay_2", At: clk.Now()})
+	if got := drain(filtered); !slices.Equal(got, []string{"pay_2"}) {
+		t.Errorf("a subscriber of pay_2 was sent %v", got)
+	}
+}
+
+// TestSubscriberIsSentWhatChangesAfter: a subscriber is sent what changed after it subscribed,
+// and LookBack before at most, never what changed earlier.
+func TestSubscriberIsSentWhatChangesAfter(t *testing.T) {
+	clk := &clock.Adjustable{}
+	hub := NewHub(clk.Now)
+	subscribed := clk.Now()
+	s := hub.Subscribe(Payment, "", nil)
+	for _, c := range []struct {
+		id string
+		at time.Time
+	}{
+		{"pay_hour", subscribed.Add(-time.Hour)},
+		{"pay_lookback", subscribed.Add(-LookBack)},
+		{"pay_within", subscribed.Add(-LookBack / 2)},
+		{"pay_after", subscribed.Add(time.Millisecond)},
+	} {
+		hub.Publish(Change{Kind: Payment, ID: c.id, At: c.at})
+	}
+	if got := drain(s); !slices.Equal(got, []string{"pay_within", "pay_after"}) {
+		t.Errorf("sent %v, want what changed within the look-back and after", got)
+	}
+	if hub.Wants(Change{Kind: Payment, ID: "pay_old", At: subscribed.Add(-2 * LookBack)}) {
+		t.Error("a change from before the look-back is wanted")
 	}
 }
 
 // TestFeedPublishesEachChangeOnce: the feed publishes each payment and refund an event tells
 // of, once, in the order written, with the object as it now is; an event committed late, timed
 // before the last round, is still published; alerts raised and acknowledged are published too;
-// what was written before the feed began is not, and what was written after, before its first
-// round, is.
+// what changed before the subscribers subscribed is not.
 func TestFeedPublishesEachChangeOnce(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		ctx := databasetest.AsMerchant()
 		clk := &clock.Adjustable{}
-		hub := NewHub()
+		hub := NewHub(clk.Now)
 		feed := NewFeed(Feed{Client: db.Ent, Hub: hub, Now: clk.Now})
-		payments, refunds, alerts := hub.Subscribe(Payment, tenant.DefaultMerchant, nil), hub.Subscribe(Refund, tenant.DefaultMerchant, nil), hub.Subscribe(Alert, "", nil)
 		told := newPayment(t, db, "pay_before")
-		record(t, db, event.PaymentSucceeded, told, clk.Now().Add(-time.Second))
-		early := newPayment(t, db, "pay_early") // after the feed began, before its first round
+		record(t, db, event.PaymentSucceeded, told, clk.Now().Add(-2*LookBack))
+		payments, refunds, alerts := hub.Subscribe(Payment, tenant.DefaultMerchant, nil), hub.Subscribe(Refund, tenant.DefaultMerchant, nil), hub.Subscribe(Alert, "", nil)
+		early := newPayment(t, db, "pay_early") // after they subscribed, before the first round
 		record(t, db, event.PaymentSucceeded, early, clk.Now().Add(time.Millisecond))
-		if err := feed.Round(ctx); err != nil { // what was there before the feed began is not told again
+		if err := feed.Round(ctx); err != nil { // what changed before they subscribed is not told
 			t.Fatal(err)
 		}
-		if c := take(t, payments); c.ID != early {
-			t.Errorf("the first round published %+v, want %s", c, early)
+		if got := drain(payments); !slices.Equal(got, []string{early}) {
+			t.Errorf("the first round published %v, want %s", got, early)
 		}
 
 		p1 := newPayment(t, db, "pay_feed1")
@@ -98,32 +128,29 @@ func TestFeedPublishesEachChangeOnce(t *testing.T) {
 		if err := feed.Round(ctx); err != nil { // nothing new
 			t.Fatal(err)
 		}
+		changes, _ := payments.Take()
+		if len(changes) != 3 {
+			t.Fatalf("%d payment changes, want 3", len(changes))
+		}
 		for i, want := range []string{p1, p2, p1} {
-			select {
-			case c := <-payments.Changes():
-				if c.ID != want || c.Object == nil {
-					t.Errorf("payment change %d = %+v, want %s", i+1, c, want)
-				}
-			default:
-				t.Fatalf("payment change %d missing", i+1)
+			if c := changes[i]; c.ID != want || c.Object == nil {
+				t.Errorf("payment change %d = %+v, want %s", i+1, c, want)
 			}
 		}
-		if c := take(t, refunds); c.ID != r.ID || c.PaymentID != p1 {
-			t.Errorf("refund change = %+v", c)
+		if changes, _ := refunds.Take(); len(changes) != 1 || changes[0].ID != r.ID || changes[0].PaymentID != p1 {
+			t.Errorf("refund changes = %v", changes)
 		}
 
 		a := db.Ent.Alert.Create().SetRule("test").SetSubject("x").SetSeverity(state.AlertInfo).SetMessage("m").SetOpenedAt(clk.Now()).SaveX(ctx)
 		if err := feed.Round(ctx); err != nil {
 			t.Fatal(err)
 		}
-		db.Ent.AlertChange.Create().SetAlertID(a.ID).SetAction(state.AlertWasAcknowledged).SetBy("usr_1").SetAt(clk.Now()).ExecX(ctx)
+		db.Ent.AlertChange.Create().SetAlertID(a.ID).SetAction(state.AlertWasAcknowledged).SetBy("usr_1").SetAt(clk.Now().Add(time.Millisecond)).ExecX(ctx)
 		if err := feed.Round(ctx); err != nil {
 			t.Fatal(err)
 		}
-		for i := range 2 {
-			if c := take(t, alerts); c.ID != a.ID {
-				t.Errorf("alert change %d = %+v", i+1, c)
-			}
+		if got := drain(alerts); !slices.Equal(got, []string{a.ID, a.ID}) {
+			t.Errorf("alert changes %v, want %s raised and acknowledged", got, a.ID)
 		}
 		// A round that fails loses nothing: the next one publishes what it could not.
 		p3 := newPayment(t, db, "pay_feed3")
@@ -136,29 +163,68 @@ func TestFeedPublishesEachChangeOnce(t *testing.T) {
 		if err := feed.Round(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if c := take(t, payments); c.ID != p3 {
-			t.Errorf("after a failed round: %+v, want %s", c, p3)
+		if got := drain(payments); !slices.Equal(got, []string{p3}) {
+			t.Errorf("after a failed round: %v, want %s", got, p3)
 		}
 		for name, s := range map[string]*Subscription{"payment": payments, "refund": refunds, "alert": alerts} {
-			select {
-			case c := <-s.Changes():
-				t.Errorf("a %s change published twice or more: %+v", name, c)
-			default:
+			if got := drain(s); len(got) != 0 {
+				t.Errorf("a %s change published twice or more: %v", name, got)
 			}
 		}
 	})
 }
 
-// take is the change s has waiting; the feed publishes within its round, so there is one.
-func take(t *testing.T, s *Subscription) Change {
-	t.Helper()
-	select {
-	case c := <-s.Changes():
-		return c
-	default:
-		t.Fatal("no change was published")
-		return Change{}
-	}
+// TestFeedAfterAQuietSpell: the changes made while no one subscribed are not sent to the
+// subscriber who comes after, however many and however long ago (the feed's position moves on
+// meanwhile), and the next change is; the subscriber is not ended for changes it was never sent.
+func TestFeedAfterAQuietSpell(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		ctx := databasetest.AsMerchant()
+		clk := &clock.Adjustable{}
+		hub := NewHub(clk.Now)
+		feed := NewFeed(Feed{Client: db.Ent, Hub: hub, Now: clk.Now})
+		for _, quiet := range []time.Duration{2 * LookBack, time.Hour} {
+			// More than MaxBehind changes, more than one page: one subscriber sent them all would
+			// be ended.
+			made := db.Ent.Payment.MapCreateBulk(make([]int, MaxBehind+feedBatch), func(c *ent.PaymentCreate, i int) {
+				c.SetID(fmt.Sprint("pay_quiet_", quiet, "_", i)).SetAmount(1000).SetCurrency("USD").SetStatus(state.PaymentSucceeded).
+					SetPaymentMethod("credit_card").SetCustomerEmail("a@example.com").SetCardBrand("visa").SetCardLast4("4242").
+					SetCardExpMonth(12).SetCardExpYear(2040).SetCardFingerprint("f").SetProvider("stripe")
+			}).SaveX(ctx)
+			tx, err := db.Ent.Tx(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range made {
+				if err := (*event.Recorder)(nil).Record(ctx, tx, tenant.DefaultMerchant, event.PaymentSucceeded, p.ID, map[string]string{"id": p.ID}, clk.Now()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			if err := feed.Round(ctx); err != nil { // no one listens
+				t.Fatal(err)
+			}
+			clk.Advance(quiet)
+			payments := hub.Subscribe(Payment, tenant.DefaultMerchant, nil)
+			if err := feed.Round(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := payments.Take(); len(got) != 0 || err != nil {
+				t.Fatalf("after %s without subscribers, the first round sent %d changes and %v", quiet, len(got), err)
+			}
+			next := newPayment(t, db, fmt.Sprint("pay_next_", quiet))
+			record(t, db, event.PaymentSucceeded, next, clk.Now())
+			if err := feed.Round(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := payments.Take(); len(got) != 1 || got[0].ID != next || err != nil {
+				t.Errorf("after %s without subscribers, the next change came as %d changes and %v", quiet, len(got), err)
+			}
+			hub.Unsubscribe(payments)
+		}
+	})
 }
 
 func newPayment(t *testing.T, db *database.DB, id string) string {
@@ -186,15 +252,16 @@ func record(t *testing.T, db *database.DB, eventType, objectID string, at time.T
 // TestHubTellsEachMerchantItsOwn: a subscriber sees the changes of its merchant alone, and the
 // platform's (providers, alerts) only when it subscribed to the platform's.
 func TestHubTellsEachMerchantItsOwn(t *testing.T) {
-	hub := NewHub()
+	clk := &clock.Adjustable{}
+	hub := NewHub(clk.Now)
 	a, b := hub.Subscribe(Payment, "mer_a", nil), hub.Subscribe(Payment, "mer_b", nil)
 	platform, merchants := hub.Subscribe(Alert, "", nil), hub.Subscribe(Alert, "mer_a", nil)
-	if hub.Wants(Change{Kind: Payment, ID: "pay_1", Merchant: "mer_c"}) {
+	if hub.Wants(Change{Kind: Payment, ID: "pay_1", Merchant: "mer_c", At: clk.Now()}) {
 		t.Error("a change of a merchant no one here subscribes for is wanted")
 	}
-	hub.Publish(Change{Kind: Payment, ID: "pay_1", Merchant: "mer_a"})
-	hub.Publish(Change{Kind: Payment, ID: "pay_2", Merchant: "mer_c"})
-	hub.Publish(Change{Kind: Alert, ID: "alr_1"})
+	hub.Publish(Change{Kind: Payment, ID: "pay_1", Merchant: "mer_a", At: clk.Now()})
+	hub.Publish(Change{Kind: Payment, ID: "pay_2", Merchant: "mer_c", At: clk.Now()})
+	hub.Publish(Change{Kind: Alert, ID: "alr_1", At: clk.Now()})
 	if got := drain(a); !slices.Equal(got, []string{"pay_1"}) {
 		t.Errorf("merchant a saw %v", got)
 	}
@@ -210,13 +277,10 @@ func TestHubTellsEachMerchantItsOwn(t *testing.T) {
 
 // drain returns the ids of the changes waiting for s.
 func drain(s *Subscription) []string {
+	changes, _ := s.Take()
 	var ids []string
-	for {
-		select {
-		case c := <-s.Changes():
-			ids = append(ids, c.ID)
-		default:
-			return ids
-		}
+	for _, c := range changes {
+		ids = append(ids, c.ID)
 	}
+	return ids
 }

@@ -21,6 +21,7 @@ var statusByCode = map[apierror.Code]int{
 	apierror.TokenInvalid:                http.StatusUnauthorized,
 	apierror.TokenRevoked:                http.StatusUnauthorized,
 	apierror.RefreshTokenReused:          http.StatusUnauthorized,
+	apierror.UserDisabled:                http.StatusUnauthorized,
 	apierror.InvalidSignature:            http.StatusUnauthorized,
 	apierror.CardDeclined:                http.StatusPaymentRequired,
 	apierror.InsufficientFunds:           http.StatusPaymentRequired,
@@ -41,6 +42,7 @@ var statusByCode = map[apierror.Code]int{
 	apierror.IntrospectionDisabled:       http.StatusBadRequest,
 	apierror.ProviderUnavailable:         http.StatusBadGateway,
 	apierror.ServiceUnavailable:          http.StatusServiceUnavailable,
+	apierror.SubscriberTooSlow:           http.StatusTooManyRequests,
 	apierror.Internal:                    http.StatusInternalServerError,
 }
 
