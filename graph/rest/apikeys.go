@@ -63,6 +63,10 @@ func (h *Handlers) CreateAPIKey(w http.ResponseWriter, r *http.Request) {
 	}
 	create := auth.APIKeyRequest{Name: req.Name, Scopes: req.Scopes}
 	if req.ExpiresAt != nil {
+		if err := checkTimeText("expires_at", *req.ExpiresAt); err != nil {
+			web.WriteError(w, r, err, nil)
+			return
+		}
 		at, err := time.Parse(time.RFC3339, *req.ExpiresAt)
 		if err != nil {
 			web.WriteError(w, r, apierror.ForParam(apierror.InvalidRequest, "expires_at", "expires_at must be a time like 2027-01-31T00:00:00Z"), nil)

@@ -1,7 +1,7 @@
 package rest
 
 import (
-	"encoding/json"
+	"cmp"
 	"fmt"
 	"maps"
 	"net/http"
@@ -38,9 +38,10 @@ type configRequest struct {
 	Alerts         *settings.AlertThresholds    `json:"alerts"`
 	Capture        *settings.Capture            `json:"capture"`
 	// GET answers who wrote the version read and when; a client sends them back with the rest
-	// of the document, and they are ignored: the new version's are the server's to say.
-	UpdatedAt json.RawMessage `json:"updated_at"`
-	UpdatedBy json.RawMessage `json:"updated_by"`
+	// of the document, and they are ignored (the new version's are the server's to say), but
+	// bounded as everything a client sends is.
+	UpdatedAt string `json:"updated_at"`
+	UpdatedBy string `json:"updated_by"`
 }
 
 // UpdateConfig is PUT /api/v1/admin/config: the whole document, with the version it was read at.
@@ -52,6 +53,10 @@ func (h *Handlers) UpdateConfig(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.Version == nil {
 		web.WriteError(w, r, apierror.ForParam(apierror.MissingField, "version", "version is required: the version of the document read"), nil)
+		return
+	}
+	if err := cmp.Or(checkTimeText("updated_at", req.UpdatedAt), checkID("updated_by", req.UpdatedBy)); err != nil {
+		web.WriteError(w, r, err, nil)
 		return
 	}
 	input := model.ConfigInput{
@@ -109,11 +114,11 @@ func (h *Handlers) ConfigHistory(w http.ResponseWriter, r *http.Request) {
 	var before *int
 	if text := q.Get("before"); text != "" {
 		n, err := strconv.Atoi(text)
-		if err != nil || n < 1 {
-			web.WriteError(w, r, apierror.ForParam(apierror.InvalidRequest, "before", "before must be a version number, from 1"), nil)
+		if err != nil {
+			web.WriteError(w, r, apierror.ForParam(apierror.InvalidRequest, "before", "before must be a version number"), nil)
 			return
 		}
-		before = &n
+		before = &n // the store says which versions there may be
 	}
 	changes, err := h.query.ConfigHistory(r.Context(), &limit, before)
 	if err != nil {

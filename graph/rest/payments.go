@@ -3,7 +3,6 @@ package rest
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -86,7 +85,7 @@ func (h *Handlers) CreatePayment(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	ctx, key, markReplay := keyedCall(r)
+	ctx, key, finish := keyedCall(r)
 	input := model.CreatePaymentInput{
 		IdempotencyKey: key,
 		Amount:         money.Decimal(req.Amount),
@@ -121,7 +120,7 @@ func (h *Handlers) CreatePayment(w http.ResponseWriter, r *http.Request) {
 		input.Card = &model.CardInput{Number: c.Number, ExpMonth: valueOr0(c.ExpMonth), ExpYear: valueOr0(c.ExpYear), Cvc: c.CVC}
 	}
 	p, err := h.mutation.CreatePayment(ctx, input)
-	markReplay(w)
+	err = finish(w, err)
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return
@@ -172,14 +171,14 @@ func (h *Handlers) CapturePayment(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	ctx, key, markReplay := keyedCall(r)
+	ctx, key, finish := keyedCall(r)
 	input := model.CapturePaymentInput{PaymentID: r.PathValue("id"), IdempotencyKey: key}
 	if req.Amount.text != nil {
 		amount := money.Decimal(*req.Amount.text)
 		input.Amount = &amount
 	}
 	p, err := h.mutation.CapturePayment(ctx, input)
-	markReplay(w)
+	err = finish(w, err)
 	writeSettling(w, r, p, err)
 }
 
@@ -195,7 +194,7 @@ func (h *Handlers) CancelPayment(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	ctx, key, markReplay := keyedCall(r)
+	ctx, key, finish := keyedCall(r)
 	input := model.CancelPaymentInput{PaymentID: r.PathValue("id"), IdempotencyKey: key}
 	if req.Reason != nil {
 		reason := state.CancellationReason(*req.Reason)
@@ -206,7 +205,7 @@ func (h *Handlers) CancelPayment(w http.ResponseWriter, r *http.Request) {
 		input.Reason = &reason
 	}
 	p, err := h.mutation.CancelPayment(ctx, input)
-	markReplay(w)
+	err = finish(w, err)
 	writeSettling(w, r, p, err)
 }
 
@@ -273,9 +272,9 @@ func listFilter(q url.Values) (*ent.PaymentWhereInput, error) {
 	}
 	for param, into := range map[string]**time.Time{"created_gte": &where.CreatedAtGTE, "created_lte": &where.CreatedAtLTE} {
 		if text := q.Get(param); text != "" {
-			t, err := parseTime(text)
+			t, err := readTime(param, text)
 			if err != nil {
-				return nil, apierror.ForParam(apierror.InvalidRequest, param, param+" must be an RFC 3339 time or Unix seconds")
+				return nil, err
 			}
 			*into = &t
 		}
@@ -302,17 +301,34 @@ func listFilter(q url.Values) (*ent.PaymentWhereInput, error) {
 	return where, nil
 }
 
-// parseTime reads Unix seconds (Stripe's created filters) or an RFC 3339 time.
-func parseTime(text string) (time.Time, error) {
+// MaxTimeText bounds a time a client writes, in characters: an RFC 3339 time with nanoseconds
+// and an offset (2006-01-02T15:04:05.999999999-07:00) has 35.
+const MaxTimeText = 35
+
+// checkTimeText refuses a time's text, at param, longer than any time is written; time.Parse
+// would read any number of digits of a second's fraction.
+func checkTimeText(param, text string) error {
+	if utf8.RuneCountInString(text) > MaxTimeText {
+		return apierror.ForParam(apierror.InvalidRequest, param, fmt.Sprintf("%s is longer than %d characters, which no time is", param, MaxTimeText))
+	}
+	return nil
+}
+
+// readTime reads a time filter, param: Unix seconds (Stripe's created filters) or an RFC 3339
+// time.
+func readTime(param, text string) (time.Time, error) {
+	if err := checkTimeText(param, text); err != nil {
+		return time.Time{}, err
+	}
 	t, err := time.Parse(time.RFC3339Nano, text)
 	if seconds, intErr := strconv.ParseInt(text, 10, 64); intErr == nil {
 		t, err = time.Unix(seconds, 0).UTC(), nil
 	}
-	if err == nil && (t.Year() < 1 || t.Year() > 9999) {
-		// Beyond what the databases keep: a filter there would fail the query, not match nothing.
-		err = errors.New("out of range")
+	// Beyond what the databases keep, a filter would fail the query, not match nothing.
+	if err != nil || t.Year() < 1 || t.Year() > 9999 {
+		return time.Time{}, apierror.ForParam(apierror.InvalidRequest, param, param+" must be an RFC 3339 time or Unix seconds, of the years 1 to 9999")
 	}
-	return t, err
+	return t, nil
 }
 
 // ListPayments (GET /api/v1/payments) pages newest first, Stripe style: limit (1-100, default 20), starting_after (the

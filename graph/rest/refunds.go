@@ -43,14 +43,14 @@ func (h *Handlers) RefundPayment(w http.ResponseWriter, r *http.Request) {
 		web.WriteError(w, r, err, nil)
 		return
 	}
-	ctx, key, markReplay := keyedCall(r)
+	ctx, key, finish := keyedCall(r)
 	input := model.RefundPaymentInput{PaymentID: r.PathValue("id"), Reason: req.Reason, IdempotencyKey: key}
 	if req.Amount.text != nil { // absent refunds the rest
 		amount := money.Decimal(*req.Amount.text)
 		input.Amount = &amount
 	}
 	refund, err := h.mutation.RefundPayment(ctx, input)
-	markReplay(w)
+	err = finish(w, err)
 	if err != nil {
 		web.WriteError(w, r, err, nil)
 		return

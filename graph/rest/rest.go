@@ -4,6 +4,7 @@ package rest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/graph"
@@ -24,6 +26,7 @@ import (
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/paging"
+	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/web"
 )
 
@@ -77,15 +80,33 @@ func NotFound(w http.ResponseWriter, r *http.Request) {
 }
 
 // Operation serves op's route with handle: the principal is authorised for op before the request
-// is decoded (the service authorises again; this answers 401 or 403 before any 400).
+// is decoded (the service authorises again; this answers 401 or 403 before any 400), and the ids
+// in its path are bounded before anything looks them up.
 func (h *Handlers) Operation(op auth.Operation, handle http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := auth.Authorize(r.Context(), op); err != nil {
 			web.WriteError(w, r, err, nil)
 			return
 		}
+		for _, name := range pathIDs {
+			if err := checkID(name, r.PathValue(name)); err != nil {
+				web.WriteError(w, r, err, nil)
+				return
+			}
+		}
 		handle(w, r)
 	})
+}
+
+// pathIDs are the wildcards of the routes' paths, each an id.
+var pathIDs = []string{"id", "delivery"}
+
+// checkID refuses an id, named param, longer than any id Paygate makes.
+func checkID(param, id string) error {
+	if utf8.RuneCountInString(id) > prefixid.MaxLength {
+		return apierror.ForParam(apierror.InvalidRequest, param, fmt.Sprintf("%s is longer than any id (%d characters)", param, prefixid.MaxLength))
+	}
+	return nil
 }
 
 // page is a Relay page's arguments, read from REST's paging parameters.
@@ -108,6 +129,9 @@ func readPage(r *http.Request, defaultSize, maxSize int, cursorAt func(ctx conte
 		limit = n
 	}
 	startingAfter, endingBefore := q.Get("starting_after"), q.Get("ending_before")
+	if err := cmp.Or(checkID("starting_after", startingAfter), checkID("ending_before", endingBefore)); err != nil {
+		return page{}, err
+	}
 	var p page
 	var err error
 	switch {

@@ -97,9 +97,9 @@ func webhookLogFilter(q url.Values, providers []string) (*ent.WebhookEventWhereI
 	}
 	for param, into := range map[string]**time.Time{"created_gte": &where.ReceivedAtGTE, "created_lte": &where.ReceivedAtLTE} {
 		if text := q.Get(param); text != "" {
-			t, err := parseTime(text)
+			t, err := readTime(param, text)
 			if err != nil {
-				return nil, apierror.ForParam(apierror.InvalidRequest, param, param+" must be an RFC 3339 time or Unix seconds")
+				return nil, err
 			}
 			*into = &t
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/paygate/paygate/graph/generated"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/outbound"
 	"github.com/paygate/paygate/internal/payment"
@@ -84,12 +85,12 @@ type fuzzServer struct {
 	openapi map[string]any
 }
 
-// newFuzzServer builds the server and what the operations act on: a payment of each kind, a
-// refund, a user, a merchant, an API key, webhook endpoints with a delivery, an event, a webhook
-// event and an alert.
-func newFuzzServer(f *testing.F) *fuzzServer {
+// newFuzzServer builds the server over db and what the operations act on: a payment of each kind,
+// a refund, a user, a merchant, an API key, webhook endpoints with a delivery, an event, a webhook
+// event and an alert. TestOpenAPIBoundsAreEnforced builds one too, for its valid requests.
+func newFuzzServer(f testing.TB, db *database.DB) *fuzzServer {
 	f.Helper()
-	env := newTestEnv(f, databasetest.SQLite(f))
+	env := newTestEnv(f, db)
 	// Out of the way, as in every test: an input answered 429 would test the limiter alone.
 	env.app.fixedRateLimits.Store(&settings.RateLimits{PerSecond: 1_000_000, Burst: 1_000_000, LoginPerMinute: 1_000_000})
 	// Every request goes to this server on 127.0.0.1, and no redirect is followed: the shopper's
@@ -341,7 +342,7 @@ func truncate(s string, n int) string {
 // (every POST, PUT and PATCH of the route table), as a platform admin, so that the decoder is
 // reached whatever the operation's scope.
 func FuzzRESTBodies(f *testing.F) {
-	s := newFuzzServer(f)
+	s := newFuzzServer(f, databasetest.SQLite(f))
 	var routes []apiRoute
 	for _, route := range apiRoutes {
 		if route.method == http.MethodPost || route.method == http.MethodPut || route.method == http.MethodPatch {
@@ -555,7 +556,7 @@ func graphQLOperations() ([]gqlOperation, *ast.Schema) {
 // FuzzGraphQLVariables sends fuzzed variables, as the raw JSON of the request's variables, with
 // the fixed document of every query and mutation field that takes arguments.
 func FuzzGraphQLVariables(f *testing.F) {
-	s := newFuzzServer(f)
+	s := newFuzzServer(f, databasetest.SQLite(f))
 	ops, schema := graphQLOperations()
 	examples := s.graphQLExamples()
 	for i, op := range ops {
@@ -705,7 +706,7 @@ type queryTarget struct {
 // FuzzQueryParameters sends a fuzzed raw query string to every GET route of the route table, and
 // to GraphQL over GET.
 func FuzzQueryParameters(f *testing.F) {
-	s := newFuzzServer(f)
+	s := newFuzzServer(f, databasetest.SQLite(f))
 	items := map[string]string{
 		"/api/v1/merchants": "merchant", "/api/v1/users": "user", "/api/v1/api-keys": "apikey", "/api/v1/payments": "payment",
 		"/api/v1/payments/{id}/refunds": "refund", "/api/v1/monitoring/alerts": "alert", "/api/v1/webhooks/logs": "webhookevent",

@@ -69,6 +69,10 @@ func loadAPIContract(t *testing.T, env *testEnv) *apiContract {
 	if n := strings.Count(r.raw, `"enum":["stripe","adyen","checkout"]`) + strings.Count(r.raw, `"enum": ["stripe","adyen","checkout"]`); n != 10 || strings.Contains(r.raw, "<providers>") {
 		t.Errorf("%d lists of the providers in the document, want 10 and no marker left", n)
 	}
+	// And every list naming each provider at most once holds at most as many.
+	if n := strings.Count(r.raw, `"maxItems": 3,`); n != 2 || strings.Contains(r.raw, "<number of providers>") {
+		t.Errorf("%d lists bounded by the number of providers in the document, want 2 and no marker left", n)
+	}
 	if err := doc.Validate(loader.Context); err != nil {
 		t.Fatalf("the document is not valid OpenAPI: %v", err)
 	}

@@ -243,11 +243,14 @@ func (s *Service) CreateFirstAPIKey(ctx context.Context, email string, req APIKe
 // when a key does, which the new key may not outlive.
 func (s *Service) createAPIKey(ctx context.Context, merchantID, userID, parentID string, grantable []string, req APIKeyRequest) (NewAPIKey, error) {
 	name := strings.TrimSpace(req.Name)
-	if name == "" || utf8.RuneCountInString(name) > 100 || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
-		return NewAPIKey{}, apierror.ForParam(apierror.InvalidRequest, "name", "name must be 1 to 100 characters of text")
+	if name == "" || utf8.RuneCountInString(name) > MaxAPIKeyName || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
+		return NewAPIKey{}, apierror.ForParam(apierror.InvalidRequest, "name", fmt.Sprintf("name must be 1 to %d characters of text", MaxAPIKeyName))
 	}
 	if len(req.Scopes) == 0 {
 		return NewAPIKey{}, apierror.ForParam(apierror.InvalidRequest, "scopes", "scopes must name at least one scope")
+	}
+	if len(req.Scopes) > len(platformAdminScopes) {
+		return NewAPIKey{}, apierror.ForParam(apierror.InvalidRequest, "scopes", fmt.Sprintf("scopes names at most the %d scopes there are, each once", len(platformAdminScopes)))
 	}
 	scopes := slices.Clone(req.Scopes)
 	slices.Sort(scopes)

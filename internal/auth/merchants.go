@@ -19,8 +19,8 @@ const (
 	MerchantDisabled = "disabled"
 )
 
-// maxMerchantNameBytes bounds a merchant's name.
-const maxMerchantNameBytes = 100
+// MaxMerchantNameBytes bounds a merchant's name.
+const MaxMerchantNameBytes = 100
 
 // merchantName checks and trims a merchant's name.
 func merchantName(name string) (string, error) {
@@ -28,8 +28,8 @@ func merchantName(name string) (string, error) {
 	switch {
 	case name == "":
 		return "", apierror.ForParam(apierror.MissingField, "name", "name is required")
-	case len(name) > maxMerchantNameBytes:
-		return "", apierror.ForParam(apierror.InvalidRequest, "name", fmt.Sprintf("name must be at most %d bytes", maxMerchantNameBytes))
+	case len(name) > MaxMerchantNameBytes:
+		return "", apierror.ForParam(apierror.InvalidRequest, "name", fmt.Sprintf("name must be at most %d bytes", MaxMerchantNameBytes))
 	case strings.ContainsFunc(name, unicode.IsControl), !utf8.ValidString(name):
 		return "", apierror.ForParam(apierror.InvalidRequest, "name", "name must be text without control characters")
 	}

@@ -64,6 +64,9 @@ func (s *Service) ChangePassword(ctx context.Context, currentPassword, newPasswo
 	case newPassword == "":
 		return apierror.ForParam(apierror.MissingField, "new_password", "new_password is required")
 	}
+	if err := checkPasswordLength("current_password", currentPassword); err != nil {
+		return err
+	}
 	// One's own user, whichever merchant one acts for.
 	ctx = tenant.System(ctx)
 	u, err := s.client.User.Get(ctx, p.UserID)

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -99,6 +100,10 @@ var merchantID = regexp.MustCompile(`^mer_[0-9a-z]{26}(?:[0-9a-z]{3})?$`)
 // signature, a read of a key, a user or a merchant), maybe more than once; its error ends the
 // authentication. A credential checked lately is answered from memory and pays nothing.
 func (s *Service) Authenticate(ctx context.Context, credential, merchant string, pay func() error) (Principal, error) {
+	if utf8.RuneCountInString(merchant) > prefixid.MaxLength {
+		return Principal{}, apierror.ForParam(apierror.InvalidRequest, "Paygate-Merchant",
+			fmt.Sprintf("Paygate-Merchant is longer than any merchant's id (%d characters)", prefixid.MaxLength))
+	}
 	var p Principal
 	var standing userStanding
 	var key *ent.APIKey
@@ -175,16 +180,19 @@ func (s *Service) Tokens() *Tokens { return s.tokens }
 // Login checks an email and password and starts a session.
 func (s *Service) Login(ctx context.Context, email, password string) (Session, error) {
 	ctx = tenant.System(ctx) // whoever logs in, of whichever merchant
+	if err := cmp.Or(checkEmail("email", email), checkPasswordLength("password", password)); err != nil {
+		return Session{}, err
+	}
 	if s.Throttle != nil {
 		if err := s.Throttle(ctx, normalizeEmail(email)); err != nil {
 			return Session{}, err
 		}
 	}
 	u, err := s.client.User.Query().Where(user.EmailEQ(normalizeEmail(email))).Only(ctx)
-	if err == nil && (len(password) > MaxPasswordBytes || u.Disabled) {
-		// Never anyone's password, and a disabled user logs in with none; the hash is still
-		// compared, so the answer takes as long as any other wrong password's.
-		if _, err := passwordMatches(ctx, s.missingUserHash(), password[:min(len(password), MaxPasswordBytes)]); err != nil {
+	if err == nil && u.Disabled {
+		// A disabled user logs in with no password; the hash is still compared, so the answer
+		// takes as long as any other wrong password's.
+		if _, err := passwordMatches(ctx, s.missingUserHash(), password); err != nil {
 			return Session{}, err
 		}
 		return Session{}, apierror.New(apierror.InvalidCredentials, "the email or password is wrong")
@@ -233,6 +241,9 @@ func (s *Service) Login(ctx context.Context, email, password string) (Session, e
 // that was already used revokes every token of its family, since one of the two holders is a thief.
 func (s *Service) Refresh(ctx context.Context, token string) (Session, error) {
 	ctx = tenant.System(ctx) // the token says whose session it is
+	if err := checkToken("refresh_token", token); err != nil {
+		return Session{}, err
+	}
 	rt, err := s.client.RefreshToken.Query().
 		Where(refreshtoken.TokenHashEQ(hashToken(token))).WithUser().Only(ctx)
 	if ent.IsNotFound(err) {
@@ -366,6 +377,9 @@ func (s *Service) RevokeToken(ctx context.Context, token string) error {
 	if err := Authorize(ctx, RevokeToken); err != nil {
 		return err
 	}
+	if err := checkToken("token", token); err != nil {
+		return err
+	}
 	p, _ := PrincipalFrom(ctx)
 	if strings.HasPrefix(token, "rt_") {
 		return s.revokeRefreshToken(ctx, p, token, "token")
@@ -382,6 +396,9 @@ func (s *Service) RevokeToken(ctx context.Context, token string) error {
 
 // revokeRefreshToken ends the session of a refresh token, which p must own or be an admin for.
 func (s *Service) revokeRefreshToken(ctx context.Context, p Principal, token, param string) error {
+	if err := checkToken(param, token); err != nil {
+		return err
+	}
 	rt, err := s.client.RefreshToken.Query().Where(refreshtoken.TokenHashEQ(hashToken(token))).Only(ctx)
 	if ent.IsNotFound(err) {
 		return apierror.ForParam(apierror.InvalidRequest, param, param+" is not a token Paygate issued")
@@ -440,6 +457,9 @@ func (s *Service) CreateUser(ctx context.Context, email, password, role string) 
 
 // createUser adds a user, one of the platform's staff when platform is set.
 func (s *Service) createUser(ctx context.Context, email, password, role string, platform bool) (*ent.User, error) {
+	if err := checkEmail("email", email); err != nil {
+		return nil, err
+	}
 	email = normalizeEmail(email)
 	if _, err := mail.ParseAddress(email); err != nil || strings.ContainsAny(email, " <>") {
 		return nil, apierror.ForParam(apierror.InvalidRequest, "email", "email is not a valid address")

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/paygate/paygate/internal/apierror"
 )
@@ -61,6 +62,10 @@ func (in Input) Normalized() Input {
 // numberSeparators is built once: a Replacer costs more to build than to use.
 var numberSeparators = strings.NewReplacer(" ", "", "-", "")
 
+// MaxNumberText bounds a card number as written, in characters: 19 digits and the spaces or
+// dashes between their groups, with room to spare. Longer, it is refused before it is read.
+const MaxNumberText = 32
+
 // Validate checks the card at time now. Errors name the REST parameter at fault.
 func Validate(in Input, now time.Time) (Card, error) {
 	switch {
@@ -68,6 +73,9 @@ func Validate(in Input, now time.Time) (Card, error) {
 		return Card{}, apierror.ForParam(apierror.MissingField, "card.number", "card.number is required")
 	case in.CVC == "":
 		return Card{}, apierror.ForParam(apierror.MissingField, "card.cvc", "card.cvc is required")
+	}
+	if utf8.RuneCountInString(in.Number) > MaxNumberText {
+		return Card{}, apierror.ForParam(apierror.InvalidCard, "card.number", fmt.Sprintf("card.number is longer than %d characters", MaxNumberText))
 	}
 	number := in.Normalized().Number
 	if len(number) < 12 || len(number) > 19 || !digitsOnly(number) || !luhnValid(number) {

@@ -50,6 +50,10 @@ func TestValidate(t *testing.T) {
 	if _, err := Validate(Input{Number: "4242424242424242", ExpMonth: 11, ExpYear: 2026, CVC: "123"}, now); err != nil {
 		t.Errorf("card expiring at the end of this month: %v", err)
 	}
+	spaced := "4 2 4 2 4 2 4 2 4 2 4 2 4 2 4 2" // 31 characters, and one space more is the most
+	if _, err := Validate(Input{Number: spaced + " ", ExpMonth: 12, ExpYear: 2030, CVC: "123"}, now); err != nil {
+		t.Errorf("a number of %d characters: %v", len(spaced)+1, err)
+	}
 
 	bad := []struct {
 		name  string
@@ -60,6 +64,7 @@ func TestValidate(t *testing.T) {
 		{"short", Input{"42424242424", 12, 2030, "123"}, "card.number"},
 		{"long", Input{"42424242424242424242", 12, 2030, "123"}, "card.number"},
 		{"letters", Input{"4242a24242424242", 12, 2030, "123"}, "card.number"},
+		{"too long to read", Input{"4 2 4 2 4 2 4 2 4 2 4 2 4 2 4 2  ", 12, 2030, "123"}, "card.number"},
 		{"month -1", Input{"4242424242424242", -1, 2030, "123"}, "card.exp_month"},
 		{"month 13", Input{"4242424242424242", 13, 2030, "123"}, "card.exp_month"},
 		{"two-digit year", Input{"4242424242424242", 12, 30, "123"}, "card.exp_year"},

@@ -129,6 +129,9 @@ func CheckTypes(types []string) ([]string, error) {
 	if len(types) == 0 {
 		return nil, apierror.ForParam(apierror.MissingField, "events", `events must list at least one event type, or be ["*"] for all`)
 	}
+	if len(types) > len(Types) {
+		return nil, apierror.ForParam(apierror.InvalidRequest, "events", fmt.Sprintf("events names each of the %d event types at most once", len(Types)))
+	}
 	var kept []string
 	for _, t := range types {
 		switch {

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
+	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 )
 
@@ -34,6 +36,10 @@ type SimulateInput struct {
 	Provider, PaymentID, Type string
 }
 
+// MaxSimulationType bounds the type of an event to simulate, in characters: the providers' own
+// types are at most about 30.
+const MaxSimulationType = 64
+
 // Simulated is the event a sandbox was made to send.
 type Simulated struct {
 	Provider, PaymentID, Type string
@@ -50,8 +56,14 @@ func (s *Simulator) Simulate(ctx context.Context, in SimulateInput) (Simulated, 
 	if in.PaymentID == "" {
 		return Simulated{}, apierror.ForParam(apierror.MissingField, "payment_id", "payment_id is required")
 	}
+	if utf8.RuneCountInString(in.PaymentID) > prefixid.MaxLength {
+		return Simulated{}, apierror.ForParam(apierror.InvalidRequest, "payment_id", fmt.Sprintf("payment_id is longer than any id (%d characters)", prefixid.MaxLength))
+	}
+	if utf8.RuneCountInString(in.Type) > MaxSimulationType {
+		return Simulated{}, apierror.ForParam(apierror.InvalidRequest, "type", fmt.Sprintf("type is longer than any event's (%d characters)", MaxSimulationType))
+	}
 	notFound := apierror.ForParam(apierror.NotFound, "payment_id", "no payment has the id "+in.PaymentID)
-	if !storableText(in.PaymentID, 100) {
+	if !storableText(in.PaymentID, prefixid.MaxLength) {
 		return Simulated{}, notFound // no payment has it, and PostgreSQL would refuse to look
 	}
 	p, err := s.Client.Payment.Get(ctx, in.PaymentID)

@@ -4,6 +4,7 @@ package money
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -22,7 +23,12 @@ var (
 	ErrSyntax          = errors.New("amount must be a plain decimal number such as 49.99")
 	ErrTooPrecise      = errors.New("amount has more decimal places than the currency allows")
 	ErrTooLarge        = errors.New("amount is too large")
+	ErrTooLong         = fmt.Errorf("amount is longer than %d characters", MaxText)
 )
+
+// MaxText bounds an amount's text, in characters: room for the most digits an amount may have,
+// its sign, its point and zeros after it, and checked before the text is read.
+const MaxText = 32
 
 // maxDigits bounds the digits an amount may have, far below int64's 19, so arithmetic on minor
 // units can never overflow.
@@ -80,6 +86,9 @@ func Scale(currencyCode string) int {
 // from ParseCurrency. Trailing zeros beyond the currency's scale are allowed (they change nothing);
 // any other extra decimal place is an error, never rounded.
 func Parse(text string, currencyCode string) (Amount, error) {
+	if len(text) > MaxText {
+		return Amount{}, ErrTooLong
+	}
 	whole, fraction, hasPoint := strings.Cut(text, ".")
 	negative := strings.HasPrefix(whole, "-")
 	whole = strings.TrimPrefix(whole, "-")

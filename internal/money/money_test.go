@@ -41,6 +41,8 @@ func TestParseAndFormat(t *testing.T) {
 		{"NaN", "USD", 0, "", ErrSyntax},
 		{"9999999999999999", "USD", 0, "", ErrTooLarge},
 		{"99999999999999999999999", "JPY", 0, "", ErrTooLarge},
+		{"10." + strings.Repeat("0", MaxText-3), "USD", 1000, "10.00", nil},
+		{"10." + strings.Repeat("0", MaxText-2), "USD", 0, "", ErrTooLong},
 	}
 	for _, tt := range tests {
 		got, err := Parse(tt.text, tt.currency)

@@ -31,8 +31,8 @@ import (
 const (
 	// MaxEndpoints is how many endpoints may exist at once, as many as Stripe allows an account.
 	MaxEndpoints = 16
-	// maxDescription bounds an endpoint's description, in characters.
-	maxDescription = 500
+	// MaxDescription bounds an endpoint's description, in characters.
+	MaxDescription = 500
 	// SecretOverlap is how long a rotated secret keeps signing beside its successor, so the
 	// endpoint can take up the new one without losing a delivery.
 	SecretOverlap = 24 * time.Hour
@@ -86,8 +86,8 @@ func (e *Endpoints) checkURL(raw string) (string, error) {
 }
 
 func checkDescription(d *string) error {
-	if d != nil && utf8.RuneCountInString(*d) > maxDescription {
-		return apierror.ForParam(apierror.InvalidRequest, "description", fmt.Sprintf("description is longer than %d characters", maxDescription))
+	if d != nil && utf8.RuneCountInString(*d) > MaxDescription {
+		return apierror.ForParam(apierror.InvalidRequest, "description", fmt.Sprintf("description is longer than %d characters", MaxDescription))
 	}
 	return nil
 }
@@ -432,8 +432,8 @@ func webhookURL(raw string) (*url.URL, error) {
 	if raw == "" {
 		return nil, apierror.ForParam(apierror.MissingField, "url", "url is required")
 	}
-	if len(raw) > maxURL {
-		return nil, apierror.ForParam(apierror.InvalidRequest, "url", fmt.Sprintf("url is longer than %d characters", maxURL))
+	if len(raw) > MaxURL {
+		return nil, apierror.ForParam(apierror.InvalidRequest, "url", fmt.Sprintf("url is longer than %d characters", MaxURL))
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {

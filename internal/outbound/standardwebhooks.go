@@ -27,6 +27,10 @@ const (
 	newSigningKey = 32
 )
 
+// MaxSigningSecret is the length of the longest signing secret: whsec_ and the base64 of
+// maxSigningKey bytes.
+const MaxSigningSecret = len(signingSecretPrefix) + (maxSigningKey+2)/3*4
+
 // NewSigningSecret makes a signing secret: whsec_ and the base64 of 32 random bytes.
 func NewSigningSecret() string {
 	key := make([]byte, newSigningKey)

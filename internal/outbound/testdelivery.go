@@ -18,8 +18,8 @@ import (
 
 // Bounds of a test delivery.
 const (
-	// maxURL is the longest URL a webhook is sent to.
-	maxURL = 2048
+	// MaxURL is the longest URL a webhook is sent to.
+	MaxURL = 2048
 	// maxTestsInFlight bounds the test deliveries under way on this server, whoever asked them.
 	maxTestsInFlight = 16
 )

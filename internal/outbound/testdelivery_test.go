@@ -321,7 +321,7 @@ func TestTestEventRefusedURLs(t *testing.T) {
 		{"http://user:pass@" + host + "/", apierror.InvalidRequest},
 		{"http://user@" + host + "/", apierror.InvalidRequest},
 		{"http://" + host + "/\r\nX-Injected: 1", apierror.InvalidRequest},
-		{"http://" + host + "/" + strings.Repeat("a", maxURL), apierror.InvalidRequest},
+		{"http://" + host + "/" + strings.Repeat("a", MaxURL), apierror.InvalidRequest},
 	} {
 		_, err := sender.Send(ctx, TestWebhookRequest{URL: tc.url})
 		if apiErr, _ := errors.AsType[*apierror.Error](err); apiErr == nil || apiErr.Code != tc.code || apiErr.Param != "url" {
@@ -329,7 +329,7 @@ func TestTestEventRefusedURLs(t *testing.T) {
 		}
 	}
 	// At the limit, a URL is taken.
-	atLimit := server.URL + "/" + strings.Repeat("a", maxURL-len(server.URL)-1)
+	atLimit := server.URL + "/" + strings.Repeat("a", MaxURL-len(server.URL)-1)
 	if d, err := sender.Send(ctx, TestWebhookRequest{URL: atLimit}); err != nil || d.StatusCode != 200 {
 		t.Errorf("a URL of %d characters: %+v, %v", len(atLimit), d, err)
 	}

@@ -40,7 +40,7 @@ const AuthenticationWindow = time.Hour
 
 // Bounds on the addresses a payment keeps, as browsers and providers bound theirs.
 const (
-	maxReturnURL     = 2048
+	MaxReturnURL     = 2048
 	maxNextActionURL = 8192
 )
 

@@ -37,11 +37,11 @@ import (
 
 // Limits on free-form fields, as the big providers set them.
 const (
-	maxMetadataKeys   = 50
-	maxMetadataKey    = 40
-	maxMetadataValue  = 500
-	maxDescription    = 1000
-	maxCustomerName   = 200
+	MaxMetadataKeys   = 50
+	MaxMetadataKey    = 40
+	MaxMetadataValue  = 500
+	MaxDescription    = 1000
+	MaxCustomerName   = 200
 	providerCallLimit = 20 * time.Second
 )
 
@@ -196,8 +196,8 @@ func (s *Service) validate(in CreateInput) (validated, error) {
 	if err != nil {
 		return validated{}, err
 	}
-	if in.Description != nil && utf8.RuneCountInString(*in.Description) > maxDescription {
-		return validated{}, apierror.ForParam(apierror.InvalidRequest, "description", fmt.Sprintf("description must be at most %d characters", maxDescription))
+	if in.Description != nil && utf8.RuneCountInString(*in.Description) > MaxDescription {
+		return validated{}, apierror.ForParam(apierror.InvalidRequest, "description", fmt.Sprintf("description must be at most %d characters", MaxDescription))
 	}
 	if err := validateMetadata(in.Metadata); err != nil {
 		return validated{}, err
@@ -205,9 +205,9 @@ func (s *Service) validate(in CreateInput) (validated, error) {
 	if !slices.Contains(in.captureMethod().Values(), string(in.captureMethod())) {
 		return validated{}, apierror.ForParam(apierror.InvalidRequest, "capture_method", "capture_method must be automatic or manual")
 	}
-	if in.ReturnURL != nil && (len(*in.ReturnURL) > maxReturnURL || !provider.WebAddress(*in.ReturnURL)) {
+	if in.ReturnURL != nil && (len(*in.ReturnURL) > MaxReturnURL || !provider.WebAddress(*in.ReturnURL)) {
 		return validated{}, apierror.ForParam(apierror.InvalidRequest, "return_url",
-			fmt.Sprintf("return_url must be an absolute http or https URL of at most %d characters", maxReturnURL))
+			fmt.Sprintf("return_url must be an absolute http or https URL of at most %d characters", MaxReturnURL))
 	}
 	return validated{amount: amount, card: c}, nil
 }
@@ -216,26 +216,29 @@ func validateCustomer(email, name string) error {
 	if email == "" {
 		return apierror.ForParam(apierror.MissingField, "customer.email", "customer.email is required")
 	}
+	if utf8.RuneCountInString(email) > auth.MaxEmailLength {
+		return apierror.ForParam(apierror.InvalidRequest, "customer.email", fmt.Sprintf("customer.email is longer than %d characters", auth.MaxEmailLength))
+	}
 	address, err := mail.ParseAddress(email)
-	if err != nil || address.Address != email || len(email) > 254 {
+	if err != nil || address.Address != email {
 		return apierror.ForParam(apierror.InvalidRequest, "customer.email", "customer.email is not a valid email address")
 	}
-	if utf8.RuneCountInString(name) > maxCustomerName {
-		return apierror.ForParam(apierror.InvalidRequest, "customer.name", fmt.Sprintf("customer.name must be at most %d characters", maxCustomerName))
+	if utf8.RuneCountInString(name) > MaxCustomerName {
+		return apierror.ForParam(apierror.InvalidRequest, "customer.name", fmt.Sprintf("customer.name must be at most %d characters", MaxCustomerName))
 	}
 	return nil
 }
 
 func validateMetadata(metadata map[string]string) error {
-	if len(metadata) > maxMetadataKeys {
-		return apierror.ForParam(apierror.InvalidRequest, "metadata", fmt.Sprintf("metadata may hold at most %d keys", maxMetadataKeys))
+	if len(metadata) > MaxMetadataKeys {
+		return apierror.ForParam(apierror.InvalidRequest, "metadata", fmt.Sprintf("metadata may hold at most %d keys", MaxMetadataKeys))
 	}
 	for key, value := range metadata {
-		if key == "" || utf8.RuneCountInString(key) > maxMetadataKey {
-			return apierror.ForParam(apierror.InvalidRequest, "metadata", fmt.Sprintf("metadata keys must be 1 to %d characters", maxMetadataKey))
+		if key == "" || utf8.RuneCountInString(key) > MaxMetadataKey {
+			return apierror.ForParam(apierror.InvalidRequest, "metadata", fmt.Sprintf("metadata keys must be 1 to %d characters", MaxMetadataKey))
 		}
-		if utf8.RuneCountInString(value) > maxMetadataValue {
-			return apierror.ForParam(apierror.InvalidRequest, "metadata."+key, fmt.Sprintf("metadata values must be at most %d characters", maxMetadataValue))
+		if utf8.RuneCountInString(value) > MaxMetadataValue {
+			return apierror.ForParam(apierror.InvalidRequest, "metadata."+key, fmt.Sprintf("metadata values must be at most %d characters", MaxMetadataValue))
 		}
 	}
 	return nil

@@ -23,7 +23,7 @@ import (
 	"github.com/paygate/paygate/internal/state"
 )
 
-const maxRefundReason = 500
+const MaxRefundReason = 500
 
 // MaxRefunds is the most refunds one payment takes, failed ones included, so that a payment's
 // refunds and its status history are lists of known length, which GraphQL cost estimates rely on.
@@ -72,8 +72,8 @@ func (s *Service) Refund(ctx context.Context, in RefundInput) (*ent.Refund, erro
 	if err != nil {
 		return nil, err
 	}
-	if in.Reason != nil && utf8.RuneCountInString(*in.Reason) > maxRefundReason {
-		return replayOr(ctx, s, key, s.refundOf, apierror.ForParam(apierror.InvalidRequest, "reason", fmt.Sprintf("reason must be at most %d characters", maxRefundReason)))
+	if in.Reason != nil && utf8.RuneCountInString(*in.Reason) > MaxRefundReason {
+		return replayOr(ctx, s, key, s.refundOf, apierror.ForParam(apierror.InvalidRequest, "reason", fmt.Sprintf("reason must be at most %d characters", MaxRefundReason)))
 	}
 	ctx = context.WithoutCancel(ctx)
 	p, created, earlier, err := s.recordPendingRefund(ctx, key, in)

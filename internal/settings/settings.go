@@ -6,9 +6,11 @@ package settings
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/money"
@@ -61,17 +63,17 @@ type Capture struct {
 }
 
 // DefaultCapture holds authorisations 7 days, as long as the card networks hold most online
-// authorisations; maxCaptureWindowH is 30 days, the longest any of them holds one.
+// authorisations; MaxCaptureWindowH is 30 days, the longest any of them holds one.
 var DefaultCapture = Capture{WindowH: 7 * 24}
 
-const maxCaptureWindowH = 30 * 24
+const MaxCaptureWindowH = 30 * 24
 
 // Window is how long an authorisation waits for its capture.
 func (c Capture) Window() time.Duration { return time.Duration(c.WindowH) * time.Hour }
 
 func (c Capture) validate() error {
-	if c.WindowH < 1 || c.WindowH > maxCaptureWindowH {
-		return apierror.ForParam(apierror.InvalidRequest, "capture.window_h", fmt.Sprintf("window_h must be from 1 to %d hours", maxCaptureWindowH))
+	if c.WindowH < 1 || c.WindowH > MaxCaptureWindowH {
+		return apierror.ForParam(apierror.InvalidRequest, "capture.window_h", fmt.Sprintf("window_h must be from 1 to %d hours", MaxCaptureWindowH))
 	}
 	return nil
 }
@@ -149,18 +151,44 @@ func Default(providers []string, preferred map[string][]string) Document {
 }
 
 // Bounds of a routing document, which every payment reads: far above any real routing, low
-// enough that planning a payment stays cheap.
+// enough that planning a payment stays cheap. Names and brands are counted in characters; a
+// rule's currencies, brands and merchants each count MaxConditionValues at most.
 const (
-	maxRules           = 100
-	maxRuleName        = 100
-	maxConditionValues = 200
-	maxWeight          = 1_000_000
-	maxMerchantID      = 40
+	MaxRules           = 100
+	MaxRuleName        = 100
+	MaxConditionValues = 200
+	MaxBrand           = 20
+	MaxWeight          = 1_000_000
+	MaxMerchantID      = 40
+)
+
+// Bounds of the other sections: far above any setting that makes sense, and within what a
+// duration or a rate computed from them can hold.
+const (
+	// MaxVersion is the last version a document may have: versions count every change, one at
+	// a time, from 1.
+	MaxVersion = math.MaxInt32
+	// MaxWindowS bounds the seconds of the circuit breaker's window, the seconds it stays open
+	// and the first retry's wait: a day.
+	MaxWindowS = 24 * 60 * 60
+	// MaxCount bounds the requests the circuit breaker waits for, and the rate limits.
+	MaxCount = 1_000_000
+	// MaxLoginsPerMinute bounds the logins of an account and an address in a minute.
+	MaxLoginsPerMinute = 10_000
+	// MinTimeoutMS and MaxTimeoutMS bound a provider's calls: a payment gets 20 seconds in all,
+	// for every provider it is offered to.
+	MinTimeoutMS, MaxTimeoutMS = 100, 20_000
+	// MaxRetryFactor bounds how much longer each retry of a webhook event waits than the last,
+	// and MaxRetryAttempts how many tries it gets.
+	MaxRetryFactor, MaxRetryAttempts = 10, 50
 )
 
 // Validate checks the document against the providers Paygate has, naming the field at fault.
 // Each section is checked by its own rules; the first fault, in the document's order, is told.
 func (c Document) Validate(providers []string) error {
+	if c.Version < 1 || c.Version > MaxVersion {
+		return apierror.ForParam(apierror.InvalidRequest, "version", fmt.Sprintf("version must be from 1 to %d", MaxVersion))
+	}
 	for _, err := range []error{
 		c.Routing.validate(providers),
 		validateProviders(c.Providers, providers),
@@ -186,8 +214,8 @@ func unknownProvider(providers []string, name, param string) error {
 }
 
 func (r Routing) validate(providers []string) error {
-	if len(r.Rules) > maxRules {
-		return apierror.ForParam(apierror.InvalidRequest, "routing.rules", fmt.Sprintf("at most %d rules", maxRules))
+	if len(r.Rules) > MaxRules {
+		return apierror.ForParam(apierror.InvalidRequest, "routing.rules", fmt.Sprintf("at most %d rules", MaxRules))
 	}
 	for i, rule := range r.Rules {
 		if err := rule.validate(providers, fmt.Sprintf("routing.rules[%d]", i)); err != nil {
@@ -196,6 +224,9 @@ func (r Routing) validate(providers []string) error {
 	}
 	if len(r.Fallback) == 0 {
 		return apierror.ForParam(apierror.InvalidRequest, "routing.fallback", "the fallback list needs at least one provider")
+	}
+	if len(r.Fallback) > len(providers) {
+		return apierror.ForParam(apierror.InvalidRequest, "routing.fallback", fmt.Sprintf("the fallback list names each of the %d providers at most once", len(providers)))
 	}
 	for i, name := range r.Fallback {
 		if err := unknownProvider(providers, name, fmt.Sprintf("routing.fallback[%d]", i)); err != nil {
@@ -206,14 +237,27 @@ func (r Routing) validate(providers []string) error {
 }
 
 func (rule Rule) validate(providers []string, param string) error {
-	if rule.Name == "" || len(rule.Name) > maxRuleName {
-		return apierror.ForParam(apierror.InvalidRequest, param+".name", fmt.Sprintf("every rule needs a name of at most %d characters", maxRuleName))
+	if rule.Name == "" || utf8.RuneCountInString(rule.Name) > MaxRuleName {
+		return apierror.ForParam(apierror.InvalidRequest, param+".name", fmt.Sprintf("every rule needs a name of at most %d characters", MaxRuleName))
 	}
-	if len(rule.Providers) > len(providers) || len(rule.Currency) > maxConditionValues || len(rule.Brand) > maxConditionValues || len(rule.Merchants) > maxConditionValues {
-		return apierror.ForParam(apierror.InvalidRequest, param, fmt.Sprintf("a rule names each provider once, and at most %d currencies, brands or merchants", maxConditionValues))
+	if len(rule.Providers) > len(providers) {
+		return apierror.ForParam(apierror.InvalidRequest, param+".providers", fmt.Sprintf("a rule names each of the %d providers at most once", len(providers)))
+	}
+	for _, condition := range []struct {
+		name   string
+		values []string
+	}{{"currency", rule.Currency}, {"brand", rule.Brand}, {"merchants", rule.Merchants}} {
+		if len(condition.values) > MaxConditionValues {
+			return apierror.ForParam(apierror.InvalidRequest, param+"."+condition.name, fmt.Sprintf("a rule names at most %d currencies, brands or merchants", MaxConditionValues))
+		}
+	}
+	for j, brand := range rule.Brand {
+		if utf8.RuneCountInString(brand) > MaxBrand {
+			return apierror.ForParam(apierror.InvalidRequest, fmt.Sprintf("%s.brand[%d]", param, j), fmt.Sprintf("a card brand has at most %d characters", MaxBrand))
+		}
 	}
 	for j, merchant := range rule.Merchants {
-		if !strings.HasPrefix(merchant, "mer_") || len(merchant) > maxMerchantID {
+		if !strings.HasPrefix(merchant, "mer_") || len(merchant) > MaxMerchantID {
 			return apierror.ForParam(apierror.InvalidRequest, fmt.Sprintf("%s.merchants[%d]", param, j), "a merchant's id is mer_ followed by its characters")
 		}
 	}
@@ -224,8 +268,8 @@ func (rule Rule) validate(providers []string, param string) error {
 		if err := unknownProvider(providers, w.Provider, fmt.Sprintf("%s.providers[%d].provider", param, j)); err != nil {
 			return err
 		}
-		if w.Weight <= 0 || w.Weight > maxWeight {
-			return apierror.ForParam(apierror.InvalidRequest, fmt.Sprintf("%s.providers[%d].weight", param, j), fmt.Sprintf("weights must be from 1 to %d", maxWeight))
+		if w.Weight <= 0 || w.Weight > MaxWeight {
+			return apierror.ForParam(apierror.InvalidRequest, fmt.Sprintf("%s.providers[%d].weight", param, j), fmt.Sprintf("weights must be from 1 to %d", MaxWeight))
 		}
 	}
 	for j, code := range rule.Currency {
@@ -247,9 +291,8 @@ func validateProviders(settings map[string]Provider, providers []string) error {
 		if err := unknownProvider(providers, name, "providers."+name); err != nil {
 			return err
 		}
-		// A payment gets 20 seconds in all, for every provider it is offered to.
-		if provider.TimeoutMS < 100 || provider.TimeoutMS > 20000 {
-			return apierror.ForParam(apierror.InvalidRequest, "providers."+name+".timeout_ms", "timeout_ms must be from 100 to 20000")
+		if provider.TimeoutMS < MinTimeoutMS || provider.TimeoutMS > MaxTimeoutMS {
+			return apierror.ForParam(apierror.InvalidRequest, "providers."+name+".timeout_ms", fmt.Sprintf("timeout_ms must be from %d to %d", MinTimeoutMS, MaxTimeoutMS))
 		}
 	}
 	return nil
@@ -257,38 +300,40 @@ func validateProviders(settings map[string]Provider, providers []string) error {
 
 func (b CircuitBreaker) validate() error {
 	switch {
-	case b.WindowS < 1:
-		return apierror.ForParam(apierror.InvalidRequest, "circuit_breaker.window_s", "window_s must be at least 1")
-	case b.MinRequests < 1:
-		return apierror.ForParam(apierror.InvalidRequest, "circuit_breaker.min_requests", "min_requests must be at least 1")
+	case b.WindowS < 1 || b.WindowS > MaxWindowS:
+		return apierror.ForParam(apierror.InvalidRequest, "circuit_breaker.window_s", fmt.Sprintf("window_s must be from 1 to %d", MaxWindowS))
+	case b.MinRequests < 1 || b.MinRequests > MaxCount:
+		return apierror.ForParam(apierror.InvalidRequest, "circuit_breaker.min_requests", fmt.Sprintf("min_requests must be from 1 to %d", MaxCount))
 	case b.ErrorRate <= 0 || b.ErrorRate > 1:
 		return apierror.ForParam(apierror.InvalidRequest, "circuit_breaker.error_rate", "error_rate must be above 0 and at most 1")
-	case b.OpenS < 1:
-		return apierror.ForParam(apierror.InvalidRequest, "circuit_breaker.open_s", "open_s must be at least 1")
+	case b.OpenS < 1 || b.OpenS > MaxWindowS:
+		return apierror.ForParam(apierror.InvalidRequest, "circuit_breaker.open_s", fmt.Sprintf("open_s must be from 1 to %d", MaxWindowS))
 	}
 	return nil
 }
 
 func (r WebhookRetry) validate() error {
 	switch {
-	case r.BaseS < 1 || r.BaseS > 86400:
-		return apierror.ForParam(apierror.InvalidRequest, "webhook_retry.base_s", "base_s must be from 1 to 86400")
-	case r.Factor < 1 || r.Factor > 10:
-		return apierror.ForParam(apierror.InvalidRequest, "webhook_retry.factor", "factor must be from 1 to 10")
-	case r.MaxAttempts < 1 || r.MaxAttempts > 50:
-		return apierror.ForParam(apierror.InvalidRequest, "webhook_retry.max_attempts", "max_attempts must be from 1 to 50")
+	case r.BaseS < 1 || r.BaseS > MaxWindowS:
+		return apierror.ForParam(apierror.InvalidRequest, "webhook_retry.base_s", fmt.Sprintf("base_s must be from 1 to %d", MaxWindowS))
+	case r.Factor < 1 || r.Factor > MaxRetryFactor:
+		return apierror.ForParam(apierror.InvalidRequest, "webhook_retry.factor", fmt.Sprintf("factor must be from 1 to %d", MaxRetryFactor))
+	case r.MaxAttempts < 1 || r.MaxAttempts > MaxRetryAttempts:
+		return apierror.ForParam(apierror.InvalidRequest, "webhook_retry.max_attempts", fmt.Sprintf("max_attempts must be from 1 to %d", MaxRetryAttempts))
 	}
 	return nil
 }
 
 func (l RateLimits) validate() error {
 	switch {
-	case l.PerSecond < 1:
-		return apierror.ForParam(apierror.InvalidRequest, "rate_limits.per_second", "per_second must be at least 1")
+	case l.PerSecond < 1 || l.PerSecond > MaxCount:
+		return apierror.ForParam(apierror.InvalidRequest, "rate_limits.per_second", fmt.Sprintf("per_second must be from 1 to %d", MaxCount))
+	case l.Burst < 1 || l.Burst > MaxCount:
+		return apierror.ForParam(apierror.InvalidRequest, "rate_limits.burst", fmt.Sprintf("burst must be from 1 to %d", MaxCount))
 	case l.Burst < l.PerSecond:
 		return apierror.ForParam(apierror.InvalidRequest, "rate_limits.burst", "burst must be at least per_second")
-	case l.LoginPerMinute < 1:
-		return apierror.ForParam(apierror.InvalidRequest, "rate_limits.login_per_minute", "login_per_minute must be at least 1")
+	case l.LoginPerMinute < 1 || l.LoginPerMinute > MaxLoginsPerMinute:
+		return apierror.ForParam(apierror.InvalidRequest, "rate_limits.login_per_minute", fmt.Sprintf("login_per_minute must be from 1 to %d", MaxLoginsPerMinute))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +30,17 @@ func TestValidateNamesTheField(t *testing.T) {
 		{func(c *Document) { c.Routing.Rules[0].Name = "" }, "routing.rules[0].name"},
 		{func(c *Document) { c.Routing.Rules[0].Providers[0].Weight = 1 << 40 }, "routing.rules[0].providers[0].weight"},
 		{func(c *Document) { c.Routing.Rules = make([]Rule, 101) }, "routing.rules"},
-		{func(c *Document) { c.Routing.Rules[0].Currency = make([]string, 201) }, "routing.rules[0]"},
+		{func(c *Document) { c.Routing.Rules[0].Currency = make([]string, 201) }, "routing.rules[0].currency"},
+		{func(c *Document) { c.Routing.Rules[0].Brand = make([]string, 201) }, "routing.rules[0].brand"},
+		{func(c *Document) { c.Routing.Rules[0].Merchants = make([]string, 201) }, "routing.rules[0].merchants"},
+		{func(c *Document) { c.Routing.Rules[0].Brand = []string{"visa", strings.Repeat("b", MaxBrand+1)} }, "routing.rules[0].brand[1]"},
+		{func(c *Document) { c.Routing.Rules[0].Name = strings.Repeat("n", MaxRuleName+1) }, "routing.rules[0].name"},
+		{func(c *Document) {
+			c.Routing.Rules[0].Providers = append(c.Routing.Rules[0].Providers, c.Routing.Rules[0].Providers[0], c.Routing.Rules[0].Providers[0], c.Routing.Rules[0].Providers[0])
+		}, "routing.rules[0].providers"},
+		{func(c *Document) { c.Routing.Fallback = append(c.Routing.Fallback, "stripe") }, "routing.fallback"},
+		{func(c *Document) { c.Version = 0 }, "version"},
+		{func(c *Document) { c.Version = MaxVersion + 1 }, "version"},
 		{func(c *Document) { delete(c.Providers, "adyen") }, "providers.adyen"},
 		{func(c *Document) { c.Routing.Rules[0].Providers = nil }, "routing.rules[0].providers"},
 		{func(c *Document) { c.Routing.Fallback = nil }, "routing.fallback"},
@@ -41,12 +52,18 @@ func TestValidateNamesTheField(t *testing.T) {
 		{func(c *Document) { c.CircuitBreaker.MinRequests = 0 }, "circuit_breaker.min_requests"},
 		{func(c *Document) { c.CircuitBreaker.WindowS = 0 }, "circuit_breaker.window_s"},
 		{func(c *Document) { c.CircuitBreaker.OpenS = 0 }, "circuit_breaker.open_s"},
+		{func(c *Document) { c.CircuitBreaker.MinRequests = MaxCount + 1 }, "circuit_breaker.min_requests"},
+		{func(c *Document) { c.CircuitBreaker.WindowS = MaxWindowS + 1 }, "circuit_breaker.window_s"},
+		{func(c *Document) { c.CircuitBreaker.OpenS = MaxWindowS + 1 }, "circuit_breaker.open_s"},
 		{func(c *Document) { c.WebhookRetry = WebhookRetry{} }, "webhook_retry.base_s"},
 		{func(c *Document) { c.WebhookRetry.Factor = 0.5 }, "webhook_retry.factor"},
 		{func(c *Document) { c.WebhookRetry.MaxAttempts = 0 }, "webhook_retry.max_attempts"},
 		{func(c *Document) { c.RateLimits = RateLimits{} }, "rate_limits.per_second"},
 		{func(c *Document) { c.RateLimits.Burst = 10 }, "rate_limits.burst"},
 		{func(c *Document) { c.RateLimits.LoginPerMinute = 0 }, "rate_limits.login_per_minute"},
+		{func(c *Document) { c.RateLimits.PerSecond = MaxCount + 1 }, "rate_limits.per_second"},
+		{func(c *Document) { c.RateLimits.Burst = MaxCount + 1 }, "rate_limits.burst"},
+		{func(c *Document) { c.RateLimits.LoginPerMinute = MaxLoginsPerMinute + 1 }, "rate_limits.login_per_minute"},
 		{func(c *Document) { c.Alerts.ProviderErrorRate = 0 }, "alerts.provider_error_rate"},
 		{func(c *Document) { c.Alerts.RefundShare = 1.5 }, "alerts.refund_share"},
 	} {
@@ -56,6 +73,29 @@ func TestValidateNamesTheField(t *testing.T) {
 		if !ok || apiErr.Param != tc.param {
 			t.Errorf("%s: %v", tc.param, c.Validate(providers))
 		}
+	}
+}
+
+// TestValidateTakesTheBounds: a document at every bound, not past it, is valid; names and brands
+// are counted in characters.
+func TestValidateTakesTheBounds(t *testing.T) {
+	c := Default(providers, map[string][]string{"adyen": {"EUR"}})
+	c.Version = MaxVersion
+	rule := &c.Routing.Rules[0]
+	rule.Name = strings.Repeat("é", MaxRuleName)
+	rule.Currency = slices.Repeat([]string{"EUR"}, MaxConditionValues)
+	rule.Brand = slices.Repeat([]string{strings.Repeat("é", MaxBrand)}, MaxConditionValues)
+	rule.Merchants = slices.Repeat([]string{"mer_" + strings.Repeat("0", MaxMerchantID-4)}, MaxConditionValues)
+	rule.Providers = []Weighted{{"stripe", MaxWeight}, {"adyen", 1}, {"checkout", 1}}
+	c.Routing.Rules = slices.Repeat(c.Routing.Rules[:1], MaxRules)
+	c.Providers["stripe"] = Provider{Enabled: true, TimeoutMS: MaxTimeoutMS}
+	c.Providers["adyen"] = Provider{Enabled: true, TimeoutMS: MinTimeoutMS}
+	c.CircuitBreaker = CircuitBreaker{WindowS: MaxWindowS, MinRequests: MaxCount, ErrorRate: 1, OpenS: MaxWindowS}
+	c.WebhookRetry = WebhookRetry{BaseS: MaxWindowS, Factor: MaxRetryFactor, MaxAttempts: MaxRetryAttempts}
+	c.RateLimits = RateLimits{PerSecond: MaxCount, Burst: MaxCount, LoginPerMinute: MaxLoginsPerMinute}
+	c.Capture = Capture{WindowH: MaxCaptureWindowH}
+	if err := c.Validate(providers); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -188,8 +188,8 @@ func (s *Store) History(ctx context.Context, first, before *int) ([]Change, erro
 	}
 	query := s.client.ConfigVersion.Query().Order(configversion.ByID(entsql.OrderDesc()))
 	if before != nil {
-		if *before < 1 {
-			return nil, apierror.ForParam(apierror.InvalidRequest, "before", "before must be a version number, from 1")
+		if *before < 1 || *before > settings.MaxVersion {
+			return nil, apierror.ForParam(apierror.InvalidRequest, "before", fmt.Sprintf("before must be a version number, from 1 to %d", settings.MaxVersion))
 		}
 		query.Where(configversion.IDLT(*before))
 	}
