@@ -539,6 +539,8 @@ func TestOpenAPIBoundsAreTheServers(t *testing.T) {
 		"body updated_at maxLength":                         rest.MaxTimeText,
 		"body updated_by maxLength":                         prefixid.MaxLength,
 
+		"query return_secret maxLength": payment.MaxReturnSecret,
+
 		"body payment_id maxLength":  prefixid.MaxLength,
 		"body type maxLength":        inbound.MaxSimulationType,
 		"body endpoint_id maxLength": prefixid.MaxLength,

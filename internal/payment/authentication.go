@@ -48,10 +48,10 @@ const (
 const RedirectToURL = "redirect_to_url"
 
 // ReturnSecretParam is the query parameter of the return address that holds the payment's
-// secret; maxReturnSecret bounds what is taken for one, with room beyond the 26 characters made.
+// secret; MaxReturnSecret bounds what is taken for one, with room beyond the 26 characters made.
 const (
 	ReturnSecretParam = "return_secret"
-	maxReturnSecret   = 64
+	MaxReturnSecret   = 64
 )
 
 // ReturnQuery is the query of the return address of a payment whose return secret is secret.
@@ -111,9 +111,9 @@ func (s *Service) ShopperReturned(ctx context.Context, id string, returned url.V
 		return nil, err
 	}
 	secret := returned.Get(ReturnSecretParam)
-	if len(secret) > maxReturnSecret {
+	if len(secret) > MaxReturnSecret {
 		return nil, apierror.ForParam(apierror.InvalidRequest, ReturnSecretParam,
-			fmt.Sprintf("%s must be at most %d characters", ReturnSecretParam, maxReturnSecret))
+			fmt.Sprintf("%s must be at most %d characters", ReturnSecretParam, MaxReturnSecret))
 	}
 	// The payment's id and secret, which only its return address holds, say whose payment it is.
 	ctx = tenant.System(ctx)
