@@ -13,12 +13,11 @@ import (
 )
 
 // Bounds of the hashes waiting their turn: at cost 12 a hash is about a quarter of a second of a
-// core, so an address's full queue is hashed within some 4 s, and everyone's within some 8 s, when
-// no cost or load makes a hash slower.
+// core, so a full queue, an address's or everyone's, is hashed within some 4 s, unless a higher
+// cost or other load makes each hash slower.
 const (
-	// hashesWaitingPerAddress is the most hashes one client address has waiting; more than the
-	// logins an address may try at once (four times login_per_minute, 20 by default), so a
-	// throttle's allowance is never refused here in a quiet server.
+	// hashesWaitingPerAddress is the most hashes one client address has waiting: more than a
+	// person, or an office behind one address, asks at once; a burst of more is a flood.
 	hashesWaitingPerAddress = 16
 	// hashesWaitingPerSlot, times the slots, is the most hashes waiting over every address.
 	hashesWaitingPerSlot = 16
@@ -38,9 +37,9 @@ var processHashing = NewHashQueue(runtime.GOMAXPROCS(0), hashesWaitingPerAddress
 //
 // The waiting are bounded, per address and over all: past either bound a request is refused (a
 // 429, whose Retry-After says when its address's queue should be hashed), never left to hang.
-// When all are waiting, a newcomer takes the place of the last of the longest queue, if that is
-// longer than the newcomer's by two or more: a flood from many addresses cannot shut out one
-// more.
+// When every place is taken, a newcomer takes the place of the last of the longest queue, if that
+// is longer than the newcomer's by two or more: a flood from a few addresses cannot take every
+// place and shut the others out.
 type HashQueue struct {
 	slots, perAddress          int // hashes running at once: over every address, and for one
 	addressWaiting, waitingMax int // hashes waiting: for one address, and over every address

@@ -49,8 +49,12 @@ func (b *hashBench) queue(ctx context.Context, address string, names ...string) 
 	for _, name := range names {
 		waiting := b.waiting()
 		b.submit(ctx, address, name)
-		for b.waiting() == waiting {
-			time.Sleep(time.Millisecond) // until the queue took it: a wait, not a measure
+		for b.waiting() == waiting { // until the queue took it: a wait, not a measure
+			select {
+			case started := <-b.started:
+				b.t.Fatalf("%s started, want %s waiting", started, name)
+			case <-time.After(time.Millisecond):
+			}
 		}
 	}
 }
