@@ -117,14 +117,13 @@ func (q *HashQueue) Run(ctx context.Context, address string, refuse func(retryAf
 		}
 	case <-ctx.Done():
 		q.mu.Lock()
-		if i := slices.Index(a.waiting, turn); i >= 0 {
+		i := slices.Index(a.waiting, turn)
+		if i >= 0 {
 			q.remove(a, i)
-			q.mu.Unlock()
-			return apierror.New(apierror.ServiceUnavailable, "the request ended while its password waited to be checked")
 		}
 		q.mu.Unlock()
 		// Started or refused meanwhile: a slot given is handed on unused.
-		if <-turn.start {
+		if i < 0 && <-turn.start {
 			q.done(a, 0)
 		}
 		return apierror.New(apierror.ServiceUnavailable, "the request ended while its password waited to be checked")
