@@ -197,6 +197,7 @@ func floodLogins(ctx context.Context, args []string, stdout io.Writer) error {
 	workers := flags.Int("workers", 8, "concurrent clients of the flood")
 	duration := flags.Duration("duration", 10*time.Second, "how long the flood lasts")
 	logins := flags.Int("logins", 8, "real logins alone, and as many during the flood, each from an address of its own (127.0.0.10 on)")
+	after := flags.Duration("after", 0, "how long into the flood the real logins begin (default: a fifth of -duration)")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -208,7 +209,7 @@ func floodLogins(ctx context.Context, args []string, stdout io.Writer) error {
 		real[i] = fmt.Sprintf("127.0.0.%d", 10+i)
 	}
 	flood := loadtest.LoginFlood{BaseURL: *paygateURL, Email: *email, Password: *password, Workers: *workers, Duration: *duration,
-		FloodFrom: "127.0.0.1", RealFrom: real}
+		After: *after, FloodFrom: "127.0.0.1", RealFrom: real}
 	fmt.Fprintf(stdout, "%d workers flooding logins from 127.0.0.1 for %s; the real user logs in from 127.0.0.10 on\n", *workers, *duration)
 	result, err := flood.Run(ctx)
 	if err != nil {

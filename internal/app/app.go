@@ -245,6 +245,13 @@ func New(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.L
 	// try buys no new bucket), and the account's over every address (so many addresses guess no
 	// faster). The last two hold loginsAcrossBuckets times as much.
 	svc.auth.Cost = cfg.PasswordCost
+	// Passwords are hashed in turn by the client address the rate limits count.
+	svc.auth.Client = func(ctx context.Context) (string, func(time.Duration) error) {
+		if meter := web.MeterFrom(ctx); meter != nil {
+			return meter.Addr, meter.Refuse
+		}
+		return "", nil
+	}
 	svc.auth.Throttle = func(ctx context.Context, account string) error {
 		meter := web.MeterFrom(ctx)
 		if meter == nil {

@@ -190,6 +190,56 @@ func TestLoginsAreThrottledAcrossAccountsAndAddresses(t *testing.T) {
 	}
 }
 
+// TestPasswordHashingIsSharedByClientAddress: passwords are hashed in turn by the client address
+// the rate limits count (here X-Forwarded-For's, from a trusted proxy). With an address holding
+// one of two slots, another's login is served at once; the holder's next, past what its queue
+// may hold, is answered 429 rate_limited with Retry-After, over REST and GraphQL alike, and goes
+// through once the slot is given back.
+func TestPasswordHashingIsSharedByClientAddress(t *testing.T) {
+	t.Parallel()
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		env := newTestEnv(t, db, "PAYGATE_TRUSTED_PROXIES=127.0.0.1")
+		email := env.userWith("viewer")
+		// Two slots, one an address's, and no place to wait.
+		hashing := auth.NewHashQueue(2, 0, 0)
+		env.app.services.auth.Hashing = hashing
+		login := func(address string) response {
+			return env.request(http.MethodPost, "/api/v1/auth/login", "", map[string]any{"email": email, "password": testPassword}, "X-Forwarded-For", address)
+		}
+		holding, release, held := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			held <- hashing.Run(context.Background(), "198.51.100.1", func(time.Duration) error { return errors.New("refused") }, func() {
+				close(holding)
+				<-release
+			})
+		}()
+		<-holding
+		if r := login("192.0.2.7"); r.status != http.StatusOK {
+			t.Errorf("a login from another address, 198.51.100.1 holding a slot = %d %s", r.status, r.raw)
+		}
+		r := login("198.51.100.1")
+		if code, _ := r.errorCode(); r.status != http.StatusTooManyRequests || code != "rate_limited" {
+			t.Errorf("a login from the address holding its slot, no place to wait = %d %s", r.status, r.raw)
+		}
+		if retry, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || retry < 1 {
+			t.Errorf("Retry-After = %q", r.header.Get("Retry-After"))
+		}
+		query := map[string]any{"query": `mutation($email: String!, $password: String!) { login(input: {email: $email, password: $password}) { accessToken } }`,
+			"variables": map[string]any{"email": email, "password": testPassword}}
+		r = env.request(http.MethodPost, "/query", "", query, "X-Forwarded-For", "198.51.100.1")
+		if r.status != http.StatusOK || str(get(r.body, "errors", 0, "extensions", "code")) != "rate_limited" || r.header.Get("Retry-After") == "" {
+			t.Errorf("the login mutation from the address holding its slot = %d %s, Retry-After %q", r.status, r.raw, r.header.Get("Retry-After"))
+		}
+		close(release)
+		if err := <-held; err != nil {
+			t.Fatal(err)
+		}
+		if r := login("198.51.100.1"); r.status != http.StatusOK {
+			t.Errorf("a login from the address once its slot is back = %d %s", r.status, r.raw)
+		}
+	})
+}
+
 // TestCredentialsPayTheGateForChecksOnly: authentication pays the client address's gate before
 // each credential check memory cannot answer (a token's signature, a key, a user or a merchant
 // read), and only then. A credential checked lately pays nothing however often it comes; a

@@ -84,7 +84,7 @@ func (s *Service) ChangePassword(ctx context.Context, currentPassword, newPasswo
 			return err
 		}
 	}
-	if matches, err := passwordMatches(ctx, []byte(u.PasswordHash), currentPassword); err != nil || !matches {
+	if matches, err := s.passwordMatches(ctx, []byte(u.PasswordHash), currentPassword); err != nil || !matches {
 		return cmp.Or(err, error(apierror.ForParam(apierror.InvalidCredentials, "current_password", "current_password is wrong")))
 	}
 	// A token issued outside a login has no session: then every session of the user is another.
@@ -142,7 +142,7 @@ func (s *Service) SetPassword(ctx context.Context, email, password string) (*ent
 // and ends every session of theirs but keep ("" for none), all in one transaction holding the
 // user's row.
 func (s *Service) replacePassword(ctx context.Context, userID, expectedHash, password, keep string) (*ent.User, error) {
-	hash, err := hashPassword(ctx, password, s.Cost)
+	hash, err := s.hashPassword(ctx, password)
 	if err != nil {
 		return nil, err
 	}

@@ -51,6 +51,14 @@ type Service struct {
 	// Cost is the bcrypt cost of the passwords it stores (PasswordCost by default).
 	Cost int
 
+	// Hashing is the queue its passwords are hashed in: the process's, unless told another.
+	Hashing *HashQueue
+	// Client, when set, says who a request comes from as its rate limits count it: its client
+	// address, by which Hashing shares out the hashes, and refuse, the 429 to answer when the
+	// address may not wait, with a Retry-After of retryAfter. A request it knows nothing of (refuse
+	// nil), a command's, is hashed as the client "".
+	Client func(ctx context.Context) (address string, refuse func(retryAfter time.Duration) error)
+
 	client *ent.Client
 	tokens *Tokens
 	keys   *APIKeys
@@ -66,7 +74,7 @@ type Service struct {
 // NewService returns the auth service. Commands that only add users or keys pass nil for what
 // they do not use.
 func NewService(client *ent.Client, tokens *Tokens, keys *APIKeys, users *UserDirectory, now func() time.Time) *Service {
-	s := &Service{Cost: PasswordCost, client: client, tokens: tokens, keys: keys, users: users, now: now, changes: &credentialChanges{}}
+	s := &Service{Cost: PasswordCost, Hashing: processHashing, client: client, tokens: tokens, keys: keys, users: users, now: now, changes: &credentialChanges{}}
 	if tokens != nil && tokens.Revocations != nil {
 		tokens.Revocations.changes = s.changes
 	}
@@ -192,13 +200,13 @@ func (s *Service) Login(ctx context.Context, email, password string) (Session, e
 	if err == nil && u.Disabled {
 		// A disabled user logs in with no password; the hash is still compared, so the answer
 		// takes as long as any other wrong password's.
-		if _, err := passwordMatches(ctx, s.missingUserHash(), password); err != nil {
+		if _, err := s.passwordMatches(ctx, s.missingUserHash(), password); err != nil {
 			return Session{}, err
 		}
 		return Session{}, apierror.New(apierror.InvalidCredentials, "the email or password is wrong")
 	}
 	if ent.IsNotFound(err) {
-		if _, err := passwordMatches(ctx, s.missingUserHash(), password); err != nil {
+		if _, err := s.passwordMatches(ctx, s.missingUserHash(), password); err != nil {
 			return Session{}, err
 		}
 		return Session{}, apierror.New(apierror.InvalidCredentials, "the email or password is wrong")
@@ -206,7 +214,7 @@ func (s *Service) Login(ctx context.Context, email, password string) (Session, e
 	if err != nil {
 		return Session{}, err
 	}
-	if matches, err := passwordMatches(ctx, []byte(u.PasswordHash), password); err != nil || !matches {
+	if matches, err := s.passwordMatches(ctx, []byte(u.PasswordHash), password); err != nil || !matches {
 		return Session{}, cmp.Or(err, error(apierror.New(apierror.InvalidCredentials, "the email or password is wrong")))
 	}
 	// The session starts only if the password just checked is still the user's: a change of
@@ -470,7 +478,7 @@ func (s *Service) createUser(ctx context.Context, email, password, role string, 
 	if err := CheckPassword(password, email, "password"); err != nil {
 		return nil, err
 	}
-	hash, err := hashPassword(ctx, password, s.Cost)
+	hash, err := s.hashPassword(ctx, password)
 	if err != nil {
 		return nil, err
 	}

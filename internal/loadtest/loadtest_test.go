@@ -188,7 +188,9 @@ func TestLoginFloodComesFromItsAddresses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(result.Idle) != 2 || len(result.Flooded) != 2 || result.FloodRequests == 0 || result.FloodAnswers[http.StatusTooManyRequests] != result.FloodRequests {
+	if len(result.Idle) != 2 || len(result.Flooded) != 2 || len(result.FloodedLogins) != 2 || result.FloodedLogins[0].Began <= 0 ||
+		result.FloodedLogins[1].Began < result.FloodedLogins[0].Began+result.FloodedLogins[0].Took ||
+		result.FloodRequests == 0 || result.FloodAnswers[http.StatusTooManyRequests] != result.FloodRequests {
 		t.Errorf("result = %+v", result)
 	}
 	mu.Lock()
@@ -204,7 +206,7 @@ func TestLoginFloodComesFromItsAddresses(t *testing.T) {
 	}
 	var report bytes.Buffer
 	ReportLogins(&report, result)
-	if !strings.Contains(report.String(), "x alone") || !strings.Contains(report.String(), "× 429") {
+	if !strings.Contains(report.String(), "x alone") || !strings.Contains(report.String(), "by when it began in the flood: ") || !strings.Contains(report.String(), "× 429") {
 		t.Errorf("report:\n%s", report.String())
 	}
 }

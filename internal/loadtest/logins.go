@@ -26,6 +26,8 @@ type LoginFlood struct {
 	Workers   int
 	Duration  time.Duration
 	FloodFrom string
+	// After is how long into the flood the real logins begin (0: a fifth of Duration).
+	After time.Duration
 	// RealFrom are the addresses the real logins come from, one login each: half before the
 	// flood, half during it. Each address and the account log in far less often than their
 	// throttles allow, as a real user does.
@@ -36,10 +38,18 @@ type LoginFlood struct {
 type LoginFloodResult struct {
 	// Idle and Flooded are the real logins' times, sorted, without the flood and during it.
 	Idle, Flooded []time.Duration
+	// FloodedLogins are the real logins during the flood, in the order they were made, with
+	// when each began: the first seconds of a flood can differ from the rest.
+	FloodedLogins []TimedLogin
 	// FloodAnswers counts the flood's answers by status.
 	FloodAnswers  map[int]int
 	FloodRequests int
 	FloodElapsed  time.Duration
+}
+
+// TimedLogin is a real login made during the flood: how long into it, and how long it took.
+type TimedLogin struct {
+	Began, Took time.Duration
 }
 
 // Run measures: the real logins alone, then the flood, and the real logins once it is at full
@@ -50,7 +60,7 @@ func (f LoginFlood) Run(ctx context.Context) (LoginFloodResult, error) {
 		return LoginFloodResult{}, fmt.Errorf("give at least two real addresses and one worker")
 	}
 	var result LoginFloodResult
-	idle, err := f.realLogins(ctx, f.RealFrom[:half])
+	idle, err := f.realLogins(ctx, f.RealFrom[:half], time.Now())
 	if err != nil {
 		return result, err
 	}
@@ -72,18 +82,24 @@ func (f LoginFlood) Run(ctx context.Context) (LoginFloodResult, error) {
 			}
 		})
 	}
-	// The flood at full force first: its address's throttle spent, the server busy answering it.
+	// The flood at full force first: by default its address's throttle spent, the server busy
+	// answering it.
+	after := f.After
+	if after == 0 {
+		after = f.Duration / 5
+	}
 	select {
-	case <-time.After(f.Duration / 5):
+	case <-time.After(after):
 	case <-ctx.Done():
 	}
-	flooded, err := f.realLogins(ctx, f.RealFrom[half:])
+	flooded, err := f.realLogins(ctx, f.RealFrom[half:], started)
 	wg.Wait()
 	result.FloodElapsed = time.Since(started)
 	if err != nil {
 		return result, err
 	}
-	result.Idle, result.Flooded, result.FloodAnswers = idle, flooded, map[int]int{}
+	result.FloodedLogins, result.FloodAnswers = flooded, map[int]int{}
+	result.Idle, result.Flooded = sortedTimes(idle), sortedTimes(flooded)
 	for _, counts := range answers {
 		for status, n := range counts {
 			if status != 0 { // 0: cut by the flood's end
@@ -95,20 +111,29 @@ func (f LoginFlood) Run(ctx context.Context) (LoginFloodResult, error) {
 	return result, nil
 }
 
-// realLogins logs the real user in once from each address, one after another, and returns the
-// times, sorted.
-func (f LoginFlood) realLogins(ctx context.Context, from []string) ([]time.Duration, error) {
-	times := make([]time.Duration, 0, len(from))
+// realLogins logs the real user in once from each address, one after another, and returns each
+// login's time, and when it began since since.
+func (f LoginFlood) realLogins(ctx context.Context, from []string, since time.Time) ([]TimedLogin, error) {
+	logins := make([]TimedLogin, 0, len(from))
 	for _, addr := range from {
 		start := time.Now()
 		status, _, err := LogIn(ctx, clientFrom(addr, 1), f.BaseURL, f.Email, f.Password)
 		if err != nil || status != http.StatusOK {
 			return nil, fmt.Errorf("the real login from %s answered %d, %v: it must succeed to be measured", addr, status, err)
 		}
-		times = append(times, time.Since(start))
+		logins = append(logins, TimedLogin{Began: start.Sub(since), Took: time.Since(start)})
+	}
+	return logins, nil
+}
+
+// sortedTimes are the logins' times, sorted.
+func sortedTimes(logins []TimedLogin) []time.Duration {
+	times := make([]time.Duration, len(logins))
+	for i, login := range logins {
+		times[i] = login.Took
 	}
 	slices.Sort(times)
-	return times, nil
+	return times
 }
 
 // clientFrom is a client whose connections come from the local address addr (any address of
@@ -150,6 +175,11 @@ func ReportLogins(w io.Writer, r LoginFloodResult) {
 	fmt.Fprintf(w, "real login alone:      median %v, slowest %v (%d logins)\n", median(r.Idle).Round(time.Millisecond), r.Idle[len(r.Idle)-1].Round(time.Millisecond), len(r.Idle))
 	fmt.Fprintf(w, "real login in a flood: median %v, slowest %v (%d logins) = %.2fx alone\n", median(r.Flooded).Round(time.Millisecond),
 		r.Flooded[len(r.Flooded)-1].Round(time.Millisecond), len(r.Flooded), float64(median(r.Flooded))/float64(median(r.Idle)))
+	each := make([]string, len(r.FloodedLogins))
+	for i, login := range r.FloodedLogins {
+		each[i] = fmt.Sprintf("%v in %v", login.Began.Round(10*time.Millisecond), login.Took.Round(time.Millisecond))
+	}
+	fmt.Fprintf(w, "  each, by when it began in the flood: %s\n", strings.Join(each, ", "))
 	statuses := make([]int, 0, len(r.FloodAnswers))
 	for status := range r.FloodAnswers {
 		statuses = append(statuses, status)

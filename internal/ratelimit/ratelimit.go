@@ -263,7 +263,13 @@ func (m *Meter) Check(ctx context.Context, key string, limit Limit) error {
 	if d.Allowed {
 		return nil
 	}
-	retry := max(int64(math.Ceil(d.RetryAfter.Seconds())), 1)
+	return m.Refuse(d.RetryAfter)
+}
+
+// Refuse is the 429 to answer a request that may come back after retryAfter, which Retry-After
+// says in whole seconds, one at least.
+func (m *Meter) Refuse(retryAfter time.Duration) error {
+	retry := max(int64(math.Ceil(retryAfter.Seconds())), 1)
 	m.header.Set("Retry-After", strconv.FormatInt(retry, 10))
 	return apierror.New(apierror.RateLimited, fmt.Sprintf("too many requests: try again in %d s", retry))
 }
