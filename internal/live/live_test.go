@@ -186,11 +186,16 @@ func TestFeedAfterAQuietSpell(t *testing.T) {
 		for _, quiet := range []time.Duration{2 * LookBack, time.Hour} {
 			// More than MaxBehind changes, more than one page: one subscriber sent them all would
 			// be ended.
-			made := db.Ent.Payment.MapCreateBulk(make([]int, MaxBehind+feedBatch), func(c *ent.PaymentCreate, i int) {
-				c.SetID(fmt.Sprint("pay_quiet_", quiet, "_", i)).SetAmount(1000).SetCurrency("USD").SetStatus(state.PaymentSucceeded).
-					SetPaymentMethod("credit_card").SetCustomerEmail("a@example.com").SetCardBrand("visa").SetCardLast4("4242").
-					SetCardExpMonth(12).SetCardExpYear(2040).SetCardFingerprint("f").SetProvider("stripe")
-			}).SaveX(ctx)
+			// Made in bulks of 200: one statement of them all would pass SQLite's bound on a
+			// statement's parameters.
+			var made []*ent.Payment
+			for first := 0; first < MaxBehind+feedBatch; first += 200 {
+				made = append(made, db.Ent.Payment.MapCreateBulk(make([]int, min(200, MaxBehind+feedBatch-first)), func(c *ent.PaymentCreate, i int) {
+					c.SetID(fmt.Sprint("pay_quiet_", quiet, "_", first+i)).SetAmount(1000).SetCurrency("USD").SetStatus(state.PaymentSucceeded).
+						SetPaymentMethod("credit_card").SetCustomerEmail("a@example.com").SetCardBrand("visa").SetCardLast4("4242").
+						SetCardExpMonth(12).SetCardExpYear(2040).SetCardFingerprint("f").SetProvider("stripe")
+				}).SaveX(ctx)...)
+			}
 			tx, err := db.Ent.Tx(ctx)
 			if err != nil {
 				t.Fatal(err)
