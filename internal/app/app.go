@@ -240,10 +240,6 @@ func New(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.L
 		return nil, err
 	}
 	trusted, _ := cfg.TrustedProxyPrefixes() // checked by config.Load
-	// A login try spends a token of three buckets, before its password is hashed: the account's
-	// from the address (login_per_minute), the address's over every account (so a new email per
-	// try buys no new bucket), and the account's over every address (so many addresses guess no
-	// faster). The last two hold loginsAcrossBuckets times as much.
 	svc.auth.Cost = cfg.PasswordCost
 	// Passwords are hashed in turn by the client address the rate limits count.
 	svc.auth.Client = func(ctx context.Context) (string, func(time.Duration) error) {
@@ -252,6 +248,10 @@ func New(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.L
 		}
 		return "", nil
 	}
+	// A login try spends a token of three buckets, before its password is hashed: the account's
+	// from the address (login_per_minute), the address's over every account (so a new email per
+	// try buys no new bucket), and the account's over every address (so many addresses guess no
+	// faster). The last two hold loginsAcrossBuckets times as much.
 	svc.auth.Throttle = func(ctx context.Context, account string) error {
 		meter := web.MeterFrom(ctx)
 		if meter == nil {
