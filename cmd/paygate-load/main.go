@@ -12,6 +12,10 @@
 // paygate-load logins -email E -password P measures a real user's login alone and during a flood
 // of logins with made-up accounts from another local address, as the login throttles see it.
 //
+// paygate-load stand-in serves a Stripe API that approves every charge and keeps nothing, for
+// Paygate (PAYGATE_STRIPE_BASE_URL) and the bare handler (-stripe) to charge through alike;
+// paygate-load sandbox serves Stripe's sandbox on a database of its own instead.
+//
 // The bare handler runs in this process unless -bare names one already serving
 // (paygate-load bare -database-url ... -listen 127.0.0.1:8081), which keeps it from sharing a
 // process with the load it is measured under.
@@ -51,6 +55,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if len(args) > 0 && args[0] == "sandbox" {
 		return serveSandbox(ctx, args[1:], stdout)
+	}
+	if len(args) > 0 && args[0] == "stand-in" {
+		return serveStandIn(ctx, args[1:], stdout)
 	}
 	if len(args) > 0 && args[0] == "logins" {
 		return floodLogins(ctx, args[1:], stdout)
@@ -254,6 +261,17 @@ func serveSandbox(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	return serveUntilDone(ctx, *listen, "Stripe sandbox", stripe.Registration.NewSandbox(db.Ent, stripe.Registration.SandboxSettings(nil), time.Now, "http://"+*listen), stdout)
+}
+
+// serveStandIn serves a Stripe stand-in that approves every charge and keeps nothing until
+// interrupted: the provider's round trip without the provider's work on the same cores.
+func serveStandIn(ctx context.Context, args []string, stdout io.Writer) error {
+	flags := flag.NewFlagSet("paygate-load stand-in", flag.ContinueOnError)
+	listen := flags.String("listen", "127.0.0.1:8082", "the address to serve on")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	return serveUntilDone(ctx, *listen, "Stripe stand-in", loadtest.StripeStandIn(), stdout)
 }
 
 func serveUntilDone(ctx context.Context, listen, what string, h http.Handler, stdout io.Writer) error {
