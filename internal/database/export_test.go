@@ -14,7 +14,7 @@ import (
 
 // QueryNatively reads query's rows on db as lean payment reads do.
 func QueryNatively(ctx context.Context, db *DB, query string, args []any, read func(ent.NativeRows) error) error {
-	return pipeliningDriver{entsql.OpenDB(dialect.Postgres, db.SQL)}.QueryRows(ctx, query, args, read)
+	return nativeDriver{entsql.OpenDB(dialect.Postgres, db.SQL)}.QueryRows(ctx, query, args, read)
 }
 
 // KeptScanPlans hands the plans a connection of db keeps for query to change, and returns how
