@@ -4,12 +4,10 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
-	"reflect"
 	"sync"
 
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/paygate/paygate/ent"
@@ -36,7 +34,7 @@ func (d nativeDriver) QueryRows(ctx context.Context, query string, args []any, r
 			return err
 		}
 		defer rows.Close()
-		native := takeNativeRows(rows, scanPlansOf(rows.Conn(), query))
+		native := takeNativeRows(rows)
 		defer native.release()
 		if err := read(native); err != nil {
 			return err
@@ -50,11 +48,10 @@ func (d nativeDriver) QueryRows(ctx context.Context, query string, args []any, r
 // what it allocates.
 var nativeRowsKept = sync.Pool{New: func() any { return new(nativeRows) }}
 
-// takeNativeRows returns nativeRows over rows, kept from an earlier read when there is one,
-// scanning with plans.
-func takeNativeRows(rows pgx.Rows, plans *scanPlans) *nativeRows {
+// takeNativeRows returns nativeRows over rows, kept from an earlier read when there is one.
+func takeNativeRows(rows pgx.Rows) *nativeRows {
 	native := nativeRowsKept.Get().(*nativeRows)
-	native.Rows, native.plans = rows, plans
+	native.Rows = rows
 	return native
 }
 
@@ -103,8 +100,6 @@ type nativeRows struct {
 	columns []string
 	// scan are the destinations handed to pgx, made once from the first row's.
 	scan []any
-	// plans are how the connection scanned this statement's columns into such destinations.
-	plans *scanPlans
 }
 
 func (r *nativeRows) Columns() []string {
@@ -136,7 +131,7 @@ func (r *nativeRows) Scan(dest ...any) error {
 			}
 		}
 	}
-	if err := r.scanRow(); err != nil {
+	if err := r.Rows.Scan(r.scan...); err != nil {
 		return err
 	}
 	for i, d := range dest {
@@ -160,79 +155,4 @@ func (r *nativeRows) Scan(dest ...any) error {
 		}
 	}
 	return nil
-}
-
-// scanRow scans the row into r.scan as pgx's Rows.Scan would, with the plans the connection
-// made for the statement's last read when its columns and destinations are the same types. pgx
-// plans each column anew for every read (a payment has some thirty): the look-ups and the plans'
-// allocations cost a read by id a twentieth of its instructions.
-func (r *nativeRows) scanRow() error {
-	fields, values := r.FieldDescriptions(), r.RawValues()
-	if len(fields) != len(r.scan) || len(values) != len(r.scan) {
-		return r.Rows.Scan(r.scan...) // pgx names what does not match
-	}
-	plans := r.plans.planned(r.Conn().TypeMap(), fields, r.scan)
-	for i, dest := range r.scan {
-		if dest == nil {
-			continue // as pgx skips it
-		}
-		if err := plans[i].plan.Scan(values[i], dest); err != nil {
-			return pgx.ScanArgError{ColumnIndex: i, FieldName: fields[i].Name, Err: err}
-		}
-	}
-	return nil
-}
-
-// scanPlans are a connection's plans for scanning one statement's columns, one a column.
-type scanPlans struct{ columns []scanPlan }
-
-// scanPlan is a column's plan, with what it was made for: the column's type and format, and the
-// destination's type.
-type scanPlan struct {
-	plan   pgtype.ScanPlan
-	oid    uint32
-	format int16
-	dest   reflect.Type
-}
-
-// scanPlansKey names a connection's plans in its custom data, by statement.
-const scanPlansKey = "paygate.scanPlans"
-
-// maxScanPlans bounds the statements a connection keeps plans for: reads of payments are a few
-// shapes, and a connection that has seen more starts again.
-const maxScanPlans = 64
-
-// scanPlansOf returns the plans conn keeps for query, empty the first time. A connection is used
-// by one goroutine at a time, so its plans need no lock.
-func scanPlansOf(conn *pgx.Conn, query string) *scanPlans {
-	data := conn.PgConn().CustomData()
-	if data == nil { // a connection pgx did not open itself keeps nothing
-		return &scanPlans{}
-	}
-	byQuery, _ := data[scanPlansKey].(map[string]*scanPlans)
-	if byQuery == nil || len(byQuery) >= maxScanPlans {
-		byQuery = map[string]*scanPlans{}
-		data[scanPlansKey] = byQuery
-	}
-	plans := byQuery[query]
-	if plans == nil {
-		plans = &scanPlans{}
-		byQuery[query] = plans
-	}
-	return plans
-}
-
-// planned returns a plan for each column, made anew for the columns and destinations whose types
-// differ from those of the read before (the first read, a table altered under the statement).
-func (p *scanPlans) planned(types *pgtype.Map, fields []pgconn.FieldDescription, dests []any) []scanPlan {
-	if len(p.columns) != len(dests) {
-		p.columns = make([]scanPlan, len(dests))
-	}
-	for i, dest := range dests {
-		field, kept := fields[i], &p.columns[i]
-		if destType := reflect.TypeOf(dest); kept.plan == nil || kept.oid != field.DataTypeOID || kept.format != field.Format || kept.dest != destType {
-			*kept = scanPlan{types.PlanScan(field.DataTypeOID, field.Format, dest), field.DataTypeOID, field.Format, destType}
-		}
-	}
-	return p.columns
 }
