@@ -23,7 +23,6 @@ import (
 	"github.com/paygate/paygate/internal/app"
 	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/config"
-	"github.com/paygate/paygate/internal/gcpacing"
 )
 
 func main() {
@@ -54,12 +53,6 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		return err
 	}
 	defer stopProfiles()
-	if cfg.HeapTargetMB > 0 && os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
-		// An operator who set the runtime's own knobs keeps them. They are looked up in the
-		// process's environment, where the runtime itself read them.
-		defer gcpacing.Start(uint64(cfg.HeapTargetMB) << 20)()
-		logger.Info("garbage collector paced", "heap_target_mb", cfg.HeapTargetMB)
-	}
 	db, err := app.OpenDatabase(ctx, cfg)
 	if err != nil {
 		return err
