@@ -2,7 +2,11 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"fmt"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/alert"
@@ -14,96 +18,32 @@ import (
 	"github.com/paygate/paygate/ent/webhookevent"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
-	"github.com/paygate/paygate/internal/inbound"
 	"github.com/paygate/paygate/internal/prefixid"
 )
 
-// nodeType is a kind of object node(id:) resolves: the operation that reads it, and how to load
-// many of them in one query (with the edges the request selects).
-type nodeType struct {
-	read auth.Operation
-	load func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error
+// nodeTypes maps an ID prefix to the table holding its objects and the operation that reads them.
+var nodeTypes = map[string]struct {
+	table string
+	read  auth.Operation
+}{
+	"pay": {payment.Table, auth.GetPayment},
+	"re":  {refund.Table, auth.GetRefund},
+	"whe": {webhookevent.Table, auth.GetWebhookEvent},
+	"evt": {event.Table, auth.GetEvent},
+	"we":  {webhookendpoint.Table, auth.GetWebhookEndpoint},
+	"wd":  {webhookdelivery.Table, auth.ListWebhookDeliveries},
+	"alr": {alert.Table, auth.ListAlerts},
 }
 
-// nodeTypes maps an ID prefix to its node type.
-var nodeTypes = map[string]nodeType{
-	"pay": {read: auth.GetPayment, load: func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error {
-		query, err := client.Payment.Query().Where(payment.IDIn(ids...)).CollectFields(ctx, "Payment", "Node")
-		if err != nil {
-			return err
-		}
-		payments, err := query.All(ctx)
-		for _, p := range payments {
-			into[p.ID] = p
-		}
-		return err
-	}},
-	"re": {read: auth.GetRefund, load: func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error {
-		query, err := client.Refund.Query().Where(refund.IDIn(ids...)).CollectFields(ctx, "Refund", "Node")
-		if err != nil {
-			return err
-		}
-		refunds, err := query.All(ctx)
-		for _, r := range refunds {
-			into[r.ID] = r
-		}
-		return err
-	}},
-	"whe": {read: auth.GetWebhookEvent, load: func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error {
-		query, err := inbound.WithoutPayload(client.WebhookEvent.Query()).Where(webhookevent.IDIn(ids...)).CollectFields(ctx, "WebhookEvent", "Node")
-		if err != nil {
-			return err
-		}
-		events, err := query.All(ctx)
-		for _, e := range events {
-			into[e.ID] = e
-		}
-		return err
-	}},
-	"evt": {read: auth.GetEvent, load: func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error {
-		query, err := client.Event.Query().Where(event.IDIn(ids...)).CollectFields(ctx, "Event", "Node")
-		if err != nil {
-			return err
-		}
-		events, err := query.All(ctx)
-		for _, e := range events {
-			into[e.ID] = e
-		}
-		return err
-	}},
-	"we": {read: auth.GetWebhookEndpoint, load: func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error {
-		query, err := client.WebhookEndpoint.Query().Where(webhookendpoint.IDIn(ids...)).CollectFields(ctx, "WebhookEndpoint", "Node")
-		if err != nil {
-			return err
-		}
-		endpoints, err := query.All(ctx)
-		for _, e := range endpoints {
-			into[e.ID] = e
-		}
-		return err
-	}},
-	"wd": {read: auth.ListWebhookDeliveries, load: func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error {
-		query, err := client.WebhookDelivery.Query().Where(webhookdelivery.IDIn(ids...)).CollectFields(ctx, "WebhookDelivery", "Node")
-		if err != nil {
-			return err
-		}
-		deliveries, err := query.All(ctx)
-		for _, d := range deliveries {
-			into[d.ID] = d
-		}
-		return err
-	}},
-	"alr": {read: auth.ListAlerts, load: func(ctx context.Context, client *ent.Client, ids []string, into map[string]ent.Noder) error {
-		query, err := client.Alert.Query().Where(alert.IDIn(ids...)).CollectFields(ctx, "Alert", "Node")
-		if err != nil {
-			return err
-		}
-		alerts, err := query.All(ctx)
-		for _, a := range alerts {
-			into[a.ID] = a
-		}
-		return err
-	}},
+// errNoNodeType is an ID whose prefix is none of nodeTypes'.
+var errNoNodeType = errors.New("no node type has this ID's prefix")
+
+// nodeTable tells ent's Noders which table holds the object an ID names.
+func nodeTable(_ context.Context, id string) (string, error) {
+	if nodeType, ok := nodeTypes[prefixid.Prefix(id)]; ok {
+		return nodeType.table, nil
+	}
+	return "", errNoNodeType
 }
 
 // node resolves any ID to its object, or nil when no object has it.
@@ -115,32 +55,54 @@ func (r *Resolver) node(ctx context.Context, id string) (ent.Noder, error) {
 	return nodes[0], nil
 }
 
-// nodes resolves up to MaxNodes IDs in one query per type; an ID no object has answers nil in
-// its place, as node does.
+// nodes resolves up to MaxNodes IDs through ent's Noders, one query per type, reading the columns
+// the request selects (never a webhook event's payload, which no field serves); an ID no object
+// has answers nil in its place, as node does.
 func (r *Resolver) nodes(ctx context.Context, ids []string) ([]ent.Noder, error) {
-	idsByPrefix := map[string][]string{}
 	for _, id := range ids {
-		prefix := prefixid.Prefix(id)
-		if nodeType, ok := nodeTypes[prefix]; ok {
+		if nodeType, ok := nodeTypes[prefixid.Prefix(id)]; ok {
 			if err := auth.Authorize(ctx, nodeType.read); err != nil {
 				return nil, err
 			}
-			idsByPrefix[prefix] = append(idsByPrefix[prefix], id)
 		}
 	}
 	// Counted once the principal is known to read these types: 401 and 403 come before a 400.
 	if len(ids) > MaxNodes {
 		return nil, apierror.ForParam(apierror.InvalidRequest, "ids", fmt.Sprintf("nodes takes at most %d ids", MaxNodes))
 	}
-	byID := make(map[string]ent.Noder, len(ids))
-	for prefix, typeIDs := range idsByPrefix {
-		if err := nodeTypes[prefix].load(ctx, r.Ent, typeIDs, byID); err != nil {
-			return nil, err
+	// Given several IDs, Noders adds an error to the response for each one it finds nothing for,
+	// which answers null here without an error: its errors go to a response of its own, and only
+	// a failure to look is kept, without the path of the ID it was added for.
+	var failure error
+	unreported := graphql.WithResponseContext(ctx, func(_ context.Context, err error) *gqlerror.Error {
+		if failure == nil && !foundNothing(err) {
+			failure = err
+			if cause := errors.Unwrap(err); cause != nil {
+				failure = cause
+			}
 		}
+		return nil
+	}, graphql.DefaultRecover)
+	nodes, err := r.Ent.Noders(unreported, ids, ent.WithNodeType(nodeTable))
+	if err != nil && foundNothing(err) {
+		// Given one ID, Noders returns Noder's error instead.
+		return []ent.Noder{nil}, nil
 	}
-	nodes := make([]ent.Noder, len(ids))
-	for i, id := range ids {
-		nodes[i] = byID[id]
+	if err == nil {
+		err = failure
+	}
+	if err != nil {
+		return nil, err
 	}
 	return nodes, nil
+}
+
+// foundNothing tells Noder's and Noders' errors for an ID no object has from a failure to look.
+func foundNothing(err error) bool {
+	if ent.IsNotFound(err) || errors.Is(err, errNoNodeType) {
+		return true
+	}
+	// An ID of a known type that no row has: entgql.ErrNodeNotFound.
+	gqlErr, ok := errors.AsType[*gqlerror.Error](err)
+	return ok && gqlErr.Extensions["code"] == "NOT_FOUND"
 }

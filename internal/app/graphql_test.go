@@ -255,6 +255,26 @@ func TestReadPaymentsBackOverGraphQL(t *testing.T) {
 	})
 }
 
+// TestNodesFailWithTheDatabase: a failure to look answers node and nodes with internal_error,
+// never with the nulls of IDs nothing has, whether one ID is looked up or several of one or two
+// types.
+func TestNodesFailWithTheDatabase(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, databasetest.SQLite(t))
+	viewer := env.tokenFor("viewer")
+	env.db.SQL.Close()
+	for _, ids := range [][]string{{"pay_a"}, {"pay_a", "pay_b"}, {"pay_a", "re_b", "xyz"}} {
+		data, errs := env.graphql(viewer, `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": ids})
+		if len(errs) != 1 || errs[0].code() != "internal_error" || !slices.Equal(errs[0].Path, []any{"nodes"}) || data != nil {
+			t.Errorf("nodes(%v) without a database = %v %+v", ids, data, errs)
+		}
+	}
+	data, errs := env.graphql(viewer, `{ node(id: "pay_a") { id } }`, nil)
+	if len(errs) != 1 || errs[0].code() != "internal_error" || data["node"] != nil {
+		t.Errorf("node without a database = %v %+v", data, errs)
+	}
+}
+
 func TestGraphQLOverHTTP(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, databasetest.SQLite(t))

@@ -49,10 +49,7 @@ type Config struct {
 	CORSOrigins []string `env:"PAYGATE_CORS_ORIGINS" group:"server" envSeparator:"," help:"comma-separated origins of the dashboards allowed to call from a browser, e.g. https://dash.example.com"`
 	// MetricsPublic serves /metrics to anyone, for a Prometheus on a private network that sends
 	// no credentials.
-	MetricsPublic bool `env:"PAYGATE_METRICS_PUBLIC" group:"server" envDefault:"false" help:"true serves /metrics without credentials"`
-	// HeapTargetMB is how large the heap may grow before Go's collector runs, when that is more
-	// than Go's own twice what is live.
-	HeapTargetMB   int           `env:"PAYGATE_HEAP_TARGET_MB" group:"server" envDefault:"32" help:"MiB the heap may reach before the garbage collector runs (or twice what is live, when more); 0, or GOGC or GOMEMLIMIT set: Go's own pacing"`
+	MetricsPublic  bool          `env:"PAYGATE_METRICS_PUBLIC" group:"server" envDefault:"false" help:"true serves /metrics without credentials"`
 	DebugAddr      string        `env:"PAYGATE_DEBUG_ADDR" group:"server" help:"loopback address to serve Go's profiles (pprof) on, e.g. 127.0.0.1:6060; unset: not served"`
 	RedisURL       string        `env:"REDIS_URL" group:"server" help:"redis://[:password@]host:port/db: rate limits shared by every server; unset: each server keeps its own"`
 	RedisKeyPrefix string        `env:"PAYGATE_REDIS_KEY_PREFIX" group:"server" envDefault:"paygate:ratelimit:" help:"what the rate limit keys in Redis begin with: one per deployment sharing a Redis"`
@@ -156,9 +153,6 @@ func Load(environ []string, providers []provider.Registration) (Config, error) {
 	}
 	if least := map[bool]int{true: 12, false: 4}[cfg.Production()]; cfg.PasswordCost < least || cfg.PasswordCost > 16 {
 		return Config{}, fmt.Errorf("PAYGATE_PASSWORD_COST must be from %d to 16", least)
-	}
-	if cfg.HeapTargetMB < 0 || cfg.HeapTargetMB > 1<<20 {
-		return Config{}, errors.New("PAYGATE_HEAP_TARGET_MB must be from 0 (Go's own pacing) to 1048576")
 	}
 	cfg.Providers = make(map[string]provider.Settings, len(providers))
 	for _, p := range providers {

@@ -42,8 +42,6 @@ func TestLoadRefusesBadSettings(t *testing.T) {
 		{"PAYGATE_MAX_AMOUNT=1.001"},
 		{"PAYGATE_ADMIN_EMAIL=a@example.com"},
 		{"PAYGATE_DB_MAX_CONNS=many"},
-		{"PAYGATE_HEAP_TARGET_MB=-1"},
-		{"PAYGATE_HEAP_TARGET_MB=32MB"},
 		{"PAYGATE_STRIPE_BASE_URL=https://api.stripe.com"}, // no key
 		{"PAYGATE_STRIPE_BASE_URL=ftp://api.stripe.com", "PAYGATE_STRIPE_API_KEY=sk_test_x"},    // not http(s)
 		{"PAYGATE_ADYEN_BASE_URL=https://checkout-test.adyen.com", "PAYGATE_ADYEN_API_KEY=AQE"}, // no merchant account

@@ -38,9 +38,9 @@ var NewestFirst = &ent.WebhookEventOrder{Direction: entgql.OrderDirectionDesc, F
 // servedColumns are an event's columns but its payload, which is never served and may be large.
 var servedColumns = slices.DeleteFunc(slices.Clone(webhookevent.Columns), func(c string) bool { return c == webhookevent.FieldPayload })
 
-// WithoutPayload makes q read events without their payloads; a GraphQL selection it is given
+// withoutPayload makes q read events without their payloads; a GraphQL selection it is given
 // after narrows it further.
-func WithoutPayload(q *ent.WebhookEventQuery) *ent.WebhookEventQuery {
+func withoutPayload(q *ent.WebhookEventQuery) *ent.WebhookEventQuery {
 	q.Select(servedColumns...)
 	return q
 }
@@ -69,7 +69,7 @@ func (l *Logs) List(ctx context.Context, after *ent.Cursor, first *int, before *
 	if err := cursorFits(before, "before"); err != nil {
 		return nil, err
 	}
-	return WithoutPayload(l.Client.WebhookEvent.Query()).Paginate(ctx, after, first, before, last,
+	return withoutPayload(l.Client.WebhookEvent.Query()).Paginate(ctx, after, first, before, last,
 		ent.WithWebhookEventOrder(orderBy), ent.WithWebhookEventFilter(where.Filter))
 }
 
@@ -106,7 +106,7 @@ func (l *Logs) Get(ctx context.Context, id string) (*ent.WebhookEvent, error) {
 	if err := auth.Authorize(ctx, auth.GetWebhookEvent); err != nil {
 		return nil, err
 	}
-	event, err := WithoutPayload(l.Client.WebhookEvent.Query()).Where(webhookevent.ID(id)).
+	event, err := withoutPayload(l.Client.WebhookEvent.Query()).Where(webhookevent.ID(id)).
 		WithAttemptLog(func(q *ent.WebhookAttemptQuery) {
 			q.Order(ent.Asc(webhookattempt.FieldAt), ent.Asc(webhookattempt.FieldID))
 		}).Only(ctx)
