@@ -24,7 +24,9 @@ func main() {
 	cfg := &gen.Config{
 		Features: []gen.Feature{gen.FeatureVersionedMigration, gen.FeatureExecQuery, gen.FeatureIntercept, gen.FeatureModifier},
 	}
-	if err := entc.Generate("./ent/schema", cfg, entc.Extensions(ex)); err != nil {
+	// ent/template adds InsertStatement to every create builder: a create rendered, not run, for
+	// the writes that send several statements in one exchange.
+	if err := entc.Generate("./ent/schema", cfg, entc.Extensions(ex), entc.TemplateDir("./ent/template")); err != nil {
 		log.Fatalf("running ent codegen: %v", err)
 	}
 }

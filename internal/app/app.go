@@ -130,7 +130,7 @@ func newServices(cfg config.Config, db *database.DB, logger *slog.Logger, now cl
 	router := routing.NewRouter(providers.clients, configs.Current, now)
 	counters := metrics.New(db.SQL, router, now)
 	router.Observe = counters.ProviderCall
-	payments := payment.NewService(db.Ent, keys, router, secrets.CardFingerprintKey, maxAmount, now)
+	payments := payment.NewService(db, keys, router, secrets.CardFingerprintKey, maxAmount, now)
 	payments.Answered = counters.PaymentAnswered
 	payments.Logger = logger
 	payments.CaptureWindow = func() time.Duration { return configs.Current().Capture.Window() }

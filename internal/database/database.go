@@ -98,7 +98,7 @@ func Open(rawURL string, opts Options) (*DB, error) {
 	sqlDriver := entsql.OpenDB(dialectName, sqlDB)
 	var entDriver dialect.Driver = utcDriver{sqlDriver}
 	if dialectName == dialect.Postgres {
-		entDriver = nativeUTCDriver{utcDriver{pipeliningDriver{sqlDriver}}}
+		entDriver = nativeUTCDriver{utcDriver{nativeDriver{sqlDriver}}}
 	}
 	client := ent.NewClient(ent.Driver(entDriver))
 	// Payments are read by id and by the page more than anything else is read.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync"
 
+	entsql "entgo.io/ent/dialect/sql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -17,14 +18,14 @@ import (
 // value of a row into a value of its own (an allocation for most columns) before converting it
 // into the destination: scanned by pgx into its own types, a page of payments allocates a third
 // fewer objects.
-func (d pipeliningDriver) QueryRows(ctx context.Context, query string, args []any, read func(ent.NativeRows) error) error {
+func (d nativeDriver) QueryRows(ctx context.Context, query string, args []any, read func(ent.NativeRows) error) error {
 	conn, err := d.DB().Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	return conn.Raw(func(driverConn any) error {
-		conn, ok := pgxConnectionOf(driverConn)
+		conn, ok := nativeQuerierOf(driverConn)
 		if !ok {
 			return errors.New("reading rows natively needs pgx under database/sql")
 		}
@@ -63,11 +64,31 @@ func (r *nativeRows) release() {
 	nativeRowsKept.Put(r)
 }
 
+// nativeDriver is ent's driver over PostgreSQL, which also reads rows natively (QueryRows).
+type nativeDriver struct{ *entsql.Driver }
+
+// nativeQuerier is what a native read asks of pgx's connection under database/sql: pgx's own, or
+// the round-trip counting one over it (roundtrips.go).
+type nativeQuerier interface {
+	Query(ctx context.Context, query string, args ...any) (pgx.Rows, error)
+}
+
+// nativeQuerierOf returns pgx's connection under database/sql's driverConn, if it is pgx's.
+func nativeQuerierOf(driverConn any) (nativeQuerier, bool) {
+	switch c := driverConn.(type) {
+	case nativeQuerier:
+		return c, true
+	case interface{ Conn() *pgx.Conn }:
+		return c.Conn(), true
+	}
+	return nil, false
+}
+
 // nativeUTCDriver is utcDriver over PostgreSQL's driver, which reads natively too.
 type nativeUTCDriver struct{ utcDriver }
 
 func (d nativeUTCDriver) QueryRows(ctx context.Context, query string, args []any, read func(ent.NativeRows) error) error {
-	return d.Driver.(pipeliningDriver).QueryRows(ctx, query, inUTC(args).([]any), read)
+	return d.Driver.(nativeDriver).QueryRows(ctx, query, inUTC(args).([]any), read)
 }
 
 // nativeRows are pgx's rows as ent.NativeRows. A destination of type *any (a column a modifier

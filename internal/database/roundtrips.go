@@ -119,17 +119,16 @@ func (c *countingConn) PrepareContext(ctx context.Context, query string) (driver
 	return countingStmt{contextStmt: full, roundTrips: c.roundTrips}, nil
 }
 
-// SendBatch sends a pipelined transaction's statements (pipeline.go) in one exchange, when the
-// driver is pgx: one round trip, however many statements it holds.
-func (c *countingConn) SendBatch(ctx context.Context, batch *pgx.Batch) pgx.BatchResults {
-	c.roundTrips.Add(1)
-	return c.contextConn.(interface{ Conn() *pgx.Conn }).Conn().SendBatch(ctx, batch)
+// Conn is pgx's connection under the counter, for a batch (ExecTogether), which counts itself:
+// one round trip, however many statements it holds.
+func (c *countingConn) Conn() *pgx.Conn {
+	return c.contextConn.(interface{ Conn() *pgx.Conn }).Conn()
 }
 
 // Query sends a native read (native.go) as one round trip.
 func (c *countingConn) Query(ctx context.Context, query string, args ...any) (pgx.Rows, error) {
 	c.roundTrips.Add(1)
-	return c.contextConn.(interface{ Conn() *pgx.Conn }).Conn().Query(ctx, query, args...)
+	return c.Conn().Query(ctx, query, args...)
 }
 
 func (c *countingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {

@@ -25,7 +25,6 @@ import (
 	"github.com/paygate/paygate/ent/idempotencykey"
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
-	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/tenant"
 )
 
@@ -111,25 +110,28 @@ func validKey(key string) bool {
 
 // Claim records within tx that k's call is making resourceID. It returns ErrTaken when the key
 // exists: the database's unique index settles a race between servers, and on PostgreSQL a claim
-// racing an uncommitted one waits for it, so exactly one call claims a key. In a pipelined
-// transaction (database.Pipelined) the claim is sent later, and its refusal is the error of a
-// later statement or of the commit: Taken recognises it there.
+// racing an uncommitted one waits for it, so exactly one call claims a key. The index's refusal
+// is the insert's own error on either database (ent.IsConstraintError).
 func (s *Store) Claim(ctx context.Context, tx *ent.Tx, k *Key, resourceID string) error {
-	now := s.now()
-	err := tx.IdempotencyKey.Create().
-		SetPrincipal(k.Principal).SetKey(k.Value).SetRequestHash(k.Fingerprint).SetResourceID(resourceID).
-		SetExpiresAt(now.Add(TTL)).SetCreatedAt(now).
-		Exec(ctx)
+	err := s.claim(tx.IdempotencyKey, k, resourceID).Exec(ctx)
 	if ent.IsConstraintError(err) {
 		return ErrTaken
 	}
 	return err
 }
 
-// Taken reports whether err is a claim refused because the key exists, where it was made or
-// where a pipelined transaction sent it.
-func Taken(err error) bool {
-	return errors.Is(err, ErrTaken) || database.UniqueViolation(err, idempotencykey.Table)
+// ClaimStatement is Claim's insert, rendered for the caller to run with the rows of resourceID
+// (database.DB.ExecTogether); the unique index's refusal of it is a claim refused.
+func (s *Store) ClaimStatement(ctx context.Context, k *Key, resourceID string) (ent.Statement, error) {
+	_, statement, err := s.claim(s.client.IdempotencyKey, k, resourceID).InsertStatement(ctx)
+	return statement, err
+}
+
+func (s *Store) claim(keys *ent.IdempotencyKeyClient, k *Key, resourceID string) *ent.IdempotencyKeyCreate {
+	now := s.now()
+	return keys.Create().
+		SetPrincipal(k.Principal).SetKey(k.Value).SetRequestHash(k.Fingerprint).SetResourceID(resourceID).
+		SetExpiresAt(now.Add(TTL)).SetCreatedAt(now)
 }
 
 // Settle records within tx that k's call ended with err (nil: it made its resource).
@@ -162,12 +164,10 @@ func settle(ctx context.Context, keys *ent.IdempotencyKeyClient, now time.Time, 
 // payment (a create's own answer among them, which this settles with the create's key), so a
 // retry with the key stops answering the error, or 409.
 func (s *Store) Resolve(ctx context.Context, tx *ent.Tx, resourceID string) error {
-	// No count is read: in a pipelined transaction it goes with the next exchange (a create's
-	// outcome: the commit).
 	return tx.IdempotencyKey.Update().
 		Where(idempotencykey.ResourceID(resourceID),
 			idempotencykey.Or(idempotencykey.ErrorCode(string(apierror.Internal)), idempotencykey.SettledAtIsNil())).
-		ClearErrorCode().ClearErrorMessage().ClearErrorParam().SetSettledAt(s.now()).Exec(database.CountUnread(ctx))
+		ClearErrorCode().ClearErrorMessage().ClearErrorParam().SetSettledAt(s.now()).Exec(ctx)
 }
 
 // Previous returns how the earlier call with k ended, and marks ctx's replay watch. It refuses a

@@ -63,7 +63,7 @@ func (c *clock) Advance(d time.Duration) {
 // newClockedService is the payment service over db, paying through p, on clock c.
 func newClockedService(db *database.DB, p provider.Provider, c *clock) *payment.Service {
 	keys := idempotency.NewStore(db.Ent, fingerprintKey, c.Now)
-	svc := payment.NewService(db.Ent, keys, only(p, c.Now), fingerprintKey, 99999999, c.Now)
+	svc := payment.NewService(db, keys, only(p, c.Now), fingerprintKey, 99999999, c.Now)
 	svc.Logger = slog.New(slog.DiscardHandler)
 	return svc
 }

@@ -32,7 +32,7 @@ func newNotified(t *testing.T, db *database.DB) *notified {
 	n := &notified{t: t, db: db, now: time.Now().UTC().Truncate(time.Microsecond)}
 	clock := func() time.Time { return n.now }
 	keys := idempotency.NewStore(db.Ent, fingerprintKey, clock)
-	n.svc = payment.NewService(db.Ent, keys, only(providertest.Memory{}, clock), fingerprintKey, 99999999, clock)
+	n.svc = payment.NewService(db, keys, only(providertest.Memory{}, clock), fingerprintKey, 99999999, clock)
 	return n
 }
 
@@ -348,7 +348,7 @@ func TestRequestOutlivingTheGraceAnswersWithThePayment(t *testing.T) {
 		now := time.Now().UTC().Truncate(time.Microsecond)
 		clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 		keys := idempotency.NewStore(db.Ent, fingerprintKey, clock)
-		svc := payment.NewService(db.Ent, keys, only(held, clock), fingerprintKey, 99999999, clock)
+		svc := payment.NewService(db, keys, only(held, clock), fingerprintKey, 99999999, clock)
 
 		type answer struct {
 			p   *ent.Payment
@@ -418,7 +418,7 @@ func TestUnnamedRefundsAreAskedOfAPaidPaymentOnly(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		n := newNotified(t, db)
 		lister := listingMemory{asked: &atomic.Int32{}}
-		svc := payment.NewService(db.Ent, idempotency.NewStore(db.Ent, fingerprintKey, time.Now), only(lister, time.Now), fingerprintKey, 99999999, time.Now)
+		svc := payment.NewService(db, idempotency.NewStore(db.Ent, fingerprintKey, time.Now), only(lister, time.Now), fingerprintKey, 99999999, time.Now)
 		total := int64(2500)
 		for _, tc := range []struct {
 			status state.PaymentStatus

@@ -14,9 +14,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/paygate/paygate/internal/event"
-	"github.com/paygate/paygate/internal/paging"
-
 	"entgo.io/contrib/entgql"
 	"golang.org/x/sync/singleflight"
 
@@ -26,8 +23,10 @@ import (
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/event"
 	"github.com/paygate/paygate/internal/idempotency"
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/paging"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/routing"
@@ -103,7 +102,9 @@ func manualOnly(m state.CaptureMethod) state.CaptureMethod {
 
 // Service takes and reads payments.
 type Service struct {
-	client         *ent.Client
+	client *ent.Client
+	// db writes a new payment's rows together (ExecTogether).
+	db             *database.DB
 	keys           *idempotency.Store
 	router         *routing.Router
 	fingerprintKey []byte
@@ -147,9 +148,9 @@ type Service struct {
 }
 
 // NewService returns the payment service.
-func NewService(client *ent.Client, keys *idempotency.Store, router *routing.Router, fingerprintKey []byte, maxAmountHundredths int64, now func() time.Time) *Service {
-	return &Service{client: client, keys: keys, router: router, fingerprintKey: fingerprintKey, maxAmount: maxAmountHundredths, now: now,
-		byID: byIDRead{client: client}, byIDWithHistory: byIDRead{client: client, modify: selectHistory}, reversalWake: make(chan struct{}, 1)}
+func NewService(db *database.DB, keys *idempotency.Store, router *routing.Router, fingerprintKey []byte, maxAmountHundredths int64, now func() time.Time) *Service {
+	return &Service{client: db.Ent, db: db, keys: keys, router: router, fingerprintKey: fingerprintKey, maxAmount: maxAmountHundredths, now: now,
+		byID: byIDRead{client: db.Ent}, byIDWithHistory: byIDRead{client: db.Ent, modify: selectHistory}, reversalWake: make(chan struct{}, 1)}
 }
 
 // validated is a request that passed every check, reduced to what may be stored.
@@ -296,10 +297,18 @@ func (s *Service) recordProcessing(ctx context.Context, key *idempotency.Key, in
 		sentTo = "sent to " + first
 	}
 	actor := actorOf(ctx)
+	id := prefixid.New("pay")
 	var created *ent.Payment
-	earlier, err := s.claimAndWrite(ctx, key, prefixid.New("pay"), func(tx *ent.Tx, id string) error {
-		var err error
-		created, err = tx.Payment.Create().
+	earlier, err := s.untilClaimed(ctx, key, func() error {
+		var statements []ent.Statement
+		if key != nil {
+			claim, err := s.keys.ClaimStatement(ctx, key, id)
+			if err != nil {
+				return err
+			}
+			statements = append(statements, claim)
+		}
+		p, insert, err := s.client.Payment.Create().
 			SetID(id).
 			SetAmount(v.amount.Minor).
 			SetCurrency(v.amount.Currency).
@@ -318,19 +327,30 @@ func (s *Service) recordProcessing(ctx context.Context, key *idempotency.Key, in
 			SetCaptureMethod(in.captureMethod()).
 			SetNillableReturnURL(in.ReturnURL).
 			SetNillableReturnSecretHash(returnSecretHash).
-			Save(ctx)
+			InsertStatement(ctx)
 		if err != nil {
 			return err
 		}
-		// Born pending and handed to the provider at once: both moves are history. Two inserts,
-		// not one of two rows: ent reads back the ids of a bulk insert, which would send the
-		// pipelined transaction's statements before its commit.
-		if err := tx.PaymentStatusChange.Create().SetMerchantID(created.MerchantID).SetPaymentID(created.ID).
-			SetTo(state.PaymentPending).SetReason("created").SetActor(actor).SetAt(created.CreatedAt).Exec(ctx); err != nil {
-			return err
+		statements = append(statements, insert)
+		// Born pending and handed to the provider at once: both moves are history.
+		for _, change := range []*ent.PaymentStatusChangeCreate{
+			s.client.PaymentStatusChange.Create().SetTo(state.PaymentPending).SetReason("created"),
+			s.client.PaymentStatusChange.Create().SetFrom(state.PaymentPending).SetTo(state.PaymentProcessing).SetReason(sentTo),
+		} {
+			_, insert, err := change.SetMerchantID(p.MerchantID).SetPaymentID(p.ID).SetActor(actor).SetAt(p.CreatedAt).InsertStatement(ctx)
+			if err != nil {
+				return err
+			}
+			statements = append(statements, insert)
 		}
-		return tx.PaymentStatusChange.Create().SetMerchantID(created.MerchantID).SetPaymentID(created.ID).SetFrom(state.PaymentPending).
-			SetTo(state.PaymentProcessing).SetReason(sentTo).SetActor(actor).SetAt(created.CreatedAt).Exec(ctx)
+		// The payment's rows and the key's claim, in one transaction and, on PostgreSQL, in one
+		// exchange with the server (a pgx.Batch).
+		err = s.db.ExecTogether(ctx, statements...)
+		if failed, ok := errors.AsType[*database.StatementError](err); ok && key != nil && failed.Index == 0 && database.IsUniqueViolation(err) {
+			return idempotency.ErrTaken
+		}
+		created = p
+		return err
 	})
 	return created, earlier, err
 }
@@ -382,6 +402,14 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 	var v verdict
 	record := func(asRecorded bool) func(tx *ent.Tx) error {
 		return func(tx *ent.Tx) error {
+			// keep makes p the payment as written: p itself moved, or the one read under the
+			// lock, detached from tx so that its edges load once tx is over.
+			keep := func(current *ent.Payment) {
+				if !asRecorded {
+					current = current.Unwrap()
+				}
+				*p = *current
+			}
 			var current *ent.Payment
 			var err error
 			answer := outcome
@@ -397,7 +425,7 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 				// authorisation: it must not take the capture's place. The call answers the payment
 				// as it is.
 				v = overCapture(current, "the charge's answer")
-				*p = *current
+				keep(current)
 				if key == nil {
 					return nil
 				}
@@ -421,7 +449,7 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 					return err
 				}
 			}
-			*p = *current
+			keep(current)
 			return nil
 		}
 	}
@@ -453,7 +481,7 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 			p.ID, deref(outcome.recorded.providerPaymentID), err))
 	}
 	s.answered(string(p.Status), p.Provider, p.Currency)
-	return p.Unwrap(), nil // detached from the committed transaction, so edges load
+	return p, nil
 }
 
 // answerInDoubt answers a payment whose charge's outcome is unknown (the provider's answer was
@@ -475,7 +503,7 @@ func (s *Service) answerInDoubt(ctx context.Context, key *idempotency.Key, p *en
 	if recordErr != nil {
 		return s.paymentOf(ctx, p.ID) // p is as made, before the failed transaction
 	}
-	return p.Unwrap(), nil // as recorded, detached from the committed transaction
+	return p, nil // as recorded
 }
 
 // tellPerson logs, at error level, an outcome that disagrees with the payment's record about
@@ -509,8 +537,8 @@ func (s *Service) paymentOf(ctx context.Context, id string) (*ent.Payment, error
 // resource it makes, under an id chosen here. When an earlier call has the key, nothing is written
 // and that call's outcome is returned instead.
 func (s *Service) claimAndWrite(ctx context.Context, key *idempotency.Key, id string, write func(tx *ent.Tx, id string) error) (*idempotency.Outcome, error) {
-	for attempt := 0; ; attempt++ {
-		err := s.inTx(ctx, func(tx *ent.Tx) error {
+	return s.untilClaimed(ctx, key, func() error {
+		return s.inTx(ctx, func(tx *ent.Tx) error {
 			if key != nil {
 				if err := s.keys.Claim(ctx, tx, key, id); err != nil {
 					return err
@@ -518,10 +546,17 @@ func (s *Service) claimAndWrite(ctx context.Context, key *idempotency.Key, id st
 			}
 			return write(tx, id)
 		})
-		// The transaction is pipelined (inTx), so a claim refused is heard with the write's
-		// first statement whose answer is read (the refund's and the capture's read of the
-		// payment under its lock), or with the commit (the create's).
-		if !idempotency.Taken(err) {
+	})
+}
+
+// untilClaimed runs write, which writes what a call makes with the claim of key (when there is
+// one), and answers idempotency.ErrTaken when an earlier call has the key. It then returns that
+// call's outcome instead, having written nothing; a key found expired is deleted, and write runs
+// again to claim it afresh.
+func (s *Service) untilClaimed(ctx context.Context, key *idempotency.Key, write func() error) (*idempotency.Outcome, error) {
+	for attempt := 0; ; attempt++ {
+		err := write()
+		if !errors.Is(err, idempotency.ErrTaken) {
 			return nil, err
 		}
 		earlier, found, err := s.keys.Previous(ctx, key)
@@ -616,11 +651,8 @@ func actorOf(ctx context.Context) string {
 
 // inTx runs fn in a transaction, committing when it returns nil. A panic in fn rolls it back
 // before going on, so it never holds locks (a claimed key above all) until its connection dies.
-// The transaction is pipelined (database.Pipelined): on PostgreSQL the statements whose answers
-// fn does not read are sent together, with the next one whose count it reads, before its next
-// query, or with the commit, so the error of such a statement is heard there.
 func (s *Service) inTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
-	tx, err := s.client.Tx(database.Pipelined(ctx))
+	tx, err := s.client.Tx(ctx)
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ func validInput() payment.CreateInput {
 // maxAmountHundredths.
 func newService(db *database.DB, p provider.Provider, maxAmountHundredths int64) *payment.Service {
 	keys := idempotency.NewStore(db.Ent, fingerprintKey, time.Now)
-	svc := payment.NewService(db.Ent, keys, only(p, time.Now), fingerprintKey, maxAmountHundredths, time.Now)
+	svc := payment.NewService(db, keys, only(p, time.Now), fingerprintKey, maxAmountHundredths, time.Now)
 	svc.Logger = slog.New(slog.DiscardHandler)
 	return svc
 }
@@ -423,7 +423,7 @@ func TestApprovalOfAFailedPaymentNeedsAPerson(t *testing.T) {
 func TestCreateAnswersThePaymentAsStored(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
 		// The system's clock, which keeps the microseconds the databases keep.
-		svc := payment.NewService(db.Ent, idempotency.NewStore(db.Ent, fingerprintKey, systemclock.System),
+		svc := payment.NewService(db, idempotency.NewStore(db.Ent, fingerprintKey, systemclock.System),
 			only(providertest.Memory{}, systemclock.System), fingerprintKey, 99999999, systemclock.System)
 		for _, capture := range []state.CaptureMethod{state.CaptureAutomatic, state.CaptureManual} {
 			in := validInput()
@@ -485,7 +485,7 @@ func (d disputedMeanwhile) Charge(ctx context.Context, req provider.ChargeReques
 // recorded it: the dispute stays, in the answer too.
 func TestAnswerToAPaymentWrittenMeanwhileIsReadAfresh(t *testing.T) {
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		svc := payment.NewService(db.Ent, idempotency.NewStore(db.Ent, fingerprintKey, systemclock.System),
+		svc := payment.NewService(db, idempotency.NewStore(db.Ent, fingerprintKey, systemclock.System),
 			only(disputedMeanwhile{client: db.Ent}, systemclock.System), fingerprintKey, 99999999, systemclock.System)
 		answered, err := svc.Create(allowed(), validInput())
 		if err != nil {
@@ -502,21 +502,21 @@ func TestAnswerToAPaymentWrittenMeanwhileIsReadAfresh(t *testing.T) {
 }
 
 // TestCreateExchangesWithPostgreSQL: on PostgreSQL a keyed create records the payment in one
-// exchange with the database (BEGIN, the key's claim, the payment, its two history rows, COMMIT)
-// and its outcome in two (BEGIN and the move, whose count is read; then its history row, its
-// event, the settling of its key and COMMIT), where sending each statement alone took eleven.
+// exchange with the database (the key's claim, the payment and its two history rows in one
+// pgx.Batch) and its outcome in an ent transaction of six (BEGIN, the move, its history row, its
+// event, the settling of its key, COMMIT).
 func TestCreateExchangesWithPostgreSQL(t *testing.T) {
 	db := databasetest.CountingPostgres(t)
 	svc := newClockedService(db, providertest.Memory{}, &clock{now: time.Now().UTC()})
 	in := validInput()
-	in.IdempotencyKey = key("three exchanges")
+	in.IdempotencyKey = key("seven exchanges")
 	before := db.RoundTrips()
 	created, err := svc.Create(allowed(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if trips := db.RoundTrips() - before; created.Status != state.PaymentSucceeded || trips != 3 {
-		t.Errorf("a keyed create ended %s after %d exchanges with the database; want succeeded after 3", created.Status, trips)
+	if trips := db.RoundTrips() - before; created.Status != state.PaymentSucceeded || trips != 7 {
+		t.Errorf("a keyed create ended %s after %d exchanges with the database; want succeeded after 7", created.Status, trips)
 	}
 	if replay, err := svc.Create(allowed(), in); err != nil || replay.ID != created.ID {
 		t.Errorf("the create's retry = %v, %v; want payment %s", replay, err, created.ID)

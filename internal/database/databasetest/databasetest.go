@@ -139,7 +139,7 @@ func AsMerchant() context.Context {
 	return tenant.For(context.Background(), tenant.DefaultMerchant)
 }
 
-// RecordingClient returns a client over db's pool, with no pipelining, that hands each statement
+// RecordingClient returns a client over db's pool that hands each statement
 // it sends to record as it sends it: what a test then asks PostgreSQL to plan.
 func RecordingClient(db *database.DB, record func(query string)) *ent.Client {
 	logged := func(_ context.Context, v ...any) {
