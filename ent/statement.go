@@ -11,6 +11,27 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/paygate/paygate/ent/alert"
+	"github.com/paygate/paygate/ent/alertchange"
+	"github.com/paygate/paygate/ent/apikey"
+	"github.com/paygate/paygate/ent/configversion"
+	"github.com/paygate/paygate/ent/event"
+	"github.com/paygate/paygate/ent/idempotencykey"
+	"github.com/paygate/paygate/ent/merchant"
+	"github.com/paygate/paygate/ent/payment"
+	"github.com/paygate/paygate/ent/paymentstatuschange"
+	"github.com/paygate/paygate/ent/refreshtoken"
+	"github.com/paygate/paygate/ent/refund"
+	"github.com/paygate/paygate/ent/revocation"
+	"github.com/paygate/paygate/ent/sandboxanswer"
+	"github.com/paygate/paygate/ent/sandboxobject"
+	"github.com/paygate/paygate/ent/signingkey"
+	"github.com/paygate/paygate/ent/user"
+	"github.com/paygate/paygate/ent/webhookattempt"
+	"github.com/paygate/paygate/ent/webhookdelivery"
+	"github.com/paygate/paygate/ent/webhookdeliveryattempt"
+	"github.com/paygate/paygate/ent/webhookendpoint"
+	"github.com/paygate/paygate/ent/webhookevent"
 )
 
 // Statement is one SQL statement and its arguments, in the dialect of the client that made it.
@@ -48,6 +69,56 @@ func insertStatement(dialect string, spec *sqlgraph.CreateSpec) (Statement, erro
 	return Statement{Query: query, Args: args}, err
 }
 
+// updateStatement renders the change m makes to the rows of table that where selects as the
+// UPDATE sqlgraph.UpdateNodes runs for it, where that is the only statement it runs: m changes
+// the table's own columns alone. columns are the types of the columns an update sets or adds to:
+// a field set in m that is not among them is immutable, and left out as Save leaves it out.
+func updateStatement(ctx context.Context, dialect, table string, columns map[string]field.Type, m Mutation, where func(*sql.Selector)) (Statement, error) {
+	if len(m.AddedEdges()) > 0 || len(m.RemovedEdges()) > 0 || len(m.ClearedEdges()) > 0 {
+		return Statement{}, errors.New("ent: an update of " + table + " that changes edges is not one statement")
+	}
+	builder := sql.Dialect(dialect)
+	update := builder.Update(table)
+	// In the order sqlgraph writes them: the columns cleared, then those set, then those added to.
+	for _, name := range m.ClearedFields() {
+		update.SetNull(name)
+	}
+	for _, name := range m.Fields() {
+		fieldType, updated := columns[name]
+		if !updated {
+			continue
+		}
+		value, _ := m.Field(name)
+		if fieldType == field.TypeJSON {
+			text, err := json.Marshal(value)
+			if err != nil {
+				return Statement{}, fmt.Errorf("ent: marshal value for column %s: %w", name, err)
+			}
+			value = json.RawMessage(text)
+		}
+		update.Set(name, value)
+	}
+	for _, name := range m.AddedFields() {
+		if _, updated := columns[name]; updated {
+			value, _ := m.AddedField(name)
+			update.Add(name, value)
+		}
+	}
+	selector := builder.Select().From(builder.Table(table)).WithContext(ctx)
+	if where != nil {
+		where(selector)
+	}
+	update.FromSelect(selector)
+	if err := errors.Join(selector.Err(), update.Err()); err != nil {
+		return Statement{}, err
+	}
+	if update.Empty() {
+		return Statement{}, errors.New("ent: an update of " + table + " that changes nothing runs no statement")
+	}
+	query, args := update.Query()
+	return Statement{Query: query, Args: args}, nil
+}
+
 // InsertStatement is Save without the round trip: it sets the defaults, runs the hooks and the
 // checks as Save does, and returns the APIKey and the INSERT that Save would run, for the
 // caller to send together with other statements (one pgx.Batch). The row's id must be known
@@ -74,6 +145,49 @@ func (_c *APIKeyCreate) InsertStatement(ctx context.Context) (*APIKey, Statement
 	return node, statement, err
 }
 
+// updatedAPIKeyColumns are the columns an update of APIKey rows sets or adds to (a field that is
+// not immutable, or is updated by default), with their types.
+var updatedAPIKeyColumns = map[string]field.Type{
+	apikey.FieldUpdatedAt:  field.TypeTime,
+	apikey.FieldName:       field.TypeString,
+	apikey.FieldRevokedAt:  field.TypeTime,
+	apikey.FieldLastUsedAt: field.TypeTime,
+}
+
+// UpdateStatement is Save without the round trip: it sets the defaults, runs the hooks and the
+// checks as Save does, and returns the UPDATE that Save would run, for the caller to send together
+// with other statements (one pgx.Batch) and to read the rows it affected. An update of edges, or
+// with modifiers, is refused: Save would run it as more than one statement, or as something else.
+// A hook runs before the statement is sent, so one that acts after the mutation acts before the
+// rows change.
+func (_u *APIKeyUpdate) UpdateStatement(ctx context.Context) (Statement, error) {
+	if err := _u.defaults(); err != nil {
+		return Statement{}, err
+	}
+	var statement Statement
+	_, err := withHooks(ctx, func(ctx context.Context) (int, error) {
+		if err := _u.check(); err != nil {
+			return 0, err
+		}
+		if len(_u.modifiers) > 0 {
+			return 0, errors.New("ent: an update of api_keys with modifiers is not rendered")
+		}
+		predicates := _u.mutation.predicates
+		var err error
+		statement, err = updateStatement(ctx, _u.driver.Dialect(), apikey.Table, updatedAPIKeyColumns, _u.mutation, func(selector *sql.Selector) {
+			for _, p := range predicates {
+				p(selector)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		_u.mutation.done = true
+		return 0, nil
+	}, _u.mutation, _u.hooks)
+	return statement, err
+}
+
 // InsertStatement is Save without the round trip: it sets the defaults, runs the hooks and the
 // checks as Save does, and returns the Alert and the INSERT that Save would run, for the
 // caller to send together with other statements (one pgx.Batch). The row's id must be known
@@ -96,6 +210,48 @@ func (_c *AlertCreate) InsertStatement(ctx context.Context) (*Alert, Statement, 
 		return node, nil
 	}, _c.mutation, _c.hooks)
 	return node, statement, err
+}
+
+// updatedAlertColumns are the columns an update of Alert rows sets or adds to (a field that is
+// not immutable, or is updated by default), with their types.
+var updatedAlertColumns = map[string]field.Type{
+	alert.FieldStatus:         field.TypeEnum,
+	alert.FieldAcknowledgedBy: field.TypeString,
+	alert.FieldAcknowledgedAt: field.TypeTime,
+	alert.FieldResolvedBy:     field.TypeString,
+	alert.FieldResolvedAt:     field.TypeTime,
+	alert.FieldUnresolved:     field.TypeString,
+}
+
+// UpdateStatement is Save without the round trip: it sets the defaults, runs the hooks and the
+// checks as Save does, and returns the UPDATE that Save would run, for the caller to send together
+// with other statements (one pgx.Batch) and to read the rows it affected. An update of edges, or
+// with modifiers, is refused: Save would run it as more than one statement, or as something else.
+// A hook runs before the statement is sent, so one that acts after the mutation acts before the
+// rows change.
+func (_u *AlertUpdate) UpdateStatement(ctx context.Context) (Statement, error) {
+	var statement Statement
+	_, err := withHooks(ctx, func(ctx context.Context) (int, error) {
+		if err := _u.check(); err != nil {
+			return 0, err
+		}
+		if len(_u.modifiers) > 0 {
+			return 0, errors.New("ent: an update of alerts with modifiers is not rendered")
+		}
+		predicates := _u.mutation.predicates
+		var err error
+		statement, err = updateStatement(ctx, _u.driver.Dialect(), alert.Table, updatedAlertColumns, _u.mutation, func(selector *sql.Selector) {
+			for _, p := range predicates {
+				p(selector)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		_u.mutation.done = true
+		return 0, nil
+	}, _u.mutation, _u.hooks)
+	return statement, err
 }
 
 // InsertStatement is Save without the round trip: it sets the defaults, runs the hooks and the
@@ -122,6 +278,41 @@ func (_c *AlertChangeCreate) InsertStatement(ctx context.Context) (*AlertChange,
 	return node, statement, err
 }
 
+// updatedAlertChangeColumns are the columns an update of AlertChange rows sets or adds to (a field that is
+// not immutable, or is updated by default), with their types.
+var updatedAlertChangeColumns = map[string]field.Type{}
+
+// UpdateStatement is Save without the round trip: it sets the defaults, runs the hooks and the
+// checks as Save does, and returns the UPDATE that Save would run, for the caller to send together
+// with other statements (one pgx.Batch) and to read the rows it affected. An update of edges, or
+// with modifiers, is refused: Save would run it as more than one statement, or as something else.
+// A hook runs before the statement is sent, so one that acts after the mutation acts before the
+// rows change.
+func (_u *AlertChangeUpdate) UpdateStatement(ctx context.Context) (Statement, error) {
+	var statement Statement
+	_, err := withHooks(ctx, func(ctx context.Context) (int, error) {
+		if err := _u.check(); err != nil {
+			return 0, err
+		}
+		if len(_u.modifiers) > 0 {
+			return 0, errors.New("ent: an update of alert_changes with modifiers is not rendered")
+		}
+		predicates := _u.mutation.predicates
+		var err error
+		statement, err = updateStatement(ctx, _u.driver.Dialect(), alertchange.Table, updatedAlertChangeColumns, _u.mutation, func(selector *sql.Selector) {
+			for _, p := range predicates {
+				p(selector)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		_u.mutation.done = true
+		return 0, nil
+	}, _u.mutation, _u.hooks)
+	return statement, err
+}
+
 // InsertStatement is Save without the round trip: it sets the defaults, runs the hooks and the
 // checks as Save does, and returns the ConfigVersion and the INSERT that Save would run, for the
 // caller to send together with other statements (one pgx.Batch). The row's id must be known
@@ -144,6 +335,38 @@ func (_c *ConfigVersionCreate) InsertStatement(ctx context.Context) (*ConfigVers
 		return node, nil
 	}, _c.mutation, _c.hooks)
 	return node, statement, err
+}
+
+// updatedConfigVersionColumns are the columns an update of ConfigVersion rows sets or adds to (a field that is
+// not immutable, or is updated by default), with their types.
+var updatedConfigVersionColumns = map[string]field.Type{}
+
+// UpdateStatement is Save without the round trip: it sets the defaults, runs the hooks and the
+// checks as Save does, and returns the UPDATE that Save would run, for the caller to send together
+// with other statements (one pgx.Batch) and to read the rows it affected. An update of edges, or
+// with modifiers, is refused: Save would run it as more than one statement, or as something else.
+// A hook runs before the statement is sent, so one that acts after the mutation acts before the
+// rows change.
+func (_u *ConfigVersionUpdate) UpdateStatement(ctx context.Context) (Statement, error) {
+	var statement Statement
+	_, err := withHooks(ctx, func(ctx context.Context) (int, error) {
+		if len(_u.modifiers) > 0 {
+			return 0, errors.New("ent: an update of config_versions with modifiers is not rendered")
+		}
+		predicates := _u.mutation.predicates
+		var err error
+		statement, err = updateStatement(ctx, _u.driver.Dialect(), configversion.Table, updatedConfigVersionColumns, _u.mutation, func(selector *sql.Selector) {
+			for _, p := range predicates {
+				p(selector)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		_u.mutation.done = true
+		return 0, nil
+	}, _u.mutation, _u.hooks)
+	return statement, err
 }
 
 // InsertStatement is Save without the round trip: it sets the defaults, runs the hooks and the
@@ -172,6 +395,40 @@ func (_c *EventCreate) InsertStatement(ctx context.Context) (*Event, Statement, 
 	return node, statement, err
 }
 
+// updatedEventColumns are the columns an update of Event rows sets or adds to (a field that is
+// not immutable, or is updated by default), with their types.
+var updatedEventColumns = map[string]field.Type{
+	event.FieldFannedOut: field.TypeBool,
+}
+
+// UpdateStatement is Save without the round trip: it sets the defaults, runs the hooks and the
+// checks as Save does, and returns the UPDATE that Save would run, for the caller to send together
+// with other statements (one pgx.Batch) and to read the rows it affected. An update of edges, or
+// with modifiers, is refused: Save would run it as more than one statement, or as something else.
+// A hook runs before the statement is sent, so one that acts after the mutation acts before the
+// rows change.
+func (_u *EventUpdate) UpdateStatement(ctx context.Context) (Statement, error) {
+	var statement Statement
+	_, err := withHooks(ctx, func(ctx context.Context) (int, error) {
+		if len(_u.modifiers) > 0 {
+			return 0, errors.New("ent: an update of events with modifiers is not rendered")
+		}
+		predicates := _u.mutation.predicates
+		var err error
+		statement, err = updateStatement(ctx, _u.driver.Dialect(), event.Table, updatedEventColumns, _u.mutation, func(selector *sql.Selector) {
+			for _, p := range predicates {
+				p(selector)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		_u.mutation.done = true
+		return 0, nil
+	}, _u.mutation, _u.hooks)
+	return statement, err
+}
+
 // InsertStatement is Save without the round trip: it sets the defaults, runs the hooks and the
 // checks as Save does, and returns the IdempotencyKey and the INSERT that Save would run, for the
 // caller to send together with other statements (one pgx.Batch). The row's id must be known
@@ -198,6 +455,43 @@ func (_c *IdempotencyKeyCreate) InsertStatement(ctx context.Context) (*Idempoten
 	return node, statement, err
 }
 
+// updatedIdempotencyKeyColumns are the columns an update of IdempotencyKey rows sets or adds to (a field that is
+// not immutable, or is updated by default), with their types.
+var updatedIdempotencyKeyColumns = map[string]field.Type{
+	idempotencykey.FieldSettledAt:    field.TypeTime,
+	idempotencykey.FieldErrorCode:    field.TypeString,
+	idempotencykey.FieldErrorMessage: field.TypeString,
+	idempotencykey.FieldErrorParam:   field.TypeString,
+}
+
+// UpdateStatement is Save without the round trip: it sets the defaults, runs the hooks and the
+// checks as Save does, and returns the UPDATE that Save would run, for the caller to send together
+// with other statements (one pgx.Batch) and to read the rows it affected. An update of edges, or
+// with modifiers, is refused: Save would run it as more than one statement, or as something else.
+// A hook runs before the statement is sent, so one that acts after the mutation acts before the
+// rows change.
+func (_u *IdempotencyKeyUpdate) UpdateStatement(ctx context.Context) (Statement, error) {
+	var statement Statement
+	_, err := withHooks(ctx, func(ctx context.Context) (int, error) {
+		if len(_u.modifiers) > 0 {
+			return 0, errors.New("ent: an update of idempotency_keys with modifiers is not rendered")
+		}
+		predicates := _u.mutation.predicates
+		var err error
+		statement, err = updateStatement(ctx, _u.driver.Dialect(), idempotencykey.Table, updatedIdempotencyKeyColumns, _u.mutation, func(selector *sql.Selector) {
+			for _, p := range predicates {
+				p(selector)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		_u.mutation.done = true
+		return 0, nil
+	}, _u.mutation, _u.hooks)
+	return statement, err
+}
+
 // InsertStatement is Save without the round trip: it sets the defaults, runs the hooks and the
 // checks as Save does, and returns the Merchant and the INSERT that Save would run, for the
 // caller to send together with other statements (one pgx.Batch). The row's id must be known
@@ -220,6 +514,46 @@ func (_c *MerchantCreate) InsertStatement(ctx context.Context) (*Merchant, State
 		return node, nil
 	}, _c.mutation, _c.hooks)
 	return node, statement, err
+}
+
+// updatedMerchantColumns are the columns an update of Merchant rows sets or adds to (a field that is
+// not immutable, or is updated by default), with their types.
+var updatedMerchantColumns = map[string]field.Type{
+	merchant.FieldUpdatedAt: field.TypeTime,
+	merchant.FieldName:      field.TypeString,
+	merchant.FieldStatus:    field.TypeString,
+}
+
+// UpdateStatement is Save without the round trip: it sets the defaults, runs the hooks and the
+// checks as Save does, and returns the UPDATE that Save would run, for the caller to send together
+// with other statements (one pgx.Batch) and to read the rows it affected. An update of edges, or
+// with modifiers, is refused: Save would run it as more than one statement, or as something else.
+// A hook runs before the statement is sent, so one that acts after the mutation acts before the
+// rows change.
+func (_u *MerchantUpdate) UpdateStatement(ctx context.Context) (Statement, error) {
+	_u.defaults()
+	var statement Statement
+	_, err := withHooks(ctx, func(ctx context.Context) (int, error) {
+		if err := _u.check(); err != nil {
+			return 0, err
+		}
+		if len(_u.modifiers) > 0 {
+			return 0, errors.New("ent: an update of merchants with modifiers is not rendered")
+		}
+		predicates := _u.mutation.predicates
+		var err error
+		statement, err = updateStatement(ctx, _u.driver.Dialect(), merchant.Table, updatedMerchantColumns, _u.mutation, func(selector *sql.Selector) {
+			for _, p := range predicates {
+				p(selector)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		_u.mutation.done = true
+		return 0, nil
+	}, _u.mutation, _u.hooks)
+	return statement, err
 }
 
 // InsertStatement is Save without the round trip: it sets the defaults, runs the hooks and the
@@ -248,6 +582,72 @@ func (_c *PaymentCreate) InsertStatement(ctx context.Context) (*Payment, Stateme
 	return node, statement, err
 }
 
+// updatedPaymentColumns are the columns an update of Payment rows sets or adds to (a field that is
+// not immutable, or is updated by default), with their types.
+var updatedPaymentColumns = map[string]field.Type{
+	payment.FieldUpdatedAt:              field.TypeTime,
+	payment.FieldStatus:                 field.TypeEnum,
+	payment.FieldProvider:               field.TypeString,
+	payment.FieldProviderPaymentID:      field.TypeString,
+	payment.FieldProviderDeclineCode:    field.TypeString,
+	payment.FieldRouting:                field.TypeJSON,
+	payment.FieldAmountRefunded:         field.TypeInt64,
+	payment.FieldAmountCapturable:       field.TypeInt64,
+	payment.FieldAmountCaptured:         field.TypeInt64,
+	payment.FieldCaptureBefore:          field.TypeTime,
+	payment.FieldCanceledAt:             field.TypeTime,
+	payment.FieldCancellationReason:     field.TypeEnum,
+	payment.FieldPendingAction:          field.TypeEnum,
+	payment.FieldCaptureRequested:       field.TypeInt64,
+	payment.FieldNextActionURL:          field.TypeString,
+	payment.FieldAuthenticateBefore:     field.TypeTime,
+	payment.FieldFailureCode:            field.TypeString,
+	payment.FieldFailureMessage:         field.TypeString,
+	payment.FieldDescription:            field.TypeString,
+	payment.FieldDisputedAt:             field.TypeTime,
+	payment.FieldDisputeReason:          field.TypeString,
+	payment.FieldReversalStatus:         field.TypeEnum,
+	payment.FieldReversalFailureMessage: field.TypeString,
+	payment.FieldReversalRefund:         field.TypeInt64,
+	payment.FieldReversalDue:            field.TypeTime,
+	payment.FieldReversalAttempts:       field.TypeInt,
+	payment.FieldMetadata:               field.TypeJSON,
+}
+
+// UpdateStatement is Save without the round trip: it sets the defaults, runs the hooks and the
+// checks as Save does, and returns the UPDATE that Save would run, for the caller to send together
+// with other statements (one pgx.Batch) and to read the rows it affected. An update of edges, or
+// with modifiers, is refused: Save would run it as more than one statement, or as something else.
+// A hook runs before the statement is sent, so one that acts after the mutation acts before the
+// rows change.
+func (_u *PaymentUpdate) UpdateStatement(ctx context.Context) (Statement, error) {
+	if err := _u.defaults(); err != nil {
+		return Statement{}, err
+	}
+	var statement Statement
+	_, err := withHooks(ctx, func(ctx context.Context) (int, error) {
+		if err := _u.check(); err != nil {
+			return 0, err
+		}
+		if len(_u.modifiers) > 0 {
+			return 0, errors.New("ent: an update of payments with modifiers is not rendered")
+		}
+		predicates := _u.mutation.predicates
+		var err error
+		statement, err = updateStatement(ctx, _u.driver.Dialect(), payment.Table, updatedPaymentColumns, _u.mutation, func(selector *sql.Selector) {
+			for _, p := range predicates {
+				p(selector)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		_u.mutation.done = true
+		return 0, nil
+	}, _u.mutation, _u.hooks)
+	return statement, err
+}
+
 // InsertStatement is Save without the round trip: it sets the defaults, runs the hooks and the
 // checks as Save does, and returns the PaymentStatusChange and the INSERT that Save would run, for the
 // caller to send together with other statements (one pgx.Batch). The row's id must be known
@@ -274,6 +674,41 @@ func (_c *PaymentStatusChangeCreate) InsertStatement(ctx context.Context) (*Paym
 	return node, statement, err
 }
 
+// updatedPaymentStatusChangeColumns are the columns an update of PaymentStatusChange rows sets or adds to (a field that is
+// not immutable, or is updated by default), with their types.
+var updatedPaymentStatusChangeColumns = map[string]field.Type{}
+
+// UpdateStatement is Save without the round trip: it sets the defaults, runs the hooks and the
+// checks as Save does, and returns the UPDATE that Save would run, for the caller to send together
+// with other statements (one pgx.Batch) and to read the rows it affected. An update of edges, or
+// with modifiers, is refused: Save would run it as more than one statement, or as something else.
+// A hook runs before the statement is sent, so one that acts after the mutation acts before the
+// rows change.
+func (_u *PaymentStatusChangeUpdate) UpdateStatement(ctx context.Context) (Statement, error) {
+	var statement Statement
+	_, err := withHooks(ctx, func(ctx context.Context) (int, error) {
+		if err := _u.check(); err != nil {
+			return 0, err
+		}
+		if len(_u.modifiers) > 0 {
+			return 0, errors.New("ent: an update of payment_status_changes with modifiers is not rendered")
+		}
+		predicates := _u.mutation.predicates
+		var err error
+		statement, err = updateStatement(ctx, _u.driver.Dialect(), paymentstatuschange.Table, updatedPaymentStatusChangeColumns, _u.mutation, func(selector *sql.Selector) {
+			for _, p := range predicates {
+				p(selector)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		_u.mutation.done = true
+		return 0, nil
+	}, _u.mutation, _u.hooks)
+	return statement, err
+}
+
 // InsertStatement is Save without the round trip: it sets the defaults, runs the hooks and the
 // checks as Save does, and returns the RefreshToken and the INSERT that Save would run, for the
 // caller to send together with other statements (one pgx.Batch). The row's id must be known
@@ -296,6 +731,46 @@ func (_c *RefreshTokenCreate) InsertStatement(ctx context.Context) (*RefreshToke
 		return node, nil
 	}, _c.mutation, _c.hooks)
 	return node, statement, err
+}
+
+// updatedRefreshTokenColumns are the columns an update of RefreshToken rows sets or adds to (a field that is
+// not immutable, or is updated by default), with their types.
+var updatedRefreshTokenColumns = map[string]field.Type{
+	refreshtoken.FieldUpdatedAt: field.TypeTime,
+	refreshtoken.FieldUsedAt:    field.TypeTime,
+	refreshtoken.FieldRevokedAt: field.TypeTime,
+}
+
+// UpdateStatement is Save without the round trip: it sets the defaults, runs the hooks and the
+// checks as Save does, and returns the UPDATE that Save would run, for the caller to send together
+// with other statements (one pgx.Batch) and to read the rows it affected. An update of edges, or
+// with modifiers, is refused: Save would run it as more than one statement, or as something else.
+// A hook runs before the statement is sent, so one that acts after the mutation acts before the
+// rows change.
+func (_u *RefreshTokenUpdate) UpdateStatement(ctx context.Context) (Statement, error) {
+	_u.defaults()
+	var statement Statement
+	_, err := withHooks(ctx, func(ctx context.Context) (int, error) {
+		if err := _u.check(); err != nil {
+			return 0, err
+		}
+		if len(_u.modifiers) > 0 {
+			return 0, errors.New("ent: an update of refresh_tokens with modifiers is not rendered")
+		}
+		predicates := _u.mutation.predicates
+		var err error
+		statement, err = updateStatement(ctx, _u.driver.Dialect(), refreshtoken.Table, updatedRefreshTokenColumns, _u.mutation, func(selector *sql.Selector) {
+			for _, p := range predicates {
+				p(selector)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		_u.mutation.done = true
+		return 0, nil
+	}, _u.mutation, _u.hooks)
+	return statement, err
 }
 
 // InsertStatement is Save without the round trip: it sets the defaults, runs the hooks and the
@@ -324,6 +799,50 @@ func (_c *RefundCreate) InsertStatement(ctx context.Context) (*Refund, Statement
 	return node, statement, err
 }
 
+// updatedRefundColumns are the columns an update of Refund rows sets or adds to (a field that is
+// not immutable, or is updated by default), with their types.
+var updatedRefundColumns = map[string]field.Type{
+	refund.FieldUpdatedAt:        field.TypeTime,
+	refund.FieldStatus:           field.TypeEnum,
+	refund.FieldReason:           field.TypeString,
+	refund.FieldProviderRefundID: field.TypeString,
+	refund.FieldFailureCode:      field.TypeString,
+}
+
+// UpdateStatement is Save without the round trip: it sets the defaults, runs the hooks and the
+// checks as Save does, and returns the UPDATE that Save would run, for the caller to send together
+// with other statements (one pgx.Batch) and to read the rows it affected. An update of edges, or
+// with modifiers, is refused: Save would run it as more than one statement, or as something else.
+// A hook runs before the statement is sent, so one that acts after the mutation acts before the
+// rows change.
+func (_u *RefundUpdate) UpdateStatement(ctx context.Context) (Statement, error) {
+	if err := _u.defaults(); err != nil {
+		return Statement{}, err
+	}
+	var statement Statement
+	_, err := withHooks(ctx, func(ctx context.Context) (int, error) {
+		if err := _u.check(); err != nil {
+			return 0, err
+		}
+		if len(_u.modifiers) > 0 {
+			return 0, errors.New("ent: an update of refunds with modifiers is not rendered")
+		}
+		predicates := _u.mutation.predicates
+		var err error
+		statement, err = updateStatement(ctx, _u.driver.Dialect(), refund.Table, updatedRefundColumns, _u.mutation, func(selector *sql.Selector) {
+			for _, p := range predicates {
+				p(selector)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		_u.mutation.done = true
+		return 0, nil
+	}, _u.mutation, _u.hooks)
+	return statement, err
+}
+
 // InsertStatement is Save without the round trip: it sets the defaults, runs the hooks and the
 // checks as Save does, and returns the Revocation and the INSERT that Save would run, for the
 // caller to send together with other statements (one pgx.Batch). The row's id must be known
@@ -346,6 +865,38 @@ func (_c *RevocationCreate) InsertStatement(ctx context.Context) (*Revocation, S
 		return node, nil
 	}, _c.mutation, _c.hooks)
 	return node, statement, err
+}
+
+// updatedRevocationColumns are the columns an update of Revocation rows sets or adds to (a field that is
+// not immutable, or is updated by default), with their types.
+var updatedRevocationColumns = map[string]field.Type{}
+
+// UpdateStatement is Save without the round trip: it sets the defaults, runs the hooks and the
+// checks as Save does, and returns the UPDATE that Save would run, for the caller to send together
+// with other statements (one pgx.Batch) and to read the rows it affected. An update of edges, or
+// with modifiers, is refused: Save would run it as more than one statement, or as something else.
+// A hook runs before the statement is sent, so one that acts after the mutation acts before the
+// rows change.
+func (_u *RevocationUpdate) UpdateStatement(ctx context.Context) (Statement, error) {
+	var statement Statement
+	_, err := withHooks(ctx, func(ctx context.Context) (int, error) {
+		if len(_u.modifiers) > 0 {
+			return 0, errors.New("ent: an update of revocations with modifiers is not rendered")
+		}
+		predicates := _u.mutation.predicates
+		var err error
+		statement, err = updateStatement(ctx, _u.driver.Dialect(), revocation.Table, updatedRevocationColumns, _u.mutation, func(selector *sql.Selector) {
+			for _, p := range predicates {
+				p(selector)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		_u.mutation.done = true
+		return 0, nil
+	}, _u.mutation, _u.hooks)
+	return statement, err
 }
 
 // InsertStatement is Save without the round trip: it sets the defaults, runs the hooks and the
@@ -372,6 +923,38 @@ func (_c *SandboxAnswerCreate) InsertStatement(ctx context.Context) (*SandboxAns
 	return node, statement, err
 }
 
+// updatedSandboxAnswerColumns are the columns an update of SandboxAnswer rows sets or adds to (a field that is
+// not immutable, or is updated by default), with their types.
+var updatedSandboxAnswerColumns = map[string]field.Type{}
+
+// UpdateStatement is Save without the round trip: it sets the defaults, runs the hooks and the
+// checks as Save does, and returns the UPDATE that Save would run, for the caller to send together
+// with other statements (one pgx.Batch) and to read the rows it affected. An update of edges, or
+// with modifiers, is refused: Save would run it as more than one statement, or as something else.
+// A hook runs before the statement is sent, so one that acts after the mutation acts before the
+// rows change.
+func (_u *SandboxAnswerUpdate) UpdateStatement(ctx context.Context) (Statement, error) {
+	var statement Statement
+	_, err := withHooks(ctx, func(ctx context.Context) (int, error) {
+		if len(_u.modifiers) > 0 {
+			return 0, errors.New("ent: an update of sandbox_answers with modifiers is not rendered")
+		}
+		predicates := _u.mutation.predicates
+		var err error
+		statement, err = updateStatement(ctx, _u.driver.Dialect(), sandboxanswer.Table, updatedSandboxAnswerColumns, _u.mutation, func(selector *sql.Selector) {
+			for _, p := range predicates {
+				p(selector)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		_u.mutation.done = true
+		return 0, nil
+	}, _u.mutation, _u.hooks)
+	return statement, err
+}
+
 // InsertStatement is Save without the round trip: it sets the defaults, runs the hooks and the
 // checks as Save does, and returns the SandboxObject and the INSERT that Save would run, for the
 // caller to send together with other statements (one pgx.Batch). The row's id must be known
@@ -396,6 +979,48 @@ func (_c *SandboxObjectCreate) InsertStatement(ctx context.Context) (*SandboxObj
 	return node, statement, err
 }
 
+// updatedSandboxObjectColumns are the columns an update of SandboxObject rows sets or adds to (a field that is
+// not immutable, or is updated by default), with their types.
+var updatedSandboxObjectColumns = map[string]field.Type{
+	sandboxobject.FieldCaptured:  field.TypeInt64,
+	sandboxobject.FieldRefunded:  field.TypeInt64,
+	sandboxobject.FieldStatus:    field.TypeString,
+	sandboxobject.FieldBody:      field.TypeBytes,
+	sandboxobject.FieldUpdatedAt: field.TypeTime,
+}
+
+// UpdateStatement is Save without the round trip: it sets the defaults, runs the hooks and the
+// checks as Save does, and returns the UPDATE that Save would run, for the caller to send together
+// with other statements (one pgx.Batch) and to read the rows it affected. An update of edges, or
+// with modifiers, is refused: Save would run it as more than one statement, or as something else.
+// A hook runs before the statement is sent, so one that acts after the mutation acts before the
+// rows change.
+func (_u *SandboxObjectUpdate) UpdateStatement(ctx context.Context) (Statement, error) {
+	_u.defaults()
+	var statement Statement
+	_, err := withHooks(ctx, func(ctx context.Context) (int, error) {
+		if err := _u.check(); err != nil {
+			return 0, err
+		}
+		if len(_u.modifiers) > 0 {
+			return 0, errors.New("ent: an update of sandbox_objects with modifiers is not rendered")
+		}
+		predicates := _u.mutation.predicates
+		var err error
+		statement, err = updateStatement(ctx, _u.driver.Dialect(), sandboxobject.Table, updatedSandboxObjectColumns, _u.mutation, func(selector *sql.Selector) {
+			for _, p := range predicates {
+				p(selector)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		_u.mutation.done = true
+		return 0, nil
+	}, _u.mutation, _u.hooks)
+	return statement, err
+}
+
 // InsertStatement is Save without the round trip: it sets the defaults, runs the hooks and the
 // checks as Save does, and returns the SigningKey and the INSERT that Save would run, for the
 // caller to send together with other statements (one pgx.Batch). The row's id must be known
@@ -418,6 +1043,40 @@ func (_c *SigningKeyCreate) InsertStatement(ctx context.Context) (*SigningKey, S
 		return node, nil
 	}, _c.mutation, _c.hooks)
 	return node, statement, err
+}
+
+// updatedSigningKeyColumns are the columns an update of SigningKey rows sets or adds to (a field that is
+// not immutable, or is updated by default), with their types.
+var updatedSigningKeyColumns = map[string]field.Type{
+	signingkey.FieldAnnouncedAt: field.TypeTime,
+}
+
+// UpdateStatement is Save without the round trip: it sets the defaults, runs the hooks and the
+// checks as Save does, and returns the UPDATE that Save would run, for the caller to send together
+// with other statements (one pgx.Batch) and to read the rows it affected. An update of edges, or
+// with modifiers, is refused: Save would run it as more than one statement, or as something else.
+// A hook runs before the statement is sent, so one that acts after the mutation acts before the
+// rows change.
+func (_u *SigningKeyUpdate) UpdateStatement(ctx context.Context) (Statement, error) {
+	var statement Statement
+	_, err := withHooks(ctx, func(ctx context.Context) (int, error) {
+		if len(_u.modifiers) > 0 {
+			return 0, errors.New("ent: an update of signing_keys with modifiers is not rendered")
+		}
+		predicates := _u.mutation.predicates
+		var err error
+		statement, err = updateStatement(ctx, _u.driver.Dialect(), signingkey.Table, updatedSigningKeyColumns, _u.mutation, func(selector *sql.Selector) {
+			for _, p := range predicates {
+				p(selector)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		_u.mutation.done = true
+		return 0, nil
+	}, _u.mutation, _u.hooks)
+	return statement, err
 }
 
 // InsertStatement is Save without the round trip: it sets the defaults, runs the hooks and the
@@ -446,6 +1105,51 @@ func (_c *UserCreate) InsertStatement(ctx context.Context) (*User, Statement, er
 	return node, statement, err
 }
 
+// updatedUserColumns are the columns an update of User rows sets or adds to (a field that is
+// not immutable, or is updated by default), with their types.
+var updatedUserColumns = map[string]field.Type{
+	user.FieldUpdatedAt:    field.TypeTime,
+	user.FieldEmail:        field.TypeString,
+	user.FieldPasswordHash: field.TypeString,
+	user.FieldRole:         field.TypeEnum,
+	user.FieldDisabled:     field.TypeBool,
+	user.FieldPlatform:     field.TypeBool,
+}
+
+// UpdateStatement is Save without the round trip: it sets the defaults, runs the hooks and the
+// checks as Save does, and returns the UPDATE that Save would run, for the caller to send together
+// with other statements (one pgx.Batch) and to read the rows it affected. An update of edges, or
+// with modifiers, is refused: Save would run it as more than one statement, or as something else.
+// A hook runs before the statement is sent, so one that acts after the mutation acts before the
+// rows change.
+func (_u *UserUpdate) UpdateStatement(ctx context.Context) (Statement, error) {
+	if err := _u.defaults(); err != nil {
+		return Statement{}, err
+	}
+	var statement Statement
+	_, err := withHooks(ctx, func(ctx context.Context) (int, error) {
+		if err := _u.check(); err != nil {
+			return 0, err
+		}
+		if len(_u.modifiers) > 0 {
+			return 0, errors.New("ent: an update of users with modifiers is not rendered")
+		}
+		predicates := _u.mutation.predicates
+		var err error
+		statement, err = updateStatement(ctx, _u.driver.Dialect(), user.Table, updatedUserColumns, _u.mutation, func(selector *sql.Selector) {
+			for _, p := range predicates {
+				p(selector)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		_u.mutation.done = true
+		return 0, nil
+	}, _u.mutation, _u.hooks)
+	return statement, err
+}
+
 // InsertStatement is Save without the round trip: it sets the defaults, runs the hooks and the
 // checks as Save does, and returns the WebhookAttempt and the INSERT that Save would run, for the
 // caller to send together with other statements (one pgx.Batch). The row's id must be known
@@ -468,6 +1172,41 @@ func (_c *WebhookAttemptCreate) InsertStatement(ctx context.Context) (*WebhookAt
 		return node, nil
 	}, _c.mutation, _c.hooks)
 	return node, statement, err
+}
+
+// updatedWebhookAttemptColumns are the columns an update of WebhookAttempt rows sets or adds to (a field that is
+// not immutable, or is updated by default), with their types.
+var updatedWebhookAttemptColumns = map[string]field.Type{}
+
+// UpdateStatement is Save without the round trip: it sets the defaults, runs the hooks and the
+// checks as Save does, and returns the UPDATE that Save would run, for the caller to send together
+// with other statements (one pgx.Batch) and to read the rows it affected. An update of edges, or
+// with modifiers, is refused: Save would run it as more than one statement, or as something else.
+// A hook runs before the statement is sent, so one that acts after the mutation acts before the
+// rows change.
+func (_u *WebhookAttemptUpdate) UpdateStatement(ctx context.Context) (Statement, error) {
+	var statement Statement
+	_, err := withHooks(ctx, func(ctx context.Context) (int, error) {
+		if err := _u.check(); err != nil {
+			return 0, err
+		}
+		if len(_u.modifiers) > 0 {
+			return 0, errors.New("ent: an update of webhook_attempts with modifiers is not rendered")
+		}
+		predicates := _u.mutation.predicates
+		var err error
+		statement, err = updateStatement(ctx, _u.driver.Dialect(), webhookattempt.Table, updatedWebhookAttemptColumns, _u.mutation, func(selector *sql.Selector) {
+			for _, p := range predicates {
+				p(selector)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		_u.mutation.done = true
+		return 0, nil
+	}, _u.mutation, _u.hooks)
+	return statement, err
 }
 
 // InsertStatement is Save without the round trip: it sets the defaults, runs the hooks and the
@@ -496,6 +1235,53 @@ func (_c *WebhookDeliveryCreate) InsertStatement(ctx context.Context) (*WebhookD
 	return node, statement, err
 }
 
+// updatedWebhookDeliveryColumns are the columns an update of WebhookDelivery rows sets or adds to (a field that is
+// not immutable, or is updated by default), with their types.
+var updatedWebhookDeliveryColumns = map[string]field.Type{
+	webhookdelivery.FieldUpdatedAt:      field.TypeTime,
+	webhookdelivery.FieldStatus:         field.TypeEnum,
+	webhookdelivery.FieldAttempts:       field.TypeInt,
+	webhookdelivery.FieldNextAttemptAt:  field.TypeTime,
+	webhookdelivery.FieldLastStatusCode: field.TypeInt,
+	webhookdelivery.FieldLastError:      field.TypeString,
+	webhookdelivery.FieldLatencyMs:      field.TypeInt64,
+	webhookdelivery.FieldDeliveredAt:    field.TypeTime,
+}
+
+// UpdateStatement is Save without the round trip: it sets the defaults, runs the hooks and the
+// checks as Save does, and returns the UPDATE that Save would run, for the caller to send together
+// with other statements (one pgx.Batch) and to read the rows it affected. An update of edges, or
+// with modifiers, is refused: Save would run it as more than one statement, or as something else.
+// A hook runs before the statement is sent, so one that acts after the mutation acts before the
+// rows change.
+func (_u *WebhookDeliveryUpdate) UpdateStatement(ctx context.Context) (Statement, error) {
+	if err := _u.defaults(); err != nil {
+		return Statement{}, err
+	}
+	var statement Statement
+	_, err := withHooks(ctx, func(ctx context.Context) (int, error) {
+		if err := _u.check(); err != nil {
+			return 0, err
+		}
+		if len(_u.modifiers) > 0 {
+			return 0, errors.New("ent: an update of webhook_deliveries with modifiers is not rendered")
+		}
+		predicates := _u.mutation.predicates
+		var err error
+		statement, err = updateStatement(ctx, _u.driver.Dialect(), webhookdelivery.Table, updatedWebhookDeliveryColumns, _u.mutation, func(selector *sql.Selector) {
+			for _, p := range predicates {
+				p(selector)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		_u.mutation.done = true
+		return 0, nil
+	}, _u.mutation, _u.hooks)
+	return statement, err
+}
+
 // InsertStatement is Save without the round trip: it sets the defaults, runs the hooks and the
 // checks as Save does, and returns the WebhookDeliveryAttempt and the INSERT that Save would run, for the
 // caller to send together with other statements (one pgx.Batch). The row's id must be known
@@ -520,6 +1306,41 @@ func (_c *WebhookDeliveryAttemptCreate) InsertStatement(ctx context.Context) (*W
 		return node, nil
 	}, _c.mutation, _c.hooks)
 	return node, statement, err
+}
+
+// updatedWebhookDeliveryAttemptColumns are the columns an update of WebhookDeliveryAttempt rows sets or adds to (a field that is
+// not immutable, or is updated by default), with their types.
+var updatedWebhookDeliveryAttemptColumns = map[string]field.Type{}
+
+// UpdateStatement is Save without the round trip: it sets the defaults, runs the hooks and the
+// checks as Save does, and returns the UPDATE that Save would run, for the caller to send together
+// with other statements (one pgx.Batch) and to read the rows it affected. An update of edges, or
+// with modifiers, is refused: Save would run it as more than one statement, or as something else.
+// A hook runs before the statement is sent, so one that acts after the mutation acts before the
+// rows change.
+func (_u *WebhookDeliveryAttemptUpdate) UpdateStatement(ctx context.Context) (Statement, error) {
+	var statement Statement
+	_, err := withHooks(ctx, func(ctx context.Context) (int, error) {
+		if err := _u.check(); err != nil {
+			return 0, err
+		}
+		if len(_u.modifiers) > 0 {
+			return 0, errors.New("ent: an update of webhook_delivery_attempts with modifiers is not rendered")
+		}
+		predicates := _u.mutation.predicates
+		var err error
+		statement, err = updateStatement(ctx, _u.driver.Dialect(), webhookdeliveryattempt.Table, updatedWebhookDeliveryAttemptColumns, _u.mutation, func(selector *sql.Selector) {
+			for _, p := range predicates {
+				p(selector)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		_u.mutation.done = true
+		return 0, nil
+	}, _u.mutation, _u.hooks)
+	return statement, err
 }
 
 // InsertStatement is Save without the round trip: it sets the defaults, runs the hooks and the
@@ -548,6 +1369,58 @@ func (_c *WebhookEndpointCreate) InsertStatement(ctx context.Context) (*WebhookE
 	return node, statement, err
 }
 
+// updatedWebhookEndpointColumns are the columns an update of WebhookEndpoint rows sets or adds to (a field that is
+// not immutable, or is updated by default), with their types.
+var updatedWebhookEndpointColumns = map[string]field.Type{
+	webhookendpoint.FieldUpdatedAt:               field.TypeTime,
+	webhookendpoint.FieldURL:                     field.TypeString,
+	webhookendpoint.FieldEvents:                  field.TypeJSON,
+	webhookendpoint.FieldDescription:             field.TypeString,
+	webhookendpoint.FieldStatus:                  field.TypeEnum,
+	webhookendpoint.FieldDisabledReason:          field.TypeString,
+	webhookendpoint.FieldSecret:                  field.TypeString,
+	webhookendpoint.FieldPreviousSecret:          field.TypeString,
+	webhookendpoint.FieldPreviousSecretExpiresAt: field.TypeTime,
+	webhookendpoint.FieldFailingSince:            field.TypeTime,
+}
+
+// UpdateStatement is Save without the round trip: it sets the defaults, runs the hooks and the
+// checks as Save does, and returns the UPDATE that Save would run, for the caller to send together
+// with other statements (one pgx.Batch) and to read the rows it affected. An update of edges, or
+// with modifiers, is refused: Save would run it as more than one statement, or as something else.
+// A hook runs before the statement is sent, so one that acts after the mutation acts before the
+// rows change.
+func (_u *WebhookEndpointUpdate) UpdateStatement(ctx context.Context) (Statement, error) {
+	if err := _u.defaults(); err != nil {
+		return Statement{}, err
+	}
+	var statement Statement
+	_, err := withHooks(ctx, func(ctx context.Context) (int, error) {
+		if err := _u.check(); err != nil {
+			return 0, err
+		}
+		if len(_u.modifiers) > 0 {
+			return 0, errors.New("ent: an update of webhook_endpoints with modifiers is not rendered")
+		}
+		if _, ok := _u.mutation.AppendedEvents(); ok {
+			return 0, errors.New("ent: an update of webhook_endpoints that appends to events is not rendered")
+		}
+		predicates := _u.mutation.predicates
+		var err error
+		statement, err = updateStatement(ctx, _u.driver.Dialect(), webhookendpoint.Table, updatedWebhookEndpointColumns, _u.mutation, func(selector *sql.Selector) {
+			for _, p := range predicates {
+				p(selector)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		_u.mutation.done = true
+		return 0, nil
+	}, _u.mutation, _u.hooks)
+	return statement, err
+}
+
 // InsertStatement is Save without the round trip: it sets the defaults, runs the hooks and the
 // checks as Save does, and returns the WebhookEvent and the INSERT that Save would run, for the
 // caller to send together with other statements (one pgx.Batch). The row's id must be known
@@ -570,4 +1443,47 @@ func (_c *WebhookEventCreate) InsertStatement(ctx context.Context) (*WebhookEven
 		return node, nil
 	}, _c.mutation, _c.hooks)
 	return node, statement, err
+}
+
+// updatedWebhookEventColumns are the columns an update of WebhookEvent rows sets or adds to (a field that is
+// not immutable, or is updated by default), with their types.
+var updatedWebhookEventColumns = map[string]field.Type{
+	webhookevent.FieldStatus:        field.TypeEnum,
+	webhookevent.FieldAttempts:      field.TypeInt,
+	webhookevent.FieldNextAttemptAt: field.TypeTime,
+	webhookevent.FieldLastError:     field.TypeString,
+	webhookevent.FieldIgnoredReason: field.TypeString,
+	webhookevent.FieldPaymentID:     field.TypeString,
+	webhookevent.FieldProcessedAt:   field.TypeTime,
+}
+
+// UpdateStatement is Save without the round trip: it sets the defaults, runs the hooks and the
+// checks as Save does, and returns the UPDATE that Save would run, for the caller to send together
+// with other statements (one pgx.Batch) and to read the rows it affected. An update of edges, or
+// with modifiers, is refused: Save would run it as more than one statement, or as something else.
+// A hook runs before the statement is sent, so one that acts after the mutation acts before the
+// rows change.
+func (_u *WebhookEventUpdate) UpdateStatement(ctx context.Context) (Statement, error) {
+	var statement Statement
+	_, err := withHooks(ctx, func(ctx context.Context) (int, error) {
+		if err := _u.check(); err != nil {
+			return 0, err
+		}
+		if len(_u.modifiers) > 0 {
+			return 0, errors.New("ent: an update of webhook_events with modifiers is not rendered")
+		}
+		predicates := _u.mutation.predicates
+		var err error
+		statement, err = updateStatement(ctx, _u.driver.Dialect(), webhookevent.Table, updatedWebhookEventColumns, _u.mutation, func(selector *sql.Selector) {
+			for _, p := range predicates {
+				p(selector)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		_u.mutation.done = true
+		return 0, nil
+	}, _u.mutation, _u.hooks)
+	return statement, err
 }

@@ -78,13 +78,11 @@ type Recorder struct {
 // Record writes an event of eventType showing object, whose id is objectID, within tx: it exists
 // if and only if the change it tells of is committed. It is the object's merchant's.
 func (r *Recorder) Record(ctx context.Context, tx *ent.Tx, merchantID, eventType, objectID string, object any, at time.Time) error {
-	id := prefixid.New("evt")
-	at = at.UTC().Truncate(time.Microsecond) // as the database keeps it
-	body, err := NewBody(id, eventType, at, object)
+	create, err := r.Create(tx.Event, merchantID, eventType, objectID, object, at)
 	if err != nil {
 		return err
 	}
-	if err := tx.Event.Create().SetID(id).SetMerchantID(merchantID).SetType(eventType).SetObjectID(objectID).SetBody(body).SetCreatedAt(at).Exec(ctx); err != nil {
+	if err := create.Exec(ctx); err != nil {
 		return fmt.Errorf("recording event %s: %w", eventType, err)
 	}
 	if r != nil && r.Written != nil {
@@ -92,13 +90,32 @@ func (r *Recorder) Record(ctx context.Context, tx *ent.Tx, merchantID, eventType
 			return ent.CommitFunc(func(ctx context.Context, tx *ent.Tx) error {
 				err := next.Commit(ctx, tx)
 				if err == nil {
-					r.Written()
+					r.Wrote()
 				}
 				return err
 			})
 		})
 	}
 	return nil
+}
+
+// Create is the create of the event Record writes, on events, for a caller that sends it in a
+// transaction of its own making (database.DB.ExecChecked) and calls Wrote once that committed.
+func (r *Recorder) Create(events *ent.EventClient, merchantID, eventType, objectID string, object any, at time.Time) (*ent.EventCreate, error) {
+	id := prefixid.New("evt")
+	at = at.UTC().Truncate(time.Microsecond) // as the database keeps it
+	body, err := NewBody(id, eventType, at, object)
+	if err != nil {
+		return nil, err
+	}
+	return events.Create().SetID(id).SetMerchantID(merchantID).SetType(eventType).SetObjectID(objectID).SetBody(body).SetCreatedAt(at), nil
+}
+
+// Wrote tells Written, when set, that a transaction that wrote events made by Create committed.
+func (r *Recorder) Wrote() {
+	if r != nil && r.Written != nil {
+		r.Written()
+	}
 }
 
 // PaymentEventOf is the event a payment's move into status to tells of; none for pending, which a

@@ -164,10 +164,16 @@ func settle(ctx context.Context, keys *ent.IdempotencyKeyClient, now time.Time, 
 // payment (a create's own answer among them, which this settles with the create's key), so a
 // retry with the key stops answering the error, or 409.
 func (s *Store) Resolve(ctx context.Context, tx *ent.Tx, resourceID string) error {
-	return tx.IdempotencyKey.Update().
+	return s.Resolving(tx.IdempotencyKey, resourceID).Exec(ctx)
+}
+
+// Resolving is Resolve's update, on keys, for a caller that sends it with other statements itself
+// (database.DB.ExecChecked). Any number of keys may be resolved by it, none among them.
+func (s *Store) Resolving(keys *ent.IdempotencyKeyClient, resourceID string) *ent.IdempotencyKeyUpdate {
+	return keys.Update().
 		Where(idempotencykey.ResourceID(resourceID),
 			idempotencykey.Or(idempotencykey.ErrorCode(string(apierror.Internal)), idempotencykey.SettledAtIsNil())).
-		ClearErrorCode().ClearErrorMessage().ClearErrorParam().SetSettledAt(s.now()).Exec(ctx)
+		ClearErrorCode().ClearErrorMessage().ClearErrorParam().SetSettledAt(s.now())
 }
 
 // Previous returns how the earlier call with k ended, and marks ctx's replay watch. It refuses a

@@ -107,6 +107,24 @@ func TestEveryChangeTellsMerchants(t *testing.T) {
 	})
 }
 
+// TestCreateWakesTheDeliveries: a create whose answer wrote an event tells the recorder's Written
+// once that event is committed.
+func TestCreateWakesTheDeliveries(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		svc := newService(db, providertest.Memory{}, 99999999)
+		var committed []int
+		svc.Events = &event.Recorder{Written: func() {
+			committed = append(committed, db.Ent.Event.Query().CountX(databasetest.AsMerchant()))
+		}}
+		if _, err := svc.Create(allowed(), validInput()); err != nil {
+			t.Fatal(err)
+		}
+		if len(committed) != 1 || committed[0] != 1 {
+			t.Errorf("Written was told with %v events committed; want once, with 1", committed)
+		}
+	})
+}
+
 // TestSampleObjects: a test event of each type shows a sample in the shape of the real object,
 // in the state the type tells of, with ids that say it is a test.
 func TestSampleObjects(t *testing.T) {

@@ -106,6 +106,18 @@ func (s *Service) applyChargeOutcome(ctx context.Context, tx *ent.Tx, p *ent.Pay
 		}
 		return o.against(p), nil
 	}
+	path, c := s.chargeMoves(p, o, sent)
+	if err := s.moveThrough(ctx, tx, p, path, o.reason, actor, c); err != nil {
+		return verdict{}, err
+	}
+	// After the move, which holds the payment's lock if a read under it did not: the payment's
+	// lock before its keys', the order every writer takes them in.
+	return agreed(), s.keys.Resolve(ctx, tx, p.ID)
+}
+
+// chargeMoves is the path outcome o, which moves payment p, moves it along, and the changes that
+// go with its last move (the sending of the charge among them, when sent is not nil).
+func (s *Service) chargeMoves(p *ent.Payment, o chargeOutcome, sent *sentCharge) ([]state.PaymentStatus, changes) {
 	c := o.recorded
 	if sent != nil {
 		c.provider, c.routing = &sent.provider, &sent.routing
@@ -127,12 +139,7 @@ func (s *Service) applyChargeOutcome(ctx context.Context, tx *ent.Tx, p *ent.Pay
 		held := path[len(path)-1] == state.PaymentRequiresCapture
 		c.clearPending, c.clearCancellation = !held, !held && p.PendingAction != nil
 	}
-	if err := s.moveThrough(ctx, tx, p, path, o.reason, actor, c); err != nil {
-		return verdict{}, err
-	}
-	// After the move, which holds the payment's lock if a read under it did not: the payment's
-	// lock before its keys', the order every writer takes them in.
-	return agreed(), s.keys.Resolve(ctx, tx, p.ID)
+	return path, c
 }
 
 // moves reports whether o moves payment p: one in doubt, to whatever the provider says; one

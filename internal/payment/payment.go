@@ -400,73 +400,63 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 		actor = "system" // no provider was asked
 	}
 	var v verdict
-	record := func(asRecorded bool) func(tx *ent.Tx) error {
-		return func(tx *ent.Tx) error {
-			// keep makes p the payment as written: p itself moved, or the one read under the
-			// lock, detached from tx so that its edges load once tx is over.
-			keep := func(current *ent.Payment) {
-				if !asRecorded {
-					current = current.Unwrap()
-				}
-				*p = *current
-			}
-			var current *ent.Payment
-			var err error
-			answer := outcome
-			if asRecorded {
-				current = ptr(*p)
-				answer.recorded.unchangedSince = ptr(p.UpdatedAt)
-			} else if current, err = lockPayment(ctx, tx, p.ID); err != nil {
-				return err
-			}
-			if capturing(current) {
-				// Authorised by the provider's event and sent for capture while this request waited
-				// for the charge's answer (a create's, made before any capture), which is about the
-				// authorisation: it must not take the capture's place. The call answers the payment
-				// as it is.
-				v = overCapture(current, "the charge's answer")
-				keep(current)
-				if key == nil {
-					return nil
-				}
-				return s.keys.Settle(ctx, tx, key, nil)
-			}
-			// A move resolves every key that made the payment, this call's among them.
-			moved := answer.moves(current)
-			if v, err = s.applyChargeOutcome(ctx, tx, current, answer, actor, &sent); err != nil {
-				return err
-			}
-			if doubt != nil && current.Status == state.PaymentProcessing {
-				// Its outcome unknown, the payment answers 202: merchants hear of it as of any move.
-				if err := s.Events.Record(ctx, tx, current.MerchantID, event.PaymentProcessing, current.ID, ObjectOf(current), s.now()); err != nil {
-					return err
-				}
-			}
-			// A charge in doubt, or an answer to a payment someone else moved first, settles the
-			// key here: its retries answer the payment as it is then.
-			if key != nil && !moved {
-				if err := s.keys.Settle(ctx, tx, key, nil); err != nil {
-					return err
-				}
-			}
-			keep(current)
-			return nil
+	// record records the answer onto the payment as read under its lock.
+	record := func(tx *ent.Tx) error {
+		current, err := lockPayment(ctx, tx, p.ID)
+		if err != nil {
+			return err
 		}
+		// keep makes p the payment as written, detached from tx so that its edges load once tx
+		// is over.
+		keep := func() { *p = *current.Unwrap() }
+		if capturing(current) {
+			// Authorised by the provider's event and sent for capture while this request waited
+			// for the charge's answer (a create's, made before any capture), which is about the
+			// authorisation: it must not take the capture's place. The call answers the payment
+			// as it is.
+			v = overCapture(current, "the charge's answer")
+			keep()
+			if key == nil {
+				return nil
+			}
+			return s.keys.Settle(ctx, tx, key, nil)
+		}
+		// A move resolves every key that made the payment, this call's among them.
+		moved := outcome.moves(current)
+		if v, err = s.applyChargeOutcome(ctx, tx, current, outcome, actor, &sent); err != nil {
+			return err
+		}
+		if doubt != nil && current.Status == state.PaymentProcessing {
+			// Its outcome unknown, the payment answers 202: merchants hear of it as of any move.
+			if err := s.Events.Record(ctx, tx, current.MerchantID, event.PaymentProcessing, current.ID, ObjectOf(current), s.now()); err != nil {
+				return err
+			}
+		}
+		// A charge in doubt, or an answer to a payment someone else moved first, settles the
+		// key here: its retries answer the payment as it is then.
+		if key != nil && !moved {
+			if err := s.keys.Settle(ctx, tx, key, nil); err != nil {
+				return err
+			}
+		}
+		keep()
+		return nil
 	}
 	// An answer that moves the payment is first recorded onto the payment as this request
-	// recorded it: the move's UPDATE is conditional on its status and its updated_at as recorded,
-	// and takes the row's lock, so no read under the lock is needed first. Should anyone have
-	// written to it since (a provider's event or reconciliation moving it, a failover renaming
-	// its provider, a dispute), the UPDATE finds it changed, nothing is written, and the answer
-	// is recorded as any other: read afresh under the lock, where their record, from the same
-	// provider, stands, and is this request's answer.
-	asRecorded := doubt == nil && outcome.moves(p)
+	// recorded it (recordOntoRecorded): the move's UPDATE is conditional on its status and its
+	// updated_at as recorded, and takes the row's lock, so no read under the lock is needed
+	// first. Should anyone have written to it since (a provider's event or reconciliation moving
+	// it, a failover renaming its provider, a dispute), the UPDATE finds it changed, nothing is
+	// written, and the answer is recorded as any other: read afresh under the lock, where their
+	// record, from the same provider, stands, and is this request's answer. A payment being
+	// captured, which a create's own never is, is left to the locked path, which knows it.
+	asRecorded := doubt == nil && outcome.moves(p) && !capturing(p)
 	var err error
 	if asRecorded {
-		err = s.inTx(ctx, record(true))
+		err = s.recordOntoRecorded(ctx, p, outcome, actor, &sent)
 	}
 	if !asRecorded || err != nil {
-		err = s.recordOutcome(ctx, record(false))
+		err = s.recordOutcome(ctx, record)
 	}
 	if err == nil {
 		s.tellPerson(ctx, v, p.ID)
@@ -482,6 +472,73 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 	}
 	s.answered(string(p.Status), p.Provider, p.Currency)
 	return p, nil
+}
+
+// recordOntoRecorded records outcome o of payment p's charge, which moves p, onto p as this
+// request recorded it, by actor, with how the charge was sent: the moves applyChargeOutcome would
+// make, their history rows and events, and the resolving of the keys that made p, in that order.
+// They are rendered rather than run, and sent to the database as one transaction that commits only
+// if each move's UPDATE, conditional on p's status and on its updated_at as recorded, found p:
+// on PostgreSQL two exchanges (database.DB.ExecChecked), where running them would take six. When
+// one did not, nothing is written and the error says p changed meanwhile. p is what was written
+// once it returns nil, and as it was otherwise.
+func (s *Service) recordOntoRecorded(ctx context.Context, p *ent.Payment, o chargeOutcome, actor string, sent *sentCharge) error {
+	current := ptr(*p)
+	o.recorded.unchangedSince = ptr(p.UpdatedAt)
+	path, c := s.chargeMoves(current, o, sent)
+	var statements []ent.Statement
+	var updates []int // where the moves' UPDATEs are among statements
+	tells := false
+	for i, step := range stepsOf(path, c) {
+		m, err := s.newMove(s.client, current, path[i], o.reason, actor, step)
+		if err != nil {
+			return err
+		}
+		update, err := m.update.UpdateStatement(ctx)
+		if err != nil {
+			return err
+		}
+		_, history, err := m.history.InsertStatement(ctx)
+		if err != nil {
+			return err
+		}
+		updates = append(updates, len(statements))
+		statements = append(statements, update, history)
+		m.apply(current)
+		if eventType, ok := event.PaymentEventOf(m.to); ok {
+			create, err := s.Events.Create(s.client.Event, current.MerchantID, eventType, current.ID, ObjectOf(current), m.at)
+			if err != nil {
+				return err
+			}
+			_, insert, err := create.InsertStatement(ctx)
+			if err != nil {
+				return err
+			}
+			statements = append(statements, insert)
+			tells = true
+		}
+	}
+	resolve, err := s.keys.Resolving(s.client.IdempotencyKey, current.ID).UpdateStatement(ctx)
+	if err != nil {
+		return err
+	}
+	statements = append(statements, resolve)
+	err = s.db.ExecChecked(ctx, statements, func(affected []int64) error {
+		for _, i := range updates {
+			if affected[i] != 1 {
+				return changedMeanwhile(current.ID)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	*p = *current
+	if tells {
+		s.Events.Wrote()
+	}
+	return nil
 }
 
 // answerInDoubt answers a payment whose charge's outcome is unknown (the provider's answer was
@@ -704,15 +761,55 @@ func ptr[T any](v T) *T { return &v }
 // within tx. The UPDATE is conditional on the status p was read with, so of two concurrent moves
 // one fails instead of both applying. p is updated to what was written, without reading it back.
 func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state.PaymentStatus, reason, actor string, c changes) error {
+	m, err := s.newMove(tx.Client(), p, to, reason, actor, c)
+	if err != nil {
+		return err
+	}
+	n, err := m.update.Save(ctx)
+	if err != nil {
+		return err
+	}
+	if n != 1 {
+		return changedMeanwhile(p.ID)
+	}
+	if err := m.history.Exec(ctx); err != nil {
+		return err
+	}
+	m.apply(p)
+	if eventType, tells := event.PaymentEventOf(to); tells {
+		return s.Events.Record(ctx, tx, p.MerchantID, eventType, p.ID, ObjectOf(p), m.at)
+	}
+	return nil
+}
+
+// changedMeanwhile is the error of a move whose conditional UPDATE found the payment changed.
+func changedMeanwhile(paymentID string) error {
+	return apierror.New(apierror.InvalidState, fmt.Sprintf("payment %s changed while being updated; try again", paymentID))
+}
+
+// statusMove is one move of a payment's status, built but not run: the UPDATE of the payment,
+// conditional on the status it moves from (which must find exactly the payment), and the move's
+// history row.
+type statusMove struct {
+	update  *ent.PaymentUpdate
+	history *ent.PaymentStatusChangeCreate
+	to      state.PaymentStatus
+	at      time.Time
+	c       changes
+}
+
+// newMove builds, on client, the move of p to status to, by actor for reason, with the changes c.
+// It refuses a move the state machine does not allow.
+func (s *Service) newMove(client *ent.Client, p *ent.Payment, to state.PaymentStatus, reason, actor string, c changes) (statusMove, error) {
 	from := p.Status
 	if !from.CanMoveTo(to) {
-		return apierror.New(apierror.InvalidState, fmt.Sprintf("a %s payment cannot become %s", from, to))
+		return statusMove{}, apierror.New(apierror.InvalidState, fmt.Sprintf("a %s payment cannot become %s", from, to))
 	}
 	if from == state.PaymentRequiresAction {
 		c.clearAction = true // the shopper's page is of no use once the payment moved on
 	}
 	at := s.now()
-	update := tx.Payment.Update().Where(payment.ID(p.ID), payment.StatusEQ(from)).SetStatus(to).SetUpdatedAt(at).
+	update := client.Payment.Update().Where(payment.ID(p.ID), payment.StatusEQ(from)).SetStatus(to).SetUpdatedAt(at).
 		SetNillableProvider(c.provider).
 		SetNillableProviderPaymentID(c.providerPaymentID).
 		SetNillableProviderDeclineCode(c.providerDeclineCode).
@@ -741,18 +838,15 @@ func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state
 	}
 	update.SetNillableNextActionURL(c.nextActionURL).SetNillableAuthenticateBefore(c.authenticateBefore)
 	update.SetNillablePendingAction(c.pending).SetNillableCaptureRequested(c.captureRequested).SetNillableReversalDue(c.reversalDue)
-	n, err := update.Save(ctx)
-	if err != nil {
-		return err
-	}
-	if n != 1 {
-		return apierror.New(apierror.InvalidState, fmt.Sprintf("payment %s changed while being updated; try again", p.ID))
-	}
-	if err := tx.PaymentStatusChange.Create().SetMerchantID(p.MerchantID).SetPaymentID(p.ID).SetFrom(from).SetTo(to).
-		SetReason(reason).SetActor(actor).SetAt(at).Exec(ctx); err != nil {
-		return err
-	}
-	p.Status, p.UpdatedAt = to, at
+	history := client.PaymentStatusChange.Create().SetMerchantID(p.MerchantID).SetPaymentID(p.ID).SetFrom(from).SetTo(to).
+		SetReason(reason).SetActor(actor).SetAt(at)
+	return statusMove{update: update, history: history, to: to, at: at, c: c}, nil
+}
+
+// apply makes p the payment m writes, once it is written.
+func (m statusMove) apply(p *ent.Payment) {
+	c := m.c
+	p.Status, p.UpdatedAt = m.to, m.at
 	if c.provider != nil {
 		p.Provider = *c.provider
 	}
@@ -804,30 +898,31 @@ func (s *Service) move(ctx context.Context, tx *ent.Tx, p *ent.Payment, to state
 	if c.reversalDue != nil {
 		p.ReversalDue = c.reversalDue
 	}
-	if eventType, tells := event.PaymentEventOf(to); tells {
-		return s.Events.Record(ctx, tx, p.MerchantID, eventType, p.ID, ObjectOf(p), at)
-	}
-	return nil
 }
 
-// moveThrough moves p along path, one move after another, each in its history; c goes with the
-// last. A provider's news can skip a step Paygate never saw: an authorisation in doubt found
-// voided passes through requires_capture on its way to canceled.
+// moveThrough moves p along path, one move after another, each in its history (stepsOf).
 func (s *Service) moveThrough(ctx context.Context, tx *ent.Tx, p *ent.Payment, path []state.PaymentStatus, reason, actor string, c changes) error {
-	for i, to := range path {
-		step := changes{}
-		if i == len(path)-1 {
-			step = c
-		}
-		step.unchangedSince = nil
-		if i == 0 {
-			step.unchangedSince = c.unchangedSince
-		}
-		if err := s.move(ctx, tx, p, to, reason, actor, step); err != nil {
+	for i, step := range stepsOf(path, c) {
+		if err := s.move(ctx, tx, p, path[i], reason, actor, step); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// stepsOf are the changes of each move along path: c goes with the last, and its condition that
+// the payment be unchanged since a time with the first. A provider's news can skip a step Paygate
+// never saw: an authorisation in doubt found voided passes through requires_capture on its way to
+// canceled.
+func stepsOf(path []state.PaymentStatus, c changes) []changes {
+	if len(path) == 0 {
+		return nil
+	}
+	steps := make([]changes, len(path))
+	steps[len(path)-1] = c
+	steps[len(path)-1].unchangedSince = nil
+	steps[0].unchangedSince = c.unchangedSince
+	return steps
 }
 
 // Get returns one payment.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -501,24 +502,130 @@ func TestAnswerToAPaymentWrittenMeanwhileIsReadAfresh(t *testing.T) {
 	})
 }
 
-// TestCreateExchangesWithPostgreSQL: on PostgreSQL a keyed create records the payment in one
-// exchange with the database (the key's claim, the payment and its two history rows in one
-// pgx.Batch) and its outcome in an ent transaction of six (BEGIN, the move, its history row, its
-// event, the settling of its key, COMMIT).
+// TestCreateExchangesWithPostgreSQL: on PostgreSQL a keyed create takes three exchanges with the
+// database: one for the payment (the key's claim, the payment and its two history rows in one
+// pgx.Batch), and two for its outcome (BEGIN, the move, its history row, its event and the
+// resolving of its key in one pgx.Batch; then COMMIT, once each UPDATE found the payment as
+// recorded), where an ent transaction, a statement at a time, took seven.
 func TestCreateExchangesWithPostgreSQL(t *testing.T) {
 	db := databasetest.CountingPostgres(t)
 	svc := newClockedService(db, providertest.Memory{}, &clock{now: time.Now().UTC()})
 	in := validInput()
-	in.IdempotencyKey = key("seven exchanges")
+	in.IdempotencyKey = key("three exchanges")
 	before := db.RoundTrips()
 	created, err := svc.Create(allowed(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if trips := db.RoundTrips() - before; created.Status != state.PaymentSucceeded || trips != 7 {
-		t.Errorf("a keyed create ended %s after %d exchanges with the database; want succeeded after 7", created.Status, trips)
+	if trips := db.RoundTrips() - before; created.Status != state.PaymentSucceeded || trips != 3 {
+		t.Errorf("a keyed create ended %s after %d exchanges with the database; want succeeded after 3", created.Status, trips)
 	}
 	if replay, err := svc.Create(allowed(), in); err != nil || replay.ID != created.ID {
 		t.Errorf("the create's retry = %v, %v; want payment %s", replay, err, created.ID)
 	}
+}
+
+// movedMeanwhile approves every charge after the provider's event approving it was recorded, as a
+// webhook delivered while the answer was slow would record it: the payment moved between the
+// create's two transactions.
+type movedMeanwhile struct {
+	providertest.Memory
+	db    *database.DB
+	svc   *payment.Service
+	clock *clock
+}
+
+func (m *movedMeanwhile) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
+	m.clock.Advance(payment.InFlightGrace + time.Second) // past the wait for the request's own answer
+	if err := applyNotification(m.db, m.svc, provider.Notification{Kind: provider.ChargeSucceeded, PaymentID: req.PaymentID, ProviderPaymentID: "ch_webhook"}); err != nil {
+		return provider.ChargeResult{}, err
+	}
+	return m.Memory.Charge(ctx, req)
+}
+
+// TestCreateAnswerToAPaymentMovedMeanwhileFallsBack: a create whose payment the provider's event
+// moved before its answer was recorded writes nothing of its answer's move (its UPDATE finds the
+// payment changed, and the rest is rolled back with it), records the answer read under the lock,
+// and answers the payment as the event left it: one history row and one event per move, and the
+// key settled with the payment.
+func TestCreateAnswerToAPaymentMovedMeanwhileFallsBack(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		c := &clock{now: time.Now().UTC().Truncate(time.Microsecond)}
+		moving := &movedMeanwhile{db: db, clock: c}
+		svc := newClockedService(db, moving, c)
+		moving.svc = svc
+		in := validInput()
+		in.IdempotencyKey = key("moved meanwhile")
+		answered, err := svc.Create(allowed(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored := db.Ent.Payment.GetX(databasetest.AsMerchant(), answered.ID)
+		for _, p := range []*ent.Payment{answered, stored} {
+			if p.Status != state.PaymentSucceeded || p.ProviderPaymentID == nil || *p.ProviderPaymentID != "ch_webhook" {
+				t.Errorf("answered %s\nstored %s; want succeeded as the event recorded it, ch_webhook", columnsOf(t, answered), columnsOf(t, stored))
+			}
+		}
+		if moves, want := movesOf(t, db, stored), []string{"pending", "processing", "succeeded"}; !equal(moves, want) {
+			t.Errorf("history %v; want %v", moves, want)
+		}
+		if events := eventsOf(t, db, answered.ID); !equal(events, []string{"payment.succeeded"}) {
+			t.Errorf("events %v; want one payment.succeeded", events)
+		}
+		if replay, err := svc.Create(allowed(), in); err != nil || replay.ID != answered.ID {
+			t.Errorf("the create's retry = %v, %v; want payment %s", replay, err, answered.ID)
+		}
+	})
+}
+
+// voidedAtOnce answers every charge approved, and its authorisation already voided.
+type voidedAtOnce struct{ providertest.Memory }
+
+func (v voidedAtOnce) Charge(ctx context.Context, req provider.ChargeRequest) (provider.ChargeResult, error) {
+	result, err := v.Memory.Charge(ctx, req)
+	result.Canceled = true
+	return result, err
+}
+
+// TestCreateAnswerOfTwoMovesIsRecordedWhole: an answer that moves the payment twice (authorised,
+// then voided) records both moves in the create's outcome, each with its history row and its
+// event, the second UPDATE finding the payment where the first left it; the payment answered is
+// the payment stored.
+func TestCreateAnswerOfTwoMovesIsRecordedWhole(t *testing.T) {
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
+		// The system's clock, which keeps the microseconds the databases keep.
+		svc := payment.NewService(db, idempotency.NewStore(db.Ent, fingerprintKey, systemclock.System),
+			only(voidedAtOnce{}, systemclock.System), fingerprintKey, 99999999, systemclock.System)
+		in := manualInput()
+		in.IdempotencyKey = key("two moves")
+		answered, err := svc.Create(allowed(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored := db.Ent.Payment.GetX(databasetest.AsMerchant(), answered.ID)
+		if answered.Status != state.PaymentCanceled || columnsOf(t, answered) != columnsOf(t, stored) {
+			t.Errorf("answered %s\nstored %s; want canceled as stored", columnsOf(t, answered), columnsOf(t, stored))
+		}
+		if moves, want := movesOf(t, db, stored), []string{"canceled", "pending", "processing", "requires_capture"}; !equal(moves, want) {
+			t.Errorf("history %v; want %v", moves, want)
+		}
+		if events := eventsOf(t, db, answered.ID); !equal(slices.Sorted(slices.Values(events)), []string{"payment.canceled", "payment.requires_capture"}) {
+			t.Errorf("events %v; want requires_capture, then canceled", events)
+		}
+	})
+}
+
+// movesOf are the statuses p's history moved it to, in alphabetical order: moves made in one
+// instant have no order of their own.
+func movesOf(t *testing.T, db *database.DB, p *ent.Payment) []string {
+	t.Helper()
+	history, err := db.Ent.Payment.QueryStatusHistory(p).All(databasetest.AsMerchant())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var moves []string
+	for _, m := range history {
+		moves = append(moves, string(m.To))
+	}
+	return slices.Sorted(slices.Values(moves))
 }
