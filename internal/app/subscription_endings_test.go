@@ -90,12 +90,20 @@ func (c *wsClient) subscribe(id, document string) {
 // test after 20 seconds without either.
 func (c *wsClient) next() (wsFrame, bool) {
 	c.t.Helper()
+	return receive(c.t, c.messages, "the WebSocket")
+}
+
+// receive is the next value from ch, false once ch is closed. After 20 seconds without either it
+// fails the test, saying that listener heard nothing.
+func receive[T any](t *testing.T, ch <-chan T, listener string) (T, bool) {
+	t.Helper()
 	select {
-	case m, ok := <-c.messages:
-		return m, ok
+	case v, ok := <-ch:
+		return v, ok
 	case <-time.After(20 * time.Second):
-		c.t.Fatal("the WebSocket heard nothing for 20 seconds")
-		return wsFrame{}, false
+		t.Fatal(listener + " heard nothing for 20 seconds")
+		var none T
+		return none, false
 	}
 }
 
@@ -157,13 +165,7 @@ func subscribeSSE(t *testing.T, env *testEnv, credential, document string) *sseC
 // 20 seconds without either.
 func (c *sseClient) next() (sseEvent, bool) {
 	c.t.Helper()
-	select {
-	case e, ok := <-c.events:
-		return e, ok
-	case <-time.After(20 * time.Second):
-		c.t.Fatal("the event stream heard nothing for 20 seconds")
-		return sseEvent{}, false
-	}
+	return receive(c.t, c.events, "the event stream")
 }
 
 // result is a GraphQL result as a subscription sends it.

@@ -93,16 +93,11 @@ func startSubscriber(t *testing.T, env *testEnv, transport, credential, document
 // next is the next line the client wrote; it fails the test after 20 seconds without one.
 func (s *nodeSubscriber) next() map[string]any {
 	s.t.Helper()
-	select {
-	case line, ok := <-s.lines:
-		if !ok {
-			s.t.Fatal("the client ended without a word")
-		}
-		return line
-	case <-time.After(20 * time.Second):
-		s.t.Fatal("the client heard nothing for 20 seconds")
-		return nil
+	line, ok := receive(s.t, s.lines, "the client")
+	if !ok {
+		s.t.Fatal("the client ended without a word")
 	}
+	return line
 }
 
 // TestSubscriptionsAcrossServers: real graphql-ws and graphql-sse clients subscribed on one
