@@ -191,6 +191,28 @@ func paymentIDOf(t *testing.T, raw []byte) string {
 	return payment.ID
 }
 
+// quietServers starts two servers over pools and, while no one subscribes, makes 40 payments
+// through them in turn: more than the 32 changes that ended the first subscriber once. It then
+// moves their clocks on, so that those payments are out of the look-back of any subscriber from
+// now on, and returns the server to watch, the one to pay through, and the admin token the
+// payments were made with.
+func quietServers(t *testing.T, pools []*database.DB) (watched, paying *testEnv, admin string) {
+	t.Helper()
+	servers := newTestServers(t, pools)
+	for _, s := range servers {
+		s.app.Start(t.Context())
+	}
+	watched, paying = servers[0], servers[1]
+	admin = paying.tokenFor("admin")
+	for i := range 40 {
+		servers[i%2].succeededPayment(admin, "10.00", "USD", "stripe")
+	}
+	for _, s := range servers {
+		s.clock.Advance(2 * live.LookBack)
+	}
+	return watched, paying, admin
+}
+
 // TestSubscriberAfterAQuietSpell: after many payments made while no one subscribed, on either of
 // two servers over one database, a subscriber over each transport is sent none of them, and is
 // sent the next payments made, on either server; it is not ended for the changes it never asked
@@ -198,20 +220,7 @@ func paymentIDOf(t *testing.T, raw []byte) string {
 func TestSubscriberAfterAQuietSpell(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
-		servers := newTestServers(t, pools)
-		watched, paying := servers[0], servers[1]
-		for _, s := range servers {
-			s.app.Start(t.Context())
-		}
-		admin := paying.tokenFor("admin")
-		// More than the 32 changes that ended the first subscriber once.
-		for i := range 40 {
-			servers[i%2].succeededPayment(admin, "10.00", "USD", "stripe")
-		}
-		// The quiet payments are out of the look-back of any subscriber from now on.
-		for _, s := range servers {
-			s.clock.Advance(2 * live.LookBack)
-		}
+		watched, paying, admin := quietServers(t, pools)
 		document := `subscription { paymentUpdated { id status } }`
 		overWS := dialWS(t, watched, admin)
 		overWS.subscribe("quiet", document)
