@@ -168,6 +168,15 @@ func (c *sseClient) next() (sseEvent, bool) {
 	return receive(c.t, c.events, "the event stream")
 }
 
+// subscribeOverBoth subscribes to document with credential on env's /query twice: over a
+// WebSocket, as operation id, and over Server-Sent Events.
+func subscribeOverBoth(t *testing.T, env *testEnv, credential, id, document string) (*wsClient, *sseClient) {
+	t.Helper()
+	ws := dialWS(t, env, credential)
+	ws.subscribe(id, document)
+	return ws, subscribeSSE(t, env, credential, document)
+}
+
 // result is a GraphQL result as a subscription sends it.
 type result struct {
 	Data   map[string]json.RawMessage `json:"data"`
@@ -222,9 +231,7 @@ func TestSubscriberAfterAQuietSpell(t *testing.T) {
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
 		watched, paying, admin := quietServers(t, pools)
 		document := `subscription { paymentUpdated { id status } }`
-		overWS := dialWS(t, watched, admin)
-		overWS.subscribe("quiet", document)
-		overSSE := subscribeSSE(t, watched, admin, document)
+		overWS, overSSE := subscribeOverBoth(t, watched, admin, "quiet", document)
 		hub := watched.app.services.hub
 		waitFor(t, "both subscriptions to be in place", func() bool { return hub.Subscribers(live.Payment) == 2 })
 
@@ -337,18 +344,15 @@ func TestSubscriptionEndingsSayWhy(t *testing.T) {
 		}
 		var subscribed []subscribers
 		for _, c := range cases {
-			ws := dialWS(t, watched, c.credential)
-			ws.subscribe(c.name, payments)
-			subscribed = append(subscribed, subscribers{ws, subscribeSSE(t, watched, c.credential, payments)})
+			ws, sse := subscribeOverBoth(t, watched, c.credential, c.name, payments)
+			subscribed = append(subscribed, subscribers{ws, sse})
 		}
 		// A staff admin's key for payments and alerts, whose user is then demoted to a role
 		// without monitoring:read.
 		demoted := watched.staffToken("admin")
 		key := watched.apiKey(demoted, auth.ScopePaymentsRead, auth.ScopeMonitoringRead)
 		alerts := `subscription { alertRaised { id } }`
-		scopeWS := dialWS(t, watched, key)
-		scopeWS.subscribe("alerts", alerts)
-		scopeSSE := subscribeSSE(t, watched, key, alerts)
+		scopeWS, scopeSSE := subscribeOverBoth(t, watched, key, "alerts", alerts)
 		waitFor(t, "the subscriptions to be in place", func() bool {
 			return hub.Subscribers(live.Payment) == 2*len(cases) && hub.Subscribers(live.Alert) == 2
 		})
@@ -397,9 +401,7 @@ func TestSubscriptionEndsWhenItsCredentialExpires(t *testing.T) {
 		subscribed := time.Now()
 		left := expires.Sub(env.clock.Now())
 		payments := `subscription { paymentUpdated { id } }`
-		ws := dialWS(t, env, viewer)
-		ws.subscribe("expiring", payments)
-		sse := subscribeSSE(t, env, viewer, payments)
+		ws, sse := subscribeOverBoth(t, env, viewer, "expiring", payments)
 		waitFor(t, "both subscriptions to be in place", func() bool { return env.app.services.hub.Subscribers(live.Payment) == 2 })
 		if took := time.Since(subscribed); took >= left {
 			t.Fatalf("subscribing took %s, longer than the token had left", took)
@@ -422,9 +424,7 @@ func TestShutdownAbortsSubscriptions(t *testing.T) {
 		env.app.Start(t.Context())
 		admin := env.tokenFor("admin")
 		payments := `subscription { paymentUpdated { id } }`
-		ws := dialWS(t, env, admin)
-		ws.subscribe("stopping", payments)
-		sse := subscribeSSE(t, env, admin, payments)
+		ws, sse := subscribeOverBoth(t, env, admin, "stopping", payments)
 		waitFor(t, "both subscriptions to be in place", func() bool { return env.app.services.hub.Subscribers(live.Payment) == 2 })
 
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
