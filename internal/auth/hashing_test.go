@@ -74,6 +74,16 @@ func (b *hashBench) finish(name string) error {
 	return <-b.ended[name]
 }
 
+// finishLast lets the last running hash go, whose Run must end without error, and checks the
+// queue then forgot everything.
+func (b *hashBench) finishLast(name string) {
+	b.t.Helper()
+	if err := b.finish(name); err != nil {
+		b.t.Errorf("%s: %v", name, err)
+	}
+	b.empty()
+}
+
 // refused is how the Run of a hash that never started ended.
 func (b *hashBench) refused(name string) error { return <-b.ended[name] }
 
@@ -111,10 +121,7 @@ func TestHashQueueServesAddressesInTurn(t *testing.T) {
 			t.Fatalf("after %s, %s started; want %s", finished, name, want[i])
 		}
 	}
-	if err := b.finish("a4"); err != nil {
-		t.Errorf("a4: %v", err)
-	}
-	b.empty()
+	b.finishLast("a4")
 }
 
 // TestHashQueueLeavesSlotsToOthers: of two slots an address holds one, however many hashes it
@@ -137,10 +144,7 @@ func TestHashQueueLeavesSlotsToOthers(t *testing.T) {
 			b.next()
 		}
 	}
-	if err := b.finish("b1"); err != nil {
-		t.Errorf("b1: %v", err)
-	}
-	b.empty()
+	b.finishLast("b1")
 }
 
 // TestHashQueueBoundsTheWaiting: an address may have so many hashes waiting, past which its next
@@ -183,10 +187,7 @@ func TestHashQueueBoundsTheWaiting(t *testing.T) {
 			t.Fatalf("after %s, %s started; want %s", finished, name, want)
 		}
 	}
-	if err := b.finish("a2"); err != nil {
-		t.Errorf("a2: %v", err)
-	}
-	b.empty()
+	b.finishLast("a2")
 }
 
 // TestHashQueueLetsAnEndedRequestGo: a request whose context ends while it waits leaves at once,
@@ -212,10 +213,7 @@ func TestHashQueueLetsAnEndedRequestGo(t *testing.T) {
 	if name := b.next(); name != "a4" {
 		t.Fatalf("after a1, %s started; want a4 (a2 left)", name)
 	}
-	if err := b.finish("a4"); err != nil {
-		t.Errorf("a4: %v", err)
-	}
-	b.empty()
+	b.finishLast("a4")
 }
 
 // TestHashQueueFreesTheSlotOfAPanic: a hash that panics gives its slot on.
