@@ -126,6 +126,14 @@ func (e *testEnv) reversalKey() string {
 	return e.apiKey(e.tokenFor("admin"), "payments:read", "payments:write", "webhooks:read", "monitoring:read")
 }
 
+// newReversalEnv is a test environment over db whose sandboxes sign their webhooks, and its
+// reversalKey to call it with.
+func newReversalEnv(t *testing.T, db *database.DB) (env *testEnv, key string) {
+	t.Helper()
+	env = newTestEnv(t, db, webhookSecretsEnv...)
+	return env, env.reversalKey()
+}
+
 // reverse runs a round of the reversal loop and returns how many reversals it ended.
 func (e *testEnv) reverse(t *testing.T) int {
 	t.Helper()
@@ -164,10 +172,7 @@ func (e *testEnv) settleSandboxRefunds(t *testing.T) {
 func TestLateApprovalIsUndone(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		env := newTestEnv(t, db, webhookSecretsEnv...)
-		// Keys, not tokens: the clock moves hours on.
-		operator := env.reversalKey()
-		admin := operator
+		env, key := newReversalEnv(t, db)
 		ctx := context.Background()
 		for _, c := range lateCases {
 			ways := []string{"browser", "webhook"}
@@ -176,7 +181,7 @@ func TestLateApprovalIsUndone(t *testing.T) {
 			}
 			for _, way := range ways {
 				what := c.name() + " by " + way
-				id, page := env.canceledWhileAuthenticating(t, operator, c, "25.00")
+				id, page := env.canceledWhileAuthenticating(t, key, c, "25.00")
 				back := returnOf(t, page, "complete")
 				switch way {
 				case "browser":
@@ -222,7 +227,7 @@ func TestLateApprovalIsUndone(t *testing.T) {
 					if !c.refunds() && len(refunds) != 0 {
 						t.Errorf("%s (%s): %d refunds of a voided authorisation", what, when, len(refunds))
 					}
-					got := env.request(http.MethodGet, "/api/v1/payments/"+id, operator, nil).data()
+					got := env.request(http.MethodGet, "/api/v1/payments/"+id, key, nil).data()
 					if str(get(got, "status")) != "canceled" || str(get(got, "reversal_status")) != how || get(got, "reversal_failure_message") != nil ||
 						str(get(got, "amount_captured")) != "0.00" || str(get(got, "amount_refunded")) != "0.00" {
 						t.Errorf("%s (%s): the merchant reads %s", what, when, mustJSON(t, got))
@@ -232,12 +237,12 @@ func TestLateApprovalIsUndone(t *testing.T) {
 						!strings.Contains(lines[1], string(want)) {
 						t.Errorf("%s (%s): the history's lines about the approval: %q", what, when, lines)
 					}
-					events := env.eventsAbout(t, admin, "payment.reversed", id)
+					events := env.eventsAbout(t, key, "payment.reversed", id)
 					if len(events) != 1 || str(get(events[0], "data", "object", "status")) != "canceled" ||
 						str(get(events[0], "data", "object", "reversal_status")) != how {
 						t.Errorf("%s (%s): payment.reversed events: %s", what, when, mustJSON(t, events))
 					}
-					if failed := env.eventsAbout(t, admin, "payment.reversal_failed", id); len(failed) != 0 {
+					if failed := env.eventsAbout(t, key, "payment.reversal_failed", id); len(failed) != 0 {
 						t.Errorf("%s (%s): payment.reversal_failed events: %s", what, when, mustJSON(t, failed))
 					}
 				}
@@ -269,11 +274,8 @@ func TestLateApprovalIsUndone(t *testing.T) {
 func TestStripeCancelsTheIntent(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		env := newTestEnv(t, db, webhookSecretsEnv...)
-		// Keys, not tokens: the clock moves hours on.
-		operator := env.reversalKey()
-		admin := operator
-		id, page := env.canceledWhileAuthenticating(t, operator, lateCase{provider: "stripe", currency: "USD"}, "25.00")
+		env, key := newReversalEnv(t, db)
+		id, page := env.canceledWhileAuthenticating(t, key, lateCase{provider: "stripe", currency: "USD"}, "25.00")
 		for _, method := range []string{http.MethodGet, http.MethodPost} {
 			var resp *http.Response
 			var err error
@@ -306,7 +308,7 @@ func TestStripeCancelsTheIntent(t *testing.T) {
 		if p.Status != state.PaymentCanceled || p.ReversalStatus != nil || p.ReversalDue != nil {
 			t.Errorf("the payment is %s, reversal %v due %v; want canceled, nothing to undo", p.Status, p.ReversalStatus, p.ReversalDue)
 		}
-		if canceled := env.eventsAbout(t, admin, "payment.canceled", id); len(canceled) != 1 {
+		if canceled := env.eventsAbout(t, key, "payment.canceled", id); len(canceled) != 1 {
 			t.Errorf("payment.canceled events: %s", mustJSON(t, canceled))
 		}
 		if moves := movesOf(t, env, id); !slices.Equal(moves, sortedMoves(">pending", "pending>processing", "processing>requires_action", "requires_action>canceled")) {
@@ -325,10 +327,7 @@ func TestStripeCancelsTheIntent(t *testing.T) {
 func TestLateApprovalReversalFails(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		env := newTestEnv(t, db, webhookSecretsEnv...)
-		// Keys, not tokens: the clock moves hours on.
-		operator := env.reversalKey()
-		admin := operator
+		env, key := newReversalEnv(t, db)
 		for _, tc := range []struct {
 			c      lateCase
 			amount string
@@ -343,7 +342,7 @@ func TestLateApprovalReversalFails(t *testing.T) {
 			if tc.outage {
 				what = tc.c.name() + " down"
 			}
-			id, page := env.canceledWhileAuthenticating(t, operator, tc.c, tc.amount)
+			id, page := env.canceledWhileAuthenticating(t, key, tc.c, tc.amount)
 			returnOf(t, page, "complete")
 			env.processWebhooks(t)
 			if tc.outage {
@@ -373,11 +372,11 @@ func TestLateApprovalReversalFails(t *testing.T) {
 				env.settleSandboxRefunds(t) // declined, which its webhook tells
 			}
 
-			got := env.request(http.MethodGet, "/api/v1/payments/"+id, operator, nil).data()
+			got := env.request(http.MethodGet, "/api/v1/payments/"+id, key, nil).data()
 			if str(get(got, "status")) != "canceled" || str(get(got, "reversal_status")) != "failed" || str(get(got, "reversal_failure_message")) == "" {
 				t.Errorf("%s: the merchant reads %s", what, mustJSON(t, got))
 			}
-			events := env.eventsAbout(t, admin, "payment.reversal_failed", id)
+			events := env.eventsAbout(t, key, "payment.reversal_failed", id)
 			if len(events) != 1 || str(get(events[0], "data", "object", "reversal_status")) != "failed" ||
 				str(get(events[0], "data", "object", "reversal_failure_message")) == "" {
 				t.Errorf("%s: payment.reversal_failed events: %s", what, mustJSON(t, events))
@@ -389,7 +388,7 @@ func TestLateApprovalReversalFails(t *testing.T) {
 			if len(alerts) != 1 || alerts[0].Severity != state.AlertCritical || alerts[0].Status != state.AlertOpen || !strings.Contains(alerts[0].Message, id) {
 				t.Errorf("%s: alerts %+v, want one open, critical, about the payment", what, alerts)
 			}
-			listed := env.request(http.MethodGet, "/api/v1/monitoring/alerts?status=open", admin, nil)
+			listed := env.request(http.MethodGet, "/api/v1/monitoring/alerts?status=open", key, nil)
 			if !strings.Contains(listed.raw, `"rule":"payment_reversal_failed"`) || !strings.Contains(listed.raw, id) {
 				t.Errorf("%s: the alert is not listed: %s", what, listed.raw)
 			}
@@ -414,13 +413,10 @@ func TestLateApprovalReversalFails(t *testing.T) {
 func TestLateApprovalReversedOnce(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		env := newTestEnv(t, db, webhookSecretsEnv...)
-		// Keys, not tokens: the clock moves hours on.
-		operator := env.reversalKey()
-		admin := operator
+		env, key := newReversalEnv(t, db)
 		ctx := context.Background()
 		for _, c := range []lateCase{{provider: "adyen", currency: "EUR"}, {provider: "checkout", currency: "GBP"}} {
-			id, page := env.canceledWhileAuthenticating(t, operator, c, "25.00")
+			id, page := env.canceledWhileAuthenticating(t, key, c, "25.00")
 			back := returnOf(t, page, "complete")
 			env.sandboxWebhooksDelivered()
 			env.clock.Advance(payment.AuthenticationWindow + time.Minute) // reconciliation's check is due too
@@ -471,7 +467,7 @@ func TestLateApprovalReversedOnce(t *testing.T) {
 			if lines := env.reversalLines(t, id); len(lines) != 2 {
 				t.Errorf("%s: the history's lines about the approval: %q, want 2", c.name(), lines)
 			}
-			if events := env.eventsAbout(t, admin, "payment.reversed", id); len(events) != 1 {
+			if events := env.eventsAbout(t, key, "payment.reversed", id); len(events) != 1 {
 				t.Errorf("%s: %d payment.reversed events, want 1", c.name(), len(events))
 			}
 			if p := env.payment(id); p.Status != state.PaymentCanceled || p.ReversalStatus == nil || *p.ReversalStatus != state.ReversalRefunded {
@@ -528,8 +524,7 @@ func TestLateApprovalSurvivesAStop(t *testing.T) {
 func TestCancelRacesTheShopper(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
-		env := newTestEnv(t, db, webhookSecretsEnv...)
-		key := env.reversalKey()
+		env, key := newReversalEnv(t, db)
 		// The statuses of a charge that took the shopper's money, at each sandbox.
 		taken := map[string]string{"stripe": "succeeded", "adyen": "Authorised", "checkout": "Captured"}
 		for _, c := range []lateCase{{provider: "stripe", currency: "USD"}, {provider: "adyen", currency: "EUR"}, {provider: "checkout", currency: "GBP"}} {

@@ -90,12 +90,20 @@ func (c *wsClient) subscribe(id, document string) {
 // test after 20 seconds without either.
 func (c *wsClient) next() (wsFrame, bool) {
 	c.t.Helper()
+	return receive(c.t, c.messages, "the WebSocket")
+}
+
+// receive is the next value from ch, false once ch is closed. After 20 seconds without either it
+// fails the test, saying that listener heard nothing.
+func receive[T any](t *testing.T, ch <-chan T, listener string) (T, bool) {
+	t.Helper()
 	select {
-	case m, ok := <-c.messages:
-		return m, ok
+	case v, ok := <-ch:
+		return v, ok
 	case <-time.After(20 * time.Second):
-		c.t.Fatal("the WebSocket heard nothing for 20 seconds")
-		return wsFrame{}, false
+		t.Fatal(listener + " heard nothing for 20 seconds")
+		var none T
+		return none, false
 	}
 }
 
@@ -157,13 +165,16 @@ func subscribeSSE(t *testing.T, env *testEnv, credential, document string) *sseC
 // 20 seconds without either.
 func (c *sseClient) next() (sseEvent, bool) {
 	c.t.Helper()
-	select {
-	case e, ok := <-c.events:
-		return e, ok
-	case <-time.After(20 * time.Second):
-		c.t.Fatal("the event stream heard nothing for 20 seconds")
-		return sseEvent{}, false
-	}
+	return receive(c.t, c.events, "the event stream")
+}
+
+// subscribeOverBoth subscribes to document with credential on env's /query twice: over a
+// WebSocket, as operation id, and over Server-Sent Events.
+func subscribeOverBoth(t *testing.T, env *testEnv, credential, id, document string) (*wsClient, *sseClient) {
+	t.Helper()
+	ws := dialWS(t, env, credential)
+	ws.subscribe(id, document)
+	return ws, subscribeSSE(t, env, credential, document)
 }
 
 // result is a GraphQL result as a subscription sends it.
@@ -189,6 +200,28 @@ func paymentIDOf(t *testing.T, raw []byte) string {
 	return payment.ID
 }
 
+// quietServers starts two servers over pools and, while no one subscribes, makes 40 payments
+// through them in turn: more than the 32 changes that ended the first subscriber once. It then
+// moves their clocks on, so that those payments are out of the look-back of any subscriber from
+// now on, and returns the server to watch, the one to pay through, and the admin token the
+// payments were made with.
+func quietServers(t *testing.T, pools []*database.DB) (watched, paying *testEnv, admin string) {
+	t.Helper()
+	servers := newTestServers(t, pools)
+	for _, s := range servers {
+		s.app.Start(t.Context())
+	}
+	watched, paying = servers[0], servers[1]
+	admin = paying.tokenFor("admin")
+	for i := range 40 {
+		servers[i%2].succeededPayment(admin, "10.00", "USD", "stripe")
+	}
+	for _, s := range servers {
+		s.clock.Advance(2 * live.LookBack)
+	}
+	return watched, paying, admin
+}
+
 // TestSubscriberAfterAQuietSpell: after many payments made while no one subscribed, on either of
 // two servers over one database, a subscriber over each transport is sent none of them, and is
 // sent the next payments made, on either server; it is not ended for the changes it never asked
@@ -196,24 +229,9 @@ func paymentIDOf(t *testing.T, raw []byte) string {
 func TestSubscriberAfterAQuietSpell(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
-		servers := newTestServers(t, pools)
-		watched, paying := servers[0], servers[1]
-		for _, s := range servers {
-			s.app.Start(t.Context())
-		}
-		admin := paying.tokenFor("admin")
-		// More than the 32 changes that ended the first subscriber once.
-		for i := range 40 {
-			servers[i%2].succeededPayment(admin, "10.00", "USD", "stripe")
-		}
-		// The quiet payments are out of the look-back of any subscriber from now on.
-		for _, s := range servers {
-			s.clock.Advance(2 * live.LookBack)
-		}
+		watched, paying, admin := quietServers(t, pools)
 		document := `subscription { paymentUpdated { id status } }`
-		overWS := dialWS(t, watched, admin)
-		overWS.subscribe("quiet", document)
-		overSSE := subscribeSSE(t, watched, admin, document)
+		overWS, overSSE := subscribeOverBoth(t, watched, admin, "quiet", document)
 		hub := watched.app.services.hub
 		waitFor(t, "both subscriptions to be in place", func() bool { return hub.Subscribers(live.Payment) == 2 })
 
@@ -326,18 +344,15 @@ func TestSubscriptionEndingsSayWhy(t *testing.T) {
 		}
 		var subscribed []subscribers
 		for _, c := range cases {
-			ws := dialWS(t, watched, c.credential)
-			ws.subscribe(c.name, payments)
-			subscribed = append(subscribed, subscribers{ws, subscribeSSE(t, watched, c.credential, payments)})
+			ws, sse := subscribeOverBoth(t, watched, c.credential, c.name, payments)
+			subscribed = append(subscribed, subscribers{ws, sse})
 		}
 		// A staff admin's key for payments and alerts, whose user is then demoted to a role
 		// without monitoring:read.
 		demoted := watched.staffToken("admin")
 		key := watched.apiKey(demoted, auth.ScopePaymentsRead, auth.ScopeMonitoringRead)
 		alerts := `subscription { alertRaised { id } }`
-		scopeWS := dialWS(t, watched, key)
-		scopeWS.subscribe("alerts", alerts)
-		scopeSSE := subscribeSSE(t, watched, key, alerts)
+		scopeWS, scopeSSE := subscribeOverBoth(t, watched, key, "alerts", alerts)
 		waitFor(t, "the subscriptions to be in place", func() bool {
 			return hub.Subscribers(live.Payment) == 2*len(cases) && hub.Subscribers(live.Alert) == 2
 		})
@@ -386,9 +401,7 @@ func TestSubscriptionEndsWhenItsCredentialExpires(t *testing.T) {
 		subscribed := time.Now()
 		left := expires.Sub(env.clock.Now())
 		payments := `subscription { paymentUpdated { id } }`
-		ws := dialWS(t, env, viewer)
-		ws.subscribe("expiring", payments)
-		sse := subscribeSSE(t, env, viewer, payments)
+		ws, sse := subscribeOverBoth(t, env, viewer, "expiring", payments)
 		waitFor(t, "both subscriptions to be in place", func() bool { return env.app.services.hub.Subscribers(live.Payment) == 2 })
 		if took := time.Since(subscribed); took >= left {
 			t.Fatalf("subscribing took %s, longer than the token had left", took)
@@ -411,9 +424,7 @@ func TestShutdownAbortsSubscriptions(t *testing.T) {
 		env.app.Start(t.Context())
 		admin := env.tokenFor("admin")
 		payments := `subscription { paymentUpdated { id } }`
-		ws := dialWS(t, env, admin)
-		ws.subscribe("stopping", payments)
-		sse := subscribeSSE(t, env, admin, payments)
+		ws, sse := subscribeOverBoth(t, env, admin, "stopping", payments)
 		waitFor(t, "both subscriptions to be in place", func() bool { return env.app.services.hub.Subscribers(live.Payment) == 2 })
 
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -93,16 +93,11 @@ func startSubscriber(t *testing.T, env *testEnv, transport, credential, document
 // next is the next line the client wrote; it fails the test after 20 seconds without one.
 func (s *nodeSubscriber) next() map[string]any {
 	s.t.Helper()
-	select {
-	case line, ok := <-s.lines:
-		if !ok {
-			s.t.Fatal("the client ended without a word")
-		}
-		return line
-	case <-time.After(20 * time.Second):
-		s.t.Fatal("the client heard nothing for 20 seconds")
-		return nil
+	line, ok := receive(s.t, s.lines, "the client")
+	if !ok {
+		s.t.Fatal("the client ended without a word")
 	}
+	return line
 }
 
 // TestSubscriptionsAcrossServers: real graphql-ws and graphql-sse clients subscribed on one
@@ -114,18 +109,7 @@ func (s *nodeSubscriber) next() map[string]any {
 // aborted, never completed.
 func TestSubscriptionsAcrossServers(t *testing.T) {
 	databasetest.ForEachPools(t, 2, func(t *testing.T, pools []*database.DB) {
-		servers := newTestServers(t, pools)
-		watched, paying := servers[0], servers[1]
-		for _, s := range servers {
-			s.app.Start(t.Context())
-		}
-		admin := paying.tokenFor("admin")
-		for i := range 40 {
-			servers[i%2].succeededPayment(admin, "10.00", "USD", "stripe")
-		}
-		for _, s := range servers { // the quiet spell's payments are out of any look-back
-			s.clock.Advance(2 * live.LookBack)
-		}
+		watched, paying, admin := quietServers(t, pools)
 		hub := watched.app.services.hub
 		document := `subscription { paymentUpdated { id status amount currency } }`
 		overWS := subscribe(t, watched, "ws", admin, document)

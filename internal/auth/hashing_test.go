@@ -44,6 +44,13 @@ func (b *hashBench) submit(ctx context.Context, address, name string) {
 	}()
 }
 
+// start submits hash name from address, which should start at once, and returns the hash that
+// starts next.
+func (b *hashBench) start(ctx context.Context, address, name string) string {
+	b.submit(ctx, address, name)
+	return b.next()
+}
+
 // queue submits hashes that must wait, and returns once they do.
 func (b *hashBench) queue(ctx context.Context, address string, names ...string) {
 	for _, name := range names {
@@ -74,6 +81,16 @@ func (b *hashBench) finish(name string) error {
 	return <-b.ended[name]
 }
 
+// finishLast lets the last running hash go, whose Run must end without error, and checks the
+// queue then forgot everything.
+func (b *hashBench) finishLast(name string) {
+	b.t.Helper()
+	if err := b.finish(name); err != nil {
+		b.t.Errorf("%s: %v", name, err)
+	}
+	b.empty()
+}
+
 // refused is how the Run of a hash that never started ended.
 func (b *hashBench) refused(name string) error { return <-b.ended[name] }
 
@@ -92,8 +109,7 @@ func (b *hashBench) empty() {
 func TestHashQueueServesAddressesInTurn(t *testing.T) {
 	ctx := context.Background()
 	b := newHashBench(t, NewHashQueue(1, 10, 100))
-	b.submit(ctx, "A", "a1")
-	if name := b.next(); name != "a1" {
+	if name := b.start(ctx, "A", "a1"); name != "a1" {
 		t.Fatalf("the first hash into an idle queue: %s started", name)
 	}
 	b.queue(ctx, "A", "a2", "a3", "a4")
@@ -111,10 +127,7 @@ func TestHashQueueServesAddressesInTurn(t *testing.T) {
 			t.Fatalf("after %s, %s started; want %s", finished, name, want[i])
 		}
 	}
-	if err := b.finish("a4"); err != nil {
-		t.Errorf("a4: %v", err)
-	}
-	b.empty()
+	b.finishLast("a4")
 }
 
 // TestHashQueueLeavesSlotsToOthers: of two slots an address holds one, however many hashes it
@@ -122,11 +135,9 @@ func TestHashQueueServesAddressesInTurn(t *testing.T) {
 func TestHashQueueLeavesSlotsToOthers(t *testing.T) {
 	ctx := context.Background()
 	b := newHashBench(t, NewHashQueue(2, 10, 100))
-	b.submit(ctx, "A", "a1")
-	b.next()
+	b.start(ctx, "A", "a1")
 	b.queue(ctx, "A", "a2", "a3")
-	b.submit(ctx, "B", "b1")
-	if name := b.next(); name != "b1" {
+	if name := b.start(ctx, "B", "b1"); name != "b1" {
 		t.Fatalf("B's hash, with A holding a slot and two waiting: %s started", name)
 	}
 	for _, name := range []string{"a1", "a2", "a3"} {
@@ -137,10 +148,7 @@ func TestHashQueueLeavesSlotsToOthers(t *testing.T) {
 			b.next()
 		}
 	}
-	if err := b.finish("b1"); err != nil {
-		t.Errorf("b1: %v", err)
-	}
-	b.empty()
+	b.finishLast("b1")
 }
 
 // TestHashQueueBoundsTheWaiting: an address may have so many hashes waiting, past which its next
@@ -149,13 +157,11 @@ func TestHashQueueLeavesSlotsToOthers(t *testing.T) {
 func TestHashQueueBoundsTheWaiting(t *testing.T) {
 	ctx := context.Background()
 	b := newHashBench(t, NewHashQueue(1, 3, 3))
-	b.submit(ctx, "A", "a0")
-	b.next()
+	b.start(ctx, "A", "a0")
 	if err := b.finish("a0"); err != nil { // a hash's time, for when to come back
 		t.Fatal(err)
 	}
-	b.submit(ctx, "A", "a1")
-	b.next()
+	b.start(ctx, "A", "a1")
 	b.queue(ctx, "A", "a2", "a3", "a4")
 	b.submit(ctx, "A", "a5")
 	var r refusal
@@ -183,18 +189,14 @@ func TestHashQueueBoundsTheWaiting(t *testing.T) {
 			t.Fatalf("after %s, %s started; want %s", finished, name, want)
 		}
 	}
-	if err := b.finish("a2"); err != nil {
-		t.Errorf("a2: %v", err)
-	}
-	b.empty()
+	b.finishLast("a2")
 }
 
 // TestHashQueueLetsAnEndedRequestGo: a request whose context ends while it waits leaves at once,
 // its hash never run, and its place is free for the next.
 func TestHashQueueLetsAnEndedRequestGo(t *testing.T) {
 	b := newHashBench(t, NewHashQueue(1, 1, 100))
-	b.submit(context.Background(), "A", "a1")
-	b.next()
+	b.start(context.Background(), "A", "a1")
 	ctx, cancel := context.WithCancel(context.Background())
 	b.queue(ctx, "A", "a2")
 	b.submit(context.Background(), "A", "a3")
@@ -212,10 +214,7 @@ func TestHashQueueLetsAnEndedRequestGo(t *testing.T) {
 	if name := b.next(); name != "a4" {
 		t.Fatalf("after a1, %s started; want a4 (a2 left)", name)
 	}
-	if err := b.finish("a4"); err != nil {
-		t.Errorf("a4: %v", err)
-	}
-	b.empty()
+	b.finishLast("a4")
 }
 
 // TestHashQueueFreesTheSlotOfAPanic: a hash that panics gives its slot on.
