@@ -21,25 +21,15 @@ import (
 // *StatementError naming it.
 func (db *DB) ExecTogether(ctx context.Context, statements ...ent.Statement) error {
 	if db.Dialect != dialect.Postgres {
-		return db.execInTx(ctx, statements)
+		return db.execCheckedInTx(ctx, statements, func([]int64) error { return nil })
 	}
-	conn, err := db.SQL.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	return conn.Raw(func(driverConn any) error {
-		// pgx's connection under database/sql: stdlib.Conn, or the round-trip counter over it.
-		native, ok := driverConn.(interface{ Conn() *pgx.Conn })
-		if !ok {
-			return fmt.Errorf("database: %T is not pgx's connection", driverConn)
-		}
+	return db.onPgxConn(ctx, func(conn *pgx.Conn) error {
 		batch := &pgx.Batch{}
 		for _, s := range statements {
 			batch.Queue(s.Query, inUTC(s.Args).([]any)...)
 		}
 		db.countRoundTrip()
-		results := native.Conn().SendBatch(ctx, batch)
+		results := conn.SendBatch(ctx, batch)
 		for i := range statements {
 			if _, err := results.Exec(); err != nil {
 				results.Close()
@@ -50,17 +40,22 @@ func (db *DB) ExecTogether(ctx context.Context, statements ...ent.Statement) err
 	})
 }
 
-func (db *DB) execInTx(ctx context.Context, statements []ent.Statement) error {
-	tx, err := db.Ent.Tx(ctx)
+// onPgxConn runs fn on pgx's own connection under one of the pool's (stdlib's, or the
+// round-trip counter over it), held for fn alone. An error of fn's that is driver.ErrBadConn
+// has database/sql close the connection rather than pool it.
+func (db *DB) onPgxConn(ctx context.Context, fn func(conn *pgx.Conn) error) error {
+	conn, err := db.SQL.Conn(ctx)
 	if err != nil {
 		return err
 	}
-	for i, s := range statements {
-		if _, err := tx.ExecContext(ctx, s.Query, s.Args...); err != nil {
-			return errors.Join(&StatementError{Index: i, Err: err}, tx.Rollback())
+	defer conn.Close()
+	return conn.Raw(func(driverConn any) error {
+		native, ok := driverConn.(interface{ Conn() *pgx.Conn })
+		if !ok {
+			return fmt.Errorf("database: %T is not pgx's connection", driverConn)
 		}
-	}
-	return tx.Commit()
+		return fn(native.Conn())
+	})
 }
 
 // StatementError is the error of the statement at Index among those run together; nothing of
@@ -89,17 +84,7 @@ func (db *DB) ExecChecked(ctx context.Context, statements []ent.Statement, check
 	if db.Dialect != dialect.Postgres {
 		return db.execCheckedInTx(ctx, statements, check)
 	}
-	conn, err := db.SQL.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	return conn.Raw(func(driverConn any) error {
-		native, ok := driverConn.(interface{ Conn() *pgx.Conn })
-		if !ok {
-			return fmt.Errorf("database: %T is not pgx's connection", driverConn)
-		}
-		pgxConn := native.Conn()
+	return db.onPgxConn(ctx, func(pgxConn *pgx.Conn) error {
 		batch := &pgx.Batch{}
 		batch.Queue("BEGIN")
 		for _, s := range statements {
