@@ -389,6 +389,15 @@ func (_q *RefundQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Refun
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	// ent's count leaves the spec without ScanValues: only a query that reads rows is changed.
+	if _spec.ScanValues != nil {
+		// The type's own columns, from its own table, qualified as ent would, once per dialect.
+		if _q.sql == nil && len(_q.ctx.Fields) == 0 && len(_spec.Node.Columns) == len(refund.Columns) {
+			_spec.Node.Columns = qualifiedColumns(_q.driver.Dialect(), refund.Table, refund.Columns)
+		}
+		// One set of destinations for all the query's rows.
+		_spec.ScanValues = scanValuesOnce(refundRowDestinations)
+	}
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -446,6 +455,15 @@ func (_q *RefundQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
+	}
+	// ent's count leaves the spec without ScanValues: only a query that reads rows is changed.
+	if _spec.ScanValues != nil {
+		// The type's own columns, from its own table, qualified as ent would, once per dialect.
+		if _q.sql == nil && len(_q.ctx.Fields) == 0 && len(_spec.Node.Columns) == len(refund.Columns) {
+			_spec.Node.Columns = qualifiedColumns(_q.driver.Dialect(), refund.Table, refund.Columns)
+		}
+		// One set of destinations for all the query's rows.
+		_spec.ScanValues = scanValuesOnce(refundRowDestinations)
 	}
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {

@@ -349,6 +349,15 @@ func (_q *SigningKeyQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*S
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	// ent's count leaves the spec without ScanValues: only a query that reads rows is changed.
+	if _spec.ScanValues != nil {
+		// The type's own columns, from its own table, qualified as ent would, once per dialect.
+		if _q.sql == nil && len(_q.ctx.Fields) == 0 && len(_spec.Node.Columns) == len(signingkey.Columns) {
+			_spec.Node.Columns = qualifiedColumns(_q.driver.Dialect(), signingkey.Table, signingkey.Columns)
+		}
+		// One set of destinations for all the query's rows.
+		_spec.ScanValues = scanValuesOnce(signingkeyRowDestinations)
+	}
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -370,6 +379,15 @@ func (_q *SigningKeyQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
+	}
+	// ent's count leaves the spec without ScanValues: only a query that reads rows is changed.
+	if _spec.ScanValues != nil {
+		// The type's own columns, from its own table, qualified as ent would, once per dialect.
+		if _q.sql == nil && len(_q.ctx.Fields) == 0 && len(_spec.Node.Columns) == len(signingkey.Columns) {
+			_spec.Node.Columns = qualifiedColumns(_q.driver.Dialect(), signingkey.Table, signingkey.Columns)
+		}
+		// One set of destinations for all the query's rows.
+		_spec.ScanValues = scanValuesOnce(signingkeyRowDestinations)
 	}
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {

@@ -389,6 +389,15 @@ func (_q *WebhookDeliveryAttemptQuery) sqlAll(ctx context.Context, hooks ...quer
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
 	}
+	// ent's count leaves the spec without ScanValues: only a query that reads rows is changed.
+	if _spec.ScanValues != nil {
+		// The type's own columns, from its own table, qualified as ent would, once per dialect.
+		if _q.sql == nil && len(_q.ctx.Fields) == 0 && len(_spec.Node.Columns) == len(webhookdeliveryattempt.Columns) {
+			_spec.Node.Columns = qualifiedColumns(_q.driver.Dialect(), webhookdeliveryattempt.Table, webhookdeliveryattempt.Columns)
+		}
+		// One set of destinations for all the query's rows.
+		_spec.ScanValues = scanValuesOnce(webhookdeliveryattemptRowDestinations)
+	}
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -446,6 +455,15 @@ func (_q *WebhookDeliveryAttemptQuery) sqlCount(ctx context.Context) (int, error
 	_spec := _q.querySpec()
 	if len(_q.modifiers) > 0 {
 		_spec.Modifiers = _q.modifiers
+	}
+	// ent's count leaves the spec without ScanValues: only a query that reads rows is changed.
+	if _spec.ScanValues != nil {
+		// The type's own columns, from its own table, qualified as ent would, once per dialect.
+		if _q.sql == nil && len(_q.ctx.Fields) == 0 && len(_spec.Node.Columns) == len(webhookdeliveryattempt.Columns) {
+			_spec.Node.Columns = qualifiedColumns(_q.driver.Dialect(), webhookdeliveryattempt.Table, webhookdeliveryattempt.Columns)
+		}
+		// One set of destinations for all the query's rows.
+		_spec.ScanValues = scanValuesOnce(webhookdeliveryattemptRowDestinations)
 	}
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {
