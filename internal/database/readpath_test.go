@@ -28,7 +28,7 @@ func TestReadPathReadsEveryRowAsWritten(t *testing.T) {
 		var payments []*ent.Payment
 		var refunds []*ent.Refund
 		for i := range 3 {
-			p, err := db.Ent.Payment.Create().SetCreatedAt(when.Add(time.Duration(i)*time.Minute)).SetUpdatedAt(when).
+			p, err := db.Ent.Payment.Create().SetCreatedAt(when.Add(time.Duration(i) * time.Minute)).SetUpdatedAt(when).
 				SetAmount(int64(1000 + i)).SetCurrency("EUR").SetStatus(state.PaymentSucceeded).SetPaymentMethod("credit_card").
 				SetCustomerEmail(fmt.Sprintf("%d@example.com", i)).SetCardBrand("visa").SetCardLast4("4242").
 				SetCardExpMonth(12).SetCardExpYear(2030).SetCardFingerprint("f").SetProvider("stripe").
