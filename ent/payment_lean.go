@@ -90,13 +90,13 @@ func (_q *PaymentQuery) leanReadable(ctx context.Context) bool {
 // paymentColumnsByDialect holds each dialect's rendering of the payment's columns.
 var paymentColumnsByDialect sync.Map
 
-// paymentColumnsIn returns the payment's columns, quoted and qualified by its table, as ent
-// renders them in the dialect, joined into one selection: ent writes a quoted name as it is.
+// paymentColumnsIn returns the payment's columns as qualifiedColumns gives them for every query
+// of ent's path, joined into one selection: ent writes a quoted name as it is.
 func paymentColumnsIn(dialectName string) string {
 	if columns, ok := paymentColumnsByDialect.Load(dialectName); ok {
 		return columns.(string)
 	}
-	columns := strings.Join(sql.Dialect(dialectName).Table(payment.Table).Columns(payment.Columns...), ", ")
+	columns := strings.Join(qualifiedColumns(dialectName, payment.Table, payment.Columns), ", ")
 	paymentColumnsByDialect.Store(dialectName, columns)
 	return columns
 }
