@@ -3,9 +3,15 @@
 package ent
 
 import (
+	"context"
+	"fmt"
 	"sync"
+	"sync/atomic"
 
+	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/paygate/paygate/ent/alert"
 	"github.com/paygate/paygate/ent/alertchange"
 	"github.com/paygate/paygate/ent/apikey"
@@ -66,48 +72,166 @@ type apikeyRow struct {
 	LastUsedAt sql.NullTime
 }
 
-// apikeyRowDestinations is (*APIKey).scanValues with the destinations in one apikeyRow:
-// a column of a field with a value scanner of its own, or none of the type's, gets scanValues'.
-func apikeyRowDestinations(columns []string) ([]any, error) {
-	row := new(apikeyRow)
-	values := make([]any, len(columns))
+// apikeyPgxRow is apikeyRow with pgx's own types for pgx to scan into, converted into the row's
+// (convert) for assignValues: pgx decodes into its own types directly, where into database/sql's
+// it makes a value of each column first.
+type apikeyPgxRow struct {
+	row        apikeyRow
+	ID         pgtype.Text
+	MerchantID pgtype.Text
+	CreatedAt  pgtype.Timestamptz
+	UpdatedAt  pgtype.Timestamptz
+	Name       pgtype.Text
+	KeyHash    pgtype.Text
+	Prefix     pgtype.Text
+	UserID     pgtype.Text
+	ParentID   pgtype.Text
+	ExpiresAt  pgtype.Timestamptz
+	RevokedAt  pgtype.Timestamptz
+	LastUsedAt pgtype.Timestamptz
+}
+
+// convert copies what pgx scanned into the row assignValues reads.
+func (r *apikeyPgxRow) convert() (err error) {
+	r.row.ID = sql.NullString(r.ID)
+	r.row.MerchantID = sql.NullString(r.MerchantID)
+	if r.row.CreatedAt, err = pgxTime(r.CreatedAt); err != nil {
+		return err
+	}
+	if r.row.UpdatedAt, err = pgxTime(r.UpdatedAt); err != nil {
+		return err
+	}
+	r.row.Name = sql.NullString(r.Name)
+	r.row.KeyHash = sql.NullString(r.KeyHash)
+	r.row.Prefix = sql.NullString(r.Prefix)
+	r.row.UserID = sql.NullString(r.UserID)
+	r.row.ParentID = sql.NullString(r.ParentID)
+	if r.row.ExpiresAt, err = pgxTime(r.ExpiresAt); err != nil {
+		return err
+	}
+	if r.row.RevokedAt, err = pgxTime(r.RevokedAt); err != nil {
+		return err
+	}
+	if r.row.LastUsedAt, err = pgxTime(r.LastUsedAt); err != nil {
+		return err
+	}
+	return nil
+}
+
+// apikeyRowReader is (*APIKey).scanValues with the destinations in one apikeyRow
+// (in pgx's own types, with pgxTypes): a column of a field with a value scanner of its own, or
+// none of the type's, gets scanValues' destination.
+func apikeyRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
+	pgxRow := new(apikeyPgxRow)
+	row := &pgxRow.row
+	reader := &rowReader{scan: make([]any, len(columns)), values: make([]any, len(columns))}
+	if pgxTypes {
+		reader.convert = pgxRow.convert
+	}
 	for i := range columns {
 		switch columns[i] {
 		case apikey.FieldID:
-			values[i] = &row.ID
+			reader.values[i] = &row.ID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ID
+			}
 		case apikey.FieldMerchantID:
-			values[i] = &row.MerchantID
+			reader.values[i] = &row.MerchantID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.MerchantID
+			}
 		case apikey.FieldCreatedAt:
-			values[i] = &row.CreatedAt
+			reader.values[i] = &row.CreatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CreatedAt
+			}
 		case apikey.FieldUpdatedAt:
-			values[i] = &row.UpdatedAt
+			reader.values[i] = &row.UpdatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.UpdatedAt
+			}
 		case apikey.FieldName:
-			values[i] = &row.Name
+			reader.values[i] = &row.Name
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Name
+			}
 		case apikey.FieldKeyHash:
-			values[i] = &row.KeyHash
+			reader.values[i] = &row.KeyHash
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.KeyHash
+			}
 		case apikey.FieldPrefix:
-			values[i] = &row.Prefix
+			reader.values[i] = &row.Prefix
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Prefix
+			}
 		case apikey.FieldScopes:
-			values[i] = &row.Scopes
+			reader.values[i] = &row.Scopes
 		case apikey.FieldUserID:
-			values[i] = &row.UserID
+			reader.values[i] = &row.UserID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.UserID
+			}
 		case apikey.FieldParentID:
-			values[i] = &row.ParentID
+			reader.values[i] = &row.ParentID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ParentID
+			}
 		case apikey.FieldExpiresAt:
-			values[i] = &row.ExpiresAt
+			reader.values[i] = &row.ExpiresAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ExpiresAt
+			}
 		case apikey.FieldRevokedAt:
-			values[i] = &row.RevokedAt
+			reader.values[i] = &row.RevokedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.RevokedAt
+			}
 		case apikey.FieldLastUsedAt:
-			values[i] = &row.LastUsedAt
+			reader.values[i] = &row.LastUsedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.LastUsedAt
+			}
 		default:
 			value, err := (*APIKey).scanValues(nil, columns[i:i+1])
 			if err != nil {
 				return nil, err
 			}
-			values[i] = value[0]
+			reader.values[i] = value[0]
+			if _, unknown := value[0].(*sql.UnknownType); unknown {
+				// Read as the rows' driver gives it, which SelectValues keeps by value.
+				reader.values[i] = new(any)
+			}
+		}
+		if reader.scan[i] == nil {
+			reader.scan[i] = reader.values[i]
 		}
 	}
-	return values, nil
+	return reader, nil
+}
+
+// ScanRows reads rows of api_keys into APIKeys as the client's own queries read theirs,
+// for a statement run as written (pgx's own rows, or database/sql's): columns are the rows'
+// columns, and one the type does not know is kept for Value, as the rows' driver gives it. The
+// caller closes rows and checks their error.
+func (c *APIKeyClient) ScanRows(columns []string, rows RowScanner) ([]*APIKey, error) {
+	_, pgxTypes := rows.(pgx.Rows)
+	reader, err := apikeyRowReader(columns, pgxTypes)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []*APIKey
+	for rows.Next() {
+		if err := reader.read(rows); err != nil {
+			return nil, err
+		}
+		node := &APIKey{config: c.config}
+		if err := node.assignValues(columns, reader.values); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, nil
 }
 
 // alertRow holds a destination for each column of a row of alerts, of the type ent's
@@ -127,46 +251,160 @@ type alertRow struct {
 	Unresolved     sql.NullString
 }
 
-// alertRowDestinations is (*Alert).scanValues with the destinations in one alertRow:
-// a column of a field with a value scanner of its own, or none of the type's, gets scanValues'.
-func alertRowDestinations(columns []string) ([]any, error) {
-	row := new(alertRow)
-	values := make([]any, len(columns))
+// alertPgxRow is alertRow with pgx's own types for pgx to scan into, converted into the row's
+// (convert) for assignValues: pgx decodes into its own types directly, where into database/sql's
+// it makes a value of each column first.
+type alertPgxRow struct {
+	row            alertRow
+	ID             pgtype.Text
+	Rule           pgtype.Text
+	Subject        pgtype.Text
+	Severity       pgtype.Text
+	Status         pgtype.Text
+	Message        pgtype.Text
+	OpenedAt       pgtype.Timestamptz
+	AcknowledgedBy pgtype.Text
+	AcknowledgedAt pgtype.Timestamptz
+	ResolvedBy     pgtype.Text
+	ResolvedAt     pgtype.Timestamptz
+	Unresolved     pgtype.Text
+}
+
+// convert copies what pgx scanned into the row assignValues reads.
+func (r *alertPgxRow) convert() (err error) {
+	r.row.ID = sql.NullString(r.ID)
+	r.row.Rule = sql.NullString(r.Rule)
+	r.row.Subject = sql.NullString(r.Subject)
+	r.row.Severity = sql.NullString(r.Severity)
+	r.row.Status = sql.NullString(r.Status)
+	r.row.Message = sql.NullString(r.Message)
+	if r.row.OpenedAt, err = pgxTime(r.OpenedAt); err != nil {
+		return err
+	}
+	r.row.AcknowledgedBy = sql.NullString(r.AcknowledgedBy)
+	if r.row.AcknowledgedAt, err = pgxTime(r.AcknowledgedAt); err != nil {
+		return err
+	}
+	r.row.ResolvedBy = sql.NullString(r.ResolvedBy)
+	if r.row.ResolvedAt, err = pgxTime(r.ResolvedAt); err != nil {
+		return err
+	}
+	r.row.Unresolved = sql.NullString(r.Unresolved)
+	return nil
+}
+
+// alertRowReader is (*Alert).scanValues with the destinations in one alertRow
+// (in pgx's own types, with pgxTypes): a column of a field with a value scanner of its own, or
+// none of the type's, gets scanValues' destination.
+func alertRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
+	pgxRow := new(alertPgxRow)
+	row := &pgxRow.row
+	reader := &rowReader{scan: make([]any, len(columns)), values: make([]any, len(columns))}
+	if pgxTypes {
+		reader.convert = pgxRow.convert
+	}
 	for i := range columns {
 		switch columns[i] {
 		case alert.FieldID:
-			values[i] = &row.ID
+			reader.values[i] = &row.ID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ID
+			}
 		case alert.FieldRule:
-			values[i] = &row.Rule
+			reader.values[i] = &row.Rule
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Rule
+			}
 		case alert.FieldSubject:
-			values[i] = &row.Subject
+			reader.values[i] = &row.Subject
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Subject
+			}
 		case alert.FieldSeverity:
-			values[i] = &row.Severity
+			reader.values[i] = &row.Severity
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Severity
+			}
 		case alert.FieldStatus:
-			values[i] = &row.Status
+			reader.values[i] = &row.Status
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Status
+			}
 		case alert.FieldMessage:
-			values[i] = &row.Message
+			reader.values[i] = &row.Message
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Message
+			}
 		case alert.FieldOpenedAt:
-			values[i] = &row.OpenedAt
+			reader.values[i] = &row.OpenedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.OpenedAt
+			}
 		case alert.FieldAcknowledgedBy:
-			values[i] = &row.AcknowledgedBy
+			reader.values[i] = &row.AcknowledgedBy
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.AcknowledgedBy
+			}
 		case alert.FieldAcknowledgedAt:
-			values[i] = &row.AcknowledgedAt
+			reader.values[i] = &row.AcknowledgedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.AcknowledgedAt
+			}
 		case alert.FieldResolvedBy:
-			values[i] = &row.ResolvedBy
+			reader.values[i] = &row.ResolvedBy
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ResolvedBy
+			}
 		case alert.FieldResolvedAt:
-			values[i] = &row.ResolvedAt
+			reader.values[i] = &row.ResolvedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ResolvedAt
+			}
 		case alert.FieldUnresolved:
-			values[i] = &row.Unresolved
+			reader.values[i] = &row.Unresolved
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Unresolved
+			}
 		default:
 			value, err := (*Alert).scanValues(nil, columns[i:i+1])
 			if err != nil {
 				return nil, err
 			}
-			values[i] = value[0]
+			reader.values[i] = value[0]
+			if _, unknown := value[0].(*sql.UnknownType); unknown {
+				// Read as the rows' driver gives it, which SelectValues keeps by value.
+				reader.values[i] = new(any)
+			}
+		}
+		if reader.scan[i] == nil {
+			reader.scan[i] = reader.values[i]
 		}
 	}
-	return values, nil
+	return reader, nil
+}
+
+// ScanRows reads rows of alerts into Alerts as the client's own queries read theirs,
+// for a statement run as written (pgx's own rows, or database/sql's): columns are the rows'
+// columns, and one the type does not know is kept for Value, as the rows' driver gives it. The
+// caller closes rows and checks their error.
+func (c *AlertClient) ScanRows(columns []string, rows RowScanner) ([]*Alert, error) {
+	_, pgxTypes := rows.(pgx.Rows)
+	reader, err := alertRowReader(columns, pgxTypes)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []*Alert
+	for rows.Next() {
+		if err := reader.read(rows); err != nil {
+			return nil, err
+		}
+		node := &Alert{config: c.config}
+		if err := node.assignValues(columns, reader.values); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, nil
 }
 
 // alertchangeRow holds a destination for each column of a row of alert_changes, of the type ent's
@@ -179,32 +417,107 @@ type alertchangeRow struct {
 	At      sql.NullTime
 }
 
-// alertchangeRowDestinations is (*AlertChange).scanValues with the destinations in one alertchangeRow:
-// a column of a field with a value scanner of its own, or none of the type's, gets scanValues'.
-func alertchangeRowDestinations(columns []string) ([]any, error) {
-	row := new(alertchangeRow)
-	values := make([]any, len(columns))
+// alertchangePgxRow is alertchangeRow with pgx's own types for pgx to scan into, converted into the row's
+// (convert) for assignValues: pgx decodes into its own types directly, where into database/sql's
+// it makes a value of each column first.
+type alertchangePgxRow struct {
+	row     alertchangeRow
+	ID      pgtype.Text
+	AlertID pgtype.Text
+	Action  pgtype.Text
+	By      pgtype.Text
+	At      pgtype.Timestamptz
+}
+
+// convert copies what pgx scanned into the row assignValues reads.
+func (r *alertchangePgxRow) convert() (err error) {
+	r.row.ID = sql.NullString(r.ID)
+	r.row.AlertID = sql.NullString(r.AlertID)
+	r.row.Action = sql.NullString(r.Action)
+	r.row.By = sql.NullString(r.By)
+	if r.row.At, err = pgxTime(r.At); err != nil {
+		return err
+	}
+	return nil
+}
+
+// alertchangeRowReader is (*AlertChange).scanValues with the destinations in one alertchangeRow
+// (in pgx's own types, with pgxTypes): a column of a field with a value scanner of its own, or
+// none of the type's, gets scanValues' destination.
+func alertchangeRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
+	pgxRow := new(alertchangePgxRow)
+	row := &pgxRow.row
+	reader := &rowReader{scan: make([]any, len(columns)), values: make([]any, len(columns))}
+	if pgxTypes {
+		reader.convert = pgxRow.convert
+	}
 	for i := range columns {
 		switch columns[i] {
 		case alertchange.FieldID:
-			values[i] = &row.ID
+			reader.values[i] = &row.ID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ID
+			}
 		case alertchange.FieldAlertID:
-			values[i] = &row.AlertID
+			reader.values[i] = &row.AlertID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.AlertID
+			}
 		case alertchange.FieldAction:
-			values[i] = &row.Action
+			reader.values[i] = &row.Action
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Action
+			}
 		case alertchange.FieldBy:
-			values[i] = &row.By
+			reader.values[i] = &row.By
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.By
+			}
 		case alertchange.FieldAt:
-			values[i] = &row.At
+			reader.values[i] = &row.At
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.At
+			}
 		default:
 			value, err := (*AlertChange).scanValues(nil, columns[i:i+1])
 			if err != nil {
 				return nil, err
 			}
-			values[i] = value[0]
+			reader.values[i] = value[0]
+			if _, unknown := value[0].(*sql.UnknownType); unknown {
+				// Read as the rows' driver gives it, which SelectValues keeps by value.
+				reader.values[i] = new(any)
+			}
+		}
+		if reader.scan[i] == nil {
+			reader.scan[i] = reader.values[i]
 		}
 	}
-	return values, nil
+	return reader, nil
+}
+
+// ScanRows reads rows of alert_changes into AlertChanges as the client's own queries read theirs,
+// for a statement run as written (pgx's own rows, or database/sql's): columns are the rows'
+// columns, and one the type does not know is kept for Value, as the rows' driver gives it. The
+// caller closes rows and checks their error.
+func (c *AlertChangeClient) ScanRows(columns []string, rows RowScanner) ([]*AlertChange, error) {
+	_, pgxTypes := rows.(pgx.Rows)
+	reader, err := alertchangeRowReader(columns, pgxTypes)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []*AlertChange
+	for rows.Next() {
+		if err := reader.read(rows); err != nil {
+			return nil, err
+		}
+		node := &AlertChange{config: c.config}
+		if err := node.assignValues(columns, reader.values); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, nil
 }
 
 // configversionRow holds a destination for each column of a row of config_versions, of the type ent's
@@ -216,30 +529,95 @@ type configversionRow struct {
 	CreatedAt sql.NullTime
 }
 
-// configversionRowDestinations is (*ConfigVersion).scanValues with the destinations in one configversionRow:
-// a column of a field with a value scanner of its own, or none of the type's, gets scanValues'.
-func configversionRowDestinations(columns []string) ([]any, error) {
-	row := new(configversionRow)
-	values := make([]any, len(columns))
+// configversionPgxRow is configversionRow with pgx's own types for pgx to scan into, converted into the row's
+// (convert) for assignValues: pgx decodes into its own types directly, where into database/sql's
+// it makes a value of each column first.
+type configversionPgxRow struct {
+	row       configversionRow
+	ID        pgtype.Int8
+	ChangedBy pgtype.Text
+	CreatedAt pgtype.Timestamptz
+}
+
+// convert copies what pgx scanned into the row assignValues reads.
+func (r *configversionPgxRow) convert() (err error) {
+	r.row.ID = sql.NullInt64(r.ID)
+	r.row.ChangedBy = sql.NullString(r.ChangedBy)
+	if r.row.CreatedAt, err = pgxTime(r.CreatedAt); err != nil {
+		return err
+	}
+	return nil
+}
+
+// configversionRowReader is (*ConfigVersion).scanValues with the destinations in one configversionRow
+// (in pgx's own types, with pgxTypes): a column of a field with a value scanner of its own, or
+// none of the type's, gets scanValues' destination.
+func configversionRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
+	pgxRow := new(configversionPgxRow)
+	row := &pgxRow.row
+	reader := &rowReader{scan: make([]any, len(columns)), values: make([]any, len(columns))}
+	if pgxTypes {
+		reader.convert = pgxRow.convert
+	}
 	for i := range columns {
 		switch columns[i] {
 		case configversion.FieldID:
-			values[i] = &row.ID
+			reader.values[i] = &row.ID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ID
+			}
 		case configversion.FieldDocument:
-			values[i] = &row.Document
+			reader.values[i] = &row.Document
 		case configversion.FieldChangedBy:
-			values[i] = &row.ChangedBy
+			reader.values[i] = &row.ChangedBy
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ChangedBy
+			}
 		case configversion.FieldCreatedAt:
-			values[i] = &row.CreatedAt
+			reader.values[i] = &row.CreatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CreatedAt
+			}
 		default:
 			value, err := (*ConfigVersion).scanValues(nil, columns[i:i+1])
 			if err != nil {
 				return nil, err
 			}
-			values[i] = value[0]
+			reader.values[i] = value[0]
+			if _, unknown := value[0].(*sql.UnknownType); unknown {
+				// Read as the rows' driver gives it, which SelectValues keeps by value.
+				reader.values[i] = new(any)
+			}
+		}
+		if reader.scan[i] == nil {
+			reader.scan[i] = reader.values[i]
 		}
 	}
-	return values, nil
+	return reader, nil
+}
+
+// ScanRows reads rows of config_versions into ConfigVersions as the client's own queries read theirs,
+// for a statement run as written (pgx's own rows, or database/sql's): columns are the rows'
+// columns, and one the type does not know is kept for Value, as the rows' driver gives it. The
+// caller closes rows and checks their error.
+func (c *ConfigVersionClient) ScanRows(columns []string, rows RowScanner) ([]*ConfigVersion, error) {
+	_, pgxTypes := rows.(pgx.Rows)
+	reader, err := configversionRowReader(columns, pgxTypes)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []*ConfigVersion
+	for rows.Next() {
+		if err := reader.read(rows); err != nil {
+			return nil, err
+		}
+		node := &ConfigVersion{config: c.config}
+		if err := node.assignValues(columns, reader.values); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, nil
 }
 
 // eventRow holds a destination for each column of a row of events, of the type ent's
@@ -254,36 +632,116 @@ type eventRow struct {
 	CreatedAt  sql.NullTime
 }
 
-// eventRowDestinations is (*Event).scanValues with the destinations in one eventRow:
-// a column of a field with a value scanner of its own, or none of the type's, gets scanValues'.
-func eventRowDestinations(columns []string) ([]any, error) {
-	row := new(eventRow)
-	values := make([]any, len(columns))
+// eventPgxRow is eventRow with pgx's own types for pgx to scan into, converted into the row's
+// (convert) for assignValues: pgx decodes into its own types directly, where into database/sql's
+// it makes a value of each column first.
+type eventPgxRow struct {
+	row        eventRow
+	ID         pgtype.Text
+	MerchantID pgtype.Text
+	Type       pgtype.Text
+	ObjectID   pgtype.Text
+	FannedOut  pgtype.Bool
+	CreatedAt  pgtype.Timestamptz
+}
+
+// convert copies what pgx scanned into the row assignValues reads.
+func (r *eventPgxRow) convert() (err error) {
+	r.row.ID = sql.NullString(r.ID)
+	r.row.MerchantID = sql.NullString(r.MerchantID)
+	r.row.Type = sql.NullString(r.Type)
+	r.row.ObjectID = sql.NullString(r.ObjectID)
+	r.row.FannedOut = sql.NullBool(r.FannedOut)
+	if r.row.CreatedAt, err = pgxTime(r.CreatedAt); err != nil {
+		return err
+	}
+	return nil
+}
+
+// eventRowReader is (*Event).scanValues with the destinations in one eventRow
+// (in pgx's own types, with pgxTypes): a column of a field with a value scanner of its own, or
+// none of the type's, gets scanValues' destination.
+func eventRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
+	pgxRow := new(eventPgxRow)
+	row := &pgxRow.row
+	reader := &rowReader{scan: make([]any, len(columns)), values: make([]any, len(columns))}
+	if pgxTypes {
+		reader.convert = pgxRow.convert
+	}
 	for i := range columns {
 		switch columns[i] {
 		case event.FieldID:
-			values[i] = &row.ID
+			reader.values[i] = &row.ID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ID
+			}
 		case event.FieldMerchantID:
-			values[i] = &row.MerchantID
+			reader.values[i] = &row.MerchantID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.MerchantID
+			}
 		case event.FieldType:
-			values[i] = &row.Type
+			reader.values[i] = &row.Type
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Type
+			}
 		case event.FieldObjectID:
-			values[i] = &row.ObjectID
+			reader.values[i] = &row.ObjectID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ObjectID
+			}
 		case event.FieldBody:
-			values[i] = &row.Body
+			reader.values[i] = &row.Body
 		case event.FieldFannedOut:
-			values[i] = &row.FannedOut
+			reader.values[i] = &row.FannedOut
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.FannedOut
+			}
 		case event.FieldCreatedAt:
-			values[i] = &row.CreatedAt
+			reader.values[i] = &row.CreatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CreatedAt
+			}
 		default:
 			value, err := (*Event).scanValues(nil, columns[i:i+1])
 			if err != nil {
 				return nil, err
 			}
-			values[i] = value[0]
+			reader.values[i] = value[0]
+			if _, unknown := value[0].(*sql.UnknownType); unknown {
+				// Read as the rows' driver gives it, which SelectValues keeps by value.
+				reader.values[i] = new(any)
+			}
+		}
+		if reader.scan[i] == nil {
+			reader.scan[i] = reader.values[i]
 		}
 	}
-	return values, nil
+	return reader, nil
+}
+
+// ScanRows reads rows of events into Events as the client's own queries read theirs,
+// for a statement run as written (pgx's own rows, or database/sql's): columns are the rows'
+// columns, and one the type does not know is kept for Value, as the rows' driver gives it. The
+// caller closes rows and checks their error.
+func (c *EventClient) ScanRows(columns []string, rows RowScanner) ([]*Event, error) {
+	_, pgxTypes := rows.(pgx.Rows)
+	reader, err := eventRowReader(columns, pgxTypes)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []*Event
+	for rows.Next() {
+		if err := reader.read(rows); err != nil {
+			return nil, err
+		}
+		node := &Event{config: c.config}
+		if err := node.assignValues(columns, reader.values); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, nil
 }
 
 // idempotencykeyRow holds a destination for each column of a row of idempotency_keys, of the type ent's
@@ -303,46 +761,160 @@ type idempotencykeyRow struct {
 	CreatedAt    sql.NullTime
 }
 
-// idempotencykeyRowDestinations is (*IdempotencyKey).scanValues with the destinations in one idempotencykeyRow:
-// a column of a field with a value scanner of its own, or none of the type's, gets scanValues'.
-func idempotencykeyRowDestinations(columns []string) ([]any, error) {
-	row := new(idempotencykeyRow)
-	values := make([]any, len(columns))
+// idempotencykeyPgxRow is idempotencykeyRow with pgx's own types for pgx to scan into, converted into the row's
+// (convert) for assignValues: pgx decodes into its own types directly, where into database/sql's
+// it makes a value of each column first.
+type idempotencykeyPgxRow struct {
+	row          idempotencykeyRow
+	ID           pgtype.Text
+	MerchantID   pgtype.Text
+	Principal    pgtype.Text
+	Key          pgtype.Text
+	RequestHash  pgtype.Text
+	ResourceID   pgtype.Text
+	SettledAt    pgtype.Timestamptz
+	ErrorCode    pgtype.Text
+	ErrorMessage pgtype.Text
+	ErrorParam   pgtype.Text
+	ExpiresAt    pgtype.Timestamptz
+	CreatedAt    pgtype.Timestamptz
+}
+
+// convert copies what pgx scanned into the row assignValues reads.
+func (r *idempotencykeyPgxRow) convert() (err error) {
+	r.row.ID = sql.NullString(r.ID)
+	r.row.MerchantID = sql.NullString(r.MerchantID)
+	r.row.Principal = sql.NullString(r.Principal)
+	r.row.Key = sql.NullString(r.Key)
+	r.row.RequestHash = sql.NullString(r.RequestHash)
+	r.row.ResourceID = sql.NullString(r.ResourceID)
+	if r.row.SettledAt, err = pgxTime(r.SettledAt); err != nil {
+		return err
+	}
+	r.row.ErrorCode = sql.NullString(r.ErrorCode)
+	r.row.ErrorMessage = sql.NullString(r.ErrorMessage)
+	r.row.ErrorParam = sql.NullString(r.ErrorParam)
+	if r.row.ExpiresAt, err = pgxTime(r.ExpiresAt); err != nil {
+		return err
+	}
+	if r.row.CreatedAt, err = pgxTime(r.CreatedAt); err != nil {
+		return err
+	}
+	return nil
+}
+
+// idempotencykeyRowReader is (*IdempotencyKey).scanValues with the destinations in one idempotencykeyRow
+// (in pgx's own types, with pgxTypes): a column of a field with a value scanner of its own, or
+// none of the type's, gets scanValues' destination.
+func idempotencykeyRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
+	pgxRow := new(idempotencykeyPgxRow)
+	row := &pgxRow.row
+	reader := &rowReader{scan: make([]any, len(columns)), values: make([]any, len(columns))}
+	if pgxTypes {
+		reader.convert = pgxRow.convert
+	}
 	for i := range columns {
 		switch columns[i] {
 		case idempotencykey.FieldID:
-			values[i] = &row.ID
+			reader.values[i] = &row.ID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ID
+			}
 		case idempotencykey.FieldMerchantID:
-			values[i] = &row.MerchantID
+			reader.values[i] = &row.MerchantID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.MerchantID
+			}
 		case idempotencykey.FieldPrincipal:
-			values[i] = &row.Principal
+			reader.values[i] = &row.Principal
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Principal
+			}
 		case idempotencykey.FieldKey:
-			values[i] = &row.Key
+			reader.values[i] = &row.Key
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Key
+			}
 		case idempotencykey.FieldRequestHash:
-			values[i] = &row.RequestHash
+			reader.values[i] = &row.RequestHash
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.RequestHash
+			}
 		case idempotencykey.FieldResourceID:
-			values[i] = &row.ResourceID
+			reader.values[i] = &row.ResourceID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ResourceID
+			}
 		case idempotencykey.FieldSettledAt:
-			values[i] = &row.SettledAt
+			reader.values[i] = &row.SettledAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.SettledAt
+			}
 		case idempotencykey.FieldErrorCode:
-			values[i] = &row.ErrorCode
+			reader.values[i] = &row.ErrorCode
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ErrorCode
+			}
 		case idempotencykey.FieldErrorMessage:
-			values[i] = &row.ErrorMessage
+			reader.values[i] = &row.ErrorMessage
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ErrorMessage
+			}
 		case idempotencykey.FieldErrorParam:
-			values[i] = &row.ErrorParam
+			reader.values[i] = &row.ErrorParam
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ErrorParam
+			}
 		case idempotencykey.FieldExpiresAt:
-			values[i] = &row.ExpiresAt
+			reader.values[i] = &row.ExpiresAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ExpiresAt
+			}
 		case idempotencykey.FieldCreatedAt:
-			values[i] = &row.CreatedAt
+			reader.values[i] = &row.CreatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CreatedAt
+			}
 		default:
 			value, err := (*IdempotencyKey).scanValues(nil, columns[i:i+1])
 			if err != nil {
 				return nil, err
 			}
-			values[i] = value[0]
+			reader.values[i] = value[0]
+			if _, unknown := value[0].(*sql.UnknownType); unknown {
+				// Read as the rows' driver gives it, which SelectValues keeps by value.
+				reader.values[i] = new(any)
+			}
+		}
+		if reader.scan[i] == nil {
+			reader.scan[i] = reader.values[i]
 		}
 	}
-	return values, nil
+	return reader, nil
+}
+
+// ScanRows reads rows of idempotency_keys into IdempotencyKeys as the client's own queries read theirs,
+// for a statement run as written (pgx's own rows, or database/sql's): columns are the rows'
+// columns, and one the type does not know is kept for Value, as the rows' driver gives it. The
+// caller closes rows and checks their error.
+func (c *IdempotencyKeyClient) ScanRows(columns []string, rows RowScanner) ([]*IdempotencyKey, error) {
+	_, pgxTypes := rows.(pgx.Rows)
+	reader, err := idempotencykeyRowReader(columns, pgxTypes)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []*IdempotencyKey
+	for rows.Next() {
+		if err := reader.read(rows); err != nil {
+			return nil, err
+		}
+		node := &IdempotencyKey{config: c.config}
+		if err := node.assignValues(columns, reader.values); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, nil
 }
 
 // merchantRow holds a destination for each column of a row of merchants, of the type ent's
@@ -355,32 +927,109 @@ type merchantRow struct {
 	Status    sql.NullString
 }
 
-// merchantRowDestinations is (*Merchant).scanValues with the destinations in one merchantRow:
-// a column of a field with a value scanner of its own, or none of the type's, gets scanValues'.
-func merchantRowDestinations(columns []string) ([]any, error) {
-	row := new(merchantRow)
-	values := make([]any, len(columns))
+// merchantPgxRow is merchantRow with pgx's own types for pgx to scan into, converted into the row's
+// (convert) for assignValues: pgx decodes into its own types directly, where into database/sql's
+// it makes a value of each column first.
+type merchantPgxRow struct {
+	row       merchantRow
+	ID        pgtype.Text
+	CreatedAt pgtype.Timestamptz
+	UpdatedAt pgtype.Timestamptz
+	Name      pgtype.Text
+	Status    pgtype.Text
+}
+
+// convert copies what pgx scanned into the row assignValues reads.
+func (r *merchantPgxRow) convert() (err error) {
+	r.row.ID = sql.NullString(r.ID)
+	if r.row.CreatedAt, err = pgxTime(r.CreatedAt); err != nil {
+		return err
+	}
+	if r.row.UpdatedAt, err = pgxTime(r.UpdatedAt); err != nil {
+		return err
+	}
+	r.row.Name = sql.NullString(r.Name)
+	r.row.Status = sql.NullString(r.Status)
+	return nil
+}
+
+// merchantRowReader is (*Merchant).scanValues with the destinations in one merchantRow
+// (in pgx's own types, with pgxTypes): a column of a field with a value scanner of its own, or
+// none of the type's, gets scanValues' destination.
+func merchantRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
+	pgxRow := new(merchantPgxRow)
+	row := &pgxRow.row
+	reader := &rowReader{scan: make([]any, len(columns)), values: make([]any, len(columns))}
+	if pgxTypes {
+		reader.convert = pgxRow.convert
+	}
 	for i := range columns {
 		switch columns[i] {
 		case merchant.FieldID:
-			values[i] = &row.ID
+			reader.values[i] = &row.ID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ID
+			}
 		case merchant.FieldCreatedAt:
-			values[i] = &row.CreatedAt
+			reader.values[i] = &row.CreatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CreatedAt
+			}
 		case merchant.FieldUpdatedAt:
-			values[i] = &row.UpdatedAt
+			reader.values[i] = &row.UpdatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.UpdatedAt
+			}
 		case merchant.FieldName:
-			values[i] = &row.Name
+			reader.values[i] = &row.Name
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Name
+			}
 		case merchant.FieldStatus:
-			values[i] = &row.Status
+			reader.values[i] = &row.Status
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Status
+			}
 		default:
 			value, err := (*Merchant).scanValues(nil, columns[i:i+1])
 			if err != nil {
 				return nil, err
 			}
-			values[i] = value[0]
+			reader.values[i] = value[0]
+			if _, unknown := value[0].(*sql.UnknownType); unknown {
+				// Read as the rows' driver gives it, which SelectValues keeps by value.
+				reader.values[i] = new(any)
+			}
+		}
+		if reader.scan[i] == nil {
+			reader.scan[i] = reader.values[i]
 		}
 	}
-	return values, nil
+	return reader, nil
+}
+
+// ScanRows reads rows of merchants into Merchants as the client's own queries read theirs,
+// for a statement run as written (pgx's own rows, or database/sql's): columns are the rows'
+// columns, and one the type does not know is kept for Value, as the rows' driver gives it. The
+// caller closes rows and checks their error.
+func (c *MerchantClient) ScanRows(columns []string, rows RowScanner) ([]*Merchant, error) {
+	_, pgxTypes := rows.(pgx.Rows)
+	reader, err := merchantRowReader(columns, pgxTypes)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []*Merchant
+	for rows.Next() {
+		if err := reader.read(rows); err != nil {
+			return nil, err
+		}
+		node := &Merchant{config: c.config}
+		if err := node.assignValues(columns, reader.values); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, nil
 }
 
 // paymentRow holds a destination for each column of a row of payments, of the type ent's
@@ -431,108 +1080,375 @@ type paymentRow struct {
 	Metadata               []byte
 }
 
-// paymentRowDestinations is (*Payment).scanValues with the destinations in one paymentRow:
-// a column of a field with a value scanner of its own, or none of the type's, gets scanValues'.
-func paymentRowDestinations(columns []string) ([]any, error) {
-	row := new(paymentRow)
-	values := make([]any, len(columns))
+// paymentPgxRow is paymentRow with pgx's own types for pgx to scan into, converted into the row's
+// (convert) for assignValues: pgx decodes into its own types directly, where into database/sql's
+// it makes a value of each column first.
+type paymentPgxRow struct {
+	row                    paymentRow
+	ID                     pgtype.Text
+	MerchantID             pgtype.Text
+	CreatedAt              pgtype.Timestamptz
+	UpdatedAt              pgtype.Timestamptz
+	Amount                 pgtype.Int8
+	Currency               pgtype.Text
+	Status                 pgtype.Text
+	PaymentMethod          pgtype.Text
+	CustomerEmail          pgtype.Text
+	CustomerName           pgtype.Text
+	CardBrand              pgtype.Text
+	CardLast4              pgtype.Text
+	CardExpMonth           pgtype.Int8
+	CardExpYear            pgtype.Int8
+	CardFingerprint        pgtype.Text
+	Provider               pgtype.Text
+	ProviderPaymentID      pgtype.Text
+	ProviderDeclineCode    pgtype.Text
+	AmountRefunded         pgtype.Int8
+	CaptureMethod          pgtype.Text
+	AmountCapturable       pgtype.Int8
+	AmountCaptured         pgtype.Int8
+	CaptureBefore          pgtype.Timestamptz
+	CanceledAt             pgtype.Timestamptz
+	CancellationReason     pgtype.Text
+	PendingAction          pgtype.Text
+	CaptureRequested       pgtype.Int8
+	ReturnURL              pgtype.Text
+	ReturnSecretHash       pgtype.Text
+	NextActionURL          pgtype.Text
+	AuthenticateBefore     pgtype.Timestamptz
+	FailureCode            pgtype.Text
+	FailureMessage         pgtype.Text
+	Description            pgtype.Text
+	DisputedAt             pgtype.Timestamptz
+	DisputeReason          pgtype.Text
+	ReversalStatus         pgtype.Text
+	ReversalFailureMessage pgtype.Text
+	ReversalRefund         pgtype.Int8
+	ReversalDue            pgtype.Timestamptz
+	ReversalAttempts       pgtype.Int8
+}
+
+// convert copies what pgx scanned into the row assignValues reads.
+func (r *paymentPgxRow) convert() (err error) {
+	r.row.ID = sql.NullString(r.ID)
+	r.row.MerchantID = sql.NullString(r.MerchantID)
+	if r.row.CreatedAt, err = pgxTime(r.CreatedAt); err != nil {
+		return err
+	}
+	if r.row.UpdatedAt, err = pgxTime(r.UpdatedAt); err != nil {
+		return err
+	}
+	r.row.Amount = sql.NullInt64(r.Amount)
+	r.row.Currency = sql.NullString(r.Currency)
+	r.row.Status = sql.NullString(r.Status)
+	r.row.PaymentMethod = sql.NullString(r.PaymentMethod)
+	r.row.CustomerEmail = sql.NullString(r.CustomerEmail)
+	r.row.CustomerName = sql.NullString(r.CustomerName)
+	r.row.CardBrand = sql.NullString(r.CardBrand)
+	r.row.CardLast4 = sql.NullString(r.CardLast4)
+	r.row.CardExpMonth = sql.NullInt64(r.CardExpMonth)
+	r.row.CardExpYear = sql.NullInt64(r.CardExpYear)
+	r.row.CardFingerprint = sql.NullString(r.CardFingerprint)
+	r.row.Provider = sql.NullString(r.Provider)
+	r.row.ProviderPaymentID = sql.NullString(r.ProviderPaymentID)
+	r.row.ProviderDeclineCode = sql.NullString(r.ProviderDeclineCode)
+	r.row.AmountRefunded = sql.NullInt64(r.AmountRefunded)
+	r.row.CaptureMethod = sql.NullString(r.CaptureMethod)
+	r.row.AmountCapturable = sql.NullInt64(r.AmountCapturable)
+	r.row.AmountCaptured = sql.NullInt64(r.AmountCaptured)
+	if r.row.CaptureBefore, err = pgxTime(r.CaptureBefore); err != nil {
+		return err
+	}
+	if r.row.CanceledAt, err = pgxTime(r.CanceledAt); err != nil {
+		return err
+	}
+	r.row.CancellationReason = sql.NullString(r.CancellationReason)
+	r.row.PendingAction = sql.NullString(r.PendingAction)
+	r.row.CaptureRequested = sql.NullInt64(r.CaptureRequested)
+	r.row.ReturnURL = sql.NullString(r.ReturnURL)
+	r.row.ReturnSecretHash = sql.NullString(r.ReturnSecretHash)
+	r.row.NextActionURL = sql.NullString(r.NextActionURL)
+	if r.row.AuthenticateBefore, err = pgxTime(r.AuthenticateBefore); err != nil {
+		return err
+	}
+	r.row.FailureCode = sql.NullString(r.FailureCode)
+	r.row.FailureMessage = sql.NullString(r.FailureMessage)
+	r.row.Description = sql.NullString(r.Description)
+	if r.row.DisputedAt, err = pgxTime(r.DisputedAt); err != nil {
+		return err
+	}
+	r.row.DisputeReason = sql.NullString(r.DisputeReason)
+	r.row.ReversalStatus = sql.NullString(r.ReversalStatus)
+	r.row.ReversalFailureMessage = sql.NullString(r.ReversalFailureMessage)
+	r.row.ReversalRefund = sql.NullInt64(r.ReversalRefund)
+	if r.row.ReversalDue, err = pgxTime(r.ReversalDue); err != nil {
+		return err
+	}
+	r.row.ReversalAttempts = sql.NullInt64(r.ReversalAttempts)
+	return nil
+}
+
+// paymentRowReader is (*Payment).scanValues with the destinations in one paymentRow
+// (in pgx's own types, with pgxTypes): a column of a field with a value scanner of its own, or
+// none of the type's, gets scanValues' destination.
+func paymentRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
+	pgxRow := new(paymentPgxRow)
+	row := &pgxRow.row
+	reader := &rowReader{scan: make([]any, len(columns)), values: make([]any, len(columns))}
+	if pgxTypes {
+		reader.convert = pgxRow.convert
+	}
 	for i := range columns {
 		switch columns[i] {
 		case payment.FieldID:
-			values[i] = &row.ID
+			reader.values[i] = &row.ID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ID
+			}
 		case payment.FieldMerchantID:
-			values[i] = &row.MerchantID
+			reader.values[i] = &row.MerchantID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.MerchantID
+			}
 		case payment.FieldCreatedAt:
-			values[i] = &row.CreatedAt
+			reader.values[i] = &row.CreatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CreatedAt
+			}
 		case payment.FieldUpdatedAt:
-			values[i] = &row.UpdatedAt
+			reader.values[i] = &row.UpdatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.UpdatedAt
+			}
 		case payment.FieldAmount:
-			values[i] = &row.Amount
+			reader.values[i] = &row.Amount
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Amount
+			}
 		case payment.FieldCurrency:
-			values[i] = &row.Currency
+			reader.values[i] = &row.Currency
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Currency
+			}
 		case payment.FieldStatus:
-			values[i] = &row.Status
+			reader.values[i] = &row.Status
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Status
+			}
 		case payment.FieldPaymentMethod:
-			values[i] = &row.PaymentMethod
+			reader.values[i] = &row.PaymentMethod
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.PaymentMethod
+			}
 		case payment.FieldCustomerEmail:
-			values[i] = &row.CustomerEmail
+			reader.values[i] = &row.CustomerEmail
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CustomerEmail
+			}
 		case payment.FieldCustomerName:
-			values[i] = &row.CustomerName
+			reader.values[i] = &row.CustomerName
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CustomerName
+			}
 		case payment.FieldCardBrand:
-			values[i] = &row.CardBrand
+			reader.values[i] = &row.CardBrand
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CardBrand
+			}
 		case payment.FieldCardLast4:
-			values[i] = &row.CardLast4
+			reader.values[i] = &row.CardLast4
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CardLast4
+			}
 		case payment.FieldCardExpMonth:
-			values[i] = &row.CardExpMonth
+			reader.values[i] = &row.CardExpMonth
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CardExpMonth
+			}
 		case payment.FieldCardExpYear:
-			values[i] = &row.CardExpYear
+			reader.values[i] = &row.CardExpYear
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CardExpYear
+			}
 		case payment.FieldCardFingerprint:
-			values[i] = &row.CardFingerprint
+			reader.values[i] = &row.CardFingerprint
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CardFingerprint
+			}
 		case payment.FieldProvider:
-			values[i] = &row.Provider
+			reader.values[i] = &row.Provider
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Provider
+			}
 		case payment.FieldProviderPaymentID:
-			values[i] = &row.ProviderPaymentID
+			reader.values[i] = &row.ProviderPaymentID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ProviderPaymentID
+			}
 		case payment.FieldProviderDeclineCode:
-			values[i] = &row.ProviderDeclineCode
+			reader.values[i] = &row.ProviderDeclineCode
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ProviderDeclineCode
+			}
 		case payment.FieldRouting:
-			values[i] = &row.Routing
+			reader.values[i] = &row.Routing
 		case payment.FieldAmountRefunded:
-			values[i] = &row.AmountRefunded
+			reader.values[i] = &row.AmountRefunded
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.AmountRefunded
+			}
 		case payment.FieldCaptureMethod:
-			values[i] = &row.CaptureMethod
+			reader.values[i] = &row.CaptureMethod
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CaptureMethod
+			}
 		case payment.FieldAmountCapturable:
-			values[i] = &row.AmountCapturable
+			reader.values[i] = &row.AmountCapturable
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.AmountCapturable
+			}
 		case payment.FieldAmountCaptured:
-			values[i] = &row.AmountCaptured
+			reader.values[i] = &row.AmountCaptured
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.AmountCaptured
+			}
 		case payment.FieldCaptureBefore:
-			values[i] = &row.CaptureBefore
+			reader.values[i] = &row.CaptureBefore
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CaptureBefore
+			}
 		case payment.FieldCanceledAt:
-			values[i] = &row.CanceledAt
+			reader.values[i] = &row.CanceledAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CanceledAt
+			}
 		case payment.FieldCancellationReason:
-			values[i] = &row.CancellationReason
+			reader.values[i] = &row.CancellationReason
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CancellationReason
+			}
 		case payment.FieldPendingAction:
-			values[i] = &row.PendingAction
+			reader.values[i] = &row.PendingAction
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.PendingAction
+			}
 		case payment.FieldCaptureRequested:
-			values[i] = &row.CaptureRequested
+			reader.values[i] = &row.CaptureRequested
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CaptureRequested
+			}
 		case payment.FieldReturnURL:
-			values[i] = &row.ReturnURL
+			reader.values[i] = &row.ReturnURL
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ReturnURL
+			}
 		case payment.FieldReturnSecretHash:
-			values[i] = &row.ReturnSecretHash
+			reader.values[i] = &row.ReturnSecretHash
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ReturnSecretHash
+			}
 		case payment.FieldNextActionURL:
-			values[i] = &row.NextActionURL
+			reader.values[i] = &row.NextActionURL
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.NextActionURL
+			}
 		case payment.FieldAuthenticateBefore:
-			values[i] = &row.AuthenticateBefore
+			reader.values[i] = &row.AuthenticateBefore
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.AuthenticateBefore
+			}
 		case payment.FieldFailureCode:
-			values[i] = &row.FailureCode
+			reader.values[i] = &row.FailureCode
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.FailureCode
+			}
 		case payment.FieldFailureMessage:
-			values[i] = &row.FailureMessage
+			reader.values[i] = &row.FailureMessage
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.FailureMessage
+			}
 		case payment.FieldDescription:
-			values[i] = &row.Description
+			reader.values[i] = &row.Description
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Description
+			}
 		case payment.FieldDisputedAt:
-			values[i] = &row.DisputedAt
+			reader.values[i] = &row.DisputedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.DisputedAt
+			}
 		case payment.FieldDisputeReason:
-			values[i] = &row.DisputeReason
+			reader.values[i] = &row.DisputeReason
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.DisputeReason
+			}
 		case payment.FieldReversalStatus:
-			values[i] = &row.ReversalStatus
+			reader.values[i] = &row.ReversalStatus
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ReversalStatus
+			}
 		case payment.FieldReversalFailureMessage:
-			values[i] = &row.ReversalFailureMessage
+			reader.values[i] = &row.ReversalFailureMessage
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ReversalFailureMessage
+			}
 		case payment.FieldReversalRefund:
-			values[i] = &row.ReversalRefund
+			reader.values[i] = &row.ReversalRefund
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ReversalRefund
+			}
 		case payment.FieldReversalDue:
-			values[i] = &row.ReversalDue
+			reader.values[i] = &row.ReversalDue
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ReversalDue
+			}
 		case payment.FieldReversalAttempts:
-			values[i] = &row.ReversalAttempts
+			reader.values[i] = &row.ReversalAttempts
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ReversalAttempts
+			}
 		case payment.FieldMetadata:
-			values[i] = &row.Metadata
+			reader.values[i] = &row.Metadata
 		default:
 			value, err := (*Payment).scanValues(nil, columns[i:i+1])
 			if err != nil {
 				return nil, err
 			}
-			values[i] = value[0]
+			reader.values[i] = value[0]
+			if _, unknown := value[0].(*sql.UnknownType); unknown {
+				// Read as the rows' driver gives it, which SelectValues keeps by value.
+				reader.values[i] = new(any)
+			}
+		}
+		if reader.scan[i] == nil {
+			reader.scan[i] = reader.values[i]
 		}
 	}
-	return values, nil
+	return reader, nil
+}
+
+// ScanRows reads rows of payments into Payments as the client's own queries read theirs,
+// for a statement run as written (pgx's own rows, or database/sql's): columns are the rows'
+// columns, and one the type does not know is kept for Value, as the rows' driver gives it. The
+// caller closes rows and checks their error.
+func (c *PaymentClient) ScanRows(columns []string, rows RowScanner) ([]*Payment, error) {
+	_, pgxTypes := rows.(pgx.Rows)
+	reader, err := paymentRowReader(columns, pgxTypes)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []*Payment
+	for rows.Next() {
+		if err := reader.read(rows); err != nil {
+			return nil, err
+		}
+		node := &Payment{config: c.config}
+		if err := node.assignValues(columns, reader.values); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, nil
 }
 
 // paymentstatuschangeRow holds a destination for each column of a row of payment_status_changes, of the type ent's
@@ -548,38 +1464,128 @@ type paymentstatuschangeRow struct {
 	At         sql.NullTime
 }
 
-// paymentstatuschangeRowDestinations is (*PaymentStatusChange).scanValues with the destinations in one paymentstatuschangeRow:
-// a column of a field with a value scanner of its own, or none of the type's, gets scanValues'.
-func paymentstatuschangeRowDestinations(columns []string) ([]any, error) {
-	row := new(paymentstatuschangeRow)
-	values := make([]any, len(columns))
+// paymentstatuschangePgxRow is paymentstatuschangeRow with pgx's own types for pgx to scan into, converted into the row's
+// (convert) for assignValues: pgx decodes into its own types directly, where into database/sql's
+// it makes a value of each column first.
+type paymentstatuschangePgxRow struct {
+	row        paymentstatuschangeRow
+	ID         pgtype.Text
+	MerchantID pgtype.Text
+	PaymentID  pgtype.Text
+	From       pgtype.Text
+	To         pgtype.Text
+	Reason     pgtype.Text
+	Actor      pgtype.Text
+	At         pgtype.Timestamptz
+}
+
+// convert copies what pgx scanned into the row assignValues reads.
+func (r *paymentstatuschangePgxRow) convert() (err error) {
+	r.row.ID = sql.NullString(r.ID)
+	r.row.MerchantID = sql.NullString(r.MerchantID)
+	r.row.PaymentID = sql.NullString(r.PaymentID)
+	r.row.From = sql.NullString(r.From)
+	r.row.To = sql.NullString(r.To)
+	r.row.Reason = sql.NullString(r.Reason)
+	r.row.Actor = sql.NullString(r.Actor)
+	if r.row.At, err = pgxTime(r.At); err != nil {
+		return err
+	}
+	return nil
+}
+
+// paymentstatuschangeRowReader is (*PaymentStatusChange).scanValues with the destinations in one paymentstatuschangeRow
+// (in pgx's own types, with pgxTypes): a column of a field with a value scanner of its own, or
+// none of the type's, gets scanValues' destination.
+func paymentstatuschangeRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
+	pgxRow := new(paymentstatuschangePgxRow)
+	row := &pgxRow.row
+	reader := &rowReader{scan: make([]any, len(columns)), values: make([]any, len(columns))}
+	if pgxTypes {
+		reader.convert = pgxRow.convert
+	}
 	for i := range columns {
 		switch columns[i] {
 		case paymentstatuschange.FieldID:
-			values[i] = &row.ID
+			reader.values[i] = &row.ID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ID
+			}
 		case paymentstatuschange.FieldMerchantID:
-			values[i] = &row.MerchantID
+			reader.values[i] = &row.MerchantID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.MerchantID
+			}
 		case paymentstatuschange.FieldPaymentID:
-			values[i] = &row.PaymentID
+			reader.values[i] = &row.PaymentID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.PaymentID
+			}
 		case paymentstatuschange.FieldFrom:
-			values[i] = &row.From
+			reader.values[i] = &row.From
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.From
+			}
 		case paymentstatuschange.FieldTo:
-			values[i] = &row.To
+			reader.values[i] = &row.To
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.To
+			}
 		case paymentstatuschange.FieldReason:
-			values[i] = &row.Reason
+			reader.values[i] = &row.Reason
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Reason
+			}
 		case paymentstatuschange.FieldActor:
-			values[i] = &row.Actor
+			reader.values[i] = &row.Actor
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Actor
+			}
 		case paymentstatuschange.FieldAt:
-			values[i] = &row.At
+			reader.values[i] = &row.At
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.At
+			}
 		default:
 			value, err := (*PaymentStatusChange).scanValues(nil, columns[i:i+1])
 			if err != nil {
 				return nil, err
 			}
-			values[i] = value[0]
+			reader.values[i] = value[0]
+			if _, unknown := value[0].(*sql.UnknownType); unknown {
+				// Read as the rows' driver gives it, which SelectValues keeps by value.
+				reader.values[i] = new(any)
+			}
+		}
+		if reader.scan[i] == nil {
+			reader.scan[i] = reader.values[i]
 		}
 	}
-	return values, nil
+	return reader, nil
+}
+
+// ScanRows reads rows of payment_status_changes into PaymentStatusChanges as the client's own queries read theirs,
+// for a statement run as written (pgx's own rows, or database/sql's): columns are the rows'
+// columns, and one the type does not know is kept for Value, as the rows' driver gives it. The
+// caller closes rows and checks their error.
+func (c *PaymentStatusChangeClient) ScanRows(columns []string, rows RowScanner) ([]*PaymentStatusChange, error) {
+	_, pgxTypes := rows.(pgx.Rows)
+	reader, err := paymentstatuschangeRowReader(columns, pgxTypes)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []*PaymentStatusChange
+	for rows.Next() {
+		if err := reader.read(rows); err != nil {
+			return nil, err
+		}
+		node := &PaymentStatusChange{config: c.config}
+		if err := node.assignValues(columns, reader.values); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, nil
 }
 
 // refreshtokenRow holds a destination for each column of a row of refresh_tokens, of the type ent's
@@ -596,40 +1602,143 @@ type refreshtokenRow struct {
 	RevokedAt sql.NullTime
 }
 
-// refreshtokenRowDestinations is (*RefreshToken).scanValues with the destinations in one refreshtokenRow:
-// a column of a field with a value scanner of its own, or none of the type's, gets scanValues'.
-func refreshtokenRowDestinations(columns []string) ([]any, error) {
-	row := new(refreshtokenRow)
-	values := make([]any, len(columns))
+// refreshtokenPgxRow is refreshtokenRow with pgx's own types for pgx to scan into, converted into the row's
+// (convert) for assignValues: pgx decodes into its own types directly, where into database/sql's
+// it makes a value of each column first.
+type refreshtokenPgxRow struct {
+	row       refreshtokenRow
+	ID        pgtype.Text
+	CreatedAt pgtype.Timestamptz
+	UpdatedAt pgtype.Timestamptz
+	TokenHash pgtype.Text
+	Family    pgtype.Text
+	UserID    pgtype.Text
+	ExpiresAt pgtype.Timestamptz
+	UsedAt    pgtype.Timestamptz
+	RevokedAt pgtype.Timestamptz
+}
+
+// convert copies what pgx scanned into the row assignValues reads.
+func (r *refreshtokenPgxRow) convert() (err error) {
+	r.row.ID = sql.NullString(r.ID)
+	if r.row.CreatedAt, err = pgxTime(r.CreatedAt); err != nil {
+		return err
+	}
+	if r.row.UpdatedAt, err = pgxTime(r.UpdatedAt); err != nil {
+		return err
+	}
+	r.row.TokenHash = sql.NullString(r.TokenHash)
+	r.row.Family = sql.NullString(r.Family)
+	r.row.UserID = sql.NullString(r.UserID)
+	if r.row.ExpiresAt, err = pgxTime(r.ExpiresAt); err != nil {
+		return err
+	}
+	if r.row.UsedAt, err = pgxTime(r.UsedAt); err != nil {
+		return err
+	}
+	if r.row.RevokedAt, err = pgxTime(r.RevokedAt); err != nil {
+		return err
+	}
+	return nil
+}
+
+// refreshtokenRowReader is (*RefreshToken).scanValues with the destinations in one refreshtokenRow
+// (in pgx's own types, with pgxTypes): a column of a field with a value scanner of its own, or
+// none of the type's, gets scanValues' destination.
+func refreshtokenRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
+	pgxRow := new(refreshtokenPgxRow)
+	row := &pgxRow.row
+	reader := &rowReader{scan: make([]any, len(columns)), values: make([]any, len(columns))}
+	if pgxTypes {
+		reader.convert = pgxRow.convert
+	}
 	for i := range columns {
 		switch columns[i] {
 		case refreshtoken.FieldID:
-			values[i] = &row.ID
+			reader.values[i] = &row.ID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ID
+			}
 		case refreshtoken.FieldCreatedAt:
-			values[i] = &row.CreatedAt
+			reader.values[i] = &row.CreatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CreatedAt
+			}
 		case refreshtoken.FieldUpdatedAt:
-			values[i] = &row.UpdatedAt
+			reader.values[i] = &row.UpdatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.UpdatedAt
+			}
 		case refreshtoken.FieldTokenHash:
-			values[i] = &row.TokenHash
+			reader.values[i] = &row.TokenHash
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.TokenHash
+			}
 		case refreshtoken.FieldFamily:
-			values[i] = &row.Family
+			reader.values[i] = &row.Family
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Family
+			}
 		case refreshtoken.FieldUserID:
-			values[i] = &row.UserID
+			reader.values[i] = &row.UserID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.UserID
+			}
 		case refreshtoken.FieldExpiresAt:
-			values[i] = &row.ExpiresAt
+			reader.values[i] = &row.ExpiresAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ExpiresAt
+			}
 		case refreshtoken.FieldUsedAt:
-			values[i] = &row.UsedAt
+			reader.values[i] = &row.UsedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.UsedAt
+			}
 		case refreshtoken.FieldRevokedAt:
-			values[i] = &row.RevokedAt
+			reader.values[i] = &row.RevokedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.RevokedAt
+			}
 		default:
 			value, err := (*RefreshToken).scanValues(nil, columns[i:i+1])
 			if err != nil {
 				return nil, err
 			}
-			values[i] = value[0]
+			reader.values[i] = value[0]
+			if _, unknown := value[0].(*sql.UnknownType); unknown {
+				// Read as the rows' driver gives it, which SelectValues keeps by value.
+				reader.values[i] = new(any)
+			}
+		}
+		if reader.scan[i] == nil {
+			reader.scan[i] = reader.values[i]
 		}
 	}
-	return values, nil
+	return reader, nil
+}
+
+// ScanRows reads rows of refresh_tokens into RefreshTokens as the client's own queries read theirs,
+// for a statement run as written (pgx's own rows, or database/sql's): columns are the rows'
+// columns, and one the type does not know is kept for Value, as the rows' driver gives it. The
+// caller closes rows and checks their error.
+func (c *RefreshTokenClient) ScanRows(columns []string, rows RowScanner) ([]*RefreshToken, error) {
+	_, pgxTypes := rows.(pgx.Rows)
+	reader, err := refreshtokenRowReader(columns, pgxTypes)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []*RefreshToken
+	for rows.Next() {
+		if err := reader.read(rows); err != nil {
+			return nil, err
+		}
+		node := &RefreshToken{config: c.config}
+		if err := node.assignValues(columns, reader.values); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, nil
 }
 
 // refundRow holds a destination for each column of a row of refunds, of the type ent's
@@ -648,44 +1757,151 @@ type refundRow struct {
 	FailureCode      sql.NullString
 }
 
-// refundRowDestinations is (*Refund).scanValues with the destinations in one refundRow:
-// a column of a field with a value scanner of its own, or none of the type's, gets scanValues'.
-func refundRowDestinations(columns []string) ([]any, error) {
-	row := new(refundRow)
-	values := make([]any, len(columns))
+// refundPgxRow is refundRow with pgx's own types for pgx to scan into, converted into the row's
+// (convert) for assignValues: pgx decodes into its own types directly, where into database/sql's
+// it makes a value of each column first.
+type refundPgxRow struct {
+	row              refundRow
+	ID               pgtype.Text
+	MerchantID       pgtype.Text
+	CreatedAt        pgtype.Timestamptz
+	UpdatedAt        pgtype.Timestamptz
+	PaymentID        pgtype.Text
+	Amount           pgtype.Int8
+	Currency         pgtype.Text
+	Status           pgtype.Text
+	Reason           pgtype.Text
+	ProviderRefundID pgtype.Text
+	FailureCode      pgtype.Text
+}
+
+// convert copies what pgx scanned into the row assignValues reads.
+func (r *refundPgxRow) convert() (err error) {
+	r.row.ID = sql.NullString(r.ID)
+	r.row.MerchantID = sql.NullString(r.MerchantID)
+	if r.row.CreatedAt, err = pgxTime(r.CreatedAt); err != nil {
+		return err
+	}
+	if r.row.UpdatedAt, err = pgxTime(r.UpdatedAt); err != nil {
+		return err
+	}
+	r.row.PaymentID = sql.NullString(r.PaymentID)
+	r.row.Amount = sql.NullInt64(r.Amount)
+	r.row.Currency = sql.NullString(r.Currency)
+	r.row.Status = sql.NullString(r.Status)
+	r.row.Reason = sql.NullString(r.Reason)
+	r.row.ProviderRefundID = sql.NullString(r.ProviderRefundID)
+	r.row.FailureCode = sql.NullString(r.FailureCode)
+	return nil
+}
+
+// refundRowReader is (*Refund).scanValues with the destinations in one refundRow
+// (in pgx's own types, with pgxTypes): a column of a field with a value scanner of its own, or
+// none of the type's, gets scanValues' destination.
+func refundRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
+	pgxRow := new(refundPgxRow)
+	row := &pgxRow.row
+	reader := &rowReader{scan: make([]any, len(columns)), values: make([]any, len(columns))}
+	if pgxTypes {
+		reader.convert = pgxRow.convert
+	}
 	for i := range columns {
 		switch columns[i] {
 		case refund.FieldID:
-			values[i] = &row.ID
+			reader.values[i] = &row.ID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ID
+			}
 		case refund.FieldMerchantID:
-			values[i] = &row.MerchantID
+			reader.values[i] = &row.MerchantID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.MerchantID
+			}
 		case refund.FieldCreatedAt:
-			values[i] = &row.CreatedAt
+			reader.values[i] = &row.CreatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CreatedAt
+			}
 		case refund.FieldUpdatedAt:
-			values[i] = &row.UpdatedAt
+			reader.values[i] = &row.UpdatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.UpdatedAt
+			}
 		case refund.FieldPaymentID:
-			values[i] = &row.PaymentID
+			reader.values[i] = &row.PaymentID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.PaymentID
+			}
 		case refund.FieldAmount:
-			values[i] = &row.Amount
+			reader.values[i] = &row.Amount
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Amount
+			}
 		case refund.FieldCurrency:
-			values[i] = &row.Currency
+			reader.values[i] = &row.Currency
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Currency
+			}
 		case refund.FieldStatus:
-			values[i] = &row.Status
+			reader.values[i] = &row.Status
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Status
+			}
 		case refund.FieldReason:
-			values[i] = &row.Reason
+			reader.values[i] = &row.Reason
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Reason
+			}
 		case refund.FieldProviderRefundID:
-			values[i] = &row.ProviderRefundID
+			reader.values[i] = &row.ProviderRefundID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ProviderRefundID
+			}
 		case refund.FieldFailureCode:
-			values[i] = &row.FailureCode
+			reader.values[i] = &row.FailureCode
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.FailureCode
+			}
 		default:
 			value, err := (*Refund).scanValues(nil, columns[i:i+1])
 			if err != nil {
 				return nil, err
 			}
-			values[i] = value[0]
+			reader.values[i] = value[0]
+			if _, unknown := value[0].(*sql.UnknownType); unknown {
+				// Read as the rows' driver gives it, which SelectValues keeps by value.
+				reader.values[i] = new(any)
+			}
+		}
+		if reader.scan[i] == nil {
+			reader.scan[i] = reader.values[i]
 		}
 	}
-	return values, nil
+	return reader, nil
+}
+
+// ScanRows reads rows of refunds into Refunds as the client's own queries read theirs,
+// for a statement run as written (pgx's own rows, or database/sql's): columns are the rows'
+// columns, and one the type does not know is kept for Value, as the rows' driver gives it. The
+// caller closes rows and checks their error.
+func (c *RefundClient) ScanRows(columns []string, rows RowScanner) ([]*Refund, error) {
+	_, pgxTypes := rows.(pgx.Rows)
+	reader, err := refundRowReader(columns, pgxTypes)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []*Refund
+	for rows.Next() {
+		if err := reader.read(rows); err != nil {
+			return nil, err
+		}
+		node := &Refund{config: c.config}
+		if err := node.assignValues(columns, reader.values); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, nil
 }
 
 // revocationRow holds a destination for each column of a row of revocations, of the type ent's
@@ -697,30 +1913,102 @@ type revocationRow struct {
 	CreatedAt sql.NullTime
 }
 
-// revocationRowDestinations is (*Revocation).scanValues with the destinations in one revocationRow:
-// a column of a field with a value scanner of its own, or none of the type's, gets scanValues'.
-func revocationRowDestinations(columns []string) ([]any, error) {
-	row := new(revocationRow)
-	values := make([]any, len(columns))
+// revocationPgxRow is revocationRow with pgx's own types for pgx to scan into, converted into the row's
+// (convert) for assignValues: pgx decodes into its own types directly, where into database/sql's
+// it makes a value of each column first.
+type revocationPgxRow struct {
+	row       revocationRow
+	ID        pgtype.Text
+	Subject   pgtype.Text
+	Until     pgtype.Timestamptz
+	CreatedAt pgtype.Timestamptz
+}
+
+// convert copies what pgx scanned into the row assignValues reads.
+func (r *revocationPgxRow) convert() (err error) {
+	r.row.ID = sql.NullString(r.ID)
+	r.row.Subject = sql.NullString(r.Subject)
+	if r.row.Until, err = pgxTime(r.Until); err != nil {
+		return err
+	}
+	if r.row.CreatedAt, err = pgxTime(r.CreatedAt); err != nil {
+		return err
+	}
+	return nil
+}
+
+// revocationRowReader is (*Revocation).scanValues with the destinations in one revocationRow
+// (in pgx's own types, with pgxTypes): a column of a field with a value scanner of its own, or
+// none of the type's, gets scanValues' destination.
+func revocationRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
+	pgxRow := new(revocationPgxRow)
+	row := &pgxRow.row
+	reader := &rowReader{scan: make([]any, len(columns)), values: make([]any, len(columns))}
+	if pgxTypes {
+		reader.convert = pgxRow.convert
+	}
 	for i := range columns {
 		switch columns[i] {
 		case revocation.FieldID:
-			values[i] = &row.ID
+			reader.values[i] = &row.ID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ID
+			}
 		case revocation.FieldSubject:
-			values[i] = &row.Subject
+			reader.values[i] = &row.Subject
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Subject
+			}
 		case revocation.FieldUntil:
-			values[i] = &row.Until
+			reader.values[i] = &row.Until
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Until
+			}
 		case revocation.FieldCreatedAt:
-			values[i] = &row.CreatedAt
+			reader.values[i] = &row.CreatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CreatedAt
+			}
 		default:
 			value, err := (*Revocation).scanValues(nil, columns[i:i+1])
 			if err != nil {
 				return nil, err
 			}
-			values[i] = value[0]
+			reader.values[i] = value[0]
+			if _, unknown := value[0].(*sql.UnknownType); unknown {
+				// Read as the rows' driver gives it, which SelectValues keeps by value.
+				reader.values[i] = new(any)
+			}
+		}
+		if reader.scan[i] == nil {
+			reader.scan[i] = reader.values[i]
 		}
 	}
-	return values, nil
+	return reader, nil
+}
+
+// ScanRows reads rows of revocations into Revocations as the client's own queries read theirs,
+// for a statement run as written (pgx's own rows, or database/sql's): columns are the rows'
+// columns, and one the type does not know is kept for Value, as the rows' driver gives it. The
+// caller closes rows and checks their error.
+func (c *RevocationClient) ScanRows(columns []string, rows RowScanner) ([]*Revocation, error) {
+	_, pgxTypes := rows.(pgx.Rows)
+	reader, err := revocationRowReader(columns, pgxTypes)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []*Revocation
+	for rows.Next() {
+		if err := reader.read(rows); err != nil {
+			return nil, err
+		}
+		node := &Revocation{config: c.config}
+		if err := node.assignValues(columns, reader.values); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, nil
 }
 
 // sandboxanswerRow holds a destination for each column of a row of sandbox_answers, of the type ent's
@@ -735,36 +2023,116 @@ type sandboxanswerRow struct {
 	CreatedAt sql.NullTime
 }
 
-// sandboxanswerRowDestinations is (*SandboxAnswer).scanValues with the destinations in one sandboxanswerRow:
-// a column of a field with a value scanner of its own, or none of the type's, gets scanValues'.
-func sandboxanswerRowDestinations(columns []string) ([]any, error) {
-	row := new(sandboxanswerRow)
-	values := make([]any, len(columns))
+// sandboxanswerPgxRow is sandboxanswerRow with pgx's own types for pgx to scan into, converted into the row's
+// (convert) for assignValues: pgx decodes into its own types directly, where into database/sql's
+// it makes a value of each column first.
+type sandboxanswerPgxRow struct {
+	row       sandboxanswerRow
+	ID        pgtype.Int8
+	Provider  pgtype.Text
+	Key       pgtype.Text
+	Request   pgtype.Text
+	Status    pgtype.Int8
+	CreatedAt pgtype.Timestamptz
+}
+
+// convert copies what pgx scanned into the row assignValues reads.
+func (r *sandboxanswerPgxRow) convert() (err error) {
+	r.row.ID = sql.NullInt64(r.ID)
+	r.row.Provider = sql.NullString(r.Provider)
+	r.row.Key = sql.NullString(r.Key)
+	r.row.Request = sql.NullString(r.Request)
+	r.row.Status = sql.NullInt64(r.Status)
+	if r.row.CreatedAt, err = pgxTime(r.CreatedAt); err != nil {
+		return err
+	}
+	return nil
+}
+
+// sandboxanswerRowReader is (*SandboxAnswer).scanValues with the destinations in one sandboxanswerRow
+// (in pgx's own types, with pgxTypes): a column of a field with a value scanner of its own, or
+// none of the type's, gets scanValues' destination.
+func sandboxanswerRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
+	pgxRow := new(sandboxanswerPgxRow)
+	row := &pgxRow.row
+	reader := &rowReader{scan: make([]any, len(columns)), values: make([]any, len(columns))}
+	if pgxTypes {
+		reader.convert = pgxRow.convert
+	}
 	for i := range columns {
 		switch columns[i] {
 		case sandboxanswer.FieldID:
-			values[i] = &row.ID
+			reader.values[i] = &row.ID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ID
+			}
 		case sandboxanswer.FieldProvider:
-			values[i] = &row.Provider
+			reader.values[i] = &row.Provider
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Provider
+			}
 		case sandboxanswer.FieldKey:
-			values[i] = &row.Key
+			reader.values[i] = &row.Key
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Key
+			}
 		case sandboxanswer.FieldRequest:
-			values[i] = &row.Request
+			reader.values[i] = &row.Request
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Request
+			}
 		case sandboxanswer.FieldStatus:
-			values[i] = &row.Status
+			reader.values[i] = &row.Status
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Status
+			}
 		case sandboxanswer.FieldBody:
-			values[i] = &row.Body
+			reader.values[i] = &row.Body
 		case sandboxanswer.FieldCreatedAt:
-			values[i] = &row.CreatedAt
+			reader.values[i] = &row.CreatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CreatedAt
+			}
 		default:
 			value, err := (*SandboxAnswer).scanValues(nil, columns[i:i+1])
 			if err != nil {
 				return nil, err
 			}
-			values[i] = value[0]
+			reader.values[i] = value[0]
+			if _, unknown := value[0].(*sql.UnknownType); unknown {
+				// Read as the rows' driver gives it, which SelectValues keeps by value.
+				reader.values[i] = new(any)
+			}
+		}
+		if reader.scan[i] == nil {
+			reader.scan[i] = reader.values[i]
 		}
 	}
-	return values, nil
+	return reader, nil
+}
+
+// ScanRows reads rows of sandbox_answers into SandboxAnswers as the client's own queries read theirs,
+// for a statement run as written (pgx's own rows, or database/sql's): columns are the rows'
+// columns, and one the type does not know is kept for Value, as the rows' driver gives it. The
+// caller closes rows and checks their error.
+func (c *SandboxAnswerClient) ScanRows(columns []string, rows RowScanner) ([]*SandboxAnswer, error) {
+	_, pgxTypes := rows.(pgx.Rows)
+	reader, err := sandboxanswerRowReader(columns, pgxTypes)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []*SandboxAnswer
+	for rows.Next() {
+		if err := reader.read(rows); err != nil {
+			return nil, err
+		}
+		node := &SandboxAnswer{config: c.config}
+		if err := node.assignValues(columns, reader.values); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, nil
 }
 
 // sandboxobjectRow holds a destination for each column of a row of sandbox_objects, of the type ent's
@@ -785,48 +2153,160 @@ type sandboxobjectRow struct {
 	UpdatedAt sql.NullTime
 }
 
-// sandboxobjectRowDestinations is (*SandboxObject).scanValues with the destinations in one sandboxobjectRow:
-// a column of a field with a value scanner of its own, or none of the type's, gets scanValues'.
-func sandboxobjectRowDestinations(columns []string) ([]any, error) {
-	row := new(sandboxobjectRow)
-	values := make([]any, len(columns))
+// sandboxobjectPgxRow is sandboxobjectRow with pgx's own types for pgx to scan into, converted into the row's
+// (convert) for assignValues: pgx decodes into its own types directly, where into database/sql's
+// it makes a value of each column first.
+type sandboxobjectPgxRow struct {
+	row       sandboxobjectRow
+	ID        pgtype.Text
+	Provider  pgtype.Text
+	Kind      pgtype.Text
+	Reference pgtype.Text
+	ChargeID  pgtype.Text
+	Amount    pgtype.Int8
+	Currency  pgtype.Text
+	Captured  pgtype.Int8
+	Refunded  pgtype.Int8
+	Status    pgtype.Text
+	CreatedAt pgtype.Timestamptz
+	UpdatedAt pgtype.Timestamptz
+}
+
+// convert copies what pgx scanned into the row assignValues reads.
+func (r *sandboxobjectPgxRow) convert() (err error) {
+	r.row.ID = sql.NullString(r.ID)
+	r.row.Provider = sql.NullString(r.Provider)
+	r.row.Kind = sql.NullString(r.Kind)
+	r.row.Reference = sql.NullString(r.Reference)
+	r.row.ChargeID = sql.NullString(r.ChargeID)
+	r.row.Amount = sql.NullInt64(r.Amount)
+	r.row.Currency = sql.NullString(r.Currency)
+	r.row.Captured = sql.NullInt64(r.Captured)
+	r.row.Refunded = sql.NullInt64(r.Refunded)
+	r.row.Status = sql.NullString(r.Status)
+	if r.row.CreatedAt, err = pgxTime(r.CreatedAt); err != nil {
+		return err
+	}
+	if r.row.UpdatedAt, err = pgxTime(r.UpdatedAt); err != nil {
+		return err
+	}
+	return nil
+}
+
+// sandboxobjectRowReader is (*SandboxObject).scanValues with the destinations in one sandboxobjectRow
+// (in pgx's own types, with pgxTypes): a column of a field with a value scanner of its own, or
+// none of the type's, gets scanValues' destination.
+func sandboxobjectRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
+	pgxRow := new(sandboxobjectPgxRow)
+	row := &pgxRow.row
+	reader := &rowReader{scan: make([]any, len(columns)), values: make([]any, len(columns))}
+	if pgxTypes {
+		reader.convert = pgxRow.convert
+	}
 	for i := range columns {
 		switch columns[i] {
 		case sandboxobject.FieldID:
-			values[i] = &row.ID
+			reader.values[i] = &row.ID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ID
+			}
 		case sandboxobject.FieldProvider:
-			values[i] = &row.Provider
+			reader.values[i] = &row.Provider
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Provider
+			}
 		case sandboxobject.FieldKind:
-			values[i] = &row.Kind
+			reader.values[i] = &row.Kind
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Kind
+			}
 		case sandboxobject.FieldReference:
-			values[i] = &row.Reference
+			reader.values[i] = &row.Reference
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Reference
+			}
 		case sandboxobject.FieldChargeID:
-			values[i] = &row.ChargeID
+			reader.values[i] = &row.ChargeID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ChargeID
+			}
 		case sandboxobject.FieldAmount:
-			values[i] = &row.Amount
+			reader.values[i] = &row.Amount
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Amount
+			}
 		case sandboxobject.FieldCurrency:
-			values[i] = &row.Currency
+			reader.values[i] = &row.Currency
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Currency
+			}
 		case sandboxobject.FieldCaptured:
-			values[i] = &row.Captured
+			reader.values[i] = &row.Captured
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Captured
+			}
 		case sandboxobject.FieldRefunded:
-			values[i] = &row.Refunded
+			reader.values[i] = &row.Refunded
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Refunded
+			}
 		case sandboxobject.FieldStatus:
-			values[i] = &row.Status
+			reader.values[i] = &row.Status
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Status
+			}
 		case sandboxobject.FieldBody:
-			values[i] = &row.Body
+			reader.values[i] = &row.Body
 		case sandboxobject.FieldCreatedAt:
-			values[i] = &row.CreatedAt
+			reader.values[i] = &row.CreatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CreatedAt
+			}
 		case sandboxobject.FieldUpdatedAt:
-			values[i] = &row.UpdatedAt
+			reader.values[i] = &row.UpdatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.UpdatedAt
+			}
 		default:
 			value, err := (*SandboxObject).scanValues(nil, columns[i:i+1])
 			if err != nil {
 				return nil, err
 			}
-			values[i] = value[0]
+			reader.values[i] = value[0]
+			if _, unknown := value[0].(*sql.UnknownType); unknown {
+				// Read as the rows' driver gives it, which SelectValues keeps by value.
+				reader.values[i] = new(any)
+			}
+		}
+		if reader.scan[i] == nil {
+			reader.scan[i] = reader.values[i]
 		}
 	}
-	return values, nil
+	return reader, nil
+}
+
+// ScanRows reads rows of sandbox_objects into SandboxObjects as the client's own queries read theirs,
+// for a statement run as written (pgx's own rows, or database/sql's): columns are the rows'
+// columns, and one the type does not know is kept for Value, as the rows' driver gives it. The
+// caller closes rows and checks their error.
+func (c *SandboxObjectClient) ScanRows(columns []string, rows RowScanner) ([]*SandboxObject, error) {
+	_, pgxTypes := rows.(pgx.Rows)
+	reader, err := sandboxobjectRowReader(columns, pgxTypes)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []*SandboxObject
+	for rows.Next() {
+		if err := reader.read(rows); err != nil {
+			return nil, err
+		}
+		node := &SandboxObject{config: c.config}
+		if err := node.assignValues(columns, reader.values); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, nil
 }
 
 // signingkeyRow holds a destination for each column of a row of signing_keys, of the type ent's
@@ -839,32 +2319,109 @@ type signingkeyRow struct {
 	AnnouncedAt sql.NullTime
 }
 
-// signingkeyRowDestinations is (*SigningKey).scanValues with the destinations in one signingkeyRow:
-// a column of a field with a value scanner of its own, or none of the type's, gets scanValues'.
-func signingkeyRowDestinations(columns []string) ([]any, error) {
-	row := new(signingkeyRow)
-	values := make([]any, len(columns))
+// signingkeyPgxRow is signingkeyRow with pgx's own types for pgx to scan into, converted into the row's
+// (convert) for assignValues: pgx decodes into its own types directly, where into database/sql's
+// it makes a value of each column first.
+type signingkeyPgxRow struct {
+	row         signingkeyRow
+	ID          pgtype.Text
+	Algorithm   pgtype.Text
+	PublicKey   pgtype.Text
+	CreatedAt   pgtype.Timestamptz
+	AnnouncedAt pgtype.Timestamptz
+}
+
+// convert copies what pgx scanned into the row assignValues reads.
+func (r *signingkeyPgxRow) convert() (err error) {
+	r.row.ID = sql.NullString(r.ID)
+	r.row.Algorithm = sql.NullString(r.Algorithm)
+	r.row.PublicKey = sql.NullString(r.PublicKey)
+	if r.row.CreatedAt, err = pgxTime(r.CreatedAt); err != nil {
+		return err
+	}
+	if r.row.AnnouncedAt, err = pgxTime(r.AnnouncedAt); err != nil {
+		return err
+	}
+	return nil
+}
+
+// signingkeyRowReader is (*SigningKey).scanValues with the destinations in one signingkeyRow
+// (in pgx's own types, with pgxTypes): a column of a field with a value scanner of its own, or
+// none of the type's, gets scanValues' destination.
+func signingkeyRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
+	pgxRow := new(signingkeyPgxRow)
+	row := &pgxRow.row
+	reader := &rowReader{scan: make([]any, len(columns)), values: make([]any, len(columns))}
+	if pgxTypes {
+		reader.convert = pgxRow.convert
+	}
 	for i := range columns {
 		switch columns[i] {
 		case signingkey.FieldID:
-			values[i] = &row.ID
+			reader.values[i] = &row.ID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ID
+			}
 		case signingkey.FieldAlgorithm:
-			values[i] = &row.Algorithm
+			reader.values[i] = &row.Algorithm
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Algorithm
+			}
 		case signingkey.FieldPublicKey:
-			values[i] = &row.PublicKey
+			reader.values[i] = &row.PublicKey
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.PublicKey
+			}
 		case signingkey.FieldCreatedAt:
-			values[i] = &row.CreatedAt
+			reader.values[i] = &row.CreatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CreatedAt
+			}
 		case signingkey.FieldAnnouncedAt:
-			values[i] = &row.AnnouncedAt
+			reader.values[i] = &row.AnnouncedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.AnnouncedAt
+			}
 		default:
 			value, err := (*SigningKey).scanValues(nil, columns[i:i+1])
 			if err != nil {
 				return nil, err
 			}
-			values[i] = value[0]
+			reader.values[i] = value[0]
+			if _, unknown := value[0].(*sql.UnknownType); unknown {
+				// Read as the rows' driver gives it, which SelectValues keeps by value.
+				reader.values[i] = new(any)
+			}
+		}
+		if reader.scan[i] == nil {
+			reader.scan[i] = reader.values[i]
 		}
 	}
-	return values, nil
+	return reader, nil
+}
+
+// ScanRows reads rows of signing_keys into SigningKeys as the client's own queries read theirs,
+// for a statement run as written (pgx's own rows, or database/sql's): columns are the rows'
+// columns, and one the type does not know is kept for Value, as the rows' driver gives it. The
+// caller closes rows and checks their error.
+func (c *SigningKeyClient) ScanRows(columns []string, rows RowScanner) ([]*SigningKey, error) {
+	_, pgxTypes := rows.(pgx.Rows)
+	reader, err := signingkeyRowReader(columns, pgxTypes)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []*SigningKey
+	for rows.Next() {
+		if err := reader.read(rows); err != nil {
+			return nil, err
+		}
+		node := &SigningKey{config: c.config}
+		if err := node.assignValues(columns, reader.values); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, nil
 }
 
 // userRow holds a destination for each column of a row of users, of the type ent's
@@ -881,40 +2438,137 @@ type userRow struct {
 	Platform     sql.NullBool
 }
 
-// userRowDestinations is (*User).scanValues with the destinations in one userRow:
-// a column of a field with a value scanner of its own, or none of the type's, gets scanValues'.
-func userRowDestinations(columns []string) ([]any, error) {
-	row := new(userRow)
-	values := make([]any, len(columns))
+// userPgxRow is userRow with pgx's own types for pgx to scan into, converted into the row's
+// (convert) for assignValues: pgx decodes into its own types directly, where into database/sql's
+// it makes a value of each column first.
+type userPgxRow struct {
+	row          userRow
+	ID           pgtype.Text
+	MerchantID   pgtype.Text
+	CreatedAt    pgtype.Timestamptz
+	UpdatedAt    pgtype.Timestamptz
+	Email        pgtype.Text
+	PasswordHash pgtype.Text
+	Role         pgtype.Text
+	Disabled     pgtype.Bool
+	Platform     pgtype.Bool
+}
+
+// convert copies what pgx scanned into the row assignValues reads.
+func (r *userPgxRow) convert() (err error) {
+	r.row.ID = sql.NullString(r.ID)
+	r.row.MerchantID = sql.NullString(r.MerchantID)
+	if r.row.CreatedAt, err = pgxTime(r.CreatedAt); err != nil {
+		return err
+	}
+	if r.row.UpdatedAt, err = pgxTime(r.UpdatedAt); err != nil {
+		return err
+	}
+	r.row.Email = sql.NullString(r.Email)
+	r.row.PasswordHash = sql.NullString(r.PasswordHash)
+	r.row.Role = sql.NullString(r.Role)
+	r.row.Disabled = sql.NullBool(r.Disabled)
+	r.row.Platform = sql.NullBool(r.Platform)
+	return nil
+}
+
+// userRowReader is (*User).scanValues with the destinations in one userRow
+// (in pgx's own types, with pgxTypes): a column of a field with a value scanner of its own, or
+// none of the type's, gets scanValues' destination.
+func userRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
+	pgxRow := new(userPgxRow)
+	row := &pgxRow.row
+	reader := &rowReader{scan: make([]any, len(columns)), values: make([]any, len(columns))}
+	if pgxTypes {
+		reader.convert = pgxRow.convert
+	}
 	for i := range columns {
 		switch columns[i] {
 		case user.FieldID:
-			values[i] = &row.ID
+			reader.values[i] = &row.ID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ID
+			}
 		case user.FieldMerchantID:
-			values[i] = &row.MerchantID
+			reader.values[i] = &row.MerchantID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.MerchantID
+			}
 		case user.FieldCreatedAt:
-			values[i] = &row.CreatedAt
+			reader.values[i] = &row.CreatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CreatedAt
+			}
 		case user.FieldUpdatedAt:
-			values[i] = &row.UpdatedAt
+			reader.values[i] = &row.UpdatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.UpdatedAt
+			}
 		case user.FieldEmail:
-			values[i] = &row.Email
+			reader.values[i] = &row.Email
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Email
+			}
 		case user.FieldPasswordHash:
-			values[i] = &row.PasswordHash
+			reader.values[i] = &row.PasswordHash
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.PasswordHash
+			}
 		case user.FieldRole:
-			values[i] = &row.Role
+			reader.values[i] = &row.Role
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Role
+			}
 		case user.FieldDisabled:
-			values[i] = &row.Disabled
+			reader.values[i] = &row.Disabled
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Disabled
+			}
 		case user.FieldPlatform:
-			values[i] = &row.Platform
+			reader.values[i] = &row.Platform
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Platform
+			}
 		default:
 			value, err := (*User).scanValues(nil, columns[i:i+1])
 			if err != nil {
 				return nil, err
 			}
-			values[i] = value[0]
+			reader.values[i] = value[0]
+			if _, unknown := value[0].(*sql.UnknownType); unknown {
+				// Read as the rows' driver gives it, which SelectValues keeps by value.
+				reader.values[i] = new(any)
+			}
+		}
+		if reader.scan[i] == nil {
+			reader.scan[i] = reader.values[i]
 		}
 	}
-	return values, nil
+	return reader, nil
+}
+
+// ScanRows reads rows of users into Users as the client's own queries read theirs,
+// for a statement run as written (pgx's own rows, or database/sql's): columns are the rows'
+// columns, and one the type does not know is kept for Value, as the rows' driver gives it. The
+// caller closes rows and checks their error.
+func (c *UserClient) ScanRows(columns []string, rows RowScanner) ([]*User, error) {
+	_, pgxTypes := rows.(pgx.Rows)
+	reader, err := userRowReader(columns, pgxTypes)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []*User
+	for rows.Next() {
+		if err := reader.read(rows); err != nil {
+			return nil, err
+		}
+		node := &User{config: c.config}
+		if err := node.assignValues(columns, reader.values); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, nil
 }
 
 // webhookattemptRow holds a destination for each column of a row of webhook_attempts, of the type ent's
@@ -928,34 +2582,114 @@ type webhookattemptRow struct {
 	DurationMs sql.NullInt64
 }
 
-// webhookattemptRowDestinations is (*WebhookAttempt).scanValues with the destinations in one webhookattemptRow:
-// a column of a field with a value scanner of its own, or none of the type's, gets scanValues'.
-func webhookattemptRowDestinations(columns []string) ([]any, error) {
-	row := new(webhookattemptRow)
-	values := make([]any, len(columns))
+// webhookattemptPgxRow is webhookattemptRow with pgx's own types for pgx to scan into, converted into the row's
+// (convert) for assignValues: pgx decodes into its own types directly, where into database/sql's
+// it makes a value of each column first.
+type webhookattemptPgxRow struct {
+	row        webhookattemptRow
+	ID         pgtype.Text
+	EventID    pgtype.Text
+	At         pgtype.Timestamptz
+	Status     pgtype.Text
+	Error      pgtype.Text
+	DurationMs pgtype.Int8
+}
+
+// convert copies what pgx scanned into the row assignValues reads.
+func (r *webhookattemptPgxRow) convert() (err error) {
+	r.row.ID = sql.NullString(r.ID)
+	r.row.EventID = sql.NullString(r.EventID)
+	if r.row.At, err = pgxTime(r.At); err != nil {
+		return err
+	}
+	r.row.Status = sql.NullString(r.Status)
+	r.row.Error = sql.NullString(r.Error)
+	r.row.DurationMs = sql.NullInt64(r.DurationMs)
+	return nil
+}
+
+// webhookattemptRowReader is (*WebhookAttempt).scanValues with the destinations in one webhookattemptRow
+// (in pgx's own types, with pgxTypes): a column of a field with a value scanner of its own, or
+// none of the type's, gets scanValues' destination.
+func webhookattemptRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
+	pgxRow := new(webhookattemptPgxRow)
+	row := &pgxRow.row
+	reader := &rowReader{scan: make([]any, len(columns)), values: make([]any, len(columns))}
+	if pgxTypes {
+		reader.convert = pgxRow.convert
+	}
 	for i := range columns {
 		switch columns[i] {
 		case webhookattempt.FieldID:
-			values[i] = &row.ID
+			reader.values[i] = &row.ID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ID
+			}
 		case webhookattempt.FieldEventID:
-			values[i] = &row.EventID
+			reader.values[i] = &row.EventID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.EventID
+			}
 		case webhookattempt.FieldAt:
-			values[i] = &row.At
+			reader.values[i] = &row.At
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.At
+			}
 		case webhookattempt.FieldStatus:
-			values[i] = &row.Status
+			reader.values[i] = &row.Status
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Status
+			}
 		case webhookattempt.FieldError:
-			values[i] = &row.Error
+			reader.values[i] = &row.Error
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Error
+			}
 		case webhookattempt.FieldDurationMs:
-			values[i] = &row.DurationMs
+			reader.values[i] = &row.DurationMs
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.DurationMs
+			}
 		default:
 			value, err := (*WebhookAttempt).scanValues(nil, columns[i:i+1])
 			if err != nil {
 				return nil, err
 			}
-			values[i] = value[0]
+			reader.values[i] = value[0]
+			if _, unknown := value[0].(*sql.UnknownType); unknown {
+				// Read as the rows' driver gives it, which SelectValues keeps by value.
+				reader.values[i] = new(any)
+			}
+		}
+		if reader.scan[i] == nil {
+			reader.scan[i] = reader.values[i]
 		}
 	}
-	return values, nil
+	return reader, nil
+}
+
+// ScanRows reads rows of webhook_attempts into WebhookAttempts as the client's own queries read theirs,
+// for a statement run as written (pgx's own rows, or database/sql's): columns are the rows'
+// columns, and one the type does not know is kept for Value, as the rows' driver gives it. The
+// caller closes rows and checks their error.
+func (c *WebhookAttemptClient) ScanRows(columns []string, rows RowScanner) ([]*WebhookAttempt, error) {
+	_, pgxTypes := rows.(pgx.Rows)
+	reader, err := webhookattemptRowReader(columns, pgxTypes)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []*WebhookAttempt
+	for rows.Next() {
+		if err := reader.read(rows); err != nil {
+			return nil, err
+		}
+		node := &WebhookAttempt{config: c.config}
+		if err := node.assignValues(columns, reader.values); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, nil
 }
 
 // webhookdeliveryRow holds a destination for each column of a row of webhook_deliveries, of the type ent's
@@ -978,52 +2712,178 @@ type webhookdeliveryRow struct {
 	DeliveredAt    sql.NullTime
 }
 
-// webhookdeliveryRowDestinations is (*WebhookDelivery).scanValues with the destinations in one webhookdeliveryRow:
-// a column of a field with a value scanner of its own, or none of the type's, gets scanValues'.
-func webhookdeliveryRowDestinations(columns []string) ([]any, error) {
-	row := new(webhookdeliveryRow)
-	values := make([]any, len(columns))
+// webhookdeliveryPgxRow is webhookdeliveryRow with pgx's own types for pgx to scan into, converted into the row's
+// (convert) for assignValues: pgx decodes into its own types directly, where into database/sql's
+// it makes a value of each column first.
+type webhookdeliveryPgxRow struct {
+	row            webhookdeliveryRow
+	ID             pgtype.Text
+	MerchantID     pgtype.Text
+	CreatedAt      pgtype.Timestamptz
+	UpdatedAt      pgtype.Timestamptz
+	EndpointID     pgtype.Text
+	EventID        pgtype.Text
+	Type           pgtype.Text
+	Status         pgtype.Text
+	Attempts       pgtype.Int8
+	NextAttemptAt  pgtype.Timestamptz
+	LastStatusCode pgtype.Int8
+	LastError      pgtype.Text
+	LatencyMs      pgtype.Int8
+	DeliveredAt    pgtype.Timestamptz
+}
+
+// convert copies what pgx scanned into the row assignValues reads.
+func (r *webhookdeliveryPgxRow) convert() (err error) {
+	r.row.ID = sql.NullString(r.ID)
+	r.row.MerchantID = sql.NullString(r.MerchantID)
+	if r.row.CreatedAt, err = pgxTime(r.CreatedAt); err != nil {
+		return err
+	}
+	if r.row.UpdatedAt, err = pgxTime(r.UpdatedAt); err != nil {
+		return err
+	}
+	r.row.EndpointID = sql.NullString(r.EndpointID)
+	r.row.EventID = sql.NullString(r.EventID)
+	r.row.Type = sql.NullString(r.Type)
+	r.row.Status = sql.NullString(r.Status)
+	r.row.Attempts = sql.NullInt64(r.Attempts)
+	if r.row.NextAttemptAt, err = pgxTime(r.NextAttemptAt); err != nil {
+		return err
+	}
+	r.row.LastStatusCode = sql.NullInt64(r.LastStatusCode)
+	r.row.LastError = sql.NullString(r.LastError)
+	r.row.LatencyMs = sql.NullInt64(r.LatencyMs)
+	if r.row.DeliveredAt, err = pgxTime(r.DeliveredAt); err != nil {
+		return err
+	}
+	return nil
+}
+
+// webhookdeliveryRowReader is (*WebhookDelivery).scanValues with the destinations in one webhookdeliveryRow
+// (in pgx's own types, with pgxTypes): a column of a field with a value scanner of its own, or
+// none of the type's, gets scanValues' destination.
+func webhookdeliveryRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
+	pgxRow := new(webhookdeliveryPgxRow)
+	row := &pgxRow.row
+	reader := &rowReader{scan: make([]any, len(columns)), values: make([]any, len(columns))}
+	if pgxTypes {
+		reader.convert = pgxRow.convert
+	}
 	for i := range columns {
 		switch columns[i] {
 		case webhookdelivery.FieldID:
-			values[i] = &row.ID
+			reader.values[i] = &row.ID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ID
+			}
 		case webhookdelivery.FieldMerchantID:
-			values[i] = &row.MerchantID
+			reader.values[i] = &row.MerchantID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.MerchantID
+			}
 		case webhookdelivery.FieldCreatedAt:
-			values[i] = &row.CreatedAt
+			reader.values[i] = &row.CreatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CreatedAt
+			}
 		case webhookdelivery.FieldUpdatedAt:
-			values[i] = &row.UpdatedAt
+			reader.values[i] = &row.UpdatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.UpdatedAt
+			}
 		case webhookdelivery.FieldEndpointID:
-			values[i] = &row.EndpointID
+			reader.values[i] = &row.EndpointID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.EndpointID
+			}
 		case webhookdelivery.FieldEventID:
-			values[i] = &row.EventID
+			reader.values[i] = &row.EventID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.EventID
+			}
 		case webhookdelivery.FieldType:
-			values[i] = &row.Type
+			reader.values[i] = &row.Type
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Type
+			}
 		case webhookdelivery.FieldTestBody:
-			values[i] = &row.TestBody
+			reader.values[i] = &row.TestBody
 		case webhookdelivery.FieldStatus:
-			values[i] = &row.Status
+			reader.values[i] = &row.Status
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Status
+			}
 		case webhookdelivery.FieldAttempts:
-			values[i] = &row.Attempts
+			reader.values[i] = &row.Attempts
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Attempts
+			}
 		case webhookdelivery.FieldNextAttemptAt:
-			values[i] = &row.NextAttemptAt
+			reader.values[i] = &row.NextAttemptAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.NextAttemptAt
+			}
 		case webhookdelivery.FieldLastStatusCode:
-			values[i] = &row.LastStatusCode
+			reader.values[i] = &row.LastStatusCode
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.LastStatusCode
+			}
 		case webhookdelivery.FieldLastError:
-			values[i] = &row.LastError
+			reader.values[i] = &row.LastError
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.LastError
+			}
 		case webhookdelivery.FieldLatencyMs:
-			values[i] = &row.LatencyMs
+			reader.values[i] = &row.LatencyMs
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.LatencyMs
+			}
 		case webhookdelivery.FieldDeliveredAt:
-			values[i] = &row.DeliveredAt
+			reader.values[i] = &row.DeliveredAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.DeliveredAt
+			}
 		default:
 			value, err := (*WebhookDelivery).scanValues(nil, columns[i:i+1])
 			if err != nil {
 				return nil, err
 			}
-			values[i] = value[0]
+			reader.values[i] = value[0]
+			if _, unknown := value[0].(*sql.UnknownType); unknown {
+				// Read as the rows' driver gives it, which SelectValues keeps by value.
+				reader.values[i] = new(any)
+			}
+		}
+		if reader.scan[i] == nil {
+			reader.scan[i] = reader.values[i]
 		}
 	}
-	return values, nil
+	return reader, nil
+}
+
+// ScanRows reads rows of webhook_deliveries into WebhookDeliverys as the client's own queries read theirs,
+// for a statement run as written (pgx's own rows, or database/sql's): columns are the rows'
+// columns, and one the type does not know is kept for Value, as the rows' driver gives it. The
+// caller closes rows and checks their error.
+func (c *WebhookDeliveryClient) ScanRows(columns []string, rows RowScanner) ([]*WebhookDelivery, error) {
+	_, pgxTypes := rows.(pgx.Rows)
+	reader, err := webhookdeliveryRowReader(columns, pgxTypes)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []*WebhookDelivery
+	for rows.Next() {
+		if err := reader.read(rows); err != nil {
+			return nil, err
+		}
+		node := &WebhookDelivery{config: c.config}
+		if err := node.assignValues(columns, reader.values); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, nil
 }
 
 // webhookdeliveryattemptRow holds a destination for each column of a row of webhook_delivery_attempts, of the type ent's
@@ -1038,36 +2898,121 @@ type webhookdeliveryattemptRow struct {
 	Error      sql.NullString
 }
 
-// webhookdeliveryattemptRowDestinations is (*WebhookDeliveryAttempt).scanValues with the destinations in one webhookdeliveryattemptRow:
-// a column of a field with a value scanner of its own, or none of the type's, gets scanValues'.
-func webhookdeliveryattemptRowDestinations(columns []string) ([]any, error) {
-	row := new(webhookdeliveryattemptRow)
-	values := make([]any, len(columns))
+// webhookdeliveryattemptPgxRow is webhookdeliveryattemptRow with pgx's own types for pgx to scan into, converted into the row's
+// (convert) for assignValues: pgx decodes into its own types directly, where into database/sql's
+// it makes a value of each column first.
+type webhookdeliveryattemptPgxRow struct {
+	row        webhookdeliveryattemptRow
+	ID         pgtype.Text
+	MerchantID pgtype.Text
+	DeliveryID pgtype.Text
+	At         pgtype.Timestamptz
+	StatusCode pgtype.Int8
+	LatencyMs  pgtype.Int8
+	Error      pgtype.Text
+}
+
+// convert copies what pgx scanned into the row assignValues reads.
+func (r *webhookdeliveryattemptPgxRow) convert() (err error) {
+	r.row.ID = sql.NullString(r.ID)
+	r.row.MerchantID = sql.NullString(r.MerchantID)
+	r.row.DeliveryID = sql.NullString(r.DeliveryID)
+	if r.row.At, err = pgxTime(r.At); err != nil {
+		return err
+	}
+	r.row.StatusCode = sql.NullInt64(r.StatusCode)
+	r.row.LatencyMs = sql.NullInt64(r.LatencyMs)
+	r.row.Error = sql.NullString(r.Error)
+	return nil
+}
+
+// webhookdeliveryattemptRowReader is (*WebhookDeliveryAttempt).scanValues with the destinations in one webhookdeliveryattemptRow
+// (in pgx's own types, with pgxTypes): a column of a field with a value scanner of its own, or
+// none of the type's, gets scanValues' destination.
+func webhookdeliveryattemptRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
+	pgxRow := new(webhookdeliveryattemptPgxRow)
+	row := &pgxRow.row
+	reader := &rowReader{scan: make([]any, len(columns)), values: make([]any, len(columns))}
+	if pgxTypes {
+		reader.convert = pgxRow.convert
+	}
 	for i := range columns {
 		switch columns[i] {
 		case webhookdeliveryattempt.FieldID:
-			values[i] = &row.ID
+			reader.values[i] = &row.ID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ID
+			}
 		case webhookdeliveryattempt.FieldMerchantID:
-			values[i] = &row.MerchantID
+			reader.values[i] = &row.MerchantID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.MerchantID
+			}
 		case webhookdeliveryattempt.FieldDeliveryID:
-			values[i] = &row.DeliveryID
+			reader.values[i] = &row.DeliveryID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.DeliveryID
+			}
 		case webhookdeliveryattempt.FieldAt:
-			values[i] = &row.At
+			reader.values[i] = &row.At
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.At
+			}
 		case webhookdeliveryattempt.FieldStatusCode:
-			values[i] = &row.StatusCode
+			reader.values[i] = &row.StatusCode
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.StatusCode
+			}
 		case webhookdeliveryattempt.FieldLatencyMs:
-			values[i] = &row.LatencyMs
+			reader.values[i] = &row.LatencyMs
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.LatencyMs
+			}
 		case webhookdeliveryattempt.FieldError:
-			values[i] = &row.Error
+			reader.values[i] = &row.Error
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Error
+			}
 		default:
 			value, err := (*WebhookDeliveryAttempt).scanValues(nil, columns[i:i+1])
 			if err != nil {
 				return nil, err
 			}
-			values[i] = value[0]
+			reader.values[i] = value[0]
+			if _, unknown := value[0].(*sql.UnknownType); unknown {
+				// Read as the rows' driver gives it, which SelectValues keeps by value.
+				reader.values[i] = new(any)
+			}
+		}
+		if reader.scan[i] == nil {
+			reader.scan[i] = reader.values[i]
 		}
 	}
-	return values, nil
+	return reader, nil
+}
+
+// ScanRows reads rows of webhook_delivery_attempts into WebhookDeliveryAttempts as the client's own queries read theirs,
+// for a statement run as written (pgx's own rows, or database/sql's): columns are the rows'
+// columns, and one the type does not know is kept for Value, as the rows' driver gives it. The
+// caller closes rows and checks their error.
+func (c *WebhookDeliveryAttemptClient) ScanRows(columns []string, rows RowScanner) ([]*WebhookDeliveryAttempt, error) {
+	_, pgxTypes := rows.(pgx.Rows)
+	reader, err := webhookdeliveryattemptRowReader(columns, pgxTypes)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []*WebhookDeliveryAttempt
+	for rows.Next() {
+		if err := reader.read(rows); err != nil {
+			return nil, err
+		}
+		node := &WebhookDeliveryAttempt{config: c.config}
+		if err := node.assignValues(columns, reader.values); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, nil
 }
 
 // webhookendpointRow holds a destination for each column of a row of webhook_endpoints, of the type ent's
@@ -1089,50 +3034,171 @@ type webhookendpointRow struct {
 	CreatedBy               sql.NullString
 }
 
-// webhookendpointRowDestinations is (*WebhookEndpoint).scanValues with the destinations in one webhookendpointRow:
-// a column of a field with a value scanner of its own, or none of the type's, gets scanValues'.
-func webhookendpointRowDestinations(columns []string) ([]any, error) {
-	row := new(webhookendpointRow)
-	values := make([]any, len(columns))
+// webhookendpointPgxRow is webhookendpointRow with pgx's own types for pgx to scan into, converted into the row's
+// (convert) for assignValues: pgx decodes into its own types directly, where into database/sql's
+// it makes a value of each column first.
+type webhookendpointPgxRow struct {
+	row                     webhookendpointRow
+	ID                      pgtype.Text
+	MerchantID              pgtype.Text
+	CreatedAt               pgtype.Timestamptz
+	UpdatedAt               pgtype.Timestamptz
+	URL                     pgtype.Text
+	Description             pgtype.Text
+	Status                  pgtype.Text
+	DisabledReason          pgtype.Text
+	Secret                  pgtype.Text
+	PreviousSecret          pgtype.Text
+	PreviousSecretExpiresAt pgtype.Timestamptz
+	FailingSince            pgtype.Timestamptz
+	CreatedBy               pgtype.Text
+}
+
+// convert copies what pgx scanned into the row assignValues reads.
+func (r *webhookendpointPgxRow) convert() (err error) {
+	r.row.ID = sql.NullString(r.ID)
+	r.row.MerchantID = sql.NullString(r.MerchantID)
+	if r.row.CreatedAt, err = pgxTime(r.CreatedAt); err != nil {
+		return err
+	}
+	if r.row.UpdatedAt, err = pgxTime(r.UpdatedAt); err != nil {
+		return err
+	}
+	r.row.URL = sql.NullString(r.URL)
+	r.row.Description = sql.NullString(r.Description)
+	r.row.Status = sql.NullString(r.Status)
+	r.row.DisabledReason = sql.NullString(r.DisabledReason)
+	r.row.Secret = sql.NullString(r.Secret)
+	r.row.PreviousSecret = sql.NullString(r.PreviousSecret)
+	if r.row.PreviousSecretExpiresAt, err = pgxTime(r.PreviousSecretExpiresAt); err != nil {
+		return err
+	}
+	if r.row.FailingSince, err = pgxTime(r.FailingSince); err != nil {
+		return err
+	}
+	r.row.CreatedBy = sql.NullString(r.CreatedBy)
+	return nil
+}
+
+// webhookendpointRowReader is (*WebhookEndpoint).scanValues with the destinations in one webhookendpointRow
+// (in pgx's own types, with pgxTypes): a column of a field with a value scanner of its own, or
+// none of the type's, gets scanValues' destination.
+func webhookendpointRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
+	pgxRow := new(webhookendpointPgxRow)
+	row := &pgxRow.row
+	reader := &rowReader{scan: make([]any, len(columns)), values: make([]any, len(columns))}
+	if pgxTypes {
+		reader.convert = pgxRow.convert
+	}
 	for i := range columns {
 		switch columns[i] {
 		case webhookendpoint.FieldID:
-			values[i] = &row.ID
+			reader.values[i] = &row.ID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ID
+			}
 		case webhookendpoint.FieldMerchantID:
-			values[i] = &row.MerchantID
+			reader.values[i] = &row.MerchantID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.MerchantID
+			}
 		case webhookendpoint.FieldCreatedAt:
-			values[i] = &row.CreatedAt
+			reader.values[i] = &row.CreatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CreatedAt
+			}
 		case webhookendpoint.FieldUpdatedAt:
-			values[i] = &row.UpdatedAt
+			reader.values[i] = &row.UpdatedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.UpdatedAt
+			}
 		case webhookendpoint.FieldURL:
-			values[i] = &row.URL
+			reader.values[i] = &row.URL
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.URL
+			}
 		case webhookendpoint.FieldEvents:
-			values[i] = &row.Events
+			reader.values[i] = &row.Events
 		case webhookendpoint.FieldDescription:
-			values[i] = &row.Description
+			reader.values[i] = &row.Description
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Description
+			}
 		case webhookendpoint.FieldStatus:
-			values[i] = &row.Status
+			reader.values[i] = &row.Status
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Status
+			}
 		case webhookendpoint.FieldDisabledReason:
-			values[i] = &row.DisabledReason
+			reader.values[i] = &row.DisabledReason
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.DisabledReason
+			}
 		case webhookendpoint.FieldSecret:
-			values[i] = &row.Secret
+			reader.values[i] = &row.Secret
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Secret
+			}
 		case webhookendpoint.FieldPreviousSecret:
-			values[i] = &row.PreviousSecret
+			reader.values[i] = &row.PreviousSecret
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.PreviousSecret
+			}
 		case webhookendpoint.FieldPreviousSecretExpiresAt:
-			values[i] = &row.PreviousSecretExpiresAt
+			reader.values[i] = &row.PreviousSecretExpiresAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.PreviousSecretExpiresAt
+			}
 		case webhookendpoint.FieldFailingSince:
-			values[i] = &row.FailingSince
+			reader.values[i] = &row.FailingSince
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.FailingSince
+			}
 		case webhookendpoint.FieldCreatedBy:
-			values[i] = &row.CreatedBy
+			reader.values[i] = &row.CreatedBy
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.CreatedBy
+			}
 		default:
 			value, err := (*WebhookEndpoint).scanValues(nil, columns[i:i+1])
 			if err != nil {
 				return nil, err
 			}
-			values[i] = value[0]
+			reader.values[i] = value[0]
+			if _, unknown := value[0].(*sql.UnknownType); unknown {
+				// Read as the rows' driver gives it, which SelectValues keeps by value.
+				reader.values[i] = new(any)
+			}
+		}
+		if reader.scan[i] == nil {
+			reader.scan[i] = reader.values[i]
 		}
 	}
-	return values, nil
+	return reader, nil
+}
+
+// ScanRows reads rows of webhook_endpoints into WebhookEndpoints as the client's own queries read theirs,
+// for a statement run as written (pgx's own rows, or database/sql's): columns are the rows'
+// columns, and one the type does not know is kept for Value, as the rows' driver gives it. The
+// caller closes rows and checks their error.
+func (c *WebhookEndpointClient) ScanRows(columns []string, rows RowScanner) ([]*WebhookEndpoint, error) {
+	_, pgxTypes := rows.(pgx.Rows)
+	reader, err := webhookendpointRowReader(columns, pgxTypes)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []*WebhookEndpoint
+	for rows.Next() {
+		if err := reader.read(rows); err != nil {
+			return nil, err
+		}
+		node := &WebhookEndpoint{config: c.config}
+		if err := node.assignValues(columns, reader.values); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, nil
 }
 
 // webhookeventRow holds a destination for each column of a row of webhook_events, of the type ent's
@@ -1153,72 +3219,244 @@ type webhookeventRow struct {
 	ProcessedAt   sql.NullTime
 }
 
-// webhookeventRowDestinations is (*WebhookEvent).scanValues with the destinations in one webhookeventRow:
-// a column of a field with a value scanner of its own, or none of the type's, gets scanValues'.
-func webhookeventRowDestinations(columns []string) ([]any, error) {
-	row := new(webhookeventRow)
-	values := make([]any, len(columns))
+// webhookeventPgxRow is webhookeventRow with pgx's own types for pgx to scan into, converted into the row's
+// (convert) for assignValues: pgx decodes into its own types directly, where into database/sql's
+// it makes a value of each column first.
+type webhookeventPgxRow struct {
+	row           webhookeventRow
+	ID            pgtype.Text
+	Provider      pgtype.Text
+	EventID       pgtype.Text
+	Type          pgtype.Text
+	Status        pgtype.Text
+	Attempts      pgtype.Int8
+	NextAttemptAt pgtype.Timestamptz
+	LastError     pgtype.Text
+	IgnoredReason pgtype.Text
+	PaymentID     pgtype.Text
+	ReceivedAt    pgtype.Timestamptz
+	ProcessedAt   pgtype.Timestamptz
+}
+
+// convert copies what pgx scanned into the row assignValues reads.
+func (r *webhookeventPgxRow) convert() (err error) {
+	r.row.ID = sql.NullString(r.ID)
+	r.row.Provider = sql.NullString(r.Provider)
+	r.row.EventID = sql.NullString(r.EventID)
+	r.row.Type = sql.NullString(r.Type)
+	r.row.Status = sql.NullString(r.Status)
+	r.row.Attempts = sql.NullInt64(r.Attempts)
+	if r.row.NextAttemptAt, err = pgxTime(r.NextAttemptAt); err != nil {
+		return err
+	}
+	r.row.LastError = sql.NullString(r.LastError)
+	r.row.IgnoredReason = sql.NullString(r.IgnoredReason)
+	r.row.PaymentID = sql.NullString(r.PaymentID)
+	if r.row.ReceivedAt, err = pgxTime(r.ReceivedAt); err != nil {
+		return err
+	}
+	if r.row.ProcessedAt, err = pgxTime(r.ProcessedAt); err != nil {
+		return err
+	}
+	return nil
+}
+
+// webhookeventRowReader is (*WebhookEvent).scanValues with the destinations in one webhookeventRow
+// (in pgx's own types, with pgxTypes): a column of a field with a value scanner of its own, or
+// none of the type's, gets scanValues' destination.
+func webhookeventRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
+	pgxRow := new(webhookeventPgxRow)
+	row := &pgxRow.row
+	reader := &rowReader{scan: make([]any, len(columns)), values: make([]any, len(columns))}
+	if pgxTypes {
+		reader.convert = pgxRow.convert
+	}
 	for i := range columns {
 		switch columns[i] {
 		case webhookevent.FieldID:
-			values[i] = &row.ID
+			reader.values[i] = &row.ID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ID
+			}
 		case webhookevent.FieldProvider:
-			values[i] = &row.Provider
+			reader.values[i] = &row.Provider
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Provider
+			}
 		case webhookevent.FieldEventID:
-			values[i] = &row.EventID
+			reader.values[i] = &row.EventID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.EventID
+			}
 		case webhookevent.FieldType:
-			values[i] = &row.Type
+			reader.values[i] = &row.Type
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Type
+			}
 		case webhookevent.FieldStatus:
-			values[i] = &row.Status
+			reader.values[i] = &row.Status
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Status
+			}
 		case webhookevent.FieldPayload:
-			values[i] = &row.Payload
+			reader.values[i] = &row.Payload
 		case webhookevent.FieldAttempts:
-			values[i] = &row.Attempts
+			reader.values[i] = &row.Attempts
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.Attempts
+			}
 		case webhookevent.FieldNextAttemptAt:
-			values[i] = &row.NextAttemptAt
+			reader.values[i] = &row.NextAttemptAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.NextAttemptAt
+			}
 		case webhookevent.FieldLastError:
-			values[i] = &row.LastError
+			reader.values[i] = &row.LastError
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.LastError
+			}
 		case webhookevent.FieldIgnoredReason:
-			values[i] = &row.IgnoredReason
+			reader.values[i] = &row.IgnoredReason
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.IgnoredReason
+			}
 		case webhookevent.FieldPaymentID:
-			values[i] = &row.PaymentID
+			reader.values[i] = &row.PaymentID
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.PaymentID
+			}
 		case webhookevent.FieldReceivedAt:
-			values[i] = &row.ReceivedAt
+			reader.values[i] = &row.ReceivedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ReceivedAt
+			}
 		case webhookevent.FieldProcessedAt:
-			values[i] = &row.ProcessedAt
+			reader.values[i] = &row.ProcessedAt
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.ProcessedAt
+			}
 		default:
 			value, err := (*WebhookEvent).scanValues(nil, columns[i:i+1])
 			if err != nil {
 				return nil, err
 			}
-			values[i] = value[0]
-		}
-	}
-	return values, nil
-}
-
-// scanValuesOnce has one query scan every row into the same destinations, made for its first row
-// by scanValues, where sqlgraph would make them anew for each row: the generated assignValues
-// copies each value out of its destination, and database/sql copies bytes into a destination of
-// bytes, so no row keeps what the next one overwrites. A column the type does not know (one a
-// modifier adds) is scanned as the driver gives it, into an *any, which ent's SelectValues keeps
-// by value; sqlgraph would have the driver describe the row's columns to choose a type for it.
-func scanValuesOnce(scanValues func(columns []string) ([]any, error)) func(columns []string) ([]any, error) {
-	var values []any
-	return func(columns []string) ([]any, error) {
-		if values != nil {
-			return values, nil
-		}
-		made, err := scanValues(columns)
-		if err != nil {
-			return nil, err
-		}
-		for i, value := range made {
-			if _, unknown := value.(*sql.UnknownType); unknown {
-				made[i] = new(any)
+			reader.values[i] = value[0]
+			if _, unknown := value[0].(*sql.UnknownType); unknown {
+				// Read as the rows' driver gives it, which SelectValues keeps by value.
+				reader.values[i] = new(any)
 			}
 		}
-		values = made
-		return values, nil
+		if reader.scan[i] == nil {
+			reader.scan[i] = reader.values[i]
+		}
 	}
+	return reader, nil
+}
+
+// ScanRows reads rows of webhook_events into WebhookEvents as the client's own queries read theirs,
+// for a statement run as written (pgx's own rows, or database/sql's): columns are the rows'
+// columns, and one the type does not know is kept for Value, as the rows' driver gives it. The
+// caller closes rows and checks their error.
+func (c *WebhookEventClient) ScanRows(columns []string, rows RowScanner) ([]*WebhookEvent, error) {
+	_, pgxTypes := rows.(pgx.Rows)
+	reader, err := webhookeventRowReader(columns, pgxTypes)
+	if err != nil {
+		return nil, err
+	}
+	var nodes []*WebhookEvent
+	for rows.Next() {
+		if err := reader.read(rows); err != nil {
+			return nil, err
+		}
+		node := &WebhookEvent{config: c.config}
+		if err := node.assignValues(columns, reader.values); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, node)
+	}
+	return nodes, nil
+}
+
+// RowScanner is the rows a client's ScanRows reads: database/sql's and pgx's alike.
+type RowScanner interface {
+	Next() bool
+	Scan(dest ...any) error
+}
+
+// rowReader is a query's destinations, made for its first row and used for all of them, where
+// sqlgraph would make them anew for each row: the generated assignValues copies each value out of
+// its destination, and database/sql and pgx copy bytes into a destination of bytes, so no row keeps
+// what the next one overwrites.
+type rowReader struct {
+	// scan are the destinations handed to the rows' Scan; values those assignValues reads, the
+	// same but where scan holds pgx's own types, which convert copies into values.
+	scan, values []any
+	convert      func() error
+}
+
+// read scans the next row of rows into the reader's values.
+func (r *rowReader) read(rows RowScanner) error {
+	if err := rows.Scan(r.scan...); err != nil {
+		return err
+	}
+	if r.convert != nil {
+		return r.convert()
+	}
+	return nil
+}
+
+// readRowsOnce returns a query's ScanValues and Assign reading through one rowReader, made by
+// newReader for the query's first row.
+func readRowsOnce(newReader func(columns []string, pgxTypes bool) (*rowReader, error), pgxTypes bool,
+	assign func(columns []string, values []any) error) (func([]string) ([]any, error), func([]string, []any) error) {
+	var reader *rowReader
+	scanValues := func(columns []string) ([]any, error) {
+		if reader == nil {
+			made, err := newReader(columns, pgxTypes)
+			if err != nil {
+				return nil, err
+			}
+			reader = made
+		}
+		return reader.scan, nil
+	}
+	assignConverted := func(columns []string, _ []any) error {
+		if reader.convert != nil {
+			if err := reader.convert(); err != nil {
+				return err
+			}
+		}
+		return assign(columns, reader.values)
+	}
+	return scanValues, assignConverted
+}
+
+// isPostgres says whether a dialect is PostgreSQL's, whose driver may have pgx's own rows.
+func isPostgres(dialectName string) bool { return dialectName == dialect.Postgres }
+
+// pgxRowsKey is the context key of a query that reads into pgx's own types.
+type pgxRowsKey struct{}
+
+// withPgxRows says in ctx that the next query run with it scans into pgx's own types, so a driver
+// that has pgx's own rows may hand them over (PgxRowsWanted). Only that query: the edges loaded
+// after it, and any query run after it with ctx, say so for themselves.
+func withPgxRows(ctx context.Context) context.Context {
+	return context.WithValue(ctx, pgxRowsKey{}, new(atomic.Bool))
+}
+
+// PgxRowsWanted says whether the query run with ctx scans its rows into pgx's own types, so that
+// a driver may hand it pgx's own rows rather than database/sql's: true once for each query that
+// does, for the first statement run with ctx.
+func PgxRowsWanted(ctx context.Context) bool {
+	wanted, ok := ctx.Value(pgxRowsKey{}).(*atomic.Bool)
+	return ok && wanted.CompareAndSwap(false, true)
+}
+
+// pgxTime is a time pgx scanned as database/sql's: PostgreSQL's infinite times, which ent never
+// writes, are refused as database/sql refuses them.
+func pgxTime(t pgtype.Timestamptz) (sql.NullTime, error) {
+	if t.InfinityModifier != pgtype.Finite {
+		return sql.NullTime{}, fmt.Errorf("ent: an infinite time cannot be read into a time.Time")
+	}
+	return sql.NullTime{Time: t.Time, Valid: t.Valid}, nil
 }

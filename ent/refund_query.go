@@ -391,12 +391,18 @@ func (_q *RefundQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Refun
 	}
 	// ent's count leaves the spec without ScanValues: only a query that reads rows is changed.
 	if _spec.ScanValues != nil {
+		ownColumns := _q.sql == nil && len(_q.ctx.Fields) == 0 && len(_spec.Node.Columns) == len(refund.Columns)
 		// The type's own columns, from its own table, qualified as ent would, once per dialect.
-		if _q.sql == nil && len(_q.ctx.Fields) == 0 && len(_spec.Node.Columns) == len(refund.Columns) {
+		if ownColumns {
 			_spec.Node.Columns = qualifiedColumns(_q.driver.Dialect(), refund.Table, refund.Columns)
 		}
-		// One set of destinations for all the query's rows.
-		_spec.ScanValues = scanValuesOnce(refundRowDestinations)
+		// pgx's own types, and pgx's own rows from a driver that has them, where every column
+		// is one the type knows.
+		pgxTypes := ownColumns && len(_q.modifiers) == 0 && isPostgres(_q.driver.Dialect())
+		if pgxTypes {
+			ctx = withPgxRows(ctx)
+		}
+		_spec.ScanValues, _spec.Assign = readRowsOnce(refundRowReader, pgxTypes, _spec.Assign)
 	}
 	for i := range hooks {
 		hooks[i](ctx, _spec)
@@ -458,12 +464,18 @@ func (_q *RefundQuery) sqlCount(ctx context.Context) (int, error) {
 	}
 	// ent's count leaves the spec without ScanValues: only a query that reads rows is changed.
 	if _spec.ScanValues != nil {
+		ownColumns := _q.sql == nil && len(_q.ctx.Fields) == 0 && len(_spec.Node.Columns) == len(refund.Columns)
 		// The type's own columns, from its own table, qualified as ent would, once per dialect.
-		if _q.sql == nil && len(_q.ctx.Fields) == 0 && len(_spec.Node.Columns) == len(refund.Columns) {
+		if ownColumns {
 			_spec.Node.Columns = qualifiedColumns(_q.driver.Dialect(), refund.Table, refund.Columns)
 		}
-		// One set of destinations for all the query's rows.
-		_spec.ScanValues = scanValuesOnce(refundRowDestinations)
+		// pgx's own types, and pgx's own rows from a driver that has them, where every column
+		// is one the type knows.
+		pgxTypes := ownColumns && len(_q.modifiers) == 0 && isPostgres(_q.driver.Dialect())
+		if pgxTypes {
+			ctx = withPgxRows(ctx)
+		}
+		_spec.ScanValues, _spec.Assign = readRowsOnce(refundRowReader, pgxTypes, _spec.Assign)
 	}
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {

@@ -32,7 +32,7 @@ type Config struct {
 	Addr        string `env:"PAYGATE_ADDR" group:"server" help:"listen address (default 127.0.0.1:8080)"`
 	Port        string `env:"PORT" group:"server" help:"listen on :PORT when PAYGATE_ADDR is unset"`
 	DatabaseURL string `env:"DATABASE_URL" group:"database" help:"sqlite://PATH (default sqlite://./paygate.db), sqlite://:memory: or postgres://user@host/db?sslmode=..."`
-	DBMaxConns  int    `env:"PAYGATE_DB_MAX_CONNS" group:"database" envDefault:"20" help:"PostgreSQL connection pool size"`
+	DBMaxConns  int    `env:"PAYGATE_DB_MAX_CONNS" group:"database" envDefault:"20" help:"PostgreSQL connection pool size; reads that pgx scans itself have a second pool of this size"`
 	DataDir     string `env:"PAYGATE_DATA_DIR" group:"secrets" envDefault:".paygate" help:"where development secrets are generated (mode 0600)"`
 	JWTSecret   string `env:"PAYGATE_JWT_SECRET" group:"secrets" help:"HS256 key of access tokens, at least 32 bytes (openssl rand -hex 32)"`
 	// JWTPrivateKeyFile, when set, signs access tokens with a key whose public half every server

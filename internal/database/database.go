@@ -24,6 +24,7 @@ import (
 	"github.com/golang-migrate/migrate/v4/source/iofs"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 
@@ -43,6 +44,8 @@ type DB struct {
 	dsn string
 	// roundTrips counts the pool's round trips (roundtrips.go) when Options asked for it.
 	roundTrips *atomic.Int64
+	// pgxRows is the pool of pgx's own rows on PostgreSQL (rows.go); nil elsewhere.
+	pgxRows *pgxpool.Pool
 }
 
 // Options size the connection pool and say whether to count its round trips.
@@ -71,6 +74,10 @@ func Open(rawURL string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	maxConns := opts.MaxConns
+	if maxConns <= 0 {
+		maxConns = 20
+	}
 	switch {
 	case dialectName == dialect.SQLite && strings.Contains(dsn, ":memory:"):
 		// Each connection to :memory: is its own database: keep exactly one, forever.
@@ -81,10 +88,6 @@ func Open(rawURL string, opts Options) (*DB, error) {
 		sqlDB.SetMaxOpenConns(4)
 		sqlDB.SetMaxIdleConns(4)
 	default:
-		maxConns := opts.MaxConns
-		if maxConns <= 0 {
-			maxConns = 20
-		}
 		sqlDB.SetMaxOpenConns(maxConns)
 		sqlDB.SetMaxIdleConns(maxConns)
 		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
@@ -95,15 +98,21 @@ func Open(rawURL string, opts Options) (*DB, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("connecting to the database: %w", err)
 	}
-	sqlDriver := entsql.OpenDB(dialectName, sqlDB)
-	var entDriver dialect.Driver = utcDriver{sqlDriver}
+	var pgxRows *pgxpool.Pool
 	if dialectName == dialect.Postgres {
-		entDriver = nativeUTCDriver{utcDriver{nativeDriver{sqlDriver}}}
+		config, err := pgxConfig(dsn)
+		if err == nil {
+			pgxRows, err = openPgxRows(config, maxConns, roundTrips)
+		}
+		if err != nil {
+			sqlDB.Close()
+			return nil, err
+		}
 	}
-	client := ent.NewClient(ent.Driver(entDriver))
-	// Payments are read by id and by the page more than anything else is read.
-	client.Payment.Intercept(ent.LeanPaymentReads())
+	sqlDriver := entsql.OpenDB(dialectName, sqlDB)
+	client := ent.NewClient(ent.Driver(utcDriver{Driver: sqlDriver, pgxRows: pgxRows}))
 	return &DB{
+		pgxRows:    pgxRows,
 		SQL:        sqlDB,
 		Dialect:    dialectName,
 		Ent:        client,
@@ -198,7 +207,12 @@ func sqliteDSN(path string) string {
 }
 
 // Close closes the database.
-func (db *DB) Close() error { return db.Ent.Close() }
+func (db *DB) Close() error {
+	if db.pgxRows != nil {
+		db.pgxRows.Close()
+	}
+	return db.Ent.Close()
+}
 
 func (db *DB) migrationSource() (source.Driver, error) {
 	dir := "sqlite"

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 
 	"github.com/paygate/paygate/ent"
@@ -101,21 +102,56 @@ func TestReadPathReadsEveryRowAsWritten(t *testing.T) {
 			}
 		}
 
+		// On PostgreSQL, the payments and then their refunds are read from pgx's own rows outside
+		// a transaction, and by database/sql into the same destinations in one.
+		pgxQueries := database.PgxRowsQueries(db)
 		readPayments, err := db.Ent.Payment.Query().WithRefunds().Order(payment.ByCreatedAt()).All(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(readPayments) != len(payments) {
-			t.Fatalf("read %d payments; want %d", len(readPayments), len(payments))
+		samePayments(t, "with their refunds", readPayments, payments)
+		if got, want := database.PgxRowsQueries(db)-pgxQueries, pgxRowsQueries(db, 2); got != want {
+			t.Errorf("reading payments and their refunds took %d queries of pgx's own rows; want %d", got, want)
 		}
-		for i, p := range readPayments {
-			withoutEdges := *p
-			withoutEdges.Edges = ent.PaymentEdges{}
-			if asJSON(t, &withoutEdges) != asJSON(t, payments[i]) || len(p.Edges.Refunds) != 2 {
-				t.Errorf("payment %d read with its refunds as %s, %d refunds; want %s", i, asJSON(t, &withoutEdges), len(p.Edges.Refunds), asJSON(t, payments[i]))
-			}
+		tx, err := db.Ent.Tx(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		pgxQueries = database.PgxRowsQueries(db)
+		if readPayments, err = tx.Payment.Query().WithRefunds().Order(payment.ByCreatedAt()).All(ctx); err != nil {
+			t.Fatal(err)
+		}
+		samePayments(t, "in a transaction", readPayments, payments)
+		if got := database.PgxRowsQueries(db) - pgxQueries; got != 0 {
+			t.Errorf("reading in a transaction took %d queries of pgx's own rows; want none", got)
 		}
 	})
+}
+
+// pgxRowsQueries is how many of n reads take pgx's own rows on db: all on PostgreSQL, none on
+// SQLite.
+func pgxRowsQueries(db *database.DB, n int64) int64 {
+	if db.Dialect == dialect.Postgres {
+		return n
+	}
+	return 0
+}
+
+// samePayments checks that read are want, in order, every field but the edges, each read with
+// its two refunds.
+func samePayments(t *testing.T, how string, read, want []*ent.Payment) {
+	t.Helper()
+	if len(read) != len(want) {
+		t.Fatalf("%s: read %d payments; want %d", how, len(read), len(want))
+	}
+	for i, p := range read {
+		withoutEdges := *p
+		withoutEdges.Edges = ent.PaymentEdges{}
+		if asJSON(t, &withoutEdges) != asJSON(t, want[i]) || len(p.Edges.Refunds) != 2 {
+			t.Errorf("%s: payment %d read as %s, with %d refunds; want %s", how, i, asJSON(t, &withoutEdges), len(p.Edges.Refunds), asJSON(t, want[i]))
+		}
+	}
 }
 
 // sameRefunds checks that read are want, in order, every field but the edges.

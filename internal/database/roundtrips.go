@@ -125,12 +125,6 @@ func (c *countingConn) Conn() *pgx.Conn {
 	return c.contextConn.(interface{ Conn() *pgx.Conn }).Conn()
 }
 
-// Query sends a native read (native.go) as one round trip.
-func (c *countingConn) Query(ctx context.Context, query string, args ...any) (pgx.Rows, error) {
-	c.roundTrips.Add(1)
-	return c.Conn().Query(ctx, query, args...)
-}
-
 func (c *countingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	tx, err := c.contextConn.BeginTx(ctx, opts)
 	c.count(err)

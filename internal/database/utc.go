@@ -7,20 +7,31 @@ import (
 	"time"
 
 	"entgo.io/ent/dialect"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // utcDriver hands every time argument to the database in UTC. SQLite keeps times as text and
 // compares them as text, so a time in another zone (a filter's offset, a cursor decoded into the
 // server's local zone) would compare wrongly against the UTC times stored; PostgreSQL compares
 // instants either way.
-type utcDriver struct{ dialect.Driver }
+//
+// It also hands pgx's own rows to a read outside a transaction that scans into pgx's own types,
+// when it has a pool of them (rows.go).
+type utcDriver struct {
+	dialect.Driver
+	pgxRows *pgxpool.Pool
+}
 
 func (d utcDriver) Exec(ctx context.Context, query string, args, v any) error {
 	return d.Driver.Exec(ctx, query, inUTC(args), v)
 }
 
 func (d utcDriver) Query(ctx context.Context, query string, args, v any) error {
-	return d.Driver.Query(ctx, query, inUTC(args), v)
+	args = inUTC(args)
+	if queried, err := queryPgxRows(ctx, d.pgxRows, query, args, v); queried {
+		return err
+	}
+	return d.Driver.Query(ctx, query, args, v)
 }
 
 func (d utcDriver) Tx(ctx context.Context) (dialect.Tx, error) {

@@ -42,7 +42,7 @@ func selectHistory(s *sql.Selector) {
 // The condition on the merchant stands for what ent's query of the changes would add, the tenant
 // filter (their only interceptor): it reads the changes of the payment's own merchant, which the
 // outer query is already held to.
-var historyExpr = sql.Expr(`(SELECT COALESCE(json_agg(json_build_object(` + historyFields() + `) ORDER BY h."at", h."id"), '[]') ` +
+var historyExpr = sql.Expr(`(SELECT COALESCE(json_agg(json_build_object(` + historyFields() + `) ORDER BY h."at", h."id"), '[]')::text ` +
 	`FROM "` + paymentstatuschange.Table + `" AS h ` +
 	`WHERE h."payment_id" = "` + payment.Table + `"."id" AND h."merchant_id" = "` + payment.Table + `"."merchant_id")`)
 
@@ -80,19 +80,14 @@ func historyReadWith(p *ent.Payment) ([]*ent.PaymentStatusChange, bool, error) {
 	if err != nil {
 		return nil, false, nil // not selected: read on its own
 	}
-	var text []byte
-	switch value := value.(type) {
-	case []byte: // as the driver gives JSON
-		text = value
-	case string: // as ent's general read path converts it
-		text = []byte(value)
-	default:
+	text, ok := value.(string)
+	if !ok {
 		return nil, false, fmt.Errorf("reading the status history of payment %s: unexpected %T", p.ID, value)
 	}
 	var history []*ent.PaymentStatusChange
 	// The second version of Go's JSON decoder, which is to become encoding/json/v2: it decodes a
 	// payment's history in under half the time of encoding/json, with a third of the allocations.
-	if err := jsonv2.Unmarshal(text, &history); err != nil {
+	if err := jsonv2.Unmarshal([]byte(text), &history); err != nil {
 		return nil, false, fmt.Errorf("reading the status history of payment %s: %w", p.ID, err)
 	}
 	for _, change := range history {

@@ -150,7 +150,7 @@ type Service struct {
 // NewService returns the payment service.
 func NewService(db *database.DB, keys *idempotency.Store, router *routing.Router, fingerprintKey []byte, maxAmountHundredths int64, now func() time.Time) *Service {
 	return &Service{client: db.Ent, db: db, keys: keys, router: router, fingerprintKey: fingerprintKey, maxAmount: maxAmountHundredths, now: now,
-		byID: byIDRead{client: db.Ent}, byIDWithHistory: byIDRead{client: db.Ent, modify: selectHistory}, reversalWake: make(chan struct{}, 1)}
+		byID: newByIDRead(db.Dialect, nil), byIDWithHistory: newByIDRead(db.Dialect, selectHistory), reversalWake: make(chan struct{}, 1)}
 }
 
 // validated is a request that passed every check, reduced to what may be stored.
@@ -935,19 +935,7 @@ func (s *Service) getOne(ctx context.Context, id string, read *byIDRead) (*ent.P
 	if err := auth.Authorize(ctx, auth.GetPayment); err != nil {
 		return nil, err
 	}
-	nodes, kept, err := read.read(ctx, id)
-	if !kept {
-		query := s.client.Payment.Query().Where(payment.ID(id))
-		if read.modify != nil {
-			query.Modify(read.modify)
-		}
-		var p *ent.Payment
-		if p, err = query.Only(ctx); err == nil {
-			nodes = []*ent.Payment{p}
-		} else if ent.IsNotFound(err) {
-			err = nil
-		}
-	}
+	nodes, err := read.read(ctx, s.db, id)
 	switch {
 	case err != nil:
 		return nil, err

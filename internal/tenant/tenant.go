@@ -83,15 +83,13 @@ type wherer interface {
 // for every query ent builds, edges and counts included.
 func Filter() ent.Interceptor { return filter{} }
 
-// filter is Filter's interceptor, a type of its own so that IsFilter knows it.
+// filter is Filter's interceptor.
 type filter struct{}
 
 // Intercept leaves the query to run as it is: the filter's work is Traverse's.
 func (filter) Intercept(next ent.Querier) ent.Querier { return next }
 
-// Traverse adds the merchant's predicate. What it adds depends on the query and the scope alone,
-// and reads of payments by id keep their statement on that (IsFilter): a change that has it read
-// more of the context must change IsFilter too.
+// Traverse adds the merchant's predicate.
 func (filter) Traverse(ctx context.Context, q ent.Query) error {
 	s, err := scopeOf(ctx)
 	if err != nil || s.system {
@@ -103,14 +101,6 @@ func (filter) Traverse(ctx context.Context, q ent.Query) error {
 	}
 	w.WhereP(sql.FieldEQ(Field, s.merchant))
 	return nil
-}
-
-// IsFilter says whether inter is Filter's. What Filter adds to a query depends on nothing but the
-// query and its context's scope: in a merchant's, the merchant; in the system's, nothing. A read
-// whose other interceptors are as plain may keep its statement for each kind of scope.
-func IsFilter(inter ent.Interceptor) bool {
-	_, is := inter.(filter)
-	return is
 }
 
 // Guard is the mutation hook of every merchant-owned entity: a row created in a merchant's
