@@ -3,10 +3,11 @@ package database
 import (
 	"context"
 	"log/slog"
+	"net"
 	"time"
 
 	"entgo.io/ent/dialect"
-	"github.com/lib/pq"
+	"github.com/jackc/pgx/v5"
 )
 
 // PostgreSQL's LISTEN/NOTIFY tells every server's process that something was written, at once.
@@ -23,37 +24,60 @@ func (db *DB) Notify(ctx context.Context, channel string) error {
 }
 
 // Listen calls heard for each notification on channel, and each time its connection is made
-// again (notifications may have been missed meanwhile), until ctx ends. On SQLite it does
-// nothing. The listener holds one connection of its own, outside the pool: lib/pq's, which
-// reconnects and says so by itself, where the pool's driver (pgx) has no listener for database/sql.
+// (notifications may have been missed meanwhile), until ctx ends; on SQLite it does nothing. The
+// listener holds one pgx connection of its own, outside the pools, made again whenever it is lost
+// (a primary that died, a failover: DATABASE_URL's hosts are tried as the pools try them), each
+// loss logged. A server that went away without a word is noticed by TCP's keepalives within a
+// minute, where the kernel's defaults would take hours.
 func (db *DB) Listen(ctx context.Context, channel string, heard func(), logger *slog.Logger) error {
 	if db.Dialect != dialect.Postgres {
 		return nil
 	}
-	listener := pq.NewListener(db.dsn, 100*time.Millisecond, 10*time.Second, func(event pq.ListenerEventType, err error) {
-		if err != nil {
-			logger.Warn("listening for changes on other servers", "error", err)
-		}
-	})
-	if err := listener.Listen(channel); err != nil {
-		listener.Close()
+	config, err := pgxConfig(db.dsn)
+	if err != nil {
 		return err
 	}
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAliveConfig: net.KeepAliveConfig{
+		Enable: true, Idle: 30 * time.Second, Interval: 10 * time.Second, Count: 3}}
+	config.DialFunc = dialer.DialContext
 	go func() {
-		defer listener.Close()
-		// A connection that died quietly is noticed by a ping.
-		ping := time.NewTicker(90 * time.Second)
-		defer ping.Stop()
+		const firstWait, longestWait = 100 * time.Millisecond, 10 * time.Second
+		wait := firstWait
 		for {
+			listened, err := listenOnce(ctx, config, channel, heard)
+			if ctx.Err() != nil {
+				return
+			}
+			logger.Warn("listening for changes on other servers", "error", err)
+			if listened {
+				wait = firstWait
+			}
 			select {
 			case <-ctx.Done():
 				return
-			case <-listener.Notify: // nil after a reconnection
-				heard()
-			case <-ping.C:
-				listener.Ping()
+			case <-time.After(wait):
 			}
+			wait = min(2*wait, longestWait)
 		}
 	}()
 	return nil
+}
+
+// listenOnce connects, listens on channel and calls heard then and for each notification, until
+// the connection or ctx ends; it says whether it got as far as listening.
+func listenOnce(ctx context.Context, config *pgx.ConnConfig, channel string, heard func()) (listened bool, err error) {
+	conn, err := pgx.ConnectConfig(ctx, config)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
+		return false, err
+	}
+	for {
+		heard()
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			return true, err
+		}
+	}
 }
