@@ -3399,10 +3399,15 @@ func (r *rowReader) read(rows RowScanner) error {
 	if err := rows.Scan(r.scan...); err != nil {
 		return err
 	}
-	if r.convert != nil {
-		return r.convert()
+	return r.converted()
+}
+
+// converted copies what was scanned into pgx's own types into the values, where there are any.
+func (r *rowReader) converted() error {
+	if r.convert == nil {
+		return nil
 	}
-	return nil
+	return r.convert()
 }
 
 // readRowsOnce returns a query's ScanValues and Assign reading through one rowReader, made by
@@ -3421,10 +3426,8 @@ func readRowsOnce(newReader func(columns []string, pgxTypes bool) (*rowReader, e
 		return reader.scan, nil
 	}
 	assignConverted := func(columns []string, _ []any) error {
-		if reader.convert != nil {
-			if err := reader.convert(); err != nil {
-				return err
-			}
+		if err := reader.converted(); err != nil {
+			return err
 		}
 		return assign(columns, reader.values)
 	}
