@@ -1,0 +1,433 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/provider"
+)
+
+// TestServersRideAPrimaryFailover is the failover drill: two servers take keyed payments from
+// clients that retry each key until it is answered, on a PostgreSQL cluster under Patroni
+// (deploy/ha/cluster) whose primary's postmaster is killed by SIGKILL mid-run. No acknowledged
+// payment is lost or changed, no key is answered with a second payment, /readyz says the database
+// is gone while it is, and writes are refused for at most 30 seconds. It needs patroni and etcd
+// (Debian's patroni and etcd-server), and runs when PAYGATE_TEST_HA is set.
+func TestServersRideAPrimaryFailover(t *testing.T) {
+	if os.Getenv("PAYGATE_TEST_HA") == "" {
+		t.Skip("set PAYGATE_TEST_HA=1 to run the failover drill on a Patroni cluster (deploy/ha/cluster)")
+	}
+	dir := clusterDir(t)
+	databaseURL := clusterUp(t, dir)
+	dataDir := t.TempDir()
+	environ := []string{
+		"DATABASE_URL=" + databaseURL, "PAYGATE_DATA_DIR=" + dataDir,
+		"PAYGATE_ADMIN_EMAIL=drill@example.com", "PAYGATE_ADMIN_PASSWORD=a long drill password",
+	}
+	first, firstLogs, _ := startRun(t, environ)
+	second, secondLogs, _ := startRun(t, environ)
+	servers := []string{first, second}
+	token := drillLogin(t, first)
+	drillRaiseRateLimits(t, first, token)
+
+	d := &drill{t: t, servers: servers, token: token, keys: map[string]*drillKey{}}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var load sync.WaitGroup
+	const clients = 8
+	for c := range clients {
+		load.Go(func() { d.client(ctx, c) })
+	}
+	var watch sync.WaitGroup
+	watch.Go(func() { d.watchReadiness(ctx) })
+
+	time.Sleep(3 * time.Second)
+	pid := clusterCommand(t, "primary", dir)
+	killedAt := time.Now()
+	if err := exec.Command("kill", "-KILL", pid).Run(); err != nil {
+		t.Fatalf("killing the primary's postmaster %s: %v", pid, err)
+	}
+	t.Logf("killed the primary's postmaster, process %s", pid)
+	// The load goes on until writes have been taken again for 5 seconds after the first refusal,
+	// or 45 seconds at most.
+	deadline := killedAt.Add(45 * time.Second)
+	for time.Now().Before(deadline) {
+		if refusedAt, ok := d.firstFailureAfter(killedAt); ok {
+			if resumed, ok := d.firstAckAfter(refusedAt); ok && time.Since(resumed) > 5*time.Second {
+				break
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	stop()
+	load.Wait()
+	watch.Wait()
+
+	refused := d.longestWithoutAck(killedAt.Add(-time.Second))
+	t.Logf("writes refused for at most %v around the kill; %d keys acknowledged, %d answered 202",
+		refused.Round(10*time.Millisecond), d.acknowledged(), d.processing())
+	if refused > 30*time.Second {
+		t.Errorf("writes were refused for %v; the bound is 30 s", refused)
+	}
+	if !d.sawNotReady() {
+		t.Error("/readyz never said the database was gone while the primary was down")
+	}
+	for _, server := range servers {
+		if status, body := getStatus(t, server+"/readyz"); status != http.StatusOK {
+			t.Errorf("%s/readyz after the failover = %d %s", server, status, body)
+		}
+	}
+	d.checkKeys()
+	if t.Failed() {
+		t.Logf("first server:\n%s\nsecond server:\n%s", complaints(firstLogs.String()), complaints(secondLogs.String()))
+	}
+	for _, logs := range []string{firstLogs.String(), secondLogs.String()} {
+		if strings.Contains(logs, provider.ApprovedCard) {
+			t.Error("a card number was logged")
+		}
+	}
+}
+
+// clusterDir returns a directory for the cluster that the postgres user can write, removed when
+// the test ends.
+func clusterDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "paygate-ha-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if os.Geteuid() == 0 {
+		postgres, err := user.Lookup("postgres")
+		if err != nil {
+			t.Fatalf("running as root, the cluster runs as the postgres user: %v", err)
+		}
+		uid, _ := strconv.Atoi(postgres.Uid)
+		gid, _ := strconv.Atoi(postgres.Gid)
+		if err := os.Chown(dir, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// clusterUp stands the cluster up under dir, to be taken down when the test ends, and returns its
+// DATABASE_URL.
+func clusterUp(t *testing.T, dir string) string {
+	t.Helper()
+	t.Cleanup(func() {
+		if out, err := exec.Command(filepath.Join("deploy", "ha", "cluster"), "down", dir).CombinedOutput(); err != nil {
+			t.Errorf("taking the cluster down: %v\n%s", err, out)
+		}
+	})
+	out := clusterCommand(t, "up", dir)
+	for _, line := range strings.Split(out, "\n") {
+		if url, ok := strings.CutPrefix(line, "DATABASE_URL="); ok {
+			return url
+		}
+	}
+	t.Fatalf("deploy/ha/cluster up printed no DATABASE_URL:\n%s", out)
+	return ""
+}
+
+// clusterCommand runs deploy/ha/cluster and returns the last line it printed.
+func clusterCommand(t *testing.T, command, dir string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join("deploy", "ha", "cluster"), command, dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		logs, _ := exec.Command("sh", "-c", "tail -n 20 "+dir+"/*.log").CombinedOutput()
+		t.Fatalf("deploy/ha/cluster %s: %v\n%s\n%s", command, err, stderr.String(), logs)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return lines[len(lines)-1]
+}
+
+func drillLogin(t *testing.T, server string) string {
+	t.Helper()
+	login := drillRequest(t, http.MethodPost, server+"/api/v1/auth/login", "",
+		map[string]any{"email": "drill@example.com", "password": "a long drill password"})
+	token, _ := login["access_token"].(string)
+	if token == "" {
+		t.Fatalf("logging in answered %v", login)
+	}
+	return token
+}
+
+// drillRaiseRateLimits lifts the rate limits out of the load's way.
+func drillRaiseRateLimits(t *testing.T, server, token string) {
+	t.Helper()
+	config := drillRequest(t, http.MethodGet, server+"/api/v1/admin/config", token, nil)
+	limits := config["rate_limits"].(map[string]any)
+	limits["per_second"], limits["burst"] = 100000, 100000
+	drillRequest(t, http.MethodPut, server+"/api/v1/admin/config", token, config)
+}
+
+// drillRequest sends body (none when nil) as JSON and returns the answer's data, failing the test
+// unless it is 200.
+func drillRequest(t *testing.T, method, url, token string, body any) map[string]any {
+	t.Helper()
+	var sent io.Reader
+	if body != nil {
+		encoded, _ := json.Marshal(body)
+		sent = bytes.NewReader(encoded)
+	}
+	req, _ := http.NewRequest(method, url, sent)
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var answer struct {
+		Data map[string]any `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s %s answered %d: %v", method, url, resp.StatusCode, err)
+	}
+	return answer.Data
+}
+
+// drill is the load of the failover drill and what it saw.
+type drill struct {
+	t       *testing.T
+	servers []string
+	token   string
+
+	mu sync.Mutex
+	// keys are the keys sent, each with every payment id it was answered with.
+	keys map[string]*drillKey
+	// acks are when keys were acknowledged.
+	acks []time.Time
+	// failures are when sends were not acknowledged.
+	failures []time.Time
+	notReady bool
+}
+
+// drillKey is what one idempotency key was sent and answered.
+type drillKey struct {
+	amount string
+	body   []byte
+	ids    []string
+	status string
+}
+
+// client sends keyed payments, each retried with its key, on either server, until acknowledged
+// or the drill ends.
+func (d *drill) client(ctx context.Context, c int) {
+	client := &http.Client{Timeout: 10 * time.Second}
+	for n := 0; ctx.Err() == nil; n++ {
+		key := fmt.Sprintf("drill-%d-%d", c, n)
+		amount := fmt.Sprintf("%d.%02d", 10+c, n%100)
+		body, _ := json.Marshal(map[string]any{
+			"amount": amount, "currency": "EUR", "payment_method": "credit_card",
+			"customer": map[string]any{"email": "drill@example.com", "name": "Drill"},
+			"card":     map[string]any{"number": provider.ApprovedCard, "exp_month": 12, "exp_year": time.Now().Year() + 2, "cvc": "123"},
+		})
+		d.mu.Lock()
+		d.keys[key] = &drillKey{amount: amount, body: body}
+		d.mu.Unlock()
+		for attempt := 0; ctx.Err() == nil; attempt++ {
+			id, status, ok := d.create(client, d.servers[(c+attempt)%len(d.servers)], key, body)
+			if id != "" {
+				d.mu.Lock()
+				k := d.keys[key]
+				k.ids = append(k.ids, id)
+				k.status = status
+				if ok {
+					d.acks = append(d.acks, time.Now())
+				}
+				d.mu.Unlock()
+			}
+			if ok {
+				break
+			}
+			d.mu.Lock()
+			d.failures = append(d.failures, time.Now())
+			d.mu.Unlock()
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}
+
+// create sends one keyed create and returns the payment it was answered with, if any, and whether
+// it was acknowledged (201, or 202 for a payment whose outcome is yet unknown).
+func (d *drill) create(client *http.Client, server, key string, body []byte) (id, status string, acknowledged bool) {
+	req, _ := http.NewRequest(http.MethodPost, server+"/api/v1/payments", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+d.token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", key)
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", "", false
+	}
+	defer resp.Body.Close()
+	var answer struct {
+		Data struct {
+			ID     string `json:"id"`
+			Status string `json:"status"`
+		} `json:"data"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&answer)
+	acknowledged = resp.StatusCode == http.StatusCreated || resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusOK
+	if resp.StatusCode >= 500 && resp.StatusCode != http.StatusServiceUnavailable && resp.StatusCode != http.StatusBadGateway {
+		d.t.Errorf("a create answered %d during the drill (key %s)", resp.StatusCode, key)
+	}
+	return answer.Data.ID, answer.Data.Status, acknowledged
+}
+
+// watchReadiness polls both servers' /readyz until the drill ends, noting whether either said
+// it was not ready.
+func (d *drill) watchReadiness(ctx context.Context) {
+	client := &http.Client{Timeout: 2 * time.Second}
+	for ctx.Err() == nil {
+		for _, server := range d.servers {
+			resp, err := client.Get(server + "/readyz")
+			if err != nil {
+				continue
+			}
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusServiceUnavailable {
+				d.mu.Lock()
+				d.notReady = true
+				d.mu.Unlock()
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func (d *drill) sawNotReady() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.notReady
+}
+
+// firstAckAfter is when the first key acknowledged after at was.
+func (d *drill) firstAckAfter(at time.Time) (time.Time, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, ack := range d.acks {
+		if ack.After(at) {
+			return ack, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// firstFailureAfter is when the first send not acknowledged after at was.
+func (d *drill) firstFailureAfter(at time.Time) (time.Time, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, failure := range d.failures {
+		if failure.After(at) {
+			return failure, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// longestWithoutAck is the longest time from since to now in which no key was acknowledged.
+func (d *drill) longestWithoutAck(since time.Time) time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	acks := slices.Clone(d.acks)
+	slices.SortFunc(acks, time.Time.Compare)
+	longest, last := time.Duration(0), since
+	for _, ack := range append(acks, time.Now()) {
+		if ack.Before(since) {
+			continue
+		}
+		longest = max(longest, ack.Sub(last))
+		last = ack
+	}
+	return longest
+}
+
+func (d *drill) acknowledged() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.acks)
+}
+
+func (d *drill) processing() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for _, k := range d.keys {
+		if k.status == "processing" {
+			n++
+		}
+	}
+	return n
+}
+
+// checkKeys checks, after the drill, that every key was answered with one payment alone, that a
+// key sent again is answered with it, and that each acknowledged payment reads back as it was
+// created, its amount unchanged.
+func (d *drill) checkKeys() {
+	t := d.t
+	client := &http.Client{Timeout: 10 * time.Second}
+	for key, k := range d.keys {
+		if len(k.ids) == 0 {
+			continue
+		}
+		if ids := slices.Compact(slices.Clone(k.ids)); len(ids) != 1 {
+			t.Errorf("key %s was answered with payments %v", key, ids)
+			continue
+		}
+		if id, _, ok := d.create(client, d.servers[0], key, k.body); !ok || id != k.ids[0] {
+			t.Errorf("key %s sent again after the drill: payment %q (acknowledged: %v); want %s", key, id, ok, k.ids[0])
+		}
+		req, _ := http.NewRequest(http.MethodGet, d.servers[1]+"/api/v1/payments/"+k.ids[0], nil)
+		req.Header.Set("Authorization", "Bearer "+d.token)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var answer struct {
+			Data struct {
+				ID       string      `json:"id"`
+				Amount   json.Number `json:"amount"`
+				Currency string      `json:"currency"`
+			} `json:"data"`
+		}
+		decoder := json.NewDecoder(resp.Body)
+		decoder.UseNumber()
+		err = decoder.Decode(&answer)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || answer.Data.Amount.String() != k.amount || answer.Data.Currency != "EUR" {
+			t.Errorf("payment %s of key %s reads %d %+v (%v); want %s EUR", k.ids[0], key, resp.StatusCode, answer.Data, err, k.amount)
+		}
+	}
+}
+
+// complaints are the last 30 lines of logs that warn or tell of an error.
+func complaints(logs string) string {
+	var lines []string
+	for line := range strings.Lines(logs) {
+		if strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`) {
+			lines = append(lines, line)
+		}
+	}
+	return strings.Join(lines[max(0, len(lines)-30):], "")
+}
