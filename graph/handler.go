@@ -155,8 +155,12 @@ func presentError(logger *slog.Logger, production bool) graphql.ErrorPresenterFu
 		switch {
 		case isAPIError:
 		case isInternal:
-			logger.ErrorContext(ctx, "resolver failed", "request_id", web.RequestID(ctx), "error", err)
-			apiErr = apierror.From(err)
+			apiErr = web.APIError(err)
+			if web.IsDatabaseUnavailable(apiErr) {
+				logger.WarnContext(ctx, "resolver failed: the database is unavailable", "request_id", web.RequestID(ctx), "error", err)
+			} else {
+				logger.ErrorContext(ctx, "resolver failed", "request_id", web.RequestID(ctx), "error", err)
+			}
 		default:
 			apiErr = apierror.New(apierror.InvalidRequest, gqlErr.Message)
 		}
@@ -208,7 +212,7 @@ func camelCaseParam(param string) string {
 // WriteError answers a request refused before GraphQL runs (a body too large) in GraphQL's error
 // shape, with the HTTP status of its code.
 func WriteError(w http.ResponseWriter, _ *http.Request, err error) {
-	apiErr := apierror.From(err)
+	apiErr := web.APIError(err)
 	writeRequestError(w, web.Status(apiErr.Code), apiErr.Code, apiErr.Message)
 }
 

@@ -44,6 +44,11 @@ const (
 	providerCallLimit = 20 * time.Second
 )
 
+// DefaultDatabasePatience is Service.DatabasePatience's default: a failover on Patroni takes a
+// lock's lifetime (10 s in deploy/ha) and a promotion, and a request that waits longer than
+// this and its provider call together runs into the server's write timeout of 30 s.
+const DefaultDatabasePatience = 15 * time.Second
+
 // CreateInput is a payment request as a client sends it, on either surface.
 type CreateInput struct {
 	Amount        money.Decimal
@@ -127,6 +132,10 @@ type Service struct {
 	// Events records what happens to payments and refunds for merchants, in the transaction of
 	// each change.
 	Events *event.Recorder
+	// DatabasePatience is how long a payment's writes wait, beyond their usual few retries, for a
+	// database that cannot be reached or cannot take writes (a failover) before the call answers
+	// without them (default DefaultDatabasePatience).
+	DatabasePatience time.Duration
 
 	// byID and byIDWithHistory are Get's and GetWithHistory's reads.
 	byID, byIDWithHistory byIDRead
@@ -349,10 +358,55 @@ func (s *Service) recordProcessing(ctx context.Context, key *idempotency.Key, in
 		if failed, ok := errors.AsType[*database.StatementError](err); ok && key != nil && failed.Index == 0 && database.IsUniqueViolation(err) {
 			return idempotency.ErrTaken
 		}
+		if database.Unavailable(err) && !database.NothingWritten(err) {
+			err = s.learnWritten(ctx, id, err)
+		}
 		created = p
 		return err
 	})
 	return created, earlier, err
+}
+
+// learnWritten learns whether payment id's rows, whose transaction lost its connection (lost) once
+// they were sent, were committed: the primary may have committed them and died before answering,
+// or died first. It asks the database, waiting up to DatabasePatience for one that answers, and
+// returns nil when they were (the call goes on as if the commit had been answered), or lost when
+// they were not or it could not tell. When it could not, the payment may exist, its key held
+// unanswered until reconciliation finds that no provider ever saw it and fails it.
+func (s *Service) learnWritten(ctx context.Context, id string, lost error) error {
+	var exists bool
+	err := s.whileUnavailable(func() (err error) {
+		exists, err = s.client.Payment.Query().Where(payment.ID(id)).Exist(ctx)
+		return err
+	})
+	switch {
+	case err == nil && exists:
+		s.logger().WarnContext(ctx, "a payment's rows were committed though the commit's answer was lost: it goes on", "payment_id", id)
+		return nil
+	case err == nil:
+		return lost
+	}
+	s.logger().ErrorContext(ctx, "whether a payment's rows were committed is unknown: the database did not answer in time",
+		"payment_id", id, "error", err.Error())
+	return lost
+}
+
+// unavailableWait is the pause between attempts at a database that is unavailable.
+const unavailableWait = 250 * time.Millisecond
+
+// whileUnavailable runs attempt until it returns anything other than a database.Unavailable
+// error, for DatabasePatience at most, and returns its last error.
+func (s *Service) whileUnavailable(attempt func() error) error {
+	patience := s.DatabasePatience
+	if patience == 0 {
+		patience = DefaultDatabasePatience
+	}
+	err := attempt()
+	for waited := time.Duration(0); database.Unavailable(err) && waited < patience; waited += unavailableWait {
+		time.Sleep(unavailableWait)
+		err = attempt()
+	}
+	return err
 }
 
 // charge asks plan's providers to charge payment p, renaming its provider at each failover, and
@@ -400,6 +454,8 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 		actor = "system" // no provider was asked
 	}
 	var v verdict
+	// record may change p before its transaction fails.
+	asCreated := *p
 	// record records the answer onto the payment as read under its lock.
 	record := func(tx *ent.Tx) error {
 		current, err := lockPayment(ctx, tx, p.ID)
@@ -461,7 +517,14 @@ func (s *Service) recordCharge(ctx context.Context, key *idempotency.Key, p *ent
 	if err == nil {
 		s.tellPerson(ctx, v, p.ID)
 	}
-	if doubt != nil {
+	if doubt != nil || database.Unavailable(err) {
+		if err != nil {
+			// Recorded as created, to the provider it went to, and no further.
+			*p = asCreated
+			if sent.provider != "" {
+				p.Provider = sent.provider
+			}
+		}
 		return s.answerInDoubt(ctx, key, p, sent, doubt, err)
 	}
 	if err != nil {
@@ -541,26 +604,29 @@ func (s *Service) recordOntoRecorded(ctx context.Context, p *ent.Payment, o char
 	return nil
 }
 
-// answerInDoubt answers a payment whose charge's outcome is unknown (the provider's answer was
-// lost): the payment, processing, which the provider's webhook or reconciliation settles later.
-// recordErr is why its routing could not be recorded, if it could not; the key is then settled
-// alone, so a retry answers the payment and never charges again.
+// answerInDoubt answers a payment whose charge's outcome is unknown (doubt: the provider's answer
+// was lost), or whose outcome could not be recorded (recordErr: the database was unavailable for
+// longer than DatabasePatience): the payment, processing, which the provider's webhook or
+// reconciliation settles later. p is as recorded, or as created when recordErr. The key is then
+// settled alone, so a retry answers the payment and never charges again; should that fail too,
+// the key stays held, and its retries are told to wait, until reconciliation records the outcome.
 func (s *Service) answerInDoubt(ctx context.Context, key *idempotency.Key, p *ent.Payment, sent sentCharge, doubt, recordErr error) (*ent.Payment, error) {
-	s.logger().WarnContext(ctx, "payment outcome unknown: the provider's webhook or reconciliation will settle it",
-		"payment_id", p.ID, "provider", sent.provider, "error", doubt.Error())
+	if doubt != nil {
+		s.logger().WarnContext(ctx, "payment outcome unknown: the provider's webhook or reconciliation will settle it",
+			"payment_id", p.ID, "provider", sent.provider, "error", doubt.Error())
+	}
 	if recordErr != nil {
-		s.logger().ErrorContext(ctx, "recording the routing of a payment in doubt", "payment_id", p.ID, "error", recordErr.Error())
+		s.logger().ErrorContext(ctx, "recording what became of a payment's charge failed: it stays processing until reconciliation asks its provider",
+			"payment_id", p.ID, "provider", sent.provider, "error", recordErr.Error())
 		if key != nil {
 			if err := s.keys.SettleAlone(ctx, key, nil); err != nil {
-				return nil, fmt.Errorf("settling the idempotency key of payment %s in doubt: %w", p.ID, err)
+				s.logger().ErrorContext(ctx, "settling the idempotency key of a payment in doubt failed: its retries wait for reconciliation",
+					"payment_id", p.ID, "error", err.Error())
 			}
 		}
 	}
 	s.answered(string(state.PaymentProcessing), sent.provider, p.Currency)
-	if recordErr != nil {
-		return s.paymentOf(ctx, p.ID) // p is as made, before the failed transaction
-	}
-	return p, nil // as recorded
+	return p, nil
 }
 
 // tellPerson logs, at error level, an outcome that disagrees with the payment's record about
@@ -683,9 +749,10 @@ func (s *Service) settleOnPanic(ctx context.Context, key *idempotency.Key) {
 // outcomeWaits are the pauses between attempts to record what a provider answered.
 var outcomeWaits = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond, 800 * time.Millisecond, 3 * time.Second}
 
-// recordOutcome writes a provider's answer in a transaction, retrying a failed write a few times:
-// the provider has already moved the money, so giving up leaves books that disagree with it until
-// reconciliation. A refusal by our own rules (an API error) is final and not retried.
+// recordOutcome writes a provider's answer in a transaction, retrying a failed write a few times,
+// and for DatabasePatience more while the database is unavailable: the provider has already moved
+// the money, so giving up leaves books that disagree with it until reconciliation. A refusal by
+// our own rules (an API error) is final and not retried.
 func (s *Service) recordOutcome(ctx context.Context, write func(tx *ent.Tx) error) error {
 	err := s.inTx(ctx, write)
 	for _, wait := range outcomeWaits {
@@ -694,6 +761,9 @@ func (s *Service) recordOutcome(ctx context.Context, write func(tx *ent.Tx) erro
 		}
 		time.Sleep(wait)
 		err = s.inTx(ctx, write)
+	}
+	if database.Unavailable(err) {
+		err = s.whileUnavailable(func() error { return s.inTx(ctx, write) })
 	}
 	return err
 }

@@ -457,12 +457,17 @@ func Authenticate(authenticate func(ctx context.Context, credential, merchant st
 					refused(w, r, toll.refusal)
 					return
 				case err != nil:
+					failure := APIError(err)
 					if _, judged := errors.AsType[*apierror.Error](err); !judged {
 						// The database failed: the request cannot be authenticated now, which is
-						// not the credential's fault.
-						Logger(ctx).ErrorContext(ctx, "authenticating a request", "request_id", RequestID(ctx), "error", err)
+						// not the credential's fault. Its absence (a failover) is a warning.
+						level := slog.LevelError
+						if IsDatabaseUnavailable(failure) {
+							level = slog.LevelWarn
+						}
+						Logger(ctx).Log(ctx, level, "authenticating a request", "request_id", RequestID(ctx), "error", err)
 					}
-					ctx = auth.WithFailure(ctx, apierror.From(err))
+					ctx = auth.WithFailure(ctx, failure)
 				default:
 					ctx = auth.Authenticated(ctx, principal, credential)
 				}

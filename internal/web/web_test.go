@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -283,4 +285,23 @@ func loggedRoutes(t *testing.T, logs string) []string {
 		}
 	}
 	return routes
+}
+
+// A request that failed for the database's absence (a failover) answers 503 with Retry-After,
+// to be sent again shortly; one that failed otherwise stays a server error, its cause unshown.
+func TestWriteErrorAnswersTheDatabasesAbsenceWith503(t *testing.T) {
+	refused := fmt.Errorf("recording the payment: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED})
+	w := httptest.NewRecorder()
+	WriteError(w, httptest.NewRequest("POST", "/", nil), refused, nil)
+	if got := errorOf(t, w)["code"]; w.Code != http.StatusServiceUnavailable || got != "service_unavailable" || w.Header().Get("Retry-After") != "2" {
+		t.Errorf("the database's absence answered %d %v, Retry-After %q", w.Code, got, w.Header().Get("Retry-After"))
+	}
+	if strings.Contains(w.Body.String(), "refused") {
+		t.Errorf("the cause leaked: %s", w.Body.String())
+	}
+	w = httptest.NewRecorder()
+	WriteError(w, httptest.NewRequest("POST", "/", nil), fmt.Errorf("a bug"), nil)
+	if w.Code != http.StatusInternalServerError || w.Header().Get("Retry-After") != "" {
+		t.Errorf("a bug answered %d, Retry-After %q", w.Code, w.Header().Get("Retry-After"))
+	}
 }

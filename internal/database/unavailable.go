@@ -1,0 +1,59 @@
+package database
+
+import (
+	"database/sql/driver"
+	"errors"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Unavailable reports whether err says that PostgreSQL could not be reached or could not take
+// writes, rather than that it refused a statement: no server would connect, a connection broke or
+// was ended by the server (shutting down, crashed, starting), or the server reached is a standby
+// (read-only). During a failover every request meets one of these until a primary is found, and
+// its client should come back shortly rather than be told of a fault of ours.
+func Unavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
+		return unavailableState(pgErr.Code)
+	}
+	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[net.Error](err); ok {
+		return true
+	}
+	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, net.ErrClosed) || pgconn.SafeToRetry(err)
+}
+
+// NothingWritten reports whether err, which ended a transaction, is known to have come before the
+// transaction reached the database or to have been refused by it, so that nothing of it was
+// written. A connection broken after its statements were sent is not known either way: their
+// commit may have been made, or made on the old primary and lost in the failover.
+func NothingWritten(err error) bool {
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
+		// An error (not a fatal one) aborts its transaction, which then commits nothing.
+		return pgErr.Severity == "ERROR"
+	}
+	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
+		return true
+	}
+	return pgconn.SafeToRetry(err)
+}
+
+// unavailableState tells the SQLSTATEs of a server gone or not taking writes: class 08
+// (connection exception), 57P01-57P03 (admin shutdown, crash shutdown, cannot connect now) and
+// 25006 (read-only transaction: the server is a standby).
+func unavailableState(code string) bool {
+	switch code {
+	case "57P01", "57P02", "57P03", "25006":
+		return true
+	}
+	return strings.HasPrefix(code, "08")
+}
