@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"net/http"
@@ -35,7 +34,7 @@ func TestServersRideAPrimaryFailover(t *testing.T) {
 	if os.Getenv("PAYGATE_TEST_HA") == "" {
 		t.Skip("set PAYGATE_TEST_HA=1 to run the failover drill on a Patroni cluster (deploy/ha/cluster)")
 	}
-	dir := clusterDir(t)
+	dir := postgresUserDir(t)
 	databaseURL := clusterUp(t, dir)
 	dataDir := t.TempDir()
 	environ := []string{
@@ -45,7 +44,7 @@ func TestServersRideAPrimaryFailover(t *testing.T) {
 	first, firstLogs, _ := startRun(t, environ)
 	second, secondLogs, _ := startRun(t, environ)
 	servers := []string{first, second}
-	token := drillLogin(t, first)
+	token := drillLogin(t, first, "drill@example.com", "a long drill password")
 	drillRaiseRateLimits(t, first, token)
 
 	d := &drill{t: t, servers: servers, token: token, keys: map[string]*drillKey{}}
@@ -120,9 +119,9 @@ func TestServersRideAPrimaryFailover(t *testing.T) {
 	}
 }
 
-// clusterDir returns a directory for the cluster that the postgres user can write, removed when
-// the test ends.
-func clusterDir(t *testing.T) string {
+// postgresUserDir returns a directory that the postgres user can write (the cluster's nodes and
+// PgBouncer run as that user when the tests run as root), removed when the test ends.
+func postgresUserDir(t *testing.T) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "paygate-ha-")
 	if err != nil {
@@ -177,13 +176,12 @@ func clusterCommand(t *testing.T, command, dir string) string {
 	return lines[len(lines)-1]
 }
 
-func drillLogin(t *testing.T, server string) string {
+func drillLogin(t *testing.T, server, email, password string) string {
 	t.Helper()
-	login := drillRequest(t, http.MethodPost, server+"/api/v1/auth/login", "",
-		map[string]any{"email": "drill@example.com", "password": "a long drill password"})
+	status, login := apiCall(t, http.MethodPost, server+"/api/v1/auth/login", "", "", map[string]any{"email": email, "password": password})
 	token, _ := login["access_token"].(string)
-	if token == "" {
-		t.Fatalf("logging in answered %v", login)
+	if status != http.StatusOK || token == "" {
+		t.Fatalf("logging in answered %d %v", status, login)
 	}
 	return token
 }
@@ -191,38 +189,15 @@ func drillLogin(t *testing.T, server string) string {
 // drillRaiseRateLimits lifts the rate limits out of the load's way.
 func drillRaiseRateLimits(t *testing.T, server, token string) {
 	t.Helper()
-	config := drillRequest(t, http.MethodGet, server+"/api/v1/admin/config", token, nil)
+	status, config := apiCall(t, http.MethodGet, server+"/api/v1/admin/config", token, "", nil)
+	if status != http.StatusOK {
+		t.Fatalf("reading the configuration answered %d %v", status, config)
+	}
 	limits := config["rate_limits"].(map[string]any)
 	limits["per_second"], limits["burst"] = 100000, 100000
-	drillRequest(t, http.MethodPut, server+"/api/v1/admin/config", token, config)
-}
-
-// drillRequest sends body (none when nil) as JSON and returns the answer's data, failing the test
-// unless it is 200.
-func drillRequest(t *testing.T, method, url, token string, body any) map[string]any {
-	t.Helper()
-	var sent io.Reader
-	if body != nil {
-		encoded, _ := json.Marshal(body)
-		sent = bytes.NewReader(encoded)
+	if status, answer := apiCall(t, http.MethodPut, server+"/api/v1/admin/config", token, "", config); status != http.StatusOK {
+		t.Fatalf("raising the rate limits answered %d %v", status, answer)
 	}
-	req, _ := http.NewRequest(method, url, sent)
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var answer struct {
-		Data map[string]any `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s %s answered %d: %v", method, url, resp.StatusCode, err)
-	}
-	return answer.Data
 }
 
 // drill is the load of the failover drill and what it saw.

@@ -225,6 +225,14 @@ func (db *DB) migrationSource() (source.Driver, error) {
 // Migrate applies every embedded migration not yet applied. On PostgreSQL an advisory lock keeps
 // servers that start together from migrating twice.
 func (db *DB) Migrate(ctx context.Context) error {
+	// A database at the newest migration is left alone, its lock untaken: a session's advisory
+	// lock taken through PgBouncer in transaction mode would stay with whichever of its server
+	// connections ran it, for the next server to wait on.
+	if latest, err := db.LatestMigration(); err == nil {
+		if version, dirty, err := db.migrationVersion(ctx); err == nil && version == latest && !dirty {
+			return nil
+		}
+	}
 	m, done, err := db.migrator(ctx)
 	if err != nil {
 		return err
@@ -332,9 +340,7 @@ func (db *DB) LatestMigration() (uint, error) {
 
 // Ready reports whether the database answers and has every migration applied, clean.
 func (db *DB) Ready(ctx context.Context, latest uint) error {
-	var version uint
-	var dirty bool
-	err := db.SQL.QueryRowContext(ctx, "SELECT version, dirty FROM schema_migrations LIMIT 1").Scan(&version, &dirty)
+	version, dirty, err := db.migrationVersion(ctx)
 	switch {
 	case err != nil:
 		return fmt.Errorf("reading the migration version: %w", err)
@@ -344,4 +350,10 @@ func (db *DB) Ready(ctx context.Context, latest uint) error {
 		return fmt.Errorf("migration %d applied, %d expected", version, latest)
 	}
 	return nil
+}
+
+// migrationVersion reads the version of the last migration applied, and whether it failed halfway.
+func (db *DB) migrationVersion(ctx context.Context) (version uint, dirty bool, err error) {
+	err = db.SQL.QueryRowContext(ctx, "SELECT version, dirty FROM schema_migrations LIMIT 1").Scan(&version, &dirty)
+	return version, dirty, err
 }

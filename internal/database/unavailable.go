@@ -1,12 +1,15 @@
 package database
 
 import (
+	"context"
 	"database/sql/driver"
 	"errors"
 	"io"
 	"net"
+	"net/url"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -16,8 +19,8 @@ import (
 // (read-only). During a failover every request meets one of these until a primary is found, and
 // its client should come back shortly rather than be told of a fault of ours.
 func Unavailable(err error) bool {
-	if err == nil {
-		return false
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false // the caller's own end, not the database's
 	}
 	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
 		return unavailableState(pgErr.Code)
@@ -25,11 +28,22 @@ func Unavailable(err error) bool {
 	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
 		return true
 	}
-	if _, ok := errors.AsType[net.Error](err); ok {
+	// pgconn's own errors of a connection that failed (a broken network, a closed connection)
+	// each say whether they came before anything was sent; database/sql's ErrBadConn is a
+	// connection found broken.
+	if _, connectionFailed := errors.AsType[interface {
+		error
+		SafeToRetry() bool
+	}](err); connectionFailed || errors.Is(err, driver.ErrBadConn) {
 		return true
 	}
-	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
-		errors.Is(err, net.ErrClosed) || pgconn.SafeToRetry(err)
+	// pgconn hands on a read's failure as it is: the end of the stream, or the network's error.
+	// An HTTP client's is not the database's (a provider's call ends in a *url.Error).
+	if _, ofHTTP := errors.AsType[*url.Error](err); ofHTTP {
+		return false
+	}
+	_, ofNetwork := errors.AsType[*net.OpError](err)
+	return ofNetwork || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed)
 }
 
 // NothingWritten reports whether err, which ended a transaction, is known to have come before the
@@ -42,6 +56,10 @@ func NothingWritten(err error) bool {
 		return pgErr.Severity == "ERROR"
 	}
 	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
+		return true
+	}
+	// A batch whose statements could not be prepared was not sent.
+	if _, ok := errors.AsType[pgx.ErrPreprocessingBatch](err); ok {
 		return true
 	}
 	return pgconn.SafeToRetry(err)

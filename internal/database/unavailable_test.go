@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"os"
 	"testing"
 
@@ -71,6 +72,16 @@ func TestUnavailableTellsAFailoverFromARefusal(t *testing.T) {
 			_, err := connect(t).Exec(ctx, "SELECT 1/0")
 			return err
 		}, false, true},
+		{"the caller's own cancellation", func(t *testing.T) error {
+			canceled, cancel := context.WithCancel(ctx)
+			cancel()
+			_, err := connect(t).Exec(canceled, "SELECT 1")
+			return err
+		}, false, true},
+		{"an HTTP client's (a provider's call)", func(t *testing.T) error {
+			_, err := http.Get("http://" + closedAddr + "/")
+			return err
+		}, false, false},
 		{"not the database's", func(*testing.T) error { return errors.New("a bug") }, false, false},
 	}
 	for _, c := range cases {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,9 +12,10 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 func serve(h http.Handler, r *http.Request) *httptest.ResponseRecorder {
@@ -290,7 +292,14 @@ func loggedRoutes(t *testing.T, logs string) []string {
 // A request that failed for the database's absence (a failover) answers 503 with Retry-After,
 // to be sent again shortly; one that failed otherwise stays a server error, its cause unshown.
 func TestWriteErrorAnswersTheDatabasesAbsenceWith503(t *testing.T) {
-	refused := fmt.Errorf("recording the payment: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED})
+	// A port where nothing listens, as a dead primary's is.
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	_, err = pgx.Connect(context.Background(), "postgres://postgres@"+closed.Addr().String()+"/paygate?sslmode=disable&connect_timeout=2")
+	refused := fmt.Errorf("recording the payment: %w", err)
 	w := httptest.NewRecorder()
 	WriteError(w, httptest.NewRequest("POST", "/", nil), refused, nil)
 	if got := errorOf(t, w)["code"]; w.Code != http.StatusServiceUnavailable || got != "service_unavailable" || w.Header().Get("Retry-After") != "2" {
