@@ -19,25 +19,24 @@ import (
 // (read-only). During a failover every request meets one of these until a primary is found, and
 // its client should come back shortly rather than be told of a fault of ours.
 func Unavailable(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false // the caller's own end, not the database's
+	if err == nil {
+		return false
 	}
 	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
 		return unavailableState(pgErr.Code)
 	}
+	// A connection not made, its time to connect spent among the causes.
 	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
 		return true
 	}
-	// pgconn's own errors of a connection that failed (a broken network, a closed connection)
-	// each say whether they came before anything was sent; database/sql's ErrBadConn is a
-	// connection found broken.
-	if _, connectionFailed := errors.AsType[interface {
-		error
-		SafeToRetry() bool
-	}](err); connectionFailed || errors.Is(err, driver.ErrBadConn) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false // the caller's own end, not the database's
+	}
+	// database/sql's ErrBadConn is a connection found broken.
+	if errors.Is(err, driver.ErrBadConn) {
 		return true
 	}
-	// pgconn hands on a read's failure as it is: the end of the stream, or the network's error.
+	// pgconn hands on a broken connection's failure as the network's error or the stream's end.
 	// An HTTP client's is not the database's (a provider's call ends in a *url.Error).
 	if _, ofHTTP := errors.AsType[*url.Error](err); ofHTTP {
 		return false
@@ -53,7 +52,11 @@ func Unavailable(err error) bool {
 func NothingWritten(err error) bool {
 	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
 		// An error (not a fatal one) aborts its transaction, which then commits nothing.
-		return pgErr.Severity == "ERROR"
+		severity := pgErr.SeverityUnlocalized
+		if severity == "" {
+			severity = pgErr.Severity
+		}
+		return severity == "ERROR"
 	}
 	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
 		return true
@@ -65,12 +68,12 @@ func NothingWritten(err error) bool {
 	return pgconn.SafeToRetry(err)
 }
 
-// unavailableState tells the SQLSTATEs of a server gone or not taking writes: class 08
-// (connection exception), 57P01-57P03 (admin shutdown, crash shutdown, cannot connect now) and
-// 25006 (read-only transaction: the server is a standby).
+// unavailableState tells the SQLSTATEs of a server gone, full or not taking writes: class 08
+// (connection exception), 57P01-57P03 (admin shutdown, crash shutdown, cannot connect now),
+// 53300 (too many connections) and 25006 (read-only transaction: the server is a standby).
 func unavailableState(code string) bool {
 	switch code {
-	case "57P01", "57P02", "57P03", "25006":
+	case "57P01", "57P02", "57P03", "53300", "25006":
 		return true
 	}
 	return strings.HasPrefix(code, "08")

@@ -45,8 +45,7 @@ const (
 )
 
 // DefaultDatabasePatience is Service.DatabasePatience's default: a failover on Patroni takes a
-// lock's lifetime (10 s in deploy/ha) and a promotion, and a request that waits longer than
-// this and its provider call together runs into the server's write timeout of 30 s.
+// lock's lifetime (10 s in deploy/ha) and a promotion.
 const DefaultDatabasePatience = 15 * time.Second
 
 // CreateInput is a payment request as a client sends it, on either surface.
@@ -272,8 +271,9 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*ent.Payment, err
 		// (the card expired since), and a key used with another input says so.
 		return replayOr(ctx, s, key, s.paymentOf, err)
 	}
-	// From here on the charge must be seen through and recorded even if the client goes away.
-	ctx = context.WithoutCancel(ctx)
+	// From here on the charge must be seen through and recorded even if the client goes away,
+	// and answered while the client still waits, however long the database is away.
+	ctx = withAnswerBy(context.WithoutCancel(ctx))
 	merchant, _ := tenant.Merchant(ctx)
 	plan := s.router.Plan(routing.Payment{Amount: v.amount, Brand: v.card.Brand, Merchant: merchant})
 	if len(plan.Providers) == 0 && len(plan.Unsendable) > 0 {
@@ -355,11 +355,11 @@ func (s *Service) recordProcessing(ctx context.Context, key *idempotency.Key, in
 		// The payment's rows and the key's claim, in one transaction and, on PostgreSQL, in one
 		// exchange with the server (a pgx.Batch).
 		err = s.db.ExecTogether(ctx, statements...)
+		if database.Unavailable(err) && !database.NothingWritten(err) {
+			err = s.learnWritten(ctx, id, err, func() error { return s.db.ExecTogether(ctx, statements...) })
+		}
 		if failed, ok := errors.AsType[*database.StatementError](err); ok && key != nil && failed.Index == 0 && database.IsUniqueViolation(err) {
 			return idempotency.ErrTaken
-		}
-		if database.Unavailable(err) && !database.NothingWritten(err) {
-			err = s.learnWritten(ctx, id, err)
 		}
 		created = p
 		return err
@@ -367,42 +367,67 @@ func (s *Service) recordProcessing(ctx context.Context, key *idempotency.Key, in
 	return created, earlier, err
 }
 
-// learnWritten learns whether payment id's rows, whose transaction lost its connection (lost) once
-// they were sent, were committed: the primary may have committed them and died before answering,
-// or died first. It asks the database, waiting up to DatabasePatience for one that answers, and
-// returns nil when they were (the call goes on as if the commit had been answered), or lost when
-// they were not or it could not tell. When it could not, the payment may exist, its key held
-// unanswered until reconciliation finds that no provider ever saw it and fails it.
-func (s *Service) learnWritten(ctx context.Context, id string, lost error) error {
-	var exists bool
-	err := s.whileUnavailable(func() (err error) {
-		exists, err = s.client.Payment.Query().Where(payment.ID(id)).Exist(ctx)
-		return err
-	})
+// learnWritten learns whether payment id's rows, whose transaction broke once they were sent
+// (lost), were committed: the primary may have committed them and died before answering, died
+// first, or be committing them still. It sends them again (send) while the database is
+// unavailable, within DatabasePatience: the unique indexes refuse them if the first send was
+// committed (waiting for it if it is still under way), and take them otherwise. It returns nil
+// when the rows are written, either time; send's refusal when another call claimed the key
+// meanwhile; and lost when no primary answered in time, the rows then written or not, their key
+// held until reconciliation finds that no provider saw the payment.
+func (s *Service) learnWritten(ctx context.Context, id string, lost error, send func() error) error {
+	err := s.whileUnavailable(ctx, send)
 	switch {
-	case err == nil && exists:
-		s.logger().WarnContext(ctx, "a payment's rows were committed though the commit's answer was lost: it goes on", "payment_id", id)
-		return nil
 	case err == nil:
+		s.logger().WarnContext(ctx, "a payment's rows were sent again after their connection broke, and written", "payment_id", id)
+		return nil
+	case database.IsUniqueViolation(err):
+		// The conflict's transaction has ended: the payment's row says whose it was.
+		exists, existsErr := s.client.Payment.Query().Where(payment.ID(id)).Exist(ctx)
+		if existsErr == nil && exists {
+			s.logger().WarnContext(ctx, "a payment's rows were committed though the commit's answer was lost: it goes on", "payment_id", id)
+			return nil
+		}
+		if existsErr != nil {
+			err = lost
+		}
+	}
+	if database.Unavailable(err) {
+		s.logger().ErrorContext(ctx, "whether a payment's rows were committed is unknown: the database did not answer in time",
+			"payment_id", id, "error", err.Error())
 		return lost
 	}
-	s.logger().ErrorContext(ctx, "whether a payment's rows were committed is unknown: the database did not answer in time",
-		"payment_id", id, "error", err.Error())
-	return lost
+	return err
 }
 
 // unavailableWait is the pause between attempts at a database that is unavailable.
 const unavailableWait = 250 * time.Millisecond
 
+// answerWithin bounds how long a call that waits for the database may take in all, from its
+// start (withAnswerBy), so that it answers within the server's write timeout of 30 s.
+const answerWithin = 27 * time.Second
+
+type answerByKey struct{}
+
+// withAnswerBy marks ctx with the time by which its call must answer, answerWithin from now.
+func withAnswerBy(ctx context.Context) context.Context {
+	return context.WithValue(ctx, answerByKey{}, time.Now().Add(answerWithin))
+}
+
 // whileUnavailable runs attempt until it returns anything other than a database.Unavailable
-// error, for DatabasePatience at most, and returns its last error.
-func (s *Service) whileUnavailable(attempt func() error) error {
+// error, for DatabasePatience at most and never past the time ctx's call must answer by
+// (withAnswerBy), and returns its last error.
+func (s *Service) whileUnavailable(ctx context.Context, attempt func() error) error {
 	patience := s.DatabasePatience
 	if patience == 0 {
 		patience = DefaultDatabasePatience
 	}
+	until := time.Now().Add(patience)
+	if answerBy, ok := ctx.Value(answerByKey{}).(time.Time); ok && answerBy.Before(until) {
+		until = answerBy
+	}
 	err := attempt()
-	for waited := time.Duration(0); database.Unavailable(err) && waited < patience; waited += unavailableWait {
+	for database.Unavailable(err) && time.Now().Add(unavailableWait).Before(until) {
 		time.Sleep(unavailableWait)
 		err = attempt()
 	}
@@ -763,7 +788,7 @@ func (s *Service) recordOutcome(ctx context.Context, write func(tx *ent.Tx) erro
 		err = s.inTx(ctx, write)
 	}
 	if database.Unavailable(err) {
-		err = s.whileUnavailable(func() error { return s.inTx(ctx, write) })
+		err = s.whileUnavailable(ctx, func() error { return s.inTx(ctx, write) })
 	}
 	return err
 }

@@ -25,8 +25,9 @@ func paymentsOf(t *testing.T, db *database.DB, email string) int {
 }
 
 // A create whose rows reached PostgreSQL and were committed, but whose commit's answer was lost
-// with its connection (a primary dying as it answers), learns that they were and goes on: the
-// charge is made once, the call answers it, and its key replays it.
+// with its connection (a primary dying as it answers), learns that they were, by sending them
+// again for the unique indexes to refuse, and goes on: the charge is made once, the call answers
+// it, and its key replays it.
 func TestCreateGoesOnWhenItsCommitsAnswerIsLost(t *testing.T) {
 	db, proxy := databasetest.PostgresThroughProxy(t)
 	svc := newService(db, providertest.Memory{}, 99999999)
@@ -39,6 +40,9 @@ func TestCreateGoesOnWhenItsCommitsAnswerIsLost(t *testing.T) {
 	if err != nil || p.Status != state.PaymentSucceeded {
 		t.Fatalf("Create = %+v, %v; want the payment, succeeded", p, err)
 	}
+	if proxy.Lost() != 1 {
+		t.Fatalf("the commit's answer was not lost (%d lost)", proxy.Lost())
+	}
 	again, err := svc.Create(allowed(), in)
 	if err != nil || again.ID != p.ID {
 		t.Errorf("the key sent again = %+v, %v; want payment %s", again, err, p.ID)
@@ -48,9 +52,9 @@ func TestCreateGoesOnWhenItsCommitsAnswerIsLost(t *testing.T) {
 	}
 }
 
-// A create whose rows never reached PostgreSQL fails as the database's absence, writing nothing,
-// and its key, sent again once the database is back, makes the payment.
-func TestCreateRefusedWhenItsRowsNeverArrive(t *testing.T) {
+// A create whose rows were lost on their way, their connection broken, sends them again and goes
+// on: one payment, charged once.
+func TestCreateGoesOnWhenItsRowsAreLost(t *testing.T) {
 	db, proxy := databasetest.PostgresThroughProxy(t)
 	svc := newService(db, providertest.Memory{}, 99999999)
 	in := validInput()
@@ -59,12 +63,35 @@ func TestCreateRefusedWhenItsRowsNeverArrive(t *testing.T) {
 	in.IdempotencyKey = &key
 	proxy.LoseRequest(key)
 	p, err := svc.Create(allowed(), in)
+	if err != nil || p.Status != state.PaymentSucceeded {
+		t.Fatalf("Create = %+v, %v; want the payment, succeeded", p, err)
+	}
+	if proxy.Lost() != 1 {
+		t.Fatalf("the rows were not lost (%d lost)", proxy.Lost())
+	}
+	if n := paymentsOf(t, db, in.CustomerEmail); n != 1 {
+		t.Errorf("%d payments; want 1", n)
+	}
+}
+
+// A create while no database can be reached fails as the database's absence, writing nothing,
+// and its key, sent again once the database is back, makes the payment.
+func TestCreateRefusedWhileTheDatabaseIsAway(t *testing.T) {
+	db, proxy := databasetest.PostgresThroughProxy(t)
+	svc := newService(db, providertest.Memory{}, 99999999)
+	in := validInput()
+	in.CustomerEmail = "database-away@example.com"
+	key := "key-of-a-create-without-a-database"
+	in.IdempotencyKey = &key
+	proxy.Down()
+	p, err := svc.Create(allowed(), in)
 	if err == nil || !database.Unavailable(err) {
 		t.Fatalf("Create = %+v, %v; want the database's absence", p, err)
 	}
 	if _, isAPIError := err.(*apierror.Error); isAPIError {
 		t.Errorf("Create = %v; want the database's own error, for the edge to answer 503", err)
 	}
+	proxy.Up()
 	if n := paymentsOf(t, db, in.CustomerEmail); n != 0 {
 		t.Errorf("%d payments after the refusal; want 0", n)
 	}
@@ -97,7 +124,8 @@ func (o outageDuringCharge) Charge(ctx context.Context, req provider.ChargeReque
 // patience: the call answers the outcome, as if nothing had happened.
 func TestChargeRecordedWhenTheDatabaseComesBack(t *testing.T) {
 	db, proxy := databasetest.PostgresThroughProxy(t)
-	svc := newService(db, outageDuringCharge{proxy: proxy, back: 5 * time.Second}, 99999999)
+	// Back after the usual tries to record (about 4 s), within the patience.
+	svc := newService(db, outageDuringCharge{proxy: proxy, back: 7 * time.Second}, 99999999)
 	svc.DatabasePatience = time.Minute
 	in := validInput()
 	key := "key-of-a-charge-over-an-outage"

@@ -22,6 +22,8 @@ type Proxy struct {
 	// loseAnswer and loseRequest are the markers of the next client messages whose answer, or
 	// which themselves, are to be lost.
 	loseAnswer, loseRequest []byte
+	// lost counts the messages and answers lost so far.
+	lost int
 }
 
 // PostgresThroughProxy is Postgres, connected through a Proxy that the test can break.
@@ -50,6 +52,14 @@ func (p *Proxy) Down() {
 	for c := range p.conns {
 		c.Close()
 	}
+}
+
+// Lost is how many messages or answers have been lost as LoseAnswerTo and LoseRequest asked: a test
+// checks that what it meant to break was broken.
+func (p *Proxy) Lost() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lost
 }
 
 // Up takes connections again.
@@ -82,21 +92,22 @@ func (p *Proxy) accept() {
 		if err != nil {
 			return
 		}
-		p.mu.Lock()
-		down := p.down
-		p.mu.Unlock()
-		if down {
-			client.Close()
-			continue
-		}
 		server, err := net.Dial("tcp", p.target)
 		if err != nil {
 			client.Close()
 			continue
 		}
 		p.mu.Lock()
-		p.conns[client], p.conns[server] = struct{}{}, struct{}{}
+		down := p.down
+		if !down {
+			p.conns[client], p.conns[server] = struct{}{}, struct{}{}
+		}
 		p.mu.Unlock()
+		if down {
+			client.Close()
+			server.Close()
+			continue
+		}
 		go p.relay(client, server)
 	}
 }
@@ -133,6 +144,7 @@ func (p *Proxy) relay(client, server net.Conn) {
 		}
 	}()
 	defer hangUp()
+	losingAnswer := false // this connection's next answer is already to be lost
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := client.Read(buf)
@@ -140,13 +152,16 @@ func (p *Proxy) relay(client, server net.Conn) {
 			chunk := buf[:n]
 			p.mu.Lock()
 			loseRequest := p.loseRequest != nil && bytes.Contains(chunk, p.loseRequest)
-			loseAnswer := !loseRequest && p.loseAnswer != nil && bytes.Contains(chunk, p.loseAnswer)
+			loseAnswer := !loseRequest && !losingAnswer && p.loseAnswer != nil && bytes.Contains(chunk, p.loseAnswer)
 			if loseRequest {
 				p.loseRequest = nil
+				p.lost++
 			}
 			if loseAnswer {
 				p.loseAnswer = nil
+				p.lost++
 				close(loseNextAnswer)
+				losingAnswer = true
 			}
 			p.mu.Unlock()
 			if loseRequest {
