@@ -66,6 +66,9 @@ func TestServersRideAPrimaryFailover(t *testing.T) {
 		{"the primary's postmaster, restarted in place by Patroni", []string{"primary"}},
 		{"the primary's node (Patroni, then its postmaster), the standby promoted", []string{"patroni", "primary"}},
 	} {
+		// Each loss finds the cluster whole: the standby synchronous again after the last one,
+		// so that what was acknowledged is on both nodes.
+		clusterCommand(t, "synchronous", dir)
 		time.Sleep(3 * time.Second)
 		var pids []string
 		for _, command := range loss.kill {
@@ -411,55 +414,74 @@ func (d *drill) processing() int {
 
 // checkKeys checks, after the drill, that every key was answered with one payment alone, that a
 // key sent again is answered with it, and that each acknowledged payment reads back as it was
-// created, its amount unchanged.
+// created, its amount unchanged: eight keys at a time, as the load was sent.
 func (d *drill) checkKeys() {
-	t := d.t
-	client := &http.Client{Timeout: 10 * time.Second}
+	keys := make(chan string)
+	var checkers sync.WaitGroup
+	for range 8 {
+		checkers.Go(func() {
+			client := &http.Client{Timeout: 10 * time.Second}
+			for key := range keys {
+				d.checkKey(client, key, d.keys[key])
+			}
+		})
+	}
 	for key, k := range d.keys {
-		if len(k.ids) == 0 {
-			continue
+		if len(k.ids) > 0 {
+			keys <- key
 		}
-		if ids := slices.Compact(slices.Clone(k.ids)); len(ids) != 1 {
-			t.Errorf("key %s was answered with payments %v", key, ids)
-			continue
-		}
-		id, _, ok := d.create(client, d.servers[0], key, k.body)
-		// A key answered 202 whose settling failed too waits for reconciliation, its retries
-		// told to wait (409) meanwhile; the payment is read back below all the same.
-		waits := !ok && id == "" && k.status == "processing"
-		if !waits && (!ok || id != k.ids[0]) {
-			t.Errorf("key %s sent again after the drill: payment %q (acknowledged: %v); want %s", key, id, ok, k.ids[0])
-		}
-		req, _ := http.NewRequest(http.MethodGet, d.servers[1]+"/api/v1/payments/"+k.ids[0], nil)
-		req.Header.Set("Authorization", "Bearer "+d.token)
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var answer struct {
-			Data struct {
-				ID       string      `json:"id"`
-				Amount   json.Number `json:"amount"`
-				Currency string      `json:"currency"`
-			} `json:"data"`
-		}
-		decoder := json.NewDecoder(resp.Body)
-		decoder.UseNumber()
-		err = decoder.Decode(&answer)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK || answer.Data.Amount.String() != k.amount || answer.Data.Currency != "EUR" {
-			t.Errorf("payment %s of key %s reads %d %+v (%v); want %s EUR", k.ids[0], key, resp.StatusCode, answer.Data, err, k.amount)
-		}
+	}
+	close(keys)
+	checkers.Wait()
+}
+
+// checkKey is checkKeys' check of one key, from any goroutine.
+func (d *drill) checkKey(client *http.Client, key string, k *drillKey) {
+	t := d.t
+	if ids := slices.Compact(slices.Clone(k.ids)); len(ids) != 1 {
+		t.Errorf("key %s was answered with payments %v", key, ids)
+		return
+	}
+	id, _, ok := d.create(client, d.servers[0], key, k.body)
+	// A key answered 202 whose settling failed too waits for reconciliation, its retries told to
+	// wait (409) meanwhile; the payment is read back below all the same.
+	waits := !ok && id == "" && k.status == "processing"
+	if !waits && (!ok || id != k.ids[0]) {
+		t.Errorf("key %s sent again after the drill: payment %q (acknowledged: %v); want %s", key, id, ok, k.ids[0])
+	}
+	req, _ := http.NewRequest(http.MethodGet, d.servers[1]+"/api/v1/payments/"+k.ids[0], nil)
+	req.Header.Set("Authorization", "Bearer "+d.token)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Errorf("reading payment %s of key %s: %v", k.ids[0], key, err)
+		return
+	}
+	var answer struct {
+		Data struct {
+			ID       string      `json:"id"`
+			Amount   json.Number `json:"amount"`
+			Currency string      `json:"currency"`
+		} `json:"data"`
+	}
+	decoder := json.NewDecoder(resp.Body)
+	decoder.UseNumber()
+	err = decoder.Decode(&answer)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || answer.Data.Amount.String() != k.amount || answer.Data.Currency != "EUR" {
+		t.Errorf("payment %s of key %s reads %d %+v (%v); want %s EUR", k.ids[0], key, resp.StatusCode, answer.Data, err, k.amount)
 	}
 }
 
-// complaints are the last 30 lines of logs that warn or tell of an error.
+// complaints are the lines of logs that tell of an error (the first 50) and the last 20 that warn.
 func complaints(logs string) string {
-	var lines []string
+	var errorLines, warnings []string
 	for line := range strings.Lines(logs) {
-		if strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`) {
-			lines = append(lines, line)
+		switch {
+		case strings.Contains(line, `"level":"ERROR"`):
+			errorLines = append(errorLines, line)
+		case strings.Contains(line, `"level":"WARN"`):
+			warnings = append(warnings, line)
 		}
 	}
-	return strings.Join(lines[max(0, len(lines)-30):], "")
+	return strings.Join(errorLines[:min(50, len(errorLines))], "") + strings.Join(warnings[max(0, len(warnings)-20):], "")
 }
