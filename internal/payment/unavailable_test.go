@@ -9,10 +9,19 @@ import (
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/payment"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/provider/providertest"
 	"github.com/paygate/paygate/internal/state"
 )
+
+// keyedInput is validInput for the customer at email, sent with the idempotency key.
+func keyedInput(email, key string) payment.CreateInput {
+	in := validInput()
+	in.CustomerEmail = email
+	in.IdempotencyKey = &key
+	return in
+}
 
 // paymentsOf counts the payments of the customer email.
 func paymentsOf(t *testing.T, db *database.DB, email string) int {
@@ -31,11 +40,8 @@ func paymentsOf(t *testing.T, db *database.DB, email string) int {
 func TestCreateGoesOnWhenItsCommitsAnswerIsLost(t *testing.T) {
 	db, proxy := databasetest.PostgresThroughProxy(t)
 	svc := newService(db, providertest.Memory{}, 99999999)
-	in := validInput()
-	in.CustomerEmail = "lost-answer@example.com"
-	key := "key-of-a-lost-answer"
-	in.IdempotencyKey = &key
-	proxy.LoseAnswerTo(key)
+	in := keyedInput("lost-answer@example.com", "key-of-a-lost-answer")
+	proxy.LoseAnswerTo(*in.IdempotencyKey)
 	p, err := svc.Create(allowed(), in)
 	if err != nil || p.Status != state.PaymentSucceeded {
 		t.Fatalf("Create = %+v, %v; want the payment, succeeded", p, err)
@@ -57,11 +63,8 @@ func TestCreateGoesOnWhenItsCommitsAnswerIsLost(t *testing.T) {
 func TestCreateGoesOnWhenItsRowsAreLost(t *testing.T) {
 	db, proxy := databasetest.PostgresThroughProxy(t)
 	svc := newService(db, providertest.Memory{}, 99999999)
-	in := validInput()
-	in.CustomerEmail = "lost-request@example.com"
-	key := "key-of-a-lost-request"
-	in.IdempotencyKey = &key
-	proxy.LoseRequest(key)
+	in := keyedInput("lost-request@example.com", "key-of-a-lost-request")
+	proxy.LoseRequest(*in.IdempotencyKey)
 	p, err := svc.Create(allowed(), in)
 	if err != nil || p.Status != state.PaymentSucceeded {
 		t.Fatalf("Create = %+v, %v; want the payment, succeeded", p, err)
@@ -79,10 +82,7 @@ func TestCreateGoesOnWhenItsRowsAreLost(t *testing.T) {
 func TestCreateRefusedWhileTheDatabaseIsAway(t *testing.T) {
 	db, proxy := databasetest.PostgresThroughProxy(t)
 	svc := newService(db, providertest.Memory{}, 99999999)
-	in := validInput()
-	in.CustomerEmail = "database-away@example.com"
-	key := "key-of-a-create-without-a-database"
-	in.IdempotencyKey = &key
+	in := keyedInput("database-away@example.com", "key-of-a-create-without-a-database")
 	proxy.Down()
 	p, err := svc.Create(allowed(), in)
 	if err == nil || !database.Unavailable(err) {
@@ -127,9 +127,7 @@ func TestChargeRecordedWhenTheDatabaseComesBack(t *testing.T) {
 	// Back after the usual tries to record (about 4 s), within the patience.
 	svc := newService(db, outageDuringCharge{proxy: proxy, back: 7 * time.Second}, 99999999)
 	svc.DatabasePatience = time.Minute
-	in := validInput()
-	key := "key-of-a-charge-over-an-outage"
-	in.IdempotencyKey = &key
+	in := keyedInput("ann@example.com", "key-of-a-charge-over-an-outage")
 	p, err := svc.Create(allowed(), in)
 	if err != nil || p.Status != state.PaymentSucceeded {
 		t.Fatalf("Create = %+v, %v; want the payment, succeeded", p, err)
@@ -147,9 +145,7 @@ func TestChargeAnsweredInDoubtWhenTheDatabaseStaysAway(t *testing.T) {
 	db, proxy := databasetest.PostgresThroughProxy(t)
 	svc := newService(db, outageDuringCharge{proxy: proxy}, 99999999)
 	svc.DatabasePatience = time.Second
-	in := validInput()
-	key := "key-of-a-charge-past-patience"
-	in.IdempotencyKey = &key
+	in := keyedInput("ann@example.com", "key-of-a-charge-past-patience")
 	p, err := svc.Create(allowed(), in)
 	if err != nil || p.Status != state.PaymentProcessing || p.Provider != "memory" {
 		t.Fatalf("Create = %+v, %v; want the payment, processing at memory", p, err)
