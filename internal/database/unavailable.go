@@ -15,8 +15,8 @@ import (
 
 // Unavailable reports whether err says that PostgreSQL could not be reached or could not take
 // writes, rather than that it refused a statement: no server would connect, a connection broke or
-// was ended by the server (shutting down, crashed, starting), or the server reached is a standby
-// (read-only). During a failover every request meets one of these until a primary is found, and
+// was ended by the server (shutting down, crashed, starting), the server has no connection to
+// spare, or the server reached is a standby (read-only). During a failover every request meets one of these until a primary is found, and
 // its client should come back shortly rather than be told of a fault of ours.
 func Unavailable(err error) bool {
 	if err == nil {
