@@ -212,8 +212,6 @@ type drill struct {
 	mu sync.Mutex
 	// keys are the keys sent, each with every payment id it was answered with.
 	keys map[string]*drillKey
-	// acks are when keys were acknowledged.
-	acks []time.Time
 	// answers are the sends' answers: when, and their status (0: no answer).
 	answers  []drillAnswer
 	notReady bool
@@ -256,9 +254,6 @@ func (d *drill) client(ctx context.Context, c int) {
 				k := d.keys[key]
 				k.ids = append(k.ids, id)
 				k.status = status
-				if ok {
-					d.acks = append(d.acks, time.Now())
-				}
 				d.mu.Unlock()
 			}
 			if ok {
@@ -293,7 +288,7 @@ func (d *drill) create(client *http.Client, server, key string, body []byte) (id
 		} `json:"data"`
 	}
 	_ = json.NewDecoder(resp.Body).Decode(&answer)
-	acknowledged = resp.StatusCode == http.StatusCreated || resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusOK
+	acknowledged = acknowledges(resp.StatusCode)
 	if resp.StatusCode >= 500 && resp.StatusCode != http.StatusServiceUnavailable && resp.StatusCode != http.StatusBadGateway {
 		d.t.Errorf("a create answered %d during the drill (key %s)", resp.StatusCode, key)
 	}
@@ -379,8 +374,7 @@ func (d *drill) sawNotReady() bool {
 func (d *drill) longestWithoutAck(since time.Time) (longest time.Duration, ended time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	acks := slices.Clone(d.acks)
-	slices.SortFunc(acks, time.Time.Compare)
+	acks := d.acks()
 	last := since
 	for _, ack := range append(acks, time.Now()) {
 		if ack.Before(since) {
@@ -397,7 +391,25 @@ func (d *drill) longestWithoutAck(since time.Time) (longest time.Duration, ended
 func (d *drill) acknowledged() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return len(d.acks)
+	return len(d.acks())
+}
+
+// acks are when creates were acknowledged, in order; d.mu is held.
+func (d *drill) acks() []time.Time {
+	var acks []time.Time
+	for _, a := range d.answers {
+		if acknowledges(a.status) {
+			acks = append(acks, a.at)
+		}
+	}
+	slices.SortFunc(acks, time.Time.Compare)
+	return acks
+}
+
+// acknowledges tells the statuses that acknowledge a create: 201, or 202 for a payment whose
+// outcome is yet unknown (200 for a replay).
+func acknowledges(status int) bool {
+	return status == http.StatusCreated || status == http.StatusAccepted || status == http.StatusOK
 }
 
 func (d *drill) processing() int {

@@ -788,6 +788,7 @@ func (s *Service) recordOutcome(ctx context.Context, write func(tx *ent.Tx) erro
 		err = s.inTx(ctx, write)
 	}
 	if database.Unavailable(err) {
+		time.Sleep(unavailableWait) // whileUnavailable tries at once, and the last try just failed
 		err = s.whileUnavailable(ctx, func() error { return s.inTx(ctx, write) })
 	}
 	return err
