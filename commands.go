@@ -28,7 +28,8 @@ Usage:
   paygate user create --email E --password P --role R  add a user
   paygate user set-password --email E --password P     set a user's password and end their sessions
   paygate apikey create --name N --scopes a,b          make an API key, printed once
-  paygate help [command]                               this help, or a command's or a group's (user, apikey)
+  paygate schema graphql | openapi                     print the GraphQL schema or the OpenAPI document
+  paygate help [command]                               this help, or a command's or a group's (user, apikey, schema)
 
 Every command reads its configuration from the environment; its help lists the variables it reads.
 `
@@ -97,6 +98,29 @@ var commands = map[string]command{
 		env:   []config.Group{config.GroupDatabase, config.GroupSecrets}, // openDatabase, LoadSecrets, Production
 		flags: apiKeyCreate,
 	},
+	"schema graphql": {
+		usage: "paygate schema graphql",
+		about: "Prints the GraphQL schema served at /query, in SDL, for client generators (clients/typescript is built from it).",
+		flags: printSchema(func(w io.Writer) error {
+			app.WriteGraphQLSchema(w)
+			return nil
+		}),
+	},
+	"schema openapi": {
+		usage: "paygate schema openapi",
+		about: "Prints the OpenAPI document served at /api/v1/openapi.json, for client generators (clients/typescript is built from it).",
+		flags: printSchema(func(w io.Writer) error {
+			_, err := w.Write(app.OpenAPIDocument())
+			return err
+		}),
+	},
+}
+
+// printSchema is a command that prints one of the API's descriptions, as the server serves it.
+func printSchema(write func(io.Writer) error) func(*flag.FlagSet) func(context.Context, config.Config, commandOutput) error {
+	return func(*flag.FlagSet) func(context.Context, config.Config, commandOutput) error {
+		return func(_ context.Context, _ config.Config, out commandOutput) error { return write(out.stdout) }
+	}
 }
 
 // run is the whole program, reading os.Stdin; tests call it as main does, or runWithInput to give

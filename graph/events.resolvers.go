@@ -22,6 +22,16 @@ func (r *eventResolver) Data(ctx context.Context, obj *ent.Event) (model.JSON, e
 	return model.JSON(data), err
 }
 
+// Object is the resolver for the object field.
+func (r *eventResolver) Object(ctx context.Context, obj *ent.Event) (ent.Noder, error) {
+	// One read per event, as the object is the payment or refund as it is now; a page holds at
+	// most 100 events.
+	if event.ShowsRefund(obj.Type) {
+		return r.PaymentService.GetRefund(ctx, obj.ObjectID)
+	}
+	return r.PaymentService.Get(ctx, obj.ObjectID)
+}
+
 // CreateWebhookEndpoint is the resolver for the createWebhookEndpoint field.
 func (r *mutationResolver) CreateWebhookEndpoint(ctx context.Context, input model.CreateWebhookEndpointInput) (*model.WebhookEndpointWithSecret, error) {
 	made, secret, err := r.Endpoints.Create(ctx, outbound.EndpointInput{URL: input.URL, Events: input.Events, Description: input.Description})

@@ -184,6 +184,7 @@ type ComplexityRoot struct {
 		CreatedAt func(childComplexity int) int
 		Data      func(childComplexity int) int
 		ID        func(childComplexity int) int
+		Object    func(childComplexity int) int
 		ObjectID  func(childComplexity int) int
 		Type      func(childComplexity int) int
 	}
@@ -281,7 +282,7 @@ type ComplexityRoot struct {
 		FailureCode             func(childComplexity int) int
 		FailureMessage          func(childComplexity int) int
 		ID                      func(childComplexity int) int
-		Metadata                func(childComplexity int) int
+		MetadataOrEmpty         func(childComplexity int) int
 		NextAction              func(childComplexity int) int
 		PaymentMethod           func(childComplexity int) int
 		Provider                func(childComplexity int) int
@@ -635,6 +636,7 @@ type DatabaseMetricsResolver interface {
 }
 type EventResolver interface {
 	Data(ctx context.Context, obj *ent.Event) (model.JSON, error)
+	Object(ctx context.Context, obj *ent.Event) (ent.Noder, error)
 }
 type MutationResolver interface {
 	Login(ctx context.Context, input model.LoginInput) (*model.AuthPayload, error)
@@ -1192,6 +1194,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Event.ID(childComplexity), true
+	case "Event.object":
+		if e.ComplexityRoot.Event.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.Object(childComplexity), true
 	case "Event.objectID":
 		if e.ComplexityRoot.Event.ObjectID == nil {
 			break
@@ -1740,11 +1748,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Payment.ID(childComplexity), true
 	case "Payment.metadata":
-		if e.ComplexityRoot.Payment.Metadata == nil {
+		if e.ComplexityRoot.Payment.MetadataOrEmpty == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Payment.Metadata(childComplexity), true
+		return e.ComplexityRoot.Payment.MetadataOrEmpty(childComplexity), true
 	case "Payment.nextAction":
 		if e.ComplexityRoot.Payment.NextAction == nil {
 			break
@@ -3351,7 +3359,7 @@ type Alert implements Node {
   acknowledgedAt: Time
   resolvedBy: String
   resolvedAt: Time
-  history: [AlertChange!]
+  history: [AlertChange!]!
 }
 type AlertChange implements Node {
   id: ID!
@@ -3366,7 +3374,7 @@ type AlertConnection {
   """
   A list of edges.
   """
-  edges: [AlertEdge]
+  edges: [AlertEdge!]!
   """
   Information to aid in pagination.
   """
@@ -3383,7 +3391,7 @@ type AlertEdge {
   """
   The item at the end of the edge.
   """
-  node: Alert
+  node: Alert!
   """
   A cursor for use in pagination.
   """
@@ -3505,7 +3513,7 @@ type EventConnection {
   """
   A list of edges.
   """
-  edges: [EventEdge]
+  edges: [EventEdge!]!
   """
   Information to aid in pagination.
   """
@@ -3522,7 +3530,7 @@ type EventEdge {
   """
   The item at the end of the edge.
   """
-  node: Event
+  node: Event!
   """
   A cursor for use in pagination.
   """
@@ -3676,9 +3684,9 @@ type Payment implements Node {
   disputeReason: String
   reversalStatus: ReversalStatus
   reversalFailureMessage: String
-  metadata: StringMap
-  refunds: [Refund!]
-  statusHistory: [StatusChange!]
+  metadata: StringMap!
+  refunds: [Refund!]!
+  statusHistory: [StatusChange!]!
 }
 """
 A connection to a list of items.
@@ -3687,7 +3695,7 @@ type PaymentConnection {
   """
   A list of edges.
   """
-  edges: [PaymentEdge]
+  edges: [PaymentEdge!]!
   """
   Information to aid in pagination.
   """
@@ -3704,7 +3712,7 @@ type PaymentEdge {
   """
   The item at the end of the edge.
   """
-  node: Payment
+  node: Payment!
   """
   A cursor for use in pagination.
   """
@@ -4066,7 +4074,7 @@ type WebhookDelivery implements Node {
   lastError: String
   latencyMs: Int
   deliveredAt: Time
-  attemptLog: [WebhookDeliveryAttempt!]
+  attemptLog: [WebhookDeliveryAttempt!]!
 }
 type WebhookDeliveryAttempt implements Node {
   id: ID!
@@ -4082,7 +4090,7 @@ type WebhookDeliveryConnection {
   """
   A list of edges.
   """
-  edges: [WebhookDeliveryEdge]
+  edges: [WebhookDeliveryEdge!]!
   """
   Information to aid in pagination.
   """
@@ -4099,7 +4107,7 @@ type WebhookDeliveryEdge {
   """
   The item at the end of the edge.
   """
-  node: WebhookDelivery
+  node: WebhookDelivery!
   """
   A cursor for use in pagination.
   """
@@ -4142,7 +4150,7 @@ type WebhookEndpointConnection {
   """
   A list of edges.
   """
-  edges: [WebhookEndpointEdge]
+  edges: [WebhookEndpointEdge!]!
   """
   Information to aid in pagination.
   """
@@ -4159,7 +4167,7 @@ type WebhookEndpointEdge {
   """
   The item at the end of the edge.
   """
-  node: WebhookEndpoint
+  node: WebhookEndpoint!
   """
   A cursor for use in pagination.
   """
@@ -4197,7 +4205,7 @@ type WebhookEvent implements Node {
   paymentID: String
   receivedAt: Time!
   processedAt: Time
-  attemptLog: [WebhookAttempt!]
+  attemptLog: [WebhookAttempt!]!
 }
 """
 A connection to a list of items.
@@ -4206,7 +4214,7 @@ type WebhookEventConnection {
   """
   A list of edges.
   """
-  edges: [WebhookEventEdge]
+  edges: [WebhookEventEdge!]!
   """
   Information to aid in pagination.
   """
@@ -4223,7 +4231,7 @@ type WebhookEventEdge {
   """
   The item at the end of the edge.
   """
-  node: WebhookEvent
+  node: WebhookEvent!
   """
   A cursor for use in pagination.
   """
@@ -4356,7 +4364,10 @@ input WebhookEventWhereInput {
 }
 `, BuiltIn: false},
 	{Name: "../events.graphqls", Input: `"A JSON value, as the REST API writes it (snake_case names, amounts as numbers)."
-scalar JSON
+scalar JSON @specifiedBy(url: "https://www.rfc-editor.org/rfc/rfc8259")
+
+"What an event tells of: a payment (payment.* and dispute.created) or a refund (refund.*)."
+union EventObject = Payment | Refund
 
 extend type Event {
   """
@@ -4364,6 +4375,12 @@ extend type Event {
   exactly as it is delivered to webhook endpoints and as the REST API writes it.
   """
   data: JSON!
+  """
+  The payment or refund the event tells of, typed as everywhere else in this API and as it is now
+  (data holds it as it was then), so that a client's cache of it stays true. Reading it needs
+  payments:read besides the events' scope.
+  """
+  object: EventObject! @hasScope(scope: "payments:read")
 }
 
 "Whether a webhook endpoint is sent events."
@@ -4619,13 +4636,16 @@ extend type Mutation {
 An exact decimal amount in the currency's major unit. Served as a string ("49.99"); accepted as a
 string or a number, read from its text, never through floating point.
 """
-scalar Decimal
+scalar Decimal @specifiedBy(url: "https://github.com/paygate/paygate/blob/main/docs/graphql-api.md#decimal")
 
-"A map of string keys to string values, for merchant metadata."
-scalar StringMap
+"A JSON object of string keys to string values, for merchant metadata."
+scalar StringMap @specifiedBy(url: "https://github.com/paygate/paygate/blob/main/docs/graphql-api.md#stringmap")
 
-"An RFC 3339 time in UTC."
-scalar Time
+"An RFC 3339 time in UTC, as a string."
+scalar Time @specifiedBy(url: "https://www.rfc-editor.org/rfc/rfc3339#section-5.6")
+
+# Cursor is entgql's: an opaque string that marks a place in a list, to page on from.
+extend scalar Cursor @specifiedBy(url: "https://relay.dev/graphql/connections.htm#sec-Cursor")
 
 "Guards a field with an access scope (payments:read, payments:write, ...)."
 directive @hasScope(scope: String!) on FIELD_DEFINITION
@@ -5515,6 +5535,8 @@ func (ec *executionContext) childFields_Event(ctx context.Context, field graphql
 		return ec.fieldContext_Event_createdAt(ctx, field)
 	case "data":
 		return ec.fieldContext_Event_data(ctx, field)
+	case "object":
+		return ec.fieldContext_Event_object(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Event", field.Name)
 }
@@ -8000,10 +8022,10 @@ func (ec *executionContext) _Alert_history(ctx context.Context, field graphql.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.AlertChange) graphql.Marshaler {
-			return ec.marshalOAlertChange2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertChangeᚄ(ctx, selections, v)
+			return ec.marshalNAlertChange2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertChangeᚄ(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_Alert_history(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8124,10 +8146,10 @@ func (ec *executionContext) _AlertConnection_edges(ctx context.Context, field gr
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.AlertEdge) graphql.Marshaler {
-			return ec.marshalOAlertEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertEdge(ctx, selections, v)
+			return ec.marshalNAlertEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertEdgeᚄ(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_AlertConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8211,10 +8233,10 @@ func (ec *executionContext) _AlertEdge_node(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.Alert) graphql.Marshaler {
-			return ec.marshalOAlert2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlert(ctx, selections, v)
+			return ec.marshalNAlert2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlert(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_AlertEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -9323,6 +9345,47 @@ func (ec *executionContext) fieldContext_Event_data(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Event", field, true, true, errors.New("field of type JSON does not have child fields"))
 }
 
+func (ec *executionContext) _Event_object(ctx context.Context, field graphql.CollectedField, obj *ent.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Event_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Event().Object(ctx, obj)
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "payments:read")
+				if err != nil {
+					var zeroVal ent.Noder
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal ent.Noder
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, obj, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v ent.Noder) graphql.Marshaler {
+			return ec.marshalNEventObject2githubᚗcomᚋpaygateᚋpaygateᚋentᚐNoder(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Event_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Event", field, true, true, errors.New("field of type EventObject does not have child fields"))
+}
+
 func (ec *executionContext) _EventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.EventConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9336,10 +9399,10 @@ func (ec *executionContext) _EventConnection_edges(ctx context.Context, field gr
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.EventEdge) graphql.Marshaler {
-			return ec.marshalOEventEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐEventEdge(ctx, selections, v)
+			return ec.marshalNEventEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐEventEdgeᚄ(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_EventConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -9423,10 +9486,10 @@ func (ec *executionContext) _EventEdge_node(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.Event) graphql.Marshaler {
-			return ec.marshalOEvent2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐEvent(ctx, selections, v)
+			return ec.marshalNEvent2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐEvent(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_EventEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -11844,18 +11907,18 @@ func (ec *executionContext) _Payment_metadata(ctx context.Context, field graphql
 			return ec.fieldContext_Payment_metadata(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Metadata, nil
+			return obj.MetadataOrEmpty(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v map[string]string) graphql.Marshaler {
-			return ec.marshalOStringMap2map(ctx, selections, v)
+			return ec.marshalNStringMap2map(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_Payment_metadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Payment", field, false, false, errors.New("field of type StringMap does not have child fields"))
+	return graphql.NewScalarFieldContext("Payment", field, true, false, errors.New("field of type StringMap does not have child fields"))
 }
 
 func (ec *executionContext) _Payment_refunds(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
@@ -11871,10 +11934,10 @@ func (ec *executionContext) _Payment_refunds(ctx context.Context, field graphql.
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Refund) graphql.Marshaler {
-			return ec.marshalORefund2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐRefundᚄ(ctx, selections, v)
+			return ec.marshalNRefund2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐRefundᚄ(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_Payment_refunds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -11903,10 +11966,10 @@ func (ec *executionContext) _Payment_statusHistory(ctx context.Context, field gr
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.PaymentStatusChange) graphql.Marshaler {
-			return ec.marshalOStatusChange2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentStatusChangeᚄ(ctx, selections, v)
+			return ec.marshalNStatusChange2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentStatusChangeᚄ(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_Payment_statusHistory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -12224,10 +12287,10 @@ func (ec *executionContext) _PaymentConnection_edges(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.PaymentEdge) graphql.Marshaler {
-			return ec.marshalOPaymentEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentEdge(ctx, selections, v)
+			return ec.marshalNPaymentEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentEdgeᚄ(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_PaymentConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -12311,10 +12374,10 @@ func (ec *executionContext) _PaymentEdge_node(ctx context.Context, field graphql
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.Payment) graphql.Marshaler {
-			return ec.marshalOPayment2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPayment(ctx, selections, v)
+			return ec.marshalNPayment2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPayment(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_PaymentEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -16476,10 +16539,10 @@ func (ec *executionContext) _WebhookDelivery_attemptLog(ctx context.Context, fie
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.WebhookDeliveryAttempt) graphql.Marshaler {
-			return ec.marshalOWebhookDeliveryAttempt2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookDeliveryAttemptᚄ(ctx, selections, v)
+			return ec.marshalNWebhookDeliveryAttempt2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookDeliveryAttemptᚄ(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_attemptLog(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -16623,10 +16686,10 @@ func (ec *executionContext) _WebhookDeliveryConnection_edges(ctx context.Context
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.WebhookDeliveryEdge) graphql.Marshaler {
-			return ec.marshalOWebhookDeliveryEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookDeliveryEdge(ctx, selections, v)
+			return ec.marshalNWebhookDeliveryEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookDeliveryEdgeᚄ(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDeliveryConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -16710,10 +16773,10 @@ func (ec *executionContext) _WebhookDeliveryEdge_node(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.WebhookDelivery) graphql.Marshaler {
-			return ec.marshalOWebhookDelivery2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookDelivery(ctx, selections, v)
+			return ec.marshalNWebhookDelivery2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookDelivery(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_WebhookDeliveryEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -16972,10 +17035,10 @@ func (ec *executionContext) _WebhookEndpointConnection_edges(ctx context.Context
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.WebhookEndpointEdge) graphql.Marshaler {
-			return ec.marshalOWebhookEndpointEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEndpointEdge(ctx, selections, v)
+			return ec.marshalNWebhookEndpointEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEndpointEdgeᚄ(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_WebhookEndpointConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -17059,10 +17122,10 @@ func (ec *executionContext) _WebhookEndpointEdge_node(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.WebhookEndpoint) graphql.Marshaler {
-			return ec.marshalOWebhookEndpoint2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEndpoint(ctx, selections, v)
+			return ec.marshalNWebhookEndpoint2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEndpoint(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_WebhookEndpointEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -17445,10 +17508,10 @@ func (ec *executionContext) _WebhookEvent_attemptLog(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.WebhookAttempt) graphql.Marshaler {
-			return ec.marshalOWebhookAttempt2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookAttemptᚄ(ctx, selections, v)
+			return ec.marshalNWebhookAttempt2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookAttemptᚄ(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_WebhookEvent_attemptLog(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -17477,10 +17540,10 @@ func (ec *executionContext) _WebhookEventConnection_edges(ctx context.Context, f
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*ent.WebhookEventEdge) graphql.Marshaler {
-			return ec.marshalOWebhookEventEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEventEdge(ctx, selections, v)
+			return ec.marshalNWebhookEventEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEventEdgeᚄ(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_WebhookEventConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -17564,10 +17627,10 @@ func (ec *executionContext) _WebhookEventEdge_node(ctx context.Context, field gr
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.WebhookEvent) graphql.Marshaler {
-			return ec.marshalOWebhookEvent2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEvent(ctx, selections, v)
+			return ec.marshalNWebhookEvent2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEvent(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_WebhookEventEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -22521,6 +22584,29 @@ func (ec *executionContext) unmarshalInputWeightedProviderInput(ctx context.Cont
 
 // region    ************************** interface.gotpl ***************************
 
+func (ec *executionContext) _EventObject(ctx context.Context, sel ast.SelectionSet, obj ent.Noder) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case *ent.Refund:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Refund(ctx, sel, obj)
+	case *ent.Payment:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Payment(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of EventObject must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj ent.Noder) graphql.Marshaler {
 	switch obj := (obj).(type) {
 	case nil:
@@ -22796,7 +22882,7 @@ func (ec *executionContext) _Alert(ctx context.Context, sel ast.SelectionSet, ob
 					}
 				}()
 				res = ec._Alert_history(ctx, field, obj)
-				if res == graphql.RequiredNull {
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -22912,7 +22998,7 @@ func (ec *executionContext) _AlertConnection(ctx context.Context, sel ast.Select
 			out.Values[i] = graphql.MarshalString("AlertConnection")
 		case "edges":
 			out.Values[i] = ec._AlertConnection_edges(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "pageInfo":
@@ -22960,7 +23046,7 @@ func (ec *executionContext) _AlertEdge(ctx context.Context, sel ast.SelectionSet
 			out.Values[i] = graphql.MarshalString("AlertEdge")
 		case "node":
 			out.Values[i] = ec._AlertEdge_node(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "cursor":
@@ -23711,6 +23797,44 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "object":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Event_object(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -23746,7 +23870,7 @@ func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.Select
 			out.Values[i] = graphql.MarshalString("EventConnection")
 		case "edges":
 			out.Values[i] = ec._EventConnection_edges(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "pageInfo":
@@ -23794,7 +23918,7 @@ func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet
 			out.Values[i] = graphql.MarshalString("EventEdge")
 		case "node":
 			out.Values[i] = ec._EventEdge_node(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "cursor":
@@ -24326,7 +24450,7 @@ func (ec *executionContext) _PasswordChanged(ctx context.Context, sel ast.Select
 	return out
 }
 
-var paymentImplementors = []string{"Payment", "Node"}
+var paymentImplementors = []string{"Payment", "Node", "EventObject"}
 
 func (ec *executionContext) _Payment(ctx context.Context, sel ast.SelectionSet, obj *ent.Payment) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, paymentImplementors)
@@ -24430,7 +24554,7 @@ func (ec *executionContext) _Payment(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "metadata":
 			out.Values[i] = ec._Payment_metadata(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "refunds":
@@ -24443,7 +24567,7 @@ func (ec *executionContext) _Payment(ctx context.Context, sel ast.SelectionSet, 
 					}
 				}()
 				res = ec._Payment_refunds(ctx, field, obj)
-				if res == graphql.RequiredNull {
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -24481,7 +24605,7 @@ func (ec *executionContext) _Payment(ctx context.Context, sel ast.SelectionSet, 
 					}
 				}()
 				res = ec._Payment_statusHistory(ctx, field, obj)
-				if res == graphql.RequiredNull {
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -24632,7 +24756,7 @@ func (ec *executionContext) _PaymentConnection(ctx context.Context, sel ast.Sele
 			out.Values[i] = graphql.MarshalString("PaymentConnection")
 		case "edges":
 			out.Values[i] = ec._PaymentConnection_edges(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "pageInfo":
@@ -24680,7 +24804,7 @@ func (ec *executionContext) _PaymentEdge(ctx context.Context, sel ast.SelectionS
 			out.Values[i] = graphql.MarshalString("PaymentEdge")
 		case "node":
 			out.Values[i] = ec._PaymentEdge_node(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "cursor":
@@ -25486,7 +25610,7 @@ func (ec *executionContext) _RedirectToUrl(ctx context.Context, sel ast.Selectio
 	return out
 }
 
-var refundImplementors = []string{"Refund", "Node"}
+var refundImplementors = []string{"Refund", "Node", "EventObject"}
 
 func (ec *executionContext) _Refund(ctx context.Context, sel ast.SelectionSet, obj *ent.Refund) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, refundImplementors)
@@ -26672,7 +26796,7 @@ func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.Select
 					}
 				}()
 				res = ec._WebhookDelivery_attemptLog(ctx, field, obj)
-				if res == graphql.RequiredNull {
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -26793,7 +26917,7 @@ func (ec *executionContext) _WebhookDeliveryConnection(ctx context.Context, sel 
 			out.Values[i] = graphql.MarshalString("WebhookDeliveryConnection")
 		case "edges":
 			out.Values[i] = ec._WebhookDeliveryConnection_edges(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "pageInfo":
@@ -26841,7 +26965,7 @@ func (ec *executionContext) _WebhookDeliveryEdge(ctx context.Context, sel ast.Se
 			out.Values[i] = graphql.MarshalString("WebhookDeliveryEdge")
 		case "node":
 			out.Values[i] = ec._WebhookDeliveryEdge_node(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "cursor":
@@ -26962,7 +27086,7 @@ func (ec *executionContext) _WebhookEndpointConnection(ctx context.Context, sel 
 			out.Values[i] = graphql.MarshalString("WebhookEndpointConnection")
 		case "edges":
 			out.Values[i] = ec._WebhookEndpointConnection_edges(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "pageInfo":
@@ -27010,7 +27134,7 @@ func (ec *executionContext) _WebhookEndpointEdge(ctx context.Context, sel ast.Se
 			out.Values[i] = graphql.MarshalString("WebhookEndpointEdge")
 		case "node":
 			out.Values[i] = ec._WebhookEndpointEdge_node(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "cursor":
@@ -27164,7 +27288,7 @@ func (ec *executionContext) _WebhookEvent(ctx context.Context, sel ast.Selection
 					}
 				}()
 				res = ec._WebhookEvent_attemptLog(ctx, field, obj)
-				if res == graphql.RequiredNull {
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -27227,7 +27351,7 @@ func (ec *executionContext) _WebhookEventConnection(ctx context.Context, sel ast
 			out.Values[i] = graphql.MarshalString("WebhookEventConnection")
 		case "edges":
 			out.Values[i] = ec._WebhookEventConnection_edges(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "pageInfo":
@@ -27275,7 +27399,7 @@ func (ec *executionContext) _WebhookEventEdge(ctx context.Context, sel ast.Selec
 			out.Values[i] = graphql.MarshalString("WebhookEventEdge")
 		case "node":
 			out.Values[i] = ec._WebhookEventEdge_node(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "cursor":
@@ -27921,6 +28045,22 @@ func (ec *executionContext) marshalNAlertAction2githubᚗcomᚋpaygateᚋpaygate
 	return v
 }
 
+func (ec *executionContext) marshalNAlertChange2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.AlertChange) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAlertChange2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNAlertChange2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertChange(ctx context.Context, sel ast.SelectionSet, v *ent.AlertChange) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -27939,6 +28079,32 @@ func (ec *executionContext) marshalNAlertConnection2ᚖgithubᚗcomᚋpaygateᚋ
 		return graphql.Null
 	}
 	return ec._AlertConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAlertEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.AlertEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAlertEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAlertEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertEdge(ctx context.Context, sel ast.SelectionSet, v *ent.AlertEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AlertEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNAlertOrderField2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertOrderField(ctx context.Context, v any) (*ent.AlertOrderField, error) {
@@ -28200,6 +28366,16 @@ func (ec *executionContext) marshalNDecimal2githubᚗcomᚋpaygateᚋpaygateᚋi
 	return res
 }
 
+func (ec *executionContext) marshalNEvent2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐEvent(ctx context.Context, sel ast.SelectionSet, v *ent.Event) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Event(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNEventConnection2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐEventConnection(ctx context.Context, sel ast.SelectionSet, v *ent.EventConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -28208,6 +28384,42 @@ func (ec *executionContext) marshalNEventConnection2ᚖgithubᚗcomᚋpaygateᚋ
 		return graphql.Null
 	}
 	return ec._EventConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNEventEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐEventEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.EventEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEventEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐEventEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNEventEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐEventEdge(ctx context.Context, sel ast.SelectionSet, v *ent.EventEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EventEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNEventObject2githubᚗcomᚋpaygateᚋpaygateᚋentᚐNoder(ctx context.Context, sel ast.SelectionSet, v ent.Noder) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EventObject(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNEventOrderField2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐEventOrderField(ctx context.Context, v any) (*ent.EventOrderField, error) {
@@ -28445,6 +28657,32 @@ func (ec *executionContext) marshalNPaymentConnection2ᚖgithubᚗcomᚋpaygate�
 	return ec._PaymentConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNPaymentEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.PaymentEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPaymentEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPaymentEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentEdge(ctx context.Context, sel ast.SelectionSet, v *ent.PaymentEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PaymentEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNPaymentMethod2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋcardᚐPaymentMethod(ctx context.Context, v any) (card.PaymentMethod, error) {
 	var res card.PaymentMethod
 	err := res.UnmarshalGQL(v)
@@ -28578,6 +28816,22 @@ func (ec *executionContext) marshalNRedirectToUrl2ᚖgithubᚗcomᚋpaygateᚋpa
 		return graphql.Null
 	}
 	return ec._RedirectToUrl(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRefund2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐRefundᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Refund) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRefund2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐRefund(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNRefund2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐRefund(ctx context.Context, sel ast.SelectionSet, v *ent.Refund) graphql.Marshaler {
@@ -28716,6 +28970,22 @@ func (ec *executionContext) marshalNSimulatedEvent2ᚖgithubᚗcomᚋpaygateᚋp
 	return ec._SimulatedEvent(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNStatusChange2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentStatusChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.PaymentStatusChange) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNStatusChange2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentStatusChange(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNStatusChange2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentStatusChange(ctx context.Context, sel ast.SelectionSet, v *ent.PaymentStatusChange) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -28799,6 +29069,28 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNStringMap2map(ctx context.Context, v any) (map[string]string, error) {
+	res, err := model.UnmarshalStringMap(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNStringMap2map(ctx context.Context, sel ast.SelectionSet, v map[string]string) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	_ = sel
+	res := model.MarshalStringMap(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) marshalNSystemMetrics2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐSystemFigures(ctx context.Context, sel ast.SelectionSet, v *metrics.SystemFigures) graphql.Marshaler {
@@ -28888,6 +29180,22 @@ func (ec *executionContext) marshalNUserPage2ᚖgithubᚗcomᚋpaygateᚋpaygate
 	return ec._UserPage(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNWebhookAttempt2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookAttemptᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.WebhookAttempt) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookAttempt2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookAttempt(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNWebhookAttempt2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookAttempt(ctx context.Context, sel ast.SelectionSet, v *ent.WebhookAttempt) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -28912,6 +29220,22 @@ func (ec *executionContext) marshalNWebhookDelivery2ᚖgithubᚗcomᚋpaygateᚋ
 	return ec._WebhookDelivery(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNWebhookDeliveryAttempt2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookDeliveryAttemptᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.WebhookDeliveryAttempt) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookDeliveryAttempt2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookDeliveryAttempt(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNWebhookDeliveryAttempt2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookDeliveryAttempt(ctx context.Context, sel ast.SelectionSet, v *ent.WebhookDeliveryAttempt) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -28930,6 +29254,32 @@ func (ec *executionContext) marshalNWebhookDeliveryConnection2ᚖgithubᚗcomᚋ
 		return graphql.Null
 	}
 	return ec._WebhookDeliveryConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookDeliveryEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookDeliveryEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.WebhookDeliveryEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookDeliveryEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookDeliveryEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWebhookDeliveryEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookDeliveryEdge(ctx context.Context, sel ast.SelectionSet, v *ent.WebhookDeliveryEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WebhookDeliveryEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNWebhookDeliveryOrderField2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookDeliveryOrderField(ctx context.Context, v any) (*ent.WebhookDeliveryOrderField, error) {
@@ -28976,6 +29326,32 @@ func (ec *executionContext) marshalNWebhookEndpointConnection2ᚖgithubᚗcomᚋ
 		return graphql.Null
 	}
 	return ec._WebhookEndpointConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookEndpointEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEndpointEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.WebhookEndpointEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookEndpointEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEndpointEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWebhookEndpointEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEndpointEdge(ctx context.Context, sel ast.SelectionSet, v *ent.WebhookEndpointEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WebhookEndpointEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNWebhookEndpointOrderField2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEndpointOrderField(ctx context.Context, v any) (*ent.WebhookEndpointOrderField, error) {
@@ -29032,6 +29408,32 @@ func (ec *executionContext) marshalNWebhookEventConnection2ᚖgithubᚗcomᚋpay
 		return graphql.Null
 	}
 	return ec._WebhookEventConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookEventEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEventEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.WebhookEventEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookEventEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEventEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWebhookEventEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEventEdge(ctx context.Context, sel ast.SelectionSet, v *ent.WebhookEventEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WebhookEventEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNWebhookEventOrderField2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEventOrderField(ctx context.Context, v any) (*ent.WebhookEventOrderField, error) {
@@ -29277,52 +29679,6 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 		}
 	}
 	return res
-}
-
-func (ec *executionContext) marshalOAlert2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlert(ctx context.Context, sel ast.SelectionSet, v *ent.Alert) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	return ec._Alert(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalOAlertChange2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.AlertChange) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNAlertChange2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertChange(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
-}
-
-func (ec *executionContext) marshalOAlertEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.AlertEdge) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalOAlertEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertEdge(ctx, sel, v[i])
-	})
-
-	return ret
-}
-
-func (ec *executionContext) marshalOAlertEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertEdge(ctx context.Context, sel ast.SelectionSet, v *ent.AlertEdge) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	return ec._AlertEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOAlertOrder2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertOrder(ctx context.Context, v any) (*ent.AlertOrder, error) {
@@ -29624,26 +29980,6 @@ func (ec *executionContext) marshalOEvent2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋ
 	return ec._Event(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOEventEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐEventEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.EventEdge) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalOEventEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐEventEdge(ctx, sel, v[i])
-	})
-
-	return ret
-}
-
-func (ec *executionContext) marshalOEventEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐEventEdge(ctx context.Context, sel ast.SelectionSet, v *ent.EventEdge) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	return ec._EventEdge(ctx, sel, v)
-}
-
 func (ec *executionContext) unmarshalOEventOrder2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐEventOrder(ctx context.Context, v any) (*ent.EventOrder, error) {
 	if v == nil {
 		return nil, nil
@@ -29840,26 +30176,6 @@ func (ec *executionContext) marshalOPayment2ᚖgithubᚗcomᚋpaygateᚋpaygate�
 	return ec._Payment(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOPaymentEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.PaymentEdge) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalOPaymentEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentEdge(ctx, sel, v[i])
-	})
-
-	return ret
-}
-
-func (ec *executionContext) marshalOPaymentEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentEdge(ctx context.Context, sel ast.SelectionSet, v *ent.PaymentEdge) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	return ec._PaymentEdge(ctx, sel, v)
-}
-
 func (ec *executionContext) unmarshalOPaymentOrder2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentOrder(ctx context.Context, v any) (*ent.PaymentOrder, error) {
 	if v == nil {
 		return nil, nil
@@ -29945,25 +30261,6 @@ func (ec *executionContext) unmarshalOPaymentWhereInput2ᚖgithubᚗcomᚋpaygat
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalORefund2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐRefundᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Refund) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNRefund2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐRefund(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
-}
-
 func (ec *executionContext) marshalORefund2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐRefund(ctx context.Context, sel ast.SelectionSet, v *ent.Refund) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -29992,25 +30289,6 @@ func (ec *executionContext) marshalORouting2ᚖgithubᚗcomᚋpaygateᚋpaygate�
 		return graphql.Null
 	}
 	return ec._Routing(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalOStatusChange2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentStatusChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.PaymentStatusChange) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNStatusChange2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentStatusChange(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
 }
 
 func (ec *executionContext) unmarshalOString2string(ctx context.Context, v any) (string, error) {
@@ -30149,71 +30427,6 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	return res
 }
 
-func (ec *executionContext) marshalOWebhookAttempt2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookAttemptᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.WebhookAttempt) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNWebhookAttempt2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookAttempt(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
-}
-
-func (ec *executionContext) marshalOWebhookDelivery2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookDelivery(ctx context.Context, sel ast.SelectionSet, v *ent.WebhookDelivery) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	return ec._WebhookDelivery(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalOWebhookDeliveryAttempt2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookDeliveryAttemptᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.WebhookDeliveryAttempt) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNWebhookDeliveryAttempt2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookDeliveryAttempt(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
-}
-
-func (ec *executionContext) marshalOWebhookDeliveryEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookDeliveryEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.WebhookDeliveryEdge) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalOWebhookDeliveryEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookDeliveryEdge(ctx, sel, v[i])
-	})
-
-	return ret
-}
-
-func (ec *executionContext) marshalOWebhookDeliveryEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookDeliveryEdge(ctx context.Context, sel ast.SelectionSet, v *ent.WebhookDeliveryEdge) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	return ec._WebhookDeliveryEdge(ctx, sel, v)
-}
-
 func (ec *executionContext) unmarshalOWebhookDeliveryStatus2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐDeliveryStatus(ctx context.Context, v any) (*state.DeliveryStatus, error) {
 	if v == nil {
 		return nil, nil
@@ -30235,26 +30448,6 @@ func (ec *executionContext) marshalOWebhookEndpoint2ᚖgithubᚗcomᚋpaygateᚋ
 		return graphql.Null
 	}
 	return ec._WebhookEndpoint(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalOWebhookEndpointEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEndpointEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.WebhookEndpointEdge) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalOWebhookEndpointEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEndpointEdge(ctx, sel, v[i])
-	})
-
-	return ret
-}
-
-func (ec *executionContext) marshalOWebhookEndpointEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEndpointEdge(ctx context.Context, sel ast.SelectionSet, v *ent.WebhookEndpointEdge) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	return ec._WebhookEndpointEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOWebhookEndpointOrder2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEndpointOrder(ctx context.Context, v any) (*ent.WebhookEndpointOrder, error) {
@@ -30286,26 +30479,6 @@ func (ec *executionContext) marshalOWebhookEvent2ᚖgithubᚗcomᚋpaygateᚋpay
 		return graphql.Null
 	}
 	return ec._WebhookEvent(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalOWebhookEventEdge2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEventEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.WebhookEventEdge) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalOWebhookEventEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEventEdge(ctx, sel, v[i])
-	})
-
-	return ret
-}
-
-func (ec *executionContext) marshalOWebhookEventEdge2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEventEdge(ctx context.Context, sel ast.SelectionSet, v *ent.WebhookEventEdge) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	return ec._WebhookEventEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOWebhookEventOrder2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookEventOrder(ctx context.Context, v any) (*ent.WebhookEventOrder, error) {

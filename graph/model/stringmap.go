@@ -5,19 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/99designs/gqlgen/graphql"
 )
 
 // StringMap is merchant metadata: string keys to string values.
 type StringMap = map[string]string
 
-// MarshalStringMap writes metadata as a JSON object.
-func MarshalStringMap(m map[string]string) graphqlMarshaler {
-	return graphqlMarshaler(func(w io.Writer) {
-		if m == nil {
-			m = map[string]string{}
-		}
-		json.NewEncoder(w).Encode(m)
-	})
+// MarshalStringMap writes metadata as a JSON object. (A payment's metadata is never nil: see
+// ent.Payment.MetadataOrEmpty.)
+func MarshalStringMap(m map[string]string) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) { json.NewEncoder(w).Encode(m) })
 }
 
 // UnmarshalStringMap reads metadata; every value must be a string.
@@ -36,7 +34,3 @@ func UnmarshalStringMap(v any) (map[string]string, error) {
 	}
 	return m, nil
 }
-
-type graphqlMarshaler func(io.Writer)
-
-func (f graphqlMarshaler) MarshalGQL(w io.Writer) { f(w) }

@@ -24,15 +24,20 @@ var (
 	providerCountMarker = []byte(`"<number of providers>"`)
 )
 
-// OpenAPIDocument serves GET /api/v1/openapi.json: the OpenAPI 3.0.3 document of this API, with
-// providers wherever a provider is named, for client generators; open to anyone as the API's
-// documentation is.
+// OpenAPIDocument serves GET /api/v1/openapi.json: the document OpenAPIDocumentFor gives, for
+// client generators; open to anyone as the API's documentation is.
 func OpenAPIDocument(providers []string) http.HandlerFunc {
-	names, _ := json.Marshal(providers) // a list of strings always marshals
-	document := bytes.ReplaceAll(openAPITemplate, providersMarker, names)
-	document = bytes.ReplaceAll(document, providerCountMarker, []byte(strconv.Itoa(len(providers))))
+	document := OpenAPIDocumentFor(providers)
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(document)
 	}
+}
+
+// OpenAPIDocumentFor is the OpenAPI 3.0.3 document of this API, with providers wherever a
+// provider is named.
+func OpenAPIDocumentFor(providers []string) []byte {
+	names, _ := json.Marshal(providers) // a list of strings always marshals
+	document := bytes.ReplaceAll(openAPITemplate, providersMarker, names)
+	return bytes.ReplaceAll(document, providerCountMarker, []byte(strconv.Itoa(len(providers))))
 }

@@ -3,11 +3,14 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -43,6 +46,18 @@ type apiContract struct {
 	// lastRequestErr is why the last request broke the document, or nil: the test's requests
 	// are sequential, and a request the test means to be valid must not break it.
 	lastRequestErr error
+	// raw is the document as served, and answers every JSON answer that passed, for ajv to
+	// check strictly as well.
+	raw     string
+	answers []recordedAnswer
+}
+
+// recordedAnswer is one answer, for graph/rest/lint/strict.mjs: path is the document's template.
+type recordedAnswer struct {
+	Method string          `json:"method"`
+	Path   string          `json:"path"`
+	Status int             `json:"status"`
+	Body   json.RawMessage `json:"body"`
 }
 
 // A contract failure names the field at fault; the whole schema it broke is in the document. Set
@@ -82,7 +97,7 @@ func loadAPIContract(t *testing.T, env *testEnv) *apiContract {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &apiContract{t: t, doc: doc, router: router, seen: map[string]bool{}}
+	return &apiContract{t: t, doc: doc, router: router, seen: map[string]bool{}, raw: r.raw}
 }
 
 func (c *apiContract) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -130,8 +145,28 @@ func (c *apiContract) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	c.mu.Lock()
 	c.seen[fmt.Sprintf("%s %d", operation, resp.StatusCode)] = true
+	if strings.Contains(resp.Header.Get("Content-Type"), "json") && json.Valid(answer) {
+		c.answers = append(c.answers, recordedAnswer{Method: req.Method, Path: route.Path, Status: resp.StatusCode, Body: answer})
+	}
 	c.mu.Unlock()
 	return resp, nil
+}
+
+// checkStrictly validates every answer that passed kin-openapi with ajv in strict mode too, which
+// reads nullable and allOf exactly as OpenAPI 3.0 defines them, as typed clients do.
+func (c *apiContract) checkStrictly() {
+	c.t.Helper()
+	node := lintTools(c.t)
+	document := filepath.Join(c.t.TempDir(), "openapi.json")
+	if err := os.WriteFile(document, []byte(c.raw), 0o600); err != nil {
+		c.t.Fatal(err)
+	}
+	c.mu.Lock()
+	answers := slices.Clone(c.answers)
+	c.mu.Unlock()
+	if report := strictCheck(c.t, node, document, answers); report.Checked == 0 {
+		c.t.Errorf("ajv checked %d of %d answers", report.Checked, len(answers))
+	}
 }
 
 // use sends env's requests through the contract. A redirect is an answer to check, not to follow:
@@ -218,6 +253,7 @@ func TestEveryRouteAnswersAsDocumented(t *testing.T) {
 		contract := loadAPIContract(t, env)
 		contract.use(env)
 		checkDocumentedAnswers(t, contract, env, db)
+		contract.checkStrictly()
 		if missing := contract.unseen(); len(missing) > 0 {
 			t.Errorf("documented answers no request brought about:\n%s", strings.Join(missing, "\n"))
 		}

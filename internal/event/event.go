@@ -45,6 +45,9 @@ const (
 var Types = []string{PaymentSucceeded, PaymentFailed, PaymentProcessing, PaymentRequiresAction, PaymentRequiresCapture,
 	PaymentCanceled, PaymentRefunded, PaymentReversed, PaymentReversalFailed, RefundSucceeded, RefundFailed, DisputeCreated}
 
+// ShowsRefund reports whether an event of eventType shows a refund; the others show a payment.
+func ShowsRefund(eventType string) bool { return strings.HasPrefix(eventType, "refund.") }
+
 // Retention is how long events are kept, so a merchant that missed deliveries can catch up.
 const Retention = 30 * 24 * time.Hour
 
