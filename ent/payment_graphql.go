@@ -32,8 +32,8 @@ func (_m *Payment) CustomerFields() *Payment { return _m }
 // CardFields is the payment as GraphQL's Card shows it: its card_* columns.
 func (_m *Payment) CardFields() *Payment { return _m }
 
-// MetadataOrEmpty is the payment's metadata, an empty map when it has none, as the REST API shows
-// it too: GraphQL's metadata is never null.
+// MetadataOrEmpty is the payment's metadata, an empty map when it has none: never null, over
+// GraphQL as over REST and in events.
 func (_m *Payment) MetadataOrEmpty() map[string]string {
 	if _m.Metadata == nil {
 		return map[string]string{}

@@ -53,7 +53,11 @@ func (r *queryResolver) Alerts(ctx context.Context, after *entgql.Cursor[string]
 
 // Events is the resolver for the events field.
 func (r *queryResolver) Events(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.EventOrder, where *ent.EventWhereInput) (*ent.EventConnection, error) {
-	return r.Resolver.Events.List(pageView(ctx), after, first, before, last, orderBy, where)
+	page, err := r.Resolver.Events.List(pageView(ctx), after, first, before, last, orderBy, where)
+	if batch, ok := ctx.Value(eventObjectsKey{}).(*eventObjects); ok && err == nil {
+		batch.expect(page)
+	}
+	return page, err
 }
 
 // Payments is the resolver for the payments field.

@@ -24,8 +24,12 @@ func (r *eventResolver) Data(ctx context.Context, obj *ent.Event) (model.JSON, e
 
 // Object is the resolver for the object field.
 func (r *eventResolver) Object(ctx context.Context, obj *ent.Event) (ent.Noder, error) {
-	// One read per event, as the object is the payment or refund as it is now; a page holds at
-	// most 100 events.
+	// Batched: a page of events reads its objects together (eventObjects).
+	if batch, ok := ctx.Value(eventObjectsKey{}).(*eventObjects); ok {
+		if object, found, err := batch.object(ctx, r.PaymentService, obj); found || err != nil {
+			return object, err
+		}
+	}
 	if event.ShowsRefund(obj.Type) {
 		return r.PaymentService.GetRefund(ctx, obj.ObjectID)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/coder/websocket"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/paygate/paygate/graph/generated"
@@ -94,6 +95,7 @@ func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
 	})
 	srv.AroundOperations(subscriptionsOnlyOverWebSockets)
 	srv.AroundRootFields(authorizeRootFields)
+	srv.AroundRootFields(batchEventObjects)
 	srv.AroundFields(markInternalErrors)
 	srv.SetErrorPresenter(presentError(opts.Logger, opts.Production))
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
@@ -109,13 +111,47 @@ func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
 // arguments, so a request without the scope answers 401 or 403, as over REST, never a 400 about
 // input it may not send. (@hasScope, and the service, check again.)
 func authorizeRootFields(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
-	if op, ok := auth.OperationNamed(graphql.GetRootFieldContext(ctx).Field.Name); ok {
+	root := graphql.GetRootFieldContext(ctx).Field
+	if op, ok := auth.OperationNamed(root.Name); ok {
 		if err := auth.Authorize(ctx, op); err != nil {
 			graphql.AddError(ctx, err)
 			return graphql.Null
 		}
 	}
+	// A field below the root that needs a scope of its own (Event.object) is checked here too,
+	// once: checked only by @hasScope, it would fail on each item of a page, and its non-null
+	// type would carry each failure up to the root field.
+	if err := nestedScopes(ctx, root.Selections); err != nil {
+		graphql.AddError(ctx, err)
+		return graphql.Null
+	}
 	return next(ctx)
+}
+
+// nestedScopes checks the scope of each field in selections, at any depth, that names one.
+func nestedScopes(ctx context.Context, selections ast.SelectionSet) error {
+	for _, selection := range selections {
+		var err error
+		switch s := selection.(type) {
+		case *ast.Field:
+			if s.Definition != nil {
+				if hasScope := s.Definition.Directives.ForName("hasScope"); hasScope != nil {
+					if err = auth.RequireScope(ctx, hasScope.Arguments.ForName("scope").Value.Raw); err != nil {
+						return err
+					}
+				}
+			}
+			err = nestedScopes(ctx, s.SelectionSet)
+		case *ast.InlineFragment:
+			err = nestedScopes(ctx, s.SelectionSet)
+		case *ast.FragmentSpread:
+			err = nestedScopes(ctx, s.Definition.SelectionSet)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // internalError is a resolver failure that is not an API error: a bug or an outage, whose

@@ -17,7 +17,8 @@ import (
 
 //go:generate sh -c "cd .. && go run github.com/99designs/gqlgen generate"
 // The TypeScript client is generated from the schema and the document as the server serves them.
-//go:generate sh -c "cd .. && go run . schema graphql > clients/typescript/schema.graphql && go run . schema openapi > clients/typescript/openapi.json"
+//go:generate sh -c "cd .. && go run . schema graphql > clients/typescript/schema.graphql.new && mv clients/typescript/schema.graphql.new clients/typescript/schema.graphql"
+//go:generate sh -c "cd .. && go run . schema openapi > clients/typescript/openapi.json.new && mv clients/typescript/openapi.json.new clients/typescript/openapi.json"
 
 // Resolver holds the services every resolver calls; internal/app builds it once.
 type Resolver struct {

@@ -14,17 +14,9 @@ import (
 // (introspection_disabled), as it should; the HTTP layer is the same in both.
 func TestGraphQLOverHTTPAudit(t *testing.T) {
 	t.Parallel()
-	node, nodeErr := exec.LookPath("node")
-	npm, npmErr := exec.LookPath("npm")
-	if nodeErr != nil || npmErr != nil {
-		t.Skip("node and npm are needed to run the graphql-http audit of /query (.ci/run installs them)")
-	}
+	node := nodeFor(t, "run the graphql-http audit of /query")
 	dir := filepath.Join("..", "..", "graph", "httpaudit")
-	install := exec.CommandContext(t.Context(), npm, "ci", "--prefer-offline", "--no-audit", "--no-fund")
-	install.Dir = dir
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
-	}
+	npmCI(t, dir)
 	env := newTestEnv(t, databasetest.SQLite(t))
 	audit := exec.CommandContext(t.Context(), node, "audit.mjs", env.url+"/query")
 	audit.Dir = dir

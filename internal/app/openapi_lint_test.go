@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/paygate/paygate/internal/database/databasetest"
@@ -36,31 +35,11 @@ func (f spectralFinding) at() string {
 // package-lock.json.
 var lintDir = filepath.Join("..", "..", "graph", "rest", "lint")
 
-// installLintTools runs npm ci in lintDir once for every test that lints the document: npm ci
-// empties node_modules first, so two at once would break each other.
-var installLintTools = sync.OnceValue(func() error {
-	// No install scripts: the tools need none, and one of Spectral's dependencies would report
-	// the install to its maker.
-	install := exec.Command("npm", "ci", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts")
-	install.Dir = lintDir
-	install.Env = append(os.Environ(), "SCARF_ANALYTICS=false")
-	if out, err := install.CombinedOutput(); err != nil {
-		return fmt.Errorf("npm ci in %s: %v\n%s", lintDir, err, out)
-	}
-	return nil
-})
-
 // lintTools installs the linters, and answers node's path; without node and npm the test skips.
 func lintTools(t *testing.T) string {
 	t.Helper()
-	node, nodeErr := exec.LookPath("node")
-	_, npmErr := exec.LookPath("npm")
-	if nodeErr != nil || npmErr != nil {
-		t.Skip("node and npm are needed to lint the OpenAPI document (.ci/run installs them)")
-	}
-	if err := installLintTools(); err != nil {
-		t.Fatal(err)
-	}
+	node := nodeFor(t, "lint the OpenAPI document")
+	npmCI(t, lintDir)
 	return node
 }
 

@@ -244,8 +244,9 @@ func TestOpenAPIDocumentDescribesEveryRoute(t *testing.T) {
 
 // TestEveryRouteAnswersAsDocumented sends real requests to every documented route, one for its
 // success and one for each error status it documents, and checks each request and answer
-// against the document with kin-openapi's openapi3filter: a field, status or route that is not
-// as the document says fails, and so does a documented answer no request could bring about.
+// against the document with kin-openapi's openapi3filter, then each answer again with ajv in
+// strict mode: a field, status or route that is not as the document says fails, and so does a
+// documented answer no request could bring about.
 func TestEveryRouteAnswersAsDocumented(t *testing.T) {
 	t.Parallel()
 	databasetest.ForEach(t, func(t *testing.T, db *database.DB) {
@@ -253,10 +254,11 @@ func TestEveryRouteAnswersAsDocumented(t *testing.T) {
 		contract := loadAPIContract(t, env)
 		contract.use(env)
 		checkDocumentedAnswers(t, contract, env, db)
-		contract.checkStrictly()
 		if missing := contract.unseen(); len(missing) > 0 {
 			t.Errorf("documented answers no request brought about:\n%s", strings.Join(missing, "\n"))
 		}
+		// Last, as it skips without node: what came before stands on kin-openapi alone.
+		contract.checkStrictly()
 	})
 }
 

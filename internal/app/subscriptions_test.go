@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,21 +17,9 @@ import (
 	"github.com/paygate/paygate/internal/live"
 )
 
-// subscriptionClients installs, once, the real GraphQL subscription clients the tests run in node:
-// graphql-ws and graphql-sse, pinned by testdata/subscriptions/package-lock.json.
-var subscriptionClients = sync.OnceValues(func() (string, error) {
-	dir := filepath.Join("testdata", "subscriptions")
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		return "", err
-	}
-	install := exec.Command(npm, "ci", "--prefer-offline", "--no-audit", "--no-fund")
-	install.Dir = dir
-	if out, err := install.CombinedOutput(); err != nil {
-		return "", &exec.Error{Name: "npm ci: " + string(out), Err: err}
-	}
-	return dir, nil
-})
+// subscriptionClients are the real GraphQL subscription clients the tests run in node:
+// graphql-ws and graphql-sse.
+var subscriptionClients = filepath.Join("testdata", "subscriptions")
 
 // nodeSubscriber is one subscription made by a real client in node; lines are what it heard.
 type nodeSubscriber struct {
@@ -55,16 +42,10 @@ func subscribe(t *testing.T, env *testEnv, transport, credential, document strin
 // credential.
 func startSubscriber(t *testing.T, env *testEnv, transport, credential, document string) *nodeSubscriber {
 	t.Helper()
-	node, nodeErr := exec.LookPath("node")
-	if _, npmErr := exec.LookPath("npm"); nodeErr != nil || npmErr != nil {
-		t.Skip("node and npm are needed to subscribe with graphql-ws and graphql-sse (.ci/run installs them)")
-	}
-	dir, err := subscriptionClients()
-	if err != nil {
-		t.Fatal(err)
-	}
+	node := nodeFor(t, "subscribe with graphql-ws and graphql-sse")
+	npmCI(t, subscriptionClients)
 	cmd := exec.CommandContext(t.Context(), node, "subscribe.mjs", transport, env.url+"/query", credential, document)
-	cmd.Dir = dir
+	cmd.Dir = subscriptionClients
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

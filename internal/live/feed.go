@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"reflect"
-	"strings"
 	"time"
 
 	"github.com/paygate/paygate/ent"
@@ -13,6 +12,7 @@ import (
 	"github.com/paygate/paygate/ent/event"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/refund"
+	eventtypes "github.com/paygate/paygate/internal/event"
 	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/tenant"
 )
@@ -150,7 +150,7 @@ func (f *Feed) readEvents(ctx context.Context) error {
 			read = append(read, e)
 			change := Change{Kind: Payment, ID: e.ObjectID, Merchant: e.MerchantID, At: e.CreatedAt}
 			switch {
-			case strings.HasPrefix(e.Type, "refund."):
+			case eventtypes.ShowsRefund(e.Type):
 				// A refund's payment is known once it is loaded, and whether anyone takes it then.
 				change.Kind = Refund
 				refunds = appendChange(refunds, change)

@@ -84,10 +84,6 @@ type CardObject struct {
 
 // ObjectOf is payment p as merchants see it.
 func ObjectOf(p *ent.Payment) Object {
-	metadata := p.Metadata
-	if metadata == nil {
-		metadata = map[string]string{}
-	}
 	return Object{
 		ID:                     p.ID,
 		Object:                 "payment",
@@ -117,7 +113,7 @@ func ObjectOf(p *ent.Payment) Object {
 		DisputeReason:          p.DisputeReason,
 		ReversalStatus:         p.ReversalStatus,
 		ReversalFailureMessage: p.ReversalFailureMessage,
-		Metadata:               metadata,
+		Metadata:               p.MetadataOrEmpty(),
 		CreatedAt:              TimestampOf(p.CreatedAt),
 		UpdatedAt:              TimestampOf(p.UpdatedAt),
 	}

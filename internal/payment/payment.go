@@ -1043,6 +1043,15 @@ func (s *Service) getOne(ctx context.Context, id string, read *byIDRead) (*ent.P
 	return nodes[0], nil
 }
 
+// GetMany returns those of the payments ids that the principal may read, in no set order: one
+// read for a page of things that name payments, such as events.
+func (s *Service) GetMany(ctx context.Context, ids []string) ([]*ent.Payment, error) {
+	if err := auth.Authorize(ctx, auth.GetPayment); err != nil {
+		return nil, err
+	}
+	return s.client.Payment.Query().Where(payment.IDIn(ids...)).All(ctx)
+}
+
 // List returns one page of payments as a Relay connection: first (after) pages forwards, last
 // (before) backwards; neither means the first paging.DefaultPageSize. Without orderBy it is
 // NewestFirst, as REST lists them, rather than entgql's default of the id, oldest first.

@@ -305,6 +305,15 @@ func (s *Service) GetRefund(ctx context.Context, id string) (*ent.Refund, error)
 	return r, err
 }
 
+// GetRefunds returns those of the refunds ids that the principal may read, in no set order: one
+// read for a page of things that name refunds, such as events.
+func (s *Service) GetRefunds(ctx context.Context, ids []string) ([]*ent.Refund, error) {
+	if err := auth.Authorize(ctx, auth.GetRefund); err != nil {
+		return nil, err
+	}
+	return s.client.Refund.Query().Where(refund.IDIn(ids...)).All(ctx)
+}
+
 // Oldest sorts a payment's refunds or history entries oldest first, as ent loads edges in no
 // particular order: by time, then by ID, which within one server sorts by creation (prefixid).
 func Oldest[T any](items []T, key func(T) (time.Time, string)) []T {

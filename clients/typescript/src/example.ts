@@ -185,9 +185,10 @@ async function tourGraphQL(): Promise<void> {
       timeout(15_000),
     ),
   );
-  await connected;
-  // graphql-transport-ws does not acknowledge a subscribe, and a subscriber hears only the changes
-  // made after its subscription reached the server: give it a moment before making the change.
+  // graphql-transport-ws does not acknowledge a subscribe: once the socket is up, a moment's pause
+  // lets the subscription reach the server before the change is made. (Should the socket fail,
+  // the subscription's error ends the wait instead.)
+  await Promise.race([connected, update]);
   await sleep(1000);
 
   const { data: refunded } = await apollo.mutate({

@@ -56,6 +56,24 @@ for (const [path, item] of Object.entries(doc.paths)) {
 for (const [name, response] of Object.entries(doc.components?.responses ?? {})) {
   for (const type of jsonContent(response.content)) compile(`/components/responses/${escape(name)}/content/${escape(type)}/schema`);
 }
+// A parameter's or header's schema is compiled as a copy whose references name the document: a
+// reference through components/parameters would read its parameter named "id" as draft 4's id.
+const absolute = (value) =>
+  Array.isArray(value) ? value.map(absolute)
+  : value && typeof value === "object"
+    ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === "$ref" && v.startsWith("#") ? base + v : absolute(v)]))
+    : value;
+for (const kind of ["parameters", "headers"]) {
+  for (const [name, component] of Object.entries(doc.components?.[kind] ?? {})) {
+    if (!component.schema) continue;
+    compiled++;
+    try {
+      ajv.compile(absolute(component.schema));
+    } catch (err) {
+      failures.push({ schema: `/components/${kind}/${escape(name)}/schema`, error: String(err.message ?? err) });
+    }
+  }
+}
 
 // Each answer against the schema of its operation's status (or default).
 const validators = new Map();
