@@ -223,6 +223,12 @@ func (r *queryResolver) Users(ctx context.Context, first *int, after *string, la
 	return &page, nil
 }
 
+// Viewer is the resolver for the viewer field.
+func (r *queryResolver) Viewer(ctx context.Context) (*auth.ViewerFacts, error) {
+	facts, err := r.AuthService.Viewer(ctx)
+	return &facts, err
+}
+
 // Amount is the resolver for the amount field.
 func (r *refundResolver) Amount(ctx context.Context, obj *ent.Refund) (money.Decimal, error) {
 	return money.Amount{Minor: obj.Amount, Currency: obj.Currency}.Decimal(), nil

@@ -348,6 +348,7 @@ type ComplexityRoot struct {
 		Refund            func(childComplexity int, id string) int
 		SystemMetrics     func(childComplexity int) int
 		Users             func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Viewer            func(childComplexity int) int
 		WebhookDeliveries func(childComplexity int, endpointID string, status *state.DeliveryStatus, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int) int
 		WebhookEndpoint   func(childComplexity int, id string) int
 		WebhookEndpoints  func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.WebhookEndpointOrder) int
@@ -483,6 +484,16 @@ type ComplexityRoot struct {
 	UserPage struct {
 		HasMore func(childComplexity int) int
 		Users   func(childComplexity int) int
+	}
+
+	Viewer struct {
+		Credential func(childComplexity int) int
+		Email      func(childComplexity int) int
+		Home       func(childComplexity int) int
+		Merchant   func(childComplexity int) int
+		Platform   func(childComplexity int) int
+		Role       func(childComplexity int) int
+		Scopes     func(childComplexity int) int
 	}
 
 	WebhookAttempt struct {
@@ -693,6 +704,7 @@ type QueryResolver interface {
 	Config(ctx context.Context) (*settings.Document, error)
 	ConfigHistory(ctx context.Context, first *int, before *int) ([]*settingsstore.Change, error)
 	Users(ctx context.Context, first *int, after *string, last *int, before *string) (*auth.UserPage, error)
+	Viewer(ctx context.Context) (*auth.ViewerFacts, error)
 	WebhookEvent(ctx context.Context, id string) (*ent.WebhookEvent, error)
 	WebhookMetrics(ctx context.Context) ([]*inbound.ProviderMetrics, error)
 }
@@ -2102,6 +2114,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Users(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Query.viewer":
+		if e.ComplexityRoot.Query.Viewer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Viewer(childComplexity), true
 	case "Query.webhookDeliveries":
 		if e.ComplexityRoot.Query.WebhookDeliveries == nil {
 			break
@@ -2641,6 +2659,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.UserPage.Users(childComplexity), true
+
+	case "Viewer.credential":
+		if e.ComplexityRoot.Viewer.Credential == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Credential(childComplexity), true
+	case "Viewer.email":
+		if e.ComplexityRoot.Viewer.Email == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Email(childComplexity), true
+	case "Viewer.homeMerchantId":
+		if e.ComplexityRoot.Viewer.Home == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Home(childComplexity), true
+	case "Viewer.merchantId":
+		if e.ComplexityRoot.Viewer.Merchant == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Merchant(childComplexity), true
+	case "Viewer.platform":
+		if e.ComplexityRoot.Viewer.Platform == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Platform(childComplexity), true
+	case "Viewer.role":
+		if e.ComplexityRoot.Viewer.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Role(childComplexity), true
+	case "Viewer.scopes":
+		if e.ComplexityRoot.Viewer.Scopes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Scopes(childComplexity), true
 
 	case "WebhookAttempt.at":
 		if e.ComplexityRoot.WebhookAttempt.At == nil {
@@ -5140,6 +5201,29 @@ extend type Mutation {
   "Changes a user's role or disables them; either revokes every token they hold. The last admin can be neither demoted nor disabled."
   updateUser(id: ID!, input: UpdateUserInput!): User! @hasScope(scope: "users:manage")
 }
+
+"Who a request's credential is, and what it may do: for a client to offer only what it may ask."
+type Viewer {
+  "The user's email: the one signed in, or the one whose API key it is."
+  email: String!
+  "session (an access token) or api_key."
+  credential: String!
+  "The user's role (admin, operator, developer or viewer); null for an API key, which has scopes alone."
+  role: String
+  "The scopes it holds: each operation names the one it needs."
+  scopes: [String!]!
+  "Platform staff: may act for any merchant with Paygate-Merchant."
+  platform: Boolean!
+  "The merchant the request acts for."
+  merchantId: ID!
+  "The user's own merchant."
+  homeMerchantId: ID!
+}
+
+extend type Query {
+  "Who the request's credential is, and what it may do."
+  viewer: Viewer!
+}
 `, BuiltIn: false},
 	{Name: "../subscription.graphqls", Input: `"""
 What changes as it changes, for dashboards: over WebSocket (the graphql-transport-ws protocol) or
@@ -6009,6 +6093,26 @@ func (ec *executionContext) childFields_UserPage(ctx context.Context, field grap
 		return ec.fieldContext_UserPage_hasMore(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type UserPage", field.Name)
+}
+
+func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "email":
+		return ec.fieldContext_Viewer_email(ctx, field)
+	case "credential":
+		return ec.fieldContext_Viewer_credential(ctx, field)
+	case "role":
+		return ec.fieldContext_Viewer_role(ctx, field)
+	case "scopes":
+		return ec.fieldContext_Viewer_scopes(ctx, field)
+	case "platform":
+		return ec.fieldContext_Viewer_platform(ctx, field)
+	case "merchantId":
+		return ec.fieldContext_Viewer_merchantId(ctx, field)
+	case "homeMerchantId":
+		return ec.fieldContext_Viewer_homeMerchantId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Viewer", field.Name)
 }
 
 func (ec *executionContext) childFields_WebhookAttempt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -13862,6 +13966,38 @@ func (ec *executionContext) fieldContext_Query_users(ctx context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_viewer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_viewer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Viewer(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *auth.ViewerFacts) graphql.Marshaler {
+			return ec.marshalNViewer2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋauthᚐViewerFacts(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_viewer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Viewer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_webhookEvent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15995,6 +16131,167 @@ func (ec *executionContext) _UserPage_hasMore(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_UserPage_hasMore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserPage", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Viewer_email(ctx context.Context, field graphql.CollectedField, obj *auth.ViewerFacts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_email(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Email, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Viewer_credential(ctx context.Context, field graphql.CollectedField, obj *auth.ViewerFacts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_credential(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Credential, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_credential(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Viewer_role(ctx context.Context, field graphql.CollectedField, obj *auth.ViewerFacts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Viewer_scopes(ctx context.Context, field graphql.CollectedField, obj *auth.ViewerFacts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_scopes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scopes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_scopes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Viewer_platform(ctx context.Context, field graphql.CollectedField, obj *auth.ViewerFacts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_platform(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Platform, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_platform(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Viewer_merchantId(ctx context.Context, field graphql.CollectedField, obj *auth.ViewerFacts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_merchantId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Merchant, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_merchantId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Viewer_homeMerchantId(ctx context.Context, field graphql.CollectedField, obj *auth.ViewerFacts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_homeMerchantId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Home, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_homeMerchantId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _WebhookAttempt_id(ctx context.Context, field graphql.CollectedField, obj *ent.WebhookAttempt) (ret graphql.Marshaler) {
@@ -25440,6 +25737,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "viewer":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_viewer(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "webhookEvent":
 			field := field
 
@@ -26569,6 +26888,74 @@ func (ec *executionContext) _UserPage(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "hasMore":
 			out.Values[i] = ec._UserPage_hasMore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var viewerImplementors = []string{"Viewer"}
+
+func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, obj *auth.ViewerFacts) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, viewerImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Viewer")
+		case "email":
+			out.Values[i] = ec._Viewer_email(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "credential":
+			out.Values[i] = ec._Viewer_credential(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "role":
+			out.Values[i] = ec._Viewer_role(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "scopes":
+			out.Values[i] = ec._Viewer_scopes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "platform":
+			out.Values[i] = ec._Viewer_platform(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "merchantId":
+			out.Values[i] = ec._Viewer_merchantId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "homeMerchantId":
+			out.Values[i] = ec._Viewer_homeMerchantId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -29178,6 +29565,16 @@ func (ec *executionContext) marshalNUserPage2ᚖgithubᚗcomᚋpaygateᚋpaygate
 		return graphql.Null
 	}
 	return ec._UserPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNViewer2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋauthᚐViewerFacts(ctx context.Context, sel ast.SelectionSet, v *auth.ViewerFacts) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Viewer(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNWebhookAttempt2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐWebhookAttemptᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.WebhookAttempt) graphql.Marshaler {

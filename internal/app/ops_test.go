@@ -1,22 +1,13 @@
 package app
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	cdplog "github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -107,189 +98,37 @@ func opsPageShowsPaymentsAsTheyHappen(t *testing.T, chromium string, db *databas
 	}
 	// An API key that may read payments and nothing else.
 	paymentsOnly := env.apiKey(env.tokenFor("admin"), "payments:read")
-	server, err := url.Parse(env.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	allocator, cancelAllocator := chromedp.NewExecAllocator(t.Context(),
-		chromedp.ExecPath(chromium),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.WindowSize(1280, 800),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		// The network is cut off: no name resolves but the loopback address, and anything not on
-		// loopback goes to a proxy that is not there.
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
-		chromedp.ProxyServer("http://127.0.0.1:9"),
-	)
-	defer cancelAllocator()
-	browser, cancelBrowser := chromedp.NewContext(allocator)
-	defer cancelBrowser()
-	// Every step is bounded: the whole test gives up after 3 minutes, and the browser with it.
-	ctx, cancel := context.WithTimeout(browser, 3*time.Minute)
-	defer cancel()
-
-	var mu sync.Mutex
-	var elsewhere, problems []string
-	otherHost := func(raw string) bool {
-		u, err := url.Parse(raw)
-		return err != nil || (u.Scheme != "data" && u.Host != server.Host)
-	}
-	err = chromedp.Listen(ctx, func(event any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch e := event.(type) {
-		case *network.EventRequestWillBeSent:
-			if otherHost(e.Request.URL) {
-				elsewhere = append(elsewhere, e.Request.URL)
-			}
-		case *network.EventWebSocketCreated:
-			if otherHost(e.URL) {
-				elsewhere = append(elsewhere, e.URL)
-			}
-		case *runtime.EventExceptionThrown:
-			details := e.ExceptionDetails
-			if details.Exception != nil {
-				problems = append(problems, fmt.Sprintf("exception at %s:%d: %s", details.URL, details.LineNumber, details.Exception.Description))
-			} else {
-				problems = append(problems, fmt.Sprintf("exception at %s:%d: %s", details.URL, details.LineNumber, details.Text))
-			}
-		case *cdplog.EventEntryAdded:
-			// Content-Security-Policy violations, failed loads and failed WebSockets are logged
-			// as errors.
-			if e.Entry.Level == cdplog.EntryLevelError {
-				problems = append(problems, fmt.Sprintf("%s: %s %s", e.Entry.Source, e.Entry.Text, e.Entry.URL))
-			}
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError {
-				var args []string
-				for _, arg := range e.Args {
-					if len(arg.Value) > 0 {
-						args = append(args, string(arg.Value))
-					} else {
-						args = append(args, arg.Description)
-					}
-				}
-				problems = append(problems, "console.error: "+strings.Join(args, " "))
-			}
-		}
-	})
-	if err != nil {
-		t.Fatalf("starting Chromium: %v", err)
-	}
-	// Every violation of the page's Content-Security-Policy is reported as a console error too.
-	// The listener is the browser's, added by the debugger: the policy does not apply to it.
-	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
-		Source: `document.addEventListener('securitypolicyviolation', (e) =>
-			console.error('Content-Security-Policy violation: ' + e.violatedDirective + ' blocked ' + e.blockedURI));`,
-	}); err != nil {
-		t.Fatal(err)
-	}
-
-	// within runs steps, giving up after a minute: a step that fails leaves time to report.
-	within := func(steps ...chromedp.Action[chromedp.Void]) error {
-		stepCtx, cancel := context.WithTimeout(ctx, time.Minute)
-		defer cancel()
-		return chromedp.Do(stepCtx, steps...)
-	}
-	// screenshot saves the page as it is now, under name.
-	screenshot := func(name string) {
-		t.Helper()
-		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Logf("screenshot %s: %v", name, err)
-			return
-		}
-		dirs := []string{t.ArtifactDir()}
-		if dir := os.Getenv("PAYGATE_TEST_ARTIFACTS"); dir != "" {
-			dirs = append(dirs, dir)
-		}
-		// The test's name tells apart the screenshots of each database in one directory.
-		name = strings.ReplaceAll(t.Name(), "/", "-") + "-" + name
-		for _, dir := range dirs {
-			path := filepath.Join(dir, name)
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Errorf("screenshot %s: %v", path, err)
-			} else if err := os.WriteFile(path, shot, 0o644); err != nil {
-				t.Errorf("screenshot %s: %v", path, err)
-			} else {
-				t.Logf("screenshot: %s", path)
-			}
-		}
-	}
-	// pageState is what a failure reports of the page: its live state and what it says.
-	pageState := func() string {
-		state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('live-state').dataset.live + ': ' +
-			document.body.innerText.slice(0, 600)`))
-		return state
-	}
-	// focusedRow is the id of the row of the table with tbodyID that holds the keyboard focus.
-	focusedRow := func(tbodyID string) chromedp.Action[string] {
-		return chromedp.Evaluate[string](fmt.Sprintf(`(() => {
-			const row = document.activeElement && document.activeElement.closest('#%s tr[data-id]');
-			return row ? row.dataset.id : '';
-		})()`, tbodyID))
-	}
-	// tabUntil presses Tab until reached answers true of the focused element, at most 40 times.
-	tabUntil := func(what, reached string) error {
-		for range 40 {
-			ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](reached))
-			if err != nil || ok {
-				return err
-			}
-			if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab)); err != nil {
-				return err
-			}
-		}
-		return fmt.Errorf("40 presses of Tab did not reach %s", what)
-	}
-	fail := func(step string, err error) {
-		t.Helper()
-		screenshot("ops-failed.png")
-		state := pageState() // before taking the lock, which the browser's events wait for
-		mu.Lock()
-		defer mu.Unlock()
-		t.Fatalf("%s: %v\nthe page: %s\nproblems in the page: %v", step, err, state, problems)
-	}
-
+	b := newOpsBrowser(t, chromium, env)
 	// Signing in with the keyboard alone: Tab to the form, type, Enter.
-	if err := within(chromedp.Navigate(env.url+ops.Path), chromedp.WaitVisible(chromedp.CSS("#email"))); err != nil {
-		fail("opening the page", err)
+	if err := b.within(chromedp.Navigate(env.url+ops.Path), chromedp.WaitVisible(chromedp.CSS("#email"))); err != nil {
+		b.fail("opening the page", err)
 	}
-	if err := tabUntil("the sign-in form", `document.activeElement.id === 'email'`); err != nil {
-		fail("tabbing to the sign-in form", err)
+	if err := b.tabUntil("the sign-in form", `document.activeElement.id === 'email'`); err != nil {
+		b.fail("tabbing to the sign-in form", err)
 	}
 	// A wrong password is refused, saying so, and leaves the focus in the form.
-	if err := within(chromedp.KeyEvent(email), chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent("not the password"), chromedp.KeyEvent(kb.Enter)); err != nil {
-		fail("signing in with a wrong password", err)
+	if err := b.within(chromedp.KeyEvent(email), chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent("not the password"), chromedp.KeyEvent(kb.Enter)); err != nil {
+		b.fail("signing in with a wrong password", err)
 	}
-	refused, err := chromedp.Run(ctx, chromedp.Poll[string](`document.getElementById('sign-in-error').textContent || false`,
+	refused, err := chromedp.Run(b.ctx, chromedp.Poll[string](`document.getElementById('sign-in-error').textContent || false`,
 		chromedp.WithPollingTimeout(30*time.Second)))
 	if err != nil || !strings.HasPrefix(refused, "Signing in failed: ") {
-		fail("the answer to a wrong password", fmt.Errorf("%q, %w", refused, err))
+		b.fail("the answer to a wrong password", fmt.Errorf("%q, %w", refused, err))
 	}
-	if err := within(chromedp.KeyEvent(testPassword), chromedp.KeyEvent(kb.Enter),
+	if err := b.within(chromedp.KeyEvent(testPassword), chromedp.KeyEvent(kb.Enter),
 		chromedp.WaitVisible(chromedp.CSS("#payments-table"))); err != nil {
-		fail("signing in", err)
+		b.fail("signing in", err)
 	}
 	// The credential is in the page's memory only.
-	kept, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[localStorage.length, sessionStorage.length, document.cookie, location.href].join(' ')`))
+	kept, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`[localStorage.length, sessionStorage.length, document.cookie, location.href].join(' ')`))
 	if err != nil || kept != "0 0  "+env.url+ops.Path {
 		t.Errorf("after signing in, storage and address = %q, %v", kept, err)
 	}
 
 	// Live: once the page has subscribed and caught up, a payment made elsewhere comes by the
 	// subscription alone (the page reads the list again only when it reconnects, or on Refresh).
-	if err := within(chromedp.WaitVisible(chromedp.CSS(`#live-state[data-live="on"]`))); err != nil {
-		fail("waiting for live updates", err)
+	if err := b.within(chromedp.WaitVisible(chromedp.CSS(`#live-state[data-live="on"]`))); err != nil {
+		b.fail("waiting for live updates", err)
 	}
 	r := env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("12.34", "USD", "4242424242424242"))
 	paymentID := str(get(r.data(), "id"))
@@ -297,15 +136,15 @@ func opsPageShowsPaymentsAsTheyHappen(t *testing.T, chromium string, db *databas
 		t.Fatalf("payment: %d %s", r.status, r.raw)
 	}
 	row := fmt.Sprintf(`#payments-rows tr[data-id=%q]`, paymentID)
-	if err := within(chromedp.WaitVisible(chromedp.CSS(row))); err != nil {
-		fail("waiting for the new payment in the list", err)
+	if err := b.within(chromedp.WaitVisible(chromedp.CSS(row))); err != nil {
+		b.fail("waiting for the new payment in the list", err)
 	}
-	via, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector('%s').dataset.via`, row)))
+	via, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector('%s').dataset.via`, row)))
 	if err != nil || via != "live" {
 		t.Errorf("the payment's row came by %q (%v), want by the subscription", via, err)
 	}
 	// Its row settles to SUCCEEDED in place, with its amount.
-	settled, err := chromedp.Run(ctx, chromedp.Poll[string](fmt.Sprintf(`(() => {
+	settled, err := chromedp.Run(b.ctx, chromedp.Poll[string](fmt.Sprintf(`(() => {
 		const row = document.querySelector('%s');
 		return row && row.dataset.status === 'SUCCEEDED' ? row.innerText : false;
 	})()`, row), chromedp.WithPollingTimeout(30*time.Second)))
@@ -314,21 +153,21 @@ func opsPageShowsPaymentsAsTheyHappen(t *testing.T, chromium string, db *databas
 	}
 
 	// The keyboard reaches the new payment's row (the newest, so the first), and Enter opens it.
-	if err := tabUntil("a payment's row", `Boolean(document.activeElement.closest('#payments-rows tr[data-id]'))`); err != nil {
-		fail("tabbing to the payments", err)
+	if err := b.tabUntil("a payment's row", `Boolean(document.activeElement.closest('#payments-rows tr[data-id]'))`); err != nil {
+		b.fail("tabbing to the payments", err)
 	}
-	if focused, err := chromedp.Run(ctx, focusedRow("payments-rows")); err != nil || focused != paymentID {
+	if focused, err := chromedp.Run(b.ctx, focusedRow("payments-rows")); err != nil || focused != paymentID {
 		t.Errorf("the first payment row the keyboard reaches is %q (%v), want %s", focused, err, paymentID)
 	}
-	if err := within(chromedp.KeyEvent(kb.Enter)); err != nil {
-		fail("opening the payment", err)
+	if err := b.within(chromedp.KeyEvent(kb.Enter)); err != nil {
+		b.fail("opening the payment", err)
 	}
-	detail, err := chromedp.Run(ctx, chromedp.Poll[string](fmt.Sprintf(`(() => {
+	detail, err := chromedp.Run(b.ctx, chromedp.Poll[string](fmt.Sprintf(`(() => {
 		const id = document.querySelector('#detail-body .detail-id');
 		return id && id.textContent === %q ? document.getElementById('detail').innerText : false;
 	})()`, paymentID), chromedp.WithPollingTimeout(30*time.Second)))
 	if err != nil {
-		fail("waiting for the payment's detail", err)
+		b.fail("waiting for the payment's detail", err)
 	}
 	for _, want := range []string{"Status history", "approved", "stripe", "ann@example.com"} {
 		if !strings.Contains(detail, want) {
@@ -336,58 +175,43 @@ func opsPageShowsPaymentsAsTheyHappen(t *testing.T, chromium string, db *databas
 		}
 	}
 	// The provider that charged it shows its request.
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => {
+	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](`(() => {
 		const row = document.querySelector('#providers-rows tr[data-provider="stripe"]');
 		return Boolean(row && row.cells[3].textContent !== '0');
 	})()`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
 		t.Errorf("provider health never showed stripe's request: %v", err)
 	}
 	alertRow := fmt.Sprintf(`#alerts-rows tr[data-id=%q]`, alert.ID)
-	if err := within(chromedp.WaitVisible(chromedp.CSS(alertRow))); err != nil {
-		fail("waiting for the open alert", err)
+	if err := b.within(chromedp.WaitVisible(chromedp.CSS(alertRow))); err != nil {
+		b.fail("waiting for the open alert", err)
 	}
-	screenshot("ops-1280x800.png")
+	b.screenshot("ops-1280x800.png")
 
 	// The alert is acknowledged, then resolved, from its row.
 	// The row is drawn again whenever news of the alert arrives, so a button is clicked in the
 	// page as it is found, not by a node found a moment before.
-	click := func(selector string) error {
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-			clicked, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`(() => {
-				const button = document.querySelector(%q);
-				if (button) { button.click(); }
-				return !!button;
-			})()`, selector)))
-			if err != nil || clicked {
-				return err
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("no %s to click", selector)
-			}
-		}
-	}
-	err = click(alertRow + ` button[data-action="acknowledge"]`)
+	err = b.click(alertRow + ` button[data-action="acknowledge"]`)
 	if err == nil {
-		err = within(chromedp.WaitVisible(chromedp.CSS(alertRow + ` .badge[data-status="ACKNOWLEDGED"]`)))
+		err = b.within(chromedp.WaitVisible(chromedp.CSS(alertRow + ` .badge[data-status="ACKNOWLEDGED"]`)))
 	}
 	if err == nil {
-		err = click(alertRow + ` button[data-action="resolve"]`)
+		err = b.click(alertRow + ` button[data-action="resolve"]`)
 	}
 	if err == nil {
-		err = within(chromedp.WaitNotPresent(chromedp.CSS(alertRow)))
+		err = b.within(chromedp.WaitNotPresent(chromedp.CSS(alertRow)))
 	}
 	if err != nil {
-		fail("acknowledging and resolving the alert", err)
+		b.fail("acknowledging and resolving the alert", err)
 	}
 	if a := env.db.Ent.Alert.GetX(databasetest.AsMerchant(), alert.ID); a.Status != state.AlertResolved {
 		t.Errorf("the alert is %s after Resolve", a.Status)
 	}
 
 	// At a phone's width the sections stack in one column and nothing widens the page.
-	if err := within(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2))); err != nil {
-		fail("narrowing the window", err)
+	if err := b.within(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2))); err != nil {
+		b.fail("narrowing the window", err)
 	}
-	narrow, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+	narrow, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`(() => {
 		const left = (id) => Math.round(document.getElementById(id).getBoundingClientRect().left);
 		const lefts = ['payments', 'detail', 'providers', 'alerts', 'webhooks'].map(left);
 		return [document.documentElement.scrollWidth <= window.innerWidth, new Set(lefts).size === 1].join(' ');
@@ -395,38 +219,31 @@ func opsPageShowsPaymentsAsTheyHappen(t *testing.T, chromium string, db *databas
 	if err != nil || narrow != "true true" {
 		t.Errorf("at 390 px wide: fits and one column = %q, %v", narrow, err)
 	}
-	screenshot("ops-390x844.png")
+	b.screenshot("ops-390x844.png")
 
 	// Signing out forgets the credential and goes back to the form.
-	if err := within(chromedp.EmulateViewport(1280, 800), chromedp.Click(chromedp.CSS("#sign-out")),
+	if err := b.within(chromedp.EmulateViewport(1280, 800), chromedp.Click(chromedp.CSS("#sign-out")),
 		chromedp.WaitVisible(chromedp.CSS("#email"))); err != nil {
-		fail("signing out", err)
+		b.fail("signing out", err)
 	}
-	if left, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#payments-rows tr').length`)); err != nil || left != 0 {
+	if left, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](`document.querySelectorAll('#payments-rows tr').length`)); err != nil || left != 0 {
 		t.Errorf("after signing out %d payment rows are left (%v)", left, err)
 	}
 
 	// Signed in with a pasted API key that reads payments alone, the page shows the payments,
 	// and says which scope each other section needs.
-	if err := within(chromedp.SendKeys(chromedp.CSS("#credential"), paymentsOnly+kb.Enter),
+	if err := b.within(chromedp.SendKeys(chromedp.CSS("#credential"), paymentsOnly+kb.Enter),
 		chromedp.WaitVisible(chromedp.CSS(row)),
 		chromedp.WaitVisible(chromedp.CSS(`#providers-note[data-kind="forbidden"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#alerts-note[data-kind="forbidden"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#webhooks-note[data-kind="forbidden"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#live-state[data-live="on"]`))); err != nil {
-		fail("signing in with an API key", err)
+		b.fail("signing in with an API key", err)
 	}
-	notes, err := chromedp.Run(ctx, chromedp.Evaluate[string](`['providers', 'alerts', 'webhooks'].map((id) => document.getElementById(id + '-note').textContent).join(' | ')`))
+	notes, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`['providers', 'alerts', 'webhooks'].map((id) => document.getElementById(id + '-note').textContent).join(' | ')`))
 	if err != nil || notes != "Needs scope monitoring:read. | Needs scope monitoring:read. | Needs scope webhooks:read." {
 		t.Errorf("the notes of the sections the key may not read = %q, %v", notes, err)
 	}
-	screenshot("ops-payments-only.png")
-	mu.Lock()
-	defer mu.Unlock()
-	if len(elsewhere) > 0 {
-		t.Errorf("the page asked other hosts than the server: %v", elsewhere)
-	}
-	if len(problems) > 0 {
-		t.Errorf("problems in the page: %s", strings.Join(problems, "\n"))
-	}
+	b.screenshot("ops-payments-only.png")
+	b.finish()
 }

@@ -42,7 +42,9 @@ var (
 	Login        = Operation{Name: "login", Public: true, OnePerRequest: true}
 	RefreshToken = Operation{Name: "refreshToken", Public: true, OnePerRequest: true}
 	Logout       = Operation{Name: "logout", Authenticated: true}
-	RevokeToken  = Operation{Name: "revokeToken", Authenticated: true}
+	// Any principal may ask who it is and what it may do.
+	Viewer      = Operation{Name: "viewer", Authenticated: true}
+	RevokeToken = Operation{Name: "revokeToken", Authenticated: true}
 	// Any principal may ask to change its own password; the service refuses an API key, which
 	// has none.
 	ChangePassword = Operation{Name: "changePassword", Authenticated: true, OnePerRequest: true}
@@ -114,7 +116,7 @@ var (
 )
 
 // Operations lists every operation.
-var Operations = []Operation{Login, RefreshToken, Logout, RevokeToken, ChangePassword, CreateUser, ListUsers, UpdateUser, ResetPassword, CreatePayment, RefundPayment, CapturePayment, CancelPayment, GetPayment, ListPayments, GetRefund, ShopperReturn,
+var Operations = []Operation{Login, RefreshToken, Logout, Viewer, RevokeToken, ChangePassword, CreateUser, ListUsers, UpdateUser, ResetPassword, CreatePayment, RefundPayment, CapturePayment, CancelPayment, GetPayment, ListPayments, GetRefund, ShopperReturn,
 	GetConfig, UpdateConfig, ConfigHistory, ProviderStatus, SimulateEvent, SendTestWebhook,
 	ListWebhookEvents, GetWebhookEvent, WebhookMetrics, RetryWebhookEvent,
 	ListEvents, GetEvent, CreateWebhookEndpoint, ListWebhookEndpoints, GetWebhookEndpoint, UpdateWebhookEndpoint,

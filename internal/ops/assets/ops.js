@@ -15,8 +15,10 @@
   // connection_init message.
   let session = null;
 
-  // How many payments the list holds.
+  // How many payments a page of the list holds, and at most how many an export reads.
   const PAGE = 50;
+  const EXPORT_PAGE = 100;
+  const EXPORT_MOST = 10000;
   // How often provider health is read again, besides its subscription.
   const PROVIDERS_EVERY_MS = 15000;
   // The error codes that say the credential itself is refused.
@@ -32,8 +34,11 @@
   // A pasted credential is tried on one field of each scope the page reads: refused outright
   // (unauthenticated, expired...) it is not taken; forbidden some fields, it is.
   const PROBE = 'query OpsProbe { payments(first: 1) { edges { node { id } } } providerStatus { provider } webhookEndpoints(first: 1) { edges { node { id } } } }';
-  const PAYMENTS = 'query OpsPayments($where: PaymentWhereInput) { payments(first: ' + PAGE +
-    ', orderBy: {direction: DESC, field: CREATED_AT}, where: $where) { edges { node { ' + PAYMENT_FIELDS + ' } } } }';
+  const VIEWER = 'query OpsViewer { viewer { email credential platform scopes merchantId homeMerchantId } }';
+  const MERCHANTS = 'query OpsMerchants { merchants(first: 100) { merchants { id name status } } }';
+  const PAYMENTS = 'query OpsPayments($where: PaymentWhereInput, $first: Int, $after: Cursor) { payments(first: $first, after: $after, ' +
+    'orderBy: {direction: DESC, field: CREATED_AT}, where: $where) { totalCount pageInfo { hasNextPage endCursor } ' +
+    'edges { cursor node { ' + PAYMENT_FIELDS + ' } } } }';
   const PAYMENT = 'query OpsPayment($id: ID!) { payment(id: $id) { id status amount amountRefunded currency provider ' +
     'providerPaymentId failureCode failureMessage createdAt updatedAt customer { email } ' +
     'statusHistory { from to reason actor at } refunds { id amount status reason createdAt } ' +
@@ -70,17 +75,13 @@
   const ms = (v) => (v === null || v === undefined ? DASH : v.toFixed(v < 10 ? 1 : 0) + ' ms');
   const percent = (v) => (v === null || v === undefined ? DASH : (v * 100).toFixed(1) + ' %');
 
-  // time is an RFC 3339 instant as a <time> element, in the reader's local time: the time alone
-  // today, with the date before. The instant itself is its title.
+  // time is an RFC 3339 instant as a <time> element, in the reader's local time with its date and
+  // zone (2 Dec 2026, 17:45:03 UTC). The instant itself is its title.
+  const TIME_FORMAT = { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short' };
   function time(iso) {
     if (!iso) return DASH;
     const at = new Date(iso);
-    let text = iso;
-    if (!isNaN(at)) {
-      text = at.toDateString() === new Date().toDateString()
-        ? at.toLocaleTimeString()
-        : at.toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'medium' });
-    }
+    const text = isNaN(at) ? iso : at.toLocaleString(undefined, TIME_FORMAT);
     return h('time', { datetime: iso, title: iso, text: text });
   }
 
@@ -110,9 +111,10 @@
 
   // post sends one GraphQL request with credential (if any), and answers {data, errors} whatever
   // happens: an unreachable server or an answer that is not JSON become errors too.
-  async function post(query, variables, credential) {
+  async function post(query, variables, credential, merchant) {
     const headers = { 'Content-Type': 'application/json', Accept: 'application/graphql-response+json, application/json' };
     if (credential) headers.Authorization = 'Bearer ' + credential;
+    if (merchant) headers['Paygate-Merchant'] = merchant;
     let response;
     try {
       response = await fetch('/query', {
@@ -135,11 +137,11 @@
     const current = session;
     if (!current) return { errors: [{ message: 'signed out', extensions: { code: 'signed_out' } }] };
     const sent = current.credential;
-    let body = await post(query, variables, sent);
+    let body = await post(query, variables, sent, current.merchant);
     if (refusedCredential(body) && session === current) {
       // Renewed meanwhile by another request, the new token is tried at once.
       if (current.credential !== sent || await renew()) {
-        body = await post(query, variables, current.credential);
+        body = await post(query, variables, current.credential, current.merchant);
       }
       if (refusedCredential(body) && session === current) {
         signOut('Your session ended (' + messageOf(body) + '): sign in again.');
@@ -228,15 +230,24 @@
 
   // ---- Payments
 
-  const payments = { list: [], rows: new Map(), selected: null, filter: {} };
+  // The list shows one page of the payments the filter matches: page is its number, from 1, and
+  // starts holds the cursor each page was read after (null for the first).
+  // cursors holds the cursor of each payment read by the query, to page on from.
+  const payments = { list: [], rows: new Map(), cursors: new Map(), selected: null, filter: {}, page: 1, starts: [null], next: null, total: 0 };
 
   const createdMs = (p) => Date.parse(p.createdAt) || 0;
   // newer orders payments newest first; ids of one instant are ordered by id, as the list is.
   const newer = (a, b) => createdMs(a) > createdMs(b) || (createdMs(a) === createdMs(b) && a.id > b.id);
 
+  // matchesFilter says whether a payment from a subscription belongs in the list: only the first
+  // page takes new ones, and only what the filter's fields it carries allow.
   function matchesFilter(p) {
     const f = payments.filter;
-    return (!f.status || p.status === f.status) && (!f.currency || p.currency === f.currency);
+    const created = createdMs(p);
+    return (!f.status || p.status === f.status) && (!f.currency || p.currency === f.currency) &&
+      (!f.provider || p.provider === f.provider) && (!f.id || p.id === f.id) &&
+      (!f.customerEmail || (p.customer && p.customer.email === f.customerEmail)) &&
+      (!f.createdAtGTE || created >= Date.parse(f.createdAtGTE)) && (!f.createdAtLT || created < Date.parse(f.createdAtLT));
   }
 
   function fillPaymentRow(tr, p) {
@@ -281,10 +292,45 @@
   }
 
   async function loadPayments() {
-    const body = await api(PAYMENTS, { where: payments.filter });
+    const after = payments.starts[payments.page - 1];
+    const body = await api(PAYMENTS, { where: payments.filter, first: PAGE, after: after });
     if (!answered(sections.payments, body, 'payments')) return;
-    payments.list = nodesOf(body.data.payments);
+    const page = body.data.payments;
+    payments.list = nodesOf(page);
+    payments.cursors = new Map(page.edges.map((edge) => [edge.node.id, edge.cursor]));
+    payments.next = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
+    payments.total = page.totalCount;
+    payments.list.forEach((p) => addProviderOption(p.provider));
     renderPayments();
+    renderPager();
+  }
+
+  function renderPager() {
+    const first = (payments.page - 1) * PAGE;
+    $('page-position').textContent = payments.total
+      ? 'Page ' + payments.page + ': ' + (first + 1) + '–' + (first + payments.list.length) + ' of ' + payments.total
+      : '';
+    $('page-previous').disabled = payments.page === 1;
+    $('page-next').disabled = !payments.next;
+  }
+
+  $('page-next').addEventListener('click', () => {
+    if (!payments.next) return;
+    payments.starts[payments.page] = payments.next;
+    payments.page++;
+    loadPayments();
+  });
+  $('page-previous').addEventListener('click', () => {
+    if (payments.page === 1) return;
+    payments.page--;
+    loadPayments();
+  });
+
+  // addProviderOption offers a provider in the filter, once.
+  function addProviderOption(name) {
+    const select = $('filter-provider');
+    if (!name || Array.from(select.options).some((o) => o.value === name)) return;
+    select.append(h('option', { value: name, text: name }));
   }
 
   // upsertPayment merges a payment from a subscription: a row in the list is updated in place
@@ -299,6 +345,8 @@
       if (!matchesFilter(p)) {
         list.splice(at, 1);
         payments.rows.delete(p.id);
+        payments.total--;
+        renderPager();
         if (row) row.remove();
         if (!list.length) emptyRow(tbody, 6, 'No payments match.');
       } else {
@@ -308,13 +356,15 @@
           flash(row);
         }
       }
-    } else if (matchesFilter(p)) {
+    } else if (payments.page === 1 && matchesFilter(p)) {
       let to = list.findIndex((x) => newer(p, x));
       if (to < 0) {
         if (list.length >= PAGE) return; // older than every payment listed
         to = list.length;
       }
       list.splice(to, 0, p);
+      payments.total++;
+      renderPager();
       const empty = tbody.querySelector('tr.empty');
       if (empty) empty.remove();
       const row = paymentRow(p, 'live');
@@ -326,7 +376,10 @@
         const gone = payments.rows.get(dropped.id);
         payments.rows.delete(dropped.id);
         if (gone) gone.remove();
+        // What was dropped opens the next page.
+        payments.next = payments.cursors.get(list[list.length - 1].id) || payments.next;
       }
+      renderPager();
     }
     if (p.id === payments.selected) detailSoon();
   }
@@ -354,21 +407,79 @@
   });
   $('filter-status').addEventListener('change', applyFilter);
 
+  $('filter-provider').addEventListener('change', applyFilter);
+
+  // dayStart is the start of a yyyy-mm-dd day in the reader's zone, as RFC 3339.
+  function dayStart(day, plusDays) {
+    const [y, m, d] = day.split('-').map(Number);
+    return new Date(y, m - 1, d + (plusDays || 0)).toISOString();
+  }
+
   function applyFilter() {
+    const search = $('filter-search').value.trim();
     const status = $('filter-status').value;
+    const provider = $('filter-provider').value;
     const currency = $('filter-currency').value.trim().toUpperCase();
-    if (currency && !/^[A-Z]{3}$/.test(currency)) {
-      note(sections.payments, 'A currency is three letters, such as USD.', 'error');
-      $('filter-currency').focus();
-      return;
+    const from = $('filter-from').value;
+    const to = $('filter-to').value;
+    const refuse = (text, control) => {
+      note(sections.payments, text, 'error');
+      control.focus();
+    };
+    if (currency && !/^[A-Z]{3}$/.test(currency)) return refuse('A currency is three letters, such as USD.', $('filter-currency'));
+    if (search && !search.startsWith('pay_') && !search.includes('@')) {
+      return refuse("Search takes a payment's id (pay_...) or a customer's email.", $('filter-search'));
     }
+    if (from && to && to < from) return refuse('The range ends before it starts.', $('filter-to'));
     $('filter-currency').value = currency;
     const filter = {};
+    if (search.startsWith('pay_')) filter.id = search;
+    else if (search) filter.customerEmail = search;
     if (status) filter.status = status;
+    if (provider) filter.provider = provider;
     if (currency) filter.currency = currency;
+    if (from) filter.createdAtGTE = dayStart(from);
+    if (to) filter.createdAtLT = dayStart(to, 1); // the whole of the last day
     payments.filter = filter;
+    payments.page = 1;
+    payments.starts = [null];
+    note(sections.payments, '');
     loadPayments();
   }
+
+  // ---- Export: every payment the filter matches (at most EXPORT_MOST), as CSV
+
+  const CSV_COLUMNS = ['id', 'status', 'amount', 'currency', 'provider', 'customer_email', 'created_at'];
+
+  // csvField quotes a field, and keeps a spreadsheet from reading one as a formula.
+  function csvField(value) {
+    let text = value === null || value === undefined ? '' : String(value);
+    if (/^[=+\-@\t\r]/.test(text)) text = "'" + text;
+    return /[",\r\n']/.test(text) ? '"' + text.replace(/"/g, '""') + '"' : text;
+  }
+
+  $('export-csv').addEventListener('click', async () => {
+    const section = sections.payments;
+    const lines = [CSV_COLUMNS.join(',')];
+    let after = null;
+    note(section, 'Exporting…');
+    do {
+      const body = await api(PAYMENTS, { where: payments.filter, first: EXPORT_PAGE, after: after });
+      if (!answered(section, body, 'payments')) return;
+      const page = body.data.payments;
+      nodesOf(page).forEach((p) => lines.push([p.id, p.status, p.amount, p.currency, p.provider,
+        p.customer ? p.customer.email : '', p.createdAt].map(csvField).join(',')));
+      after = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
+    } while (after && lines.length <= EXPORT_MOST);
+    const rows = lines.length - 1;
+    const link = h('a', { href: URL.createObjectURL(new Blob([lines.join('\r\n') + '\r\n'], { type: 'text/csv' })),
+      download: 'payments-' + new Date().toISOString().slice(0, 10) + '.csv', hidden: true });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 60000);
+    note(section, 'Exported ' + rows + (rows === 1 ? ' payment' : ' payments') + (after ? ' (the first ' + rows + ')' : '') + '.');
+  });
 
   // ---- One payment's detail
 
@@ -461,7 +572,10 @@
     const body = await api(PROVIDERS);
     if (!answered(sections.providers, body, 'providerStatus')) return;
     providers.clear();
-    body.data.providerStatus.forEach((s) => providers.set(s.provider, s));
+    body.data.providerStatus.forEach((s) => {
+      providers.set(s.provider, s);
+      addProviderOption(s.provider);
+    });
     renderProviders();
   }
 
@@ -731,7 +845,9 @@
       const send = (message) => socket.send(JSON.stringify(message));
 
       socket.addEventListener('open', () => {
-        send({ type: 'connection_init', payload: { Authorization: 'Bearer ' + session.credential } });
+        const payload = { Authorization: 'Bearer ' + session.credential };
+        if (session.merchant) payload['Paygate-Merchant'] = session.merchant;
+        send({ type: 'connection_init', payload: payload });
       });
       socket.addEventListener('message', (event) => {
         if (socket !== this.socket) return;
@@ -825,8 +941,59 @@
 
   let providerTimer = null;
 
+  // whoIs reads who the credential is: what to call it, and whether it may act for other
+  // merchants, which then may be chosen (from the list of merchants, where it may read it).
+  async function whoIs() {
+    const current = session;
+    const body = await api(VIEWER);
+    const viewer = body.data && body.data.viewer;
+    if (!viewer || session !== current) return;
+    current.viewer = viewer;
+    $('session-who').textContent = 'Signed in as ' + viewer.email + (viewer.credential === 'api_key' ? ' (API key)' : '') +
+      (viewer.platform ? ', platform staff' : '');
+    $('merchant-form').hidden = !viewer.platform;
+    if (!viewer.platform) return;
+    const list = await api(MERCHANTS);
+    const options = $('merchant-options');
+    clear(options);
+    ((list.data && list.data.merchants && list.data.merchants.merchants) || []).forEach((m) =>
+      options.append(h('option', { value: m.id, text: m.name + (m.status === 'active' ? '' : ' (' + m.status + ')') })));
+  }
+
+  // actFor makes the page read and act for merchant (platform staff only; empty for their own),
+  // once the server has taken it.
+  $('merchant-form').addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const current = session;
+    const merchant = $('merchant').value.trim();
+    $('merchant-error').textContent = '';
+    if (merchant && !/^mer_[0-9a-z]+$/.test(merchant)) {
+      $('merchant-error').textContent = "A merchant's id is mer_ and letters and digits.";
+      $('merchant').focus();
+      return;
+    }
+    const body = await post(VIEWER, null, current.credential, merchant);
+    if (session !== current) return;
+    if (!(body.data && body.data.viewer)) {
+      $('merchant-error').textContent = 'Not taken: ' + messageOf(body);
+      $('merchant').focus();
+      return;
+    }
+    current.merchant = merchant || null;
+    payments.selected = null;
+    payments.page = 1;
+    payments.starts = [null];
+    chosenEndpoint = null;
+    clear($('detail-body'));
+    note(sections.detail, 'Choose a payment in the list to see its detail.');
+    $('merchant-error').textContent = merchant ? 'Acting for ' + merchant + '.' : 'Acting for your own merchant.';
+    live.restart();
+    refreshAll();
+  });
+
   function startSession(newSession, expiresIn) {
     session = newSession;
+    session.merchant = null;
     subscriptions.forEach((s) => { s.refused = false; });
     if (expiresIn) scheduleRenewal(expiresIn);
     $('sign-in-error').textContent = '';
@@ -834,7 +1001,10 @@
     $('dashboard').hidden = false;
     $('session').hidden = false;
     $('session-who').textContent = 'Signed in with ' + session.label;
+    $('merchant').value = '';
+    $('merchant-error').textContent = '';
     $('payments-heading').focus();
+    whoIs();
     refreshAll();
     live.start();
     providerTimer = setInterval(loadProviders, PROVIDERS_EVERY_MS);
@@ -863,6 +1033,11 @@
     note(sections.deliveries, 'Choose an endpoint to see its latest deliveries.');
     $('deliveries-body').hidden = true;
     $('deliveries-heading').textContent = 'Deliveries';
+    $('merchant-form').hidden = true;
+    clear($('merchant-options'));
+    payments.page = 1;
+    payments.starts = [null];
+    $('page-position').textContent = '';
     $('dashboard').hidden = true;
     $('session').hidden = true;
     $('sign-in').hidden = false;

@@ -1144,6 +1144,8 @@ export type Query = {
    * whose ids lie after the id after and before the id before, each left out for no bound.
    */
   users: UserPage;
+  /** Who the request's credential is, and what it may do. */
+  viewer: Viewer;
   /** A page of one endpoint's deliveries, newest first, of one status or all. */
   webhookDeliveries: WebhookDeliveryConnection;
   /** One webhook endpoint. */
@@ -1614,6 +1616,25 @@ export type UserPage = {
   /** Whether more users lie beyond the page in the direction it was read: after it for first, before it for last. */
   hasMore: Scalars['Boolean']['output'];
   users: Array<User>;
+};
+
+/** Who a request's credential is, and what it may do: for a client to offer only what it may ask. */
+export type Viewer = {
+  __typename?: 'Viewer';
+  /** session (an access token) or api_key. */
+  credential: Scalars['String']['output'];
+  /** The user's email: the one signed in, or the one whose API key it is. */
+  email: Scalars['String']['output'];
+  /** The user's own merchant. */
+  homeMerchantId: Scalars['ID']['output'];
+  /** The merchant the request acts for. */
+  merchantId: Scalars['ID']['output'];
+  /** Platform staff: may act for any merchant with Paygate-Merchant. */
+  platform: Scalars['Boolean']['output'];
+  /** The user's role (admin, operator, developer or viewer); null for an API key, which has scopes alone. */
+  role: Maybe<Scalars['String']['output']>;
+  /** The scopes it holds: each operation names the one it needs. */
+  scopes: Array<Scalars['String']['output']>;
 };
 
 export type WebhookAttempt = Node & {

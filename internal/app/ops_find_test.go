@@ -1,0 +1,171 @@
+package app
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/ops"
+)
+
+// TestOpsPageFindsPayments drives the operations page in headless Chromium as platform staff:
+// it pages through every payment, finds one by its customer's email and one by its id, narrows
+// by a date range, acts for another merchant (whose payment then shows, and the default
+// merchant's do not), and exports the list as CSV; every time shows its date and zone. Each view
+// is kept as a screenshot.
+func TestOpsPageFindsPayments(t *testing.T) {
+	t.Parallel()
+	chromium := browserPath(t)
+	databasetest.ForEach(t, func(t *testing.T, db *database.DB) { opsPageFindsPayments(t, chromium, db) })
+}
+
+func opsPageFindsPayments(t *testing.T, chromium string, db *database.DB) {
+	env := newTestEnv(t, db)
+	env.app.Start(t.Context())
+	email := env.staffWith("operator")
+	admin := env.tokenFor("admin")
+	pay := func(customer string, headers ...string) string {
+		t.Helper()
+		body := paymentBody("10.00", "USD", "4242424242424242")
+		body["customer"] = map[string]any{"email": customer, "name": "A Customer"}
+		r := env.request(http.MethodPost, "/api/v1/payments", admin, body, headers...)
+		if r.status != http.StatusCreated {
+			t.Fatalf("payment: %d %s", r.status, r.raw)
+		}
+		return str(get(r.data(), "id"))
+	}
+	// 52 payments of the default merchant: two pages of 50. One is Zoe's.
+	var zoe string
+	for i := range 52 {
+		if i == 7 {
+			zoe = pay("zoe@example.com")
+		} else {
+			pay("ann@example.com")
+		}
+	}
+	acme := str(get(env.request(http.MethodPost, "/api/v1/merchants", admin, map[string]any{"name": "Acme Shoes"}).data(), "id"))
+	acmes := pay("bob@acme.example", "Paygate-Merchant", acme)
+
+	b := newOpsBrowser(t, chromium, env)
+	if err := b.within(chromedp.Navigate(env.url+ops.Path), chromedp.WaitVisible(chromedp.CSS("#email")),
+		chromedp.SendKeys(chromedp.CSS("#email"), email), chromedp.SendKeys(chromedp.CSS("#password"), testPassword+kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS("#merchant-form"))); err != nil {
+		b.fail("signing in", err)
+	}
+	position := func(want string) {
+		t.Helper()
+		if got, err := b.poll(fmt.Sprintf(`(() => { const p = document.getElementById('page-position').textContent;
+			return p === %q ? p : false; })()`, want)); err != nil {
+			b.fail("the list's position", fmt.Errorf("want %q: %v (%s)", want, err, got))
+		}
+	}
+	rows := func() []string {
+		t.Helper()
+		ids, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#payments-rows tr[data-id]')).map((r) => r.dataset.id)`))
+		if err != nil {
+			b.fail("reading the list", err)
+		}
+		return ids
+	}
+	filter := func(search, from string) {
+		t.Helper()
+		set := fmt.Sprintf(`(() => {
+			document.getElementById('filter-search').value = %q;
+			document.getElementById('filter-from').value = %q;
+			return true;
+		})()`, search, from)
+		if _, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](set)); err != nil {
+			b.fail("filling the filters", err)
+		}
+		if err := b.within(chromedp.Click(chromedp.CSS(`#payment-filters button[type="submit"]`))); err != nil {
+			b.fail("filtering", err)
+		}
+	}
+	position("Page 1: 1–50 of 52")
+	who, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.getElementById('session-who').textContent`))
+	if who != "Signed in as "+email+", platform staff" {
+		t.Errorf("the header says %q", who)
+	}
+	// Times say their date and zone.
+	created, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.querySelector('#payments-rows tr[data-id] time').textContent`))
+	if !strings.Contains(created, strconv.Itoa(time.Now().Year())) || !strings.Contains(created, "UTC") {
+		t.Errorf("a payment's time reads %q, without its date or zone", created)
+	}
+	b.screenshot("ops-list-page-1.png")
+
+	// Every payment is reached, a page at a time.
+	if err := b.within(chromedp.Click(chromedp.CSS("#page-next"))); err != nil {
+		b.fail("the next page", err)
+	}
+	position("Page 2: 51–52 of 52")
+	if len(rows()) != 2 {
+		t.Errorf("page 2 lists %v", rows())
+	}
+	b.screenshot("ops-list-page-2.png")
+	if err := b.within(chromedp.Click(chromedp.CSS("#page-previous"))); err != nil {
+		b.fail("the previous page", err)
+	}
+	position("Page 1: 1–50 of 52")
+
+	// By the customer's email, and by id: another merchant's payment is not among these.
+	filter("zoe@example.com", "")
+	position("Page 1: 1–1 of 1")
+	if got := rows(); len(got) != 1 || got[0] != zoe {
+		t.Errorf("searching zoe@example.com lists %v, want %s", got, zoe)
+	}
+	b.screenshot("ops-search-email.png")
+	filter(acmes, "")
+	if _, err := b.poll(`document.querySelector('#payments-rows tr.empty') ? 'empty' : false`); err != nil {
+		b.fail("searching another merchant's payment", err)
+	}
+	// From tomorrow on, nothing.
+	tomorrow := time.Now().Add(24 * time.Hour).Format("2006-01-02")
+	filter("", tomorrow)
+	if _, err := b.poll(`document.querySelector('#payments-rows tr.empty') ? 'empty' : false`); err != nil {
+		b.fail("a date range with nothing in it", err)
+	}
+
+	// Acting for Acme, its payment shows, found by its id.
+	if err := b.within(chromedp.SetValue(chromedp.CSS("#merchant"), acme), chromedp.Click(chromedp.CSS(`#merchant-form button[type="submit"]`))); err != nil {
+		b.fail("choosing a merchant", err)
+	}
+	filter(acmes, "")
+	position("Page 1: 1–1 of 1")
+	if got := rows(); len(got) != 1 || got[0] != acmes {
+		t.Errorf("acting for %s, its payment's id lists %v", acme, got)
+	}
+	b.screenshot("ops-other-merchant.png")
+
+	// The export holds what the filter matches, all pages of it. The page's file is caught as
+	// the page hands it to the browser.
+	filter("", "")
+	position("Page 1: 1–1 of 1")
+	if _, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`(() => {
+		const made = URL.createObjectURL;
+		URL.createObjectURL = (blob) => { blob.text().then((text) => { window.exportedCSV = text; }); return made(blob); };
+		return true;
+	})()`)); err != nil {
+		b.fail("watching the export", err)
+	}
+	if err := b.within(chromedp.Click(chromedp.CSS("#export-csv"))); err != nil {
+		b.fail("exporting", err)
+	}
+	csv, err := b.poll(`window.exportedCSV || false`)
+	if err != nil {
+		b.fail("the export", err)
+	}
+	lines := strings.Split(strings.TrimSpace(csv), "\r\n")
+	if len(lines) != 2 || lines[0] != "id,status,amount,currency,provider,customer_email,created_at" ||
+		!strings.HasPrefix(lines[1], acmes+",SUCCEEDED,10.00,USD,stripe,bob@acme.example,") {
+		t.Errorf("the export of Acme's payments:\n%s", csv)
+	}
+	b.finish()
+}
