@@ -82,25 +82,37 @@ func awaitingShopper(t *testing.T, env *testEnv, r response, provider, returnURL
 // newBrowser starts headless Chromium for the test, on the loopback network only.
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
+	browser := loopbackChromium(t, browserPath(t))
+	if err := chromedp.Do(browser); err != nil {
+		t.Fatalf("starting Chromium: %v", err)
+	}
+	return browser
+}
+
+// loopbackChromium is a context of headless Chromium at 1280x800 that reaches the loopback
+// address alone: no other name resolves, and anything not on loopback goes to a proxy that is
+// not there. It stops with the test.
+func loopbackChromium(t *testing.T, chromium string) context.Context {
+	t.Helper()
 	allocator, cancelAllocator := chromedp.NewExecAllocator(t.Context(),
-		chromedp.ExecPath(browserPath(t)),
+		chromedp.ExecPath(chromium),
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.Headless,
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
 		chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck,
+		chromedp.WindowSize(1280, 800),
+		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
 		chromedp.ProxyServer("http://127.0.0.1:9"),
 	)
 	t.Cleanup(cancelAllocator)
 	browser, cancelBrowser := chromedp.NewContext(allocator)
 	t.Cleanup(cancelBrowser)
-	if err := chromedp.Do(browser); err != nil {
-		t.Fatalf("starting Chromium: %v", err)
-	}
 	return browser
 }
 

@@ -37,32 +37,9 @@ func newOpsBrowser(t *testing.T, chromium string, env *testEnv) *opsBrowser {
 	if err != nil {
 		t.Fatal(err)
 	}
-	allocator, cancelAllocator := chromedp.NewExecAllocator(t.Context(),
-		chromedp.ExecPath(chromium),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.WindowSize(1280, 800),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		// The network is cut off: no name resolves but the loopback address, and anything not on
-		// loopback goes to a proxy that is not there.
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
-		chromedp.ProxyServer("http://127.0.0.1:9"),
-	)
-	browser, cancelBrowser := chromedp.NewContext(allocator)
 	// Every step is bounded: the whole test gives up after 3 minutes, and the browser with it.
-	ctx, cancel := context.WithTimeout(browser, 3*time.Minute)
-	t.Cleanup(func() {
-		cancel()
-		cancelBrowser()
-		cancelAllocator()
-	})
+	ctx, cancel := context.WithTimeout(loopbackChromium(t, chromium), 3*time.Minute)
+	t.Cleanup(cancel)
 	b := &opsBrowser{t: t, ctx: ctx}
 	otherHost := func(raw string) bool {
 		u, err := url.Parse(raw)

@@ -105,26 +105,7 @@ func TestPlaygroundWorksOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	allocator, cancelAllocator := chromedp.NewExecAllocator(t.Context(),
-		chromedp.ExecPath(chromium),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		// The network is cut off: no name resolves but the loopback address, and anything not on
-		// loopback goes to a proxy that is not there.
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
-		chromedp.ProxyServer("http://127.0.0.1:9"),
-	)
-	defer cancelAllocator()
-	browser, cancelBrowser := chromedp.NewContext(allocator)
-	defer cancelBrowser()
+	browser := loopbackChromium(t, chromium)
 	// Every step is bounded: the whole test gives up after 90 s, and the browser with it.
 	ctx, cancel := context.WithTimeout(browser, 90*time.Second)
 	defer cancel()
