@@ -39,10 +39,14 @@
   const PAYMENTS = 'query OpsPayments($where: PaymentWhereInput, $first: Int, $after: Cursor) { payments(first: $first, after: $after, ' +
     'orderBy: {direction: DESC, field: CREATED_AT}, where: $where) { totalCount pageInfo { hasNextPage endCursor } ' +
     'edges { cursor node { ' + PAYMENT_FIELDS + ' } } } }';
-  const PAYMENT = 'query OpsPayment($id: ID!) { payment(id: $id) { id status amount amountRefunded currency provider ' +
+  const PAYMENT = 'query OpsPayment($id: ID!) { payment(id: $id) { id status amount amountRefunded amountCaptured amountCapturable currency provider ' +
     'providerPaymentId failureCode failureMessage createdAt updatedAt customer { email } ' +
     'statusHistory { from to reason actor at } refunds { id amount status reason createdAt } ' +
     'routing { rule attempts { provider outcome latencyMs } } } }';
+  // The actions on a payment; each answers the payment as it is afterwards (a refund, with it).
+  const REFUND = 'mutation OpsRefund($input: RefundPaymentInput!) { refundPayment(input: $input) { id status payment { id status } } }';
+  const CAPTURE = 'mutation OpsCapture($input: CapturePaymentInput!) { capturePayment(input: $input) { id status } }';
+  const CANCEL = 'mutation OpsCancel($input: CancelPaymentInput!) { cancelPayment(input: $input) { id status } }';
   const PROVIDERS = 'query OpsProviders { providerStatus { ' + PROVIDER_FIELDS + ' } }';
   const ALERTS = 'query OpsAlerts { alerts(first: 20, where: {statusNEQ: RESOLVED}, orderBy: {direction: DESC, field: OPENED_AT}) ' +
     '{ edges { node { ' + ALERT_FIELDS + ' } } } }';
@@ -392,6 +396,10 @@
 
   function selectPayment(id) {
     payments.selected = id;
+    // Another payment's detail, and its actions, go at once, not when this one's comes.
+    detailPayment = null;
+    clear($('detail-body'));
+    note(sections.detail, 'Loading ' + id + '…');
     payments.rows.forEach(markSelected);
     loadDetail();
   }
@@ -484,6 +492,8 @@
   // ---- One payment's detail
 
   let detailTimer = null;
+  // The payment the detail shows, which its actions act on.
+  let detailPayment = null;
   function detailSoon() {
     clearTimeout(detailTimer);
     detailTimer = setTimeout(loadDetail, 250);
@@ -508,7 +518,8 @@
       return;
     }
     const p = body.data.payment;
-    note(section, '');
+    detailPayment = p;
+    if (section.note.dataset.kind !== 'done') note(section, ''); // what an action did stays said
     const facts = [
       ['Status', badge(p.status)],
       ['Amount', p.amount + ' ' + p.currency],
@@ -523,6 +534,7 @@
     const routing = p.routing || { rule: null, attempts: [] };
     section.body.replaceChildren(
       h('h3', { class: 'detail-id', text: p.id }),
+      paymentActions(p),
       h('dl', { class: 'facts' }, facts.flatMap(([term, value]) => [h('dt', { text: term }), h('dd', null, [value])])),
       h('h3', { text: 'Status history' }),
       table('How the status moved, oldest first', ['At', 'Move', 'Why, by whom'],
@@ -544,6 +556,110 @@
         : h('p', { class: 'quiet', text: 'No provider was asked.' })
     );
   }
+
+  // ---- Acting on a payment: refund, capture, cancel
+  //
+  // Each is offered where the payment's status allows it and the credential holds its scope,
+  // asked for in a dialog that says what it will do, and sent with an idempotency key of its own,
+  // made when the dialog opens: sending it again (a double press, a retry after a lost answer)
+  // cannot move money twice. What the API answers, an error included, is shown as it comes.
+
+  const ACTIONS = {
+    refund: {
+      label: 'Refund', scope: 'refunds:write', statuses: ['SUCCEEDED', 'PARTIALLY_REFUNDED'], amount: true, reason: false,
+      mutation: REFUND, field: 'refundPayment',
+      left: (p) => minus(p.amountCaptured, p.amountRefunded),
+      question: (p) => 'Give back to ' + orDash(p.customer && p.customer.email) + ' part or all of what ' + p.id + ' took. The provider is asked at once.',
+      input: (p, amount) => ({ paymentId: p.id, amount: amount })
+    },
+    capture: {
+      label: 'Capture', scope: 'payments:write', statuses: ['REQUIRES_CAPTURE'], amount: true, reason: false,
+      mutation: CAPTURE, field: 'capturePayment',
+      left: (p) => p.amountCapturable,
+      question: (p) => 'Take part or all of what ' + p.id + ' holds; what is not captured is released.',
+      input: (p, amount) => ({ paymentId: p.id, amount: amount })
+    },
+    cancel: {
+      label: 'Cancel', scope: 'payments:write', statuses: ['REQUIRES_CAPTURE'], amount: false, reason: true,
+      mutation: CANCEL, field: 'cancelPayment',
+      question: (p) => 'Void ' + p.id + ': release all it holds. This cannot be undone.',
+      input: (p, amount, reason) => ({ paymentId: p.id, reason: reason })
+    }
+  };
+
+  // minus subtracts decimal amounts of one currency as integers of their smallest digit.
+  function minus(a, b) {
+    const decimals = (a.split('.')[1] || '').length;
+    const units = (v) => BigInt(v.replace('.', '').replace(/^(-?)0+(?=\d)/, '$1'));
+    const diff = (units(a) - units(b)).toString().padStart(decimals + 1, '0');
+    return decimals ? diff.slice(0, -decimals) + '.' + diff.slice(-decimals) : diff;
+  }
+
+  const mayDo = (scope) => Boolean(session && session.viewer && session.viewer.scopes.includes(scope));
+
+  function paymentActions(p) {
+    const offered = Object.entries(ACTIONS).filter(([, a]) => a.statuses.includes(p.status) && mayDo(a.scope));
+    if (!offered.length) return h('div', { class: 'actions', hidden: true });
+    return h('div', { class: 'actions payment-actions' }, offered.map(([name, a]) =>
+      h('button', { type: 'button', 'data-payment-action': name, text: a.label + '…', 'aria-label': a.label + ' ' + p.id })));
+  }
+
+  const dialog = { action: null, payment: null, key: null, sending: false };
+
+  $('detail-body').addEventListener('click', (event) => {
+    const button = event.target.closest('button[data-payment-action]');
+    if (button && detailPayment && detailPayment.id === payments.selected) openAction(button.dataset.paymentAction, detailPayment);
+  });
+
+  function openAction(name, p) {
+    const a = ACTIONS[name];
+    Object.assign(dialog, { action: name, payment: p, key: crypto.randomUUID(), sending: false });
+    $('action-title').textContent = a.label + ' ' + p.id;
+    $('action-question').textContent = a.question(p);
+    $('action-amount-field').hidden = !a.amount;
+    $('action-reason-field').hidden = !a.reason;
+    $('action-amount').value = a.amount ? a.left(p) : '';
+    $('action-amount-hint').textContent = a.amount ? 'At most ' + a.left(p) + ' ' + p.currency : '';
+    $('action-reason').value = 'REQUESTED_BY_CUSTOMER';
+    $('action-error').textContent = '';
+    $('action-confirm').textContent = a.label;
+    $('action-dialog').showModal();
+    (a.amount ? $('action-amount') : $('action-reason')).focus();
+  }
+
+  $('action-cancel').addEventListener('click', () => $('action-dialog').close());
+  $('action-dialog').addEventListener('close', () => {
+    dialog.action = null;
+    const back = document.querySelector('#detail-body button[data-payment-action]') || $('detail-heading');
+    back.focus();
+  });
+
+  $('action-form').addEventListener('submit', async (event) => {
+    event.preventDefault();
+    if (!dialog.action || dialog.sending) return;
+    const a = ACTIONS[dialog.action];
+    const p = dialog.payment;
+    const amount = $('action-amount').value.trim();
+    if (a.amount && !/^\d+(\.\d+)?$/.test(amount)) {
+      $('action-error').textContent = 'An amount is digits, with a point before the decimals: 12.50.';
+      $('action-amount').focus();
+      return;
+    }
+    const input = Object.assign(a.input(p, amount, $('action-reason').value), { idempotencyKey: dialog.key });
+    dialog.sending = true;
+    $('action-error').textContent = 'Sending…';
+    const body = await api(a.mutation, { input: input });
+    dialog.sending = false;
+    const done = body.data && body.data[a.field];
+    if (!done) {
+      const error = (body.errors || [])[0];
+      $('action-error').textContent = 'Paygate refused it: ' + messageOf(body) + (codeOf(error) ? ' (' + codeOf(error) + ')' : '');
+      return;
+    }
+    $('action-dialog').close();
+    note(sections.detail, a.label + ' of ' + p.id + ': ' + lower(done.status) + '.', 'done');
+    loadDetail();
+  });
 
   // ---- Provider health
 
