@@ -321,15 +321,16 @@ type ComplexityRoot struct {
 	}
 
 	ProviderStatus struct {
-		Circuit     func(childComplexity int) int
-		Enabled     func(childComplexity int) int
-		LastError   func(childComplexity int) int
-		LastErrorAt func(childComplexity int) int
-		P50MS       func(childComplexity int) int
-		P99MS       func(childComplexity int) int
-		Provider    func(childComplexity int) int
-		Requests    func(childComplexity int) int
-		SuccessRate func(childComplexity int) int
+		ApprovalRate func(childComplexity int) int
+		Circuit      func(childComplexity int) int
+		Enabled      func(childComplexity int) int
+		LastError    func(childComplexity int) int
+		LastErrorAt  func(childComplexity int) int
+		P50MS        func(childComplexity int) int
+		P99MS        func(childComplexity int) int
+		Provider     func(childComplexity int) int
+		Requests     func(childComplexity int) int
+		SuccessRate  func(childComplexity int) int
 	}
 
 	Query struct {
@@ -1908,6 +1909,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ProviderSettings.TimeoutMs(childComplexity), true
 
+	case "ProviderStatus.approvalRate":
+		if e.ComplexityRoot.ProviderStatus.ApprovalRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderStatus.ApprovalRate(childComplexity), true
 	case "ProviderStatus.circuit":
 		if e.ComplexityRoot.ProviderStatus.Circuit == nil {
 			break
@@ -4928,8 +4935,10 @@ type ProviderStatus {
   "closed (in use), open (passed over after failing) or half_open (one call out to probe it)."
   circuit: String!
   requests: Int!
-  "The share of calls it answered (approved, declined, refund taken); null before any call."
+  "Its availability: the share of calls it answered (approved, declined, refund taken); null before any call."
   successRate: Float
+  "The share of the charges it decided (approved or declined) that it approved: declines count against it, outages do not; null before any decision."
+  approvalRate: Float
   p50Ms: Float
   p99Ms: Float
   lastError: String
@@ -5839,6 +5848,8 @@ func (ec *executionContext) childFields_ProviderStatus(ctx context.Context, fiel
 		return ec.fieldContext_ProviderStatus_requests(ctx, field)
 	case "successRate":
 		return ec.fieldContext_ProviderStatus_successRate(ctx, field)
+	case "approvalRate":
+		return ec.fieldContext_ProviderStatus_approvalRate(ctx, field)
 	case "p50Ms":
 		return ec.fieldContext_ProviderStatus_p50Ms(ctx, field)
 	case "p99Ms":
@@ -12765,6 +12776,29 @@ func (ec *executionContext) _ProviderStatus_successRate(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_ProviderStatus_successRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderStatus", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ProviderStatus_approvalRate(ctx context.Context, field graphql.CollectedField, obj *metrics.ProviderStatus) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderStatus_approvalRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ApprovalRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderStatus_approvalRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ProviderStatus", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
@@ -25255,6 +25289,11 @@ func (ec *executionContext) _ProviderStatus(ctx context.Context, sel ast.Selecti
 			}
 		case "successRate":
 			out.Values[i] = ec._ProviderStatus_successRate(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "approvalRate":
+			out.Values[i] = ec._ProviderStatus_approvalRate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}

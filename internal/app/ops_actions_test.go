@@ -73,7 +73,7 @@ func opsPageActsOnPayments(t *testing.T, chromium string, db *database.DB) {
 			form.requestSubmit(); // a second press while the first is under way sends nothing more
 			return true;
 		})()`, amount, amount, reason, reason)
-		b.screenshot("ops-" + action + "-dialog.png")
+		b.view("ops-" + action + "-dialog")
 		if _, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](fill)); err != nil {
 			b.fail("confirming "+action, err)
 		}
@@ -96,7 +96,7 @@ func opsPageActsOnPayments(t *testing.T, chromium string, db *database.DB) {
 	if said := act(paid, "refund", "100.00", ""); !strings.Contains(said, "(refund_exceeds_payment)") {
 		t.Errorf("refunding 100.00 of what is left of %s: the page says %q", paid, said)
 	}
-	b.screenshot("ops-refund-refused.png")
+	b.view("ops-refund-refused")
 	if err := b.within(chromedp.Click(chromedp.CSS("#action-cancel")), chromedp.WaitNotVisible(chromedp.CSS("#action-dialog"))); err != nil {
 		b.fail("going back from the dialog", err)
 	}
@@ -106,7 +106,7 @@ func opsPageActsOnPayments(t *testing.T, chromium string, db *database.DB) {
 	if said := act(toCancel, "cancel", "", "DUPLICATE"); said != "Cancel of "+toCancel+": canceled." {
 		t.Errorf("canceling %s: the page says %q", toCancel, said)
 	}
-	b.screenshot("ops-after-actions.png")
+	b.view("ops-after-actions")
 
 	// Each was done once, as asked.
 	refunded := env.payment(paid)

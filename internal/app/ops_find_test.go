@@ -99,7 +99,7 @@ func opsPageFindsPayments(t *testing.T, chromium string, db *database.DB) {
 	if !strings.Contains(created, strconv.Itoa(time.Now().Year())) || !strings.Contains(created, "UTC") {
 		t.Errorf("a payment's time reads %q, without its date or zone", created)
 	}
-	b.screenshot("ops-list-page-1.png")
+	b.view("ops-list-page-1")
 
 	// Every payment is reached, a page at a time.
 	if err := b.within(chromedp.Click(chromedp.CSS("#page-next"))); err != nil {
@@ -109,7 +109,7 @@ func opsPageFindsPayments(t *testing.T, chromium string, db *database.DB) {
 	if len(rows()) != 2 {
 		t.Errorf("page 2 lists %v", rows())
 	}
-	b.screenshot("ops-list-page-2.png")
+	b.view("ops-list-page-2")
 	if err := b.within(chromedp.Click(chromedp.CSS("#page-previous"))); err != nil {
 		b.fail("the previous page", err)
 	}
@@ -121,7 +121,7 @@ func opsPageFindsPayments(t *testing.T, chromium string, db *database.DB) {
 	if got := rows(); len(got) != 1 || got[0] != zoe {
 		t.Errorf("searching zoe@example.com lists %v, want %s", got, zoe)
 	}
-	b.screenshot("ops-search-email.png")
+	b.view("ops-search-email")
 	filter(acmes, "")
 	if _, err := b.poll(`document.querySelector('#payments-rows tr.empty') ? 'empty' : false`); err != nil {
 		b.fail("searching another merchant's payment", err)
@@ -142,7 +142,7 @@ func opsPageFindsPayments(t *testing.T, chromium string, db *database.DB) {
 	if got := rows(); len(got) != 1 || got[0] != acmes {
 		t.Errorf("acting for %s, its payment's id lists %v", acme, got)
 	}
-	b.screenshot("ops-other-merchant.png")
+	b.view("ops-other-merchant")
 
 	// The export holds what the filter matches, all pages of it. The page's file is caught as
 	// the page hands it to the browser.

@@ -103,6 +103,7 @@ func opsPageShowsPaymentsAsTheyHappen(t *testing.T, chromium string, db *databas
 	if err := b.within(chromedp.Navigate(env.url+ops.Path), chromedp.WaitVisible(chromedp.CSS("#email"))); err != nil {
 		b.fail("opening the page", err)
 	}
+	b.view("ops-sign-in")
 	if err := b.tabUntil("the sign-in form", `document.activeElement.id === 'email'`); err != nil {
 		b.fail("tabbing to the sign-in form", err)
 	}
@@ -174,18 +175,26 @@ func opsPageShowsPaymentsAsTheyHappen(t *testing.T, chromium string, db *databas
 			t.Errorf("the detail does not say %q: %s", want, detail)
 		}
 	}
-	// The provider that charged it shows its request.
-	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](`(() => {
+	// The provider that charged it shows its requests: after a decline, as available as before,
+	// and half its charges approved.
+	if r := env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("5.00", "USD", "4000000000000002")); r.status != http.StatusPaymentRequired {
+		t.Fatalf("a declined payment: %d %s", r.status, r.raw)
+	}
+	if err := b.click("#refresh-all"); err != nil {
+		b.fail("refreshing", err)
+	}
+	health, err := b.poll(`(() => {
 		const row = document.querySelector('#providers-rows tr[data-provider="stripe"]');
-		return Boolean(row && row.cells[3].textContent !== '0');
-	})()`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
-		t.Errorf("provider health never showed stripe's request: %v", err)
+		return row && row.cells[3].textContent === '2' ? row.cells[4].textContent + ' | ' + row.cells[5].textContent : false;
+	})()`)
+	if err != nil || health != "100.0 % | 50.0 %" {
+		t.Errorf("stripe's health after an approval and a decline: available | approved = %q, %v", health, err)
 	}
 	alertRow := fmt.Sprintf(`#alerts-rows tr[data-id=%q]`, alert.ID)
 	if err := b.within(chromedp.WaitVisible(chromedp.CSS(alertRow))); err != nil {
 		b.fail("waiting for the open alert", err)
 	}
-	b.screenshot("ops-1280x800.png")
+	b.view("ops-1280x800")
 
 	// The alert is acknowledged, then resolved, from its row.
 	// The row is drawn again whenever news of the alert arrives, so a button is clicked in the
@@ -219,7 +228,7 @@ func opsPageShowsPaymentsAsTheyHappen(t *testing.T, chromium string, db *databas
 	if err != nil || narrow != "true true" {
 		t.Errorf("at 390 px wide: fits and one column = %q, %v", narrow, err)
 	}
-	b.screenshot("ops-390x844.png")
+	b.view("ops-390x844")
 
 	// Signing out forgets the credential and goes back to the form.
 	if err := b.within(chromedp.EmulateViewport(1280, 800), chromedp.Click(chromedp.CSS("#sign-out")),
@@ -244,6 +253,6 @@ func opsPageShowsPaymentsAsTheyHappen(t *testing.T, chromium string, db *databas
 	if err != nil || notes != "Needs scope monitoring:read. | Needs scope monitoring:read. | Needs scope webhooks:read." {
 		t.Errorf("the notes of the sections the key may not read = %q, %v", notes, err)
 	}
-	b.screenshot("ops-payments-only.png")
+	b.view("ops-payments-only")
 	b.finish()
 }

@@ -2,9 +2,11 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -132,6 +134,13 @@ func (b *opsBrowser) screenshot(name string) {
 	}
 }
 
+// view keeps the page as it is now, a view named name: its screenshot, and axe-core's check.
+func (b *opsBrowser) view(name string) {
+	b.t.Helper()
+	b.screenshot(name + ".png")
+	b.checkAccessibility(name)
+}
+
 // pageState is what a failure reports of the page: its live state and what it says.
 func (b *opsBrowser) pageState() string {
 	state, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.getElementById('live-state').dataset.live + ': ' +
@@ -196,6 +205,55 @@ func (b *opsBrowser) finish() {
 	}
 	if len(b.problems) > 0 {
 		b.t.Errorf("problems in the page: %s", strings.Join(b.problems, "\n"))
+	}
+}
+
+// axeSource is axe-core's script, read once: testdata/axe pins its version.
+var axeSource = sync.OnceValues(func() (string, error) {
+	source, err := os.ReadFile(filepath.Join("testdata", "axe", "node_modules", "axe-core", "axe.min.js"))
+	return string(source), err
+})
+
+// checkAccessibility runs axe-core over the page as it is now, the view named view, and fails the
+// test for each serious or critical violation; the lesser ones are logged. Without npm to install
+// axe-core the check is skipped, unless PAYGATE_TEST_REQUIRE_BROWSER=1 (as in CI).
+func (b *opsBrowser) checkAccessibility(view string) {
+	b.t.Helper()
+	if _, err := exec.LookPath("npm"); err != nil {
+		if os.Getenv("PAYGATE_TEST_REQUIRE_BROWSER") == "1" {
+			b.t.Fatal("npm is needed to install axe-core, and PAYGATE_TEST_REQUIRE_BROWSER=1")
+		}
+		b.t.Logf("no npm to install axe-core: %s is not checked for accessibility", view)
+		return
+	}
+	npmCI(b.t, filepath.Join("testdata", "axe"))
+	source, err := axeSource()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	// The debugger's evaluation is not the page's script: the page's policy does not apply to it.
+	if _, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`typeof window.axe === 'object' || (() => { `+source+`; return true; })()`)); err != nil {
+		b.fail("loading axe-core", err)
+	}
+	found, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`axe.run(document, {resultTypes: ['violations']}).then((result) =>
+		JSON.stringify(result.violations.map((v) => ({id: v.id, impact: v.impact, help: v.help,
+			nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' '))}))))`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.fail("running axe-core", err)
+	}
+	var violations []struct {
+		ID, Impact, Help string
+		Nodes            []string
+	}
+	if err := json.Unmarshal([]byte(found), &violations); err != nil {
+		b.t.Fatalf("axe-core's answer: %v: %.500s", err, found)
+	}
+	for _, v := range violations {
+		if v.Impact == "serious" || v.Impact == "critical" {
+			b.t.Errorf("%s: axe-core finds a %s violation, %s (%s), at %v", view, v.Impact, v.ID, v.Help, v.Nodes)
+		} else {
+			b.t.Logf("%s: axe-core finds a %s violation, %s (%s), at %v", view, v.Impact, v.ID, v.Help, v.Nodes)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -186,24 +187,31 @@ func TestProviderStatusFromTraffic(t *testing.T) {
 	for range 10 {
 		env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("20.00", "GBP", "4242424242424242"))
 	}
+	// A decline at Stripe: answered, so no less available, but one approval fewer.
+	env.request(http.MethodPost, "/api/v1/payments", token, paymentBody("5.00", "USD", "4000000000000002"))
 	r := env.request(http.MethodGet, "/api/v1/monitoring/providers", token, nil)
 	byProvider := map[string]map[string]any{}
 	for _, s := range r.body["data"].([]any) {
 		byProvider[str(get(s, "provider"))] = s.(map[string]any)
 	}
 	adyen, checkout, stripe := byProvider["adyen"], byProvider["checkout"], byProvider["stripe"]
-	if str(adyen["requests"]) != "1" || str(adyen["success_rate"]) != "1" || adyen["p50_ms"] == nil || adyen["circuit"] != "closed" || adyen["enabled"] != true {
+	if str(adyen["requests"]) != "1" || str(adyen["success_rate"]) != "1" || str(adyen["approval_rate"]) != "1" || adyen["p50_ms"] == nil ||
+		adyen["circuit"] != "closed" || adyen["enabled"] != true {
 		t.Errorf("adyen: %v", adyen)
 	}
-	if str(checkout["requests"]) != "10" || str(checkout["success_rate"]) != "0" || checkout["circuit"] != "open" || checkout["last_error"] == nil || checkout["last_error_at"] == nil {
+	// Its outages decided nothing: no approval rate.
+	if str(checkout["requests"]) != "10" || str(checkout["success_rate"]) != "0" || checkout["approval_rate"] != nil || checkout["circuit"] != "open" ||
+		checkout["last_error"] == nil || checkout["last_error_at"] == nil {
 		t.Errorf("checkout: %v", checkout)
 	}
-	// The ten pounds payments failed over to Stripe.
-	if str(stripe["requests"]) != "10" || stripe["last_error"] != nil {
+	// The ten pounds payments failed over to Stripe, which declined the dollars.
+	if str(stripe["requests"]) != "11" || str(stripe["success_rate"]) != "1" || str(stripe["approval_rate"]) != strconv.FormatFloat(10.0/11, 'g', -1, 64) ||
+		stripe["last_error"] != nil {
 		t.Errorf("stripe: %v", stripe)
 	}
-	g := env.mustGraphQL(token, `{ providerStatus { provider circuit requests successRate p50Ms p99Ms lastError lastErrorAt enabled } }`, nil)
-	if get(g, "providerStatus", 2, "provider") != "checkout" || get(g, "providerStatus", 2, "circuit") != "open" || get(g, "providerStatus", 2, "lastErrorAt") == nil {
+	g := env.mustGraphQL(token, `{ providerStatus { provider circuit requests successRate approvalRate p50Ms p99Ms lastError lastErrorAt enabled } }`, nil)
+	if get(g, "providerStatus", 2, "provider") != "checkout" || get(g, "providerStatus", 2, "circuit") != "open" || get(g, "providerStatus", 2, "lastErrorAt") == nil ||
+		str(get(g, "providerStatus", 0, "approvalRate")) != strconv.FormatFloat(10.0/11, 'g', -1, 64) {
 		t.Errorf("GraphQL: %v", g)
 	}
 }

@@ -3,6 +3,8 @@ package metrics
 import (
 	"slices"
 	"time"
+
+	"github.com/paygate/paygate/internal/routing"
 )
 
 // latencySamples is how many recent calls per provider the latency percentiles are taken over.
@@ -22,23 +24,26 @@ type Providers interface {
 // monitoring API shows of it.
 type providerCalls struct {
 	requests, succeeded int64
-	latencies           []time.Duration // a ring of the latest calls
-	next                int
-	lastError           string
-	lastErrorAt         time.Time
+	// decided counts the charges the provider approved or declined, approved those it approved.
+	decided, approved int64
+	latencies         []time.Duration // a ring of the latest calls
+	next              int
+	lastError         string
+	lastErrorAt       time.Time
 }
 
 // ProviderCall records a call to a provider: answered (an approval, a decline, a refund taken) or
-// not (err).
-func (m *Metrics) ProviderCall(provider string, err error, took time.Duration) {
+// not (err); a charge's outcome (routing.OutcomeApproved, OutcomeDeclined ...), "" for a refund or
+// a capture.
+func (m *Metrics) ProviderCall(provider, outcome string, err error, took time.Duration) {
 	if m == nil {
 		return
 	}
-	outcome := "answered"
+	answered := "answered"
 	if err != nil {
-		outcome = "error"
+		answered = "error"
 	}
-	m.providerRequests.WithLabelValues(provider, outcome).Inc()
+	m.providerRequests.WithLabelValues(provider, answered).Inc()
 	m.providerDuration.WithLabelValues(provider).Observe(took.Seconds())
 
 	at := m.now()
@@ -50,6 +55,13 @@ func (m *Metrics) ProviderCall(provider string, err error, took time.Duration) {
 		m.providerCalls[provider] = p
 	}
 	p.requests++
+	switch outcome {
+	case routing.OutcomeApproved:
+		p.decided++
+		p.approved++
+	case routing.OutcomeDeclined:
+		p.decided++
+	}
 	if err == nil {
 		p.succeeded++
 	} else {
@@ -70,12 +82,15 @@ type ProviderStatus struct {
 	Circuit  string `json:"circuit"`
 	Requests int64  `json:"requests"`
 	// SuccessRate is the share of calls the provider answered (an approval, a decline, a refund
-	// taken); nil before any call.
-	SuccessRate *float64   `json:"success_rate"`
-	P50MS       *float64   `json:"p50_ms"`
-	P99MS       *float64   `json:"p99_ms"`
-	LastError   *string    `json:"last_error"`
-	LastErrorAt *time.Time `json:"last_error_at"`
+	// taken), its availability; nil before any call.
+	SuccessRate *float64 `json:"success_rate"`
+	// ApprovalRate is the share of the charges it decided that it approved: a decline counts
+	// against it, an outage does not; nil before any decision.
+	ApprovalRate *float64   `json:"approval_rate"`
+	P50MS        *float64   `json:"p50_ms"`
+	P99MS        *float64   `json:"p99_ms"`
+	LastError    *string    `json:"last_error"`
+	LastErrorAt  *time.Time `json:"last_error_at"`
 }
 
 // ProviderStatus reports every provider: enabled by the document in force, its circuit, and its
@@ -90,6 +105,10 @@ func (m *Metrics) ProviderStatus() []ProviderStatus {
 			status.Requests = p.requests
 			rate := float64(p.succeeded) / float64(p.requests)
 			status.SuccessRate = &rate
+			if p.decided > 0 {
+				approval := float64(p.approved) / float64(p.decided)
+				status.ApprovalRate = &approval
+			}
 			sorted := slices.Sorted(slices.Values(p.latencies))
 			status.P50MS, status.P99MS = PercentileMS(sorted, 0.50), PercentileMS(sorted, 0.99)
 			if p.lastError != "" {

@@ -27,8 +27,9 @@ type Router struct {
 	breaker   *Breaker
 	now       func() time.Time
 	pick      func(n int) int
-	// Observe, when set, is told of every call to a provider: a charge or a refund.
-	Observe func(provider string, err error, took time.Duration)
+	// Observe, when set, is told of every call to a provider: a charge, with its outcome
+	// (OutcomeApproved, OutcomeDeclined ...), or a refund or capture, with none ("").
+	Observe func(provider, outcome string, err error, took time.Duration)
 }
 
 // NewRouter returns a router over providers that reads the document in force from config on
@@ -183,13 +184,13 @@ func (r *Router) call(ctx context.Context, name string, c settings.Document, pas
 	failed := errors.Is(err, provider.ErrOutage) || err != nil && !errors.Is(err, provider.ErrUnavailable)
 	r.breaker.Record(name, pass, failed, c.CircuitBreaker)
 	counted = true
-	r.observe(name, err, latency)
+	r.observe(name, outcomeOf(result, err), err, latency)
 	return result, err, latency
 }
 
-func (r *Router) observe(name string, err error, latency time.Duration) {
+func (r *Router) observe(name, outcome string, err error, latency time.Duration) {
 	if r.Observe != nil {
-		r.Observe(name, err, latency)
+		r.Observe(name, outcome, err, latency)
 	}
 }
 
@@ -219,7 +220,7 @@ func (r *Router) CircuitOpen(name string) bool {
 // ObserveRefund counts a refund sent to a provider in its figures. It leaves the circuit alone:
 // a refund refused for its amount says nothing of the provider's health.
 func (r *Router) ObserveRefund(name string, err error, latency time.Duration) {
-	r.observe(name, err, latency)
+	r.observe(name, "", err, latency)
 }
 
 func outcomeOf(result provider.ChargeResult, err error) string {

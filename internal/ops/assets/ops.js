@@ -25,7 +25,7 @@
   const AUTH_CODES = new Set(['unauthenticated', 'token_expired', 'token_invalid', 'token_revoked', 'invalid_credentials']);
 
   const PAYMENT_FIELDS = 'id status amount currency provider createdAt customer { email }';
-  const PROVIDER_FIELDS = 'provider enabled circuit requests successRate p50Ms p99Ms lastError lastErrorAt';
+  const PROVIDER_FIELDS = 'provider enabled circuit requests successRate approvalRate p50Ms p99Ms lastError lastErrorAt';
   const ALERT_FIELDS = 'id rule subject severity status message openedAt acknowledgedBy';
 
   const LOGIN = 'mutation OpsLogin($input: LoginInput!) { login(input: $input) { accessToken refreshToken expiresIn } }';
@@ -213,11 +213,11 @@
   }
 
   // answered says whether body holds field; if not, the section says why: a scope the principal
-  // lacks, or the error.
+  // lacks, or the error. An answer clears what an earlier failure said, not what was done.
   function answered(section, body, field) {
     if (body.data && body.data[field] !== undefined && body.data[field] !== null) {
       section.body.hidden = false;
-      if (section.note.dataset.kind) note(section, '');
+      if (section.note.dataset.kind && section.note.dataset.kind !== 'done') note(section, '');
       return true;
     }
     const errors = body.errors || [];
@@ -500,7 +500,8 @@
   }
 
   function table(caption, headings, rows) {
-    return h('div', { class: 'scroll' }, [h('table', null, [
+    // A region that may scroll sideways is reached by the keyboard too.
+    return h('div', { class: 'scroll', tabindex: '0', role: 'region', 'aria-label': caption }, [h('table', null, [
       h('caption', { text: caption }),
       h('thead', null, [h('tr', null, headings.map((text) => h('th', { scope: 'col', text: text })))]),
       h('tbody', null, rows.map((cells) => h('tr', null, cells.map((content) => cell(content)))))
@@ -519,7 +520,7 @@
     }
     const p = body.data.payment;
     detailPayment = p;
-    if (section.note.dataset.kind !== 'done') note(section, ''); // what an action did stays said
+    if (!section.note.dataset.kind) note(section, ''); // "Loading ..."; what an action did stays said
     const facts = [
       ['Status', badge(p.status)],
       ['Amount', p.amount + ' ' + p.currency],
@@ -676,12 +677,13 @@
         cell(h('span', { class: 'badge', 'data-circuit': s.circuit, text: lower(s.circuit) })),
         cell(String(s.requests), { class: 'num' }),
         cell(percent(s.successRate), { class: 'num' }),
+        cell(percent(s.approvalRate), { class: 'num' }),
         cell(ms(s.p50Ms), { class: 'num' }),
         cell(ms(s.p99Ms), { class: 'num' }),
         cell(lastError)
       ]));
     });
-    if (!providers.size) emptyRow(tbody, 8, 'No providers.');
+    if (!providers.size) emptyRow(tbody, 9, 'No providers.');
   }
 
   async function loadProviders() {

@@ -1093,6 +1093,8 @@ export type ProviderSettingsInput = {
 /** How a payment provider is doing, from the calls this server made to it since it started. */
 export type ProviderStatus = {
   __typename?: 'ProviderStatus';
+  /** The share of the charges it decided (approved or declined) that it approved: declines count against it, outages do not; null before any decision. */
+  approvalRate: Maybe<Scalars['Float']['output']>;
   /** closed (in use), open (passed over after failing) or half_open (one call out to probe it). */
   circuit: Scalars['String']['output'];
   /** Whether the configuration in force lets payments go to it. */
@@ -1103,7 +1105,7 @@ export type ProviderStatus = {
   p99Ms: Maybe<Scalars['Float']['output']>;
   provider: Scalars['String']['output'];
   requests: Scalars['Int']['output'];
-  /** The share of calls it answered (approved, declined, refund taken); null before any call. */
+  /** Its availability: the share of calls it answered (approved, declined, refund taken); null before any call. */
   successRate: Maybe<Scalars['Float']['output']>;
 };
 

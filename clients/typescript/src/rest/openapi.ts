@@ -1306,8 +1306,10 @@ export interface components {
             circuit: "closed" | "open" | "half_open";
             /** @description Calls to the provider since this server started. */
             requests: number;
-            /** @description Share of calls the provider answered; null before any. */
+            /** @description The provider's availability: the share of calls it answered (approved, declined, refund taken); null before any. */
             success_rate: number | null;
+            /** @description The share of the charges the provider decided (approved or declined) that it approved: declines count against it, outages do not; null before any decision. */
+            approval_rate: number | null;
             p50_ms: number | null;
             p99_ms: number | null;
             last_error: string | null;
