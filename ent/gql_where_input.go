@@ -674,6 +674,21 @@ type PaymentWhereInput struct {
 	CustomerEmailEqualFold    *string  `json:"customerEmailEqualFold,omitempty"`
 	CustomerEmailContainsFold *string  `json:"customerEmailContainsFold,omitempty"`
 
+	// "card_last4" field predicates.
+	CardLast4             *string  `json:"cardLast4,omitempty"`
+	CardLast4NEQ          *string  `json:"cardLast4NEQ,omitempty"`
+	CardLast4In           []string `json:"cardLast4In,omitempty"`
+	CardLast4NotIn        []string `json:"cardLast4NotIn,omitempty"`
+	CardLast4GT           *string  `json:"cardLast4GT,omitempty"`
+	CardLast4GTE          *string  `json:"cardLast4GTE,omitempty"`
+	CardLast4LT           *string  `json:"cardLast4LT,omitempty"`
+	CardLast4LTE          *string  `json:"cardLast4LTE,omitempty"`
+	CardLast4Contains     *string  `json:"cardLast4Contains,omitempty"`
+	CardLast4HasPrefix    *string  `json:"cardLast4HasPrefix,omitempty"`
+	CardLast4HasSuffix    *string  `json:"cardLast4HasSuffix,omitempty"`
+	CardLast4EqualFold    *string  `json:"cardLast4EqualFold,omitempty"`
+	CardLast4ContainsFold *string  `json:"cardLast4ContainsFold,omitempty"`
+
 	// "provider" field predicates.
 	Provider             *string  `json:"provider,omitempty"`
 	ProviderNEQ          *string  `json:"providerNEQ,omitempty"`
@@ -951,6 +966,45 @@ func (i *PaymentWhereInput) P() (predicate.Payment, error) {
 	}
 	if i.CustomerEmailContainsFold != nil {
 		predicates = append(predicates, payment.CustomerEmailContainsFold(*i.CustomerEmailContainsFold))
+	}
+	if i.CardLast4 != nil {
+		predicates = append(predicates, payment.CardLast4EQ(*i.CardLast4))
+	}
+	if i.CardLast4NEQ != nil {
+		predicates = append(predicates, payment.CardLast4NEQ(*i.CardLast4NEQ))
+	}
+	if len(i.CardLast4In) > 0 {
+		predicates = append(predicates, payment.CardLast4In(i.CardLast4In...))
+	}
+	if len(i.CardLast4NotIn) > 0 {
+		predicates = append(predicates, payment.CardLast4NotIn(i.CardLast4NotIn...))
+	}
+	if i.CardLast4GT != nil {
+		predicates = append(predicates, payment.CardLast4GT(*i.CardLast4GT))
+	}
+	if i.CardLast4GTE != nil {
+		predicates = append(predicates, payment.CardLast4GTE(*i.CardLast4GTE))
+	}
+	if i.CardLast4LT != nil {
+		predicates = append(predicates, payment.CardLast4LT(*i.CardLast4LT))
+	}
+	if i.CardLast4LTE != nil {
+		predicates = append(predicates, payment.CardLast4LTE(*i.CardLast4LTE))
+	}
+	if i.CardLast4Contains != nil {
+		predicates = append(predicates, payment.CardLast4Contains(*i.CardLast4Contains))
+	}
+	if i.CardLast4HasPrefix != nil {
+		predicates = append(predicates, payment.CardLast4HasPrefix(*i.CardLast4HasPrefix))
+	}
+	if i.CardLast4HasSuffix != nil {
+		predicates = append(predicates, payment.CardLast4HasSuffix(*i.CardLast4HasSuffix))
+	}
+	if i.CardLast4EqualFold != nil {
+		predicates = append(predicates, payment.CardLast4EqualFold(*i.CardLast4EqualFold))
+	}
+	if i.CardLast4ContainsFold != nil {
+		predicates = append(predicates, payment.CardLast4ContainsFold(*i.CardLast4ContainsFold))
 	}
 	if i.Provider != nil {
 		predicates = append(predicates, payment.ProviderEQ(*i.Provider))

@@ -309,6 +309,11 @@ var (
 				Columns: []*schema.Column{PaymentsColumns[8], PaymentsColumns[2]},
 			},
 			{
+				Name:    "payment_merchant_id_card_last4_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{PaymentsColumns[1], PaymentsColumns[11], PaymentsColumns[2]},
+			},
+			{
 				Name:    "payment_provider_provider_payment_id",
 				Unique:  false,
 				Columns: []*schema.Column{PaymentsColumns[15], PaymentsColumns[16]},

@@ -36,7 +36,9 @@ func (Payment) Fields() []ent.Field {
 			Annotations(entgql.Skip(entgql.SkipType, entgql.SkipOrderField)),
 		field.String("customer_name").Immutable().MaxRuneLen(200).Default("").Annotations(hidden),
 		field.String("card_brand").Immutable().Annotations(hidden),
-		field.String("card_last4").Immutable().MinLen(4).MaxLen(4).Annotations(hidden),
+		// Shown as the card's; filtered on to find a payment by its card's last four digits.
+		field.String("card_last4").Immutable().MinLen(4).MaxLen(4).
+			Annotations(entgql.Skip(entgql.SkipType, entgql.SkipOrderField)),
 		field.Int("card_exp_month").Immutable().Range(1, 12).Annotations(hidden),
 		field.Int("card_exp_year").Immutable().Annotations(hidden),
 		field.String("card_fingerprint").Immutable().Annotations(hidden),
@@ -129,6 +131,8 @@ func (Payment) Indexes() []ent.Index {
 		index.Fields("merchant_id", "created_at", "id"),
 		index.Fields("status", "created_at"),
 		index.Fields("customer_email", "created_at"),
+		// A merchant's payments by their card's last four digits, newest first.
+		index.Fields("merchant_id", "card_last4", "created_at"),
 		// A provider's webhook names the payment by the provider's id of its charge.
 		index.Fields("provider", "provider_payment_id"),
 		// The expiry loop finds the authorisations that lapsed.

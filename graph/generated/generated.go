@@ -3889,6 +3889,22 @@ input PaymentWhereInput {
   customerEmailEqualFold: String
   customerEmailContainsFold: String
   """
+  card_last4 field predicates
+  """
+  cardLast4: String
+  cardLast4NEQ: String
+  cardLast4In: [String!]
+  cardLast4NotIn: [String!]
+  cardLast4GT: String
+  cardLast4GTE: String
+  cardLast4LT: String
+  cardLast4LTE: String
+  cardLast4Contains: String
+  cardLast4HasPrefix: String
+  cardLast4HasSuffix: String
+  cardLast4EqualFold: String
+  cardLast4ContainsFold: String
+  """
   provider field predicates
   """
   provider: String
@@ -20984,7 +21000,7 @@ func (ec *executionContext) unmarshalInputPaymentWhereInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "amount", "amountNEQ", "amountIn", "amountNotIn", "amountGT", "amountGTE", "amountLT", "amountLTE", "currency", "currencyNEQ", "currencyIn", "currencyNotIn", "currencyGT", "currencyGTE", "currencyLT", "currencyLTE", "currencyContains", "currencyHasPrefix", "currencyHasSuffix", "currencyEqualFold", "currencyContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "customerEmail", "customerEmailNEQ", "customerEmailIn", "customerEmailNotIn", "customerEmailGT", "customerEmailGTE", "customerEmailLT", "customerEmailLTE", "customerEmailContains", "customerEmailHasPrefix", "customerEmailHasSuffix", "customerEmailEqualFold", "customerEmailContainsFold", "provider", "providerNEQ", "providerIn", "providerNotIn", "providerGT", "providerGTE", "providerLT", "providerLTE", "providerContains", "providerHasPrefix", "providerHasSuffix", "providerEqualFold", "providerContainsFold", "captureMethod", "captureMethodNEQ", "captureMethodIn", "captureMethodNotIn", "failureCode", "failureCodeNEQ", "failureCodeIn", "failureCodeNotIn", "failureCodeGT", "failureCodeGTE", "failureCodeLT", "failureCodeLTE", "failureCodeContains", "failureCodeHasPrefix", "failureCodeHasSuffix", "failureCodeIsNil", "failureCodeNotNil", "failureCodeEqualFold", "failureCodeContainsFold"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "amount", "amountNEQ", "amountIn", "amountNotIn", "amountGT", "amountGTE", "amountLT", "amountLTE", "currency", "currencyNEQ", "currencyIn", "currencyNotIn", "currencyGT", "currencyGTE", "currencyLT", "currencyLTE", "currencyContains", "currencyHasPrefix", "currencyHasSuffix", "currencyEqualFold", "currencyContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "customerEmail", "customerEmailNEQ", "customerEmailIn", "customerEmailNotIn", "customerEmailGT", "customerEmailGTE", "customerEmailLT", "customerEmailLTE", "customerEmailContains", "customerEmailHasPrefix", "customerEmailHasSuffix", "customerEmailEqualFold", "customerEmailContainsFold", "cardLast4", "cardLast4NEQ", "cardLast4In", "cardLast4NotIn", "cardLast4GT", "cardLast4GTE", "cardLast4LT", "cardLast4LTE", "cardLast4Contains", "cardLast4HasPrefix", "cardLast4HasSuffix", "cardLast4EqualFold", "cardLast4ContainsFold", "provider", "providerNEQ", "providerIn", "providerNotIn", "providerGT", "providerGTE", "providerLT", "providerLTE", "providerContains", "providerHasPrefix", "providerHasSuffix", "providerEqualFold", "providerContainsFold", "captureMethod", "captureMethodNEQ", "captureMethodIn", "captureMethodNotIn", "failureCode", "failureCodeNEQ", "failureCodeIn", "failureCodeNotIn", "failureCodeGT", "failureCodeGTE", "failureCodeLT", "failureCodeLTE", "failureCodeContains", "failureCodeHasPrefix", "failureCodeHasSuffix", "failureCodeIsNil", "failureCodeNotNil", "failureCodeEqualFold", "failureCodeContainsFold"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -21404,6 +21420,97 @@ func (ec *executionContext) unmarshalInputPaymentWhereInput(ctx context.Context,
 				return it, err
 			}
 			it.CustomerEmailContainsFold = data
+		case "cardLast4":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cardLast4"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CardLast4 = data
+		case "cardLast4NEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cardLast4NEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CardLast4NEQ = data
+		case "cardLast4In":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cardLast4In"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CardLast4In = data
+		case "cardLast4NotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cardLast4NotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CardLast4NotIn = data
+		case "cardLast4GT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cardLast4GT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CardLast4GT = data
+		case "cardLast4GTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cardLast4GTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CardLast4GTE = data
+		case "cardLast4LT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cardLast4LT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CardLast4LT = data
+		case "cardLast4LTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cardLast4LTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CardLast4LTE = data
+		case "cardLast4Contains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cardLast4Contains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CardLast4Contains = data
+		case "cardLast4HasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cardLast4HasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CardLast4HasPrefix = data
+		case "cardLast4HasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cardLast4HasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CardLast4HasSuffix = data
+		case "cardLast4EqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cardLast4EqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CardLast4EqualFold = data
+		case "cardLast4ContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cardLast4ContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CardLast4ContainsFold = data
 		case "provider":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("provider"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)

@@ -17,7 +17,8 @@ import (
 )
 
 // TestOpsPageFindsPayments drives the operations page in headless Chromium as platform staff:
-// it pages through every payment, finds one by its customer's email and one by its id, narrows
+// it pages through every payment, finds one by its customer's email, one by its card's last four
+// digits and one by its id, narrows
 // by a date range, acts for another merchant (whose payment then shows, and the default
 // merchant's do not), and exports the list as CSV; every time shows its date and zone. Each view
 // is kept as a screenshot.
@@ -32,9 +33,9 @@ func opsPageFindsPayments(t *testing.T, chromium string, db *database.DB) {
 	env.app.Start(t.Context())
 	email := env.staffWith("operator")
 	admin := env.tokenFor("admin")
-	pay := func(customer string, headers ...string) string {
+	pay := func(customer, card string, headers ...string) string {
 		t.Helper()
-		body := paymentBody("10.00", "USD", "4242424242424242")
+		body := paymentBody("10.00", "USD", card)
 		body["customer"] = map[string]any{"email": customer, "name": "A Customer"}
 		r := env.request(http.MethodPost, "/api/v1/payments", admin, body, headers...)
 		if r.status != http.StatusCreated {
@@ -42,17 +43,17 @@ func opsPageFindsPayments(t *testing.T, chromium string, db *database.DB) {
 		}
 		return str(get(r.data(), "id"))
 	}
-	// 52 payments of the default merchant: two pages of 50. One is Zoe's.
+	// 52 payments of the default merchant: two pages of 50. One is Zoe's, with a card of its own.
 	var zoe string
 	for i := range 52 {
 		if i == 7 {
-			zoe = pay("zoe@example.com")
+			zoe = pay("zoe@example.com", "5555555555554444")
 		} else {
-			pay("ann@example.com")
+			pay("ann@example.com", "4242424242424242")
 		}
 	}
 	acme := str(get(env.request(http.MethodPost, "/api/v1/merchants", admin, map[string]any{"name": "Acme Shoes"}).data(), "id"))
-	acmes := pay("bob@acme.example", "Paygate-Merchant", acme)
+	acmes := pay("bob@acme.example", "4242424242424242", "Paygate-Merchant", acme)
 
 	b := newOpsBrowser(t, chromium, env)
 	if err := b.within(chromedp.Navigate(env.url+ops.Path), chromedp.WaitVisible(chromedp.CSS("#email")),
@@ -122,6 +123,11 @@ func opsPageFindsPayments(t *testing.T, chromium string, db *database.DB) {
 		t.Errorf("searching zoe@example.com lists %v, want %s", got, zoe)
 	}
 	b.view("ops-search-email")
+	filter("4444", "")
+	position("Page 1: 1–1 of 1")
+	if got := rows(); len(got) != 1 || got[0] != zoe {
+		t.Errorf("searching the last four digits 4444 lists %v, want %s", got, zoe)
+	}
 	filter(acmes, "")
 	if _, err := b.poll(`document.querySelector('#payments-rows tr.empty') ? 'empty' : false`); err != nil {
 		b.fail("searching another merchant's payment", err)

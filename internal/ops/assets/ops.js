@@ -24,7 +24,7 @@
   // The error codes that say the credential itself is refused.
   const AUTH_CODES = new Set(['unauthenticated', 'token_expired', 'token_invalid', 'token_revoked', 'invalid_credentials']);
 
-  const PAYMENT_FIELDS = 'id status amount currency provider createdAt customer { email }';
+  const PAYMENT_FIELDS = 'id status amount currency provider createdAt customer { email } card { last4 }';
   const PROVIDER_FIELDS = 'provider enabled circuit requests successRate approvalRate p50Ms p99Ms lastError lastErrorAt';
   const ALERT_FIELDS = 'id rule subject severity status message openedAt acknowledgedBy';
 
@@ -251,6 +251,7 @@
     return (!f.status || p.status === f.status) && (!f.currency || p.currency === f.currency) &&
       (!f.provider || p.provider === f.provider) && (!f.id || p.id === f.id) &&
       (!f.customerEmail || (p.customer && p.customer.email === f.customerEmail)) &&
+      (!f.cardLast4 || (p.card && p.card.last4 === f.cardLast4)) &&
       (!f.createdAtGTE || created >= Date.parse(f.createdAtGTE)) && (!f.createdAtLT || created < Date.parse(f.createdAtLT));
   }
 
@@ -435,13 +436,15 @@
       control.focus();
     };
     if (currency && !/^[A-Z]{3}$/.test(currency)) return refuse('A currency is three letters, such as USD.', $('filter-currency'));
-    if (search && !search.startsWith('pay_') && !search.includes('@')) {
-      return refuse("Search takes a payment's id (pay_...) or a customer's email.", $('filter-search'));
+    const lastFour = /^\d{4}$/.test(search);
+    if (search && !search.startsWith('pay_') && !search.includes('@') && !lastFour) {
+      return refuse("Search takes a payment's id (pay_...), a customer's email, or a card's last four digits.", $('filter-search'));
     }
     if (from && to && to < from) return refuse('The range ends before it starts.', $('filter-to'));
     $('filter-currency').value = currency;
     const filter = {};
     if (search.startsWith('pay_')) filter.id = search;
+    else if (lastFour) filter.cardLast4 = search;
     else if (search) filter.customerEmail = search;
     if (status) filter.status = status;
     if (provider) filter.provider = provider;

@@ -989,6 +989,20 @@ export type PaymentWhereInput = {
   captureMethodIn?: InputMaybe<Array<CaptureMethod>>;
   captureMethodNEQ?: InputMaybe<CaptureMethod>;
   captureMethodNotIn?: InputMaybe<Array<CaptureMethod>>;
+  /** card_last4 field predicates */
+  cardLast4?: InputMaybe<Scalars['String']['input']>;
+  cardLast4Contains?: InputMaybe<Scalars['String']['input']>;
+  cardLast4ContainsFold?: InputMaybe<Scalars['String']['input']>;
+  cardLast4EqualFold?: InputMaybe<Scalars['String']['input']>;
+  cardLast4GT?: InputMaybe<Scalars['String']['input']>;
+  cardLast4GTE?: InputMaybe<Scalars['String']['input']>;
+  cardLast4HasPrefix?: InputMaybe<Scalars['String']['input']>;
+  cardLast4HasSuffix?: InputMaybe<Scalars['String']['input']>;
+  cardLast4In?: InputMaybe<Array<Scalars['String']['input']>>;
+  cardLast4LT?: InputMaybe<Scalars['String']['input']>;
+  cardLast4LTE?: InputMaybe<Scalars['String']['input']>;
+  cardLast4NEQ?: InputMaybe<Scalars['String']['input']>;
+  cardLast4NotIn?: InputMaybe<Array<Scalars['String']['input']>>;
   /** created_at field predicates */
   createdAt?: InputMaybe<Scalars['Time']['input']>;
   createdAtGT?: InputMaybe<Scalars['Time']['input']>;
