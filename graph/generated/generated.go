@@ -4953,7 +4953,7 @@ type ProviderStatus {
   requests: Int!
   "Its availability: the share of calls it answered (approved, declined, refund taken); null before any call."
   successRate: Float
-  "The share of the charges it decided (approved or declined) that it approved: declines count against it, outages do not; null before any decision."
+  "The share of the charges it decided when asked (approved or declined) that it approved: declines count against it, outages do not, nor a decision after 3-D Secure; null before any decision."
   approvalRate: Float
   p50Ms: Float
   p99Ms: Float

@@ -11,13 +11,12 @@ import (
 
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
-	"github.com/paygate/paygate/internal/ops"
 )
 
 // TestOpsPageActsOnPayments drives the operations page in headless Chromium as a platform
 // operator: refunds part of a payment, is shown the API's refusal of a refund larger than what is
 // left, captures part of an authorisation and cancels another, each asked in a dialog first and
-// sent once; then, signed in with a key that reads payments alone, is offered none of them.
+// sent once; then, signed in with a key that may not refund, is offered no refund.
 func TestOpsPageActsOnPayments(t *testing.T) {
 	t.Parallel()
 	chromium := browserPath(t)
@@ -39,16 +38,14 @@ func opsPageActsOnPayments(t *testing.T, chromium string, db *database.DB) {
 		return str(get(r.data(), "id"))
 	}
 	toCapture, toCancel := made(manualBody("30.00", "USD")), made(manualBody("20.00", "USD"))
-	readsPayments := env.apiKey(admin, "payments:read")
+	// A key that may change payments, but not refund them.
+	noRefunds := env.apiKey(admin, "payments:read", "payments:write")
 
 	b := newOpsBrowser(t, chromium, env)
-	if err := b.within(chromedp.Navigate(env.url+ops.Path), chromedp.WaitVisible(chromedp.CSS("#email")),
-		chromedp.SendKeys(chromedp.CSS("#email"), email), chromedp.SendKeys(chromedp.CSS("#password"), testPassword+kb.Enter),
-		chromedp.WaitVisible(chromedp.CSS("#merchant-form"))); err != nil {
-		b.fail("signing in", err)
-	}
+	b.signIn(env.url, email)
 	// act opens payment's detail, then the dialog of action, fills it in and confirms; it answers
 	// what the dialog or the detail then says.
+	dialogs := 0
 	act := func(payment, action, amount, reason string) string {
 		t.Helper()
 		row := fmt.Sprintf(`#payments-rows tr[data-id=%q] .row-button`, payment)
@@ -73,7 +70,8 @@ func opsPageActsOnPayments(t *testing.T, chromium string, db *database.DB) {
 			form.requestSubmit(); // a second press while the first is under way sends nothing more
 			return true;
 		})()`, amount, amount, reason, reason)
-		b.view("ops-" + action + "-dialog")
+		dialogs++
+		b.view(fmt.Sprintf("ops-dialog-%d-%s", dialogs, action))
 		if _, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](fill)); err != nil {
 			b.fail("confirming "+action, err)
 		}
@@ -121,19 +119,22 @@ func opsPageActsOnPayments(t *testing.T, chromium string, db *database.DB) {
 		t.Errorf("after the page canceled it: %+v", canceled)
 	}
 
-	// A credential that may only read payments is offered no action.
+	// A credential without refunds:write is offered no refund of a payment that could be refunded.
 	if err := b.within(chromedp.Click(chromedp.CSS("#sign-out")), chromedp.WaitVisible(chromedp.CSS("#credential")),
-		chromedp.SendKeys(chromedp.CSS("#credential"), readsPayments+kb.Enter)); err != nil {
-		b.fail("signing in with a key that reads payments", err)
+		chromedp.SendKeys(chromedp.CSS("#credential"), noRefunds+kb.Enter)); err != nil {
+		b.fail("signing in with a key that may not refund", err)
 	}
-	if err := b.click(fmt.Sprintf(`#payments-rows tr[data-id=%q] .row-button`, toCapture)); err != nil {
-		b.fail("choosing a payment as a reader", err)
+	if _, err := b.poll(`document.getElementById('session-who').textContent.includes('(API key)') && 'known'`); err != nil {
+		b.fail("the key's scopes known", err)
 	}
-	if _, err := b.poll(fmt.Sprintf(`document.querySelector('#detail-body .detail-id')?.textContent === %q && 'shown'`, toCapture)); err != nil {
-		b.fail("a reader's detail", err)
+	if err := b.click(fmt.Sprintf(`#payments-rows tr[data-id=%q] .row-button`, paid)); err != nil {
+		b.fail("choosing a payment without refunds:write", err)
+	}
+	if _, err := b.poll(fmt.Sprintf(`document.querySelector('#detail-body .detail-id')?.textContent === %q && 'shown'`, paid)); err != nil {
+		b.fail("the detail without refunds:write", err)
 	}
 	if n, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](`document.querySelectorAll('#detail-body button[data-payment-action]').length`)); err != nil || n != 0 {
-		t.Errorf("a reader is offered %d actions (%v)", n, err)
+		t.Errorf("a key without refunds:write is offered %d actions on a refundable payment (%v)", n, err)
 	}
 	b.finish()
 }

@@ -9,11 +9,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/chromedp/chromedp/kb"
 
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
-	"github.com/paygate/paygate/internal/ops"
 )
 
 // TestOpsPageFindsPayments drives the operations page in headless Chromium as platform staff:
@@ -56,11 +54,7 @@ func opsPageFindsPayments(t *testing.T, chromium string, db *database.DB) {
 	acmes := pay("bob@acme.example", "4242424242424242", "Paygate-Merchant", acme)
 
 	b := newOpsBrowser(t, chromium, env)
-	if err := b.within(chromedp.Navigate(env.url+ops.Path), chromedp.WaitVisible(chromedp.CSS("#email")),
-		chromedp.SendKeys(chromedp.CSS("#email"), email), chromedp.SendKeys(chromedp.CSS("#password"), testPassword+kb.Enter),
-		chromedp.WaitVisible(chromedp.CSS("#merchant-form"))); err != nil {
-		b.fail("signing in", err)
-	}
+	b.signIn(env.url, email)
 	position := func(want string) {
 		t.Helper()
 		if got, err := b.poll(fmt.Sprintf(`(() => { const p = document.getElementById('page-position').textContent;
@@ -116,32 +110,42 @@ func opsPageFindsPayments(t *testing.T, chromium string, db *database.DB) {
 	}
 	position("Page 1: 1–50 of 52")
 
-	// By the customer's email, and by id: another merchant's payment is not among these.
+	// Each search below answers differently from the one before it, so that the page is seen to
+	// have read it: by the card's last four digits, everything again, by the customer's email, by
+	// another merchant's payment's id (not among these), everything, and from tomorrow on.
+	empty := func(step string) {
+		t.Helper()
+		if _, err := b.poll(`document.querySelector('#payments-rows tr.empty') ? 'empty' : false`); err != nil {
+			b.fail(step, err)
+		}
+	}
+	filter("4444", "")
+	position("Page 1: 1–1 of 1")
+	if got := rows(); len(got) != 1 || got[0] != zoe {
+		t.Errorf("searching the last four digits 4444 lists %v, want %s", got, zoe)
+	}
+	filter("", "")
+	position("Page 1: 1–50 of 52")
 	filter("zoe@example.com", "")
 	position("Page 1: 1–1 of 1")
 	if got := rows(); len(got) != 1 || got[0] != zoe {
 		t.Errorf("searching zoe@example.com lists %v, want %s", got, zoe)
 	}
 	b.view("ops-search-email")
-	filter("4444", "")
-	position("Page 1: 1–1 of 1")
-	if got := rows(); len(got) != 1 || got[0] != zoe {
-		t.Errorf("searching the last four digits 4444 lists %v, want %s", got, zoe)
-	}
 	filter(acmes, "")
-	if _, err := b.poll(`document.querySelector('#payments-rows tr.empty') ? 'empty' : false`); err != nil {
-		b.fail("searching another merchant's payment", err)
-	}
-	// From tomorrow on, nothing.
+	empty("searching another merchant's payment")
+	filter("", "")
+	position("Page 1: 1–50 of 52")
 	tomorrow := time.Now().Add(24 * time.Hour).Format("2006-01-02")
 	filter("", tomorrow)
-	if _, err := b.poll(`document.querySelector('#payments-rows tr.empty') ? 'empty' : false`); err != nil {
-		b.fail("a date range with nothing in it", err)
-	}
+	empty("a date range with nothing in it")
 
 	// Acting for Acme, its payment shows, found by its id.
 	if err := b.within(chromedp.SetValue(chromedp.CSS("#merchant"), acme), chromedp.Click(chromedp.CSS(`#merchant-form button[type="submit"]`))); err != nil {
 		b.fail("choosing a merchant", err)
+	}
+	if _, err := b.poll(fmt.Sprintf(`document.getElementById('merchant-error').textContent === %q && 'taken'`, "Acting for "+acme+".")); err != nil {
+		b.fail("the merchant chosen", err)
 	}
 	filter(acmes, "")
 	position("Page 1: 1–1 of 1")

@@ -13,12 +13,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/paygate/paygate/internal/ops"
 )
 
 // opsBrowser is headless Chromium driving a test server's pages, with every host but the server
@@ -39,10 +43,22 @@ func newOpsBrowser(t *testing.T, chromium string, env *testEnv) *opsBrowser {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// axe-core is installed before the browser's time starts to run.
+	if _, err := exec.LookPath("npm"); err == nil {
+		npmCI(t, axeDir)
+	}
 	// Every step is bounded: the whole test gives up after 3 minutes, and the browser with it.
 	ctx, cancel := context.WithTimeout(loopbackChromium(t, chromium), 3*time.Minute)
 	t.Cleanup(cancel)
 	b := &opsBrowser{t: t, ctx: ctx}
+	// The page's times are read in UTC whatever the machine's zone, and a file the page offers is
+	// not saved anywhere.
+	if _, err := chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "UTC"}); err != nil {
+		t.Fatalf("starting Chromium: %v", err)
+	}
+	if _, err := chromedp.Call(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorDeny}); err != nil {
+		t.Fatalf("starting Chromium: %v", err)
+	}
 	otherHost := func(raw string) bool {
 		u, err := url.Parse(raw)
 		return err != nil || (u.Scheme != "data" && u.Scheme != "blob" && u.Host != server.Host)
@@ -98,6 +114,17 @@ func newOpsBrowser(t *testing.T, chromium string, env *testEnv) *opsBrowser {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// signIn opens the operations page of the server at base and signs in with email and the tests'
+// password, as platform staff (the merchant picker shows).
+func (b *opsBrowser) signIn(base, email string) {
+	b.t.Helper()
+	if err := b.within(chromedp.Navigate(base+ops.Path), chromedp.WaitVisible(chromedp.CSS("#email")),
+		chromedp.SendKeys(chromedp.CSS("#email"), email), chromedp.SendKeys(chromedp.CSS("#password"), testPassword+kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS("#merchant-form"))); err != nil {
+		b.fail("signing in", err)
+	}
 }
 
 // within runs steps, giving up after a minute: a step that fails leaves time to report.
@@ -208,9 +235,12 @@ func (b *opsBrowser) finish() {
 	}
 }
 
-// axeSource is axe-core's script, read once: testdata/axe pins its version.
+// axeDir pins axe-core's version.
+var axeDir = filepath.Join("testdata", "axe")
+
+// axeSource is axe-core's script, read once.
 var axeSource = sync.OnceValues(func() (string, error) {
-	source, err := os.ReadFile(filepath.Join("testdata", "axe", "node_modules", "axe-core", "axe.min.js"))
+	source, err := os.ReadFile(filepath.Join(axeDir, "node_modules", "axe-core", "axe.min.js"))
 	return string(source), err
 })
 
@@ -226,7 +256,7 @@ func (b *opsBrowser) checkAccessibility(view string) {
 		b.t.Logf("no npm to install axe-core: %s is not checked for accessibility", view)
 		return
 	}
-	npmCI(b.t, filepath.Join("testdata", "axe"))
+	npmCI(b.t, axeDir)
 	source, err := axeSource()
 	if err != nil {
 		b.t.Fatal(err)

@@ -84,8 +84,8 @@ type ProviderStatus struct {
 	// SuccessRate is the share of calls the provider answered (an approval, a decline, a refund
 	// taken), its availability; nil before any call.
 	SuccessRate *float64 `json:"success_rate"`
-	// ApprovalRate is the share of the charges it decided that it approved: a decline counts
-	// against it, an outage does not; nil before any decision.
+	// ApprovalRate is the share of the charges it decided when asked that it approved: a decline
+	// counts against it, an outage does not, nor a decision after 3-D Secure; nil before any.
 	ApprovalRate *float64   `json:"approval_rate"`
 	P50MS        *float64   `json:"p50_ms"`
 	P99MS        *float64   `json:"p99_ms"`

@@ -34,6 +34,10 @@
   // A pasted credential is tried on one field of each scope the page reads: refused outright
   // (unauthenticated, expired...) it is not taken; forbidden some fields, it is.
   const PROBE = 'query OpsProbe { payments(first: 1) { edges { node { id } } } providerStatus { provider } webhookEndpoints(first: 1) { edges { node { id } } } }';
+  // The export reads pages without the count, which each page would pay for again.
+  const EXPORT = 'query OpsExport($where: PaymentWhereInput, $first: Int, $after: Cursor) { payments(first: $first, after: $after, ' +
+    'orderBy: {direction: DESC, field: CREATED_AT}, where: $where) { pageInfo { hasNextPage endCursor } ' +
+    'edges { node { ' + PAYMENT_FIELDS + ' } } } }';
   const VIEWER = 'query OpsViewer { viewer { email credential platform scopes merchantId homeMerchantId } }';
   const MERCHANTS = 'query OpsMerchants { merchants(first: 100) { merchants { id name status } } }';
   const PAYMENTS = 'query OpsPayments($where: PaymentWhereInput, $first: Int, $after: Cursor) { payments(first: $first, after: $after, ' +
@@ -296,10 +300,16 @@
     if (focusedID && payments.rows.has(focusedID)) payments.rows.get(focusedID).querySelector('.row-button').focus();
   }
 
+  // loads counts the reads of the list, so that only the latest one's answer is shown: a filter,
+  // a page or a merchant chosen while an earlier read was on its way wins over it.
+  let loads = 0;
   async function loadPayments() {
+    const load = ++loads;
     const after = payments.starts[payments.page - 1];
+    payments.next = null; // no paging on from a page not read yet
+    renderPager();
     const body = await api(PAYMENTS, { where: payments.filter, first: PAGE, after: after });
-    if (!answered(sections.payments, body, 'payments')) return;
+    if (load !== loads || !answered(sections.payments, body, 'payments')) return;
     const page = body.data.payments;
     payments.list = nodesOf(page);
     payments.cursors = new Map(page.edges.map((edge) => [edge.node.id, edge.cursor]));
@@ -315,8 +325,9 @@
     $('page-position').textContent = payments.total
       ? 'Page ' + payments.page + ': ' + (first + 1) + '–' + (first + payments.list.length) + ' of ' + payments.total
       : '';
-    $('page-previous').disabled = payments.page === 1;
-    $('page-next').disabled = !payments.next;
+    // aria-disabled rather than disabled, which would drop the keyboard focus the button holds.
+    $('page-previous').setAttribute('aria-disabled', String(payments.page === 1));
+    $('page-next').setAttribute('aria-disabled', String(!payments.next));
   }
 
   $('page-next').addEventListener('click', () => {
@@ -469,19 +480,37 @@
     return /[",\r\n']/.test(text) ? '"' + text.replace(/"/g, '""') + '"' : text;
   }
 
+  let exporting = false;
   $('export-csv').addEventListener('click', async () => {
+    if (exporting) return; // one export at a time
     const section = sections.payments;
+    const current = session;
+    // The filter and the merchant as they are now: a change meanwhile stops the export rather
+    // than mixing two lists in one file.
+    const filter = payments.filter;
+    const merchant = current.merchant;
     const lines = [CSV_COLUMNS.join(',')];
     let after = null;
+    exporting = true;
     note(section, 'Exporting…');
-    do {
-      const body = await api(PAYMENTS, { where: payments.filter, first: EXPORT_PAGE, after: after });
-      if (!answered(section, body, 'payments')) return;
-      const page = body.data.payments;
-      nodesOf(page).forEach((p) => lines.push([p.id, p.status, p.amount, p.currency, p.provider,
-        p.customer ? p.customer.email : '', p.createdAt].map(csvField).join(',')));
-      after = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
-    } while (after && lines.length <= EXPORT_MOST);
+    try {
+      for (let pages = 0; pages < EXPORT_MOST / EXPORT_PAGE; pages++) {
+        const body = await api(EXPORT, { where: filter, first: EXPORT_PAGE, after: after });
+        if (session !== current || current.merchant !== merchant || payments.filter !== filter) {
+          note(section, 'Export stopped: the list changed while it was read.', 'error');
+          return;
+        }
+        if (!answered(section, body, 'payments')) return;
+        const page = body.data.payments;
+        nodesOf(page).forEach((p) => lines.push([p.id, p.status, p.amount, p.currency, p.provider,
+          p.customer ? p.customer.email : '', p.createdAt].map(csvField).join(',')));
+        const next = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
+        after = next !== after ? next : null; // a cursor that does not move ends it
+        if (!after) break;
+      }
+    } finally {
+      exporting = false;
+    }
     const rows = lines.length - 1;
     const link = h('a', { href: URL.createObjectURL(new Blob([lines.join('\r\n') + '\r\n'], { type: 'text/csv' })),
       download: 'payments-' + new Date().toISOString().slice(0, 10) + '.csv', hidden: true });
@@ -608,7 +637,9 @@
       h('button', { type: 'button', 'data-payment-action': name, text: a.label + '…', 'aria-label': a.label + ' ' + p.id })));
   }
 
-  const dialog = { action: null, payment: null, key: null, sending: false };
+  // The dialog's action on its payment, with its key; sent says it went out once, after which
+  // what it asks can no longer be changed under that key (reopening makes a new one).
+  const dialog = { action: null, payment: null, key: null, sending: false, sent: false, done: false };
 
   $('detail-body').addEventListener('click', (event) => {
     const button = event.target.closest('button[data-payment-action]');
@@ -617,7 +648,9 @@
 
   function openAction(name, p) {
     const a = ACTIONS[name];
-    Object.assign(dialog, { action: name, payment: p, key: crypto.randomUUID(), sending: false });
+    Object.assign(dialog, { action: name, payment: p, key: crypto.randomUUID(), sending: false, sent: false, done: false });
+    $('action-amount').readOnly = false;
+    $('action-reason').disabled = false;
     $('action-title').textContent = a.label + ' ' + p.id;
     $('action-question').textContent = a.question(p);
     $('action-amount-field').hidden = !a.amount;
@@ -631,10 +664,18 @@
     (a.amount ? $('action-amount') : $('action-reason')).focus();
   }
 
-  $('action-cancel').addEventListener('click', () => $('action-dialog').close());
+  // While it is being sent the dialog stays: its answer decides what the page says.
+  $('action-cancel').addEventListener('click', () => {
+    if (!dialog.sending) $('action-dialog').close();
+  });
+  $('action-dialog').addEventListener('cancel', (event) => {
+    if (dialog.sending) event.preventDefault();
+  });
   $('action-dialog').addEventListener('close', () => {
+    const name = dialog.action;
     dialog.action = null;
-    const back = document.querySelector('#detail-body button[data-payment-action]') || $('detail-heading');
+    if (dialog.done) return; // the detail is drawn again, and takes the focus then
+    const back = document.querySelector('#detail-body button[data-payment-action="' + name + '"]') || $('detail-heading');
     back.focus();
   });
 
@@ -649,20 +690,31 @@
       $('action-amount').focus();
       return;
     }
-    const input = Object.assign(a.input(p, amount, $('action-reason').value), { idempotencyKey: dialog.key });
+    // An amount left as offered is sent as none: all that is left, as the server counts it.
+    const input = a.input(p, a.amount && amount === a.left(p) ? null : amount, $('action-reason').value);
+    if (input.amount === null) delete input.amount;
+    input.idempotencyKey = dialog.key;
+    const key = dialog.key;
     dialog.sending = true;
+    dialog.sent = true;
+    $('action-amount').readOnly = true;
+    $('action-reason').disabled = true;
     $('action-error').textContent = 'Sending…';
     const body = await api(a.mutation, { input: input });
     dialog.sending = false;
+    if (dialog.key !== key) return;
     const done = body.data && body.data[a.field];
     if (!done) {
       const error = (body.errors || [])[0];
-      $('action-error').textContent = 'Paygate refused it: ' + messageOf(body) + (codeOf(error) ? ' (' + codeOf(error) + ')' : '');
+      $('action-error').textContent = 'Paygate refused it: ' + messageOf(body) + (codeOf(error) ? ' (' + codeOf(error) + ')' : '') +
+        '. Confirm sends it again as it is; to change it, go back and open it again.';
       return;
     }
+    dialog.done = true;
     $('action-dialog').close();
     note(sections.detail, a.label + ' of ' + p.id + ': ' + lower(done.status) + '.', 'done');
-    loadDetail();
+    await loadDetail();
+    $('detail-heading').focus();
   });
 
   // ---- Provider health
@@ -802,6 +854,16 @@
   // ---- Webhook logs
 
   let chosenEndpoint = null;
+
+  // resetDeliveries forgets the chosen endpoint and its deliveries: they are another merchant's,
+  // or another user's.
+  function resetDeliveries() {
+    chosenEndpoint = null;
+    clear($('delivery-rows'));
+    note(sections.deliveries, 'Choose an endpoint to see its latest deliveries.');
+    $('deliveries-body').hidden = true;
+    $('deliveries-heading').textContent = 'Deliveries';
+  }
 
   async function loadWebhooks() {
     const [inbound, endpoints] = await Promise.all([api(INBOUND), api(ENDPOINTS)]);
@@ -1073,7 +1135,9 @@
     $('session-who').textContent = 'Signed in as ' + viewer.email + (viewer.credential === 'api_key' ? ' (API key)' : '') +
       (viewer.platform ? ', platform staff' : '');
     $('merchant-form').hidden = !viewer.platform;
-    if (!viewer.platform) return;
+    // A detail drawn before the scopes were known is drawn again with the actions they allow.
+    if (detailPayment) loadDetail();
+    if (!viewer.platform || !viewer.scopes.includes('merchants:manage')) return;
     const list = await api(MERCHANTS);
     const options = $('merchant-options');
     clear(options);
@@ -1104,7 +1168,9 @@
     payments.selected = null;
     payments.page = 1;
     payments.starts = [null];
-    chosenEndpoint = null;
+    payments.next = null;
+    detailPayment = null;
+    resetDeliveries();
     clear($('detail-body'));
     note(sections.detail, 'Choose a payment in the list to see its detail.');
     $('merchant-error').textContent = merchant ? 'Acting for ' + merchant + '.' : 'Acting for your own merchant.';
@@ -1147,17 +1213,24 @@
     providers.clear();
     alerts = [];
     alertStages.clear();
-    chosenEndpoint = null;
-    ['payments-rows', 'providers-rows', 'alerts-rows', 'inbound-rows', 'endpoint-rows', 'delivery-rows', 'detail-body'].forEach((id) => clear($(id)));
+    ['payments-rows', 'providers-rows', 'alerts-rows', 'inbound-rows', 'endpoint-rows', 'detail-body'].forEach((id) => clear($(id)));
     Object.values(sections).forEach((s) => note(s, ''));
     note(sections.detail, 'Choose a payment in the list to see its detail.');
-    note(sections.deliveries, 'Choose an endpoint to see its latest deliveries.');
-    $('deliveries-body').hidden = true;
-    $('deliveries-heading').textContent = 'Deliveries';
+    resetDeliveries();
     $('merchant-form').hidden = true;
     clear($('merchant-options'));
     payments.page = 1;
     payments.starts = [null];
+    payments.next = null;
+    payments.total = 0;
+    payments.filter = {};
+    detailPayment = null;
+    // Nothing the last user typed or chose stays for the next.
+    ['filter-search', 'filter-currency', 'filter-from', 'filter-to', 'filter-status', 'filter-provider'].forEach((id) => { $(id).value = ''; });
+    if ($('action-dialog').open) {
+      dialog.done = true;
+      $('action-dialog').close();
+    }
     $('page-position').textContent = '';
     $('dashboard').hidden = true;
     $('session').hidden = true;

@@ -1107,7 +1107,7 @@ export type ProviderSettingsInput = {
 /** How a payment provider is doing, from the calls this server made to it since it started. */
 export type ProviderStatus = {
   __typename?: 'ProviderStatus';
-  /** The share of the charges it decided (approved or declined) that it approved: declines count against it, outages do not; null before any decision. */
+  /** The share of the charges it decided when asked (approved or declined) that it approved: declines count against it, outages do not, nor a decision after 3-D Secure; null before any decision. */
   approvalRate: Maybe<Scalars['Float']['output']>;
   /** closed (in use), open (passed over after failing) or half_open (one call out to probe it). */
   circuit: Scalars['String']['output'];

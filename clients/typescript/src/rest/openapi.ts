@@ -1308,7 +1308,7 @@ export interface components {
             requests: number;
             /** @description The provider's availability: the share of calls it answered (approved, declined, refund taken); null before any. */
             success_rate: number | null;
-            /** @description The share of the charges the provider decided (approved or declined) that it approved: declines count against it, outages do not; null before any decision. */
+            /** @description The share of the charges the provider decided when asked (approved or declined) that it approved: declines count against it, outages do not, nor a decision after 3-D Secure; null before any decision. */
             approval_rate: number | null;
             p50_ms: number | null;
             p99_ms: number | null;
