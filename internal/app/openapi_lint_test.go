@@ -50,11 +50,17 @@ func servedDocument(t *testing.T, env *testEnv) (file, raw string) {
 	if served.status != http.StatusOK {
 		t.Fatalf("GET /api/v1/openapi.json = %d", served.status)
 	}
-	file = filepath.Join(t.TempDir(), "openapi.json")
-	if err := os.WriteFile(file, []byte(served.raw), 0o600); err != nil {
+	return tempFile(t, "openapi.json", []byte(served.raw)), served.raw
+}
+
+// tempFile writes content to a file named name in the test's temporary directory.
+func tempFile(t *testing.T, name string, content []byte) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(file, content, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return file, served.raw
+	return file
 }
 
 // lint runs one of lintDir's tools and answers what it printed. Exit status 1 is a tool's way of
@@ -151,15 +157,11 @@ func strictCheck(t *testing.T, node, document string, answers []recordedAnswer) 
 	t.Helper()
 	args := []string{"strict.mjs", document}
 	if answers != nil {
-		file := filepath.Join(t.TempDir(), "answers.json")
 		data, err := json.Marshal(answers)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(file, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		args = append(args, file)
+		args = append(args, tempFile(t, "answers.json", data))
 	}
 	var report strictReport
 	if out := lint(t, node, args...); json.Unmarshal(out, &report) != nil {

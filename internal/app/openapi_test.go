@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -157,10 +155,7 @@ func (c *apiContract) RoundTrip(req *http.Request) (*http.Response, error) {
 func (c *apiContract) checkStrictly() {
 	c.t.Helper()
 	node := lintTools(c.t)
-	document := filepath.Join(c.t.TempDir(), "openapi.json")
-	if err := os.WriteFile(document, []byte(c.raw), 0o600); err != nil {
-		c.t.Fatal(err)
-	}
+	document := tempFile(c.t, "openapi.json", []byte(c.raw))
 	c.mu.Lock()
 	answers := slices.Clone(c.answers)
 	c.mu.Unlock()

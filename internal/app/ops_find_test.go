@@ -3,7 +3,7 @@ package app
 import (
 	"fmt"
 	"net/http"
-	"strconv"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -91,7 +91,7 @@ func opsPageFindsPayments(t *testing.T, chromium string, db *database.DB) {
 	}
 	// Times say their date and zone.
 	created, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.querySelector('#payments-rows tr[data-id] time').textContent`))
-	if !strings.Contains(created, strconv.Itoa(time.Now().Year())) || !strings.Contains(created, "UTC") {
+	if !regexp.MustCompile(`\b\d{4}\b`).MatchString(created) || !strings.Contains(created, "UTC") {
 		t.Errorf("a payment's time reads %q, without its date or zone", created)
 	}
 	b.view("ops-list-page-1")

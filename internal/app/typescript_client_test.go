@@ -11,6 +11,7 @@ import (
 
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/provider"
 )
 
 // typescriptClient is the client shipped in clients/typescript.
@@ -83,7 +84,8 @@ func TestTypeScriptClient(t *testing.T) {
 		}
 		example := exec.CommandContext(t.Context(), node, filepath.Join("dist", "example.js"))
 		example.Dir = typescriptClient
-		example.Env = append(os.Environ(), "PAYGATE_URL="+env.url, "PAYGATE_EMAIL="+email, "PAYGATE_PASSWORD="+testPassword)
+		example.Env = append(os.Environ(), "PAYGATE_URL="+env.url, "PAYGATE_EMAIL="+email, "PAYGATE_PASSWORD="+testPassword,
+			"PAYGATE_CARD="+provider.ApprovedCard, "PAYGATE_DECLINED_CARD=4000000000000002")
 		out, err := example.CombinedOutput()
 		if err != nil {
 			t.Fatalf("the example failed: %v\n%s", err, out)

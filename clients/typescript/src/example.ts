@@ -2,8 +2,11 @@
 // HTTP, subscriptions over WebSocket), then REST through openapi-fetch. Every type comes from the
 // repository's schema.graphql and openapi.json; `npm run generate` rebuilds them.
 //
-//   node dist/example.js [base-url] [email] [password]
+//   PAYGATE_CARD=... PAYGATE_DECLINED_CARD=... node dist/example.js [base-url] [email] [password]
 //   (or PAYGATE_URL, PAYGATE_EMAIL, PAYGATE_PASSWORD)
+//
+// The two cards are the sandbox's test cards, one it approves and one it declines (their numbers
+// are in docs/providers.md): card numbers are never written into code.
 import { randomUUID } from 'node:crypto';
 import { ApolloClient, ApolloLink, CombinedGraphQLErrors, HttpLink, InMemoryCache } from '@apollo/client';
 import { SetContextLink } from '@apollo/client/link/context';
@@ -25,13 +28,16 @@ declare module '@apollo/client' {
 }
 
 function usage(): never {
-  console.error('usage: node dist/example.js [base-url] [email] password (or PAYGATE_URL, PAYGATE_EMAIL, PAYGATE_PASSWORD)');
+  console.error('usage: PAYGATE_CARD=<approved test card> PAYGATE_DECLINED_CARD=<declined test card> ' +
+    'node dist/example.js [base-url] [email] password (or PAYGATE_URL, PAYGATE_EMAIL, PAYGATE_PASSWORD)');
   process.exit(2);
 }
 const [argBase, argEmail, argPassword] = process.argv.slice(2);
 const base = argBase ?? process.env['PAYGATE_URL'] ?? 'http://127.0.0.1:8080';
 const email = argEmail ?? process.env['PAYGATE_EMAIL'] ?? 'admin@localhost';
 const password = argPassword ?? process.env['PAYGATE_PASSWORD'] ?? usage();
+const approvedCard = process.env['PAYGATE_CARD'] ?? usage();
+const declinedCard = process.env['PAYGATE_DECLINED_CARD'] ?? usage();
 
 // ---- GraphQL operations: codegen reads these and types each one. ----
 
@@ -104,7 +110,7 @@ function formatMinor(minor: bigint, decimals: number): string {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const card = { number: '4242424242424242', expMonth: 12, expYear: new Date().getFullYear() + 3, cvc: '123' };
+const card = { number: approvedCard, expMonth: 12, expYear: new Date().getFullYear() + 3, cvc: '123' };
 
 // ---- GraphQL ----
 
@@ -283,7 +289,7 @@ async function tourREST(): Promise<void> {
       currency: 'USD',
       payment_method: 'credit_card',
       customer: { email: 'ann@example.com' },
-      card: { number: '4000000000000002', exp_month: card.expMonth, exp_year: card.expYear, cvc: card.cvc },
+      card: { number: declinedCard, exp_month: card.expMonth, exp_year: card.expYear, cvc: card.cvc },
     },
   });
   if (!declined.error) throw new Error('the declining test card was approved');

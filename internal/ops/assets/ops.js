@@ -320,6 +320,13 @@
     renderPager();
   }
 
+  // toFirstPage makes the next read of the list its first page.
+  function toFirstPage() {
+    payments.page = 1;
+    payments.starts = [null];
+    payments.next = null;
+  }
+
   function renderPager() {
     const first = (payments.page - 1) * PAGE;
     $('page-position').textContent = payments.total
@@ -463,8 +470,7 @@
     if (from) filter.createdAtGTE = dayStart(from);
     if (to) filter.createdAtLT = dayStart(to, 1); // the whole of the last day
     payments.filter = filter;
-    payments.page = 1;
-    payments.starts = [null];
+    toFirstPage();
     note(sections.payments, '');
     loadPayments();
   }
@@ -1166,9 +1172,7 @@
     }
     current.merchant = merchant || null;
     payments.selected = null;
-    payments.page = 1;
-    payments.starts = [null];
-    payments.next = null;
+    toFirstPage();
     detailPayment = null;
     resetDeliveries();
     clear($('detail-body'));
@@ -1219,9 +1223,7 @@
     resetDeliveries();
     $('merchant-form').hidden = true;
     clear($('merchant-options'));
-    payments.page = 1;
-    payments.starts = [null];
-    payments.next = null;
+    toFirstPage();
     payments.total = 0;
     payments.filter = {};
     detailPayment = null;
