@@ -233,7 +233,7 @@ func New(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.L
 	resolver := &graph.Resolver{AuthService: svc.auth, PaymentService: svc.payments, Configs: svc.configs, Ent: db.Ent,
 		Simulator:    &inbound.Simulator{Client: db.Ent, Providers: providerNames(), Simulations: simulations(), Sandboxes: svc.providers.sandboxes},
 		TestWebhooks: svc.testWebhooks, Events: svc.events, Endpoints: svc.endpoints, Hub: svc.hub, Now: now,
-		WebhookLogs: svc.webhookLogs, Alerts: svc.alerts, System: &metrics.System{Client: db.Ent, DB: db.SQL, Counters: svc.metrics, Now: now}}
+		WebhookLogs: svc.webhookLogs, Alerts: svc.alerts, System: &metrics.System{Client: db.Ent, DB: db.SQL, Dialect: db.Dialect, Counters: svc.metrics, Now: now}}
 	paygate := &App{services: svc, db: db, logger: logger}
 	limiter, err := newLimiter(ctx, cfg, logger)
 	if err != nil {
@@ -286,7 +286,7 @@ func New(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.L
 			return nil, err
 		}
 	}
-	handler := NewServer(ServerDeps{
+	handler, err := NewServer(ServerDeps{
 		Logger:          logger,
 		DB:              db,
 		LatestMigration: latestMigration,
@@ -303,6 +303,9 @@ func New(ctx context.Context, cfg config.Config, db *database.DB, logger *slog.L
 		RateLimiting:    rateLimiting,
 		Streams:         paygate.streams,
 	})
+	if err != nil {
+		return nil, err
+	}
 	paygate.handler = handler
 	if err := svc.providers.sendWebhooks(ctx, handler, logger, now); err != nil {
 		return nil, err

@@ -2,8 +2,10 @@ package app
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +69,27 @@ func TestOpsPageIsServedInProduction(t *testing.T) {
 		r := env.request(http.MethodPost, path, "", "{}")
 		if code, _ := r.errorCode(); r.status != http.StatusMethodNotAllowed || code != "method_not_allowed" || r.header.Get("Allow") != http.MethodGet {
 			t.Errorf("POST %s = %d %s %v", path, r.status, code, r.header.Get("Allow"))
+		}
+	}
+}
+
+// TestOpsFilesMatchTheirSums: the operations page's vendored files are checked as the
+// playground's are, and served in production, each with its type.
+func TestOpsFilesMatchTheirSums(t *testing.T) {
+	t.Parallel()
+	if _, err := ops.New(http.NotFound); err != nil {
+		t.Fatal(err)
+	}
+	env := newTestEnv(t, databasetest.SQLite(t), "PAYGATE_ENV=production", "PAYGATE_CARD_FINGERPRINT_KEY="+testFingerprintKey)
+	types := map[string]string{
+		"uPlot.iife.min.js": "text/javascript; charset=utf-8",
+		"uPlot.min.css":     "text/css; charset=utf-8",
+		"LICENSE.uplot":     "text/plain; charset=utf-8",
+	}
+	vendoredFilesMatchTheirSums(t, env, ops.Prefix, ops.VendorSums, slices.Collect(maps.Keys(types))...)
+	for name, contentType := range types {
+		if r := env.request(http.MethodGet, ops.Prefix+"vendor/"+name, "", nil); r.header.Get("Content-Type") != contentType {
+			t.Errorf("GET vendor/%s: Content-Type %q, want %q", name, r.header.Get("Content-Type"), contentType)
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/playground"
+	"github.com/paygate/paygate/internal/vendored"
 )
 
 // TestPlaygroundFilesMatchTheirSums: every vendored file is listed in SHA256SUMS with its sum, and
@@ -28,22 +29,32 @@ func TestPlaygroundFilesMatchTheirSums(t *testing.T) {
 	if _, err := playground.New(); err != nil {
 		t.Fatal(err)
 	}
-	sums, err := playground.VendorSums()
+	vendoredFilesMatchTheirSums(t, newTestEnv(t, databasetest.SQLite(t)), playground.Prefix, playground.VendorSums,
+		"graphiql.min.js", "graphiql.min.css", "react.production.min.js", "react-dom.production.min.js",
+		"LICENSE.graphiql", "LICENSE.react", "LICENSE.react-dom")
+}
+
+// vendoredFilesMatchTheirSums checks the files vendored under prefix: SHA256SUMS, as sums reads
+// it, lists each of want, each file it lists is served, and it is not served itself. That each
+// file matches its sum the page's handler checks as it loads, which env has done.
+func vendoredFilesMatchTheirSums(t *testing.T, env *testEnv, prefix string, sums func() (map[string]string, error), want ...string) {
+	t.Helper()
+	listed, err := sums()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"graphiql.min.js", "graphiql.min.css", "react.production.min.js", "react-dom.production.min.js",
-		"LICENSE.graphiql", "LICENSE.react", "LICENSE.react-dom"} {
-		if sums[name] == "" {
+	for _, name := range want {
+		if listed[name] == "" {
 			t.Errorf("SHA256SUMS does not list %s", name)
 		}
 	}
-	env := newTestEnv(t, databasetest.SQLite(t))
-	for name := range sums {
-		r := env.request(http.MethodGet, playground.Prefix+"vendor/"+name, "", nil)
-		if r.status != http.StatusOK {
+	for name := range listed {
+		if r := env.request(http.MethodGet, prefix+"vendor/"+name, "", nil); r.status != http.StatusOK {
 			t.Errorf("%s listed in SHA256SUMS is not served: %d", name, r.status)
 		}
+	}
+	if r := env.request(http.MethodGet, prefix+"vendor/"+vendored.SumsFile, "", nil); r.status != http.StatusNotFound {
+		t.Errorf("GET %svendor/%s = %d, want 404", prefix, vendored.SumsFile, r.status)
 	}
 }
 

@@ -90,6 +90,7 @@ var apiRoutes = []apiRoute{
 	{http.MethodGet, "/api/v1/payments/{id}/refunds", auth.GetPayment, (*rest.Handlers).ListRefunds},
 	{http.MethodGet, "/api/v1/payments/{id}/return", auth.ShopperReturn, (*rest.Handlers).ShopperReturned},
 	{http.MethodGet, "/api/v1/monitoring/metrics", auth.SystemMetrics, (*rest.Handlers).SystemMetrics},
+	{http.MethodGet, "/api/v1/monitoring/overview", auth.Overview, (*rest.Handlers).Overview},
 	{http.MethodGet, "/api/v1/monitoring/alerts", auth.ListAlerts, (*rest.Handlers).ListAlerts},
 	{http.MethodPost, "/api/v1/monitoring/alerts/{id}/acknowledge", auth.AcknowledgeAlert, (*rest.Handlers).AcknowledgeAlert},
 	{http.MethodPost, "/api/v1/monitoring/alerts/{id}/resolve", auth.ResolveAlert, (*rest.Handlers).ResolveAlert},
@@ -133,7 +134,7 @@ func registerAPIRoutes(mux *http.ServeMux, api *rest.Handlers) map[string][]stri
 }
 
 // NewServer returns Paygate's HTTP handler: every route, behind every middleware.
-func NewServer(deps ServerDeps) http.Handler {
+func NewServer(deps ServerDeps) (http.Handler, error) {
 	mux := http.NewServeMux()
 	api := rest.New(deps.Resolver)
 	for path, methods := range registerAPIRoutes(mux, api) {
@@ -179,7 +180,11 @@ func NewServer(deps ServerDeps) http.Handler {
 		mux.Handle("GET "+playground.Prefix, web.Document(http.HandlerFunc(deps.Playground.Asset)))
 	}
 	// The operations page, in production too: it holds no credential; its reader signs in.
-	opsPage := web.Document(ops.New(rest.NotFound))
+	opsHandler, err := ops.New(rest.NotFound)
+	if err != nil {
+		return nil, err
+	}
+	opsPage := web.Document(opsHandler)
 	mux.Handle("GET "+ops.Path, opsPage)
 	mux.Handle("GET "+ops.Prefix, opsPage)
 	mux.Handle(ops.Path, rest.Allow(http.MethodGet))
@@ -223,7 +228,7 @@ func NewServer(deps ServerDeps) http.Handler {
 			}
 			restError(w, r, err)
 		}),
-	)
+	), nil
 }
 
 // receiveWebhook is POST /webhooks/{provider}: a provider's delivery, authenticated by its

@@ -2,7 +2,9 @@
 // the providers' health, open alerts and the webhook logs. The page is built on the public GraphQL
 // API at /query alone (queries, mutations, and subscriptions over the graphql-transport-ws
 // protocol), so it is also the example of a dashboard on Paygate. Its page, script and style are
-// embedded and hand-written (no framework, no build step): it loads nothing from another origin.
+// embedded and hand-written (no framework, no build step); its one library, uPlot for the charts,
+// is the npm registry's browser build at a pinned version (refresh.sh), embedded too: it loads
+// nothing from another origin.
 // It carries no credential of its own; whoever opens it signs in with theirs, and so it is served
 // in production too.
 package ops
@@ -12,12 +14,15 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"path"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/paygate/paygate/internal/vendored"
 )
 
 //go:embed assets
@@ -40,6 +45,8 @@ var contentTypes = map[string]string{
 	".html": "text/html; charset=utf-8",
 	".js":   "text/javascript; charset=utf-8",
 	".css":  "text/css; charset=utf-8",
+	// LICENSE.uplot, uPlot's license, served beside it.
+	".uplot": "text/plain; charset=utf-8",
 }
 
 // file is an embedded file with the entity tag browsers revalidate it by.
@@ -51,12 +58,23 @@ type file struct {
 // pageFile is the page's file; it is served at Path and Prefix, not under its name.
 const pageFile = "index.html"
 
-// files reads the embedded files once per process. They are compiled in, so reading them fails
-// only on a broken build, which every test of the page would show.
-var files = sync.OnceValue(func() map[string]file {
+// vendorDir holds the vendored files, which refresh.sh writes.
+const vendorDir = "assets/vendor"
+
+// VendorSums reads the vendored files' SHA256SUMS: file name to hex sum.
+func VendorSums() (map[string]string, error) { return vendored.Sums(assets, vendorDir) }
+
+// files reads the embedded files once per process, checking the vendored ones against their
+// SHA256SUMS. They are compiled in, so this fails only on a broken build or a hand-edited vendored
+// file, which every test of the page would show.
+var files = sync.OnceValues(func() (map[string]file, error) {
+	if err := vendored.Verify(assets, vendorDir, "internal/ops/refresh.sh"); err != nil {
+		return nil, fmt.Errorf("ops: %w", err)
+	}
 	byName := map[string]file{}
 	err := fs.WalkDir(assets, "assets", func(name string, entry fs.DirEntry, err error) error {
-		if err != nil || entry.IsDir() {
+		// The sums are for checking the build, not for serving.
+		if err != nil || entry.IsDir() || name == vendorDir+"/"+vendored.SumsFile {
 			return err
 		}
 		content, err := assets.ReadFile(name)
@@ -68,12 +86,12 @@ var files = sync.OnceValue(func() map[string]file {
 		return nil
 	})
 	if err != nil {
-		panic("ops: reading the embedded page: " + err.Error())
+		return nil, fmt.Errorf("ops: reading the embedded page: %w", err)
 	}
-	return byName
+	return byName, nil
 })
 
-// Handler serves the page at Path and Prefix, and its script and style under Prefix.
+// Handler serves the page at Path and Prefix, and its script, style and vendored files under Prefix.
 type Handler struct {
 	files    map[string]file
 	notFound http.HandlerFunc
@@ -81,8 +99,12 @@ type Handler struct {
 
 // New returns the handler; a path under Prefix that names no file is answered by notFound. It
 // holds nothing that changes, so servers may share it.
-func New(notFound http.HandlerFunc) *Handler {
-	return &Handler{files: files(), notFound: notFound}
+func New(notFound http.HandlerFunc) (*Handler, error) {
+	byName, err := files()
+	if err != nil {
+		return nil, err
+	}
+	return &Handler{files: byName, notFound: notFound}, nil
 }
 
 // ServeHTTP serves GET (and HEAD) of the page and its files; the routes say which methods reach it.

@@ -5,8 +5,6 @@
 package playground
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -18,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/paygate/paygate/internal/vendored"
 )
 
 //go:embed assets
@@ -44,12 +44,11 @@ type Handler struct {
 func New() (*Handler, error) { return load() }
 
 var load = sync.OnceValues(func() (*Handler, error) {
-	sums, err := VendorSums()
-	if err != nil {
-		return nil, err
+	if err := vendored.Verify(assets, vendorDir, "internal/playground/refresh.sh"); err != nil {
+		return nil, fmt.Errorf("playground: %w", err)
 	}
 	h := &Handler{etags: map[string]string{}}
-	err = fs.WalkDir(assets, "assets", func(name string, entry fs.DirEntry, err error) error {
+	err := fs.WalkDir(assets, "assets", func(name string, entry fs.DirEntry, err error) error {
 		if err != nil || entry.IsDir() {
 			return err
 		}
@@ -57,12 +56,8 @@ var load = sync.OnceValues(func() (*Handler, error) {
 		if err != nil {
 			return err
 		}
-		rel := strings.TrimPrefix(name, "assets/")
-		sum := sha256Hex(content)
-		if vendored, ok := strings.CutPrefix(rel, "vendor/"); ok && vendored != sumsFile && sums[vendored] != sum {
-			return fmt.Errorf("playground: vendor/%s does not match SHA256SUMS: run internal/playground/refresh.sh", vendored)
-		}
-		h.etags[rel] = `"` + sum[:32] + `"`
+		sum := sha256.Sum256(content)
+		h.etags[strings.TrimPrefix(name, "assets/")] = `"` + hex.EncodeToString(sum[:16]) + `"`
 		return nil
 	})
 	if err != nil {
@@ -79,7 +74,7 @@ func (h *Handler) Page(w http.ResponseWriter, r *http.Request) {
 // Asset serves a file under Prefix: the page's script and style, and the vendored builds.
 func (h *Handler) Asset(w http.ResponseWriter, r *http.Request) {
 	name := strings.TrimPrefix(r.URL.Path, Prefix)
-	if name == "index.html" || name == "vendor/"+sumsFile {
+	if name == "index.html" || name == "vendor/"+vendored.SumsFile {
 		http.NotFound(w, r)
 		return
 	}
@@ -107,28 +102,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, name string) {
 	http.ServeContent(w, r, path.Base(name), time.Time{}, content.(io.ReadSeeker))
 }
 
-// sumsFile lists the sha256 of each vendored file, as sha256sum writes it.
-const sumsFile = "SHA256SUMS"
+// vendorDir holds the vendored files, which refresh.sh writes.
+const vendorDir = "assets/vendor"
 
 // VendorSums reads the vendored files' SHA256SUMS: file name to hex sum.
-func VendorSums() (map[string]string, error) {
-	content, err := assets.ReadFile("assets/vendor/" + sumsFile)
-	if err != nil {
-		return nil, err
-	}
-	sums := map[string]string{}
-	scanner := bufio.NewScanner(bytes.NewReader(content))
-	for scanner.Scan() {
-		sum, name, ok := strings.Cut(scanner.Text(), "  ")
-		if !ok || len(sum) != 64 {
-			return nil, fmt.Errorf("playground: malformed %s line %q", sumsFile, scanner.Text())
-		}
-		sums[name] = sum
-	}
-	return sums, scanner.Err()
-}
-
-func sha256Hex(content []byte) string {
-	sum := sha256.Sum256(content)
-	return hex.EncodeToString(sum[:])
-}
+func VendorSums() (map[string]string, error) { return vendored.Sums(assets, vendorDir) }
