@@ -8,10 +8,12 @@ package graph
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"time"
 
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/graph/generated"
+	"github.com/paygate/paygate/graph/model"
 	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/money"
 )
@@ -36,6 +38,16 @@ func (r *mutationResolver) ResolveAlert(ctx context.Context, id string) (*ent.Al
 	return r.Alerts.Resolve(ctx, id)
 }
 
+// Period is the resolver for the period field.
+func (r *overviewResolver) Period(ctx context.Context, obj *metrics.Overview) (model.OverviewPeriod, error) {
+	return model.OverviewPeriod(strings.ToUpper(obj.Period.Name)), nil
+}
+
+// StepS is the resolver for the stepS field.
+func (r *overviewResolver) StepS(ctx context.Context, obj *metrics.Overview) (int, error) {
+	return int(obj.Period.Step / time.Second), nil
+}
+
 // SystemMetrics is the resolver for the systemMetrics field.
 func (r *queryResolver) SystemMetrics(ctx context.Context) (*metrics.SystemFigures, error) {
 	figures, err := r.System.Figures(ctx)
@@ -43,6 +55,29 @@ func (r *queryResolver) SystemMetrics(ctx context.Context) (*metrics.SystemFigur
 		return nil, err
 	}
 	return &figures, nil
+}
+
+// Overview is the resolver for the overview field.
+func (r *queryResolver) Overview(ctx context.Context, period model.OverviewPeriod) (*metrics.Overview, error) {
+	named, err := metrics.OverviewPeriodNamed(strings.ToLower(string(period)), "period")
+	if err != nil {
+		return nil, err
+	}
+	overview, err := r.System.Overview(ctx, named)
+	if err != nil {
+		return nil, err
+	}
+	return &overview, nil
+}
+
+// Currency is the resolver for the currency field.
+func (r *refundTotalResolver) Currency(ctx context.Context, obj *metrics.RefundTotal) (string, error) {
+	return obj.Amount.Currency, nil
+}
+
+// Amount is the resolver for the amount field.
+func (r *refundTotalResolver) Amount(ctx context.Context, obj *metrics.RefundTotal) (money.Decimal, error) {
+	return obj.Amount.Decimal(), nil
 }
 
 // UptimeS is the resolver for the uptimeS field.
@@ -65,11 +100,19 @@ func (r *Resolver) DatabaseMetrics() generated.DatabaseMetricsResolver {
 	return &databaseMetricsResolver{r}
 }
 
+// Overview returns generated.OverviewResolver implementation.
+func (r *Resolver) Overview() generated.OverviewResolver { return &overviewResolver{r} }
+
+// RefundTotal returns generated.RefundTotalResolver implementation.
+func (r *Resolver) RefundTotal() generated.RefundTotalResolver { return &refundTotalResolver{r} }
+
 // SystemMetrics returns generated.SystemMetricsResolver implementation.
 func (r *Resolver) SystemMetrics() generated.SystemMetricsResolver { return &systemMetricsResolver{r} }
 
 type (
 	currencyVolumeResolver  struct{ *Resolver }
 	databaseMetricsResolver struct{ *Resolver }
+	overviewResolver        struct{ *Resolver }
+	refundTotalResolver     struct{ *Resolver }
 	systemMetricsResolver   struct{ *Resolver }
 )

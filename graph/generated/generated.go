@@ -47,9 +47,11 @@ type ResolverRoot interface {
 	DatabaseMetrics() DatabaseMetricsResolver
 	Event() EventResolver
 	Mutation() MutationResolver
+	Overview() OverviewResolver
 	Payment() PaymentResolver
 	Query() QueryResolver
 	Refund() RefundResolver
+	RefundTotal() RefundTotalResolver
 	Subscription() SubscriptionResolver
 	SystemMetrics() SystemMetricsResolver
 	WebhookDelivery() WebhookDeliveryResolver
@@ -252,6 +254,26 @@ type ComplexityRoot struct {
 		Type          func(childComplexity int) int
 	}
 
+	Overview struct {
+		DeclineReasons func(childComplexity int) int
+		From           func(childComplexity int) int
+		Period         func(childComplexity int) int
+		Providers      func(childComplexity int) int
+		StepS          func(childComplexity int) int
+		Steps          func(childComplexity int) int
+		To             func(childComplexity int) int
+	}
+
+	OverviewStep struct {
+		ApprovalRate func(childComplexity int) int
+		Approved     func(childComplexity int) int
+		Declined     func(childComplexity int) int
+		Payments     func(childComplexity int) int
+		Refunds      func(childComplexity int) int
+		Start        func(childComplexity int) int
+		Volume       func(childComplexity int) int
+	}
+
 	PageInfo struct {
 		EndCursor       func(childComplexity int) int
 		HasNextPage     func(childComplexity int) int
@@ -314,6 +336,11 @@ type ComplexityRoot struct {
 		Volume   func(childComplexity int) int
 	}
 
+	ProviderSeries struct {
+		Provider func(childComplexity int) int
+		Steps    func(childComplexity int) int
+	}
+
 	ProviderSettings struct {
 		Enabled   func(childComplexity int) int
 		Name      func(childComplexity int) int
@@ -333,6 +360,15 @@ type ComplexityRoot struct {
 		SuccessRate  func(childComplexity int) int
 	}
 
+	ProviderStep struct {
+		Calls     func(childComplexity int) int
+		ErrorRate func(childComplexity int) int
+		Errors    func(childComplexity int) int
+		P50MS     func(childComplexity int) int
+		P95MS     func(childComplexity int) int
+		Start     func(childComplexity int) int
+	}
+
 	Query struct {
 		APIKeys           func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Alerts            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.AlertOrder, where *ent.AlertWhereInput) int
@@ -343,6 +379,7 @@ type ComplexityRoot struct {
 		Merchants         func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Node              func(childComplexity int, id string) int
 		Nodes             func(childComplexity int, ids []string) int
+		Overview          func(childComplexity int, period model.OverviewPeriod) int
 		Payment           func(childComplexity int, id string) int
 		Payments          func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) int
 		ProviderStatus    func(childComplexity int) int
@@ -364,6 +401,11 @@ type ComplexityRoot struct {
 		PerSecond      func(childComplexity int) int
 	}
 
+	ReasonCount struct {
+		Count  func(childComplexity int) int
+		Reason func(childComplexity int) int
+	}
+
 	RedirectToUrl struct {
 		ReturnURL func(childComplexity int) int
 		URL       func(childComplexity int) int
@@ -380,6 +422,12 @@ type ComplexityRoot struct {
 		Reason      func(childComplexity int) int
 		Status      func(childComplexity int) int
 		UpdatedAt   func(childComplexity int) int
+	}
+
+	RefundTotal struct {
+		Amount   func(childComplexity int) int
+		Count    func(childComplexity int) int
+		Currency func(childComplexity int) int
 	}
 
 	RequestMetrics struct {
@@ -679,6 +727,11 @@ type MutationResolver interface {
 	SimulateEvent(ctx context.Context, input inbound.SimulateInput) (*inbound.Simulated, error)
 	SendTestWebhook(ctx context.Context, input model.SendTestWebhookInput) (*model.TestWebhookDelivery, error)
 }
+type OverviewResolver interface {
+	Period(ctx context.Context, obj *metrics.Overview) (model.OverviewPeriod, error)
+
+	StepS(ctx context.Context, obj *metrics.Overview) (int, error)
+}
 type PaymentResolver interface {
 	Refunds(ctx context.Context, obj *ent.Payment) ([]*ent.Refund, error)
 	StatusHistory(ctx context.Context, obj *ent.Payment) ([]*ent.PaymentStatusChange, error)
@@ -699,6 +752,7 @@ type QueryResolver interface {
 	WebhookDeliveries(ctx context.Context, endpointID string, status *state.DeliveryStatus, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int) (*ent.WebhookDeliveryConnection, error)
 	Merchants(ctx context.Context, first *int, after *string, last *int, before *string) (*auth.MerchantPage, error)
 	SystemMetrics(ctx context.Context) (*metrics.SystemFigures, error)
+	Overview(ctx context.Context, period model.OverviewPeriod) (*metrics.Overview, error)
 	Payment(ctx context.Context, id string) (*ent.Payment, error)
 	Refund(ctx context.Context, id string) (*ent.Refund, error)
 	ProviderStatus(ctx context.Context) ([]*metrics.ProviderStatus, error)
@@ -711,6 +765,11 @@ type QueryResolver interface {
 }
 type RefundResolver interface {
 	Amount(ctx context.Context, obj *ent.Refund) (money.Decimal, error)
+}
+type RefundTotalResolver interface {
+	Currency(ctx context.Context, obj *metrics.RefundTotal) (string, error)
+
+	Amount(ctx context.Context, obj *metrics.RefundTotal) (money.Decimal, error)
 }
 type SubscriptionResolver interface {
 	PaymentUpdated(ctx context.Context, id *string) (<-chan *ent.Payment, error)
@@ -1620,6 +1679,92 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.NextAction.Type(childComplexity), true
 
+	case "Overview.declineReasons":
+		if e.ComplexityRoot.Overview.DeclineReasons == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Overview.DeclineReasons(childComplexity), true
+	case "Overview.from":
+		if e.ComplexityRoot.Overview.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Overview.From(childComplexity), true
+	case "Overview.period":
+		if e.ComplexityRoot.Overview.Period == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Overview.Period(childComplexity), true
+	case "Overview.providers":
+		if e.ComplexityRoot.Overview.Providers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Overview.Providers(childComplexity), true
+	case "Overview.stepS":
+		if e.ComplexityRoot.Overview.StepS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Overview.StepS(childComplexity), true
+	case "Overview.steps":
+		if e.ComplexityRoot.Overview.Steps == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Overview.Steps(childComplexity), true
+	case "Overview.to":
+		if e.ComplexityRoot.Overview.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Overview.To(childComplexity), true
+
+	case "OverviewStep.approvalRate":
+		if e.ComplexityRoot.OverviewStep.ApprovalRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OverviewStep.ApprovalRate(childComplexity), true
+	case "OverviewStep.approved":
+		if e.ComplexityRoot.OverviewStep.Approved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OverviewStep.Approved(childComplexity), true
+	case "OverviewStep.declined":
+		if e.ComplexityRoot.OverviewStep.Declined == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OverviewStep.Declined(childComplexity), true
+	case "OverviewStep.payments":
+		if e.ComplexityRoot.OverviewStep.Payments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OverviewStep.Payments(childComplexity), true
+	case "OverviewStep.refunds":
+		if e.ComplexityRoot.OverviewStep.Refunds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OverviewStep.Refunds(childComplexity), true
+	case "OverviewStep.start":
+		if e.ComplexityRoot.OverviewStep.Start == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OverviewStep.Start(childComplexity), true
+	case "OverviewStep.volume":
+		if e.ComplexityRoot.OverviewStep.Volume == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OverviewStep.Volume(childComplexity), true
+
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
 			break
@@ -1890,6 +2035,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PaymentMetrics.Volume(childComplexity), true
 
+	case "ProviderSeries.provider":
+		if e.ComplexityRoot.ProviderSeries.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderSeries.Provider(childComplexity), true
+	case "ProviderSeries.steps":
+		if e.ComplexityRoot.ProviderSeries.Steps == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderSeries.Steps(childComplexity), true
+
 	case "ProviderSettings.enabled":
 		if e.ComplexityRoot.ProviderSettings.Enabled == nil {
 			break
@@ -1969,6 +2127,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ProviderStatus.SuccessRate(childComplexity), true
+
+	case "ProviderStep.calls":
+		if e.ComplexityRoot.ProviderStep.Calls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderStep.Calls(childComplexity), true
+	case "ProviderStep.errorRate":
+		if e.ComplexityRoot.ProviderStep.ErrorRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderStep.ErrorRate(childComplexity), true
+	case "ProviderStep.errors":
+		if e.ComplexityRoot.ProviderStep.Errors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderStep.Errors(childComplexity), true
+	case "ProviderStep.p50Ms":
+		if e.ComplexityRoot.ProviderStep.P50MS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderStep.P50MS(childComplexity), true
+	case "ProviderStep.p95Ms":
+		if e.ComplexityRoot.ProviderStep.P95MS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderStep.P95MS(childComplexity), true
+	case "ProviderStep.start":
+		if e.ComplexityRoot.ProviderStep.Start == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderStep.Start(childComplexity), true
 
 	case "Query.apiKeys":
 		if e.ComplexityRoot.Query.APIKeys == nil {
@@ -2065,6 +2260,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Nodes(childComplexity, args["ids"].([]string)), true
+	case "Query.overview":
+		if e.ComplexityRoot.Query.Overview == nil {
+			break
+		}
+
+		args, err := ec.field_Query_overview_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Overview(childComplexity, args["period"].(model.OverviewPeriod)), true
 	case "Query.payment":
 		if e.ComplexityRoot.Query.Payment == nil {
 			break
@@ -2208,6 +2414,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RateLimitSettings.PerSecond(childComplexity), true
 
+	case "ReasonCount.count":
+		if e.ComplexityRoot.ReasonCount.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasonCount.Count(childComplexity), true
+	case "ReasonCount.reason":
+		if e.ComplexityRoot.ReasonCount.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasonCount.Reason(childComplexity), true
+
 	case "RedirectToUrl.returnUrl":
 		if e.ComplexityRoot.RedirectToUrl.ReturnURL == nil {
 			break
@@ -2281,6 +2500,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Refund.UpdatedAt(childComplexity), true
+
+	case "RefundTotal.amount":
+		if e.ComplexityRoot.RefundTotal.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefundTotal.Amount(childComplexity), true
+	case "RefundTotal.count":
+		if e.ComplexityRoot.RefundTotal.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefundTotal.Count(childComplexity), true
+	case "RefundTotal.currency":
+		if e.ComplexityRoot.RefundTotal.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefundTotal.Currency(childComplexity), true
 
 	case "RequestMetrics.errors":
 		if e.ComplexityRoot.RequestMetrics.Errors == nil {
@@ -4670,8 +4908,85 @@ type RuntimeMetrics {
   heapBytes: Int!
 }
 
+"A span of time the overview covers, cut into equal steps."
+enum OverviewPeriod {
+  "The last 24 hours, hour by hour."
+  DAY
+  "The last 7 days, in steps of 6 hours."
+  WEEK
+  "The last 30 days, day by day (UTC days)."
+  MONTH
+}
+
+"""
+How payments went over a period, step by step: what a dashboard draws. Platform-wide, unless
+platform staff act for one merchant (Paygate-Merchant).
+"""
+type Overview {
+  period: OverviewPeriod!
+  "The start of the first step."
+  from: Time!
+  "The end of the step now is in: the last step is still filling."
+  to: Time!
+  "How long each step is, in seconds."
+  stepS: Int!
+  steps: [OverviewStep!]!
+  "Why the payments made within the period failed, most first."
+  declineReasons: [ReasonCount!]!
+  "Every provider asked to charge within the period, by name."
+  providers: [ProviderSeries!]!
+}
+
+"One step of an overview: the payments made in it and the refunds asked in it."
+type OverviewStep {
+  start: Time!
+  payments: Int!
+  "What the payments made in the step captured, by currency; refunds are apart. Every currency of the period is listed, at 0.00 when the step has none of it."
+  volume: [CurrencyVolume!]!
+  "Charges a provider approved: a payment's last provider, when it approved."
+  approved: Int!
+  "Charges a provider declined, including a decline before another provider was asked."
+  declined: Int!
+  "approved / (approved + declined); null when no charge was decided."
+  approvalRate: Float
+  "The refunds asked in the step that did not fail, by currency; every currency of the period is listed."
+  refunds: [RefundTotal!]!
+}
+
+type RefundTotal {
+  currency: String!
+  count: Int!
+  amount: Decimal!
+}
+
+"How many payments failed for a reason: a decline's code, or why no provider decided (provider_unavailable, authentication_failed ...)."
+type ReasonCount {
+  reason: String!
+  count: Int!
+}
+
+"One provider's charge calls over an overview's period, step by step."
+type ProviderSeries {
+  provider: String!
+  steps: [ProviderStep!]!
+}
+
+"A provider's charge calls in a step. Latencies are rounded down to two significant figures."
+type ProviderStep {
+  start: Time!
+  calls: Int!
+  "Calls that failed: the provider was unavailable, or its answer was lost."
+  errors: Int!
+  "errors / calls; null when there was no call."
+  errorRate: Float
+  p50Ms: Int
+  p95Ms: Int
+}
+
 extend type Query {
   systemMetrics: SystemMetrics! @hasScope(scope: "monitoring:read")
+  "How payments went over the last day, week or month, step by step."
+  overview(period: OverviewPeriod! = DAY): Overview! @hasScope(scope: "monitoring:read")
 }
 
 extend type Mutation {
@@ -5716,6 +6031,46 @@ func (ec *executionContext) childFields_NextAction(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type NextAction", field.Name)
 }
 
+func (ec *executionContext) childFields_Overview(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "period":
+		return ec.fieldContext_Overview_period(ctx, field)
+	case "from":
+		return ec.fieldContext_Overview_from(ctx, field)
+	case "to":
+		return ec.fieldContext_Overview_to(ctx, field)
+	case "stepS":
+		return ec.fieldContext_Overview_stepS(ctx, field)
+	case "steps":
+		return ec.fieldContext_Overview_steps(ctx, field)
+	case "declineReasons":
+		return ec.fieldContext_Overview_declineReasons(ctx, field)
+	case "providers":
+		return ec.fieldContext_Overview_providers(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Overview", field.Name)
+}
+
+func (ec *executionContext) childFields_OverviewStep(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "start":
+		return ec.fieldContext_OverviewStep_start(ctx, field)
+	case "payments":
+		return ec.fieldContext_OverviewStep_payments(ctx, field)
+	case "volume":
+		return ec.fieldContext_OverviewStep_volume(ctx, field)
+	case "approved":
+		return ec.fieldContext_OverviewStep_approved(ctx, field)
+	case "declined":
+		return ec.fieldContext_OverviewStep_declined(ctx, field)
+	case "approvalRate":
+		return ec.fieldContext_OverviewStep_approvalRate(ctx, field)
+	case "refunds":
+		return ec.fieldContext_OverviewStep_refunds(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OverviewStep", field.Name)
+}
+
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "hasNextPage":
@@ -5840,6 +6195,16 @@ func (ec *executionContext) childFields_PaymentMetrics(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type PaymentMetrics", field.Name)
 }
 
+func (ec *executionContext) childFields_ProviderSeries(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "provider":
+		return ec.fieldContext_ProviderSeries_provider(ctx, field)
+	case "steps":
+		return ec.fieldContext_ProviderSeries_steps(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProviderSeries", field.Name)
+}
+
 func (ec *executionContext) childFields_ProviderSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -5878,6 +6243,24 @@ func (ec *executionContext) childFields_ProviderStatus(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type ProviderStatus", field.Name)
 }
 
+func (ec *executionContext) childFields_ProviderStep(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "start":
+		return ec.fieldContext_ProviderStep_start(ctx, field)
+	case "calls":
+		return ec.fieldContext_ProviderStep_calls(ctx, field)
+	case "errors":
+		return ec.fieldContext_ProviderStep_errors(ctx, field)
+	case "errorRate":
+		return ec.fieldContext_ProviderStep_errorRate(ctx, field)
+	case "p50Ms":
+		return ec.fieldContext_ProviderStep_p50Ms(ctx, field)
+	case "p95Ms":
+		return ec.fieldContext_ProviderStep_p95Ms(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProviderStep", field.Name)
+}
+
 func (ec *executionContext) childFields_RateLimitSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "perSecond":
@@ -5888,6 +6271,16 @@ func (ec *executionContext) childFields_RateLimitSettings(ctx context.Context, f
 		return ec.fieldContext_RateLimitSettings_loginPerMinute(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RateLimitSettings", field.Name)
+}
+
+func (ec *executionContext) childFields_ReasonCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "reason":
+		return ec.fieldContext_ReasonCount_reason(ctx, field)
+	case "count":
+		return ec.fieldContext_ReasonCount_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReasonCount", field.Name)
 }
 
 func (ec *executionContext) childFields_RedirectToUrl(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5924,6 +6317,18 @@ func (ec *executionContext) childFields_Refund(ctx context.Context, field graphq
 		return ec.fieldContext_Refund_amount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Refund", field.Name)
+}
+
+func (ec *executionContext) childFields_RefundTotal(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "currency":
+		return ec.fieldContext_RefundTotal_currency(ctx, field)
+	case "count":
+		return ec.fieldContext_RefundTotal_count(ctx, field)
+	case "amount":
+		return ec.fieldContext_RefundTotal_amount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RefundTotal", field.Name)
 }
 
 func (ec *executionContext) childFields_RequestMetrics(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7209,6 +7614,20 @@ func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["ids"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_overview_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "period",
+		func(ctx context.Context, v any) (model.OverviewPeriod, error) {
+			return ec.unmarshalNOverviewPeriod2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐOverviewPeriod(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["period"] = arg0
 	return args, nil
 }
 
@@ -11500,6 +11919,373 @@ func (ec *executionContext) fieldContext_NextAction_redirectToUrl(_ context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Overview_period(ctx context.Context, field graphql.CollectedField, obj *metrics.Overview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Overview_period(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Overview().Period(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.OverviewPeriod) graphql.Marshaler {
+			return ec.marshalNOverviewPeriod2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐOverviewPeriod(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Overview_period(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Overview", field, true, true, errors.New("field of type OverviewPeriod does not have child fields"))
+}
+
+func (ec *executionContext) _Overview_from(ctx context.Context, field graphql.CollectedField, obj *metrics.Overview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Overview_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Overview_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Overview", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Overview_to(ctx context.Context, field graphql.CollectedField, obj *metrics.Overview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Overview_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Overview_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Overview", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Overview_stepS(ctx context.Context, field graphql.CollectedField, obj *metrics.Overview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Overview_stepS(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Overview().StepS(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Overview_stepS(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Overview", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Overview_steps(ctx context.Context, field graphql.CollectedField, obj *metrics.Overview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Overview_steps(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Steps, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []metrics.OverviewStep) graphql.Marshaler {
+			return ec.marshalNOverviewStep2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐOverviewStepᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Overview_steps(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Overview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OverviewStep(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Overview_declineReasons(ctx context.Context, field graphql.CollectedField, obj *metrics.Overview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Overview_declineReasons(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeclineReasons, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []metrics.ReasonCount) graphql.Marshaler {
+			return ec.marshalNReasonCount2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐReasonCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Overview_declineReasons(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Overview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReasonCount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Overview_providers(ctx context.Context, field graphql.CollectedField, obj *metrics.Overview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Overview_providers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Providers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []metrics.ProviderSeries) graphql.Marshaler {
+			return ec.marshalNProviderSeries2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐProviderSeriesᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Overview_providers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Overview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProviderSeries(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OverviewStep_start(ctx context.Context, field graphql.CollectedField, obj *metrics.OverviewStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OverviewStep_start(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Start, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OverviewStep_start(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OverviewStep", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _OverviewStep_payments(ctx context.Context, field graphql.CollectedField, obj *metrics.OverviewStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OverviewStep_payments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Payments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OverviewStep_payments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OverviewStep", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OverviewStep_volume(ctx context.Context, field graphql.CollectedField, obj *metrics.OverviewStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OverviewStep_volume(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Volume, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []money.Amount) graphql.Marshaler {
+			return ec.marshalNCurrencyVolume2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmoneyᚐAmountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OverviewStep_volume(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OverviewStep",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CurrencyVolume(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OverviewStep_approved(ctx context.Context, field graphql.CollectedField, obj *metrics.OverviewStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OverviewStep_approved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Approved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OverviewStep_approved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OverviewStep", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OverviewStep_declined(ctx context.Context, field graphql.CollectedField, obj *metrics.OverviewStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OverviewStep_declined(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Declined, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OverviewStep_declined(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OverviewStep", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OverviewStep_approvalRate(ctx context.Context, field graphql.CollectedField, obj *metrics.OverviewStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OverviewStep_approvalRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ApprovalRate(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OverviewStep_approvalRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OverviewStep", field, true, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _OverviewStep_refunds(ctx context.Context, field graphql.CollectedField, obj *metrics.OverviewStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OverviewStep_refunds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Refunds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []metrics.RefundTotal) graphql.Marshaler {
+			return ec.marshalNRefundTotal2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐRefundTotalᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OverviewStep_refunds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OverviewStep",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RefundTotal(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *entgql.PageInfo[string]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12611,6 +13397,61 @@ func (ec *executionContext) fieldContext_PaymentMetrics_volume(_ context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _ProviderSeries_provider(ctx context.Context, field graphql.CollectedField, obj *metrics.ProviderSeries) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderSeries_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderSeries_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderSeries", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ProviderSeries_steps(ctx context.Context, field graphql.CollectedField, obj *metrics.ProviderSeries) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderSeries_steps(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Steps, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []metrics.ProviderStep) graphql.Marshaler {
+			return ec.marshalNProviderStep2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐProviderStepᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderSeries_steps(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProviderSeries",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProviderStep(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ProviderSettings_name(ctx context.Context, field graphql.CollectedField, obj *model.ProviderSettings) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12908,6 +13749,144 @@ func (ec *executionContext) _ProviderStatus_lastErrorAt(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_ProviderStatus_lastErrorAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ProviderStatus", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ProviderStep_start(ctx context.Context, field graphql.CollectedField, obj *metrics.ProviderStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderStep_start(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Start, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderStep_start(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderStep", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ProviderStep_calls(ctx context.Context, field graphql.CollectedField, obj *metrics.ProviderStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderStep_calls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Calls, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderStep_calls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderStep", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ProviderStep_errors(ctx context.Context, field graphql.CollectedField, obj *metrics.ProviderStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderStep_errors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Errors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderStep_errors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderStep", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ProviderStep_errorRate(ctx context.Context, field graphql.CollectedField, obj *metrics.ProviderStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderStep_errorRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ErrorRate(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderStep_errorRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderStep", field, true, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ProviderStep_p50Ms(ctx context.Context, field graphql.CollectedField, obj *metrics.ProviderStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderStep_p50Ms(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.P50MS, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderStep_p50Ms(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderStep", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ProviderStep_p95Ms(ctx context.Context, field graphql.CollectedField, obj *metrics.ProviderStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderStep_p95Ms(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.P95MS, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderStep_p95Ms(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProviderStep", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -13668,6 +14647,68 @@ func (ec *executionContext) fieldContext_Query_systemMetrics(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_overview(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_overview(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Overview(ctx, fc.Args["period"].(model.OverviewPeriod))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "monitoring:read")
+				if err != nil {
+					var zeroVal *metrics.Overview
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *metrics.Overview
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *metrics.Overview) graphql.Marshaler {
+			return ec.marshalNOverview2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐOverview(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_overview(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Overview(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_overview_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_payment(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14305,6 +15346,52 @@ func (ec *executionContext) fieldContext_RateLimitSettings_loginPerMinute(_ cont
 	return graphql.NewScalarFieldContext("RateLimitSettings", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _ReasonCount_reason(ctx context.Context, field graphql.CollectedField, obj *metrics.ReasonCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasonCount_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasonCount_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasonCount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReasonCount_count(ctx context.Context, field graphql.CollectedField, obj *metrics.ReasonCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasonCount_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasonCount_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasonCount", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _RedirectToUrl_url(ctx context.Context, field graphql.CollectedField, obj *model.RedirectToURL) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14588,6 +15675,75 @@ func (ec *executionContext) _Refund_amount(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Refund_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Refund", field, true, true, errors.New("field of type Decimal does not have child fields"))
+}
+
+func (ec *executionContext) _RefundTotal_currency(ctx context.Context, field graphql.CollectedField, obj *metrics.RefundTotal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RefundTotal_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RefundTotal().Currency(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RefundTotal_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RefundTotal", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RefundTotal_count(ctx context.Context, field graphql.CollectedField, obj *metrics.RefundTotal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RefundTotal_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RefundTotal_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RefundTotal", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RefundTotal_amount(ctx context.Context, field graphql.CollectedField, obj *metrics.RefundTotal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RefundTotal_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RefundTotal().Amount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v money.Decimal) graphql.Marshaler {
+			return ec.marshalNDecimal2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmoneyᚐDecimal(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RefundTotal_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RefundTotal", field, true, true, errors.New("field of type Decimal does not have child fields"))
 }
 
 func (ec *executionContext) _RequestMetrics_total(ctx context.Context, field graphql.CollectedField, obj *metrics.RequestFigures) (ret graphql.Marshaler) {
@@ -24797,6 +25953,208 @@ func (ec *executionContext) _NextAction(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var overviewImplementors = []string{"Overview"}
+
+func (ec *executionContext) _Overview(ctx context.Context, sel ast.SelectionSet, obj *metrics.Overview) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, overviewImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Overview")
+		case "period":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Overview_period(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "from":
+			out.Values[i] = ec._Overview_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "to":
+			out.Values[i] = ec._Overview_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "stepS":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Overview_stepS(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "steps":
+			out.Values[i] = ec._Overview_steps(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "declineReasons":
+			out.Values[i] = ec._Overview_declineReasons(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "providers":
+			out.Values[i] = ec._Overview_providers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var overviewStepImplementors = []string{"OverviewStep"}
+
+func (ec *executionContext) _OverviewStep(ctx context.Context, sel ast.SelectionSet, obj *metrics.OverviewStep) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, overviewStepImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OverviewStep")
+		case "start":
+			out.Values[i] = ec._OverviewStep_start(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "payments":
+			out.Values[i] = ec._OverviewStep_payments(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "volume":
+			out.Values[i] = ec._OverviewStep_volume(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "approved":
+			out.Values[i] = ec._OverviewStep_approved(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "declined":
+			out.Values[i] = ec._OverviewStep_declined(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "approvalRate":
+			out.Values[i] = ec._OverviewStep_approvalRate(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "refunds":
+			out.Values[i] = ec._OverviewStep_refunds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *entgql.PageInfo[string]) graphql.Marshaler {
@@ -25314,6 +26672,49 @@ func (ec *executionContext) _PaymentMetrics(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var providerSeriesImplementors = []string{"ProviderSeries"}
+
+func (ec *executionContext) _ProviderSeries(ctx context.Context, sel ast.SelectionSet, obj *metrics.ProviderSeries) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, providerSeriesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProviderSeries")
+		case "provider":
+			out.Values[i] = ec._ProviderSeries_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "steps":
+			out.Values[i] = ec._ProviderSeries_steps(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var providerSettingsImplementors = []string{"ProviderSettings"}
 
 func (ec *executionContext) _ProviderSettings(ctx context.Context, sel ast.SelectionSet, obj *model.ProviderSettings) graphql.Marshaler {
@@ -25421,6 +26822,69 @@ func (ec *executionContext) _ProviderStatus(ctx context.Context, sel ast.Selecti
 			}
 		case "lastErrorAt":
 			out.Values[i] = ec._ProviderStatus_lastErrorAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var providerStepImplementors = []string{"ProviderStep"}
+
+func (ec *executionContext) _ProviderStep(ctx context.Context, sel ast.SelectionSet, obj *metrics.ProviderStep) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, providerStepImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProviderStep")
+		case "start":
+			out.Values[i] = ec._ProviderStep_start(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "calls":
+			out.Values[i] = ec._ProviderStep_calls(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "errors":
+			out.Values[i] = ec._ProviderStep_errors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "errorRate":
+			out.Values[i] = ec._ProviderStep_errorRate(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "p50Ms":
+			out.Values[i] = ec._ProviderStep_p50Ms(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "p95Ms":
+			out.Values[i] = ec._ProviderStep_p95Ms(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -25751,6 +27215,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "overview":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_overview(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "payment":
 			field := field
 
@@ -26032,6 +27518,49 @@ func (ec *executionContext) _RateLimitSettings(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var reasonCountImplementors = []string{"ReasonCount"}
+
+func (ec *executionContext) _ReasonCount(ctx context.Context, sel ast.SelectionSet, obj *metrics.ReasonCount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reasonCountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReasonCount")
+		case "reason":
+			out.Values[i] = ec._ReasonCount_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._ReasonCount_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var redirectToUrlImplementors = []string{"RedirectToUrl"}
 
 func (ec *executionContext) _RedirectToUrl(ctx context.Context, sel ast.SelectionSet, obj *model.RedirectToURL) graphql.Marshaler {
@@ -26175,6 +27704,120 @@ func (ec *executionContext) _Refund(ctx context.Context, sel ast.SelectionSet, o
 					}
 				}()
 				res = ec._Refund_amount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var refundTotalImplementors = []string{"RefundTotal"}
+
+func (ec *executionContext) _RefundTotal(ctx context.Context, sel ast.SelectionSet, obj *metrics.RefundTotal) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, refundTotalImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RefundTotal")
+		case "currency":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RefundTotal_currency(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "count":
+			out.Values[i] = ec._RefundTotal_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "amount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RefundTotal_amount(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -29156,6 +30799,46 @@ func (ec *executionContext) marshalNOrderDirection2entgoᚗioᚋcontribᚋentgql
 	return v
 }
 
+func (ec *executionContext) marshalNOverview2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐOverview(ctx context.Context, sel ast.SelectionSet, v *metrics.Overview) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Overview(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNOverviewPeriod2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐOverviewPeriod(ctx context.Context, v any) (model.OverviewPeriod, error) {
+	var res model.OverviewPeriod
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNOverviewPeriod2githubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐOverviewPeriod(ctx context.Context, sel ast.SelectionSet, v model.OverviewPeriod) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNOverviewStep2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐOverviewStep(ctx context.Context, sel ast.SelectionSet, v metrics.OverviewStep) graphql.Marshaler {
+	return ec._OverviewStep(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNOverviewStep2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐOverviewStepᚄ(ctx context.Context, sel ast.SelectionSet, v []metrics.OverviewStep) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOverviewStep2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐOverviewStep(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
 	return ec._PageInfo(ctx, sel, &v)
 }
@@ -29261,6 +30944,26 @@ func (ec *executionContext) unmarshalNPaymentWhereInput2ᚖgithubᚗcomᚋpaygat
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNProviderSeries2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐProviderSeries(ctx context.Context, sel ast.SelectionSet, v metrics.ProviderSeries) graphql.Marshaler {
+	return ec._ProviderSeries(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNProviderSeries2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐProviderSeriesᚄ(ctx context.Context, sel ast.SelectionSet, v []metrics.ProviderSeries) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNProviderSeries2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐProviderSeries(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNProviderSettings2ᚕᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐProviderSettingsᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ProviderSettings) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -29332,6 +31035,26 @@ func (ec *executionContext) marshalNProviderStatus2ᚖgithubᚗcomᚋpaygateᚋp
 	return ec._ProviderStatus(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNProviderStep2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐProviderStep(ctx context.Context, sel ast.SelectionSet, v metrics.ProviderStep) graphql.Marshaler {
+	return ec._ProviderStep(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNProviderStep2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐProviderStepᚄ(ctx context.Context, sel ast.SelectionSet, v []metrics.ProviderStep) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNProviderStep2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐProviderStep(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNRateLimitSettings2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐRateLimits(ctx context.Context, sel ast.SelectionSet, v settings.RateLimits) graphql.Marshaler {
 	return ec._RateLimitSettings(ctx, sel, &v)
 }
@@ -29339,6 +31062,26 @@ func (ec *executionContext) marshalNRateLimitSettings2githubᚗcomᚋpaygateᚋp
 func (ec *executionContext) unmarshalNRateLimitsInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋsettingsᚐRateLimits(ctx context.Context, v any) (*settings.RateLimits, error) {
 	res, err := ec.unmarshalInputRateLimitsInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNReasonCount2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐReasonCount(ctx context.Context, sel ast.SelectionSet, v metrics.ReasonCount) graphql.Marshaler {
+	return ec._ReasonCount(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNReasonCount2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐReasonCountᚄ(ctx context.Context, sel ast.SelectionSet, v []metrics.ReasonCount) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReasonCount2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐReasonCount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNRedirectToUrl2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋgraphᚋmodelᚐRedirectToURL(ctx context.Context, sel ast.SelectionSet, v *model.RedirectToURL) graphql.Marshaler {
@@ -29390,6 +31133,26 @@ func (ec *executionContext) unmarshalNRefundStatus2githubᚗcomᚋpaygateᚋpayg
 
 func (ec *executionContext) marshalNRefundStatus2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋstateᚐRefundStatus(ctx context.Context, sel ast.SelectionSet, v state.RefundStatus) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNRefundTotal2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐRefundTotal(ctx context.Context, sel ast.SelectionSet, v metrics.RefundTotal) graphql.Marshaler {
+	return ec._RefundTotal(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNRefundTotal2ᚕgithubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐRefundTotalᚄ(ctx context.Context, sel ast.SelectionSet, v []metrics.RefundTotal) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRefundTotal2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐRefundTotal(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNRequestMetrics2githubᚗcomᚋpaygateᚋpaygateᚋinternalᚋmetricsᚐRequestFigures(ctx context.Context, sel ast.SelectionSet, v metrics.RequestFigures) graphql.Marshaler {

@@ -3,6 +3,11 @@
 package model
 
 import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/internal/card"
 	"github.com/paygate/paygate/internal/money"
@@ -224,4 +229,65 @@ type UpdateWebhookEndpointInput struct {
 type WebhookEndpointWithSecret struct {
 	Endpoint *ent.WebhookEndpoint `json:"endpoint"`
 	Secret   string               `json:"secret"`
+}
+
+// A span of time the overview covers, cut into equal steps.
+type OverviewPeriod string
+
+const (
+	// The last 24 hours, hour by hour.
+	OverviewPeriodDay OverviewPeriod = "DAY"
+	// The last 7 days, in steps of 6 hours.
+	OverviewPeriodWeek OverviewPeriod = "WEEK"
+	// The last 30 days, day by day (UTC days).
+	OverviewPeriodMonth OverviewPeriod = "MONTH"
+)
+
+var AllOverviewPeriod = []OverviewPeriod{
+	OverviewPeriodDay,
+	OverviewPeriodWeek,
+	OverviewPeriodMonth,
+}
+
+func (e OverviewPeriod) IsValid() bool {
+	switch e {
+	case OverviewPeriodDay, OverviewPeriodWeek, OverviewPeriodMonth:
+		return true
+	}
+	return false
+}
+
+func (e OverviewPeriod) String() string {
+	return string(e)
+}
+
+func (e *OverviewPeriod) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = OverviewPeriod(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid OverviewPeriod", str)
+	}
+	return nil
+}
+
+func (e OverviewPeriod) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *OverviewPeriod) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e OverviewPeriod) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }

@@ -2,7 +2,10 @@ package rest
 
 import (
 	"net/http"
+	"strings"
 	"time"
+
+	"github.com/paygate/paygate/graph/model"
 
 	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/money"
@@ -77,5 +80,98 @@ func (h *Handlers) SystemMetrics(w http.ResponseWriter, r *http.Request) {
 	answer.Webhooks.Failed, answer.Webhooks.Dead = figures.Webhooks.Failed, figures.Webhooks.Dead
 	answer.Database.Open, answer.Database.InUse, answer.Database.WaitCount = figures.Database.OpenConnections, figures.Database.InUse, figures.Database.WaitCount
 	answer.Runtime.Goroutines, answer.Runtime.HeapBytes = figures.Runtime.Goroutines, figures.Runtime.HeapBytes
+	web.WriteJSON(w, http.StatusOK, answer)
+}
+
+// overviewJSON is the REST shape of an overview: amounts as exact decimal strings by currency.
+type overviewJSON struct {
+	Period         string             `json:"period"`
+	From           time.Time          `json:"from"`
+	To             time.Time          `json:"to"`
+	StepS          int64              `json:"step_s"`
+	Steps          []overviewStepJSON `json:"steps"`
+	DeclineReasons []reasonCountJSON  `json:"decline_reasons"`
+	Providers      []providerJSON     `json:"providers"`
+}
+
+type overviewStepJSON struct {
+	Start        time.Time                  `json:"start"`
+	Payments     int                        `json:"payments"`
+	Volume       map[string]money.Decimal   `json:"volume"`
+	Approved     int                        `json:"approved"`
+	Declined     int                        `json:"declined"`
+	ApprovalRate *float64                   `json:"approval_rate"`
+	Refunds      map[string]refundTotalJSON `json:"refunds"`
+}
+
+type refundTotalJSON struct {
+	Count  int           `json:"count"`
+	Amount money.Decimal `json:"amount"`
+}
+
+type reasonCountJSON struct {
+	Reason string `json:"reason"`
+	Count  int    `json:"count"`
+}
+
+type providerJSON struct {
+	Provider string             `json:"provider"`
+	Steps    []providerStepJSON `json:"steps"`
+}
+
+type providerStepJSON struct {
+	Start     time.Time `json:"start"`
+	Calls     int       `json:"calls"`
+	Errors    int       `json:"errors"`
+	ErrorRate *float64  `json:"error_rate"`
+	P50MS     *int64    `json:"p50_ms"`
+	P95MS     *int64    `json:"p95_ms"`
+}
+
+// Overview serves GET /api/v1/monitoring/overview?period=day|week|month (day when left out): how
+// payments went, step by step.
+func (h *Handlers) Overview(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if err := knownParams(q, "period"); err != nil {
+		web.WriteError(w, r, err, nil)
+		return
+	}
+	period := metrics.OverviewDay
+	if name := q.Get("period"); name != "" {
+		var err error
+		if period, err = metrics.OverviewPeriodNamed(name, "period"); err != nil {
+			web.WriteError(w, r, err, nil)
+			return
+		}
+	}
+	o, err := h.query.Overview(r.Context(), model.OverviewPeriod(strings.ToUpper(period.Name)))
+	if err != nil {
+		web.WriteError(w, r, err, nil)
+		return
+	}
+	answer := overviewJSON{Period: o.Period.Name, From: o.From, To: o.To, StepS: int64(o.Period.Step / time.Second),
+		Steps: []overviewStepJSON{}, DeclineReasons: []reasonCountJSON{}, Providers: []providerJSON{}}
+	for _, step := range o.Steps {
+		s := overviewStepJSON{Start: step.Start, Payments: step.Payments, Volume: map[string]money.Decimal{},
+			Approved: step.Approved, Declined: step.Declined, ApprovalRate: step.ApprovalRate(), Refunds: map[string]refundTotalJSON{}}
+		for _, amount := range step.Volume {
+			s.Volume[amount.Currency] = amount.Decimal()
+		}
+		for _, total := range step.Refunds {
+			s.Refunds[total.Amount.Currency] = refundTotalJSON{Count: total.Count, Amount: total.Amount.Decimal()}
+		}
+		answer.Steps = append(answer.Steps, s)
+	}
+	for _, reason := range o.DeclineReasons {
+		answer.DeclineReasons = append(answer.DeclineReasons, reasonCountJSON(reason))
+	}
+	for _, p := range o.Providers {
+		series := providerJSON{Provider: p.Provider, Steps: []providerStepJSON{}}
+		for _, step := range p.Steps {
+			series.Steps = append(series.Steps, providerStepJSON{Start: step.Start, Calls: step.Calls, Errors: step.Errors,
+				ErrorRate: step.ErrorRate(), P50MS: step.P50MS, P95MS: step.P95MS})
+		}
+		answer.Providers = append(answer.Providers, series)
+	}
 	web.WriteJSON(w, http.StatusOK, answer)
 }

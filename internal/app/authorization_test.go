@@ -348,6 +348,8 @@ func newMatrix(t *testing.T, env *testEnv) matrix {
 		},
 		auth.SystemMetrics.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/monitoring/metrics",
 			query: `{ systemMetrics { uptimeS payments { byStatus { status count } } } }`}),
+		auth.Overview.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/monitoring/overview",
+			query: `{ overview { stepS steps { payments } } }`}),
 		auth.CreateMerchant.Name: fixed(entry{method: http.MethodPost, path: "/api/v1/merchants", body: map[string]any{"name": "over REST"},
 			query: `mutation { createMerchant(input: {name: "over GraphQL"}) { id } }`}),
 		auth.ListMerchants.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/merchants", query: `{ merchants { hasMore merchants { id } } }`}),

@@ -465,6 +465,8 @@ func checkDocumentedAnswers(t *testing.T, c *apiContract, env *testEnv, db *data
 
 	// monitoring
 	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/monitoring/metrics", viewer, nil)
+	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/monitoring/overview?period=week", viewer, nil)
+	c.expect(env, http.StatusBadRequest, http.MethodGet, "/api/v1/monitoring/overview?period=year", viewer, nil)
 	c.expect(env, http.StatusOK, http.MethodGet, "/api/v1/monitoring/providers", viewer, nil)
 	alert, err := db.Ent.Alert.Create().SetRule("circuit_open").SetSubject("stripe").SetSeverity(state.AlertCritical).
 		SetMessage("stripe's circuit opened").SetOpenedAt(time.Now().UTC()).Save(ctx)

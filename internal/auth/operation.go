@@ -100,6 +100,7 @@ var (
 	// Prometheus scrapes /metrics with a key holding monitoring:read, unless the metrics are public.
 	ScrapeMetrics = Operation{Name: "metrics", Scope: ScopeMonitoringRead, HTTPOnly: true, Platform: true}
 	SystemMetrics = Operation{Name: "systemMetrics", Scope: ScopeMonitoringRead, Platform: true}
+	Overview      = Operation{Name: "overview", Scope: ScopeMonitoringRead, Platform: true}
 	ListAlerts    = Operation{Name: "alerts", Scope: ScopeMonitoringRead, Platform: true}
 	// Acknowledging and resolving an alert are writes no viewer may make: they go with handling
 	// the providers and their events, the operators' and admins' work.
@@ -121,7 +122,7 @@ var Operations = []Operation{Login, RefreshToken, Logout, Viewer, RevokeToken, C
 	ListWebhookEvents, GetWebhookEvent, WebhookMetrics, RetryWebhookEvent,
 	ListEvents, GetEvent, CreateWebhookEndpoint, ListWebhookEndpoints, GetWebhookEndpoint, UpdateWebhookEndpoint,
 	DeleteWebhookEndpoint, RotateWebhookEndpointSecret, ListWebhookDeliveries, RetryWebhookDelivery,
-	PaymentUpdated, RefundUpdated, ProviderStatusChanged, AlertRaised, CreateAPIKey, ListAPIKeys, RevokeAPIKey, ScrapeMetrics, SystemMetrics, ListAlerts, AcknowledgeAlert, ResolveAlert,
+	PaymentUpdated, RefundUpdated, ProviderStatusChanged, AlertRaised, CreateAPIKey, ListAPIKeys, RevokeAPIKey, ScrapeMetrics, SystemMetrics, Overview, ListAlerts, AcknowledgeAlert, ResolveAlert,
 	CreateMerchant, ListMerchants, UpdateMerchant}
 
 // OnePerRequestNames are the operations a request asks at most one of.

@@ -26,6 +26,7 @@ const SystemWindow = 24 * time.Hour
 type System struct {
 	Client   *ent.Client
 	DB       *sql.DB
+	Dialect  string // dialect.SQLite or dialect.Postgres: the overview reads JSON in each's own way
 	Counters *Metrics
 	Now      func() time.Time
 }

@@ -846,6 +846,52 @@ export type OrderDirection =
   | 'DESC';
 
 /**
+ * How payments went over a period, step by step: what a dashboard draws. Platform-wide, unless
+ * platform staff act for one merchant (Paygate-Merchant).
+ */
+export type Overview = {
+  __typename?: 'Overview';
+  /** Why the payments made within the period failed, most first. */
+  declineReasons: Array<ReasonCount>;
+  /** The start of the first step. */
+  from: Scalars['Time']['output'];
+  period: OverviewPeriod;
+  /** Every provider asked to charge within the period, by name. */
+  providers: Array<ProviderSeries>;
+  /** How long each step is, in seconds. */
+  stepS: Scalars['Int']['output'];
+  steps: Array<OverviewStep>;
+  /** The end of the step now is in: the last step is still filling. */
+  to: Scalars['Time']['output'];
+};
+
+/** A span of time the overview covers, cut into equal steps. */
+export type OverviewPeriod =
+  /** The last 24 hours, hour by hour. */
+  | 'DAY'
+  /** The last 30 days, day by day (UTC days). */
+  | 'MONTH'
+  /** The last 7 days, in steps of 6 hours. */
+  | 'WEEK';
+
+/** One step of an overview: the payments made in it and the refunds asked in it. */
+export type OverviewStep = {
+  __typename?: 'OverviewStep';
+  /** approved / (approved + declined); null when no charge was decided. */
+  approvalRate: Maybe<Scalars['Float']['output']>;
+  /** Charges a provider approved: a payment's last provider, when it approved. */
+  approved: Scalars['Int']['output'];
+  /** Charges a provider declined, including a decline before another provider was asked. */
+  declined: Scalars['Int']['output'];
+  payments: Scalars['Int']['output'];
+  /** The refunds asked in the step that did not fail, by currency; every currency of the period is listed. */
+  refunds: Array<RefundTotal>;
+  start: Scalars['Time']['output'];
+  /** What the payments made in the step captured, by currency; refunds are apart. Every currency of the period is listed, at 0.00 when the step has none of it. */
+  volume: Array<CurrencyVolume>;
+};
+
+/**
  * Information about pagination in a connection.
  * https://relay.dev/graphql/connections.htm#sec-undefined.PageInfo
  */
@@ -1090,6 +1136,13 @@ export type PaymentWhereInput = {
   statusNotIn?: InputMaybe<Array<PaymentStatus>>;
 };
 
+/** One provider's charge calls over an overview's period, step by step. */
+export type ProviderSeries = {
+  __typename?: 'ProviderSeries';
+  provider: Scalars['String']['output'];
+  steps: Array<ProviderStep>;
+};
+
 export type ProviderSettings = {
   __typename?: 'ProviderSettings';
   enabled: Scalars['Boolean']['output'];
@@ -1123,6 +1176,19 @@ export type ProviderStatus = {
   successRate: Maybe<Scalars['Float']['output']>;
 };
 
+/** A provider's charge calls in a step. Latencies are rounded down to two significant figures. */
+export type ProviderStep = {
+  __typename?: 'ProviderStep';
+  calls: Scalars['Int']['output'];
+  /** errors / calls; null when there was no call. */
+  errorRate: Maybe<Scalars['Float']['output']>;
+  /** Calls that failed: the provider was unavailable, or its answer was lost. */
+  errors: Scalars['Int']['output'];
+  p50Ms: Maybe<Scalars['Int']['output']>;
+  p95Ms: Maybe<Scalars['Int']['output']>;
+  start: Scalars['Time']['output'];
+};
+
 export type Query = {
   __typename?: 'Query';
   alerts: AlertConnection;
@@ -1149,6 +1215,8 @@ export type Query = {
   node: Maybe<Node>;
   /** Lookup nodes by a list of IDs. */
   nodes: Array<Maybe<Node>>;
+  /** How payments went over the last day, week or month, step by step. */
+  overview: Overview;
   payment: Maybe<Payment>;
   /** Payments, newest first (createdAt, then id, descending) unless orderBy says otherwise, as REST lists them. */
   payments: PaymentConnection;
@@ -1232,6 +1300,11 @@ export type QueryNodesArgs = {
 };
 
 
+export type QueryOverviewArgs = {
+  period?: OverviewPeriod;
+};
+
+
 export type QueryPaymentArgs = {
   id: Scalars['ID']['input'];
 };
@@ -1311,6 +1384,13 @@ export type RateLimitsInput = {
   perSecond: Scalars['Int']['input'];
 };
 
+/** How many payments failed for a reason: a decline's code, or why no provider decided (provider_unavailable, authentication_failed ...). */
+export type ReasonCount = {
+  __typename?: 'ReasonCount';
+  count: Scalars['Int']['output'];
+  reason: Scalars['String']['output'];
+};
+
 export type RedirectToUrl = {
   __typename?: 'RedirectToUrl';
   returnUrl: Maybe<Scalars['String']['output']>;
@@ -1345,6 +1425,13 @@ export type RefundStatus =
   | 'FAILED'
   | 'PENDING'
   | 'SUCCEEDED';
+
+export type RefundTotal = {
+  __typename?: 'RefundTotal';
+  amount: Scalars['Decimal']['output'];
+  count: Scalars['Int']['output'];
+  currency: Scalars['String']['output'];
+};
 
 /** This server's API requests since it started. */
 export type RequestMetrics = {

@@ -404,6 +404,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/monitoring/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Overview over time
+         * @description How payments went over the last day (hour by hour), week (in steps of 6 hours) or month (day by day, UTC days), step by step, for a dashboard's charts: payments made, what they captured and the refunds asked, by currency; the approval rate; why payments failed; and each provider's charge calls, their error rate and latency (p50, p95, rounded down to two significant figures). Read from the payments and refunds themselves, so it survives restarts and covers every server. Every merchant's, or one's when platform staff act for another merchant with Paygate-Merchant. The platform's: platform staff only (403 forbidden to anyone else). Needs the `monitoring:read` scope.
+         */
+        get: operations["overview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/monitoring/providers": {
         parameters: {
             query?: never;
@@ -1365,6 +1385,98 @@ export interface components {
                 goroutines: number;
                 heap_bytes: number;
             };
+        };
+        /** @description An overview. */
+        OverviewAnswer: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["Overview"];
+        };
+        /** @description How payments went over a period, step by step. */
+        Overview: {
+            /** @enum {string} */
+            period: "day" | "week" | "month";
+            /**
+             * Format: date-time
+             * @description The start of the first step.
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description The end of the step now is in: the last step is still filling.
+             */
+            to: string;
+            /**
+             * @description How long each step is, in seconds.
+             * @example 3600
+             */
+            step_s: number;
+            steps: components["schemas"]["OverviewStep"][];
+            /** @description Why the payments made within the period failed, most first: a decline's code, or why no provider decided (provider_unavailable, authentication_failed ...). */
+            decline_reasons: {
+                /** @example insufficient_funds */
+                reason: string;
+                count: number;
+            }[];
+            /** @description Every provider asked to charge within the period, by name. */
+            providers: components["schemas"]["ProviderSeries"][];
+        };
+        /** @description One step: the payments made in it and the refunds asked in it. Every currency of the period is listed in each step, at 0.00 when the step has none of it. */
+        OverviewStep: {
+            /** Format: date-time */
+            start: string;
+            /** @description Payments made in the step. */
+            payments: number;
+            /**
+             * @description What the payments made in the step captured, per currency, as exact decimal strings; refunds are apart.
+             * @example {
+             *       "EUR": "120.50"
+             *     }
+             */
+            volume: {
+                [key: string]: string;
+            };
+            /** @description Charges a provider approved. */
+            approved: number;
+            /** @description Charges a provider declined, including a decline before another provider was asked. */
+            declined: number;
+            /** @description approved / (approved + declined); null when no charge was decided. */
+            approval_rate: number | null;
+            /**
+             * @description The refunds asked in the step that did not fail, per currency.
+             * @example {
+             *       "EUR": {
+             *         "count": 1,
+             *         "amount": "20.00"
+             *       }
+             *     }
+             */
+            refunds: {
+                [key: string]: {
+                    count: number;
+                    /** @description An exact decimal string. */
+                    amount: string;
+                };
+            };
+        };
+        /** @description One provider's charge calls over the period, step by step. */
+        ProviderSeries: {
+            /**
+             * @description The provider's name, as the payments' routing recorded it.
+             * @example stripe
+             */
+            provider: string;
+            steps: {
+                /** Format: date-time */
+                start: string;
+                calls: number;
+                /** @description Calls that failed: the provider was unavailable, or its answer was lost. */
+                errors: number;
+                /** @description errors / calls; null when there was no call. */
+                error_rate: number | null;
+                p50_ms: number | null;
+                p95_ms: number | null;
+            }[];
         };
         /** @enum {string} */
         WebhookStatus: "received" | "processed" | "ignored" | "failed" | "dead";
@@ -3225,6 +3337,41 @@ export interface operations {
                     "application/json": components["schemas"]["SystemMetricsAnswer"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    overview: {
+        parameters: {
+            query?: {
+                /** @description The span the overview covers: day (24 steps of an hour), week (28 of 6 hours) or month (30 of a day). */
+                period?: "day" | "week" | "month";
+            };
+            header?: {
+                /** @description The merchant to act for: platform staff only, any enabled merchant; left out, the credential's own. Anyone else naming a merchant other than their own is 403 forbidden; a merchant that does not exist or is disabled is 403 merchant_unavailable. */
+                "Paygate-Merchant"?: components["parameters"]["merchantHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The overview. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OverviewAnswer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
