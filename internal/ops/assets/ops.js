@@ -52,6 +52,9 @@
   const CAPTURE = 'mutation OpsCapture($input: CapturePaymentInput!) { capturePayment(input: $input) { id status } }';
   const CANCEL = 'mutation OpsCancel($input: CancelPaymentInput!) { cancelPayment(input: $input) { id status } }';
   const PROVIDERS = 'query OpsProviders { providerStatus { ' + PROVIDER_FIELDS + ' } }';
+  const OVERVIEW = 'query OpsOverview($period: OverviewPeriod!) { overview(period: $period) { from to stepS ' +
+    'steps { start approvalRate volume { currency amount } refunds { currency amount } } declineReasons { reason count } ' +
+    'providers { provider steps { errorRate p50Ms p95Ms } } } }';
   const ALERTS = 'query OpsAlerts { alerts(first: 20, where: {statusNEQ: RESOLVED}, orderBy: {direction: DESC, field: OPENED_AT}) ' +
     '{ edges { node { ' + ALERT_FIELDS + ' } } } }';
   const ACKNOWLEDGE = 'mutation OpsAcknowledge($id: ID!) { acknowledgeAlert(id: $id) { ' + ALERT_FIELDS + ' } }';
@@ -198,6 +201,7 @@
   const sections = {
     payments: { note: $('payments-note'), body: $('payments-body'), scope: 'payments:read' },
     detail: { note: $('detail-note'), body: $('detail-body'), scope: 'payments:read' },
+    overview: { note: $('overview-note'), body: $('overview-body'), scope: 'monitoring:read' },
     providers: { note: $('providers-note'), body: $('providers-body'), scope: 'monitoring:read' },
     alerts: { note: $('alerts-note'), body: $('alerts-body'), scope: 'monitoring:read' },
     webhooks: { note: $('webhooks-note'), body: $('webhooks-body'), scope: 'webhooks:read' },
@@ -763,6 +767,126 @@
     renderProviders();
   }
 
+  // ---- Overview: the monitoring API's figures over the period, drawn with uPlot
+  //
+  // Each chart is a figure: its canvas for the eye, and the same figures as a table under it for
+  // a screen reader, the keyboard and anyone who wants the exact amounts (the API's decimal
+  // strings; the chart draws them as numbers, which is close enough to see).
+
+  const SERIES_COLOURS = ['#1f4fd1', '#b3261e', '#137333', '#8a5a00', '#6a1b9a', '#00796b', '#c2185b', '#455a64'];
+  // charts maps each chart's box to its uPlot, drawn at the box's width.
+  const overview = { charts: new Map(), loads: 0 };
+  const CHART_HEIGHT = 200;
+  const chartWidth = (plot) => Math.max(plot.clientWidth, 240);
+  // A chart follows its box's width: a wider or narrower window draws it again to fit.
+  const resized = new ResizeObserver((entries) => entries.forEach((entry) => {
+    const drawn = overview.charts.get(entry.target);
+    if (drawn) drawn.setSize({ width: chartWidth(entry.target), height: CHART_HEIGHT });
+  }));
+  const numberOrNull = (v) => (v === null || v === undefined ? null : Number(v));
+
+  function clearOverview() {
+    overview.charts.forEach((drawn, plot) => {
+      resized.unobserve(plot);
+      drawn.destroy();
+    });
+    overview.charts.clear();
+    clear($('overview-body'));
+  }
+
+  // chart adds one figure: series are {label, values, text(v) for the table, dash} over the
+  // steps' starts, unit says what the y axis counts. It answers how to draw it, once every figure
+  // is in place and so its box has its width.
+  function chart(id, title, unit, starts, series) {
+    const plot = h('div', { class: 'plot', 'aria-hidden': 'true' });
+    const rows = starts.map((start, i) => [time(start)].concat(series.map((s) => s.text(s.values[i]))));
+    const figure = h('figure', { class: 'chart', id: id }, [
+      h('figcaption', { text: title }),
+      plot,
+      h('details', null, [h('summary', { text: 'The figures' }), table(title + ', step by step', ['Step'].concat(series.map((s) => s.label)), rows)])
+    ]);
+    $('overview-body').append(figure);
+    if (!series.length) {
+      plot.append(h('p', { class: 'quiet', text: 'Nothing in this period.' }));
+      return () => {};
+    }
+    const xs = starts.map((start) => Date.parse(start) / 1000);
+    const options = {
+      width: 0,
+      height: CHART_HEIGHT,
+      legend: { live: false },
+      cursor: { drag: { x: false, y: false } },
+      scales: { x: { time: true }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+      axes: [{}, { label: unit, size: 60 }],
+      series: [{}].concat(series.map((s, i) => ({
+        label: s.label,
+        stroke: SERIES_COLOURS[i % SERIES_COLOURS.length],
+        width: 2,
+        dash: s.dash ? [6, 4] : undefined,
+        spanGaps: false,
+        points: { show: true, size: 4 }
+      })))
+    };
+    return () => {
+      options.width = chartWidth(plot);
+      overview.charts.set(plot, new uPlot(options, [xs].concat(series.map((s) => s.values.map(numberOrNull))), plot));
+      resized.observe(plot);
+    };
+  }
+
+  function renderOverview(o) {
+    clearOverview();
+    const starts = o.steps.map((s) => s.start);
+    const currencies = (o.steps[0] && o.steps[0].volume.map((v) => v.currency)) || [];
+    const refunded = (o.steps[0] && o.steps[0].refunds.map((r) => r.currency)) || [];
+    const amount = (currency) => (v) => (v === null || v === undefined ? DASH : v + ' ' + currency);
+    const draw = [];
+    draw.push(chart('chart-volume', 'Volume captured, by currency', 'amount', starts, currencies.map((currency, c) =>
+      ({ label: currency, values: o.steps.map((s) => s.volume[c].amount), text: amount(currency) }))));
+    draw.push(chart('chart-approval', 'Approval rate', '%', starts, [{
+      label: 'Approved', values: o.steps.map((s) => (s.approvalRate === null ? null : s.approvalRate * 100)),
+      text: (v) => (v === null ? DASH : v.toFixed(1) + ' %')
+    }]));
+    draw.push(chart('chart-refunds', 'Refunds, by currency', 'amount', starts, refunded.map((currency, c) =>
+      ({ label: currency, values: o.steps.map((s) => s.refunds[c].amount), text: amount(currency) }))));
+    const latency = [];
+    const errors = [];
+    o.providers.forEach((p) => {
+      latency.push({ label: p.provider + ' p50', values: p.steps.map((s) => s.p50Ms), text: ms });
+      latency.push({ label: p.provider + ' p95', values: p.steps.map((s) => s.p95Ms), text: ms, dash: true });
+      errors.push({ label: p.provider, values: p.steps.map((s) => (s.errorRate === null ? null : s.errorRate * 100)), text: (v) => (v === null ? DASH : v.toFixed(1) + ' %') });
+    });
+    draw.push(chart('chart-latency', 'Provider latency (p50, p95)', 'ms', starts, latency));
+    draw.push(chart('chart-errors', 'Provider error rate', '%', starts, errors));
+
+    const failed = o.declineReasons.reduce((sum, r) => sum + r.count, 0);
+    const reasons = h('figure', { class: 'chart declines', id: 'chart-declines' }, [h('figcaption', { text: 'Decline reasons' })]);
+    if (!failed) reasons.append(h('p', { class: 'quiet', text: 'No payment failed in this period.' }));
+    else {
+      reasons.append(table('Why payments failed in the period, most first', ['Reason', 'Payments', 'Share'], o.declineReasons.map((r) => [
+        lower(r.reason),
+        String(r.count),
+        h('span', null, [h('meter', { min: 0, max: failed, value: r.count, 'aria-label': lower(r.reason) + ', share of failed payments' }), ' ' + percent(r.count / failed)])
+      ])));
+    }
+    $('overview-body').append(reasons);
+    draw.forEach((drawIt) => drawIt());
+    note(sections.overview, 'From ' + new Date(o.from).toLocaleString(undefined, TIME_FORMAT) + ' to ' +
+      new Date(o.to).toLocaleString(undefined, TIME_FORMAT) + ', in steps of ' + (o.stepS >= 86400 ? o.stepS / 86400 + ' day' : o.stepS / 3600 + ' h') + '.', 'done');
+  }
+
+  async function loadOverview() {
+    const load = ++overview.loads;
+    const body = await api(OVERVIEW, { period: $('overview-period').value });
+    if (load !== overview.loads) return;
+    if (!answered(sections.overview, body, 'overview')) {
+      clearOverview();
+      return;
+    }
+    renderOverview(body.data.overview);
+  }
+  $('overview-period').addEventListener('change', loadOverview);
+
   // ---- Open alerts
 
   let alerts = [];
@@ -947,7 +1071,7 @@
     const button = $('refresh-all');
     button.textContent = 'Refreshing…';
     $('dashboard').setAttribute('aria-busy', 'true');
-    refreshing = Promise.all([loadPayments(), loadProviders(), loadAlerts(), loadWebhooks(), loadDetail(), loadDeliveries()])
+    refreshing = Promise.all([loadOverview(), loadPayments(), loadProviders(), loadAlerts(), loadWebhooks(), loadDetail(), loadDeliveries()])
       .finally(() => {
         refreshing = null;
         button.textContent = 'Refresh';
@@ -1215,6 +1339,8 @@
     payments.rows.clear();
     payments.selected = null;
     providers.clear();
+    clearOverview();
+    $('overview-period').value = 'DAY';
     alerts = [];
     alertStages.clear();
     ['payments-rows', 'providers-rows', 'alerts-rows', 'inbound-rows', 'endpoint-rows', 'detail-body'].forEach((id) => clear($(id)));
