@@ -108,6 +108,9 @@ func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 // Refund returns generated.RefundResolver implementation.
 func (r *Resolver) Refund() generated.RefundResolver { return &refundResolver{r} }
 
+// StatusChange returns generated.StatusChangeResolver implementation.
+func (r *Resolver) StatusChange() generated.StatusChangeResolver { return &statusChangeResolver{r} }
+
 // WebhookDelivery returns generated.WebhookDeliveryResolver implementation.
 func (r *Resolver) WebhookDelivery() generated.WebhookDeliveryResolver {
 	return &webhookDeliveryResolver{r}
@@ -122,6 +125,7 @@ type (
 	paymentResolver         struct{ *Resolver }
 	queryResolver           struct{ *Resolver }
 	refundResolver          struct{ *Resolver }
+	statusChangeResolver    struct{ *Resolver }
 	webhookDeliveryResolver struct{ *Resolver }
 	webhookEventResolver    struct{ *Resolver }
 )

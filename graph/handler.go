@@ -96,6 +96,7 @@ func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
 	srv.AroundOperations(subscriptionsOnlyOverWebSockets)
 	srv.AroundRootFields(authorizeRootFields)
 	srv.AroundRootFields(batchEventObjects)
+	srv.AroundRootFields(batchPeople(r.AuthService))
 	srv.AroundFields(markInternalErrors)
 	srv.SetErrorPresenter(presentError(opts.Logger, opts.Production))
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {

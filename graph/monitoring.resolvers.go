@@ -18,6 +18,16 @@ import (
 	"github.com/paygate/paygate/internal/money"
 )
 
+// AcknowledgedByEmail is the resolver for the acknowledgedByEmail field.
+func (r *alertResolver) AcknowledgedByEmail(ctx context.Context, obj *ent.Alert) (*string, error) {
+	return emailOf(ctx, obj.AcknowledgedBy)
+}
+
+// ResolvedByEmail is the resolver for the resolvedByEmail field.
+func (r *alertResolver) ResolvedByEmail(ctx context.Context, obj *ent.Alert) (*string, error) {
+	return emailOf(ctx, obj.ResolvedBy)
+}
+
 // Amount is the resolver for the amount field.
 func (r *currencyVolumeResolver) Amount(ctx context.Context, obj *money.Amount) (money.Decimal, error) {
 	return obj.Decimal(), nil

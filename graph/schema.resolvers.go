@@ -234,6 +234,11 @@ func (r *refundResolver) Amount(ctx context.Context, obj *ent.Refund) (money.Dec
 	return money.Amount{Minor: obj.Amount, Currency: obj.Currency}.Decimal(), nil
 }
 
+// ActorEmail is the resolver for the actorEmail field.
+func (r *statusChangeResolver) ActorEmail(ctx context.Context, obj *ent.PaymentStatusChange) (*string, error) {
+	return emailOf(ctx, &obj.Actor)
+}
+
 // Config returns generated.ConfigResolver implementation.
 func (r *Resolver) Config() generated.ConfigResolver { return &configResolver{r} }
 

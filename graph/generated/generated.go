@@ -52,6 +52,7 @@ type ResolverRoot interface {
 	Query() QueryResolver
 	Refund() RefundResolver
 	RefundTotal() RefundTotalResolver
+	StatusChange() StatusChangeResolver
 	Subscription() SubscriptionResolver
 	SystemMetrics() SystemMetricsResolver
 	WebhookDelivery() WebhookDeliveryResolver
@@ -82,18 +83,20 @@ type ComplexityRoot struct {
 	}
 
 	Alert struct {
-		AcknowledgedAt func(childComplexity int) int
-		AcknowledgedBy func(childComplexity int) int
-		History        func(childComplexity int) int
-		ID             func(childComplexity int) int
-		Message        func(childComplexity int) int
-		OpenedAt       func(childComplexity int) int
-		ResolvedAt     func(childComplexity int) int
-		ResolvedBy     func(childComplexity int) int
-		Rule           func(childComplexity int) int
-		Severity       func(childComplexity int) int
-		Status         func(childComplexity int) int
-		Subject        func(childComplexity int) int
+		AcknowledgedAt      func(childComplexity int) int
+		AcknowledgedBy      func(childComplexity int) int
+		AcknowledgedByEmail func(childComplexity int) int
+		History             func(childComplexity int) int
+		ID                  func(childComplexity int) int
+		Message             func(childComplexity int) int
+		OpenedAt            func(childComplexity int) int
+		ResolvedAt          func(childComplexity int) int
+		ResolvedBy          func(childComplexity int) int
+		ResolvedByEmail     func(childComplexity int) int
+		Rule                func(childComplexity int) int
+		Severity            func(childComplexity int) int
+		Status              func(childComplexity int) int
+		Subject             func(childComplexity int) int
 	}
 
 	AlertChange struct {
@@ -480,12 +483,13 @@ type ComplexityRoot struct {
 	}
 
 	StatusChange struct {
-		Actor  func(childComplexity int) int
-		At     func(childComplexity int) int
-		From   func(childComplexity int) int
-		ID     func(childComplexity int) int
-		Reason func(childComplexity int) int
-		To     func(childComplexity int) int
+		Actor      func(childComplexity int) int
+		ActorEmail func(childComplexity int) int
+		At         func(childComplexity int) int
+		From       func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Reason     func(childComplexity int) int
+		To         func(childComplexity int) int
 	}
 
 	StatusCount struct {
@@ -682,6 +686,8 @@ type ComplexityRoot struct {
 
 type AlertResolver interface {
 	History(ctx context.Context, obj *ent.Alert) ([]*ent.AlertChange, error)
+	AcknowledgedByEmail(ctx context.Context, obj *ent.Alert) (*string, error)
+	ResolvedByEmail(ctx context.Context, obj *ent.Alert) (*string, error)
 }
 type ConfigResolver interface {
 	Providers(ctx context.Context, obj *settings.Document) ([]*model.ProviderSettings, error)
@@ -770,6 +776,9 @@ type RefundTotalResolver interface {
 	Currency(ctx context.Context, obj *metrics.RefundTotal) (string, error)
 
 	Amount(ctx context.Context, obj *metrics.RefundTotal) (money.Decimal, error)
+}
+type StatusChangeResolver interface {
+	ActorEmail(ctx context.Context, obj *ent.PaymentStatusChange) (*string, error)
 }
 type SubscriptionResolver interface {
 	PaymentUpdated(ctx context.Context, id *string) (<-chan *ent.Payment, error)
@@ -892,6 +901,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Alert.AcknowledgedBy(childComplexity), true
+	case "Alert.acknowledgedByEmail":
+		if e.ComplexityRoot.Alert.AcknowledgedByEmail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.AcknowledgedByEmail(childComplexity), true
 	case "Alert.history":
 		if e.ComplexityRoot.Alert.History == nil {
 			break
@@ -928,6 +943,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Alert.ResolvedBy(childComplexity), true
+	case "Alert.resolvedByEmail":
+		if e.ComplexityRoot.Alert.ResolvedByEmail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Alert.ResolvedByEmail(childComplexity), true
 	case "Alert.rule":
 		if e.ComplexityRoot.Alert.Rule == nil {
 			break
@@ -2684,6 +2705,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.StatusChange.Actor(childComplexity), true
+	case "StatusChange.actorEmail":
+		if e.ComplexityRoot.StatusChange.ActorEmail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatusChange.ActorEmail(childComplexity), true
 	case "StatusChange.at":
 		if e.ComplexityRoot.StatusChange.At == nil {
 			break
@@ -4908,6 +4935,13 @@ type RuntimeMetrics {
   heapBytes: Int!
 }
 
+extend type Alert {
+  "The email of who acknowledged it (a user, or the user of the API key used); null when the caller may not know them."
+  acknowledgedByEmail: String
+  "The email of who resolved it, as acknowledgedByEmail."
+  resolvedByEmail: String
+}
+
 "A span of time the overview covers, cut into equal steps."
 enum OverviewPeriod {
   "The last 24 hours, hour by hour."
@@ -5564,6 +5598,15 @@ extend type Query {
   "Who the request's credential is, and what it may do."
   viewer: Viewer!
 }
+
+extend type StatusChange {
+  """
+  The email of who made the change when a person did (a user, or the user of the API key used);
+  null when Paygate or a provider did, or when the caller may not know them (a merchant's people
+  know one another; platform staff know everyone).
+  """
+  actorEmail: String
+}
 `, BuiltIn: false},
 	{Name: "../subscription.graphqls", Input: `"""
 What changes as it changes, for dashboards: over WebSocket (the graphql-transport-ws protocol) or
@@ -5771,6 +5814,10 @@ func (ec *executionContext) childFields_Alert(ctx context.Context, field graphql
 		return ec.fieldContext_Alert_resolvedAt(ctx, field)
 	case "history":
 		return ec.fieldContext_Alert_history(ctx, field)
+	case "acknowledgedByEmail":
+		return ec.fieldContext_Alert_acknowledgedByEmail(ctx, field)
+	case "resolvedByEmail":
+		return ec.fieldContext_Alert_resolvedByEmail(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Alert", field.Name)
 }
@@ -6443,6 +6490,8 @@ func (ec *executionContext) childFields_StatusChange(ctx context.Context, field 
 		return ec.fieldContext_StatusChange_actor(ctx, field)
 	case "at":
 		return ec.fieldContext_StatusChange_at(ctx, field)
+	case "actorEmail":
+		return ec.fieldContext_StatusChange_actorEmail(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type StatusChange", field.Name)
 }
@@ -8589,6 +8638,52 @@ func (ec *executionContext) fieldContext_Alert_history(_ context.Context, field 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Alert_acknowledgedByEmail(ctx context.Context, field graphql.CollectedField, obj *ent.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_acknowledgedByEmail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Alert().AcknowledgedByEmail(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_acknowledgedByEmail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Alert_resolvedByEmail(ctx context.Context, field graphql.CollectedField, obj *ent.Alert) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Alert_resolvedByEmail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Alert().ResolvedByEmail(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Alert_resolvedByEmail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Alert", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _AlertChange_id(ctx context.Context, field graphql.CollectedField, obj *ent.AlertChange) (ret graphql.Marshaler) {
@@ -16484,6 +16579,29 @@ func (ec *executionContext) _StatusChange_at(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_StatusChange_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("StatusChange", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _StatusChange_actorEmail(ctx context.Context, field graphql.CollectedField, obj *ent.PaymentStatusChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StatusChange_actorEmail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.StatusChange().ActorEmail(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StatusChange_actorEmail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StatusChange", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _StatusCount_status(ctx context.Context, field graphql.CollectedField, obj *metrics.StatusCount) (ret graphql.Marshaler) {
@@ -24504,6 +24622,82 @@ func (ec *executionContext) _Alert(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "acknowledgedByEmail":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Alert_acknowledgedByEmail(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "resolvedByEmail":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Alert_resolvedByEmail(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -28271,33 +28465,71 @@ func (ec *executionContext) _StatusChange(ctx context.Context, sel ast.Selection
 		case "id":
 			out.Values[i] = ec._StatusChange_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "from":
 			out.Values[i] = ec._StatusChange_from(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "to":
 			out.Values[i] = ec._StatusChange_to(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "reason":
 			out.Values[i] = ec._StatusChange_reason(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "actor":
 			out.Values[i] = ec._StatusChange_actor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "at":
 			out.Values[i] = ec._StatusChange_at(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "actorEmail":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._StatusChange_actorEmail(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

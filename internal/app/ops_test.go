@@ -227,6 +227,10 @@ func opsPageShowsPaymentsAsTheyHappen(t *testing.T, chromium string, db *databas
 		err = b.within(chromedp.WaitVisible(chromedp.CSS(alertRow + ` .badge[data-status="ACKNOWLEDGED"]`)))
 	}
 	if err == nil {
+		// Who acknowledged it is named by email.
+		_, err = b.poll(fmt.Sprintf(`document.querySelector(%q).textContent.includes(%q) ? 'named' : false`, alertRow, "acknowledged by "+email))
+	}
+	if err == nil {
 		err = b.click(alertRow + ` button[data-action="resolve"]`)
 	}
 	if err == nil {

@@ -26,7 +26,7 @@
 
   const PAYMENT_FIELDS = 'id status amount currency provider createdAt customer { email } card { last4 }';
   const PROVIDER_FIELDS = 'provider enabled circuit requests successRate approvalRate p50Ms p99Ms lastError lastErrorAt';
-  const ALERT_FIELDS = 'id rule subject severity status message openedAt acknowledgedBy';
+  const ALERT_FIELDS = 'id rule subject severity status message openedAt acknowledgedBy acknowledgedByEmail';
 
   const LOGIN = 'mutation OpsLogin($input: LoginInput!) { login(input: $input) { accessToken refreshToken expiresIn } }';
   const REFRESH = 'mutation OpsRefresh($refreshToken: String!) { refreshToken(refreshToken: $refreshToken) { accessToken refreshToken expiresIn } }';
@@ -45,7 +45,7 @@
     'edges { cursor node { ' + PAYMENT_FIELDS + ' } } } }';
   const PAYMENT = 'query OpsPayment($id: ID!) { payment(id: $id) { id status amount amountRefunded amountCaptured amountCapturable currency provider ' +
     'providerPaymentId failureCode failureMessage createdAt updatedAt customer { email } ' +
-    'statusHistory { from to reason actor at } refunds { id amount status reason createdAt } ' +
+    'statusHistory { from to reason actor actorEmail at } refunds { id amount status reason createdAt } ' +
     'routing { rule attempts { provider outcome latencyMs } } } }';
   // The actions on a payment; each answers the payment as it is afterwards (a refund, with it).
   const REFUND = 'mutation OpsRefund($input: RefundPaymentInput!) { refundPayment(input: $input) { id status payment { id status } } }';
@@ -584,7 +584,7 @@
         (p.statusHistory || []).map((s) => [
           time(s.at),
           h('span', { class: 'move' }, s.from ? [badge(s.from), ' → ', badge(s.to)] : [badge(s.to)]),
-          h('span', null, [s.reason, h('br'), h('span', { class: 'quiet', text: 'by ' + s.actor })])
+          h('span', null, [s.reason, h('br'), h('span', { class: 'quiet', text: 'by ' + (s.actorEmail || s.actor), title: s.actor })])
         ])),
       h('h3', { text: 'Refunds' }),
       (p.refunds || []).length
@@ -914,7 +914,7 @@
         actions.append(h('button', { type: 'button', 'data-alert': a.id, 'data-action': 'acknowledge', text: 'Acknowledge', 'aria-label': 'Acknowledge alert ' + a.id }));
       }
       actions.append(h('button', { type: 'button', 'data-alert': a.id, 'data-action': 'resolve', text: 'Resolve', 'aria-label': 'Resolve alert ' + a.id }));
-      const status = a.acknowledgedBy ? [badge(a.status), ' by ' + a.acknowledgedBy] : [badge(a.status)];
+      const status = a.acknowledgedBy ? [badge(a.status), ' by ' + (a.acknowledgedByEmail || a.acknowledgedBy)] : [badge(a.status)];
       tbody.append(h('tr', { 'data-id': a.id, 'data-severity': a.severity }, [
         h('th', { scope: 'row' }, [a.rule, h('br'), h('span', { class: 'quiet', text: a.subject })]),
         cell(badge(a.severity)),

@@ -64,12 +64,16 @@ export type Alert = Node & {
   __typename?: 'Alert';
   acknowledgedAt: Maybe<Scalars['Time']['output']>;
   acknowledgedBy: Maybe<Scalars['String']['output']>;
+  /** The email of who acknowledged it (a user, or the user of the API key used); null when the caller may not know them. */
+  acknowledgedByEmail: Maybe<Scalars['String']['output']>;
   history: Array<AlertChange>;
   id: Scalars['ID']['output'];
   message: Scalars['String']['output'];
   openedAt: Scalars['Time']['output'];
   resolvedAt: Maybe<Scalars['Time']['output']>;
   resolvedBy: Maybe<Scalars['String']['output']>;
+  /** The email of who resolved it, as acknowledgedByEmail. */
+  resolvedByEmail: Maybe<Scalars['String']['output']>;
   rule: Scalars['String']['output'];
   severity: AlertSeverity;
   status: AlertStatus;
@@ -1568,6 +1572,12 @@ export type SimulatedEvent = {
 export type StatusChange = Node & {
   __typename?: 'StatusChange';
   actor: Scalars['String']['output'];
+  /**
+   * The email of who made the change when a person did (a user, or the user of the API key used);
+   * null when Paygate or a provider did, or when the caller may not know them (a merchant's people
+   * know one another; platform staff know everyone).
+   */
+  actorEmail: Maybe<Scalars['String']['output']>;
   at: Scalars['Time']['output'];
   from: Maybe<PaymentStatus>;
   id: Scalars['ID']['output'];
