@@ -48,6 +48,7 @@ func listCosts(c *generated.ComplexityRoot) {
 	c.Query.Payments = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.PaymentOrder, _ *ent.PaymentWhereInput) int {
 		return pageCost(first, last, child)
 	}
+	c.Query.AllPayments = c.Query.Payments
 	c.Query.WebhookEvents = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.WebhookEventOrder, _ *ent.WebhookEventWhereInput) int {
 		return pageCost(first, last, child)
 	}

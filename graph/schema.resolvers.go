@@ -8,6 +8,7 @@ package graph
 import (
 	"context"
 
+	"entgo.io/contrib/entgql"
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/graph/generated"
 	"github.com/paygate/paygate/graph/model"
@@ -227,6 +228,11 @@ func (r *queryResolver) Users(ctx context.Context, first *int, after *string, la
 func (r *queryResolver) Viewer(ctx context.Context) (*auth.ViewerFacts, error) {
 	facts, err := r.AuthService.Viewer(ctx)
 	return &facts, err
+}
+
+// AllPayments is the resolver for the allPayments field.
+func (r *queryResolver) AllPayments(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) (*ent.PaymentConnection, error) {
+	return r.PaymentService.ListAll(pageView(ctx), after, first, before, last, orderBy, where)
 }
 
 // Amount is the resolver for the amount field.

@@ -307,6 +307,7 @@ type ComplexityRoot struct {
 		FailureCode             func(childComplexity int) int
 		FailureMessage          func(childComplexity int) int
 		ID                      func(childComplexity int) int
+		MerchantID              func(childComplexity int) int
 		MetadataOrEmpty         func(childComplexity int) int
 		NextAction              func(childComplexity int) int
 		PaymentMethod           func(childComplexity int) int
@@ -375,6 +376,7 @@ type ComplexityRoot struct {
 	Query struct {
 		APIKeys           func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Alerts            func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.AlertOrder, where *ent.AlertWhereInput) int
+		AllPayments       func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) int
 		Config            func(childComplexity int) int
 		ConfigHistory     func(childComplexity int, first *int, before *int) int
 		Event             func(childComplexity int, id string) int
@@ -766,6 +768,7 @@ type QueryResolver interface {
 	ConfigHistory(ctx context.Context, first *int, before *int) ([]*settingsstore.Change, error)
 	Users(ctx context.Context, first *int, after *string, last *int, before *string) (*auth.UserPage, error)
 	Viewer(ctx context.Context) (*auth.ViewerFacts, error)
+	AllPayments(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) (*ent.PaymentConnection, error)
 	WebhookEvent(ctx context.Context, id string) (*ent.WebhookEvent, error)
 	WebhookMetrics(ctx context.Context) ([]*inbound.ProviderMetrics, error)
 }
@@ -1926,6 +1929,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Payment.ID(childComplexity), true
+	case "Payment.merchantId":
+		if e.ComplexityRoot.Payment.MerchantID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.MerchantID(childComplexity), true
 	case "Payment.metadata":
 		if e.ComplexityRoot.Payment.MetadataOrEmpty == nil {
 			break
@@ -2208,6 +2217,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Alerts(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.AlertOrder), args["where"].(*ent.AlertWhereInput)), true
+	case "Query.allPayments":
+		if e.ComplexityRoot.Query.AllPayments == nil {
+			break
+		}
+
+		args, err := ec.field_Query_allPayments_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AllPayments(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.PaymentOrder), args["where"].(*ent.PaymentWhereInput)), true
 	case "Query.config":
 		if e.ComplexityRoot.Query.Config == nil {
 			break
@@ -5607,6 +5627,20 @@ extend type StatusChange {
   """
   actorEmail: String
 }
+
+extend type Query {
+  """
+  Every merchant's payments in one list, for platform staff whichever merchant they act for: as
+  payments lists one merchant's, each with its merchantId, and everything below a payment read
+  as its own merchant's.
+  """
+  allPayments(after: Cursor, first: Int, before: Cursor, last: Int, orderBy: PaymentOrder, where: PaymentWhereInput): PaymentConnection! @hasScope(scope: "payments:read")
+}
+
+extend type Payment {
+  "The merchant whose payment it is."
+  merchantId: ID!
+}
 `, BuiltIn: false},
 	{Name: "../subscription.graphqls", Input: `"""
 What changes as it changes, for dashboards: over WebSocket (the graphql-transport-ws protocol) or
@@ -6206,6 +6240,8 @@ func (ec *executionContext) childFields_Payment(ctx context.Context, field graph
 		return ec.fieldContext_Payment_customer(ctx, field)
 	case "card":
 		return ec.fieldContext_Payment_card(ctx, field)
+	case "merchantId":
+		return ec.fieldContext_Payment_merchantId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Payment", field.Name)
 }
@@ -7464,6 +7500,60 @@ func (ec *executionContext) field_Query_alerts_args(ctx context.Context, rawArgs
 	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
 		func(ctx context.Context, v any) (*ent.AlertWhereInput, error) {
 			return ec.unmarshalOAlertWhereInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐAlertWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_allPayments_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*ent.PaymentOrder, error) {
+			return ec.unmarshalOPaymentOrder2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.PaymentWhereInput, error) {
+			return ec.unmarshalOPaymentWhereInput2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentWhereInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -13286,6 +13376,29 @@ func (ec *executionContext) fieldContext_Payment_card(_ context.Context, field g
 	return fc, nil
 }
 
+func (ec *executionContext) _Payment_merchantId(ctx context.Context, field graphql.CollectedField, obj *ent.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_merchantId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MerchantID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_merchantId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _PaymentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.PaymentConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15180,6 +15293,68 @@ func (ec *executionContext) fieldContext_Query_viewer(_ context.Context, field g
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Viewer(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_allPayments(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_allPayments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AllPayments(ctx, fc.Args["after"].(*entgql.Cursor[string]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[string]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.PaymentOrder), fc.Args["where"].(*ent.PaymentWhereInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "payments:read")
+				if err != nil {
+					var zeroVal *ent.PaymentConnection
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *ent.PaymentConnection
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.PaymentConnection) graphql.Marshaler {
+			return ec.marshalNPaymentConnection2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPaymentConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_allPayments(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PaymentConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_allPayments_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -26711,6 +26886,11 @@ func (ec *executionContext) _Payment(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "merchantId":
+			out.Values[i] = ec._Payment_merchantId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -27573,6 +27753,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_viewer(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "allPayments":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_allPayments(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

@@ -213,6 +213,7 @@ func newMatrix(t *testing.T, env *testEnv) matrix {
 			query: createPaymentMutation, variables: map[string]any{"in": gqlPaymentInput("5.00", "USD", "4242424242424242")}}),
 		auth.ListPayments.Name: fixed(entry{method: http.MethodGet, path: "/api/v1/payments",
 			query: `{ payments(first: 1) { totalCount } }`}),
+		auth.ListAllPayments.Name: fixed(entry{query: `{ allPayments(first: 1) { edges { node { merchantId } } } }`}),
 		auth.GetPayment.Name: fixed(
 			entry{method: http.MethodGet, path: "/api/v1/payments/" + paymentID,
 				query: `query($id: ID!) { payment(id: $id) { id } }`, variables: map[string]any{"id": paymentID}},

@@ -55,6 +55,8 @@ var (
 	CancelPayment  = Operation{Name: "cancelPayment", Scope: ScopePaymentsWrite, Idempotent: true, OnePerRequest: true}
 	GetPayment     = Operation{Name: "payment", Scope: ScopePaymentsRead}
 	ListPayments   = Operation{Name: "payments", Scope: ScopePaymentsRead}
+	// Platform staff read every merchant's payments in one list, whichever merchant they act for.
+	ListAllPayments = Operation{Name: "allPayments", Scope: ScopePaymentsRead, Platform: true}
 	GetRefund      = Operation{Name: "refund", Scope: ScopePaymentsRead}
 	// The shopper's browser, back from authenticating a payment at its provider, carries no
 	// credential: it learns the payment's status, which its return_url would tell it anyway.
@@ -117,7 +119,7 @@ var (
 )
 
 // Operations lists every operation.
-var Operations = []Operation{Login, RefreshToken, Logout, Viewer, RevokeToken, ChangePassword, CreateUser, ListUsers, UpdateUser, ResetPassword, CreatePayment, RefundPayment, CapturePayment, CancelPayment, GetPayment, ListPayments, GetRefund, ShopperReturn,
+var Operations = []Operation{Login, RefreshToken, Logout, Viewer, RevokeToken, ChangePassword, CreateUser, ListUsers, UpdateUser, ResetPassword, CreatePayment, RefundPayment, CapturePayment, CancelPayment, GetPayment, ListPayments, ListAllPayments, GetRefund, ShopperReturn,
 	GetConfig, UpdateConfig, ConfigHistory, ProviderStatus, SimulateEvent, SendTestWebhook,
 	ListWebhookEvents, GetWebhookEvent, WebhookMetrics, RetryWebhookEvent,
 	ListEvents, GetEvent, CreateWebhookEndpoint, ListWebhookEndpoints, GetWebhookEndpoint, UpdateWebhookEndpoint,

@@ -1060,6 +1060,21 @@ func (s *Service) List(ctx context.Context, after *ent.Cursor, first *int, befor
 	if err := auth.Authorize(ctx, auth.ListPayments); err != nil {
 		return nil, err
 	}
+	return s.list(ctx, after, first, before, last, orderBy, where)
+}
+
+// ListAll lists every merchant's payments as List lists one merchant's, for platform staff.
+func (s *Service) ListAll(ctx context.Context, after *ent.Cursor, first *int, before *ent.Cursor, last *int,
+	orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) (*ent.PaymentConnection, error) {
+	if err := auth.Authorize(ctx, auth.ListAllPayments); err != nil {
+		return nil, err
+	}
+	return s.list(tenant.System(ctx), after, first, before, last, orderBy, where)
+}
+
+// list reads a page of the payments ctx may see.
+func (s *Service) list(ctx context.Context, after *ent.Cursor, first *int, before *ent.Cursor, last *int,
+	orderBy *ent.PaymentOrder, where *ent.PaymentWhereInput) (*ent.PaymentConnection, error) {
 	first, err := paging.CheckPage(first, last)
 	if err != nil {
 		return nil, err

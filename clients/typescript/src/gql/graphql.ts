@@ -939,6 +939,8 @@ export type Payment = Node & {
   failureCode: Maybe<Scalars['String']['output']>;
   failureMessage: Maybe<Scalars['String']['output']>;
   id: Scalars['ID']['output'];
+  /** The merchant whose payment it is. */
+  merchantId: Scalars['ID']['output'];
   metadata: Scalars['StringMap']['output'];
   /** What the shopper must do before the payment can go on: set while it is REQUIRES_ACTION. */
   nextAction: Maybe<NextAction>;
@@ -1197,6 +1199,12 @@ export type Query = {
   __typename?: 'Query';
   alerts: AlertConnection;
   /**
+   * Every merchant's payments in one list, for platform staff whichever merchant they act for: as
+   * payments lists one merchant's, each with its merchantId, and everything below a payment read
+   * as its own merchant's.
+   */
+  allPayments: PaymentConnection;
+  /**
    * The caller's API keys (everyone's for those who manage users), oldest first (by id): the first of
    * them (20 by default) or the last, 1 to 100, of those whose ids lie after the id after and before
    * the id before, each left out for no bound.
@@ -1254,6 +1262,16 @@ export type QueryAlertsArgs = {
   last?: InputMaybe<Scalars['Int']['input']>;
   orderBy?: InputMaybe<AlertOrder>;
   where?: InputMaybe<AlertWhereInput>;
+};
+
+
+export type QueryAllPaymentsArgs = {
+  after?: InputMaybe<Scalars['Cursor']['input']>;
+  before?: InputMaybe<Scalars['Cursor']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
+  orderBy?: InputMaybe<PaymentOrder>;
+  where?: InputMaybe<PaymentWhereInput>;
 };
 
 
