@@ -18,8 +18,9 @@ import (
 // it pages through every payment, finds one by its customer's email, one by its card's last four
 // digits and one by its id, narrows
 // by a date range, acts for another merchant (whose payment then shows, and the default
-// merchant's do not), and exports the list as CSV; every time shows its date and zone. Each view
-// is kept as a screenshot.
+// merchant's do not), exports the list as CSV, and lists every merchant's payments together, with
+// their merchant, one of which opens as its merchant's; every time shows its date and zone. Each
+// view is kept as a screenshot.
 func TestOpsPageFindsPayments(t *testing.T) {
 	t.Parallel()
 	chromium := browserPath(t)
@@ -173,9 +174,35 @@ func opsPageFindsPayments(t *testing.T, chromium string, db *database.DB) {
 		b.fail("the export", err)
 	}
 	lines := strings.Split(strings.TrimSpace(csv), "\r\n")
-	if len(lines) != 2 || lines[0] != "id,status,amount,currency,provider,customer_email,created_at" ||
-		!strings.HasPrefix(lines[1], acmes+",SUCCEEDED,10.00,USD,stripe,bob@acme.example,") {
+	if len(lines) != 2 || lines[0] != "id,status,amount,currency,provider,customer_email,created_at,merchant_id" ||
+		!strings.HasPrefix(lines[1], acmes+",SUCCEEDED,10.00,USD,stripe,bob@acme.example,") || !strings.HasSuffix(lines[1], ","+acme) {
 		t.Errorf("the export of Acme's payments:\n%s", csv)
 	}
+
+	// Every merchant's payments in one list, each with its merchant; one of another merchant's
+	// opens its detail, read as its merchant's.
+	if err := b.within(chromedp.Click(chromedp.CSS("#all-merchants")), chromedp.Click(chromedp.CSS(`#merchant-form button[type="submit"]`))); err != nil {
+		b.fail("choosing every merchant", err)
+	}
+	if _, err := b.poll(`document.getElementById('merchant-error').textContent.startsWith("Listing every merchant's payments") && 'taken'`); err != nil {
+		b.fail("every merchant chosen", err)
+	}
+	position("Page 1: 1–50 of 53")
+	filter(acmes, "")
+	position("Page 1: 1–1 of 1")
+	merchantCell, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`(() => {
+		const cell = document.querySelector('#payments-rows tr[data-id] td.merchant-column');
+		return cell && getComputedStyle(cell).display !== 'none' ? cell.textContent : '';
+	})()`))
+	if err != nil || merchantCell != acme {
+		t.Errorf("every merchant's list shows the payment's merchant as %q, %v", merchantCell, err)
+	}
+	if err := b.click(fmt.Sprintf(`#payments-rows tr[data-id=%q] .row-button`, acmes)); err != nil {
+		b.fail("choosing another merchant's payment", err)
+	}
+	if _, err := b.poll(fmt.Sprintf(`document.getElementById('detail-body').textContent.includes(%q) && 'shown'`, "bob@acme.example")); err != nil {
+		b.fail("another merchant's payment's detail", err)
+	}
+	b.view("ops-every-merchant")
 	b.finish()
 }

@@ -24,7 +24,7 @@
   // The error codes that say the credential itself is refused.
   const AUTH_CODES = new Set(['unauthenticated', 'token_expired', 'token_invalid', 'token_revoked', 'invalid_credentials']);
 
-  const PAYMENT_FIELDS = 'id status amount currency provider createdAt customer { email } card { last4 }';
+  const PAYMENT_FIELDS = 'id merchantId status amount currency provider createdAt customer { email } card { last4 }';
   const PROVIDER_FIELDS = 'provider enabled circuit requests successRate approvalRate p50Ms p99Ms lastError lastErrorAt';
   const ALERT_FIELDS = 'id rule subject severity status message openedAt acknowledgedBy acknowledgedByEmail';
 
@@ -35,15 +35,24 @@
   // (unauthenticated, expired...) it is not taken; forbidden some fields, it is.
   const PROBE = 'query OpsProbe { payments(first: 1) { edges { node { id } } } providerStatus { provider } webhookEndpoints(first: 1) { edges { node { id } } } }';
   // The export reads pages without the count, which each page would pay for again.
-  const EXPORT = 'query OpsExport($where: PaymentWhereInput, $first: Int, $after: Cursor) { payments(first: $first, after: $after, ' +
-    'orderBy: {direction: DESC, field: CREATED_AT}, where: $where) { pageInfo { hasNextPage endCursor } ' +
+  // list is payments (one merchant's) or allPayments (every merchant's, platform staff only).
+  const EXPORT = (list) => 'query OpsExport($where: PaymentWhereInput, $first: Int, $after: Cursor) { payments: ' + list +
+    '(first: $first, after: $after, orderBy: {direction: DESC, field: CREATED_AT}, where: $where) { pageInfo { hasNextPage endCursor } ' +
     'edges { node { ' + PAYMENT_FIELDS + ' } } } }';
   const VIEWER = 'query OpsViewer { viewer { email credential platform scopes merchantId homeMerchantId } }';
   const MERCHANTS = 'query OpsMerchants { merchants(first: 100) { merchants { id name status } } }';
-  const PAYMENTS = 'query OpsPayments($where: PaymentWhereInput, $first: Int, $after: Cursor) { payments(first: $first, after: $after, ' +
-    'orderBy: {direction: DESC, field: CREATED_AT}, where: $where) { totalCount pageInfo { hasNextPage endCursor } ' +
+  const PAYMENTS = (list) => 'query OpsPayments($where: PaymentWhereInput, $first: Int, $after: Cursor) { payments: ' + list +
+    '(first: $first, after: $after, orderBy: {direction: DESC, field: CREATED_AT}, where: $where) { totalCount pageInfo { hasNextPage endCursor } ' +
     'edges { cursor node { ' + PAYMENT_FIELDS + ' } } } }';
-  const PAYMENT = 'query OpsPayment($id: ID!) { payment(id: $id) { id status amount amountRefunded amountCaptured amountCapturable currency provider ' +
+  const listField = () => (session && session.allMerchants ? 'allPayments' : 'payments');
+  // merchantOf is whom to act for on a payment of the list: its merchant, when the list is every
+  // merchant's; otherwise whom the session acts for.
+  function merchantOf(id) {
+    if (!session || !session.allMerchants) return null;
+    const listed = payments.list.find((p) => p.id === id);
+    return (listed && listed.merchantId) || (detailPayment && detailPayment.id === id && detailPayment.merchantId) || null;
+  }
+  const PAYMENT = 'query OpsPayment($id: ID!) { payment(id: $id) { id merchantId status amount amountRefunded amountCaptured amountCapturable currency provider ' +
     'providerPaymentId failureCode failureMessage createdAt updatedAt customer { email } ' +
     'statusHistory { from to reason actor actorEmail at } refunds { id amount status reason createdAt } ' +
     'routing { rule attempts { provider outcome latencyMs } } } }';
@@ -144,15 +153,18 @@
 
   // api sends a request as the signed-in principal. A refused credential is renewed once with the
   // refresh token, when there is one; otherwise the session ends and the page asks to sign in.
-  async function api(query, variables) {
+  // actingFor names another merchant to act for than the session's, for one request: a payment of
+  // another merchant's, in the list of every merchant's.
+  async function api(query, variables, actingFor) {
     const current = session;
     if (!current) return { errors: [{ message: 'signed out', extensions: { code: 'signed_out' } }] };
     const sent = current.credential;
-    let body = await post(query, variables, sent, current.merchant);
+    const merchant = actingFor || current.merchant;
+    let body = await post(query, variables, sent, merchant);
     if (refusedCredential(body) && session === current) {
       // Renewed meanwhile by another request, the new token is tried at once.
       if (current.credential !== sent || await renew()) {
-        body = await post(query, variables, current.credential, current.merchant);
+        body = await post(query, variables, current.credential, merchant);
       }
       if (refusedCredential(body) && session === current) {
         signOut('Your session ended (' + messageOf(body) + '): sign in again.');
@@ -266,11 +278,11 @@
   function fillPaymentRow(tr, p) {
     const amount = p.amount + ' ' + p.currency;
     const email = p.customer ? p.customer.email : null;
-    const cells = [badge(p.status), amount, p.provider, orDash(email), time(p.createdAt)];
+    const cells = [badge(p.status), amount, p.provider, orDash(email), time(p.createdAt), orDash(p.merchantId)];
     if (!tr.firstChild) {
       const choose = h('button', { type: 'button', class: 'row-button', 'aria-controls': 'detail', text: p.id });
       tr.append(h('th', { scope: 'row' }, [choose]));
-      cells.forEach((content, i) => tr.append(cell(content, i === 1 ? { class: 'num' } : null)));
+      cells.forEach((content, i) => tr.append(cell(content, i === 1 ? { class: 'num' } : i === 5 ? { class: 'merchant-column' } : null)));
     } else {
       cells.forEach((content, i) => tr.cells[i + 1].replaceChildren(content));
     }
@@ -300,7 +312,7 @@
     payments.rows.clear();
     clear(tbody);
     payments.list.forEach((p) => tbody.append(paymentRow(p, 'query')));
-    if (!payments.list.length) emptyRow(tbody, 6, 'No payments match.');
+    if (!payments.list.length) emptyRow(tbody, 7, 'No payments match.');
     if (focusedID && payments.rows.has(focusedID)) payments.rows.get(focusedID).querySelector('.row-button').focus();
   }
 
@@ -312,7 +324,8 @@
     const after = payments.starts[payments.page - 1];
     payments.next = null; // no paging on from a page not read yet
     renderPager();
-    const body = await api(PAYMENTS, { where: payments.filter, first: PAGE, after: after });
+    $('payments-table').classList.toggle('every-merchant', Boolean(session && session.allMerchants));
+    const body = await api(PAYMENTS(listField()), { where: payments.filter, first: PAGE, after: after });
     if (load !== loads || !answered(sections.payments, body, 'payments')) return;
     const page = body.data.payments;
     payments.list = nodesOf(page);
@@ -375,7 +388,7 @@
         payments.total--;
         renderPager();
         if (row) row.remove();
-        if (!list.length) emptyRow(tbody, 6, 'No payments match.');
+        if (!list.length) emptyRow(tbody, 7, 'No payments match.');
       } else {
         list[at] = Object.assign({}, list[at], p);
         if (row) {
@@ -481,7 +494,7 @@
 
   // ---- Export: every payment the filter matches (at most EXPORT_MOST), as CSV
 
-  const CSV_COLUMNS = ['id', 'status', 'amount', 'currency', 'provider', 'customer_email', 'created_at'];
+  const CSV_COLUMNS = ['id', 'status', 'amount', 'currency', 'provider', 'customer_email', 'created_at', 'merchant_id'];
 
   // csvField quotes a field, and keeps a spreadsheet from reading one as a formula.
   function csvField(value) {
@@ -499,21 +512,22 @@
     // than mixing two lists in one file.
     const filter = payments.filter;
     const merchant = current.merchant;
+    const list = listField();
     const lines = [CSV_COLUMNS.join(',')];
     let after = null;
     exporting = true;
     note(section, 'Exporting…');
     try {
       for (let pages = 0; pages < EXPORT_MOST / EXPORT_PAGE; pages++) {
-        const body = await api(EXPORT, { where: filter, first: EXPORT_PAGE, after: after });
-        if (session !== current || current.merchant !== merchant || payments.filter !== filter) {
+        const body = await api(EXPORT(list), { where: filter, first: EXPORT_PAGE, after: after });
+        if (session !== current || current.merchant !== merchant || listField() !== list || payments.filter !== filter) {
           note(section, 'Export stopped: the list changed while it was read.', 'error');
           return;
         }
         if (!answered(section, body, 'payments')) return;
         const page = body.data.payments;
         nodesOf(page).forEach((p) => lines.push([p.id, p.status, p.amount, p.currency, p.provider,
-          p.customer ? p.customer.email : '', p.createdAt].map(csvField).join(',')));
+          p.customer ? p.customer.email : '', p.createdAt, p.merchantId].map(csvField).join(',')));
         const next = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
         after = next !== after ? next : null; // a cursor that does not move ends it
         if (!after) break;
@@ -554,7 +568,7 @@
     const id = payments.selected;
     if (!id) return;
     const section = sections.detail;
-    const body = await api(PAYMENT, { id: id });
+    const body = await api(PAYMENT, { id: id }, merchantOf(id));
     if (payments.selected !== id) return;
     if (!answered(section, body, 'payment')) {
       if (!body.errors || !body.errors.some((e) => codeOf(e) === 'forbidden')) clear(section.body);
@@ -710,7 +724,7 @@
     $('action-amount').readOnly = true;
     $('action-reason').disabled = true;
     $('action-error').textContent = 'Sending…';
-    const body = await api(a.mutation, { input: input });
+    const body = await api(a.mutation, { input: input }, merchantOf(p.id));
     dialog.sending = false;
     if (dialog.key !== key) return;
     const done = body.data && body.data[a.field];
@@ -1280,7 +1294,8 @@
   $('merchant-form').addEventListener('submit', async (event) => {
     event.preventDefault();
     const current = session;
-    const merchant = $('merchant').value.trim();
+    const all = $('all-merchants').checked;
+    const merchant = all ? '' : $('merchant').value.trim();
     $('merchant-error').textContent = '';
     if (merchant && !/^mer_[0-9a-z]+$/.test(merchant)) {
       $('merchant-error').textContent = "A merchant's id is mer_ and letters and digits.";
@@ -1295,20 +1310,32 @@
       return;
     }
     current.merchant = merchant || null;
+    current.allMerchants = all;
     payments.selected = null;
     toFirstPage();
     detailPayment = null;
     resetDeliveries();
     clear($('detail-body'));
     note(sections.detail, 'Choose a payment in the list to see its detail.');
-    $('merchant-error').textContent = merchant ? 'Acting for ' + merchant + '.' : 'Acting for your own merchant.';
+    $('merchant-error').textContent = all ? "Listing every merchant's payments (live news: your own merchant's); acting for your own merchant otherwise."
+      : merchant ? 'Acting for ' + merchant + '.' : 'Acting for your own merchant.';
     live.restart();
     refreshAll();
+  });
+
+  // Every merchant's payments are listed instead of one merchant's: no merchant is named then.
+  $('all-merchants').addEventListener('change', () => {
+    const all = $('all-merchants').checked;
+    $('merchant').disabled = all;
+    if (all) $('merchant').value = '';
   });
 
   function startSession(newSession, expiresIn) {
     session = newSession;
     session.merchant = null;
+    session.allMerchants = false;
+    $('all-merchants').checked = false;
+    $('merchant').disabled = false;
     subscriptions.forEach((s) => { s.refused = false; });
     if (expiresIn) scheduleRenewal(expiresIn);
     $('sign-in-error').textContent = '';
