@@ -1,7 +1,6 @@
 package app
 
 import (
-	"math"
 	"net/http"
 	"testing"
 	"time"
@@ -124,18 +123,7 @@ func TestPeopleAreReadTogether(t *testing.T) {
 		env.mustGraphQL(env.staffToken("operator"), `mutation($id: ID!) { acknowledgeAlert(id: $id) { id } }`,
 			map[string]any{"id": newTestAlert(t, env)})
 	}
-	// The fewest of three tries: the pool also counts what the server does meanwhile on its own.
-	readTrips := func(query string) (int64, map[string]any) {
-		t.Helper()
-		var fewest int64 = math.MaxInt64
-		var out map[string]any
-		for range 3 {
-			before := db.RoundTrips()
-			out = env.mustGraphQL(admin, query, nil)
-			fewest = min(fewest, db.RoundTrips()-before)
-		}
-		return fewest, out
-	}
+	readTrips := func(query string) (int64, map[string]any) { return fewestRoundTrips(t, env, db, admin, query) }
 	bare, _ := readTrips(`{ alerts(first: 20) { edges { node { id acknowledgedBy } } } }`)
 	named, out := readTrips(`{ alerts(first: 20) { edges { node { id acknowledgedBy acknowledgedByEmail } } } }`)
 	edges, _ := get(out, "alerts", "edges").([]any)

@@ -189,40 +189,54 @@ func (o *Overview) stepOf(column string) entsql.Querier {
 	})
 }
 
+// stepTotal is how many rows of a currency a step holds, and the sum of their amounts.
+type stepTotal struct {
+	Step     int    `json:"step"`
+	Currency string `json:"currency"`
+	Count    int    `json:"count"`
+	Total    int64  `json:"total"`
+}
+
+// totalsByStep groups a query's rows by the step their time falls in and their currency, counting
+// them and summing amount.
+func (o *Overview) totalsByStep(time, currency, amount string) func(*entsql.Selector) {
+	return func(q *entsql.Selector) {
+		q.Select().AppendSelectExprAs(o.stepOf(q.C(time)), "step").
+			AppendSelectAs(q.C(currency), "currency").
+			AppendSelectExprAs(entsql.Raw("COUNT(*)"), "count").
+			AppendSelectExprAs(entsql.Raw("COALESCE(SUM("+q.C(amount)+"), 0)"), "total").
+			GroupBy("step", q.C(currency))
+	}
+}
+
+// currenciesOf lists the currencies of totals, in order.
+func currenciesOf(totals []stepTotal) []string {
+	currencies := map[string]bool{}
+	for _, t := range totals {
+		currencies[t.Currency] = true
+	}
+	return slices.Sorted(maps.Keys(currencies))
+}
+
 // readPayments reads the payments made in each step and what they captured, by currency, and
 // why those that failed failed.
 func (s *System) readPayments(ctx context.Context, o *Overview) error {
-	var rows []struct {
-		Step     int    `json:"step"`
-		Currency string `json:"currency"`
-		Count    int    `json:"count"`
-		Captured int64  `json:"captured"`
-	}
+	var totals []stepTotal
 	err := s.Client.Payment.Query().Where(payment.CreatedAtGTE(o.From), payment.CreatedAtLT(o.To)).
-		Modify(func(q *entsql.Selector) {
-			q.Select().AppendSelectExprAs(o.stepOf(q.C(payment.FieldCreatedAt)), "step").
-				AppendSelectAs(q.C(payment.FieldCurrency), "currency").
-				AppendSelectExprAs(entsql.Raw("COUNT(*)"), "count").
-				AppendSelectExprAs(entsql.Raw("COALESCE(SUM("+q.C(payment.FieldAmountCaptured)+"), 0)"), "captured").
-				GroupBy("step", q.C(payment.FieldCurrency))
-		}).Scan(ctx, &rows)
+		Modify(o.totalsByStep(payment.FieldCreatedAt, payment.FieldCurrency, payment.FieldAmountCaptured)).Scan(ctx, &totals)
 	if err != nil {
 		return err
 	}
-	currencies := map[string]bool{}
-	for _, row := range rows {
-		currencies[row.Currency] = true
-	}
+	currencies := currenciesOf(totals)
 	for i := range o.Steps {
-		for _, currency := range slices.Sorted(maps.Keys(currencies)) {
+		for _, currency := range currencies {
 			o.Steps[i].Volume = append(o.Steps[i].Volume, money.Amount{Currency: currency})
 		}
 	}
-	for _, row := range rows {
-		step := &o.Steps[row.Step]
-		step.Payments += row.Count
-		i := slices.IndexFunc(step.Volume, func(a money.Amount) bool { return a.Currency == row.Currency })
-		step.Volume[i].Minor = row.Captured
+	for _, t := range totals {
+		step := &o.Steps[t.Step]
+		step.Payments += t.Count
+		step.Volume[slices.Index(currencies, t.Currency)].Minor = t.Total
 	}
 
 	var reasons []struct {
@@ -250,36 +264,20 @@ func (s *System) readPayments(ctx context.Context, o *Overview) error {
 
 // readRefunds reads the refunds asked in each step that did not fail, by currency.
 func (s *System) readRefunds(ctx context.Context, o *Overview) error {
-	var rows []struct {
-		Step     int    `json:"step"`
-		Currency string `json:"currency"`
-		Count    int    `json:"count"`
-		Amount   int64  `json:"amount"`
-	}
+	var totals []stepTotal
 	err := s.Client.Refund.Query().Where(refund.CreatedAtGTE(o.From), refund.CreatedAtLT(o.To), refund.StatusNEQ(state.RefundFailed)).
-		Modify(func(q *entsql.Selector) {
-			q.Select().AppendSelectExprAs(o.stepOf(q.C(refund.FieldCreatedAt)), "step").
-				AppendSelectAs(q.C(refund.FieldCurrency), "currency").
-				AppendSelectExprAs(entsql.Raw("COUNT(*)"), "count").
-				AppendSelectExprAs(entsql.Raw("COALESCE(SUM("+q.C(refund.FieldAmount)+"), 0)"), "amount").
-				GroupBy("step", q.C(refund.FieldCurrency))
-		}).Scan(ctx, &rows)
+		Modify(o.totalsByStep(refund.FieldCreatedAt, refund.FieldCurrency, refund.FieldAmount)).Scan(ctx, &totals)
 	if err != nil {
 		return err
 	}
-	currencies := map[string]bool{}
-	for _, row := range rows {
-		currencies[row.Currency] = true
-	}
+	currencies := currenciesOf(totals)
 	for i := range o.Steps {
-		for _, currency := range slices.Sorted(maps.Keys(currencies)) {
+		for _, currency := range currencies {
 			o.Steps[i].Refunds = append(o.Steps[i].Refunds, RefundTotal{Amount: money.Amount{Currency: currency}})
 		}
 	}
-	for _, row := range rows {
-		refunds := o.Steps[row.Step].Refunds
-		i := slices.IndexFunc(refunds, func(t RefundTotal) bool { return t.Amount.Currency == row.Currency })
-		refunds[i].Count, refunds[i].Amount.Minor = row.Count, row.Amount
+	for _, t := range totals {
+		o.Steps[t.Step].Refunds[slices.Index(currencies, t.Currency)] = RefundTotal{Count: t.Count, Amount: money.Amount{Minor: t.Total, Currency: t.Currency}}
 	}
 	return nil
 }
