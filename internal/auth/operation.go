@@ -57,7 +57,7 @@ var (
 	ListPayments   = Operation{Name: "payments", Scope: ScopePaymentsRead}
 	// Platform staff read every merchant's payments in one list, whichever merchant they act for.
 	ListAllPayments = Operation{Name: "allPayments", Scope: ScopePaymentsRead, Platform: true}
-	GetRefund      = Operation{Name: "refund", Scope: ScopePaymentsRead}
+	GetRefund       = Operation{Name: "refund", Scope: ScopePaymentsRead}
 	// The shopper's browser, back from authenticating a payment at its provider, carries no
 	// credential: it learns the payment's status, which its return_url would tell it anyway.
 	ShopperReturn = Operation{Name: "shopperReturn", Public: true, HTTPOnly: true}
