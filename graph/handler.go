@@ -95,6 +95,7 @@ func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
 		return resp
 	})
 	srv.AroundOperations(subscriptionsOnlyOverWebSockets)
+	srv.AroundOperations(everyMerchantSubscriptions)
 	srv.AroundRootFields(authorizeRootFields)
 	srv.AroundRootFields(batchEventObjects)
 	srv.AroundRootFields(batchPeople(r.AuthService))
@@ -114,7 +115,8 @@ func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
 // input it may not send. (@hasScope, and the service, check again.)
 func authorizeRootFields(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
 	root := graphql.GetRootFieldContext(ctx).Field
-	if op, ok := auth.OperationNamed(root.Name); ok {
+	op, ok := auth.OperationNamed(root.Name)
+	if ok {
 		if err := auth.Authorize(ctx, op); err != nil {
 			graphql.AddError(ctx, err)
 			return graphql.Null
@@ -129,8 +131,25 @@ func authorizeRootFields(ctx context.Context, next graphql.RootResolver) graphql
 	}
 	// Every merchant's payments are read across merchants, and so is all below them (a payment's
 	// refunds, its history): the operation is platform staff's alone, authorised above.
-	if root.Name == auth.ListAllPayments.Name {
+	if ok && op.EveryMerchant {
 		ctx = tenant.System(ctx)
+	}
+	return next(ctx)
+}
+
+// everyMerchantSubscriptions reads a subscription to every merchant's changes, and all below each
+// change's object, across merchants, as authorizeRootFields does a query's root field: gqlgen
+// runs no root-field middleware for subscriptions, and a subscription has one root field. The
+// subscription's resolver authorises it again before it subscribes.
+func everyMerchantSubscriptions(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	oc := graphql.GetOperationContext(ctx)
+	if oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
+		return next(ctx)
+	}
+	for _, field := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{"Subscription"}) {
+		if op, ok := auth.OperationNamed(field.Name); ok && op.EveryMerchant && auth.Authorize(ctx, op) == nil {
+			ctx = tenant.System(ctx)
+		}
 	}
 	return next(ctx)
 }

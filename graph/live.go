@@ -91,11 +91,15 @@ func stream[T any](ctx context.Context, r *Resolver, op auth.Operation, kind str
 		}
 		return nil, err
 	}
-	merchant := principal.Merchant // a merchant's changes; the platform's have none
-	if op.Platform {
-		merchant = ""
+	var sub *live.Subscription
+	switch {
+	case op.EveryMerchant:
+		sub = r.Hub.SubscribeEveryMerchant(kind, accepts)
+	case op.Platform: // the platform's changes name no merchant
+		sub = r.Hub.Subscribe(kind, "", accepts)
+	default:
+		sub = r.Hub.Subscribe(kind, principal.Merchant, accepts)
 	}
-	sub := r.Hub.Subscribe(kind, merchant, accepts)
 	out := make(chan T, 1)
 	go func() {
 		defer func() {

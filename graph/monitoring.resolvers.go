@@ -20,12 +20,12 @@ import (
 
 // AcknowledgedByEmail is the resolver for the acknowledgedByEmail field.
 func (r *alertResolver) AcknowledgedByEmail(ctx context.Context, obj *ent.Alert) (*string, error) {
-	return emailOf(ctx, obj.AcknowledgedBy)
+	return r.emailOf(ctx, obj.AcknowledgedBy)
 }
 
 // ResolvedByEmail is the resolver for the resolvedByEmail field.
 func (r *alertResolver) ResolvedByEmail(ctx context.Context, obj *ent.Alert) (*string, error) {
-	return emailOf(ctx, obj.ResolvedBy)
+	return r.emailOf(ctx, obj.ResolvedBy)
 }
 
 // Amount is the resolver for the amount field.

@@ -30,10 +30,19 @@ func batchPeople(service *auth.Service) graphql.RootFieldMiddleware {
 
 // emailOf is the email of who subject is (a user, or an API key's user), through the root
 // field's batch; nil for no one (Paygate itself, a provider), or someone the caller may not know.
-func emailOf(ctx context.Context, subject *string) (*string, error) {
-	loader, ok := ctx.Value(peopleKey{}).(func() *dataloadgen.Loader[string, string])
-	if subject == nil || !ok {
+// A subscription's events have no batch (gqlgen runs no root-field middleware for them): each
+// names its one person in a read of its own.
+func (r *Resolver) emailOf(ctx context.Context, subject *string) (*string, error) {
+	if subject == nil {
 		return nil, nil
+	}
+	loader, batched := ctx.Value(peopleKey{}).(func() *dataloadgen.Loader[string, string])
+	if !batched {
+		emails, err := r.AuthService.EmailsOf(ctx, []string{*subject})
+		if email, ok := emails[*subject]; ok && err == nil {
+			return &email, nil
+		}
+		return nil, err
 	}
 	email, err := loader().Load(ctx, *subject)
 	if errors.Is(err, dataloadgen.ErrNotFound) {

@@ -242,7 +242,7 @@ func (r *refundResolver) Amount(ctx context.Context, obj *ent.Refund) (money.Dec
 
 // ActorEmail is the resolver for the actorEmail field.
 func (r *statusChangeResolver) ActorEmail(ctx context.Context, obj *ent.PaymentStatusChange) (*string, error) {
-	return emailOf(ctx, &obj.Actor)
+	return r.emailOf(ctx, &obj.Actor)
 }
 
 // Config returns generated.ConfigResolver implementation.

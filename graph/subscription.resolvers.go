@@ -20,6 +20,11 @@ func (r *subscriptionResolver) PaymentUpdated(ctx context.Context, id *string) (
 	return stream[*ent.Payment](ctx, r.Resolver, auth.PaymentUpdated, live.Payment, func(c live.Change) bool { return id == nil || c.ID == *id })
 }
 
+// AllPaymentsUpdated is the resolver for the allPaymentsUpdated field.
+func (r *subscriptionResolver) AllPaymentsUpdated(ctx context.Context, id *string) (<-chan *ent.Payment, error) {
+	return stream[*ent.Payment](ctx, r.Resolver, auth.AllPaymentsUpdated, live.Payment, func(c live.Change) bool { return id == nil || c.ID == *id })
+}
+
 // RefundUpdated is the resolver for the refundUpdated field.
 func (r *subscriptionResolver) RefundUpdated(ctx context.Context, paymentID *string) (<-chan *ent.Refund, error) {
 	return stream[*ent.Refund](ctx, r.Resolver, auth.RefundUpdated, live.Refund, func(c live.Change) bool { return paymentID == nil || c.PaymentID == *paymentID })

@@ -501,6 +501,7 @@ type ComplexityRoot struct {
 
 	Subscription struct {
 		AlertRaised           func(childComplexity int) int
+		AllPaymentsUpdated    func(childComplexity int, id *string) int
 		PaymentUpdated        func(childComplexity int, id *string) int
 		ProviderStatusChanged func(childComplexity int) int
 		RefundUpdated         func(childComplexity int, paymentID *string) int
@@ -785,6 +786,7 @@ type StatusChangeResolver interface {
 }
 type SubscriptionResolver interface {
 	PaymentUpdated(ctx context.Context, id *string) (<-chan *ent.Payment, error)
+	AllPaymentsUpdated(ctx context.Context, id *string) (<-chan *ent.Payment, error)
 	RefundUpdated(ctx context.Context, paymentID *string) (<-chan *ent.Refund, error)
 	ProviderStatusChanged(ctx context.Context) (<-chan *metrics.ProviderStatus, error)
 	AlertRaised(ctx context.Context) (<-chan *ent.Alert, error)
@@ -2781,6 +2783,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.AlertRaised(childComplexity), true
+	case "Subscription.allPaymentsUpdated":
+		if e.ComplexityRoot.Subscription.AllPaymentsUpdated == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_allPaymentsUpdated_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.AllPaymentsUpdated(childComplexity, args["id"].(*string)), true
 	case "Subscription.paymentUpdated":
 		if e.ComplexityRoot.Subscription.PaymentUpdated == nil {
 			break
@@ -4997,9 +5010,9 @@ type OverviewStep {
   payments: Int!
   "What the payments made in the step captured, by currency; refunds are apart. Every currency of the period is listed, at 0.00 when the step has none of it."
   volume: [CurrencyVolume!]!
-  "Charges a provider approved: a payment's last provider, when it approved."
+  "Charges a provider approved when asked."
   approved: Int!
-  "Charges a provider declined, including a decline before another provider was asked."
+  "Charges a provider declined when asked. A charge that asked for 3-D Secure is decided after the shopper's return and counts in neither."
   declined: Int!
   "approved / (approved + declined); null when no charge was decided."
   approvalRate: Float
@@ -5631,8 +5644,8 @@ extend type StatusChange {
 extend type Query {
   """
   Every merchant's payments in one list, for platform staff whichever merchant they act for: as
-  payments lists one merchant's, each with its merchantId, and everything below a payment read
-  as its own merchant's.
+  payments lists one merchant's, each with its merchantId; everything below a payment is read
+  across merchants too.
   """
   allPayments(after: Cursor, first: Int, before: Cursor, last: Int, orderBy: PaymentOrder, where: PaymentWhereInput): PaymentConnection! @hasScope(scope: "payments:read")
 }
@@ -5658,6 +5671,8 @@ again. One that reconnects catches up from the events list.
 type Subscription {
   "The payment with this id as each change leaves it; every payment the principal may read when id is left out."
   paymentUpdated(id: ID): Payment! @hasScope(scope: "payments:read")
+  "Every merchant's payments as each change leaves them, for platform staff (allPayments live); the one with this id when given."
+  allPaymentsUpdated(id: ID): Payment! @hasScope(scope: "payments:read")
   "Each refund as it settles (succeeded or failed); of one payment when paymentId is given."
   refundUpdated(paymentId: ID): Refund! @hasScope(scope: "payments:read")
   "A provider's status on the server subscribed to, each time its circuit or figures change (at most once every 2 seconds each)."
@@ -8069,6 +8084,20 @@ func (ec *executionContext) field_Query_webhookEvents_args(ctx context.Context, 
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_allPaymentsUpdated_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -16881,6 +16910,68 @@ func (ec *executionContext) fieldContext_Subscription_paymentUpdated(ctx context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Subscription_paymentUpdated_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_allPaymentsUpdated(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_allPaymentsUpdated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().AllPaymentsUpdated(ctx, fc.Args["id"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				scope, err := ec.unmarshalNString2string(ctx, "payments:read")
+				if err != nil {
+					var zeroVal *ent.Payment
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *ent.Payment
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, scope)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Payment) graphql.Marshaler {
+			return ec.marshalNPayment2ᚖgithubᚗcomᚋpaygateᚋpaygateᚋentᚐPayment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_allPaymentsUpdated(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Payment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_allPaymentsUpdated_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -28811,6 +28902,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	switch fields[0].Name {
 	case "paymentUpdated":
 		return ec._Subscription_paymentUpdated(ctx, fields[0])
+	case "allPaymentsUpdated":
+		return ec._Subscription_allPaymentsUpdated(ctx, fields[0])
 	case "refundUpdated":
 		return ec._Subscription_refundUpdated(ctx, fields[0])
 	case "providerStatusChanged":

@@ -137,9 +137,9 @@ func (h *Handlers) Overview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	period := metrics.OverviewDay
-	if name := q.Get("period"); name != "" {
+	if q.Has("period") {
 		var err error
-		if period, err = metrics.OverviewPeriodNamed(name, "period"); err != nil {
+		if period, err = metrics.OverviewPeriodNamed(q.Get("period"), "period"); err != nil {
 			web.WriteError(w, r, err, nil)
 			return
 		}

@@ -6,12 +6,13 @@ import (
 
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/live"
 	"github.com/paygate/paygate/internal/tenant"
 )
 
 // TestPlatformStaffListEveryMerchantsPayments: allPayments lists every merchant's payments in one
 // list, newest first, each with its merchantId and with what lies below it (refunds, history)
-// read as its own merchant's; it filters and pages as payments does; a merchant's own people, and
+// read across merchants too; it filters and pages as payments does; a merchant's own people, and
 // platform staff without payments:read, are refused.
 func TestPlatformStaffListEveryMerchantsPayments(t *testing.T) {
 	t.Parallel()
@@ -72,4 +73,37 @@ func TestPlatformStaffListEveryMerchantsPayments(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestPlatformStaffFollowEveryMerchantsPayments: allPaymentsUpdated tells platform staff of every
+// merchant's payments as they change, each with its merchantId and, below it, its refunds.
+func TestPlatformStaffFollowEveryMerchantsPayments(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, databasetest.SQLite(t))
+	env.app.Start(t.Context()) // the feed that tells subscribers of payments
+	admin := env.tokenFor("admin")
+	acme := str(get(env.request(http.MethodPost, "/api/v1/merchants", admin, map[string]any{"name": "Acme"}).data(), "id"))
+	acmeAdmin := env.merchantToken(acme, "admin")
+	watcher := subscribe(t, env, "ws", env.staffToken("operator"), `subscription { allPaymentsUpdated { id merchantId status refunds { amount } } }`)
+	waitFor(t, "the subscription to be in place", func() bool { return env.app.services.hub.Subscribers(live.Payment) == 1 })
+
+	paid := env.succeededPayment(acmeAdmin, "20.00", "EUR", "adyen")
+	if r := env.request(http.MethodPost, "/api/v1/payments/"+paid+"/refunds", acmeAdmin, map[string]any{"amount": "5.00"}); r.status != http.StatusCreated {
+		t.Fatalf("refund = %d %s", r.status, r.raw)
+	}
+	for {
+		heard := get(watcher.next(), "next", "allPaymentsUpdated")
+		if str(get(heard, "id")) != paid {
+			t.Fatalf("heard %v, want payment %s", heard, paid)
+		}
+		if str(get(heard, "merchantId")) != acme {
+			t.Errorf("payment heard of merchant %v, want %s", get(heard, "merchantId"), acme)
+		}
+		if refunds, _ := get(heard, "refunds").([]any); len(refunds) == 1 {
+			if str(get(refunds[0], "amount")) != "5.00" {
+				t.Errorf("its refund heard = %v", refunds)
+			}
+			return // the refund is heard with the payment
+		}
+	}
 }

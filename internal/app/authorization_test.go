@@ -330,6 +330,7 @@ func newMatrix(t *testing.T, env *testEnv) matrix {
 			variables: map[string]any{"endpoint": anEndpoint, "id": aDelivery}}),
 		auth.PaymentUpdated.Name: fixed(entry{subscription: `subscription { paymentUpdated { id } }`, kind: live.Payment},
 			entry{subscription: `subscription($id: ID!) { x: paymentUpdated(id: $id) { status } }`, kind: live.Payment, variables: map[string]any{"id": paymentID}}),
+		auth.AllPaymentsUpdated.Name:    fixed(entry{subscription: `subscription { allPaymentsUpdated { id merchantId } }`, kind: live.Payment}),
 		auth.RefundUpdated.Name:         fixed(entry{subscription: `subscription { refundUpdated { id } }`, kind: live.Refund}),
 		auth.ProviderStatusChanged.Name: fixed(entry{subscription: `subscription { providerStatusChanged { provider circuit } }`, kind: live.Provider}),
 		auth.AlertRaised.Name:           fixed(entry{subscription: `subscription { alertRaised { id } }`, kind: live.Alert}),

@@ -204,5 +204,14 @@ func opsPageFindsPayments(t *testing.T, chromium string, db *database.DB) {
 		b.fail("another merchant's payment's detail", err)
 	}
 	b.view("ops-every-merchant")
+
+	// A payment another merchant takes now comes into the list as it happens.
+	filter("", "")
+	position("Page 1: 1–50 of 53")
+	latest := pay("carl@acme.example", "4242424242424242", "Paygate-Merchant", acme)
+	if _, err := b.poll(fmt.Sprintf(`document.querySelector('#payments-rows tr[data-id=%q]') ? 'listed' : false`, latest)); err != nil {
+		b.fail("another merchant's payment as it happens", err)
+	}
+	position("Page 1: 1–50 of 54")
 	b.finish()
 }

@@ -25,6 +25,7 @@ func TestOpsPageDrawsTheOverview(t *testing.T) {
 
 func opsPageDrawsTheOverview(t *testing.T, chromium string, db *database.DB) {
 	env := newTestEnv(t, db)
+	env.halfPastTheHour()
 	env.app.Start(t.Context())
 	email := env.staffWith("operator")
 	admin := env.tokenFor("admin")

@@ -8,6 +8,7 @@ import (
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/live"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/state"
 )
@@ -59,6 +60,13 @@ func TestPeopleAreNamedByEmail(t *testing.T) {
 		}
 		if want := "/" + adminEmail; named[resolved] != want {
 			t.Errorf("resolved = %q, want %q", named[resolved], want)
+		}
+		// An API key is a program: it is told no one's email.
+		monitor := env.apiKey(admin, auth.ScopeMonitoringRead)
+		for _, edge := range get(env.mustGraphQL(monitor, `{ alerts(first: 10) { edges { node { acknowledgedBy acknowledgedByEmail } } } }`, nil), "alerts", "edges").([]any) {
+			if get(edge, "node", "acknowledgedByEmail") != nil {
+				t.Errorf("an API key is told %v", edge)
+			}
 		}
 
 		// A merchant's admin cancels a payment; platform staff, acting for the merchant, cancel
@@ -136,5 +144,29 @@ func TestPeopleAreReadTogether(t *testing.T) {
 	}
 	if extra := named - bare; extra > 1 {
 		t.Errorf("naming 8 people took %d round trips more than the alerts alone, want 1", extra)
+	}
+}
+
+// TestPeopleAreNamedInSubscriptions: an alert heard over a subscription names who acknowledged
+// it, as a query does.
+func TestPeopleAreNamedInSubscriptions(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t, databasetest.SQLite(t))
+	env.app.Start(t.Context()) // the feed that tells subscribers of alerts
+	staff := env.staffToken("admin")
+	watcher := subscribe(t, env, "ws", staff, `subscription { alertRaised { id status acknowledgedByEmail } }`)
+	waitFor(t, "the subscription to be in place", func() bool { return env.app.services.hub.Subscribers(live.Alert) == 1 })
+	id := newTestAlert(t, env)
+	env.mustGraphQL(staff, `mutation($id: ID!) { acknowledgeAlert(id: $id) { id } }`, map[string]any{"id": id})
+	email := str(get(env.mustGraphQL(staff, `{ viewer { email } }`, nil), "viewer", "email"))
+	for {
+		heard := get(watcher.next(), "next", "alertRaised")
+		if str(get(heard, "id")) != id || str(get(heard, "status")) != "ACKNOWLEDGED" {
+			continue // the alert as it opened, first
+		}
+		if got := str(get(heard, "acknowledgedByEmail")); got != email {
+			t.Errorf("the acknowledged alert heard names %q, want %q", got, email)
+		}
+		return
 	}
 }

@@ -36,6 +36,9 @@ type Operation struct {
 	// (the configuration, the providers, the alerts, the providers' webhooks, the merchants):
 	// only platform staff may ask them, whatever scopes a merchant's user holds.
 	Platform bool
+	// EveryMerchant operations read every merchant's data at once, and all that lies below it:
+	// platform operations, which only platform staff may ask.
+	EveryMerchant bool
 }
 
 var (
@@ -56,7 +59,7 @@ var (
 	GetPayment     = Operation{Name: "payment", Scope: ScopePaymentsRead}
 	ListPayments   = Operation{Name: "payments", Scope: ScopePaymentsRead}
 	// Platform staff read every merchant's payments in one list, whichever merchant they act for.
-	ListAllPayments = Operation{Name: "allPayments", Scope: ScopePaymentsRead, Platform: true}
+	ListAllPayments = Operation{Name: "allPayments", Scope: ScopePaymentsRead, Platform: true, EveryMerchant: true}
 	GetRefund       = Operation{Name: "refund", Scope: ScopePaymentsRead}
 	// The shopper's browser, back from authenticating a payment at its provider, carries no
 	// credential: it learns the payment's status, which its return_url would tell it anyway.
@@ -96,6 +99,7 @@ var (
 	RetryWebhookDelivery        = Operation{Name: "retryWebhookDelivery", Scope: ScopeWebhooksManage}
 	// Subscriptions read what the queries of the same objects read.
 	PaymentUpdated        = Operation{Name: "paymentUpdated", Scope: ScopePaymentsRead}
+	AllPaymentsUpdated    = Operation{Name: "allPaymentsUpdated", Scope: ScopePaymentsRead, Platform: true, EveryMerchant: true}
 	RefundUpdated         = Operation{Name: "refundUpdated", Scope: ScopePaymentsRead}
 	ProviderStatusChanged = Operation{Name: "providerStatusChanged", Scope: ScopeMonitoringRead, Platform: true}
 	AlertRaised           = Operation{Name: "alertRaised", Scope: ScopeMonitoringRead, Platform: true}
@@ -124,7 +128,7 @@ var Operations = []Operation{Login, RefreshToken, Logout, Viewer, RevokeToken, C
 	ListWebhookEvents, GetWebhookEvent, WebhookMetrics, RetryWebhookEvent,
 	ListEvents, GetEvent, CreateWebhookEndpoint, ListWebhookEndpoints, GetWebhookEndpoint, UpdateWebhookEndpoint,
 	DeleteWebhookEndpoint, RotateWebhookEndpointSecret, ListWebhookDeliveries, RetryWebhookDelivery,
-	PaymentUpdated, RefundUpdated, ProviderStatusChanged, AlertRaised, CreateAPIKey, ListAPIKeys, RevokeAPIKey, ScrapeMetrics, SystemMetrics, Overview, ListAlerts, AcknowledgeAlert, ResolveAlert,
+	PaymentUpdated, AllPaymentsUpdated, RefundUpdated, ProviderStatusChanged, AlertRaised, CreateAPIKey, ListAPIKeys, RevokeAPIKey, ScrapeMetrics, SystemMetrics, Overview, ListAlerts, AcknowledgeAlert, ResolveAlert,
 	CreateMerchant, ListMerchants, UpdateMerchant}
 
 // OnePerRequestNames are the operations a request asks at most one of.

@@ -36,3 +36,13 @@ func TestAuthorizeFailsClosed(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryMerchantOperationsArePlatformStaffs: an operation that reads every merchant's data is
+// refused to anyone but platform staff, whatever scopes they hold.
+func TestEveryMerchantOperationsArePlatformStaffs(t *testing.T) {
+	for _, op := range Operations {
+		if op.EveryMerchant && (!op.Platform || op.Public || op.Authenticated || op.Scope == "") {
+			t.Errorf("%s reads every merchant's data but is not a platform operation with a scope: %+v", op.Name, op)
+		}
+	}
+}

@@ -10,11 +10,17 @@ import (
 )
 
 // EmailsOf answers who each of subjects is, by email: a user (usr_...) by theirs, an API key
-// (key_...) by its user's. It answers only of the people the caller may know: platform staff
-// know everyone; anyone else, the people of their own merchant. A subject that is neither, or
-// that the caller may not know, is left out. It reads in two queries, whatever the number.
+// (key_...) by its user's. It answers people, not programs, and only of the people they may
+// know: platform staff know everyone; a merchant's users, the people of the merchant they act
+// for (platform staff among them when it is the platform's own); an API key, no one. A subject
+// that is neither, or that the caller may not know, is left out. It reads in two queries at
+// most, whatever the number.
 func (s *Service) EmailsOf(ctx context.Context, subjects []string) (map[string]string, error) {
-	if p, _ := PrincipalFrom(ctx); p.Platform {
+	p, err := principalOf(ctx)
+	if err != nil || p.IsAPIKey() {
+		return map[string]string{}, err
+	}
+	if p.Platform {
 		ctx = tenant.System(ctx)
 	}
 	var users, keys []string

@@ -63,6 +63,8 @@ func NewHub(now func() time.Time) *Hub {
 type Subscription struct {
 	kind     string
 	merchant string
+	// everyMerchant subscribers see every merchant's changes of kind: platform staff's.
+	everyMerchant bool
 	// since is when the subscriber subscribed, less LookBack: it is sent what changed after.
 	since   time.Time
 	accepts func(Change) bool
@@ -76,7 +78,8 @@ type Subscription struct {
 
 // takes reports whether the subscriber is to see c.
 func (s *Subscription) takes(c *Change) bool {
-	return s.kind == c.Kind && s.merchant == c.Merchant && c.At.After(s.since) && (s.accepts == nil || s.accepts(*c))
+	return s.kind == c.Kind && (s.merchant == c.Merchant || s.everyMerchant && c.Merchant != "") && c.At.After(s.since) &&
+		(s.accepts == nil || s.accepts(*c))
 }
 
 // Ready receives when changes wait for the subscriber, or it was ended: then Take.
@@ -113,11 +116,21 @@ func (s *Subscription) add(c *Change) bool {
 // takes (all of them when nil), made from now on. A subscriber never sees another merchant's
 // changes.
 func (h *Hub) Subscribe(kind, merchant string, accepts func(Change) bool) *Subscription {
-	s := &Subscription{kind: kind, merchant: merchant, since: h.now().Add(-LookBack), accepts: accepts, ready: make(chan struct{}, 1)}
+	return h.subscribe(&Subscription{kind: kind, merchant: merchant, accepts: accepts})
+}
+
+// SubscribeEveryMerchant subscribes to every merchant's changes of kind that accepts takes, made
+// from now on: for platform staff, whom the caller has authorised.
+func (h *Hub) SubscribeEveryMerchant(kind string, accepts func(Change) bool) *Subscription {
+	return h.subscribe(&Subscription{kind: kind, everyMerchant: true, accepts: accepts})
+}
+
+func (h *Hub) subscribe(s *Subscription) *Subscription {
+	s.since, s.ready = h.now().Add(-LookBack), make(chan struct{}, 1)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.subs[s] = struct{}{}
-	h.listening[kind]++
+	h.listening[s.kind]++
 	return s
 }
 

@@ -68,8 +68,10 @@ type OverviewStep struct {
 	Payments int
 	// Volume is what the payments made in the step captured, by currency; refunds are apart.
 	Volume []money.Amount
-	// Approved and Declined count the charges a provider decided (the last provider asked for a
-	// payment, and any that declined before it).
+	// Approved and Declined count the charges a provider decided when asked, as the payments'
+	// routing recorded them: a decline ends a payment's routing (only an unavailable provider
+	// passes it on), and a charge that asked for 3-D Secure is decided after the shopper's
+	// return, which the routing does not record, so it is in neither.
 	Approved, Declined int
 	// Refunds are the refunds asked in the step that did not fail, by currency.
 	Refunds []RefundTotal
@@ -150,7 +152,8 @@ func twoFigures(ms string) string {
 
 // Overview reads how payments went over the period, for a holder of monitoring:read: everyone's,
 // unless platform staff act for one merchant (Paygate-Merchant). Each figure is one grouped
-// query over the rows of the period, read through the indexes on creation time.
+// query over the rows of the period: the payments through their index on creation time, the
+// refunds through theirs on status and creation time.
 func (s *System) Overview(ctx context.Context, period OverviewPeriod) (Overview, error) {
 	if err := auth.Authorize(ctx, auth.Overview); err != nil {
 		return Overview{}, err
@@ -265,7 +268,7 @@ func (s *System) readPayments(ctx context.Context, o *Overview) error {
 // readRefunds reads the refunds asked in each step that did not fail, by currency.
 func (s *System) readRefunds(ctx context.Context, o *Overview) error {
 	var totals []stepTotal
-	err := s.Client.Refund.Query().Where(refund.CreatedAtGTE(o.From), refund.CreatedAtLT(o.To), refund.StatusNEQ(state.RefundFailed)).
+	err := s.Client.Refund.Query().Where(refund.StatusIn(state.RefundPending, state.RefundSucceeded), refund.CreatedAtGTE(o.From), refund.CreatedAtLT(o.To)).
 		Modify(o.totalsByStep(refund.FieldCreatedAt, refund.FieldCurrency, refund.FieldAmount)).Scan(ctx, &totals)
 	if err != nil {
 		return err
@@ -367,10 +370,10 @@ func (s *System) readAttempts(ctx context.Context, o *Overview) error {
 		step := &seriesOf(row.Provider).Steps[row.Step]
 		below, total := before[key], counted[key]
 		before[key] = below + row.Count
-		if rank := nearestRank(0.50, total); step.P50MS == nil && rank <= below+row.Count {
+		if rank := nearestRank(50, total); step.P50MS == nil && rank <= below+row.Count {
 			step.P50MS = new(row.LatencyMS)
 		}
-		if rank := nearestRank(0.95, total); step.P95MS == nil && rank <= below+row.Count {
+		if rank := nearestRank(95, total); step.P95MS == nil && rank <= below+row.Count {
 			step.P95MS = new(row.LatencyMS)
 		}
 	}
@@ -380,7 +383,8 @@ func (s *System) readAttempts(ctx context.Context, o *Overview) error {
 	return nil
 }
 
-// nearestRank is the 1-based rank of the q-th percentile of n values.
-func nearestRank(q float64, n int) int {
-	return max(int(q*float64(n)+0.999999), 1)
+// nearestRank is the 1-based rank of the percent-th percentile of n values: the least rank whose
+// share of n reaches percent, counted in whole numbers.
+func nearestRank(percent, n int) int {
+	return max((percent*n+99)/100, 1)
 }

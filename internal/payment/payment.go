@@ -307,6 +307,9 @@ func (s *Service) recordProcessing(ctx context.Context, key *idempotency.Key, in
 	}
 	actor := actorOf(ctx)
 	id := prefixid.New("pay")
+	// Made at the service's time, as every later move is, so that what reads payments by time
+	// (lists, the overview) reads them as the server's clock does.
+	at := s.now()
 	var created *ent.Payment
 	earlier, err := s.untilClaimed(ctx, key, func() error {
 		var statements []ent.Statement
@@ -336,6 +339,7 @@ func (s *Service) recordProcessing(ctx context.Context, key *idempotency.Key, in
 			SetCaptureMethod(in.captureMethod()).
 			SetNillableReturnURL(in.ReturnURL).
 			SetNillableReturnSecretHash(returnSecretHash).
+			SetCreatedAt(at).SetUpdatedAt(at).
 			InsertStatement(ctx)
 		if err != nil {
 			return err

@@ -122,6 +122,7 @@ func (s *Service) recordPendingRefund(ctx context.Context, key *idempotency.Key,
 			SetCurrency(p.Currency).
 			SetStatus(state.RefundPending).
 			SetNillableReason(in.Reason).
+			SetCreatedAt(s.now()).SetUpdatedAt(s.now()).
 			Save(ctx)
 		return err
 	})

@@ -842,6 +842,10 @@
       })))
     };
     return () => {
+      if (typeof uPlot !== 'function') {
+        plot.append(h('p', { class: 'quiet', text: 'The chart could not be drawn: its library did not load. Its figures are below.' }));
+        return;
+      }
       options.width = chartWidth(plot);
       overview.charts.set(plot, new uPlot(options, [xs].concat(series.map((s) => s.values.map(numberOrNull))), plot));
       resized.observe(plot);
@@ -889,7 +893,9 @@
       new Date(o.to).toLocaleString(undefined, TIME_FORMAT) + ', in steps of ' + (o.stepS >= 86400 ? o.stepS / 86400 + ' day' : o.stepS / 3600 + ' h') + '.', 'done');
   }
 
+  // The overview is the platform's: it is read once the credential is known to be platform staff's.
   async function loadOverview() {
+    if (!session || !session.viewer || !session.viewer.platform) return;
     const load = ++overview.loads;
     const body = await api(OVERVIEW, { period: $('overview-period').value });
     if (load !== overview.loads) return;
@@ -1110,8 +1116,11 @@
 
   const subscriptions = [
     {
-      field: 'paymentUpdated', section: 'payments',
-      query: 'subscription OpsPaymentUpdated { paymentUpdated { ' + PAYMENT_FIELDS + ' } }', next: upsertPayment
+      // The list's payments: one merchant's, or every merchant's (platform staff).
+      get field() { return session && session.allMerchants ? 'allPaymentsUpdated' : 'paymentUpdated'; },
+      section: 'payments',
+      get query() { return 'subscription OpsPaymentUpdated { ' + this.field + ' { ' + PAYMENT_FIELDS + ' } }'; },
+      next: upsertPayment
     },
     {
       field: 'refundUpdated', section: 'detail',
@@ -1279,6 +1288,8 @@
     $('session-who').textContent = 'Signed in as ' + viewer.email + (viewer.credential === 'api_key' ? ' (API key)' : '') +
       (viewer.platform ? ', platform staff' : '');
     $('merchant-form').hidden = !viewer.platform;
+    $('overview').hidden = !viewer.platform;
+    if (viewer.platform) loadOverview();
     // A detail drawn before the scopes were known is drawn again with the actions they allow.
     if (detailPayment) loadDetail();
     if (!viewer.platform || !viewer.scopes.includes('merchants:manage')) return;
@@ -1311,13 +1322,14 @@
     }
     current.merchant = merchant || null;
     current.allMerchants = all;
+    subscriptions.forEach((s) => { s.refused = false; }); // what follows is asked anew
     payments.selected = null;
     toFirstPage();
     detailPayment = null;
     resetDeliveries();
     clear($('detail-body'));
     note(sections.detail, 'Choose a payment in the list to see its detail.');
-    $('merchant-error').textContent = all ? "Listing every merchant's payments (live news: your own merchant's); acting for your own merchant otherwise."
+    $('merchant-error').textContent = all ? "Listing every merchant's payments; acting for your own merchant otherwise."
       : merchant ? 'Acting for ' + merchant + '.' : 'Acting for your own merchant.';
     live.restart();
     refreshAll();
@@ -1367,6 +1379,7 @@
     payments.selected = null;
     providers.clear();
     clearOverview();
+    $('overview').hidden = true;
     $('overview-period').value = 'DAY';
     alerts = [];
     alertStages.clear();

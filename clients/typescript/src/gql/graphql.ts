@@ -883,9 +883,9 @@ export type OverviewStep = {
   __typename?: 'OverviewStep';
   /** approved / (approved + declined); null when no charge was decided. */
   approvalRate: Maybe<Scalars['Float']['output']>;
-  /** Charges a provider approved: a payment's last provider, when it approved. */
+  /** Charges a provider approved when asked. */
   approved: Scalars['Int']['output'];
-  /** Charges a provider declined, including a decline before another provider was asked. */
+  /** Charges a provider declined when asked. A charge that asked for 3-D Secure is decided after the shopper's return and counts in neither. */
   declined: Scalars['Int']['output'];
   payments: Scalars['Int']['output'];
   /** The refunds asked in the step that did not fail, by currency; every currency of the period is listed. */
@@ -1200,8 +1200,8 @@ export type Query = {
   alerts: AlertConnection;
   /**
    * Every merchant's payments in one list, for platform staff whichever merchant they act for: as
-   * payments lists one merchant's, each with its merchantId, and everything below a payment read
-   * as its own merchant's.
+   * payments lists one merchant's, each with its merchantId; everything below a payment is read
+   * across merchants too.
    */
   allPayments: PaymentConnection;
   /**
@@ -1626,12 +1626,32 @@ export type Subscription = {
   __typename?: 'Subscription';
   /** Each alert as it is raised, acknowledged or resolved. */
   alertRaised: Alert;
+  /** Every merchant's payments as each change leaves them, for platform staff (allPayments live); the one with this id when given. */
+  allPaymentsUpdated: Payment;
   /** The payment with this id as each change leaves it; every payment the principal may read when id is left out. */
   paymentUpdated: Payment;
   /** A provider's status on the server subscribed to, each time its circuit or figures change (at most once every 2 seconds each). */
   providerStatusChanged: ProviderStatus;
   /** Each refund as it settles (succeeded or failed); of one payment when paymentId is given. */
   refundUpdated: Refund;
+};
+
+
+/**
+ * What changes as it changes, for dashboards: over WebSocket (the graphql-transport-ws protocol) or
+ * Server-Sent Events (graphql-sse, distinct connections), both on /query. The credential goes in
+ * connection_init's payload ({"Authorization": "Bearer ..."} or {"X-API-Key": "pk_..."}) over
+ * WebSocket, in the request's headers over SSE; a WebSocket carries subscriptions only (queries and
+ * mutations go over HTTP, each request authenticated and rate limited); each field needs the scope
+ * its query needs. A subscriber is sent what changes after it subscribes, made through any server.
+ * A subscription that ends says why: when its credential expires or is revoked, or its user or
+ * merchant is disabled, a WebSocket is closed with 4403 and the error's code as the reason, and over
+ * SSE an error with extensions.code comes before complete; a subscription 1,000 changes behind ends
+ * with subscriber_too_slow. When the server stops, streams are aborted, not completed: subscribe
+ * again. One that reconnects catches up from the events list.
+ */
+export type SubscriptionAllPaymentsUpdatedArgs = {
+  id?: InputMaybe<Scalars['ID']['input']>;
 };
 
 

@@ -1436,9 +1436,9 @@ export interface components {
             volume: {
                 [key: string]: string;
             };
-            /** @description Charges a provider approved. */
+            /** @description Charges a provider approved when asked. */
             approved: number;
-            /** @description Charges a provider declined, including a decline before another provider was asked. */
+            /** @description Charges a provider declined when asked. A charge that asked for 3-D Secure is decided after the shopper's return and counts in neither approved nor declined. */
             declined: number;
             /** @description approved / (approved + declined); null when no charge was decided. */
             approval_rate: number | null;
