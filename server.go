@@ -24,6 +24,7 @@ import (
 	"github.com/paygate/paygate/internal/app"
 	"github.com/paygate/paygate/internal/clock"
 	"github.com/paygate/paygate/internal/config"
+	"github.com/paygate/paygate/internal/tracing"
 )
 
 func main() {
@@ -54,6 +55,19 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		return err
 	}
 	defer stopProfiles()
+	// Traces, when the standard OTEL_* variables ask for them, are exported until the very end:
+	// the last flush comes after the drain.
+	stopTracing, err := tracing.Start(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		flushCtx, cancel := context.WithTimeout(context.Background(), finalWritesFor)
+		defer cancel()
+		if err := stopTracing(flushCtx); err != nil {
+			logger.Warn("exporting the last traces", "error", err)
+		}
+	}()
 	db, err := app.OpenDatabase(ctx, cfg)
 	if err != nil {
 		return err

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // NewLogger returns the JSON logger Paygate writes to w, at level (debug, info, warn or error;
@@ -16,7 +18,26 @@ func NewLogger(w io.Writer, level string) *slog.Logger {
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		l = slog.LevelInfo
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+	return slog.New(withTraceIDs{slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})})
+}
+
+// withTraceIDs adds to a line written within a traced request or job its trace_id and span_id,
+// so that a line and its trace are found from each other.
+type withTraceIDs struct{ slog.Handler }
+
+func (h withTraceIDs) Handle(ctx context.Context, line slog.Record) error {
+	if span := trace.SpanContextFromContext(ctx); span.IsValid() {
+		line.AddAttrs(slog.String("trace_id", span.TraceID().String()), slog.String("span_id", span.SpanID().String()))
+	}
+	return h.Handler.Handle(ctx, line)
+}
+
+func (h withTraceIDs) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return withTraceIDs{h.Handler.WithAttrs(attrs)}
+}
+
+func (h withTraceIDs) WithGroup(name string) slog.Handler {
+	return withTraceIDs{h.Handler.WithGroup(name)}
 }
 
 // How long, and how much, a server's log holds before it writes. A server logs a line per request,

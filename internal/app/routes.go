@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rs/cors"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
 	"github.com/paygate/paygate/graph"
 	"github.com/paygate/paygate/graph/rest"
@@ -21,6 +22,7 @@ import (
 	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/ops"
 	"github.com/paygate/paygate/internal/playground"
+	"github.com/paygate/paygate/internal/tracing"
 	"github.com/paygate/paygate/internal/web"
 )
 
@@ -213,7 +215,14 @@ func NewServer(deps ServerDeps) (http.Handler, error) {
 			MaxAge:         600,
 		}).Handler
 	}
+	// With traces exported, a server span per request, continuing its caller's traceparent; the
+	// access log names it by its route.
+	traced := func(h http.Handler) http.Handler { return h }
+	if tracing.Enabled() {
+		traced = otelhttp.NewMiddleware("paygate")
+	}
 	return web.Chain(web.Fork("/query", graphQL, restAPI),
+		traced,
 		web.WithRequestID,
 		web.WithLogger(deps.Logger),
 		web.AccessLog(deps.Logger, deps.Metrics.Request),

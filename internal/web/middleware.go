@@ -20,6 +20,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/auth"
 	"github.com/paygate/paygate/internal/ratelimit"
@@ -179,6 +182,11 @@ func AccessLog(logger *slog.Logger, observers ...func(route, method string, stat
 			}
 			for _, observe := range observers {
 				observe(path, r.Method, rec.status, took)
+			}
+			// The request's span, when traces are exported, is named by its route, never its path.
+			if span := trace.SpanFromContext(r.Context()); span.IsRecording() {
+				span.SetName(r.Method + " " + path)
+				span.SetAttributes(attribute.String("http.route", path))
 			}
 			if !handler.Enabled(r.Context(), slog.LevelInfo) {
 				return

@@ -1,0 +1,217 @@
+package app
+
+import (
+	"context"
+	"encoding/hex"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/paygate/paygate/internal/database"
+	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/tracing"
+)
+
+// otlpReceiver is an OTLP trace receiver in the test's process, over HTTP (protobuf at
+// /v1/traces) or gRPC: it keeps every span it is sent, with its resource's attributes.
+type otlpReceiver struct {
+	coltracepb.UnimplementedTraceServiceServer
+	mu       sync.Mutex
+	spans    []*tracepb.Span
+	resource map[string]string
+}
+
+func (rc *otlpReceiver) Export(_ context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	for _, rs := range req.ResourceSpans {
+		rc.resource = attributesOf(rs.GetResource().GetAttributes())
+		for _, ss := range rs.ScopeSpans {
+			rc.spans = append(rc.spans, ss.Spans...)
+		}
+	}
+	return &coltracepb.ExportTraceServiceResponse{}, nil
+}
+
+// startOTLPReceiver starts a receiver for protocol (http/protobuf or grpc) on 127.0.0.1, and
+// answers its endpoint, as OTEL_EXPORTER_OTLP_ENDPOINT names it.
+func startOTLPReceiver(t *testing.T, protocol string) (*otlpReceiver, string) {
+	t.Helper()
+	rc := &otlpReceiver{}
+	if protocol == "grpc" {
+		listener, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		server := grpc.NewServer()
+		coltracepb.RegisterTraceServiceServer(server, rc)
+		go server.Serve(listener)
+		t.Cleanup(server.Stop)
+		return rc, "http://" + listener.Addr().String()
+	}
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		req := &coltracepb.ExportTraceServiceRequest{}
+		if err != nil || r.URL.Path != "/v1/traces" || proto.Unmarshal(body, req) != nil {
+			http.Error(w, "not an OTLP trace export", http.StatusBadRequest)
+			return
+		}
+		answer, _ := rc.Export(r.Context(), req)
+		out, _ := proto.Marshal(answer)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.Write(out)
+	}))
+	t.Cleanup(server.Close)
+	return rc, server.URL
+}
+
+func attributesOf(kvs []*commonpb.KeyValue) map[string]string {
+	attributes := map[string]string{}
+	for _, kv := range kvs {
+		switch v := kv.GetValue().GetValue().(type) {
+		case *commonpb.AnyValue_StringValue:
+			attributes[kv.Key] = v.StringValue
+		case *commonpb.AnyValue_IntValue:
+			attributes[kv.Key] = strconv.FormatInt(v.IntValue, 10)
+		}
+	}
+	return attributes
+}
+
+// spans are what the receiver holds now.
+func (rc *otlpReceiver) received() ([]*tracepb.Span, map[string]string) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return slices.Clone(rc.spans), rc.resource
+}
+
+// TestTracesContinueTheCallersTrace: with the standard OTEL_* variables naming an OTLP receiver,
+// over http/protobuf and over gRPC, on both databases, a request that carries its caller's W3C
+// traceparent is served in a server span of that trace, a child of the caller's span, named by
+// its route, with the HTTP semantic conventions; one without starts a trace of its own; the
+// service is named as OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES say; and the request's log
+// line carries its trace_id and span_id. Not parallel: the variables and the tracer provider are
+// the process's.
+func TestTracesContinueTheCallersTrace(t *testing.T) {
+	const callerTrace, callerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	databases := map[string]func(testing.TB) *database.DB{"sqlite": databasetest.SQLite}
+	if os.Getenv("PAYGATE_TEST_DATABASE_URL") != "" {
+		databases["postgres"] = databasetest.Postgres
+	}
+	for _, protocol := range []string{"http/protobuf", "grpc"} {
+		for name, open := range databases {
+			t.Run(protocol+"/"+name, func(t *testing.T) {
+				receiver, endpoint := startOTLPReceiver(t, protocol)
+				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+				t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
+				t.Setenv("OTEL_SERVICE_NAME", "paygate-under-test")
+				t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment.name=test")
+				stop, err := tracing.Start(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer stop(context.Background())
+				if !tracing.Enabled() {
+					t.Fatal("the OTEL_* variables name a receiver, and tracing is not on")
+				}
+				env := newTestEnv(t, open(t))
+				admin := env.tokenFor("admin")
+				paid := env.request(http.MethodPost, "/api/v1/payments", admin, paymentBody("10.00", "USD", "4242424242424242"),
+					"traceparent", "00-"+callerTrace+"-"+callerSpan+"-01")
+				if paid.status != http.StatusCreated {
+					t.Fatalf("payment = %d %s", paid.status, paid.raw)
+				}
+				if r := env.request(http.MethodGet, "/api/v1/payments/"+str(get(paid.data(), "id")), admin, nil); r.status != http.StatusOK {
+					t.Fatalf("read = %d %s", r.status, r.raw)
+				}
+				if err := stop(t.Context()); err != nil { // exports what the batch holds
+					t.Fatal(err)
+				}
+
+				spans, resource := receiver.received()
+				if resource["service.name"] != "paygate-under-test" || resource["deployment.environment.name"] != "test" {
+					t.Errorf("the resource = %v", resource)
+				}
+				var created, read *tracepb.Span
+				for _, span := range spans {
+					if span.Kind != tracepb.Span_SPAN_KIND_SERVER {
+						continue
+					}
+					switch span.Name {
+					case "POST /api/v1/payments":
+						created = span
+					case "GET /api/v1/payments/{id}":
+						read = span
+					}
+				}
+				if created == nil || read == nil {
+					t.Fatalf("server spans: created %v, read %v, of %d spans", created, read, len(spans))
+				}
+				if hex.EncodeToString(created.TraceId) != callerTrace || hex.EncodeToString(created.ParentSpanId) != callerSpan {
+					t.Errorf("the payment's span is in trace %x under %x, want the caller's %s under %s",
+						created.TraceId, created.ParentSpanId, callerTrace, callerSpan)
+				}
+				attributes := attributesOf(created.Attributes)
+				if attributes["http.route"] != "/api/v1/payments" || attributes["http.request.method"] != "POST" ||
+					attributes["http.response.status_code"] != "201" {
+					t.Errorf("the payment's span's attributes = %v", attributes)
+				}
+				if hex.EncodeToString(read.TraceId) == callerTrace || len(read.ParentSpanId) != 0 {
+					t.Errorf("a request without traceparent is in trace %x under %x, want a trace of its own", read.TraceId, read.ParentSpanId)
+				}
+				// The request's log line names its trace and span.
+				want := `"trace_id":"` + callerTrace + `","span_id":"` + hex.EncodeToString(created.SpanId) + `"`
+				found := false
+				for _, line := range strings.Split(env.logs.String(), "\n") {
+					found = found || strings.Contains(line, `"msg":"request"`) && strings.Contains(line, `"method":"POST"`) && strings.Contains(line, want)
+				}
+				if !found {
+					t.Errorf("no request line carries %s:\n%s", want, env.logs.String())
+				}
+			})
+		}
+	}
+}
+
+// TestNoTracesWithoutTheEnvironment: with no OTEL_* variable asking for traces, none is exported
+// and the server is not instrumented; an exporter other than OTLP, or an unknown protocol, is
+// refused at start.
+func TestNoTracesWithoutTheEnvironment(t *testing.T) {
+	for _, name := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_TRACES_EXPORTER", "OTEL_SDK_DISABLED"} {
+		t.Setenv(name, "")
+	}
+	stop, err := tracing.Start(t.Context())
+	if err != nil || tracing.Enabled() {
+		t.Fatalf("no variables: tracing on = %v, %v", tracing.Enabled(), err)
+	}
+	stop(t.Context())
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
+	t.Setenv("OTEL_SDK_DISABLED", "true")
+	if stop, err := tracing.Start(t.Context()); err != nil || tracing.Enabled() {
+		t.Fatalf("OTEL_SDK_DISABLED=true: tracing on = %v, %v", tracing.Enabled(), err)
+	} else {
+		stop(t.Context())
+	}
+	t.Setenv("OTEL_SDK_DISABLED", "")
+	for name, value := range map[string]string{"OTEL_TRACES_EXPORTER": "zipkin", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(name, value)
+			if _, err := tracing.Start(t.Context()); err == nil || tracing.Enabled() {
+				t.Errorf("%s=%s is taken: %v", name, value, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,99 @@
+// Package tracing sets up OpenTelemetry tracing from the standard OTEL_* environment variables
+// and no other setting of Paygate's own: the OTLP exporter's endpoint, protocol (http/protobuf or
+// grpc), headers and timeouts; the service's name and resource attributes; the sampler and its
+// argument; and the batch span processor's settings, all read by the OpenTelemetry Go SDK. With
+// none of them set nothing is exported, and the tracer stays OpenTelemetry's no-op one.
+package tracing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
+	"go.opentelemetry.io/otel/trace/noop"
+)
+
+// exporting says whether Start installed a tracer provider that exports.
+var exporting atomic.Bool
+
+// Enabled reports whether spans are exported: what is instrumented only then (the HTTP server's
+// spans) costs nothing when they are not.
+func Enabled() bool { return exporting.Load() }
+
+// ServiceName names Paygate's spans unless OTEL_SERVICE_NAME (or service.name in
+// OTEL_RESOURCE_ATTRIBUTES) names them otherwise.
+const ServiceName = "paygate"
+
+// Start installs, for the whole process, the W3C trace context and baggage propagators and, when
+// the environment asks for traces, a tracer provider that exports them over OTLP in batches. It
+// answers what flushes and stops it at shutdown (nothing to do when nothing is exported).
+func Start(ctx context.Context) (stop func(context.Context) error, err error) {
+	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	exporter, err := exporterFromEnvironment(ctx)
+	if err != nil || exporter == nil {
+		return func(context.Context) error { return nil }, err
+	}
+	// Detected from OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, over Paygate's own name.
+	detected, err := resource.New(ctx, resource.WithFromEnv(), resource.WithTelemetrySDK(), resource.WithHost(), resource.WithProcessPID())
+	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
+		return nil, fmt.Errorf("tracing: reading the resource: %w", err)
+	}
+	described, err := resource.Merge(resource.NewSchemaless(semconv.ServiceName(ServiceName)), detected)
+	if err != nil {
+		return nil, fmt.Errorf("tracing: describing the service: %w", err)
+	}
+	// The sampler (OTEL_TRACES_SAMPLER, _ARG) and the batch's bounds (OTEL_BSP_*) are the SDK's
+	// to read.
+	provider := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(described))
+	otel.SetTracerProvider(provider)
+	exporting.Store(true)
+	return func(ctx context.Context) error {
+		exporting.Store(false)
+		otel.SetTracerProvider(noop.NewTracerProvider())
+		return provider.Shutdown(ctx) // exports what the batch holds
+	}, nil
+}
+
+// exporterFromEnvironment is the OTLP exporter the environment asks for, or nil when it asks for
+// none: traces are exported when OTEL_TRACES_EXPORTER is otlp, or an OTLP endpoint is set and
+// OTEL_TRACES_EXPORTER does not say none; never when OTEL_SDK_DISABLED is true.
+func exporterFromEnvironment(ctx context.Context) (sdktrace.SpanExporter, error) {
+	if strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") {
+		return nil, nil
+	}
+	endpointSet := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+	switch exporter := os.Getenv("OTEL_TRACES_EXPORTER"); exporter {
+	case "none":
+		return nil, nil
+	case "":
+		if !endpointSet {
+			return nil, nil
+		}
+	case "otlp":
+	default:
+		return nil, fmt.Errorf("tracing: OTEL_TRACES_EXPORTER=%s: Paygate exports traces over OTLP (otlp) or not at all (none)", exporter)
+	}
+	protocol := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+	if protocol == "" {
+		protocol = os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+	}
+	// The exporters read the endpoint, headers, timeout, compression and certificates themselves.
+	switch protocol {
+	case "", "http/protobuf":
+		return otlptracehttp.New(ctx)
+	case "grpc":
+		return otlptracegrpc.New(ctx)
+	default:
+		return nil, fmt.Errorf("tracing: OTLP protocol %q: Paygate exports over http/protobuf or grpc", protocol)
+	}
+}
