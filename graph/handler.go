@@ -35,6 +35,8 @@ type HandlerOptions struct {
 	CORSOrigins []string
 	// Streams are the server's WebSockets and event streams, which the endpoint keeps.
 	Streams *Streams
+	// Traced gives each operation a span, when traces are exported.
+	Traced bool
 }
 
 // Bounds of the streams.
@@ -95,6 +97,9 @@ func NewHandler(r *Resolver, opts HandlerOptions) http.Handler {
 		return resp
 	})
 	srv.AroundOperations(subscriptionsOnlyOverWebSockets)
+	if opts.Traced {
+		srv.AroundOperations(traceOperations)
+	}
 	srv.AroundOperations(everyMerchantSubscriptions)
 	srv.AroundRootFields(authorizeRootFields)
 	srv.AroundRootFields(batchEventObjects)

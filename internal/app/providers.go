@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+
 	"github.com/paygate/paygate/internal/config"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/inbound"
@@ -17,6 +19,7 @@ import (
 	"github.com/paygate/paygate/internal/provider/checkout"
 	"github.com/paygate/paygate/internal/provider/stripe"
 	"github.com/paygate/paygate/internal/settings"
+	"github.com/paygate/paygate/internal/tracing"
 	"github.com/paygate/paygate/internal/web"
 )
 
@@ -61,10 +64,10 @@ type providers struct {
 func newProviders(cfg config.Config, db *database.DB, logger *slog.Logger, now func() time.Time) (providers, error) {
 	built := providers{sandboxes: map[string]provider.Sandbox{}, sources: map[string]inbound.Source{}}
 	// Real providers share one pool of kept-alive connections, sized for concurrent payments.
-	network := &http.Client{Transport: &http.Transport{
+	network := &http.Client{Transport: tracedCalls(&http.Transport{
 		Proxy: http.ProxyFromEnvironment, MaxIdleConns: 256, MaxIdleConnsPerHost: 64,
 		IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 10 * time.Second, ForceAttemptHTTP2: true,
-	}}
+	})}
 	for _, p := range Providers {
 		settings := cfg.Providers[p.Name]
 		caller := provider.Caller{HTTP: network, RetryWaits: providerRetryWaits}
@@ -77,7 +80,7 @@ func newProviders(cfg config.Config, db *database.DB, logger *slog.Logger, now f
 			// The sandbox stands in for the API: the adapter reaches it in process, at a base URL
 			// that names it.
 			settings[provider.BaseURLKey] = "http://" + p.Name + ".sandbox"
-			caller.HTTP = &http.Client{Transport: provider.InProcess{Handler: sandbox}}
+			caller.HTTP = &http.Client{Transport: tracedCalls(provider.InProcess{Handler: sandbox})}
 		}
 		built.clients = append(built.clients, p.NewClient(settings, caller))
 		verifier, err := p.NewVerifier(settings, now)
@@ -90,6 +93,15 @@ func newProviders(cfg config.Config, db *database.DB, logger *slog.Logger, now f
 		built.sources[p.Name] = inbound.Source{Verifier: verifier, Acknowledgement: p.Acknowledgement}
 	}
 	return built, nil
+}
+
+// tracedCalls is transport, making each call to a provider a client span that hands the provider
+// its traceparent, when traces are exported.
+func tracedCalls(transport http.RoundTripper) http.RoundTripper {
+	if !tracing.Enabled() {
+		return transport
+	}
+	return otelhttp.NewTransport(transport)
 }
 
 // SandboxPages is where browsers open the pages of provider's built-in sandbox (its 3-D Secure

@@ -200,6 +200,7 @@ func NewServer(deps ServerDeps) (http.Handler, error) {
 		Logger:      deps.Logger,
 		CORSOrigins: deps.CORSOrigins,
 		Streams:     deps.Streams,
+		Traced:      tracing.Enabled(),
 	}), deps.RateLimiting.Middleware(graph.WriteError), web.LimitBody(maxBodyBytes, graph.WriteError))
 	restAPI := web.Chain(web.RefuseControlBytes(web.Routed(mux)),
 		deps.RateLimiting.Middleware(restError), web.LimitBody(maxBodyBytes, restError))

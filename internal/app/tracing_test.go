@@ -101,12 +101,15 @@ func (rc *otlpReceiver) received() ([]*tracepb.Span, map[string]string) {
 // TestTracesContinueTheCallersTrace: with the standard OTEL_* variables naming an OTLP receiver,
 // over http/protobuf and over gRPC, on both databases, a request that carries its caller's W3C
 // traceparent is served in a server span of that trace, a child of the caller's span, named by
-// its route, with the HTTP semantic conventions; one without starts a trace of its own; the
-// service is named as OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES say; and the request's log
-// line carries its trace_id and span_id. Not parallel: the variables and the tracer provider are
-// the process's.
+// its route, with the HTTP semantic conventions; one without starts a trace of its own; a
+// GraphQL operation is a span of its own under its request's, with graphql.operation.type and
+// .name; each call to the provider is a client span within the request's trace; the service is
+// named as OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES say; and the request's log line
+// carries its trace_id and span_id. Not parallel: the variables and the tracer provider are the
+// process's.
 func TestTracesContinueTheCallersTrace(t *testing.T) {
 	const callerTrace, callerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	const graphQLTrace = "0af7651916cd43dd8448eb211c80319c"
 	databases := map[string]func(testing.TB) *database.DB{"sqlite": databasetest.SQLite}
 	if os.Getenv("PAYGATE_TEST_DATABASE_URL") != "" {
 		databases["postgres"] = databasetest.Postgres
@@ -137,6 +140,13 @@ func TestTracesContinueTheCallersTrace(t *testing.T) {
 				if r := env.request(http.MethodGet, "/api/v1/payments/"+str(get(paid.data(), "id")), admin, nil); r.status != http.StatusOK {
 					t.Fatalf("read = %d %s", r.status, r.raw)
 				}
+				query := strings.Replace(createPaymentMutation, "mutation(", "mutation TracedPay(", 1)
+				viaGraphQL := env.request(http.MethodPost, "/query", admin, map[string]any{"query": query,
+					"variables": map[string]any{"in": gqlPaymentInput("12.00", "USD", "4242424242424242")}},
+					"traceparent", "00-"+graphQLTrace+"-"+callerSpan+"-01")
+				if get(viaGraphQL.body, "data", "createPayment", "id") == nil {
+					t.Fatalf("GraphQL payment = %d %s", viaGraphQL.status, viaGraphQL.raw)
+				}
 				if err := stop(t.Context()); err != nil { // exports what the batch holds
 					t.Fatal(err)
 				}
@@ -145,20 +155,45 @@ func TestTracesContinueTheCallersTrace(t *testing.T) {
 				if resource["service.name"] != "paygate-under-test" || resource["deployment.environment.name"] != "test" {
 					t.Errorf("the resource = %v", resource)
 				}
-				var created, read *tracepb.Span
+				var created, read, queried, operation *tracepb.Span
+				calls := map[string][]*tracepb.Span{} // the provider calls, by trace
 				for _, span := range spans {
-					if span.Kind != tracepb.Span_SPAN_KIND_SERVER {
-						continue
-					}
-					switch span.Name {
-					case "POST /api/v1/payments":
+					switch {
+					case span.Kind == tracepb.Span_SPAN_KIND_SERVER && span.Name == "POST /api/v1/payments":
 						created = span
-					case "GET /api/v1/payments/{id}":
+					case span.Kind == tracepb.Span_SPAN_KIND_SERVER && span.Name == "GET /api/v1/payments/{id}":
 						read = span
+					case span.Kind == tracepb.Span_SPAN_KIND_SERVER && span.Name == "POST /query":
+						queried = span
+					case span.Name == "mutation TracedPay":
+						operation = span
+					case span.Kind == tracepb.Span_SPAN_KIND_CLIENT:
+						calls[hex.EncodeToString(span.TraceId)] = append(calls[hex.EncodeToString(span.TraceId)], span)
 					}
 				}
-				if created == nil || read == nil {
-					t.Fatalf("server spans: created %v, read %v, of %d spans", created, read, len(spans))
+				if created == nil || read == nil || queried == nil || operation == nil {
+					t.Fatalf("spans: created %v, read %v, /query %v, the operation %v, of %d spans", created, read, queried, operation, len(spans))
+				}
+				if attributes := attributesOf(operation.Attributes); hex.EncodeToString(operation.TraceId) != graphQLTrace ||
+					!slices.Equal(operation.ParentSpanId, queried.SpanId) || attributes["graphql.operation.type"] != "mutation" ||
+					attributes["graphql.operation.name"] != "TracedPay" {
+					t.Errorf("the GraphQL operation's span: trace %x, parent %x (the request's %x), attributes %v",
+						operation.TraceId, operation.ParentSpanId, queried.SpanId, attributes)
+				}
+				// Each payment asked its provider (the sandbox, in process) within its own trace;
+				// through GraphQL, under the operation.
+				for trace, parent := range map[string][]byte{callerTrace: nil, graphQLTrace: operation.SpanId} {
+					asked := calls[trace]
+					if len(asked) == 0 {
+						t.Errorf("no provider call in trace %s", trace)
+						continue
+					}
+					if attributes := attributesOf(asked[0].Attributes); attributes["server.address"] != "stripe.sandbox" || attributes["http.request.method"] != "POST" {
+						t.Errorf("the provider call's attributes = %v", attributes)
+					}
+					if parent != nil && !slices.Equal(asked[0].ParentSpanId, parent) {
+						t.Errorf("the provider call in trace %s is under %x, want the operation's %x", trace, asked[0].ParentSpanId, parent)
+					}
 				}
 				if hex.EncodeToString(created.TraceId) != callerTrace || hex.EncodeToString(created.ParentSpanId) != callerSpan {
 					t.Errorf("the payment's span is in trace %x under %x, want the caller's %s under %s",
