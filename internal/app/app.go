@@ -37,12 +37,13 @@ import (
 	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/settings"
 	"github.com/paygate/paygate/internal/settings/settingsstore"
+	"github.com/paygate/paygate/internal/tracing"
 	"github.com/paygate/paygate/internal/web"
 )
 
 // OpenDatabase opens the configured database and brings its schema up to date.
 func OpenDatabase(ctx context.Context, cfg config.Config) (*database.DB, error) {
-	db, err := database.Open(cfg.DatabaseURL, database.Options{MaxConns: cfg.DBMaxConns})
+	db, err := database.Open(cfg.DatabaseURL, database.Options{MaxConns: cfg.DBMaxConns, Traced: tracing.Enabled()})
 	if err != nil {
 		return nil, err
 	}

@@ -110,9 +110,9 @@ func (rc *otlpReceiver) received() ([]*tracepb.Span, map[string]string) {
 func TestTracesContinueTheCallersTrace(t *testing.T) {
 	const callerTrace, callerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	const graphQLTrace = "0af7651916cd43dd8448eb211c80319c"
-	databases := map[string]func(testing.TB) *database.DB{"sqlite": databasetest.SQLite}
+	databases := map[string]func(testing.TB) *database.DB{"sqlite": databasetest.TracedSQLite}
 	if os.Getenv("PAYGATE_TEST_DATABASE_URL") != "" {
-		databases["postgres"] = databasetest.Postgres
+		databases["postgres"] = databasetest.TracedPostgres
 	}
 	for _, protocol := range []string{"http/protobuf", "grpc"} {
 		for name, open := range databases {
@@ -157,7 +157,15 @@ func TestTracesContinueTheCallersTrace(t *testing.T) {
 				}
 				var created, read, queried, operation *tracepb.Span
 				calls := map[string][]*tracepb.Span{} // the provider calls, by trace
+				var statements []string               // the SQL the REST payment ran
 				for _, span := range spans {
+					attributes := attributesOf(span.Attributes)
+					if text := attributes["db.query.text"] + attributes["db.statement"]; text != "" && hex.EncodeToString(span.TraceId) == callerTrace {
+						if attributes["db.system.name"]+attributes["db.system"] == "" {
+							t.Errorf("a statement's span names no database system: %v", attributes)
+						}
+						statements = append(statements, text)
+					}
 					switch {
 					case span.Kind == tracepb.Span_SPAN_KIND_SERVER && span.Name == "POST /api/v1/payments":
 						created = span
@@ -167,7 +175,7 @@ func TestTracesContinueTheCallersTrace(t *testing.T) {
 						queried = span
 					case span.Name == "mutation TracedPay":
 						operation = span
-					case span.Kind == tracepb.Span_SPAN_KIND_CLIENT:
+					case span.Kind == tracepb.Span_SPAN_KIND_CLIENT && attributes["http.request.method"] != "":
 						calls[hex.EncodeToString(span.TraceId)] = append(calls[hex.EncodeToString(span.TraceId)], span)
 					}
 				}
@@ -206,6 +214,18 @@ func TestTracesContinueTheCallersTrace(t *testing.T) {
 				}
 				if hex.EncodeToString(read.TraceId) == callerTrace || len(read.ParentSpanId) != 0 {
 					t.Errorf("a request without traceparent is in trace %x under %x, want a trace of its own", read.TraceId, read.ParentSpanId)
+				}
+				// Every statement of the payment is a span of its trace, with its text and never its
+				// values: the customer's email is a parameter.
+				inserted := false
+				for _, text := range statements {
+					inserted = inserted || strings.Contains(text, "INSERT INTO") && strings.Contains(text, "payments")
+					if strings.Contains(text, "ann@example.com") || strings.Contains(text, "4242") {
+						t.Errorf("a statement's span holds a value: %s", text)
+					}
+				}
+				if !inserted {
+					t.Errorf("no span of the payment's insert among its %d statements: %q", len(statements), statements)
 				}
 				// The request's log line names its trace and span.
 				want := `"trace_id":"` + callerTrace + `","span_id":"` + hex.EncodeToString(created.SpanId) + `"`

@@ -16,6 +16,7 @@ import (
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
+	"github.com/exaring/otelpgx"
 	"github.com/golang-migrate/migrate/v4"
 	migratedb "github.com/golang-migrate/migrate/v4/database"
 	"github.com/golang-migrate/migrate/v4/database/postgres"
@@ -56,6 +57,10 @@ type Options struct {
 	// CountRoundTrips counts every round trip the pool makes, for RoundTrips to tell: the
 	// benchmarks' figure per request.
 	CountRoundTrips bool
+	// Traced makes every statement a span of the trace it runs in (OpenTelemetry's global tracer
+	// provider), with its text and never its values: pgx's tracer on PostgreSQL, database/sql's
+	// on SQLite. For when traces are exported: each span costs its statement.
+	Traced bool
 }
 
 // Open opens the database named by rawURL: "" or sqlite://PATH (the embedded SQLite; PATH may be
@@ -70,7 +75,7 @@ func Open(rawURL string, opts Options) (*DB, error) {
 	if opts.CountRoundTrips {
 		roundTrips = new(atomic.Int64)
 	}
-	sqlDB, err := openPool(driverName, dsn, roundTrips)
+	sqlDB, err := openPool(driverName, dsn, roundTrips, opts.Traced)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +105,7 @@ func Open(rawURL string, opts Options) (*DB, error) {
 	}
 	var pgxRows *pgxpool.Pool
 	if dialectName == dialect.Postgres {
-		config, err := pgxConfig(dsn)
+		config, err := pgxConfig(dsn, opts.Traced)
 		if err == nil {
 			pgxRows, err = openPgxRows(config, maxConns, roundTrips)
 		}
@@ -132,9 +137,9 @@ func (db *DB) RoundTrips() int64 {
 
 // connectorFor returns how the pool connects: through pgx, its times read in UTC, or through the
 // driver registered as driverName.
-func connectorFor(driverName, dsn string) (driver.Connector, error) {
+func connectorFor(driverName, dsn string, traced bool) (driver.Connector, error) {
 	if driverName == "pgx" {
-		config, err := pgxConfig(dsn)
+		config, err := pgxConfig(dsn, traced)
 		if err != nil {
 			return nil, err
 		}
@@ -154,13 +159,17 @@ func connectorFor(driverName, dsn string) (driver.Connector, error) {
 // serves only the cache_describe mode, so in the default mode it is not made: each connection's
 // would be a map sized for 512 statements (27 KB), held live for nothing and marked by every
 // garbage collection (a pool of 20 connections holds 0.9 MB rather than 1.5 MB).
-func pgxConfig(dsn string) (*pgx.ConnConfig, error) {
+func pgxConfig(dsn string, traced bool) (*pgx.ConnConfig, error) {
 	config, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}
 	if config.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement {
 		config.DescriptionCacheCapacity = 0
+	}
+	if traced {
+		// Every statement and batch a span, the statement's text without its parameters.
+		config.Tracer = otelpgx.NewTracer()
 	}
 	return config, nil
 }

@@ -33,7 +33,7 @@ func (db *DB) Listen(ctx context.Context, channel string, heard func(), logger *
 	if db.Dialect != dialect.Postgres {
 		return nil
 	}
-	config, err := pgxConfig(db.dsn)
+	config, err := pgxConfig(db.dsn, false)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"sync/atomic"
 
+	"github.com/XSAM/otelsql"
 	"github.com/jackc/pgx/v5"
+	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
 )
 
 // A round trip, as counted here, is one call the pool makes into its driver that asks the
@@ -17,14 +19,20 @@ import (
 // SQLite each is a call into the engine. The benchmarks report them per request, so a change that
 // adds one is seen in review.
 
-// openPool opens the pool, with every round trip counted in roundTrips unless it is nil.
-func openPool(driverName, dsn string, roundTrips *atomic.Int64) (*sql.DB, error) {
-	connector, err := connectorFor(driverName, dsn)
+// openPool opens the pool, with every round trip counted in roundTrips unless it is nil, and
+// every statement traced when traced (on PostgreSQL by pgx's tracer, which connectorFor sets).
+func openPool(driverName, dsn string, roundTrips *atomic.Int64, traced bool) (*sql.DB, error) {
+	connector, err := connectorFor(driverName, dsn, traced)
 	if err != nil {
 		return nil, err
 	}
 	if roundTrips != nil {
 		connector = countingConnector{Connector: connector, roundTrips: roundTrips}
+	}
+	if traced && driverName != "pgx" {
+		// A span per statement, transaction and prepare; none per connection's reset or rows read.
+		return otelsql.OpenDB(connector, otelsql.WithAttributes(semconv.DBSystemNameSQLite),
+			otelsql.WithSpanOptions(otelsql.SpanOptions{OmitConnResetSession: true, OmitRows: true})), nil
 	}
 	return sql.OpenDB(connector), nil
 }

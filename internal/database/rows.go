@@ -8,6 +8,7 @@ import (
 
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/multitracer"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paygate/paygate/ent"
@@ -33,7 +34,12 @@ func openPgxRows(config *pgx.ConnConfig, maxConns int, roundTrips *atomic.Int64)
 	poolConfig.MaxConns = int32(maxConns)
 	poolConfig.AfterConnect = readTimesInUTC
 	if roundTrips != nil {
-		poolConfig.ConnConfig.Tracer = countingTracer{roundTrips: roundTrips}
+		counting := countingTracer{roundTrips: roundTrips}
+		if config.Tracer != nil {
+			poolConfig.ConnConfig.Tracer = multitracer.New(config.Tracer, counting) // traced and counted
+		} else {
+			poolConfig.ConnConfig.Tracer = counting
+		}
 	}
 	return pgxpool.NewWithConfig(context.Background(), poolConfig)
 }

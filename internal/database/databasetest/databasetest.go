@@ -68,6 +68,12 @@ func CountingSQLite(t testing.TB) *database.DB {
 	return open(t, sqliteURL(t), database.Options{CountRoundTrips: true})
 }
 
+// TracedSQLite is SQLite whose statements are spans (database.Options.Traced).
+func TracedSQLite(t testing.TB) *database.DB {
+	t.Helper()
+	return open(t, sqliteURL(t), database.Options{Traced: true})
+}
+
 func sqliteURL(t testing.TB) string {
 	return "sqlite://" + filepath.Join(t.TempDir(), "paygate.db")
 }
@@ -83,6 +89,12 @@ func Postgres(t testing.TB) *database.DB {
 func CountingPostgres(t testing.TB) *database.DB {
 	t.Helper()
 	return open(t, postgresURL(t), database.Options{CountRoundTrips: true})
+}
+
+// TracedPostgres is Postgres whose statements are spans (database.Options.Traced).
+func TracedPostgres(t testing.TB) *database.DB {
+	t.Helper()
+	return open(t, postgresURL(t), database.Options{Traced: true})
 }
 
 // postgresURL creates a schema of PAYGATE_TEST_DATABASE_URL, dropped when the test ends, and
