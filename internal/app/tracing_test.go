@@ -147,6 +147,10 @@ func TestTracesContinueTheCallersTrace(t *testing.T) {
 				if get(viaGraphQL.body, "data", "createPayment", "id") == nil {
 					t.Fatalf("GraphQL payment = %d %s", viaGraphQL.status, viaGraphQL.raw)
 				}
+				// Subscriptions still connect through the instrumented server, over both transports.
+				for _, transport := range []string{"ws", "sse"} {
+					subscribe(t, env, transport, admin, `subscription { paymentUpdated { id } }`)
+				}
 				if err := stop(t.Context()); err != nil { // exports what the batch holds
 					t.Fatal(err)
 				}
