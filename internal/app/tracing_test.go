@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"go.opentelemetry.io/otel"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
+	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/tracing"
 )
 
@@ -146,6 +148,22 @@ func TestTracesContinueTheCallersTrace(t *testing.T) {
 					"traceparent", "00-"+graphQLTrace+"-"+callerSpan+"-01")
 				if get(viaGraphQL.body, "data", "createPayment", "id") == nil {
 					t.Fatalf("GraphQL payment = %d %s", viaGraphQL.status, viaGraphQL.raw)
+				}
+				// A call to a provider hands it the trace it is made in.
+				var heard string
+				toProvider := tracedCalls(provider.InProcess{Handler: http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+					heard = r.Header.Get("traceparent")
+				})})
+				ctx, span := otel.Tracer("test").Start(t.Context(), "a payment")
+				call, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://stripe.sandbox/v1/payment_intents", nil)
+				if answer, err := toProvider.RoundTrip(call); err != nil {
+					t.Fatal(err)
+				} else {
+					answer.Body.Close()
+				}
+				span.End()
+				if !strings.HasPrefix(heard, "00-"+span.SpanContext().TraceID().String()+"-") {
+					t.Errorf("the provider heard traceparent %q, want one of trace %s", heard, span.SpanContext().TraceID())
 				}
 				// Subscriptions still connect through the instrumented server, over both transports.
 				for _, transport := range []string{"ws", "sse"} {
