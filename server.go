@@ -62,7 +62,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 		return err
 	}
 	defer func() {
-		flushCtx, cancel := context.WithTimeout(context.Background(), finalWritesFor)
+		flushCtx, cancel := context.WithTimeout(context.Background(), lastTracesFor)
 		defer cancel()
 		if err := stopTracing(flushCtx); err != nil {
 			logger.Warn("exporting the last traces", "error", err)
@@ -137,7 +137,7 @@ func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 
 // How long a stop waits, from SIGTERM, within the 30 s an orchestrator commonly grants before it
 // kills (Kubernetes' default grace): the requests and the background rounds finish side by side,
-// then the last writes are made, 28 s at most in all.
+// then the last writes are made and the last traces sent, 29 s at most in all.
 const (
 	// drainRequestsFor is longer than a payment's 20 s at the providers, so a charge in flight is
 	// seen through and recorded.
@@ -148,6 +148,9 @@ const (
 	finishRoundsFor = 10 * time.Second
 	// finalWritesFor bounds the last write of the API keys' uses: a few quick updates.
 	finalWritesFor = 3 * time.Second
+	// lastTracesFor bounds the export of the spans the batch still holds, when traces are
+	// exported: one request to the collector.
+	lastTracesFor = time.Second
 )
 
 // serveProfiles serves Go's profiles (net/http/pprof) at /debug/pprof/ on addr, the loopback

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -31,17 +32,20 @@ func traceOperations(ctx context.Context, next graphql.OperationHandler) graphql
 		attributes = append(attributes, attribute.String("graphql.operation.name", oc.Operation.Name))
 	}
 	ctx, span := otel.Tracer("github.com/paygate/paygate/graph").Start(ctx, name, trace.WithAttributes(attributes...))
+	var once sync.Once
+	end := func() { once.Do(func() { span.End() }) }
+	// A transport that stops reading (an HTTP answer takes a deferred query's first part) ends
+	// the span with the request.
+	context.AfterFunc(ctx, end)
 	responses := next(ctx)
-	ended := false
 	return func(ctx context.Context) *graphql.Response {
 		response := responses(ctx)
-		// A query or a mutation answers once; a subscription until it ends (nil).
-		if !ended && (response == nil || oc.Operation.Operation != ast.Subscription) {
-			ended = true
-			if response != nil && len(response.Errors) > 0 {
-				span.SetStatus(codes.Error, response.Errors[0].Message)
-			}
-			span.End()
+		if response != nil && len(response.Errors) > 0 {
+			span.SetStatus(codes.Error, response.Errors[0].Message)
+		}
+		// A query or a mutation ends with its last part; a subscription when it ends (nil).
+		if response == nil || oc.Operation.Operation != ast.Subscription && (response.HasNext == nil || !*response.HasNext) {
+			end()
 		}
 		return response
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/paygate/paygate/internal/config"
 	"github.com/paygate/paygate/internal/database"
@@ -95,13 +96,17 @@ func newProviders(cfg config.Config, db *database.DB, logger *slog.Logger, now f
 	return built, nil
 }
 
-// tracedCalls is transport, making each call to a provider a client span that hands the provider
-// its traceparent, when traces are exported.
+// tracedCalls is transport, making each call to a provider within a traced request a client span
+// that hands the provider its traceparent, when traces are exported. A call from the background
+// work (reconciliation, expiry) outside any trace is made as it is, rather than as a trace of one
+// span whose traceparent would reach the provider.
 func tracedCalls(transport http.RoundTripper) http.RoundTripper {
 	if !tracing.Enabled() {
 		return transport
 	}
-	return otelhttp.NewTransport(transport)
+	return otelhttp.NewTransport(transport, otelhttp.WithFilter(func(r *http.Request) bool {
+		return trace.SpanFromContext(r.Context()).IsRecording()
+	}))
 }
 
 // SandboxPages is where browsers open the pages of provider's built-in sandbox (its 3-D Secure

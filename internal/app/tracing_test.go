@@ -100,6 +100,16 @@ func (rc *otlpReceiver) received() ([]*tracepb.Span, map[string]string) {
 	return slices.Clone(rc.spans), rc.resource
 }
 
+// clearTracingEnvironment unsets, for the test, every OTEL_* variable the process was started with
+// that would change where or whether its traces go.
+func clearTracingEnvironment(t *testing.T) {
+	for _, variable := range os.Environ() {
+		if name, _, _ := strings.Cut(variable, "="); strings.HasPrefix(name, "OTEL_") {
+			t.Setenv(name, "")
+		}
+	}
+}
+
 // TestTracesContinueTheCallersTrace: with the standard OTEL_* variables naming an OTLP receiver,
 // over http/protobuf and over gRPC, on both databases, a request that carries its caller's W3C
 // traceparent is served in a server span of that trace, a child of the caller's span, named by
@@ -120,6 +130,7 @@ func TestTracesContinueTheCallersTrace(t *testing.T) {
 		for name, open := range databases {
 			t.Run(protocol+"/"+name, func(t *testing.T) {
 				receiver, endpoint := startOTLPReceiver(t, protocol)
+				clearTracingEnvironment(t)
 				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
 				t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
 				t.Setenv("OTEL_SERVICE_NAME", "paygate-under-test")
@@ -154,7 +165,7 @@ func TestTracesContinueTheCallersTrace(t *testing.T) {
 				toProvider := tracedCalls(provider.InProcess{Handler: http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 					heard = r.Header.Get("traceparent")
 				})})
-				ctx, span := otel.Tracer("test").Start(t.Context(), "a payment")
+				ctx, span := otel.Tracer("test").Start(t.Context(), "a payment") // a root of the test's own
 				call, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://stripe.sandbox/v1/payment_intents", nil)
 				if answer, err := toProvider.RoundTrip(call); err != nil {
 					t.Fatal(err)
@@ -165,10 +176,6 @@ func TestTracesContinueTheCallersTrace(t *testing.T) {
 				if !strings.HasPrefix(heard, "00-"+span.SpanContext().TraceID().String()+"-") {
 					t.Errorf("the provider heard traceparent %q, want one of trace %s", heard, span.SpanContext().TraceID())
 				}
-				// Subscriptions still connect through the instrumented server, over both transports.
-				for _, transport := range []string{"ws", "sse"} {
-					subscribe(t, env, transport, admin, `subscription { paymentUpdated { id } }`)
-				}
 				if err := stop(t.Context()); err != nil { // exports what the batch holds
 					t.Fatal(err)
 				}
@@ -176,6 +183,13 @@ func TestTracesContinueTheCallersTrace(t *testing.T) {
 				spans, resource := receiver.received()
 				if resource["service.name"] != "paygate-under-test" || resource["deployment.environment.name"] != "test" {
 					t.Errorf("the resource = %v", resource)
+				}
+				// Only requests start traces: what runs outside one (the test's own writes to the
+				// database, a provider called from no request) is not traced.
+				for _, span := range spans {
+					if len(span.ParentSpanId) == 0 && span.Kind != tracepb.Span_SPAN_KIND_SERVER && span.Name != "a payment" {
+						t.Errorf("a span outside any request's trace: %s %v", span.Name, attributesOf(span.Attributes))
+					}
 				}
 				var created, read, queried, operation *tracepb.Span
 				calls := map[string][]*tracepb.Span{} // the provider calls, by trace
@@ -258,6 +272,13 @@ func TestTracesContinueTheCallersTrace(t *testing.T) {
 				if !found {
 					t.Errorf("no request line carries %s:\n%s", want, env.logs.String())
 				}
+				// Subscriptions still connect through the instrumented server, over both
+				// transports (a real client in node, skipped without it).
+				t.Run("subscriptions", func(t *testing.T) {
+					for _, transport := range []string{"ws", "sse"} {
+						subscribe(t, env, transport, admin, `subscription { paymentUpdated { id } }`)
+					}
+				})
 			})
 		}
 	}
@@ -267,9 +288,7 @@ func TestTracesContinueTheCallersTrace(t *testing.T) {
 // and the server is not instrumented; an exporter other than OTLP, or an unknown protocol, is
 // refused at start.
 func TestNoTracesWithoutTheEnvironment(t *testing.T) {
-	for _, name := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_TRACES_EXPORTER", "OTEL_SDK_DISABLED"} {
-		t.Setenv(name, "")
-	}
+	clearTracingEnvironment(t)
 	stop, err := tracing.Start(t.Context())
 	if err != nil || tracing.Enabled() {
 		t.Fatalf("no variables: tracing on = %v, %v", tracing.Enabled(), err)
@@ -286,8 +305,12 @@ func TestNoTracesWithoutTheEnvironment(t *testing.T) {
 	for name, value := range map[string]string{"OTEL_TRACES_EXPORTER": "zipkin", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, value)
-			if _, err := tracing.Start(t.Context()); err == nil || tracing.Enabled() {
+			stop, err := tracing.Start(t.Context())
+			if err == nil || tracing.Enabled() {
 				t.Errorf("%s=%s is taken: %v", name, value, err)
+			}
+			if stop != nil {
+				stop(t.Context())
 			}
 		})
 	}

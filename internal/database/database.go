@@ -168,8 +168,9 @@ func pgxConfig(dsn string, traced bool) (*pgx.ConnConfig, error) {
 		config.DescriptionCacheCapacity = 0
 	}
 	if traced {
-		// Every statement and batch a span, the statement's text without its parameters.
-		config.Tracer = otelpgx.NewTracer()
+		// Every statement and batch within a traced request or job a span, named by its
+		// operation (INSERT, SELECT ...), the statement's text without its parameters.
+		config.Tracer = otelpgx.NewTracer(otelpgx.WithTrimSQLInSpanName())
 	}
 	return config, nil
 }

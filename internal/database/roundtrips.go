@@ -10,6 +10,7 @@ import (
 	"github.com/XSAM/otelsql"
 	"github.com/jackc/pgx/v5"
 	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // A round trip, as counted here, is one call the pool makes into its driver that asks the
@@ -30,9 +31,14 @@ func openPool(driverName, dsn string, roundTrips *atomic.Int64, traced bool) (*s
 		connector = countingConnector{Connector: connector, roundTrips: roundTrips}
 	}
 	if traced && driverName != "pgx" {
-		// A span per statement, transaction and prepare; none per connection's reset or rows read.
+		// A span per statement, transaction, prepare and connection made within a traced request
+		// or job, as pgx's tracer does on PostgreSQL: none for the background loops' reads, which
+		// would each be a trace of one span; none per connection's reset or rows read.
 		return otelsql.OpenDB(connector, otelsql.WithAttributes(semconv.DBSystemNameSQLite),
-			otelsql.WithSpanOptions(otelsql.SpanOptions{OmitConnResetSession: true, OmitRows: true})), nil
+			otelsql.WithSpanOptions(otelsql.SpanOptions{OmitConnResetSession: true, OmitRows: true,
+				SpanFilter: func(ctx context.Context, _ otelsql.Method, _ string, _ []driver.NamedValue) bool {
+					return trace.SpanFromContext(ctx).IsRecording()
+				}})), nil
 	}
 	return sql.OpenDB(connector), nil
 }

@@ -2,7 +2,7 @@
 // and no other setting of Paygate's own: the OTLP exporter's endpoint, protocol (http/protobuf or
 // grpc), headers and timeouts; the service's name and resource attributes; the sampler and its
 // argument; and the batch span processor's settings, all read by the OpenTelemetry Go SDK. With
-// none of them set nothing is exported, and the tracer stays OpenTelemetry's no-op one.
+// none of them set nothing is exported and nothing is instrumented.
 package tracing
 
 import (
@@ -26,31 +26,32 @@ import (
 // exporting says whether Start installed a tracer provider that exports.
 var exporting atomic.Bool
 
-// Enabled reports whether spans are exported: what is instrumented only then (the HTTP server's
-// spans) costs nothing when they are not.
+// Enabled reports whether spans are exported: the server, its GraphQL operations, its database
+// pools and its calls to the providers are instrumented only then, and cost nothing when not.
 func Enabled() bool { return exporting.Load() }
 
-// ServiceName names Paygate's spans unless OTEL_SERVICE_NAME (or service.name in
+// serviceName names Paygate's spans unless OTEL_SERVICE_NAME (or service.name in
 // OTEL_RESOURCE_ATTRIBUTES) names them otherwise.
-const ServiceName = "paygate"
+const serviceName = "paygate"
 
-// Start installs, for the whole process, the W3C trace context and baggage propagators and, when
-// the environment asks for traces, a tracer provider that exports them over OTLP in batches. It
-// answers what flushes and stops it at shutdown (nothing to do when nothing is exported).
+// Start installs, for the whole process, the W3C trace context propagator and, when the
+// environment asks for traces, a tracer provider that exports them over OTLP in batches. It
+// answers what flushes and stops it at shutdown (nothing to do when nothing is exported). A
+// caller's baggage is not taken: it would be handed on to the providers, third parties.
 func Start(ctx context.Context) (stop func(context.Context) error, err error) {
-	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
-	exporter, err := exporterFromEnvironment(ctx)
-	if err != nil || exporter == nil {
-		return func(context.Context) error { return nil }, err
-	}
+	otel.SetTextMapPropagator(propagation.TraceContext{})
 	// Detected from OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, over Paygate's own name.
 	detected, err := resource.New(ctx, resource.WithFromEnv(), resource.WithTelemetrySDK(), resource.WithHost(), resource.WithProcessPID())
 	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
 		return nil, fmt.Errorf("tracing: reading the resource: %w", err)
 	}
-	described, err := resource.Merge(resource.NewSchemaless(semconv.ServiceName(ServiceName)), detected)
+	described, err := resource.Merge(resource.NewSchemaless(semconv.ServiceName(serviceName)), detected)
 	if err != nil {
 		return nil, fmt.Errorf("tracing: describing the service: %w", err)
+	}
+	exporter, err := exporterFromEnvironment(ctx)
+	if err != nil || exporter == nil {
+		return func(context.Context) error { return nil }, err
 	}
 	// The sampler (OTEL_TRACES_SAMPLER, _ARG) and the batch's bounds (OTEL_BSP_*) are the SDK's
 	// to read.

@@ -158,6 +158,11 @@ func (s *statusRecorder) Flush() {
 	http.NewResponseController(s.ResponseWriter).Flush()
 }
 
+// knownMethods are the methods a span is named by; any other is named HTTP, so that what a client
+// sends cannot multiply the names.
+var knownMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete, http.MethodOptions}
+
 // AccessLog logs one line per request: method, path, route (the pattern that served it, one
 // value per route whatever the ids in the path), status, duration, request id. Never the query
 // string, headers or body, which may carry credentials or card data. Each observer is told of
@@ -183,9 +188,15 @@ func AccessLog(logger *slog.Logger, observers ...func(route, method string, stat
 			for _, observe := range observers {
 				observe(path, r.Method, rec.status, took)
 			}
-			// The request's span, when traces are exported, is named by its route, never its path.
-			if span := trace.SpanFromContext(r.Context()); span.IsRecording() {
-				span.SetName(r.Method + " " + path)
+			// The request's span, when traces are exported, is named by its route, never its path:
+			// a request answered before it was routed (a preflight, a spent rate limit) keeps
+			// otelhttp's name. The method is one the mux routes by, or else no more than HTTP.
+			if span := trace.SpanFromContext(r.Context()); path != "" && span.IsRecording() {
+				method := r.Method
+				if !slices.Contains(knownMethods, method) {
+					method = "HTTP"
+				}
+				span.SetName(method + " " + path)
 				span.SetAttributes(attribute.String("http.route", path))
 			}
 			if !handler.Enabled(r.Context(), slog.LevelInfo) {
