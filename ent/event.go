@@ -19,6 +19,8 @@ type Event struct {
 	ID string `json:"id,omitempty"`
 	// MerchantID holds the value of the "merchant_id" field.
 	MerchantID string `json:"merchant_id,omitempty"`
+	// TraceParent holds the value of the "trace_parent" field.
+	TraceParent *string `json:"trace_parent,omitempty"`
 	// Type holds the value of the "type" field.
 	Type string `json:"type,omitempty"`
 	// ObjectID holds the value of the "object_id" field.
@@ -41,7 +43,7 @@ func (*Event) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case event.FieldFannedOut:
 			values[i] = new(sql.NullBool)
-		case event.FieldID, event.FieldMerchantID, event.FieldType, event.FieldObjectID:
+		case event.FieldID, event.FieldMerchantID, event.FieldTraceParent, event.FieldType, event.FieldObjectID:
 			values[i] = new(sql.NullString)
 		case event.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -71,6 +73,13 @@ func (_m *Event) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field merchant_id", values[i])
 			} else if value.Valid {
 				_m.MerchantID = value.String
+			}
+		case event.FieldTraceParent:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field trace_parent", values[i])
+			} else if value.Valid {
+				_m.TraceParent = new(string)
+				*_m.TraceParent = value.String
 			}
 		case event.FieldType:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -140,6 +149,11 @@ func (_m *Event) String() string {
 	builder.WriteString(fmt.Sprintf("id=%v, ", _m.ID))
 	builder.WriteString("merchant_id=")
 	builder.WriteString(_m.MerchantID)
+	builder.WriteString(", ")
+	if v := _m.TraceParent; v != nil {
+		builder.WriteString("trace_parent=")
+		builder.WriteString(*v)
+	}
 	builder.WriteString(", ")
 	builder.WriteString("type=")
 	builder.WriteString(_m.Type)

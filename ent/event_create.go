@@ -26,6 +26,20 @@ func (_c *EventCreate) SetMerchantID(v string) *EventCreate {
 	return _c
 }
 
+// SetTraceParent sets the "trace_parent" field.
+func (_c *EventCreate) SetTraceParent(v string) *EventCreate {
+	_c.mutation.SetTraceParent(v)
+	return _c
+}
+
+// SetNillableTraceParent sets the "trace_parent" field if the given value is not nil.
+func (_c *EventCreate) SetNillableTraceParent(v *string) *EventCreate {
+	if v != nil {
+		_c.SetTraceParent(*v)
+	}
+	return _c
+}
+
 // SetType sets the "type" field.
 func (_c *EventCreate) SetType(v string) *EventCreate {
 	_c.mutation.SetType(v)
@@ -154,6 +168,11 @@ func (_c *EventCreate) check() error {
 			return &ValidationError{Name: "merchant_id", err: fmt.Errorf(`ent: validator failed for field "Event.merchant_id": %w`, err)}
 		}
 	}
+	if v, ok := _c.mutation.TraceParent(); ok {
+		if err := event.TraceParentValidator(v); err != nil {
+			return &ValidationError{Name: "trace_parent", err: fmt.Errorf(`ent: validator failed for field "Event.trace_parent": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.GetType(); !ok {
 		return &ValidationError{Name: "type", err: errors.New(`ent: missing required field "Event.type"`)}
 	}
@@ -222,6 +241,10 @@ func (_c *EventCreate) createSpec() (*Event, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.MerchantID(); ok {
 		_spec.SetField(event.FieldMerchantID, field.TypeString, value)
 		_node.MerchantID = value
+	}
+	if value, ok := _c.mutation.TraceParent(); ok {
+		_spec.SetField(event.FieldTraceParent, field.TypeString, value)
+		_node.TraceParent = &value
 	}
 	if value, ok := _c.mutation.GetType(); ok {
 		_spec.SetField(event.FieldType, field.TypeString, value)

@@ -89,6 +89,9 @@ func (_u *EventUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			}
 		}
 	}
+	if _u.mutation.TraceParentCleared() {
+		_spec.ClearField(event.FieldTraceParent, field.TypeString)
+	}
 	if value, ok := _u.mutation.FannedOut(); ok {
 		_spec.SetField(event.FieldFannedOut, field.TypeBool, value)
 	}
@@ -204,6 +207,9 @@ func (_u *EventUpdateOne) sqlSave(ctx context.Context) (_node *Event, err error)
 				ps[i](selector)
 			}
 		}
+	}
+	if _u.mutation.TraceParentCleared() {
+		_spec.ClearField(event.FieldTraceParent, field.TypeString)
 	}
 	if value, ok := _u.mutation.FannedOut(); ok {
 		_spec.SetField(event.FieldFannedOut, field.TypeBool, value)

@@ -3203,6 +3203,7 @@ type EventMutation struct {
 	typ           string
 	id            *string
 	merchant_id   *string
+	trace_parent  *string
 	_type         *string
 	object_id     *string
 	body          *[]byte
@@ -3352,6 +3353,55 @@ func (m *EventMutation) OldMerchantID(ctx context.Context) (v string, err error)
 // ResetMerchantID resets all changes to the "merchant_id" field.
 func (m *EventMutation) ResetMerchantID() {
 	m.merchant_id = nil
+}
+
+// SetTraceParent sets the "trace_parent" field.
+func (m *EventMutation) SetTraceParent(s string) {
+	m.trace_parent = &s
+}
+
+// TraceParent returns the value of the "trace_parent" field in the mutation.
+func (m *EventMutation) TraceParent() (r string, exists bool) {
+	v := m.trace_parent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTraceParent returns the old "trace_parent" field's value of the Event entity.
+// If the Event object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EventMutation) OldTraceParent(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTraceParent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTraceParent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTraceParent: %w", err)
+	}
+	return oldValue.TraceParent, nil
+}
+
+// ClearTraceParent clears the value of the "trace_parent" field.
+func (m *EventMutation) ClearTraceParent() {
+	m.trace_parent = nil
+	m.clearedFields[event.FieldTraceParent] = struct{}{}
+}
+
+// TraceParentCleared returns if the "trace_parent" field was cleared in this mutation.
+func (m *EventMutation) TraceParentCleared() bool {
+	_, ok := m.clearedFields[event.FieldTraceParent]
+	return ok
+}
+
+// ResetTraceParent resets all changes to the "trace_parent" field.
+func (m *EventMutation) ResetTraceParent() {
+	m.trace_parent = nil
+	delete(m.clearedFields, event.FieldTraceParent)
 }
 
 // SetType sets the "type" field.
@@ -3568,9 +3618,12 @@ func (m *EventMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *EventMutation) Fields() []string {
-	fields := make([]string, 0, 6)
+	fields := make([]string, 0, 7)
 	if m.merchant_id != nil {
 		fields = append(fields, event.FieldMerchantID)
+	}
+	if m.trace_parent != nil {
+		fields = append(fields, event.FieldTraceParent)
 	}
 	if m._type != nil {
 		fields = append(fields, event.FieldType)
@@ -3597,6 +3650,8 @@ func (m *EventMutation) Field(name string) (ent.Value, bool) {
 	switch name {
 	case event.FieldMerchantID:
 		return m.MerchantID()
+	case event.FieldTraceParent:
+		return m.TraceParent()
 	case event.FieldType:
 		return m.GetType()
 	case event.FieldObjectID:
@@ -3618,6 +3673,8 @@ func (m *EventMutation) OldField(ctx context.Context, name string) (ent.Value, e
 	switch name {
 	case event.FieldMerchantID:
 		return m.OldMerchantID(ctx)
+	case event.FieldTraceParent:
+		return m.OldTraceParent(ctx)
 	case event.FieldType:
 		return m.OldType(ctx)
 	case event.FieldObjectID:
@@ -3643,6 +3700,13 @@ func (m *EventMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetMerchantID(v)
+		return nil
+	case event.FieldTraceParent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTraceParent(v)
 		return nil
 	case event.FieldType:
 		v, ok := value.(string)
@@ -3708,7 +3772,11 @@ func (m *EventMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *EventMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(event.FieldTraceParent) {
+		fields = append(fields, event.FieldTraceParent)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -3721,6 +3789,11 @@ func (m *EventMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *EventMutation) ClearField(name string) error {
+	switch name {
+	case event.FieldTraceParent:
+		m.ClearTraceParent()
+		return nil
+	}
 	return fmt.Errorf("unknown Event nullable field %s", name)
 }
 
@@ -3730,6 +3803,9 @@ func (m *EventMutation) ResetField(name string) error {
 	switch name {
 	case event.FieldMerchantID:
 		m.ResetMerchantID()
+		return nil
+	case event.FieldTraceParent:
+		m.ResetTraceParent()
 		return nil
 	case event.FieldType:
 		m.ResetType()
@@ -5271,6 +5347,7 @@ type PaymentMutation struct {
 	merchant_id              *string
 	created_at               *time.Time
 	updated_at               *time.Time
+	trace_parent             *string
 	amount                   *int64
 	addamount                *int64
 	currency                 *string
@@ -5541,6 +5618,55 @@ func (m *PaymentMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err er
 // ResetUpdatedAt resets all changes to the "updated_at" field.
 func (m *PaymentMutation) ResetUpdatedAt() {
 	m.updated_at = nil
+}
+
+// SetTraceParent sets the "trace_parent" field.
+func (m *PaymentMutation) SetTraceParent(s string) {
+	m.trace_parent = &s
+}
+
+// TraceParent returns the value of the "trace_parent" field in the mutation.
+func (m *PaymentMutation) TraceParent() (r string, exists bool) {
+	v := m.trace_parent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTraceParent returns the old "trace_parent" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldTraceParent(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTraceParent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTraceParent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTraceParent: %w", err)
+	}
+	return oldValue.TraceParent, nil
+}
+
+// ClearTraceParent clears the value of the "trace_parent" field.
+func (m *PaymentMutation) ClearTraceParent() {
+	m.trace_parent = nil
+	m.clearedFields[payment.FieldTraceParent] = struct{}{}
+}
+
+// TraceParentCleared returns if the "trace_parent" field was cleared in this mutation.
+func (m *PaymentMutation) TraceParentCleared() bool {
+	_, ok := m.clearedFields[payment.FieldTraceParent]
+	return ok
+}
+
+// ResetTraceParent resets all changes to the "trace_parent" field.
+func (m *PaymentMutation) ResetTraceParent() {
+	m.trace_parent = nil
+	delete(m.clearedFields, payment.FieldTraceParent)
 }
 
 // SetAmount sets the "amount" field.
@@ -7543,7 +7669,7 @@ func (m *PaymentMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *PaymentMutation) Fields() []string {
-	fields := make([]string, 0, 42)
+	fields := make([]string, 0, 43)
 	if m.merchant_id != nil {
 		fields = append(fields, payment.FieldMerchantID)
 	}
@@ -7552,6 +7678,9 @@ func (m *PaymentMutation) Fields() []string {
 	}
 	if m.updated_at != nil {
 		fields = append(fields, payment.FieldUpdatedAt)
+	}
+	if m.trace_parent != nil {
+		fields = append(fields, payment.FieldTraceParent)
 	}
 	if m.amount != nil {
 		fields = append(fields, payment.FieldAmount)
@@ -7684,6 +7813,8 @@ func (m *PaymentMutation) Field(name string) (ent.Value, bool) {
 		return m.CreatedAt()
 	case payment.FieldUpdatedAt:
 		return m.UpdatedAt()
+	case payment.FieldTraceParent:
+		return m.TraceParent()
 	case payment.FieldAmount:
 		return m.Amount()
 	case payment.FieldCurrency:
@@ -7777,6 +7908,8 @@ func (m *PaymentMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldCreatedAt(ctx)
 	case payment.FieldUpdatedAt:
 		return m.OldUpdatedAt(ctx)
+	case payment.FieldTraceParent:
+		return m.OldTraceParent(ctx)
 	case payment.FieldAmount:
 		return m.OldAmount(ctx)
 	case payment.FieldCurrency:
@@ -7884,6 +8017,13 @@ func (m *PaymentMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetUpdatedAt(v)
+		return nil
+	case payment.FieldTraceParent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTraceParent(v)
 		return nil
 	case payment.FieldAmount:
 		v, ok := value.(int64)
@@ -8299,6 +8439,9 @@ func (m *PaymentMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *PaymentMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(payment.FieldTraceParent) {
+		fields = append(fields, payment.FieldTraceParent)
+	}
 	if m.FieldCleared(payment.FieldProviderPaymentID) {
 		fields = append(fields, payment.FieldProviderPaymentID)
 	}
@@ -8376,6 +8519,9 @@ func (m *PaymentMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *PaymentMutation) ClearField(name string) error {
 	switch name {
+	case payment.FieldTraceParent:
+		m.ClearTraceParent()
+		return nil
 	case payment.FieldProviderPaymentID:
 		m.ClearProviderPaymentID()
 		return nil
@@ -8455,6 +8601,9 @@ func (m *PaymentMutation) ResetField(name string) error {
 		return nil
 	case payment.FieldUpdatedAt:
 		m.ResetUpdatedAt()
+		return nil
+	case payment.FieldTraceParent:
+		m.ResetTraceParent()
 		return nil
 	case payment.FieldAmount:
 		m.ResetAmount()
@@ -10233,6 +10382,7 @@ type RefundMutation struct {
 	merchant_id        *string
 	created_at         *time.Time
 	updated_at         *time.Time
+	trace_parent       *string
 	amount             *int64
 	addamount          *int64
 	currency           *string
@@ -10458,6 +10608,55 @@ func (m *RefundMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err err
 // ResetUpdatedAt resets all changes to the "updated_at" field.
 func (m *RefundMutation) ResetUpdatedAt() {
 	m.updated_at = nil
+}
+
+// SetTraceParent sets the "trace_parent" field.
+func (m *RefundMutation) SetTraceParent(s string) {
+	m.trace_parent = &s
+}
+
+// TraceParent returns the value of the "trace_parent" field in the mutation.
+func (m *RefundMutation) TraceParent() (r string, exists bool) {
+	v := m.trace_parent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTraceParent returns the old "trace_parent" field's value of the Refund entity.
+// If the Refund object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RefundMutation) OldTraceParent(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTraceParent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTraceParent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTraceParent: %w", err)
+	}
+	return oldValue.TraceParent, nil
+}
+
+// ClearTraceParent clears the value of the "trace_parent" field.
+func (m *RefundMutation) ClearTraceParent() {
+	m.trace_parent = nil
+	m.clearedFields[refund.FieldTraceParent] = struct{}{}
+}
+
+// TraceParentCleared returns if the "trace_parent" field was cleared in this mutation.
+func (m *RefundMutation) TraceParentCleared() bool {
+	_, ok := m.clearedFields[refund.FieldTraceParent]
+	return ok
+}
+
+// ResetTraceParent resets all changes to the "trace_parent" field.
+func (m *RefundMutation) ResetTraceParent() {
+	m.trace_parent = nil
+	delete(m.clearedFields, refund.FieldTraceParent)
 }
 
 // SetPaymentID sets the "payment_id" field.
@@ -10832,7 +11031,7 @@ func (m *RefundMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *RefundMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 11)
 	if m.merchant_id != nil {
 		fields = append(fields, refund.FieldMerchantID)
 	}
@@ -10841,6 +11040,9 @@ func (m *RefundMutation) Fields() []string {
 	}
 	if m.updated_at != nil {
 		fields = append(fields, refund.FieldUpdatedAt)
+	}
+	if m.trace_parent != nil {
+		fields = append(fields, refund.FieldTraceParent)
 	}
 	if m.payment != nil {
 		fields = append(fields, refund.FieldPaymentID)
@@ -10877,6 +11079,8 @@ func (m *RefundMutation) Field(name string) (ent.Value, bool) {
 		return m.CreatedAt()
 	case refund.FieldUpdatedAt:
 		return m.UpdatedAt()
+	case refund.FieldTraceParent:
+		return m.TraceParent()
 	case refund.FieldPaymentID:
 		return m.PaymentID()
 	case refund.FieldAmount:
@@ -10906,6 +11110,8 @@ func (m *RefundMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldCreatedAt(ctx)
 	case refund.FieldUpdatedAt:
 		return m.OldUpdatedAt(ctx)
+	case refund.FieldTraceParent:
+		return m.OldTraceParent(ctx)
 	case refund.FieldPaymentID:
 		return m.OldPaymentID(ctx)
 	case refund.FieldAmount:
@@ -10949,6 +11155,13 @@ func (m *RefundMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetUpdatedAt(v)
+		return nil
+	case refund.FieldTraceParent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTraceParent(v)
 		return nil
 	case refund.FieldPaymentID:
 		v, ok := value.(string)
@@ -11044,6 +11257,9 @@ func (m *RefundMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *RefundMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(refund.FieldTraceParent) {
+		fields = append(fields, refund.FieldTraceParent)
+	}
 	if m.FieldCleared(refund.FieldReason) {
 		fields = append(fields, refund.FieldReason)
 	}
@@ -11067,6 +11283,9 @@ func (m *RefundMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *RefundMutation) ClearField(name string) error {
 	switch name {
+	case refund.FieldTraceParent:
+		m.ClearTraceParent()
+		return nil
 	case refund.FieldReason:
 		m.ClearReason()
 		return nil
@@ -11092,6 +11311,9 @@ func (m *RefundMutation) ResetField(name string) error {
 		return nil
 	case refund.FieldUpdatedAt:
 		m.ResetUpdatedAt()
+		return nil
+	case refund.FieldTraceParent:
+		m.ResetTraceParent()
 		return nil
 	case refund.FieldPaymentID:
 		m.ResetPaymentID()
@@ -15383,6 +15605,7 @@ type WebhookDeliveryMutation struct {
 	merchant_id         *string
 	created_at          *time.Time
 	updated_at          *time.Time
+	trace_parent        *string
 	event_id            *string
 	_type               *string
 	test_body           *[]byte
@@ -15617,6 +15840,55 @@ func (m *WebhookDeliveryMutation) OldUpdatedAt(ctx context.Context) (v time.Time
 // ResetUpdatedAt resets all changes to the "updated_at" field.
 func (m *WebhookDeliveryMutation) ResetUpdatedAt() {
 	m.updated_at = nil
+}
+
+// SetTraceParent sets the "trace_parent" field.
+func (m *WebhookDeliveryMutation) SetTraceParent(s string) {
+	m.trace_parent = &s
+}
+
+// TraceParent returns the value of the "trace_parent" field in the mutation.
+func (m *WebhookDeliveryMutation) TraceParent() (r string, exists bool) {
+	v := m.trace_parent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTraceParent returns the old "trace_parent" field's value of the WebhookDelivery entity.
+// If the WebhookDelivery object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WebhookDeliveryMutation) OldTraceParent(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTraceParent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTraceParent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTraceParent: %w", err)
+	}
+	return oldValue.TraceParent, nil
+}
+
+// ClearTraceParent clears the value of the "trace_parent" field.
+func (m *WebhookDeliveryMutation) ClearTraceParent() {
+	m.trace_parent = nil
+	m.clearedFields[webhookdelivery.FieldTraceParent] = struct{}{}
+}
+
+// TraceParentCleared returns if the "trace_parent" field was cleared in this mutation.
+func (m *WebhookDeliveryMutation) TraceParentCleared() bool {
+	_, ok := m.clearedFields[webhookdelivery.FieldTraceParent]
+	return ok
+}
+
+// ResetTraceParent resets all changes to the "trace_parent" field.
+func (m *WebhookDeliveryMutation) ResetTraceParent() {
+	m.trace_parent = nil
+	delete(m.clearedFields, webhookdelivery.FieldTraceParent)
 }
 
 // SetEndpointID sets the "endpoint_id" field.
@@ -16270,7 +16542,7 @@ func (m *WebhookDeliveryMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *WebhookDeliveryMutation) Fields() []string {
-	fields := make([]string, 0, 14)
+	fields := make([]string, 0, 15)
 	if m.merchant_id != nil {
 		fields = append(fields, webhookdelivery.FieldMerchantID)
 	}
@@ -16279,6 +16551,9 @@ func (m *WebhookDeliveryMutation) Fields() []string {
 	}
 	if m.updated_at != nil {
 		fields = append(fields, webhookdelivery.FieldUpdatedAt)
+	}
+	if m.trace_parent != nil {
+		fields = append(fields, webhookdelivery.FieldTraceParent)
 	}
 	if m.endpoint != nil {
 		fields = append(fields, webhookdelivery.FieldEndpointID)
@@ -16327,6 +16602,8 @@ func (m *WebhookDeliveryMutation) Field(name string) (ent.Value, bool) {
 		return m.CreatedAt()
 	case webhookdelivery.FieldUpdatedAt:
 		return m.UpdatedAt()
+	case webhookdelivery.FieldTraceParent:
+		return m.TraceParent()
 	case webhookdelivery.FieldEndpointID:
 		return m.EndpointID()
 	case webhookdelivery.FieldEventID:
@@ -16364,6 +16641,8 @@ func (m *WebhookDeliveryMutation) OldField(ctx context.Context, name string) (en
 		return m.OldCreatedAt(ctx)
 	case webhookdelivery.FieldUpdatedAt:
 		return m.OldUpdatedAt(ctx)
+	case webhookdelivery.FieldTraceParent:
+		return m.OldTraceParent(ctx)
 	case webhookdelivery.FieldEndpointID:
 		return m.OldEndpointID(ctx)
 	case webhookdelivery.FieldEventID:
@@ -16415,6 +16694,13 @@ func (m *WebhookDeliveryMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetUpdatedAt(v)
+		return nil
+	case webhookdelivery.FieldTraceParent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTraceParent(v)
 		return nil
 	case webhookdelivery.FieldEndpointID:
 		v, ok := value.(string)
@@ -16562,6 +16848,9 @@ func (m *WebhookDeliveryMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *WebhookDeliveryMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(webhookdelivery.FieldTraceParent) {
+		fields = append(fields, webhookdelivery.FieldTraceParent)
+	}
 	if m.FieldCleared(webhookdelivery.FieldTestBody) {
 		fields = append(fields, webhookdelivery.FieldTestBody)
 	}
@@ -16594,6 +16883,9 @@ func (m *WebhookDeliveryMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *WebhookDeliveryMutation) ClearField(name string) error {
 	switch name {
+	case webhookdelivery.FieldTraceParent:
+		m.ClearTraceParent()
+		return nil
 	case webhookdelivery.FieldTestBody:
 		m.ClearTestBody()
 		return nil
@@ -16628,6 +16920,9 @@ func (m *WebhookDeliveryMutation) ResetField(name string) error {
 		return nil
 	case webhookdelivery.FieldUpdatedAt:
 		m.ResetUpdatedAt()
+		return nil
+	case webhookdelivery.FieldTraceParent:
+		m.ResetTraceParent()
 		return nil
 	case webhookdelivery.FieldEndpointID:
 		m.ResetEndpointID()
@@ -18728,6 +19023,7 @@ type WebhookEventMutation struct {
 	op                 Op
 	typ                string
 	id                 *string
+	trace_parent       *string
 	provider           *string
 	event_id           *string
 	_type              *string
@@ -18852,6 +19148,55 @@ func (m *WebhookEventMutation) IDs(ctx context.Context) ([]string, error) {
 	default:
 		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
 	}
+}
+
+// SetTraceParent sets the "trace_parent" field.
+func (m *WebhookEventMutation) SetTraceParent(s string) {
+	m.trace_parent = &s
+}
+
+// TraceParent returns the value of the "trace_parent" field in the mutation.
+func (m *WebhookEventMutation) TraceParent() (r string, exists bool) {
+	v := m.trace_parent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTraceParent returns the old "trace_parent" field's value of the WebhookEvent entity.
+// If the WebhookEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WebhookEventMutation) OldTraceParent(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTraceParent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTraceParent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTraceParent: %w", err)
+	}
+	return oldValue.TraceParent, nil
+}
+
+// ClearTraceParent clears the value of the "trace_parent" field.
+func (m *WebhookEventMutation) ClearTraceParent() {
+	m.trace_parent = nil
+	m.clearedFields[webhookevent.FieldTraceParent] = struct{}{}
+}
+
+// TraceParentCleared returns if the "trace_parent" field was cleared in this mutation.
+func (m *WebhookEventMutation) TraceParentCleared() bool {
+	_, ok := m.clearedFields[webhookevent.FieldTraceParent]
+	return ok
+}
+
+// ResetTraceParent resets all changes to the "trace_parent" field.
+func (m *WebhookEventMutation) ResetTraceParent() {
+	m.trace_parent = nil
+	delete(m.clearedFields, webhookevent.FieldTraceParent)
 }
 
 // SetProvider sets the "provider" field.
@@ -19459,7 +19804,10 @@ func (m *WebhookEventMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *WebhookEventMutation) Fields() []string {
-	fields := make([]string, 0, 12)
+	fields := make([]string, 0, 13)
+	if m.trace_parent != nil {
+		fields = append(fields, webhookevent.FieldTraceParent)
+	}
 	if m.provider != nil {
 		fields = append(fields, webhookevent.FieldProvider)
 	}
@@ -19504,6 +19852,8 @@ func (m *WebhookEventMutation) Fields() []string {
 // schema.
 func (m *WebhookEventMutation) Field(name string) (ent.Value, bool) {
 	switch name {
+	case webhookevent.FieldTraceParent:
+		return m.TraceParent()
 	case webhookevent.FieldProvider:
 		return m.Provider()
 	case webhookevent.FieldEventID:
@@ -19537,6 +19887,8 @@ func (m *WebhookEventMutation) Field(name string) (ent.Value, bool) {
 // database failed.
 func (m *WebhookEventMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
 	switch name {
+	case webhookevent.FieldTraceParent:
+		return m.OldTraceParent(ctx)
 	case webhookevent.FieldProvider:
 		return m.OldProvider(ctx)
 	case webhookevent.FieldEventID:
@@ -19570,6 +19922,13 @@ func (m *WebhookEventMutation) OldField(ctx context.Context, name string) (ent.V
 // type.
 func (m *WebhookEventMutation) SetField(name string, value ent.Value) error {
 	switch name {
+	case webhookevent.FieldTraceParent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTraceParent(v)
+		return nil
 	case webhookevent.FieldProvider:
 		v, ok := value.(string)
 		if !ok {
@@ -19699,6 +20058,9 @@ func (m *WebhookEventMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *WebhookEventMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(webhookevent.FieldTraceParent) {
+		fields = append(fields, webhookevent.FieldTraceParent)
+	}
 	if m.FieldCleared(webhookevent.FieldNextAttemptAt) {
 		fields = append(fields, webhookevent.FieldNextAttemptAt)
 	}
@@ -19728,6 +20090,9 @@ func (m *WebhookEventMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *WebhookEventMutation) ClearField(name string) error {
 	switch name {
+	case webhookevent.FieldTraceParent:
+		m.ClearTraceParent()
+		return nil
 	case webhookevent.FieldNextAttemptAt:
 		m.ClearNextAttemptAt()
 		return nil
@@ -19751,6 +20116,9 @@ func (m *WebhookEventMutation) ClearField(name string) error {
 // It returns an error if the field is not defined in the schema.
 func (m *WebhookEventMutation) ResetField(name string) error {
 	switch name {
+	case webhookevent.FieldTraceParent:
+		m.ResetTraceParent()
+		return nil
 	case webhookevent.FieldProvider:
 		m.ResetProvider()
 		return nil

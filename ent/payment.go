@@ -26,6 +26,8 @@ type Payment struct {
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
 	UpdatedAt time.Time `json:"updated_at,omitempty"`
+	// TraceParent holds the value of the "trace_parent" field.
+	TraceParent *string `json:"trace_parent,omitempty"`
 	// Amount holds the value of the "amount" field.
 	Amount int64 `json:"amount,omitempty"`
 	// Currency holds the value of the "currency" field.
@@ -153,7 +155,7 @@ func (*Payment) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case payment.FieldAmount, payment.FieldCardExpMonth, payment.FieldCardExpYear, payment.FieldAmountRefunded, payment.FieldAmountCapturable, payment.FieldAmountCaptured, payment.FieldCaptureRequested, payment.FieldReversalRefund, payment.FieldReversalAttempts:
 			values[i] = new(sql.NullInt64)
-		case payment.FieldID, payment.FieldMerchantID, payment.FieldCurrency, payment.FieldStatus, payment.FieldPaymentMethod, payment.FieldCustomerEmail, payment.FieldCustomerName, payment.FieldCardBrand, payment.FieldCardLast4, payment.FieldCardFingerprint, payment.FieldProvider, payment.FieldProviderPaymentID, payment.FieldProviderDeclineCode, payment.FieldCaptureMethod, payment.FieldCancellationReason, payment.FieldPendingAction, payment.FieldReturnURL, payment.FieldReturnSecretHash, payment.FieldNextActionURL, payment.FieldFailureCode, payment.FieldFailureMessage, payment.FieldDescription, payment.FieldDisputeReason, payment.FieldReversalStatus, payment.FieldReversalFailureMessage:
+		case payment.FieldID, payment.FieldMerchantID, payment.FieldTraceParent, payment.FieldCurrency, payment.FieldStatus, payment.FieldPaymentMethod, payment.FieldCustomerEmail, payment.FieldCustomerName, payment.FieldCardBrand, payment.FieldCardLast4, payment.FieldCardFingerprint, payment.FieldProvider, payment.FieldProviderPaymentID, payment.FieldProviderDeclineCode, payment.FieldCaptureMethod, payment.FieldCancellationReason, payment.FieldPendingAction, payment.FieldReturnURL, payment.FieldReturnSecretHash, payment.FieldNextActionURL, payment.FieldFailureCode, payment.FieldFailureMessage, payment.FieldDescription, payment.FieldDisputeReason, payment.FieldReversalStatus, payment.FieldReversalFailureMessage:
 			values[i] = new(sql.NullString)
 		case payment.FieldCreatedAt, payment.FieldUpdatedAt, payment.FieldCaptureBefore, payment.FieldCanceledAt, payment.FieldAuthenticateBefore, payment.FieldDisputedAt, payment.FieldReversalDue:
 			values[i] = new(sql.NullTime)
@@ -195,6 +197,13 @@ func (_m *Payment) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field updated_at", values[i])
 			} else if value.Valid {
 				_m.UpdatedAt = value.Time
+			}
+		case payment.FieldTraceParent:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field trace_parent", values[i])
+			} else if value.Valid {
+				_m.TraceParent = new(string)
+				*_m.TraceParent = value.String
 			}
 		case payment.FieldAmount:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -507,6 +516,11 @@ func (_m *Payment) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("updated_at=")
 	builder.WriteString(_m.UpdatedAt.Format(time.ANSIC))
+	builder.WriteString(", ")
+	if v := _m.TraceParent; v != nil {
+		builder.WriteString("trace_parent=")
+		builder.WriteString(*v)
+	}
 	builder.WriteString(", ")
 	builder.WriteString("amount=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Amount))

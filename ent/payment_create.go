@@ -58,6 +58,20 @@ func (_c *PaymentCreate) SetNillableUpdatedAt(v *time.Time) *PaymentCreate {
 	return _c
 }
 
+// SetTraceParent sets the "trace_parent" field.
+func (_c *PaymentCreate) SetTraceParent(v string) *PaymentCreate {
+	_c.mutation.SetTraceParent(v)
+	return _c
+}
+
+// SetNillableTraceParent sets the "trace_parent" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableTraceParent(v *string) *PaymentCreate {
+	if v != nil {
+		_c.SetTraceParent(*v)
+	}
+	return _c
+}
+
 // SetAmount sets the "amount" field.
 func (_c *PaymentCreate) SetAmount(v int64) *PaymentCreate {
 	_c.mutation.SetAmount(v)
@@ -649,6 +663,11 @@ func (_c *PaymentCreate) check() error {
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
 		return &ValidationError{Name: "updated_at", err: errors.New(`ent: missing required field "Payment.updated_at"`)}
 	}
+	if v, ok := _c.mutation.TraceParent(); ok {
+		if err := payment.TraceParentValidator(v); err != nil {
+			return &ValidationError{Name: "trace_parent", err: fmt.Errorf(`ent: validator failed for field "Payment.trace_parent": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.Amount(); !ok {
 		return &ValidationError{Name: "amount", err: errors.New(`ent: missing required field "Payment.amount"`)}
 	}
@@ -854,6 +873,10 @@ func (_c *PaymentCreate) createSpec() (*Payment, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.UpdatedAt(); ok {
 		_spec.SetField(payment.FieldUpdatedAt, field.TypeTime, value)
 		_node.UpdatedAt = value
+	}
+	if value, ok := _c.mutation.TraceParent(); ok {
+		_spec.SetField(payment.FieldTraceParent, field.TypeString, value)
+		_node.TraceParent = &value
 	}
 	if value, ok := _c.mutation.Amount(); ok {
 		_spec.SetField(payment.FieldAmount, field.TypeInt64, value)

@@ -623,32 +623,35 @@ func (c *ConfigVersionClient) ScanRows(columns []string, rows RowScanner) ([]*Co
 // eventRow holds a destination for each column of a row of events, of the type ent's
 // scanValues makes for it: one allocation rather than one a column.
 type eventRow struct {
-	ID         sql.NullString
-	MerchantID sql.NullString
-	Type       sql.NullString
-	ObjectID   sql.NullString
-	Body       []byte
-	FannedOut  sql.NullBool
-	CreatedAt  sql.NullTime
+	ID          sql.NullString
+	MerchantID  sql.NullString
+	TraceParent sql.NullString
+	Type        sql.NullString
+	ObjectID    sql.NullString
+	Body        []byte
+	FannedOut   sql.NullBool
+	CreatedAt   sql.NullTime
 }
 
 // eventPgxRow is eventRow with pgx's own types for pgx to scan into, converted into the row's
 // (convert) for assignValues: pgx decodes into its own types directly, where into database/sql's
 // it makes a value of each column first.
 type eventPgxRow struct {
-	row        eventRow
-	ID         pgtype.Text
-	MerchantID pgtype.Text
-	Type       pgtype.Text
-	ObjectID   pgtype.Text
-	FannedOut  pgtype.Bool
-	CreatedAt  pgtype.Timestamptz
+	row         eventRow
+	ID          pgtype.Text
+	MerchantID  pgtype.Text
+	TraceParent pgtype.Text
+	Type        pgtype.Text
+	ObjectID    pgtype.Text
+	FannedOut   pgtype.Bool
+	CreatedAt   pgtype.Timestamptz
 }
 
 // convert copies what pgx scanned into the row assignValues reads.
 func (r *eventPgxRow) convert() (err error) {
 	r.row.ID = sql.NullString(r.ID)
 	r.row.MerchantID = sql.NullString(r.MerchantID)
+	r.row.TraceParent = sql.NullString(r.TraceParent)
 	r.row.Type = sql.NullString(r.Type)
 	r.row.ObjectID = sql.NullString(r.ObjectID)
 	r.row.FannedOut = sql.NullBool(r.FannedOut)
@@ -679,6 +682,11 @@ func eventRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
 			reader.values[i] = &row.MerchantID
 			if pgxTypes {
 				reader.scan[i] = &pgxRow.MerchantID
+			}
+		case event.FieldTraceParent:
+			reader.values[i] = &row.TraceParent
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.TraceParent
 			}
 		case event.FieldType:
 			reader.values[i] = &row.Type
@@ -1039,6 +1047,7 @@ type paymentRow struct {
 	MerchantID             sql.NullString
 	CreatedAt              sql.NullTime
 	UpdatedAt              sql.NullTime
+	TraceParent            sql.NullString
 	Amount                 sql.NullInt64
 	Currency               sql.NullString
 	Status                 sql.NullString
@@ -1089,6 +1098,7 @@ type paymentPgxRow struct {
 	MerchantID             pgtype.Text
 	CreatedAt              pgtype.Timestamptz
 	UpdatedAt              pgtype.Timestamptz
+	TraceParent            pgtype.Text
 	Amount                 pgtype.Int8
 	Currency               pgtype.Text
 	Status                 pgtype.Text
@@ -1138,6 +1148,7 @@ func (r *paymentPgxRow) convert() (err error) {
 	if r.row.UpdatedAt, err = pgxTime(r.UpdatedAt); err != nil {
 		return err
 	}
+	r.row.TraceParent = sql.NullString(r.TraceParent)
 	r.row.Amount = sql.NullInt64(r.Amount)
 	r.row.Currency = sql.NullString(r.Currency)
 	r.row.Status = sql.NullString(r.Status)
@@ -1219,6 +1230,11 @@ func paymentRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
 			reader.values[i] = &row.UpdatedAt
 			if pgxTypes {
 				reader.scan[i] = &pgxRow.UpdatedAt
+			}
+		case payment.FieldTraceParent:
+			reader.values[i] = &row.TraceParent
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.TraceParent
 			}
 		case payment.FieldAmount:
 			reader.values[i] = &row.Amount
@@ -1748,6 +1764,7 @@ type refundRow struct {
 	MerchantID       sql.NullString
 	CreatedAt        sql.NullTime
 	UpdatedAt        sql.NullTime
+	TraceParent      sql.NullString
 	PaymentID        sql.NullString
 	Amount           sql.NullInt64
 	Currency         sql.NullString
@@ -1766,6 +1783,7 @@ type refundPgxRow struct {
 	MerchantID       pgtype.Text
 	CreatedAt        pgtype.Timestamptz
 	UpdatedAt        pgtype.Timestamptz
+	TraceParent      pgtype.Text
 	PaymentID        pgtype.Text
 	Amount           pgtype.Int8
 	Currency         pgtype.Text
@@ -1785,6 +1803,7 @@ func (r *refundPgxRow) convert() (err error) {
 	if r.row.UpdatedAt, err = pgxTime(r.UpdatedAt); err != nil {
 		return err
 	}
+	r.row.TraceParent = sql.NullString(r.TraceParent)
 	r.row.PaymentID = sql.NullString(r.PaymentID)
 	r.row.Amount = sql.NullInt64(r.Amount)
 	r.row.Currency = sql.NullString(r.Currency)
@@ -1826,6 +1845,11 @@ func refundRowReader(columns []string, pgxTypes bool) (*rowReader, error) {
 			reader.values[i] = &row.UpdatedAt
 			if pgxTypes {
 				reader.scan[i] = &pgxRow.UpdatedAt
+			}
+		case refund.FieldTraceParent:
+			reader.values[i] = &row.TraceParent
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.TraceParent
 			}
 		case refund.FieldPaymentID:
 			reader.values[i] = &row.PaymentID
@@ -2699,6 +2723,7 @@ type webhookdeliveryRow struct {
 	MerchantID     sql.NullString
 	CreatedAt      sql.NullTime
 	UpdatedAt      sql.NullTime
+	TraceParent    sql.NullString
 	EndpointID     sql.NullString
 	EventID        sql.NullString
 	Type           sql.NullString
@@ -2721,6 +2746,7 @@ type webhookdeliveryPgxRow struct {
 	MerchantID     pgtype.Text
 	CreatedAt      pgtype.Timestamptz
 	UpdatedAt      pgtype.Timestamptz
+	TraceParent    pgtype.Text
 	EndpointID     pgtype.Text
 	EventID        pgtype.Text
 	Type           pgtype.Text
@@ -2743,6 +2769,7 @@ func (r *webhookdeliveryPgxRow) convert() (err error) {
 	if r.row.UpdatedAt, err = pgxTime(r.UpdatedAt); err != nil {
 		return err
 	}
+	r.row.TraceParent = sql.NullString(r.TraceParent)
 	r.row.EndpointID = sql.NullString(r.EndpointID)
 	r.row.EventID = sql.NullString(r.EventID)
 	r.row.Type = sql.NullString(r.Type)
@@ -2791,6 +2818,11 @@ func webhookdeliveryRowReader(columns []string, pgxTypes bool) (*rowReader, erro
 			reader.values[i] = &row.UpdatedAt
 			if pgxTypes {
 				reader.scan[i] = &pgxRow.UpdatedAt
+			}
+		case webhookdelivery.FieldTraceParent:
+			reader.values[i] = &row.TraceParent
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.TraceParent
 			}
 		case webhookdelivery.FieldEndpointID:
 			reader.values[i] = &row.EndpointID
@@ -3205,6 +3237,7 @@ func (c *WebhookEndpointClient) ScanRows(columns []string, rows RowScanner) ([]*
 // scanValues makes for it: one allocation rather than one a column.
 type webhookeventRow struct {
 	ID            sql.NullString
+	TraceParent   sql.NullString
 	Provider      sql.NullString
 	EventID       sql.NullString
 	Type          sql.NullString
@@ -3225,6 +3258,7 @@ type webhookeventRow struct {
 type webhookeventPgxRow struct {
 	row           webhookeventRow
 	ID            pgtype.Text
+	TraceParent   pgtype.Text
 	Provider      pgtype.Text
 	EventID       pgtype.Text
 	Type          pgtype.Text
@@ -3241,6 +3275,7 @@ type webhookeventPgxRow struct {
 // convert copies what pgx scanned into the row assignValues reads.
 func (r *webhookeventPgxRow) convert() (err error) {
 	r.row.ID = sql.NullString(r.ID)
+	r.row.TraceParent = sql.NullString(r.TraceParent)
 	r.row.Provider = sql.NullString(r.Provider)
 	r.row.EventID = sql.NullString(r.EventID)
 	r.row.Type = sql.NullString(r.Type)
@@ -3277,6 +3312,11 @@ func webhookeventRowReader(columns []string, pgxTypes bool) (*rowReader, error) 
 			reader.values[i] = &row.ID
 			if pgxTypes {
 				reader.scan[i] = &pgxRow.ID
+			}
+		case webhookevent.FieldTraceParent:
+			reader.values[i] = &row.TraceParent
+			if pgxTypes {
+				reader.scan[i] = &pgxRow.TraceParent
 			}
 		case webhookevent.FieldProvider:
 			reader.values[i] = &row.Provider

@@ -25,6 +25,8 @@ type Refund struct {
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
 	UpdatedAt time.Time `json:"updated_at,omitempty"`
+	// TraceParent holds the value of the "trace_parent" field.
+	TraceParent *string `json:"trace_parent,omitempty"`
 	// PaymentID holds the value of the "payment_id" field.
 	PaymentID string `json:"payment_id,omitempty"`
 	// Amount holds the value of the "amount" field.
@@ -74,7 +76,7 @@ func (*Refund) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case refund.FieldAmount:
 			values[i] = new(sql.NullInt64)
-		case refund.FieldID, refund.FieldMerchantID, refund.FieldPaymentID, refund.FieldCurrency, refund.FieldStatus, refund.FieldReason, refund.FieldProviderRefundID, refund.FieldFailureCode:
+		case refund.FieldID, refund.FieldMerchantID, refund.FieldTraceParent, refund.FieldPaymentID, refund.FieldCurrency, refund.FieldStatus, refund.FieldReason, refund.FieldProviderRefundID, refund.FieldFailureCode:
 			values[i] = new(sql.NullString)
 		case refund.FieldCreatedAt, refund.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -116,6 +118,13 @@ func (_m *Refund) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field updated_at", values[i])
 			} else if value.Valid {
 				_m.UpdatedAt = value.Time
+			}
+		case refund.FieldTraceParent:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field trace_parent", values[i])
+			} else if value.Valid {
+				_m.TraceParent = new(string)
+				*_m.TraceParent = value.String
 			}
 		case refund.FieldPaymentID:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -211,6 +220,11 @@ func (_m *Refund) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("updated_at=")
 	builder.WriteString(_m.UpdatedAt.Format(time.ANSIC))
+	builder.WriteString(", ")
+	if v := _m.TraceParent; v != nil {
+		builder.WriteString("trace_parent=")
+		builder.WriteString(*v)
+	}
 	builder.WriteString(", ")
 	builder.WriteString("payment_id=")
 	builder.WriteString(_m.PaymentID)

@@ -56,6 +56,20 @@ func (_c *RefundCreate) SetNillableUpdatedAt(v *time.Time) *RefundCreate {
 	return _c
 }
 
+// SetTraceParent sets the "trace_parent" field.
+func (_c *RefundCreate) SetTraceParent(v string) *RefundCreate {
+	_c.mutation.SetTraceParent(v)
+	return _c
+}
+
+// SetNillableTraceParent sets the "trace_parent" field if the given value is not nil.
+func (_c *RefundCreate) SetNillableTraceParent(v *string) *RefundCreate {
+	if v != nil {
+		_c.SetTraceParent(*v)
+	}
+	return _c
+}
+
 // SetPaymentID sets the "payment_id" field.
 func (_c *RefundCreate) SetPaymentID(v string) *RefundCreate {
 	_c.mutation.SetPaymentID(v)
@@ -218,6 +232,11 @@ func (_c *RefundCreate) check() error {
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
 		return &ValidationError{Name: "updated_at", err: errors.New(`ent: missing required field "Refund.updated_at"`)}
 	}
+	if v, ok := _c.mutation.TraceParent(); ok {
+		if err := refund.TraceParentValidator(v); err != nil {
+			return &ValidationError{Name: "trace_parent", err: fmt.Errorf(`ent: validator failed for field "Refund.trace_parent": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.PaymentID(); !ok {
 		return &ValidationError{Name: "payment_id", err: errors.New(`ent: missing required field "Refund.payment_id"`)}
 	}
@@ -304,6 +323,10 @@ func (_c *RefundCreate) createSpec() (*Refund, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.UpdatedAt(); ok {
 		_spec.SetField(refund.FieldUpdatedAt, field.TypeTime, value)
 		_node.UpdatedAt = value
+	}
+	if value, ok := _c.mutation.TraceParent(); ok {
+		_spec.SetField(refund.FieldTraceParent, field.TypeString, value)
+		_node.TraceParent = &value
 	}
 	if value, ok := _c.mutation.Amount(); ok {
 		_spec.SetField(refund.FieldAmount, field.TypeInt64, value)

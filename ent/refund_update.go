@@ -196,6 +196,9 @@ func (_u *RefundUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(refund.FieldUpdatedAt, field.TypeTime, value)
 	}
+	if _u.mutation.TraceParentCleared() {
+		_spec.ClearField(refund.FieldTraceParent, field.TypeString)
+	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(refund.FieldStatus, field.TypeEnum, value)
 	}
@@ -434,6 +437,9 @@ func (_u *RefundUpdateOne) sqlSave(ctx context.Context) (_node *Refund, err erro
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(refund.FieldUpdatedAt, field.TypeTime, value)
+	}
+	if _u.mutation.TraceParentCleared() {
+		_spec.ClearField(refund.FieldTraceParent, field.TypeString)
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(refund.FieldStatus, field.TypeEnum, value)

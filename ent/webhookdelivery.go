@@ -25,6 +25,8 @@ type WebhookDelivery struct {
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
 	UpdatedAt time.Time `json:"updated_at,omitempty"`
+	// TraceParent holds the value of the "trace_parent" field.
+	TraceParent *string `json:"trace_parent,omitempty"`
 	// EndpointID holds the value of the "endpoint_id" field.
 	EndpointID string `json:"endpoint_id,omitempty"`
 	// EventID holds the value of the "event_id" field.
@@ -97,7 +99,7 @@ func (*WebhookDelivery) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case webhookdelivery.FieldAttempts, webhookdelivery.FieldLastStatusCode, webhookdelivery.FieldLatencyMs:
 			values[i] = new(sql.NullInt64)
-		case webhookdelivery.FieldID, webhookdelivery.FieldMerchantID, webhookdelivery.FieldEndpointID, webhookdelivery.FieldEventID, webhookdelivery.FieldType, webhookdelivery.FieldStatus, webhookdelivery.FieldLastError:
+		case webhookdelivery.FieldID, webhookdelivery.FieldMerchantID, webhookdelivery.FieldTraceParent, webhookdelivery.FieldEndpointID, webhookdelivery.FieldEventID, webhookdelivery.FieldType, webhookdelivery.FieldStatus, webhookdelivery.FieldLastError:
 			values[i] = new(sql.NullString)
 		case webhookdelivery.FieldCreatedAt, webhookdelivery.FieldUpdatedAt, webhookdelivery.FieldNextAttemptAt, webhookdelivery.FieldDeliveredAt:
 			values[i] = new(sql.NullTime)
@@ -139,6 +141,13 @@ func (_m *WebhookDelivery) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field updated_at", values[i])
 			} else if value.Valid {
 				_m.UpdatedAt = value.Time
+			}
+		case webhookdelivery.FieldTraceParent:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field trace_parent", values[i])
+			} else if value.Valid {
+				_m.TraceParent = new(string)
+				*_m.TraceParent = value.String
 			}
 		case webhookdelivery.FieldEndpointID:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -265,6 +274,11 @@ func (_m *WebhookDelivery) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("updated_at=")
 	builder.WriteString(_m.UpdatedAt.Format(time.ANSIC))
+	builder.WriteString(", ")
+	if v := _m.TraceParent; v != nil {
+		builder.WriteString("trace_parent=")
+		builder.WriteString(*v)
+	}
 	builder.WriteString(", ")
 	builder.WriteString("endpoint_id=")
 	builder.WriteString(_m.EndpointID)

@@ -57,6 +57,20 @@ func (_c *WebhookDeliveryCreate) SetNillableUpdatedAt(v *time.Time) *WebhookDeli
 	return _c
 }
 
+// SetTraceParent sets the "trace_parent" field.
+func (_c *WebhookDeliveryCreate) SetTraceParent(v string) *WebhookDeliveryCreate {
+	_c.mutation.SetTraceParent(v)
+	return _c
+}
+
+// SetNillableTraceParent sets the "trace_parent" field if the given value is not nil.
+func (_c *WebhookDeliveryCreate) SetNillableTraceParent(v *string) *WebhookDeliveryCreate {
+	if v != nil {
+		_c.SetTraceParent(*v)
+	}
+	return _c
+}
+
 // SetEndpointID sets the "endpoint_id" field.
 func (_c *WebhookDeliveryCreate) SetEndpointID(v string) *WebhookDeliveryCreate {
 	_c.mutation.SetEndpointID(v)
@@ -298,6 +312,11 @@ func (_c *WebhookDeliveryCreate) check() error {
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
 		return &ValidationError{Name: "updated_at", err: errors.New(`ent: missing required field "WebhookDelivery.updated_at"`)}
 	}
+	if v, ok := _c.mutation.TraceParent(); ok {
+		if err := webhookdelivery.TraceParentValidator(v); err != nil {
+			return &ValidationError{Name: "trace_parent", err: fmt.Errorf(`ent: validator failed for field "WebhookDelivery.trace_parent": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.EndpointID(); !ok {
 		return &ValidationError{Name: "endpoint_id", err: errors.New(`ent: missing required field "WebhookDelivery.endpoint_id"`)}
 	}
@@ -392,6 +411,10 @@ func (_c *WebhookDeliveryCreate) createSpec() (*WebhookDelivery, *sqlgraph.Creat
 	if value, ok := _c.mutation.UpdatedAt(); ok {
 		_spec.SetField(webhookdelivery.FieldUpdatedAt, field.TypeTime, value)
 		_node.UpdatedAt = value
+	}
+	if value, ok := _c.mutation.TraceParent(); ok {
+		_spec.SetField(webhookdelivery.FieldTraceParent, field.TypeString, value)
+		_node.TraceParent = &value
 	}
 	if value, ok := _c.mutation.EventID(); ok {
 		_spec.SetField(webhookdelivery.FieldEventID, field.TypeString, value)

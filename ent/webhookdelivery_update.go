@@ -313,6 +313,9 @@ func (_u *WebhookDeliveryUpdate) sqlSave(ctx context.Context) (_node int, err er
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(webhookdelivery.FieldUpdatedAt, field.TypeTime, value)
 	}
+	if _u.mutation.TraceParentCleared() {
+		_spec.ClearField(webhookdelivery.FieldTraceParent, field.TypeString)
+	}
 	if _u.mutation.TestBodyCleared() {
 		_spec.ClearField(webhookdelivery.FieldTestBody, field.TypeBytes)
 	}
@@ -739,6 +742,9 @@ func (_u *WebhookDeliveryUpdateOne) sqlSave(ctx context.Context) (_node *Webhook
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(webhookdelivery.FieldUpdatedAt, field.TypeTime, value)
+	}
+	if _u.mutation.TraceParentCleared() {
+		_spec.ClearField(webhookdelivery.FieldTraceParent, field.TypeString)
 	}
 	if _u.mutation.TestBodyCleared() {
 		_spec.ClearField(webhookdelivery.FieldTestBody, field.TypeBytes)

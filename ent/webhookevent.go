@@ -18,6 +18,8 @@ type WebhookEvent struct {
 	config `json:"-"`
 	// ID of the ent.
 	ID string `json:"id,omitempty"`
+	// TraceParent holds the value of the "trace_parent" field.
+	TraceParent *string `json:"trace_parent,omitempty"`
 	// Provider holds the value of the "provider" field.
 	Provider string `json:"provider,omitempty"`
 	// EventID holds the value of the "event_id" field.
@@ -79,7 +81,7 @@ func (*WebhookEvent) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case webhookevent.FieldAttempts:
 			values[i] = new(sql.NullInt64)
-		case webhookevent.FieldID, webhookevent.FieldProvider, webhookevent.FieldEventID, webhookevent.FieldType, webhookevent.FieldStatus, webhookevent.FieldLastError, webhookevent.FieldIgnoredReason, webhookevent.FieldPaymentID:
+		case webhookevent.FieldID, webhookevent.FieldTraceParent, webhookevent.FieldProvider, webhookevent.FieldEventID, webhookevent.FieldType, webhookevent.FieldStatus, webhookevent.FieldLastError, webhookevent.FieldIgnoredReason, webhookevent.FieldPaymentID:
 			values[i] = new(sql.NullString)
 		case webhookevent.FieldNextAttemptAt, webhookevent.FieldReceivedAt, webhookevent.FieldProcessedAt:
 			values[i] = new(sql.NullTime)
@@ -103,6 +105,13 @@ func (_m *WebhookEvent) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field id", values[i])
 			} else if value.Valid {
 				_m.ID = value.String
+			}
+		case webhookevent.FieldTraceParent:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field trace_parent", values[i])
+			} else if value.Valid {
+				_m.TraceParent = new(string)
+				*_m.TraceParent = value.String
 			}
 		case webhookevent.FieldProvider:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -222,6 +231,11 @@ func (_m *WebhookEvent) String() string {
 	var builder strings.Builder
 	builder.WriteString("WebhookEvent(")
 	builder.WriteString(fmt.Sprintf("id=%v, ", _m.ID))
+	if v := _m.TraceParent; v != nil {
+		builder.WriteString("trace_parent=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
 	builder.WriteString("provider=")
 	builder.WriteString(_m.Provider)
 	builder.WriteString(", ")

@@ -22,6 +22,20 @@ type WebhookEventCreate struct {
 	hooks    []Hook
 }
 
+// SetTraceParent sets the "trace_parent" field.
+func (_c *WebhookEventCreate) SetTraceParent(v string) *WebhookEventCreate {
+	_c.mutation.SetTraceParent(v)
+	return _c
+}
+
+// SetNillableTraceParent sets the "trace_parent" field if the given value is not nil.
+func (_c *WebhookEventCreate) SetNillableTraceParent(v *string) *WebhookEventCreate {
+	if v != nil {
+		_c.SetTraceParent(*v)
+	}
+	return _c
+}
+
 // SetProvider sets the "provider" field.
 func (_c *WebhookEventCreate) SetProvider(v string) *WebhookEventCreate {
 	_c.mutation.SetProvider(v)
@@ -230,6 +244,11 @@ func (_c *WebhookEventCreate) defaults() {
 
 // check runs all checks and user-defined validators on the builder.
 func (_c *WebhookEventCreate) check() error {
+	if v, ok := _c.mutation.TraceParent(); ok {
+		if err := webhookevent.TraceParentValidator(v); err != nil {
+			return &ValidationError{Name: "trace_parent", err: fmt.Errorf(`ent: validator failed for field "WebhookEvent.trace_parent": %w`, err)}
+		}
+	}
 	if _, ok := _c.mutation.Provider(); !ok {
 		return &ValidationError{Name: "provider", err: errors.New(`ent: missing required field "WebhookEvent.provider"`)}
 	}
@@ -330,6 +349,10 @@ func (_c *WebhookEventCreate) createSpec() (*WebhookEvent, *sqlgraph.CreateSpec)
 	if id, ok := _c.mutation.ID(); ok {
 		_node.ID = id
 		_spec.ID.Value = id
+	}
+	if value, ok := _c.mutation.TraceParent(); ok {
+		_spec.SetField(webhookevent.FieldTraceParent, field.TypeString, value)
+		_node.TraceParent = &value
 	}
 	if value, ok := _c.mutation.Provider(); ok {
 		_spec.SetField(webhookevent.FieldProvider, field.TypeString, value)

@@ -303,12 +303,12 @@ func (_q *WebhookEventQuery) WithAttemptLog(opts ...func(*WebhookAttemptQuery)) 
 // Example:
 //
 //	var v []struct {
-//		Provider string `json:"provider,omitempty"`
+//		TraceParent string `json:"trace_parent,omitempty"`
 //		Count int `json:"count,omitempty"`
 //	}
 //
 //	client.WebhookEvent.Query().
-//		GroupBy(webhookevent.FieldProvider).
+//		GroupBy(webhookevent.FieldTraceParent).
 //		Aggregate(ent.Count()).
 //		Scan(ctx, &v)
 func (_q *WebhookEventQuery) GroupBy(field string, fields ...string) *WebhookEventGroupBy {
@@ -326,11 +326,11 @@ func (_q *WebhookEventQuery) GroupBy(field string, fields ...string) *WebhookEve
 // Example:
 //
 //	var v []struct {
-//		Provider string `json:"provider,omitempty"`
+//		TraceParent string `json:"trace_parent,omitempty"`
 //	}
 //
 //	client.WebhookEvent.Query().
-//		Select(webhookevent.FieldProvider).
+//		Select(webhookevent.FieldTraceParent).
 //		Scan(ctx, &v)
 func (_q *WebhookEventQuery) Select(fields ...string) *WebhookEventSelect {
 	_q.ctx.Fields = append(_q.ctx.Fields, fields...)

@@ -282,6 +282,9 @@ func (_u *WebhookEventUpdate) sqlSave(ctx context.Context) (_node int, err error
 			}
 		}
 	}
+	if _u.mutation.TraceParentCleared() {
+		_spec.ClearField(webhookevent.FieldTraceParent, field.TypeString)
+	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(webhookevent.FieldStatus, field.TypeEnum, value)
 	}
@@ -668,6 +671,9 @@ func (_u *WebhookEventUpdateOne) sqlSave(ctx context.Context) (_node *WebhookEve
 				ps[i](selector)
 			}
 		}
+	}
+	if _u.mutation.TraceParentCleared() {
+		_spec.ClearField(webhookevent.FieldTraceParent, field.TypeString)
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(webhookevent.FieldStatus, field.TypeEnum, value)

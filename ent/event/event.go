@@ -16,6 +16,8 @@ const (
 	FieldID = "id"
 	// FieldMerchantID holds the string denoting the merchant_id field in the database.
 	FieldMerchantID = "merchant_id"
+	// FieldTraceParent holds the string denoting the trace_parent field in the database.
+	FieldTraceParent = "trace_parent"
 	// FieldType holds the string denoting the type field in the database.
 	FieldType = "type"
 	// FieldObjectID holds the string denoting the object_id field in the database.
@@ -34,6 +36,7 @@ const (
 var Columns = []string{
 	FieldID,
 	FieldMerchantID,
+	FieldTraceParent,
 	FieldType,
 	FieldObjectID,
 	FieldBody,
@@ -61,6 +64,8 @@ var (
 	Interceptors [1]ent.Interceptor
 	// MerchantIDValidator is a validator for the "merchant_id" field. It is called by the builders before save.
 	MerchantIDValidator func(string) error
+	// TraceParentValidator is a validator for the "trace_parent" field. It is called by the builders before save.
+	TraceParentValidator func(string) error
 	// TypeValidator is a validator for the "type" field. It is called by the builders before save.
 	TypeValidator func(string) error
 	// ObjectIDValidator is a validator for the "object_id" field. It is called by the builders before save.
@@ -86,6 +91,11 @@ func ByID(opts ...sql.OrderTermOption) OrderOption {
 // ByMerchantID orders the results by the merchant_id field.
 func ByMerchantID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldMerchantID, opts...).ToFunc()
+}
+
+// ByTraceParent orders the results by the trace_parent field.
+func ByTraceParent(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTraceParent, opts...).ToFunc()
 }
 
 // ByType orders the results by the type field.

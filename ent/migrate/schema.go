@@ -130,6 +130,7 @@ var (
 	EventsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
 		{Name: "merchant_id", Type: field.TypeString, Size: 40, Default: "mer_00000000000000000000000000"},
+		{Name: "trace_parent", Type: field.TypeString, Nullable: true, Size: 55},
 		{Name: "type", Type: field.TypeString, Size: 50},
 		{Name: "object_id", Type: field.TypeString, Size: 40},
 		{Name: "body", Type: field.TypeBytes},
@@ -145,27 +146,27 @@ var (
 			{
 				Name:    "event_merchant_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{EventsColumns[1], EventsColumns[6], EventsColumns[0]},
+				Columns: []*schema.Column{EventsColumns[1], EventsColumns[7], EventsColumns[0]},
 			},
 			{
 				Name:    "event_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{EventsColumns[6], EventsColumns[0]},
+				Columns: []*schema.Column{EventsColumns[7], EventsColumns[0]},
 			},
 			{
 				Name:    "event_type_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{EventsColumns[2], EventsColumns[6]},
+				Columns: []*schema.Column{EventsColumns[3], EventsColumns[7]},
 			},
 			{
 				Name:    "event_object_id",
 				Unique:  false,
-				Columns: []*schema.Column{EventsColumns[3]},
+				Columns: []*schema.Column{EventsColumns[4]},
 			},
 			{
 				Name:    "event_waiting_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{EventsColumns[6], EventsColumns[0]},
+				Columns: []*schema.Column{EventsColumns[7], EventsColumns[0]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "NOT fanned_out",
 				},
@@ -242,6 +243,7 @@ var (
 		{Name: "merchant_id", Type: field.TypeString, Size: 40, Default: "mer_00000000000000000000000000"},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "trace_parent", Type: field.TypeString, Nullable: true, Size: 55},
 		{Name: "amount", Type: field.TypeInt64},
 		{Name: "currency", Type: field.TypeString, Size: 3},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "processing", "requires_action", "requires_capture", "succeeded", "failed", "canceled", "partially_refunded", "refunded"}},
@@ -301,32 +303,32 @@ var (
 			{
 				Name:    "payment_status_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{PaymentsColumns[6], PaymentsColumns[2]},
+				Columns: []*schema.Column{PaymentsColumns[7], PaymentsColumns[2]},
 			},
 			{
 				Name:    "payment_customer_email_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{PaymentsColumns[8], PaymentsColumns[2]},
+				Columns: []*schema.Column{PaymentsColumns[9], PaymentsColumns[2]},
 			},
 			{
 				Name:    "payment_merchant_id_card_last4_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{PaymentsColumns[1], PaymentsColumns[11], PaymentsColumns[2]},
+				Columns: []*schema.Column{PaymentsColumns[1], PaymentsColumns[12], PaymentsColumns[2]},
 			},
 			{
 				Name:    "payment_provider_provider_payment_id",
 				Unique:  false,
-				Columns: []*schema.Column{PaymentsColumns[15], PaymentsColumns[16]},
+				Columns: []*schema.Column{PaymentsColumns[16], PaymentsColumns[17]},
 			},
 			{
 				Name:    "payment_status_capture_before",
 				Unique:  false,
-				Columns: []*schema.Column{PaymentsColumns[6], PaymentsColumns[23]},
+				Columns: []*schema.Column{PaymentsColumns[7], PaymentsColumns[24]},
 			},
 			{
 				Name:    "payment_reversal_due",
 				Unique:  false,
-				Columns: []*schema.Column{PaymentsColumns[40]},
+				Columns: []*schema.Column{PaymentsColumns[41]},
 			},
 		},
 	}
@@ -401,6 +403,7 @@ var (
 		{Name: "merchant_id", Type: field.TypeString, Size: 40, Default: "mer_00000000000000000000000000"},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "trace_parent", Type: field.TypeString, Nullable: true, Size: 55},
 		{Name: "amount", Type: field.TypeInt64},
 		{Name: "currency", Type: field.TypeString, Size: 3},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "succeeded", "failed"}},
@@ -417,7 +420,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "refunds_payments_refunds",
-				Columns:    []*schema.Column{RefundsColumns[10]},
+				Columns:    []*schema.Column{RefundsColumns[11]},
 				RefColumns: []*schema.Column{PaymentsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -426,17 +429,17 @@ var (
 			{
 				Name:    "refund_payment_id_status",
 				Unique:  false,
-				Columns: []*schema.Column{RefundsColumns[10], RefundsColumns[6]},
+				Columns: []*schema.Column{RefundsColumns[11], RefundsColumns[7]},
 			},
 			{
 				Name:    "refund_status_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{RefundsColumns[6], RefundsColumns[2]},
+				Columns: []*schema.Column{RefundsColumns[7], RefundsColumns[2]},
 			},
 			{
 				Name:    "refund_payment_id_provider_refund_id",
 				Unique:  true,
-				Columns: []*schema.Column{RefundsColumns[10], RefundsColumns[8]},
+				Columns: []*schema.Column{RefundsColumns[11], RefundsColumns[9]},
 			},
 		},
 	}
@@ -602,6 +605,7 @@ var (
 		{Name: "merchant_id", Type: field.TypeString, Size: 40, Default: "mer_00000000000000000000000000"},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "trace_parent", Type: field.TypeString, Nullable: true, Size: 55},
 		{Name: "event_id", Type: field.TypeString, Size: 60},
 		{Name: "type", Type: field.TypeString, Size: 50},
 		{Name: "test_body", Type: field.TypeBytes, Nullable: true},
@@ -622,7 +626,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "webhook_deliveries_webhook_endpoints_deliveries",
-				Columns:    []*schema.Column{WebhookDeliveriesColumns[14]},
+				Columns:    []*schema.Column{WebhookDeliveriesColumns[15]},
 				RefColumns: []*schema.Column{WebhookEndpointsColumns[0]},
 				OnDelete:   schema.Cascade,
 			},
@@ -631,17 +635,17 @@ var (
 			{
 				Name:    "webhookdelivery_endpoint_id_event_id",
 				Unique:  true,
-				Columns: []*schema.Column{WebhookDeliveriesColumns[14], WebhookDeliveriesColumns[4]},
+				Columns: []*schema.Column{WebhookDeliveriesColumns[15], WebhookDeliveriesColumns[5]},
 			},
 			{
 				Name:    "webhookdelivery_status_next_attempt_at",
 				Unique:  false,
-				Columns: []*schema.Column{WebhookDeliveriesColumns[7], WebhookDeliveriesColumns[9]},
+				Columns: []*schema.Column{WebhookDeliveriesColumns[8], WebhookDeliveriesColumns[10]},
 			},
 			{
 				Name:    "webhookdelivery_endpoint_id_created_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{WebhookDeliveriesColumns[14], WebhookDeliveriesColumns[2], WebhookDeliveriesColumns[0]},
+				Columns: []*schema.Column{WebhookDeliveriesColumns[15], WebhookDeliveriesColumns[2], WebhookDeliveriesColumns[0]},
 			},
 			{
 				Name:    "webhookdelivery_created_at",
@@ -714,6 +718,7 @@ var (
 	// WebhookEventsColumns holds the columns for the "webhook_events" table.
 	WebhookEventsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString, Size: 40},
+		{Name: "trace_parent", Type: field.TypeString, Nullable: true, Size: 55},
 		{Name: "provider", Type: field.TypeString, Size: 20},
 		{Name: "event_id", Type: field.TypeString, Size: 300},
 		{Name: "type", Type: field.TypeString, Size: 100},
@@ -736,22 +741,22 @@ var (
 			{
 				Name:    "webhookevent_provider_event_id",
 				Unique:  true,
-				Columns: []*schema.Column{WebhookEventsColumns[1], WebhookEventsColumns[2]},
+				Columns: []*schema.Column{WebhookEventsColumns[2], WebhookEventsColumns[3]},
 			},
 			{
 				Name:    "webhookevent_status_next_attempt_at",
 				Unique:  false,
-				Columns: []*schema.Column{WebhookEventsColumns[4], WebhookEventsColumns[7]},
+				Columns: []*schema.Column{WebhookEventsColumns[5], WebhookEventsColumns[8]},
 			},
 			{
 				Name:    "webhookevent_received_at_id",
 				Unique:  false,
-				Columns: []*schema.Column{WebhookEventsColumns[11], WebhookEventsColumns[0]},
+				Columns: []*schema.Column{WebhookEventsColumns[12], WebhookEventsColumns[0]},
 			},
 			{
 				Name:    "webhookevent_provider_received_at",
 				Unique:  false,
-				Columns: []*schema.Column{WebhookEventsColumns[1], WebhookEventsColumns[11]},
+				Columns: []*schema.Column{WebhookEventsColumns[2], WebhookEventsColumns[12]},
 			},
 		},
 	}

@@ -285,6 +285,8 @@ func init() {
 	event.Interceptors[0] = eventMixinInters0[0]
 	eventMixinFields0 := eventMixin[0].Fields()
 	_ = eventMixinFields0
+	eventMixinFields1 := eventMixin[1].Fields()
+	_ = eventMixinFields1
 	eventFields := schema.Event{}.Fields()
 	_ = eventFields
 	// eventDescMerchantID is the schema descriptor for merchant_id field.
@@ -305,6 +307,10 @@ func init() {
 			return nil
 		}
 	}()
+	// eventDescTraceParent is the schema descriptor for trace_parent field.
+	eventDescTraceParent := eventMixinFields1[0].Descriptor()
+	// event.TraceParentValidator is a validator for the "trace_parent" field. It is called by the builders before save.
+	event.TraceParentValidator = eventDescTraceParent.Validators[0].(func(string) error)
 	// eventDescType is the schema descriptor for type field.
 	eventDescType := eventFields[1].Descriptor()
 	// event.TypeValidator is a validator for the "type" field. It is called by the builders before save.
@@ -516,6 +522,8 @@ func init() {
 	_ = paymentMixinFields0
 	paymentMixinFields1 := paymentMixin[1].Fields()
 	_ = paymentMixinFields1
+	paymentMixinFields2 := paymentMixin[2].Fields()
+	_ = paymentMixinFields2
 	paymentFields := schema.Payment{}.Fields()
 	_ = paymentFields
 	// paymentDescMerchantID is the schema descriptor for merchant_id field.
@@ -546,6 +554,10 @@ func init() {
 	payment.DefaultUpdatedAt = paymentDescUpdatedAt.Default.(func() time.Time)
 	// payment.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
 	payment.UpdateDefaultUpdatedAt = paymentDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// paymentDescTraceParent is the schema descriptor for trace_parent field.
+	paymentDescTraceParent := paymentMixinFields2[0].Descriptor()
+	// payment.TraceParentValidator is a validator for the "trace_parent" field. It is called by the builders before save.
+	payment.TraceParentValidator = paymentDescTraceParent.Validators[0].(func(string) error)
 	// paymentDescAmount is the schema descriptor for amount field.
 	paymentDescAmount := paymentFields[1].Descriptor()
 	// payment.AmountValidator is a validator for the "amount" field. It is called by the builders before save.
@@ -769,6 +781,8 @@ func init() {
 	_ = refundMixinFields0
 	refundMixinFields1 := refundMixin[1].Fields()
 	_ = refundMixinFields1
+	refundMixinFields2 := refundMixin[2].Fields()
+	_ = refundMixinFields2
 	refundFields := schema.Refund{}.Fields()
 	_ = refundFields
 	// refundDescMerchantID is the schema descriptor for merchant_id field.
@@ -799,6 +813,10 @@ func init() {
 	refund.DefaultUpdatedAt = refundDescUpdatedAt.Default.(func() time.Time)
 	// refund.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
 	refund.UpdateDefaultUpdatedAt = refundDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// refundDescTraceParent is the schema descriptor for trace_parent field.
+	refundDescTraceParent := refundMixinFields2[0].Descriptor()
+	// refund.TraceParentValidator is a validator for the "trace_parent" field. It is called by the builders before save.
+	refund.TraceParentValidator = refundDescTraceParent.Validators[0].(func(string) error)
 	// refundDescAmount is the schema descriptor for amount field.
 	refundDescAmount := refundFields[2].Descriptor()
 	// refund.AmountValidator is a validator for the "amount" field. It is called by the builders before save.
@@ -1139,6 +1157,8 @@ func init() {
 	_ = webhookdeliveryMixinFields0
 	webhookdeliveryMixinFields1 := webhookdeliveryMixin[1].Fields()
 	_ = webhookdeliveryMixinFields1
+	webhookdeliveryMixinFields2 := webhookdeliveryMixin[2].Fields()
+	_ = webhookdeliveryMixinFields2
 	webhookdeliveryFields := schema.WebhookDelivery{}.Fields()
 	_ = webhookdeliveryFields
 	// webhookdeliveryDescMerchantID is the schema descriptor for merchant_id field.
@@ -1169,6 +1189,10 @@ func init() {
 	webhookdelivery.DefaultUpdatedAt = webhookdeliveryDescUpdatedAt.Default.(func() time.Time)
 	// webhookdelivery.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
 	webhookdelivery.UpdateDefaultUpdatedAt = webhookdeliveryDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// webhookdeliveryDescTraceParent is the schema descriptor for trace_parent field.
+	webhookdeliveryDescTraceParent := webhookdeliveryMixinFields2[0].Descriptor()
+	// webhookdelivery.TraceParentValidator is a validator for the "trace_parent" field. It is called by the builders before save.
+	webhookdelivery.TraceParentValidator = webhookdeliveryDescTraceParent.Validators[0].(func(string) error)
 	// webhookdeliveryDescEventID is the schema descriptor for event_id field.
 	webhookdeliveryDescEventID := webhookdeliveryFields[2].Descriptor()
 	// webhookdelivery.EventIDValidator is a validator for the "event_id" field. It is called by the builders before save.
@@ -1387,8 +1411,15 @@ func init() {
 			return nil
 		}
 	}()
+	webhookeventMixin := schema.WebhookEvent{}.Mixin()
+	webhookeventMixinFields0 := webhookeventMixin[0].Fields()
+	_ = webhookeventMixinFields0
 	webhookeventFields := schema.WebhookEvent{}.Fields()
 	_ = webhookeventFields
+	// webhookeventDescTraceParent is the schema descriptor for trace_parent field.
+	webhookeventDescTraceParent := webhookeventMixinFields0[0].Descriptor()
+	// webhookevent.TraceParentValidator is a validator for the "trace_parent" field. It is called by the builders before save.
+	webhookevent.TraceParentValidator = webhookeventDescTraceParent.Validators[0].(func(string) error)
 	// webhookeventDescProvider is the schema descriptor for provider field.
 	webhookeventDescProvider := webhookeventFields[1].Descriptor()
 	// webhookevent.ProviderValidator is a validator for the "provider" field. It is called by the builders before save.

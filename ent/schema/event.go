@@ -54,5 +54,5 @@ func (Event) Annotations() []schema.Annotation {
 }
 
 func (Event) Mixin() []ent.Mixin {
-	return []ent.Mixin{merchantOwned{}}
+	return []ent.Mixin{merchantOwned{}, causedByRequest{}}
 }

@@ -114,7 +114,7 @@ func (Payment) Fields() []ent.Field {
 }
 
 func (Payment) Mixin() []ent.Mixin {
-	return []ent.Mixin{merchantOwned{}, timestamps{}}
+	return []ent.Mixin{merchantOwned{}, timestamps{}, causedByRequest{}}
 }
 
 func (Payment) Edges() []ent.Edge {

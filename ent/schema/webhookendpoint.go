@@ -105,7 +105,7 @@ func (WebhookDelivery) Fields() []ent.Field {
 }
 
 func (WebhookDelivery) Mixin() []ent.Mixin {
-	return []ent.Mixin{merchantOwned{}, timestamps{}}
+	return []ent.Mixin{merchantOwned{}, timestamps{}, causedByRequest{}}
 }
 
 func (WebhookDelivery) Edges() []ent.Edge {

@@ -47,6 +47,10 @@ func (WebhookEvent) Fields() []ent.Field {
 	}
 }
 
+func (WebhookEvent) Mixin() []ent.Mixin {
+	return []ent.Mixin{causedByRequest{}}
+}
+
 func (WebhookEvent) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.To("attempt_log", WebhookAttempt.Type).

@@ -24,6 +24,8 @@ const (
 	FieldCreatedAt = "created_at"
 	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
 	FieldUpdatedAt = "updated_at"
+	// FieldTraceParent holds the string denoting the trace_parent field in the database.
+	FieldTraceParent = "trace_parent"
 	// FieldEndpointID holds the string denoting the endpoint_id field in the database.
 	FieldEndpointID = "endpoint_id"
 	// FieldEventID holds the string denoting the event_id field in the database.
@@ -74,6 +76,7 @@ var Columns = []string{
 	FieldMerchantID,
 	FieldCreatedAt,
 	FieldUpdatedAt,
+	FieldTraceParent,
 	FieldEndpointID,
 	FieldEventID,
 	FieldType,
@@ -113,6 +116,8 @@ var (
 	DefaultUpdatedAt func() time.Time
 	// UpdateDefaultUpdatedAt holds the default value on update for the "updated_at" field.
 	UpdateDefaultUpdatedAt func() time.Time
+	// TraceParentValidator is a validator for the "trace_parent" field. It is called by the builders before save.
+	TraceParentValidator func(string) error
 	// EventIDValidator is a validator for the "event_id" field. It is called by the builders before save.
 	EventIDValidator func(string) error
 	// TypeValidator is a validator for the "type" field. It is called by the builders before save.
@@ -162,6 +167,11 @@ func ByCreatedAt(opts ...sql.OrderTermOption) OrderOption {
 // ByUpdatedAt orders the results by the updated_at field.
 func ByUpdatedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldUpdatedAt, opts...).ToFunc()
+}
+
+// ByTraceParent orders the results by the trace_parent field.
+func ByTraceParent(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTraceParent, opts...).ToFunc()
 }
 
 // ByEndpointID orders the results by the endpoint_id field.

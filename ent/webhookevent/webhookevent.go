@@ -17,6 +17,8 @@ const (
 	Label = "webhook_event"
 	// FieldID holds the string denoting the id field in the database.
 	FieldID = "id"
+	// FieldTraceParent holds the string denoting the trace_parent field in the database.
+	FieldTraceParent = "trace_parent"
 	// FieldProvider holds the string denoting the provider field in the database.
 	FieldProvider = "provider"
 	// FieldEventID holds the string denoting the event_id field in the database.
@@ -57,6 +59,7 @@ const (
 // Columns holds all SQL columns for webhookevent fields.
 var Columns = []string{
 	FieldID,
+	FieldTraceParent,
 	FieldProvider,
 	FieldEventID,
 	FieldType,
@@ -82,6 +85,8 @@ func ValidColumn(column string) bool {
 }
 
 var (
+	// TraceParentValidator is a validator for the "trace_parent" field. It is called by the builders before save.
+	TraceParentValidator func(string) error
 	// ProviderValidator is a validator for the "provider" field. It is called by the builders before save.
 	ProviderValidator func(string) error
 	// EventIDValidator is a validator for the "event_id" field. It is called by the builders before save.
@@ -122,6 +127,11 @@ type OrderOption func(*sql.Selector)
 // ByID orders the results by the id field.
 func ByID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldID, opts...).ToFunc()
+}
+
+// ByTraceParent orders the results by the trace_parent field.
+func ByTraceParent(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTraceParent, opts...).ToFunc()
 }
 
 // ByProvider orders the results by the provider field.

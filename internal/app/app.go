@@ -18,6 +18,7 @@ import (
 	"entgo.io/ent/dialect"
 	"github.com/paygate/paygate/internal/event"
 	"github.com/paygate/paygate/internal/live"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/paygate/paygate/graph"
 	"github.com/paygate/paygate/internal/alerting"
@@ -438,50 +439,42 @@ var reconcileWindow = payment.Window{InDoubtAfter: 5 * time.Minute, NotFoundAfte
 // reconcile settles the payments and refunds whose outcome has been unknown for long enough, by
 // asking their providers; each settlement is conditional on the state it read.
 func (a *App) reconcile(ctx context.Context) error {
-	done, err := a.services.payments.Reconcile(ctx, reconcileWindow)
-	if done.Payments+done.Refunds+done.LateApprovals > 0 {
-		a.logger.Info("reconciled with the providers", "payments", done.Payments, "refunds", done.Refunds, "left", done.Left,
-			"late_approvals", done.LateApprovals)
-	}
+	_, err := a.services.payments.Reconcile(ctx, reconcileWindow)
 	return err
 }
 
 // reverse voids or refunds at their providers the approvals that came after their payments were
 // canceled while they waited for the shopper.
 func (a *App) reverse(ctx context.Context) error {
-	ended, err := a.services.payments.ReverseLateApprovals(ctx)
-	if ended > 0 {
-		a.logger.Info("undid late approvals of canceled payments at their providers", "count", ended)
-	}
+	_, err := a.services.payments.ReverseLateApprovals(ctx)
 	return err
 }
 
 // expire cancels the authorisations whose capture_before has passed, and the payments left
 // waiting for their shopper to authenticate.
 func (a *App) expire(ctx context.Context) error {
-	canceled, err := a.services.payments.ExpireAuthorizations(ctx)
-	if canceled > 0 {
-		a.logger.Info("canceled authorisations not captured in time and authentications abandoned", "count", canceled)
-	}
+	_, err := a.services.payments.ExpireAuthorizations(ctx)
 	return err
 }
 
 // purge deletes what is kept only for a time: expired idempotency keys, webhook events past their
 // retention, revocations past their end, events told to merchants and their deliveries after 30 days.
-func (a *App) purge(ctx context.Context) error {
+func (a *App) purge(ctx context.Context) (err error) {
+	ctx, span := tracing.StartWork(ctx, "purge what is kept for a time", nil, trace.SpanKindInternal)
+	defer func() { tracing.End(span, err) }()
 	keys, keysErr := a.services.idempotency.Purge(ctx)
 	if keys > 0 {
-		a.logger.Info("purged expired idempotency keys", "count", keys)
+		a.logger.InfoContext(ctx, "purged expired idempotency keys", "count", keys)
 	}
 	events, eventsErr := a.services.inbox.Forget(ctx)
 	if events > 0 {
-		a.logger.Info("purged old webhook events", "count", events)
+		a.logger.InfoContext(ctx, "purged old webhook events", "count", events)
 	}
 	_, revocationsErr := a.services.auth.Tokens().Revocations.Purge(ctx)
 	merchantEvents, merchantEventsErr := a.services.events.Purge(ctx)
 	deliveries, deliveriesErr := a.services.deliveries.Purge(ctx)
 	if merchantEvents+deliveries > 0 {
-		a.logger.Info("purged old events and webhook deliveries", "events", merchantEvents, "deliveries", deliveries)
+		a.logger.InfoContext(ctx, "purged old events and webhook deliveries", "events", merchantEvents, "deliveries", deliveries)
 	}
 	return errors.Join(keysErr, eventsErr, revocationsErr, merchantEventsErr, deliveriesErr)
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -21,9 +23,11 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/paygate/paygate/ent/event"
 	"github.com/paygate/paygate/internal/database"
 	"github.com/paygate/paygate/internal/database/databasetest"
 	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/internal/state"
 	"github.com/paygate/paygate/internal/tracing"
 )
 
@@ -100,6 +104,74 @@ func (rc *otlpReceiver) received() ([]*tracepb.Span, map[string]string) {
 	return slices.Clone(rc.spans), rc.resource
 }
 
+// exported renders what the receiver holds as text to look for secrets in: each span's name, the
+// string values of its attributes, its events' and its links', and its status message.
+func (rc *otlpReceiver) exported() string {
+	spans, resource := rc.received()
+	var text strings.Builder
+	write := func(kvs map[string]string) {
+		for key, value := range kvs {
+			fmt.Fprintf(&text, "%q:%q\n", key, value)
+		}
+	}
+	write(resource)
+	for _, span := range spans {
+		fmt.Fprintf(&text, "%q %q %q\n", span.Name, span.Status.GetMessage(), span.TraceState)
+		write(stringAttributesOf(span.Attributes))
+		for _, event := range span.Events {
+			fmt.Fprintf(&text, "%q\n", event.Name)
+			write(stringAttributesOf(event.Attributes))
+		}
+		for _, link := range span.Links {
+			write(stringAttributesOf(link.Attributes))
+		}
+	}
+	return text.String()
+}
+
+// stringAttributesOf are the attributes that are strings: numbers (sizes, ports, counts) are left
+// out, since a short secret (a CVC) is found by its digits alone.
+func stringAttributesOf(kvs []*commonpb.KeyValue) map[string]string {
+	attributes := map[string]string{}
+	for _, kv := range kvs {
+		if value, isString := kv.GetValue().GetValue().(*commonpb.AnyValue_StringValue); isString {
+			attributes[kv.Key] = value.StringValue
+		}
+	}
+	return attributes
+}
+
+// traceTo turns tracing on for the test, exported over protocol to a receiver of its own, named
+// by the standard variables only; it answers the receiver and what flushes and stops the export.
+// Tracing is the process's: a test that calls it is not parallel.
+func traceTo(t *testing.T, protocol string) (*otlpReceiver, func(context.Context) error) {
+	t.Helper()
+	receiver, endpoint := startOTLPReceiver(t, protocol)
+	clearTracingEnvironment(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
+	t.Setenv("OTEL_SERVICE_NAME", "paygate-under-test")
+	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment.name=test")
+	stop, err := tracing.Start(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stop(context.Background()) })
+	if !tracing.Enabled() {
+		t.Fatal("the OTEL_* variables name a receiver, and tracing is not on")
+	}
+	return receiver, stop
+}
+
+// tracedDatabases are the databases the tracing tests run on, each with its statements traced.
+func tracedDatabases() map[string]func(testing.TB) *database.DB {
+	databases := map[string]func(testing.TB) *database.DB{"sqlite": databasetest.TracedSQLite}
+	if os.Getenv("PAYGATE_TEST_DATABASE_URL") != "" {
+		databases["postgres"] = databasetest.TracedPostgres
+	}
+	return databases
+}
+
 // clearTracingEnvironment unsets, for the test, every OTEL_* variable the process was started with
 // that would change where or whether its traces go.
 func clearTracingEnvironment(t *testing.T) {
@@ -122,29 +194,18 @@ func clearTracingEnvironment(t *testing.T) {
 func TestTracesContinueTheCallersTrace(t *testing.T) {
 	const callerTrace, callerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	const graphQLTrace = "0af7651916cd43dd8448eb211c80319c"
-	databases := map[string]func(testing.TB) *database.DB{"sqlite": databasetest.TracedSQLite}
-	if os.Getenv("PAYGATE_TEST_DATABASE_URL") != "" {
-		databases["postgres"] = databasetest.TracedPostgres
-	}
 	for _, protocol := range []string{"http/protobuf", "grpc"} {
-		for name, open := range databases {
+		for name, open := range tracedDatabases() {
 			t.Run(protocol+"/"+name, func(t *testing.T) {
-				receiver, endpoint := startOTLPReceiver(t, protocol)
-				clearTracingEnvironment(t)
-				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
-				t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
-				t.Setenv("OTEL_SERVICE_NAME", "paygate-under-test")
-				t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment.name=test")
-				stop, err := tracing.Start(t.Context())
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer stop(context.Background())
-				if !tracing.Enabled() {
-					t.Fatal("the OTEL_* variables name a receiver, and tracing is not on")
-				}
+				receiver, stop := traceTo(t, protocol)
 				env := newTestEnv(t, open(t))
 				admin := env.tokenFor("admin")
+				// A login, an API key and a payment's card: none of it may be exported.
+				access, refresh := env.login(env.userWith("admin"))
+				key := env.apiKey(admin, "payments:read")
+				if r := env.request(http.MethodGet, "/api/v1/payments", key, nil); r.status != http.StatusOK {
+					t.Fatalf("listing with a key = %d %s", r.status, r.raw)
+				}
 				paid := env.request(http.MethodPost, "/api/v1/payments", admin, paymentBody("10.00", "USD", "4242424242424242"),
 					"traceparent", "00-"+callerTrace+"-"+callerSpan+"-01")
 				if paid.status != http.StatusCreated {
@@ -272,6 +333,11 @@ func TestTracesContinueTheCallersTrace(t *testing.T) {
 				if !found {
 					t.Errorf("no request line carries %s:\n%s", want, env.logs.String())
 				}
+				if found := leaks(receiver.exported(), secret{"the card number", "4242424242424242"}, secret{"the CVC", "123"},
+					secret{"a password", testPassword}, secret{"a bearer token", admin}, secret{"an access token", access},
+					secret{"a refresh token", refresh}, secret{"an API key", key}); len(found) > 0 {
+					t.Errorf("exported in a span: %v", found)
+				}
 				// Subscriptions still connect through the instrumented server, over both
 				// transports (a real client in node, skipped without it).
 				t.Run("subscriptions", func(t *testing.T) {
@@ -311,6 +377,212 @@ func TestNoTracesWithoutTheEnvironment(t *testing.T) {
 			}
 			if stop != nil {
 				stop(t.Context())
+			}
+		})
+	}
+}
+
+// TestBackgroundWorkIsTracedFromItsCause: on both databases, the work done after a request in
+// the background is traced, each piece in a trace of its own linked to the span that caused it:
+// a provider's webhook, processed by the worker, to the request that brought it; an authorisation
+// expired and a lost answer reconciled, to the requests that made their payments; and each
+// delivery of an event to a merchant, to whatever recorded the event. A delivery hands the
+// merchant's endpoint its trace, and its client span names the endpoint's host, never its URL.
+// The lines logged by that work carry its trace, and nothing secret is exported.
+func TestBackgroundWorkIsTracedFromItsCause(t *testing.T) {
+	const paidTrace, heldTrace, lostTrace = "11111111111111111111111111111111", "22222222222222222222222222222222", "33333333333333333333333333333333"
+	const hookTrace = "44444444444444444444444444444444" // told by the test's webhook, to be found among the sandbox's own
+	const callerSpan = "00f067aa0ba902b7"
+	for name, open := range tracedDatabases() {
+		t.Run(name, func(t *testing.T) {
+			receiver, stop := traceTo(t, "http/protobuf")
+			env := newTestEnv(t, open(t), webhookSecretsEnv...)
+			ctx := databasetest.AsMerchant()
+			admin := env.tokenFor("admin")
+			// The merchant's endpoint keeps the traceparent each event came with, by event id.
+			var mu sync.Mutex
+			heard := map[string]string{}
+			endpoint := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				defer mu.Unlock()
+				heard[r.Header.Get("webhook-id")] = r.Header.Get("traceparent")
+			}))
+			defer endpoint.Close()
+			const urlToken = "the-merchants-own-token"
+			made := env.request(http.MethodPost, "/api/v1/webhook-endpoints", admin, map[string]any{"url": endpoint.URL + "/hooks?token=" + urlToken,
+				"events": []string{"payment.succeeded", "payment.canceled", "dispute.created"}})
+			if made.status != http.StatusCreated {
+				t.Fatalf("endpoint = %d %s", made.status, made.raw)
+			}
+			pay := func(body map[string]any, trace string, want int) string {
+				body["card"].(map[string]any)["cvc"] = "987"
+				r := env.request(http.MethodPost, "/api/v1/payments", admin, body, "traceparent", "00-"+trace+"-"+callerSpan+"-01")
+				if r.status != want {
+					t.Fatalf("payment = %d %s, want %d", r.status, r.raw, want)
+				}
+				return str(r.data()["id"])
+			}
+			paid := pay(paymentBody("10.00", "USD", "4242424242424242"), paidTrace, http.StatusCreated)
+			held := pay(manualBody("20.00", "USD"), heldTrace, http.StatusCreated)
+			switches := env.app.services.providers.sandboxes["stripe"].Switches()
+			switches.LoseAnswers.Store(true) // charged, its answer lost
+			lost := pay(paymentBody("30.00", "USD", "4242424242424242"), lostTrace, http.StatusAccepted)
+			switches.LoseAnswers.Store(false)
+
+			// Stripe tells of a dispute; the worker records it. (The sandbox delivers webhooks of
+			// its own too.)
+			dispute := stripeEventBody("evt_traced_dispute", "charge.dispute.created",
+				map[string]any{"id": "dp_traced", "object": "dispute", "reason": "fraudulent", "payment_intent": *env.payment(paid).ProviderPaymentID})
+			signed := stripeDelivery(dispute, testStripeSecret, env.clock.Now())
+			if r := env.request(http.MethodPost, "/webhooks/stripe", "", dispute, append(signed, "traceparent", "00-"+hookTrace+"-"+callerSpan+"-01")...); r.status != http.StatusOK {
+				t.Fatalf("the webhook = %d %s", r.status, r.raw)
+			}
+			if err := env.app.services.webhookWorker.ProcessDueAll(ctx); err != nil || env.payment(paid).DisputedAt == nil {
+				t.Fatalf("the dispute was not recorded: %v", err)
+			}
+			// A week later the authorisation has lapsed, and the lost answer is asked for.
+			env.clock.Advance(8 * 24 * time.Hour)
+			if err := env.app.expire(ctx); err != nil || env.payment(held).Status != state.PaymentCanceled {
+				t.Fatalf("expiry: %v, the payment is %s", err, env.payment(held).Status)
+			}
+			if err := env.app.reconcile(ctx); err != nil || env.payment(lost).Status != state.PaymentSucceeded {
+				t.Fatalf("reconciliation: %v, the payment is %s", err, env.payment(lost).Status)
+			}
+			if err := env.app.services.deliveries.Round(ctx); err != nil {
+				t.Fatal(err)
+			}
+			env.app.services.deliveries.Wait()
+			if err := stop(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+
+			spans, _ := receiver.received()
+			spanID := func(s *tracepb.Span) string {
+				return hex.EncodeToString(s.TraceId) + "-" + hex.EncodeToString(s.SpanId)
+			}
+			linked := func(s *tracepb.Span) []string {
+				var to []string
+				for _, link := range s.Links {
+					to = append(to, hex.EncodeToString(link.TraceId)+"-"+hex.EncodeToString(link.SpanId))
+				}
+				return to
+			}
+			// The spans by what they are: the requests' by trace, the work's by what it worked on.
+			requests := map[string]*tracepb.Span{}
+			var hook *tracepb.Span
+			work := map[string]*tracepb.Span{}             // by name and id
+			deliveries := map[string]*tracepb.Span{}       // by event id
+			children := map[string][]*tracepb.Span{}       // by trace and parent span
+			calls := map[string]map[string]*tracepb.Span{} // client spans by trace, by host
+			for _, span := range spans {
+				attributes := attributesOf(span.Attributes)
+				children[hex.EncodeToString(span.TraceId)+"-"+hex.EncodeToString(span.ParentSpanId)] = append(
+					children[hex.EncodeToString(span.TraceId)+"-"+hex.EncodeToString(span.ParentSpanId)], span)
+				if span.Kind == tracepb.Span_SPAN_KIND_CLIENT {
+					trace := hex.EncodeToString(span.TraceId)
+					if calls[trace] == nil {
+						calls[trace] = map[string]*tracepb.Span{}
+					}
+					calls[trace][attributes["server.address"]] = span
+				}
+				switch {
+				case span.Name == "POST /api/v1/payments":
+					requests[hex.EncodeToString(span.TraceId)] = span
+				case span.Name == "POST /webhooks/{provider}" && hex.EncodeToString(span.TraceId) == hookTrace:
+					hook = span
+				case span.Name == "process webhook event":
+					work[span.Name+" "+attributes["paygate.webhook_event.type"]] = span
+				case span.Name == "expire payment", span.Name == "reconcile payment":
+					work[span.Name+" "+attributes["paygate.payment.id"]] = span
+				case span.Name == "deliver webhook":
+					deliveries[attributes["paygate.event.id"]] = span
+				}
+			}
+			processed, expired, reconciled := work["process webhook event charge.dispute.created"], work["expire payment "+held], work["reconcile payment "+lost]
+			if hook == nil || processed == nil || expired == nil || reconciled == nil || len(requests) != 3 {
+				t.Fatalf("of %d spans: the webhook's request %v, its processing %v, the expiry %v, the reconciliation %v, %d payments' requests",
+					len(spans), hook, processed, expired, reconciled, len(requests))
+			}
+			// Each piece of work is a root of its own, linked to its cause, and holds its
+			// statements and its calls to the provider.
+			for name, tc := range map[string]struct {
+				span  *tracepb.Span
+				cause *tracepb.Span
+			}{"the webhook's processing": {processed, hook}, "the expiry": {expired, requests[heldTrace]}, "the reconciliation": {reconciled, requests[lostTrace]}} {
+				if tc.cause == nil {
+					t.Errorf("%s: its cause's span is missing", name)
+					continue
+				}
+				if len(tc.span.ParentSpanId) != 0 || slices.Equal(tc.span.TraceId, tc.cause.TraceId) || !slices.Equal(linked(tc.span), []string{spanID(tc.cause)}) {
+					t.Errorf("%s: in trace %x under %x, linked to %v; want a trace of its own linked to %s", name, tc.span.TraceId, tc.span.ParentSpanId, linked(tc.span), spanID(tc.cause))
+				}
+				statements := 0
+				for _, child := range children[spanID(tc.span)] {
+					if attributes := attributesOf(child.Attributes); attributes["db.system.name"]+attributes["db.system"] != "" {
+						statements++
+					}
+				}
+				if statements == 0 {
+					t.Errorf("%s: no statement in its span", name)
+				}
+			}
+			for name, span := range map[string]*tracepb.Span{"the expiry": expired, "the reconciliation": reconciled} {
+				if call := calls[hex.EncodeToString(span.TraceId)]["stripe.sandbox"]; call == nil || !slices.Equal(call.ParentSpanId, span.SpanId) {
+					t.Errorf("%s asked no provider within its span: %v", name, call)
+				}
+			}
+			if attributes := attributesOf(processed.Attributes); processed.Kind != tracepb.Span_SPAN_KIND_CONSUMER || attributes["paygate.provider"] != "stripe" {
+				t.Errorf("the webhook's processing: kind %v, attributes %v", processed.Kind, attributes)
+			}
+
+			// Each event reaches the endpoint in a delivery traced from what recorded it.
+			recorded := env.db.Ent.Event.Query().Where(event.TypeIn("payment.succeeded", "payment.canceled", "dispute.created")).AllX(ctx)
+			causes := map[string]*tracepb.Span{"payment.succeeded " + paid: requests[paidTrace], "dispute.created " + paid: processed,
+				"payment.canceled " + held: expired, "payment.succeeded " + lost: reconciled}
+			if len(recorded) != len(causes) {
+				t.Errorf("%d events recorded, want %d", len(recorded), len(causes))
+			}
+			for _, e := range recorded {
+				cause, delivery := causes[e.Type+" "+e.ObjectID], deliveries[e.ID]
+				if cause == nil || delivery == nil {
+					t.Errorf("event %s %s of %s: its cause %v, its delivery %v", e.ID, e.Type, e.ObjectID, cause, delivery)
+					continue
+				}
+				if len(delivery.ParentSpanId) != 0 || !slices.Equal(linked(delivery), []string{spanID(cause)}) {
+					t.Errorf("the delivery of %s of %s is linked to %v, want %s (%s)", e.Type, e.ObjectID, linked(delivery), spanID(cause), cause.Name)
+				}
+				call := calls[hex.EncodeToString(delivery.TraceId)]["127.0.0.1"]
+				if call == nil || !slices.Equal(call.ParentSpanId, delivery.SpanId) {
+					t.Errorf("the delivery of %s of %s made no call within its span: %v", e.Type, e.ObjectID, call)
+					continue
+				}
+				attributes := attributesOf(call.Attributes)
+				if call.Name != "POST" || attributes["http.request.method"] != "POST" || attributes["http.response.status_code"] != "200" ||
+					attributes["server.port"] != endpoint.URL[strings.LastIndex(endpoint.URL, ":")+1:] || attributes["url.full"] != "" {
+					t.Errorf("the delivery's call: %s %v", call.Name, attributes)
+				}
+				mu.Lock()
+				traceparent := heard[e.ID]
+				mu.Unlock()
+				if want := "00-" + hex.EncodeToString(call.TraceId) + "-" + hex.EncodeToString(call.SpanId) + "-01"; traceparent != want {
+					t.Errorf("the endpoint heard traceparent %q with %s, want %q", traceparent, e.Type, want)
+				}
+			}
+
+			// What the work logs carries its trace.
+			for line, span := range map[string]*tracepb.Span{"canceled a payment not captured or authenticated in time": expired,
+				"reconciled a payment with its provider": reconciled} {
+				want := `"trace_id":"` + hex.EncodeToString(span.TraceId) + `","span_id":"` + hex.EncodeToString(span.SpanId) + `"`
+				if !slices.ContainsFunc(strings.Split(env.logs.String(), "\n"), func(logged string) bool {
+					return strings.Contains(logged, `"msg":"`+line+`"`) && strings.Contains(logged, want)
+				}) {
+					t.Errorf("no line %q carries %s", line, want)
+				}
+			}
+			if found := leaks(receiver.exported(), secret{"the card number", "4242424242424242"}, secret{"the CVC", "987"},
+				secret{"a bearer token", admin}, secret{"Stripe's webhook secret", testStripeSecret}, secret{"the endpoint's secret", str(made.data()["secret"])},
+				secret{"the token in the endpoint's URL", urlToken}, secret{"Stripe's signature", signed[1]}); len(found) > 0 {
+				t.Errorf("exported in a span: %v", found)
 			}
 		})
 	}

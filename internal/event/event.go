@@ -14,6 +14,7 @@ import (
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/state"
+	"github.com/paygate/paygate/internal/tracing"
 )
 
 // The event types.
@@ -81,7 +82,7 @@ type Recorder struct {
 // Record writes an event of eventType showing object, whose id is objectID, within tx: it exists
 // if and only if the change it tells of is committed. It is the object's merchant's.
 func (r *Recorder) Record(ctx context.Context, tx *ent.Tx, merchantID, eventType, objectID string, object any, at time.Time) error {
-	create, err := r.Create(tx.Event, merchantID, eventType, objectID, object, at)
+	create, err := r.Create(ctx, tx.Event, merchantID, eventType, objectID, object, at)
 	if err != nil {
 		return err
 	}
@@ -104,14 +105,15 @@ func (r *Recorder) Record(ctx context.Context, tx *ent.Tx, merchantID, eventType
 
 // Create is the create of the event Record writes, on events, for a caller that sends it in a
 // transaction of its own making (database.DB.ExecChecked) and calls Wrote once that committed.
-func (r *Recorder) Create(events *ent.EventClient, merchantID, eventType, objectID string, object any, at time.Time) (*ent.EventCreate, error) {
+func (r *Recorder) Create(ctx context.Context, events *ent.EventClient, merchantID, eventType, objectID string, object any, at time.Time) (*ent.EventCreate, error) {
 	id := prefixid.New("evt")
 	at = at.UTC().Truncate(time.Microsecond) // as the database keeps it
 	body, err := NewBody(id, eventType, at, object)
 	if err != nil {
 		return nil, err
 	}
-	return events.Create().SetID(id).SetMerchantID(merchantID).SetType(eventType).SetObjectID(objectID).SetBody(body).SetCreatedAt(at), nil
+	return events.Create().SetID(id).SetMerchantID(merchantID).SetType(eventType).SetObjectID(objectID).SetBody(body).
+		SetNillableTraceParent(tracing.Cause(ctx)).SetCreatedAt(at), nil
 }
 
 // Wrote tells Written, when set, that a transaction that wrote events made by Create committed.

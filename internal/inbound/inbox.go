@@ -19,6 +19,7 @@ import (
 	"github.com/paygate/paygate/internal/apierror"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/state"
+	"github.com/paygate/paygate/internal/tracing"
 )
 
 // Bounds of what is stored of an event, as the columns hold them.
@@ -90,6 +91,7 @@ func (in *Inbox) Receive(ctx context.Context, providerName string, header http.H
 			SetPayload(event.Payload).
 			SetNextAttemptAt(now).
 			SetReceivedAt(now).
+			SetNillableTraceParent(tracing.Cause(ctx)).
 			Exec(ctx)
 		switch {
 		case ent.IsConstraintError(err):

@@ -9,6 +9,10 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/predicate"
 	"github.com/paygate/paygate/ent/webhookevent"
@@ -18,6 +22,7 @@ import (
 	"github.com/paygate/paygate/internal/settings"
 	"github.com/paygate/paygate/internal/state"
 	"github.com/paygate/paygate/internal/tenant"
+	"github.com/paygate/paygate/internal/tracing"
 )
 
 // Reader reads one provider's verified event into what Paygate acts on.
@@ -104,7 +109,7 @@ func (w *Worker) ProcessDue(ctx context.Context) (int, error) {
 		Where(webhookevent.StatusIn(state.WebhookReceived, state.WebhookFailed), webhookevent.NextAttemptAtLTE(w.Now())).
 		Order(ent.Asc(webhookevent.FieldNextAttemptAt), ent.Asc(webhookevent.FieldID)).
 		Select(webhookevent.FieldID, webhookevent.FieldProvider, webhookevent.FieldType, webhookevent.FieldStatus,
-			webhookevent.FieldAttempts, webhookevent.FieldNextAttemptAt).
+			webhookevent.FieldAttempts, webhookevent.FieldNextAttemptAt, webhookevent.FieldTraceParent).
 		Limit(workerBatch).All(ctx)
 	if err != nil {
 		return 0, err
@@ -122,8 +127,12 @@ func (w *Worker) ProcessDue(ctx context.Context) (int, error) {
 }
 
 // process applies event, as read, and records how it went; an event another worker took first is
-// left alone.
-func (w *Worker) process(ctx context.Context, event *ent.WebhookEvent) error {
+// left alone. It is traced as a span of its own, linked to the delivery that brought the event.
+func (w *Worker) process(ctx context.Context, event *ent.WebhookEvent) (err error) {
+	ctx, span := tracing.StartWork(ctx, "process webhook event", event.TraceParent, trace.SpanKindConsumer,
+		attribute.String("paygate.provider", event.Provider), attribute.String("paygate.webhook_event.id", event.ID),
+		attribute.String("paygate.webhook_event.type", event.Type), attribute.Int("paygate.webhook_event.attempt", event.Attempts+1))
+	defer func() { tracing.End(span, err) }()
 	start := w.Now()
 	outcome, claimed, applyErr := w.applyOnce(ctx, event, start)
 	switch {
@@ -136,11 +145,11 @@ func (w *Worker) process(ctx context.Context, event *ent.WebhookEvent) error {
 	case applyErr == nil && outcome.NeedsAttention:
 		// The provider and the books disagree about money: someone must be told, not only the log
 		// of events.
-		w.Logger.Error("webhook event needs a person", "event", event.ID, "provider", event.Provider, "type", event.Type,
+		w.Logger.ErrorContext(ctx, "webhook event needs a person", "event", event.ID, "provider", event.Provider, "type", event.Type,
 			"payment", outcome.PaymentID, "reason", outcome.Ignored)
 		return nil
 	case applyErr == nil && outcome.Ignored != "":
-		w.Logger.Info("webhook event ignored", "event", event.ID, "provider", event.Provider, "type", event.Type,
+		w.Logger.InfoContext(ctx, "webhook event ignored", "event", event.ID, "provider", event.Provider, "type", event.Type,
 			"payment", outcome.PaymentID, "reason", outcome.Ignored)
 		return nil
 	case applyErr == nil:
@@ -149,7 +158,8 @@ func (w *Worker) process(ctx context.Context, event *ent.WebhookEvent) error {
 	if ctx.Err() != nil {
 		return nil // stopping: the event stays due and is taken again
 	}
-	w.Logger.Warn("webhook event failed", "event", event.ID, "provider", event.Provider, "type", event.Type, "attempt", event.Attempts+1, "error", applyErr)
+	w.Logger.WarnContext(ctx, "webhook event failed", "event", event.ID, "provider", event.Provider, "type", event.Type, "attempt", event.Attempts+1, "error", applyErr)
+	span.SetStatus(codes.Error, applyErr.Error())
 	return w.recordFailure(ctx, event, start, applyErr)
 }
 
@@ -285,7 +295,7 @@ func (w *Worker) recordFailure(ctx context.Context, event *ent.WebhookEvent, sta
 		return err
 	}
 	if status == state.WebhookDead {
-		w.Logger.Error("webhook event dead", "event", event.ID, "provider", event.Provider, "type", event.Type, "attempts", attempts)
+		w.Logger.ErrorContext(ctx, "webhook event dead", "event", event.ID, "provider", event.Provider, "type", event.Type, "attempts", attempts)
 	}
 	w.observe(event.Provider, status)
 	return nil

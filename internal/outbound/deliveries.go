@@ -11,6 +11,10 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/event"
 	"github.com/paygate/paygate/ent/webhookdelivery"
@@ -19,6 +23,7 @@ import (
 	events "github.com/paygate/paygate/internal/event"
 	"github.com/paygate/paygate/internal/state"
 	"github.com/paygate/paygate/internal/tenant"
+	"github.com/paygate/paygate/internal/tracing"
 )
 
 // RetryWaits are the waits after each failed try of a delivery before the next, as the Standard
@@ -148,7 +153,7 @@ func (d *Deliveries) Dispatch(ctx context.Context) error {
 	for {
 		waiting, err := d.Client.Event.Query().Where(event.FannedOut(false)).
 			Order(ent.Asc(event.FieldCreatedAt), ent.Asc(event.FieldID)).
-			Select(event.FieldID, event.FieldMerchantID, event.FieldType).Limit(dispatchBatch).All(ctx)
+			Select(event.FieldID, event.FieldMerchantID, event.FieldType, event.FieldTraceParent).Limit(dispatchBatch).All(ctx)
 		if err != nil || len(waiting) == 0 {
 			return err
 		}
@@ -192,7 +197,7 @@ func (d *Deliveries) queue(ctx context.Context, tx *ent.Tx, claimed []*ent.Event
 		for _, endpoint := range endpoints {
 			if endpoint.MerchantID == e.MerchantID && events.Subscribed(endpoint.Events, e.Type) {
 				deliveries = append(deliveries, tx.WebhookDelivery.Create().SetMerchantID(e.MerchantID).SetEndpointID(endpoint.ID).SetEventID(e.ID).
-					SetType(e.Type).SetNextAttemptAt(now).SetCreatedAt(now).SetUpdatedAt(now))
+					SetType(e.Type).SetNillableTraceParent(e.TraceParent).SetNextAttemptAt(now).SetCreatedAt(now).SetUpdatedAt(now))
 			}
 		}
 	}
@@ -265,7 +270,8 @@ func (d *Deliveries) startDue(ctx context.Context) error {
 		}
 		deliveries, err := due().Where(webhookdelivery.EndpointID(endpointID)).
 			Order(ent.Asc(webhookdelivery.FieldNextAttemptAt), ent.Asc(webhookdelivery.FieldID)).
-			Select(webhookdelivery.FieldID, webhookdelivery.FieldMerchantID, webhookdelivery.FieldEndpointID, webhookdelivery.FieldEventID, webhookdelivery.FieldType, webhookdelivery.FieldAttempts).
+			Select(webhookdelivery.FieldID, webhookdelivery.FieldMerchantID, webhookdelivery.FieldEndpointID, webhookdelivery.FieldEventID, webhookdelivery.FieldType, webhookdelivery.FieldAttempts,
+				webhookdelivery.FieldTraceParent).
 			Limit(room).All(ctx)
 		if err != nil {
 			errs = append(errs, err)
@@ -319,42 +325,49 @@ func (d *Deliveries) claimAndStart(ctx context.Context, delivery *ent.WebhookDel
 			}
 			t.mu.Unlock()
 		}()
-		if err := d.try(ctx, delivery, attempt); err != nil && ctx.Err() == nil {
-			d.Logger.Warn("webhook delivery failed to be recorded", "delivery", delivery.ID, "endpoint", delivery.EndpointID, "error", err)
+		ctx, span := tracing.StartWork(ctx, "deliver webhook", delivery.TraceParent, trace.SpanKindInternal,
+			attribute.String("paygate.webhook_delivery.id", delivery.ID), attribute.String("paygate.webhook_endpoint.id", delivery.EndpointID),
+			attribute.String("paygate.event.id", delivery.EventID), attribute.String("paygate.event.type", delivery.Type),
+			attribute.Int("paygate.webhook_delivery.attempt", attempt))
+		err := d.try(ctx, span, delivery, attempt)
+		if err != nil && ctx.Err() == nil {
+			d.Logger.WarnContext(ctx, "webhook delivery failed to be recorded", "delivery", delivery.ID, "endpoint", delivery.EndpointID, "error", err)
 		}
+		tracing.End(span, err)
 	}()
 	return nil
 }
 
-// try makes the claimed attempt-th try of delivery and records what came of it. A try cut short
-// because ctx ended is not recorded: its claim runs out and the delivery is tried again.
-func (d *Deliveries) try(ctx context.Context, delivery *ent.WebhookDelivery, attempt int) error {
+// try makes the claimed attempt-th try of delivery, traced in its span, and records what came of
+// it. A try cut short because ctx ended is not recorded: its claim runs out and the delivery is
+// tried again.
+func (d *Deliveries) try(ctx context.Context, traced trace.Span, delivery *ent.WebhookDelivery, attempt int) error {
 	endpoint, err := d.Client.WebhookEndpoint.Get(ctx, delivery.EndpointID)
 	if ent.IsNotFound(err) {
 		return nil // deleted meanwhile, with its deliveries
 	}
 	if err != nil {
-		return d.record(ctx, delivery, attempt, &ent.WebhookEndpoint{ID: delivery.EndpointID}, Attempt{Failure: "the endpoint could not be read"}, false)
+		return d.record(ctx, traced, delivery, attempt, &ent.WebhookEndpoint{ID: delivery.EndpointID}, Attempt{Failure: "the endpoint could not be read"}, false)
 	}
 	testing := strings.HasPrefix(delivery.EventID, "evt_test_")
 	switch {
 	case endpoint.Status != state.EndpointEnabled:
 		return d.release(ctx, delivery, attempt) // it waits for the endpoint to be enabled
 	case !testing && !events.Subscribed(endpoint.Events, delivery.Type):
-		return d.record(ctx, delivery, attempt, endpoint, Attempt{Failure: "the endpoint no longer subscribes to " + delivery.Type}, true)
+		return d.record(ctx, traced, delivery, attempt, endpoint, Attempt{Failure: "the endpoint no longer subscribes to " + delivery.Type}, true)
 	}
 	body, err := d.bodyOf(ctx, delivery)
 	if ent.IsNotFound(err) {
-		return d.record(ctx, delivery, attempt, endpoint, Attempt{Failure: "the event is no longer kept"}, true)
+		return d.record(ctx, traced, delivery, attempt, endpoint, Attempt{Failure: "the event is no longer kept"}, true)
 	}
 	if err != nil {
-		return d.record(ctx, delivery, attempt, endpoint, Attempt{Failure: "the event could not be read"}, false)
+		return d.record(ctx, traced, delivery, attempt, endpoint, Attempt{Failure: "the event could not be read"}, false)
 	}
 	sent, err := d.send(ctx, endpoint, delivery.EventID, body)
 	if err != nil || ctx.Err() != nil {
 		return err
 	}
-	return d.record(ctx, delivery, attempt, endpoint, sent, false)
+	return d.record(ctx, traced, delivery, attempt, endpoint, sent, false)
 }
 
 // release gives back the claim of a try not made, as it was before, due now: it waits for what
@@ -386,7 +399,7 @@ func (d *Deliveries) post(ctx context.Context, url string, secrets []string, eve
 func (d *Deliveries) Test(ctx context.Context, endpoint *ent.WebhookEndpoint, eventID, eventType string, body []byte) (string, Attempt, error) {
 	now := d.Now()
 	delivery, err := d.Client.WebhookDelivery.Create().SetMerchantID(endpoint.MerchantID).SetEndpointID(endpoint.ID).SetEventID(eventID).SetType(eventType).
-		SetTestBody(body).SetAttempts(1).SetNextAttemptAt(now.Add(deliveryLease)).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
+		SetTestBody(body).SetNillableTraceParent(tracing.Cause(ctx)).SetAttempts(1).SetNextAttemptAt(now.Add(deliveryLease)).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
 	if err != nil {
 		return "", Attempt{}, err
 	}
@@ -394,7 +407,7 @@ func (d *Deliveries) Test(ctx context.Context, endpoint *ent.WebhookEndpoint, ev
 	if err != nil {
 		return delivery.ID, sent, err
 	}
-	return delivery.ID, sent, d.record(context.WithoutCancel(ctx), delivery, 1, endpoint, sent, false)
+	return delivery.ID, sent, d.record(context.WithoutCancel(ctx), nil, delivery, 1, endpoint, sent, false)
 }
 
 // bodyOf is what a delivery sends: its event's body, or the test event it keeps.
@@ -416,7 +429,8 @@ func (d *Deliveries) bodyOf(ctx context.Context, delivery *ent.WebhookDelivery) 
 // record writes what came of the attempt-th try of delivery to endpoint, with the try in its
 // log, in one transaction, conditional on the delivery still being as this try claimed it (a
 // retry by hand meanwhile starts it afresh). final ends the delivery whatever came of the try.
-func (d *Deliveries) record(ctx context.Context, delivery *ent.WebhookDelivery, attempt int, endpoint *ent.WebhookEndpoint, sent Attempt, final bool) error {
+// traced, when set, is the try's span, which is told the outcome.
+func (d *Deliveries) record(ctx context.Context, traced trace.Span, delivery *ent.WebhookDelivery, attempt int, endpoint *ent.WebhookEndpoint, sent Attempt, final bool) error {
 	now := d.Now()
 	outcome := OutcomeRetrying
 	switch {
@@ -474,8 +488,14 @@ func (d *Deliveries) record(ctx context.Context, delivery *ent.WebhookDelivery, 
 	if d.Observe != nil {
 		d.Observe(outcome, sent.Latency)
 	}
+	if traced != nil {
+		traced.SetAttributes(attribute.String("paygate.webhook_delivery.outcome", outcome))
+		if outcome != OutcomeDelivered {
+			traced.SetStatus(codes.Error, sent.String())
+		}
+	}
 	if outcome == OutcomeGone {
-		d.Logger.Warn("webhook endpoint answered 410 Gone and was disabled", "endpoint", endpoint.ID)
+		d.Logger.WarnContext(ctx, "webhook endpoint answered 410 Gone and was disabled", "endpoint", endpoint.ID)
 	}
 	return nil
 }

@@ -532,7 +532,7 @@ func TestTryRechecksItsEndpoint(t *testing.T) {
 		d = h.deliveries(disabled.ID)[0]
 		db.Ent.WebhookDelivery.UpdateOne(d).SetAttempts(1).SetNextAttemptAt(h.clock.Now().Add(deliveryLease)).ExecX(ctx) // claimed
 		db.Ent.WebhookEndpoint.UpdateOne(disabled).SetStatus(state.EndpointDisabled).ExecX(ctx)                          // then disabled
-		if err := h.servers[0].try(ctx, d, 1); err != nil {
+		if err := h.servers[0].try(ctx, nil, d, 1); err != nil {
 			t.Fatal(err)
 		}
 		d = h.deliveries(disabled.ID)[0]

@@ -14,10 +14,19 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/paygate/paygate/internal/tracing"
 )
 
 // Bounds of one try.
@@ -111,9 +120,11 @@ func (s *Sender) Try(ctx context.Context, url string, body []byte, header http.H
 		post.Header[name] = values
 	}
 	post.Header.Set("Content-Type", "application/json")
+	post, span := traceTry(post)
 	start := time.Now()
 	resp, err := s.client.Do(post)
 	attempt := Attempt{Latency: time.Since(start)}
+	defer func() { endTry(span, attempt) }()
 	if err != nil {
 		if refused, ok := errors.AsType[*refusedAddress](err); ok {
 			attempt.Refused = refused.kind
@@ -130,6 +141,47 @@ func (s *Sender) Try(ctx context.Context, url string, body []byte, header http.H
 		attempt.Failure = "the answer's body was cut short: " + failureOf(err, s.timeout)
 	}
 	return attempt, nil
+}
+
+// traceTry hands the endpoint the trace the try is made in (its traceparent) and, within a
+// recorded trace, starts the try's client span. The span names the endpoint's host and port and
+// never its URL, whose path or query may hold the merchant's token: otelhttp's transport would
+// record it whole.
+func traceTry(post *http.Request) (*http.Request, trace.Span) {
+	var span trace.Span
+	if trace.SpanFromContext(post.Context()).IsRecording() {
+		port, err := strconv.Atoi(post.URL.Port())
+		if err != nil {
+			port = map[string]int{"http": 80, "https": 443}[post.URL.Scheme]
+		}
+		var ctx context.Context
+		ctx, span = tracing.Tracer().Start(post.Context(), http.MethodPost, trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(semconv.HTTPRequestMethodPost, semconv.URLScheme(post.URL.Scheme),
+				semconv.ServerAddress(post.URL.Hostname()), semconv.ServerPort(port)))
+		post = post.WithContext(ctx)
+	}
+	otel.GetTextMapPropagator().Inject(post.Context(), propagation.HeaderCarrier(post.Header))
+	return post, span
+}
+
+// endTry ends a try's span, if it has one, with what came of the try: a failure, or an answer
+// of 400 or above, marks it failed.
+func endTry(span trace.Span, attempt Attempt) {
+	if span == nil {
+		return
+	}
+	if attempt.StatusCode != 0 {
+		span.SetAttributes(semconv.HTTPResponseStatusCode(attempt.StatusCode))
+	}
+	switch {
+	case attempt.Failure != "" || attempt.Refused != "":
+		span.SetAttributes(semconv.ErrorTypeOther)
+		span.SetStatus(codes.Error, attempt.String())
+	case attempt.StatusCode >= 400:
+		span.SetAttributes(semconv.ErrorTypeKey.String(strconv.Itoa(attempt.StatusCode)))
+		span.SetStatus(codes.Error, attempt.String())
+	}
+	span.End()
 }
 
 // excerptOf is the start of an answer as text: valid UTF-8 (a character cut by the limit is left

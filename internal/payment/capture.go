@@ -379,45 +379,50 @@ func (s *Service) ExpireAuthorizations(ctx context.Context) (int, error) {
 	canceled := 0
 	var errs []error
 	for _, p := range due {
-		if p.PendingAction == nil {
-			reason := state.CanceledExpired
-			if p.Status == state.PaymentRequiresAction {
-				reason = state.CanceledAbandoned
-				// The shopper may have authenticated, with neither their browser nor the
-				// provider's webhook telling: the provider says so, and is believed first.
-				if settled, err := s.settleIfDecided(ctx, p); err != nil || settled {
-					if err != nil {
-						errs = append(errs, err)
-					}
-					continue
-				}
-			}
-			claimed, err := s.claimLapsed(ctx, p, reason)
-			if err != nil {
-				errs = append(errs, err)
-			}
-			if err != nil || !claimed {
-				continue
-			}
-		} else if err := s.client.Payment.UpdateOneID(p.ID).Where(payment.UpdatedAt(p.UpdatedAt)).SetUpdatedAt(now).Exec(ctx); err != nil {
-			// Taken over by another server meanwhile (or gone): it asks.
-			if !ent.IsNotFound(err) {
-				errs = append(errs, err)
-			}
-			continue
+		ctx, span := workOn(ctx, "expire payment", p)
+		done, err := s.expire(ctx, p, now)
+		s.endWork(ctx, span, "canceled a payment not captured or authenticated in time", done, err, "payment_id", p.ID, "provider", p.Provider)
+		if err != nil {
+			errs = append(errs, err)
 		}
-		settled, err := s.cancelAtProvider(ctx, nil, p, "system")
-		if err != nil && !errors.Is(err, provider.ErrUnavailable) {
-			if _, refused := errors.AsType[*apierror.Error](err); !refused {
-				errs = append(errs, err)
-			}
-			continue
-		}
-		if settled != nil && settled.Status == state.PaymentCanceled {
+		if done {
 			canceled++
 		}
 	}
 	return canceled, errors.Join(errs...)
+}
+
+// expire cancels p, found lapsed at now, and reports whether it is canceled.
+func (s *Service) expire(ctx context.Context, p *ent.Payment, now time.Time) (bool, error) {
+	if p.PendingAction == nil {
+		reason := state.CanceledExpired
+		if p.Status == state.PaymentRequiresAction {
+			reason = state.CanceledAbandoned
+			// The shopper may have authenticated, with neither their browser nor the
+			// provider's webhook telling: the provider says so, and is believed first.
+			if settled, err := s.settleIfDecided(ctx, p); err != nil || settled {
+				return false, err
+			}
+		}
+		claimed, err := s.claimLapsed(ctx, p, reason)
+		if err != nil || !claimed {
+			return false, err
+		}
+	} else if err := s.client.Payment.UpdateOneID(p.ID).Where(payment.UpdatedAt(p.UpdatedAt)).SetUpdatedAt(now).Exec(ctx); err != nil {
+		// Taken over by another server meanwhile (or gone): it asks.
+		if ent.IsNotFound(err) {
+			err = nil
+		}
+		return false, err
+	}
+	settled, err := s.cancelAtProvider(ctx, nil, p, "system")
+	if err != nil && !errors.Is(err, provider.ErrUnavailable) {
+		if _, refused := errors.AsType[*apierror.Error](err); refused {
+			err = nil
+		}
+		return false, err
+	}
+	return settled != nil && settled.Status == state.PaymentCanceled, nil
 }
 
 // claimLapsed claims the cancellation of p, for reason, if it is still in the status it was found

@@ -32,6 +32,7 @@ import (
 	"github.com/paygate/paygate/internal/routing"
 	"github.com/paygate/paygate/internal/state"
 	"github.com/paygate/paygate/internal/tenant"
+	"github.com/paygate/paygate/internal/tracing"
 )
 
 // Limits on free-form fields, as the big providers set them.
@@ -339,6 +340,7 @@ func (s *Service) recordProcessing(ctx context.Context, key *idempotency.Key, in
 			SetCaptureMethod(in.captureMethod()).
 			SetNillableReturnURL(in.ReturnURL).
 			SetNillableReturnSecretHash(returnSecretHash).
+			SetNillableTraceParent(tracing.Cause(ctx)).
 			SetCreatedAt(at).SetUpdatedAt(at).
 			InsertStatement(ctx)
 		if err != nil {
@@ -598,7 +600,7 @@ func (s *Service) recordOntoRecorded(ctx context.Context, p *ent.Payment, o char
 		statements = append(statements, update, history)
 		m.apply(current)
 		if eventType, ok := event.PaymentEventOf(m.to); ok {
-			create, err := s.Events.Create(s.client.Event, current.MerchantID, eventType, current.ID, ObjectOf(current), m.at)
+			create, err := s.Events.Create(ctx, s.client.Event, current.MerchantID, eventType, current.ID, ObjectOf(current), m.at)
 			if err != nil {
 				return err
 			}

@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/ent/refund"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/state"
 	"github.com/paygate/paygate/internal/tenant"
+	"github.com/paygate/paygate/internal/tracing"
 )
 
 // reconcileBatch is how many payments or refunds are read at a time, and reconcileMost how many
@@ -78,7 +82,9 @@ func (s *Service) Reconcile(ctx context.Context, window Window) (Reconciled, err
 		if capturing(p) {
 			since = p.UpdatedAt
 		}
+		ctx, span := workOn(ctx, "reconcile payment", p)
 		settled, err := s.reconcilePayment(ctx, p, now.Sub(since) >= window.NotFoundAfter)
+		s.endWork(ctx, span, "reconciled a payment with its provider", settled, err, "payment_id", p.ID, "provider", p.Provider)
 		count(&done.Payments, settled, err)
 	})
 	if err != nil {
@@ -92,7 +98,10 @@ func (s *Service) Reconcile(ctx context.Context, window Window) (Reconciled, err
 		}
 		return query.Order(ent.Asc(refund.FieldCreatedAt), ent.Asc(refund.FieldID)).Limit(reconcileBatch).All(ctx)
 	}, func(r *ent.Refund) {
+		ctx, span := tracing.StartWork(ctx, "reconcile refund", r.TraceParent, trace.SpanKindInternal,
+			attribute.String("paygate.refund.id", r.ID), attribute.String("paygate.payment.id", r.PaymentID))
 		settled, err := s.reconcileRefund(ctx, r, now.Sub(r.CreatedAt) >= window.NotFoundAfter)
+		s.endWork(ctx, span, "reconciled a refund with its provider", settled, err, "refund_id", r.ID, "payment_id", r.PaymentID)
 		count(&done.Refunds, settled, err)
 	})
 	if err != nil {
@@ -100,6 +109,21 @@ func (s *Service) Reconcile(ctx context.Context, window Window) (Reconciled, err
 	}
 	done.LateApprovals, err = s.checkLateApprovals(ctx, askable)
 	return done, errors.Join(append(errs, err)...)
+}
+
+// workOn starts the span of work done on p in the background, linked to the request that made p.
+func workOn(ctx context.Context, name string, p *ent.Payment) (context.Context, trace.Span) {
+	return tracing.StartWork(ctx, name, p.TraceParent, trace.SpanKindInternal,
+		attribute.String("paygate.payment.id", p.ID), attribute.String("paygate.provider", p.Provider))
+}
+
+// endWork ends the span of work done in the background, marked failed by err; work that did
+// something (done) is logged as said, within the span, with attributes.
+func (s *Service) endWork(ctx context.Context, span trace.Span, said string, done bool, err error, attributes ...any) {
+	if done && err == nil {
+		s.logger().InfoContext(ctx, said, attributes...)
+	}
+	tracing.End(span, err)
 }
 
 // walkDue hands each item of the pages page returns, oldest first, to handle: paged by

@@ -21,6 +21,7 @@ import (
 	"github.com/paygate/paygate/internal/prefixid"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/state"
+	"github.com/paygate/paygate/internal/tracing"
 )
 
 const MaxRefundReason = 500
@@ -122,6 +123,7 @@ func (s *Service) recordPendingRefund(ctx context.Context, key *idempotency.Key,
 			SetCurrency(p.Currency).
 			SetStatus(state.RefundPending).
 			SetNillableReason(in.Reason).
+			SetNillableTraceParent(tracing.Cause(ctx)).
 			SetCreatedAt(s.now()).SetUpdatedAt(s.now()).
 			Save(ctx)
 		return err

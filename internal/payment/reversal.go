@@ -184,7 +184,9 @@ func (s *Service) ReverseLateApprovals(ctx context.Context) (int, error) {
 	ended := 0
 	var errs []error
 	for _, p := range due {
+		ctx, span := workOn(ctx, "reverse late approval", p)
 		done, err := s.reverse(ctx, p)
+		s.endWork(ctx, span, "ended the reversal of a canceled payment's late approval", done, err, "payment_id", p.ID, "provider", p.Provider)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -322,6 +324,7 @@ func (s *Service) checkLateApprovals(ctx context.Context, askable []string) (int
 	found := 0
 	var errs []error
 	for _, p := range due {
+		ctx, span := workOn(ctx, "check for a late approval", p)
 		result, charged, askErr := s.lookup(p.Provider).LookupCharge(ctx, p.ID)
 		approved := askErr == nil && charged && result.Approved
 		var v verdict
@@ -355,6 +358,7 @@ func (s *Service) checkLateApprovals(ctx context.Context, askable []string) (int
 			found++
 			s.tellPerson(ctx, v, p.ID)
 		}
+		s.endWork(ctx, span, "found a canceled payment approved after all: it is undone at its provider", noticed, err, "payment_id", p.ID, "provider", p.Provider)
 	}
 	return found, errors.Join(errs...)
 }

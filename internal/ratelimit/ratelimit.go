@@ -162,7 +162,7 @@ func (l *Limiter) Shared() bool {
 func (l *Limiter) Take(ctx context.Context, key string, limit Limit, now time.Time) Decision {
 	if l.redis != nil && l.redisWanted(now) {
 		d, err := l.takeFromRedis(ctx, key, limit, now)
-		l.redisAnswered(err, now)
+		l.redisAnswered(ctx, err, now)
 		if err == nil {
 			return d
 		}
@@ -177,17 +177,17 @@ func (l *Limiter) redisWanted(now time.Time) bool {
 }
 
 // redisAnswered records how Redis did, and says so in the log when that changes: once when it
-// goes, once when it is back.
-func (l *Limiter) redisAnswered(err error, now time.Time) {
+// goes, once when it is back, within the request that found it.
+func (l *Limiter) redisAnswered(ctx context.Context, err error, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
 	case err != nil && !l.down:
 		l.down = true
-		l.logger.Warn("Redis cannot be reached: rate limits are kept per server until it is back", "error", err)
+		l.logger.WarnContext(ctx, "Redis cannot be reached: rate limits are kept per server until it is back", "error", err)
 	case err == nil && l.down:
 		l.down = false
-		l.logger.Info("Redis is reachable again: rate limits are shared by every server")
+		l.logger.InfoContext(ctx, "Redis is reachable again: rate limits are shared by every server")
 	}
 	if err != nil {
 		l.tryRedisAt = now.Add(redisPause)

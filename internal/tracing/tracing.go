@@ -14,12 +14,15 @@ import (
 	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
+	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 )
 
@@ -97,4 +100,48 @@ func exporterFromEnvironment(ctx context.Context) (sdktrace.SpanExporter, error)
 	default:
 		return nil, fmt.Errorf("tracing: OTLP protocol %q: Paygate exports over http/protobuf or grpc", protocol)
 	}
+}
+
+// scope names the spans Paygate starts itself, as their instrumentation scope.
+const scope = "github.com/paygate/paygate"
+
+// Tracer starts the spans Paygate writes itself, where no maintained instrumentation does.
+func Tracer() trace.Tracer { return otel.Tracer(scope) }
+
+// Cause is what work left for later keeps, so that the span of that work links to the trace ctx
+// is in: the W3C traceparent of ctx's span when it is sampled, nil when it is not or nothing is
+// exported (and then nothing is kept).
+func Cause(ctx context.Context) *string {
+	if !exporting.Load() || !trace.SpanContextFromContext(ctx).IsSampled() {
+		return nil
+	}
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, carrier)
+	traceparent := carrier.Get("traceparent")
+	return &traceparent
+}
+
+// StartWork starts the span of one piece of work done in the background: the root of a trace of
+// its own, since the request that caused it was answered long before, linked to that request's
+// span when cause (what Cause kept) names one. With nothing exported it starts nothing.
+func StartWork(ctx context.Context, name string, cause *string, kind trace.SpanKind, attributes ...attribute.KeyValue) (context.Context, trace.Span) {
+	if !exporting.Load() {
+		return ctx, noop.Span{}
+	}
+	options := []trace.SpanStartOption{trace.WithNewRoot(), trace.WithSpanKind(kind), trace.WithAttributes(attributes...)}
+	if cause != nil {
+		caused := propagation.TraceContext{}.Extract(context.Background(), propagation.MapCarrier{"traceparent": *cause})
+		if link := trace.SpanContextFromContext(caused); link.IsValid() {
+			options = append(options, trace.WithLinks(trace.Link{SpanContext: link}))
+		}
+	}
+	return Tracer().Start(ctx, name, options...)
+}
+
+// End ends span, marked failed by err when there is one.
+func End(span trace.Span, err error) {
+	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
 }
