@@ -54,5 +54,5 @@ func (Event) Annotations() []schema.Annotation {
 }
 
 func (Event) Mixin() []ent.Mixin {
-	return []ent.Mixin{merchantOwned{}, causedByRequest{}}
+	return []ent.Mixin{merchantOwned{}, tracedCause{}}
 }

@@ -64,15 +64,15 @@ func (merchantOwned) Hooks() []ent.Hook {
 	return []ent.Hook{tenant.Guard()}
 }
 
-// causedByRequest keeps, with a row that leaves work for later (a payment to reconcile or expire,
+// tracedCause keeps, with a row that leaves work for later (a payment to reconcile or expire,
 // a refund to reconcile, a provider's event to apply, an event to deliver), the W3C traceparent
-// of the traced request or job that wrote it, so the span of that later work links to it. Only
-// when that request was sampled for tracing: otherwise none, and nothing is written.
-type causedByRequest struct {
+// of the request or background work that wrote it, so the span of that later work links to it.
+// Only when that was sampled for tracing: otherwise none, and nothing is written.
+type tracedCause struct {
 	mixin.Schema
 }
 
-func (causedByRequest) Fields() []ent.Field {
+func (tracedCause) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("trace_parent").Optional().Nillable().Immutable().MaxLen(55).
 			Annotations(entgql.Skip(entgql.SkipAll)),

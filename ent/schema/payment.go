@@ -114,7 +114,7 @@ func (Payment) Fields() []ent.Field {
 }
 
 func (Payment) Mixin() []ent.Mixin {
-	return []ent.Mixin{merchantOwned{}, timestamps{}, causedByRequest{}}
+	return []ent.Mixin{merchantOwned{}, timestamps{}, tracedCause{}}
 }
 
 func (Payment) Edges() []ent.Edge {

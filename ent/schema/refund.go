@@ -37,7 +37,7 @@ func (Refund) Fields() []ent.Field {
 }
 
 func (Refund) Mixin() []ent.Mixin {
-	return []ent.Mixin{merchantOwned{}, timestamps{}, causedByRequest{}}
+	return []ent.Mixin{merchantOwned{}, timestamps{}, tracedCause{}}
 }
 
 func (Refund) Edges() []ent.Edge {

@@ -105,7 +105,7 @@ func (WebhookDelivery) Fields() []ent.Field {
 }
 
 func (WebhookDelivery) Mixin() []ent.Mixin {
-	return []ent.Mixin{merchantOwned{}, timestamps{}, causedByRequest{}}
+	return []ent.Mixin{merchantOwned{}, timestamps{}, tracedCause{}}
 }
 
 func (WebhookDelivery) Edges() []ent.Edge {

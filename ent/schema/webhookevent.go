@@ -48,7 +48,7 @@ func (WebhookEvent) Fields() []ent.Field {
 }
 
 func (WebhookEvent) Mixin() []ent.Mixin {
-	return []ent.Mixin{causedByRequest{}}
+	return []ent.Mixin{tracedCause{}}
 }
 
 func (WebhookEvent) Edges() []ent.Edge {

@@ -439,7 +439,11 @@ var reconcileWindow = payment.Window{InDoubtAfter: 5 * time.Minute, NotFoundAfte
 // reconcile settles the payments and refunds whose outcome has been unknown for long enough, by
 // asking their providers; each settlement is conditional on the state it read.
 func (a *App) reconcile(ctx context.Context) error {
-	_, err := a.services.payments.Reconcile(ctx, reconcileWindow)
+	done, err := a.services.payments.Reconcile(ctx, reconcileWindow)
+	if done.Left > 0 {
+		// Each settled one is logged on its own, in its trace; what is left is the backlog.
+		a.logger.InfoContext(ctx, "reconciliation left payments and refunds for a later round", "left", done.Left)
+	}
 	return err
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -37,14 +38,14 @@ type otlpReceiver struct {
 	coltracepb.UnimplementedTraceServiceServer
 	mu       sync.Mutex
 	spans    []*tracepb.Span
-	resource map[string]string
+	resource []*commonpb.KeyValue
 }
 
 func (rc *otlpReceiver) Export(_ context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	for _, rs := range req.ResourceSpans {
-		rc.resource = attributesOf(rs.GetResource().GetAttributes())
+		rc.resource = rs.GetResource().GetAttributes()
 		for _, ss := range rs.ScopeSpans {
 			rc.spans = append(rc.spans, ss.Spans...)
 		}
@@ -101,44 +102,54 @@ func attributesOf(kvs []*commonpb.KeyValue) map[string]string {
 func (rc *otlpReceiver) received() ([]*tracepb.Span, map[string]string) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	return slices.Clone(rc.spans), rc.resource
+	return slices.Clone(rc.spans), attributesOf(rc.resource)
 }
 
-// exported renders what the receiver holds as text to look for secrets in: each span's name, the
-// string values of its attributes, its events' and its links', and its status message.
+// exported renders everything the receiver holds as text to look for secrets in, each string
+// quoted: the resource's attributes; each span's name, status message and trace state; and the
+// keys and string values of its attributes, its events' and its links', those in arrays and
+// maps included. Numbers (a size, a port, a process id) are left out: a short secret (a CVC) is
+// found by its digits alone.
 func (rc *otlpReceiver) exported() string {
-	spans, resource := rc.received()
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
 	var text strings.Builder
-	write := func(kvs map[string]string) {
-		for key, value := range kvs {
-			fmt.Fprintf(&text, "%q:%q\n", key, value)
-		}
-	}
-	write(resource)
-	for _, span := range spans {
+	writeStrings(&text, rc.resource)
+	for _, span := range rc.spans {
 		fmt.Fprintf(&text, "%q %q %q\n", span.Name, span.Status.GetMessage(), span.TraceState)
-		write(stringAttributesOf(span.Attributes))
+		writeStrings(&text, span.Attributes)
 		for _, event := range span.Events {
 			fmt.Fprintf(&text, "%q\n", event.Name)
-			write(stringAttributesOf(event.Attributes))
+			writeStrings(&text, event.Attributes)
 		}
 		for _, link := range span.Links {
-			write(stringAttributesOf(link.Attributes))
+			writeStrings(&text, link.Attributes)
 		}
 	}
 	return text.String()
 }
 
-// stringAttributesOf are the attributes that are strings: numbers (sizes, ports, counts) are left
-// out, since a short secret (a CVC) is found by its digits alone.
-func stringAttributesOf(kvs []*commonpb.KeyValue) map[string]string {
-	attributes := map[string]string{}
-	for _, kv := range kvs {
-		if value, isString := kv.GetValue().GetValue().(*commonpb.AnyValue_StringValue); isString {
-			attributes[kv.Key] = value.StringValue
+// writeStrings writes the keys of kvs and the strings among their values, quoted, a line each.
+func writeStrings(text *strings.Builder, kvs []*commonpb.KeyValue) {
+	var write func(*commonpb.AnyValue)
+	write = func(value *commonpb.AnyValue) {
+		switch v := value.GetValue().(type) {
+		case *commonpb.AnyValue_StringValue:
+			fmt.Fprintf(text, "%q\n", v.StringValue)
+		case *commonpb.AnyValue_ArrayValue:
+			for _, item := range v.ArrayValue.GetValues() {
+				write(item)
+			}
+		case *commonpb.AnyValue_KvlistValue:
+			writeStrings(text, v.KvlistValue.GetValues())
+		case *commonpb.AnyValue_BytesValue:
+			fmt.Fprintf(text, "%q\n", v.BytesValue)
 		}
 	}
-	return attributes
+	for _, kv := range kvs {
+		fmt.Fprintf(text, "%q\n", kv.Key)
+		write(kv.Value)
+	}
 }
 
 // traceTo turns tracing on for the test, exported over protocol to a receiver of its own, named
@@ -213,6 +224,22 @@ func TestTracesContinueTheCallersTrace(t *testing.T) {
 				}
 				if r := env.request(http.MethodGet, "/api/v1/payments/"+str(get(paid.data(), "id")), admin, nil); r.status != http.StatusOK {
 					t.Fatalf("read = %d %s", r.status, r.raw)
+				}
+				// A caller that does not sample its trace: Paygate does not either, and keeps no
+				// cause for later work.
+				unsampled := env.request(http.MethodPost, "/api/v1/payments", admin, paymentBody("11.00", "USD", "4242424242424242"),
+					"traceparent", "00-"+strings.Repeat("7", 32)+"-"+callerSpan+"-00")
+				if unsampled.status != http.StatusCreated || env.payment(str(unsampled.data()["id"])).TraceParent != nil {
+					t.Errorf("an unsampled payment = %d, keeps a cause %v", unsampled.status, env.payment(str(unsampled.data()["id"])).TraceParent)
+				}
+				// Card data in requests refused before they are served, which errors would quote.
+				for _, bad := range []string{
+					`{"query": "mutation { createPayment(input: {amount: \"1.00\", currency: \"USD\", card: {number: 4242424242424242, expMonth: 12, expYear: 2030, cvc: 123}}) { id } }"}`,
+					`{"query": "query($s: PaymentStatus) { payments(where: {status: $s}) { totalCount } }", "variables": {"s": "4242424242424242"}}`,
+				} {
+					if r := env.request(http.MethodPost, "/query", admin, bad); r.status >= 500 || get(r.body, "errors") == nil {
+						t.Errorf("%s = %d %s", bad, r.status, r.raw)
+					}
 				}
 				query := strings.Replace(createPaymentMutation, "mutation(", "mutation TracedPay(", 1)
 				viaGraphQL := env.request(http.MethodPost, "/query", admin, map[string]any{"query": query,
@@ -304,6 +331,10 @@ func TestTracesContinueTheCallersTrace(t *testing.T) {
 					t.Errorf("the payment's span is in trace %x under %x, want the caller's %s under %s",
 						created.TraceId, created.ParentSpanId, callerTrace, callerSpan)
 				}
+				// The payment keeps its request's span as the cause of the work it leaves.
+				if cause, want := env.payment(str(get(paid.data(), "id"))).TraceParent, "00-"+callerTrace+"-"+hex.EncodeToString(created.SpanId)+"-01"; cause == nil || *cause != want {
+					t.Errorf("the payment keeps the cause %v, want %s", cause, want)
+				}
 				attributes := attributesOf(created.Attributes)
 				if attributes["http.route"] != "/api/v1/payments" || attributes["http.request.method"] != "POST" ||
 					attributes["http.response.status_code"] != "201" {
@@ -392,6 +423,7 @@ func TestNoTracesWithoutTheEnvironment(t *testing.T) {
 func TestBackgroundWorkIsTracedFromItsCause(t *testing.T) {
 	const paidTrace, heldTrace, lostTrace = "11111111111111111111111111111111", "22222222222222222222222222222222", "33333333333333333333333333333333"
 	const hookTrace = "44444444444444444444444444444444" // told by the test's webhook, to be found among the sandbox's own
+	const testEventTrace = "55555555555555555555555555555555"
 	const callerSpan = "00f067aa0ba902b7"
 	for name, open := range tracedDatabases() {
 		t.Run(name, func(t *testing.T) {
@@ -399,13 +431,17 @@ func TestBackgroundWorkIsTracedFromItsCause(t *testing.T) {
 			env := newTestEnv(t, open(t), webhookSecretsEnv...)
 			ctx := databasetest.AsMerchant()
 			admin := env.tokenFor("admin")
-			// The merchant's endpoint keeps the traceparent each event came with, by event id.
+			// The merchant's endpoint keeps the traceparent each event came with, by event id. It
+			// fails test events.
 			var mu sync.Mutex
 			heard := map[string]string{}
-			endpoint := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				mu.Lock()
 				defer mu.Unlock()
 				heard[r.Header.Get("webhook-id")] = r.Header.Get("traceparent")
+				if strings.HasPrefix(r.Header.Get("webhook-id"), "evt_test_") {
+					w.WriteHeader(http.StatusInternalServerError)
+				}
 			}))
 			defer endpoint.Close()
 			const urlToken = "the-merchants-own-token"
@@ -448,10 +484,22 @@ func TestBackgroundWorkIsTracedFromItsCause(t *testing.T) {
 			if err := env.app.reconcile(ctx); err != nil || env.payment(lost).Status != state.PaymentSucceeded {
 				t.Fatalf("reconciliation: %v, the payment is %s", err, env.payment(lost).Status)
 			}
-			if err := env.app.services.deliveries.Round(ctx); err != nil {
-				t.Fatal(err)
+			for pending := -1; pending != 0; {
+				if err := env.app.services.deliveries.Round(ctx); err != nil {
+					t.Fatal(err)
+				}
+				env.app.services.deliveries.Wait()
+				var err error
+				if pending, err = env.app.services.deliveries.Pending(ctx); err != nil {
+					t.Fatal(err)
+				}
 			}
-			env.app.services.deliveries.Wait()
+			// A test event is sent within its request, and traced in it; the endpoint fails it.
+			admin = env.tokenFor("admin") // the first expired with the clock
+			if r := env.request(http.MethodPost, "/api/v1/webhooks/test", admin, map[string]any{"endpoint_id": str(made.data()["id"])},
+				"traceparent", "00-"+testEventTrace+"-"+callerSpan+"-01"); r.status != http.StatusOK || str(get(r.data(), "status_code")) != "500" {
+				t.Fatalf("the test event = %d %s", r.status, r.raw)
+			}
 			if err := stop(t.Context()); err != nil {
 				t.Fatal(err)
 			}
@@ -566,6 +614,26 @@ func TestBackgroundWorkIsTracedFromItsCause(t *testing.T) {
 				mu.Unlock()
 				if want := "00-" + hex.EncodeToString(call.TraceId) + "-" + hex.EncodeToString(call.SpanId) + "-01"; traceparent != want {
 					t.Errorf("the endpoint heard traceparent %q with %s, want %q", traceparent, e.Type, want)
+				}
+			}
+
+			// The test event's call is made under its request's span, which its failure leaves
+			// alone: the call's span is marked failed.
+			var tested *tracepb.Span
+			for _, span := range spans {
+				if span.Name == "POST /api/v1/webhooks/test" && hex.EncodeToString(span.TraceId) == testEventTrace {
+					tested = span
+				}
+			}
+			if call := calls[testEventTrace]["127.0.0.1"]; tested == nil || call == nil || !slices.Equal(call.ParentSpanId, tested.SpanId) ||
+				tested.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR || call.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR {
+				t.Errorf("the test event's request %v, its call %v", tested, call)
+			} else {
+				mu.Lock()
+				hasHeard := slices.Contains(slices.Collect(maps.Values(heard)), "00-"+testEventTrace+"-"+hex.EncodeToString(call.SpanId)+"-01")
+				mu.Unlock()
+				if !hasHeard {
+					t.Errorf("the endpoint never heard the test event's trace: %v", heard)
 				}
 			}
 

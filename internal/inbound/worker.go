@@ -135,6 +135,7 @@ func (w *Worker) process(ctx context.Context, event *ent.WebhookEvent) (err erro
 	defer func() { tracing.End(span, err) }()
 	start := w.Now()
 	outcome, claimed, applyErr := w.applyOnce(ctx, event, start)
+	span.SetAttributes(attribute.Bool("paygate.webhook_event.claimed", claimed))
 	switch {
 	case !claimed && applyErr == nil:
 		return nil
@@ -147,6 +148,7 @@ func (w *Worker) process(ctx context.Context, event *ent.WebhookEvent) (err erro
 		// of events.
 		w.Logger.ErrorContext(ctx, "webhook event needs a person", "event", event.ID, "provider", event.Provider, "type", event.Type,
 			"payment", outcome.PaymentID, "reason", outcome.Ignored)
+		span.SetStatus(codes.Error, "needs a person: "+outcome.Ignored)
 		return nil
 	case applyErr == nil && outcome.Ignored != "":
 		w.Logger.InfoContext(ctx, "webhook event ignored", "event", event.ID, "provider", event.Provider, "type", event.Type,

@@ -330,7 +330,11 @@ func (d *Deliveries) claimAndStart(ctx context.Context, delivery *ent.WebhookDel
 			attribute.String("paygate.event.id", delivery.EventID), attribute.String("paygate.event.type", delivery.Type),
 			attribute.Int("paygate.webhook_delivery.attempt", attempt))
 		err := d.try(ctx, span, delivery, attempt)
-		if err != nil && ctx.Err() == nil {
+		switch {
+		case ctx.Err() != nil:
+			span.SetAttributes(attribute.String("paygate.webhook_delivery.outcome", "cut short: tried again later"))
+			err = nil
+		case err != nil:
 			d.Logger.WarnContext(ctx, "webhook delivery failed to be recorded", "delivery", delivery.ID, "endpoint", delivery.EndpointID, "error", err)
 		}
 		tracing.End(span, err)

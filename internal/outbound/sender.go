@@ -114,7 +114,8 @@ func (s *Sender) Try(ctx context.Context, url string, body []byte, header http.H
 	defer cancel()
 	post, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return Attempt{}, err
+		// Its text quotes the URL, which may hold the merchant's token.
+		return Attempt{}, errors.New("a request to the endpoint's URL cannot be made")
 	}
 	for name, values := range header {
 		post.Header[name] = values

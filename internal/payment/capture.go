@@ -379,9 +379,9 @@ func (s *Service) ExpireAuthorizations(ctx context.Context) (int, error) {
 	canceled := 0
 	var errs []error
 	for _, p := range due {
-		ctx, span := workOn(ctx, "expire payment", p)
+		ctx, work := s.workOn(ctx, "expire payment", p)
 		done, err := s.expire(ctx, p, now)
-		s.endWork(ctx, span, "canceled a payment not captured or authenticated in time", done, err, "payment_id", p.ID, "provider", p.Provider)
+		work.end(ctx, "canceled a payment not captured or authenticated in time", done, err, "payment_id", p.ID, "provider", p.Provider)
 		if err != nil {
 			errs = append(errs, err)
 		}

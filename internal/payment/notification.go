@@ -17,6 +17,7 @@ import (
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/state"
 	"github.com/paygate/paygate/internal/tenant"
+	"github.com/paygate/paygate/internal/tracing"
 )
 
 // InFlightGrace is how long after a payment or refund was made its own request may still be
@@ -310,7 +311,7 @@ func (s *Service) unknownRefund(ctx context.Context, tx *ent.Tx, p *ent.Payment,
 	case notice.Status == provider.RefundFailed:
 		r, err := tx.Refund.Create().SetID(prefixid.New("re")).SetMerchantID(p.MerchantID).SetPaymentID(p.ID).SetAmount(notice.Amount).SetCurrency(p.Currency).
 			SetStatus(state.RefundFailed).SetFailureCode(refundDeclined).SetProviderRefundID(notice.ProviderRefundID).
-			SetReason("made at " + p.Provider).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
+			SetReason("made at " + p.Provider).SetNillableTraceParent(tracing.Cause(ctx)).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
 		if err != nil {
 			return verdict{}, err
 		}
@@ -333,6 +334,7 @@ func (s *Service) unknownRefund(ctx context.Context, tx *ent.Tx, p *ent.Payment,
 		SetStatus(state.RefundPending).
 		SetProviderRefundID(notice.ProviderRefundID).
 		SetReason("made at " + p.Provider).
+		SetNillableTraceParent(tracing.Cause(ctx)).
 		SetCreatedAt(now).SetUpdatedAt(now).
 		Save(ctx)
 	if err != nil {

@@ -82,9 +82,9 @@ func (s *Service) Reconcile(ctx context.Context, window Window) (Reconciled, err
 		if capturing(p) {
 			since = p.UpdatedAt
 		}
-		ctx, span := workOn(ctx, "reconcile payment", p)
+		ctx, work := s.workOn(ctx, "reconcile payment", p)
 		settled, err := s.reconcilePayment(ctx, p, now.Sub(since) >= window.NotFoundAfter)
-		s.endWork(ctx, span, "reconciled a payment with its provider", settled, err, "payment_id", p.ID, "provider", p.Provider)
+		work.end(ctx, "reconciled a payment with its provider", settled, err, "payment_id", p.ID, "provider", p.Provider)
 		count(&done.Payments, settled, err)
 	})
 	if err != nil {
@@ -98,10 +98,10 @@ func (s *Service) Reconcile(ctx context.Context, window Window) (Reconciled, err
 		}
 		return query.Order(ent.Asc(refund.FieldCreatedAt), ent.Asc(refund.FieldID)).Limit(reconcileBatch).All(ctx)
 	}, func(r *ent.Refund) {
-		ctx, span := tracing.StartWork(ctx, "reconcile refund", r.TraceParent, trace.SpanKindInternal,
+		ctx, work := s.startWork(ctx, "reconcile refund", r.TraceParent,
 			attribute.String("paygate.refund.id", r.ID), attribute.String("paygate.payment.id", r.PaymentID))
 		settled, err := s.reconcileRefund(ctx, r, now.Sub(r.CreatedAt) >= window.NotFoundAfter)
-		s.endWork(ctx, span, "reconciled a refund with its provider", settled, err, "refund_id", r.ID, "payment_id", r.PaymentID)
+		work.end(ctx, "reconciled a refund with its provider", settled, err, "refund_id", r.ID, "payment_id", r.PaymentID)
 		count(&done.Refunds, settled, err)
 	})
 	if err != nil {
@@ -111,19 +111,37 @@ func (s *Service) Reconcile(ctx context.Context, window Window) (Reconciled, err
 	return done, errors.Join(append(errs, err)...)
 }
 
-// workOn starts the span of work done on p in the background, linked to the request that made p.
-func workOn(ctx context.Context, name string, p *ent.Payment) (context.Context, trace.Span) {
-	return tracing.StartWork(ctx, name, p.TraceParent, trace.SpanKindInternal,
-		attribute.String("paygate.payment.id", p.ID), attribute.String("paygate.provider", p.Provider))
+// backgroundWork is one piece of work done in the background, traced in a span of its own.
+type backgroundWork struct {
+	name    string
+	span    trace.Span
+	service *Service
 }
 
-// endWork ends the span of work done in the background, marked failed by err; work that did
-// something (done) is logged as said, within the span, with attributes.
-func (s *Service) endWork(ctx context.Context, span trace.Span, said string, done bool, err error, attributes ...any) {
-	if done && err == nil {
-		s.logger().InfoContext(ctx, said, attributes...)
+// startWork starts the span of background work called name, linked to the request or work whose
+// traceparent cause is, with attributes; ctx is the work's from then on.
+func (s *Service) startWork(ctx context.Context, name string, cause *string, attributes ...attribute.KeyValue) (context.Context, backgroundWork) {
+	ctx, span := tracing.StartWork(ctx, name, cause, trace.SpanKindInternal, attributes...)
+	return ctx, backgroundWork{name: name, span: span, service: s}
+}
+
+// workOn starts the span of background work called name on p, linked to the request that made p.
+func (s *Service) workOn(ctx context.Context, name string, p *ent.Payment) (context.Context, backgroundWork) {
+	return s.startWork(ctx, name, p.TraceParent, attribute.String("paygate.payment.id", p.ID), attribute.String("paygate.provider", p.Provider))
+}
+
+// end ends the work's span, marked failed by err and telling whether the work was done. Within
+// the span, work done is logged as said, and work that failed by its name, with its error; each
+// with attributes.
+func (w backgroundWork) end(ctx context.Context, said string, done bool, err error, attributes ...any) {
+	switch {
+	case err != nil:
+		w.service.logger().WarnContext(ctx, w.name+" failed: a later round tries again", append(attributes, "error", err.Error())...)
+	case done:
+		w.service.logger().InfoContext(ctx, said, attributes...)
 	}
-	tracing.End(span, err)
+	w.span.SetAttributes(attribute.Bool("paygate.work.done", done))
+	tracing.End(w.span, err)
 }
 
 // walkDue hands each item of the pages page returns, oldest first, to handle: paged by

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/codes"
+
 	"github.com/paygate/paygate/ent"
 	"github.com/paygate/paygate/ent/payment"
 	"github.com/paygate/paygate/internal/alerting"
@@ -184,9 +186,9 @@ func (s *Service) ReverseLateApprovals(ctx context.Context) (int, error) {
 	ended := 0
 	var errs []error
 	for _, p := range due {
-		ctx, span := workOn(ctx, "reverse late approval", p)
+		ctx, work := s.workOn(ctx, "reverse late approval", p)
 		done, err := s.reverse(ctx, p)
-		s.endWork(ctx, span, "ended the reversal of a canceled payment's late approval", done, err, "payment_id", p.ID, "provider", p.Provider)
+		work.end(ctx, "the reversal of a canceled payment's late approval ended: the payment's reversal status tells how", done, err, "payment_id", p.ID, "provider", p.Provider)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -324,8 +326,11 @@ func (s *Service) checkLateApprovals(ctx context.Context, askable []string) (int
 	found := 0
 	var errs []error
 	for _, p := range due {
-		ctx, span := workOn(ctx, "check for a late approval", p)
+		ctx, work := s.workOn(ctx, "check for a late approval", p)
 		result, charged, askErr := s.lookup(p.Provider).LookupCharge(ctx, p.ID)
+		if askErr != nil {
+			work.span.SetStatus(codes.Error, "asking the provider: "+askErr.Error())
+		}
 		approved := askErr == nil && charged && result.Approved
 		var v verdict
 		noticed := false
@@ -358,7 +363,7 @@ func (s *Service) checkLateApprovals(ctx context.Context, askable []string) (int
 			found++
 			s.tellPerson(ctx, v, p.ID)
 		}
-		s.endWork(ctx, span, "found a canceled payment approved after all: it is undone at its provider", noticed, err, "payment_id", p.ID, "provider", p.Provider)
+		work.end(ctx, "found a canceled payment approved after all: its reversal is owed", noticed, err, "payment_id", p.ID, "provider", p.Provider)
 	}
 	return found, errors.Join(errs...)
 }
